@@ -1,0 +1,43 @@
+"""Expose a rule as a libcst codemod, for `python -m libcst.tool codemod <module>.<Command>`.
+
+The command runs the same scan-and-fix loop as `jaxfix fix` for its one rule,
+so both paths produce identical text.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import libcst as cst
+from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
+
+from jaxfix.fixing import fix_until_stable, scan
+from jaxfix.rulebase import Rule
+
+
+def command_for(rule: type[Rule]) -> type[VisitorBasedCodemodCommand]:
+    class RuleCommand(VisitorBasedCodemodCommand):
+        DESCRIPTION = f"{rule.codes[0].code}: {rule.codes[0].summary}"
+
+        def __init__(self, context: CodemodContext, unsafe_fixes: bool = False) -> None:
+            super().__init__(context)
+            self.unsafe_fixes = unsafe_fixes
+
+        @staticmethod
+        def add_args(arg_parser: argparse.ArgumentParser) -> None:
+            arg_parser.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+
+        def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+            path = self.context.filename or "<module>"
+            run = lambda text: scan(text, path, [rule()])  # noqa: E731
+            source = tree.code
+            outcome = fix_until_stable(source, run(source), run, unsafe_fixes=self.unsafe_fixes)
+            if outcome.error:
+                raise SkipFile(outcome.error)
+            if outcome.text == source:
+                raise SkipFile("nothing to fix")
+            return cst.parse_module(outcome.text)
+
+    RuleCommand.__name__ = RuleCommand.__qualname__ = f"{rule.__name__}Command"
+    RuleCommand.__doc__ = rule.doc()
+    return RuleCommand

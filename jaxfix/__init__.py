@@ -1,0 +1,3 @@
+"""jaxfix: find, fix and verify JAX jit anti-patterns."""
+
+__version__ = "0.1.0"

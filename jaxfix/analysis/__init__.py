@@ -1,0 +1,1 @@
+"""Facts about a module that several rules need, computed once per file and lazily."""

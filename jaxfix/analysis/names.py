@@ -1,0 +1,137 @@
+"""Alias-aware names: what `jnp.where`, `jit` or `cp` really refer to, and how to spell one.
+
+Rules match on qualified names ("jax.jit", "functools.cached_property") instead of
+on spelling, so `from jax import jit as J`, `import jax as jx` and `jax.jit` all
+match. The same table answers the reverse question for fixes: how does this file
+already spell `jax.lax.cond`, and which import would it need otherwise?
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from jaxfix.model import ImportRequest
+
+# How a fix imports a module the file does not import yet: the community's spelling.
+PREFERRED_IMPORTS: dict[str, tuple[str, ImportRequest]] = {
+    "jax": ("jax", ImportRequest("jax")),
+    "jax.numpy": ("jnp", ImportRequest("jax.numpy", alias="jnp")),
+    "jax.lax": ("lax", ImportRequest("jax", name="lax")),
+    "functools": ("functools", ImportRequest("functools")),
+    "flax.struct": ("struct", ImportRequest("flax", name="struct")),
+    "equinox": ("eqx", ImportRequest("equinox", alias="eqx")),
+    "dataclasses": ("dataclasses", ImportRequest("dataclasses")),
+    "typing": ("typing", ImportRequest("typing")),
+}
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted_name(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+def _module_name(node: cst.BaseExpression | None) -> str | None:
+    return None if node is None else dotted_name(node)
+
+
+@dataclass
+class ImportMap:
+    """Local name -> qualified name, from every import statement in the module."""
+
+    bindings: dict[str, str] = field(default_factory=dict)
+    used_names: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_module(cls, module: cst.Module) -> "ImportMap":
+        collector = _ImportCollector()
+        module.visit(collector)
+        return cls(bindings=collector.bindings, used_names=collector.names)
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name `node` refers to, through imports; None when unknown.
+
+        Names that no import binds come back as themselves (a local `jit` defined in
+        the file is just "jit"), so callers compare against fully qualified names.
+        """
+        text = dotted_name(node)
+        if text is None:
+            return None
+        head, _, rest = text.partition(".")
+        target = self.bindings.get(head)
+        if target is None:
+            return text
+        return f"{target}.{rest}" if rest else target
+
+    def matches(self, node: cst.BaseExpression, qualnames: Iterable[str]) -> bool:
+        name = self.qualify(node)
+        return name is not None and name in set(qualnames)
+
+    def reference(self, qualname: str) -> tuple[str, tuple[ImportRequest, ...]]:
+        """How this file spells `qualname`, plus the import needed when it cannot yet."""
+        best: str | None = None
+        for local, target in self.bindings.items():
+            if qualname == target:
+                spelled = local
+            elif qualname.startswith(target + "."):
+                spelled = local + qualname[len(target) :]
+            else:
+                continue
+            if best is None or len(spelled) < len(best):
+                best = spelled
+        if best is not None:
+            return best, ()
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            preferred = PREFERRED_IMPORTS.get(module)
+            if preferred is None:
+                continue
+            local, request = preferred
+            if local in self.used_names and self.bindings.get(local) != module:
+                continue  # the short name means something else here
+            return ".".join([local, *parts[cut:]]), (request,)
+        top = parts[0]
+        return qualname, (ImportRequest(top),)
+
+
+class _ImportCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.bindings: dict[str, str] = {}
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = _module_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.bindings[alias.asname.name.value] = full
+            else:
+                top = full.split(".")[0]
+                self.bindings.setdefault(top, top)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or isinstance(node.names, cst.ImportStar):
+            return
+        module = _module_name(node.module)
+        if module is None:
+            return
+        for alias in node.names:
+            name = _module_name(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.bindings[local] = f"{module}.{name}"

@@ -1,0 +1,221 @@
+"""`[tool.jaxfix]` in the nearest pyproject.toml above each file, validated strictly.
+
+An unknown key or a value of the wrong type is an error naming the file and the
+key: a typo in config must never silently switch a rule off.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from jaxfix import registry
+
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    ".eggs",
+    "*.egg-info",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".jaxfix_cache",
+    "site-packages",
+)
+
+
+class ConfigError(Exception):
+    """A config problem; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ("JAX",)
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    unsafe_fixes: bool = False
+    rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    root: str | None = None  # folder of the pyproject.toml it came from
+
+    def options(self) -> dict[str, dict[str, Any]]:
+        return {rule: dict(opts) for rule, opts in self.rule_options}
+
+    def with_options(self, rule: str, **values: Any) -> "Config":
+        merged = self.options()
+        merged.setdefault(rule, {}).update(values)
+        return replace(self, rule_options=_freeze_options(merged))
+
+    def code_selected(self, code: str, path: str | None = None) -> bool:
+        if not registry.is_selected(code, self.select, self.ignore):
+            return False
+        if path is not None and self.per_file_ignores:
+            rel = self._relative(path)
+            for pattern, codes in self.per_file_ignores:
+                if _path_matches(rel, pattern) and any(code.startswith(c.upper()) for c in codes):
+                    return False
+        return True
+
+    def excluded(self, path: str) -> bool:
+        rel = self._relative(path)
+        return any(_path_matches(rel, p) for p in (*DEFAULT_EXCLUDE, *self.exclude))
+
+    def fingerprint(self) -> str:
+        blob = json.dumps(
+            [self.select, self.ignore, self.exclude, self.per_file_ignores, self.unsafe_fixes, self.rule_options],
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def _relative(self, path: str) -> str:
+        p = Path(path)
+        if self.root is not None:
+            try:
+                return p.resolve().relative_to(Path(self.root).resolve()).as_posix()
+            except ValueError:
+                pass
+        return p.as_posix()
+
+
+def _path_matches(rel: str, pattern: str) -> bool:
+    """Gitignore-like: a pattern without '/' matches any path component; otherwise the path."""
+    pattern = pattern.rstrip("/")
+    if "/" not in pattern:
+        return any(fnmatch.fnmatch(part, pattern) for part in rel.split("/"))
+    return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern + "/*") or rel.startswith(pattern + "/")
+
+
+def _freeze_options(options: dict[str, dict[str, Any]]) -> tuple:
+    return tuple(sorted((rule, tuple(sorted(opts.items()))) for rule, opts in options.items()))
+
+
+_TOP_KEYS = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "unsafe-fixes"}
+
+
+def _string_list(where: str, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _codes(where: str, key: str, value: Any) -> tuple[str, ...]:
+    codes = _string_list(where, key, value)
+    for code in codes:
+        if not registry.known_prefix(code):
+            raise ConfigError(f"{where}: `{key}` names unknown rule code {code!r}")
+    return tuple(c.upper() for c in codes)
+
+
+def parse_table(table: dict[str, Any], where: str, root: str | None = None) -> Config:
+    """Validate a `[tool.jaxfix]` table into a Config."""
+    rule_names = {rule.name: rule for rule in registry.all_rules()}
+    config = Config(root=root)
+    options: dict[str, dict[str, Any]] = {}
+    exclude: list[str] = []
+    for key, value in table.items():
+        if key == "select":
+            config = replace(config, select=_codes(where, key, value))
+        elif key == "ignore":
+            config = replace(config, ignore=_codes(where, key, value))
+        elif key in ("exclude", "extend-exclude"):
+            exclude.extend(_string_list(where, key, value))
+        elif key == "unsafe-fixes":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `unsafe-fixes` must be true or false, got {value!r}")
+            config = replace(config, unsafe_fixes=value)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
+            pfi = tuple((pattern, _codes(where, f"per-file-ignores.{pattern}", codes)) for pattern, codes in value.items())
+            config = replace(config, per_file_ignores=pfi)
+        elif key in rule_names:
+            options[key] = _rule_options(where, rule_names[key], value)
+        else:
+            known = ", ".join(sorted(_TOP_KEYS | set(rule_names)))
+            raise ConfigError(f"{where}: unknown key `{key}` in [tool.jaxfix] (known: {known})")
+    return replace(config, exclude=tuple(exclude), rule_options=_freeze_options(options))
+
+
+def _rule_options(where: str, rule, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: [tool.jaxfix.{rule.name}] must be a table")
+    known = {opt.name: opt for opt in rule.options}
+    for name, setting in value.items():
+        opt = known.get(name)
+        if opt is None:
+            names = ", ".join(sorted(known)) or "none"
+            raise ConfigError(f"{where}: unknown option `{name}` for rule {rule.name} (options: {names})")
+        problem = opt.validate(setting)
+        if problem:
+            raise ConfigError(f"{where}: `{rule.name}.{name}`: {problem}")
+    return dict(value)
+
+
+def load_pyproject(path: Path) -> Config | None:
+    """The jaxfix config in one pyproject.toml, or None when it has no [tool.jaxfix]."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("jaxfix")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.jaxfix] must be a table")
+    return parse_table(table, str(path), root=str(path.parent))
+
+
+@dataclass
+class ConfigResolver:
+    """Finds the config for each file: nearest pyproject.toml with [tool.jaxfix], plus CLI overrides."""
+
+    overrides: dict[str, Any] = field(default_factory=dict)
+    explicit: Config | None = None  # from --config; disables discovery
+    _by_dir: dict[Path, Config] = field(default_factory=dict)
+
+    def for_path(self, path: str | Path) -> Config:
+        if self.explicit is not None:
+            return self._apply(self.explicit)
+        folder = Path(path).resolve()
+        folder = folder if folder.is_dir() else folder.parent
+        return self._apply(self._lookup(folder))
+
+    def _lookup(self, folder: Path) -> Config:
+        if folder in self._by_dir:
+            return self._by_dir[folder]
+        candidate = folder / "pyproject.toml"
+        config = load_pyproject(candidate) if candidate.is_file() else None
+        if config is None:
+            config = Config() if folder.parent == folder else self._lookup(folder.parent)
+        self._by_dir[folder] = config
+        return config
+
+    def _apply(self, config: Config) -> Config:
+        changes = {k: v for k, v in self.overrides.items() if v is not None and k != "extend_ignore" and k != "rule_options"}
+        if "extend_ignore" in self.overrides and self.overrides["extend_ignore"]:
+            changes["ignore"] = (*config.ignore, *self.overrides["extend_ignore"])
+        config = replace(config, **changes)
+        for rule, values in (self.overrides.get("rule_options") or {}).items():
+            config = config.with_options(rule, **values)
+        return config

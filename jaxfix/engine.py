@@ -1,0 +1,60 @@
+"""The heart: `analyze(source, path, config) -> FileResult`, used by every front end.
+
+Per file: skip-file check -> rule selection from config -> `fixing.scan` (text
+prefilter, stdlib-AST filter, one libcst parse shared by the rules, noqa) ->
+optionally `fixing.fix_until_stable`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from jaxfix import registry
+from jaxfix.config import Config
+from jaxfix.fixing import AnalysisError, fix_until_stable, scan
+from jaxfix.model import FileResult
+from jaxfix.rulebase import Rule
+from jaxfix.suppression import skips_file
+
+
+def selected_rules(config: Config, path: str | None = None) -> list[Rule]:
+    return [
+        rule()
+        for rule in registry.all_rules()
+        if any(config.code_selected(info.code, path) for info in rule.codes)
+    ]
+
+
+def analyze(source: str, path: str, config: Config, *, fix: bool = False, project=None) -> FileResult:
+    """Find problems in one file's text and, with `fix=True`, compute the fixed text."""
+    result = FileResult(path=path, source=source)
+    if skips_file(source):
+        return result
+    rules = selected_rules(config, path)
+    run = functools.partial(
+        scan,
+        path=path,
+        rules=rules,
+        code_filter=functools.partial(config.code_selected, path=path),
+        options=config.options(),
+        project=project,
+    )
+    try:
+        first = run(source)
+    except AnalysisError as exc:
+        result.error = str(exc)
+        return result
+    result.findings = first.findings
+    result.remaining = first.findings
+    if first.errors:
+        result.error = "; ".join(first.errors)
+    if not fix:
+        return result
+    outcome = fix_until_stable(source, first, run, unsafe_fixes=config.unsafe_fixes)
+    result.fixes_applied = outcome.applied
+    result.remaining = outcome.remaining
+    result.rounds = outcome.rounds
+    if outcome.error:
+        result.error = outcome.error if result.error is None else f"{result.error}; {outcome.error}"
+    result.fixed_source = outcome.text if outcome.text != source else None
+    return result

@@ -1,0 +1,140 @@
+"""Running rules on one text and applying their fixes until the text is stable.
+
+This is the part of the engine that rules' own codemod commands reuse, so it
+depends only on the rule interface, never on config discovery or the registry.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from jaxfix.edits import apply_edits, overlaps
+from jaxfix.imports import add_imports
+from jaxfix.model import Finding, Safety
+from jaxfix.rulebase import Rule, RuleContext
+from jaxfix.suppression import is_suppressed
+
+MAX_FIX_ROUNDS = 10
+
+
+class AnalysisError(Exception):
+    """The text cannot be analysed (syntax error, nesting too deep); the message is one line."""
+
+
+@dataclass
+class Scan:
+    """Findings of one pass over one text."""
+
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def scan(
+    source: str,
+    path: str,
+    rules: Sequence[Rule],
+    *,
+    code_filter: Callable[[str], bool] = lambda code: True,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    project: Any = None,
+) -> Scan:
+    """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings."""
+    candidates = [r for r in rules if any(token in source for token in r.prefilter)]
+    if not candidates:
+        return Scan()
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        raise AnalysisError(f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}") from None
+    candidates = [r for r in candidates if r.could_match(tree)]
+    if not candidates:
+        return Scan()
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
+    except RecursionError:
+        raise AnalysisError("expression nested too deeply for the parser") from None
+    ctx = RuleContext(source, path, options=options, project=project, module=module, tree=tree)
+    lines = source.splitlines()
+    result = Scan()
+    for rule in candidates:
+        try:
+            for finding in rule.check(ctx):
+                if code_filter(finding.code) and not is_suppressed(finding, lines):
+                    result.findings.append(finding)
+        except RecursionError:
+            result.errors.append(f"rule {rule.name}: code nested too deeply to analyse")
+        except Exception as exc:  # a bug in one rule must not lose the others' results
+            result.errors.append(f"internal error in rule {rule.name}: {type(exc).__name__}: {exc}")
+    result.findings.sort(key=Finding.sort_key)
+    return result
+
+
+def fix_is_wanted(finding: Finding, unsafe_fixes: bool) -> bool:
+    fix = finding.fix
+    if fix is None or not fix.applicable:
+        return False
+    return fix.safety is Safety.SAFE or (fix.safety is Safety.UNSAFE and unsafe_fixes)
+
+
+def _non_overlapping(findings: list[Finding]) -> list[Finding]:
+    chosen: list[Finding] = []
+    for finding in findings:
+        if not any(overlaps(finding.fix.edits, other.fix.edits) for other in chosen):
+            chosen.append(finding)
+    return chosen
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    applied: list[Finding] = field(default_factory=list)
+    remaining: list[Finding] = field(default_factory=list)
+    rounds: int = 0
+    error: str | None = None
+
+
+def fix_until_stable(
+    source: str,
+    first: Scan,
+    rescan: Callable[[str], Scan],
+    *,
+    unsafe_fixes: bool = False,
+    max_rounds: int = MAX_FIX_ROUNDS,
+) -> FixOutcome:
+    """Apply non-overlapping wanted fixes, rescan, repeat; fixes that overlapped wait a round.
+
+    Every round's result must parse, or the round is discarded and reported: a
+    rule bug can cost a fix, never the user's code.
+    """
+    outcome = FixOutcome(text=source, remaining=first.findings)
+    for round_number in range(1, max_rounds + 1):
+        wanted = [f for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes)]
+        if not wanted:
+            return outcome
+        chosen = _non_overlapping(wanted)
+        new_text = apply_edits(outcome.text, [e for f in chosen for e in f.fix.edits])
+        new_text = add_imports(new_text, [imp for f in chosen for imp in f.fix.imports])
+        try:
+            ast.parse(new_text)
+            next_scan = rescan(new_text)
+        except (SyntaxError, AnalysisError) as exc:
+            codes = ", ".join(sorted({f.code for f in chosen}))
+            outcome.error = f"internal error: fixes for {codes} produced code that does not parse ({exc}); not applied"
+            return outcome
+        outcome.text = new_text
+        outcome.applied.extend(chosen)
+        outcome.remaining = next_scan.findings
+        outcome.rounds = round_number
+    leftover = sorted({f.code for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes)})
+    if leftover:
+        outcome.error = f"fixes did not converge after {max_rounds} rounds ({', '.join(leftover)})"
+    return outcome

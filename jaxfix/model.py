@@ -1,0 +1,109 @@
+"""The data every layer shares: findings, fixes, edits and per-file results.
+
+Kept free of libcst and of I/O so that rules, the engine, reporters, the LSP
+server and the verifier can all exchange these values (and pickle them across
+a process pool) without importing each other.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+
+class Safety(str, enum.Enum):
+    """How far a fix may be trusted without a human looking at it."""
+
+    SAFE = "safe"  # applied by `jaxfix fix`
+    UNSAFE = "unsafe"  # applied only with --unsafe-fixes
+    MANUAL = "manual"  # never applied; the message says what to do
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace source[start:end] (character offsets) with `text`."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """An import a fix needs: `import module [as alias]` or `from module import name [as alias]`."""
+
+    module: str
+    name: str | None = None
+    alias: str | None = None
+
+    def render(self) -> str:
+        if self.name is None:
+            return f"import {self.module}" + (f" as {self.alias}" if self.alias else "")
+        return f"from {self.module} import {self.name}" + (f" as {self.alias}" if self.alias else "")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What differential execution showed about one fix."""
+
+    verdict: str  # "verified" | "mismatch" | "unverifiable"
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    safety: Safety
+    edits: tuple[Edit, ...] = ()
+    imports: tuple[ImportRequest, ...] = ()
+    evidence: Evidence | None = None
+
+    @property
+    def applicable(self) -> bool:
+        return self.safety is not Safety.MANUAL and bool(self.edits)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem at one place. Lines are 1-based; columns are 1-based code points."""
+
+    code: str
+    name: str
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+    fix: Fix | None = None
+
+    def with_fix(self, fix: Fix | None) -> "Finding":
+        return replace(self, fix=fix)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code)
+
+
+@dataclass
+class FileResult:
+    """Everything `analyze` learned about one file."""
+
+    path: str
+    source: str
+    findings: list[Finding] = field(default_factory=list)
+    fixed_source: str | None = None  # None when nothing was fixed
+    error: str | None = None  # one line, set when the file could not be handled
+    fixes_applied: list[Finding] = field(default_factory=list)
+    remaining: list[Finding] = field(default_factory=list)  # findings left in the fixed text
+    rounds: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed_source is not None and self.fixed_source != self.source
+
+    @property
+    def display_path(self) -> str:
+        return str(Path(self.path))

@@ -1,0 +1,210 @@
+"""What a rule is, and the per-file context it reads facts from.
+
+A rule is a class in a module of `codemods/`: metadata (codes, options, examples,
+and a docstring in Ruff's sections) plus `check(ctx)`, which yields findings with
+optional fixes. A rule never reads files or prints; everything it knows about the
+file comes from `RuleContext`, which parses once and computes analyses lazily so
+that rules share them.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from jaxfix.analysis.names import ImportMap
+from jaxfix.edits import edits_between
+from jaxfix.model import Finding, Fix, ImportRequest, Safety
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Code:
+    """One stable rule code. `fix` is "always", "sometimes" or "never" (Ruff's availability)."""
+
+    code: str
+    name: str
+    summary: str
+    fix: str = "sometimes"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A rule option, set in `[tool.jaxfix.<rule-name>]`."""
+
+    name: str
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+
+    def validate(self, value: Any) -> str | None:
+        """An error message for a bad value, else None."""
+        expected = type(self.default)
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            return None
+        if type(value) is not expected:
+            return f"expected {expected.__name__}, got {type(value).__name__} {value!r}"
+        if self.choices is not None and value not in self.choices:
+            return f"expected one of {', '.join(map(repr, self.choices))}, got {value!r}"
+        return None
+
+
+@dataclass(frozen=True)
+class Example:
+    """A short example kept on the rule, for `jaxfix rule` and generated docs."""
+
+    bad: str
+    good: str | None = None
+
+
+class Rule:
+    """Base class. The subclass docstring is the user-facing documentation."""
+
+    name: ClassVar[str]
+    codes: ClassVar[tuple[Code, ...]]
+    # A file must contain at least one of these substrings for the rule to run at all.
+    prefilter: ClassVar[tuple[str, ...]]
+    options: ClassVar[tuple[Option, ...]] = ()
+    examples: ClassVar[tuple[Example, ...]] = ()
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """Second, cheaper-than-libcst filter on the stdlib AST. Must never reject a real match."""
+        return True
+
+    def check(self, ctx: "RuleContext") -> Iterable[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def code_info(cls, code: str) -> Code:
+        for info in cls.codes:
+            if info.code == code:
+                return info
+        raise KeyError(code)
+
+
+class RuleContext:
+    """One parse of one file, shared by every rule that runs on it."""
+
+    def __init__(
+        self,
+        source: str,
+        path: str,
+        *,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        project: Any = None,
+        module: cst.Module | None = None,
+        tree: ast.Module | None = None,
+    ) -> None:
+        self.source = source
+        self.path = path
+        self.project = project
+        self._options = options or {}
+        self._module = module
+        self._tree = tree
+        self._wrapper: MetadataWrapper | None = None
+        self._facts: dict[Any, Any] = {}
+
+    # -- parsing (each parser at most once) -------------------------------
+    @property
+    def module(self) -> cst.Module:
+        if self._module is None:
+            self._module = cst.parse_module(self.source)
+        return self._module
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            self._tree = ast.parse(self.source)
+        return self._tree
+
+    @property
+    def wrapper(self) -> MetadataWrapper:
+        if self._wrapper is None:
+            self._wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        return self._wrapper
+
+    # -- shared, lazily computed facts -------------------------------------
+    def fact(self, key: Any, factory: Callable[["RuleContext"], T]) -> T:
+        """Compute `factory(self)` once per file and share it between rules."""
+        if key not in self._facts:
+            self._facts[key] = factory(self)
+        return self._facts[key]
+
+    @property
+    def names(self) -> ImportMap:
+        return self.fact(ImportMap, lambda ctx: ImportMap.from_module(ctx.module))
+
+    def position(self, node: cst.CSTNode):
+        return self.wrapper.resolve(PositionProvider)[node]
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.wrapper.resolve(ParentNodeProvider).get(node)
+
+    def option(self, rule: type[Rule] | Rule, name: str) -> Any:
+        for opt in rule.options:
+            if opt.name == name:
+                return self._options.get(rule.name, {}).get(name, opt.default)
+        raise KeyError(f"{rule.name} has no option {name!r}")
+
+    # -- building results ----------------------------------------------------
+    def finding(
+        self, rule: type[Rule] | Rule, code: str, node: cst.CSTNode, message: str, fix: Fix | None = None
+    ) -> Finding:
+        rng = self.position(node)
+        return Finding(
+            code=code,
+            name=rule.code_info(code).name,
+            path=self.path,
+            line=rng.start.line,
+            column=rng.start.column + 1,
+            end_line=rng.end.line,
+            end_column=rng.end.column + 1,
+            message=message,
+            fix=fix,
+        )
+
+    def rewrite(
+        self,
+        title: str,
+        safety: Safety,
+        *,
+        replace: Mapping[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel] | None = None,
+        insert_before: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None = None,
+        insert_after: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None = None,
+        imports: Iterable[ImportRequest] = (),
+    ) -> Fix:
+        """A fix built by replacing nodes of this file's tree, turned into minimal text edits."""
+        rewriter = _Rewriter(replace or {}, insert_before or {}, insert_after or {})
+        new_code = self.module.visit(rewriter).code
+        return Fix(title=title, safety=safety, edits=edits_between(self.source, new_code), imports=tuple(imports))
+
+    def manual(self, title: str) -> Fix:
+        return Fix(title=title, safety=Safety.MANUAL)
+
+
+class _Rewriter(cst.CSTTransformer):
+    def __init__(self, replace, insert_before, insert_after) -> None:
+        super().__init__()
+        self._replace = replace
+        self._before = insert_before
+        self._after = insert_after
+
+    def on_leave(self, original_node, updated_node):
+        result = self._replace.get(original_node, updated_node)
+        before = self._before.get(original_node, ())
+        after = self._after.get(original_node, ())
+        if before or after:
+            middle = [] if isinstance(result, cst.RemovalSentinel) else [result]
+            return cst.FlattenSentinel([*before, *middle, *after])
+        return result

@@ -1,0 +1,35 @@
+"""`# noqa` and `# jaxfix: skip-file`, the two ways a user silences jaxfix."""
+
+from __future__ import annotations
+
+import re
+
+from jaxfix.model import Finding
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.IGNORECASE)
+_SKIP_FILE = re.compile(r"^\s*#\s*jaxfix:\s*skip-file\s*$", re.MULTILINE)
+
+
+def skips_file(text: str) -> bool:
+    return _SKIP_FILE.search(text) is not None
+
+
+def noqa_codes(line: str) -> frozenset[str] | None:
+    """None when the line has no noqa; an empty set for a bare `# noqa` (all codes)."""
+    match = _NOQA.search(line)
+    if match is None:
+        return None
+    codes = match.group("codes")
+    if not codes:
+        return frozenset()
+    return frozenset(c.strip().upper() for c in codes.split(","))
+
+
+def is_suppressed(finding: Finding, lines: list[str]) -> bool:
+    """A finding is suppressed by a noqa on its first line naming its code (or any prefix of it)."""
+    if not 0 < finding.line <= len(lines):
+        return False
+    codes = noqa_codes(lines[finding.line - 1])
+    if codes is None:
+        return False
+    return not codes or any(finding.code.startswith(c) for c in codes)
