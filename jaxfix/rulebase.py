@@ -73,6 +73,9 @@ class Rule:
     prefilter: ClassVar[tuple[str, ...]]
     options: ClassVar[tuple[Option, ...]] = ()
     examples: ClassVar[tuple[Example, ...]] = ()
+    # What differential verification compares the rewrite against: the original "as-written",
+    # or the original run "eager" (under jax.disable_jit) when it cannot run under jit at all.
+    verify_reference: ClassVar[str] = "as-written"
 
     def could_match(self, tree: ast.Module) -> bool:
         """Second, cheaper-than-libcst filter on the stdlib AST. Must never reject a real match."""
