@@ -1,0 +1,244 @@
+"""The `jaxfix` command line: check, fix (dry-run diffs, --write), rules, rule.
+
+Exit codes: 0 nothing to report, 1 findings (check) or changes/unfixed findings
+(fix), 2 when any file or the config could not be handled.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from jaxfix import __version__, registry
+from jaxfix.batch import BatchOutcome, run_paths
+from jaxfix.config import ConfigError, ConfigResolver, load_pyproject
+from jaxfix.fixing import fix_is_wanted
+from jaxfix.report import github, jsonfmt, sarif, text
+from jaxfix.report.diff import unified_diff
+from jaxfix.runner import FileOutcome, analyze_bytes, default_jobs
+from jaxfix.writer import WriteError, write_atomic
+
+app = typer.Typer(
+    name="jaxfix",
+    help="Find, fix and verify JAX jit anti-patterns (recompiling jit wrappers, cached_property on "
+    "pytrees, Python control flow on traced values).",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"jaxfix {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """jaxfix: JAX jit anti-patterns, found, fixed and verified."""
+
+
+PathsArg = Annotated[list[str], typer.Argument(help="Files or folders to process; `-` reads standard input.")]
+SelectOpt = Annotated[
+    Optional[list[str]], typer.Option("--select", help="Rule codes or prefixes to enable (replaces config); repeatable.")
+]
+IgnoreOpt = Annotated[
+    Optional[list[str]], typer.Option("--ignore", help="Rule codes or prefixes to disable (added to config); repeatable.")
+]
+ConfigOpt = Annotated[
+    Optional[Path], typer.Option("--config", help="Use this pyproject.toml instead of discovering one per file.")
+]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+StdinNameOpt = Annotated[
+    Optional[str], typer.Option("--stdin-filename", help="Path to report (and to find config from) for `-`.")
+]
+
+
+def _split_codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
+    if values is None:
+        return None
+    codes = tuple(c.strip().upper() for v in values for c in v.split(",") if c.strip())
+    for code in codes:
+        if not registry.known_prefix(code):
+            raise typer.BadParameter(f"unknown rule code or prefix {code!r}")
+    return codes
+
+
+def _resolver(select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None) -> ConfigResolver:
+    overrides = {"select": _split_codes(select), "extend_ignore": _split_codes(ignore), "unsafe_fixes": unsafe_fixes}
+    explicit = None
+    if config is not None:
+        from jaxfix.config import Config
+
+        explicit = load_pyproject(config) or Config(root=str(config.parent))
+    return ConfigResolver(overrides=overrides, explicit=explicit)
+
+
+def _error(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+def _run(paths, resolver, *, fix: bool, jobs, stdin_filename) -> BatchOutcome:
+    if paths == ["-"]:
+        name = stdin_filename or "-"
+        config = resolver.for_path(name if stdin_filename else Path.cwd())
+        outcome = analyze_bytes(sys.stdin.buffer.read(), name, config, fix=fix)
+        return BatchOutcome(files=[outcome])
+    return run_paths(paths, resolver, fix=fix, workers=jobs or default_jobs())
+
+
+def _report_errors(outcome: BatchOutcome) -> bool:
+    errors = [*outcome.errors, *outcome.file_errors]
+    for line in errors:
+        _error(line)
+    return bool(errors)
+
+
+@app.command()
+def check(
+    paths: PathsArg,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    config: ConfigOpt = None,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print findings.")] = OutputFormat.text,
+    statistics: Annotated[bool, typer.Option("--statistics", help="Print counts per rule instead of findings.")] = False,
+    jobs: JobsOpt = None,
+    stdin_filename: StdinNameOpt = None,
+) -> None:
+    """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
+    try:
+        outcome = _run(paths, _resolver(select, ignore, config), fix=False, jobs=jobs, stdin_filename=stdin_filename)
+    except ConfigError as exc:
+        _error(str(exc))
+        raise typer.Exit(2)
+    findings = outcome.findings
+    if statistics:
+        typer.echo(text.statistics(findings), nl=False)
+    elif output_format is OutputFormat.text:
+        typer.echo(text.render(findings), nl=False)
+        typer.echo(text.summary(findings), nl=False, err=True)
+    else:
+        renderer = {OutputFormat.json: jsonfmt, OutputFormat.sarif: sarif, OutputFormat.github: github}[output_format]
+        typer.echo(renderer.render(findings), nl=False)
+    had_errors = _report_errors(outcome)
+    raise typer.Exit(2 if had_errors else (1 if findings else 0))
+
+
+def _write(outcome: FileOutcome) -> str | None:
+    result = outcome.result
+    try:
+        write_atomic(result.path, result.fixed_source.encode(outcome.encoding), expected_old=outcome.original_bytes)
+    except (WriteError, UnicodeEncodeError) as exc:
+        return f"{result.path}: {exc}"
+    return None
+
+
+@app.command()
+def fix(
+    paths: PathsArg,
+    write: Annotated[bool, typer.Option("--write", help="Apply the fixes to the files (default: print diffs only).")] = False,
+    unsafe_fixes: Annotated[
+        Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes marked unsafe.")
+    ] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    config: ConfigOpt = None,
+    jobs: JobsOpt = None,
+    stdin_filename: StdinNameOpt = None,
+) -> None:
+    """Show the fixes as unified diffs (a dry run), or apply them with --write."""
+    try:
+        resolver = _resolver(select, ignore, config, unsafe_fixes)
+        outcome = _run(paths, resolver, fix=True, jobs=jobs, stdin_filename=stdin_filename)
+    except ConfigError as exc:
+        _error(str(exc))
+        raise typer.Exit(2)
+    write_errors: list[str] = []
+    changed = [o for o in outcome.files if o.result.changed]
+    for item in changed:
+        result = item.result
+        if paths == ["-"] and write:
+            sys.stdout.write(result.fixed_source)
+        elif write:
+            problem = _write(item)
+            if problem:
+                write_errors.append(problem)
+        else:
+            typer.echo(unified_diff(result.path, result.source, result.fixed_source), nl=False)
+    remaining = [f for o in outcome.files for f in o.result.remaining]
+    if remaining:
+        typer.echo(text.render(remaining), nl=False)
+    fixed = sum(len(o.result.fixes_applied) for o in changed)
+    verb = "Fixed" if write else "Would fix"
+    summary = f"{verb} {fixed} problem{'s' if fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
+    if remaining:
+        unsafe = sum(1 for f in remaining if fix_is_wanted(f, unsafe_fixes=True))
+        summary += f"; {len(remaining)} remaining" + (f" ({unsafe} with --unsafe-fixes)" if unsafe else "")
+    typer.echo(summary + ".", err=True)
+    for line in write_errors:
+        _error(line)
+    had_errors = _report_errors(outcome) or bool(write_errors)
+    if had_errors:
+        raise typer.Exit(2)
+    raise typer.Exit(1 if remaining or (changed and not write) else 0)
+
+
+@app.command("rules")
+def list_rules() -> None:
+    """List every rule: code, name, fix availability, summary."""
+    for _rule, info in registry.all_codes():
+        typer.echo(f"{info.code:<7} {info.name:<38} fix: {info.fix:<9} {info.summary}")
+
+
+@app.command("rule")
+def explain_rule(code: Annotated[str, typer.Argument(help="A rule code, e.g. JAX201.")]) -> None:
+    """Explain one rule: what goes wrong under jit, a bad and a good example, how the fix decides."""
+    found = registry.find_code(code)
+    if found is None:
+        _error(f"unknown rule code {code!r}; `jaxfix rules` lists them")
+        raise typer.Exit(2)
+    typer.echo(render_rule_doc(*found))
+
+
+def render_rule_doc(rule, info) -> str:
+    """The Markdown page for one code, produced from the rule module itself."""
+    lines = [f"# {info.code}: {info.name}", "", f"{info.summary}", "", f"Fix availability: {info.fix}.", ""]
+    others = [c.code for c in rule.codes if c.code != info.code]
+    if others:
+        lines += [f"Rule `{rule.name}` also reports: {', '.join(others)}.", ""]
+    lines += [rule.doc(), ""]
+    for number, example in enumerate(rule.examples, 1):
+        lines += [f"## Example {number}", "", "```python", example.bad.rstrip(), "```", ""]
+        if example.good:
+            lines += ["Becomes:", "", "```python", example.good.rstrip(), "```", ""]
+    if rule.options:
+        lines += ["## Options", ""]
+        for opt in rule.options:
+            choices = f" (one of {', '.join(map(repr, opt.choices))})" if opt.choices else ""
+            lines += [f"- `[tool.jaxfix.{rule.name}] {opt.name}` = `{opt.default!r}`{choices}: {opt.doc}"]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
