@@ -216,6 +216,19 @@ def explain_rule(code: Annotated[str, typer.Argument(help="A rule code, e.g. JAX
     typer.echo(render_rule_doc(*found))
 
 
+@app.command("lsp")
+def lsp() -> None:
+    """Run the language server (stdio) for editor diagnostics and quick fixes; see docs/editors.md."""
+    try:
+        import pygls  # noqa: F401  (the optional extra `jaxfix[lsp]`)
+    except ImportError:
+        _error("the language server needs pygls: pip install 'jaxfix[lsp]'")
+        raise typer.Exit(2) from None
+    from jaxfix.lsp import serve
+
+    serve()
+
+
 def render_rule_doc(rule, info) -> str:
     """The Markdown page for one code, produced from the rule module itself."""
     lines = [f"# {info.code}: {info.name}", "", f"{info.summary}", "", f"Fix availability: {info.fix}.", ""]
