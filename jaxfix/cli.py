@@ -19,6 +19,7 @@ from jaxfix.config import ConfigError, ConfigResolver, load_pyproject
 from jaxfix.fixing import fix_is_wanted
 from jaxfix.report import github, jsonfmt, sarif, text
 from jaxfix.report.diff import unified_diff
+from jaxfix.ruledocs import render_rule_doc
 from jaxfix.runner import FileOutcome, analyze_bytes, default_jobs
 from jaxfix.writer import WriteError, write_atomic
 
@@ -214,26 +215,6 @@ def explain_rule(code: Annotated[str, typer.Argument(help="A rule code, e.g. JAX
         _error(f"unknown rule code {code!r}; `jaxfix rules` lists them")
         raise typer.Exit(2)
     typer.echo(render_rule_doc(*found))
-
-
-def render_rule_doc(rule, info) -> str:
-    """The Markdown page for one code, produced from the rule module itself."""
-    lines = [f"# {info.code}: {info.name}", "", f"{info.summary}", "", f"Fix availability: {info.fix}.", ""]
-    others = [c.code for c in rule.codes if c.code != info.code]
-    if others:
-        lines += [f"Rule `{rule.name}` also reports: {', '.join(others)}.", ""]
-    lines += [rule.doc(), ""]
-    for number, example in enumerate(rule.examples, 1):
-        lines += [f"## Example {number}", "", "```python", example.bad.rstrip(), "```", ""]
-        if example.good:
-            lines += ["Becomes:", "", "```python", example.good.rstrip(), "```", ""]
-    if rule.options:
-        lines += ["## Options", ""]
-        for opt in rule.options:
-            choices = f" (one of {', '.join(map(repr, opt.choices))})" if opt.choices else ""
-            lines += [f"- `[tool.jaxfix.{rule.name}] {opt.name}` = `{opt.default!r}`{choices}: {opt.doc}"]
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
 
 
 def main() -> None:
