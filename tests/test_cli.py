@@ -236,3 +236,15 @@ def test_version_help_and_module_entry_point():
     for command in ("check", "fix", "rules", "rule"):
         code, out, _ = subprocess_cli(command, "--help")
         assert code == 0 and "Usage" in out
+
+
+def test_add_noqa_then_clean_then_unused_noqa(tree):
+    code, _, err = cli("check", str(tree), "--add-noqa", "--no-cache")
+    assert code == 0 and "Added noqa to 1 line" in err
+    text = (tree / "bad.py").read_text()
+    assert "# noqa: JAX2" in text
+    assert cli("check", str(tree), "--no-cache")[0] == 0
+    # Once the code is fixed by hand, the suppression is stale and JAX001 says so.
+    (tree / "bad.py").write_text(CLEAN.replace("return v * 2.0", "return v * 2.0  # noqa: JAX201"))
+    code, out, _ = cli("check", str(tree), "--no-cache")
+    assert code == 1 and "JAX001" in out
