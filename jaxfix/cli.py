@@ -306,6 +306,28 @@ def explain_rule(code: Annotated[str, typer.Argument(help="A rule code, e.g. JAX
     typer.echo(render_rule_doc(*found))
 
 
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="The pyproject.toml to extend.")] = Path("pyproject.toml"),
+    print_only: Annotated[bool, typer.Option("--print", help="Print the section instead of writing it.")] = False,
+) -> None:
+    """Add a commented [tool.jaxfix] section to pyproject.toml (never replaces existing config)."""
+    from jaxfix.init import append_section, config_section, has_section
+
+    if print_only:
+        typer.echo(config_section(), nl=False)
+        return
+    try:
+        if path.exists() and has_section(path):
+            _error(f"{path}: already has a [tool.jaxfix] section; left unchanged")
+            raise typer.Exit(2)
+        append_section(path)
+    except (OSError, ValueError) as exc:
+        _error(f"{path}: {exc}")
+        raise typer.Exit(2)
+    typer.echo(f"Added [tool.jaxfix] to {path}.", err=True)
+
+
 def main() -> None:
     app()
 
