@@ -1,18 +1,19 @@
 """Analyse many files, in a process pool when it pays, with deterministic output order.
 
 Each worker reads its own file (so bytes never travel through the pool twice),
-decodes it, and calls `engine.analyze`. Problems with one file become that file's
-one-line error; the run goes on.
+decodes it, consults the result cache, and calls `engine.analyze`. Problems with
+one file become that file's one-line error; the run goes on.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxfix.cache import ResultCache, cache_key
 from jaxfix.config import Config
 from jaxfix.engine import analyze
 from jaxfix.model import FileResult
@@ -27,6 +28,8 @@ class Job:
     config: Config
     fix: bool
     project: object = None
+    project_fingerprint: str = ""
+    cache_dir: str | None = None
 
 
 @dataclass
@@ -36,6 +39,7 @@ class FileOutcome:
     result: FileResult
     encoding: str | None = None
     original_bytes: bytes | None = None
+    cached: bool = False
 
 
 def run_job(job: Job) -> FileOutcome:
@@ -43,7 +47,20 @@ def run_job(job: Job) -> FileOutcome:
         data = Path(job.path).read_bytes()
     except OSError as exc:
         return FileOutcome(FileResult(job.path, "", error=f"cannot read: {exc.strerror or exc}"))
-    return analyze_bytes(data, job.path, job.config, fix=job.fix, project=job.project)
+    if job.cache_dir is None:
+        return analyze_bytes(data, job.path, job.config, fix=job.fix, project=job.project)
+    cache = ResultCache(job.cache_dir)
+    key = cache_key(data, job.path, job.config.fingerprint(), job.fix, job.project_fingerprint)
+    hit = cache.get(key)
+    if hit is not None:
+        try:
+            encoding = decode(data).encoding
+        except SourceError:
+            encoding = None
+        return FileOutcome(hit, encoding=encoding, original_bytes=data, cached=True)
+    outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=job.project)
+    cache.put(key, outcome.result)
+    return outcome
 
 
 def analyze_bytes(data: bytes, path: str, config: Config, *, fix: bool, project=None) -> FileOutcome:
@@ -59,10 +76,23 @@ def default_jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def run_jobs(jobs: Sequence[Job], workers: int | None = None) -> list[FileOutcome]:
+def run_jobs(
+    jobs: Sequence[Job], workers: int | None = None, on_done: Callable[[FileOutcome], None] | None = None
+) -> list[FileOutcome]:
     workers = workers or default_jobs()
+    results: list[FileOutcome] = []
     if workers <= 1 or len(jobs) < POOL_THRESHOLD:
-        return [run_job(job) for job in jobs]
-    chunksize = max(1, min(16, len(jobs) // (workers * 4)))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(run_job, jobs, chunksize=chunksize))
+        iterator = map(run_job, jobs)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        iterator = pool.map(run_job, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 4))))
+    try:
+        for outcome in iterator:
+            results.append(outcome)
+            if on_done is not None:
+                on_done(outcome)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return results
