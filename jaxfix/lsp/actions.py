@@ -10,9 +10,6 @@ sent as edits of their own.
 from __future__ import annotations
 
 import ast
-import io
-import re
-import tokenize
 from collections.abc import Iterable, Sequence
 
 from lsprotocol import types
@@ -21,7 +18,7 @@ from jaxfix.edits import apply_edits, edits_between
 from jaxfix.imports import add_imports
 from jaxfix.lsp.positions import LineIndex
 from jaxfix.model import Edit, Finding, Fix, Safety
-from jaxfix.suppression import noqa_codes
+from jaxfix.noqa import add_noqa
 
 FIX_ALL_KIND = "source.fixAll.jaxfix"
 QUICKFIX = types.CodeActionKind.QuickFix
@@ -70,45 +67,34 @@ def text_edits(index: LineIndex, edits: Iterable[Edit]) -> list[types.TextEdit]:
     return [types.TextEdit(range=index.range_of_offsets(e.start, e.end), new_text=e.text) for e in edits]
 
 
-def _lines_ending_in_strings(source: str) -> set[int]:
-    """1-based lines whose line break lies inside a string (a comment cannot go there)."""
-    inside: set[int] = set()
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.STRING or getattr(tokenize, "FSTRING_MIDDLE", None) == token.type:
-                inside.update(range(token.start[0], token.end[0]))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        pass
-    return inside
-
-
 def noqa_edit(source: str, finding: Finding, index: LineIndex) -> Edit | None:
-    """The edit that adds `finding.code` to a `# noqa` on the finding's line, or None if none can."""
+    """The edit that adds `finding.code` to a `# noqa` on the finding's line, or None if none can.
+
+    The text comes from `jaxfix.noqa.add_noqa` (what `jaxfix check --add-noqa` writes: merged
+    into an existing code list, never inside a multi-line string); the edit sent is only the
+    part of that line that changes, and it must leave the file parsing.
+    """
     line_no = finding.line - 1
     if not 0 <= line_no < index.line_count:
         return None
-    line = index.line_text(line_no)
-    end = index.starts[line_no] + len(line)
-    if line.rstrip().endswith("\\") or finding.line in _lines_ending_in_strings(source):
+    new, added, _ = add_noqa(source, [finding])
+    if not added or new == source:
         return None
-    codes = noqa_codes(line)
-    if codes is not None and not codes:
-        return None  # a bare `# noqa` already silences everything
-    if codes:
-        # Extend the existing list: `# noqa: A` -> `# noqa: A, CODE`.
-        match = re.search(r"#\s*noqa:\s*[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*", line, re.IGNORECASE)
-        if match is None:
-            return None
-        at = index.starts[line_no] + match.end()
-        edit = Edit(at, at, f", {finding.code}")
-    else:
-        stripped = len(line.rstrip())
-        at = index.starts[line_no] + stripped
-        edit = Edit(at, end, f"  # noqa: {finding.code}")
+    prefix = 0
+    limit = min(len(source), len(new))
+    while prefix < limit and source[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and source[len(source) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    edit = Edit(prefix, len(source) - suffix, new[prefix : len(new) - suffix])
+    line_start, line_end = index.starts[line_no], index.ends[line_no]
+    if not line_start <= edit.start <= edit.end <= line_end:
+        return None  # the comment would land on another line than the diagnostic
     try:
-        ast.parse(apply_edits(source, [edit]))
+        ast.parse(new)
     except (SyntaxError, ValueError):
-        return None
+        return None  # e.g. a line continued with a backslash cannot take a comment
     return edit
 
 
