@@ -131,6 +131,8 @@ def example_with_safe_fix() -> tuple[str, list[Finding]] | None:
     return None
 
 
-def example_with_finding() -> tuple[str, list[Finding]] | None:
-    examples = rule_examples()
-    return examples[0] if examples else None
+def example_with_finding(not_codes: tuple[str, ...] = ()) -> tuple[str, list[Finding]] | None:
+    for source, findings in rule_examples():
+        if not any(f.code in not_codes for f in findings):
+            return source, findings
+    return None

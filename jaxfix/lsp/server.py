@@ -25,7 +25,7 @@ from lsprotocol import types
 from pygls import uris
 from pygls.lsp.server import LanguageServer
 
-from jaxfix import __version__
+from jaxfix import __version__, registry
 from jaxfix.engine import analyze
 from jaxfix.lsp import actions, verification
 from jaxfix.lsp.diagnostics import match_findings, to_diagnostic, to_range
@@ -77,6 +77,11 @@ def _parses(text: str) -> bool:
     return True
 
 
+def _sees_findings(code: str) -> bool:
+    found = registry.find_code(code)
+    return found is None or bool(getattr(found[0], "sees_findings", False))
+
+
 def _kind_wanted(kind: str, only: list[str] | None) -> bool:
     if not only:
         return True
@@ -114,9 +119,11 @@ class JaxfixLanguageServer(LanguageServer):
         config = self.settings.config_for(_document_path(uri))
         started = time.perf_counter()
         result = analyze(text, path, config, fix=False)
-        parses = True
-        if result.error and not result.findings:
-            parses = _parses(text)
+        # A finding of an ordinary rule proves the text parsed. Without one, the engine may
+        # have skipped parsing (no prefilter matched) or run only rules that read comments
+        # and other findings (JAX001), so ask the parser: half-typed code keeps its last good
+        # diagnostics instead of making them flicker, or worse, reporting every noqa unused.
+        parses = any(not _sees_findings(f.code) for f in result.findings) or _parses(text)
         return Analysis(text, version, generation, result, parses, time.perf_counter() - started)
 
     async def analysis(self, uri: str) -> Analysis | None:
