@@ -136,3 +136,12 @@ def example_with_finding(not_codes: tuple[str, ...] = ()) -> tuple[str, list[Fin
         if not any(f.code in not_codes for f in findings):
             return source, findings
     return None
+
+
+def examples_with_fixes(safety: tuple[Safety, ...] = (Safety.SAFE, Safety.UNSAFE)) -> list[tuple[str, list[Finding]]]:
+    """Every example with at least one applicable fix of the given safety."""
+    return [
+        (source, findings)
+        for source, findings in rule_examples()
+        if any(f.fix is not None and f.fix.applicable and f.fix.safety in safety for f in findings)
+    ]

@@ -29,7 +29,7 @@ from lsp_support import (
     apply_text_edits,
     edits_of,
     example_with_finding,
-    example_with_safe_fix,
+    examples_with_fixes,
     make_recording_client,
     next_publish,
     offset_at,
@@ -300,44 +300,68 @@ async def test_columns_are_right_after_non_ascii_and_astral_text(client: Recordi
 
 
 async def test_quick_fix_edits_are_minimal_and_give_the_fixed_text(client: RecordingClient):
-    text, findings = need(example_with_safe_fix())
-    uri = open_doc(client, text)
-    published = await next_publish(client, uri, 0)
-    for diagnostic, finding in zip(published.diagnostics, findings):
-        actions = await code_actions(client, uri, [diagnostic])
-        fixes = [
-            a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.endswith(f"`# noqa: {finding.code}`")
-        ]
-        if finding.fix is None or not finding.fix.applicable:
-            assert fixes == []
-            continue
-        (fix,) = fixes
-        assert fix.kind == types.CodeActionKind.QuickFix
-        assert fix.is_preferred is (finding.fix.safety is Safety.SAFE)
-        assert fix.diagnostics[0].code == finding.code
-        edits = edits_of(fix, uri)
-        expected = add_imports(apply_edits(text, finding.fix.edits), finding.fix.imports)
-        assert apply_text_edits(text, edits, client.encoding) == expected
-        total = len(text.splitlines())
-        assert all(e.range.end.line - e.range.start.line < max(total, 2) for e in edits), "whole-document edit"
+    # Every rule example with a fix: safe and unsafe ones, with and without imports.
+    examples = examples_with_fixes()
+    need(examples or None)
+    for text, findings in examples:
+        uri = open_doc(client, text)
+        published = await next_publish(client, uri, 0)
+        assert len(published.diagnostics) == len(findings)
+        for diagnostic, finding in zip(published.diagnostics, findings):
+            actions = await code_actions(client, uri, [diagnostic])
+            fixes = [
+                a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.endswith(f"`# noqa: {finding.code}`")
+            ]
+            if finding.fix is None or not finding.fix.applicable:
+                assert fixes == []
+                continue
+            (fix,) = fixes
+            assert fix.is_preferred is (finding.fix.safety is Safety.SAFE)
+            assert fix.title.endswith("(unsafe)") is (finding.fix.safety is Safety.UNSAFE)
+            assert fix.diagnostics[0].code == finding.code
+            edits = edits_of(fix, uri)
+            expected = add_imports(apply_edits(text, finding.fix.edits), finding.fix.imports)
+            assert apply_text_edits(text, edits, client.encoding) == expected
+            if finding.fix.imports and expected != apply_edits(text, finding.fix.edits):
+                assert len(edits) > len(finding.fix.edits), "the imports come as edits of their own"
+            whole = types.Range(start=types.Position(0, 0), end=published.diagnostics[-1].range.end)
+            assert all(e.range != whole for e in edits), "whole-document edit"
+            assert sum(len(e.new_text) for e in edits) < len(expected) or len(text) < 80
 
 
 async def test_fix_all_applies_exactly_the_safe_fixes(client: RecordingClient):
-    text, _ = need(example_with_safe_fix())
-    uri = open_doc(client, text)
-    published = await next_publish(client, uri, 0)
-    actions = await code_actions(client, uri, [], rng=published.diagnostics[0].range, only=["source.fixAll"])
-    (fix_all,) = actions
-    assert fix_all.kind == "source.fixAll.jaxfix"
-    expected = analyze(text, str(client.root / "model.py"), Config(), fix=True).fixed_source
-    fixed = apply_text_edits(text, edits_of(fix_all, uri), client.encoding)
-    assert fixed == expected
-    # Sending the fixed text back leaves no safely fixable diagnostic.
-    seen = len(client.publishes)
-    change_doc(client, uri, 2, fixed)
-    after = await next_publish(client, uri, seen)
-    assert not any(d.data["fix"] == "safe" for d in after.diagnostics)
-    assert await code_actions(client, uri, [], only=["source.fixAll"]) == []
+    examples = examples_with_fixes((Safety.SAFE,))
+    need(examples or None)
+    for text, _ in examples:
+        uri = open_doc(client, text)
+        published = await next_publish(client, uri, 0)
+        actions = await code_actions(client, uri, [], rng=published.diagnostics[0].range, only=["source.fixAll"])
+        (fix_all,) = actions
+        assert fix_all.kind == "source.fixAll.jaxfix"
+        expected = analyze(text, uri.removeprefix("file://"), Config(), fix=True).fixed_source
+        fixed = apply_text_edits(text, edits_of(fix_all, uri), client.encoding)
+        assert fixed == expected
+        # Sending the fixed text back leaves no safely fixable diagnostic.
+        seen = len(client.publishes)
+        change_doc(client, uri, 2, fixed)
+        after = await next_publish(client, uri, seen)
+        assert not any(d.data["fix"] == "safe" for d in after.diagnostics)
+        assert await code_actions(client, uri, [], only=["source.fixAll"]) == []
+
+
+async def test_fix_all_never_applies_unsafe_fixes(client: RecordingClient):
+    only_unsafe = [
+        (text, findings)
+        for text, findings in examples_with_fixes((Safety.UNSAFE,))
+        if not any(f.fix is not None and f.fix.applicable and f.fix.safety is Safety.SAFE for f in findings)
+    ]
+    need(only_unsafe or None)
+    for text, _ in only_unsafe:
+        folder = fresh_folder(client)
+        (folder / "pyproject.toml").write_text("[tool.jaxfix]\nunsafe-fixes = true\n")  # even when the CLI would
+        uri = open_doc(client, text, folder)
+        await next_publish(client, uri, 0)
+        assert await code_actions(client, uri, [], only=["source.fixAll"]) == []
 
 
 async def test_noqa_action_suppresses_the_finding(client: RecordingClient):
