@@ -20,6 +20,7 @@ from jaxfix.config import Config
 from jaxfix.edits import apply_edits
 from jaxfix.engine import analyze
 from jaxfix.imports import add_imports
+from jaxfix.lsp import verification
 from jaxfix.model import Safety
 from lsp_support import (
     CLIENTS,
@@ -208,15 +209,35 @@ async def test_incremental_change_in_the_negotiated_encoding(client: RecordingCl
     assert offset_at(text, types.Position(0, character), client.encoding) == text.index('"  #')
 
 
-async def test_verify_fix_command_says_clearly_it_is_not_available_yet(client: RecordingClient):
-    uri = open_doc(client, CLEAN)
-    await next_publish(client, uri, 0)
-    answer = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="jaxfix.verifyFix", arguments=[uri, ["JAX000", 1, 1, 1, 1]])
-    )
-    assert answer["verdict"] == "unavailable"
-    assert "not available yet" in answer["detail"] and "NOT been verified" in answer["detail"]
-    assert any("not available yet" in m.message for m in client.messages)
+async def test_verify_fix_command_reports_a_verdict_with_progress(client: RecordingClient):
+    if not verification.available():
+        uri = open_doc(client, CLEAN)
+        await next_publish(client, uri, 0)
+        tokens = len(client.progress_reports)
+        answer = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="jaxfix.verifyFix", arguments=[uri, ["JAX000", 1, 1, 1, 1]])
+        )
+        assert answer["verdict"] == "unavailable"
+        assert "not available yet" in answer["detail"] and "NOT been verified" in answer["detail"]
+        assert any("not available yet" in m.message for m in client.messages)
+    else:
+        if client.editor != "visual-studio-code":
+            pytest.skip("verification runs jax in subprocesses; one editor is enough to test the command")
+        examples = [e for e in examples_with_fixes() if any(f.code != "JAX001" for f in e[1])]
+        text, findings = need(examples[0] if examples else None)
+        finding = next(f for f in findings if f.code != "JAX001" and f.fix is not None and f.fix.applicable)
+        uri = open_doc(client, text)
+        published = await next_publish(client, uri, 0)
+        (diagnostic,) = [d for d in published.diagnostics if d.data["key"][:3] == [finding.code, finding.line, finding.column]]
+        actions = await code_actions(client, uri, [diagnostic])
+        (verify,) = [a for a in actions if a.command is not None and a.command.command == "jaxfix.verifyFix"]
+        tokens = len(client.progress_reports)
+        answer = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="jaxfix.verifyFix", arguments=verify.command.arguments)
+        )
+        assert answer["verdict"] in ("verified", "mismatch", "unverifiable"), answer
+        assert answer["detail"]
+    assert len(client.progress_reports) == tokens + 1
     reports = list(client.progress_reports.values())[-1]
     assert isinstance(reports[0], types.WorkDoneProgressBegin)
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)

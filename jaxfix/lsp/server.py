@@ -56,6 +56,7 @@ class DocumentState:
     last_good: Analysis | None = None  # the newest analysis of a text that parsed
     latest: Analysis | None = None  # the newest analysis, parsed or not
     pending: asyncio.Task | None = None
+    inflight: tuple[str, int, asyncio.Future] | None = None  # (text, generation, analysis)
     diagnostics: list[types.Diagnostic] = field(default_factory=list)
 
 
@@ -126,8 +127,18 @@ class JaxfixLanguageServer(LanguageServer):
         parses = any(not _sees_findings(f.code) for f in result.findings) or _parses(text)
         return Analysis(text, version, generation, result, parses, time.perf_counter() - started)
 
+    def _analyze_if_current(self, text: str, version: int | None, uri: str, generation: int) -> Analysis | None:
+        """Worker-thread body: skip texts the user has already typed past (queued analyses pile up)."""
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None or doc.source != text:
+            return None
+        return self._analyze_now(text, version, uri, generation)
+
     async def analysis(self, uri: str) -> Analysis | None:
-        """An analysis of the document's current text (computed now if the stored one is stale)."""
+        """An analysis of the document's current text (computed now if the stored one is stale).
+
+        None when the document is closed, or changed while its analysis waited in the queue.
+        """
         if uri not in self.workspace.text_documents:
             return None
         doc = self.workspace.get_text_document(uri)
@@ -137,11 +148,21 @@ class JaxfixLanguageServer(LanguageServer):
         cached = state.latest
         if cached is not None and cached.text == text and cached.generation == generation:
             return cached
-        loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self._analysis_pool, self._analyze_now, text, version, uri, generation)
+        inflight = state.inflight
+        if inflight is not None and inflight[0] == text and inflight[1] == generation:
+            future = inflight[2]  # a lint and a code-action request share one analysis
+        else:
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self._analysis_pool, self._analyze_if_current, text, version, uri, generation)
+            state.inflight = (text, generation, future)
+        result = await asyncio.shield(future)  # a cancelled lint must not cancel the others' wait
+        if result is None:
+            return None
         state = self.documents.get(uri)
         if state is None:
             return result  # closed meanwhile; the caller's document is gone
+        if state.inflight is not None and state.inflight[2] is future:
+            state.inflight = None
         current = self.workspace.text_documents.get(uri)
         if current is not None and current.source == text:
             state.latest = result
@@ -286,9 +307,10 @@ class JaxfixLanguageServer(LanguageServer):
                 if progress:
                     self.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
 
+            fixed = verification.fixed_text(analysis.text, actions.fix_edits(analysis.text, finding.fix))
             loop = asyncio.get_running_loop()
             answer = await loop.run_in_executor(
-                None, verification.verify_one, analysis.text, _analysis_path(uri), finding, report
+                None, verification.verify_one, analysis.text, _analysis_path(uri), finding, fixed, report
             )
             self.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Info, message=f"jaxfix: {finding.code}: {answer['verdict']}: {answer['detail']}")

@@ -1,16 +1,20 @@
 """`jaxfix.verifyFix`: differential verification of one fix, from the editor.
 
-The verification engine (`jaxfix.verify`) is built separately. Until it is part
-of this installation, the command answers that verification is not available
-yet, rather than pretending to have checked anything.
+The fix is applied to the editor's text (with the imports it needs) and the
+original and rewritten modules are run side by side by `jaxfix.verify`
+(`verify_change`), in fresh subprocesses, exactly as `jaxfix verify` does. When
+that engine is not part of this installation, the command answers that
+verification is not available, rather than pretending to have checked anything.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+import json
 from collections.abc import Callable
 from typing import Any
 
+from jaxfix.edits import apply_edits
 from jaxfix.model import Finding
 
 UNAVAILABLE = (
@@ -20,20 +24,40 @@ UNAVAILABLE = (
 )
 
 
-def available() -> bool:
-    try:
-        return importlib.util.find_spec("jaxfix.verify") is not None and _entry_point() is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def _entry_point() -> Callable[..., Any] | None:
-    return None  # no verification API exists yet to call
+    try:
+        module = importlib.import_module("jaxfix.verify.api")
+    except ImportError:
+        return None
+    return getattr(module, "verify_change", None)
 
 
-def verify_one(source: str, path: str, finding: Finding, report: Callable[[str], None]) -> dict[str, Any]:
-    entry = _entry_point()
-    if entry is None:
+def available() -> bool:
+    return _entry_point() is not None
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy of evidence data (numbers, strings, lists, dicts)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def verify_one(
+    source: str, path: str, finding: Finding, fixed: str, report: Callable[[str], None]
+) -> dict[str, Any]:
+    """Verify that `fixed` (the source with `finding`'s fix applied) behaves like `source`."""
+    verify_change = _entry_point()
+    if verify_change is None:
         return {"verdict": "unavailable", "detail": UNAVAILABLE}
-    report(f"verifying {finding.code} at line {finding.line}")
-    return entry(source, path, finding)
+    report(f"running the original and the fixed {finding.code} side by side")
+    outcome = verify_change(source, fixed, path, findings=[finding])
+    evidence = outcome.evidence
+    return {
+        "verdict": evidence.verdict,
+        "detail": evidence.detail,
+        "data": _plain(evidence.data),
+        "device": getattr(outcome, "device", ""),
+    }
+
+
+def fixed_text(source: str, edits) -> str:
+    return apply_edits(source, edits)
