@@ -230,10 +230,12 @@ async def test_verify_fix_command_reports_a_verdict_with_progress(client: Record
         published = await next_publish(client, uri, 0)
         (diagnostic,) = [d for d in published.diagnostics if d.data["key"][:3] == [finding.code, finding.line, finding.column]]
         actions = await code_actions(client, uri, [diagnostic])
-        (verify,) = [a for a in actions if a.command is not None and a.command.command == "jaxfix.verifyFix"]
+        # The client may read a code action that only carries a command as a bare Command.
+        commands = [a if isinstance(a, types.Command) else a.command for a in actions]
+        (verify,) = [c for c in commands if c is not None and c.command == "jaxfix.verifyFix"]
         tokens = len(client.progress_reports)
         answer = await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command="jaxfix.verifyFix", arguments=verify.command.arguments)
+            types.ExecuteCommandParams(command="jaxfix.verifyFix", arguments=verify.arguments)
         )
         assert answer["verdict"] in ("verified", "mismatch", "unverifiable"), answer
         assert answer["detail"]
@@ -331,7 +333,11 @@ async def test_quick_fix_edits_are_minimal_and_give_the_fixed_text(client: Recor
         for diagnostic, finding in zip(published.diagnostics, findings):
             actions = await code_actions(client, uri, [diagnostic])
             fixes = [
-                a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.endswith(f"`# noqa: {finding.code}`")
+                a
+            for a in actions
+            if getattr(a, "kind", None) == types.CodeActionKind.QuickFix
+            and a.edit is not None
+            and not a.title.endswith(f"`# noqa: {finding.code}`")
             ]
             if finding.fix is None or not finding.fix.applicable:
                 assert fixes == []
