@@ -147,9 +147,24 @@ async def test_clean_file_open_change_close(client: RecordingClient):
     second = await next_publish(client, uri, seen)
     assert not second.diagnostics and second.version == 2
     seen = len(client.publishes)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    saved = await next_publish(client, uri, seen)
+    assert not saved.diagnostics and saved.version == 2
+    seen = len(client.publishes)
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     closed = await next_publish(client, uri, seen)
     assert not closed.diagnostics
+
+
+async def test_unsaved_buffer_is_analysed_with_the_workspace_config(client: RecordingClient):
+    example = example_with_finding()
+    text = example[0] if example else CLEAN
+    uri = f"untitled:Untitled-{id(client)}"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
+    published = await next_publish(client, uri, 0)
+    assert [d.code for d in published.diagnostics] == [f.code for f in (example[1] if example else [])]
 
 
 async def test_half_typed_code_never_crashes_the_server(client: RecordingClient):
