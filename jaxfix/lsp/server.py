@@ -57,6 +57,7 @@ class DocumentState:
     latest: Analysis | None = None  # the newest analysis, parsed or not
     pending: asyncio.Task | None = None
     inflight: tuple[str, int, asyncio.Future] | None = None  # (text, generation, analysis)
+    fix_all: tuple[tuple[str, int], str | None] | None = None  # ((text, generation), fixed text)
     diagnostics: list[types.Diagnostic] = field(default_factory=list)
 
 
@@ -265,14 +266,23 @@ class JaxfixLanguageServer(LanguageServer):
         return out
 
     async def fix_all_text(self, uri: str, analysis: Analysis) -> str | None:
-        """The document's text with every safe fix applied (never unsafe ones)."""
+        """The document's text with every safe fix applied (never unsafe ones), cached per text."""
         if not any(f.fix is not None and f.fix.applicable and f.fix.safety is Safety.SAFE for f in analysis.result.findings):
             return None
+        state = self.documents.get(uri)
+        key = (analysis.text, analysis.generation)
+        if state is not None and state.fix_all is not None and state.fix_all[0] == key:
+            return state.fix_all[1]
         config = replace(self.settings.config_for(_document_path(uri)), unsafe_fixes=False)
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(
             self._analysis_pool, lambda: analyze(analysis.text, _analysis_path(uri), config, fix=True)
         )
+        if result.error:
+            self.log(f"jaxfix: fix-all: {result.error}", types.MessageType.Warning)
+        state = self.documents.get(uri)
+        if state is not None:
+            state.fix_all = (key, result.fixed_source)
         return result.fixed_source
 
     def _verify_action(self, uri: str, diagnostic: types.Diagnostic, finding) -> types.CodeAction:
