@@ -224,6 +224,33 @@ async def test_incremental_change_in_the_negotiated_encoding(client: RecordingCl
     assert offset_at(text, types.Position(0, character), client.encoding) == text.index('"  #')
 
 
+async def test_incremental_changes_below_a_form_feed_and_in_a_folder_with_spaces(client: RecordingClient):
+    # `str.splitlines` breaks at a form feed, LSP does not: a change on the line after it must
+    # land where the editor put it. The folder name makes the URI percent-encoded.
+    folder = fresh_folder(client) / "my project"
+    folder.mkdir()
+    text = "a = 1\n\x0c\nc = 3\n"  # a page break between two statements, as GNU-style code has
+    uri = open_doc(client, text, folder)
+    assert "%20" in uri
+    first = await next_publish(client, uri, 0)
+    assert first.version == 1
+    seen = len(client.publishes)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(start=types.Position(2, 0), end=types.Position(2, 1)), text="if = ("
+                )
+            ],
+        )
+    )
+    # "if = ( = 3" does not parse: the server must see it on line 3 and keep the old diagnostics.
+    await next_publish(client, uri, seen)
+    messages = [m.message for m in client.log_messages if uri in m.message]
+    assert len(messages) == 1 and "does not parse (syntax error at line 3, column 4" in messages[0], messages
+
+
 async def test_verify_fix_command_reports_a_verdict_with_progress(client: RecordingClient):
     if not verification.available():
         uri = open_doc(client, CLEAN)

@@ -14,8 +14,10 @@ import ast
 import asyncio
 import itertools
 import logging
+import re
 import time
 import uuid
+from urllib.parse import unquote
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Any
 from lsprotocol import types
 from pygls import uris
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from jaxfix import __version__, registry
 from jaxfix.engine import analyze
@@ -49,6 +52,7 @@ class Analysis:
     result: FileResult
     parses: bool
     seconds: float = 0.0
+    parse_error: str | None = None
 
 
 @dataclass
@@ -71,12 +75,15 @@ def _analysis_path(uri: str) -> str:
     return _document_path(uri) or uri
 
 
-def _parses(text: str) -> bool:
+def _parse_error(text: str) -> str | None:
+    """Why `text` does not parse (one line), or None when it does."""
     try:
         ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    except SyntaxError as exc:
+        return f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return f"cannot parse: {type(exc).__name__}: {exc}"
+    return None
 
 
 def _sees_findings(code: str) -> bool:
@@ -106,6 +113,10 @@ class JaxfixLanguageServer(LanguageServer):
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=message))
 
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The open document `uri` names, or None (pygls keys documents by the unquoted URI)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
     # -- capabilities of this client -------------------------------------------
     def _document_changes(self) -> bool:
         caps = self.client_capabilities
@@ -125,12 +136,12 @@ class JaxfixLanguageServer(LanguageServer):
         # have skipped parsing (no prefilter matched) or run only rules that read comments
         # and other findings (JAX001), so ask the parser: half-typed code keeps its last good
         # diagnostics instead of making them flicker, or worse, reporting every noqa unused.
-        parses = any(not _sees_findings(f.code) for f in result.findings) or _parses(text)
-        return Analysis(text, version, generation, result, parses, time.perf_counter() - started)
+        problem = None if any(not _sees_findings(f.code) for f in result.findings) else _parse_error(text)
+        return Analysis(text, version, generation, result, problem is None, time.perf_counter() - started, problem)
 
     def _analyze_if_current(self, text: str, version: int | None, uri: str, generation: int) -> Analysis | None:
         """Worker-thread body: skip texts the user has already typed past (queued analyses pile up)."""
-        doc = self.workspace.text_documents.get(uri)
+        doc = self.open_document(uri)
         if doc is None or doc.source != text:
             return None
         return self._analyze_now(text, version, uri, generation)
@@ -140,9 +151,9 @@ class JaxfixLanguageServer(LanguageServer):
 
         None when the document is closed, or changed while its analysis waited in the queue.
         """
-        if uri not in self.workspace.text_documents:
+        doc = self.open_document(uri)
+        if doc is None:
             return None
-        doc = self.workspace.get_text_document(uri)
         text, version = doc.source, doc.version
         state = self.documents.setdefault(uri, DocumentState())
         generation = self.settings.generation
@@ -164,7 +175,7 @@ class JaxfixLanguageServer(LanguageServer):
             return result  # closed meanwhile; the caller's document is gone
         if state.inflight is not None and state.inflight[2] is future:
             state.inflight = None
-        current = self.workspace.text_documents.get(uri)
+        current = self.open_document(uri)
         if current is not None and current.source == text:
             state.latest = result
             if result.parses:
@@ -182,11 +193,11 @@ class JaxfixLanguageServer(LanguageServer):
             self.log(f"jaxfix: internal error while analysing {uri}: {type(exc).__name__}: {exc}", types.MessageType.Error)
             return
         state = self.documents.get(uri)
-        doc = self.workspace.text_documents.get(uri)
+        doc = self.open_document(uri)
         if analysis is None or state is None or doc is None or doc.source != analysis.text:
             return  # closed or changed meanwhile; a newer lint is on its way
         if not analysis.parses:
-            self.log(f"jaxfix: {uri} does not parse ({analysis.result.error}); keeping the last diagnostics")
+            self.log(f"jaxfix: {uri} does not parse ({analysis.parse_error}); keeping the last diagnostics")
             diagnostics = state.diagnostics
         else:
             if analysis.result.error:
@@ -212,7 +223,7 @@ class JaxfixLanguageServer(LanguageServer):
 
     def relint_all(self) -> None:
         for uri in list(self.documents):
-            if uri in self.workspace.text_documents:
+            if self.open_document(uri) is not None:
                 self.schedule(uri, 0)
 
     def reload_config(self) -> None:
@@ -226,8 +237,8 @@ class JaxfixLanguageServer(LanguageServer):
         analysis = await self.analysis(uri)
         if analysis is None or not analysis.parses:
             return []  # offsets of an older text would corrupt the document
-        doc = self.workspace.get_text_document(uri)
-        if doc.source != analysis.text:
+        doc = self.open_document(uri)
+        if doc is None or doc.source != analysis.text:
             return []
         only = params.context.only
         index = LineIndex(analysis.text, self._encoding())
@@ -342,6 +353,36 @@ class JaxfixLanguageServer(LanguageServer):
         return True
 
 
+_LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class LspTextDocument(TextDocument):
+    """pygls' document, with lines split where LSP splits them.
+
+    pygls applies incremental changes to `str.splitlines` lines, which also break at form
+    feeds, U+2028 and friends; an editor (and libcst, and our positions) does not, so a
+    change below a `^L` would land on the wrong line.
+    """
+
+    @property
+    def lines(self):
+        return tuple(_LSP_LINE.findall(self.source))
+
+
+def _use_lsp_lines(workspace) -> None:
+    def create(doc_uri, source=None, version=None, language_id=None):
+        return LspTextDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=workspace._sync_kind,
+            position_codec=workspace._position_codec,
+        )
+
+    workspace._create_text_document = create
+
+
 def _overlaps(a: types.Range, b: types.Range) -> bool:
     def key(p: types.Position) -> tuple[int, int]:
         return (p.line, p.character)
@@ -362,6 +403,10 @@ def create_server() -> JaxfixLanguageServer:
         if not roots and params.root_uri and (p := _document_path(params.root_uri)):
             roots = [Path(p)]
         ls.settings.set_roots(roots)
+        try:
+            _use_lsp_lines(ls.workspace)
+        except AttributeError:  # a pygls without these internals: keep its own documents
+            logger.warning("cannot install LSP line splitting into this pygls version")
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: JaxfixLanguageServer, params: types.InitializedParams) -> None:
