@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import itertools
 import logging
 import re
 import time
@@ -104,11 +103,25 @@ class JaxfixLanguageServer(LanguageServer):
         self.debounce_s = DEFAULT_DEBOUNCE_S
         self.settings = Settings(report=self._show_error)
         self._analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxfix-analyze")
-        self._tokens = itertools.count(1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def on_loop(self, send) -> None:
+        """Run `send()` on the event loop: messages must never be written from a worker thread."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None or self._loop is None:
+            send()
+        else:
+            self._loop.call_soon_threadsafe(send)
 
     # -- messages to the user ----------------------------------------------
     def _show_error(self, message: str) -> None:
-        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+        # Called from the analysis thread when a pyproject.toml is broken.
+        self.on_loop(
+            lambda: self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+        )
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=message))
@@ -324,9 +337,9 @@ class JaxfixLanguageServer(LanguageServer):
             if finding is None or finding.fix is None or not finding.fix.applicable:
                 return {"verdict": "unavailable", "detail": "no fix at that place in the current text"}
 
-            def report(message: str) -> None:
+            def report(message: str) -> None:  # called from the verification thread
                 if progress:
-                    self.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+                    self.on_loop(lambda: self.work_done_progress.report(token, types.WorkDoneProgressReport(message=message)))
 
             fixed = verification.fixed_text(analysis.text, actions.fix_edits(analysis.text, finding.fix))
             loop = asyncio.get_running_loop()
@@ -403,6 +416,7 @@ def create_server() -> JaxfixLanguageServer:
         if not roots and params.root_uri and (p := _document_path(params.root_uri)):
             roots = [Path(p)]
         ls.settings.set_roots(roots)
+        ls._loop = asyncio.get_running_loop()
         try:
             _use_lsp_lines(ls.workspace)
         except AttributeError:  # a pygls without these internals: keep its own documents
