@@ -106,7 +106,10 @@ import libcst as cst
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, is_hashable_literal, jit_contexts
 from jaxfix.analysis.traced import assigned_names, analyse_function
-from jaxfix.model import Finding, Fix, ImportRequest, Safety
+from dataclasses import replace
+
+from jaxfix.edits import apply_edits
+from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
 
 # elementwise jax.numpy functions that are cheap and pure enough to evaluate on both sides
@@ -501,7 +504,7 @@ class _FunctionChecker:
         if where is not None:
             new_stmt = self.parse_stmt(f"return {where}\n").with_changes(leading_lines=n.leading_lines)
             return self.finish(
-                "replace with `jnp.where`", hazards, replace={n: new_stmt, **removals}, imports=imports
+                "replace with `jnp.where`", hazards, replace={n: new_stmt, **removals}, imports=imports, span=n
             )
         if self.literal_mismatch([_ret_value(s) for s in _all_returns(true_path + false_path)]):
             hazards.append("a branch returns a Python number while another returns an array: check the dtypes agree")
@@ -524,6 +527,7 @@ class _FunctionChecker:
             hazards,
             replace={n: cst.FlattenSentinel(stmts), **removals},
             imports=imports,
+            span=n,
         )
 
     def return_paths(self, n: cst.If, rest: list[cst.BaseStatement]):
@@ -699,7 +703,9 @@ class _FunctionChecker:
                 where = self.where_chain(list(zip(tests, values[:-1])), values[-1], imports, hazards)
                 if where is not None:
                     new_stmt = self.parse_stmt(f"{var} = {where}\n").with_changes(leading_lines=n.leading_lines)
-                    return self.finish("replace with `jnp.where`", hazards, replace={n: new_stmt}, imports=imports)
+                    return self.finish(
+                        "replace with `jnp.where`", hazards, replace={n: new_stmt}, imports=imports, span=n
+                    )
         # lax.cond with the assigned variables as outputs
         values_literal = []
         for body in branches:
@@ -721,7 +727,9 @@ class _FunctionChecker:
         pred = self.ctx.module.code_for_node(self.predicate(n.test, imports))
         call = f"{outs} = {cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
         stmts = [t_def.with_changes(leading_lines=n.leading_lines), f_def, self.parse_stmt(call)]
-        return self.finish("replace with `lax.cond`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports)
+        return self.finish(
+            "replace with `lax.cond`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
+        )
 
     def bound_before(self, n: cst.CSTNode) -> set[str]:
         """Parameters, plus names assigned in the function textually before `n` (a sound-enough over-approximation
@@ -759,10 +767,28 @@ class _FunctionChecker:
         src = "\n".join(line.rstrip() if not line.strip() else line for line in src.split("\n"))
         return self.parse_stmt(src)
 
-    def finish(self, title: str, hazards: list[str], **kw) -> Fix:
+    def finish(self, title: str, hazards: list[str], *, span: cst.CSTNode | None = None, **kw) -> Fix:
         if hazards:
-            return self.ctx.rewrite(f"{title} (unsafe: {'; '.join(hazards)})", Safety.UNSAFE, **kw)
-        return self.ctx.rewrite(title, Safety.SAFE, **kw)
+            fix = self.ctx.rewrite(f"{title} (unsafe: {'; '.join(hazards)})", Safety.UNSAFE, **kw)
+        else:
+            fix = self.ctx.rewrite(title, Safety.SAFE, **kw)
+        return self.spanning(fix, span) if span is not None else fix
+
+    def spanning(self, fix: Fix, node: cst.CSTNode) -> Fix:
+        """One edit covering all of `node`'s lines, so that fixes of constructs nested inside it
+        (which were computed on the old text) overlap with it and wait for the next round."""
+        if not fix.edits:
+            return fix
+        source = self.ctx.source
+        starts = [0]
+        for line in source.splitlines(keepends=True):
+            starts.append(starts[-1] + len(line))
+        pos = self.ctx.position(node)
+        a = min(starts[pos.start.line - 1], *(e.start for e in fix.edits))
+        b = max(starts[min(pos.end.line, len(starts) - 1)], *(e.end for e in fix.edits))
+        new_text = apply_edits(source, list(fix.edits))
+        tail = len(source) - b
+        return replace(fix, edits=(Edit(a, b, new_text[a : len(new_text) - tail]),))
 
     # -- conditional expression ------------------------------------------------------------
     def fix_ifexp(self, n: cst.IfExp) -> Fix:
@@ -776,7 +802,7 @@ class _FunctionChecker:
             new = self.parse_expr(where)
             if n.lpar:
                 new = new.with_changes(lpar=n.lpar, rpar=n.rpar)
-            return self.finish("replace with `jnp.where`", hazards, replace={n: new}, imports=imports)
+            return self.finish("replace with `jnp.where`", hazards, replace={n: new}, imports=imports, span=n)
         if self.literal_mismatch([n.body, n.orelse]):
             hazards.append("one side is a Python number: check both sides give the same dtype")
         cond = self.ref("jax.lax.cond", imports)
@@ -785,7 +811,7 @@ class _FunctionChecker:
         new = self.parse_expr(text)
         if n.lpar:
             new = new.with_changes(lpar=n.lpar, rpar=n.rpar)
-        return self.finish("replace with `lax.cond`", hazards, replace={n: new}, imports=imports)
+        return self.finish("replace with `lax.cond`", hazards, replace={n: new}, imports=imports, span=n)
 
     # -- loops ---------------------------------------------------------------------------
     def loop_problem(self, n) -> str | None:
@@ -920,7 +946,9 @@ class _FunctionChecker:
             fdef = self.make_def(name, [loop_var, carry], [unpack, *body], ", ".join(carried))
             call = f"{', '.join(carried)} = {fori}({lo}, {hi}, {name}, ({', '.join(carried)}))\n"
         stmts = [fdef.with_changes(leading_lines=n.leading_lines), self.parse_stmt(call)]
-        return self.finish("replace with `lax.fori_loop`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports)
+        return self.finish(
+            "replace with `lax.fori_loop`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
+        )
 
     def fix_while(self, n: cst.While) -> Fix:
         static = self.static_fix([n.test], n)
@@ -954,7 +982,9 @@ class _FunctionChecker:
             bdef = self.make_def(b_name, [carry], [unpack, *body], ", ".join(carried))
             call = f"{', '.join(carried)} = {wl}({c_name}, {b_name}, ({', '.join(carried)}))\n"
         stmts = [cdef.with_changes(leading_lines=n.leading_lines), bdef, self.parse_stmt(call)]
-        return self.finish("replace with `lax.while_loop`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports)
+        return self.finish(
+            "replace with `lax.while_loop`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
+        )
 
     # -- static_argnames --------------------------------------------------------------------
     def static_fix(self, exprs: list[cst.BaseExpression], site: cst.CSTNode) -> Fix | None:

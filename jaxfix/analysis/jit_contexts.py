@@ -197,7 +197,12 @@ class JitContexts:
     def bind_args(self, info: FuncInfo, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         """Parameter name -> argument expression for a call of `info`; None if it has *args/**kw."""
         params = list(info.positional)
-        if info.is_method and isinstance(call.func, cst.Attribute):
+        unbound = (
+            isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name)
+            and call.func.value.value == info.class_name
+        )
+        if info.is_method and not unbound:
             params = params[1:]
         bound: dict[str, cst.BaseExpression] = {}
         i = 0
@@ -550,6 +555,12 @@ class JitContexts:
         for node, stmt_env in self._calls_in(info):
             call = node
             callee = self._resolve_callee(call.func, info)
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if callee is None and facts.expr_traced(call.func, stmt_env):
+                # calling a traced object: the `__call__` of the one module class that defines it
+                candidates = [m for m in self.methods.get("__call__", []) if m.is_method]
+                if len(candidates) == 1:
+                    callee, receiver = candidates[0], call.func
             if callee is None or callee is info:
                 continue
             bound = self.bind_args(callee, call)
@@ -559,8 +570,8 @@ class JitContexts:
             for pname, arg in bound.items():
                 if facts.expr_traced(arg, stmt_env):
                     newly.add(pname)
-            if callee.is_method and isinstance(call.func, cst.Attribute):
-                if facts.expr_traced(call.func.value, stmt_env) and callee.positional:
+            if callee.is_method and receiver is not None and callee.positional:
+                if facts.expr_traced(receiver, stmt_env):
                     newly.add(callee.positional[0])
             if newly and not newly <= callee.entry_traced:
                 callee.entry_traced |= newly
@@ -596,10 +607,10 @@ def _nodes_with_env(func_node, facts: FunctionFacts, kind):
             self.env_stack = [frozenset(facts.entry_traced)]
 
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if node is not func_node and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                return False
             if node in facts.before:
                 self.env_stack.append(facts.before[node])
+            if node is not func_node and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
             if isinstance(node, kind):
                 out.append((node, self.env_stack[-1]))
             return True
