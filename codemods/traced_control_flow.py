@@ -331,7 +331,12 @@ class _FunctionChecker:
         imports.extend(reqs)
         return spelled
 
-    def parse_stmt(self, text: str) -> cst.BaseStatement:
+    def parse_stmt(self, text: str, at: cst.CSTNode | None = None) -> cst.BaseStatement:
+        """Parse generated code; a line too long at `at`'s indentation is wrapped the way black would."""
+        if at is not None:
+            indent = self.ctx.position(at).start.column
+            if any(len(line) + indent > 88 for line in text.splitlines()):
+                text = _blacken(text, 88 - indent)
         return cst.parse_statement(text, config=self.ctx.module.config_for_parsing)
 
     def parse_expr(self, text: str) -> cst.BaseExpression:
@@ -502,7 +507,7 @@ class _FunctionChecker:
         removals = {s: cst.RemoveFromParent() for s in rest}
         where = self.where_for_returns(n, chain, rest, imports, hazards)
         if where is not None:
-            new_stmt = self.parse_stmt(f"return {where}\n").with_changes(leading_lines=n.leading_lines)
+            new_stmt = self.parse_stmt(f"return {where}\n", at=n).with_changes(leading_lines=n.leading_lines)
             return self.finish(
                 "replace with `jnp.where`", hazards, replace={n: new_stmt, **removals}, imports=imports, span=n
             )
@@ -517,11 +522,7 @@ class _FunctionChecker:
         cond = self.ref("jax.lax.cond", imports)
         pred = self.ctx.module.code_for_node(self.predicate(n.test, imports))
         call = f"return {cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
-        stmts = [
-            t_def.with_changes(leading_lines=n.leading_lines),
-            f_def,
-            self.parse_stmt(call),
-        ]
+        stmts = self.layout(n, [t_def, f_def, self.parse_stmt(call, at=n)])
         return self.finish(
             "replace the early return with `lax.cond`",
             hazards,
@@ -702,7 +703,7 @@ class _FunctionChecker:
                 tests = [b.test for b in chain]
                 where = self.where_chain(list(zip(tests, values[:-1])), values[-1], imports, hazards)
                 if where is not None:
-                    new_stmt = self.parse_stmt(f"{var} = {where}\n").with_changes(leading_lines=n.leading_lines)
+                    new_stmt = self.parse_stmt(f"{var} = {where}\n", at=n).with_changes(leading_lines=n.leading_lines)
                     return self.finish(
                         "replace with `jnp.where`", hazards, replace={n: new_stmt}, imports=imports, span=n
                     )
@@ -726,7 +727,7 @@ class _FunctionChecker:
         cond = self.ref("jax.lax.cond", imports)
         pred = self.ctx.module.code_for_node(self.predicate(n.test, imports))
         call = f"{outs} = {cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
-        stmts = [t_def.with_changes(leading_lines=n.leading_lines), f_def, self.parse_stmt(call)]
+        stmts = self.layout(n, [t_def, f_def, self.parse_stmt(call, at=n)])
         return self.finish(
             "replace with `lax.cond`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
         )
@@ -766,6 +767,24 @@ class _FunctionChecker:
         src = f"def {name}({', '.join(params)}):\n" + textwrap.indent(text, indent, lambda line: True)
         src = "\n".join(line.rstrip() if not line.strip() else line for line in src.split("\n"))
         return self.parse_stmt(src)
+
+    def layout(self, n: cst.CSTNode, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Blank lines as black puts them: around nested defs, none at the start of a block."""
+        block, index = self.enclosing_block(n)
+        at_start = block is not None and index == 0
+        out = []
+        for i, stmt in enumerate(stmts):
+            if i == 0:
+                lines = list(n.leading_lines)
+                if not at_start and not any(isinstance(x, cst.EmptyLine) and x.comment is None for x in lines[:1]):
+                    lines.insert(0, cst.EmptyLine(indent=False))
+                if at_start and not lines:
+                    lines = []
+                stmt = stmt.with_changes(leading_lines=lines)
+            elif isinstance(stmt, cst.FunctionDef) or isinstance(stmts[i - 1], cst.FunctionDef):
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            out.append(stmt)
+        return out
 
     def finish(self, title: str, hazards: list[str], *, span: cst.CSTNode | None = None, **kw) -> Fix:
         if hazards:
@@ -945,7 +964,7 @@ class _FunctionChecker:
             unpack = self.parse_stmt(f"{', '.join(carried)} = {carry}\n")
             fdef = self.make_def(name, [loop_var, carry], [unpack, *body], ", ".join(carried))
             call = f"{', '.join(carried)} = {fori}({lo}, {hi}, {name}, ({', '.join(carried)}))\n"
-        stmts = [fdef.with_changes(leading_lines=n.leading_lines), self.parse_stmt(call)]
+        stmts = self.layout(n, [fdef, self.parse_stmt(call, at=n)])
         return self.finish(
             "replace with `lax.fori_loop`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
         )
@@ -981,7 +1000,7 @@ class _FunctionChecker:
             cdef = self.make_def(c_name, [carry], [unpack, ret_stmt], None)
             bdef = self.make_def(b_name, [carry], [unpack, *body], ", ".join(carried))
             call = f"{', '.join(carried)} = {wl}({c_name}, {b_name}, ({', '.join(carried)}))\n"
-        stmts = [cdef.with_changes(leading_lines=n.leading_lines), bdef, self.parse_stmt(call)]
+        stmts = self.layout(n, [cdef, bdef, self.parse_stmt(call, at=n)])
         return self.finish(
             "replace with `lax.while_loop`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
         )
@@ -1067,6 +1086,17 @@ class _FunctionChecker:
 
 
 # -- small syntax helpers -------------------------------------------------------------------
+def _blacken(text: str, width: int) -> str:
+    try:
+        import black
+    except ImportError:  # pragma: no cover - black is a dependency
+        return text
+    try:
+        return black.format_str(text, mode=black.Mode(line_length=max(width, 20)))
+    except Exception:  # noqa: BLE001 - formatting is cosmetic
+        return text
+
+
 def _strip_parens(e: cst.BaseExpression) -> cst.BaseExpression:
     if getattr(e, "lpar", None):
         return e.with_changes(lpar=[], rpar=[])
