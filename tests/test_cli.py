@@ -146,6 +146,11 @@ def test_sarif_output_validates_against_required_fields(tree):
         },
     }
     jsonschema.validate(log, schema)
+    # And the full SARIF 2.1.0 object model, as published by a SARIF validator package.
+    from sarif_pydantic import Sarif
+
+    parsed = Sarif.model_validate(log)
+    assert parsed.version == "2.1.0" and parsed.runs[0].results
     result = log["runs"][0]["results"][0]
     assert result["ruleId"].startswith("JAX2")
     assert result["fixes"][0]["artifactChanges"][0]["replacements"]
