@@ -1045,7 +1045,7 @@ class _FunctionChecker:
             return None
         annotated = all(info.annotations.get(p) in ("int", "bool", "str") for p in params)
         names = ", ".join(f"`{p}`" for p in params)
-        title = f"make {names} static (`static_argnames`)"
+        title = f"make {names} a static argument of `jax.jit`"
         if annotated:
             return self.ctx.rewrite(title, Safety.SAFE, replace=replace, imports=imports)
         return self.ctx.rewrite(
@@ -1056,33 +1056,53 @@ class _FunctionChecker:
         )
 
     def static_edit(self, jsite, params: list[str], imports) -> dict | None:
+        """Replacements that make `params` static at `jsite`, keeping its other options.
+
+        jax infers names from `static_argnums` (and numbers from `static_argnames`) only when
+        one of the two is given; with both, each lists exactly what is static. So: a site with
+        only `static_argnums` gets the positions added there; otherwise names are added to
+        `static_argnames` (and, when both exist, positions to `static_argnums` as well).
+        """
+        info = self.info
+        call = jsite.call
+        has_nums = call is not None and _kwarg_arg(call, "static_argnums") is not None
+        has_names = call is not None and _kwarg_arg(call, "static_argnames") is not None
+        positions = [info.positional.index(p) for p in params if p in info.positional]
+        if (has_nums and len(positions) != len(params)):
+            return None  # a keyword-only parameter next to static_argnums: leave it to a human
+        replace: dict = {}
+        if has_nums:
+            nums = list(jsite.static_argnums) + [i for i in positions if i not in jsite.static_argnums]
+            nums_text = "(" + ", ".join(map(str, nums)) + ("," if len(nums) == 1 else "") + ")"
+            replace[_kwarg_arg(call, "static_argnums").value] = self.parse_expr(nums_text)
+            if not has_names:
+                return replace
         existing = list(jsite.static_argnames)
         new_names = existing + [p for p in params if p not in existing]
         tuple_text = "(" + ", ".join(f'"{p}"' for p in new_names) + ("," if len(new_names) == 1 else "") + ")"
-        call = jsite.call
         if call is None:
             # bare decorator `@jax.jit` -> `@partial(jax.jit, static_argnames=(...))`
             deco = jsite.node
             partial = self.ref("functools.partial", imports)
             jit_text = self.ctx.module.code_for_node(deco.decorator)
-            new = self.parse_expr(f"{partial}({jit_text}, static_argnames={tuple_text})")
-            return {deco.decorator: new}
+            return {deco.decorator: self.parse_expr(f"{partial}({jit_text}, static_argnames={tuple_text})")}
         value = self.parse_expr(tuple_text)
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == "static_argnames":
-                return {arg.value: value}
+        if has_names:
+            replace[_kwarg_arg(call, "static_argnames").value] = value
+            return replace
         args = list(call.args)
         last = args[-1]
-        if last.comma is cst.MaybeSentinel.DEFAULT or isinstance(last.comma, cst.MaybeSentinel):
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            new_arg = cst.Arg(value=value, keyword=cst.Name("static_argnames"), equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
-        else:
-            new_arg = cst.Arg(value=value, keyword=cst.Name("static_argnames"), equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-                comma=last.comma)
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+        new_arg = cst.Arg(value=value, keyword=cst.Name("static_argnames"), equal=equal, comma=last.comma)
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return {call: call.with_changes(args=[*args, new_arg])}
+
+
+def _kwarg_arg(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
 
 
 # -- small syntax helpers -------------------------------------------------------------------
