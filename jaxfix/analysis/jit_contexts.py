@@ -172,6 +172,9 @@ class JitContexts:
         self.calls: list[CallSite] = []
         self.aliases: dict[str, FuncInfo] = {}  # f_jit -> f
         self.module_names: set[str] = set()
+        self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
+        self._children: dict[FuncInfo, list[FuncInfo]] = {}
+        self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         self._collect()
         self._find_entries()
         self._propagate()
@@ -187,12 +190,14 @@ class JitContexts:
 
     def call_sites_of(self, info: FuncInfo) -> list[CallSite]:
         """Calls of `info` by its name or by a jitted alias of it, anywhere in the module."""
-        out = []
-        for site in self.calls:
-            target = self._resolve_callee(site.call.func, site.caller, allow_attr=False)
-            if target is info:
-                out.append(site)
-        return out
+        if self._sites_by_target is None:
+            index: dict[FuncInfo, list[CallSite]] = {}
+            for site in self.calls:
+                target = self._resolve_callee(site.call.func, site.caller, allow_attr=False)
+                if target is not None:
+                    index.setdefault(target, []).append(site)
+            self._sites_by_target = index
+        return list(self._sites_by_target.get(info, ()))
 
     def bind_args(self, info: FuncInfo, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         """Parameter name -> argument expression for a call of `info`; None if it has *args/**kw."""
@@ -254,9 +259,29 @@ class JitContexts:
         ctx = self
 
         class V(cst.CSTVisitor):
+            """One pass: functions, methods, nested defs, lambdas, calls, and for each function the
+            calls and attribute reads of its own body with their innermost statement."""
+
             def __init__(self) -> None:
                 self.stack: list[FuncInfo] = []
+                self.stmts: list[list[cst.CSTNode]] = [[]]
                 self.classes: list[str] = []
+
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)) and self.stack:
+                    self.stmts[-1].append(node)
+                return super().on_visit(node)
+
+            def on_leave(self, original_node: cst.CSTNode) -> None:
+                super().on_leave(original_node)
+                if isinstance(original_node, (cst.BaseStatement, cst.BaseSmallStatement)) and self.stack:
+                    if self.stmts[-1] and self.stmts[-1][-1] is original_node:
+                        self.stmts[-1].pop()
+
+            def _own(self, node: cst.CSTNode) -> None:
+                if self.stack:
+                    stmt = self.stmts[-1][-1] if self.stmts[-1] else None
+                    ctx._own_nodes.setdefault(self.stack[-1], []).append((node, stmt))
 
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
                 self.classes.append(node.name.value)
@@ -275,20 +300,28 @@ class JitContexts:
                 else:
                     ctx.nested.setdefault(parent, {})[node.name.value] = info
                 self.stack.append(info)
+                self.stmts.append([])
 
             def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
                 self.stack.pop()
+                self.stmts.pop()
 
             def visit_Lambda(self, node: cst.Lambda) -> None:
                 parent = self.stack[-1] if self.stack else None
                 info = ctx._new_info(node, parent, None)
                 self.stack.append(info)
+                self.stmts.append([])
 
             def leave_Lambda(self, node: cst.Lambda) -> None:
                 self.stack.pop()
+                self.stmts.pop()
 
             def visit_Call(self, node: cst.Call) -> None:
                 ctx.calls.append(CallSite(node, self.stack[-1] if self.stack else None))
+                self._own(node)
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                self._own(node)
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 if not self.stack and not self.classes:
@@ -524,34 +557,38 @@ class JitContexts:
         return entry
 
     def _propagate(self) -> None:
+        """Worklist to a fixpoint: analyse each traced function, push traced arguments into the
+        functions it calls, re-analyse those whose traced entry grew (and nested functions, whose
+        free variables come from the enclosing trace)."""
         for info in self.functions.values():
-            # nested functions of traced code are traced too (free variables come from the outer trace)
-            pass
-        for _ in range(12):
-            changed = False
-            for info in list(self.functions.values()):
-                if not info.in_trace:
-                    p = info.parent
-                    while p is not None and not p.in_trace:
-                        p = p.parent
-                    if p is not None:
-                        info.in_trace = True
-                        info.reasons.append(f"defined inside traced `{p.name}`")
-                        changed = True
-                    else:
-                        continue
-                entry = self._entry(info)
-                facts = analyse_function(info.node, self.names, entry, self._outer_lookup(info))
-                old = info.facts
-                info.facts = facts
-                if old is None or old.all_traced != facts.all_traced:
-                    changed = True
-                changed |= self._propagate_calls(info, facts)
-            if not changed:
-                break
+            if info.parent is not None:
+                self._children.setdefault(info.parent, []).append(info)
+        work = [i for i in self.functions.values() if i.in_trace]
+        queued = set(work)
+        budget = 20 * max(len(self.functions), 1)
+        while work and budget > 0:
+            budget -= 1
+            info = work.pop(0)
+            queued.discard(info)
+            entry = self._entry(info)
+            facts = analyse_function(info.node, self.names, entry, self._outer_lookup(info))
+            old = info.facts
+            info.facts = facts
+            wake: list[FuncInfo] = []
+            if old is None or old.all_traced != facts.all_traced:
+                for child in self._children.get(info, ()):
+                    if not child.in_trace:
+                        child.in_trace = True
+                        child.reasons.append(f"defined inside traced `{info.name}`")
+                    wake.append(child)
+            wake.extend(self._propagate_calls(info, facts))
+            for other in wake:
+                if other not in queued:
+                    queued.add(other)
+                    work.append(other)
 
-    def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> bool:
-        changed = False
+    def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
+        woken: list[FuncInfo] = []
         for node, stmt_env in self._calls_in(info):
             call = node
             callee = self._resolve_callee(call.func, info)
@@ -575,10 +612,10 @@ class JitContexts:
                     newly.add(callee.positional[0])
             if newly and not newly <= callee.entry_traced:
                 callee.entry_traced |= newly
-                changed = True
+                woken.append(callee)
             if newly and not callee.in_trace:
                 self._mark(callee, f"called from traced `{info.name}`")
-                changed = True
+                woken.append(callee)
         # properties read on traced objects
         for attr, env in self._attrs_in(info):
             props = [m for m in self.methods.get(attr.attr.value, []) if m.is_property]
@@ -587,15 +624,23 @@ class JitContexts:
                 if prop.positional and prop.positional[0] not in prop.entry_traced:
                     prop.entry_traced.add(prop.positional[0])
                     self._mark(prop, f"read on a traced object in `{info.name}`")
-                    changed = True
-        return changed
+                    woken.append(prop)
+        return woken
+
+    def _own_with_env(self, info: FuncInfo, kind):
+        facts = info.facts
+        entry = frozenset(facts.entry_traced)
+        out = []
+        for node, stmt in self._own_nodes.get(info, ()):
+            if isinstance(node, kind):
+                out.append((node, facts.before.get(stmt, entry) if stmt is not None else entry))
+        return out
 
     def _calls_in(self, info: FuncInfo):
-        facts = info.facts
-        return [(c, env) for c, env in _nodes_with_env(info.node, facts, cst.Call)]
+        return self._own_with_env(info, cst.Call)
 
     def _attrs_in(self, info: FuncInfo):
-        return [(a, env) for a, env in _nodes_with_env(info.node, info.facts, cst.Attribute)]
+        return self._own_with_env(info, cst.Attribute)
 
 
 def _nodes_with_env(func_node, facts: FunctionFacts, kind):

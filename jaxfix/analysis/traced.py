@@ -100,67 +100,77 @@ def _base_name(target: cst.BaseExpression) -> str | None:
 
 
 def assigned_names(node: cst.CSTNode) -> set[str]:
-    """Every local name bound anywhere under `node`, not descending into nested scopes."""
+    """Every local name bound anywhere in a function's body (statements only, not nested scopes;
+    walrus targets inside expressions are not seen)."""
     found: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            if n is not node:
-                found.add(n.name.value)
-                return False
-            return True
-
-        def visit_ClassDef(self, n: cst.ClassDef) -> bool:
-            found.add(n.name.value)
-            return False
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return n is node
-
-        def visit_ListComp(self, n) -> bool:
-            return False
-
-        def visit_SetComp(self, n) -> bool:
-            return False
-
-        def visit_DictComp(self, n) -> bool:
-            return False
-
-        def visit_GeneratorExp(self, n) -> bool:
-            return False
-
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            found.update(_target_names(n.target))
-
-        def visit_AugAssign(self, n: cst.AugAssign) -> None:
-            found.update(_target_names(n.target))
-
-        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
-            if n.value is not None:
-                found.update(_target_names(n.target))
-
-        def visit_For(self, n: cst.For) -> None:
-            found.update(_target_names(n.target))
-
-        def visit_WithItem(self, n: cst.WithItem) -> None:
-            if n.asname is not None:
-                found.update(_target_names(n.asname.name))
-
-        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
-            found.update(_target_names(n.target))
-
-        def visit_ExceptHandler(self, n: cst.ExceptHandler) -> None:
-            if n.name is not None:
-                found.update(_target_names(n.name.name))
-
-        def visit_ImportAlias(self, n: cst.ImportAlias) -> None:
-            if n.asname is not None:
-                found.update(_target_names(n.asname.name))
-            elif isinstance(n.name, cst.Name):
-                found.add(n.name.value)
-
-    node.visit(V())
+    if isinstance(node, cst.Lambda):
+        return found
+    body = node.body if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
+    _bound_in_block(body, found)
     return found
+
+
+def _bound_in_block(block, found: set[str]) -> None:
+    if block is None:
+        return
+    if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        stmts = block.body
+    elif isinstance(block, (list, tuple)):
+        stmts = block
+    else:
+        stmts = [block]
+    for s in stmts:
+        if isinstance(s, cst.SimpleStatementLine):
+            _bound_in_block(list(s.body), found)
+        elif isinstance(s, cst.Assign):
+            for t in s.targets:
+                found.update(_target_names(t.target))
+        elif isinstance(s, (cst.AugAssign, cst.AnnAssign)):
+            if not isinstance(s, cst.AnnAssign) or s.value is not None:
+                found.update(_target_names(s.target))
+        elif isinstance(s, (cst.Import, cst.ImportFrom)):
+            if isinstance(s.names, cst.ImportStar):
+                continue
+            for alias in s.names:
+                if alias.asname is not None:
+                    found.update(_target_names(alias.asname.name))
+                else:
+                    top = alias.name
+                    while isinstance(top, cst.Attribute):
+                        top = top.value
+                    if isinstance(top, cst.Name):
+                        found.add(top.value)
+        elif isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+            found.add(s.name.value)
+        elif isinstance(s, cst.If):
+            _bound_in_block(s.body, found)
+            _bound_in_block(s.orelse, found)
+        elif isinstance(s, cst.Else):
+            _bound_in_block(s.body, found)
+        elif isinstance(s, (cst.For, cst.While)):
+            if isinstance(s, cst.For):
+                found.update(_target_names(s.target))
+            _bound_in_block(s.body, found)
+            if s.orelse is not None:
+                _bound_in_block(s.orelse.body, found)
+        elif isinstance(s, cst.With):
+            for item in s.items:
+                if item.asname is not None:
+                    found.update(_target_names(item.asname.name))
+            _bound_in_block(s.body, found)
+        elif isinstance(s, cst.Try) or type(s).__name__ == "TryStar":
+            _bound_in_block(s.body, found)
+            for h in s.handlers:
+                if h.name is not None:
+                    found.update(_target_names(h.name.name))
+                _bound_in_block(h.body, found)
+            if s.orelse is not None:
+                _bound_in_block(s.orelse.body, found)
+            if s.finalbody is not None:
+                _bound_in_block(s.finalbody.body, found)
+        elif isinstance(s, cst.Match):
+            for case in s.cases:
+                _bound_in_block(case.body, found)
 
 
 def param_names(params: cst.Parameters) -> list[str]:
