@@ -1,6 +1,6 @@
 """Python control flow on values that are traced inside `jax.jit` (and vmap, lax bodies).
 
-# What it does
+## What it does
 Finds Python `if`/`elif`/conditional expressions (JAX301), `while` loops (JAX302) and
 `for ... in range(...)` loops (JAX303) whose condition or bound is a traced value inside a
 function that runs under a trace; `int()`/`float()`/`bool()`/`.item()`/`.tolist()` on traced
@@ -15,18 +15,18 @@ non-static parameters and everything computed from them, including any `jax.nump
 Conditions on `.shape`, `.ndim`, `.dtype`, `.size`, `len()`, `isinstance()`, `is None`, static
 arguments, literals and module constants are static and never flagged.
 
-# Why is this bad?
+## Why is this bad?
 Under a trace a value has no concrete Python truth value or integer value: the code raises
 `TracerBoolConversionError`, `ConcretizationTypeError`, `TracerIntegerConversionError` or
 `TracerArrayConversionError` the first time it is traced. The code only ever worked eagerly.
 
-# Known problems
+## Known problems
 The analysis is within one module. A parameter that callers in other modules pass as a Python
 value is assumed traced unless it has a literal default that no call site in this module passes.
 A `jnp.where` rewrite broadcasts: if the two original branches returned different shapes, the
 rewrite returns the broadcast shape (the original could never run under jit anyway).
 
-# Example
+## Example
 ```python
 @jax.jit
 def f(x):
@@ -36,14 +36,14 @@ def f(x):
         return 2 * x
 ```
 
-# Use instead
+## Use instead
 ```python
 @jax.jit
 def f(x):
     return jnp.where(x > 0, x, 2 * x)
 ```
 
-# Fix, decided per site
+## Fix, decided per site
 - **`static_argnames`** when every condition at the site depends only on parameters that every
   call site in the module passes as hashable literals (a config flag, a mode string, a loop
   bound), and the function is jitted here with `jax.jit`: the name is added to the
@@ -70,10 +70,10 @@ def f(x):
 - JAX306: `np.name(...)` becomes `jnp.name(...)` for functions `jax.numpy` provides with the
   same semantics.
 
-# Options
+## Options
 None.
 
-# Fix safety
+## Fix safety
 The reference behaviour is the original run eagerly (`jax.disable_jit()`), since it cannot run
 under jit. Fixes are **safe** when the rewrite computes the same values, dtypes and gradients
 for every input the original accepted eagerly. They are **unsafe** (message says which hazard)
@@ -87,7 +87,7 @@ differentiated in the module and the fix uses `while_loop`/`fori_loop` with trac
 once); `a and b` becomes `logical_and` on operands that are not comparisons (the original returns
 an operand, the rewrite a boolean array).
 
-# References
+## References
 - https://docs.jax.dev/en/latest/control-flow.html
 - https://docs.jax.dev/en/latest/errors.html
 - https://docs.jax.dev/en/latest/_autosummary/jax.lax.cond.html
