@@ -1034,7 +1034,9 @@ class _FunctionChecker:
                     return None
         # with those parameters static, every condition at the site must become static
         entry = set(self.facts.entry_traced) - set(params)
-        again = analyse_function(info.node, self.names, entry, self.facts.outer_traced)
+        again = analyse_function(
+            info.node, self.names, entry, self.facts.outer_traced, self.facts.receiver, self.facts.static_fields
+        )
         stmt = site if site in again.before else None
         env = again.env_before(stmt) if stmt is not None else frozenset(again.all_traced)
         if any(again.expr_traced(e, env) for e in exprs):

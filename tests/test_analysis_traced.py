@@ -288,3 +288,27 @@ def test_nested_functions_see_the_enclosing_trace():
     ret = inner.node.body.body[0].body[0].value
     assert isinstance(ret, cst.BinaryOperation)
     assert facts.traced(ret.left) and not facts.traced(ret.right)
+
+
+def test_static_fields_of_pytree_classes_are_static():
+    jc = contexts(
+        """
+        from typing import Callable
+        import equinox as eqx
+        import jax
+        class M(eqx.Module):
+            w: jax.Array
+            depth: int
+            act: Callable
+            mode: str = eqx.field(static=True)
+            def __call__(self, x):
+                d = self.depth
+                a = self.w
+                return x
+        @jax.jit
+        def run(model, x):
+            return model(x)
+        """
+    )
+    traced = traced_names(jc, "__call__")
+    assert "a" in traced and "d" not in traced

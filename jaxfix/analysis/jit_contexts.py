@@ -62,6 +62,9 @@ BODY_ARGS: dict[str, tuple[int, ...]] = {
     "jax.checkpoint": (0,),
     "jax.remat": (0,),
 }
+STATIC_FIELD_TYPES = frozenset(
+    {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
+)
 BODY_KEYWORDS = {"f", "body_fun", "cond_fun", "true_fun", "false_fun", "fun", "branches"}
 
 
@@ -174,6 +177,7 @@ class JitContexts:
         self.module_names: set[str] = set()
         self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
+        self.static_fields: dict[str, set[str]] = {}
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         self._collect()
         self._find_entries()
@@ -285,6 +289,7 @@ class JitContexts:
 
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
                 self.classes.append(node.name.value)
+                ctx.static_fields[node.name.value] = ctx._class_static_fields(node)
 
             def leave_ClassDef(self, node: cst.ClassDef) -> None:
                 self.classes.pop()
@@ -330,6 +335,33 @@ class JitContexts:
                             ctx.module_names.add(t.target.value)
 
         self.module.visit(V())
+
+    def _class_static_fields(self, node: cst.ClassDef) -> set[str]:
+        """Fields declared with a non-array annotation (`depth: int`, `act: Callable`) or marked
+        static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`): pytree aux data or
+        Python config, not traced leaves."""
+        out: set[str] = set()
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+                    continue
+                ann = small.annotation.annotation
+                if isinstance(ann, cst.Subscript):
+                    ann = ann.value
+                qual = self.names.qualify(ann) or ""
+                if qual.rsplit(".", 1)[-1] in STATIC_FIELD_TYPES:
+                    out.add(small.target.value)
+                    continue
+                value = small.value
+                if isinstance(value, cst.Call) and (self.names.qualify(value.func) or "").endswith("field"):
+                    for arg in value.args:
+                        kw = arg.keyword.value if arg.keyword is not None else None
+                        lit = arg.value.value if isinstance(arg.value, cst.Name) else None
+                        if (kw == "static" and lit == "True") or (kw == "pytree_node" and lit == "False"):
+                            out.add(small.target.value)
+        return out
 
     # -- name resolution --------------------------------------------------------
     def _lookup(self, name: str, scope: FuncInfo | None) -> FuncInfo | None:
@@ -571,7 +603,15 @@ class JitContexts:
             info = work.pop(0)
             queued.discard(info)
             entry = self._entry(info)
-            facts = analyse_function(info.node, self.names, entry, self._outer_lookup(info))
+            receiver = info.positional[0] if info.is_method and info.positional else None
+            facts = analyse_function(
+                info.node,
+                self.names,
+                entry,
+                self._outer_lookup(info),
+                receiver=receiver,
+                static_fields=self.static_fields.get(info.class_name or "", ()),
+            )
             old = info.facts
             info.facts = facts
             wake: list[FuncInfo] = []

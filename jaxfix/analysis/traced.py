@@ -195,6 +195,9 @@ class FunctionFacts:
     before: dict[cst.CSTNode, frozenset[str]] = field(default_factory=dict)
     all_traced: set[str] = field(default_factory=set)
     exit_traced: frozenset[str] = frozenset()
+    # `self`-like parameter name and the fields of its class that hold static (non-array) values
+    receiver: str | None = None
+    static_fields: frozenset[str] = frozenset()
 
     # -- queries ----------------------------------------------------------
     def env_before(self, stmt: cst.CSTNode) -> frozenset[str]:
@@ -221,6 +224,13 @@ class FunctionFacts:
             return False
         if isinstance(e, cst.Attribute):
             if e.attr.value in STATIC_ATTRS:
+                return False
+            if (
+                self.receiver is not None
+                and isinstance(e.value, cst.Name)
+                and e.value.value == self.receiver
+                and e.attr.value in self.static_fields
+            ):
                 return False
             return t(e.value)
         if isinstance(e, cst.Subscript):
@@ -431,7 +441,16 @@ def analyse_function(
     names: ImportMap,
     entry_traced: Iterable[str],
     outer_traced: Callable[[str], bool] = lambda name: False,
+    receiver: str | None = None,
+    static_fields: Iterable[str] = (),
 ) -> FunctionFacts:
-    facts = FunctionFacts(node=node, names=names, entry_traced=frozenset(entry_traced), outer_traced=outer_traced)
+    facts = FunctionFacts(
+        node=node,
+        names=names,
+        entry_traced=frozenset(entry_traced),
+        outer_traced=outer_traced,
+        receiver=receiver,
+        static_fields=frozenset(static_fields),
+    )
     _Walker(facts).run()
     return facts
