@@ -296,3 +296,41 @@ def test_noqa_suppresses():
         """
     )
     assert result.findings == []
+
+
+def test_while_with_literal_init_changed_by_traced_values_is_unsafe():
+    result = run(
+        """
+        import jax
+
+        @jax.jit
+        def geometric(r, tol):
+            total = 0
+            term = 1.0
+            while term > tol:
+                total = total + term
+                term = term * r
+            return total
+        """
+    )
+    assert rows(result) == [("JAX302", "unsafe")]
+    assert "`total` starts as a Python number" in result.findings[0].message
+    assert result.fixed_source is None
+    fixed = run(textwrap.dedent(result.source), unsafe=True).fixed_source
+    assert "total, term = jax.lax.while_loop(loop_cond, loop_body, (total, term))" in fixed
+
+
+def test_counter_only_carry_is_safe():
+    result = run(
+        """
+        import jax
+
+        @jax.jit
+        def count(n):
+            i = 0
+            while i * i < n:
+                i += 1
+            return i
+        """
+    )
+    assert rows(result) == [("JAX302", "safe")]
