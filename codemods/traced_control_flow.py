@@ -455,7 +455,9 @@ class _FunctionChecker:
         return self.finding("JAX301", n, desc, fix)
 
     def fix_if(self, n: cst.If, chain: list[cst.If]) -> Fix:
-        problem = self.branch_problem(n)
+        problem = self.branch_problem(n) or next(
+            (p for b in chain if (p := self.guard_problem(b.test, b)) is not None), None
+        )
         if problem:
             return self.ctx.manual(problem)
         block, index = self.enclosing_block(n)
@@ -480,6 +482,28 @@ class _FunctionChecker:
                 return f"a branch uses `{kind}`, which cannot move into a `lax.cond` branch function"
             if kind in ("break", "continue"):
                 return f"`{kind}` inside a branch: rewrite the loop with `lax.while_loop` by hand"
+        return None
+
+    def guard_problem(self, test: cst.BaseExpression, stmt) -> str | None:
+        """`mask is not None and mask.any()`: the static operand guards code that would fail when
+        it is false, and `jnp.where`/`lax.cond` evaluate or trace both sides."""
+        parts: list[cst.BaseExpression] = []
+
+        def flatten(e: cst.BaseExpression) -> None:
+            if isinstance(e, cst.BooleanOperation):
+                flatten(e.left)
+                flatten(e.right)
+            else:
+                parts.append(e)
+
+        flatten(test)
+        if len(parts) > 1:
+            static = [p for p in parts if not self.traced(p, stmt)]
+            if static:
+                return (
+                    f"the static part `{self.code(static[0])}` of the condition may guard the branch: "
+                    "split it into an outer Python `if` on the static part and an inner condition on the traced part"
+                )
         return None
 
     def enclosing_block(self, n: cst.CSTNode) -> tuple[cst.IndentedBlock | None, int]:
@@ -814,6 +838,9 @@ class _FunctionChecker:
         static = self.static_fix([n.test], n)
         if static is not None:
             return static
+        problem = self.guard_problem(n.test, None)
+        if problem:
+            return self.ctx.manual(problem)
         imports: list[ImportRequest] = []
         hazards: list[str] = []
         where = self.where_chain([(n.test, n.body)], n.orelse, imports, hazards)
@@ -973,7 +1000,7 @@ class _FunctionChecker:
         static = self.static_fix([n.test], n)
         if static is not None:
             return static
-        problem = self.loop_problem(n)
+        problem = self.loop_problem(n) or self.guard_problem(n.test, n)
         if problem:
             return self.ctx.manual(problem)
         carried, problem = self.carried(n, set())

@@ -312,3 +312,21 @@ def test_static_fields_of_pytree_classes_are_static():
     )
     traced = traced_names(jc, "__call__")
     assert "a" in traced and "d" not in traced
+
+
+def test_module_functions_are_not_mistaken_for_methods():
+    jc = contexts(
+        """
+        import jax
+        import jax.numpy as jnp
+        class Table:
+            def where(self, c, a, b):
+                if c:
+                    return a
+                return b
+        @jax.jit
+        def f(x):
+            return jnp.where(x > 0, x, 0.0)
+        """
+    )
+    assert not fn(jc, "where").in_trace

@@ -334,3 +334,22 @@ def test_counter_only_carry_is_safe():
         """
     )
     assert rows(result) == [("JAX302", "safe")]
+
+
+def test_condition_mixing_a_static_guard_and_a_traced_test_is_manual():
+    result = run(
+        """
+        import jax
+
+        @jax.jit
+        def f(x, mask=None):
+            if mask is not None and mask.any():
+                x = x * mask
+            return x
+
+        def use(x):
+            return f(x, x > 0)
+        """
+    )
+    assert rows(result) == [("JAX301", "manual")]
+    assert "split it into an outer Python `if`" in result.findings[0].message

@@ -381,6 +381,11 @@ class JitContexts:
         if isinstance(func, cst.Lambda):
             return self.functions.get(func)
         if allow_attr and isinstance(func, cst.Attribute):
+            head = func.value
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(head, cst.Name) and head.value in self.names.bindings:
+                return None  # `jnp.where(...)`, `np.sum(...)`: a module's function, not a method
             candidates = [m for m in self.methods.get(func.attr.value, []) if m.is_method and not m.is_property]
             if len(candidates) == 1:
                 return candidates[0]
