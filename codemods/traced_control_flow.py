@@ -215,6 +215,7 @@ class _FunctionChecker:
         self.facts = info.facts
         self.covered: set[cst.CSTNode] = set()
         self.names = ctx.names
+        self._taken: set[str] | None = None
 
     # -- traversal ------------------------------------------------------------------
     def run(self) -> Iterator[Finding]:
@@ -343,13 +344,22 @@ class _FunctionChecker:
         return cst.parse_expression(text, config=self.ctx.module.config_for_parsing)
 
     def unique(self, base: str) -> str:
-        used = self.names.used_names | set(self.jc.module_funcs) | set(self.facts.locals)
+        """A name free in this function: not read or bound in it, nor at module level, nor an
+        enclosing function's local, nor given to another fix of this function in this scan."""
+        if self._taken is None:
+            taken = set(_names_read(self.info.node)) | set(self.jc.module_funcs) | set(self.jc.module_names)
+            taken |= set(self.names.bindings)
+            parent = self.info.parent
+            while parent is not None:
+                taken |= parent.facts.locals if parent.facts is not None else set()
+                parent = parent.parent
+            self._taken = taken
         name = base
         i = 1
-        while name in used:
+        while name in self._taken:
             i += 1
             name = f"{base}_{i}"
-        self.names.used_names.add(name)  # later fixes in the same scan see it as taken
+        self._taken.add(name)
         return name
 
     # -- JAX304 / JAX306 ---------------------------------------------------------------
@@ -463,7 +473,7 @@ class _FunctionChecker:
         block, index = self.enclosing_block(n)
         if block is None:
             return self.ctx.manual("the `if` is not in a plain block")
-        if _always_returns(n.body.body) or any(_contains_return(b.body.body) for b in chain) or (
+        if _always_returns(_stmts(n.body)) or any(_contains_return(_stmts(b.body)) for b in chain) or (
             _final_else(chain) is not None and _contains_return(_final_else(chain))
         ):
             return self.fix_if_return(n, chain, block, index)
@@ -483,6 +493,10 @@ class _FunctionChecker:
             if kind in ("break", "continue"):
                 return f"`{kind}` inside a branch: rewrite the loop with `lax.while_loop` by hand"
         return None
+
+    def has_comments(self, n: cst.CSTNode) -> bool:
+        own = n.with_changes(leading_lines=[]) if hasattr(n, "leading_lines") else n
+        return "#" in self.ctx.module.code_for_node(own)
 
     def guard_problem(self, test: cst.BaseExpression, stmt) -> str | None:
         """`mask is not None and mask.any()`: the static operand guards code that would fail when
@@ -529,7 +543,7 @@ class _FunctionChecker:
         imports: list[ImportRequest] = []
         hazards: list[str] = []
         removals = {s: cst.RemoveFromParent() for s in rest}
-        where = self.where_for_returns(n, chain, rest, imports, hazards)
+        where = None if self.has_comments(n) else self.where_for_returns(n, chain, rest, imports, hazards)
         if where is not None:
             new_stmt = self.parse_stmt(f"return {where}\n", at=n).with_changes(leading_lines=n.leading_lines)
             return self.finish(
@@ -556,14 +570,14 @@ class _FunctionChecker:
         )
 
     def return_paths(self, n: cst.If, rest: list[cst.BaseStatement]):
-        body = list(n.body.body)
+        body = _stmts(n.body)
         orelse = n.orelse
         if orelse is None:
             false_path = rest
         elif isinstance(orelse, cst.If):
             false_path = [_as_if(orelse)] + rest
         else:
-            false_path = list(orelse.body.body) + rest
+            false_path = _stmts(orelse.body) + rest
         if not _always_returns(body):
             return None
         if not _always_returns(false_path):
@@ -576,7 +590,7 @@ class _FunctionChecker:
         """`jnp.where(c1, A, jnp.where(c2, B, C))` when every branch is one cheap `return`."""
         values = []
         for branch in chain:
-            stmts = list(branch.body.body)
+            stmts = _stmts(branch.body)
             if len(stmts) != 1 or _ret_value(stmts[0]) is None:
                 return None
             values.append((branch.test, _ret_value(stmts[0])))
@@ -692,7 +706,7 @@ class _FunctionChecker:
 
     # assignment form
     def fix_if_assign(self, n: cst.If, chain: list[cst.If]) -> Fix:
-        branches = [list(b.body.body) for b in chain]
+        branches = [_stmts(b.body) for b in chain]
         final = _final_else(chain)
         branches.append(final if final is not None else [])
         assigned: list[str] = []
@@ -712,8 +726,8 @@ class _FunctionChecker:
                 )
         imports: list[ImportRequest] = []
         hazards: list[str] = []
-        # jnp.where: one variable, each branch one simple assignment
-        if len(assigned) == 1:
+        # jnp.where: one variable, each branch one simple assignment (comments survive only in lax.cond)
+        if len(assigned) == 1 and not self.has_comments(n):
             var = assigned[0]
             values = []
             ok = True
@@ -732,14 +746,15 @@ class _FunctionChecker:
                         "replace with `jnp.where`", hazards, replace={n: new_stmt}, imports=imports, span=n
                     )
         # lax.cond with the assigned variables as outputs
-        values_literal = []
-        for body in branches:
-            for s in body:
-                for small in getattr(s, "body", []) if isinstance(s, cst.SimpleStatementLine) else []:
-                    if isinstance(small, cst.Assign):
-                        values_literal.append(small.value)
-        if self.literal_mismatch(values_literal + [None]) and any(_number_literal(v) for v in values_literal):
-            hazards.append("a branch assigns a Python number: check both branches give the same dtype")
+        for var in assigned:
+            kinds = set()
+            for body in branches:
+                value = _single_assignment_value(_assignments_of(body, var), var)
+                if value is None or value is False:
+                    continue
+                kinds.add(_number_literal(value) or "array")
+            if len(kinds) > 1 and kinds != {"float", "array"}:
+                hazards.append(f"`{var}` is a Python number in one branch and an array in another: check the dtypes agree")
         operands = [v for v in assigned if v in bound]
         outs = ", ".join(assigned) + ("," if len(assigned) == 1 and False else "")
         ret = assigned[0] if len(assigned) == 1 else ", ".join(assigned)
@@ -876,7 +891,7 @@ class _FunctionChecker:
         return None
 
     def carried(self, n, exclude: set[str]) -> tuple[list[str], str | None]:
-        body_assigned = _ordered_assigned(list(n.body.body))
+        body_assigned = _ordered_assigned(_stmts(n.body))
         bound = self.bound_before(n)
         carried = [v for v in body_assigned if v in bound and v not in exclude]
         after_reads = self.reads_after(n) | _names_read(n.test if isinstance(n, cst.While) else None)
@@ -982,7 +997,7 @@ class _FunctionChecker:
         self.carry_hazards(n, carried, hazards)
         fori = self.ref("jax.lax.fori_loop", imports)
         name = self.unique("loop_body")
-        body = list(n.body.body)
+        body = _stmts(n.body)
         if len(carried) == 1:
             fdef = self.make_def(name, [loop_var, carried[0]], body, carried[0])
             call = f"{carried[0]} = {fori}({lo}, {hi}, {name}, {carried[0]})\n"
@@ -1014,7 +1029,7 @@ class _FunctionChecker:
         wl = self.ref("jax.lax.while_loop", imports)
         c_name, b_name = self.unique("loop_cond"), self.unique("loop_body")
         pred = self.ctx.module.code_for_node(self.predicate(n.test, imports))
-        body = list(n.body.body)
+        body = _stmts(n.body)
         ret_stmt = self.parse_stmt(f"return {pred}\n")
         if len(carried) == 1:
             v = carried[0]
@@ -1152,6 +1167,13 @@ def _strip_parens(e: cst.BaseExpression) -> cst.BaseExpression:
     return e
 
 
+def _stmts(block) -> list[cst.BaseStatement]:
+    """The statements of a block; a one-line suite (`if c: a = 1; b = 2`) becomes one statement line."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=list(block.body))]
+    return list(block.body)
+
+
 def _if_chain(n: cst.If) -> list[cst.If]:
     chain = [n]
     while isinstance(chain[-1].orelse, cst.If):
@@ -1162,7 +1184,7 @@ def _if_chain(n: cst.If) -> list[cst.If]:
 def _final_else(chain: list[cst.If]) -> list[cst.BaseStatement] | None:
     orelse = chain[-1].orelse
     if isinstance(orelse, cst.Else):
-        return list(orelse.body.body)
+        return _stmts(orelse.body)
     return None
 
 
@@ -1185,8 +1207,8 @@ def _always_returns(stmts: list[cst.BaseStatement]) -> bool:
     if isinstance(last, cst.If):
         if last.orelse is None:
             return False
-        other = [last.orelse] if isinstance(last.orelse, cst.If) else list(last.orelse.body.body)
-        return _always_returns(list(last.body.body)) and _always_returns(other)
+        other = [last.orelse] if isinstance(last.orelse, cst.If) else _stmts(last.orelse.body)
+        return _always_returns(_stmts(last.body)) and _always_returns(other)
     return False
 
 
@@ -1470,6 +1492,17 @@ def _single_assignment_value(body, var: str):
             right=right,
         )
     return False
+
+
+def _assignments_of(body, var: str) -> list[cst.BaseStatement]:
+    """The statement lines of `body` whose last small statement assigns `var` (for dtype checks)."""
+    out = []
+    for s in body:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                if var in assigned_names_in_small(small):
+                    out = [cst.SimpleStatementLine(body=[small])]
+    return out
 
 
 def _names_read(node) -> set[str]:

@@ -353,3 +353,31 @@ def test_condition_mixing_a_static_guard_and_a_traced_test_is_manual():
     )
     assert rows(result) == [("JAX301", "manual")]
     assert "split it into an outer Python `if`" in result.findings[0].message
+
+
+def test_one_line_suites_and_comments_survive():
+    result = run(
+        """
+        import jax
+
+        @jax.jit
+        def f(x):
+            if x > 0: return x
+            return -x
+
+        @jax.jit
+        def h(x):
+            with jax.named_scope("s"):
+                if x > 0:
+                    # keep me
+                    x = x * 2  # trailing
+                else:
+                    x = x - 1
+            return x
+        """
+    )
+    fixed = result.fixed_source
+    assert "return jax.numpy.where(x > 0, x, -x)" in fixed
+    # branches with comments go to lax.cond, which keeps the statements (and comments) verbatim
+    assert "        # keep me\n            x = x * 2  # trailing\n" in fixed
+    assert 'with jax.named_scope("s"):\n        def true_branch(x):' in fixed
