@@ -5,7 +5,8 @@ Finds Python `if`/`elif`/conditional expressions (JAX301), `while` loops (JAX302
 `for ... in range(...)` loops (JAX303) whose condition or bound is a traced value inside a
 function that runs under a trace; `int()`/`float()`/`bool()`/`.item()`/`.tolist()` on traced
 values (JAX304); `assert`, `and`, `or` and `not` on traced values (JAX305); and NumPy (not
-`jax.numpy`) array functions applied to traced values (JAX306).
+`jax.numpy`) array functions applied to traced values (JAX306); array shapes and slice bounds
+computed from traced values (`jnp.zeros(n)`, `jnp.arange(n)`, `x[:n]`; JAX307).
 
 A function runs under a trace when it is decorated with `@jax.jit`, `@partial(jax.jit, ...)`,
 `@eqx.filter_jit`, `@jax.vmap`, wrapped by `jax.jit(f, ...)` anywhere in the module, passed as a
@@ -66,6 +67,8 @@ def f(x):
   attribute or item assignment) in a branch or loop body, `raise`, a variable first assigned
   inside a branch or loop and used afterwards, an early return inside a loop or nested block,
   `int()`/`.item()`, `assert`, and NumPy functions that `jax.numpy` does not have.
+- JAX307 a traced shape or slice bound: `static_argnames` when the call sites allow it, else
+  **manual** (the output shape would depend on data).
 - JAX305 `a and b` / `not a` outside a condition: `jnp.logical_and`/`logical_or`/`logical_not`.
 - JAX306: `np.name(...)` becomes `jnp.name(...)` for functions `jax.numpy` provides with the
   same semantics.
@@ -151,6 +154,21 @@ NP_TO_JNP = frozenset(
     inner tensordot einsum linspace tile diag diagonal tril triu sort argsort flip roll cos hypot
     zeros_like ones_like full_like nan_to_num heaviside sinc deg2rad rad2deg degrees radians""".split()
 )
+# jax.numpy functions whose arguments at these positions / keywords are shapes or sizes
+SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "zeros": ((0,), ("shape",)),
+    "ones": ((0,), ("shape",)),
+    "empty": ((0,), ("shape",)),
+    "full": ((0,), ("shape",)),
+    "arange": ((0, 1, 2), ("start", "stop", "step")),
+    "eye": ((0, 1), ("N", "M")),
+    "identity": ((0,), ("n",)),
+    "linspace": ((2,), ("num",)),
+    "reshape": ((1,), ("shape", "newshape")),
+    "broadcast_to": ((1,), ("shape",)),
+    "tri": ((0, 1), ("N", "M")),
+    "repeat": ((), ("total_repeat_length",)),
+}
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 
 _FAMILY = "traced-control-flow"
@@ -167,6 +185,7 @@ class TracedControlFlowRule(Rule):
         Code("JAX304", "traced-to-python", "`int()`/`float()`/`bool()`/`.item()`/`.tolist()` on a traced value", "never"),
         Code("JAX305", "traced-bool-op", "`assert`/`and`/`or`/`not` on a traced value", "sometimes"),
         Code("JAX306", "numpy-on-traced", "NumPy (not jax.numpy) function on a traced value", "sometimes"),
+        Code("JAX307", "traced-shape", "array shape or slice bound computed from a traced value", "sometimes"),
     )
     prefilter = ("jit", "vmap", "lax", "pmap")
     verify_reference = "eager"
@@ -293,7 +312,9 @@ class _FunctionChecker:
                 return self.finding("JAX305", n, f"`not` on traced `{self.code(n.expression)}`", self.fix_boolop(n))
             return None
         if isinstance(n, cst.Call):
-            return self.check_call(n, stmt)
+            return self.check_call(n, stmt) or self.check_shape_call(n, stmt)
+        if isinstance(n, cst.Subscript):
+            return self.check_slice(n, stmt)
         return None
 
     def cover(self, expr: cst.CSTNode) -> None:
@@ -361,6 +382,40 @@ class _FunctionChecker:
             name = f"{base}_{i}"
         self._taken.add(name)
         return name
+
+    # -- JAX307 shapes and slices ----------------------------------------------------------
+    def check_shape_call(self, n: cst.Call, stmt) -> Finding | None:
+        q = self.names.qualify(n.func) or ""
+        if not q.startswith("jax.numpy."):
+            return None
+        positions, keywords = SHAPE_ARGS.get(q.rsplit(".", 1)[-1], ((), ()))
+        if not positions and not keywords:
+            return None
+        pos = [a.value for a in n.args if a.keyword is None and not a.star]
+        shape_args = [pos[i] for i in positions if i < len(pos)]
+        shape_args += [a.value for a in n.args if a.keyword is not None and a.keyword.value in keywords]
+        traced = [a for a in shape_args if self.traced(a, stmt)]
+        if not traced:
+            return None
+        fix = self.static_fix(traced, n) or self.ctx.manual(
+            "the output shape would depend on a traced value: make it a static argument, "
+            "or use a fixed maximum size with masking"
+        )
+        return self.finding("JAX307", n, f"`{q.rsplit('.', 1)[-1]}` gets traced size `{self.code(traced[0])}`", fix)
+
+    def check_slice(self, n: cst.Subscript, stmt) -> Finding | None:
+        bounds = []
+        for el in n.slice:
+            if isinstance(el.slice, cst.Slice):
+                bounds += [b for b in (el.slice.lower, el.slice.upper, el.slice.step) if b is not None]
+        traced = [b for b in bounds if self.traced(b, stmt)]
+        if not traced:
+            return None
+        fix = self.static_fix(traced, n) or self.ctx.manual(
+            "slice bounds must be static: use `lax.dynamic_slice` with a static size, "
+            "or make the bound a static argument"
+        )
+        return self.finding("JAX307", n, f"slice bound `{self.code(traced[0])}` is traced", fix)
 
     # -- JAX304 / JAX306 ---------------------------------------------------------------
     def check_call(self, n: cst.Call, stmt) -> Finding | None:

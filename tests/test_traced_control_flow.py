@@ -31,7 +31,7 @@ def rows(result) -> list[tuple[str, str]]:
 def test_rule_metadata():
     rule = TracedControlFlowRule
     assert rule.name == "traced-control-flow"
-    assert [c.code for c in rule.codes] == ["JAX301", "JAX302", "JAX303", "JAX304", "JAX305", "JAX306"]
+    assert [c.code for c in rule.codes] == ["JAX301", "JAX302", "JAX303", "JAX304", "JAX305", "JAX306", "JAX307"]
     assert rule.verify_reference == "eager"
     doc = rule.doc()
     for section in ("What it does", "Why is this bad?", "Known problems", "Example", "Use instead", "Fix safety"):
@@ -381,3 +381,23 @@ def test_one_line_suites_and_comments_survive():
     # branches with comments go to lax.cond, which keeps the statements (and comments) verbatim
     assert "        # keep me\n            x = x * 2  # trailing\n" in fixed
     assert 'with jax.named_scope("s"):\n        def true_branch(x):' in fixed
+
+
+def test_traced_shapes_and_slices():
+    result = run(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def bad(x, k):
+            return jnp.zeros(k) + x[:k].sum() + x[k]
+
+        @jax.jit
+        def fine(x):
+            n = x.shape[0]
+            return jnp.arange(n) + x[: n // 2].sum() + jnp.zeros((n, 2)).sum() + jnp.arange(3)
+        """
+    )
+    assert rows(result) == [("JAX307", "manual"), ("JAX307", "manual")]
+    assert "output shape would depend on a traced value" in result.findings[0].message

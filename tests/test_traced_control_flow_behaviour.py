@@ -80,9 +80,8 @@ def assert_trees_equal(a, b, where="out"):
 
 
 def _raises_under_jit(case, driver) -> bool:
-    module = load(case.input)
     try:
-        driver.drive(module)
+        driver.drive(load(case.input))
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError,
             jax.errors.TracerArrayConversionError, TypeError, IndexError):
         return True
