@@ -170,7 +170,7 @@ def test_fix_dry_run_prints_diff_and_writes_nothing(tree):
     before = (tree / "bad.py").read_bytes()
     code, out, err = cli("fix", str(tree))
     assert code == 1
-    assert out.startswith(f"--- a/{tree / 'bad.py'}") and "+++" in out
+    assert out.startswith(f"--- {tree / 'bad.py'}") and "+++" in out
     assert (tree / "bad.py").read_bytes() == before
     assert "Would fix 1 problem in 1 file" in err
 
