@@ -232,6 +232,9 @@ class PytreeCacheRule(Rule):
         for stmt in body:
             if not isinstance(stmt, cst.FunctionDef):
                 continue
+            decorated = {ctx.names.qualify(d.decorator) for d in stmt.decorators}
+            if decorated & {"staticmethod", "classmethod"}:
+                continue  # not keyed on an instance: no tracer, no unhashable self
             for dec in stmt.decorators:
                 target = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
                 name = ctx.names.qualify(target)
@@ -383,7 +386,11 @@ class _ClassFix:
         if anchor is None:
             new_body.extend(new_fields)
         for stmt in body:
-            new_body.append(self.replace.pop(stmt, stmt))
+            stmt_new = self.replace.pop(stmt, stmt)
+            if new_body and new_body[-1] is new_fields[-1] and isinstance(stmt_new, (cst.FunctionDef, cst.ClassDef)):
+                if not stmt_new.leading_lines:  # black: a blank line before a method after a field
+                    stmt_new = stmt_new.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            new_body.append(stmt_new)
             if stmt is anchor:
                 new_body.extend(new_fields)
         new_body.append(fill_method)
