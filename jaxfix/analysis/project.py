@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxfix.analysis.pytrees import ModuleSummary, class_kind, summarize
+from jaxfix.analysis.pytrees import ModuleSummary, class_kind, inherited_kind, summarize
 
 
 def module_name_for(path: str | os.PathLike) -> tuple[str, bool]:
@@ -43,17 +43,23 @@ class ProjectIndex:
             return self.paths[key]
         return module_name_for(path)
 
-    def kind_of(self, qualname: str, _seen: frozenset = frozenset()) -> tuple[str, str] | None:
-        """(kind, via) of the class `qualname` ("pkg.mod.Class") if the project defines a pytree by that name."""
+    def kind_of(
+        self, qualname: str, _seen: frozenset = frozenset(), *, inherited_only: bool = False
+    ) -> tuple[str, str] | None:
+        """(kind, via) of the class `qualname` ("pkg.mod.Class") if the project defines a pytree by that name.
+
+        With `inherited_only`, only what a subclass inherits (PyTreeNode / eqx.Module chains).
+        """
         module_name, _, cls_name = qualname.rpartition(".")
         module = self.modules.get(module_name)
         if module is None:
             return None
         if cls_name in module.classes:
-            return class_kind(module, module.classes[cls_name], self, _seen)
+            how = inherited_kind if inherited_only else class_kind
+            return how(module, module.classes[cls_name], self, _seen)
         target = module.bindings.get(cls_name)  # a re-export: `from .base import Model`
         if target is not None and target != qualname and (module_name, cls_name) not in _seen:
-            return self.kind_of(target, _seen | {(module_name, cls_name)})
+            return self.kind_of(target, _seen | {(module_name, cls_name)}, inherited_only=inherited_only)
         return None
 
     def pytree_classes(self) -> dict[str, tuple[str, str]]:

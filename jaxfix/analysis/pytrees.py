@@ -166,25 +166,36 @@ def class_kind(
     """(kind, via) for a class of `module`, following bases here and, with a project index, elsewhere."""
     if cls.kind is not None:
         return cls.kind, cls.via or ""
+    return inherited_kind(module, cls, project, _seen)
+
+
+def inherited_kind(
+    module: ModuleSummary, cls: ClassSummary, project: Any = None, _seen: frozenset = frozenset()
+) -> tuple[str, str] | None:
+    """(kind, via) when the class is a pytree through its bases alone (PyTreeNode / eqx.Module chains).
+
+    A decorator or registration call on a base does not count: jax registers exact types.
+    """
     key = (module.name, cls.name)
     if key in _seen:
         return None
     seen = _seen | {key}
     for base in cls.bases:
         found = base_kind(module, base, project, seen)
-        if found is not None and found[0] in INHERITED_KINDS:
+        if found is not None:
             return found
     return None
 
 
 def base_kind(module: ModuleSummary, base: str, project: Any = None, _seen: frozenset = frozenset()):
+    """(kind, via) that a class deriving from `base` inherits, or None."""
     if base in ROOT_BASES:
         return ROOT_BASES[base], base
     if "." not in base and base in module.classes:
-        found = class_kind(module, module.classes[base], project, _seen)
+        found = inherited_kind(module, module.classes[base], project, _seen)
         return None if found is None else (found[0], base)
     if project is not None:
-        found = project.kind_of(base, _seen)
+        found = project.kind_of(base, _seen, inherited_only=True)
         return None if found is None else (found[0], base)
     return None
 
