@@ -489,12 +489,30 @@ class _ClassFix:
         ]
         return func.with_changes(decorators=decorators, body=func.body.with_changes(body=body))
 
+    def _base_fills(self, fill: str) -> bool:
+        """A base class in this module has (or gets, from this rule) a `fill` method of its own."""
+        bases = {b.value.value for b in self.cls.bases if isinstance(b.value, cst.Name)}
+        if not bases:
+            return False
+        bindings = pt.module_bindings(self.ctx.tree)
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, ast.ClassDef) and node.name in bases:
+                for stmt in node.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        if stmt.name == fill:
+                            return True
+                        if any(pt.qualify(d, bindings) in CACHED_PROPERTY for d in stmt.decorator_list):
+                            return True
+        return False
+
     def _fill_method(self, fill: str, cache: dict[str, str]) -> cst.FunctionDef:
         kind = self.info.kind
         doc = '"""Return a copy with the caches filled; call it outside jit."""'
+        # Chain to the base's own fill method, so the subclass's copy fills every cache.
+        start = f"super().{fill}()" if kind != pt.NODE_CLASS and self._base_fills(fill) else "self"
         if kind == pt.FLAX:
             args = ", ".join(f"{c}=self.{n}" for n, c in cache.items())
-            ret = f"return self.replace({args})"
+            ret = f"return {start}.replace({args})"
         elif kind == pt.EQUINOX:
             tree_at = self.ref("equinox.tree_at")
             if len(cache) == 1:
@@ -503,10 +521,10 @@ class _ClassFix:
             else:
                 where = "lambda m: (" + ", ".join(f"m.{c}" for c in cache.values()) + ")"
                 values = "(" + ", ".join(f"self.{n}" for n in cache) + ")"
-            ret = f"return {tree_at}({where}, self, {values}, is_leaf=lambda x: x is None)"
+            ret = f"return {tree_at}({where}, {start}, {values}, is_leaf=lambda x: x is None)"
         elif kind in (pt.CHEX, pt.REGISTER_DATACLASS):
             args = ", ".join(f"{c}=self.{n}" for n, c in cache.items())
-            ret = f"return {self.ref('dataclasses.replace')}(self, {args})"
+            ret = f"return {self.ref('dataclasses.replace')}({start}, {args})"
         else:  # NODE_CLASS
             values = ", ".join(f"self.{n}" for n in cache)
             ret = (

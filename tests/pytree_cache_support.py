@@ -51,9 +51,16 @@ def compare(original: dict, rewritten: dict) -> tuple[list[str], list[str]]:
             if a != b:
                 problems.append(f"{key}: {a!r} != {b!r}")
             continue
-        x, y = np.asarray(a), np.asarray(b)
-        if x.shape != y.shape or x.dtype != y.dtype:
-            problems.append(f"{key}: shape/dtype {x.shape} {x.dtype} vs {y.shape} {y.dtype}")
-        elif not np.allclose(x, y, rtol=1e-6, atol=1e-6, equal_nan=True):
-            problems.append(f"{key}: values differ: {x} vs {y}")
+        import jax
+
+        leaves_a, tree_a = jax.tree.flatten(a)
+        leaves_b, tree_b = jax.tree.flatten(b)
+        if str(tree_a) != str(tree_b):
+            problems.append(f"{key}: structure {tree_a} vs {tree_b}")
+            continue
+        for x, y in zip(map(np.asarray, leaves_a), map(np.asarray, leaves_b)):
+            if x.shape != y.shape or x.dtype != y.dtype:
+                problems.append(f"{key}: shape/dtype {x.shape} {x.dtype} vs {y.shape} {y.dtype}")
+            elif not np.allclose(x, y, rtol=1e-6, atol=1e-6, equal_nan=True):
+                problems.append(f"{key}: values differ: {x} vs {y}")
     return problems, improvements

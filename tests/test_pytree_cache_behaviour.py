@@ -149,6 +149,19 @@ def test_equinox_and_node_class_fill_methods_are_functional():
         assert _sin_count(lambda a: a.norm, m) == 1, case
 
 
+def test_subclass_fill_method_chains_to_the_base():
+    mod = load_module((FIXTURES / "subclass_chain_unsafe.out.py").read_text(), "chain")
+    w = jnp.array([0.5, -1.0, 2.0])
+    for name in ("Child", "Deep"):
+        m = getattr(mod, name)(w=w)
+        filled = m.with_caches()
+        assert type(filled) is type(m)
+        assert filled._norm_cache is not None and filled._energy_cache is not None, name
+        assert jnp.allclose(filled.energy, m.energy) and jnp.allclose(filled.norm, m.norm)
+        assert _sin_count(lambda a: a.energy + a.norm, filled) == 0
+        assert str(jax.make_jaxpr(lambda a: a.energy + a.norm)(filled)).count("cos") == 0
+
+
 def _only_finding(source: str, config: Config = FIELD):
     result = analyze(textwrap.dedent(source), "m.py", config)
     assert result.error is None

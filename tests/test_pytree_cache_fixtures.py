@@ -88,8 +88,9 @@ def test_rewrite_behaves_like_original(case):
     problems, improvements = compare(original, rewritten)
     assert problems == []
     # The closed-over instance: the original leaked a tracer, the rewrite does not.
-    assert any(i.startswith("improves:closure_then_eager") for i in improvements), improvements
-    assert original["improves:closure_then_eager"] == "CRASH:UnexpectedTracerError"
+    leak_keys = [k for k in original if "closure_then_eager" in k]
+    assert leak_keys and all(original[k] == "CRASH:UnexpectedTracerError" for k in leak_keys)
+    assert all(any(i.startswith(k) for i in improvements) for k in leak_keys), improvements
 
 
 @pytest.mark.slow
@@ -104,8 +105,11 @@ def test_property_style_is_safe_and_behaves_like_original(case):
     fixed = result.fixed_source
     assert "cached_property\n" not in fixed and "@cp\n" not in fixed and "lru_cache(" not in fixed
     assert "_cache:" not in fixed and "with_caches" not in fixed
-    # only decorator lines changed: the rewrite has the same lines minus removed decorators
-    assert len(source.splitlines()) - len(fixed.splitlines()) == 1  # the removed `@lru_cache`/`@cache`
+    # only decorator lines changed: the rewrite has the same lines minus removed `@lru_cache`/`@cache`
+    removed = sum(f.code == "JAX102" for f in result.findings)
+    assert len(source.splitlines()) - len(fixed.splitlines()) == removed
+    changed = [(a, b) for a, b in zip(source.splitlines(), fixed.splitlines()) if a != b]
+    assert removed or all(b.strip() == "@property" for _, b in changed)
     assert black.format_str(fixed, mode=black.Mode()) == fixed
     drive = load_drive(FIXTURES / f"{case}.drive.py")
     original = drive.drive(load_module(source, case))
