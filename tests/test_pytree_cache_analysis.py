@@ -202,3 +202,34 @@ def test_could_match_sees_aliases_without_project():
     assert rule.could_match(ast.parse("from functools import cached_property as cp\nclass A:\n    @cp\n    def f(s): ...\n"))
     assert rule.could_match(ast.parse("import functools as ft\nclass A:\n    @ft.lru_cache(8)\n    def f(s): ...\n"))
     assert not rule.could_match(ast.parse("import functools\nclass A:\n    @property\n    def f(s): ...\n"))
+
+
+def _jaxfix(*args, cwd):
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run(
+        [sys.executable, "-m", "jaxfix", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(root), "JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
+        timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_cli_builds_the_project_index_and_reads_cache_style(tmp_path):
+    """End to end: the CLI sees the base class in another file, and `cache-style` from pyproject.toml."""
+    shutil.copytree(CROSS / "pkg", tmp_path / "pkg")
+    proc = _jaxfix("fix", ".", "--unsafe-fixes", "--write", "--allow-dirty", "--no-cache", "-q", "-j", "1", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert (tmp_path / "pkg" / "model.py").read_text() == (CROSS / "model.expected.py").read_text()
+
+    other = tmp_path / "styled"
+    shutil.copytree(CROSS / "pkg", other / "pkg")
+    (other / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "property"\n')
+    proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)
+    assert proc.returncode == 1
+    assert proc.stdout.count("JAX101 [*]") == 3 and proc.stdout.count("JAX102 [*]") == 1  # all safe
+    (other / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "cache"\n')
+    proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)
+    assert proc.returncode == 2 and "cache-style" in proc.stdout + proc.stderr
