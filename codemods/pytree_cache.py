@@ -20,10 +20,17 @@ first call), and identity-hashed classes keep tracers alive in the cache.
 
 ## Known problems
 Only decorator uses are found (`b = cached_property(f)` in a class body is not). A base
-class in another module is only seen when the project index was built over it. With
-`cache-style = "field"`, a subclass in another module that declares fields without
-defaults can no longer be created (dataclass field order); in this module that case is
-reported as manual.
+class in another module is only seen when the project index was built over it (the CLI
+builds it from the files it checks). With `cache-style = "field"`: a subclass in another
+module that declares fields without defaults can no longer be created (dataclass field
+order; in this module that case is reported as manual), and a subclass in another module
+that has its own cached properties gets a `with_caches()` that does not chain to its
+base's (in this module it calls `super().with_caches()`). Property style drops eager
+caching: two eager reads compute twice. `@chex.dataclass` flattens `__dict__`, so there
+the original's cached value even became a leaf after the first read (treedef changing
+with access); the rewrite removes that. The tracer-safe cached property (a descriptor
+that caches eagerly but never stores a tracer) is not offered as a style: it would need a
+runtime helper in the user's code.
 
 ## Example
 ```python
@@ -56,8 +63,10 @@ then uses the cached leaf instead of recomputing it.
 ## Options
 `cache-style` (`[tool.jaxfix.pytree-cache]`): `"field"` (default) rewrites as above, a
 registered cache field per property, filled functionally by one `with_caches()` method
-(`self.replace`, `eqx.tree_at`, `dataclasses.replace`, or `tree_flatten`/`tree_unflatten`).
-`"property"` turns the `cached_property` into a plain `property`: no new field, no cache.
+(`self.replace`, `eqx.tree_at`, `dataclasses.replace`, or `tree_flatten`/`tree_unflatten`;
+a subclass chains to `super().with_caches()`); the field is annotated `Optional[<return
+type>]` (`Any` when the property has no return annotation). `"property"` turns the
+`cached_property` into a plain `property`: no new field, no cache.
 
 ## Fix safety
 JAX102 (remove `cache`/`lru_cache` from the method) is safe: the method returns the same
@@ -155,20 +164,36 @@ class PytreeCacheRule(Rule):
                 "class Model(flax.struct.PyTreeNode):\n"
                 "    w: jax.Array\n\n"
                 "    @functools.cached_property\n"
-                "    def norm(self):\n"
+                "    def norm(self) -> jax.Array:\n"
                 "        return jnp.linalg.norm(self.w)\n"
             ),
             good=(
                 "class Model(flax.struct.PyTreeNode):\n"
                 "    w: jax.Array\n"
-                "    _norm_cache: Optional[Any] = struct.field(default=None)\n\n"
+                "    _norm_cache: Optional[jax.Array] = struct.field(default=None)\n\n"
                 "    @property\n"
-                "    def norm(self):\n"
+                "    def norm(self) -> jax.Array:\n"
                 "        if self._norm_cache is not None:\n"
                 "            return self._norm_cache\n"
                 "        return jnp.linalg.norm(self.w)\n\n"
                 "    def with_caches(self):\n"
+                '        """Return a copy with the caches filled; call it outside jit."""\n'
                 "        return self.replace(_norm_cache=self.norm)\n"
+            ),
+        ),
+        Example(
+            bad=(
+                "class Layer(eqx.Module):\n"
+                "    w: jax.Array\n\n"
+                "    @functools.lru_cache(maxsize=None)\n"
+                "    def scaled(self, k):\n"
+                "        return self.w * k\n"
+            ),
+            good=(
+                "class Layer(eqx.Module):\n"
+                "    w: jax.Array\n\n"
+                "    def scaled(self, k):\n"
+                "        return self.w * k\n"
             ),
         ),
     )
