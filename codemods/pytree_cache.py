@@ -26,9 +26,10 @@ module that declares fields without defaults can no longer be created (dataclass
 order; in this module that case is reported as manual), and a subclass in another module
 that has its own cached properties gets a `with_caches()` that does not chain to its
 base's (in this module it calls `super().with_caches()`). Property style drops eager
-caching: two eager reads compute twice. `@chex.dataclass` flattens `__dict__`, so there
-the original's cached value even became a leaf after the first read (treedef changing
-with access); the rewrite removes that. The tracer-safe cached property (a descriptor
+caching: two eager reads compute twice. `@chex.dataclass` flattens `__dict__`: there
+the original's cached value is an extra leaf after the first eager read (the treedef, and
+so jit's cache key, change with access; unflatten drops it again); the rewrite removes
+that. The tracer-safe cached property (a descriptor
 that caches eagerly but never stores a tracer) is not offered as a style: it would need a
 runtime helper in the user's code.
 
