@@ -411,6 +411,8 @@ class _ClassFix:
         new_body = []
         if anchor is None:
             new_body.extend(new_fields)
+        elif not any(isinstance(small, cst.AnnAssign) for small in anchor.body):  # after the class docstring
+            new_fields[0] = new_fields[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         for stmt in body:
             stmt_new = self.replace.pop(stmt, stmt)
             if new_body and new_body[-1] is new_fields[-1] and isinstance(stmt_new, (cst.FunctionDef, cst.ClassDef)):

@@ -300,3 +300,32 @@ def test_libcst_command_gives_the_same_text():
     command = PytreeCacheCommand(CodemodContext(filename="equinox_unsafe.in.py"), unsafe_fixes=True)
     out = command.transform_module(cst.parse_module(source)).code
     assert out == (FIXTURES / "equinox_unsafe.out.py").read_text()
+
+
+EDGES = Path(__file__).resolve().parent / "data" / "pytree_cache_edges.py"
+
+
+def test_edge_shapes_rewrite_cleanly_and_run():
+    """Docstring-only class, `this` for self, a class inside a function, a flatten that returns
+    names, a clashing `with_caches`, and a one-line body (manual)."""
+    source = EDGES.read_text()
+    result = analyze(source, str(EDGES), FIELD, fix=True)
+    assert result.error is None
+    safety = {f.line: f.fix.safety.value for f in result.findings}
+    assert safety == {11: "unsafe", 20: "manual", 28: "unsafe", 50: "unsafe", 61: "unsafe"}
+    fixed = result.fixed_source
+    assert analyze(fixed, str(EDGES), FIELD, fix=True).fixed_source is None
+    import black
+
+    formatted = black.format_str(fixed, mode=black.Mode())
+    # black changes only the one-line body the rule left alone (manual)
+    assert formatted.replace("def b(self):\n        return self.a\n", "def b(self): return self.a\n", 1) == fixed
+    mod = load_module(fixed, "edges")
+    named = mod.Named(jnp.ones(2))
+    filled = named.with_caches()
+    assert named._b_cache is None and jnp.allclose(filled._b_cache, 2.0)
+    assert jnp.allclose(jax.jit(lambda x: x.b)(filled), 2.0)
+    assert mod.Empty().with_caches()._b_cache == 1.0
+    assert mod.factory()(a=1.0).with_caches()._b_cache == 2.0
+    clash = mod.WithCaches(a=3.0)
+    assert clash.with_caches() is clash and clash.with_filled_caches()._b_cache == 3.0
