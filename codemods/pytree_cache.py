@@ -86,6 +86,12 @@ the gradient to the cache instead of the fields it was computed from (gradient 0
 them), an optimizer step or `jax.tree.map` updates the cache so it goes stale, and `None`
 vs filled are two compilations. Before filling, values and gradients are unchanged.
 
+A property annotated to return static Python data (`int`, `str`, `tuple[...]`, ...) gets no
+cache field even in the field style: filled, it would be a leaf, traced under jit (a shape
+or a branch flag would stop being concrete). It becomes a plain property (safe on its own).
+Unannotated properties are assumed to return arrays; if one returns static data, the
+filled cache is traced under jit: one more reason the field style is unsafe.
+
 A `setter`/`deleter` on the name, an assignment or `del` of the attribute in the module,
 a class registered with separate flatten functions, or a `tree_flatten`/`tree_unflatten`
 too irregular to edit is reported as manual, with the reason.
@@ -112,6 +118,14 @@ from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
 CACHED_PROPERTY = frozenset({"functools.cached_property"})
 METHOD_CACHES = frozenset({"functools.cache", "functools.lru_cache"})
 FILL_METHOD = "with_caches"
+
+# Return annotations that mean static Python data: as a filled cache leaf it would be traced
+# under jit (a shape or a branch flag would stop being concrete), strings are no valid leaf.
+STATIC_RETURNS = frozenset(
+    {"int", "float", "bool", "str", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset"}
+    | {f"typing.{n}" for n in ("Tuple", "List", "Dict", "Set", "FrozenSet", "Sequence", "Mapping", "Literal")}
+)
+STATIC_NOTE = " (its value is static Python data, which a cache leaf would turn into a tracer under jit)"
 
 FIELD_HAZARDS = (
     "changes the tree structure (new None leaf: treedef comparisons, flax.serialization checkpoints "
@@ -366,12 +380,12 @@ class _ClassFix:
                 )
 
     # -- cache-style = "property" ----------------------------------------------
-    def _property_style(self) -> Fix:
+    def _property_style(self, note: str = "") -> Fix:
         for p in self.props:
             self.replace[p.decorator] = p.decorator.with_changes(decorator=cst.Name("property"))
         names = ", ".join(f"`{p.name}`" for p in self.props)
         return self.ctx.rewrite(
-            f"Make {names} a plain `property` (recomputed per access; no tracer is ever stored)",
+            f"Make {names} a plain `property` (recomputed per access; no tracer is ever stored){note}",
             Safety.SAFE,
             replace=self.replace,
         )
@@ -384,6 +398,17 @@ class _ClassFix:
                 f"`{self.cls.name.value}` is registered with separate flatten/unflatten functions "
                 f"({self.info.via}); add the cache to them by hand, or use cache-style = \"property\""
             )
+        static = [p for p in self.props if self._static_valued(p)]
+        if len(static) == len(self.props):
+            return self._property_style(STATIC_NOTE)
+        for p in static:  # a leaf holding static Python data would be traced under jit: no field
+            self.replace[p.func] = p.func.with_changes(
+                decorators=[
+                    d.with_changes(decorator=cst.Name("property")) if d is p.decorator else d
+                    for d in p.func.decorators
+                ]
+            )
+        self.props = [p for p in self.props if p not in static]
         if not isinstance(self.cls.body, cst.IndentedBlock):
             raise _Manual("one-line class body")
         members = {s.name.value for s in self.cls.body.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
@@ -428,13 +453,24 @@ class _ClassFix:
         replace = dict(self.replace)
         replace[self.cls] = new_cls
         names = ", ".join(f"`{p.name}`" for p in self.props)
+        plain = "".join(f"; `{p.name}` becomes a plain property{STATIC_NOTE}" for p in static)
         return self.ctx.rewrite(
-            f"Cache {names} in registered field(s) read by a property; fill them with `{fill}()` outside jit "
-            f"(unsafe: {FIELD_HAZARDS})",
+            f"Cache {names} in registered field(s) read by a property; fill them with `{fill}()` outside jit"
+            f"{plain} (unsafe: {FIELD_HAZARDS})",
             Safety.UNSAFE,
             replace=replace,
             imports=self.imports,
         )
+
+    def _static_valued(self, p: _Cached) -> bool:
+        """The return annotation says static Python data (int, str, tuple, ...): not a leaf to cache."""
+        returns = p.func.returns
+        if returns is None:
+            return False
+        ann = returns.annotation
+        head = ann.value if isinstance(ann, cst.Subscript) else ann
+        name = self.ctx.names.qualify(head)
+        return name in STATIC_RETURNS
 
     def _field_names(self) -> set[str]:
         out = set()
