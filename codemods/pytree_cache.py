@@ -92,6 +92,10 @@ or a branch flag would stop being concrete). It becomes a plain property (safe o
 Unannotated properties are assumed to return arrays; if one returns static data, the
 filled cache is traced under jit: one more reason the field style is unsafe.
 
+equinox: a class with its own `__init__` gets `self._b_cache = None` at its top (equinox
+leaves a defaulted field unset under a custom `__init__`); a subclass whose base in this
+module has a custom `__init__` is reported as manual.
+
 A `setter`/`deleter` on the name, an assignment or `del` of the attribute in the module,
 a class registered with separate flatten functions, or a `tree_flatten`/`tree_unflatten`
 too irregular to edit is reported as manual, with the reason.
@@ -422,6 +426,8 @@ class _ClassFix:
             raise _Manual(f"the class already has `{clash[0]}`")
         if kind in (pt.FLAX, pt.CHEX, pt.REGISTER_DATACLASS, pt.EQUINOX):
             self._check_subclasses()
+        if kind == pt.EQUINOX:
+            self._init_caches_in_custom_init(list(cache.values()))
         new_fields = [self._field_stmt(p, cache[p.name]) for p in self.props]
         for p in self.props:
             self.replace[p.func] = self._guarded_property(p, cache[p.name])
@@ -461,6 +467,29 @@ class _ClassFix:
             replace=replace,
             imports=self.imports,
         )
+
+    def _init_caches_in_custom_init(self, caches: list[str]) -> None:
+        """equinox: a custom `__init__` leaves defaulted fields unset (`Missing`), so set the caches there."""
+        init = next(
+            (s for s in self.cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
+        )
+        if init is None:
+            bases = {b.value.value for b in self.cls.bases if isinstance(b.value, cst.Name)}
+            for node in ast.walk(self.ctx.tree):
+                if isinstance(node, ast.ClassDef) and node.name in bases:
+                    if any(isinstance(b, ast.FunctionDef) and b.name == "__init__" for b in node.body):
+                        raise _Manual(
+                            f"base `{node.name}` has a custom `__init__`, which leaves a defaulted cache field "
+                            f"unset in equinox; add the field and set it to None there by hand"
+                        )
+            return
+        if not isinstance(init.body, cst.IndentedBlock) or not init.params.params:
+            raise _Manual("`__init__` is a one-liner or takes no `self`; set the cache fields to None by hand")
+        me = init.params.params[0].name.value
+        body = list(init.body.body)
+        at = 1 if body and _is_docstring(body[0]) else 0
+        body[at:at] = [cst.parse_statement(f"{me}.{c} = None\n") for c in caches]
+        self.replace[init] = init.with_changes(body=init.body.with_changes(body=body))
 
     def _static_valued(self, p: _Cached) -> bool:
         """The return annotation says static Python data (int, str, tuple, ...): not a leaf to cache."""
@@ -703,6 +732,14 @@ class _ClassFix:
             return func.decorators[0].decorator
         stmt = cst.parse_statement(_black(code + "\n", column))
         return stmt.body[0].value
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
 
 
 def _single_final_return(func: cst.FunctionDef) -> cst.Return | None:

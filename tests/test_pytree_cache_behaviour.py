@@ -346,3 +346,18 @@ def test_static_valued_properties_get_no_cache_leaf():
     out = jax.jit(lambda m: jnp.zeros(m.n) + m.total)(filled)  # `n` is still a Python int under jit
     assert out.shape == (3,) and jnp.allclose(out, 3.0)
     assert jax.jit(lambda s: jnp.zeros(s.shape))(mod.S(w=jnp.ones((2, 2)))).shape == (2, 2)
+
+
+def test_equinox_custom_init_sets_the_cache_field():
+    """equinox leaves a defaulted field unset (`Missing`) under a custom `__init__`: the fix sets it."""
+    path = Path(__file__).resolve().parent / "data" / "pytree_cache_eqx_init.py"
+    result = analyze(path.read_text(), str(path), FIELD, fix=True)
+    assert result.error is None
+    assert [(f.line, f.fix.safety.value) for f in result.findings] == [(15, "unsafe"), (21, "manual")]
+    assert "custom `__init__`" in result.findings[1].fix.title
+    mod = load_module(result.fixed_source, "eqx_init")
+    layer = mod.L(3)
+    filled = layer.with_caches()
+    assert layer._b_cache is None and jnp.allclose(filled._b_cache, 3 * jnp.sin(1.0))
+    assert _sin_count(lambda m: m.b, filled) == 0
+    assert jnp.allclose(jax.jit(lambda m: m.b)(filled), layer.b)
