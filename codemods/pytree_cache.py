@@ -109,7 +109,7 @@ too irregular to edit is reported as manual, with the reason.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -256,9 +256,11 @@ class PytreeCacheRule(Rule):
                 fix = ctx.rewrite(
                     f"Remove `@{short}` from `{member.name}`",
                     Safety.SAFE,
-                    replace={member.func: member.func.with_changes(
-                        decorators=[d for d in member.func.decorators if d is not member.decorator]
-                    )},
+                    replace={
+                        member.func: member.func.with_changes(
+                            decorators=[d for d in member.func.decorators if d is not member.decorator]
+                        )
+                    },
                 )
                 yield ctx.finding(
                     self,
@@ -400,7 +402,7 @@ class _ClassFix:
         if kind == pt.REGISTERED:
             raise _Manual(
                 f"`{self.cls.name.value}` is registered with separate flatten/unflatten functions "
-                f"({self.info.via}); add the cache to them by hand, or use cache-style = \"property\""
+                f'({self.info.via}); add the cache to them by hand, or use cache-style = "property"'
             )
         static = [p for p in self.props if self._static_valued(p)]
         if len(static) == len(self.props):
@@ -408,8 +410,7 @@ class _ClassFix:
         for p in static:  # a leaf holding static Python data would be traced under jit: no field
             self.replace[p.func] = p.func.with_changes(
                 decorators=[
-                    d.with_changes(decorator=cst.Name("property")) if d is p.decorator else d
-                    for d in p.func.decorators
+                    d.with_changes(decorator=cst.Name("property")) if d is p.decorator else d for d in p.func.decorators
                 ]
             )
         self.props = [p for p in self.props if p not in static]
@@ -533,8 +534,10 @@ class _ClassFix:
             if isinstance(stmt, cst.SimpleStatementLine):
                 if any(isinstance(s, cst.AnnAssign) for s in stmt.body):
                     anchor = stmt
-                elif i == 0 and isinstance(stmt.body[0], cst.Expr) and isinstance(
-                    stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)
+                elif (
+                    i == 0
+                    and isinstance(stmt.body[0], cst.Expr)
+                    and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
                 ):
                     anchor = anchor or stmt
         return anchor
@@ -543,9 +546,11 @@ class _ClassFix:
         returns = p.func.returns
         if returns is not None:
             text = self.ctx.module.code_for_node(returns.annotation)
-            qual = self.ctx.names.qualify(returns.annotation.value) if isinstance(
-                returns.annotation, cst.Subscript
-            ) else None
+            qual = (
+                self.ctx.names.qualify(returns.annotation.value)
+                if isinstance(returns.annotation, cst.Subscript)
+                else None
+            )
             if qual in ("typing.Optional", "typing.Any") or text in ("Any", "typing.Any") or "None" in text:
                 annotation = text  # already admits None
             else:
@@ -572,8 +577,11 @@ class _ClassFix:
         guard = cst.parse_statement(f"if {me}.{cache} is not None:\n    return {me}.{cache}\n")
         body = list(func.body.body)
         at = 0
-        if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) and isinstance(
-            body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)
+        if (
+            body
+            and isinstance(body[0], cst.SimpleStatementLine)
+            and isinstance(body[0].body[0], cst.Expr)
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString))
         ):
             at = 1
         body.insert(at, guard)
@@ -609,7 +617,7 @@ class _ClassFix:
         elif kind == pt.EQUINOX:
             tree_at = self.ref("equinox.tree_at")
             if len(cache) == 1:
-                (n, c), = cache.items()
+                ((n, c),) = cache.items()
                 where, values = f"lambda m: m.{c}", f"self.{n}"
             else:
                 where = "lambda m: (" + ", ".join(f"m.{c}" for c in cache.values()) + ")"
@@ -654,7 +662,9 @@ class _ClassFix:
         else:
             new_children = cst.Tuple([cst.StarredElement(children), *extra])
         new_ret = ret.with_changes(
-            value=ret.value.with_changes(elements=[ret.value.elements[0].with_changes(value=new_children), ret.value.elements[1]])
+            value=ret.value.with_changes(
+                elements=[ret.value.elements[0].with_changes(value=new_children), ret.value.elements[1]]
+            )
         )
         self.replace[flatten] = _replace_in(flatten, ret, new_ret)
 
@@ -695,7 +705,11 @@ class _ClassFix:
         for call in calls:
             target = self.ctx.names.qualify(call.func)
             args = list(call.args)
-            if target in pt.PARTIAL and args and self.ctx.names.qualify(args[0].value) == "jax.tree_util.register_dataclass":
+            if (
+                target in pt.PARTIAL
+                and args
+                and self.ctx.names.qualify(args[0].value) == "jax.tree_util.register_dataclass"
+            ):
                 positional = 2  # partial(register_dataclass, data_fields, ...)
             elif target == "jax.tree_util.register_dataclass":
                 positional = 1 if (args and isinstance(args[0].value, cst.Name) and args[0].value.value == name) else 0

@@ -30,8 +30,7 @@ def kinds(source: str, project=None, path="m.py") -> dict[str, str]:
 
 
 def test_every_kind_however_imported():
-    found = kinds(
-        """
+    found = kinds("""
         import dataclasses, functools
         import chex as ch
         import equinox
@@ -68,8 +67,7 @@ def test_every_kind_however_imported():
         jax.tree_util.register_pytree_with_keys(H, lambda h: ((), None), lambda a, c: H())
         class I: pass
         tu.register_pytree_node_class(I)
-        """
-    )
+        """)
     assert found == {
         "A": "flax", "A2": "flax", "B": "flax", "B2": "flax", "C": "chex", "C2": "chex",
         "D": "equinox", "E": "pytree-node-class", "F": "register-dataclass",
@@ -79,8 +77,7 @@ def test_every_kind_however_imported():
 
 
 def test_inheritance_and_non_pytrees():
-    found = kinds(
-        """
+    found = kinds("""
         import dataclasses
         import equinox as eqx
         from flax import struct
@@ -99,8 +96,7 @@ def test_inheritance_and_non_pytrees():
         class Loop2(Loop): pass
         class PyTreeNode: pass                  # a local class with a famous name
         class Fake(PyTreeNode): pass
-        """
-    )
+        """)
     assert found == {"Root": "flax", "Mid": "flax", "Leaf": "flax", "M": "equinox", "N": "equinox", "Dec": "flax"}
 
 
@@ -199,7 +195,9 @@ def test_could_match_sees_aliases_without_project():
     from codemods.pytree_cache import PytreeCacheRule
 
     rule = PytreeCacheRule()
-    assert rule.could_match(ast.parse("from functools import cached_property as cp\nclass A:\n    @cp\n    def f(s): ...\n"))
+    assert rule.could_match(
+        ast.parse("from functools import cached_property as cp\nclass A:\n    @cp\n    def f(s): ...\n")
+    )
     assert rule.could_match(ast.parse("import functools as ft\nclass A:\n    @ft.lru_cache(8)\n    def f(s): ...\n"))
     assert not rule.could_match(ast.parse("import functools\nclass A:\n    @property\n    def f(s): ...\n"))
 
@@ -220,7 +218,9 @@ def _jaxfix(*args, cwd):
 def test_cli_builds_the_project_index_and_reads_cache_style(tmp_path):
     """End to end: the CLI sees the base class in another file, and `cache-style` from pyproject.toml."""
     shutil.copytree(CROSS / "pkg", tmp_path / "pkg")
-    proc = _jaxfix("fix", ".", "--unsafe-fixes", "--write", "--allow-dirty", "--no-cache", "-q", "-j", "1", cwd=tmp_path)
+    proc = _jaxfix(
+        "fix", ".", "--unsafe-fixes", "--write", "--allow-dirty", "--no-cache", "-q", "-j", "1", cwd=tmp_path
+    )
     assert proc.returncode in (0, 1), proc.stderr
     assert (tmp_path / "pkg" / "model.py").read_text() == (CROSS / "model.expected.py").read_text()
 

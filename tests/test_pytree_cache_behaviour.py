@@ -20,7 +20,7 @@ from pytree_cache_support import FIXTURES, load_module  # noqa: E402
 
 FIELD = Config(unsafe_fixes=True)
 
-COUNTED = '''
+COUNTED = """
 import functools
 
 import jax
@@ -37,7 +37,7 @@ class Model(struct.PyTreeNode):
     def norm(self) -> jax.Array:
         CALLS[0] += 1
         return jnp.sum(jnp.sin(self.w))
-'''
+"""
 
 
 def _fix(source: str, config: Config = FIELD) -> str:
