@@ -25,7 +25,11 @@ builds it from the files it checks). With `cache-style = "field"`: a subclass in
 module that declares fields without defaults can no longer be created (dataclass field
 order; in this module that case is reported as manual), and a subclass in another module
 that has its own cached properties gets a `with_caches()` that does not chain to its
-base's (in this module it calls `super().with_caches()`). Property style drops eager
+base's (in this module it calls `super().with_caches()`). The fix of a class covers all
+its cached properties at once, so `# noqa` on one of them does not keep that one out of
+the class's rewrite. A flax/chex/dataclass class with a hand-written `__init__` that does
+not accept the cache field breaks `with_caches()` (`replace` passes it as a keyword); not
+detected. Property style drops eager
 caching: two eager reads compute twice. `@chex.dataclass` flattens `__dict__`: there
 the original's cached value is an extra leaf after the first eager read (the treedef, and
 so jit's cache key, change with access; unflatten drops it again); the rewrite removes
