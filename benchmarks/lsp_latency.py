@@ -68,6 +68,10 @@ async def run(edits: int, lines: int, debounce_ms: int) -> dict:
     published: list[tuple[float, types.PublishDiagnosticsParams]] = []
     client = LanguageClient("jaxfix-bench", "1")
 
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def _log(params: types.LogMessageParams) -> None:
+        pass
+
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def _publish(params: types.PublishDiagnosticsParams) -> None:
         published.append((time.perf_counter(), params))
