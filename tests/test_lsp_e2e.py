@@ -9,6 +9,7 @@ are skipped with that reason (the machinery tests still run).
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
@@ -472,3 +473,21 @@ async def test_config_change_is_picked_up_without_restart(client: RecordingClien
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri())))
     again = await next_publish(client, uri, seen)
     assert [d.code for d in again.diagnostics] == [d.code for d in before.diagnostics]
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_jaxfix_lsp_command_serves_over_stdio(tmp_path: Path):
+    """`jaxfix lsp` (the CLI command) starts the same server."""
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "jaxfix.cli", "lsp"], server_env=SERVER_ENV, client_factory=make_recording_client
+    )
+    client = await config.start()
+    try:
+        result = await client.initialize_session(
+            types.InitializeParams(capabilities=client_capabilities("visual-studio-code"), root_uri=tmp_path.as_uri())
+        )
+        assert result.server_info.name == "jaxfix"
+        assert "jaxfix.verifyFix" in result.capabilities.execute_command_provider.commands
+        await client.shutdown_session()
+    finally:
+        await client.stop()
