@@ -60,7 +60,9 @@ def make_recording_client() -> RecordingClient:
     return client
 
 
-async def next_publish(client: RecordingClient, uri: str, seen: int, timeout: float = 30.0) -> types.PublishDiagnosticsParams:
+async def next_publish(
+    client: RecordingClient, uri: str, seen: int, timeout: float = 30.0
+) -> types.PublishDiagnosticsParams:
     """The first publish for `uri` after the first `seen` publishes."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -88,7 +90,9 @@ def offset_at(text: str, position: types.Position, encoding: str) -> int:
 
 
 def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str) -> str:
-    spans = [(offset_at(text, e.range.start, encoding), offset_at(text, e.range.end, encoding), e.new_text) for e in edits]
+    spans = [
+        (offset_at(text, e.range.start, encoding), offset_at(text, e.range.end, encoding), e.new_text) for e in edits
+    ]
     spans.sort(key=lambda s: (s[0], s[1]))
     out, cursor = [], 0
     for start, end, new in spans:

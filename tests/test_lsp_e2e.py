@@ -47,7 +47,9 @@ CLEAN = "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sin(x)\n"
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV, client_factory=make_recording_client),
+    config=ClientServerConfig(
+        server_command=SERVER_COMMAND, server_env=SERVER_ENV, client_factory=make_recording_client
+    ),
     params=EDITORS,
     scope="module",
 )
@@ -82,7 +84,9 @@ def open_doc(client: RecordingClient, text: str, folder: Path | None = None, nam
     path.write_text(text, encoding="utf-8")
     uri = path.as_uri()
     client.text_document_did_open(
-        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
     )
     return uri
 
@@ -97,7 +101,9 @@ def change_doc(client: RecordingClient, uri: str, version: int, text: str) -> No
 
 
 async def code_actions(client: RecordingClient, uri: str, diagnostics, rng=None, only=None):
-    rng = rng or (diagnostics[0].range if diagnostics else types.Range(start=types.Position(0, 0), end=types.Position(0, 0)))
+    rng = rng or (
+        diagnostics[0].range if diagnostics else types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
+    )
     result = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
@@ -152,7 +158,9 @@ async def test_clean_file_open_change_close(client: RecordingClient):
     saved = await next_publish(client, uri, seen)
     assert not saved.diagnostics and saved.version == 2
     seen = len(client.publishes)
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     closed = await next_publish(client, uri, seen)
     assert not closed.diagnostics
 
@@ -162,7 +170,9 @@ async def test_unsaved_buffer_is_analysed_with_the_workspace_config(client: Reco
     text = example[0] if example else CLEAN
     uri = f"untitled:Untitled-{id(client)}"
     client.text_document_did_open(
-        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
     )
     published = await next_publish(client, uri, 0)
     assert [d.code for d in published.diagnostics] == [f.code for f in (example[1] if example else [])]
@@ -271,7 +281,9 @@ async def test_verify_fix_command_reports_a_verdict_with_progress(client: Record
         finding = next(f for f in findings if f.code != "JAX001" and f.fix is not None and f.fix.applicable)
         uri = open_doc(client, text)
         published = await next_publish(client, uri, 0)
-        (diagnostic,) = [d for d in published.diagnostics if d.data["key"][:3] == [finding.code, finding.line, finding.column]]
+        (diagnostic,) = [
+            d for d in published.diagnostics if d.data["key"][:3] == [finding.code, finding.line, finding.column]
+        ]
         actions = await code_actions(client, uri, [diagnostic])
         # pygls' client reads a command-only CodeAction back as a bare Command (a converter quirk:
         # real editors read the JSON), so find it by title and pass what it carries: uri and key.
@@ -307,7 +319,9 @@ async def test_broken_config_is_reported_once_and_does_not_stop_analysis(client:
     pyproject.write_text("[tool.jaxfix]\nexclude = []\n")
     seen = len(client.publishes)
     client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)]
+        )
     )
     await next_publish(client, uri, seen)
     assert len([m for m in client.messages[messages:] if m.type == types.MessageType.Error]) == 1
@@ -325,7 +339,10 @@ async def test_diagnostics_carry_code_link_source_range_and_fix_data(client: Rec
     for diagnostic, finding in zip(published.diagnostics, findings):
         assert diagnostic.code == finding.code
         assert diagnostic.source == "jaxfix"
-        assert diagnostic.code_description.href == f"https://github.com/jaxfix/jaxfix/blob/main/docs/rules/{finding.code}.md"
+        assert (
+            diagnostic.code_description.href
+            == f"https://github.com/jaxfix/jaxfix/blob/main/docs/rules/{finding.code}.md"
+        )
         assert diagnostic.message == finding.message
         start = sum(len(line) for line in lines[: finding.line - 1]) + finding.column - 1
         end = sum(len(line) for line in lines[: finding.end_line - 1]) + finding.end_column - 1
@@ -362,7 +379,10 @@ async def test_columns_are_right_after_non_ascii_and_astral_text(client: Recordi
     units = {"utf-16": 1 + 2, "utf-8": 2 + 4, "utf-32": 1 + 1}[client.encoding]  # é + 😀
     assert diagnostic.range.start.character == moved.column - 1 - 2 + units
     lines = candidate.splitlines(keepends=True)
-    assert offset_at(candidate, diagnostic.range.start, client.encoding) == sum(map(len, lines[: moved.line - 1])) + moved.column - 1
+    assert (
+        offset_at(candidate, diagnostic.range.start, client.encoding)
+        == sum(map(len, lines[: moved.line - 1])) + moved.column - 1
+    )
 
 
 async def test_quick_fix_edits_are_minimal_and_give_the_fixed_text(client: RecordingClient):
@@ -377,10 +397,10 @@ async def test_quick_fix_edits_are_minimal_and_give_the_fixed_text(client: Recor
             actions = await code_actions(client, uri, [diagnostic])
             fixes = [
                 a
-            for a in actions
-            if getattr(a, "kind", None) == types.CodeActionKind.QuickFix
-            and a.edit is not None
-            and not a.title.endswith(f"`# noqa: {finding.code}`")
+                for a in actions
+                if getattr(a, "kind", None) == types.CodeActionKind.QuickFix
+                and a.edit is not None
+                and not a.title.endswith(f"`# noqa: {finding.code}`")
             ]
             if finding.fix is None or not finding.fix.applicable:
                 assert fixes == []
@@ -449,7 +469,9 @@ async def test_noqa_action_suppresses_the_finding(client: RecordingClient):
     seen = len(client.publishes)
     change_doc(client, uri, 2, suppressed)
     after = await next_publish(client, uri, seen)
-    assert not [d for d in after.diagnostics if d.code == diagnostic.code and d.range.start.line == diagnostic.range.start.line]
+    assert not [
+        d for d in after.diagnostics if d.code == diagnostic.code and d.range.start.line == diagnostic.range.start.line
+    ]
     assert len(after.diagnostics) < len(published.diagnostics)
 
 
@@ -463,14 +485,18 @@ async def test_config_change_is_picked_up_without_restart(client: RecordingClien
     pyproject.write_text(f"[tool.jaxfix]\nignore = ['{code}']\n")
     seen = len(client.publishes)
     client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Created)])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Created)]
+        )
     )
     after = await next_publish(client, uri, seen)
     assert code not in [d.code for d in after.diagnostics]
     # Saving pyproject.toml in the editor also reloads it.
     pyproject.write_text("[tool.jaxfix]\nexclude = []\n")
     seen = len(client.publishes)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri())))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri()))
+    )
     again = await next_publish(client, uri, seen)
     assert [d.code for d in again.diagnostics] == [d.code for d in before.diagnostics]
 
@@ -479,7 +505,9 @@ async def test_config_change_is_picked_up_without_restart(client: RecordingClien
 async def test_jaxfix_lsp_command_serves_over_stdio(tmp_path: Path):
     """`jaxfix lsp` (the CLI command) starts the same server."""
     config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "jaxfix.cli", "lsp"], server_env=SERVER_ENV, client_factory=make_recording_client
+        server_command=[sys.executable, "-m", "jaxfix.cli", "lsp"],
+        server_env=SERVER_ENV,
+        client_factory=make_recording_client,
     )
     client = await config.start()
     try:

@@ -140,6 +140,11 @@ def test_fix_edits_keep_the_fix_and_add_imports_as_their_own_edits():
 def test_fix_edits_when_the_import_lands_next_to_a_fixed_line():
     source = "import os\nx = os.sep\n"
     start = source.index("os.sep")
-    fix = Fix("t", Safety.UNSAFE, edits=(Edit(start, len(source) - 1, "lax.cond"),), imports=(ImportRequest("jax", name="lax"),))
+    fix = Fix(
+        "t",
+        Safety.UNSAFE,
+        edits=(Edit(start, len(source) - 1, "lax.cond"),),
+        imports=(ImportRequest("jax", name="lax"),),
+    )
     edits = fix_edits(source, fix)
     assert apply_edits(source, edits) == add_imports(apply_edits(source, fix.edits), fix.imports)

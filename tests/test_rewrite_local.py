@@ -50,8 +50,6 @@ def nodes(module: cst.Module, kind):
     return found
 
 
-
-
 def test_replacement_inside_a_method_equals_whole_module_transform():
     ctx = RuleContext(SOURCE, "m.py")
     (lam,) = nodes(ctx.module, cst.Lambda)
@@ -66,7 +64,10 @@ def test_insertions_around_a_top_level_statement_and_decorators():
     ctx = RuleContext(SOURCE, "m.py")
     decorated = next(n for n in ctx.module.body if isinstance(n, cst.FunctionDef) and n.name.value == "decorated")
     new = cst.parse_statement("hoisted = jax.jit(first)\n")
-    changes = {"insert_before": {decorated: [new]}, "replace": {decorated.decorators[0]: cst.Decorator(cst.parse_expression("jax.vmap"))}}
+    changes = {
+        "insert_before": {decorated: [new]},
+        "replace": {decorated.decorators[0]: cst.Decorator(cst.parse_expression("jax.vmap"))},
+    }
     fix = ctx.rewrite("t", Safety.SAFE, **changes)
     assert apply_edits(SOURCE, fix.edits) == whole_module(ctx, **changes)
 

@@ -53,8 +53,10 @@ def fix_edits(source: str, fix: Fix) -> tuple[Edit, ...]:
     extra: list[Edit] = []
     for edit in edits_between(fixed, with_imports):
         start, end = _map_back(edit.start, own), _map_back(edit.end, own)
-        clashes = start is None or end is None or any(
-            start < e.end and e.start < end or start == e.start or end == e.end for e in own
+        clashes = (
+            start is None
+            or end is None
+            or any(start < e.end and e.start < end or start == e.start or end == e.end for e in own)
         )
         if clashes:
             # An import edit ran into the fix's own text: fall back to one diff of the whole change.
@@ -105,7 +107,9 @@ def fix_title(finding: Finding) -> str:
     return f"{finding.code}: {fix.title}{suffix}"
 
 
-def workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit], document_changes: bool) -> types.WorkspaceEdit:
+def workspace_edit(
+    uri: str, version: int | None, edits: list[types.TextEdit], document_changes: bool
+) -> types.WorkspaceEdit:
     if document_changes:
         return types.WorkspaceEdit(
             document_changes=[

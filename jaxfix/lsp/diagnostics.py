@@ -25,7 +25,7 @@ def docs_url(code: str) -> str:
 
 
 def fix_kind(finding: Finding) -> str:
-    """"safe", "unsafe" or "manual" for a finding with a fix, "none" without one."""
+    """ "safe", "unsafe" or "manual" for a finding with a fix, "none" without one."""
     if finding.fix is None:
         return "none"
     if finding.fix.safety.value != "manual" and not finding.fix.edits:

@@ -16,11 +16,11 @@ import logging
 import re
 import time
 import uuid
-from urllib.parse import unquote
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls import uris
@@ -203,7 +203,9 @@ class JaxfixLanguageServer(LanguageServer):
             raise
         except Exception as exc:  # never let one document take the server down
             logger.exception("analysis failed")
-            self.log(f"jaxfix: internal error while analysing {uri}: {type(exc).__name__}: {exc}", types.MessageType.Error)
+            self.log(
+                f"jaxfix: internal error while analysing {uri}: {type(exc).__name__}: {exc}", types.MessageType.Error
+            )
             return
         state = self.documents.get(uri)
         doc = self.open_document(uri)
@@ -269,7 +271,9 @@ class JaxfixLanguageServer(LanguageServer):
                 ]
             fixes, suppressions = [], []
             for diagnostic, finding in pairs:
-                action = actions.quick_fix_action(uri, doc.version, analysis.text, index, diagnostic, finding, doc_changes)
+                action = actions.quick_fix_action(
+                    uri, doc.version, analysis.text, index, diagnostic, finding, doc_changes
+                )
                 if action is not None:
                     fixes.append(action)
                     if verification.available():
@@ -279,9 +283,14 @@ class JaxfixLanguageServer(LanguageServer):
                     suppressions.append(action)
             out.extend(fixes)
             out.extend(suppressions)
-        wants_fix_all = only is not None and any(
-            _kind_wanted(actions.FIX_ALL_KIND, [o]) for o in only
-        ) or (only is None and any(f.fix is not None and f.fix.applicable and f.fix.safety is Safety.SAFE for f in findings))
+        wants_fix_all = (
+            only is not None
+            and any(_kind_wanted(actions.FIX_ALL_KIND, [o]) for o in only)
+            or (
+                only is None
+                and any(f.fix is not None and f.fix.applicable and f.fix.safety is Safety.SAFE for f in findings)
+            )
+        )
         if wants_fix_all:
             fixed = await self.fix_all_text(uri, analysis)
             action = actions.fix_all_action(uri, doc.version, analysis.text, fixed, index, doc_changes)
@@ -291,7 +300,9 @@ class JaxfixLanguageServer(LanguageServer):
 
     async def fix_all_text(self, uri: str, analysis: Analysis) -> str | None:
         """The document's text with every safe fix applied (never unsafe ones), cached per text."""
-        if not any(f.fix is not None and f.fix.applicable and f.fix.safety is Safety.SAFE for f in analysis.result.findings):
+        if not any(
+            f.fix is not None and f.fix.applicable and f.fix.safety is Safety.SAFE for f in analysis.result.findings
+        ):
             return None
         state = self.documents.get(uri)
         key = (analysis.text, analysis.generation)
@@ -328,18 +339,25 @@ class JaxfixLanguageServer(LanguageServer):
         try:
             if not verification.available():
                 answer = {"verdict": "unavailable", "detail": verification.UNAVAILABLE}
-                self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=verification.UNAVAILABLE))
+                self.window_show_message(
+                    types.ShowMessageParams(type=types.MessageType.Info, message=verification.UNAVAILABLE)
+                )
                 return answer
             analysis = await self.analysis(uri) if isinstance(uri, str) else None
             if analysis is None or not analysis.parses:
                 return {"verdict": "unavailable", "detail": "the document is not open or does not parse"}
-            finding = next((f for f in analysis.result.findings if [f.code, f.line, f.column, f.end_line, f.end_column] == key), None)
+            finding = next(
+                (f for f in analysis.result.findings if [f.code, f.line, f.column, f.end_line, f.end_column] == key),
+                None,
+            )
             if finding is None or finding.fix is None or not finding.fix.applicable:
                 return {"verdict": "unavailable", "detail": "no fix at that place in the current text"}
 
             def report(message: str) -> None:  # called from the verification thread
                 if progress:
-                    self.on_loop(lambda: self.work_done_progress.report(token, types.WorkDoneProgressReport(message=message)))
+                    self.on_loop(
+                        lambda: self.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+                    )
 
             fixed = verification.fixed_text(analysis.text, actions.fix_edits(analysis.text, finding.fix))
             loop = asyncio.get_running_loop()
@@ -347,7 +365,10 @@ class JaxfixLanguageServer(LanguageServer):
                 None, verification.verify_one, analysis.text, _analysis_path(uri), finding, fixed, report
             )
             self.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Info, message=f"jaxfix: {finding.code}: {answer['verdict']}: {answer['detail']}")
+                types.ShowMessageParams(
+                    type=types.MessageType.Info,
+                    message=f"jaxfix: {finding.code}: {answer['verdict']}: {answer['detail']}",
+                )
             )
             return answer
         finally:

@@ -41,9 +41,7 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def verify_one(
-    source: str, path: str, finding: Finding, fixed: str, report: Callable[[str], None]
-) -> dict[str, Any]:
+def verify_one(source: str, path: str, finding: Finding, fixed: str, report: Callable[[str], None]) -> dict[str, Any]:
     """Verify that `fixed` (the source with `finding`'s fix applied) behaves like `source`."""
     verify_change = _entry_point()
     if verify_change is None:
