@@ -422,7 +422,7 @@ class _Planner:
         for loop in loops:
             variant_globals |= self.idx.assigned_in(loop)
         args, risky = [], []
-        for name in sorted(names):
+        for name in names:
             scope = self.idx.resolve(name, at)
             if scope is None:
                 continue
@@ -556,7 +556,9 @@ class _Planner:
             return "after", body[latest]
         return "before", top
 
-    def _statement(self, code: str, leading: Iterable[cst.EmptyLine] = ()) -> cst.SimpleStatementLine:
+    def _statement(self, code: str, leading: Iterable[cst.EmptyLine] = (), indent: int = 0) -> cst.SimpleStatementLine:
+        if len(code) + indent > 88:
+            code = _black(code, 88 - indent)
         stmt = cst.parse_statement(code, config=self.ctx.module.config_for_parsing)
         return stmt.with_changes(leading_lines=list(leading))
 
@@ -569,13 +571,27 @@ class _Planner:
             if line.comment is not None:
                 break
             blank += 1
-        if self.ctx.module.body and anchor is self.ctx.module.body[0]:
+        body = list(self.ctx.module.body)
+        index = body.index(anchor)
+        if index == 0:
             blank = 0
+        else:
+            previous = body[index - 1]
+            if isinstance(previous, (cst.FunctionDef, cst.ClassDef)):
+                blank = 2
+            elif isinstance(previous, cst.SimpleStatementLine) and any(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in previous.body
+            ):
+                blank = 1  # black: one blank line between imports and other statements
+            blank = min(blank, 2)
         return [cst.EmptyLine()] * blank
 
     def _hoist_module(self, site: _Site, stmts: list[cst.BaseStatement], hoist_time_names: Iterable[str]) -> tuple[dict, dict]:
         where, anchor = self._module_anchor(site, hoist_time_names)
-        first = stmts[0].with_changes(leading_lines=self._module_leading(where, anchor))
+        leading = self._module_leading(where, anchor)
+        if isinstance(stmts[0], (cst.FunctionDef, cst.ClassDef)) and leading:
+            leading = [cst.EmptyLine()] * 2  # black: two blank lines around a module-level def
+        first = stmts[0].with_changes(leading_lines=leading)
         stmts = [first, *stmts[1:]]
         if where == "after":
             return {}, {anchor: stmts}
@@ -621,7 +637,7 @@ class _Planner:
             for arg in call.args[1:]:
                 names |= _reads(arg.value)
             names |= _reads(call.func)
-        args, risky = self._captures(names, at, site.loops)
+        args, risky = self._captures(sorted(names), at, site.loops)
         if args:
             raise _Manual(f"the transform's options read `{args[0]}`, which is local or changes per iteration")
         return None
@@ -641,7 +657,7 @@ class _Planner:
 
     def _fix_lambda(self, site: _Site, lam: cst.Lambda) -> tuple[Fix, str]:
         free = self.idx.free_names(lam)
-        args, risky = self._captures(free, lam, site.loops)
+        args, risky = self._captures(_in_order(free, lam.body), lam, site.loops)
         reasons = [f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky]
         static, more = self._classify_args(site, args, lam.body, lam)
         reasons += more
@@ -697,7 +713,7 @@ class _Planner:
         bound = part.args[1:]
         if any(a.star for a in bound):
             raise _Manual("the partial unpacks *args/**kwargs; hoist by hand")
-        variant_args, risky = self._captures(_reads(part), part, site.loops)
+        variant_args, risky = self._captures(_in_order(_reads(part), part), part, site.loops)
         reasons = [f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky]
         func_reads = _reads(func)
         if set(variant_args) & func_reads:
@@ -720,13 +736,17 @@ class _Planner:
                 raise _Manual("the partial binds more positional arguments than the function names")
             movers = pos_names + [a.keyword.value for a in moved_kw]
             uses = {}
+            numeric_params: set[str] = set()
             for mover in movers:
-                why, _ = self._arg_needs(mover, definition.body)
+                why, numeric = self._arg_needs(mover, definition.body)
                 if why:
                     uses[mover] = why
+                elif numeric:
+                    numeric_params.add(mover)
         else:
             movers = [a.keyword.value for a in moved_kw]
             uses = {}
+            numeric_params = set()
         shift = len(moved_pos)
         if shift and self._has_option(site.chain[0], ("static_argnums", "donate_argnums", "in_axes", "argnums")):
             raise _Manual("bound positional arguments move to the call; shift the position options by hand")
@@ -740,7 +760,7 @@ class _Planner:
                 static.append(pname)
             elif definition is None:
                 reasons.append(f"`{self._code(func)}` is not defined in this file, so whether `{self._code(arg.value).strip()}` must be static is unknown; it is passed traced")
-            elif kind == "unknown":
+            elif kind == "unknown" and pname not in numeric_params:
                 reasons.append(f"`{self._code(arg.value).strip()}` becomes a traced argument; it must be an array, a number or a pytree of them")
         if static and site.kinds[0] != "jit" or (static and len(site.kinds) > 1):
             if site.kinds[0] != "filter_jit":
@@ -827,7 +847,8 @@ class _Planner:
         method = target.attr.value if isinstance(target, cst.Attribute) else "method"
         name = self._new_name(method, site)
         hoisted = self._transform_text(site, self._code(target).strip(), [])
-        stmt = self._statement(f"{name} = {hoisted}")
+        depth = sum(1 for a in self.idx.ancestors(loop_stmt) if isinstance(a, cst.IndentedBlock))
+        stmt = self._statement(f"{name} = {hoisted}", indent=4 * depth)
         replace = {site.call: site.call.with_changes(func=cst.Name(name))}
         where = "before the loop"
         return self._finish(site, reasons, f"Wrap the method once {where} as `{name}`", replace, {loop_stmt: [stmt]}, {})
@@ -850,12 +871,12 @@ class _Planner:
         for p in (*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params):
             if p.default is not None:
                 outer_reads |= _reads(p.default)
-        dec_args, _ = self._captures(outer_reads, fdef, site.loops)
+        dec_args, _ = self._captures(sorted(outer_reads), fdef, site.loops)
         if dec_args:
             raise _Manual(f"the def's decorators or defaults read local `{dec_args[0]}`")
         if site.chain:
             self._check_options(site, site.node)
-        args, risky = self._captures(free - {fdef.name.value}, fdef.body, site.loops)
+        args, risky = self._captures(_in_order(free - {fdef.name.value}, fdef.body), fdef.body, site.loops)
         reasons = [f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky]
         static, more = self._classify_args(site, args, fdef.body, fdef.body)
         reasons += more
@@ -947,6 +968,16 @@ class _Planner:
         return dec.with_changes(decorator=cst.parse_expression(text))
 
 
+def _black(code: str, width: int) -> str:
+    """Wrap one generated statement the way black would (black is imported only when needed)."""
+    try:
+        import black
+
+        return black.format_str(code, mode=black.Mode(line_length=max(width, 40))).rstrip("\n")
+    except Exception:  # formatting is cosmetic; the code is correct either way
+        return code
+
+
 class _Manual(Exception):
     """The fix cannot be made automatically; the message says why."""
 
@@ -968,6 +999,19 @@ def _reads(node: cst.CSTNode) -> set[str]:
 
     node.visit(_V())
     return names
+
+
+def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
+    """`names` in the order they first appear under `node` (then any not found, sorted)."""
+    seen: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value in names and n.value not in seen:
+                seen.append(n.value)
+
+    node.visit(_V())
+    return seen + sorted(names - set(seen))
 
 
 def _reads_options(site: _Site) -> set[str]:
