@@ -108,8 +108,8 @@ def test_golden_text_findings_and_idempotence(case):
     assert fixed == expected
     again = analyze(fixed, f"{case}.py", _config(case), fix=True)
     assert again.fixed_source is None or again.fixed_source == fixed
-    # what is left after fixing is only what cannot be fixed automatically
-    assert all(f.fix is None or not f.fix.applicable for f in again.findings) or case.endswith("_unsafe") is False
+    # what is left after fixing is only what cannot be fixed automatically (manual findings)
+    assert all(f.fix is not None and f.fix.safety.value == "manual" for f in again.findings)
 
 
 @pytest.mark.parametrize("case", NEGATIVE)
