@@ -20,7 +20,12 @@ from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
 
 # Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
-COMPILING = {"jax.jit": "jit", "jax.pmap": "pmap", "equinox.filter_jit": "filter_jit", "equinox.filter_pmap": "filter_pmap"}
+COMPILING = {
+    "jax.jit": "jit",
+    "jax.pmap": "pmap",
+    "equinox.filter_jit": "filter_jit",
+    "equinox.filter_pmap": "filter_pmap",
+}
 # Transforms that only wrap: eagerly they retrace on every call whether hoisted or not (measured:
 # 0 compiles per run for a fresh vmap/grad/value_and_grad/checkpoint lambda in a loop), so they
 # matter only under a compiling transform, e.g. `jax.jit(jax.grad(lambda p: ...))`.
@@ -35,10 +40,29 @@ TRANSFORMS = {**COMPILING, **WRAPPING}
 # Calls whose function argument runs under a trace: code inside such a function is traced once
 # per compile of the caller, so a transform there is inlined and never compiles on its own.
 TRACING_CALLS = frozenset(
-    {*TRANSFORMS, "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.cond", "jax.lax.switch",
-     "jax.lax.map", "jax.checkpoint", "jax.custom_jvp", "jax.custom_vjp", "jax.jacfwd", "jax.jacrev", "jax.hessian",
-     "jax.jvp", "jax.vjp", "jax.linearize", "jax.eval_shape", "jax.make_jaxpr", "equinox.filter_vmap",
-     "equinox.filter_grad", "equinox.filter_value_and_grad"}
+    {
+        *TRANSFORMS,
+        "jax.lax.scan",
+        "jax.lax.fori_loop",
+        "jax.lax.while_loop",
+        "jax.lax.cond",
+        "jax.lax.switch",
+        "jax.lax.map",
+        "jax.checkpoint",
+        "jax.custom_jvp",
+        "jax.custom_vjp",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.jvp",
+        "jax.vjp",
+        "jax.linearize",
+        "jax.eval_shape",
+        "jax.make_jaxpr",
+        "equinox.filter_vmap",
+        "equinox.filter_grad",
+        "equinox.filter_value_and_grad",
+    }
 )
 PARTIALS = frozenset({"functools.partial"})
 FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", "local callable")
@@ -135,7 +159,12 @@ class JitPlacementRule(Rule):
     name = "jit-placement"
     codes = (
         Code("JAX201", "jit-in-loop", "compiling transform of a fresh callable inside a loop", fix="sometimes"),
-        Code("JAX202", "jit-per-call", "compiling transform of a callable created in the same function body", fix="sometimes"),
+        Code(
+            "JAX202",
+            "jit-per-call",
+            "compiling transform of a callable created in the same function body",
+            fix="sometimes",
+        ),
         Code("JAX203", "jit-rewrap-in-loop", "module-level function re-wrapped by jit inside a loop", fix="sometimes"),
     )
     prefilter = ("jit", "pmap")
@@ -151,11 +180,43 @@ class JitPlacementRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-                return True
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                return True
+        # Names that may spell a compiling transform: anything containing jit/pmap, plus local
+        # aliases of such imports (`from jax import jit as J`). A site is always inside a
+        # function, a loop or a comprehension, so only those statements are searched.
+        spellings = {"jit", "pmap"}
+        aliases: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.asname and any(s in alias.name for s in spellings):
+                        aliases.add(alias.asname)
+
+        def mentions(node: ast.AST) -> bool:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and (sub.id in aliases or any(s in sub.id for s in spellings)):
+                    return True
+                if isinstance(sub, ast.Attribute) and any(s in sub.attr for s in spellings):
+                    return True
+            return False
+
+        compound = (
+            ast.FunctionDef,
+            ast.AsyncFunctionDef,
+            ast.ClassDef,
+            ast.For,
+            ast.AsyncFor,
+            ast.While,
+            ast.If,
+            ast.With,
+            ast.AsyncWith,
+            ast.Try,
+            *(getattr(ast, n) for n in ("TryStar", "Match") if hasattr(ast, n)),
+        )
+        comprehensions = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+        for node in tree.body:
+            if isinstance(node, compound) or any(isinstance(sub, comprehensions) for sub in ast.walk(node)):
+                if mentions(node):
+                    return True
         return False
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
@@ -291,14 +352,26 @@ class _Planner:
                 return False
             if isinstance(scope, cst.FunctionDef):
                 bindings = self.idx.scope_info(scope).bindings.get(target.value, [])
-                if len(bindings) == 1 and isinstance(bindings[0], cst.FunctionDef) and target.value not in param_names(scope.params):
+                if (
+                    len(bindings) == 1
+                    and isinstance(bindings[0], cst.FunctionDef)
+                    and target.value not in param_names(scope.params)
+                ):
                     site.kind = "nested def"
                     site.definition = bindings[0]
                     return True
-                if bindings and all(
-                    isinstance(b, cst.Assign) and (isinstance(b.value, cst.Lambda) or (isinstance(b.value, cst.Call) and self.qualify(b.value.func) in PARTIALS))
-                    for b in bindings
-                ) and target.value not in param_names(scope.params):
+                if (
+                    bindings
+                    and all(
+                        isinstance(b, cst.Assign)
+                        and (
+                            isinstance(b.value, cst.Lambda)
+                            or (isinstance(b.value, cst.Call) and self.qualify(b.value.func) in PARTIALS)
+                        )
+                        for b in bindings
+                    )
+                    and target.value not in param_names(scope.params)
+                ):
                     site.kind = "local callable"
                     return True
             return False
@@ -334,7 +407,10 @@ class _Planner:
             return None
         if site.function.name.value == "__init__":
             return None  # runs once per instance: the usual place to build jitted callables
-        if site.kind in ("nested def", "decorated nested def") and self.idx.enclosing_function(site.definition) is not site.function:
+        if (
+            site.kind in ("nested def", "decorated nested def")
+            and self.idx.enclosing_function(site.definition) is not site.function
+        ):
             return None
         return site
 
@@ -350,7 +426,11 @@ class _Planner:
                         return True
                     if isinstance(d, cst.Call) and (
                         self.qualify(d.func) in TRACING_CALLS
-                        or (self.qualify(d.func) in PARTIALS and d.args and self.qualify(d.args[0].value) in TRACING_CALLS)
+                        or (
+                            self.qualify(d.func) in PARTIALS
+                            and d.args
+                            and self.qualify(d.args[0].value) in TRACING_CALLS
+                        )
                     ):
                         return True
             if isinstance(anc, cst.Lambda):
@@ -365,7 +445,9 @@ class _Planner:
             class _V(cst.CSTVisitor):
                 def visit_Call(self, node: cst.Call) -> None:
                     if planner.qualify(node.func) in TRACING_CALLS or (
-                        planner.qualify(node.func) in PARTIALS and node.args and planner.qualify(node.args[0].value) in TRACING_CALLS
+                        planner.qualify(node.func) in PARTIALS
+                        and node.args
+                        and planner.qualify(node.args[0].value) in TRACING_CALLS
                     ):
                         for arg in node.args:
                             if isinstance(arg.value, cst.Name):
@@ -406,7 +488,9 @@ class _Planner:
     def plan_fix(self, site: _Site) -> tuple[Fix, str]:
         self.imports = []
         if site.kind == "local callable":
-            raise _Manual("the callable is assigned to a local name; move its definition and the transform to module level")
+            raise _Manual(
+                "the callable is assigned to a local name; move its definition and the transform to module level"
+            )
         if site.kind == "bound method":
             return self._fix_bound_method(site)
         if site.kind == "module function":
@@ -492,7 +576,9 @@ class _Planner:
                 found.append(arg.keyword.value)
         return found
 
-    def _classify_args(self, site: _Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode) -> tuple[list[str], list[str]]:
+    def _classify_args(
+        self, site: _Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode
+    ) -> tuple[list[str], list[str]]:
         """(static names, unsafe reasons) for captured names that become arguments of `body`."""
         static, reasons = [], []
         for name in args:
@@ -500,7 +586,9 @@ class _Planner:
             why, numeric = self._arg_needs(name, body)
             if why:
                 if kind == "unhashable":
-                    raise _Manual(f"`{name}` is used as a {why} but holds an unhashable value; it cannot be a static argument")
+                    raise _Manual(
+                        f"`{name}` is used as a {why} but holds an unhashable value; it cannot be a static argument"
+                    )
                 if kind not in ("hashable", "function", "number"):
                     reasons.append(f"`{name}` becomes a static argument ({why}); its hashability is not established")
                 static.append(name)
@@ -586,7 +674,9 @@ class _Planner:
             blank = min(blank, 2)
         return [cst.EmptyLine()] * blank
 
-    def _hoist_module(self, site: _Site, stmts: list[cst.BaseStatement], hoist_time_names: Iterable[str]) -> tuple[dict, dict]:
+    def _hoist_module(
+        self, site: _Site, stmts: list[cst.BaseStatement], hoist_time_names: Iterable[str]
+    ) -> tuple[dict, dict]:
         where, anchor = self._module_anchor(site, hoist_time_names)
         leading = self._module_leading(where, anchor)
         if isinstance(stmts[0], (cst.FunctionDef, cst.ClassDef)) and leading:
@@ -604,8 +694,17 @@ class _Planner:
             if last.comma is cst.MaybeSentinel.DEFAULT or isinstance(last.comma, cst.MaybeSentinel):
                 args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         for i, name in enumerate(extra):
-            arg = cst.Arg(value=cst.Name(name), keyword=cst.Name(name) if keyword else None,
-                          equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")) if keyword else cst.MaybeSentinel.DEFAULT)
+            arg = cst.Arg(
+                value=cst.Name(name),
+                keyword=cst.Name(name) if keyword else None,
+                equal=(
+                    cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                    )
+                    if keyword
+                    else cst.MaybeSentinel.DEFAULT
+                ),
+            )
             if i < len(extra) - 1:
                 arg = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             args.append(arg)
@@ -650,19 +749,32 @@ class _Planner:
             return self._fix_lambda(site, target)
         return self._fix_partial(site, target)
 
-    def _finish(self, site: _Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict) -> tuple[Fix, str]:
+    def _finish(
+        self, site: _Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
+    ) -> tuple[Fix, str]:
         safety = Safety.UNSAFE if reasons else Safety.SAFE
-        fix = self.ctx.rewrite(title, safety, replace=replace, insert_before=before, insert_after=after, imports=self.imports)
+        fix = self.ctx.rewrite(
+            title, safety, replace=replace, insert_before=before, insert_after=after, imports=self.imports
+        )
         return fix, "; ".join(reasons)
 
     def _fix_lambda(self, site: _Site, lam: cst.Lambda) -> tuple[Fix, str]:
         free = self.idx.free_names(lam)
         args, risky = self._captures(_in_order(free, lam.body), lam, site.loops)
-        reasons = [f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky]
+        reasons = [
+            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
+        ]
         static, more = self._classify_args(site, args, lam.body, lam)
         reasons += more
         params = lam.params
-        if args and (params.star_arg is not cst.MaybeSentinel.DEFAULT and params.star_arg is not None or params.kwonly_params or params.star_kwarg or params.posonly_params or any(p.default for p in params.params)):
+        if args and (
+            params.star_arg is not cst.MaybeSentinel.DEFAULT
+            and params.star_arg is not None
+            or params.kwonly_params
+            or params.star_kwarg
+            or params.posonly_params
+            or any(p.default for p in params.params)
+        ):
             raise _Manual("the lambda has defaults or star parameters; add the captured values as parameters by hand")
         call = site.call
         keyword = any(a.keyword is not None or a.star for a in call.args)
@@ -678,7 +790,9 @@ class _Planner:
         stmt = self._statement(f"{name} = {hoisted}")
         before, after = self._hoist_module(site, [stmt], _reads(site.chain[0].func) | _reads_options(site))
         replace = {call: self._call_with(call, name, args, keyword)}
-        return self._finish(site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after)
+        return self._finish(
+            site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after
+        )
 
     def _transform_text(self, site: _Site, inner: str, static: list[str], n: int = 0, k: int = 0) -> str:
         """Re-spell the transform chain around `inner`: static_argnames on the outer jit, in_axes for new args."""
@@ -698,7 +812,9 @@ class _Planner:
         for i, arg in enumerate(call.args[1:]):
             if (arg.keyword is not None and arg.keyword.value == "in_axes") or (arg.keyword is None and i == 0):
                 value = arg.value
-                if isinstance(value, (cst.Integer, cst.Name)) and not (isinstance(value, cst.Name) and value.value != "None"):
+                if isinstance(value, (cst.Integer, cst.Name)) and not (
+                    isinstance(value, cst.Name) and value.value != "None"
+                ):
                     axes = ", ".join([self._code(value)] * n + ["None"] * k)
                 elif isinstance(value, cst.Tuple):
                     axes = ", ".join([self._code(e.value) for e in value.elements] + ["None"] * k)
@@ -714,7 +830,9 @@ class _Planner:
         if any(a.star for a in bound):
             raise _Manual("the partial unpacks *args/**kwargs; hoist by hand")
         variant_args, risky = self._captures(_in_order(_reads(part), part), part, site.loops)
-        reasons = [f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky]
+        reasons = [
+            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
+        ]
         func_reads = _reads(func)
         if set(variant_args) & func_reads:
             raise _Manual("the partial wraps a callable that is local or changes per iteration")
@@ -751,17 +869,27 @@ class _Planner:
         if shift and self._has_option(site.chain[0], ("static_argnums", "donate_argnums", "in_axes", "argnums")):
             raise _Manual("bound positional arguments move to the call; shift the position options by hand")
         for arg, pname in [*zip(moved_pos, pos_names), *((a, a.keyword.value) for a in moved_kw)]:
-            kind = expression_kind(arg.value, self.qualify) if not isinstance(arg.value, cst.Name) else self._kind_of(arg.value.value, part)
+            kind = (
+                expression_kind(arg.value, self.qualify)
+                if not isinstance(arg.value, cst.Name)
+                else self._kind_of(arg.value.value, part)
+            )
             if pname in uses:
                 if kind == "unhashable":
                     raise _Manual(f"`{pname}` is used as a {uses[pname]} but gets an unhashable value")
                 if kind not in ("hashable", "number", "function"):
-                    reasons.append(f"`{pname}` becomes a static argument ({uses[pname]}); its hashability is not established")
+                    reasons.append(
+                        f"`{pname}` becomes a static argument ({uses[pname]}); its hashability is not established"
+                    )
                 static.append(pname)
             elif definition is None:
-                reasons.append(f"`{self._code(func)}` is not defined in this file, so whether `{self._code(arg.value).strip()}` must be static is unknown; it is passed traced")
+                reasons.append(
+                    f"`{self._code(func)}` is not defined in this file, so whether `{self._code(arg.value).strip()}` must be static is unknown; it is passed traced"
+                )
             elif kind == "unknown" and pname not in numeric_params:
-                reasons.append(f"`{self._code(arg.value).strip()}` becomes a traced argument; it must be an array, a number or a pytree of them")
+                reasons.append(
+                    f"`{self._code(arg.value).strip()}` becomes a traced argument; it must be an array, a number or a pytree of them"
+                )
         if static and site.kinds[0] != "jit" or (static and len(site.kinds) > 1):
             if site.kinds[0] != "filter_jit":
                 raise _Manual("captured static values under this transform; hoist by hand")
@@ -784,15 +912,23 @@ class _Planner:
             hoist_names |= _reads(a.value)
         before, after = self._hoist_module(site, [stmt], hoist_names)
         call = site.call
-        new_args = [cst.Arg(value=a.value) for a in moved_pos] + list(call.args) + [
-            cst.Arg(value=a.value, keyword=a.keyword, equal=a.equal) for a in moved_kw
-        ]
+        new_args = (
+            [cst.Arg(value=a.value) for a in moved_pos]
+            + list(call.args)
+            + [cst.Arg(value=a.value, keyword=a.keyword, equal=a.equal) for a in moved_kw]
+        )
         new_args = _with_commas(new_args)
         replace = {call: call.with_changes(func=cst.Name(name), args=new_args)}
-        return self._finish(site, reasons, f"Hoist the transformed partial to module level as `{name}`", replace, before, after)
+        return self._finish(
+            site, reasons, f"Hoist the transformed partial to module level as `{name}`", replace, before, after
+        )
 
     def _has_option(self, call: cst.Call, names: tuple[str, ...]) -> bool:
-        return any(a.keyword is not None and a.keyword.value in names for a in call.args[1:]) or len(call.args) > 1 and any(a.keyword is None for a in call.args[1:])
+        return (
+            any(a.keyword is not None and a.keyword.value in names for a in call.args[1:])
+            or len(call.args) > 1
+            and any(a.keyword is None for a in call.args[1:])
+        )
 
     def _module_def(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
         if not isinstance(func, cst.Name):
@@ -809,19 +945,27 @@ class _Planner:
         head = target
         while isinstance(head, cst.Attribute):
             head = head.value
-        if isinstance(head, cst.Name) and not self._single_module_binding(head.value) and head.value not in self.ctx.names.bindings:
+        if (
+            isinstance(head, cst.Name)
+            and not self._single_module_binding(head.value)
+            and head.value not in self.ctx.names.bindings
+        ):
             raise _Manual(f"`{head.value}` is bound more than once at module level")
         name = self._new_name(_callee_name_expr(target) or "fn", site)
         hoisted = self._transform_text(site, self._code(target).strip(), [])
         stmt = self._statement(f"{name} = {hoisted}")
-        before, after = self._hoist_module(site, [stmt], _reads(target) | _reads(site.chain[0].func) | _reads_options(site))
+        before, after = self._hoist_module(
+            site, [stmt], _reads(target) | _reads(site.chain[0].func) | _reads_options(site)
+        )
         replace = {site.call: site.call.with_changes(func=cst.Name(name))}
         return self._finish(site, [], f"Wrap once at module level as `{name}`", replace, before, after)
 
     # bound method -----------------------------------------------------------------------
     def _fix_bound_method(self, site: _Site) -> tuple[Fix, str]:
         if not site.loops:
-            raise _Manual("a bound method is a fresh object per call; jit `Cls.method` once (instance as a pytree or static argument) or in `__init__`")
+            raise _Manual(
+                "a bound method is a fresh object per call; jit `Cls.method` once (instance as a pytree or static argument) or in `__init__`"
+            )
         self._check_options(site, site.loops[0])
         target = site.target
         obj_names = _reads(target)
@@ -835,7 +979,9 @@ class _Planner:
             raise _Manual("the object changes every iteration")
         if isinstance(chosen, COMPREHENSIONS):
             raise _Manual("hoist the jitted method out of the comprehension by hand")
-        loop_stmt = self.idx.statement_of(chosen) if not isinstance(chosen, COMPREHENSIONS) else self.idx.statement_of(chosen)
+        loop_stmt = (
+            self.idx.statement_of(chosen) if not isinstance(chosen, COMPREHENSIONS) else self.idx.statement_of(chosen)
+        )
         inner_loops = site.loops[: site.loops.index(chosen) + 1]
         other_uses = 0
         for loop in inner_loops:
@@ -843,7 +989,9 @@ class _Planner:
                 other_uses = max(other_uses, len(_name_uses(loop, name)))
         reasons = []
         if other_uses > 1:
-            reasons.append("the loop also uses the object; if it changes the object's attributes, the hoisted function keeps the values it was traced with")
+            reasons.append(
+                "the loop also uses the object; if it changes the object's attributes, the hoisted function keeps the values it was traced with"
+            )
         method = target.attr.value if isinstance(target, cst.Attribute) else "method"
         name = self._new_name(method, site)
         hoisted = self._transform_text(site, self._code(target).strip(), [])
@@ -851,7 +999,9 @@ class _Planner:
         stmt = self._statement(f"{name} = {hoisted}", indent=4 * depth)
         replace = {site.call: site.call.with_changes(func=cst.Name(name))}
         where = "before the loop"
-        return self._finish(site, reasons, f"Wrap the method once {where} as `{name}`", replace, {loop_stmt: [stmt]}, {})
+        return self._finish(
+            site, reasons, f"Wrap the method once {where} as `{name}`", replace, {loop_stmt: [stmt]}, {}
+        )
 
     # nested def -------------------------------------------------------------------------
     def _fix_nested_def(self, site: _Site) -> tuple[Fix, str]:
@@ -877,15 +1027,25 @@ class _Planner:
         if site.chain:
             self._check_options(site, site.node)
         args, risky = self._captures(_in_order(free - {fdef.name.value}, fdef.body), fdef.body, site.loops)
-        reasons = [f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky]
+        reasons = [
+            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
+        ]
         static, more = self._classify_args(site, args, fdef.body, fdef.body)
         reasons += more
         own = fdef.name.value
         if args and own in free:
             raise _Manual("the nested def calls itself; add the captured values to its recursive calls by hand")
         params = fdef.params
-        if args and (params.star_kwarg is not None or isinstance(params.star_arg, cst.Param) or params.kwonly_params or params.posonly_params or any(p.default for p in params.params)):
-            raise _Manual("the nested def has defaults or star parameters; add the captured values as parameters by hand")
+        if args and (
+            params.star_kwarg is not None
+            or isinstance(params.star_arg, cst.Param)
+            or params.kwonly_params
+            or params.posonly_params
+            or any(p.default for p in params.params)
+        ):
+            raise _Manual(
+                "the nested def has defaults or star parameters; add the captured values as parameters by hand"
+            )
         # the name at module level
         new_def_name = own
         if own in self.idx.scope_info(self.ctx.module).bindings or own in self.hoisted_defs:
@@ -1048,12 +1208,6 @@ def _name_uses(node: cst.CSTNode, name: str) -> list[cst.Name]:
     return found
 
 
-def _callee_name(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Call):
-        return _callee_name_expr(expr.func)
-    return None
-
-
 def _callee_name_expr(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Name):
         return expr.value
@@ -1065,7 +1219,9 @@ def _callee_name_expr(expr: cst.BaseExpression) -> str | None:
 def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
     out = []
     for i, a in enumerate(args):
-        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT
+        comma = (
+            cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT
+        )
         out.append(a.with_changes(comma=comma))
     return out
 

@@ -91,7 +91,10 @@ def _assert_close(a, b, path="out"):
         assert x.shape == y.shape, f"{where}: shape {x.shape} vs {y.shape}"
         if np.issubdtype(x.dtype, np.floating):
             ok = np.isclose(x, y, rtol=1e-6, atol=1e-6, equal_nan=True)
-            ulps = np.abs(x.astype(np.float32).view(np.int32).astype(np.int64) - y.astype(np.float32).view(np.int32).astype(np.int64))
+            ulps = np.abs(
+                x.astype(np.float32).view(np.int32).astype(np.int64)
+                - y.astype(np.float32).view(np.int32).astype(np.int64)
+            )
             assert np.all(ok | (ulps <= 4)), f"{where}: {x} vs {y}"
         else:
             assert np.array_equal(x, y), f"{where}: {x} vs {y}"

@@ -43,16 +43,14 @@ def _rows(result):
 
 # -- scopes ------------------------------------------------------------------------------
 def test_free_names_of_lambda_and_def_skip_own_and_comprehension_names():
-    m = _module(
-        """
+    m = _module("""
         def f(xs, w):
             b = 1
             g = lambda v: [y * w + b for y in v] + [z for z in xs]
             def h(a):
                 c = a + b
                 return c * w
-        """
-    )
+        """)
     idx = ScopeIndex(m)
     lam = _find(m, cst.Lambda)[0]
     h = _find(m, cst.FunctionDef, lambda n: n.name.value == "h")[0]
@@ -62,15 +60,13 @@ def test_free_names_of_lambda_and_def_skip_own_and_comprehension_names():
 
 
 def test_enclosing_loops_follow_python_evaluation_order():
-    m = _module(
-        """
+    m = _module("""
         for i in range(call_a()):
             while cond(i):
                 x = [g(v) for v in items(i)]
         else:
             once()
-        """
-    )
+        """)
     idx = ScopeIndex(m)
     calls = {c.func.value: c for c in _find(m, cst.Call, lambda c: isinstance(c.func, cst.Name))}
     assert idx.enclosing_loops(calls["call_a"]) == []  # a for loop's iterable runs once
@@ -81,8 +77,7 @@ def test_enclosing_loops_follow_python_evaluation_order():
 
 
 def test_assigned_in_loop_and_class_scope_is_skipped_for_methods():
-    m = _module(
-        """
+    m = _module("""
         SCALE = 2
         class C:
             SCALE = 3
@@ -93,8 +88,7 @@ def test_assigned_in_loop_and_class_scope_is_skipped_for_methods():
             while k < n:
                 k += 1
                 y = k * 2
-        """
-    )
+        """)
     idx = ScopeIndex(m)
     loop = _find(m, cst.While)[0]
     assert idx.assigned_in(loop) == {"k", "y"}
@@ -103,12 +97,10 @@ def test_assigned_in_loop_and_class_scope_is_skipped_for_methods():
 
 
 def test_static_uses_ignore_shape_attributes_and_len():
-    m = _module(
-        """
+    m = _module("""
         import jax.numpy as jnp
         f = lambda v: jnp.zeros(n)[:k] + v.reshape(r, -1).sum() + (1 if flag else 0) + jnp.ones(a.shape) + len(b) + c
-        """
-    )
+        """)
     lam = _find(m, cst.Lambda)[0]
     uses = static_uses(lam.body, ["n", "k", "r", "flag", "a", "b", "c"], ImportMap.from_module(m).qualify)
     assert set(uses) == {"n", "k", "r", "flag"}
@@ -116,8 +108,7 @@ def test_static_uses_ignore_shape_attributes_and_len():
 
 # -- rule edge cases -------------------------------------------------------------------------
 def test_any_import_spelling_is_found():
-    result = _fix(
-        """
+    result = _fix("""
         import jax as jx
         from jax import jit as J
         import equinox as E
@@ -126,16 +117,14 @@ def test_any_import_spelling_is_found():
             a = [jx.jit(lambda v: v + 1)(x) for x in xs]
             b = [J(lambda v: v + 2)(x) for x in xs]
             return a, b, [E.filter_jit(lambda v: v + 3)(x) for x in xs]
-        """
-    )
+        """)
     assert _rows(result) == [("JAX201", "safe")] * 3
     ast.parse(result.fixed_source)
     assert "J(lambda v: v + 2)" in result.fixed_source and "E.filter_jit(lambda v: v + 3)" in result.fixed_source
 
 
 def test_names_never_collide_with_existing_or_each_other():
-    result = _fix(
-        """
+    result = _fix("""
         import jax
 
         _f_lambda_jit = None
@@ -160,8 +149,7 @@ def test_names_never_collide_with_existing_or_each_other():
                     return v - i
                 xs = jax.jit(body)(xs)
             return xs
-        """
-    )
+        """)
     fixed = result.fixed_source
     assert result.error is None and not result.remaining
     assert "_f_lambda_jit_2 = jax.jit(lambda v: v + 1)" in fixed
@@ -173,8 +161,7 @@ def test_names_never_collide_with_existing_or_each_other():
 
 
 def test_hoist_goes_after_a_function_defined_later():
-    result = _fix(
-        """
+    result = _fix("""
         from functools import partial
 
         import jax
@@ -188,8 +175,7 @@ def test_hoist_goes_after_a_function_defined_later():
 
         def later(v):
             return v + 1
-        """
-    )
+        """)
     fixed = result.fixed_source
     assert fixed.index("def later") < fixed.index("_later_jit = jax.jit(later)") < len(fixed)
     namespace = {}
@@ -198,8 +184,7 @@ def test_hoist_goes_after_a_function_defined_later():
 
 
 def test_rebound_global_makes_the_fix_unsafe():
-    result = _fix(
-        """
+    result = _fix("""
         import jax
 
         SCALE = 1.0
@@ -212,15 +197,13 @@ def test_rebound_global_makes_the_fix_unsafe():
 
         def f(xs):
             return [jax.jit(lambda v: v * SCALE)(x) for x in xs]
-        """
-    )
+        """)
     assert _rows(result) == [("JAX201", "unsafe")]
     assert "SCALE" in result.findings[0].message and result.fixed_source is None
 
 
 def test_partial_with_moving_positional_and_position_options_is_manual():
-    result = _fix(
-        """
+    result = _fix("""
         from functools import partial
 
         import jax
@@ -234,15 +217,13 @@ def test_partial_with_moving_positional_and_position_options_is_manual():
             for s in range(k):
                 xs = jax.jit(partial(step, s), static_argnums=(1,))(xs, 2)
             return xs
-        """
-    )
+        """)
     assert _rows(result) == [("JAX201", "manual")]
     assert "shift" in result.findings[0].message
 
 
 def test_bound_method_per_call_is_manual_and_code_under_trace_is_not_flagged():
-    result = _fix(
-        """
+    result = _fix("""
         import jax
         from jax import lax
 
@@ -261,14 +242,12 @@ def test_bound_method_per_call_is_manual_and_code_under_trace_is_not_flagged():
 
         def run(xs):
             return lax.scan(body, 0.0, xs)
-        """
-    )
+        """)
     assert _rows(result) == [("JAX202", "manual")]
 
 
 def test_codemod_command_matches_the_engine():
-    source = textwrap.dedent(
-        """
+    source = textwrap.dedent("""
         import jax
 
 
@@ -277,9 +256,19 @@ def test_codemod_command_matches_the_engine():
             while i < n:
                 i = jax.jit(lambda v: v + 1)(i)
             return x + i
-        """
-    )
+        """)
     command = JitPlacementCommand(CodemodContext(filename="g.py"))
     new = command.transform_module(cst.parse_module(source)).code
     assert new == _fix(source).fixed_source
     assert "_g_lambda_jit = jax.jit(lambda v: v + 1)" in new
+
+
+def test_could_match_is_cheap_but_never_rejects_a_site():
+    from codemods.jit_placement import JitPlacementRule
+
+    rule = JitPlacementRule()
+    aliased = "from jax import jit as J\n\ndef f(x):\n    return J(lambda v: v)(x)\n"
+    module_level = "import jax\n\nf = jax.jit(abs)\n"
+    assert rule.could_match(ast.parse(aliased))
+    assert not rule.could_match(ast.parse(module_level))
+    assert _rows(_fix(aliased)) == [("JAX202", "safe")]

@@ -21,7 +21,16 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-SCOPE_NODES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+SCOPE_NODES = (
+    cst.Module,
+    cst.FunctionDef,
+    cst.Lambda,
+    cst.ClassDef,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
 FUNCTION_NODES = (cst.FunctionDef, cst.Lambda)
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 LOOP_NODES = (cst.For, cst.While, *COMPREHENSIONS)
@@ -241,14 +250,13 @@ class _Binder(cst.CSTVisitor):
     """Bindings and reads of one scope; nested scopes are recorded as children, not entered
     (except the parts of them that run in this scope: decorators, defaults, first iterable)."""
 
-    def __init__(self, stop_at_scopes: bool = True) -> None:
+    def __init__(self) -> None:
         super().__init__()
         self.bindings: dict[str, list[cst.CSTNode]] = {}
         self.reads: set[str] = set()
         self.globals: set[str] = set()
         self.nonlocals: set[str] = set()
         self.children: list[cst.CSTNode] = []
-        self.stop = stop_at_scopes
 
     def bind(self, name: str, node: cst.CSTNode) -> None:
         self.bindings.setdefault(name, []).append(node)

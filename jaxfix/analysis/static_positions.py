@@ -24,7 +24,8 @@ Qualify = Callable[[cst.BaseExpression], "str | None"]
 SHAPE_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "aval", "weak_type"})
 # jax.numpy constructors whose every argument is static
 _ALL_STATIC = frozenset(
-    f"jax.numpy.{n}" for n in ("zeros", "ones", "empty", "eye", "identity", "arange", "tri", "tril_indices", "triu_indices")
+    f"jax.numpy.{n}"
+    for n in ("zeros", "ones", "empty", "eye", "identity", "arange", "tri", "tril_indices", "triu_indices")
 )
 # (qualified name or method name) -> positional indexes that are static (None: all but the first)
 _STATIC_POSITIONAL: dict[str, tuple[int, ...] | None] = {
@@ -52,16 +53,79 @@ _STATIC_POSITIONAL: dict[str, tuple[int, ...] | None] = {
     "jax.lax.dynamic_slice": (2,),
     "jax.nn.one_hot": (1,),
 }
-_STATIC_METHODS = frozenset({"reshape", "transpose", "squeeze", "sum", "mean", "max", "min", "prod", "argmax", "argmin", "cumsum", "repeat", "swapaxes"})
+_STATIC_METHODS = frozenset(
+    {
+        "reshape",
+        "transpose",
+        "squeeze",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "argmax",
+        "argmin",
+        "cumsum",
+        "repeat",
+        "swapaxes",
+    }
+)
 _STATIC_KEYWORDS = frozenset(
-    {"shape", "num", "axis", "axes", "length", "size", "repeats", "reps", "newshape", "new_sizes", "dtype", "k", "num_classes", "slice_sizes", "unroll", "ord", "keepdims"}
+    {
+        "shape",
+        "num",
+        "axis",
+        "axes",
+        "length",
+        "size",
+        "repeats",
+        "reps",
+        "newshape",
+        "new_sizes",
+        "dtype",
+        "k",
+        "num_classes",
+        "slice_sizes",
+        "unroll",
+        "ord",
+        "keepdims",
+    }
 )
 _STATIC_BUILTINS = frozenset({"range", "int", "float", "bool", "str", "complex", "hash"})
 ARRAY_METHODS = frozenset(
     {
-        "sum", "mean", "max", "min", "prod", "reshape", "astype", "transpose", "squeeze", "ravel", "flatten",
-        "dot", "clip", "round", "any", "all", "argmax", "argmin", "cumsum", "std", "var", "conj", "swapaxes",
-        "repeat", "take", "block_until_ready", "item", "tolist", "copy", "sort", "argsort", "nonzero",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "reshape",
+        "astype",
+        "transpose",
+        "squeeze",
+        "ravel",
+        "flatten",
+        "dot",
+        "clip",
+        "round",
+        "any",
+        "all",
+        "argmax",
+        "argmin",
+        "cumsum",
+        "std",
+        "var",
+        "conj",
+        "swapaxes",
+        "repeat",
+        "take",
+        "block_until_ready",
+        "item",
+        "tolist",
+        "copy",
+        "sort",
+        "argsort",
+        "nonzero",
     }
 )
 
@@ -174,12 +238,14 @@ class _NameCollector(cst.CSTVisitor):
         return True
 
 
-_HASHABLE_CALLS = frozenset({"len", "int", "str", "bool", "hash", "range", "tuple", "frozenset", "round", "min", "max", "abs"})
+_HASHABLE_CALLS = frozenset(
+    {"len", "int", "str", "bool", "hash", "range", "tuple", "frozenset", "round", "min", "max", "abs"}
+)
 _UNHASHABLE_CALLS = frozenset({"list", "dict", "set", "bytearray"})
 
 
 def expression_kind(expr: cst.BaseExpression | None, qualify: Qualify) -> str:
-    """"hashable" | "unhashable" | "function" | "number" | "unknown" for an expression's value."""
+    """ "hashable" | "unhashable" | "function" | "number" | "unknown" for an expression's value."""
     if expr is None:
         return "unknown"
     if isinstance(expr, (cst.Integer, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
@@ -199,7 +265,9 @@ def expression_kind(expr: cst.BaseExpression | None, qualify: Qualify) -> str:
         return "hashable"
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
         return "hashable"
-    if isinstance(expr, cst.Comparison) or (isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not)):
+    if isinstance(expr, cst.Comparison) or (
+        isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not)
+    ):
         return "unknown"
     if isinstance(expr, cst.BinaryOperation):
         left, right = expression_kind(expr.left, qualify), expression_kind(expr.right, qualify)
@@ -212,7 +280,9 @@ def expression_kind(expr: cst.BaseExpression | None, qualify: Qualify) -> str:
             return "hashable"
         if name in _UNHASHABLE_CALLS:
             return "unhashable"
-        if name is not None and (name.startswith("jax.numpy.") or name.startswith("numpy.") or name.startswith("jax.random.")):
+        if name is not None and (
+            name.startswith("jax.numpy.") or name.startswith("numpy.") or name.startswith("jax.random.")
+        ):
             return "unhashable"  # arrays: fine as traced arguments, never as static ones
     return "unknown"
 
@@ -240,7 +310,11 @@ def binding_kind(binding: cst.CSTNode, name: str, qualify: Qualify) -> str:
     if isinstance(binding, cst.AnnAssign):
         return expression_kind(binding.value, qualify)
     if isinstance(binding, cst.AugAssign):
-        return expression_kind(binding.value, qualify) if expression_kind(binding.value, qualify) == "hashable" else "unknown"
+        return (
+            expression_kind(binding.value, qualify)
+            if expression_kind(binding.value, qualify) == "hashable"
+            else "unknown"
+        )
     return "unknown"
 
 
@@ -320,7 +394,9 @@ class _UseFinder(cst.CSTVisitor):
         if isinstance(parent, cst.Arg) and len(self._parents) > 1 and isinstance(self._parents[-2], cst.Call):
             call = self._parents[-2]
             qual = self.qualify(call.func) or ""
-            if qual.startswith(NUMERIC_MODULES) or (isinstance(call.func, cst.Attribute) and call.func.attr.value in ARRAY_METHODS):
+            if qual.startswith(NUMERIC_MODULES) or (
+                isinstance(call.func, cst.Attribute) and call.func.attr.value in ARRAY_METHODS
+            ):
                 return "numeric", call
             return "call", call
         if isinstance(parent, (cst.Element, cst.List, cst.Tuple)):
