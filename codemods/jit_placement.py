@@ -576,12 +576,25 @@ class _Planner:
                 found.append(arg.keyword.value)
         return found
 
+    def _is_instance_param(self, name: str, at: cst.CSTNode) -> bool:
+        scope = self.idx.resolve(name, at)
+        if not isinstance(scope, cst.FunctionDef) or not isinstance(self.idx.enclosing_scope(scope), cst.ClassDef):
+            return False
+        params = [*scope.params.posonly_params, *scope.params.params]
+        is_static = any(self.qualify(d.decorator) == "staticmethod" for d in scope.decorators)
+        return bool(params) and not is_static and params[0].name.value == name
+
     def _classify_args(
         self, site: _Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode
     ) -> tuple[list[str], list[str]]:
         """(static names, unsafe reasons) for captured names that become arguments of `body`."""
         static, reasons = [], []
         for name in args:
+            if self._is_instance_param(name, at):
+                raise _Manual(
+                    f"it captures `{name}`, the instance; jit the method once (in `__init__`, or with the "
+                    "instance as a pytree or static argument)"
+                )
             kind = self._kind_of(name, at)
             why, numeric = self._arg_needs(name, body)
             if why:
@@ -1108,11 +1121,28 @@ class _Planner:
         if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
             raise _Manual("the def is the only statement of its block")
         replace[fdef] = cst.RemovalSentinel.REMOVE
+        if isinstance(block, cst.IndentedBlock) and block.body[0] is fdef:
+            self._drop_leading_blank_lines(block.body[1], replace)
         hoist_names = set(outer_reads)
         before, after = self._hoist_module(site, stmts, hoist_names)
         if after:
             raise _Manual("a name the hoisted def needs is bound only after the function")
         return self._finish(site, reasons, title, replace, before, after)
+
+    def _drop_leading_blank_lines(self, stmt: cst.CSTNode, replace: dict) -> None:
+        """The statement that becomes first in its block loses its blank lines (as black does),
+        keeping any replacements planned inside it."""
+        if not any(line.comment is None for line in stmt.leading_lines):
+            return
+        inner = {old: new for old, new in replace.items() if any(a is stmt for a in self.idx.ancestors(old))}
+        new_stmt = stmt
+        for old, new in inner.items():
+            new_stmt = new_stmt.deep_replace(old, new)
+            del replace[old]
+        kept = list(stmt.leading_lines)
+        while kept and kept[0].comment is None:
+            kept.pop(0)
+        replace[stmt] = new_stmt.with_changes(leading_lines=kept)
 
     def _static_decorator(self, dec: cst.Decorator, static: list[str]) -> cst.Decorator:
         d = dec.decorator
