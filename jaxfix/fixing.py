@@ -44,36 +44,37 @@ def scan(
     project: Any = None,
 ) -> Scan:
     """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings."""
-    candidates = [r for r in rules if any(token in source for token in r.prefilter)]
-    if not candidates:
-        return Scan()
-    try:
-        tree = ast.parse(source, filename=path)
-    except SyntaxError as exc:
-        raise AnalysisError(f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}") from None
-    candidates = [r for r in candidates if r.could_match(tree)]
-    if not candidates:
-        return Scan()
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
-    except RecursionError:
-        raise AnalysisError("expression nested too deeply for the parser") from None
-    ctx = RuleContext(source, path, options=options, project=project, module=module, tree=tree)
-    lines = source.splitlines()
+    meta = [r for r in rules if r.sees_findings and any(token in source for token in r.prefilter)]
+    candidates = [r for r in rules if not r.sees_findings and any(token in source for token in r.prefilter)]
     result = Scan()
-    for rule in candidates:
+    raw: list[Finding] = []
+    if candidates:
         try:
-            for finding in rule.check(ctx):
-                if code_filter(finding.code) and not is_suppressed(finding, lines):
-                    result.findings.append(finding)
+            tree = ast.parse(source, filename=path)
+        except SyntaxError as exc:
+            raise AnalysisError(f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}") from None
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}") from None
+        candidates = [r for r in candidates if r.could_match(tree)]
+    if candidates:
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
         except RecursionError:
-            result.errors.append(f"rule {rule.name}: code nested too deeply to analyse")
-        except Exception as exc:  # a bug in one rule must not lose the others' results
-            result.errors.append(f"internal error in rule {rule.name}: {type(exc).__name__}: {exc}")
+            raise AnalysisError("expression nested too deeply for the parser") from None
+        ctx = RuleContext(source, path, options=options, project=project, module=module, tree=tree)
+        for rule in candidates:
+            try:
+                raw.extend(f for f in rule.check(ctx) if code_filter(f.code))
+            except RecursionError:
+                result.errors.append(f"rule {rule.name}: code nested too deeply to analyse")
+            except Exception as exc:  # a bug in one rule must not lose the others' results
+                result.errors.append(f"internal error in rule {rule.name}: {type(exc).__name__}: {exc}")
+    for rule in meta:
+        raw.extend(f for f in rule.check_findings(source, path, list(raw), code_filter) if code_filter(f.code))
+    lines = source.splitlines()
+    result.findings = [f for f in raw if not is_suppressed(f, lines)]
     result.findings.sort(key=Finding.sort_key)
     return result
 

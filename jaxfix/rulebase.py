@@ -76,12 +76,21 @@ class Rule:
     # What differential verification compares the rewrite against: the original "as-written",
     # or the original run "eager" (under jax.disable_jit) when it cannot run under jit at all.
     verify_reference: ClassVar[str] = "as-written"
+    # A rule about other rules' findings (unused noqa) gets them through `check_findings`
+    # instead of running `check` on the tree.
+    sees_findings: ClassVar[bool] = False
 
     def could_match(self, tree: ast.Module) -> bool:
         """Second, cheaper-than-libcst filter on the stdlib AST. Must never reject a real match."""
         return True
 
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def check_findings(
+        self, source: str, path: str, findings: list[Finding], code_filter: Callable[[str], bool]
+    ) -> Iterable[Finding]:
+        """For rules with `sees_findings`: the other rules' findings before noqa is applied."""
         raise NotImplementedError
 
     @classmethod

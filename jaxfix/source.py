@@ -31,7 +31,9 @@ def decode(data: bytes) -> SourceText:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise SourceError(f"bad encoding declaration: {exc.msg}") from None
+        if "invalid or missing encoding declaration" not in exc.msg:
+            raise SourceError(f"bad encoding declaration: {exc.msg}") from None
+        encoding = "utf-8"  # undeclared and not UTF-8: let the decode below say where
     try:
         codecs.lookup(encoding)
         text = data.decode(encoding)

@@ -1,0 +1,93 @@
+"""How fast is `jaxfix check` over real JAX code, next to merely parsing it with libcst?
+
+Corpus: the source trees of the installed jax, flax and optax packages (pin them with
+`pip install ".[pinned]"`: jax 0.10.2, flax 0.12.8, optax 0.2.8). Prints wall time,
+files/s and lines/s for `jaxfix check --select ALL` with -j 1 and -j 2 (a real
+subprocess, start-up included) and for libcst-parsing every file (serial, and with a
+2-process pool), then the ratios. Goal: check -j 2 under a third of parse-everything.
+
+    python benchmarks/check_corpus.py [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import libcst as cst
+
+PACKAGES = ("jax", "flax", "optax")
+
+
+def corpus() -> list[Path]:
+    roots = [Path(importlib.import_module(name).__file__).parent for name in PACKAGES]
+    return sorted(p for root in roots for p in root.rglob("*.py"))
+
+
+def parse_one(path: Path) -> int:
+    try:
+        cst.parse_module(path.read_text(encoding="utf-8"))
+    except Exception:
+        return 0
+    return 1
+
+
+def time_parse(files: list[Path], workers: int) -> float:
+    start = time.perf_counter()
+    if workers == 1:
+        for path in files:
+            parse_one(path)
+    else:
+        with ProcessPoolExecutor(workers) as pool:
+            list(pool.map(parse_one, files, chunksize=8))
+    return time.perf_counter() - start
+
+
+def time_check(roots: list[str], jobs: int) -> tuple[float, int]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    cmd = [sys.executable, "-m", "jaxfix", "check", "--select", "ALL", "-j", str(jobs), "--statistics", *roots]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        print(proc.stderr[-2000:], file=sys.stderr)
+    findings = sum(int(line.split()[0]) for line in proc.stdout.splitlines() if line.strip())
+    return elapsed, findings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    files = corpus()
+    lines = sum(len(p.read_bytes().splitlines()) for p in files)
+    versions = ", ".join(f"{n} {importlib.metadata.version(n)}" for n in PACKAGES)
+    roots = [str(Path(importlib.import_module(n).__file__).parent) for n in PACKAGES]
+    print(f"corpus: {versions}: {len(files)} files, {lines} lines; {os.cpu_count()} cores")
+
+    def best(fn):
+        return min(fn() for _ in range(args.repeat))
+
+    parse1 = best(lambda: time_parse(files, 1))
+    parse2 = best(lambda: time_parse(files, 2))
+    rows = [("libcst parse-everything, 1 process", parse1, None), ("libcst parse-everything, 2 processes", parse2, None)]
+    for jobs in (1, 2):
+        elapsed, findings = min((time_check(roots, jobs) for _ in range(args.repeat)), key=lambda r: r[0])
+        rows.append((f"jaxfix check --select ALL -j {jobs}", elapsed, findings))
+    for label, seconds, findings in rows:
+        extra = "" if findings is None else f"  ({findings} findings)"
+        print(f"{label:<40} {seconds:7.2f} s  {len(files) / seconds:8.0f} files/s  {lines / seconds:9.0f} lines/s{extra}")
+    check2 = rows[3][1]
+    print(f"ratio check -j2 / parse-everything (1 process): {check2 / parse1:.3f}  (goal < 0.333)")
+    print(f"ratio check -j2 / parse-everything (2 processes): {check2 / parse2:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""JAX001: a `# noqa: JAX...` code that suppresses nothing."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Callable, Iterable
+
+from codemods._command import command_for
+from jaxfix.model import Edit, Finding, Fix, Safety
+from jaxfix.rulebase import Code, Example, Rule
+
+_NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*)", re.IGNORECASE)
+_JAX_CODE = re.compile(r"JAX[0-9]+$")
+
+
+class UnusedNoqaRule(Rule):
+    """
+    ## What it does
+    Finds `# noqa: JAX...` codes on lines where no jaxfix finding of that code exists.
+
+    ## Why is this bad?
+    A stale suppression hides nothing today but will silently hide a real problem the day one
+    appears on that line. Large codebases adopt jaxfix with `jaxfix check --add-noqa`; this rule
+    tells you which of those comments the code has since outgrown.
+
+    ## Known problems
+    Only codes that are selected in this run are judged: with `--select JAX2`, a
+    `# noqa: JAX101` is left alone. Codes of other tools (`E501`) are never touched.
+
+    ## Example
+    ```python
+    step = jax.jit(update)  # noqa: JAX201
+    ```
+
+    ## Use instead
+    ```python
+    step = jax.jit(update)
+    ```
+
+    ## Fix safety
+    Safe: the fix removes only the unused jaxfix codes (the whole comment when nothing else is
+    left in it); comments are not code.
+    """
+
+    name = "unused-noqa"
+    codes = (Code("JAX001", "unused-noqa", "`# noqa` code that suppresses nothing", fix="always"),)
+    prefilter = ("noqa", "NOQA")
+    examples = (Example("step = jax.jit(update)  # noqa: JAX201\n", "step = jax.jit(update)\n"),)
+    sees_findings = True
+
+    def check_findings(
+        self, source: str, path: str, findings: list[Finding], code_filter: Callable[[str], bool]
+    ) -> Iterable[Finding]:
+        used: dict[int, set[str]] = {}
+        for finding in findings:
+            used.setdefault(finding.line, set()).add(finding.code)
+        line_starts = [0]
+        for line in source.splitlines(keepends=True):
+            line_starts.append(line_starts[-1] + len(line))
+        for row, col, comment in _comments(source):
+            match = _NOQA.search(comment)
+            if match is None:
+                continue
+            codes = [c.strip() for c in match.group("codes").split(",")]
+            unused = [
+                c for c in codes
+                if _JAX_CODE.match(c.upper()) and code_filter(c.upper())
+                and not any(u.startswith(c.upper()) for u in used.get(row, ()))
+            ]
+            if not unused:
+                continue
+            start = line_starts[row - 1] + col
+            kept = [c for c in codes if c not in unused]
+            if kept:
+                new_comment = comment[: match.start("codes")] + ", ".join(kept) + comment[match.end("codes") :]
+                edit = Edit(start, start + len(comment), new_comment)
+            else:
+                line_text = source[line_starts[row - 1] : start]
+                trimmed = len(line_text) - len(line_text.rstrip(" \t"))
+                rest = comment[: match.start()] + comment[match.end() :]
+                edit = Edit(start - trimmed, start + len(comment), (" " * (trimmed > 0) + rest.strip()) if rest.strip() else "")
+            yield Finding(
+                code="JAX001",
+                name="unused-noqa",
+                path=path,
+                line=row,
+                column=col + 1,
+                end_line=row,
+                end_column=col + len(comment) + 1,
+                message=f"Unused `noqa` code{'s' if len(unused) > 1 else ''}: {', '.join(unused)}",
+                fix=Fix(title=f"Remove unused {', '.join(unused)}", safety=Safety.SAFE, edits=(edit,)),
+            )
+
+
+def _comments(source: str):
+    """(row, col, text) of every comment token; nothing for text that does not tokenize."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                yield token.start[0], token.start[1], token.string
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return
+
+
+UnusedNoqaCommand = command_for(UnusedNoqaRule)

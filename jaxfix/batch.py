@@ -1,0 +1,96 @@
+"""From command-line paths to per-file outcomes: discovery, selection of the files to
+process (changed since a revision, one shard), config per file, cache, and the pool."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxfix.config import ConfigError, ConfigResolver
+from jaxfix.discovery import discover
+from jaxfix.gitutil import GitError, changed_since
+from jaxfix.runner import FileOutcome, Job, run_jobs
+
+
+@dataclass
+class BatchOptions:
+    fix: bool = False
+    workers: int | None = None
+    cache_dir: str | None = None
+    changed_since: str | None = None
+    shard: tuple[int, int] | None = None  # (K, N), 1-based K
+
+
+@dataclass
+class BatchOutcome:
+    files: list[FileOutcome] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # discovery and config errors, one line each
+
+    @property
+    def findings(self):
+        return [f for outcome in self.files for f in outcome.result.findings]
+
+    @property
+    def file_errors(self) -> list[str]:
+        return [f"{o.result.path}: {o.result.error}" for o in self.files if o.result.error]
+
+
+def build_project(paths: list[str]):
+    """Cross-file facts (pytree base classes defined in other modules), when that analysis exists."""
+    try:
+        from jaxfix.analysis.project import build_project_index
+    except ImportError:
+        return None
+    return build_project_index(paths)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+        raise ValueError(f"--shard must look like K/N with 1 <= K <= N, got {text!r}")
+    return int(k), int(n)
+
+
+def in_shard(path: Path, shard: tuple[int, int]) -> bool:
+    """A stable split by a hash of the path as given, so every machine agrees without coordination."""
+    k, n = shard
+    digest = hashlib.sha1(path.as_posix().encode()).digest()
+    return int.from_bytes(digest[:8], "big") % n == k - 1
+
+
+def run_paths(
+    paths: list[str],
+    resolver: ConfigResolver,
+    options: BatchOptions,
+    on_total: Callable[[int], None] | None = None,
+    on_done: Callable[[FileOutcome], None] | None = None,
+) -> BatchOutcome:
+    found = discover(paths, resolver)
+    outcome = BatchOutcome(errors=list(found.errors))
+    files = found.files
+    project = build_project([str(p) for p in files]) if files else None
+    if options.changed_since is not None:
+        try:
+            changed = changed_since(options.changed_since, Path.cwd())
+        except GitError as exc:
+            outcome.errors.append(f"--changed-since {options.changed_since}: {exc}")
+            return outcome
+        files = [p for p in files if p.resolve() in changed]
+    if options.shard is not None:
+        files = [p for p in files if in_shard(p, options.shard)]
+    project_fingerprint = hashlib.sha256(pickle.dumps(project)).hexdigest()[:16] if project is not None else ""
+    jobs = []
+    for path in files:
+        try:
+            config = resolver.for_path(path)
+        except ConfigError as exc:
+            outcome.errors.append(str(exc))
+            continue
+        jobs.append(Job(str(path), config, options.fix, project, project_fingerprint, options.cache_dir))
+    if on_total is not None:
+        on_total(len(jobs))
+    outcome.files = run_jobs(jobs, options.workers, on_done)
+    return outcome

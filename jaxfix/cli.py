@@ -1,0 +1,282 @@
+"""The `jaxfix` command line: check, fix (dry-run diffs, --write), rules, rule.
+
+Exit codes: 0 nothing to report, 1 findings (check) or changes/unfixed findings
+(fix), 2 when any file or the config could not be handled.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from jaxfix import __version__, registry
+from jaxfix.batch import BatchOptions, BatchOutcome, parse_shard, run_paths
+from jaxfix.cache import CACHE_DIR_NAME
+from jaxfix.gitutil import GitError, dirty_files
+from jaxfix.progress import progress
+from jaxfix.report.migration import write_report
+from jaxfix.config import ConfigError, ConfigResolver, load_pyproject
+from jaxfix.fixing import fix_is_wanted
+from jaxfix.report import github, jsonfmt, sarif, text
+from jaxfix.report.diff import unified_diff
+from jaxfix.ruledocs import render_rule_doc
+from jaxfix.runner import FileOutcome, analyze_bytes, default_jobs
+from jaxfix.writer import WriteError, write_atomic
+
+app = typer.Typer(
+    name="jaxfix",
+    help="Find, fix and verify JAX jit anti-patterns (recompiling jit wrappers, cached_property on "
+    "pytrees, Python control flow on traced values).",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"jaxfix {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """jaxfix: JAX jit anti-patterns, found, fixed and verified."""
+
+
+PathsArg = Annotated[list[str], typer.Argument(help="Files or folders to process; `-` reads standard input.")]
+SelectOpt = Annotated[
+    Optional[list[str]], typer.Option("--select", help="Rule codes or prefixes to enable (replaces config); repeatable.")
+]
+IgnoreOpt = Annotated[
+    Optional[list[str]], typer.Option("--ignore", help="Rule codes or prefixes to disable (added to config); repeatable.")
+]
+ConfigOpt = Annotated[
+    Optional[Path], typer.Option("--config", help="Use this pyproject.toml instead of discovering one per file.")
+]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+StdinNameOpt = Annotated[
+    Optional[str], typer.Option("--stdin-filename", help="Path to report (and to find config from) for `-`.")
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary line.")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help=f"Do not read or write {CACHE_DIR_NAME}/.")]
+ChangedSinceOpt = Annotated[
+    Optional[str], typer.Option("--changed-since", metavar="REF", help="Only files changed since this git revision.")
+]
+ShardOpt = Annotated[
+    Optional[str], typer.Option("--shard", metavar="K/N", help="Only the K-th of N deterministic slices of the files.")
+]
+
+
+def _split_codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
+    if values is None:
+        return None
+    codes = tuple(c.strip().upper() for v in values for c in v.split(",") if c.strip())
+    for code in codes:
+        if not registry.known_prefix(code):
+            raise typer.BadParameter(f"unknown rule code or prefix {code!r}")
+    return codes
+
+
+def _resolver(select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None) -> ConfigResolver:
+    overrides = {"select": _split_codes(select), "extend_ignore": _split_codes(ignore), "unsafe_fixes": unsafe_fixes}
+    explicit = None
+    if config is not None:
+        from jaxfix.config import Config
+
+        explicit = load_pyproject(config) or Config(root=str(config.parent))
+    return ConfigResolver(overrides=overrides, explicit=explicit)
+
+
+def _error(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+def _run(paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_cache=False, changed=None, shard=None):
+    if paths == ["-"]:
+        name = stdin_filename or "-"
+        config = resolver.for_path(name if stdin_filename else Path.cwd())
+        outcome = analyze_bytes(sys.stdin.buffer.read(), name, config, fix=fix)
+        return BatchOutcome(files=[outcome])
+    try:
+        shard_k_n = parse_shard(shard) if shard else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    options = BatchOptions(
+        fix=fix,
+        workers=jobs or default_jobs(),
+        cache_dir=None if no_cache else str(Path.cwd() / CACHE_DIR_NAME),
+        changed_since=changed,
+        shard=shard_k_n,
+    )
+    with progress(not quiet) as bar:
+        return run_paths(paths, resolver, options, on_total=bar.total, on_done=bar.advance)
+
+
+def _report_errors(outcome: BatchOutcome) -> bool:
+    errors = [*outcome.errors, *outcome.file_errors]
+    for line in errors:
+        _error(line)
+    return bool(errors)
+
+
+@app.command()
+def check(
+    paths: PathsArg,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    config: ConfigOpt = None,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print findings.")] = OutputFormat.text,
+    statistics: Annotated[bool, typer.Option("--statistics", help="Print counts per rule instead of findings.")] = False,
+    jobs: JobsOpt = None,
+    stdin_filename: StdinNameOpt = None,
+    quiet: QuietOpt = False,
+    no_cache: NoCacheOpt = False,
+    changed_since: ChangedSinceOpt = None,
+    shard: ShardOpt = None,
+) -> None:
+    """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
+    try:
+        outcome = _run(
+            paths, _resolver(select, ignore, config), fix=False, jobs=jobs, stdin_filename=stdin_filename,
+            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard,
+        )
+    except ConfigError as exc:
+        _error(str(exc))
+        raise typer.Exit(2)
+    findings = outcome.findings
+    if statistics:
+        typer.echo(text.statistics(findings), nl=False)
+    elif output_format is OutputFormat.text:
+        typer.echo(text.render(findings), nl=False)
+        if not quiet:
+            typer.echo(text.summary(findings), nl=False, err=True)
+    else:
+        renderer = {OutputFormat.json: jsonfmt, OutputFormat.sarif: sarif, OutputFormat.github: github}[output_format]
+        typer.echo(renderer.render(findings), nl=False)
+    had_errors = _report_errors(outcome)
+    raise typer.Exit(2 if had_errors else (1 if findings else 0))
+
+
+def _write(outcome: FileOutcome) -> str | None:
+    result = outcome.result
+    try:
+        write_atomic(result.path, result.fixed_source.encode(outcome.encoding), expected_old=outcome.original_bytes)
+    except (WriteError, UnicodeEncodeError) as exc:
+        return f"{result.path}: {exc}"
+    return None
+
+
+@app.command()
+def fix(
+    paths: PathsArg,
+    write: Annotated[bool, typer.Option("--write", help="Apply the fixes to the files (default: print diffs only).")] = False,
+    unsafe_fixes: Annotated[
+        Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes marked unsafe.")
+    ] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    config: ConfigOpt = None,
+    jobs: JobsOpt = None,
+    stdin_filename: StdinNameOpt = None,
+    quiet: QuietOpt = False,
+    no_cache: NoCacheOpt = False,
+    changed_since: ChangedSinceOpt = None,
+    shard: ShardOpt = None,
+    allow_dirty: Annotated[
+        bool, typer.Option("--allow-dirty", help="Write even into files with uncommitted changes.")
+    ] = False,
+    report: Annotated[
+        Optional[Path], typer.Option("--report", help="Write a migration report (.md or .json) to this path.")
+    ] = None,
+) -> None:
+    """Show the fixes as unified diffs (a dry run), or apply them with --write."""
+    try:
+        resolver = _resolver(select, ignore, config, unsafe_fixes)
+        outcome = _run(
+            paths, resolver, fix=True, jobs=jobs, stdin_filename=stdin_filename,
+            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard,
+        )
+    except ConfigError as exc:
+        _error(str(exc))
+        raise typer.Exit(2)
+    write_errors: list[str] = []
+    changed = [o for o in outcome.files if o.result.changed]
+    if write and not allow_dirty and paths != ["-"]:
+        try:
+            dirty = dirty_files([Path(o.result.path) for o in changed])
+        except GitError as exc:
+            dirty, write_errors = set(), [f"cannot ask git which files are dirty: {exc}"]
+        refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
+        for item in refused:
+            write_errors.append(f"{item.result.path}: has uncommitted changes; not written (use --allow-dirty)")
+        changed = [o for o in changed if o not in refused]
+    for item in changed:
+        result = item.result
+        if paths == ["-"] and write:
+            sys.stdout.write(result.fixed_source)
+        elif write:
+            problem = _write(item)
+            if problem:
+                write_errors.append(problem)
+        else:
+            typer.echo(unified_diff(result.path, result.source, result.fixed_source), nl=False)
+    remaining = [f for o in outcome.files for f in o.result.remaining]
+    if remaining:
+        typer.echo(text.render(remaining), nl=False)
+    fixed = sum(len(o.result.fixes_applied) for o in changed)
+    verb = "Fixed" if write else "Would fix"
+    summary = f"{verb} {fixed} problem{'s' if fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
+    if remaining:
+        unsafe = sum(1 for f in remaining if fix_is_wanted(f, unsafe_fixes=True))
+        summary += f"; {len(remaining)} remaining" + (f" ({unsafe} with --unsafe-fixes)" if unsafe else "")
+    if not quiet:
+        typer.echo(summary + ".", err=True)
+    if report is not None:
+        write_report(report, [o.result for o in outcome.files], written=write)
+    for line in write_errors:
+        _error(line)
+    had_errors = _report_errors(outcome) or bool(write_errors)
+    if had_errors:
+        raise typer.Exit(2)
+    raise typer.Exit(1 if remaining or (changed and not write) else 0)
+
+
+@app.command("rules")
+def list_rules() -> None:
+    """List every rule: code, name, fix availability, summary."""
+    for _rule, info in registry.all_codes():
+        typer.echo(f"{info.code:<7} {info.name:<38} fix: {info.fix:<9} {info.summary}")
+
+
+@app.command("rule")
+def explain_rule(code: Annotated[str, typer.Argument(help="A rule code, e.g. JAX201.")]) -> None:
+    """Explain one rule: what goes wrong under jit, a bad and a good example, how the fix decides."""
+    found = registry.find_code(code)
+    if found is None:
+        _error(f"unknown rule code {code!r}; `jaxfix rules` lists them")
+        raise typer.Exit(2)
+    typer.echo(render_rule_doc(*found))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

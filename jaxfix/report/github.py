@@ -1,0 +1,25 @@
+"""GitHub Actions workflow commands, so findings show up as annotations on the diff."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from jaxfix.model import Finding
+
+
+def _escape(value: str, *, prop: bool = False) -> str:
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        value = value.replace(":", "%3A").replace(",", "%2C")
+    return value
+
+
+def render(findings: Iterable[Finding]) -> str:
+    lines = []
+    for f in findings:
+        props = (
+            f"file={_escape(f.path, prop=True)},line={f.line},col={f.column},"
+            f"endLine={f.end_line},endColumn={f.end_column},title={_escape(f.code + ' ' + f.name, prop=True)}"
+        )
+        lines.append(f"::error {props}::{_escape(f'{f.code} {f.message}')}\n")
+    return "".join(lines)

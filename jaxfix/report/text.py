@@ -1,0 +1,48 @@
+"""`path:line:col: CODE [*] message`, one line per finding, as Ruff and flake8 print them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from jaxfix.model import Finding, Safety
+
+
+def fix_mark(finding: Finding) -> str:
+    fix = finding.fix
+    if fix is None or fix.safety is Safety.MANUAL or not fix.edits:
+        return ""
+    return "[*] " if fix.safety is Safety.SAFE else "[-] "
+
+
+def format_finding(finding: Finding) -> str:
+    line = f"{finding.path}:{finding.line}:{finding.column}: {finding.code} {fix_mark(finding)}{finding.message}"
+    if finding.fix is not None and finding.fix.safety is Safety.MANUAL:
+        line += f" (manual: {finding.fix.title})"
+    return line
+
+
+def render(findings: Iterable[Finding]) -> str:
+    return "".join(format_finding(f) + "\n" for f in findings)
+
+
+def statistics(findings: Iterable[Finding]) -> str:
+    counts = Counter((f.code, f.name) for f in findings)
+    fixable = Counter(f.code for f in findings if fix_mark(f) == "[*] ")
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return "".join(
+        f"{count:>5}  {code:<7} {'[*]' if fixable[code] else '   '} {name}\n" for (code, name), count in rows
+    )
+
+
+def summary(findings: list[Finding]) -> str:
+    if not findings:
+        return "All checks passed!\n"
+    safe = sum(1 for f in findings if fix_mark(f) == "[*] ")
+    unsafe = sum(1 for f in findings if fix_mark(f) == "[-] ")
+    text = f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}."
+    if safe:
+        text += f" [*] {safe} fixable with `jaxfix fix --write`."
+    if unsafe:
+        text += f" [-] {unsafe} more with `--unsafe-fixes`."
+    return text + "\n"

@@ -1,0 +1,63 @@
+"""Rule documentation produced from the rule modules themselves (docstring, examples, options).
+
+`jaxfix rule CODE` prints a page; `python -m jaxfix.ruledocs` regenerates
+docs/rules/<CODE>.md and the index, and a test fails when those files are stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from jaxfix import registry
+from jaxfix.rulebase import Code, Rule
+
+DOCS_DIR = Path(__file__).resolve().parent.parent / "docs" / "rules"
+
+
+def render_rule_doc(rule: type[Rule], info: Code) -> str:
+    lines = [f"# {info.code}: {info.name}", "", info.summary, "", f"Fix availability: {info.fix}.", ""]
+    others = [c.code for c in rule.codes if c.code != info.code]
+    if others:
+        lines += [f"Rule `{rule.name}` also reports: {', '.join(others)}.", ""]
+    lines += [rule.doc(), ""]
+    for number, example in enumerate(rule.examples, 1):
+        lines += [f"## Example {number}", "", "```python", example.bad.rstrip(), "```", ""]
+        if example.good:
+            lines += ["Becomes:", "", "```python", example.good.rstrip(), "```", ""]
+    if rule.options:
+        lines += ["## Options", ""]
+        for opt in rule.options:
+            choices = f" (one of {', '.join(map(repr, opt.choices))})" if opt.choices else ""
+            lines.append(f"- `[tool.jaxfix.{rule.name}] {opt.name}` = `{opt.default!r}`{choices}: {opt.doc}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_index() -> str:
+    lines = ["# jaxfix rules", "", "| code | name | fix | summary |", "| --- | --- | --- | --- |"]
+    for _rule, info in registry.all_codes():
+        lines.append(f"| [{info.code}]({info.code}.md) | {info.name} | {info.fix} | {info.summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def expected_files() -> dict[str, str]:
+    files = {f"{info.code}.md": render_rule_doc(rule, info) for rule, info in registry.all_codes()}
+    files["README.md"] = render_index()
+    return files
+
+
+def write_docs(folder: Path = DOCS_DIR) -> list[str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    expected = expected_files()
+    for stale in folder.glob("*.md"):
+        if stale.name not in expected:
+            stale.unlink()
+    for name, text in expected.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return sorted(expected)
+
+
+if __name__ == "__main__":
+    written = write_docs()
+    print(f"wrote {len(written)} files to {DOCS_DIR}", file=sys.stderr)

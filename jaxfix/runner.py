@@ -1,0 +1,98 @@
+"""Analyse many files, in a process pool when it pays, with deterministic output order.
+
+Each worker reads its own file (so bytes never travel through the pool twice),
+decodes it, consults the result cache, and calls `engine.analyze`. Problems with
+one file become that file's one-line error; the run goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxfix.cache import ResultCache, cache_key
+from jaxfix.config import Config
+from jaxfix.engine import analyze
+from jaxfix.model import FileResult
+from jaxfix.source import SourceError, decode
+
+POOL_THRESHOLD = 8  # below this many files a pool costs more than it saves
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    config: Config
+    fix: bool
+    project: object = None
+    project_fingerprint: str = ""
+    cache_dir: str | None = None
+
+
+@dataclass
+class FileOutcome:
+    """A FileResult plus what writing it back needs."""
+
+    result: FileResult
+    encoding: str | None = None
+    original_bytes: bytes | None = None
+    cached: bool = False
+
+
+def run_job(job: Job) -> FileOutcome:
+    try:
+        data = Path(job.path).read_bytes()
+    except OSError as exc:
+        return FileOutcome(FileResult(job.path, "", error=f"cannot read: {exc.strerror or exc}"))
+    if job.cache_dir is None:
+        return analyze_bytes(data, job.path, job.config, fix=job.fix, project=job.project)
+    cache = ResultCache(job.cache_dir)
+    key = cache_key(data, job.path, job.config.fingerprint(), job.fix, job.project_fingerprint)
+    hit = cache.get(key)
+    if hit is not None:
+        try:
+            encoding = decode(data).encoding
+        except SourceError:
+            encoding = None
+        return FileOutcome(hit, encoding=encoding, original_bytes=data, cached=True)
+    outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=job.project)
+    cache.put(key, outcome.result)
+    return outcome
+
+
+def analyze_bytes(data: bytes, path: str, config: Config, *, fix: bool, project=None) -> FileOutcome:
+    try:
+        source = decode(data)
+    except SourceError as exc:
+        return FileOutcome(FileResult(path, "", error=str(exc)))
+    result = analyze(source.text, path, config, fix=fix, project=project)
+    return FileOutcome(result, encoding=source.encoding, original_bytes=data)
+
+
+def default_jobs() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def run_jobs(
+    jobs: Sequence[Job], workers: int | None = None, on_done: Callable[[FileOutcome], None] | None = None
+) -> list[FileOutcome]:
+    workers = workers or default_jobs()
+    results: list[FileOutcome] = []
+    if workers <= 1 or len(jobs) < POOL_THRESHOLD:
+        iterator = map(run_job, jobs)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        iterator = pool.map(run_job, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 4))))
+    try:
+        for outcome in iterator:
+            results.append(outcome)
+            if on_done is not None:
+                on_done(outcome)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return results

@@ -1,0 +1,238 @@
+"""The command line end to end: real files in temporary trees, typer's runner and real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from jaxfix.cli import app
+
+# Recompiles on every iteration: a fresh lambda is a new jit cache key each time.
+JIT_IN_LOOP = """\
+import jax
+import jax.numpy as jnp
+
+
+def run(xs):
+    total = jnp.zeros(())
+    for x in xs:
+        total = total + jax.jit(lambda v: v * 2.0)(x)
+    return total
+"""
+
+CLEAN = """\
+import jax
+
+
+@jax.jit
+def double(v):
+    return v * 2.0
+"""
+
+
+def cli(*args, input=None):
+    result = CliRunner().invoke(app, list(args), input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def subprocess_cli(*args, cwd=None, input=None):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxfix", *args], capture_output=True, text=True, cwd=cwd, input=input, env=env
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "bad.py").write_text(JIT_IN_LOOP)
+    (tmp_path / "good.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_check_reports_findings_with_exit_1(tree):
+    code, out, err = cli("check", str(tree))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines and all(line.startswith(str(tree / "bad.py") + ":8:") for line in lines)
+    assert " JAX2" in lines[0] and "[*]" in lines[0]
+    assert "Found" in err
+
+
+def test_check_clean_exits_0_and_zero_files_is_fine(tree, tmp_path):
+    assert cli("check", str(tree / "good.py"))[0] == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = cli("check", str(empty))
+    assert code == 0 and out == ""
+
+
+def test_check_error_exit_2_names_file_and_keeps_going(tree):
+    (tree / "broken.py").write_text("def f(:\n    jax.jit\n")
+    (tree / "latin.py").write_bytes(b"x = '\xe9'  # jax\n")
+    (tree / "blob.py").write_bytes(b"\x00\x01jax")
+    code, out, err = cli("check", str(tree))
+    assert code == 2
+    assert "bad.py:8:" in out  # the good files were still checked
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 3
+    assert any("broken.py" in e and "syntax error" in e for e in errors)
+    assert any("latin.py" in e and "utf-8" in e for e in errors)
+    assert any("blob.py" in e and "binary" in e for e in errors)
+
+
+def test_select_and_ignore(tree):
+    assert cli("check", str(tree), "--ignore", "JAX2")[0] == 0
+    assert cli("check", str(tree), "--select", "JAX1")[0] == 0
+    assert cli("check", str(tree), "--select", "JAX2")[0] == 1
+    code, _, err = cli("check", str(tree), "--select", "NOPE9")
+    assert code == 2 and "unknown rule code" in err
+
+
+def test_noqa_and_skip_file(tree):
+    (tree / "bad.py").write_text(JIT_IN_LOOP.replace("(x)\n", "(x)  # noqa: JAX2\n"))
+    assert cli("check", str(tree))[0] == 0
+    (tree / "bad.py").write_text("# jaxfix: skip-file\n" + JIT_IN_LOOP)
+    assert cli("check", str(tree))[0] == 0
+
+
+def test_json_output(tree):
+    code, out, _ = cli("check", str(tree), "--output-format", "json")
+    data = json.loads(out)
+    assert code == 1 and len(data) >= 1
+    first = data[0]
+    for key in ("code", "name", "path", "line", "column", "end_line", "end_column", "message", "fix"):
+        assert key in first
+    assert first["fix"]["safety"] in ("safe", "unsafe", "manual") and first["fix"]["edits"]
+
+
+def test_sarif_output_validates_against_required_fields(tree):
+    jsonschema = pytest.importorskip("jsonschema")
+    code, out, _ = cli("check", str(tree), "--output-format", "sarif")
+    log = json.loads(out)
+    # The structural core of the SARIF 2.1.0 schema (the full schema cannot be fetched offline).
+    schema = {
+        "type": "object",
+        "required": ["version", "runs"],
+        "properties": {
+            "version": {"const": "2.1.0"},
+            "runs": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["tool", "results"],
+                    "properties": {
+                        "tool": {
+                            "type": "object",
+                            "required": ["driver"],
+                            "properties": {"driver": {"type": "object", "required": ["name", "rules"]}},
+                        },
+                        "results": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["ruleId", "message", "locations"],
+                                "properties": {"message": {"type": "object", "required": ["text"]}},
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    }
+    jsonschema.validate(log, schema)
+    result = log["runs"][0]["results"][0]
+    assert result["ruleId"].startswith("JAX2")
+    assert result["fixes"][0]["artifactChanges"][0]["replacements"]
+
+
+def test_github_annotations(tree):
+    code, out, _ = cli("check", str(tree), "--output-format", "github")
+    assert code == 1 and out.startswith("::error file=") and ",line=8," in out
+
+
+def test_statistics(tree):
+    code, out, _ = cli("check", str(tree), "--statistics")
+    assert code == 1 and "JAX2" in out and out.split()[0] == "1"
+
+
+def test_fix_dry_run_prints_diff_and_writes_nothing(tree):
+    before = (tree / "bad.py").read_bytes()
+    code, out, err = cli("fix", str(tree))
+    assert code == 1
+    assert out.startswith(f"--- a/{tree / 'bad.py'}") and "+++" in out
+    assert (tree / "bad.py").read_bytes() == before
+    assert "Would fix 1 problem in 1 file" in err
+
+
+def test_fix_write_applies_and_second_run_is_clean(tree):
+    code, _, err = cli("fix", str(tree), "--write")
+    assert code == 0, err
+    assert (tree / "bad.py").read_text() != JIT_IN_LOOP
+    assert cli("check", str(tree))[0] == 0
+    assert cli("fix", str(tree))[0] == 0
+
+
+def test_fix_keeps_crlf_bom_and_mode(tree):
+    path = tree / "bad.py"
+    path.write_bytes(b"\xef\xbb\xbf" + JIT_IN_LOOP.replace("\n", "\r\n").encode())
+    os.chmod(path, 0o750)
+    assert cli("fix", str(path), "--write")[0] == 0
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    assert data.count(b"\n") == data.count(b"\r\n") and b"\r\n" in data
+    assert (path.stat().st_mode & 0o777) == 0o750
+
+
+def test_bad_files_stay_byte_for_byte_unchanged_on_write(tree):
+    broken = b"def f(:\r\n  jax.jit(lambda: 1)\r\n"
+    (tree / "broken.py").write_bytes(broken)
+    code, _, err = cli("fix", str(tree), "--write")
+    assert code == 2 and "broken.py" in err
+    assert (tree / "broken.py").read_bytes() == broken
+    assert (tree / "bad.py").read_text() != JIT_IN_LOOP  # the run went on
+
+
+def test_stdin(tree):
+    code, out, _ = cli("check", "-", input=JIT_IN_LOOP)
+    assert code == 1 and out.startswith("-:8:")
+    code, out, _ = cli("check", "-", "--stdin-filename", "pkg/mod.py", input=JIT_IN_LOOP)
+    assert out.startswith("pkg/mod.py:8:")
+    code, out, _ = cli("fix", "-", "--write", input=JIT_IN_LOOP)
+    assert code == 0 and out != JIT_IN_LOOP and "jax.jit" in out
+
+
+def test_config_errors_exit_2(tree):
+    (tree / "pyproject.toml").write_text("[tool.jaxfix]\nselect = 'JAX'\n")
+    code, _, err = cli("check", str(tree))
+    assert code == 2 and "pyproject.toml" in err and "select" in err
+
+
+def test_rules_and_rule(tree):
+    code, out, _ = cli("rules")
+    assert code == 0 and "JAX2" in out and "fix:" in out
+    code, out, _ = cli("rule", out.split()[0])
+    assert code == 0 and "## Example 1" in out and "Why" in out
+    assert cli("rule", "JAX999")[0] == 2
+
+
+def test_parallel_output_is_identical_to_serial(tmp_path):
+    for i in range(12):
+        (tmp_path / f"m{i:02}.py").write_text(JIT_IN_LOOP if i % 2 else CLEAN)
+    serial = subprocess_cli("check", str(tmp_path), "-j", "1")
+    parallel = subprocess_cli("check", str(tmp_path), "-j", "2")
+    assert serial[0] == parallel[0] == 1
+    assert serial[1] == parallel[1] and serial[1].count("\n") == 6
+
+
+def test_version_help_and_module_entry_point():
+    code, out, _ = subprocess_cli("--version")
+    assert code == 0 and out.startswith("jaxfix ")
+    for command in ("check", "fix", "rules", "rule"):
+        code, out, _ = subprocess_cli(command, "--help")
+        assert code == 0 and "Usage" in out

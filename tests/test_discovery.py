@@ -1,0 +1,59 @@
+import os
+import subprocess
+
+from jaxfix.config import ConfigResolver
+from jaxfix.discovery import discover
+
+
+def touch(path, text="x = 1\n"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def names(found, root):
+    return [p.resolve().relative_to(root.resolve()).as_posix() for p in found.files]
+
+
+def test_walk_respects_gitignore_excludes_and_build_folders(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    touch(tmp_path / ".gitignore", "ignored_dir/\n*_gen.py\n")
+    touch(tmp_path / "pkg" / "a.py")
+    touch(tmp_path / "pkg" / "b_gen.py")
+    touch(tmp_path / "pkg" / "notes.txt")
+    touch(tmp_path / "ignored_dir" / "c.py")
+    touch(tmp_path / "build" / "d.py")
+    touch(tmp_path / "myenv" / "pyvenv.cfg", "home = /usr\n")
+    touch(tmp_path / "myenv" / "lib" / "e.py")
+    touch(tmp_path / "pkg" / "sub" / ".gitignore", "local.py\n")
+    touch(tmp_path / "pkg" / "sub" / "local.py")
+    touch(tmp_path / "pkg" / "sub" / "kept.py")
+    touch(tmp_path / "pyproject.toml", "[tool.jaxfix]\nexclude = ['skipme']\n")
+    touch(tmp_path / "skipme" / "f.py")
+    found = discover([str(tmp_path)], ConfigResolver())
+    assert names(found, tmp_path) == ["pkg/a.py", "pkg/sub/kept.py"]
+    assert found.errors == []
+
+
+def test_gitignore_of_parent_applies_when_walking_a_subfolder(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    touch(tmp_path / ".gitignore", "gen/\n")
+    touch(tmp_path / "src" / "gen" / "x.py")
+    touch(tmp_path / "src" / "y.py")
+    found = discover([str(tmp_path / "src")], ConfigResolver())
+    assert names(found, tmp_path) == ["src/y.py"]
+
+
+def test_explicit_file_is_always_taken_and_missing_path_is_an_error(tmp_path):
+    touch(tmp_path / "build" / "x.py")
+    found = discover([str(tmp_path / "build" / "x.py"), str(tmp_path / "missing.py")], ConfigResolver())
+    assert names(found, tmp_path) == ["build/x.py"]
+    assert len(found.errors) == 1 and "missing.py" in found.errors[0]
+
+
+def test_empty_folder_and_symlink_loop(tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert discover([str(tmp_path / "empty")], ConfigResolver()).files == []
+    touch(tmp_path / "loop" / "a.py")
+    os.symlink(tmp_path / "loop", tmp_path / "loop" / "again")
+    found = discover([str(tmp_path / "loop")], ConfigResolver())
+    assert names(found, tmp_path) == ["loop/a.py"]

@@ -1,0 +1,98 @@
+"""The fix loop's mechanics, exercised with small rules written for the purpose.
+
+The real rules are exercised through the golden fixtures; these rules exist to
+produce the awkward situations (overlapping fixes, a fix that breaks the code, a
+fix that never converges) that good rules should never produce.
+"""
+
+import libcst as cst
+
+from jaxfix.fixing import fix_until_stable, scan
+from jaxfix.model import Safety
+from jaxfix.rulebase import Code, Rule
+
+
+class RenameCalls(Rule):
+    """Rename calls of `old_*` to `new_*`: the outer and inner call of `old_f(old_g(x))` overlap."""
+
+    name = "rename-calls"
+    codes = (Code("TST1", "rename-calls", "call to an old_ function"),)
+    prefilter = ("old_",)
+
+    def check(self, ctx):
+        for node in _walk(ctx.module):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value.startswith("old_"):
+                new = node.with_changes(func=cst.Name("new_" + node.func.value[4:]))
+                yield ctx.finding(self, "TST1", node, "old call", ctx.rewrite("rename", Safety.SAFE, replace={node: new}))
+
+
+class BreaksCode(Rule):
+    """A buggy rule: its fix produces text that does not parse."""
+
+    name = "breaks-code"
+    codes = (Code("TST2", "breaks-code", "always wrong"),)
+    prefilter = ("boom",)
+
+    def check(self, ctx):
+        from jaxfix.model import Edit, Fix
+
+        stmt = ctx.module.body[0]
+        yield ctx.finding(self, "TST2", stmt, "boom", Fix("break it", Safety.SAFE, (Edit(0, 0, "def (:\n"),)))
+
+
+class NeverConverges(Rule):
+    """A buggy rule: every fix re-creates its own finding."""
+
+    name = "never-converges"
+    codes = (Code("TST3", "never-converges", "grows forever"),)
+    prefilter = ("grow",)
+
+    def check(self, ctx):
+        stmt = ctx.module.body[0]
+        grown = cst.parse_statement("grow = 1\n")
+        yield ctx.finding(self, "TST3", stmt, "grow", ctx.rewrite("grow", Safety.SAFE, insert_before={stmt: [grown]}))
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def run(source, rule, **kwargs):
+    rescan = lambda text: scan(text, "t.py", [rule])  # noqa: E731
+    return fix_until_stable(source, rescan(source), rescan, **kwargs)
+
+
+def test_overlapping_fixes_wait_for_the_next_round():
+    outcome = run("y = old_f(old_g(1))\n", RenameCalls())
+    assert outcome.text == "y = new_f(new_g(1))\n"
+    assert outcome.rounds == 2 and len(outcome.applied) == 2 and outcome.error is None
+
+
+def test_untouched_text_is_byte_identical():
+    source = "# keep   this\r\nz = [1,2 ,3]\r\ny = old_f(1)\r\n"
+    outcome = run(source, RenameCalls())
+    assert outcome.text == "# keep   this\r\nz = [1,2 ,3]\r\ny = new_f(1)\r\n"
+
+
+def test_fix_that_breaks_the_code_is_discarded_and_reported():
+    outcome = run("boom = 1\n", BreaksCode())
+    assert outcome.text == "boom = 1\n" and outcome.applied == []
+    assert "does not parse" in outcome.error
+
+
+def test_fix_loop_is_bounded():
+    outcome = run("grow = 1\n", NeverConverges(), max_rounds=3)
+    assert outcome.rounds == 3 and "did not converge" in outcome.error
+
+
+def test_noqa_suppresses_by_code_and_prefix_and_bare():
+    rule = RenameCalls()
+    source = "a = old_f(1)  # noqa: TST1\nb = old_f(2)  # noqa: TST\nc = old_f(3)  # noqa\nd = old_f(4)  # noqa: JAX201\n"
+    assert [f.line for f in scan(source, "t.py", [rule]).findings] == [4]
+
+
+def test_prefilter_keeps_rules_from_parsing():
+    # A file without the prefilter token is not even parsed: a syntax error goes unnoticed.
+    assert scan("this is not python", "t.py", [RenameCalls()]).findings == []
