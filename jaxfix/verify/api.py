@@ -99,6 +99,7 @@ def unverifiable(why: str, supply: str = "", **data: Any) -> Evidence:
 
 
 def _base_label(key: str, labels: list[str]) -> str:
+    key = key.removesuffix(" (2nd run)")
     for label in sorted(labels, key=len, reverse=True):
         if key == label or key.startswith(label + " "):
             return label
@@ -126,7 +127,7 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
                 {"callable": name, "input": described, "output": key, "reason": "structure"},
             )
         if old.tree is not None and new.tree is not None:
-            diff = compare(old.tree, new.tree)
+            diff = compare(old.tree, new.tree, prefix=key)
             if diff is not None:
                 return Evidence(
                     "mismatch",
@@ -162,10 +163,13 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
             why += f" ({skipped[0]}{'' if len(skipped) == 1 else f'; and {len(skipped) - 1} more'})"
         return unverifiable(why, SUPPLY.format(name=name), skipped=skipped)
     count = len(compared)
-    noun = "drive run" if source == "drive" else f"{source} input"
+    if source == "drive":
+        what = f"1 drive run ({count} output{'s' if count != 1 else ''})"
+    else:
+        what = f"{count} {source} input{'s' if count != 1 else ''}"
     eager = " (original run eagerly)" if reference == "eager" else ""
     detail = (
-        f"verified on {count} {noun}{'s' if count != 1 else ''} on {device}{eager}: "
+        f"verified on {what} on {device}{eager}: "
         f"{before.compiles} compiles -> {after.compiles}, {before.traces} traces -> {after.traces} (steady state), "
         f"{_ms(before.time_per_call)} -> {_ms(after.time_per_call)} per call"
     )
@@ -186,6 +190,10 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
 
 def combine(evidences: list[Evidence]) -> Evidence:
     """One verdict from several units: any mismatch wins, then verified only if all are."""
+    unique: dict[int, Evidence] = {}
+    for ev in evidences:
+        unique.setdefault(id(ev), ev)
+    evidences = list(unique.values())
     if not evidences:
         return unverifiable("no changed callable was found for this fix")
     for ev in evidences:
@@ -200,7 +208,7 @@ def combine(evidences: list[Evidence]) -> Evidence:
         names = ", ".join(ev.data.get("callable", "?") for ev in evidences)
         return Evidence(
             "verified",
-            f"verified {names} on {total} inputs in all: {before} compiles -> {after}",
+            f"verified {names}: {total} inputs in all, {before} compiles -> {after} (steady state)",
             {"inputs": total, "compiles": [before, after], "units": [ev.data for ev in evidences],
              "device": evidences[0].data.get("device")},
         )
@@ -253,6 +261,10 @@ def _plan(
                 plan.units[name] = UnitResult(name, kind, "none", unverifiable(why, SUPPLY.format(name=name)))
                 continue
         plan.tasks.append(task)
+    if any(c.status != "added" for c in changes.callables):
+        # Module- and class-level changes (a hoisted `_f_jit = jax.jit(f)`, a new field) are
+        # exercised by importing the module and through the changed callables that use them.
+        return plan
     for cls in changes.classes_changed:
         plan.units[f"class {cls}"] = UnitResult(
             f"class {cls}", "class", "none",

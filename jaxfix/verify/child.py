@@ -189,8 +189,9 @@ class Child:
         result.compiles = sum(compiles.values())
         result.compiles_by_fun = dict(compiles)
         budget_end = time.perf_counter() + self.job.timing_budget
+        one_pass = sum(durations)
         repeats = 0
-        while runs and repeats < self.job.max_repeats and time.perf_counter() < budget_end:
+        while runs and repeats < self.job.max_repeats and time.perf_counter() + one_pass <= budget_end:
             for run in runs:
                 start = time.perf_counter()
                 try:

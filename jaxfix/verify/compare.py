@@ -71,16 +71,16 @@ class Difference:
 
     @property
     def message(self) -> str:
-        where = f"at {self.path or '<root>'}"
+        where = f"at {self.path or 'the output'}"
         if self.reason == "structure":
             return f"tree structure differs {where}: expected {self.expected}, got {self.got}"
         if self.reason in ("shape", "dtype", "weak_type", "key"):
             return f"{self.reason} differs {where}: expected {self.expected}, got {self.got}"
-        idx = "" if self.index is None else f"[{', '.join(map(str, self.index))}]"
+        idx = "" if not self.index else f"[{', '.join(map(str, self.index))}]"
         text = f"{'NaN pattern' if self.reason == 'nan' else 'values'} differ {where}{idx}: expected {self.expected}, got {self.got}"
         if self.max_abs_diff is not None:
             text += f" (max |difference| {self.max_abs_diff:.6g}"
-            text += f", {self.max_ulp} ulp)" if self.max_ulp is not None else ")"
+            text += f", {self.max_ulp} ulp)" if self.max_ulp is not None and self.max_ulp < 10**6 else ")"
         return text
 
 
@@ -213,25 +213,31 @@ def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = 
 
 
 def compare(expected: FlatTree | Any, got: FlatTree | Any, *, strict_weak: bool = False, prefix: str = "") -> Difference | None:
-    """The first difference between two trees (FlatTrees, or pytrees flattened here), or None."""
+    """The first difference between two trees (FlatTrees, or pytrees flattened here), or None.
+
+    When the structures differ, the leaves both sides share are compared first: "the gradient of
+    `.a` went from [2, 4, 6] to 0" says more than "a leaf `._cache` appeared".
+    """
     if not isinstance(expected, FlatTree):
         expected = flatten(expected)
     if not isinstance(got, FlatTree):
         got = flatten(got)
-    if expected.paths != got.paths or expected.treedef != got.treedef:
-        missing = [p for p in expected.paths if p not in got.paths]
-        extra = [p for p in got.paths if p not in expected.paths]
-        if missing or extra:
-            where = missing[0] if missing else extra[0]
-            exp_text = f"leaf {where}" if missing else "no such leaf"
-            got_text = "no such leaf" if missing else f"leaf {where}"
-            return Difference(prefix + where, "structure", f"{exp_text} ({expected.treedef})", f"{got_text} ({got.treedef})")
-        return Difference(prefix, "structure", expected.treedef, got.treedef)
-    for path, a, b in zip(expected.paths, expected.leaves, got.leaves):
-        diff = compare_leaves(prefix + path, a, b, strict_weak=strict_weak)
-        if diff is not None:
-            return diff
-    return None
+    same_structure = expected.paths == got.paths and expected.treedef == got.treedef
+    theirs = dict(zip(got.paths, got.leaves))
+    for path, leaf in zip(expected.paths, expected.leaves):
+        if path in theirs:
+            diff = compare_leaves(prefix + path, leaf, theirs[path], strict_weak=strict_weak)
+            if diff is not None:
+                return diff
+    if same_structure:
+        return None
+    missing = [p for p in expected.paths if p not in theirs]
+    extra = [p for p in got.paths if p not in set(expected.paths)]
+    if missing:
+        return Difference(prefix + missing[0], "structure", f"a leaf here ({expected.treedef})", f"no such leaf ({got.treedef})")
+    if extra:
+        return Difference(prefix + extra[0], "structure", f"no such leaf ({expected.treedef})", f"a leaf here ({got.treedef})")
+    return Difference(prefix, "structure", expected.treedef, got.treedef)
 
 
 @dataclass

@@ -125,7 +125,7 @@ def _candidates(param: Param, dims: _Dims) -> list[object]:
     if isinstance(node, ast.BinOp) or text.startswith(("Optional", "Union", "typing.")):
         raise CannotSynthesize(f"parameter `{param.name}` has a union type ({text})")
     if text == "float":
-        return [1.5, -2.0, 0.0]
+        return [1.5, -2.0, 0.0, 37.5]  # both signs, zero, and many halvings/trips
     if text == "int":
         return [3, 1, 0]
     if text == "bool":
