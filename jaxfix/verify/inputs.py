@@ -165,15 +165,15 @@ def synthesize(info: CallableInfo, limit: int = MAX_SYNTHESIZED) -> list[Call]:
         pools.append(_candidates(param, dims))
     if not pools:
         return [Call(label="no arguments", source="synthesized")]
-    product = list(itertools.product(*pools))
-    if len(product) > limit:
+    combos = list(itertools.product(*(range(len(pool)) for pool in pools)))
+    if len(combos) > limit:
         # Every value of every parameter at least once (diagonal), then the rest in order.
         width = max(len(p) for p in pools)
-        diagonal = [tuple(pool[i % len(pool)] for pool in pools) for i in range(width)]
-        product = diagonal + [c for c in product if c not in diagonal]
-        product = product[:limit]
+        diagonal = [tuple(i % len(pool) for pool in pools) for i in range(width)]
+        combos = (diagonal + [c for c in combos if c not in diagonal])[:limit]
     calls = []
-    for number, values in enumerate(product):
+    for number, combo in enumerate(combos):
+        values = [pool[i] for pool, i in zip(pools, combo)]
         args = tuple(v for (name, kind), v in zip(names, values) if kind == "positional")
         kwargs = {name: v for (name, kind), v in zip(names, values) if kind == "keyword"}
         calls.append(Call(args, kwargs, label=f"input {number + 1}", source="synthesized"))

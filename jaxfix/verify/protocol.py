@@ -13,7 +13,7 @@ from typing import Any
 from jaxfix.verify.compare import Outcome
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ArrayArg:
     """An array argument as it travels: numpy data plus jax's weak-type flag.
 
