@@ -149,6 +149,9 @@ def check(
     no_cache: NoCacheOpt = False,
     changed_since: ChangedSinceOpt = None,
     shard: ShardOpt = None,
+    add_noqa: Annotated[
+        bool, typer.Option("--add-noqa", help="Add `# noqa: CODE` comments for every current finding.")
+    ] = False,
 ) -> None:
     """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
     try:
@@ -160,6 +163,8 @@ def check(
         _error(str(exc))
         raise typer.Exit(2)
     findings = outcome.findings
+    if add_noqa:
+        raise typer.Exit(_add_noqa(outcome, quiet))
     if statistics:
         typer.echo(text.statistics(findings), nl=False)
     elif output_format is OutputFormat.text:
@@ -173,10 +178,37 @@ def check(
     raise typer.Exit(2 if had_errors else (1 if findings else 0))
 
 
-def _write(outcome: FileOutcome) -> str | None:
+def _add_noqa(outcome: BatchOutcome, quiet: bool) -> int:
+    from jaxfix.noqa import add_noqa
+
+    problems = [*outcome.errors, *outcome.file_errors]
+    total = skipped = 0
+    for item in outcome.files:
+        result = item.result
+        if not result.findings or item.original_bytes is None:
+            continue
+        new_text, added, missed = add_noqa(result.source, result.findings)
+        skipped += missed
+        if new_text != result.source:
+            problem = _write(item, new_text)
+            if problem:
+                problems.append(problem)
+            else:
+                total += added
+    for line in problems:
+        _error(line)
+    if not quiet:
+        typer.echo(f"Added noqa to {total} line{'s' if total != 1 else ''}.", err=True)
+        if skipped:
+            typer.echo(f"{skipped} finding(s) sit inside multi-line strings and were left as they are.", err=True)
+    return 2 if problems else 0
+
+
+def _write(outcome: FileOutcome, new_text: str | None = None) -> str | None:
     result = outcome.result
+    new_text = result.fixed_source if new_text is None else new_text
     try:
-        write_atomic(result.path, result.fixed_source.encode(outcome.encoding), expected_old=outcome.original_bytes)
+        write_atomic(result.path, new_text.encode(outcome.encoding), expected_old=outcome.original_bytes)
     except (WriteError, UnicodeEncodeError) as exc:
         return f"{result.path}: {exc}"
     return None
@@ -272,6 +304,28 @@ def explain_rule(code: Annotated[str, typer.Argument(help="A rule code, e.g. JAX
         _error(f"unknown rule code {code!r}; `jaxfix rules` lists them")
         raise typer.Exit(2)
     typer.echo(render_rule_doc(*found))
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="The pyproject.toml to extend.")] = Path("pyproject.toml"),
+    print_only: Annotated[bool, typer.Option("--print", help="Print the section instead of writing it.")] = False,
+) -> None:
+    """Add a commented [tool.jaxfix] section to pyproject.toml (never replaces existing config)."""
+    from jaxfix.init import append_section, config_section, has_section
+
+    if print_only:
+        typer.echo(config_section(), nl=False)
+        return
+    try:
+        if path.exists() and has_section(path):
+            _error(f"{path}: already has a [tool.jaxfix] section; left unchanged")
+            raise typer.Exit(2)
+        append_section(path)
+    except (OSError, ValueError) as exc:
+        _error(f"{path}: {exc}")
+        raise typer.Exit(2)
+    typer.echo(f"Added [tool.jaxfix] to {path}.", err=True)
 
 
 def main() -> None:

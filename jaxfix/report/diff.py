@@ -13,4 +13,6 @@ def _lines(text: str) -> list[str]:
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(_lines(old), _lines(new), fromfile=f"a/{path}", tofile=f"b/{path}"))
+    """git-style a/ and b/ prefixes for relative paths; absolute paths are shown as they are."""
+    old_name, new_name = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+    return "".join(difflib.unified_diff(_lines(old), _lines(new), fromfile=old_name, tofile=new_name))
