@@ -15,6 +15,7 @@ same function.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -324,10 +325,21 @@ def verify_change(
         verification.findings = findings
         return verification
     try:
+        same_code = ast.dump(ast.parse(original)) == ast.dump(ast.parse(rewritten))
         changes = changed_callables(original, rewritten)
     except SyntaxError as exc:
         verification.evidence = unverifiable(f"cannot parse: {exc}")
         verification.findings = findings
+        return verification
+    if same_code:
+        # Comments, noqa codes or layout only: equal syntax trees compile to the same code.
+        verification.evidence = Evidence(
+            "verified", "the rewrite changes no code (the syntax trees are equal); nothing to run",
+            {"inputs": 0, "reason": "equal-syntax-trees", "compiles": [0, 0]},
+        )
+        verification.findings = [
+            f if f.fix is None else f.with_fix(replace(f.fix, evidence=verification.evidence)) for f in findings
+        ]
         return verification
     module_name, sys_path = module_name_for(path)
     recording = None
