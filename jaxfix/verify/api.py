@@ -99,6 +99,21 @@ def unverifiable(why: str, supply: str = "", **data: Any) -> Evidence:
     return Evidence("unverifiable", detail, {"why": why, "supply": supply, **data})
 
 
+# Drive convention (from the pytree-cache fixtures): an output named "improves:..." may hold the
+# string "CRASH:<ExceptionName>" where the code under test raised. Original CRASH vs a value in the
+# rewrite is an improvement (reported, not compared); a rewrite CRASH where the original gave a
+# value is a mismatch, under any name.
+IMPROVES = "improves:"
+
+
+def _crash_marker(outcome) -> str | None:
+    tree = outcome.tree
+    if tree is None or len(tree.leaves) != 1 or tree.leaves[0].kind != "object":
+        return None
+    value = tree.leaves[0].value
+    return value if isinstance(value, str) and value.startswith("CRASH:") else None
+
+
 def _base_label(key: str, labels: list[str]) -> str:
     key = key.removesuffix(" (2nd run)")
     for label in sorted(labels, key=len, reverse=True):
@@ -126,6 +141,18 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
                 "mismatch",
                 f"mismatch in {name}: output {key!r} exists only in the {where} version",
                 {"callable": name, "input": described, "output": key, "reason": "structure"},
+            )
+        old_crash, new_crash = _crash_marker(old), _crash_marker(new)
+        if old_crash and key.startswith(IMPROVES):
+            # The drive caught the original's failure; the rewrite may repair it (or fail alike).
+            skipped.append(f"{key}: the original raised {old_crash[len('CRASH:'):]}" + ("" if new_crash else ", the rewrite returns a value"))
+            continue
+        if new_crash and not old_crash:
+            return Evidence(
+                "mismatch",
+                f"mismatch in {name} on {described}: output {key!r}: the rewritten code raised {new_crash[len('CRASH:'):]} "
+                f"where the original returned a value",
+                {"callable": name, "input": described, "output": key, "reason": "raised", "got": new_crash},
             )
         if old.tree is not None and new.tree is not None:
             diff = compare(old.tree, new.tree, prefix=key)
@@ -175,7 +202,7 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
         f"{_ms(before.time_per_call)} -> {_ms(after.time_per_call)} per call"
     )
     if skipped:
-        detail += f"; {len(skipped)} output(s) not compared because the original raised"
+        detail += f"; {len(skipped)} output(s) not compared because the original raised ({skipped[0]})"
     return Evidence(
         "verified",
         detail,

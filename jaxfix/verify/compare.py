@@ -180,7 +180,8 @@ def _compare_floats(path: str, exp: np.ndarray, got: np.ndarray) -> Difference |
 
 def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = False) -> Difference | None:
     if expected.kind != got.kind:
-        return Difference(path, "structure", f"a {expected.kind} leaf", f"a {got.kind} leaf")
+        article = {"array": "an array", "object": "an object", "key": "a PRNG key"}
+        return Difference(path, "structure", f"{article[expected.kind]} leaf", f"{article[got.kind]} leaf")
     if expected.kind == "object":
         if expected.value == got.value:
             return None

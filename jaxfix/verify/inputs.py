@@ -13,6 +13,11 @@
    - `examples(mod) -> dict` returning the same table;
    - `drive(mod) -> dict[str, object]`: a driver that exercises the module as a whole and returns
      named outputs (the fixture contract); it covers module-level code and classes too.
+   A drive may also set `EXPECT_COMPILES = (before, after)` (compiles in its second run, checked
+   by the fixture tests), `REFERENCE = "eager" | "as-written"` (overrides the rule's reference;
+   for cases no rule owns), and name an output `"improves:..."` with the value
+   `"CRASH:<ExceptionName>"` where the code raised: original CRASH vs a value is a repair (reported,
+   not compared), a CRASH in the rewrite where the original had a value is a mismatch.
    The file runs in each child, after the module under test is loaded under its own name, so
    `from mypkg.model import Model` in it gets the version being verified.
 3. **Synthesized** from annotations (functions and static methods only): jaxtyping
