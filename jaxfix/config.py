@@ -75,8 +75,10 @@ class Config:
                     return False
         return True
 
-    def excluded(self, path: str) -> bool:
-        rel = self._relative(path)
+    def excluded(self, path: str, walk_root: str | None = None) -> bool:
+        """Patterns match the path relative to the config's folder (or to the folder being walked),
+        never the folders above it: checking a tree that lives under site-packages must work."""
+        rel = self._relative(path, walk_root)
         return any(_path_matches(rel, p) for p in (*DEFAULT_EXCLUDE, *self.exclude))
 
     def fingerprint(self) -> str:
@@ -86,13 +88,14 @@ class Config:
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-    def _relative(self, path: str) -> str:
+    def _relative(self, path: str, fallback_root: str | None = None) -> str:
         p = Path(path)
-        if self.root is not None:
-            try:
-                return p.resolve().relative_to(Path(self.root).resolve()).as_posix()
-            except ValueError:
-                pass
+        for root in (self.root, fallback_root):
+            if root is not None:
+                try:
+                    return p.resolve().relative_to(Path(root).resolve()).as_posix()
+                except ValueError:
+                    pass
         return p.as_posix()
 
 

@@ -115,7 +115,7 @@ def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_giti
                 is_file = entry.is_file()
             except OSError:
                 continue
-            if config.excluded(str(path)) or (respect_gitignore and rules.ignored(path.resolve(), is_dir)):
+            if config.excluded(str(path), str(top)) or (respect_gitignore and rules.ignored(path.resolve(), is_dir)):
                 continue
             if is_dir:
                 if (path / "pyvenv.cfg").exists():

@@ -57,3 +57,11 @@ def test_empty_folder_and_symlink_loop(tmp_path):
     os.symlink(tmp_path / "loop", tmp_path / "loop" / "again")
     found = discover([str(tmp_path / "loop")], ConfigResolver())
     assert names(found, tmp_path) == ["loop/a.py"]
+
+
+def test_tree_under_an_excluded_folder_name_is_still_walked(tmp_path):
+    # Checking an installed package: its absolute path contains site-packages, its own tree does not.
+    touch(tmp_path / "site-packages" / "pkg" / "mod.py")
+    touch(tmp_path / "site-packages" / "pkg" / "build" / "gen.py")
+    found = discover([str(tmp_path / "site-packages" / "pkg")], ConfigResolver())
+    assert names(found, tmp_path) == ["site-packages/pkg/mod.py"]
