@@ -13,6 +13,7 @@ Usage: PYTHONPATH=. python benchmarks/verify_cost.py [--device cpu] [--sequentia
 from __future__ import annotations
 
 import argparse
+import os
 import ast
 import statistics
 import sys
@@ -64,9 +65,15 @@ def per_callable(device: str, parallel: bool) -> None:
             result = verify_change(before, after, str(path), device=device, parallel=parallel)
             wall = time.perf_counter() - start
             verified = [u for u in result.units if u.evidence.verdict == "verified"]
+            cpu = result.original.cpu + result.rewritten.cpu
+            phases = " | ".join(
+                f"{label}: " + ", ".join(f"{k} {v:.2f}" for k, v in version.phases.items())
+                for label, version in (("original", result.original), ("rewritten", result.rewritten))
+            )
             print(
-                f"  {n} callable(s): {wall:6.2f} s total, {wall / max(1, len(verified)):5.2f} s per verified callable "
-                f"({len(verified)}/{n} verified; child walls {result.original.wall:.2f} s / {result.rewritten.wall:.2f} s)"
+                f"  {n} callable(s): {wall:6.2f} s wall, {wall / max(1, len(verified)):5.2f} s wall per verified callable, "
+                f"{cpu / max(1, len(verified)):5.2f} CPU-s per verified callable (both children) "
+                f"({len(verified)}/{n} verified)\n      {phases}"
             )
 
 
@@ -109,6 +116,7 @@ def all_fixtures(device: str, parallel: bool) -> None:
 
 
 def main() -> None:
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--sequential", action="store_true", help="run the two versions one after the other")

@@ -331,20 +331,25 @@ class Child:
     def run(self) -> VersionResult:
         job = self.job
         result = VersionResult(ok=False, eager=job.eager)
+        clock = time.perf_counter()
         try:
             self.start_jax(result)
         except Exception as exc:
             result.error = f"jax failed to start: {type(exc).__name__}: {exc}"
             return result
+        result.phases["start jax"] = time.perf_counter() - clock
+        clock = time.perf_counter()
         try:
             with self.alarm(job.task_timeout), self.mode():
                 module = self.load_module()
+            result.phases["import module"] = time.perf_counter() - clock
         except BaseException as exc:  # noqa: BLE001 - the user's import may raise anything
             if isinstance(exc, KeyboardInterrupt):
                 raise
             outcome = _error_outcome(exc, self.user_files)
             result.error = f"importing the module failed: {outcome.error}\n{outcome.trace}".rstrip()
             return result
+        clock = time.perf_counter()
         for task in job.tasks:
             task_result = TaskResult(id=task.id)
             result.tasks[task.id] = task_result
@@ -361,6 +366,7 @@ class Child:
             except Exception as exc:  # a bug in a driver or an examples module
                 outcome = _error_outcome(exc, self.user_files)
                 task_result.error = f"{outcome.error}\n{outcome.trace}".rstrip()
+        result.phases["tasks"] = time.perf_counter() - clock
         result.ok = True
         return result
 
@@ -420,6 +426,8 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     result = Child(job).run()
     result.wall = time.perf_counter() - started
+    times = os.times()
+    result.cpu = times.user + times.system
     data = _dump(result)
     tmp = result_path + ".tmp"
     with open(tmp, "wb") as handle:

@@ -105,3 +105,5 @@ class VersionResult:
     tasks: dict[str, TaskResult] = field(default_factory=dict)
     wall: float = 0.0
     stderr_tail: str = ""
+    phases: dict[str, float] = field(default_factory=dict)  # seconds: start jax, import module, tasks
+    cpu: float = 0.0  # CPU seconds of the child (user + system), less sensitive to a busy machine

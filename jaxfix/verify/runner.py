@@ -87,6 +87,7 @@ class _Launched:
             except Exception as exc:  # noqa: BLE001 - a result we cannot read is a failed run
                 return VersionResult(ok=False, error=f"unreadable result: {exc}", wall=wall, stderr_tail=tail)
             result.stderr_tail = tail
+            result.phases["in child"] = result.wall
             result.wall = wall
             return result
         code = self.process.returncode
