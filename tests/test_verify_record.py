@@ -64,8 +64,7 @@ TEST = textwrap.dedent(
 )
 
 
-@pytest.fixture()
-def project(tmp_path: Path) -> Path:
+def project_tree(tmp_path: Path) -> Path:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "ops.py").write_text(ORIGINAL)
@@ -74,42 +73,64 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    return project_tree(tmp_path)
+
+
 def _command() -> str:
     return f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
 
 
-def test_recorder_captures_calls_with_dtypes_and_module_name(project):
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """One run of the project's pytest suite under the recorder, shared by the tests below."""
+    root = project_tree(tmp_path_factory.mktemp("recorded"))
     recording = record_calls(
-        _command(), path=str(project / "pkg" / "ops.py"), targets={"smooth": "function", "Scaler.apply": "method"},
-        limit=3, cwd=str(project),
+        _command(), path=str(root / "pkg" / "ops.py"), targets={"smooth": "function", "Scaler.apply": "method"},
+        limit=3, cwd=str(root),
     )
+    return root, recording
+
+
+def test_recorder_captures_calls_with_dtypes_and_module_name(recorded):
+    _, recording = recorded
     assert recording.returncode == 0, recording.output_tail
     assert recording.module_name == "pkg.ops"
-    assert recording.count("smooth") == 3  # 4 calls made, limit 3
+    assert recording.count("smooth") == 3  # 4 calls made (steps 0, 1, 4, a NumPy call), limit 3
     assert recording.count("Scaler.apply") == 1
     assert recording.errors == []
 
 
-def test_recorded_calls_verify_a_correct_hoist(project):
-    result = verify_change(
-        ORIGINAL, HOISTED, str(project / "pkg" / "ops.py"), record_cmd=_command(), cwd=str(project), device="cpu"
-    )
+def test_recorded_calls_verify_a_correct_hoist(recorded):
+    root, recording = recorded
+    result = verify_change(ORIGINAL, HOISTED, str(root / "pkg" / "ops.py"), recording=recording, device="cpu")
     unit = result.unit("smooth")
     assert unit.source == "recorded"
     assert unit.evidence.verdict == "verified", unit.evidence.detail
-    assert unit.evidence.data["inputs"] == 4  # steps 0, 1, 4 and the NumPy call
+    assert unit.evidence.data["inputs"] == 3
     before, after = unit.evidence.data["compiles"]
-    assert before == 7 and after == 0, unit.evidence.detail  # 0 + 1 + 4 + 2 fresh jits before; none after
-    assert result.notes[0].startswith("recorded 4 call(s) while running")
+    assert before == 5 and after == 0, unit.evidence.detail  # 0 + 1 + 4 fresh jits before; none after
     inputs = result.original.tasks["smooth"].inputs
-    assert any("np.float32[3]" in text for text in inputs.values())  # a NumPy argument stays NumPy
+    assert all("float32[5]" in text and "np." not in text for text in inputs.values())  # jax arrays stay jax
 
 
-def test_recorded_calls_catch_a_wrong_hoist(project):
-    result = verify_change(
-        ORIGINAL, WRONG, str(project / "pkg" / "ops.py"), record_cmd=_command(), cwd=str(project), device="cpu"
-    )
+def test_recorded_calls_catch_a_wrong_hoist(recorded):
+    root, recording = recorded
+    result = verify_change(ORIGINAL, WRONG, str(root / "pkg" / "ops.py"), recording=recording, device="cpu")
     ev = result.unit("smooth").evidence
     assert ev.verdict == "mismatch"
     assert "(recorded)" in ev.data["input"]
     assert "values differ" in ev.detail
+
+
+def test_record_command_through_verify_change(project):
+    result = verify_change(
+        ORIGINAL, HOISTED, str(project / "pkg" / "ops.py"), record_cmd=_command(), cwd=str(project), device="cpu"
+    )
+    assert result.notes[0].startswith("recorded 4 call(s) while running")
+    unit = result.unit("smooth")
+    assert unit.source == "recorded" and unit.evidence.verdict == "verified", unit.evidence.detail
+    assert tuple(unit.evidence.data["compiles"]) == (7, 0)  # 0 + 1 + 4 + 2 (the NumPy call) before
+    inputs = result.original.tasks["smooth"].inputs
+    assert any("np.float32[3]" in text for text in inputs.values())  # a NumPy argument stays NumPy

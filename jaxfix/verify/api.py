@@ -336,6 +336,7 @@ def verify_change(
     examples: str | None = None,
     record_cmd: str | None = None,
     record_limit: int = DEFAULT_RECORD_LIMIT,
+    recording: inputs_mod.Recording | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     parallel: bool = True,
     cwd: str | None = None,
@@ -369,8 +370,9 @@ def verify_change(
         ]
         return verification
     module_name, sys_path = module_name_for(path)
-    recording = None
-    if record_cmd:
+    if recording is not None and recording.module_name:
+        module_name = recording.module_name
+    if record_cmd and recording is None:
         targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
         recording = inputs_mod.record_calls(record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd)
         if recording.module_name:
