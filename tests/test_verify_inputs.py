@@ -139,15 +139,35 @@ def test_declared_examples_of_a_property_are_run_with_grad_and_tree_round_trip()
 @pytest.mark.slow
 def test_no_inputs_is_unverifiable_and_says_what_to_supply(tmp_path):
     path = tmp_path / "m.py"
-    original = "import jax.numpy as jnp\n\n\ndef g(x):\n    return jnp.sin(x)\n"
+    original = "import jax.numpy as jnp\n\n\nclass Model:\n    def g(self, x):\n        return jnp.sin(x)\n"
     path.write_text(original)
-    findings = [_finding(5)]
+    findings = [_finding(6)]
     result = FileResult(str(path), original, findings=findings, fixed_source=original.replace("sin", "cos"), fixes_applied=findings)
     [finding] = verify_file_result(result, device="cpu")
     ev = finding.fix.evidence
     assert ev.verdict == "unverifiable"
-    assert "parameter `x` has no annotation" in ev.detail
+    assert "Model.g is a method: it needs an instance" in ev.detail
     assert "--examples FILE" in ev.detail and "--record" in ev.detail
+
+
+@pytest.mark.slow
+def test_unannotated_parameters_get_guessed_values(tmp_path):
+    path = tmp_path / "m.py"
+    original = (
+        "import jax.numpy as jnp\n\n\ndef sign_scale(x, k):\n    if x > 0:\n        return x * k\n    return -x\n\n\n"
+        "def total(xs):\n    return sum(v['w'] * 2 for v in xs)\n"
+    )
+    good = original.replace("    if x > 0:\n        return x * k\n    return -x\n", "    return jnp.where(x > 0, x * k, -x)\n")
+    path.write_text(original)
+    result = verify_change(original, good.replace("* 2 for", "* 2.0 for"), str(path), device="cpu", reference="eager")
+    unit = result.unit("sign_scale")
+    assert unit.source == "guessed" and unit.evidence.verdict == "verified", unit.evidence.detail
+    assert "guessed input" in unit.evidence.detail
+    # Every guess for `xs` fails in both versions: agreeing on errors proves nothing.
+    total = result.unit("total").evidence
+    assert total.verdict == "unverifiable" and "both raise" in total.detail, total.detail
+    wrong = verify_change(original, good.replace("-x)", "x)"), str(path), device="cpu", reference="eager")
+    assert wrong.unit("sign_scale").evidence.verdict == "mismatch"
 
 
 @pytest.mark.slow

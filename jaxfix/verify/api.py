@@ -131,6 +131,7 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
     labels = before.labels or after.labels
     compared: set[str] = set()
     skipped: list[str] = []
+    agreed: list[str] = []
     for key in dict.fromkeys([*before.outputs, *after.outputs]):
         old, new = before.outputs.get(key), after.outputs.get(key)
         label = _base_label(key, labels)
@@ -184,12 +185,13 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
                 {"callable": name, "input": described, "output": key, "reason": "raised", "expected": old.error, "got": new.error},
             )
         else:
-            compared.add(label)  # both raise the same error: behaviour kept
+            agreed.append(f"{key}: both raise {old.error_type}")  # behaviour kept, but proves little
     if not compared:
         why = f"{name}: no output could be compared"
-        if skipped:
-            why += f" ({skipped[0]}{'' if len(skipped) == 1 else f'; and {len(skipped) - 1} more'})"
-        return unverifiable(why, SUPPLY.format(name=name), skipped=skipped)
+        reasons = skipped + agreed
+        if reasons:
+            why += f" ({reasons[0]}{'' if len(reasons) == 1 else f'; and {len(reasons) - 1} more'})"
+        return unverifiable(why, SUPPLY.format(name=name), skipped=skipped, both_raised=agreed)
     count = len(compared)
     if source == "drive":
         what = f"1 drive run ({count} output{'s' if count != 1 else ''})"
@@ -203,6 +205,8 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
     )
     if skipped:
         detail += f"; {len(skipped)} output(s) not compared because the original raised ({skipped[0]})"
+    if agreed:
+        detail += f"; {len(agreed)} output(s) raise the same error in both versions"
     return Evidence(
         "verified",
         detail,
@@ -212,6 +216,7 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
             "first_run_compiles": [before.first_compiles, after.first_compiles],
             "time_per_call": [before.time_per_call, after.time_per_call],
             "compiles_by_function": [before.compiles_by_fun, after.compiles_by_fun], "skipped": skipped,
+            "both_raised": agreed,
         },
     )
 
@@ -280,8 +285,9 @@ def _plan(
             plan.sources[name] = "example"
         else:
             try:
-                task.calls_pickle = inputs_mod.pickled(inputs_mod.synthesize(change.original or change.info))
-                plan.sources[name] = "synthesized"
+                calls = inputs_mod.synthesize(change.original or change.info, guess=True)
+                task.calls_pickle = inputs_mod.pickled(calls)
+                plan.sources[name] = calls[0].source if calls else "synthesized"
             except inputs_mod.CannotSynthesize as exc:
                 why = f"{name}: no inputs ({exc})"
                 if recording is not None:

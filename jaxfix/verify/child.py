@@ -107,7 +107,8 @@ class Child:
         monitoring.register_event_duration_secs_listener(self.counters)
         device = jax.devices()[0]
         result.platform = device.platform
-        result.device = f"{device.platform}:{getattr(device, 'device_kind', '') or device}"
+        kind = str(getattr(device, "device_kind", "") or device)
+        result.device = device.platform if kind.lower() == device.platform else f"{device.platform} ({kind})"
         result.jax_version = jax.__version__
 
     def load_module(self) -> Any:

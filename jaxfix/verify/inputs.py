@@ -113,7 +113,7 @@ def _shape(spec: str, dims: _Dims) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def _candidates(param: Param, dims: _Dims) -> list[object]:
+def _candidates(param: Param, dims: _Dims, guess: bool = False) -> list[object]:
     """Values for one parameter, most diverse first."""
     if param.annotation is None:
         if param.default is not None:
@@ -121,7 +121,11 @@ def _candidates(param: Param, dims: _Dims) -> list[object]:
                 return [ast.literal_eval(param.default)]
             except ValueError:
                 pass
-        raise CannotSynthesize(f"parameter `{param.name}` has no annotation")
+        if not guess:
+            raise CannotSynthesize(f"parameter `{param.name}` has no annotation")
+        # Guessed: scalars of both signs, 0/1/many as ints, and a small mixed-sign array. Inputs
+        # the original rejects are not compared, so a wrong guess costs coverage, not correctness.
+        return [1.5, -2.0, 0, 3, ArrayArg(_array_values("float32", (3,), 0))]
     text = param.annotation.strip("'\"")
     try:
         node = ast.parse(text, mode="eval").body
@@ -157,17 +161,21 @@ def _candidates(param: Param, dims: _Dims) -> list[object]:
     raise CannotSynthesize(f"parameter `{param.name}` has an annotation jaxfix cannot make values for ({text})")
 
 
-def synthesize(info: CallableInfo, limit: int = MAX_SYNTHESIZED) -> list[Call]:
-    """Calls built from the annotations of `info`; raises CannotSynthesize with the reason."""
+def synthesize(info: CallableInfo, limit: int = MAX_SYNTHESIZED, *, guess: bool = False) -> list[Call]:
+    """Calls built from the annotations of `info`; raises CannotSynthesize with the reason.
+
+    With `guess`, unannotated parameters get guessed values (and the calls say "guessed")."""
     if info.kind not in ("function", "staticmethod"):
         raise CannotSynthesize(f"{info.qualname} is a {info.kind}: it needs an instance (declare examples or --record)")
     dims = _Dims()
     names, pools = [], []
+    guessed = False
     for param in info.params:
         if param.kind == "var":
             continue
         names.append((param.name, param.kind))
-        pools.append(_candidates(param, dims))
+        guessed |= param.annotation is None and param.default is None
+        pools.append(_candidates(param, dims, guess))
     if not pools:
         return [Call(label="no arguments", source="synthesized")]
     combos = list(itertools.product(*(range(len(pool)) for pool in pools)))
@@ -181,7 +189,7 @@ def synthesize(info: CallableInfo, limit: int = MAX_SYNTHESIZED) -> list[Call]:
         values = [pool[i] for pool, i in zip(pools, combo)]
         args = tuple(v for (name, kind), v in zip(names, values) if kind == "positional")
         kwargs = {name: v for (name, kind), v in zip(names, values) if kind == "keyword"}
-        calls.append(Call(args, kwargs, label=f"input {number + 1}", source="synthesized"))
+        calls.append(Call(args, kwargs, label=f"input {number + 1}", source="guessed" if guessed else "synthesized"))
     return calls
 
 
