@@ -315,9 +315,13 @@ class Child:
                     except Exception as exc:
                         result.outputs[key] = _error_outcome(exc, self.user_files)
             if task.tree_roundtrip and kind in ("property", "method") and args:
+                copy = jax.tree.map(lambda x: x, args[0])  # fresh instance for the closure checks
                 checks = {
                     "after tree_map": lambda: invoke((jax.tree.map(lambda x: x, args[0]), *args[1:]), kwargs),
                     "under jit, as argument": lambda: jax.jit(lambda obj: invoke((obj, *args[1:]), kwargs))(args[0]),
+                    # A cached_property first read in a trace stores a tracer on a closed-over instance.
+                    "under jit, closed over": lambda: jax.jit(lambda: invoke((copy, *args[1:]), kwargs))(),
+                    "eager, after the closure": lambda: invoke((copy, *args[1:]), kwargs),
                 }
                 for what, run in checks.items():
                     key = f"{label} {what}"
