@@ -26,6 +26,7 @@ def _verify(case: str, variant: str, *, drive: bool = True, **options):
         after.read_text(encoding="utf-8"),
         str(before),
         examples=str(SELFTEST / f"{case}.drive.py") if drive else None,
+        reference="eager" if case == "traced_if" else None,
         device="cpu",
         **options,
     )
@@ -40,11 +41,14 @@ def test_swapped_branch_is_caught_by_the_driver_and_by_synthesized_inputs():
     assert "values differ at positive[0]" in drive.detail
     assert "expected [ 2., -4.,  7.]" in drive.detail and "got [-1. ,  2. , -3.5]" in drive.detail
     assert drive.data["max_difference"] == pytest.approx(10.5)
-    # Synthesized from `x: jax.Array, t: float`: a positive t takes the swapped branch.
-    unit = result.unit("scale_or_flip").evidence
-    assert unit.verdict == "mismatch"
-    assert unit.data["input"].startswith("(float32[3], 1.5)")
-    assert result.unit("halvings").evidence.verdict == "verified"  # the loop was rewritten correctly
+    # Without a driver, inputs synthesized from `x: jax.Array, t: float`: a positive t takes the
+    # swapped branch, and the correctly rewritten loop in the same file is verified on its own.
+    synthesized = _verify("traced_if", "wrong-swapped-branch", drive=False)
+    unit = synthesized.unit("scale_or_flip")
+    assert unit.source == "synthesized" and unit.evidence.verdict == "mismatch"
+    assert unit.evidence.data["input"].startswith("(float32[3], 1.5)")
+    assert synthesized.unit("halvings").evidence.verdict == "verified"
+    assert synthesized.evidence.verdict == "mismatch"
 
 
 def test_dropped_carry_variable_is_caught_on_the_first_loop_trip():
@@ -53,7 +57,7 @@ def test_dropped_carry_variable_is_caught_on_the_first_loop_trip():
     assert drive.verdict == "mismatch"
     assert drive.data["output"] == "one_trip" and drive.data["path"] == "one_trip[1]"
     assert "expected 1, got 0" in drive.detail
-    halvings = result.unit("halvings").evidence
+    halvings = _verify("traced_if", "wrong-dropped-carry", drive=False).unit("halvings").evidence
     assert halvings.verdict == "mismatch" and "expected 1, got 0" in halvings.detail
 
 

@@ -140,8 +140,12 @@ def _candidates(param: Param, dims: _Dims, guess: bool = False) -> list[object]:
     if text == "bool":
         return [True, False]
     if text in ARRAY_NAMES or text in NUMPY_NAMES:
+        # No shape given: vectors (mixed signs, all positive, all negative) and 0-d values for code
+        # that branches on a scalar (1.5 and 37.5 above the usual thresholds, -2.0 below).
         as_jax = text not in NUMPY_NAMES
-        return [ArrayArg(_array_values("float32", (3,), v), jax=as_jax) for v in range(3)]
+        vectors = [ArrayArg(_array_values("float32", (3,), v), jax=as_jax) for v in range(3)]
+        scalars = [ArrayArg(np.asarray(v, np.float32), jax=as_jax) for v in (1.5, -2.0, 37.5)]
+        return [vectors[0], scalars[0], scalars[1], vectors[1], scalars[2], vectors[2]]
     parts = _subscript_parts(node)
     if parts is not None:
         head, items = parts
