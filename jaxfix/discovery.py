@@ -59,7 +59,11 @@ class _IgnoreRules:
 
 
 def _initial_rules(folder: Path) -> _IgnoreRules:
-    """Gitignores from the repository root down to `folder` (exclusive)."""
+    """Gitignores from the repository root down to `folder` (exclusive).
+
+    A folder the user names explicitly is checked even when git ignores it (an installed
+    package in a virtualenv, say): then only the .gitignore files inside it apply.
+    """
     root = _git_root(folder)
     rules = _IgnoreRules()
     if root is None:
@@ -67,7 +71,7 @@ def _initial_rules(folder: Path) -> _IgnoreRules:
     chain = [folder, *folder.parents]
     for ancestor in reversed(chain[1 : chain.index(root) + 1]):
         rules = rules.extended(ancestor)
-    return rules
+    return _IgnoreRules() if rules.ignored(folder, is_dir=True) else rules
 
 
 def discover(paths: list[str], resolver: ConfigResolver, *, respect_gitignore: bool = True) -> Discovery:

@@ -65,3 +65,14 @@ def test_tree_under_an_excluded_folder_name_is_still_walked(tmp_path):
     touch(tmp_path / "site-packages" / "pkg" / "build" / "gen.py")
     found = discover([str(tmp_path / "site-packages" / "pkg")], ConfigResolver())
     assert names(found, tmp_path) == ["site-packages/pkg/mod.py"]
+
+
+def test_explicitly_named_ignored_folder_is_walked_with_its_own_gitignores(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    touch(tmp_path / ".gitignore", ".venv/\n")
+    touch(tmp_path / ".venv" / "lib" / "pkg" / "mod.py")
+    touch(tmp_path / ".venv" / "lib" / "pkg" / ".gitignore", "skip.py\n")
+    touch(tmp_path / ".venv" / "lib" / "pkg" / "skip.py")
+    assert discover([str(tmp_path)], ConfigResolver()).files == []
+    found = discover([str(tmp_path / ".venv" / "lib" / "pkg")], ConfigResolver())
+    assert names(found, tmp_path) == [".venv/lib/pkg/mod.py"]
