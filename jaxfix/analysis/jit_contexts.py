@@ -1,0 +1,721 @@
+"""Which functions of a module run under a JAX trace, and with which arguments traced.
+
+Entry points (a function is *under a trace*):
+- decorated with `@jax.jit`, `@partial(jax.jit, ...)`, `@eqx.filter_jit`, `@jax.pmap`, `@jax.vmap`
+  (and `@jax.grad`-like decorators stacked under one of those);
+- wrapped anywhere in the module by a call `jax.jit(f, ...)` (also `jax.jit(jax.grad(f))`); the
+  name it is bound to (`f_jit = jax.jit(f)`) is remembered, so its call sites count as `f`'s;
+- passed as a body to `lax.scan`/`fori_loop`/`while_loop`/`cond`/`switch`/`map` or `jax.vmap`
+  (names of functions or lambdas);
+- interprocedural, within the module: a module function, a nested function, or a method of a
+  class in the module called from traced code with traced arguments (`helper(x)`,
+  `self.method(x)`, `model.apply(x)` when one class of the module defines `apply`; a
+  `@property` read on a traced object).
+
+For each traced function the analysis records the traced parameters on entry (everything but
+`static_argnums`/`static_argnames`, arguments with a Python default that no call site in the
+module passes, and `in_axes=None` arguments of `vmap`), where it is jitted (the decorator or
+the `jax.jit(...)` call, to add `static_argnames` to), and whether it is differentiated
+somewhere in the module (`jax.grad(f)`...), which makes `while_loop` rewrites a bad choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
+
+JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
+VMAP_NAMES = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap"})
+GRAD_NAMES = frozenset(
+    {
+        "jax.grad",
+        "jax.value_and_grad",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.jvp",
+        "jax.vjp",
+        "jax.linearize",
+        "equinox.filter_grad",
+        "equinox.filter_value_and_grad",
+    }
+)
+# Transforms that keep the function traceable without themselves tracing it abstractly.
+PASS_THROUGH = GRAD_NAMES | frozenset({"jax.checkpoint", "jax.remat", "equinox.filter_checkpoint"})
+PARTIAL_NAMES = frozenset({"functools.partial"})
+# lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
+BODY_ARGS: dict[str, tuple[int, ...]] = {
+    "jax.lax.scan": (0,),
+    "jax.lax.fori_loop": (2,),
+    "jax.lax.while_loop": (0, 1),
+    "jax.lax.cond": (1, 2),
+    "jax.lax.switch": (-1,),
+    "jax.lax.map": (0,),
+    "jax.lax.associative_scan": (0,),
+    "jax.vmap": (0,),
+    "equinox.filter_vmap": (0,),
+    "jax.checkpoint": (0,),
+    "jax.remat": (0,),
+}
+STATIC_FIELD_TYPES = frozenset(
+    {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
+)
+BODY_KEYWORDS = {"f", "body_fun", "cond_fun", "true_fun", "false_fun", "fun", "branches"}
+
+
+@dataclass(eq=False)
+class JitSite:
+    """One place where a function is jitted: a decorator or a `jax.jit(f, ...)` call."""
+
+    node: cst.Decorator | cst.Call
+    wrapper: str  # qualified name of the transform, e.g. "jax.jit"
+    call: cst.Call | None  # the call carrying the options (`jax.jit(f, ...)`, `partial(jax.jit, ...)`), if any
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    alias: str | None = None  # `f_jit = jax.jit(f)`: the name its callers use
+    options_known: bool = True  # False when static_* are not literal (cannot be extended safely)
+
+
+@dataclass(eq=False)
+class FuncInfo:
+    node: cst.FunctionDef | cst.Lambda
+    name: str
+    params: list[str]
+    positional: list[str]
+    defaults: dict[str, cst.BaseExpression]
+    annotations: dict[str, str]
+    class_name: str | None = None
+    is_method: bool = False  # a plain method (first parameter is self)
+    is_property: bool = False
+    parent: "FuncInfo | None" = None
+    # facts
+    in_trace: bool = False
+    reasons: list[str] = field(default_factory=list)
+    entry_traced: set[str] = field(default_factory=set)
+    static_params: set[str] = field(default_factory=set)
+    jit_sites: list[JitSite] = field(default_factory=list)
+    differentiated: bool = False
+    facts: FunctionFacts | None = None
+
+    def param_index(self, name: str) -> int | None:
+        return self.positional.index(name) if name in self.positional else None
+
+
+@dataclass
+class CallSite:
+    call: cst.Call
+    caller: FuncInfo | None  # None at module level
+
+
+def _literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:
+    if isinstance(node, cst.Integer):
+        return (int(node.value),)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out = []
+        for el in node.elements:
+            if not isinstance(el.value, cst.Integer):
+                return None
+            out.append(int(el.value.value))
+        return tuple(out)
+    return None
+
+
+def _literal_strs(node: cst.BaseExpression) -> tuple[str, ...] | None:
+    if isinstance(node, cst.SimpleString):
+        return (node.evaluated_value,)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out = []
+        for el in node.elements:
+            if not isinstance(el.value, cst.SimpleString):
+                return None
+            out.append(el.value.evaluated_value)
+        return tuple(out)
+    return None
+
+
+def _kwarg(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def _positional(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+def is_hashable_literal(node: cst.BaseExpression) -> bool:
+    """A literal jax accepts as a static argument (hashable Python value)."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.Imaginary)):
+        return True
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return is_hashable_literal(node.expression)
+    if isinstance(node, cst.Tuple):
+        return all(is_hashable_literal(el.value) for el in node.elements)
+    return False
+
+
+class JitContexts:
+    """The per-module answer: `functions` (every def and analysed lambda) with trace facts."""
+
+    def __init__(self, module: cst.Module, names: ImportMap) -> None:
+        self.module = module
+        self.names = names
+        self.functions: dict[cst.CSTNode, FuncInfo] = {}
+        self.module_funcs: dict[str, FuncInfo] = {}
+        self.methods: dict[str, list[FuncInfo]] = {}
+        self.nested: dict[FuncInfo, dict[str, FuncInfo]] = {}
+        self.calls: list[CallSite] = []
+        self.aliases: dict[str, FuncInfo] = {}  # f_jit -> f
+        self.module_names: set[str] = set()
+        self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
+        self._children: dict[FuncInfo, list[FuncInfo]] = {}
+        self.static_fields: dict[str, set[str]] = {}
+        self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
+        self._collect()
+        self._find_entries()
+        self._propagate()
+
+    # -- public ---------------------------------------------------------------
+    def traced_functions(self) -> Iterator[FuncInfo]:
+        for info in self.functions.values():
+            if info.in_trace and info.facts is not None:
+                yield info
+
+    def info(self, node: cst.CSTNode) -> FuncInfo | None:
+        return self.functions.get(node)
+
+    def call_sites_of(self, info: FuncInfo) -> list[CallSite]:
+        """Calls of `info` by its name or by a jitted alias of it, anywhere in the module."""
+        if self._sites_by_target is None:
+            index: dict[FuncInfo, list[CallSite]] = {}
+            for site in self.calls:
+                target = self._resolve_callee(site.call.func, site.caller, allow_attr=False)
+                if target is not None:
+                    index.setdefault(target, []).append(site)
+            self._sites_by_target = index
+        return list(self._sites_by_target.get(info, ()))
+
+    def bind_args(self, info: FuncInfo, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+        """Parameter name -> argument expression for a call of `info`; None if it has *args/**kw."""
+        params = list(info.positional)
+        unbound = (
+            isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name)
+            and call.func.value.value == info.class_name
+        )
+        if info.is_method and not unbound:
+            params = params[1:]
+        bound: dict[str, cst.BaseExpression] = {}
+        i = 0
+        for arg in call.args:
+            if arg.star:
+                return None
+            if arg.keyword is None:
+                if i >= len(params):
+                    return None
+                bound[params[i]] = arg.value
+                i += 1
+            else:
+                bound[arg.keyword.value] = arg.value
+        return bound
+
+    # -- collection -----------------------------------------------------------
+    def _new_info(self, node, parent: FuncInfo | None, class_name: str | None) -> FuncInfo:
+        params = node.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        defaults = {}
+        annotations = {}
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.default is not None:
+                defaults[p.name.value] = p.default
+            if p.annotation is not None:
+                ann = self.names.qualify(p.annotation.annotation)
+                if ann is None and isinstance(p.annotation.annotation, cst.SimpleString):
+                    ann = p.annotation.annotation.evaluated_value
+                annotations[p.name.value] = ann or ""
+        name = node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>"
+        info = FuncInfo(
+            node=node,
+            name=name,
+            params=param_names(params),
+            positional=positional,
+            defaults=defaults,
+            annotations=annotations,
+            class_name=class_name,
+            parent=parent,
+        )
+        if isinstance(node, cst.FunctionDef) and class_name is not None and parent is None:
+            decos = {self.names.qualify(d.decorator) for d in node.decorators}
+            info.is_method = "staticmethod" not in decos and "classmethod" not in decos and bool(positional)
+            info.is_property = "property" in decos or "functools.cached_property" in decos
+        self.functions[node] = info
+        return info
+
+    def _collect(self) -> None:
+        ctx = self
+
+        class V(cst.CSTVisitor):
+            """One pass: functions, methods, nested defs, lambdas, calls, and for each function the
+            calls and attribute reads of its own body with their innermost statement."""
+
+            def __init__(self) -> None:
+                self.stack: list[FuncInfo] = []
+                self.stmts: list[list[cst.CSTNode]] = [[]]
+                self.classes: list[str] = []
+
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)) and self.stack:
+                    self.stmts[-1].append(node)
+                return super().on_visit(node)
+
+            def on_leave(self, original_node: cst.CSTNode) -> None:
+                super().on_leave(original_node)
+                if isinstance(original_node, (cst.BaseStatement, cst.BaseSmallStatement)) and self.stack:
+                    if self.stmts[-1] and self.stmts[-1][-1] is original_node:
+                        self.stmts[-1].pop()
+
+            def _own(self, node: cst.CSTNode) -> None:
+                if self.stack:
+                    stmt = self.stmts[-1][-1] if self.stmts[-1] else None
+                    ctx._own_nodes.setdefault(self.stack[-1], []).append((node, stmt))
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                self.classes.append(node.name.value)
+                ctx.static_fields[node.name.value] = ctx._class_static_fields(node)
+
+            def leave_ClassDef(self, node: cst.ClassDef) -> None:
+                self.classes.pop()
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                parent = self.stack[-1] if self.stack else None
+                in_class = self.classes[-1] if self.classes and (parent is None or parent.class_name) else None
+                info = ctx._new_info(node, parent, in_class if parent is None else None)
+                if parent is None and in_class is None:
+                    ctx.module_funcs[node.name.value] = info
+                elif parent is None and in_class is not None:
+                    ctx.methods.setdefault(node.name.value, []).append(info)
+                else:
+                    ctx.nested.setdefault(parent, {})[node.name.value] = info
+                self.stack.append(info)
+                self.stmts.append([])
+
+            def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+                self.stack.pop()
+                self.stmts.pop()
+
+            def visit_Lambda(self, node: cst.Lambda) -> None:
+                parent = self.stack[-1] if self.stack else None
+                info = ctx._new_info(node, parent, None)
+                self.stack.append(info)
+                self.stmts.append([])
+
+            def leave_Lambda(self, node: cst.Lambda) -> None:
+                self.stack.pop()
+                self.stmts.pop()
+
+            def visit_Call(self, node: cst.Call) -> None:
+                ctx.calls.append(CallSite(node, self.stack[-1] if self.stack else None))
+                self._own(node)
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                self._own(node)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if not self.stack and not self.classes:
+                    for t in node.targets:
+                        if isinstance(t.target, cst.Name):
+                            ctx.module_names.add(t.target.value)
+
+        self.module.visit(V())
+
+    def _class_static_fields(self, node: cst.ClassDef) -> set[str]:
+        """Fields declared with a non-array annotation (`depth: int`, `act: Callable`) or marked
+        static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`): pytree aux data or
+        Python config, not traced leaves."""
+        out: set[str] = set()
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+                    continue
+                ann = small.annotation.annotation
+                if isinstance(ann, cst.Subscript):
+                    ann = ann.value
+                qual = self.names.qualify(ann) or ""
+                if qual.rsplit(".", 1)[-1] in STATIC_FIELD_TYPES:
+                    out.add(small.target.value)
+                    continue
+                value = small.value
+                if isinstance(value, cst.Call) and (self.names.qualify(value.func) or "").endswith("field"):
+                    for arg in value.args:
+                        kw = arg.keyword.value if arg.keyword is not None else None
+                        lit = arg.value.value if isinstance(arg.value, cst.Name) else None
+                        if (kw == "static" and lit == "True") or (kw == "pytree_node" and lit == "False"):
+                            out.add(small.target.value)
+        return out
+
+    # -- name resolution --------------------------------------------------------
+    def _lookup(self, name: str, scope: FuncInfo | None) -> FuncInfo | None:
+        s = scope
+        while s is not None:
+            found = self.nested.get(s, {}).get(name)
+            if found is not None:
+                return found
+            s = s.parent
+        if name in self.aliases:
+            return self.aliases[name]
+        return self.module_funcs.get(name)
+
+    def _resolve_callee(self, func: cst.BaseExpression, scope: FuncInfo | None, allow_attr=True) -> FuncInfo | None:
+        if isinstance(func, cst.Name):
+            return self._lookup(func.value, scope)
+        if isinstance(func, cst.Lambda):
+            return self.functions.get(func)
+        if allow_attr and isinstance(func, cst.Attribute):
+            head = func.value
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(head, cst.Name) and head.value in self.names.bindings:
+                return None  # `jnp.where(...)`, `np.sum(...)`: a module's function, not a method
+            candidates = [m for m in self.methods.get(func.attr.value, []) if m.is_method and not m.is_property]
+            if len(candidates) == 1:
+                return candidates[0]
+        return None
+
+    # -- entry points -------------------------------------------------------------
+    def _transform_of(self, expr: cst.BaseExpression) -> tuple[str, cst.Call | None] | None:
+        """(qualified transform, options call) for `jax.jit`, `partial(jax.jit, ...)`, `jax.jit(...)`-factories."""
+        qual = self.names.qualify(expr)
+        if qual in JIT_NAMES or qual in VMAP_NAMES or qual in PASS_THROUGH:
+            return qual, None
+        if isinstance(expr, cst.Call):
+            fq = self.names.qualify(expr.func)
+            pos = _positional(expr)
+            if fq in PARTIAL_NAMES and pos:
+                inner = self.names.qualify(pos[0])
+                if inner in JIT_NAMES or inner in VMAP_NAMES or inner in PASS_THROUGH:
+                    return inner, expr
+            if (fq in JIT_NAMES or fq in VMAP_NAMES or fq in PASS_THROUGH) and not pos:
+                return fq, expr
+        return None
+
+    def _statics(self, site: JitSite, call: cst.Call | None, skip_first_positional: bool) -> None:
+        if call is None:
+            return
+        for key in ("static_argnums", "static_argnames"):
+            arg = _kwarg(call, key)
+            if arg is None:
+                continue
+            if key == "static_argnums":
+                vals = _literal_ints(arg.value)
+                if vals is None:
+                    site.options_known = False
+                else:
+                    site.static_argnums = vals
+            else:
+                vals = _literal_strs(arg.value)
+                if vals is None:
+                    site.options_known = False
+                else:
+                    site.static_argnames = vals
+
+    def _mark(self, info: FuncInfo, reason: str) -> None:
+        if not info.in_trace:
+            info.in_trace = True
+        if reason not in info.reasons:
+            info.reasons.append(reason)
+
+    def _apply_jit(self, info: FuncInfo, site: JitSite) -> None:
+        info.jit_sites.append(site)
+        statics = set(site.static_argnames)
+        for i in site.static_argnums:
+            if 0 <= i < len(info.positional):
+                statics.add(info.positional[i])
+        info.static_params |= statics
+        self._mark(info, f"jitted ({site.wrapper})")
+        info.entry_traced |= self._nonstatic_params(info, statics, site.wrapper)
+
+    def _nonstatic_params(self, info: FuncInfo, statics: set[str], wrapper: str) -> set[str]:
+        out = set()
+        for p in info.params:
+            if p in statics:
+                continue
+            if wrapper == "equinox.filter_jit" and info.annotations.get(p) in ("int", "bool", "str", "float"):
+                continue  # filter_jit keeps Python scalars static
+            out.add(p)
+        return out
+
+    def _find_entries(self) -> None:
+        for info in list(self.functions.values()):
+            node = info.node
+            if not isinstance(node, cst.FunctionDef):
+                continue
+            transforms = [t for d in node.decorators if (t := self._transform_of(d.decorator)) is not None]
+            for deco in node.decorators:
+                tr = self._transform_of(deco.decorator)
+                if tr is None:
+                    continue
+                qual, call = tr
+                if qual in JIT_NAMES:
+                    site = JitSite(node=deco, wrapper=qual, call=call)
+                    self._statics(site, call, False)
+                    self._apply_jit(info, site)
+                elif qual in VMAP_NAMES:
+                    self._mark(info, f"vectorised ({qual})")
+                    info.entry_traced |= set(info.params) - self._vmap_static(info, call)
+                elif qual in GRAD_NAMES:
+                    info.differentiated = True
+            if transforms and info.is_method and info.in_trace:
+                pass  # self is a pytree argument: traced like the rest
+        # calls: jax.jit(f, ...), lax bodies, jax.grad(f)
+        for site in self.calls:
+            call = site.call
+            qual = self.names.qualify(call.func)
+            pos = _positional(call)
+            if qual in JIT_NAMES or qual in VMAP_NAMES or qual in GRAD_NAMES or qual in PASS_THROUGH:
+                if not pos:
+                    continue
+                target, chain = self._unwrap(pos[0], site.caller)
+                if target is None:
+                    continue
+                if qual in GRAD_NAMES or any(q in GRAD_NAMES for q in chain):
+                    target.differentiated = True
+                if qual in JIT_NAMES:
+                    jsite = JitSite(node=call, wrapper=qual, call=call)
+                    self._statics(jsite, call, True)
+                    jsite.alias = self._assigned_name(call)
+                    if not chain:
+                        self._apply_jit(target, jsite)
+                        if jsite.alias:
+                            self.aliases.setdefault(jsite.alias, target)
+                    else:
+                        self._mark(target, f"jitted through {', '.join(chain)}")
+                        target.entry_traced |= set(target.params)
+                elif qual in VMAP_NAMES:
+                    self._mark(target, f"vectorised ({qual})")
+                    target.entry_traced |= set(target.params) - self._vmap_static(target, call)
+            if qual in BODY_ARGS and qual not in VMAP_NAMES:
+                for fn_expr in self._body_args(call, BODY_ARGS[qual]):
+                    target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
+                    if target is not None:
+                        self._mark(target, f"body of {qual.rsplit('.', 1)[-1]}")
+                        target.entry_traced |= set(target.params)
+
+    def _vmap_static(self, info: FuncInfo, call: cst.Call | None) -> set[str]:
+        if call is None:
+            return set()
+        arg = _kwarg(call, "in_axes")
+        if arg is None:
+            pos = _positional(call)
+            arg_value = pos[1] if len(pos) > 1 else None
+        else:
+            arg_value = arg.value
+        out = set()
+        if isinstance(arg_value, (cst.Tuple, cst.List)):
+            for i, el in enumerate(arg_value.elements):
+                if isinstance(el.value, cst.Name) and el.value.value == "None" and i < len(info.positional):
+                    out.add(info.positional[i])
+        return out
+
+    def _body_args(self, call: cst.Call, positions: tuple[int, ...]) -> list[cst.BaseExpression]:
+        pos = _positional(call)
+        out = []
+        for i in positions:
+            if i == -1:
+                if len(pos) > 1 and isinstance(pos[1], (cst.List, cst.Tuple)):
+                    out.extend(el.value for el in pos[1].elements)
+            elif i < len(pos):
+                out.append(pos[i])
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in BODY_KEYWORDS:
+                out.append(arg.value)
+        return out
+
+    def _unwrap(self, expr, scope) -> tuple[FuncInfo | None, list[str]]:
+        chain: list[str] = []
+        while isinstance(expr, cst.Call):
+            q = self.names.qualify(expr.func)
+            pos = _positional(expr)
+            if q in JIT_NAMES or q in VMAP_NAMES or q in PASS_THROUGH:
+                if not pos:
+                    return None, chain
+                chain.append(q)
+                expr = pos[0]
+            else:
+                return None, chain
+        return self._resolve_callee(expr, scope, allow_attr=False), chain
+
+    def _assigned_name(self, call: cst.Call) -> str | None:
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
+                        t = small.targets[0].target
+                        if isinstance(t, cst.Name):
+                            return t.value
+        return None
+
+    # -- propagation --------------------------------------------------------------
+    def _outer_lookup(self, info: FuncInfo):
+        parent = info.parent
+
+        def lookup(name: str) -> bool:
+            p = parent
+            while p is not None:
+                if p.facts is not None and name in p.facts.locals:
+                    return name in p.facts.all_traced
+                p = p.parent
+            return False
+
+        return lookup
+
+    def _passed_explicitly(self, info: FuncInfo, param: str) -> bool:
+        for site in self.call_sites_of(info):
+            bound = self.bind_args(info, site.call)
+            if bound is None or param in bound:
+                return True
+        return False
+
+    def _entry(self, info: FuncInfo) -> set[str]:
+        entry = set(info.entry_traced) - info.static_params
+        for p in list(entry):
+            default = info.defaults.get(p)
+            if default is not None and is_hashable_literal(default) and not self._passed_explicitly(info, p):
+                entry.discard(p)  # never passed: stays the Python default under jit
+        return entry
+
+    def _propagate(self) -> None:
+        """Worklist to a fixpoint: analyse each traced function, push traced arguments into the
+        functions it calls, re-analyse those whose traced entry grew (and nested functions, whose
+        free variables come from the enclosing trace)."""
+        for info in self.functions.values():
+            if info.parent is not None:
+                self._children.setdefault(info.parent, []).append(info)
+        work = [i for i in self.functions.values() if i.in_trace]
+        queued = set(work)
+        budget = 20 * max(len(self.functions), 1)
+        while work and budget > 0:
+            budget -= 1
+            info = work.pop(0)
+            queued.discard(info)
+            entry = self._entry(info)
+            receiver = info.positional[0] if info.is_method and info.positional else None
+            facts = analyse_function(
+                info.node,
+                self.names,
+                entry,
+                self._outer_lookup(info),
+                receiver=receiver,
+                static_fields=self.static_fields.get(info.class_name or "", ()),
+            )
+            old = info.facts
+            info.facts = facts
+            wake: list[FuncInfo] = []
+            if old is None or old.all_traced != facts.all_traced:
+                for child in self._children.get(info, ()):
+                    if not child.in_trace:
+                        child.in_trace = True
+                        child.reasons.append(f"defined inside traced `{info.name}`")
+                    wake.append(child)
+            wake.extend(self._propagate_calls(info, facts))
+            for other in wake:
+                if other not in queued:
+                    queued.add(other)
+                    work.append(other)
+
+    def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
+        woken: list[FuncInfo] = []
+        for node, stmt_env in self._calls_in(info):
+            call = node
+            callee = self._resolve_callee(call.func, info)
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if callee is None and facts.expr_traced(call.func, stmt_env):
+                # calling a traced object: the `__call__` of the one module class that defines it
+                candidates = [m for m in self.methods.get("__call__", []) if m.is_method]
+                if len(candidates) == 1:
+                    callee, receiver = candidates[0], call.func
+            if callee is None or callee is info:
+                continue
+            bound = self.bind_args(callee, call)
+            if bound is None:
+                continue
+            newly = set()
+            for pname, arg in bound.items():
+                if facts.expr_traced(arg, stmt_env):
+                    newly.add(pname)
+            if callee.is_method and receiver is not None and callee.positional:
+                if facts.expr_traced(receiver, stmt_env):
+                    newly.add(callee.positional[0])
+            if newly and not newly <= callee.entry_traced:
+                callee.entry_traced |= newly
+                woken.append(callee)
+            if newly and not callee.in_trace:
+                self._mark(callee, f"called from traced `{info.name}`")
+                woken.append(callee)
+        # properties read on traced objects
+        for attr, env in self._attrs_in(info):
+            props = [m for m in self.methods.get(attr.attr.value, []) if m.is_property]
+            if len(props) == 1 and facts.expr_traced(attr.value, env):
+                prop = props[0]
+                if prop.positional and prop.positional[0] not in prop.entry_traced:
+                    prop.entry_traced.add(prop.positional[0])
+                    self._mark(prop, f"read on a traced object in `{info.name}`")
+                    woken.append(prop)
+        return woken
+
+    def _own_with_env(self, info: FuncInfo, kind):
+        facts = info.facts
+        entry = frozenset(facts.entry_traced)
+        out = []
+        for node, stmt in self._own_nodes.get(info, ()):
+            if isinstance(node, kind):
+                out.append((node, facts.before.get(stmt, entry) if stmt is not None else entry))
+        return out
+
+    def _calls_in(self, info: FuncInfo):
+        return self._own_with_env(info, cst.Call)
+
+    def _attrs_in(self, info: FuncInfo):
+        return self._own_with_env(info, cst.Attribute)
+
+
+def _nodes_with_env(func_node, facts: FunctionFacts, kind):
+    """Nodes of `kind` in the function's own body (not nested scopes), with the env of their statement."""
+    out = []
+
+    class V(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.env_stack = [frozenset(facts.entry_traced)]
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node in facts.before:
+                self.env_stack.append(facts.before[node])
+            if node is not func_node and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(node, kind):
+                out.append((node, self.env_stack[-1]))
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if original_node in facts.before:
+                self.env_stack.pop()
+
+    if isinstance(func_node, cst.Lambda):
+        func_node.body.visit(V())
+    else:
+        func_node.body.visit(V())
+    return out
+
+
+def jit_contexts(ctx) -> JitContexts:
+    """The shared fact, for `ctx.fact(JitContexts, jit_contexts)`."""
+    return JitContexts(ctx.module, ctx.names)

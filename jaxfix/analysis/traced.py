@@ -1,0 +1,456 @@
+"""Traced-versus-static values inside one function that runs under a JAX trace.
+
+A value is *traced* when it is a non-static parameter of a traced function, the
+result of any `jax.*` operation inside the trace (even `jnp.ones(3)` is staged
+out under jit), or anything computed from a traced value. It is *static* when it
+is a literal, a module-level name, a static argument, `.shape`/`.ndim`/`.dtype`/
+`.size` of anything, `len()`, `isinstance()`, an `is None` / `is not None` test,
+or computed from static values only.
+
+The walk is flow-sensitive in statement order (an assignment replaces what a
+name held; after `if`/`else` a name is traced if either branch made it so; a
+loop body is walked until the traced set stops growing, and the result is
+joined with the zero-trip state). It records, for every statement, the set of
+local names traced just before it, so a rule asks `facts.traced(expr, stmt)`.
+
+Nested functions and lambdas are separate `FunctionFacts`; their free variables
+are looked up in the enclosing function's names traced anywhere (`all_traced`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from jaxfix.analysis.names import ImportMap
+
+# Attributes whose value is known at trace time whatever the object.
+STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding"})
+
+# Calls whose result is a Python value even when given traced arguments.
+STATIC_CALLS = frozenset(
+    {
+        "len",
+        "isinstance",
+        "issubclass",
+        "type",
+        "callable",
+        "hasattr",
+        "id",
+        "repr",
+        "str",
+        "jax.numpy.shape",
+        "jax.numpy.ndim",
+        "jax.numpy.size",
+        "jax.numpy.dtype",
+        "jax.numpy.result_type",
+        "jax.numpy.finfo",
+        "jax.numpy.iinfo",
+        "jax.numpy.issubdtype",
+        "jax.numpy.promote_types",
+        "jax.numpy.can_cast",
+        "numpy.shape",
+        "numpy.ndim",
+        "numpy.size",
+        "numpy.dtype",
+        "numpy.result_type",
+        "numpy.finfo",
+        "numpy.iinfo",
+        "numpy.issubdtype",
+        "jax.tree.structure",
+        "jax.tree_util.tree_structure",
+        "jax.devices",
+        "jax.local_devices",
+        "jax.device_count",
+        "jax.dtypes.canonicalize_dtype",
+        "jax.core.is_constant_dim",
+        "jax.numpy.isdtype",
+    }
+)
+
+# jax calls that return a value computed from their arguments only (no staged op of their own).
+_ARG_ONLY_PREFIXES = ("jax.tree.", "jax.tree_util.", "jax.dtypes.")
+
+
+def is_static_call_name(qualname: str | None) -> bool:
+    return qualname in STATIC_CALLS
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    """Names bound by an assignment target (`a`, `a, (b, *c)`)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: list[str] = []
+        for el in target.elements:
+            out.extend(_target_names(el.value))
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def _base_name(target: cst.BaseExpression) -> str | None:
+    """`x` for `x[i]`, `x.a.b`, `x[i].a`: the local whose contents an assignment mutates."""
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
+
+
+def assigned_names(node: cst.CSTNode) -> set[str]:
+    """Every local name bound anywhere in a function's body (statements only, not nested scopes;
+    walrus targets inside expressions are not seen)."""
+    found: set[str] = set()
+    if isinstance(node, cst.Lambda):
+        return found
+    body = node.body if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
+    _bound_in_block(body, found)
+    return found
+
+
+def _bound_in_block(block, found: set[str]) -> None:
+    if block is None:
+        return
+    if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        stmts = block.body
+    elif isinstance(block, (list, tuple)):
+        stmts = block
+    else:
+        stmts = [block]
+    for s in stmts:
+        if isinstance(s, cst.SimpleStatementLine):
+            _bound_in_block(list(s.body), found)
+        elif isinstance(s, cst.Assign):
+            for t in s.targets:
+                found.update(_target_names(t.target))
+        elif isinstance(s, (cst.AugAssign, cst.AnnAssign)):
+            if not isinstance(s, cst.AnnAssign) or s.value is not None:
+                found.update(_target_names(s.target))
+        elif isinstance(s, (cst.Import, cst.ImportFrom)):
+            if isinstance(s.names, cst.ImportStar):
+                continue
+            for alias in s.names:
+                if alias.asname is not None:
+                    found.update(_target_names(alias.asname.name))
+                else:
+                    top = alias.name
+                    while isinstance(top, cst.Attribute):
+                        top = top.value
+                    if isinstance(top, cst.Name):
+                        found.add(top.value)
+        elif isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+            found.add(s.name.value)
+        elif isinstance(s, cst.If):
+            _bound_in_block(s.body, found)
+            _bound_in_block(s.orelse, found)
+        elif isinstance(s, cst.Else):
+            _bound_in_block(s.body, found)
+        elif isinstance(s, (cst.For, cst.While)):
+            if isinstance(s, cst.For):
+                found.update(_target_names(s.target))
+            _bound_in_block(s.body, found)
+            if s.orelse is not None:
+                _bound_in_block(s.orelse.body, found)
+        elif isinstance(s, cst.With):
+            for item in s.items:
+                if item.asname is not None:
+                    found.update(_target_names(item.asname.name))
+            _bound_in_block(s.body, found)
+        elif isinstance(s, cst.Try) or type(s).__name__ == "TryStar":
+            _bound_in_block(s.body, found)
+            for h in s.handlers:
+                if h.name is not None:
+                    found.update(_target_names(h.name.name))
+                _bound_in_block(h.body, found)
+            if s.orelse is not None:
+                _bound_in_block(s.orelse.body, found)
+            if s.finalbody is not None:
+                _bound_in_block(s.finalbody.body, found)
+        elif isinstance(s, cst.Match):
+            for case in s.cases:
+                _bound_in_block(case.body, found)
+
+
+def param_names(params: cst.Parameters) -> list[str]:
+    out = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if isinstance(params.star_arg, cst.Param):
+        out.append(params.star_arg.name.value)
+    out.extend(p.name.value for p in params.kwonly_params)
+    if params.star_kwarg is not None:
+        out.append(params.star_kwarg.name.value)
+    return out
+
+
+@dataclass(eq=False)
+class FunctionFacts:
+    """Which names are traced where, inside one function body."""
+
+    node: cst.FunctionDef | cst.Lambda
+    names: ImportMap
+    entry_traced: frozenset[str]
+    outer_traced: Callable[[str], bool]
+    locals: set[str] = field(default_factory=set)
+    before: dict[cst.CSTNode, frozenset[str]] = field(default_factory=dict)
+    all_traced: set[str] = field(default_factory=set)
+    exit_traced: frozenset[str] = frozenset()
+    # `self`-like parameter name and the fields of its class that hold static (non-array) values
+    receiver: str | None = None
+    static_fields: frozenset[str] = frozenset()
+
+    # -- queries ----------------------------------------------------------
+    def env_before(self, stmt: cst.CSTNode) -> frozenset[str]:
+        return self.before.get(stmt, frozenset(self.all_traced))
+
+    def traced(self, expr: cst.BaseExpression, stmt: cst.CSTNode | None = None) -> bool:
+        env = self.env_before(stmt) if stmt is not None else frozenset(self.all_traced)
+        return self.expr_traced(expr, env)
+
+    def name_traced(self, name: str, env: Iterable[str]) -> bool:
+        if name in env:
+            return True
+        if name in self.locals:
+            return False
+        return self.outer_traced(name)
+
+    def expr_traced(self, e: cst.BaseExpression, env: frozenset[str] | set[str]) -> bool:  # noqa: C901
+        t = lambda x: self.expr_traced(x, env)  # noqa: E731
+        if isinstance(e, cst.Name):
+            return self.name_traced(e.value, env)
+        if isinstance(e, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+            return False
+        if isinstance(e, cst.FormattedString):
+            return False
+        if isinstance(e, cst.Attribute):
+            if e.attr.value in STATIC_ATTRS:
+                return False
+            if (
+                self.receiver is not None
+                and isinstance(e.value, cst.Name)
+                and e.value.value == self.receiver
+                and e.attr.value in self.static_fields
+            ):
+                return False
+            return t(e.value)
+        if isinstance(e, cst.Subscript):
+            if t(e.value):
+                return True
+            for el in e.slice:
+                sl = el.slice
+                if isinstance(sl, cst.Index) and t(sl.value):
+                    return True
+                if isinstance(sl, cst.Slice) and any(p is not None and t(p) for p in (sl.lower, sl.upper, sl.step)):
+                    return True
+            return False
+        if isinstance(e, cst.Call):
+            return self._call_traced(e, env)
+        if isinstance(e, cst.BinaryOperation):
+            return t(e.left) or t(e.right)
+        if isinstance(e, cst.UnaryOperation):
+            return t(e.expression)
+        if isinstance(e, cst.BooleanOperation):
+            return t(e.left) or t(e.right)
+        if isinstance(e, cst.Comparison):
+            if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in e.comparisons):
+                return False
+            return t(e.left) or any(t(c.comparator) for c in e.comparisons)
+        if isinstance(e, cst.IfExp):
+            return t(e.test) or t(e.body) or t(e.orelse)
+        if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
+            return any(t(el.value) for el in e.elements)
+        if isinstance(e, cst.Dict):
+            return any(
+                t(el.value) or (isinstance(el, cst.DictElement) and t(el.key)) for el in e.elements
+            )
+        if isinstance(e, cst.NamedExpr):
+            return t(e.value)
+        if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comp_traced(e, env)
+        if isinstance(e, cst.StarredElement):
+            return t(e.value)
+        if isinstance(e, cst.Lambda):
+            return False
+        return False
+
+    def _comp_traced(self, e, env) -> bool:
+        inner = set(env)
+        comp = e.for_in
+        while comp is not None:
+            if self.expr_traced(comp.iter, inner):
+                inner.update(_target_names(comp.target))
+            else:
+                inner.difference_update(_target_names(comp.target))
+            comp = comp.inner_for_in
+        parts = [e.key, e.value] if isinstance(e, cst.DictComp) else [e.elt]
+        return any(self.expr_traced(p, inner) for p in parts)
+
+    def _call_traced(self, e: cst.Call, env) -> bool:
+        qual = self.names.qualify(e.func)
+        if qual in STATIC_CALLS:
+            return False
+        if qual in ("range", "enumerate", "zip", "reversed"):
+            return any(self.expr_traced(a.value, env) for a in e.args)
+        args_traced = any(self.expr_traced(a.value, env) for a in e.args)
+        if args_traced:
+            return True
+        if isinstance(e.func, cst.Attribute):
+            # a method of a traced value (`x.sum()`), or a module function (`jnp.ones(3)`)
+            if self.expr_traced(e.func.value, env):
+                return True
+        if qual is not None and qual.startswith("jax.") and not qual.startswith(_ARG_ONLY_PREFIXES):
+            # inside a trace every jax operation is staged out, even on constants
+            return True
+        return False
+
+
+class _Walker:
+    """Runs the ordered walk of one function body and fills a FunctionFacts."""
+
+    def __init__(self, facts: FunctionFacts) -> None:
+        self.f = facts
+
+    def run(self) -> None:
+        node = self.f.node
+        self.f.locals = assigned_names(node) | set(param_names(node.params))
+        env = set(self.f.entry_traced)
+        self.f.all_traced |= env
+        if isinstance(node, cst.Lambda):
+            self.f.exit_traced = frozenset(env)
+            return
+        env = self.block(node.body, env)
+        self.f.exit_traced = frozenset(env)
+
+    def record(self, stmt: cst.CSTNode, env: set[str]) -> None:
+        prev = self.f.before.get(stmt)
+        self.f.before[stmt] = frozenset(env) if prev is None else prev | frozenset(env)
+        self.f.all_traced |= env
+
+    def block(self, body, env: set[str]) -> set[str]:
+        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+        if isinstance(body, cst.SimpleStatementSuite):
+            for small in body.body:
+                self.record(small, env)
+                env = self.small(small, env)
+            return env
+        for stmt in stmts:
+            env = self.stmt(stmt, env)
+        return env
+
+    def stmt(self, s: cst.CSTNode, env: set[str]) -> set[str]:
+        self.record(s, env)
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                self.record(small, env)
+                env = self.small(small, env)
+            return env
+        if isinstance(s, cst.If):
+            a = self.block(s.body, set(env))
+            b = self.orelse(s.orelse, set(env))
+            return a | b
+        if isinstance(s, cst.While):
+            return self.loop(s, env, bind=None)
+        if isinstance(s, cst.For):
+            traced_iter = self.f.expr_traced(s.iter, env)
+            return self.loop(s, env, bind=(s.target, traced_iter))
+        if isinstance(s, cst.With):
+            env = set(env)
+            for item in s.items:
+                if item.asname is not None:
+                    self.bind(item.asname.name, self.f.expr_traced(item.item, env), env)
+            return self.block(s.body, env)
+        if isinstance(s, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+            out = self.block(s.body, set(env))
+            for h in s.handlers:
+                out |= self.block(h.body, set(env) | out)
+            if s.orelse is not None:
+                out |= self.block(s.orelse.body, set(out))
+            if s.finalbody is not None:
+                out |= self.block(s.finalbody.body, set(out))
+            return out | env
+        if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+            env = set(env)
+            env.discard(s.name.value)
+            return env
+        return env
+
+    def orelse(self, node, env: set[str]) -> set[str]:
+        if node is None:
+            return env
+        if isinstance(node, cst.If):
+            return self.stmt(node, env)
+        return self.block(node.body, env)
+
+    def loop(self, s, env: set[str], bind) -> set[str]:
+        start = set(env)
+        cur = set(env)
+        for _ in range(20):
+            inner = set(cur)
+            if bind is not None:
+                self.bind(bind[0], bind[1], inner)
+            out = self.block(s.body, inner)
+            new = cur | out
+            if new == cur:
+                break
+            cur = new
+        # record the loop statement with the fixpoint (its test is evaluated on every trip)
+        self.record(s, cur)
+        if s.orelse is not None:
+            cur = cur | self.block(s.orelse.body, set(cur))
+        return cur | start
+
+    def bind(self, target: cst.BaseExpression, traced: bool, env: set[str]) -> None:
+        for name in _target_names(target):
+            if traced:
+                env.add(name)
+            else:
+                env.discard(name)
+        if not isinstance(target, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and traced:
+            base = _base_name(target)
+            if base is not None:
+                env.add(base)
+
+    def small(self, s: cst.BaseSmallStatement, env: set[str]) -> set[str]:
+        env = set(env)
+        if isinstance(s, cst.Assign):
+            traced = self.f.expr_traced(s.value, env)
+            for tgt in s.targets:
+                self._bind_assign(tgt.target, s.value, traced, env)
+        elif isinstance(s, cst.AnnAssign) and s.value is not None:
+            self.bind(s.target, self.f.expr_traced(s.value, env), env)
+        elif isinstance(s, cst.AugAssign):
+            traced = self.f.expr_traced(s.value, env) or self.f.expr_traced(s.target, env)
+            self.bind(s.target, traced, env)
+        return env
+
+    def _bind_assign(self, target, value, traced: bool, env: set[str]) -> None:
+        # `a, b = x.shape`-style: pair tuple targets with tuple values when both are literal tuples
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if len(target.elements) == len(value.elements) and not any(
+                isinstance(el, cst.StarredElement) for el in (*target.elements, *value.elements)
+            ):
+                snapshot = set(env)
+                for t_el, v_el in zip(target.elements, value.elements):
+                    self.bind(t_el.value, self.f.expr_traced(v_el.value, snapshot), env)
+                return
+        self.bind(target, traced, env)
+
+
+def analyse_function(
+    node: cst.FunctionDef | cst.Lambda,
+    names: ImportMap,
+    entry_traced: Iterable[str],
+    outer_traced: Callable[[str], bool] = lambda name: False,
+    receiver: str | None = None,
+    static_fields: Iterable[str] = (),
+) -> FunctionFacts:
+    facts = FunctionFacts(
+        node=node,
+        names=names,
+        entry_traced=frozenset(entry_traced),
+        outer_traced=outer_traced,
+        receiver=receiver,
+        static_fields=frozenset(static_fields),
+    )
+    _Walker(facts).run()
+    return facts
