@@ -98,3 +98,43 @@ def test_a_fix_on_an_unavailable_device_is_unverifiable_with_the_reason(tmp_path
     ev = result.unit("f").evidence
     assert ev.verdict == "unverifiable" and ev.detail.startswith("no tpu available")
     assert result.original is None  # nothing was run
+
+
+RUNNER = """\
+import jax
+import jax.numpy as jnp
+
+
+class Runner:
+    def run(self, xs):
+        total = jnp.zeros(())
+        for x in xs:
+            total = total + jax.jit(lambda v: v * 2.0)(x)
+        return total
+"""
+
+RUNNER_EXAMPLES = """\
+import jax.numpy as jnp
+
+from jaxfix.verify import call
+
+EXAMPLES = {"Runner.run": lambda mod: [call(mod.Runner(), [jnp.ones(3), jnp.arange(3.0)]), call(mod.Runner(), [])]}
+"""
+
+
+@pytest.mark.slow
+def test_fix_verify_write_holds_back_what_it_cannot_verify_and_writes_it_with_examples(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(RUNNER)
+    code, out, err = cli("fix", "--verify", "--write", "--allow-dirty", "--device", "cpu", str(path))
+    assert code == 1
+    assert f"{path}: held back 1 fix(es), not written: JAX201 at line 9 (unverifiable)" in err
+    assert "Runner.run is a method: it needs an instance" in err
+    assert path.read_text() == RUNNER
+
+    examples = tmp_path / "runner_examples.py"
+    examples.write_text(RUNNER_EXAMPLES)
+    code, out, err = cli("fix", "--verify", "--write", "--allow-dirty", "--device", "cpu", "--examples", str(examples), str(path))
+    assert code == 0, err
+    assert "held back" not in err and "Verified 1 of 1 fix" in err
+    assert "jax.jit(lambda v: v * 2.0)(x)" not in path.read_text()
