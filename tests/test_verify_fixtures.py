@@ -11,7 +11,8 @@ Two kinds of case are discovered, never listed:
 
 Both go through `verify_result`, the function the CLI calls. The verdict must be `verified`, every
 applied fix must carry that evidence, and `EXPECT_COMPILES` (compiles in the second drive run,
-original vs rewritten) must match when the driver declares it.
+original vs rewritten) must match when the driver declares it. A positive case whose output equals
+its input (manual findings only) must come back as "nothing was rewritten".
 """
 
 from __future__ import annotations
