@@ -55,7 +55,7 @@ def synthetic(n: int) -> tuple[str, str]:
 
 
 def per_callable(device: str, parallel: bool) -> None:
-    print("per verified callable (synthesized inputs, 9 per callable, both versions in fresh children):")
+    print("per verified callable (8 synthesized inputs each, both versions in fresh children, run side by side):")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (1, 4, 8):
             before, after = synthetic(n)
@@ -106,7 +106,8 @@ def all_fixtures(device: str, parallel: bool) -> None:
         verdicts[verification.evidence.verdict] = verdicts.get(verification.evidence.verdict, 0) + 1
         drive = verification.unit("drive()")
         compiles = drive.evidence.data.get("compiles") if drive else None
-        print(f"  {wall:5.2f} s  {case_id:<45} {verification.evidence.verdict:<12} compiles {compiles}")
+        note = "" if verification.evidence.verdict == "verified" else f" ({verification.evidence.detail[:60]})"
+        print(f"  {wall:5.2f} s  {case_id:<45} {verification.evidence.verdict:<12} compiles {compiles}{note}")
     elapsed = time.perf_counter() - total
     if times:
         print(

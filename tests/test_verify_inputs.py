@@ -62,7 +62,7 @@ def test_callables_kinds_and_params():
 
 def test_synthesized_from_jaxtyping_binds_named_dims_once():
     calls = synthesize(callables(JAXTYPED)["f"])
-    assert 1 < len(calls) <= 12
+    assert 1 < len(calls) <= 8
     shapes = {(c.args[0].value.shape, c.args[1].value.shape) for c in calls}
     assert shapes == {((3, 5), (5,))}  # b=3, n=5 everywhere: no accidental square
     first = calls[0]
@@ -185,7 +185,7 @@ def test_a_verified_fix_carries_the_evidence_numbers(tmp_path):
     [finding] = verify_file_result(result, device="cpu")
     ev = finding.fix.evidence
     assert ev.verdict == "verified", ev.detail
-    assert ev.data["source"] == "synthesized" and ev.data["inputs"] == 12  # 6 arrays x 3 ints, capped at 12
+    assert ev.data["source"] == "synthesized" and ev.data["inputs"] == 8  # 6 arrays x 3 ints, capped at 8
     before, after = ev.data["compiles"]
     assert before > 0 and after == 0, ev.detail
     assert f"{before} compiles -> 0" in ev.detail and ev.data["device"].startswith("cpu")

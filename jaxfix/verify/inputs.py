@@ -45,7 +45,7 @@ import numpy as np
 from jaxfix.verify.changed import CallableInfo, Param
 from jaxfix.verify.protocol import ArrayArg, Call
 
-MAX_SYNTHESIZED = 12
+MAX_SYNTHESIZED = 8
 DIM_SIZES = (3, 5, 2, 4, 6, 7)
 ARRAY_NAMES = {"jax.Array", "Array", "jnp.ndarray", "jax.numpy.ndarray", "chex.Array", "ArrayLike", "jax.typing.ArrayLike"}
 NUMPY_NAMES = {"np.ndarray", "numpy.ndarray"}
