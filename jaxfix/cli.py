@@ -282,6 +282,7 @@ def fix(
         _error(str(exc))
         raise typer.Exit(2)
     write_errors: list[str] = []
+    not_written: set[str] = set()
     changed = [o for o in outcome.files if o.result.changed]
     if write and not allow_dirty and paths != ["-"]:
         try:
@@ -289,6 +290,7 @@ def fix(
         except GitError as exc:
             dirty, write_errors = set(), [f"cannot ask git which files are dirty: {exc}"]
         refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
+        not_written.update(o.result.path for o in refused)
         for item in refused:
             write_errors.append(f"{item.result.path}: has uncommitted changes; not written (use --allow-dirty)")
         changed = [o for o in changed if o not in refused]
@@ -313,6 +315,7 @@ def fix(
             problem = _write(item)
             if problem:
                 write_errors.append(problem)
+                not_written.add(result.path)
         else:
             typer.echo(unified_diff(result.path, result.source, result.fixed_source), nl=False)
             if verify:
@@ -332,7 +335,7 @@ def fix(
     if not quiet:
         typer.echo(summary + ".", err=True)
     if report is not None:
-        write_report(report, [o.result for o in outcome.files], written=write)
+        write_report(report, [o.result for o in outcome.files], written=write, not_written=frozenset(not_written | held_paths))
     for line in write_errors:
         _error(line)
     had_errors = _report_errors(outcome) or bool(write_errors)
