@@ -16,8 +16,7 @@ import libcst as cst
 from codemods._command import command_for
 from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
-from jaxfix.edits import edits_between
-from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
+from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
 
 # Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
@@ -767,43 +766,10 @@ class _Planner:
         self, site: _Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
     ) -> tuple[Fix, str]:
         safety = Safety.UNSAFE if reasons else Safety.SAFE
-        edits = self._local_edits(replace, before, after)
-        if edits is None:  # fall back to the engine's whole-module rewrite
-            fix = self.ctx.rewrite(
-                title, safety, replace=replace, insert_before=before, insert_after=after, imports=self.imports
-            )
-        else:
-            fix = Fix(title=title, safety=safety, edits=edits, imports=tuple(self.imports))
+        fix = self.ctx.rewrite(
+            title, safety, replace=replace, insert_before=before, insert_after=after, imports=self.imports
+        )
         return fix, "; ".join(reasons)
-
-    def _local_edits(self, replace: dict, before: dict, after: dict) -> tuple[Edit, ...] | None:
-        """The same edits `ctx.rewrite` would make, computed on the touched top-level statements only.
-
-        `ctx.rewrite` transforms and diffs the whole module per fix, which is quadratic in a file
-        with many sites; a fix here only touches a few top-level statements.
-        """
-        spans = self.ctx.fact("jit_placement.statement_spans", _statement_spans)
-        if spans is None:
-            return None
-        touched: dict[cst.CSTNode, None] = {}
-        for node in (*replace, *before, *after):
-            top = node if node in spans else self.idx.top_level_statement(node)
-            touched[top] = None
-        rewriter = _LocalRewriter(replace, before, after)
-        edits: list[Edit] = []
-        for top in touched:
-            start, end = spans[top]
-            new = top.visit(rewriter)
-            if isinstance(new, cst.FlattenSentinel):
-                parts = list(new.nodes)
-            elif isinstance(new, cst.RemovalSentinel):
-                parts = []
-            else:
-                parts = [new]
-            text = "".join(self.ctx.module.code_for_node(part) for part in parts)
-            old = self.ctx.source[start:end]
-            edits.extend(Edit(start + e.start, start + e.end, e.text) for e in edits_between(old, text))
-        return tuple(sorted(edits, key=lambda e: (e.start, e.end)))
 
     def _fix_lambda(self, site: _Site, lam: cst.Lambda) -> tuple[Fix, str]:
         free = self.idx.free_names(lam)
@@ -855,7 +821,6 @@ class _Planner:
         return text
 
     def _extend_in_axes(self, call: cst.Call, rest: list[str], n: int, k: int) -> list[str]:
-        nones = ", ".join(["None"] * k)
         for i, arg in enumerate(call.args[1:]):
             if (arg.keyword is not None and arg.keyword.value == "in_axes") or (arg.keyword is None and i == 0):
                 value = arg.value
@@ -1098,7 +1063,6 @@ class _Planner:
         if own in self.idx.scope_info(self.ctx.module).bindings or own in self.hoisted_defs:
             new_def_name = self._fresh(f"_{site.function.name.value}_{own}")
         self.hoisted_defs.add(new_def_name)
-        n_params = len(params.params)
         new_params = list(params.params)
         if args:
             if new_params:
@@ -1200,37 +1164,6 @@ def _black(code: str, width: int) -> str:
         return black.format_str(code, mode=black.Mode(line_length=max(width, 40))).rstrip("\n")
     except Exception:  # formatting is cosmetic; the code is correct either way
         return code
-
-
-def _statement_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | None:
-    """Character span of each top-level statement (leading lines included); None when the
-    pieces do not add up to the source (then callers use the whole-module rewrite)."""
-    module = ctx.module
-    offset = sum(len(module.code_for_node(line)) for line in module.header)
-    spans: dict[cst.CSTNode, tuple[int, int]] = {}
-    for stmt in module.body:
-        length = len(module.code_for_node(stmt))
-        spans[stmt] = (offset, offset + length)
-        offset += length
-    footer = "".join(module.code_for_node(line) for line in module.footer)
-    if offset + len(footer) != len(ctx.source) or not ctx.source.endswith(footer):
-        return None
-    return spans
-
-
-class _LocalRewriter(cst.CSTTransformer):
-    def __init__(self, replace: dict, before: dict, after: dict) -> None:
-        super().__init__()
-        self._replace, self._before, self._after = replace, before, after
-
-    def on_leave(self, original_node, updated_node):
-        result = self._replace.get(original_node, updated_node)
-        before = self._before.get(original_node, ())
-        after = self._after.get(original_node, ())
-        if before or after:
-            middle = [] if isinstance(result, cst.RemovalSentinel) else [result]
-            return cst.FlattenSentinel([*before, *middle, *after])
-        return result
 
 
 class _Manual(Exception):

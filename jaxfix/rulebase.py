@@ -199,29 +199,29 @@ class RuleContext:
         """A fix built by replacing nodes of this file's tree, turned into minimal text edits."""
         rewriter = _Rewriter(replace or {}, insert_before or {}, insert_after or {})
         targets = [*(replace or {}), *(insert_before or {}), *(insert_after or {})]
-        edits = self._rewrite_one_statement(rewriter, targets)
+        edits = self._rewrite_statements(rewriter, targets)
         if edits is None:
             edits = edits_between(self.source, self.module.visit(rewriter).code)
         return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports))
 
-    def _rewrite_one_statement(self, rewriter: "_Rewriter", targets: list[cst.CSTNode]):
-        """Edits from transforming only the top-level statement that holds every target.
+    def _rewrite_statements(self, rewriter: "_Rewriter", targets: list[cst.CSTNode]):
+        """Edits from transforming only the top-level statements that hold the targets.
 
-        Transforming the whole module costs about a second per fix on a 2,000-line file;
-        one function or class is a small fraction of that. The text of each top-level
-        statement is the module's own rendering, so the result is the same text. Which
-        statement holds a target is read from the positions the findings need anyway.
-        None (transform the whole module) when the targets span statements or cannot be
-        placed.
+        Transforming and diffing the whole module costs about a second per fix on a
+        2,000-line file, quadratic in a file with many fixes; the few functions or classes
+        a fix touches are a small fraction of that. The text of each top-level statement
+        is the module's own rendering, so the result is the same text. Which statement
+        holds a target is read from the positions the findings need anyway. None
+        (transform the whole module) when a target cannot be placed.
         """
         spans = self.fact(_top_level_spans, _top_level_spans)
         if not spans or not targets:
             return None
         positions = self.wrapper.resolve(PositionProvider)
-        tops = set()
+        tops: dict[cst.CSTNode, None] = {}
         for node in targets:
             if node in spans:
-                tops.add(node)
+                tops[node] = None
                 continue
             where = positions.get(node)
             if where is None:
@@ -234,21 +234,21 @@ class RuleContext:
             ]
             if len(holders) != 1:
                 return None
-            tops.add(holders[0])
-        if len(tops) != 1:
-            return None
-        (top,) = tops
-        result = top.visit(rewriter)
-        if isinstance(result, cst.RemovalSentinel):
-            new_text = ""
-        elif isinstance(result, cst.FlattenSentinel):
-            new_text = "".join(self.module.code_for_node(node) for node in result.nodes)
-        else:
-            new_text = self.module.code_for_node(result)
-        start, end = spans[top]
-        return tuple(
-            Edit(e.start + start, e.end + start, e.text) for e in edits_between(self.source[start:end], new_text)
-        )
+            tops[holders[0]] = None
+        edits: list[Edit] = []
+        for top in tops:
+            result = top.visit(rewriter)
+            if isinstance(result, cst.RemovalSentinel):
+                new_text = ""
+            elif isinstance(result, cst.FlattenSentinel):
+                new_text = "".join(self.module.code_for_node(node) for node in result.nodes)
+            else:
+                new_text = self.module.code_for_node(result)
+            start, end = spans[top]
+            edits.extend(
+                Edit(e.start + start, e.end + start, e.text) for e in edits_between(self.source[start:end], new_text)
+            )
+        return tuple(sorted(edits, key=lambda e: (e.start, e.end)))
 
     def manual(self, title: str) -> Fix:
         return Fix(title=title, safety=Safety.MANUAL)
