@@ -270,27 +270,31 @@ class _FunctionChecker:
     def traced(self, expr: cst.BaseExpression, stmt) -> bool:
         return self.facts.traced(expr, stmt)
 
+    def test_traced(self, expr: cst.BaseExpression, stmt) -> bool:
+        """`bool(expr)` needs a traced value (the truth of a Python tuple/list is static)."""
+        return self.facts.test_traced(expr, stmt)
+
     def visit(self, n: cst.CSTNode, stmt) -> Finding | None:
         if n in self.covered:
             return None
         if isinstance(n, cst.If):
             return self.check_if(n, stmt)
         if isinstance(n, cst.While):
-            if self.traced(n.test, n):
+            if self.test_traced(n.test, n):
                 self.cover(n.test)
                 return self.finding("JAX302", n, f"`while` condition `{self.code(n.test)}` is traced", self.fix_while(n))
             return None
         if isinstance(n, cst.For):
             return self.check_for(n)
         if isinstance(n, cst.IfExp):
-            if self.traced(n.test, stmt):
+            if self.test_traced(n.test, stmt):
                 self.cover(n.test)
                 return self.finding(
                     "JAX301", n, f"conditional expression on traced `{self.code(n.test)}`", self.fix_ifexp(n)
                 )
             return None
         if isinstance(n, cst.Assert):
-            if self.traced(n.test, stmt):
+            if self.test_traced(n.test, stmt):
                 self.cover(n.test)
                 return self.finding(
                     "JAX305",
@@ -303,12 +307,12 @@ class _FunctionChecker:
                 )
             return None
         if isinstance(n, cst.BooleanOperation):
-            if self.traced(n.left, stmt):
+            if self.test_traced(n.left, stmt):
                 self.cover(n.left)
                 return self.finding("JAX305", n, f"`{self.op(n)}` on traced `{self.code(n.left)}`", self.fix_boolop(n))
             return None
         if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
-            if self.traced(n.expression, stmt):
+            if self.test_traced(n.expression, stmt):
                 return self.finding("JAX305", n, f"`not` on traced `{self.code(n.expression)}`", self.fix_boolop(n))
             return None
         if isinstance(n, cst.Call):
@@ -505,7 +509,7 @@ class _FunctionChecker:
     # -- JAX301 if / elif ------------------------------------------------------------------
     def check_if(self, n: cst.If, stmt) -> Finding | None:
         chain = _if_chain(n)
-        traced_tests = [i for i, branch in enumerate(chain) if self.traced(branch.test, branch)]
+        traced_tests = [i for i, branch in enumerate(chain) if self.test_traced(branch.test, branch)]
         if not traced_tests:
             return None
         for branch in chain:
