@@ -29,14 +29,12 @@ def traced_names(jc: JitContexts, name: str) -> set[str]:
 
 
 def test_decorated_jit_traces_every_parameter():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         @jax.jit
         def f(x, y):
             return x + y
-        """
-    )
+        """)
     info = fn(jc, "f")
     assert info.in_trace and info.entry_traced == {"x", "y"}
     assert info.jit_sites[0].wrapper == "jax.jit"
@@ -52,8 +50,7 @@ def test_decorated_jit_traces_every_parameter():
     ],
 )
 def test_static_arguments_are_not_traced(decorator):
-    jc = contexts(
-        f"""
+    jc = contexts(f"""
         import functools
         from functools import partial
         from functools import partial as P
@@ -64,23 +61,20 @@ def test_static_arguments_are_not_traced(decorator):
         def f(x, n):
             y = x * n
             return y
-        """
-    )
+        """)
     info = fn(jc, "f")
     assert info.static_params == {"n"}
     assert traced_names(jc, "f") == {"x", "y"}
 
 
 def test_jit_call_site_alias_and_statics():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         def g(x, n):
             return x
         g_jit = jax.jit(g, static_argnames=["n"])
         h_jit = jax.jit(jax.vmap(g))
-        """
-    )
+        """)
     info = fn(jc, "g")
     assert info.in_trace
     assert {s.alias for s in info.jit_sites} == {"g_jit"}
@@ -89,8 +83,7 @@ def test_jit_call_site_alias_and_statics():
 
 
 def test_static_attributes_and_builtins_are_static():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         import jax.numpy as jnp
         @jax.jit
@@ -106,8 +99,7 @@ def test_static_attributes_and_builtins_are_static():
             z = jnp.ones(3)
             w = y if n > 2 else x
             return w
-        """
-    )
+        """)
     traced = traced_names(jc, "f")
     assert {"n", "d", "t", "k", "is_none", "inst", "m"}.isdisjoint(traced)
     # any jax operation inside a trace is staged out, even on constants
@@ -115,8 +107,7 @@ def test_static_attributes_and_builtins_are_static():
 
 
 def test_flow_sensitive_reassignment_and_loop_fixpoint():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         @jax.jit
         def f(x):
@@ -128,8 +119,7 @@ def test_flow_sensitive_reassignment_and_loop_fixpoint():
                 c = b
                 b = x
             return a, b, c
-        """
-    )
+        """)
     info = fn(jc, "f")
     facts = info.facts
     body = info.node.body.body
@@ -141,23 +131,20 @@ def test_flow_sensitive_reassignment_and_loop_fixpoint():
 
 
 def test_tuple_assignment_pairs_elements():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         @jax.jit
         def f(x):
             n, y = x.shape[0], x * 2
             rows, cols = x.shape
             return n, y
-        """
-    )
+        """)
     traced = traced_names(jc, "f")
     assert "y" in traced and not {"n", "rows", "cols"} & traced
 
 
 def test_lax_bodies_and_lambdas_are_traced():
-    jc = contexts(
-        """
+    jc = contexts("""
         from jax import lax
         def outer(x, n):
             def body(i, acc):
@@ -169,8 +156,7 @@ def test_lax_bodies_and_lambdas_are_traced():
             return lax.scan(step, 0.0, xs)
         def branches(p, x):
             return lax.cond(p, lambda v: v, lambda v: -v, x)
-        """
-    )
+        """)
     assert fn(jc, "body").entry_traced == {"i", "acc"}
     assert fn(jc, "step").in_trace
     assert not fn(jc, "outer").in_trace
@@ -179,8 +165,7 @@ def test_lax_bodies_and_lambdas_are_traced():
 
 
 def test_interprocedural_helpers_only_get_traced_arguments():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         def helper(v, k, mode="a"):
             return v * k
@@ -189,8 +174,7 @@ def test_interprocedural_helpers_only_get_traced_arguments():
         @jax.jit
         def f(x):
             return helper(x, 3)
-        """
-    )
+        """)
     info = fn(jc, "helper")
     assert info.in_trace
     assert info.entry_traced == {"v"}
@@ -199,8 +183,7 @@ def test_interprocedural_helpers_only_get_traced_arguments():
 
 
 def test_methods_properties_and_call_of_traced_objects():
-    jc = contexts(
-        """
+    jc = contexts("""
         import equinox as eqx
         import jax
         class M(eqx.Module):
@@ -215,24 +198,21 @@ def test_methods_properties_and_call_of_traced_objects():
         @eqx.filter_jit
         def run(model, x):
             return model(x)
-        """
-    )
+        """)
     assert fn(jc, "__call__").entry_traced == {"self", "x"}
     assert fn(jc, "apply").entry_traced == {"self", "x"}
     assert fn(jc, "scale").in_trace
 
 
 def test_unpassed_literal_defaults_stay_static_passed_ones_are_traced():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         @jax.jit
         def f(x, training=False, scale=1.0):
             return x
         def use(x):
             return f(x, scale=2.0)
-        """
-    )
+        """)
     info = fn(jc, "f")
     traced = traced_names(jc, "f")
     assert "training" not in traced  # never passed: the Python default under jit
@@ -240,8 +220,7 @@ def test_unpassed_literal_defaults_stay_static_passed_ones_are_traced():
 
 
 def test_vmap_in_axes_none_is_static_and_grad_alone_is_not_a_trace():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         def scale(x, k):
             return x * k
@@ -249,30 +228,26 @@ def test_vmap_in_axes_none_is_static_and_grad_alone_is_not_a_trace():
         @jax.grad
         def loss(x):
             return x ** 2
-        """
-    )
+        """)
     assert fn(jc, "scale").entry_traced == {"x"}
     assert not fn(jc, "loss").in_trace
     assert fn(jc, "loss").differentiated
 
 
 def test_differentiated_detection_through_jit():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         def loss(x):
             return x
         d = jax.grad(jax.jit(loss))
         e = jax.value_and_grad(loss)
-        """
-    )
+        """)
     info = fn(jc, "loss")
     assert info.differentiated and info.in_trace
 
 
 def test_nested_functions_see_the_enclosing_trace():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         @jax.jit
         def f(x):
@@ -280,8 +255,7 @@ def test_nested_functions_see_the_enclosing_trace():
             def inner():
                 return x + n
             return inner()
-        """
-    )
+        """)
     inner = fn(jc, "inner")
     assert inner.in_trace
     facts = inner.facts
@@ -291,8 +265,7 @@ def test_nested_functions_see_the_enclosing_trace():
 
 
 def test_static_fields_of_pytree_classes_are_static():
-    jc = contexts(
-        """
+    jc = contexts("""
         from typing import Callable
         import equinox as eqx
         import jax
@@ -308,15 +281,13 @@ def test_static_fields_of_pytree_classes_are_static():
         @jax.jit
         def run(model, x):
             return model(x)
-        """
-    )
+        """)
     traced = traced_names(jc, "__call__")
     assert "a" in traced and "d" not in traced
 
 
 def test_module_functions_are_not_mistaken_for_methods():
-    jc = contexts(
-        """
+    jc = contexts("""
         import jax
         import jax.numpy as jnp
         class Table:
@@ -327,6 +298,257 @@ def test_module_functions_are_not_mistaken_for_methods():
         @jax.jit
         def f(x):
             return jnp.where(x > 0, x, 0.0)
-        """
-    )
+        """)
     assert not fn(jc, "where").in_trace
+
+
+# -- precision on real code: values that look traced but are Python values ---------------------
+
+
+def facts_of(jc: JitContexts, name: str):
+    info = fn(jc, name)
+    assert info.facts is not None, f"{name} is not under a trace"
+    return info.facts
+
+
+def test_shape_arithmetic_and_axis_size_are_static():
+    jc = contexts("""
+        import math
+        import jax
+        def helper(x):
+            n = jax.lax.axis_size("i")
+            shape = x.shape
+            out_shape = (*shape[:1], shape[1] * n)
+            size = math.prod(out_shape)
+            y = jax.lax.psum(x, "i")
+            z = jax.numpy.ones(3)
+            return y
+        f = jax.vmap(helper, axis_name="i")
+        """)
+    traced = traced_names(jc, "helper")
+    assert {"x", "y", "z"} <= traced
+    assert not traced & {"n", "shape", "out_shape", "size"}
+
+
+def test_jax_utilities_follow_their_arguments():
+    # only jax.numpy/lax/random/... calls are staged on constants; `jax._src` helpers, dtype and
+    # config functions return what their arguments make them
+    jc = contexts("""
+        import jax
+        from jax._src.util import split_list, canonicalize_axis
+        from jax._src import dtypes
+        @jax.jit
+        def f(x, sizes):
+            a, b = split_list((1, 2, 3), [1])
+            ax = canonicalize_axis(-1, x.ndim)
+            dt = dtypes.canonicalize_dtype(x.dtype)
+            cplx = jax.numpy.iscomplexobj(x)
+            backend = jax.default_backend()
+            tail = split_list(x, [1])
+            return x
+        """)
+    traced = traced_names(jc, "f")
+    assert "tail" in traced and "x" in traced
+    assert not traced & {"a", "b", "ax", "dt", "cplx", "backend"}
+
+
+def test_getattr_with_a_default_is_static_and_without_reads_the_attribute():
+    jc = contexts("""
+        import jax
+        @jax.jit
+        def f(spec, x):
+            delay = getattr(spec, "delay", 0)
+            w = getattr(x, "T")
+            s = getattr(x, "shape")
+            return x
+        """)
+    traced = traced_names(jc, "f")
+    assert "w" in traced
+    assert "delay" not in traced and "s" not in traced
+
+
+def test_enumerate_counter_is_static_and_zip_pairs_iterables():
+    jc = contexts("""
+        import jax
+        @jax.jit
+        def f(x, sizes):
+            for i, (a, size) in enumerate(zip(x, (1, 2))):
+                j = i
+                b = a
+                c = size
+            for k, row in reversed(list(enumerate(x))):
+                m = k
+                r = row
+            flags = [p for p, q in enumerate(x) if q.shape[0] == 1]
+            return x
+        """)
+    traced = traced_names(jc, "f")
+    assert {"a", "b", "row", "r"} <= traced
+    assert not traced & {"i", "j", "size", "c", "k", "m", "flags"}
+
+
+def test_truth_of_python_sequences_is_static():
+    jc = contexts("""
+        from typing import Sequence
+        import jax
+        import jax.numpy as jnp
+        def helper(x, starts: Sequence[int], ids=(), *rest, arr=None):
+            starts = tuple(jnp.asarray(s) for s in starts)
+            pairs = [(a, b) for a, b in zip(ids, ids)]
+            if starts:
+                pass
+            if ids and rest:
+                pass
+            if pairs or not starts:
+                pass
+            if x:
+                pass
+            if ids and x:
+                pass
+        @jax.jit
+        def f(x, i, j):
+            helper(x, [i, j], ids=(i, j))
+            return x
+        """)
+    facts = facts_of(jc, "helper")
+    ifs = [s for s in fn(jc, "helper").node.body.body if isinstance(s, cst.If)]
+    assert [facts.test_traced(s.test, s) for s in ifs] == [False, False, False, True, True]
+    # the elements are still traced values
+    assert facts.traced(cst.parse_expression("starts[0]"))
+    assert {"starts", "ids", "rest", "pairs"} <= facts.sequences
+
+
+def test_parameter_passed_an_array_somewhere_is_not_a_sequence():
+    jc = contexts("""
+        import jax
+        def helper(x, ids=()):
+            if ids:
+                pass
+        @jax.jit
+        def f(x, i):
+            helper(x, ids=(i, i))
+            helper(x, ids=i)
+            return x
+        """)
+    facts = facts_of(jc, "helper")
+    stmt = next(s for s in fn(jc, "helper").node.body.body if isinstance(s, cst.If))
+    assert "ids" not in facts.sequences
+    assert facts.test_traced(stmt.test, stmt)
+
+
+def test_self_of_a_plain_class_is_not_traced():
+    jc = contexts("""
+        import jax
+        class Scheduler:
+            def __init__(self, step, flag):
+                self.step = step
+                self.flag = flag
+            def scope(self, x):
+                f = self.flag
+                y = x
+                return y
+        def body(i, carry):
+            s = Scheduler(i, True)
+            s.scope(carry)
+            return carry
+        out = jax.lax.fori_loop(0, 3, body, 0.0)
+        """)
+    traced = traced_names(jc, "scope")
+    assert "y" in traced and "x" in traced
+    assert "self" not in traced and "f" not in traced
+
+
+def test_self_of_a_pytree_class_is_traced():
+    jc = contexts("""
+        import jax
+        @jax.tree_util.register_pytree_node_class
+        class Box:
+            def __init__(self, v):
+                self.v = v
+            def tree_flatten(self):
+                return (self.v,), None
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+            def get(self):
+                w = self.v
+                return w
+        @jax.jit
+        def f(box):
+            return box.get()
+        """)
+    assert "w" in traced_names(jc, "get")
+
+
+def test_calling_a_partial_object_is_not_a_module_call_method():
+    jc = contexts("""
+        import functools
+        import equinox as eqx
+        import jax
+        class Model(eqx.Module):
+            w: jax.Array
+            def __call__(self, x):
+                return x * self.w
+        def mask(v, x):
+            return x
+        def body(i, carry):
+            g = functools.partial(mask, 0.0, carry)
+            return g(carry)
+        @jax.jit
+        def apply(model, x):
+            return model(x)
+        out = jax.lax.fori_loop(0, 3, body, 0.0)
+        """)
+    call = fn(jc, "__call__")
+    assert call.in_trace  # through `model(x)`: a traced parameter
+    assert all("body" not in r for r in call.reasons)
+
+
+def test_partial_bound_arguments_are_python_constants():
+    jc = contexts("""
+        import functools
+        import jax
+        def outer():
+            def foo(x, y, flag):
+                return x
+            foo = functools.partial(foo, flag=True)
+            foo = jax.pmap(foo)
+            foo = jax.jit(foo)
+            return foo
+        def scale(x, mode):
+            return x
+        halve = jax.jit(functools.partial(scale, mode="half"))
+        """)
+    assert fn(jc, "foo").facts is not None
+    assert "flag" not in traced_names(jc, "foo")
+    assert traced_names(jc, "foo") >= {"x", "y"}
+    assert "mode" not in traced_names(jc, "scale") and "x" in traced_names(jc, "scale")
+
+
+def test_static_properties_of_pytree_classes():
+    jc = contexts("""
+        import jax
+        @jax.tree_util.register_pytree_node_class
+        class Sparse:
+            def __init__(self, data, indices):
+                self.data, self.indices = data, indices
+            nse = property(lambda self: self.indices.shape[-2])
+            first = property(lambda self: self.data[0])
+            @property
+            def n_sparse(self):
+                return self.indices.shape[-1]
+            def tree_flatten(self):
+                return (self.data, self.indices), None
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+        @jax.jit
+        def f(mat):
+            a = mat.nse
+            b = mat.n_sparse
+            c = mat.first
+            return mat
+        """)
+    assert jc.static_attrs >= {"nse", "n_sparse"} and "first" not in jc.static_attrs
+    traced = traced_names(jc, "f")
+    assert "c" in traced and not traced & {"a", "b"}
