@@ -38,6 +38,9 @@ def command_for(rule: type[Rule]) -> type[VisitorBasedCodemodCommand]:
                 raise SkipFile("nothing to fix")
             return cst.parse_module(outcome.text)
 
-    RuleCommand.__name__ = RuleCommand.__qualname__ = f"{rule.__name__}Command"
+    # Bound in the rule's module as `<Name>Command` (for `<Name>Rule`): the class must carry that
+    # name so libcst.tool's worker processes can pickle it by reference.
+    RuleCommand.__name__ = RuleCommand.__qualname__ = rule.__name__.removesuffix("Rule") + "Command"
+    RuleCommand.__module__ = rule.__module__
     RuleCommand.__doc__ = rule.doc()
     return RuleCommand

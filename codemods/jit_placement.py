@@ -1,0 +1,1324 @@
+"""jit-placement: `jax.jit` (and friends) of a fresh callable inside a loop or per call.
+
+The rule finds compiling transforms (`jax.jit`, `jax.pmap`, `eqx.filter_jit`, and chains
+such as `jax.jit(jax.grad(...))`) applied to a callable that is new every time the code
+runs, and hoists the transformed function to the nearest scope where it is invariant.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from codemods._command import command_for
+from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, param_names
+from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
+from jaxfix.edits import edits_between
+from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
+from jaxfix.rulebase import Code, Example, Rule, RuleContext
+
+# Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
+COMPILING = {
+    "jax.jit": "jit",
+    "jax.pmap": "pmap",
+    "equinox.filter_jit": "filter_jit",
+    "equinox.filter_pmap": "filter_pmap",
+}
+# Transforms that only wrap: eagerly they retrace on every call whether hoisted or not (measured:
+# 0 compiles per run for a fresh vmap/grad/value_and_grad/checkpoint lambda in a loop), so they
+# matter only under a compiling transform, e.g. `jax.jit(jax.grad(lambda p: ...))`.
+WRAPPING = {
+    "jax.vmap": "vmap",
+    "jax.grad": "grad",
+    "jax.value_and_grad": "value_and_grad",
+    "jax.checkpoint": "checkpoint",
+    "jax.remat": "remat",
+}
+TRANSFORMS = {**COMPILING, **WRAPPING}
+# Calls whose function argument runs under a trace: code inside such a function is traced once
+# per compile of the caller, so a transform there is inlined and never compiles on its own.
+TRACING_CALLS = frozenset(
+    {
+        *TRANSFORMS,
+        "jax.lax.scan",
+        "jax.lax.fori_loop",
+        "jax.lax.while_loop",
+        "jax.lax.cond",
+        "jax.lax.switch",
+        "jax.lax.map",
+        "jax.checkpoint",
+        "jax.custom_jvp",
+        "jax.custom_vjp",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.jvp",
+        "jax.vjp",
+        "jax.linearize",
+        "jax.eval_shape",
+        "jax.make_jaxpr",
+        "equinox.filter_vmap",
+        "equinox.filter_grad",
+        "equinox.filter_value_and_grad",
+    }
+)
+PARTIALS = frozenset({"functools.partial"})
+FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", "local callable")
+
+
+@dataclass
+class _Site:
+    """One place where a compiling transform wraps a callable."""
+
+    node: cst.CSTNode  # the outermost transform Call, or the decorated FunctionDef
+    chain: list[cst.Call]  # transform calls, outermost first (empty for a decorated def)
+    kinds: list[str]  # transform short names, outermost first
+    target: cst.BaseExpression | cst.FunctionDef  # the wrapped callable (expression or the def)
+    kind: str  # see FRESH, or "module function"
+    call: cst.Call | None = None  # `T(F)(args)`: the immediate call
+    definition: cst.FunctionDef | None = None  # nested def behind a Name target
+    loops: list[cst.CSTNode] = field(default_factory=list)
+    function: cst.CSTNode | None = None
+
+
+class JitPlacementRule(Rule):
+    """
+    ## What it does
+    Finds `jax.jit`, `jax.pmap` and `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`,
+    `jax.value_and_grad`, `jax.checkpoint`/`jax.remat`, in any import form) applied to a
+    callable that is new each time the code runs: a `lambda`, a `functools.partial(...)`, a
+    nested `def` (also one decorated with `@jax.jit`) or a bound method `obj.m`, created
+
+    - inside a `for`/`while` body or a comprehension (JAX201), or
+    - inside a function body, on a callable made in that body, and called there (JAX202), so
+      every call of the function compiles again.
+
+    It also reports the same module-level function re-wrapped in a loop, `jax.jit(f)(x)` per
+    iteration (JAX203): a cache hit, but avoidable dispatch.
+
+    ## Why is this bad?
+    jit caches compiled code per function object. A fresh lambda, partial or nested def is a
+    new cache key, so each iteration traces and compiles again: on a 2-core CPU the tutorial
+    loop `jax.jit(partial(body))(i)` runs ~1,450x slower than the same loop with the jit
+    hoisted. Re-wrapping one module-level function hits the cache but costs ~3x dispatch.
+
+    ## Known problems
+    Only calls made right where the transform is created (`jax.jit(f)(x)`, or a decorated
+    nested def that is only called) are reported; a transformed function that is stored,
+    returned or passed on may be reused and is left alone. Code that already runs under a
+    trace (inside a jitted, vmapped, scanned... function) is not reported: a transform there
+    is inlined. Eager `vmap`/`grad`/`checkpoint` without a compiling transform retrace on every
+    call whether hoisted or not, so they are not reported on their own. Which values a call
+    site passes is inferred from the code in this file only.
+
+    ## Example
+    ```python
+    def g(x, n):
+        i = 0
+        while i < n:
+            i = jax.jit(lambda v: body(v))(i)
+        return x + i
+    ```
+
+    ## Use instead
+    ```python
+    _body_jit = jax.jit(lambda v: body(v))
+
+
+    def g(x, n):
+        i = 0
+        while i < n:
+            i = _body_jit(i)
+        return x + i
+    ```
+
+    ## Options
+    None.
+
+    ## Fix safety
+    The transformed function is hoisted to module level (or, for a bound method, to just
+    before the outermost loop where its object does not change), under a new private name.
+    Local values the callable captured become explicit arguments, so it still sees each
+    iteration's values; a captured Python value used as a shape, loop bound, slice bound or
+    branch flag becomes a `static_argnames` entry. The user's options (`static_argnums`,
+    `donate_argnums`, ...) are kept; new arguments are appended, so positions do not move.
+    A captured float turned into a traced argument may differ in the last bit (XLA folds
+    constants) and loses weak typing: equal within a few ULP. The fix is `safe` when every
+    captured value's kind is known from this file, `unsafe` when a value passed as an argument
+    could be something jit cannot take (the message names it) or a global it reads may be
+    rebound, and `manual` when a value needed static is unhashable (list, dict, array) or the
+    shape of the code is not one the fix handles (the message says why).
+
+    ## References
+    - https://docs.jax.dev/en/latest/jit-compilation.html#caching
+    - https://github.com/jax-ml/jax/issues/14183
+    """
+
+    name = "jit-placement"
+    codes = (
+        Code("JAX201", "jit-in-loop", "compiling transform of a fresh callable inside a loop", fix="sometimes"),
+        Code(
+            "JAX202",
+            "jit-per-call",
+            "compiling transform of a callable created in the same function body",
+            fix="sometimes",
+        ),
+        Code("JAX203", "jit-rewrap-in-loop", "module-level function re-wrapped by jit inside a loop", fix="sometimes"),
+    )
+    prefilter = ("jit", "pmap")
+    examples = (
+        Example(
+            bad="for i in range(n):\n    y = jax.jit(lambda v: v * s)(x)\n",
+            good="_lambda_jit = jax.jit(lambda v, s: v * s)\n\nfor i in range(n):\n    y = _lambda_jit(x, s)\n",
+        ),
+        Example(
+            bad="def step(x):\n    return jax.jit(partial(update, lr=0.1))(x)\n",
+            good="_update_jit = jax.jit(partial(update, lr=0.1))\n\n\ndef step(x):\n    return _update_jit(x)\n",
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        # Names that may spell a compiling transform: anything containing jit/pmap, plus local
+        # aliases of such imports (`from jax import jit as J`). A site is always inside a
+        # function, a loop or a comprehension, so only those statements are searched.
+        spellings = {"jit", "pmap"}
+        aliases: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.asname and any(s in alias.name for s in spellings):
+                        aliases.add(alias.asname)
+
+        def mentions(node: ast.AST) -> bool:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and (sub.id in aliases or any(s in sub.id for s in spellings)):
+                    return True
+                if isinstance(sub, ast.Attribute) and any(s in sub.attr for s in spellings):
+                    return True
+            return False
+
+        compound = (
+            ast.FunctionDef,
+            ast.AsyncFunctionDef,
+            ast.ClassDef,
+            ast.For,
+            ast.AsyncFor,
+            ast.While,
+            ast.If,
+            ast.With,
+            ast.AsyncWith,
+            ast.Try,
+            *(getattr(ast, n) for n in ("TryStar", "Match") if hasattr(ast, n)),
+        )
+        comprehensions = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+        for node in tree.body:
+            if isinstance(node, compound) or any(isinstance(sub, comprehensions) for sub in ast.walk(node)):
+                if mentions(node):
+                    return True
+        return False
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
+        planner = _Planner(ctx, idx, self)
+        for site in planner.sites():
+            finding = planner.finding_for(site)
+            if finding is not None:
+                yield finding
+
+
+class _Planner:
+    def __init__(self, ctx: RuleContext, idx: ScopeIndex, rule: Rule) -> None:
+        self.ctx = ctx
+        self.idx = idx
+        self.rule = rule
+        self.qualify = ctx.names.qualify
+        self.taken: set[str] = set(ctx.names.used_names)
+        self.hoisted_defs: set[str] = set()
+        self.imports: list[ImportRequest] = []
+        self._traced_names: set[str] | None = None
+
+    # -- discovery ------------------------------------------------------------
+    def transform_name(self, expr: cst.BaseExpression) -> str | None:
+        return TRANSFORMS.get(self.qualify(expr) or "")
+
+    def sites(self) -> Iterator[_Site]:
+        found: list[_Site] = []
+        ctx = self
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                site = ctx._site_for_call(node)
+                if site is not None:
+                    found.append(site)
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                site = ctx._site_for_decorated(node)
+                if site is not None:
+                    found.append(site)
+
+        self.ctx.module.visit(_V())
+        yield from found
+
+    def _site_for_call(self, node: cst.Call) -> _Site | None:
+        outer = self.qualify(node.func)
+        if outer not in COMPILING:
+            return None
+        parent = self.idx.parent(node)
+        if isinstance(parent, cst.Arg) and isinstance(self.idx.parent(parent), cst.Call):
+            if self.transform_name(self.idx.parent(parent).func):
+                return None  # the outer transform reports it
+        chain: list[cst.Call] = [node]
+        kinds = [COMPILING[outer]]
+        target: cst.BaseExpression | None = None
+        current = node
+        while True:
+            if not current.args or current.args[0].keyword is not None or current.args[0].star:
+                return None
+            target = current.args[0].value
+            inner = self.transform_name(target.func) if isinstance(target, cst.Call) else None
+            if inner is None:
+                break
+            chain.append(target)
+            kinds.append(inner)
+            current = target
+        site = _Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
+        if isinstance(parent, cst.Call) and parent.func is node:
+            site.call = parent
+        else:
+            return None  # stored, returned or passed on: may well be reused
+        if not self._classify(site, target):
+            return None
+        return self._place(site)
+
+    def _site_for_decorated(self, node: cst.FunctionDef) -> _Site | None:
+        if not node.decorators:
+            return None
+        dec = node.decorators[0].decorator
+        kinds: list[str] = []
+        name = self.qualify(dec)
+        if name in COMPILING:
+            kinds.append(COMPILING[name])
+        elif isinstance(dec, cst.Call) and self.qualify(dec.func) in PARTIALS and dec.args:
+            inner = self.qualify(dec.args[0].value)
+            if inner not in COMPILING:
+                return None
+            kinds.append(COMPILING[inner])
+        elif isinstance(dec, cst.Call) and self.qualify(dec.func) in COMPILING:
+            return None  # @jax.jit(...) factory form: rare; leave it
+        else:
+            return None
+        scope = self.idx.enclosing_scope(node)
+        if isinstance(scope, cst.ClassDef):
+            return None
+        site = _Site(node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node)
+        if isinstance(scope, cst.Module):
+            if not self.idx.enclosing_loops(node):
+                return None
+        # every use of the name in its scope must be a call
+        if not self._only_called(node.name.value, scope, exclude=node):
+            return None
+        return self._place(site)
+
+    def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> bool:
+        uses = _name_uses(scope.body if not isinstance(scope, cst.Module) else scope, name)
+        called = 0
+        for use in uses:
+            if any(a is exclude for a in self.idx.ancestors(use)) or use is exclude.name:
+                continue
+            parent = self.idx.parent(use)
+            if isinstance(parent, cst.Call) and parent.func is use:
+                called += 1
+                continue
+            return False
+        return called > 0
+
+    def _classify(self, site: _Site, target: cst.BaseExpression) -> bool:
+        if isinstance(target, cst.Lambda):
+            site.kind = "lambda"
+            return True
+        if isinstance(target, cst.Call) and self.qualify(target.func) in PARTIALS:
+            site.kind = "partial"
+            return bool(target.args) and target.args[0].keyword is None and not target.args[0].star
+        if isinstance(target, cst.Name):
+            scope = self.idx.resolve(target.value, site.node)
+            if scope is None:
+                return False
+            if isinstance(scope, cst.Module):
+                if target.value in self.ctx.names.bindings or self._single_module_binding(target.value):
+                    site.kind = "module function"
+                    return True
+                return False
+            if isinstance(scope, cst.FunctionDef):
+                bindings = self.idx.scope_info(scope).bindings.get(target.value, [])
+                if (
+                    len(bindings) == 1
+                    and isinstance(bindings[0], cst.FunctionDef)
+                    and target.value not in param_names(scope.params)
+                ):
+                    site.kind = "nested def"
+                    site.definition = bindings[0]
+                    return True
+                if (
+                    bindings
+                    and all(
+                        isinstance(b, cst.Assign)
+                        and (
+                            isinstance(b.value, cst.Lambda)
+                            or (isinstance(b.value, cst.Call) and self.qualify(b.value.func) in PARTIALS)
+                        )
+                        for b in bindings
+                    )
+                    and target.value not in param_names(scope.params)
+                ):
+                    site.kind = "local callable"
+                    return True
+            return False
+        if isinstance(target, cst.Attribute):
+            head = target
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if not isinstance(head, cst.Name):
+                return False
+            scope = self.idx.resolve(head.value, site.node)
+            if isinstance(scope, cst.Module) and head.value in self.ctx.names.bindings:
+                site.kind = "module function"  # jnp.sin, mymodule.f
+                return True
+            if scope is None:
+                return False
+            site.kind = "bound method"
+            return True
+        return False
+
+    def _single_module_binding(self, name: str) -> bool:
+        stmts = self.idx.module_bindings(name)
+        return len(stmts) == 1 and name not in self.idx.global_declarations()
+
+    def _place(self, site: _Site) -> _Site | None:
+        anchor = site.node
+        site.loops = self.idx.enclosing_loops(anchor)
+        site.function = self.idx.enclosing_function(anchor)
+        if self._under_trace(anchor):
+            return None
+        if site.loops:
+            return site
+        if site.kind == "module function" or site.function is None or isinstance(site.function, cst.Lambda):
+            return None
+        if site.function.name.value == "__init__":
+            return None  # runs once per instance: the usual place to build jitted callables
+        if (
+            site.kind in ("nested def", "decorated nested def")
+            and self.idx.enclosing_function(site.definition) is not site.function
+        ):
+            return None
+        return site
+
+    def _under_trace(self, node: cst.CSTNode) -> bool:
+        traced = self.traced_names()
+        for anc in self.idx.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                if anc.name.value in traced:
+                    return True
+                for dec in anc.decorators:
+                    d = dec.decorator
+                    if self.qualify(d) in TRACING_CALLS:
+                        return True
+                    if isinstance(d, cst.Call) and (
+                        self.qualify(d.func) in TRACING_CALLS
+                        or (
+                            self.qualify(d.func) in PARTIALS
+                            and d.args
+                            and self.qualify(d.args[0].value) in TRACING_CALLS
+                        )
+                    ):
+                        return True
+            if isinstance(anc, cst.Lambda):
+                return True  # a lambda body: almost always a traced body (scan/cond/jit) or a key function
+        return False
+
+    def traced_names(self) -> set[str]:
+        if self._traced_names is None:
+            names: set[str] = set()
+            planner = self
+
+            class _V(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    if planner.qualify(node.func) in TRACING_CALLS or (
+                        planner.qualify(node.func) in PARTIALS
+                        and node.args
+                        and planner.qualify(node.args[0].value) in TRACING_CALLS
+                    ):
+                        for arg in node.args:
+                            if isinstance(arg.value, cst.Name):
+                                names.add(arg.value.value)
+
+            self.ctx.module.visit(_V())
+            self._traced_names = names
+        return self._traced_names
+
+    # -- findings ---------------------------------------------------------------
+    def finding_for(self, site: _Site) -> Finding | None:
+        transform = "(".join(self._spell_kinds(site)) + "(...)" + ")" * (len(site.kinds) - 1)
+        if site.loops:
+            code = "JAX203" if site.kind == "module function" else "JAX201"
+            where = "inside a loop"
+        else:
+            code = "JAX202"
+            where = f"inside `{site.function.name.value}` on every call"
+        if code == "JAX203":
+            message = f"`{transform}` re-wraps the same function {where}: a cache hit, but it pays dispatch every iteration; hoist it"
+        else:
+            message = f"`{transform}` of a fresh {site.kind} {where}: each one is a new cache key and compiles again; hoist it"
+        try:
+            fix, note = self.plan_fix(site)
+        except _Manual as exc:
+            fix, note = self.ctx.manual(f"Hoist by hand: {exc}"), str(exc)
+        if note:
+            message += f" ({note})"
+        node = site.node if site.call is None else site.call
+        if isinstance(node, cst.FunctionDef):
+            node = node.name
+        return self.ctx.finding(self.rule, code, node, message, fix)
+
+    def _spell_kinds(self, site: _Site) -> list[str]:
+        return [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in site.kinds]
+
+    # -- fixes ----------------------------------------------------------------------
+    def plan_fix(self, site: _Site) -> tuple[Fix, str]:
+        self.imports = []
+        if site.kind == "local callable":
+            raise _Manual(
+                "the callable is assigned to a local name; move its definition and the transform to module level"
+            )
+        if site.kind == "bound method":
+            return self._fix_bound_method(site)
+        if site.kind == "module function":
+            return self._fix_module_function(site)
+        if site.kind in ("nested def", "decorated nested def"):
+            return self._fix_nested_def(site)
+        return self._fix_inline(site)
+
+    # captured values -----------------------------------------------------------
+    def _captures(self, names: Iterable[str], at: cst.CSTNode, loops: list[cst.CSTNode]) -> tuple[list[str], list[str]]:
+        """Split the names a callable reads into (become arguments, risky globals)."""
+        variant_globals: set[str] = set()
+        for loop in loops:
+            variant_globals |= self.idx.assigned_in(loop)
+        args, risky = [], []
+        for name in names:
+            scope = self.idx.resolve(name, at)
+            if scope is None:
+                continue
+            if isinstance(scope, cst.Module):
+                if name in variant_globals:
+                    args.append(name)
+                elif name in self.idx.global_declarations() or len(self.idx.module_bindings(name)) > 1:
+                    risky.append(name)
+                continue
+            if isinstance(scope, cst.ClassDef):
+                raise _Manual(f"it reads class attribute `{name}`")
+            args.append(name)
+        return args, risky
+
+    def _kind_of(self, name: str, at: cst.CSTNode) -> str:
+        scope = self.idx.resolve(name, at)
+        if scope is None:
+            return "unknown"
+        info = self.idx.scope_info(scope)
+        kinds = [binding_kind(b, name, self.qualify) for b in info.bindings.get(name, [])]
+        if isinstance(scope, cst.FunctionDef) and name in info.params:
+            for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
+                if p.name.value == name:
+                    kinds.append(param_kind(p, self.qualify))
+        return combine(kinds)
+
+    def _arg_needs(self, name: str, body: cst.CSTNode, depth: int = 0) -> tuple[str | None, bool]:
+        """(why `name` must be static, or None; whether every use is numeric), following calls into
+        functions defined at module level in this file."""
+        uses = static_uses(body, [name], self.qualify)
+        if name in uses:
+            return uses[name], False
+        numeric = True
+        for kind, node in uses_of(body, name, self.qualify):
+            if kind == "numeric":
+                continue
+            if kind == "call" and depth < 3:
+                definition = self._module_def(node.func)
+                params = self._params_for(node, name, definition) if definition is not None else []
+                if params:
+                    for param in params:
+                        why, num = self._arg_needs(param, definition.body, depth + 1)
+                        if why:
+                            return f"{why} in {definition.name.value}()", False
+                        numeric = numeric and num
+                    continue
+            numeric = False
+        return None, numeric
+
+    def _params_for(self, call: cst.Call, name: str, definition: cst.FunctionDef) -> list[str]:
+        plain = [p.name.value for p in (*definition.params.posonly_params, *definition.params.params)]
+        everything = param_names(definition.params)
+        found = []
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                return []
+            if arg.keyword is None:
+                if isinstance(arg.value, cst.Name) and arg.value.value == name:
+                    if position >= len(plain):
+                        return []
+                    found.append(plain[position])
+                position += 1
+            elif isinstance(arg.value, cst.Name) and arg.value.value == name:
+                if arg.keyword.value not in everything:
+                    return []
+                found.append(arg.keyword.value)
+        return found
+
+    def _is_instance_param(self, name: str, at: cst.CSTNode) -> bool:
+        scope = self.idx.resolve(name, at)
+        if not isinstance(scope, cst.FunctionDef) or not isinstance(self.idx.enclosing_scope(scope), cst.ClassDef):
+            return False
+        params = [*scope.params.posonly_params, *scope.params.params]
+        is_static = any(self.qualify(d.decorator) == "staticmethod" for d in scope.decorators)
+        return bool(params) and not is_static and params[0].name.value == name
+
+    def _classify_args(
+        self, site: _Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode
+    ) -> tuple[list[str], list[str]]:
+        """(static names, unsafe reasons) for captured names that become arguments of `body`."""
+        static, reasons = [], []
+        for name in args:
+            if self._is_instance_param(name, at):
+                raise _Manual(
+                    f"it captures `{name}`, the instance; jit the method once (in `__init__`, or with the "
+                    "instance as a pytree or static argument)"
+                )
+            kind = self._kind_of(name, at)
+            why, numeric = self._arg_needs(name, body)
+            if why:
+                if kind == "unhashable":
+                    raise _Manual(
+                        f"`{name}` is used as a {why} but holds an unhashable value; it cannot be a static argument"
+                    )
+                if kind not in ("hashable", "function", "number"):
+                    reasons.append(f"`{name}` becomes a static argument ({why}); its hashability is not established")
+                static.append(name)
+            elif kind == "function":
+                static.append(name)
+            elif kind == "unknown" and not numeric:
+                reasons.append(f"`{name}` becomes a traced argument; it must be an array, a number or a pytree of them")
+        if static and any(k in ("pmap", "filter_pmap") for k in site.kinds):
+            raise _Manual("captured static values under pmap need static_broadcasted_argnums; hoist by hand")
+        if static and any(k in WRAPPING for k in site.kinds) and site.kinds[0] != "jit":
+            raise _Manual("captured static values under this transform chain; hoist by hand")
+        return static, reasons
+
+    # spelling ------------------------------------------------------------------------
+    def _new_name(self, base: str, site: _Site) -> str:
+        base = base.strip("_") or "fn"
+        suffix = "_".join(reversed([k for k in site.kinds]))
+        return self._fresh(f"_{base}_{suffix}")
+
+    def _fresh(self, stem: str) -> str:
+        name, n = stem, 2
+        while name in self.taken:
+            name, n = f"{stem}_{n}", n + 1
+        self.taken.add(name)
+        return name
+
+    def _lambda_base(self, site: _Site, lam: cst.Lambda) -> str:
+        callee = lam.body.func if isinstance(lam.body, cst.Call) else None
+        if isinstance(callee, cst.Name) and self._module_def(callee) is not None:
+            return callee.value
+        if isinstance(site.function, cst.FunctionDef):
+            return f"{site.function.name.value}_lambda"
+        return "lambda"
+
+    def _module_anchor(self, site: _Site, hoist_time_names: Iterable[str]) -> tuple[str, cst.CSTNode]:
+        """("before"|"after", top-level statement) where a module-level hoist goes."""
+        top = self.idx.top_level_statement(site.node)
+        body = list(self.ctx.module.body)
+        index = body.index(top)
+        if not site.function:
+            # a module-level loop: go before the outermost loop
+            top = self.idx.statement_in(site.loops[-1], self.ctx.module) if site.loops else top
+            index = body.index(top)
+        latest = -1
+        for name in hoist_time_names:
+            if self.idx.resolve(name, top) is not self.ctx.module:
+                continue
+            for stmt in self.idx.module_bindings(name):
+                latest = max(latest, body.index(stmt))
+        if latest >= index:
+            if latest == index or not site.function:
+                raise _Manual("a name the hoisted code needs is bound only at or after this point")
+            return "after", body[latest]
+        return "before", top
+
+    def _statement(self, code: str, leading: Iterable[cst.EmptyLine] = (), indent: int = 0) -> cst.SimpleStatementLine:
+        if len(code) + indent > 88:
+            code = _black(code, 88 - indent)
+        stmt = cst.parse_statement(code, config=self.ctx.module.config_for_parsing)
+        return stmt.with_changes(leading_lines=list(leading))
+
+    def _module_leading(self, where: str, anchor: cst.CSTNode) -> list[cst.EmptyLine]:
+        if where == "after":
+            blank = 2 if isinstance(anchor, (cst.FunctionDef, cst.ClassDef)) else 0
+            return [cst.EmptyLine()] * blank
+        blank = 0
+        for line in anchor.leading_lines:
+            if line.comment is not None:
+                break
+            blank += 1
+        body = list(self.ctx.module.body)
+        index = body.index(anchor)
+        if index == 0:
+            blank = 0
+        else:
+            previous = body[index - 1]
+            if isinstance(previous, (cst.FunctionDef, cst.ClassDef)):
+                blank = 2
+            elif isinstance(previous, cst.SimpleStatementLine) and any(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in previous.body
+            ):
+                blank = 1  # black: one blank line between imports and other statements
+            blank = min(blank, 2)
+        return [cst.EmptyLine()] * blank
+
+    def _hoist_module(
+        self, site: _Site, stmts: list[cst.BaseStatement], hoist_time_names: Iterable[str]
+    ) -> tuple[dict, dict]:
+        where, anchor = self._module_anchor(site, hoist_time_names)
+        leading = self._module_leading(where, anchor)
+        if isinstance(stmts[0], (cst.FunctionDef, cst.ClassDef)) and leading:
+            leading = [cst.EmptyLine()] * 2  # black: two blank lines around a module-level def
+        first = stmts[0].with_changes(leading_lines=leading)
+        stmts = [first, *stmts[1:]]
+        if where == "after":
+            return {}, {anchor: stmts}
+        return {anchor: stmts}, {}
+
+    def _call_with(self, call: cst.Call, func_name: str, extra: list[str], keyword: bool) -> cst.Call:
+        args = list(call.args)
+        if args and extra:
+            last = args[-1]
+            if last.comma is cst.MaybeSentinel.DEFAULT or isinstance(last.comma, cst.MaybeSentinel):
+                args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        for i, name in enumerate(extra):
+            arg = cst.Arg(
+                value=cst.Name(name),
+                keyword=cst.Name(name) if keyword else None,
+                equal=(
+                    cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                    )
+                    if keyword
+                    else cst.MaybeSentinel.DEFAULT
+                ),
+            )
+            if i < len(extra) - 1:
+                arg = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            args.append(arg)
+        return call.with_changes(func=cst.Name(func_name), args=args)
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return self.ctx.module.code_for_node(node)
+
+    def _merge_static(self, call: cst.Call, rest: list[str], static: list[str]) -> list[str]:
+        for i, arg in enumerate(call.args[1:]):
+            if arg.keyword is not None and arg.keyword.value == "static_argnames":
+                value = arg.value
+                if isinstance(value, cst.SimpleString):
+                    existing = [self._code(value)]
+                elif isinstance(value, (cst.Tuple, cst.List)):
+                    existing = [self._code(e.value) for e in value.elements]
+                else:
+                    raise _Manual("static_argnames is not a literal; add the captured static names by hand")
+                names = existing + [repr(n).replace("'", '"') for n in static]
+                rest[i] = f"static_argnames=({', '.join(names)}{',' if len(names) == 1 else ''})"
+                return rest
+        names = [f'"{n}"' for n in static]
+        return [*rest, f"static_argnames=({', '.join(names)}{',' if len(names) == 1 else ''})"]
+
+    def _check_options(self, site: _Site, at: cst.CSTNode) -> None:
+        """The transform options must be the same every time (literals or invariant globals)."""
+        names: set[str] = set()
+        for call in site.chain:
+            for arg in call.args[1:]:
+                names |= _reads(arg.value)
+            names |= _reads(call.func)
+        args, risky = self._captures(sorted(names), at, site.loops)
+        if args:
+            raise _Manual(f"the transform's options read `{args[0]}`, which is local or changes per iteration")
+        return None
+
+    # inline lambda / partial ------------------------------------------------------------
+    def _fix_inline(self, site: _Site) -> tuple[Fix, str]:
+        target = site.target
+        self._check_options(site, site.node)
+        if isinstance(target, cst.Lambda):
+            return self._fix_lambda(site, target)
+        return self._fix_partial(site, target)
+
+    def _finish(
+        self, site: _Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
+    ) -> tuple[Fix, str]:
+        safety = Safety.UNSAFE if reasons else Safety.SAFE
+        edits = self._local_edits(replace, before, after)
+        if edits is None:  # fall back to the engine's whole-module rewrite
+            fix = self.ctx.rewrite(
+                title, safety, replace=replace, insert_before=before, insert_after=after, imports=self.imports
+            )
+        else:
+            fix = Fix(title=title, safety=safety, edits=edits, imports=tuple(self.imports))
+        return fix, "; ".join(reasons)
+
+    def _local_edits(self, replace: dict, before: dict, after: dict) -> tuple[Edit, ...] | None:
+        """The same edits `ctx.rewrite` would make, computed on the touched top-level statements only.
+
+        `ctx.rewrite` transforms and diffs the whole module per fix, which is quadratic in a file
+        with many sites; a fix here only touches a few top-level statements.
+        """
+        spans = self.ctx.fact("jit_placement.statement_spans", _statement_spans)
+        if spans is None:
+            return None
+        touched: dict[cst.CSTNode, None] = {}
+        for node in (*replace, *before, *after):
+            top = node if node in spans else self.idx.top_level_statement(node)
+            touched[top] = None
+        rewriter = _LocalRewriter(replace, before, after)
+        edits: list[Edit] = []
+        for top in touched:
+            start, end = spans[top]
+            new = top.visit(rewriter)
+            if isinstance(new, cst.FlattenSentinel):
+                parts = list(new.nodes)
+            elif isinstance(new, cst.RemovalSentinel):
+                parts = []
+            else:
+                parts = [new]
+            text = "".join(self.ctx.module.code_for_node(part) for part in parts)
+            old = self.ctx.source[start:end]
+            edits.extend(Edit(start + e.start, start + e.end, e.text) for e in edits_between(old, text))
+        return tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+
+    def _fix_lambda(self, site: _Site, lam: cst.Lambda) -> tuple[Fix, str]:
+        free = self.idx.free_names(lam)
+        args, risky = self._captures(_in_order(free, lam.body), lam, site.loops)
+        reasons = [
+            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
+        ]
+        static, more = self._classify_args(site, args, lam.body, lam)
+        reasons += more
+        params = lam.params
+        if args and (
+            params.star_arg is not cst.MaybeSentinel.DEFAULT
+            and params.star_arg is not None
+            or params.kwonly_params
+            or params.star_kwarg
+            or params.posonly_params
+            or any(p.default for p in params.params)
+        ):
+            raise _Manual("the lambda has defaults or star parameters; add the captured values as parameters by hand")
+        call = site.call
+        keyword = any(a.keyword is not None or a.star for a in call.args)
+        if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+            raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
+        n_params = len(params.params)
+        new_params = [self._code(p).strip().rstrip(",").strip() for p in params.params] + args
+        body = self._code(lam.body)
+        lam_text = f"lambda {', '.join(new_params)}: {body}" if new_params else f"lambda: {body}"
+        base = self._lambda_base(site, lam)
+        name = self._new_name(base, site)
+        hoisted = self._transform_text(site, lam_text, static, n_params, len(args))
+        stmt = self._statement(f"{name} = {hoisted}")
+        before, after = self._hoist_module(site, [stmt], _reads(site.chain[0].func) | _reads_options(site))
+        replace = {call: self._call_with(call, name, args, keyword)}
+        return self._finish(
+            site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after
+        )
+
+    def _transform_text(self, site: _Site, inner: str, static: list[str], n: int = 0, k: int = 0) -> str:
+        """Re-spell the transform chain around `inner`: static_argnames on the outer jit, in_axes for new args."""
+        text = inner
+        for depth, call in reversed(list(enumerate(site.chain))):
+            rest = [self._code(a).strip().rstrip(",").strip() for a in call.args[1:]]
+            kind = site.kinds[depth]
+            if kind in ("vmap", "pmap", "filter_pmap") and k:
+                rest = self._extend_in_axes(call, rest, n, k)
+            if depth == 0 and static and kind == "jit":
+                rest = self._merge_static(call, rest, static)
+            text = f"{self._code(call.func)}({', '.join([text, *rest])})"
+        return text
+
+    def _extend_in_axes(self, call: cst.Call, rest: list[str], n: int, k: int) -> list[str]:
+        nones = ", ".join(["None"] * k)
+        for i, arg in enumerate(call.args[1:]):
+            if (arg.keyword is not None and arg.keyword.value == "in_axes") or (arg.keyword is None and i == 0):
+                value = arg.value
+                if isinstance(value, (cst.Integer, cst.Name)) and not (
+                    isinstance(value, cst.Name) and value.value != "None"
+                ):
+                    axes = ", ".join([self._code(value)] * n + ["None"] * k)
+                elif isinstance(value, cst.Tuple):
+                    axes = ", ".join([self._code(e.value) for e in value.elements] + ["None"] * k)
+                else:
+                    raise _Manual("in_axes is not a literal; extend it for the captured values by hand")
+                rest[i] = f"in_axes=({axes})" if arg.keyword is not None else f"({axes})"
+                return rest
+        return [*rest, f"in_axes=({', '.join(['0'] * n + ['None'] * k)})"]
+
+    def _fix_partial(self, site: _Site, part: cst.Call) -> tuple[Fix, str]:
+        func = part.args[0].value
+        bound = part.args[1:]
+        if any(a.star for a in bound):
+            raise _Manual("the partial unpacks *args/**kwargs; hoist by hand")
+        variant_args, risky = self._captures(_in_order(_reads(part), part), part, site.loops)
+        reasons = [
+            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
+        ]
+        func_reads = _reads(func)
+        if set(variant_args) & func_reads:
+            raise _Manual("the partial wraps a callable that is local or changes per iteration")
+        moving = [a for a in bound if _reads(a.value) & set(variant_args)]
+        keep_kw = [a for a in bound if a.keyword is not None and a not in moving]
+        positional = [a for a in bound if a.keyword is None]
+        move_positional = any(a.keyword is None for a in moving)
+        moved_pos = positional if move_positional else []
+        moved_kw = [a for a in moving if a.keyword is not None]
+        kept_pos = [] if move_positional else positional
+        # static positions, from the wrapped function's body when it is defined in this file
+        definition = self._module_def(func)
+        static: list[str] = []
+        pos_names: list[str] = []
+        if definition is not None:
+            names = [p.name.value for p in (*definition.params.posonly_params, *definition.params.params)]
+            pos_names = names[: len(moved_pos)]
+            if len(pos_names) < len(moved_pos):
+                raise _Manual("the partial binds more positional arguments than the function names")
+            movers = pos_names + [a.keyword.value for a in moved_kw]
+            uses = {}
+            numeric_params: set[str] = set()
+            for mover in movers:
+                why, numeric = self._arg_needs(mover, definition.body)
+                if why:
+                    uses[mover] = why
+                elif numeric:
+                    numeric_params.add(mover)
+        else:
+            movers = [a.keyword.value for a in moved_kw]
+            uses = {}
+            numeric_params = set()
+        shift = len(moved_pos)
+        if shift and self._has_option(site.chain[0], ("static_argnums", "donate_argnums", "in_axes", "argnums")):
+            raise _Manual("bound positional arguments move to the call; shift the position options by hand")
+        for arg, pname in [*zip(moved_pos, pos_names), *((a, a.keyword.value) for a in moved_kw)]:
+            kind = (
+                expression_kind(arg.value, self.qualify)
+                if not isinstance(arg.value, cst.Name)
+                else self._kind_of(arg.value.value, part)
+            )
+            if pname in uses:
+                if kind == "unhashable":
+                    raise _Manual(f"`{pname}` is used as a {uses[pname]} but gets an unhashable value")
+                if kind not in ("hashable", "number", "function"):
+                    reasons.append(
+                        f"`{pname}` becomes a static argument ({uses[pname]}); its hashability is not established"
+                    )
+                static.append(pname)
+            elif definition is None:
+                reasons.append(
+                    f"`{self._code(func)}` is not defined in this file, so whether `{self._code(arg.value).strip()}` must be static is unknown; it is passed traced"
+                )
+            elif kind == "unknown" and pname not in numeric_params:
+                reasons.append(
+                    f"`{self._code(arg.value).strip()}` becomes a traced argument; it must be an array, a number or a pytree of them"
+                )
+        if static and site.kinds[0] != "jit" or (static and len(site.kinds) > 1):
+            if site.kinds[0] != "filter_jit":
+                raise _Manual("captured static values under this transform; hoist by hand")
+            static = []
+        if (moved_pos or moved_kw) and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+            raise _Manual("moving bound values into a vmapped/pmapped call needs in_axes; hoist by hand")
+        if definition is None and moved_pos:
+            raise _Manual("the partial binds positional values that change per iteration; hoist by hand")
+        func_text = self._code(func).strip()
+        if kept_pos or keep_kw:
+            inner = ", ".join([func_text, *[self._code(a).strip().rstrip(",").strip() for a in [*kept_pos, *keep_kw]]])
+            inner_text = f"{self._code(part.func)}({inner})"
+        else:
+            inner_text = func_text
+        name = self._new_name(_callee_name_expr(func) or "partial", site)
+        hoisted = self._transform_text(site, inner_text, static)
+        stmt = self._statement(f"{name} = {hoisted}")
+        hoist_names = _reads(site.chain[0].func) | _reads_options(site) | func_reads
+        for a in [*kept_pos, *keep_kw]:
+            hoist_names |= _reads(a.value)
+        before, after = self._hoist_module(site, [stmt], hoist_names)
+        call = site.call
+        new_args = (
+            [cst.Arg(value=a.value) for a in moved_pos]
+            + list(call.args)
+            + [cst.Arg(value=a.value, keyword=a.keyword, equal=a.equal) for a in moved_kw]
+        )
+        new_args = _with_commas(new_args)
+        replace = {call: call.with_changes(func=cst.Name(name), args=new_args)}
+        return self._finish(
+            site, reasons, f"Hoist the transformed partial to module level as `{name}`", replace, before, after
+        )
+
+    def _has_option(self, call: cst.Call, names: tuple[str, ...]) -> bool:
+        return (
+            any(a.keyword is not None and a.keyword.value in names for a in call.args[1:])
+            or len(call.args) > 1
+            and any(a.keyword is None for a in call.args[1:])
+        )
+
+    def _module_def(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
+        if not isinstance(func, cst.Name):
+            return None
+        stmts = self.idx.module_bindings(func.value)
+        if len(stmts) == 1 and isinstance(stmts[0], cst.FunctionDef):
+            return stmts[0]
+        return None
+
+    # module function (JAX203) -----------------------------------------------------------
+    def _fix_module_function(self, site: _Site) -> tuple[Fix, str]:
+        self._check_options(site, site.node)
+        target = site.target
+        head = target
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if (
+            isinstance(head, cst.Name)
+            and not self._single_module_binding(head.value)
+            and head.value not in self.ctx.names.bindings
+        ):
+            raise _Manual(f"`{head.value}` is bound more than once at module level")
+        name = self._new_name(_callee_name_expr(target) or "fn", site)
+        hoisted = self._transform_text(site, self._code(target).strip(), [])
+        stmt = self._statement(f"{name} = {hoisted}")
+        before, after = self._hoist_module(
+            site, [stmt], _reads(target) | _reads(site.chain[0].func) | _reads_options(site)
+        )
+        replace = {site.call: site.call.with_changes(func=cst.Name(name))}
+        return self._finish(site, [], f"Wrap once at module level as `{name}`", replace, before, after)
+
+    # bound method -----------------------------------------------------------------------
+    def _fix_bound_method(self, site: _Site) -> tuple[Fix, str]:
+        if not site.loops:
+            raise _Manual(
+                "a bound method is a fresh object per call; jit `Cls.method` once (instance as a pytree or static argument) or in `__init__`"
+            )
+        self._check_options(site, site.loops[0])
+        target = site.target
+        obj_names = _reads(target)
+        # outermost enclosing loop in which the object does not change
+        chosen = None
+        for loop in site.loops:
+            if obj_names & self.idx.assigned_in(loop):
+                break
+            chosen = loop
+        if chosen is None:
+            raise _Manual("the object changes every iteration")
+        if isinstance(chosen, COMPREHENSIONS):
+            raise _Manual("hoist the jitted method out of the comprehension by hand")
+        loop_stmt = (
+            self.idx.statement_of(chosen) if not isinstance(chosen, COMPREHENSIONS) else self.idx.statement_of(chosen)
+        )
+        inner_loops = site.loops[: site.loops.index(chosen) + 1]
+        other_uses = 0
+        for loop in inner_loops:
+            for name in obj_names:
+                other_uses = max(other_uses, len(_name_uses(loop, name)))
+        reasons = []
+        if other_uses > 1:
+            reasons.append(
+                "the loop also uses the object; if it changes the object's attributes, the hoisted function keeps the values it was traced with"
+            )
+        method = target.attr.value if isinstance(target, cst.Attribute) else "method"
+        name = self._new_name(method, site)
+        hoisted = self._transform_text(site, self._code(target).strip(), [])
+        depth = sum(1 for a in self.idx.ancestors(loop_stmt) if isinstance(a, cst.IndentedBlock))
+        stmt = self._statement(f"{name} = {hoisted}", indent=4 * depth)
+        replace = {site.call: site.call.with_changes(func=cst.Name(name))}
+        where = "before the loop"
+        return self._finish(
+            site, reasons, f"Wrap the method once {where} as `{name}`", replace, {loop_stmt: [stmt]}, {}
+        )
+
+    # nested def -------------------------------------------------------------------------
+    def _fix_nested_def(self, site: _Site) -> tuple[Fix, str]:
+        fdef = site.definition
+        scope = self.idx.enclosing_scope(fdef)
+        if isinstance(scope, cst.Module):
+            raise _Manual("the def is inside a module-level loop; move it above the loop by hand")
+        info = self.idx.scope_info(fdef)
+        if info.globals or info.nonlocals:
+            raise _Manual("the nested def declares global/nonlocal names")
+        if fdef.asynchronous is not None:
+            raise _Manual("async def")
+        free = self.idx.free_names(fdef)
+        outer_reads = set()
+        for dec in fdef.decorators:
+            outer_reads |= _reads(dec.decorator)
+        for p in (*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params):
+            if p.default is not None:
+                outer_reads |= _reads(p.default)
+        dec_args, _ = self._captures(sorted(outer_reads), fdef, site.loops)
+        if dec_args:
+            raise _Manual(f"the def's decorators or defaults read local `{dec_args[0]}`")
+        if site.chain:
+            self._check_options(site, site.node)
+        args, risky = self._captures(_in_order(free - {fdef.name.value}, fdef.body), fdef.body, site.loops)
+        reasons = [
+            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
+        ]
+        static, more = self._classify_args(site, args, fdef.body, fdef.body)
+        reasons += more
+        own = fdef.name.value
+        if args and own in free:
+            raise _Manual("the nested def calls itself; add the captured values to its recursive calls by hand")
+        params = fdef.params
+        if args and (
+            params.star_kwarg is not None
+            or isinstance(params.star_arg, cst.Param)
+            or params.kwonly_params
+            or params.posonly_params
+            or any(p.default for p in params.params)
+        ):
+            raise _Manual(
+                "the nested def has defaults or star parameters; add the captured values as parameters by hand"
+            )
+        # the name at module level
+        new_def_name = own
+        if own in self.idx.scope_info(self.ctx.module).bindings or own in self.hoisted_defs:
+            new_def_name = self._fresh(f"_{site.function.name.value}_{own}")
+        self.hoisted_defs.add(new_def_name)
+        n_params = len(params.params)
+        new_params = list(params.params)
+        if args:
+            if new_params:
+                last = new_params[-1]
+                new_params[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for i, a in enumerate(args):
+                p = cst.Param(name=cst.Name(a))
+                if i < len(args) - 1:
+                    p = p.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                new_params.append(p)
+        decorators = list(fdef.decorators)
+        replace: dict = {}
+        if site.kind == "decorated nested def":
+            if static:
+                decorators[0] = self._static_decorator(decorators[0], static)
+        new_def = fdef.with_changes(
+            name=cst.Name(new_def_name),
+            params=params.with_changes(params=new_params),
+            decorators=decorators,
+            leading_lines=[],
+        )
+        stmts: list[cst.BaseStatement] = [new_def]
+        if site.kind == "nested def":
+            name = self._new_name(own, site)
+            hoisted = self._transform_text(site, new_def_name, static)
+            stmts.append(self._statement(f"{name} = {hoisted}", leading=[cst.EmptyLine(), cst.EmptyLine()]))
+            call = site.call
+            keyword = any(a.keyword is not None or a.star for a in call.args)
+            if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+                raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
+            replace[call] = self._call_with(call, name, args, keyword)
+            # other uses of the def (direct calls) must not lose captured values
+            for use in _name_uses(scope.body, own):
+                if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
+                    continue
+                if use is site.target:
+                    continue
+                if args or new_def_name != own:
+                    raise _Manual(f"`{own}` is also used elsewhere in the function")
+            title = f"Move `{own}` to module level and jit it once as `{name}`"
+        else:
+            name = new_def_name
+            for use in _name_uses(scope.body, own):
+                if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
+                    continue
+                call = self.idx.parent(use)
+                keyword = any(a.keyword is not None or a.star for a in call.args)
+                replace[call] = self._call_with(call, name, args, keyword)
+            title = f"Move the jitted `{own}` to module level"
+        if any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds) and args:
+            raise _Manual("captured values under vmap/pmap need in_axes=None; hoist by hand")
+        # remove the def where it was
+        block = self.idx.parent(fdef)
+        if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
+            raise _Manual("the def is the only statement of its block")
+        replace[fdef] = cst.RemovalSentinel.REMOVE
+        if isinstance(block, cst.IndentedBlock) and block.body[0] is fdef:
+            self._drop_leading_blank_lines(block.body[1], replace)
+        hoist_names = set(outer_reads)
+        before, after = self._hoist_module(site, stmts, hoist_names)
+        if after:
+            raise _Manual("a name the hoisted def needs is bound only after the function")
+        return self._finish(site, reasons, title, replace, before, after)
+
+    def _drop_leading_blank_lines(self, stmt: cst.CSTNode, replace: dict) -> None:
+        """The statement that becomes first in its block loses its blank lines (as black does),
+        keeping any replacements planned inside it."""
+        if not any(line.comment is None for line in stmt.leading_lines):
+            return
+        inner = {old: new for old, new in replace.items() if any(a is stmt for a in self.idx.ancestors(old))}
+        new_stmt = stmt
+        for old, new in inner.items():
+            new_stmt = new_stmt.deep_replace(old, new)
+            del replace[old]
+        kept = list(stmt.leading_lines)
+        while kept and kept[0].comment is None:
+            kept.pop(0)
+        replace[stmt] = new_stmt.with_changes(leading_lines=kept)
+
+    def _static_decorator(self, dec: cst.Decorator, static: list[str]) -> cst.Decorator:
+        d = dec.decorator
+        names = ", ".join(f'"{n}"' for n in static) + ("," if len(static) == 1 else "")
+        if isinstance(d, cst.Call):  # partial(jax.jit, ...)
+            rest = [self._code(a).strip().rstrip(",").strip() for a in d.args[1:]]
+            rest = self._merge_static(cst.Call(func=d.args[0].value, args=d.args), rest, static)
+            text = f"{self._code(d.func)}({', '.join([self._code(d.args[0].value), *rest])})"
+            return dec.with_changes(decorator=cst.parse_expression(text))
+        partial_name, imports = self.ctx.names.reference("functools.partial")
+        self.imports.extend(imports)
+        text = f"{partial_name}({self._code(d)}, static_argnames=({names}))"
+        return dec.with_changes(decorator=cst.parse_expression(text))
+
+
+def _black(code: str, width: int) -> str:
+    """Wrap one generated statement the way black would (black is imported only when needed)."""
+    try:
+        import black
+
+        return black.format_str(code, mode=black.Mode(line_length=max(width, 40))).rstrip("\n")
+    except Exception:  # formatting is cosmetic; the code is correct either way
+        return code
+
+
+def _statement_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | None:
+    """Character span of each top-level statement (leading lines included); None when the
+    pieces do not add up to the source (then callers use the whole-module rewrite)."""
+    module = ctx.module
+    offset = sum(len(module.code_for_node(line)) for line in module.header)
+    spans: dict[cst.CSTNode, tuple[int, int]] = {}
+    for stmt in module.body:
+        length = len(module.code_for_node(stmt))
+        spans[stmt] = (offset, offset + length)
+        offset += length
+    footer = "".join(module.code_for_node(line) for line in module.footer)
+    if offset + len(footer) != len(ctx.source) or not ctx.source.endswith(footer):
+        return None
+    return spans
+
+
+class _LocalRewriter(cst.CSTTransformer):
+    def __init__(self, replace: dict, before: dict, after: dict) -> None:
+        super().__init__()
+        self._replace, self._before, self._after = replace, before, after
+
+    def on_leave(self, original_node, updated_node):
+        result = self._replace.get(original_node, updated_node)
+        before = self._before.get(original_node, ())
+        after = self._after.get(original_node, ())
+        if before or after:
+            middle = [] if isinstance(result, cst.RemovalSentinel) else [result]
+            return cst.FlattenSentinel([*before, *middle, *after])
+        return result
+
+
+class _Manual(Exception):
+    """The fix cannot be made automatically; the message says why."""
+
+
+def _reads(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(_V())
+    return names
+
+
+def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
+    """`names` in the order they first appear under `node` (then any not found, sorted)."""
+    seen: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value in names and n.value not in seen:
+                seen.append(n.value)
+
+    node.visit(_V())
+    return seen + sorted(names - set(seen))
+
+
+def _reads_options(site: _Site) -> set[str]:
+    names: set[str] = set()
+    for call in site.chain:
+        names |= _reads(call.func)
+        for arg in call.args[1:]:
+            names |= _reads(arg.value)
+    return names
+
+
+def _name_uses(node: cst.CSTNode, name: str) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value == name:
+                found.append(n)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Param(self, n: cst.Param) -> bool:
+            if n.default is not None:
+                n.default.visit(self)
+            return False
+
+    node.visit(_V())
+    return found
+
+
+def _callee_name_expr(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    out = []
+    for i, a in enumerate(args):
+        comma = (
+            cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT
+        )
+        out.append(a.with_changes(comma=comma))
+    return out
+
+
+JitPlacementCommand = command_for(JitPlacementRule)

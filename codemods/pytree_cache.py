@@ -1,0 +1,799 @@
+"""## What it does
+Finds `functools.cached_property` (JAX101) and `functools.cache` / `functools.lru_cache`
+on methods (JAX102) in pytree classes: subclasses of `flax.struct.PyTreeNode` or
+`equinox.Module` (also through bases in this module or another module of the checked
+tree), classes decorated with `@flax.struct.dataclass`, `@chex.dataclass`,
+`@jax.tree_util.register_pytree_node_class` or `@jax.tree_util.register_dataclass`, and
+classes passed to `register_pytree_node` / `register_pytree_with_keys` /
+`register_dataclass`. A class that is not a pytree is never flagged.
+
+## Why is this bad?
+A `cached_property` stores its value in the instance `__dict__`, which is not part of the
+pytree. Every `jax.jit`, `vmap` or `grad` call flattens the instance and builds a new one
+from the leaves, with an empty `__dict__`: the value is recomputed inside every trace and
+never cached across a jit boundary. Worse, when the property is first read inside a trace
+on an instance the jitted function closed over, the tracer is stored on the real object;
+every later use raises `UnexpectedTracerError` or `ConcretizationTypeError` (measured on
+all five class kinds, jax 0.10.2). `functools.cache`/`lru_cache` on a method keys on
+`self`: flax, chex and equinox instances holding arrays are unhashable (`TypeError` on the
+first call), and identity-hashed classes keep tracers alive in the cache.
+
+## Known problems
+Only decorator uses are found (`b = cached_property(f)` in a class body is not). A base
+class in another module is only seen when the project index was built over it (the CLI
+builds it from the files it checks). With `cache-style = "field"`: a subclass in another
+module that declares fields without defaults can no longer be created (dataclass field
+order; in this module that case is reported as manual), and a subclass in another module
+that has its own cached properties gets a `with_caches()` that does not chain to its
+base's (in this module it calls `super().with_caches()`). The fix of a class covers all
+its cached properties at once, so `# noqa` on one of them does not keep that one out of
+the class's rewrite. A flax/chex/dataclass class with a hand-written `__init__` that does
+not accept the cache field breaks `with_caches()` (`replace` passes it as a keyword); not
+detected. Property style drops eager
+caching: two eager reads compute twice. `@chex.dataclass` flattens `__dict__`: there
+the original's cached value is an extra leaf after the first eager read (the treedef, and
+so jit's cache key, change with access; unflatten drops it again); the rewrite removes
+that. The tracer-safe cached property (a descriptor
+that caches eagerly but never stores a tracer) is not offered as a style: it would need a
+runtime helper in the user's code.
+
+## Example
+```python
+class Model(flax.struct.PyTreeNode):
+    w: jax.Array
+
+    @functools.cached_property
+    def norm(self) -> jax.Array:
+        return jnp.linalg.norm(self.w)
+```
+
+## Use instead
+```python
+class Model(flax.struct.PyTreeNode):
+    w: jax.Array
+    _norm_cache: Optional[jax.Array] = struct.field(default=None)
+
+    @property
+    def norm(self) -> jax.Array:
+        if self._norm_cache is not None:
+            return self._norm_cache
+        return jnp.linalg.norm(self.w)
+
+    def with_caches(self):
+        return self.replace(_norm_cache=self.norm)
+```
+Call `model = model.with_caches()` once, outside jit; jitted code reading `model.norm`
+then uses the cached leaf instead of recomputing it.
+
+## Options
+`cache-style` (`[tool.jaxfix.pytree-cache]`): `"field"` (default) rewrites as above, a
+registered cache field per property, filled functionally by one `with_caches()` method
+(`self.replace`, `eqx.tree_at`, `dataclasses.replace`, or `tree_flatten`/`tree_unflatten`;
+a subclass chains to `super().with_caches()`); the field is annotated `Optional[<return
+type>]` (`Any` when the property has no return annotation). `"property"` turns the
+`cached_property` into a plain `property`: no new field, no cache.
+
+## Fix safety
+JAX102 (remove `cache`/`lru_cache` from the method) is safe: the method returns the same
+values; where the original crashed (unhashable `self`) or leaked a tracer, the rewrite works.
+
+JAX101 with `cache-style = "property"` is safe: values and gradients are those of the
+original on every path where the original works (and it stops the tracer leak). Eager code
+recomputes on each access; under jit XLA removes the duplicate computation.
+
+JAX101 with `cache-style = "field"` is **unsafe**, measured on flax 0.12.8 / equinox 0.13.8:
+the class gains a `None` leaf, so its treedef changes (code comparing treedefs, or a
+`jit` cache warmed before, sees a new structure), and `flax.serialization.from_state_dict`
+/ `from_bytes` of a checkpoint saved before the rewrite raises `ValueError: Missing field
+_b_cache`. Once filled by `with_caches()`, the cache is a leaf of its own: `jax.grad` sends
+the gradient to the cache instead of the fields it was computed from (gradient 0 for
+them), an optimizer step or `jax.tree.map` updates the cache so it goes stale, and `None`
+vs filled are two compilations. Before filling, values and gradients are unchanged.
+
+A property annotated to return static Python data (`int`, `str`, `tuple[...]`, ...) gets no
+cache field even in the field style: filled, it would be a leaf, traced under jit (a shape
+or a branch flag would stop being concrete). It becomes a plain property (safe on its own).
+Unannotated properties are assumed to return arrays; if one returns static data, the
+filled cache is traced under jit: one more reason the field style is unsafe.
+
+equinox: a class with its own `__init__` gets `self._b_cache = None` at its top (equinox
+leaves a defaulted field unset under a custom `__init__`); a subclass whose base in this
+module has a custom `__init__` is reported as manual.
+
+A `setter`/`deleter` on the name, an assignment or `del` of the attribute in the module,
+a class registered with separate flatten functions, or a `tree_flatten`/`tree_unflatten`
+too irregular to edit is reported as manual, with the reason.
+
+## References
+- https://docs.jax.dev/en/latest/custom_pytrees.html
+- https://github.com/patrick-kidger/equinox/issues/539
+- https://github.com/pyro-ppl/numpyro/issues/1651
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from codemods._command import command_for
+from jaxfix.analysis import pytrees as pt
+from jaxfix.model import Finding, Fix, ImportRequest, Safety
+from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
+
+CACHED_PROPERTY = frozenset({"functools.cached_property"})
+METHOD_CACHES = frozenset({"functools.cache", "functools.lru_cache"})
+FILL_METHOD = "with_caches"
+
+# Return annotations that mean static Python data: as a filled cache leaf it would be traced
+# under jit (a shape or a branch flag would stop being concrete), strings are no valid leaf.
+STATIC_RETURNS = frozenset(
+    {"int", "float", "bool", "str", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset"}
+    | {f"typing.{n}" for n in ("Tuple", "List", "Dict", "Set", "FrozenSet", "Sequence", "Mapping", "Literal")}
+)
+STATIC_NOTE = " (its value is static Python data, which a cache leaf would turn into a tracer under jit)"
+
+FIELD_HAZARDS = (
+    "changes the tree structure (new None leaf: treedef comparisons, flax.serialization checkpoints "
+    "saved before the rewrite); once filled, the cache takes the gradient and goes stale under "
+    "replace/tree_map/optimizer updates"
+)
+
+
+@dataclass
+class _Cached:
+    func: cst.FunctionDef
+    decorator: cst.Decorator
+    qualname: str
+
+    @property
+    def name(self) -> str:
+        return self.func.name.value
+
+
+class PytreeCacheRule(Rule):
+    __doc__ = __doc__
+
+    name = "pytree-cache"
+    codes = (
+        Code(
+            "JAX101",
+            "cached-property-on-pytree",
+            "`functools.cached_property` on a pytree class: lost at every jit boundary, leaks tracers",
+            fix="sometimes",
+        ),
+        Code(
+            "JAX102",
+            "method-cache-on-pytree",
+            "`functools.cache`/`lru_cache` on a method of a pytree class: keys on `self`, leaks tracers",
+            fix="always",
+        ),
+    )
+    prefilter = ("functools",)
+    options = (
+        Option(
+            "cache-style",
+            "field",
+            "How JAX101 is fixed: `field` (registered cache field + `with_caches()`, unsafe) or "
+            "`property` (plain property, safe).",
+            choices=("field", "property"),
+        ),
+    )
+    examples = (
+        Example(
+            bad=(
+                "class Model(flax.struct.PyTreeNode):\n"
+                "    w: jax.Array\n\n"
+                "    @functools.cached_property\n"
+                "    def norm(self) -> jax.Array:\n"
+                "        return jnp.linalg.norm(self.w)\n"
+            ),
+            good=(
+                "class Model(flax.struct.PyTreeNode):\n"
+                "    w: jax.Array\n"
+                "    _norm_cache: Optional[jax.Array] = struct.field(default=None)\n\n"
+                "    @property\n"
+                "    def norm(self) -> jax.Array:\n"
+                "        if self._norm_cache is not None:\n"
+                "            return self._norm_cache\n"
+                "        return jnp.linalg.norm(self.w)\n\n"
+                "    def with_caches(self):\n"
+                '        """Return a copy with the caches filled; call it outside jit."""\n'
+                "        return self.replace(_norm_cache=self.norm)\n"
+            ),
+        ),
+        Example(
+            bad=(
+                "class Layer(eqx.Module):\n"
+                "    w: jax.Array\n\n"
+                "    @functools.lru_cache(maxsize=None)\n"
+                "    def scaled(self, k):\n"
+                "        return self.w * k\n"
+            ),
+            good=(
+                "class Layer(eqx.Module):\n"
+                "    w: jax.Array\n\n"
+                "    def scaled(self, k):\n"
+                "        return self.w * k\n"
+            ),
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        bindings = pt.module_bindings(tree)
+        wanted = CACHED_PROPERTY | METHOD_CACHES
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for dec in node.decorator_list:
+                    target = dec.func if isinstance(dec, ast.Call) else dec
+                    if pt.qualify(target, bindings) in wanted:
+                        return True
+        return False
+
+    # -- detection ---------------------------------------------------------
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        classes = pt.pytree_classes(ctx)
+        if not classes:
+            return
+        style = ctx.option(self, "cache-style")
+        for classdef in _class_defs(ctx.module):
+            info = classes.get((classdef.name.value, ctx.position(classdef.name).start.line))
+            if info is None:
+                continue
+            properties, methods = self._cached_members(ctx, classdef)
+            if properties:
+                fix = _ClassFix(ctx, classdef, info, properties, style).build()
+                for member in properties:
+                    yield ctx.finding(
+                        self,
+                        "JAX101",
+                        member.decorator,
+                        f"`cached_property` `{member.name}` on pytree class `{classdef.name.value}` "
+                        f"({info.via}): its cache lives in `__dict__`, is rebuilt inside every jit trace "
+                        f"and stores a tracer when first read under jit",
+                        fix,
+                    )
+            for member in methods:
+                short = member.qualname.rsplit(".", 1)[-1]
+                fix = ctx.rewrite(
+                    f"Remove `@{short}` from `{member.name}`",
+                    Safety.SAFE,
+                    replace={
+                        member.func: member.func.with_changes(
+                            decorators=[d for d in member.func.decorators if d is not member.decorator]
+                        )
+                    },
+                )
+                yield ctx.finding(
+                    self,
+                    "JAX102",
+                    member.decorator,
+                    f"`{short}` on method `{member.name}` of pytree class `{classdef.name.value}` "
+                    f"({info.via}): it keys on `self` (unhashable, or kept alive with its tracers) "
+                    f"and never caches across a jit boundary",
+                    fix,
+                )
+
+    def _cached_members(self, ctx: RuleContext, classdef: cst.ClassDef) -> tuple[list[_Cached], list[_Cached]]:
+        properties, methods = [], []
+        body = classdef.body.body if isinstance(classdef.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if not isinstance(stmt, cst.FunctionDef):
+                continue
+            decorated = {ctx.names.qualify(d.decorator) for d in stmt.decorators}
+            if decorated & {"staticmethod", "classmethod"}:
+                continue  # not keyed on an instance: no tracer, no unhashable self
+            for dec in stmt.decorators:
+                target = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+                name = ctx.names.qualify(target)
+                if name in CACHED_PROPERTY and not isinstance(dec.decorator, cst.Call):
+                    properties.append(_Cached(stmt, dec, name))
+                    break
+                if name in METHOD_CACHES:
+                    methods.append(_Cached(stmt, dec, name))
+                    break
+        return properties, methods
+
+
+def _class_defs(module: cst.Module) -> list[cst.ClassDef]:
+    found: list[cst.ClassDef] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            found.append(node)
+
+    module.visit(Collect())
+    return found
+
+
+def _black(code: str, indent: int) -> str:
+    try:
+        import black
+    except ImportError:  # pragma: no cover - black is a dependency; keep rules usable without it
+        return code
+    try:
+        return black.format_str(code, mode=black.Mode(line_length=max(40, 88 - indent)))
+    except Exception:  # pragma: no cover - generated code is always valid
+        return code
+
+
+def _stmt(code: str, indent: int = 4) -> cst.BaseStatement:
+    return cst.parse_statement(_black(code, indent))
+
+
+def _assigned_or_deleted(tree: ast.Module, name: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "delattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value == name
+        ):
+            return True
+    return False
+
+
+class _Manual(Exception):
+    pass
+
+
+class _ClassFix:
+    """The one fix shared by every JAX101 finding of a class: all its cached properties at once."""
+
+    def __init__(self, ctx: RuleContext, classdef: cst.ClassDef, info: pt.PytreeInfo, props: list[_Cached], style: str):
+        self.ctx, self.cls, self.info, self.props, self.style = ctx, classdef, info, props, style
+        self.imports: list[ImportRequest] = []
+        self.replace: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.indent = ctx.position(classdef).start.column + 4
+
+    def ref(self, qualname: str) -> str:
+        spelled, imports = self.ctx.names.reference(qualname)
+        self.imports.extend(imports)
+        return spelled
+
+    def build(self) -> Fix:
+        try:
+            self._common_checks()
+            if self.style == "property":
+                return self._property_style()
+            return self._field_style()
+        except _Manual as why:
+            return self.ctx.manual(str(why))
+
+    def _common_checks(self) -> None:
+        names = {p.name for p in self.props}
+        for stmt in self.cls.body.body:
+            if isinstance(stmt, cst.FunctionDef):
+                for dec in stmt.decorators:
+                    d = dec.decorator
+                    if (
+                        isinstance(d, cst.Attribute)
+                        and isinstance(d.value, cst.Name)
+                        and d.value.value in names
+                        and d.attr.value in ("setter", "deleter")
+                    ):
+                        raise _Manual(
+                            f"`{d.value.value}` has a {d.attr.value}; rewrite the cache by hand "
+                            f"(a registered field filled by a method returning a copy)"
+                        )
+        for p in self.props:
+            if _assigned_or_deleted(self.ctx.tree, p.name):
+                raise _Manual(
+                    f"this module assigns or deletes `.{p.name}` (cache set or invalidated by hand), "
+                    f"which a property cannot mirror; rewrite by hand"
+                )
+
+    # -- cache-style = "property" ----------------------------------------------
+    def _property_style(self, note: str = "") -> Fix:
+        for p in self.props:
+            self.replace[p.decorator] = p.decorator.with_changes(decorator=cst.Name("property"))
+        names = ", ".join(f"`{p.name}`" for p in self.props)
+        return self.ctx.rewrite(
+            f"Make {names} a plain `property` (recomputed per access; no tracer is ever stored){note}",
+            Safety.SAFE,
+            replace=self.replace,
+        )
+
+    # -- cache-style = "field" ------------------------------------------------
+    def _field_style(self) -> Fix:
+        kind = self.info.kind
+        if kind == pt.REGISTERED:
+            raise _Manual(
+                f"`{self.cls.name.value}` is registered with separate flatten/unflatten functions "
+                f'({self.info.via}); add the cache to them by hand, or use cache-style = "property"'
+            )
+        static = [p for p in self.props if self._static_valued(p)]
+        if len(static) == len(self.props):
+            return self._property_style(STATIC_NOTE)
+        for p in static:  # a leaf holding static Python data would be traced under jit: no field
+            self.replace[p.func] = p.func.with_changes(
+                decorators=[
+                    d.with_changes(decorator=cst.Name("property")) if d is p.decorator else d for d in p.func.decorators
+                ]
+            )
+        self.props = [p for p in self.props if p not in static]
+        if not isinstance(self.cls.body, cst.IndentedBlock):
+            raise _Manual("one-line class body")
+        members = {s.name.value for s in self.cls.body.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+        fields = self._field_names()
+        fill = next((n for n in (FILL_METHOD, "with_filled_caches", "with_jaxfix_caches") if n not in members), None)
+        if fill is None:
+            raise _Manual("the class already defines `with_caches` and its alternatives")
+        cache = {p.name: f"_{p.name}_cache" for p in self.props}
+        clash = [c for c in cache.values() if c in fields or c in members]
+        if clash:
+            raise _Manual(f"the class already has `{clash[0]}`")
+        if kind in (pt.FLAX, pt.CHEX, pt.REGISTER_DATACLASS, pt.EQUINOX):
+            self._check_subclasses()
+        if kind == pt.EQUINOX:
+            self._init_caches_in_custom_init(list(cache.values()))
+        new_fields = [self._field_stmt(p, cache[p.name]) for p in self.props]
+        for p in self.props:
+            self.replace[p.func] = self._guarded_property(p, cache[p.name])
+        if kind == pt.NODE_CLASS:
+            self._edit_flatten(list(cache.values()))
+        if kind == pt.REGISTER_DATACLASS:
+            self._edit_data_fields(list(cache.values()))
+        body = list(self.cls.body.body)
+        anchor = self._field_anchor(body)
+        fill_method = self._fill_method(fill, cache)
+        fill_method = fill_method.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        new_body = []
+        if anchor is None:
+            new_body.extend(new_fields)
+        elif not any(isinstance(small, cst.AnnAssign) for small in anchor.body):  # after the class docstring
+            new_fields[0] = new_fields[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        for stmt in body:
+            stmt_new = self.replace.pop(stmt, stmt)
+            if new_body and new_body[-1] is new_fields[-1] and isinstance(stmt_new, (cst.FunctionDef, cst.ClassDef)):
+                if not stmt_new.leading_lines:  # black: a blank line before a method after a field
+                    stmt_new = stmt_new.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            new_body.append(stmt_new)
+            if stmt is anchor:
+                new_body.extend(new_fields)
+        new_body.append(fill_method)
+        new_cls = self.cls.with_changes(body=self.cls.body.with_changes(body=new_body))
+        for old, new in self.replace.items():  # e.g. a `data_fields` list in a decorator
+            new_cls = _replace_in(new_cls, old, new)
+        replace = dict(self.replace)
+        replace[self.cls] = new_cls
+        names = ", ".join(f"`{p.name}`" for p in self.props)
+        plain = "".join(f"; `{p.name}` becomes a plain property{STATIC_NOTE}" for p in static)
+        return self.ctx.rewrite(
+            f"Cache {names} in registered field(s) read by a property; fill them with `{fill}()` outside jit"
+            f"{plain} (unsafe: {FIELD_HAZARDS})",
+            Safety.UNSAFE,
+            replace=replace,
+            imports=self.imports,
+        )
+
+    def _init_caches_in_custom_init(self, caches: list[str]) -> None:
+        """equinox: a custom `__init__` leaves defaulted fields unset (`Missing`), so set the caches there."""
+        init = next(
+            (s for s in self.cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
+        )
+        if init is None:
+            bases = {b.value.value for b in self.cls.bases if isinstance(b.value, cst.Name)}
+            for node in ast.walk(self.ctx.tree):
+                if isinstance(node, ast.ClassDef) and node.name in bases:
+                    if any(isinstance(b, ast.FunctionDef) and b.name == "__init__" for b in node.body):
+                        raise _Manual(
+                            f"base `{node.name}` has a custom `__init__`, which leaves a defaulted cache field "
+                            f"unset in equinox; add the field and set it to None there by hand"
+                        )
+            return
+        if not isinstance(init.body, cst.IndentedBlock) or not init.params.params:
+            raise _Manual("`__init__` is a one-liner or takes no `self`; set the cache fields to None by hand")
+        me = init.params.params[0].name.value
+        body = list(init.body.body)
+        at = 1 if body and _is_docstring(body[0]) else 0
+        body[at:at] = [cst.parse_statement(f"{me}.{c} = None\n") for c in caches]
+        self.replace[init] = init.with_changes(body=init.body.with_changes(body=body))
+
+    def _static_valued(self, p: _Cached) -> bool:
+        """The return annotation says static Python data (int, str, tuple, ...): not a leaf to cache."""
+        returns = p.func.returns
+        if returns is None:
+            return False
+        ann = returns.annotation
+        head = ann.value if isinstance(ann, cst.Subscript) else ann
+        name = self.ctx.names.qualify(head)
+        return name in STATIC_RETURNS
+
+    def _field_names(self) -> set[str]:
+        out = set()
+        for stmt in self.cls.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        out.add(small.target.value)
+                    elif isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            if isinstance(t.target, cst.Name):
+                                out.add(t.target.value)
+        return out
+
+    def _check_subclasses(self) -> None:
+        """A defaulted field breaks a subclass (in this module) that adds fields without defaults."""
+        name = self.cls.name.value
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == name for b in node.bases):
+                for stmt in node.body:
+                    if isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
+                        raise _Manual(
+                            f"subclass `{node.name}` adds field `{stmt.target.id}` without a default; a defaulted "
+                            f"cache field here would break its `__init__` (dataclass field order)"
+                        )
+
+    def _field_anchor(self, body: list[cst.BaseStatement]) -> cst.BaseStatement | None:
+        """Insert after the last annotated field; with none, at the top (after the docstring)."""
+        anchor = None
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.SimpleStatementLine):
+                if any(isinstance(s, cst.AnnAssign) for s in stmt.body):
+                    anchor = stmt
+                elif (
+                    i == 0
+                    and isinstance(stmt.body[0], cst.Expr)
+                    and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+                ):
+                    anchor = anchor or stmt
+        return anchor
+
+    def _field_stmt(self, p: _Cached, cache: str) -> cst.BaseStatement:
+        returns = p.func.returns
+        if returns is not None:
+            text = self.ctx.module.code_for_node(returns.annotation)
+            qual = (
+                self.ctx.names.qualify(returns.annotation.value)
+                if isinstance(returns.annotation, cst.Subscript)
+                else None
+            )
+            if qual in ("typing.Optional", "typing.Any") or text in ("Any", "typing.Any") or "None" in text:
+                annotation = text  # already admits None
+            else:
+                annotation = f"{self.ref('typing.Optional')}[{text}]"
+        else:
+            annotation = self.ref("typing.Any")
+        kind = self.info.kind
+        if kind == pt.FLAX:
+            default = f"{self.ref('flax.struct.field')}(default=None)"
+        elif kind == pt.EQUINOX:
+            default = f"{self.ref('equinox.field')}(default=None)"
+        else:
+            default = "None"
+        return _stmt(f"{cache}: {annotation} = {default}\n", self.indent)
+
+    def _guarded_property(self, p: _Cached, cache: str) -> cst.FunctionDef:
+        func = p.func
+        if not isinstance(func.body, cst.IndentedBlock):
+            raise _Manual(f"`{p.name}` has a one-line body")
+        params = func.params.params or func.params.posonly_params
+        if not params:
+            raise _Manual(f"`{p.name}` takes no `self`")
+        me = params[0].name.value
+        guard = cst.parse_statement(f"if {me}.{cache} is not None:\n    return {me}.{cache}\n")
+        body = list(func.body.body)
+        at = 0
+        if (
+            body
+            and isinstance(body[0], cst.SimpleStatementLine)
+            and isinstance(body[0].body[0], cst.Expr)
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        ):
+            at = 1
+        body.insert(at, guard)
+        decorators = [
+            d.with_changes(decorator=cst.Name("property")) if d is p.decorator else d for d in func.decorators
+        ]
+        return func.with_changes(decorators=decorators, body=func.body.with_changes(body=body))
+
+    def _base_fills(self, fill: str) -> bool:
+        """A base class in this module has (or gets, from this rule) a `fill` method of its own."""
+        bases = {b.value.value for b in self.cls.bases if isinstance(b.value, cst.Name)}
+        if not bases:
+            return False
+        bindings = pt.module_bindings(self.ctx.tree)
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, ast.ClassDef) and node.name in bases:
+                for stmt in node.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        if stmt.name == fill:
+                            return True
+                        if any(pt.qualify(d, bindings) in CACHED_PROPERTY for d in stmt.decorator_list):
+                            return True
+        return False
+
+    def _fill_method(self, fill: str, cache: dict[str, str]) -> cst.FunctionDef:
+        kind = self.info.kind
+        doc = '"""Return a copy with the caches filled; call it outside jit."""'
+        # Chain to the base's own fill method, so the subclass's copy fills every cache.
+        start = f"super().{fill}()" if kind != pt.NODE_CLASS and self._base_fills(fill) else "self"
+        if kind == pt.FLAX:
+            args = ", ".join(f"{c}=self.{n}" for n, c in cache.items())
+            ret = f"return {start}.replace({args})"
+        elif kind == pt.EQUINOX:
+            tree_at = self.ref("equinox.tree_at")
+            if len(cache) == 1:
+                ((n, c),) = cache.items()
+                where, values = f"lambda m: m.{c}", f"self.{n}"
+            else:
+                where = "lambda m: (" + ", ".join(f"m.{c}" for c in cache.values()) + ")"
+                values = "(" + ", ".join(f"self.{n}" for n in cache) + ")"
+            ret = f"return {tree_at}({where}, {start}, {values}, is_leaf=lambda x: x is None)"
+        elif kind in (pt.CHEX, pt.REGISTER_DATACLASS):
+            args = ", ".join(f"{c}=self.{n}" for n, c in cache.items())
+            ret = f"return {self.ref('dataclasses.replace')}({start}, {args})"
+        else:  # NODE_CLASS
+            values = ", ".join(f"self.{n}" for n in cache)
+            ret = (
+                "children, aux_data = self.tree_flatten()\n    "
+                f"return type(self).tree_unflatten(aux_data, (*children[: -{len(cache)}], {values}))"
+            )
+        return _stmt(f"def {fill}(self):\n    {doc}\n    {ret}\n", self.indent)
+
+    # -- register_pytree_node_class: children in tree_flatten / tree_unflatten ----------------
+    def _method(self, name: str) -> cst.FunctionDef:
+        for stmt in self.cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+                return stmt
+        raise _Manual(f"no `{name}` method in the class body to add the cache to")
+
+    def _edit_flatten(self, caches: list[str]) -> None:
+        flatten = self._method("tree_flatten")
+        unflatten = self._method("tree_unflatten")
+        ret = _single_final_return(flatten)
+        if ret is None or not isinstance(ret.value, cst.Tuple) or len(ret.value.elements) != 2:
+            raise _Manual("`tree_flatten` does not end in one `return children, aux_data`; add the cache by hand")
+        me = flatten.params.params[0].name.value if flatten.params.params else "self"
+        children = ret.value.elements[0].value
+        extra = [cst.Element(cst.parse_expression(f"{me}.{c}")) for c in caches]
+        if isinstance(children, (cst.Tuple, cst.List)) and not any(
+            isinstance(e, cst.StarredElement) for e in children.elements
+        ):
+            elements = list(children.elements)
+            if elements:
+                elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            new_children = children.with_changes(elements=[*elements, *extra])
+            if isinstance(children, cst.Tuple) and not children.lpar:
+                new_children = new_children.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        else:
+            new_children = cst.Tuple([cst.StarredElement(children), *extra])
+        new_ret = ret.with_changes(
+            value=ret.value.with_changes(
+                elements=[ret.value.elements[0].with_changes(value=new_children), ret.value.elements[1]]
+            )
+        )
+        self.replace[flatten] = _replace_in(flatten, ret, new_ret)
+
+        params = unflatten.params.params
+        if len(params) != 3:
+            raise _Manual("`tree_unflatten` does not take (cls, aux_data, children); add the cache by hand")
+        kids = params[2].name.value
+        uret = _single_final_return(unflatten)
+        if uret is None or uret.value is None:
+            raise _Manual("`tree_unflatten` does not end in one `return`; add the cache by hand")
+        code = self.ctx.module.code_for_node(uret.value)
+        stmts = [
+            f"*{kids}, {', '.join(caches)} = {kids}",
+            f"obj = {code}",
+            *(f"obj.{c} = {c}" for c in caches),
+            "return obj",
+        ]
+        body = list(unflatten.body.body)
+        prefix = [cst.parse_statement(stmts[0] + "\n")]
+        suffix = [cst.parse_statement(s + "\n") for s in stmts[1:]]
+        body = prefix + body[:-1] + suffix
+        self.replace[unflatten] = unflatten.with_changes(body=unflatten.body.with_changes(body=body))
+
+    def _edit_data_fields(self, caches: list[str]) -> None:
+        """register_dataclass with an explicit `data_fields` list: add the caches to it."""
+        name = self.cls.name.value
+        calls: list[cst.Call] = []
+        for dec in self.cls.decorators:
+            if isinstance(dec.decorator, cst.Call):
+                calls.append(dec.decorator)
+
+        class Find(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name:
+                    calls.append(node)
+
+        self.ctx.module.visit(Find())
+        for call in calls:
+            target = self.ctx.names.qualify(call.func)
+            args = list(call.args)
+            if (
+                target in pt.PARTIAL
+                and args
+                and self.ctx.names.qualify(args[0].value) == "jax.tree_util.register_dataclass"
+            ):
+                positional = 2  # partial(register_dataclass, data_fields, ...)
+            elif target == "jax.tree_util.register_dataclass":
+                positional = 1 if (args and isinstance(args[0].value, cst.Name) and args[0].value.value == name) else 0
+                if positional == 0:
+                    continue
+            else:
+                continue
+            data = None
+            for i, arg in enumerate(args):
+                if (arg.keyword is not None and arg.keyword.value == "data_fields") or (
+                    arg.keyword is None and i == positional
+                ):
+                    data = arg
+            if data is None:
+                return  # fields inferred from the dataclass: the new field is data already
+            value = data.value
+            if not isinstance(value, (cst.List, cst.Tuple)):
+                raise _Manual("`data_fields` is not a literal list; add the cache fields to it by hand")
+            elements = list(value.elements)
+            if elements:
+                elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            extra = [cst.Element(cst.SimpleString(f'"{c}"')) for c in caches]
+            new_call = _replace_in(call, value, value.with_changes(elements=[*elements, *extra]))
+            self.replace[call] = self._black_call(call, new_call)
+            return
+
+    def _black_call(self, old: cst.Call, new: cst.Call) -> cst.BaseExpression:
+        """`new` laid out as black would at `old`'s place (a decorator or a statement of its own)."""
+        code = self.ctx.module.code_for_node(new)
+        column = self.ctx.position(old).start.column
+        parent = self.ctx.parent(old)
+        if isinstance(parent, cst.Decorator):
+            func = cst.parse_statement(_black(f"@{code}\ndef _():\n    pass\n", column - 1))
+            return func.decorators[0].decorator
+        stmt = cst.parse_statement(_black(code + "\n", column))
+        return stmt.body[0].value
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _single_final_return(func: cst.FunctionDef) -> cst.Return | None:
+    """The function's only `return` (outside nested scopes) when it is its last statement."""
+    if not isinstance(func.body, cst.IndentedBlock) or not func.body.body:
+        return None
+    returns: list[cst.Return] = []
+
+    class Find(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            returns.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    func.visit(Find())
+    last = func.body.body[-1]
+    if len(returns) != 1 or not isinstance(last, cst.SimpleStatementLine) or last.body[-1] is not returns[0]:
+        return None
+    if len(last.body) != 1:
+        return None
+    return returns[0]
+
+
+def _replace_in(tree: cst.CSTNode, old: cst.CSTNode, new: cst.CSTNode) -> cst.CSTNode:
+    class Swap(cst.CSTTransformer):
+        def on_leave(self, original, updated):
+            return new if original is old else updated
+
+    return tree.visit(Swap())
+
+
+PytreeCacheCommand = command_for(PytreeCacheRule)

@@ -1,0 +1,245 @@
+"""Which classes of a module are pytrees, however they were made one and however imported.
+
+Detection runs on the stdlib `ast` (cheap, picklable summaries), so the same code
+serves one file (`pytree_classes(ctx)`, memoised per file through `ctx.fact`) and a
+whole checked tree (`jaxfix.analysis.project.build_project_index`), where a base
+class may live in another module.
+
+A class is a pytree when it
+- subclasses `flax.struct.PyTreeNode` or `equinox.Module`, directly or through any
+  chain of bases in this module or (with a project index) in another module;
+- is decorated with `@flax.struct.dataclass`, `@chex.dataclass`,
+  `@jax.tree_util.register_pytree_node_class` or `@jax.tree_util.register_dataclass`
+  (bare, called, or through `functools.partial(...)`);
+- is passed to `register_pytree_node`, `register_pytree_with_keys`,
+  `register_pytree_node_class` or `register_dataclass` in a module-level call.
+
+Only the two base-class kinds are inherited: jax's registry is keyed by exact type,
+so a subclass of a decorated class is not a pytree unless decorated itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jaxfix.rulebase import RuleContext
+
+# Kinds. The rule chooses its rewrite per kind.
+FLAX = "flax"  # flax.struct.PyTreeNode subclass or @flax.struct.dataclass: self.replace(...)
+CHEX = "chex"  # @chex.dataclass: dataclasses.replace
+EQUINOX = "equinox"  # equinox.Module subclass: eqx.tree_at
+REGISTER_DATACLASS = "register-dataclass"  # jax.tree_util.register_dataclass: dataclasses.replace
+NODE_CLASS = "pytree-node-class"  # register_pytree_node_class: tree_flatten/tree_unflatten methods
+REGISTERED = "registered"  # register_pytree_node / register_pytree_with_keys with separate functions
+
+INHERITED_KINDS = frozenset({FLAX, EQUINOX})
+
+ROOT_BASES = {
+    "flax.struct.PyTreeNode": FLAX,
+    "equinox.Module": EQUINOX,
+    "equinox._module.Module": EQUINOX,
+}
+DECORATOR_KINDS = {
+    "flax.struct.dataclass": FLAX,
+    "chex.dataclass": CHEX,
+    "chex.dataclasses.dataclass": CHEX,
+    "jax.tree_util.register_pytree_node_class": NODE_CLASS,
+    "jax.tree_util.register_dataclass": REGISTER_DATACLASS,
+}
+CALL_KINDS = {
+    "jax.tree_util.register_pytree_node": REGISTERED,
+    "jax.tree_util.register_pytree_with_keys": REGISTERED,
+    "jax.tree_util.register_pytree_node_class": NODE_CLASS,
+    "jax.tree_util.register_dataclass": REGISTER_DATACLASS,
+}
+PARTIAL = {"functools.partial"}
+
+
+def dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
+
+
+def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
+    """Local name -> qualified name for every import in the module (relative ones too, given its name)."""
+    bindings: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bindings[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    bindings.setdefault(top, top)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                if module_name is None:
+                    continue
+                parts = module_name.split(".")
+                keep = len(parts) - node.level + (1 if is_package else 0)
+                if keep < 0:
+                    continue
+                base = ".".join([*parts[:keep], *([node.module] if node.module else [])])
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                bindings[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+    return bindings
+
+
+def qualify(node: ast.AST, bindings: dict[str, str]) -> str | None:
+    text = dotted(node)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    target = bindings.get(head)
+    if target is None:
+        return text
+    return f"{target}.{rest}" if rest else target
+
+
+def decorator_target(node: ast.AST, bindings: dict[str, str]) -> str | None:
+    """What a decorator applies: `@d`, `@d(...)` and `@functools.partial(d, ...)` all give `d`."""
+    if isinstance(node, ast.Call):
+        name = qualify(node.func, bindings)
+        if name in PARTIAL and node.args:
+            return qualify(node.args[0], bindings)
+        return name
+    return qualify(node, bindings)
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    name: str
+    line: int  # line of the `class` keyword (ast's lineno)
+    bases: tuple[str, ...]  # qualified where imported; bare local names otherwise
+    kind: str | None  # made a pytree by its own decorator or a registration call
+    via: str | None  # the qualified name that made it one
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    """What another module needs to know about this one: its classes and its imports."""
+
+    name: str | None
+    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    bindings: dict[str, str] = field(default_factory=dict)
+
+
+def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> ModuleSummary:
+    bindings = module_bindings(tree, module_name, is_package)
+    registered: dict[str, tuple[str, str]] = {}
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, ast.Call) and stmt.args and isinstance(stmt.args[0], ast.Name):
+            name = qualify(stmt.func, bindings)
+            if name in CALL_KINDS:
+                registered.setdefault(stmt.args[0].id, (CALL_KINDS[name], name))
+    classes: dict[str, ClassSummary] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        kind = via = None
+        for dec in node.decorator_list:
+            target = decorator_target(dec, bindings)
+            if target in DECORATOR_KINDS:
+                kind, via = DECORATOR_KINDS[target], target
+                break
+        if kind is None and node.name in registered:
+            kind, via = registered[node.name]
+        bases = tuple(b for b in (qualify(base, bindings) for base in node.bases) if b is not None)
+        # A later definition of the same name wins, as at run time.
+        classes[node.name] = ClassSummary(node.name, node.lineno, bases, kind, via)
+    return ModuleSummary(module_name, classes, bindings)
+
+
+def class_kind(
+    module: ModuleSummary, cls: ClassSummary, project: Any = None, _seen: frozenset = frozenset()
+) -> tuple[str, str] | None:
+    """(kind, via) for a class of `module`, following bases here and, with a project index, elsewhere."""
+    if cls.kind is not None:
+        return cls.kind, cls.via or ""
+    return inherited_kind(module, cls, project, _seen)
+
+
+def inherited_kind(
+    module: ModuleSummary, cls: ClassSummary, project: Any = None, _seen: frozenset = frozenset()
+) -> tuple[str, str] | None:
+    """(kind, via) when the class is a pytree through its bases alone (PyTreeNode / eqx.Module chains).
+
+    A decorator or registration call on a base does not count: jax registers exact types.
+    """
+    key = (module.name, cls.name)
+    if key in _seen:
+        return None
+    seen = _seen | {key}
+    for base in cls.bases:
+        found = base_kind(module, base, project, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def base_kind(module: ModuleSummary, base: str, project: Any = None, _seen: frozenset = frozenset()):
+    """(kind, via) that a class deriving from `base` inherits, or None."""
+    if base in ROOT_BASES:
+        return ROOT_BASES[base], base
+    if "." not in base and base in module.classes:
+        found = inherited_kind(module, module.classes[base], project, _seen)
+        return None if found is None else (found[0], base)
+    if project is not None:
+        found = project.kind_of(base, _seen, inherited_only=True)
+        return None if found is None else (found[0], base)
+    return None
+
+
+@dataclass(frozen=True)
+class PytreeInfo:
+    """One pytree class of the file being checked."""
+
+    name: str
+    line: int
+    kind: str
+    via: str  # the decorator, registration function or base class that makes it a pytree
+
+
+def pytree_classes(ctx: "RuleContext") -> dict[tuple[str, int], PytreeInfo]:
+    """(class name, line of `class`) -> PytreeInfo, for every pytree class of ctx's file (memoised)."""
+    return ctx.fact(("jaxfix.analysis.pytrees", "classes"), _compute)
+
+
+def _compute(ctx: "RuleContext") -> dict[tuple[str, int], PytreeInfo]:
+    project = ctx.project
+    module_name, is_package = None, False
+    if project is not None and hasattr(project, "module_for_path"):
+        module_name, is_package = project.module_for_path(ctx.path)
+    summary = summarize(ctx.tree, module_name, is_package)
+    result = {}
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.ClassDef):
+            cls = summary.classes.get(node.name)
+            if cls is None or cls.line != node.lineno:
+                cls = _summarize_one(node, summary)
+            found = class_kind(summary, cls, project)
+            if found is not None:
+                result[(node.name, node.lineno)] = PytreeInfo(node.name, node.lineno, found[0], found[1])
+    return result
+
+
+def _summarize_one(node: ast.ClassDef, summary: ModuleSummary) -> ClassSummary:
+    """A class shadowed by a later one of the same name: summarise it on its own."""
+    kind = via = None
+    for dec in node.decorator_list:
+        target = decorator_target(dec, summary.bindings)
+        if target in DECORATOR_KINDS:
+            kind, via = DECORATOR_KINDS[target], target
+            break
+    bases = tuple(b for b in (qualify(base, summary.bindings) for base in node.bases) if b is not None)
+    return ClassSummary(node.name, node.lineno, bases, kind, via)

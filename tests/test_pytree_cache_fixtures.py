@@ -1,0 +1,118 @@
+"""Golden, idempotence and differential-execution checks for fixtures/pytree_cache.
+
+Cases are discovered from the folder. The behavioural check runs each case's `.drive.py`
+on the original and on the rewritten module in this process (fresh module objects,
+so no shared jit caches) and compares under the drive contract: a key named
+`improves:...` may go from "CRASH:<exc>" in the original to a value in the rewrite
+(reported, accepted); every other difference fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import black
+import pytest
+
+from jaxfix.config import Config
+from jaxfix.engine import analyze
+from codemods.pytree_cache import PytreeCacheRule
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pytree_cache_support import FIXTURES, compare, load_drive, load_module  # noqa: E402
+
+POSITIVE = sorted(p.name[: -len(".in.py")] for p in FIXTURES.glob("*.in.py"))
+NEGATIVE = sorted(p.name[: -len(".ok.py")] for p in FIXTURES.glob("*.ok.py"))
+FIELD = Config(unsafe_fixes=True)
+
+
+def _config(case: str) -> Config:
+    return Config(unsafe_fixes=case.endswith("_unsafe"))
+
+
+def _findings_lines(result) -> list[str]:
+    rows = sorted((f.line, f.column, f.code, f.fix.safety.value if f.fix else "none") for f in result.findings)
+    return [f"{line}:{col} {code} {safety}" for line, col, code, safety in rows]
+
+
+def test_cases_discovered():
+    assert len(POSITIVE) >= 8 and len(NEGATIVE) >= 3
+    for case in POSITIVE:
+        for suffix in (".out.py", ".findings.txt", ".drive.py"):
+            assert (FIXTURES / f"{case}{suffix}").is_file(), case + suffix
+
+
+@pytest.mark.parametrize("case", POSITIVE)
+def test_golden_output_and_findings(case):
+    source = (FIXTURES / f"{case}.in.py").read_text()
+    result = analyze(source, f"{case}.in.py", _config(case), fix=True)
+    assert result.error is None
+    assert _findings_lines(result) == (FIXTURES / f"{case}.findings.txt").read_text().splitlines()
+    expected = (FIXTURES / f"{case}.out.py").read_text()
+    assert (result.fixed_source or source) == expected
+
+
+@pytest.mark.parametrize("case", POSITIVE)
+def test_output_is_stable_and_black_formatted(case):
+    expected = (FIXTURES / f"{case}.out.py").read_text()
+    again = analyze(expected, f"{case}.out.py", _config(case), fix=True)
+    assert again.error is None
+    assert again.fixed_source is None  # fixing the output changes nothing
+    assert all(f.fix is None or not f.fix.applicable for f in again.findings)
+    assert black.format_str(expected, mode=black.Mode()) == expected
+
+
+@pytest.mark.parametrize("case", NEGATIVE)
+def test_negative_cases_have_no_findings(case):
+    source = (FIXTURES / f"{case}.ok.py").read_text()
+    result = analyze(source, f"{case}.ok.py", FIELD, fix=True)
+    assert result.error is None
+    assert result.findings == []
+    assert result.fixed_source is None
+
+
+@pytest.mark.parametrize("case", POSITIVE)
+def test_could_match_accepts_every_positive_case(case):
+    tree = ast.parse((FIXTURES / f"{case}.in.py").read_text())
+    assert PytreeCacheRule().could_match(tree)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", POSITIVE)
+def test_rewrite_behaves_like_original(case):
+    drive = load_drive(FIXTURES / f"{case}.drive.py")
+    original = drive.drive(load_module((FIXTURES / f"{case}.in.py").read_text(), case))
+    rewritten = drive.drive(load_module((FIXTURES / f"{case}.out.py").read_text(), case))
+    problems, improvements = compare(original, rewritten)
+    assert problems == []
+    # The closed-over instance: the original leaked a tracer, the rewrite does not.
+    leak_keys = [k for k in original if "closure_then_eager" in k]
+    assert leak_keys and all(original[k] == "CRASH:UnexpectedTracerError" for k in leak_keys)
+    assert all(any(i.startswith(k) for i in improvements) for k in leak_keys), improvements
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", POSITIVE)
+def test_property_style_is_safe_and_behaves_like_original(case):
+    """cache-style = "property": every fix is safe, no new field, values equal on the same drive."""
+    source = (FIXTURES / f"{case}.in.py").read_text()
+    config = Config().with_options("pytree-cache", **{"cache-style": "property"})
+    result = analyze(source, f"{case}.in.py", config, fix=True)
+    assert result.error is None
+    assert {f.fix.safety.value for f in result.findings} == {"safe"}
+    fixed = result.fixed_source
+    assert "cached_property\n" not in fixed and "@cp\n" not in fixed and "lru_cache(" not in fixed
+    assert "_cache:" not in fixed and "with_caches" not in fixed
+    # only decorator lines changed: the rewrite has the same lines minus removed `@lru_cache`/`@cache`
+    removed = sum(f.code == "JAX102" for f in result.findings)
+    assert len(source.splitlines()) - len(fixed.splitlines()) == removed
+    changed = [(a, b) for a, b in zip(source.splitlines(), fixed.splitlines()) if a != b]
+    assert removed or all(b.strip() == "@property" for _, b in changed)
+    assert black.format_str(fixed, mode=black.Mode()) == fixed
+    drive = load_drive(FIXTURES / f"{case}.drive.py")
+    original = drive.drive(load_module(source, case))
+    rewritten = drive.drive(load_module(fixed, case))
+    problems, _ = compare(original, rewritten)
+    assert problems == []
