@@ -202,6 +202,7 @@ class JitContexts:
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
         self.static_fields: dict[str, set[str]] = {}
         self.pytree_classes: set[str] = set()
+        self.class_nodes: list[cst.ClassDef] = []
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
@@ -315,6 +316,7 @@ class JitContexts:
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
                 self.classes.append(node.name.value)
                 ctx.static_fields[node.name.value] = ctx._class_static_fields(node)
+                ctx.class_nodes.append(node)
                 if ctx._is_pytree_class(node):
                     ctx.pytree_classes.add(node.name.value)
 
@@ -379,41 +381,26 @@ class JitContexts:
         array fields of a class of the module are left out."""
         out: set[str] = set()
         fields: set[str] = set()
-
-        class V(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.classes: list[cst.ClassDef] = []
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                self.classes.append(node)
-
-            def leave_ClassDef(self, node: cst.ClassDef) -> None:
-                self.classes.pop()
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return False
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if self.classes and isinstance(node.target, cst.Name):
-                    if node.target.value not in ctx.static_fields.get(self.classes[-1].name.value, ()):
-                        fields.add(node.target.value)
-
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if not self.classes or self.classes[-1].name.value not in ctx.pytree_classes:
-                    return
-                value = node.value
-                if not (isinstance(value, cst.Call) and ctx.names.qualify(value.func) == "property" and value.args):
-                    return
-                getter = value.args[0].value
-                if isinstance(getter, cst.Lambda) and getter.params.params:
-                    facts = analyse_function(getter, ctx.names, {getter.params.params[0].name.value})
-                    if not facts.traced(getter.body):
-                        for t in node.targets:
-                            if isinstance(t.target, cst.Name):
-                                out.add(t.target.value)
-
-        ctx = self
-        self.module.visit(V())
+        for cls in self.class_nodes:
+            static = self.static_fields.get(cls.name.value, ())
+            for stmt in cls.body.body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        if small.target.value not in static:
+                            fields.add(small.target.value)
+                    elif isinstance(small, cst.Assign) and cls.name.value in self.pytree_classes:
+                        value = small.value
+                        if not (
+                            isinstance(value, cst.Call) and self.names.qualify(value.func) == "property" and value.args
+                        ):
+                            continue
+                        getter = value.args[0].value
+                        if isinstance(getter, cst.Lambda) and getter.params.params:
+                            facts = analyse_function(getter, self.names, {getter.params.params[0].name.value})
+                            if not facts.traced(getter.body):
+                                out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
         for name, infos in self.methods.items():
             props = [m for m in infos if m.is_property and m.class_name in self.pytree_classes]
             if not props or len(props) != len(infos):
