@@ -247,13 +247,20 @@ class FunctionFacts:
     static_fields: frozenset[str] = frozenset()
     # names that hold a Python tuple/list wherever they are read (parameters declared or always
     # passed as sequences, locals only ever assigned sequences): their truth value is static
-    sequences: frozenset[str] = frozenset()
     sequence_params: frozenset[str] = frozenset()
+    _sequences: frozenset[str] | None = None
     # attribute names that are static on any object (properties of the module's pytree classes
     # that return Python values, see JitContexts.static_attrs)
     static_attrs: frozenset[str] = frozenset()
 
     # -- queries ----------------------------------------------------------
+    @property
+    def sequences(self) -> frozenset[str]:
+        """Names holding a Python tuple/list wherever read (computed on first use: truth tests only)."""
+        if self._sequences is None:
+            self._sequences = frozenset()  # while computing: no name is known yet
+            self._sequences = frozenset(_sequence_names(self))
+        return self._sequences
     def env_before(self, stmt: cst.CSTNode) -> frozenset[str]:
         return self.before.get(stmt, frozenset(self.all_traced))
 
@@ -435,7 +442,6 @@ class _Walker:
     def run(self) -> None:
         node = self.f.node
         self.f.locals = assigned_names(node) | set(param_names(node.params))
-        self.f.sequences = frozenset(_sequence_names(self.f))
         env = set(self.f.entry_traced)
         self.f.all_traced |= env
         if isinstance(node, cst.Lambda):
@@ -629,8 +635,7 @@ def _sequence_names(facts: FunctionFacts) -> set[str]:
     other = assigned_names(node) - set(values)
     candidates -= other
     for _ in range(3):
-        current = frozenset(seq | candidates)
-        facts.sequences = current
+        facts._sequences = frozenset(seq | candidates)
         keep = {n for n in candidates if all(facts.is_sequence(v) for v in values[n])}
         if keep == candidates:
             break
