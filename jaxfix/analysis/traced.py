@@ -89,7 +89,7 @@ STATIC_CALLS = frozenset(
     }
 )
 # Modules whose functions only inspect dtypes, shapes or devices: Python values whatever the input.
-_STATIC_PREFIXES = ("jax.dtypes.", "jax._src.dtypes.", "jax.core.", "jax._src.core.", "jax.config.", "dataclasses.")
+_STATIC_PREFIXES = ("jax.dtypes.", "jax._src.dtypes.", "jax.core.", "jax._src.core.", "jax.config.")
 
 # jax modules whose functions are staged out under a trace even on constant inputs (`jnp.ones(3)`).
 # Other `jax.*` names (utilities, dtype helpers, config, `jax._src` internals) return whatever
