@@ -1,11 +1,19 @@
 """Traced-versus-static values inside one function that runs under a JAX trace.
 
 A value is *traced* when it is a non-static parameter of a traced function, the
-result of any `jax.*` operation inside the trace (even `jnp.ones(3)` is staged
-out under jit), or anything computed from a traced value. It is *static* when it
-is a literal, a module-level name, a static argument, `.shape`/`.ndim`/`.dtype`/
-`.size` of anything, `len()`, `isinstance()`, an `is None` / `is not None` test,
-or computed from static values only.
+result of a `jax.numpy`/`lax`/`random`/`nn`/`scipy` operation inside the trace (even
+`jnp.ones(3)` is staged out under jit), or anything computed from a traced value. It
+is *static* when it is a literal, a module-level name, a static argument,
+`.shape`/`.ndim`/`.dtype`/`.size` of anything, the result of a dtype/shape query
+(`len`, `isinstance`, `jnp.iscomplexobj`, `jnp.issubdtype`, `jax.dtypes.*`,
+`lax.axis_size`, `getattr(obj, "name", default)`...), an `is None` test, the counter
+of `enumerate`, or computed from static values only. Other `jax.*` functions (utilities,
+`jax._src` helpers) are traced only when given a traced argument.
+
+The truth value of a Python tuple or list is its length: `test_traced` (for `if`,
+`while`, `and`/`or`/`not` operands) treats displays, `tuple(...)`/`list(...)`,
+parameters annotated or always passed as sequences, `*args`, and locals only ever
+assigned sequences as static, even when their elements are traced.
 
 The walk is flow-sensitive in statement order (an assignment replaces what a
 name held; after `if`/`else` a name is traced if either branch made it so; a
