@@ -26,6 +26,11 @@ The analysis is within one module. A parameter that callers in other modules pas
 value is assumed traced unless it has a literal default that no call site in this module passes.
 A `jnp.where` rewrite broadcasts: if the two original branches returned different shapes, the
 rewrite returns the broadcast shape (the original could never run under jit anyway).
+Where the evidence that a value is an array is weak, the rule stays silent: `self` is traced only
+in classes the module registers as pytrees (`register_pytree_node_class`, `flax.struct.dataclass`,
+`eqx.Module`, `nn.Module`, `NamedTuple`, a `tree_flatten` method), so a method of a class whose
+pytree base lives in another module is not checked through `self`; the truth of a parameter
+annotated `Sequence`/`tuple`/`list` is taken as static even if a caller passes an array.
 
 ## Example
 ```python
