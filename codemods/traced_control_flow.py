@@ -121,11 +121,13 @@ from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
 
 # elementwise jax.numpy functions that are cheap and pure enough to evaluate on both sides
-CHEAP_JNP = frozenset("""abs absolute negative positive sign square sqrt cbrt exp exp2 expm1 log log1p log2 log10
+CHEAP_JNP = frozenset(
+    """abs absolute negative positive sign square sqrt cbrt exp exp2 expm1 log log1p log2 log10
     sin cos tan sinh cosh tanh arcsin arccos arctan arctan2 arcsinh arccosh arctanh maximum minimum
     clip where add subtract multiply divide true_divide floor_divide power float_power mod remainder
     floor ceil round rint trunc reciprocal logical_and logical_or logical_not isnan isinf isfinite
-    asarray astype zeros_like ones_like full_like real imag conj hypot sinc""".split())
+    asarray astype zeros_like ones_like full_like real imag conj hypot sinc""".split()
+)
 # ops whose untaken side can be NaN/inf (value or gradient): arg position -> safe stand-in
 UNSAFE_OPS = {
     "sqrt": "1.0",
@@ -142,17 +144,21 @@ UNSAFE_OPS = {
     "float_power": None,
 }
 # NumPy functions that work on tracers (they call the array's own method): never flagged
-NP_WORKS = frozenset("""sum mean prod max min amax amin any all std var argmax argmin cumsum cumprod round around
+NP_WORKS = frozenset(
+    """sum mean prod max min amax amin any all std var argmax argmin cumsum cumprod round around
     clip reshape transpose swapaxes squeeze repeat shape ndim size dtype result_type finfo iinfo
-    issubdtype float32 float64 float16 int32 int64 int8 int16 uint8 uint32 bool_ complex64""".split())
+    issubdtype float32 float64 float16 int32 int64 int8 int16 uint8 uint32 bool_ complex64""".split()
+)
 # NumPy functions with a jax.numpy namesake of the same meaning: np.X -> jnp.X is safe
-NP_TO_JNP = frozenset("""sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1
+NP_TO_JNP = frozenset(
+    """sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1
     log log1p log2 log10 sqrt cbrt square abs absolute sign floor ceil rint trunc where maximum minimum
     fmax fmin add subtract multiply divide true_divide floor_divide power mod remainder negative
     reciprocal isnan isinf isfinite logical_and logical_or logical_not logical_xor greater greater_equal
     less less_equal equal not_equal asarray array concatenate stack hstack vstack dot matmul outer
     inner tensordot einsum linspace tile diag diagonal tril triu sort argsort flip roll cos hypot
-    zeros_like ones_like full_like nan_to_num heaviside sinc deg2rad rad2deg degrees radians""".split())
+    zeros_like ones_like full_like nan_to_num heaviside sinc deg2rad rad2deg degrees radians""".split()
+)
 # jax.numpy functions whose arguments at these positions / keywords are shapes or sizes
 SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "zeros": ((0,), ("shape",)),
@@ -181,9 +187,7 @@ class TracedControlFlowRule(Rule):
         Code("JAX301", "traced-if", "`if`/`elif`/conditional expression on a traced value", "sometimes"),
         Code("JAX302", "traced-while", "`while` loop on a traced condition", "sometimes"),
         Code("JAX303", "traced-range", "`for` over `range()` of a traced value", "sometimes"),
-        Code(
-            "JAX304", "traced-to-python", "`int()`/`float()`/`bool()`/`.item()`/`.tolist()` on a traced value", "never"
-        ),
+        Code("JAX304", "traced-to-python", "`int()`/`float()`/`bool()`/`.item()`/`.tolist()` on a traced value", "never"),
         Code("JAX305", "traced-bool-op", "`assert`/`and`/`or`/`not` on a traced value", "sometimes"),
         Code("JAX306", "numpy-on-traced", "NumPy (not jax.numpy) function on a traced value", "sometimes"),
         Code("JAX307", "traced-shape", "array shape or slice bound computed from a traced value", "sometimes"),
@@ -297,9 +301,7 @@ class _FunctionChecker:
         if isinstance(n, cst.While):
             if self.test_traced(n.test, n):
                 self.cover(n.test)
-                return self.finding(
-                    "JAX302", n, f"`while` condition `{self.code(n.test)}` is traced", self.fix_while(n)
-                )
+                return self.finding("JAX302", n, f"`while` condition `{self.code(n.test)}` is traced", self.fix_while(n))
             return None
         if isinstance(n, cst.For):
             return self.check_for(n)
@@ -501,16 +503,7 @@ class _FunctionChecker:
             return True
         if isinstance(e, cst.Call):
             q = self.names.qualify(e.func) or ""
-            return q.split(".")[-1] in (
-                "isnan",
-                "isinf",
-                "isfinite",
-                "logical_and",
-                "logical_or",
-                "logical_not",
-                "any",
-                "all",
-            )
+            return q.split(".")[-1] in ("isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "any", "all")
         if isinstance(e, cst.Name) and e.value in ("True", "False"):
             return True
         return False
@@ -523,9 +516,7 @@ class _FunctionChecker:
             return cst.Call(
                 func=func,
                 args=[
-                    cst.Arg(
-                        self.predicate(e.left, imports), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                    ),
+                    cst.Arg(self.predicate(e.left, imports), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                     cst.Arg(self.predicate(e.right, imports)),
                 ],
             )
@@ -560,10 +551,8 @@ class _FunctionChecker:
         block, index = self.enclosing_block(n)
         if block is None:
             return self.ctx.manual("the `if` is not in a plain block")
-        if (
-            _always_returns(_stmts(n.body))
-            or any(_contains_return(_stmts(b.body)) for b in chain)
-            or (_final_else(chain) is not None and _contains_return(_final_else(chain)))
+        if _always_returns(_stmts(n.body)) or any(_contains_return(_stmts(b.body)) for b in chain) or (
+            _final_else(chain) is not None and _contains_return(_final_else(chain))
         ):
             return self.fix_if_return(n, chain, block, index)
         return self.fix_if_assign(n, chain)
@@ -843,15 +832,13 @@ class _FunctionChecker:
                     continue
                 kinds.add(_number_literal(value) or "array")
             if len(kinds) > 1 and kinds != {"float", "array"}:
-                hazards.append(
-                    f"`{var}` is a Python number in one branch and an array in another: check the dtypes agree"
-                )
+                hazards.append(f"`{var}` is a Python number in one branch and an array in another: check the dtypes agree")
         operands = [v for v in assigned if v in bound]
         outs = ", ".join(assigned) + ("," if len(assigned) == 1 and False else "")
         ret = assigned[0] if len(assigned) == 1 else ", ".join(assigned)
         t_name, f_name = self.unique("true_branch"), self.unique("false_branch")
         t_body = branches[0]
-        f_body = [_as_if(n.orelse)] if isinstance(n.orelse, cst.If) else (final or [])
+        f_body = ([_as_if(n.orelse)] if isinstance(n.orelse, cst.If) else (final or []))
         t_def = self.make_def(t_name, operands, t_body, ret)
         f_def = self.make_def(f_name, operands, f_body, ret)
         cond = self.ref("jax.lax.cond", imports)
@@ -1022,11 +1009,7 @@ class _FunctionChecker:
         for s in block.body[:index]:
             if isinstance(s, cst.SimpleStatementLine):
                 for small in s.body:
-                    if (
-                        isinstance(small, cst.Assign)
-                        and len(small.targets) == 1
-                        and isinstance(small.targets[0].target, cst.Name)
-                    ):
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                         name = small.targets[0].target.value
                         if _number_literal(small.value):
                             out.add(name)
@@ -1207,7 +1190,7 @@ class _FunctionChecker:
         has_nums = call is not None and _kwarg_arg(call, "static_argnums") is not None
         has_names = call is not None and _kwarg_arg(call, "static_argnames") is not None
         positions = [info.positional.index(p) for p in params if p in info.positional]
-        if has_nums and len(positions) != len(params):
+        if (has_nums and len(positions) != len(params)):
             return None  # a keyword-only parameter next to static_argnums: leave it to a human
         replace: dict = {}
         if has_nums:
@@ -1618,9 +1601,7 @@ def assigned_names_in_target(t) -> set[str]:
 def _single_assignment_value(body, var: str):
     """The value assigned to `var` when `body` is exactly one `var = e` / `var op= e` (None: body
     empty or `pass`, meaning `var` keeps its value); False when the body is anything else."""
-    stmts = [
-        s for s in body if not (isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body))
-    ]
+    stmts = [s for s in body if not (isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body))]
     if not stmts:
         return None
     if len(stmts) != 1 or not isinstance(stmts[0], cst.SimpleStatementLine) or len(stmts[0].body) != 1:
@@ -1632,21 +1613,14 @@ def _single_assignment_value(body, var: str):
     if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name) and s.target.value == var:
         op = s.operator
         binop = {
-            cst.AddAssign: cst.Add,
-            cst.SubtractAssign: cst.Subtract,
-            cst.MultiplyAssign: cst.Multiply,
-            cst.DivideAssign: cst.Divide,
-            cst.PowerAssign: cst.Power,
-            cst.FloorDivideAssign: cst.FloorDivide,
+            cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+            cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power, cst.FloorDivideAssign: cst.FloorDivide,
             cst.ModuloAssign: cst.Modulo,
         }.get(type(op))
         if binop is None:
             return False
         right = s.value
-        if (
-            isinstance(right, (cst.BinaryOperation, cst.IfExp, cst.Lambda, cst.BooleanOperation, cst.Comparison))
-            and not right.lpar
-        ):
+        if isinstance(right, (cst.BinaryOperation, cst.IfExp, cst.Lambda, cst.BooleanOperation, cst.Comparison)) and not right.lpar:
             right = right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return cst.BinaryOperation(
             left=cst.Name(var),
