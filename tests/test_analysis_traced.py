@@ -29,12 +29,14 @@ def traced_names(jc: JitContexts, name: str) -> set[str]:
 
 
 def test_decorated_jit_traces_every_parameter():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         @jax.jit
         def f(x, y):
             return x + y
-        """)
+        """
+    )
     info = fn(jc, "f")
     assert info.in_trace and info.entry_traced == {"x", "y"}
     assert info.jit_sites[0].wrapper == "jax.jit"
@@ -50,7 +52,8 @@ def test_decorated_jit_traces_every_parameter():
     ],
 )
 def test_static_arguments_are_not_traced(decorator):
-    jc = contexts(f"""
+    jc = contexts(
+        f"""
         import functools
         from functools import partial
         from functools import partial as P
@@ -61,20 +64,23 @@ def test_static_arguments_are_not_traced(decorator):
         def f(x, n):
             y = x * n
             return y
-        """)
+        """
+    )
     info = fn(jc, "f")
     assert info.static_params == {"n"}
     assert traced_names(jc, "f") == {"x", "y"}
 
 
 def test_jit_call_site_alias_and_statics():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         def g(x, n):
             return x
         g_jit = jax.jit(g, static_argnames=["n"])
         h_jit = jax.jit(jax.vmap(g))
-        """)
+        """
+    )
     info = fn(jc, "g")
     assert info.in_trace
     assert {s.alias for s in info.jit_sites} == {"g_jit"}
@@ -83,7 +89,8 @@ def test_jit_call_site_alias_and_statics():
 
 
 def test_static_attributes_and_builtins_are_static():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         import jax.numpy as jnp
         @jax.jit
@@ -99,7 +106,8 @@ def test_static_attributes_and_builtins_are_static():
             z = jnp.ones(3)
             w = y if n > 2 else x
             return w
-        """)
+        """
+    )
     traced = traced_names(jc, "f")
     assert {"n", "d", "t", "k", "is_none", "inst", "m"}.isdisjoint(traced)
     # any jax operation inside a trace is staged out, even on constants
@@ -107,7 +115,8 @@ def test_static_attributes_and_builtins_are_static():
 
 
 def test_flow_sensitive_reassignment_and_loop_fixpoint():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         @jax.jit
         def f(x):
@@ -119,7 +128,8 @@ def test_flow_sensitive_reassignment_and_loop_fixpoint():
                 c = b
                 b = x
             return a, b, c
-        """)
+        """
+    )
     info = fn(jc, "f")
     facts = info.facts
     body = info.node.body.body
@@ -131,20 +141,23 @@ def test_flow_sensitive_reassignment_and_loop_fixpoint():
 
 
 def test_tuple_assignment_pairs_elements():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         @jax.jit
         def f(x):
             n, y = x.shape[0], x * 2
             rows, cols = x.shape
             return n, y
-        """)
+        """
+    )
     traced = traced_names(jc, "f")
     assert "y" in traced and not {"n", "rows", "cols"} & traced
 
 
 def test_lax_bodies_and_lambdas_are_traced():
-    jc = contexts("""
+    jc = contexts(
+        """
         from jax import lax
         def outer(x, n):
             def body(i, acc):
@@ -156,7 +169,8 @@ def test_lax_bodies_and_lambdas_are_traced():
             return lax.scan(step, 0.0, xs)
         def branches(p, x):
             return lax.cond(p, lambda v: v, lambda v: -v, x)
-        """)
+        """
+    )
     assert fn(jc, "body").entry_traced == {"i", "acc"}
     assert fn(jc, "step").in_trace
     assert not fn(jc, "outer").in_trace
@@ -165,7 +179,8 @@ def test_lax_bodies_and_lambdas_are_traced():
 
 
 def test_interprocedural_helpers_only_get_traced_arguments():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         def helper(v, k, mode="a"):
             return v * k
@@ -174,7 +189,8 @@ def test_interprocedural_helpers_only_get_traced_arguments():
         @jax.jit
         def f(x):
             return helper(x, 3)
-        """)
+        """
+    )
     info = fn(jc, "helper")
     assert info.in_trace
     assert info.entry_traced == {"v"}
@@ -183,7 +199,8 @@ def test_interprocedural_helpers_only_get_traced_arguments():
 
 
 def test_methods_properties_and_call_of_traced_objects():
-    jc = contexts("""
+    jc = contexts(
+        """
         import equinox as eqx
         import jax
         class M(eqx.Module):
@@ -198,21 +215,24 @@ def test_methods_properties_and_call_of_traced_objects():
         @eqx.filter_jit
         def run(model, x):
             return model(x)
-        """)
+        """
+    )
     assert fn(jc, "__call__").entry_traced == {"self", "x"}
     assert fn(jc, "apply").entry_traced == {"self", "x"}
     assert fn(jc, "scale").in_trace
 
 
 def test_unpassed_literal_defaults_stay_static_passed_ones_are_traced():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         @jax.jit
         def f(x, training=False, scale=1.0):
             return x
         def use(x):
             return f(x, scale=2.0)
-        """)
+        """
+    )
     info = fn(jc, "f")
     traced = traced_names(jc, "f")
     assert "training" not in traced  # never passed: the Python default under jit
@@ -220,7 +240,8 @@ def test_unpassed_literal_defaults_stay_static_passed_ones_are_traced():
 
 
 def test_vmap_in_axes_none_is_static_and_grad_alone_is_not_a_trace():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         def scale(x, k):
             return x * k
@@ -228,26 +249,30 @@ def test_vmap_in_axes_none_is_static_and_grad_alone_is_not_a_trace():
         @jax.grad
         def loss(x):
             return x ** 2
-        """)
+        """
+    )
     assert fn(jc, "scale").entry_traced == {"x"}
     assert not fn(jc, "loss").in_trace
     assert fn(jc, "loss").differentiated
 
 
 def test_differentiated_detection_through_jit():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         def loss(x):
             return x
         d = jax.grad(jax.jit(loss))
         e = jax.value_and_grad(loss)
-        """)
+        """
+    )
     info = fn(jc, "loss")
     assert info.differentiated and info.in_trace
 
 
 def test_nested_functions_see_the_enclosing_trace():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         @jax.jit
         def f(x):
@@ -255,7 +280,8 @@ def test_nested_functions_see_the_enclosing_trace():
             def inner():
                 return x + n
             return inner()
-        """)
+        """
+    )
     inner = fn(jc, "inner")
     assert inner.in_trace
     facts = inner.facts
@@ -265,7 +291,8 @@ def test_nested_functions_see_the_enclosing_trace():
 
 
 def test_static_fields_of_pytree_classes_are_static():
-    jc = contexts("""
+    jc = contexts(
+        """
         from typing import Callable
         import equinox as eqx
         import jax
@@ -281,13 +308,15 @@ def test_static_fields_of_pytree_classes_are_static():
         @jax.jit
         def run(model, x):
             return model(x)
-        """)
+        """
+    )
     traced = traced_names(jc, "__call__")
     assert "a" in traced and "d" not in traced
 
 
 def test_module_functions_are_not_mistaken_for_methods():
-    jc = contexts("""
+    jc = contexts(
+        """
         import jax
         import jax.numpy as jnp
         class Table:
@@ -298,7 +327,8 @@ def test_module_functions_are_not_mistaken_for_methods():
         @jax.jit
         def f(x):
             return jnp.where(x > 0, x, 0.0)
-        """)
+        """
+    )
     assert not fn(jc, "where").in_trace
 
 
