@@ -81,6 +81,19 @@ ChangedSinceOpt = Annotated[
 ShardOpt = Annotated[
     Optional[str], typer.Option("--shard", metavar="K/N", help="Only the K-th of N deterministic slices of the files.")
 ]
+DeviceOpt = Annotated[
+    str, typer.Option("--device", help="Where verification runs: auto (best present), cpu, gpu or tpu.")
+]
+ExamplesOpt = Annotated[
+    Optional[Path],
+    typer.Option("--examples", help="A Python file declaring inputs: EXAMPLES = {'f': [call(...)]} and/or drive(mod)."),
+]
+RecordOpt = Annotated[
+    Optional[str], typer.Option("--record", metavar="CMD", help="Record calls while CMD (e.g. 'pytest -q') runs the original.")
+]
+VerifyTimeoutOpt = Annotated[
+    float, typer.Option("--verify-timeout", min=1, help="Seconds allowed per verified callable.")
+]
 
 
 def _split_codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
@@ -204,6 +217,20 @@ def _add_noqa(outcome: BatchOutcome, quiet: bool) -> int:
     return 2 if problems else 0
 
 
+def _verify_changed(items: list[FileOutcome], device: str, examples, record, timeout: float) -> None:
+    """Attach differential-execution evidence to every applied fix of the changed files."""
+    try:
+        from jaxfix.verify.api import verify_result
+    except ImportError as exc:
+        _error(f"verification needs the `verify` extra (pip install 'jaxfix[verify]'): {exc}")
+        raise typer.Exit(2)
+    for item in items:
+        verification = verify_result(
+            item.result, device=device, examples=str(examples) if examples else None, record_cmd=record, timeout=timeout
+        )
+        item.result.fixes_applied = verification.findings
+
+
 def _write(outcome: FileOutcome, new_text: str | None = None) -> str | None:
     result = outcome.result
     new_text = result.fixed_source if new_text is None else new_text
@@ -236,6 +263,13 @@ def fix(
     report: Annotated[
         Optional[Path], typer.Option("--report", help="Write a migration report (.md or .json) to this path.")
     ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Run old and new code side by side; with --write, write only verified fixes.")
+    ] = False,
+    device: DeviceOpt = "auto",
+    examples: ExamplesOpt = None,
+    record: RecordOpt = None,
+    verify_timeout: VerifyTimeoutOpt = 60.0,
 ) -> None:
     """Show the fixes as unified diffs (a dry run), or apply them with --write."""
     try:
@@ -248,6 +282,7 @@ def fix(
         _error(str(exc))
         raise typer.Exit(2)
     write_errors: list[str] = []
+    not_written: set[str] = set()
     changed = [o for o in outcome.files if o.result.changed]
     if write and not allow_dirty and paths != ["-"]:
         try:
@@ -255,19 +290,39 @@ def fix(
         except GitError as exc:
             dirty, write_errors = set(), [f"cannot ask git which files are dirty: {exc}"]
         refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
+        not_written.update(o.result.path for o in refused)
         for item in refused:
             write_errors.append(f"{item.result.path}: has uncommitted changes; not written (use --allow-dirty)")
         changed = [o for o in changed if o not in refused]
+    held: list[str] = []
+    held_paths: set[str] = set()
+    if verify:
+        from jaxfix.verify import report as verify_report
+
+        _verify_changed(changed, device, examples, record, verify_timeout)
     for item in changed:
         result = item.result
+        if verify and write and not verify_report.all_verified(result.fixes_applied):
+            held.append(verify_report.held_back(result.path, result.fixes_applied))
+            held_paths.add(result.path)
+            typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False, err=True)
+            if paths == ["-"]:
+                sys.stdout.write(result.source)
+            continue
         if paths == ["-"] and write:
             sys.stdout.write(result.fixed_source)
         elif write:
             problem = _write(item)
             if problem:
                 write_errors.append(problem)
+                not_written.add(result.path)
         else:
             typer.echo(unified_diff(result.path, result.source, result.fixed_source), nl=False)
+            if verify:
+                typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False)
+    for line in held:
+        typer.echo(line, err=True)
+    changed = [o for o in changed if o.result.path not in held_paths]
     remaining = [f for o in outcome.files for f in o.result.remaining]
     if remaining:
         typer.echo(text.render(remaining), nl=False)
@@ -280,13 +335,58 @@ def fix(
     if not quiet:
         typer.echo(summary + ".", err=True)
     if report is not None:
-        write_report(report, [o.result for o in outcome.files], written=write)
+        write_report(report, [o.result for o in outcome.files], written=write, not_written=frozenset(not_written | held_paths))
     for line in write_errors:
         _error(line)
     had_errors = _report_errors(outcome) or bool(write_errors)
+    if verify and not quiet:
+        typer.echo(verify_report.summary(f for o in outcome.files for f in o.result.fixes_applied), nl=False, err=True)
     if had_errors:
         raise typer.Exit(2)
-    raise typer.Exit(1 if remaining or (changed and not write) else 0)
+    raise typer.Exit(1 if remaining or held or (changed and not write) else 0)
+
+
+@app.command("verify")
+def verify_command(
+    paths: PathsArg,
+    device: DeviceOpt = "auto",
+    examples: ExamplesOpt = None,
+    record: RecordOpt = None,
+    verify_timeout: VerifyTimeoutOpt = 60.0,
+    unsafe_fixes: Annotated[
+        Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also verify fixes marked unsafe.")
+    ] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    config: ConfigOpt = None,
+    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print the evidence.")] = OutputFormat.text,
+    quiet: QuietOpt = False,
+) -> None:
+    """Compute the fixes, run old and new code on the same inputs, and report per fix: verified, mismatch
+    or unverifiable. Nothing is written. Exit 1 when any fix mismatches."""
+    try:
+        outcome = _run(
+            paths, _resolver(select, ignore, config, unsafe_fixes), fix=True, jobs=None, stdin_filename=None,
+            quiet=True, no_cache=True,
+        )
+    except ConfigError as exc:
+        _error(str(exc))
+        raise typer.Exit(2)
+    from jaxfix.verify import report as verify_report
+
+    changed = [o for o in outcome.files if o.result.changed]
+    _verify_changed(changed, device, examples, record, verify_timeout)
+    findings = [f for o in changed for f in o.result.fixes_applied]
+    if output_format is OutputFormat.text:
+        typer.echo(verify_report.evidence_lines(findings, indent=""), nl=False)
+    else:
+        renderer = {OutputFormat.json: jsonfmt, OutputFormat.sarif: sarif, OutputFormat.github: github}[output_format]
+        typer.echo(renderer.render(findings), nl=False)
+    if not quiet:
+        typer.echo(verify_report.summary(findings), nl=False, err=True)
+    had_errors = _report_errors(outcome)
+    mismatched = any(f.fix.evidence is not None and f.fix.evidence.verdict == "mismatch" for f in findings)
+    raise typer.Exit(2 if had_errors else (1 if mismatched else 0))
 
 
 @app.command("rules")

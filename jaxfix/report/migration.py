@@ -16,21 +16,24 @@ def _key(f: Finding) -> tuple:
     return (f.path, f.line, f.column, f.code)
 
 
-def tally(results: list[FileResult], written: bool) -> dict:
+def tally(results: list[FileResult], written: bool, not_written: frozenset[str] = frozenset()) -> dict:
+    """`not_written`: files whose fixes were held back (unverified, dirty, unwritable)."""
     per_rule: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COLUMNS, 0))
     per_file: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COLUMNS, 0))
     manual: list[dict] = []
     for result in results:
-        applied = {_key(f) for f in result.fixes_applied}
+        applied = {_key(f): f for f in result.fixes_applied}  # these carry the evidence, if verified
+        held = result.path in not_written
         for f in result.findings:
             rows = (per_rule[f.code], per_file[result.path])
             fix = f.fix
-            verdict = fix.evidence.verdict if fix is not None and fix.evidence is not None else None
+            done = applied.get(_key(f))
+            evidence = done.fix.evidence if done is not None and done.fix is not None else None
             counts = {
                 "found": 1,
-                "fixed": int(_key(f) in applied),
-                "verified": int(verdict == "verified"),
-                "held_back": int(verdict is not None and verdict != "verified"),
+                "fixed": int(done is not None and not held),
+                "verified": int(evidence is not None and evidence.verdict == "verified"),
+                "held_back": int(done is not None and held),
                 "manual": int(fix is None or fix.safety is Safety.MANUAL),
             }
             for row in rows:
@@ -65,7 +68,7 @@ def to_markdown(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(path: Path, results: list[FileResult], written: bool) -> None:
-    data = tally(results, written)
+def write_report(path: Path, results: list[FileResult], written: bool, not_written: frozenset[str] = frozenset()) -> None:
+    data = tally(results, written, not_written)
     text = json.dumps(data, indent=2) + "\n" if path.suffix == ".json" else to_markdown(data)
     path.write_text(text, encoding="utf-8")

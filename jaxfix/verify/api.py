@@ -1,0 +1,465 @@
+"""The verifier's front door: `verify_result(FileResult) -> FileVerification`.
+
+Plan (which callables changed, where each one's inputs come from) -> one child per version
+(`runner`, `child`) -> compare every output (`compare`) -> an `Evidence` per unit, and per fix the
+combination of the units it is answerable for (`changed.units_for_finding`):
+
+- `verified`: N inputs compared equal; device; compiles and traces of the steady-state (second)
+  run, original -> rewritten; median time per call, original -> rewritten;
+- `mismatch`: the first differing output: callable, input, key path, expected vs got, max difference;
+- `unverifiable`: why (no inputs, no device, the original itself fails...) and what the user can supply.
+
+The CLI (`jaxfix verify`, `jaxfix fix --verify`), the fixture tests and the benchmark all call this
+same function.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from jaxfix.model import Evidence, FileResult, Finding
+from jaxfix.verify import inputs as inputs_mod
+from jaxfix.verify.changed import ChangeSet, changed_callables, family_of, units_for_finding
+from jaxfix.verify.compare import compare
+from jaxfix.verify.device import DeviceChoice, choose_device
+from jaxfix.verify.protocol import Job, Task, TaskResult, VersionResult
+from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RECORD_LIMIT = 5
+SUPPLY = (
+    "supply inputs: --examples FILE (EXAMPLES = {{'{name}': [call(...)]}} or drive(mod)), "
+    "or --record \"CMD\" to record calls while CMD runs the original"
+)
+
+
+@dataclass
+class UnitResult:
+    """One verified unit: a changed callable, or the whole module through a drive."""
+
+    name: str  # qualname, or "drive()"
+    kind: str  # function | method | ... | drive | class | module
+    source: str  # recorded | example | synthesized | drive | none
+    evidence: Evidence
+
+
+@dataclass
+class FileVerification:
+    path: str
+    evidence: Evidence  # the file as a whole
+    units: list[UnitResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # applied fixes, evidence attached
+    device: str = ""
+    reference: str = "as-written"
+    original: VersionResult | None = None
+    rewritten: VersionResult | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def unit(self, name: str) -> UnitResult | None:
+        return next((u for u in self.units if u.name == name), None)
+
+
+def module_name_for(path: str) -> tuple[str, list[str]]:
+    """The import name of the file (walking up packages) and the folders to put on sys.path."""
+    file = Path(path).resolve()
+    folder = file.parent
+    stem = re.sub(r"\W", "_", file.stem)
+    if stem[:1].isdigit():
+        stem = "_" + stem
+    parts = [stem]
+    while (folder / "__init__.py").exists() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), list(dict.fromkeys([str(folder), str(file.parent)]))
+
+
+def reference_for(findings: list[Finding]) -> str:
+    """Eager when any applied fix comes from a rule whose original cannot run under jit."""
+    for finding in findings:
+        if family_of(finding)[1] == "eager":
+            return "eager"
+    return "as-written"
+
+
+# -- verdicts -------------------------------------------------------------------------------------
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def unverifiable(why: str, supply: str = "", **data: Any) -> Evidence:
+    detail = why if not supply else f"{why}; {supply}"
+    return Evidence("unverifiable", detail, {"why": why, "supply": supply, **data})
+
+
+# Drive convention (from the pytree-cache fixtures): an output named "improves:..." may hold the
+# string "CRASH:<ExceptionName>" where the code under test raised. Original CRASH vs a value in the
+# rewrite is an improvement (reported, not compared); a rewrite CRASH where the original gave a
+# value is a mismatch, under any name.
+IMPROVES = "improves:"
+
+
+def _crash_marker(outcome) -> str | None:
+    tree = outcome.tree
+    if tree is None or len(tree.leaves) != 1 or tree.leaves[0].kind != "object":
+        return None
+    value = tree.leaves[0].value
+    return value if isinstance(value, str) and value.startswith("CRASH:") else None
+
+
+def _base_label(key: str, labels: list[str]) -> str:
+    key = key.removesuffix(" (2nd run)")
+    for label in sorted(labels, key=len, reverse=True):
+        if key == label or key.startswith(label + " "):
+            return label
+    return key
+
+
+def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, device: str, reference: str) -> Evidence:
+    """Compare one task's outputs of the original (`before`) and the rewritten (`after`) version."""
+    if before.error or after.error:
+        which = "original" if before.error else "rewritten"
+        error = before.error or after.error
+        return unverifiable(f"{name}: could not run on the {which} version: {error}", SUPPLY.format(name=name))
+    labels = before.labels or after.labels
+    compared: set[str] = set()
+    skipped: list[str] = []
+    agreed: list[str] = []
+    for key in dict.fromkeys([*before.outputs, *after.outputs]):
+        old, new = before.outputs.get(key), after.outputs.get(key)
+        label = _base_label(key, labels)
+        described = before.inputs.get(key) or after.inputs.get(key) or label
+        if old is None or new is None:
+            where = "original" if new is None else "rewritten"
+            return Evidence(
+                "mismatch",
+                f"mismatch in {name}: output {key!r} exists only in the {where} version",
+                {"callable": name, "input": described, "output": key, "reason": "structure"},
+            )
+        old_crash, new_crash = _crash_marker(old), _crash_marker(new)
+        if old_crash and key.startswith(IMPROVES):
+            # The drive caught the original's failure; the rewrite may repair it (or fail alike).
+            skipped.append(f"{key}: the original raised {old_crash[len('CRASH:'):]}" + ("" if new_crash else ", the rewrite returns a value"))
+            continue
+        if new_crash and not old_crash:
+            return Evidence(
+                "mismatch",
+                f"mismatch in {name} on {described}: output {key!r}: the rewritten code raised {new_crash[len('CRASH:'):]} "
+                f"where the original returned a value",
+                {"callable": name, "input": described, "output": key, "reason": "raised", "got": new_crash},
+            )
+        if old.tree is not None and new.tree is not None:
+            diff = compare(old.tree, new.tree, prefix=key)
+            if diff is not None:
+                return Evidence(
+                    "mismatch",
+                    f"mismatch in {name} on {described}: output {key!r}: {diff.message}",
+                    {
+                        "callable": name, "input": described, "output": key, "path": diff.path,
+                        "reason": diff.reason, "expected": diff.expected, "got": diff.got,
+                        "max_difference": diff.max_abs_diff, "max_ulp": diff.max_ulp,
+                    },
+                )
+            compared.add(label)
+        elif old.tree is not None:
+            return Evidence(
+                "mismatch",
+                f"mismatch in {name} on {described}: output {key!r}: the rewritten code raised {new.error} "
+                f"where the original returned a value\n{new.trace}".rstrip(),
+                {"callable": name, "input": described, "output": key, "reason": "raised", "got": new.error},
+            )
+        elif new.tree is not None:
+            skipped.append(f"{key}: the original raised {old.error}")
+        elif old.error_type != new.error_type:
+            return Evidence(
+                "mismatch",
+                f"mismatch in {name} on {described}: output {key!r}: the original raised {old.error}, "
+                f"the rewritten code raised {new.error}",
+                {"callable": name, "input": described, "output": key, "reason": "raised", "expected": old.error, "got": new.error},
+            )
+        else:
+            agreed.append(f"{key}: both raise {old.error_type}")  # behaviour kept, but proves little
+    if not compared:
+        why = f"{name}: no output could be compared"
+        reasons = skipped + agreed
+        if reasons:
+            why += f" ({reasons[0]}{'' if len(reasons) == 1 else f'; and {len(reasons) - 1} more'})"
+        return unverifiable(why, SUPPLY.format(name=name), skipped=skipped, both_raised=agreed)
+    count = len(compared)
+    if source == "drive":
+        what = f"1 drive run ({count} output{'s' if count != 1 else ''})"
+    else:
+        what = f"{count} {source} input{'s' if count != 1 else ''}"
+    eager = " (original run eagerly)" if reference == "eager" else ""
+    detail = (
+        f"verified on {what} on {device}{eager}: "
+        f"{before.compiles} compiles -> {after.compiles}, {before.traces} traces -> {after.traces} (steady state), "
+        f"{_ms(before.time_per_call)} -> {_ms(after.time_per_call)} per call"
+    )
+    if skipped:
+        detail += f"; {len(skipped)} output(s) not compared because the original raised ({skipped[0]})"
+    if agreed:
+        detail += f"; {len(agreed)} output(s) raise the same error in both versions"
+    return Evidence(
+        "verified",
+        detail,
+        {
+            "callable": name, "inputs": count, "source": source, "device": device, "reference": reference,
+            "compiles": [before.compiles, after.compiles], "traces": [before.traces, after.traces],
+            "first_run_compiles": [before.first_compiles, after.first_compiles],
+            "time_per_call": [before.time_per_call, after.time_per_call],
+            "compiles_by_function": [before.compiles_by_fun, after.compiles_by_fun], "skipped": skipped,
+            "both_raised": agreed,
+        },
+    )
+
+
+def combine(evidences: list[Evidence]) -> Evidence:
+    """One verdict from several units: any mismatch wins, then verified only if all are."""
+    unique: dict[int, Evidence] = {}
+    for ev in evidences:
+        unique.setdefault(id(ev), ev)
+    evidences = list(unique.values())
+    if not evidences:
+        return unverifiable("no changed callable was found for this fix")
+    for ev in evidences:
+        if ev.verdict == "mismatch":
+            return ev
+    if len(evidences) == 1:
+        return evidences[0]
+    if all(ev.verdict == "verified" for ev in evidences):
+        total = sum(ev.data.get("inputs", 0) for ev in evidences)
+        before = sum(ev.data["compiles"][0] or 0 for ev in evidences)
+        after = sum(ev.data["compiles"][1] or 0 for ev in evidences)
+        names = ", ".join(ev.data.get("callable", "?") for ev in evidences)
+        return Evidence(
+            "verified",
+            f"verified {names}: {total} inputs in all, {before} compiles -> {after} (steady state)",
+            {"inputs": total, "compiles": [before, after], "units": [ev.data for ev in evidences],
+             "device": evidences[0].data.get("device")},
+        )
+    reasons = [ev.detail for ev in evidences if ev.verdict == "unverifiable"]
+    return Evidence("unverifiable", "; ".join(reasons), {"units": [ev.data for ev in evidences]})
+
+
+# -- the plan -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    tasks: list[Task] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # task id -> input source
+    units: dict[str, UnitResult] = field(default_factory=dict)  # decided without running
+
+
+def _plan(
+    changes: ChangeSet,
+    examples: inputs_mod.ExamplesFile | None,
+    recording: inputs_mod.Recording | None,
+) -> _Plan:
+    plan = _Plan()
+    if examples is not None and examples.has_drive:
+        plan.tasks.append(Task(id="drive()", kind="drive", script_path=examples.path, script_source=examples.source))
+        plan.sources["drive()"] = "drive"
+    for change in changes.callables:
+        name = change.qualname
+        if change.status == "added":
+            continue
+        if change.status == "removed":
+            plan.units[name] = UnitResult(name, change.kind, "none", unverifiable(f"{name} was removed by the rewrite"))
+            continue
+        kind = change.kind
+        task = Task(id=name, kind="calls", target=name, target_kind=kind, tree_roundtrip=kind in ("property", "method"))
+        if recording is not None and recording.count(name):
+            task.calls_pickle = inputs_mod.pickle.dumps(recording.calls[name])
+            plan.sources[name] = "recorded"
+        elif examples is not None and examples.covers(name):
+            task.script_path, task.script_source = examples.path, examples.source
+            plan.sources[name] = "example"
+        elif examples is not None and examples.has_drive:
+            # Declared inputs come before synthesized ones: the drive exercises this callable.
+            plan.units[name] = UnitResult(name, kind, "none", unverifiable(f"{name}: covered by drive() only"))
+            continue
+        else:
+            try:
+                calls = inputs_mod.synthesize(change.original or change.info, guess=True)
+                task.calls_pickle = inputs_mod.pickled(calls)
+                plan.sources[name] = calls[0].source if calls else "synthesized"
+            except inputs_mod.CannotSynthesize as exc:
+                why = f"{name}: no inputs ({exc})"
+                if recording is not None:
+                    why += f"; the recorded command made no usable call of it{_skip_note(recording, name)}"
+                plan.units[name] = UnitResult(name, kind, "none", unverifiable(why, SUPPLY.format(name=name)))
+                continue
+        plan.tasks.append(task)
+    if any(c.status != "added" for c in changes.callables):
+        # Module- and class-level changes (a hoisted `_f_jit = jax.jit(f)`, a new field) are
+        # exercised by importing the module and through the changed callables that use them.
+        return plan
+    for cls in changes.classes_changed:
+        plan.units[f"class {cls}"] = UnitResult(
+            f"class {cls}", "class", "none",
+            unverifiable(f"the body of class {cls} changed (fields or decorators)", "supply a drive(mod) in --examples FILE"),
+        )
+    if changes.module_level_changed:
+        plan.units["module"] = UnitResult(
+            "module", "module", "none",
+            unverifiable("module-level code changed (it runs at import)", "supply a drive(mod) in --examples FILE"),
+        )
+    return plan
+
+
+def _skip_note(recording: inputs_mod.Recording, name: str) -> str:
+    note = recording.skipped.get(name)
+    return f" ({note})" if note else ""
+
+
+def _version_failure(before: VersionResult, after: VersionResult) -> Evidence | None:
+    if not before.ok and not after.ok:
+        return unverifiable(f"neither version could run: original: {before.error}; rewritten: {after.error}")
+    if not before.ok:
+        return unverifiable(f"the original could not run: {before.error}", "check that the file imports in this environment")
+    if not after.ok:
+        return Evidence(
+            "mismatch",
+            f"the rewritten module failed where the original ran: {after.error}",
+            {"reason": "raised", "got": after.error},
+        )
+    return None
+
+
+def verify_change(
+    original: str,
+    rewritten: str,
+    path: str,
+    *,
+    findings: list[Finding] = (),  # type: ignore[assignment]
+    reference: str | None = None,
+    device: str | DeviceChoice = "auto",
+    examples: str | None = None,
+    record_cmd: str | None = None,
+    record_limit: int = DEFAULT_RECORD_LIMIT,
+    recording: inputs_mod.Recording | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    parallel: bool = True,
+    cwd: str | None = None,
+) -> FileVerification:
+    """Verify that `rewritten` behaves like `original` (the text of the file at `path`)."""
+    findings = list(findings)
+    examples_file = inputs_mod.read_examples(examples) if examples else None
+    if reference is None:
+        reference = (examples_file.reference if examples_file and examples_file.reference else None) or reference_for(findings)
+    choice = device if isinstance(device, DeviceChoice) else choose_device(device)
+    verification = FileVerification(path=path, evidence=unverifiable("not run"), reference=reference, device=choice.description)
+    if original == rewritten:
+        verification.evidence = unverifiable("nothing was rewritten")
+        verification.findings = findings
+        return verification
+    try:
+        same_code = ast.dump(ast.parse(original)) == ast.dump(ast.parse(rewritten))
+        changes = changed_callables(original, rewritten)
+    except SyntaxError as exc:
+        verification.evidence = unverifiable(f"cannot parse: {exc}")
+        verification.findings = findings
+        return verification
+    if same_code:
+        # Comments, noqa codes or layout only: equal syntax trees compile to the same code.
+        verification.evidence = Evidence(
+            "verified", "the rewrite changes no code (the syntax trees are equal); nothing to run",
+            {"inputs": 0, "reason": "equal-syntax-trees", "compiles": [0, 0]},
+        )
+        verification.findings = [
+            f if f.fix is None else f.with_fix(replace(f.fix, evidence=verification.evidence)) for f in findings
+        ]
+        return verification
+    module_name, sys_path = module_name_for(path)
+    if recording is not None and recording.module_name:
+        module_name = recording.module_name
+    if record_cmd and recording is None:
+        targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
+        recording = inputs_mod.record_calls(record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd)
+        if recording.module_name:
+            module_name = recording.module_name
+        recorded = sum(len(v) for v in recording.calls.values())
+        verification.notes.append(f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode})")
+        verification.notes.extend(f"recorder: {e}" for e in recording.errors)
+    plan = _plan(changes, examples_file, recording)
+    results: dict[str, UnitResult] = dict(plan.units)
+    if plan.tasks and not choice.available:
+        for task in plan.tasks:
+            results[task.id] = UnitResult(task.id, task.target_kind, plan.sources[task.id], unverifiable(choice.description))
+    elif plan.tasks:
+        child_timeout = STARTUP_ALLOWANCE + timeout * len(plan.tasks)
+        filename = str(Path(path))
+        jobs = [
+            Job(module_name, filename, original, sys_path, reference == "eager", plan.tasks, filename=filename, task_timeout=timeout),
+            Job(module_name, filename, rewritten, sys_path, False, plan.tasks, filename=f"{filename} (rewritten by jaxfix)", task_timeout=timeout),
+        ]
+        before, after = run_versions(jobs, choice, timeout=child_timeout, parallel=parallel, cwd=cwd)
+        verification.original, verification.rewritten = before, after
+        used = before.device or after.device or choice.description
+        verification.device = used
+        failure = _version_failure(before, after)
+        for task in plan.tasks:
+            kind = "drive" if task.kind == "drive" else task.target_kind
+            if failure is not None:
+                evidence = failure
+            else:
+                evidence = judge(
+                    task.id, plan.sources[task.id], before.tasks[task.id], after.tasks[task.id], device=used, reference=reference
+                )
+            if task.kind == "drive" and examples_file and examples_file.expect_compiles is not None:
+                evidence = replace(evidence, data={**evidence.data, "expect_compiles": list(examples_file.expect_compiles)})
+            results[task.id] = UnitResult(task.id, kind, plan.sources[task.id], evidence)
+    drive = results.get("drive()")
+    if drive is not None:
+        # The drive exercises the module as a whole: it stands in for units without inputs of their own.
+        for name, unit in list(results.items()):
+            if name != "drive()" and unit.source == "none" and unit.evidence.verdict == "unverifiable":
+                results[name] = UnitResult(name, unit.kind, "drive", drive.evidence)
+    verification.units = list(results.values())
+    verification.evidence = combine([u.evidence for u in verification.units]) if verification.units else unverifiable(
+        "no changed function, method or property was found", "supply a drive(mod) in --examples FILE"
+    )
+    attached = []
+    for finding in findings:
+        if finding.fix is None:
+            attached.append(finding)
+            continue
+        names = units_for_finding(finding, changes)
+        chosen = [results[n].evidence for n in names if n in results]
+        if drive is not None and not any(ev.verdict == "mismatch" for ev in chosen):
+            chosen = [drive.evidence] + [ev for ev in chosen if ev.verdict != "unverifiable"]
+        evidence = combine(chosen) if chosen else verification.evidence
+        attached.append(finding.with_fix(replace(finding.fix, evidence=evidence)))
+    verification.findings = attached
+    return verification
+
+
+def verify_result(result: FileResult, **options: Any) -> FileVerification:
+    """Verify the fixes `analyze(..., fix=True)` applied to one file (see `verify_change`)."""
+    if result.fixed_source is None or not result.changed:
+        return FileVerification(path=result.path, evidence=unverifiable("nothing was rewritten"), findings=list(result.fixes_applied))
+    return verify_change(result.source, result.fixed_source, result.path, findings=list(result.fixes_applied), **options)
+
+
+def verify_file_result(
+    result: FileResult,
+    *,
+    device: str = "auto",
+    examples: str | None = None,
+    record_cmd: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    **options: Any,
+) -> list[Finding]:
+    """The applied fixes of `result`, each with `fix.evidence` set. This is what the CLI calls."""
+    return verify_result(
+        result, device=device, examples=examples, record_cmd=record_cmd, timeout=timeout, **options
+    ).findings

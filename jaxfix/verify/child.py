@@ -1,0 +1,458 @@
+"""The verification child: `python -m jaxfix.verify.child JOB RESULT`.
+
+One fresh interpreter per version of a module. It loads the module from the given source text
+under the module's own name (the original file's folder on sys.path, `__file__` the original
+path), with the persistent compilation cache off and `jax.monitoring` listeners counting traces
+and compiles, then runs each task twice: outputs of both runs are reported as `FlatTree`s
+(numpy leaves), trace/compile counts of the second run (steady state), and the median time per
+call. With `Job.eager` everything runs under `jax.disable_jit()`. A task that raises, or runs past
+its time limit, is reported and the next task runs; the parent bounds the whole process.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import importlib
+import importlib.util
+import linecache
+import os
+import pickle
+import signal
+import statistics
+import sys
+import time
+import traceback
+from typing import Any, Callable
+
+from jaxfix.verify.compare import FlatTree, Outcome, flatten
+from jaxfix.verify.protocol import ArrayArg, Call, Job, Task, TaskResult, VersionResult
+
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+class TaskTimeout(BaseException):
+    """Raised by the alarm; a BaseException so user `except Exception` cannot swallow it."""
+
+
+class Counters:
+    def __init__(self) -> None:
+        self.traces: collections.Counter[str] = collections.Counter()
+        self.compiles: collections.Counter[str] = collections.Counter()
+
+    def __call__(self, event: str, duration: float, **kwargs: Any) -> None:
+        if event == TRACE_EVENT:
+            self.traces[str(kwargs.get("fun_name"))] += 1
+        elif event == COMPILE_EVENT:
+            self.compiles[str(kwargs.get("fun_name"))] += 1
+
+    def snapshot(self) -> tuple[collections.Counter, collections.Counter]:
+        return collections.Counter(self.traces), collections.Counter(self.compiles)
+
+
+def _error_outcome(exc: BaseException, user_files: set[str]) -> Outcome:
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if f.filename in user_files] or frames[-3:]
+    trace = "".join(traceback.format_list(mine[-3:]))
+    message = str(exc).strip().splitlines()
+    first = message[0][:300] if message else ""
+    name = type(exc).__name__
+    return Outcome(error=f"{name}: {first}" if first else name, error_type=f"{type(exc).__module__}.{type(exc).__qualname__}", trace=trace)
+
+
+def _tree(value: Any) -> FlatTree:
+    return flatten(value)
+
+
+def _restore(tree: Any) -> Any:
+    """ArrayArg leaves -> jax arrays on the default device (weak type kept where possible)."""
+    import jax
+    import jax.numpy as jnp
+
+    def one(leaf: Any) -> Any:
+        if not isinstance(leaf, ArrayArg):
+            return leaf
+        if not leaf.jax:
+            return leaf.value
+        array = jnp.asarray(leaf.value)
+        if leaf.weak_type:
+            try:  # no public API makes a weak-typed array from data
+                from jax._src.lax import lax as lax_internal
+
+                array = lax_internal._convert_element_type(array, array.dtype, weak_type=True)
+            except Exception:
+                pass
+        return array
+
+    return jax.tree.map(one, tree, is_leaf=lambda x: isinstance(x, ArrayArg))
+
+
+class Child:
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.counters = Counters()
+        self.user_files = {job.path, self.filename}
+
+    @property
+    def filename(self) -> str:
+        return getattr(self.job, "filename", None) or self.job.path
+
+    # -- setup ----------------------------------------------------------------------------------
+    def start_jax(self, result: VersionResult) -> None:
+        import jax
+        import jax.monitoring as monitoring
+
+        jax.config.update("jax_enable_compilation_cache", False)
+        monitoring.register_event_duration_secs_listener(self.counters)
+        device = jax.devices()[0]
+        result.platform = device.platform
+        kind = str(getattr(device, "device_kind", "") or device)
+        result.device = device.platform if kind.lower() == device.platform else f"{device.platform} ({kind})"
+        result.jax_version = jax.__version__
+
+    def load_module(self) -> Any:
+        job = self.job
+        for folder in reversed(job.sys_path):
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+        parent = job.module_name.rpartition(".")[0]
+        if parent:
+            importlib.import_module(parent)
+        spec = importlib.util.spec_from_loader(job.module_name, loader=None, origin=job.path)
+        module = importlib.util.module_from_spec(spec)
+        module.__file__ = job.path
+        if parent:
+            module.__package__ = parent
+        lines = job.source.splitlines(keepends=True)
+        linecache.cache[self.filename] = (len(job.source), None, lines, self.filename)
+        sys.modules[job.module_name] = module
+        exec(compile(job.source, self.filename, "exec", dont_inherit=True), module.__dict__)
+        return module
+
+    def load_script(self, task: Task) -> Any:
+        name = f"_jaxfix_script_{task.id.replace('-', '_').replace('.', '_')}"
+        spec = importlib.util.spec_from_loader(name, loader=None, origin=task.script_path)
+        script = importlib.util.module_from_spec(spec)
+        script.__file__ = task.script_path
+        sys.modules[name] = script
+        self.user_files.add(task.script_path)
+        source = task.script_source
+        if source is None:
+            with open(task.script_path, encoding="utf-8") as handle:
+                source = handle.read()
+        linecache.cache[task.script_path] = (len(source), None, source.splitlines(keepends=True), task.script_path)
+        exec(compile(source, task.script_path, "exec", dont_inherit=True), script.__dict__)
+        return script
+
+    @contextlib.contextmanager
+    def mode(self):
+        if self.job.eager:
+            import jax
+
+            with jax.disable_jit():
+                yield
+        else:
+            yield
+
+    @contextlib.contextmanager
+    def alarm(self, seconds: float):
+        def ring(signum, frame):
+            raise TaskTimeout(f"timed out after {seconds:g} s")
+
+        if seconds <= 0 or not hasattr(signal, "setitimer"):
+            yield
+            return
+        previous = signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    # -- running --------------------------------------------------------------------------------
+    def measure(self, result: TaskResult, runs: list[Callable[[], Any]], record: Callable[[int, int, Any], None]) -> None:
+        """Run every callable of `runs` twice (counting the second pass), then repeat for timing."""
+        before_t, before_c = self.counters.snapshot()
+        for index, run in enumerate(runs):
+            record(1, index, run)
+        first_t, first_c = self.counters.snapshot()
+        result.first_compiles = sum((first_c - before_c).values())
+        durations: list[float] = []
+        for index, run in enumerate(runs):
+            start = time.perf_counter()
+            record(2, index, run)
+            durations.append(time.perf_counter() - start)
+        after_t, after_c = self.counters.snapshot()
+        result.traces = sum((after_t - first_t).values())
+        compiles = after_c - first_c
+        result.compiles = sum(compiles.values())
+        result.compiles_by_fun = dict(compiles)
+        budget_end = time.perf_counter() + self.job.timing_budget
+        one_pass = sum(durations)
+        repeats = 0
+        while runs and repeats < self.job.max_repeats and time.perf_counter() + one_pass <= budget_end:
+            for run in runs:
+                start = time.perf_counter()
+                try:
+                    _block(run())
+                except Exception:
+                    pass
+                durations.append(time.perf_counter() - start)
+            repeats += 1
+        result.time_per_call = statistics.median(durations) if durations else None
+        result.calls = len(runs)
+
+    def run_drive(self, module: Any, task: Task, result: TaskResult) -> None:
+        script = self.load_script(task)
+        drive = getattr(script, "drive", None)
+        if drive is None:
+            result.error = f"{task.script_path} defines no drive(mod)"
+            return
+
+        def record(pass_number: int, index: int, run: Callable[[], Any]) -> None:
+            suffix = "" if pass_number == 1 else " (2nd run)"
+            try:
+                outputs = _block(run())
+            except TaskTimeout:
+                raise
+            except Exception as exc:
+                result.outputs["drive()" + suffix] = _error_outcome(exc, self.user_files)
+                return
+            if not isinstance(outputs, dict):
+                result.error = f"drive(mod) returned {type(outputs).__name__}, expected dict[str, object]"
+                return
+            for name, value in outputs.items():
+                try:
+                    result.outputs[f"{name}{suffix}"] = Outcome(tree=_tree(value))
+                except Exception as exc:
+                    result.outputs[f"{name}{suffix}"] = _error_outcome(exc, self.user_files)
+                result.inputs[f"{name}{suffix}"] = f"drive() in {os.path.basename(task.script_path or '')}"
+
+        result.labels = ["drive()"]
+        self.measure(result, [lambda: drive(module)], record)
+
+    def resolve(self, module: Any, target: str) -> tuple[Any, Any, str]:
+        """(owner, attribute value, last name) for a qualname like `Model.loss`."""
+        owner, value = None, module
+        parts = target.split(".")
+        for part in parts:
+            owner, value = value, getattr(value, part)
+        return owner, value, parts[-1]
+
+    def calls_for(self, module: Any, task: Task) -> list[Call]:
+        if task.calls_pickle is not None:
+            return [pickle.loads(one) for one in pickle.loads(task.calls_pickle)]
+        script = self.load_script(task)
+        table = getattr(script, "EXAMPLES", None)
+        if table is None and callable(getattr(script, "examples", None)):
+            table = script.examples(module)
+        entries = (table or {}).get(task.target)
+        if entries is None:
+            raise LookupError(f"{os.path.basename(task.script_path or '')} declares no examples for {task.target}")
+        if callable(entries):
+            entries = entries(module)
+        calls = []
+        for number, entry in enumerate(entries):
+            if not isinstance(entry, Call):
+                entry = Call(args=tuple(entry) if isinstance(entry, tuple | list) else (entry,), source="example")
+            calls.append(Call(entry.args, dict(entry.kwargs), entry.label or f"example {number + 1}", "example"))
+        return calls
+
+    def run_calls(self, module: Any, task: Task, result: TaskResult) -> None:
+        import jax
+
+        try:
+            calls = self.calls_for(module, task)
+            owner, _, name = self.resolve(module, task.target)
+        except (AttributeError, LookupError) as exc:
+            result.error = f"cannot find {task.target}: {exc}"
+            return
+        kind = task.target_kind
+
+        def invoke(args: tuple, kwargs: dict) -> Any:
+            if kind == "property":
+                return getattr(args[0], name)
+            return getattr(owner, name)(*args, **kwargs)
+
+        prepared = []
+        for number, c in enumerate(calls):
+            label = c.label or f"input {number + 1}"
+            args, kwargs = _restore((tuple(c.args), dict(c.kwargs)))
+            prepared.append((label, args, kwargs, _describe(c)))
+        runs = [(lambda a=a, k=k: invoke(a, k)) for _, a, k, _ in prepared]
+        result.labels = [label for label, *_ in prepared]
+
+        def record(pass_number: int, index: int, run: Callable[[], Any]) -> None:
+            label, _, _, description = prepared[index]
+            key = label if pass_number == 1 else f"{label} (2nd run)"
+            result.inputs[key] = description
+            try:
+                result.outputs[key] = Outcome(tree=_tree(_block(run())))
+            except TaskTimeout:
+                raise
+            except Exception as exc:
+                result.outputs[key] = _error_outcome(exc, self.user_files)
+
+        self.measure(result, runs, record)
+
+        for label, args, kwargs, description in prepared:
+            first = result.outputs.get(label)
+            if task.grads and first is not None and first.tree is not None and _float_scalar(first.tree):
+                argnums = tuple(i for i, a in enumerate(args) if _differentiable(a))
+                if argnums:
+                    key = f"{label} grad wrt args {', '.join(map(str, argnums))}"
+                    result.inputs[key] = description
+                    try:
+                        if kind == "property":
+                            grad = jax.grad(lambda obj: getattr(obj, name))(args[0])
+                        else:
+                            grad = jax.grad(lambda *a: getattr(owner, name)(*a, **kwargs), argnums=argnums)(*args)
+                        result.outputs[key] = Outcome(tree=_tree(grad))
+                    except TaskTimeout:
+                        raise
+                    except Exception as exc:
+                        result.outputs[key] = _error_outcome(exc, self.user_files)
+            if task.tree_roundtrip and kind in ("property", "method") and args:
+                copy = jax.tree.map(lambda x: x, args[0])  # fresh instance for the closure checks
+                checks = {
+                    "after tree_map": lambda: invoke((jax.tree.map(lambda x: x, args[0]), *args[1:]), kwargs),
+                    "under jit, as argument": lambda: jax.jit(lambda obj: invoke((obj, *args[1:]), kwargs))(args[0]),
+                    # A cached_property first read in a trace stores a tracer on a closed-over instance.
+                    "under jit, closed over": lambda: jax.jit(lambda: invoke((copy, *args[1:]), kwargs))(),
+                    "eager, after the closure": lambda: invoke((copy, *args[1:]), kwargs),
+                }
+                for what, run in checks.items():
+                    key = f"{label} {what}"
+                    result.inputs[key] = description
+                    try:
+                        result.outputs[key] = Outcome(tree=_tree(_block(run())))
+                    except TaskTimeout:
+                        raise
+                    except Exception as exc:
+                        result.outputs[key] = _error_outcome(exc, self.user_files)
+
+    def run(self) -> VersionResult:
+        job = self.job
+        result = VersionResult(ok=False, eager=job.eager)
+        clock = time.perf_counter()
+        try:
+            self.start_jax(result)
+        except Exception as exc:
+            result.error = f"jax failed to start: {type(exc).__name__}: {exc}"
+            return result
+        result.phases["start jax"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        try:
+            with self.alarm(job.task_timeout), self.mode():
+                module = self.load_module()
+            result.phases["import module"] = time.perf_counter() - clock
+        except BaseException as exc:  # noqa: BLE001 - the user's import may raise anything
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            outcome = _error_outcome(exc, self.user_files)
+            result.error = f"importing the module failed: {outcome.error}\n{outcome.trace}".rstrip()
+            return result
+        clock = time.perf_counter()
+        for task in job.tasks:
+            task_result = TaskResult(id=task.id)
+            result.tasks[task.id] = task_result
+            try:
+                with self.alarm(job.task_timeout), self.mode():
+                    if task.kind == "drive":
+                        self.run_drive(module, task, task_result)
+                    elif task.kind == "calls":
+                        self.run_calls(module, task, task_result)
+                    else:
+                        task_result.error = f"unknown task kind {task.kind!r}"
+            except TaskTimeout as exc:
+                task_result.error = f"{exc} (per-callable limit)"
+            except Exception as exc:  # a bug in a driver or an examples module
+                outcome = _error_outcome(exc, self.user_files)
+                task_result.error = f"{outcome.error}\n{outcome.trace}".rstrip()
+        result.phases["tasks"] = time.perf_counter() - clock
+        result.ok = True
+        return result
+
+
+def _block(value: Any) -> Any:
+    """Wait for asynchronous dispatch so timings measure the computation."""
+    try:
+        import jax
+
+        jax.block_until_ready(value)
+    except Exception:
+        pass
+    return value
+
+
+def _float_scalar(tree: FlatTree) -> bool:
+    if len(tree.leaves) != 1 or tree.paths != ("",):
+        return False
+    value = tree.leaves[0].value
+    if isinstance(value, float):
+        return True
+    return getattr(value, "shape", None) == () and getattr(getattr(value, "dtype", None), "kind", "") == "f"
+
+
+def _differentiable(arg: Any) -> bool:
+    import jax
+    import numpy as np
+
+    leaves = jax.tree.leaves(arg)
+    if not leaves:
+        return False
+    for leaf in leaves:
+        if isinstance(leaf, float):
+            continue
+        dtype = getattr(leaf, "dtype", None)
+        if not isinstance(leaf, jax.Array) or dtype is None or not np.issubdtype(dtype, np.inexact):
+            return False
+    return True
+
+
+def _describe(c: Call) -> str:
+    def one(value: Any) -> str:
+        if isinstance(value, ArrayArg):
+            return value.describe()
+        text = repr(value)
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    parts = [one(a) for a in c.args] + [f"{k}={one(v)}" for k, v in c.kwargs.items()]
+    where = f" ({c.source})" if c.source else ""
+    return f"({', '.join(parts)}){where}"
+
+
+def main(argv: list[str]) -> int:
+    job_path, result_path = argv[1], argv[2]
+    with open(job_path, "rb") as handle:
+        job: Job = pickle.load(handle)
+    started = time.perf_counter()
+    result = Child(job).run()
+    result.wall = time.perf_counter() - started
+    times = os.times()
+    result.cpu = times.user + times.system
+    data = _dump(result)
+    tmp = result_path + ".tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, result_path)
+    return 0
+
+
+def _dump(result: VersionResult) -> bytes:
+    try:
+        return pickle.dumps(result)
+    except Exception as exc:  # an output leaf that does not pickle: report, do not crash
+        for task in result.tasks.values():
+            for key, outcome in list(task.outputs.items()):
+                try:
+                    pickle.dumps(outcome)
+                except Exception:
+                    task.outputs[key] = Outcome(error=f"output does not pickle: {exc}", error_type="jaxfix.unpicklable")
+        return pickle.dumps(result)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

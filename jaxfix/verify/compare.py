@@ -1,0 +1,252 @@
+"""Comparing two output trees: structure by key paths, leaves by shape and dtype, values with tolerance.
+
+The rules were tried in research/jax-semantics.md section 4:
+
+- structure is compared through `keystr` paths plus `str(treedef)`, never `treedef ==` (a class
+  registered with `register_pytree_node_class` and loaded twice gives unequal treedefs with equal text);
+- leaves by exact shape and dtype; weak-type differences are ignored unless `strict_weak`;
+  Python scalars count as weak 0-d arrays (the eager original returns `3` where jit returns `Array(3)`);
+- ints and bools exactly; floats with a per-dtype `isclose` OR a ULP distance <= 4; the NaN pattern
+  must match (NaN equals NaN inside it); infinities equal only themselves;
+- PRNG keys through their key data.
+
+This module needs numpy only: the parent process compares `FlatTree`s that the children built
+(`flatten`, which imports jax lazily), so jaxfix never imports jax or user code to compare.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+try:  # registers bfloat16 & co. with numpy, so pickled bf16 arrays load and compare
+    import ml_dtypes  # noqa: F401
+except ImportError:  # pragma: no cover - ml_dtypes ships with jaxlib
+    ml_dtypes = None
+
+MAX_ULP = 4
+
+# rtol, atol per float dtype name (atol covers results that should be 0 but are 1e-8).
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float16": (1e-3, 1e-3),
+    "bfloat16": (1e-2, 1e-2),
+    "float32": (1e-6, 1e-6),
+    "float64": (1e-12, 1e-12),
+}
+DEFAULT_TOLERANCE = (1e-6, 1e-6)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A leaf as it crossed the process boundary."""
+
+    value: Any  # np.ndarray, or a Python object compared by ==
+    weak_type: bool = False
+    kind: str = "array"  # "array" | "key" (value is key_data) | "object" (compared by ==)
+    key_impl: str | None = None
+
+
+@dataclass(frozen=True)
+class FlatTree:
+    """A pytree reduced to what comparison needs: text of the treedef, key paths, leaves."""
+
+    treedef: str
+    paths: tuple[str, ...]
+    leaves: tuple[Leaf, ...]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first difference between expected and got."""
+
+    path: str  # key path inside the output, e.g. "['loss']" or "[0].a"
+    reason: str  # "structure" | "shape" | "dtype" | "weak_type" | "nan" | "value" | "key"
+    expected: str
+    got: str
+    max_abs_diff: float | None = None
+    max_ulp: int | None = None
+    index: tuple[int, ...] | None = None
+
+    @property
+    def message(self) -> str:
+        where = f"at {self.path or 'the output'}"
+        if self.reason == "structure":
+            return f"tree structure differs {where}: expected {self.expected}, got {self.got}"
+        if self.reason in ("shape", "dtype", "weak_type", "key"):
+            return f"{self.reason} differs {where}: expected {self.expected}, got {self.got}"
+        idx = "" if not self.index else f"[{', '.join(map(str, self.index))}]"
+        text = f"{'NaN pattern' if self.reason == 'nan' else 'values'} differ {where}{idx}: expected {self.expected}, got {self.got}"
+        if self.max_abs_diff is not None:
+            text += f" (max |difference| {self.max_abs_diff:.6g}"
+            text += f", {self.max_ulp} ulp)" if self.max_ulp is not None and self.max_ulp < 10**6 else ")"
+        return text
+
+
+# -- building FlatTrees (child side; imports jax) -------------------------------------------------
+
+
+def flatten(tree: Any) -> FlatTree:
+    """Reduce a pytree of jax/numpy arrays and Python scalars to a picklable `FlatTree`."""
+    import jax
+
+    pairs, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    return FlatTree(
+        treedef=str(treedef),
+        paths=tuple(jax.tree_util.keystr(path) for path, _ in pairs),
+        leaves=tuple(to_leaf(value) for _, value in pairs),
+    )
+
+
+def to_leaf(value: Any) -> Leaf:
+    import jax
+
+    if isinstance(value, jax.Array):
+        if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+            return Leaf(np.asarray(jax.random.key_data(value)), kind="key", key_impl=str(jax.random.key_impl(value)))
+        return Leaf(np.asarray(value), weak_type=bool(getattr(value, "weak_type", False)))
+    if isinstance(value, np.ndarray | np.generic):
+        return Leaf(np.asarray(value))
+    if isinstance(value, bool | int | float | complex):
+        return Leaf(value, weak_type=True)
+    return Leaf(_plain(value), kind="object")
+
+
+def _plain(value: Any) -> Any:
+    """Objects that are not arrays travel as themselves when they pickle cleanly, else as repr."""
+    if value is None or isinstance(value, str | bytes):
+        return value
+    return f"<{type(value).__qualname__}> {value!r}"[:500]
+
+
+# -- comparison (parent side; numpy only) ---------------------------------------------------------
+
+
+def _as_array(leaf: Leaf) -> np.ndarray:
+    value = leaf.value
+    if isinstance(value, bool):
+        return np.asarray(value, dtype=np.bool_)
+    if isinstance(value, int):  # a Python int is a weak int32 under jax's default config
+        return np.asarray(value, dtype=np.int64 if abs(value) >= 2**31 else np.int32)
+    if isinstance(value, float):
+        return np.asarray(value, dtype=np.float32)
+    if isinstance(value, complex):
+        return np.asarray(value, dtype=np.complex64)
+    return np.asarray(value)
+
+
+def _short(array: np.ndarray, limit: int = 8) -> str:
+    flat = array.reshape(-1)
+    body = np.array2string(flat[:limit], precision=8, separator=", ", threshold=limit)
+    if flat.size > limit:
+        body = body[:-1] + ", ...]"
+    return body if array.ndim else str(array.item())
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Number of representable floats between a and b (elementwise; both same float dtype)."""
+    bits = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    ia = a.view(bits).astype(np.int64)
+    ib = b.view(bits).astype(np.int64)
+    lowest = np.int64(np.iinfo(bits).min)
+    # Map sign-magnitude bit patterns onto a monotone integer line.
+    ia = np.where(ia < 0, lowest - ia, ia)
+    ib = np.where(ib < 0, lowest - ib, ib)
+    return np.abs(ia - ib)
+
+
+def _compare_floats(path: str, exp: np.ndarray, got: np.ndarray) -> Difference | None:
+    if np.iscomplexobj(exp):
+        return _compare_floats(f"{path}.real", exp.real, got.real) or _compare_floats(f"{path}.imag", exp.imag, got.imag)
+    rtol, atol = TOLERANCES.get(exp.dtype.name, DEFAULT_TOLERANCE)
+    nan_e, nan_g = np.isnan(exp), np.isnan(got)
+    if not np.array_equal(nan_e, nan_g):
+        bad = np.argwhere(nan_e != nan_g)[0]
+        return Difference(path, "nan", _short(exp), _short(got), index=tuple(int(i) for i in bad))
+    e64, g64 = exp.astype(np.float64), got.astype(np.float64)
+    close = np.isclose(e64, g64, rtol=rtol, atol=atol) | nan_e
+    if exp.dtype.itemsize in (2, 4, 8) and exp.dtype.kind == "f":
+        close |= ulp_distance(exp, got) <= MAX_ULP
+    if close.all():
+        return None
+    finite = ~nan_e & np.isfinite(e64) & np.isfinite(g64)
+    diff = np.abs(e64 - g64)
+    max_diff = float(diff[finite].max()) if finite.any() else float("inf")
+    max_ulp = int(ulp_distance(exp, got)[~nan_e].max()) if exp.dtype.kind == "f" and exp.dtype.itemsize in (2, 4, 8) else None
+    bad = np.argwhere(~close)[0]
+    return Difference(path, "value", _short(exp), _short(got), max_diff, max_ulp, tuple(int(i) for i in bad))
+
+
+def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = False) -> Difference | None:
+    if expected.kind != got.kind:
+        article = {"array": "an array", "object": "an object", "key": "a PRNG key"}
+        return Difference(path, "structure", f"{article[expected.kind]} leaf", f"{article[got.kind]} leaf")
+    if expected.kind == "object":
+        if expected.value == got.value:
+            return None
+        return Difference(path, "value", repr(expected.value)[:200], repr(got.value)[:200])
+    if expected.kind == "key" and expected.key_impl != got.key_impl:
+        return Difference(path, "key", f"key impl {expected.key_impl}", f"key impl {got.key_impl}")
+    exp, out = _as_array(expected), _as_array(got)
+    if exp.shape != out.shape:
+        return Difference(path, "shape", str(exp.shape), str(out.shape))
+    python_scalar = not isinstance(expected.value, np.ndarray) or not isinstance(got.value, np.ndarray)
+    if exp.dtype != out.dtype:
+        if python_scalar and exp.dtype.kind == out.dtype.kind:
+            # A Python scalar is weak: it takes the other side's precision (3.0 vs float16(3)).
+            common = out.dtype if isinstance(got.value, np.ndarray) else exp.dtype
+            exp, out = exp.astype(common), out.astype(common)
+        else:
+            return Difference(path, "dtype", str(exp.dtype), str(out.dtype))
+    if strict_weak and expected.weak_type != got.weak_type:
+        return Difference(path, "weak_type", f"weak_type={expected.weak_type}", f"weak_type={got.weak_type}")
+    if exp.dtype.kind in "fc":
+        return _compare_floats(path, exp, out)
+    if np.array_equal(exp, out):
+        return None
+    bad = np.argwhere(exp != out)[0] if exp.ndim else ()
+    diff = None
+    if exp.dtype.kind in "iu":
+        diff = float(np.abs(exp.astype(np.float64) - out.astype(np.float64)).max())
+    reason = "key" if expected.kind == "key" else "value"
+    return Difference(path, reason, _short(exp), _short(out), diff, None, tuple(int(i) for i in bad))
+
+
+def compare(expected: FlatTree | Any, got: FlatTree | Any, *, strict_weak: bool = False, prefix: str = "") -> Difference | None:
+    """The first difference between two trees (FlatTrees, or pytrees flattened here), or None.
+
+    When the structures differ, the leaves both sides share are compared first: "the gradient of
+    `.a` went from [2, 4, 6] to 0" says more than "a leaf `._cache` appeared".
+    """
+    if not isinstance(expected, FlatTree):
+        expected = flatten(expected)
+    if not isinstance(got, FlatTree):
+        got = flatten(got)
+    same_structure = expected.paths == got.paths and expected.treedef == got.treedef
+    theirs = dict(zip(got.paths, got.leaves))
+    for path, leaf in zip(expected.paths, expected.leaves):
+        if path in theirs:
+            diff = compare_leaves(prefix + path, leaf, theirs[path], strict_weak=strict_weak)
+            if diff is not None:
+                return diff
+    if same_structure:
+        return None
+    missing = [p for p in expected.paths if p not in theirs]
+    extra = [p for p in got.paths if p not in set(expected.paths)]
+    if missing:
+        return Difference(prefix + missing[0], "structure", f"a leaf here ({expected.treedef})", f"no such leaf ({got.treedef})")
+    if extra:
+        return Difference(prefix + extra[0], "structure", f"no such leaf ({expected.treedef})", f"a leaf here ({got.treedef})")
+    return Difference(prefix, "structure", expected.treedef, got.treedef)
+
+
+@dataclass
+class Outcome:
+    """What one version produced for one named output: a tree, or an exception."""
+
+    tree: FlatTree | None = None
+    error: str | None = None  # "TypeName: message" when the code raised
+    error_type: str | None = None
+    trace: str = ""  # the last lines of the traceback, for the report
+    extra: dict[str, Any] = field(default_factory=dict)

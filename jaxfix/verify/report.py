@@ -1,0 +1,47 @@
+"""Text for the CLI: the evidence under each diff, the held-back list, and a one-line summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from jaxfix.model import Finding
+
+MARK = {"verified": "verified", "mismatch": "MISMATCH", "unverifiable": "unverifiable"}
+
+
+def fixes_with_evidence(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.fix is not None and f.fix.evidence is not None]
+
+
+def evidence_lines(findings: Iterable[Finding], indent: str = "  ") -> str:
+    """One block per applied fix: `path:line:col: CODE verdict: detail` (detail lines indented)."""
+    out = []
+    for finding in fixes_with_evidence(findings):
+        ev = finding.fix.evidence
+        first, *rest = ev.detail.splitlines() or [""]
+        out.append(f"{indent}{finding.path}:{finding.line}:{finding.column}: {finding.code} {MARK[ev.verdict]}: {first}\n")
+        out.extend(f"{indent}    {line}\n" for line in rest)
+    return "".join(out)
+
+
+def all_verified(findings: Iterable[Finding]) -> bool:
+    applied = [f for f in findings if f.fix is not None]
+    return bool(applied) and all(f.fix.evidence is not None and f.fix.evidence.verdict == "verified" for f in applied)
+
+
+def held_back(path: str, findings: Iterable[Finding]) -> str:
+    """Why a file's fixes were not written (they were verified together, so they stay together)."""
+    findings = list(findings)
+    bad = [f for f in findings if f.fix is not None and (f.fix.evidence is None or f.fix.evidence.verdict != "verified")]
+    codes = ", ".join(f"{f.code} at line {f.line} ({f.fix.evidence.verdict if f.fix.evidence else 'not verified'})" for f in bad)
+    return f"{path}: held back {len(findings)} fix(es), not written: {codes or 'nothing was verified'}"
+
+
+def summary(findings: Iterable[Finding]) -> str:
+    counts = Counter(f.fix.evidence.verdict for f in fixes_with_evidence(findings))
+    total = sum(counts.values())
+    return (
+        f"Verified {counts['verified']} of {total} fix{'es' if total != 1 else ''}"
+        f"; {counts['mismatch']} mismatch; {counts['unverifiable']} unverifiable.\n"
+    )
