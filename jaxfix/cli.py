@@ -428,6 +428,19 @@ def init(
     typer.echo(f"Added [tool.jaxfix] to {path}.", err=True)
 
 
+@app.command("lsp")
+def lsp() -> None:
+    """Run the language server (stdio) for editor diagnostics and quick fixes; see docs/editors.md."""
+    try:
+        import pygls  # noqa: F401  (the optional extra `jaxfix[lsp]`)
+    except ImportError:
+        _error("the language server needs pygls: pip install 'jaxfix[lsp]'")
+        raise typer.Exit(2) from None
+    from jaxfix.lsp import serve
+
+    serve()
+
+
 def main() -> None:
     app()
 

@@ -53,7 +53,7 @@ def test_fix_write_verify_keeps_the_package_tests_green_and_compiles_less(tmp_pa
         "JAX301": (1, 1, 1, 0),
     }
     assert "jnp.where" in (root / "mlpkg" / "ops.py").read_text()
-    assert "cached_property" not in (root / "mlpkg" / "model.py").read_text()
+    assert "@cached_property" not in (root / "mlpkg" / "model.py").read_text()
 
     after = _run_package_tests(root, tmp_path / "after.json")
     assert before["jit(sgd_step)"] == 6 and after["jit(sgd_step)"] == 1  # one compile per loop step before

@@ -1,0 +1,161 @@
+"""LSP latency: time from `didChange` to `publishDiagnostics`, minus the debounce.
+
+Starts the real server (`python -m jaxfix.lsp`) over stdio, opens a generated
+2,000-line module holding about a dozen findings (built from the bad examples of
+the rules this installation has, so the number follows the rules as they land),
+then edits it N times, waiting each time for the diagnostics of that version.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/lsp_latency.py [--edits 20] [--lines 2000]
+
+Prints one JSON object: findings, per-edit latencies (ms, debounce subtracted),
+median, p90 and max. The aim is a median under 150 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from jaxfix import registry  # noqa: E402
+from jaxfix.config import Config  # noqa: E402
+from jaxfix.engine import analyze  # noqa: E402
+
+HEADER = "import functools\n\nimport flax\nimport jax\nimport jax.numpy as jnp\nfrom jax import lax\n\n\n"
+FILLER = '''def helper_{i}(x, scale={i}):
+    """Ordinary numeric code: nothing to report."""
+    y = jnp.tanh(x) * scale
+    for _ in range(3):
+        y = y + jnp.sin(y)
+    return jnp.sum(y ** 2)
+
+
+'''
+
+
+def build_module(lines: int, wanted: int) -> tuple[str, int]:
+    examples = [e.bad for rule in registry.all_rules() for e in rule.examples]
+    findings_of = {bad: len(analyze(HEADER + bad, "x.py", Config()).findings) for bad in examples}
+    examples = [bad for bad in examples if findings_of[bad]]
+    parts, found, i = [HEADER], 0, 0
+    while examples and found < wanted:
+        bad = examples[i % len(examples)]
+        parts.append(bad.rstrip("\n") + "\n\n\n")
+        found += findings_of[bad]
+        i += 1
+    text = "".join(parts)
+    k = 0
+    while text.count("\n") < lines:
+        text += FILLER.format(i=k)
+        k += 1
+    return text, len(analyze(text, "x.py", Config()).findings)
+
+
+async def run(edits: int, lines: int, debounce_ms: int) -> dict:
+    text, findings = build_module(lines, 12)
+    published: list[tuple[float, types.PublishDiagnosticsParams]] = []
+    client = LanguageClient("jaxfix-bench", "1")
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def _log(params: types.LogMessageParams) -> None:
+        pass
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _publish(params: types.PublishDiagnosticsParams) -> None:
+        published.append((time.perf_counter(), params))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    await client.start_io(sys.executable, "-m", "jaxfix.lsp", env=env)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big_module.py"
+        path.write_text(text)
+        uri = path.as_uri()
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=Path(tmp).as_uri(),
+                initialization_options={"debounceMs": debounce_ms},
+            )
+        )
+        client.initialized(types.InitializedParams())
+
+        async def wait_version(version: int) -> tuple[float, types.PublishDiagnosticsParams]:
+            while True:
+                for stamp, params in published:
+                    if params.uri == uri and params.version == version:
+                        return stamp, params
+                await asyncio.sleep(0.0005)
+
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        )
+        _, first = await wait_version(1)
+        latencies = []
+        # Type at the end of one statement (" + 0" each time): a real, parseable change, so every
+        # edit costs a full analysis of the whole file.
+        target = "    y = jnp.tanh(x) * scale"
+        line = text[: text.rindex(target)].count("\n")
+        for n in range(edits):
+            version = n + 2
+            at = types.Position(line, len(target) + 4 * n)
+            change = types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=" + 0")
+            started = time.perf_counter()
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[change],
+                )
+            )
+            stamp, params = await wait_version(version)
+            latencies.append((stamp - started) * 1000 - debounce_ms)
+            assert len(params.diagnostics) == len(first.diagnostics)
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+    latencies.sort()
+    # The engine alone on the same text, in this process: the part of the latency that is not the server's.
+    engine = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        analyze(text, "big_module.py", Config())
+        engine.append((time.perf_counter() - t0) * 1000)
+    return {
+        "lines": text.count("\n"),
+        "findings": findings,
+        "diagnostics_published": len(first.diagnostics),
+        "debounce_ms": debounce_ms,
+        "edits": edits,
+        "median_ms": round(statistics.median(latencies), 1),
+        "p90_ms": round(latencies[int(0.9 * (len(latencies) - 1))], 1),
+        "max_ms": round(latencies[-1], 1),
+        "min_ms": round(latencies[0], 1),
+        "engine_analyze_median_ms": round(statistics.median(engine), 1),
+        "server_overhead_median_ms": round(statistics.median(latencies) - statistics.median(engine), 1),
+        "rules": [info.code for _, info in registry.all_codes()],
+        "load_average_1min": os.getloadavg()[0],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--debounce-ms", type=int, default=200)
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(run(args.edits, args.lines, args.debounce_ms)), indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from jaxfix.lsp import serve
+
+serve()
