@@ -26,6 +26,11 @@ The analysis is within one module. A parameter that callers in other modules pas
 value is assumed traced unless it has a literal default that no call site in this module passes.
 A `jnp.where` rewrite broadcasts: if the two original branches returned different shapes, the
 rewrite returns the broadcast shape (the original could never run under jit anyway).
+Where the evidence that a value is an array is weak, the rule stays silent: `self` is traced only
+in classes the module registers as pytrees (`register_pytree_node_class`, `flax.struct.dataclass`,
+`eqx.Module`, `nn.Module`, `NamedTuple`, a `tree_flatten` method), so a method of a class whose
+pytree base lives in another module is not checked through `self`; the truth of a parameter
+annotated `Sequence`/`tuple`/`list` is taken as static even if a caller passes an array.
 
 ## Example
 ```python
@@ -202,22 +207,36 @@ class TracedControlFlowRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
+        """Some control flow, and a trace entry that can reach a function of this module: a
+        decorator naming a transform, or a transform/lax-body call with a lambda or the name of a
+        function defined here among its arguments (the analysis only follows those)."""
         has_flow = False
-        has_trace = False
+        defs: set[str] = set()
+        decorators: list[ast.AST] = []
+        calls: list[ast.Call] = []
+        # bare names are transforms only when imported as such (`from jax import jit as J`);
+        # a bare `map` is usually the builtin
+        bare: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.If, ast.While, ast.For, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp, ast.Call)):
                 has_flow = True
-            elif isinstance(node, (ast.Name, ast.Attribute)):
-                ident = node.id if isinstance(node, ast.Name) else node.attr
-                if ident in ("jit", "filter_jit", "vmap", "filter_vmap", "pmap", "scan", "fori_loop", "while_loop", "cond", "switch", "map", "pjit"):
-                    has_trace = True
-            elif isinstance(node, (ast.ImportFrom, ast.alias)):
-                has_trace = has_trace or any(
-                    a.name in ("jit", "filter_jit", "vmap", "pmap", "pjit") for a in getattr(node, "names", [])
-                )
-            if has_flow and has_trace:
-                return True
-        return False
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.add(node.name)
+                decorators.extend(node.decorator_list)
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+            elif isinstance(node, ast.ImportFrom):
+                bare.update(a.asname or a.name for a in node.names if a.name in _TRANSFORM_IDENTS)
+        if not has_flow:
+            return False
+        if any(_mentions_transform(d, bare) for d in decorators):
+            return True
+        entry_args: list[ast.AST] = []
+        for call in calls:
+            if _is_transform_name(call.func, bare):
+                entry_args.extend(call.args)
+                entry_args.extend(k.value for k in call.keywords)
+        return any(_function_ref(arg, defs, bare) for arg in entry_args)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
@@ -270,27 +289,31 @@ class _FunctionChecker:
     def traced(self, expr: cst.BaseExpression, stmt) -> bool:
         return self.facts.traced(expr, stmt)
 
+    def test_traced(self, expr: cst.BaseExpression, stmt) -> bool:
+        """`bool(expr)` needs a traced value (the truth of a Python tuple/list is static)."""
+        return self.facts.test_traced(expr, stmt)
+
     def visit(self, n: cst.CSTNode, stmt) -> Finding | None:
         if n in self.covered:
             return None
         if isinstance(n, cst.If):
             return self.check_if(n, stmt)
         if isinstance(n, cst.While):
-            if self.traced(n.test, n):
+            if self.test_traced(n.test, n):
                 self.cover(n.test)
                 return self.finding("JAX302", n, f"`while` condition `{self.code(n.test)}` is traced", self.fix_while(n))
             return None
         if isinstance(n, cst.For):
             return self.check_for(n)
         if isinstance(n, cst.IfExp):
-            if self.traced(n.test, stmt):
+            if self.test_traced(n.test, stmt):
                 self.cover(n.test)
                 return self.finding(
                     "JAX301", n, f"conditional expression on traced `{self.code(n.test)}`", self.fix_ifexp(n)
                 )
             return None
         if isinstance(n, cst.Assert):
-            if self.traced(n.test, stmt):
+            if self.test_traced(n.test, stmt):
                 self.cover(n.test)
                 return self.finding(
                     "JAX305",
@@ -303,12 +326,12 @@ class _FunctionChecker:
                 )
             return None
         if isinstance(n, cst.BooleanOperation):
-            if self.traced(n.left, stmt):
+            if self.test_traced(n.left, stmt):
                 self.cover(n.left)
                 return self.finding("JAX305", n, f"`{self.op(n)}` on traced `{self.code(n.left)}`", self.fix_boolop(n))
             return None
         if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
-            if self.traced(n.expression, stmt):
+            if self.test_traced(n.expression, stmt):
                 return self.finding("JAX305", n, f"`not` on traced `{self.code(n.expression)}`", self.fix_boolop(n))
             return None
         if isinstance(n, cst.Call):
@@ -505,7 +528,7 @@ class _FunctionChecker:
     # -- JAX301 if / elif ------------------------------------------------------------------
     def check_if(self, n: cst.If, stmt) -> Finding | None:
         chain = _if_chain(n)
-        traced_tests = [i for i, branch in enumerate(chain) if self.traced(branch.test, branch)]
+        traced_tests = [i for i, branch in enumerate(chain) if self.test_traced(branch.test, branch)]
         if not traced_tests:
             return None
         for branch in chain:
@@ -1195,6 +1218,64 @@ class _FunctionChecker:
         new_arg = cst.Arg(value=value, keyword=cst.Name("static_argnames"), equal=equal, comma=last.comma)
         args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return {call: call.with_changes(args=[*args, new_arg])}
+
+
+_TRANSFORM_IDENTS = frozenset(
+    {
+        "jit",
+        "filter_jit",
+        "vmap",
+        "filter_vmap",
+        "pmap",
+        "pjit",
+        "scan",
+        "fori_loop",
+        "while_loop",
+        "cond",
+        "switch",
+        "map",
+        "associative_scan",
+        "checkpoint",
+        "remat",
+        "filter_checkpoint",
+    }
+)
+
+
+def _is_transform_name(func: ast.AST, bare: set[str]) -> bool:
+    """`jax.jit`, `lax.scan`, an imported `jit`, `partial(jax.jit, ...)` (stdlib ast, over-approximate)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr in _TRANSFORM_IDENTS
+    if isinstance(func, ast.Name):
+        return func.id in bare
+    if isinstance(func, ast.Call):  # `jax.jit(static_argnames=...)(f)`, `partial(jax.jit, ...)(f)`
+        return _mentions_transform(func, bare)
+    return False
+
+
+def _function_ref(arg: ast.AST, defs: set[str], bare: set[str]) -> bool:
+    """Could `arg` (an argument of a transform) lead the analysis to a function of this module: a
+    lambda, a def's name, a list of those (`lax.switch`), or a call (transform, `partial`) given one."""
+    if isinstance(arg, ast.Lambda):
+        return True
+    if isinstance(arg, ast.Name):
+        return arg.id in defs
+    if isinstance(arg, (ast.List, ast.Tuple)):
+        return any(_function_ref(el, defs, bare) for el in arg.elts)
+    if isinstance(arg, ast.Call):  # `jax.grad(f)`, `partial(f, n=2)`, `jax.jit(f)`: look through any call
+        return any(_function_ref(a, defs, bare) for a in [*arg.args, *(k.value for k in arg.keywords)])
+    if isinstance(arg, ast.Starred):
+        return _function_ref(arg.value, defs, bare)
+    return False
+
+
+def _mentions_transform(node: ast.AST, bare: set[str]) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr in _TRANSFORM_IDENTS:
+            return True
+        if isinstance(sub, ast.Name) and sub.id in bare:
+            return True
+    return False
 
 
 def _kwarg_arg(call: cst.Call, name: str) -> cst.Arg | None:

@@ -330,3 +330,255 @@ def test_module_functions_are_not_mistaken_for_methods():
         """
     )
     assert not fn(jc, "where").in_trace
+
+
+# -- precision on real code: values that look traced but are Python values ---------------------
+
+
+def facts_of(jc: JitContexts, name: str):
+    info = fn(jc, name)
+    assert info.facts is not None, f"{name} is not under a trace"
+    return info.facts
+
+
+def test_shape_arithmetic_and_axis_size_are_static():
+    jc = contexts("""
+        import math
+        import jax
+        def helper(x):
+            n = jax.lax.axis_size("i")
+            shape = x.shape
+            out_shape = (*shape[:1], shape[1] * n)
+            size = math.prod(out_shape)
+            y = jax.lax.psum(x, "i")
+            z = jax.numpy.ones(3)
+            return y
+        f = jax.vmap(helper, axis_name="i")
+        """)
+    traced = traced_names(jc, "helper")
+    assert {"x", "y", "z"} <= traced
+    assert not traced & {"n", "shape", "out_shape", "size"}
+
+
+def test_jax_utilities_follow_their_arguments():
+    # only jax.numpy/lax/random/... calls are staged on constants; `jax._src` helpers, dtype and
+    # config functions return what their arguments make them
+    jc = contexts("""
+        import jax
+        from jax._src.util import split_list, canonicalize_axis
+        from jax._src import dtypes
+        @jax.jit
+        def f(x, sizes):
+            a, b = split_list((1, 2, 3), [1])
+            ax = canonicalize_axis(-1, x.ndim)
+            dt = dtypes.canonicalize_dtype(x.dtype)
+            cplx = jax.numpy.iscomplexobj(x)
+            backend = jax.default_backend()
+            tail = split_list(x, [1])
+            return x
+        """)
+    traced = traced_names(jc, "f")
+    assert "tail" in traced and "x" in traced
+    assert not traced & {"a", "b", "ax", "dt", "cplx", "backend"}
+
+
+def test_getattr_with_a_default_is_static_and_without_reads_the_attribute():
+    jc = contexts("""
+        import jax
+        @jax.jit
+        def f(spec, x):
+            delay = getattr(spec, "delay", 0)
+            w = getattr(x, "T")
+            s = getattr(x, "shape")
+            return x
+        """)
+    traced = traced_names(jc, "f")
+    assert "w" in traced
+    assert "delay" not in traced and "s" not in traced
+
+
+def test_enumerate_counter_is_static_and_zip_pairs_iterables():
+    jc = contexts("""
+        import jax
+        @jax.jit
+        def f(x, sizes):
+            for i, (a, size) in enumerate(zip(x, (1, 2))):
+                j = i
+                b = a
+                c = size
+            for k, row in reversed(list(enumerate(x))):
+                m = k
+                r = row
+            flags = [p for p, q in enumerate(x) if q.shape[0] == 1]
+            return x
+        """)
+    traced = traced_names(jc, "f")
+    assert {"a", "b", "row", "r"} <= traced
+    assert not traced & {"i", "j", "size", "c", "k", "m", "flags"}
+
+
+def test_truth_of_python_sequences_is_static():
+    jc = contexts("""
+        from typing import Sequence
+        import jax
+        import jax.numpy as jnp
+        def helper(x, starts: Sequence[int], ids=(), *rest, arr=None):
+            starts = tuple(jnp.asarray(s) for s in starts)
+            pairs = [(a, b) for a, b in zip(ids, ids)]
+            if starts:
+                pass
+            if ids and rest:
+                pass
+            if pairs or not starts:
+                pass
+            if x:
+                pass
+            if ids and x:
+                pass
+        @jax.jit
+        def f(x, i, j):
+            helper(x, [i, j], ids=(i, j))
+            return x
+        """)
+    facts = facts_of(jc, "helper")
+    ifs = [s for s in fn(jc, "helper").node.body.body if isinstance(s, cst.If)]
+    assert [facts.test_traced(s.test, s) for s in ifs] == [False, False, False, True, True]
+    # the elements are still traced values
+    assert facts.traced(cst.parse_expression("starts[0]"))
+    assert {"starts", "ids", "rest", "pairs"} <= facts.sequences
+
+
+def test_parameter_passed_an_array_somewhere_is_not_a_sequence():
+    jc = contexts("""
+        import jax
+        def helper(x, ids=()):
+            if ids:
+                pass
+        @jax.jit
+        def f(x, i):
+            helper(x, ids=(i, i))
+            helper(x, ids=i)
+            return x
+        """)
+    facts = facts_of(jc, "helper")
+    stmt = next(s for s in fn(jc, "helper").node.body.body if isinstance(s, cst.If))
+    assert "ids" not in facts.sequences
+    assert facts.test_traced(stmt.test, stmt)
+
+
+def test_self_of_a_plain_class_is_not_traced():
+    jc = contexts("""
+        import jax
+        class Scheduler:
+            def __init__(self, step, flag):
+                self.step = step
+                self.flag = flag
+            def scope(self, x):
+                f = self.flag
+                y = x
+                return y
+        def body(i, carry):
+            s = Scheduler(i, True)
+            s.scope(carry)
+            return carry
+        out = jax.lax.fori_loop(0, 3, body, 0.0)
+        """)
+    traced = traced_names(jc, "scope")
+    assert "y" in traced and "x" in traced
+    assert "self" not in traced and "f" not in traced
+
+
+def test_self_of_a_pytree_class_is_traced():
+    jc = contexts("""
+        import jax
+        @jax.tree_util.register_pytree_node_class
+        class Box:
+            def __init__(self, v):
+                self.v = v
+            def tree_flatten(self):
+                return (self.v,), None
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+            def get(self):
+                w = self.v
+                return w
+        @jax.jit
+        def f(box):
+            return box.get()
+        """)
+    assert "w" in traced_names(jc, "get")
+
+
+def test_calling_a_partial_object_is_not_a_module_call_method():
+    jc = contexts("""
+        import functools
+        import equinox as eqx
+        import jax
+        class Model(eqx.Module):
+            w: jax.Array
+            def __call__(self, x):
+                return x * self.w
+        def mask(v, x):
+            return x
+        def body(i, carry):
+            g = functools.partial(mask, 0.0, carry)
+            return g(carry)
+        @jax.jit
+        def apply(model, x):
+            return model(x)
+        out = jax.lax.fori_loop(0, 3, body, 0.0)
+        """)
+    call = fn(jc, "__call__")
+    assert call.in_trace  # through `model(x)`: a traced parameter
+    assert all("body" not in r for r in call.reasons)
+
+
+def test_partial_bound_arguments_are_python_constants():
+    jc = contexts("""
+        import functools
+        import jax
+        def outer():
+            def foo(x, y, flag):
+                return x
+            foo = functools.partial(foo, flag=True)
+            foo = jax.pmap(foo)
+            foo = jax.jit(foo)
+            return foo
+        def scale(x, mode):
+            return x
+        halve = jax.jit(functools.partial(scale, mode="half"))
+        """)
+    assert fn(jc, "foo").facts is not None
+    assert "flag" not in traced_names(jc, "foo")
+    assert traced_names(jc, "foo") >= {"x", "y"}
+    assert "mode" not in traced_names(jc, "scale") and "x" in traced_names(jc, "scale")
+
+
+def test_static_properties_of_pytree_classes():
+    jc = contexts("""
+        import jax
+        @jax.tree_util.register_pytree_node_class
+        class Sparse:
+            def __init__(self, data, indices):
+                self.data, self.indices = data, indices
+            nse = property(lambda self: self.indices.shape[-2])
+            first = property(lambda self: self.data[0])
+            @property
+            def n_sparse(self):
+                return self.indices.shape[-1]
+            def tree_flatten(self):
+                return (self.data, self.indices), None
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+        @jax.jit
+        def f(mat):
+            a = mat.nse
+            b = mat.n_sparse
+            c = mat.first
+            return mat
+        """)
+    assert jc.static_attrs >= {"nse", "n_sparse"} and "first" not in jc.static_attrs
+    traced = traced_names(jc, "f")
+    assert "c" in traced and not traced & {"a", "b"}

@@ -65,6 +65,29 @@ BODY_ARGS: dict[str, tuple[int, ...]] = {
 STATIC_FIELD_TYPES = frozenset(
     {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
 )
+# Decorators and base classes that make a class a pytree (its instances cross `jit` with array leaves).
+PYTREE_DECORATORS = frozenset(
+    {
+        "jax.tree_util.register_pytree_node_class",
+        "jax.tree_util.register_pytree_with_keys_class",
+        "jax.tree_util.register_dataclass",
+        "flax.struct.dataclass",
+        "chex.dataclass",
+        "chex.mappable_dataclass",
+    }
+)
+PYTREE_BASES = frozenset(
+    {
+        "equinox.Module",
+        "flax.struct.PyTreeNode",
+        "flax.linen.Module",
+        "flax.nnx.Module",
+        "flax.nnx.Object",
+        "flax.nnx.Pytree",
+        "typing.NamedTuple",
+        "NamedTuple",
+    }
+)
 BODY_KEYWORDS = {"f", "body_fun", "cond_fun", "true_fun", "false_fun", "fun", "branches"}
 
 
@@ -178,8 +201,11 @@ class JitContexts:
         self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
         self.static_fields: dict[str, set[str]] = {}
+        self.pytree_classes: set[str] = set()
+        self.class_nodes: list[cst.ClassDef] = []
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         self._collect()
+        self.static_attrs: frozenset[str] = self._static_properties()
         self._find_entries()
         self._propagate()
 
@@ -290,6 +316,9 @@ class JitContexts:
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
                 self.classes.append(node.name.value)
                 ctx.static_fields[node.name.value] = ctx._class_static_fields(node)
+                ctx.class_nodes.append(node)
+                if ctx._is_pytree_class(node):
+                    ctx.pytree_classes.add(node.name.value)
 
             def leave_ClassDef(self, node: cst.ClassDef) -> None:
                 self.classes.pop()
@@ -324,6 +353,15 @@ class JitContexts:
             def visit_Call(self, node: cst.Call) -> None:
                 ctx.calls.append(CallSite(node, self.stack[-1] if self.stack else None))
                 self._own(node)
+                if not self.stack and ctx.names.qualify(node.func) in (
+                    "jax.tree_util.register_pytree_node",
+                    "jax.tree_util.register_pytree_with_keys",
+                    "jax.tree_util.register_dataclass",
+                    "jax.tree_util.register_pytree_node_class",
+                ):
+                    first = _positional(node)
+                    if first and isinstance(first[0], cst.Name):
+                        ctx.pytree_classes.add(first[0].value)
 
             def visit_Attribute(self, node: cst.Attribute) -> None:
                 self._own(node)
@@ -335,6 +373,86 @@ class JitContexts:
                             ctx.module_names.add(t.target.value)
 
         self.module.visit(V())
+
+    def _static_properties(self) -> frozenset[str]:
+        """Properties of the module's pytree classes that return Python values even on a traced
+        instance (`nse = property(lambda self: self.indices.shape[-2])`, a `@property` returning
+        `len(self.shape)`): reading them on any traced object is static. Names also declared as
+        array fields of a class of the module are left out."""
+        out: set[str] = set()
+        fields: set[str] = set()
+        for cls in self.class_nodes:
+            static = self.static_fields.get(cls.name.value, ())
+            for stmt in cls.body.body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        if small.target.value not in static:
+                            fields.add(small.target.value)
+                    elif isinstance(small, cst.Assign) and cls.name.value in self.pytree_classes:
+                        value = small.value
+                        if not (
+                            isinstance(value, cst.Call) and self.names.qualify(value.func) == "property" and value.args
+                        ):
+                            continue
+                        getter = value.args[0].value
+                        if isinstance(getter, cst.Lambda) and getter.params.params:
+                            facts = analyse_function(getter, self.names, {getter.params.params[0].name.value})
+                            if not facts.traced(getter.body):
+                                out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+        for name, infos in self.methods.items():
+            props = [m for m in infos if m.is_property and m.class_name in self.pytree_classes]
+            if not props or len(props) != len(infos):
+                continue
+            if all(self._returns_static(m) for m in props):
+                out.add(name)
+        return frozenset(out - fields)
+
+    def _returns_static(self, info: FuncInfo) -> bool:
+        if not info.positional or not isinstance(info.node, cst.FunctionDef):
+            return False
+        facts = analyse_function(
+            info.node,
+            self.names,
+            {info.positional[0]},
+            receiver=info.positional[0],
+            static_fields=self.static_fields.get(info.class_name or "", ()),
+        )
+        returns: list[cst.Return] = []
+
+        class R(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is info.node
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Return(self, node: cst.Return) -> None:
+                returns.append(node)
+
+        info.node.visit(R())
+        values = [r.value for r in returns if r.value is not None]
+        return bool(values) and not any(facts.traced(v, r) for r, v in zip(returns, values))
+
+    def _is_pytree_class(self, node: cst.ClassDef) -> bool:
+        """Registered as a pytree (decorator, a known pytree base, a pytree base class of this module,
+        or `tree_flatten` defined): its instances can be traced `jit` arguments. Instances of other
+        classes cannot cross `jit`; inside a trace they are Python objects built there."""
+        for d in node.decorators:
+            deco = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+            if self.names.qualify(deco) in PYTREE_DECORATORS:
+                return True
+        for base in node.bases:
+            qual = self.names.qualify(base.value)
+            if qual in PYTREE_BASES:
+                return True
+            if isinstance(base.value, cst.Name) and base.value.value in self.pytree_classes:
+                return True
+        for stmt in node.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in ("tree_flatten", "tree_flatten_with_keys"):
+                return True
+        return False
 
     def _class_static_fields(self, node: cst.ClassDef) -> set[str]:
         """Fields declared with a non-array annotation (`depth: int`, `act: Callable`) or marked
@@ -487,6 +605,14 @@ class JitContexts:
                 target, chain = self._unwrap(pos[0], site.caller)
                 if target is None:
                     continue
+                bound = self._partial_bound(pos[0], site.caller, target)
+                if bound:
+                    # `jax.jit(partial(f, flag=True))`: the bound arguments are Python constants
+                    self._mark(target, f"{qual.rsplit('.', 1)[-1]} of a partial")
+                    target.entry_traced |= set(target.params) - bound
+                    if qual in GRAD_NAMES or any(q in GRAD_NAMES for q in chain):
+                        target.differentiated = True
+                    continue
                 if qual in GRAD_NAMES or any(q in GRAD_NAMES for q in chain):
                     target.differentiated = True
                 if qual in JIT_NAMES:
@@ -540,11 +666,50 @@ class JitContexts:
                 out.append(arg.value)
         return out
 
+    def _partial_bound(self, expr, scope: FuncInfo | None, target: FuncInfo) -> set[str]:
+        """Parameters of `target` fixed by `functools.partial` on the way to a transform: written in
+        place (`jax.jit(partial(f, n=3))`), or through a name of the same scope rebound to a partial of
+        the same function (`f = partial(f, flag=True)` ... `jax.pmap(f)`)."""
+        while isinstance(expr, cst.Call) and self.names.qualify(expr.func) not in PARTIAL_NAMES:
+            pos = _positional(expr)
+            if not pos:
+                return set()
+            expr = pos[0]
+        partials: list[cst.Call] = []
+        if isinstance(expr, cst.Call):
+            partials.append(expr)
+        elif isinstance(expr, cst.Name):
+            body = scope.node.body if scope is not None and isinstance(scope.node, cst.FunctionDef) else self.module
+            for stmt in _flat_statements(body):
+                if (
+                    isinstance(stmt, cst.Assign)
+                    and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0].target, cst.Name)
+                    and stmt.targets[0].target.value == expr.value
+                    and isinstance(stmt.value, cst.Call)
+                    and self.names.qualify(stmt.value.func) in PARTIAL_NAMES
+                ):
+                    partials.append(stmt.value)
+        out: set[str] = set()
+        for call in partials:
+            pos = _positional(call)
+            if not pos or self._resolve_callee(pos[0], scope, allow_attr=False) is not target:
+                continue
+            if any(a.star for a in call.args):
+                continue
+            params = list(target.positional)
+            out.update(params[: len(pos) - 1])
+            out.update(a.keyword.value for a in call.args if a.keyword is not None)
+        return out
+
     def _unwrap(self, expr, scope) -> tuple[FuncInfo | None, list[str]]:
         chain: list[str] = []
         while isinstance(expr, cst.Call):
             q = self.names.qualify(expr.func)
             pos = _positional(expr)
+            if q in PARTIAL_NAMES and pos:
+                expr = pos[0]
+                continue
             if q in JIT_NAMES or q in VMAP_NAMES or q in PASS_THROUGH:
                 if not pos:
                     return None, chain
@@ -585,8 +750,53 @@ class JitContexts:
                 return True
         return False
 
+    def _rooted_at_param(self, expr: cst.BaseExpression, info: FuncInfo) -> bool:
+        """`model`, `self.model`, `cfg.net` where the head is a parameter of `info` not rebound in it."""
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        if not isinstance(expr, cst.Name) or expr.value not in info.params:
+            return False
+        return info.facts is None or expr.value not in _rebound(info)
+
+    def _sequence_params(self, info: FuncInfo) -> set[str]:
+        """Parameters that every call site in the module passes a tuple/list display (`ids=(i, j)`),
+        whose default, if any, is one too or None: Python sequences, not arrays."""
+        if isinstance(info.node, cst.Lambda) or info.jit_sites:
+            return set()
+        sites = self.call_sites_of(info)
+        if not sites:
+            return set()
+        out = set()
+        for p in info.params:
+            default = info.defaults.get(p)
+            if default is not None and not (
+                isinstance(default, (cst.Tuple, cst.List))
+                or (isinstance(default, cst.Name) and default.value == "None")
+            ):
+                continue
+            ok = True
+            for site in sites:
+                bound = self.bind_args(info, site.call)
+                if bound is None:
+                    ok = False
+                    break
+                arg = bound.get(p)
+                if arg is None:
+                    if default is None:
+                        ok = False
+                        break
+                elif not isinstance(arg, (cst.Tuple, cst.List, cst.ListComp)):
+                    ok = False
+                    break
+            if ok:
+                out.add(p)
+        return out
+
     def _entry(self, info: FuncInfo) -> set[str]:
         entry = set(info.entry_traced) - info.static_params
+        if info.is_method and info.positional and info.class_name not in self.pytree_classes:
+            # an instance of a plain class cannot be a traced argument: `self` is a Python object
+            entry.discard(info.positional[0])
         for p in list(entry):
             default = info.defaults.get(p)
             if default is not None and is_hashable_literal(default) and not self._passed_explicitly(info, p):
@@ -616,6 +826,8 @@ class JitContexts:
                 self._outer_lookup(info),
                 receiver=receiver,
                 static_fields=self.static_fields.get(info.class_name or "", ()),
+                sequence_params=self._sequence_params(info),
+                static_attrs=self.static_attrs,
             )
             old = info.facts
             info.facts = facts
@@ -638,9 +850,12 @@ class JitContexts:
             call = node
             callee = self._resolve_callee(call.func, info)
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-            if callee is None and facts.expr_traced(call.func, stmt_env):
-                # calling a traced object: the `__call__` of the one module class that defines it
-                candidates = [m for m in self.methods.get("__call__", []) if m.is_method]
+            if callee is None and self._rooted_at_param(call.func, info) and facts.expr_traced(call.func, stmt_env):
+                # calling a traced argument (`model(x)`): the `__call__` of the one pytree class of the
+                # module that defines it. Locals (`partial(...)` objects, closures) are not guessed at.
+                candidates = [
+                    m for m in self.methods.get("__call__", []) if m.is_method and m.class_name in self.pytree_classes
+                ]
                 if len(candidates) == 1:
                     callee, receiver = candidates[0], call.func
             if callee is None or callee is info:
@@ -653,7 +868,7 @@ class JitContexts:
                 if facts.expr_traced(arg, stmt_env):
                     newly.add(pname)
             if callee.is_method and receiver is not None and callee.positional:
-                if facts.expr_traced(receiver, stmt_env):
+                if callee.class_name in self.pytree_classes and facts.expr_traced(receiver, stmt_env):
                     newly.add(callee.positional[0])
             if newly and not newly <= callee.entry_traced:
                 callee.entry_traced |= newly
@@ -663,7 +878,11 @@ class JitContexts:
                 woken.append(callee)
         # properties read on traced objects
         for attr, env in self._attrs_in(info):
-            props = [m for m in self.methods.get(attr.attr.value, []) if m.is_property]
+            props = [
+                m
+                for m in self.methods.get(attr.attr.value, [])
+                if m.is_property and m.class_name in self.pytree_classes
+            ]
             if len(props) == 1 and facts.expr_traced(attr.value, env):
                 prop = props[0]
                 if prop.positional and prop.positional[0] not in prop.entry_traced:
@@ -686,6 +905,33 @@ class JitContexts:
 
     def _attrs_in(self, info: FuncInfo):
         return self._own_with_env(info, cst.Attribute)
+
+
+def _flat_statements(body) -> Iterator[cst.BaseSmallStatement]:
+    """The small statements of a function body or module, inside `if`/`with`/loops/`try` too, but
+    not inside nested functions or classes."""
+    stmts = body.body
+    if isinstance(stmts, cst.BaseSuite):
+        stmts = stmts.body
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        elif isinstance(stmt, cst.BaseCompoundStatement):
+            for block in (getattr(stmt, "body", None), getattr(getattr(stmt, "orelse", None), "body", None)):
+                if isinstance(block, cst.IndentedBlock):
+                    yield from _flat_statements(block)
+            if isinstance(getattr(stmt, "orelse", None), cst.If):
+                yield from _flat_statements(cst.IndentedBlock(body=[stmt.orelse]))
+            for h in getattr(stmt, "handlers", ()):
+                yield from _flat_statements(h.body)
+
+
+def _rebound(info: FuncInfo) -> set[str]:
+    from jaxfix.analysis.traced import assigned_names
+
+    return assigned_names(info.node)
 
 
 def _nodes_with_env(func_node, facts: FunctionFacts, kind):

@@ -1,11 +1,19 @@
 """Traced-versus-static values inside one function that runs under a JAX trace.
 
 A value is *traced* when it is a non-static parameter of a traced function, the
-result of any `jax.*` operation inside the trace (even `jnp.ones(3)` is staged
-out under jit), or anything computed from a traced value. It is *static* when it
-is a literal, a module-level name, a static argument, `.shape`/`.ndim`/`.dtype`/
-`.size` of anything, `len()`, `isinstance()`, an `is None` / `is not None` test,
-or computed from static values only.
+result of a `jax.numpy`/`lax`/`random`/`nn`/`scipy` operation inside the trace (even
+`jnp.ones(3)` is staged out under jit), or anything computed from a traced value. It
+is *static* when it is a literal, a module-level name, a static argument,
+`.shape`/`.ndim`/`.dtype`/`.size` of anything, the result of a dtype/shape query
+(`len`, `isinstance`, `jnp.iscomplexobj`, `jnp.issubdtype`, `jax.dtypes.*`,
+`lax.axis_size`, `getattr(obj, "name", default)`...), an `is None` test, the counter
+of `enumerate`, or computed from static values only. Other `jax.*` functions (utilities,
+`jax._src` helpers) are traced only when given a traced argument.
+
+The truth value of a Python tuple or list is its length: `test_traced` (for `if`,
+`while`, `and`/`or`/`not` operands) treats displays, `tuple(...)`/`list(...)`,
+parameters annotated or always passed as sequences, `*args`, and locals only ever
+assigned sequences as static, even when their elements are traced.
 
 The walk is flow-sensitive in statement order (an assignment replaces what a
 name held; after `if`/`else` a name is traced if either branch made it so; a
@@ -67,15 +75,62 @@ STATIC_CALLS = frozenset(
         "jax.dtypes.canonicalize_dtype",
         "jax.core.is_constant_dim",
         "jax.numpy.isdtype",
+        "jax.numpy.iscomplexobj",
+        "jax.numpy.isrealobj",
+        "jax.numpy.isscalar",
+        "jax.numpy.issubsctype",
+        "numpy.iscomplexobj",
+        "numpy.isrealobj",
+        "numpy.isscalar",
+        "numpy.isdtype",
+        "numpy.promote_types",
+        "numpy.can_cast",
+        "jax.lax.axis_size",
+        "jax.default_backend",
+        "jax.process_index",
+        "jax.process_count",
+        "jax.local_device_count",
+        "jax.eval_shape",
+        "jax.ShapeDtypeStruct",
+        "jax.numpy.broadcast_shapes",
+        "numpy.broadcast_shapes",
     }
 )
+# Modules whose functions only inspect dtypes, shapes or devices: Python values whatever the input.
+_STATIC_PREFIXES = ("jax.dtypes.", "jax._src.dtypes.", "jax.core.", "jax._src.core.", "jax.config.")
 
-# jax calls that return a value computed from their arguments only (no staged op of their own).
-_ARG_ONLY_PREFIXES = ("jax.tree.", "jax.tree_util.", "jax.dtypes.")
+# jax modules whose functions are staged out under a trace even on constant inputs (`jnp.ones(3)`).
+# Other `jax.*` names (utilities, dtype helpers, config, `jax._src` internals) return whatever
+# their arguments make them: traced only when given a traced argument.
+STAGED_PREFIXES = (
+    "jax.numpy.",
+    "jax.lax.",
+    "jax.random.",
+    "jax.nn.",
+    "jax.scipy.",
+    "jax.ops.",
+    "jax.image.",
+    "jax.experimental.pallas.",
+    "jax._src.numpy.",
+    "jax._src.lax.",
+    "jax._src.random.",
+    "jax._src.nn.",
+    "jax._src.scipy.",
+    "jax._src.pallas.",
+)
+STAGED_CALLS = frozenset({"jax.device_put", "jax.pure_callback", "jax.make_array_from_callback"})
+SEQUENCE_TYPES = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "MutableSequence"})
 
 
 def is_static_call_name(qualname: str | None) -> bool:
-    return qualname in STATIC_CALLS
+    return qualname in STATIC_CALLS or (qualname is not None and qualname.startswith(_STATIC_PREFIXES))
+
+
+def is_staged_call_name(qualname: str | None) -> bool:
+    """A jax function that stages an operation out under a trace whatever its inputs."""
+    if qualname is None or is_static_call_name(qualname):
+        return False
+    return qualname in STAGED_CALLS or qualname.startswith(STAGED_PREFIXES)
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
@@ -198,8 +253,22 @@ class FunctionFacts:
     # `self`-like parameter name and the fields of its class that hold static (non-array) values
     receiver: str | None = None
     static_fields: frozenset[str] = frozenset()
+    # names that hold a Python tuple/list wherever they are read (parameters declared or always
+    # passed as sequences, locals only ever assigned sequences): their truth value is static
+    sequence_params: frozenset[str] = frozenset()
+    _sequences: frozenset[str] | None = None
+    # attribute names that are static on any object (properties of the module's pytree classes
+    # that return Python values, see JitContexts.static_attrs)
+    static_attrs: frozenset[str] = frozenset()
 
     # -- queries ----------------------------------------------------------
+    @property
+    def sequences(self) -> frozenset[str]:
+        """Names holding a Python tuple/list wherever read (computed on first use: truth tests only)."""
+        if self._sequences is None:
+            self._sequences = frozenset()  # while computing: no name is known yet
+            self._sequences = frozenset(_sequence_names(self))
+        return self._sequences
     def env_before(self, stmt: cst.CSTNode) -> frozenset[str]:
         return self.before.get(stmt, frozenset(self.all_traced))
 
@@ -223,7 +292,7 @@ class FunctionFacts:
         if isinstance(e, cst.FormattedString):
             return False
         if isinstance(e, cst.Attribute):
-            if e.attr.value in STATIC_ATTRS:
+            if e.attr.value in STATIC_ATTRS or e.attr.value in self.static_attrs:
                 return False
             if (
                 self.receiver is not None
@@ -277,18 +346,26 @@ class FunctionFacts:
         inner = set(env)
         comp = e.for_in
         while comp is not None:
-            if self.expr_traced(comp.iter, inner):
-                inner.update(_target_names(comp.target))
-            else:
-                inner.difference_update(_target_names(comp.target))
+            for name, traced in self.loop_bindings(comp.target, comp.iter, inner):
+                if traced:
+                    inner.add(name)
+                else:
+                    inner.discard(name)
             comp = comp.inner_for_in
         parts = [e.key, e.value] if isinstance(e, cst.DictComp) else [e.elt]
         return any(self.expr_traced(p, inner) for p in parts)
 
     def _call_traced(self, e: cst.Call, env) -> bool:
         qual = self.names.qualify(e.func)
-        if qual in STATIC_CALLS:
+        if is_static_call_name(qual):
             return False
+        if qual == "getattr" and len(e.args) >= 2 and isinstance(e.args[1].value, cst.SimpleString):
+            if len(e.args) >= 3:
+                # probing an optional attribute with a fallback: an object's configuration, not an array
+                return False
+            attr = e.args[1].value.evaluated_value
+            if isinstance(attr, str) and attr.isidentifier():
+                return self.expr_traced(cst.Attribute(value=e.args[0].value, attr=cst.Name(attr)), env)
         if qual in ("range", "enumerate", "zip", "reversed"):
             return any(self.expr_traced(a.value, env) for a in e.args)
         args_traced = any(self.expr_traced(a.value, env) for a in e.args)
@@ -298,9 +375,69 @@ class FunctionFacts:
             # a method of a traced value (`x.sum()`), or a module function (`jnp.ones(3)`)
             if self.expr_traced(e.func.value, env):
                 return True
-        if qual is not None and qual.startswith("jax.") and not qual.startswith(_ARG_ONLY_PREFIXES):
-            # inside a trace every jax operation is staged out, even on constants
+        if is_staged_call_name(qual):
+            # inside a trace every jax.numpy/lax/random operation is staged out, even on constants
             return True
+        if isinstance(e.func, cst.Call) and is_staged_call_name(self.names.qualify(e.func.func)):
+            return True
+        if isinstance(e.func, cst.Call) and (self.names.qualify(e.func.func) or "").startswith(
+            ("jax.vmap", "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian", "jax.checkpoint")
+        ):
+            return True  # `jax.vmap(f)(...)`: a transformed function, staged out
+        return False
+
+    def loop_bindings(self, target, it, env) -> list[tuple[str, bool]]:
+        """(name, traced) for the names a `for` target binds. The counter of `enumerate` is a Python
+        int; `zip(a, b)` pairs each target element with its own iterable; iterating a Python
+        tuple/list of traced values gives traced values, but a static number of them."""
+        if isinstance(it, cst.Call) and isinstance(target, (cst.Tuple, cst.List)):
+            qual = self.names.qualify(it.func)
+            elements = [el.value for el in target.elements]
+            args = [a for a in it.args if a.keyword is None and not a.star]
+            if any(isinstance(el, cst.StarredElement) for el in target.elements) or len(args) != len(it.args):
+                args = []
+            if qual == "enumerate" and len(elements) == 2 and len(args) == 1:
+                out = [(n, False) for n in _target_names(elements[0])]
+                return out + self.loop_bindings(elements[1], args[0].value, env)
+            if qual == "zip" and args and len(elements) == len(args):
+                out = []
+                for el, arg in zip(elements, args):
+                    out.extend(self.loop_bindings(el, arg.value, env))
+                return out
+        if isinstance(it, cst.Call) and self.names.qualify(it.func) in ("reversed", "list", "tuple", "sorted"):
+            if len(it.args) == 1 and it.args[0].keyword is None and not it.args[0].star:
+                return self.loop_bindings(target, it.args[0].value, env)
+        traced = self.expr_traced(it, env)
+        return [(n, traced) for n in _target_names(target)]
+
+    # -- truth tests ----------------------------------------------------------
+    def test_traced(self, expr: cst.BaseExpression, stmt: cst.CSTNode | None = None) -> bool:
+        """Whether `bool(expr)` (an `if`/`while` test, an operand of `and`/`or`/`not`) needs a traced
+        value. Like `traced`, except that the truth of a Python tuple or list is its length, known
+        at trace time even when its elements are traced."""
+        env = self.env_before(stmt) if stmt is not None else frozenset(self.all_traced)
+        return self._test_traced(expr, env)
+
+    def _test_traced(self, e: cst.BaseExpression, env) -> bool:
+        if isinstance(e, cst.BooleanOperation):
+            return self._test_traced(e.left, env) or self._test_traced(e.right, env)
+        if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Not):
+            return self._test_traced(e.expression, env)
+        if isinstance(e, cst.NamedExpr):
+            return self._test_traced(e.value, env)
+        if self.is_sequence(e):
+            return False
+        return self.expr_traced(e, env)
+
+    def is_sequence(self, e: cst.BaseExpression) -> bool:
+        """A Python tuple or list (not an array): a display, a comprehension, `tuple(...)`/`list(...)`,
+        or a name that only ever holds one of those (see `sequences`)."""
+        if isinstance(e, (cst.Tuple, cst.List, cst.ListComp, cst.Dict, cst.Set, cst.DictComp, cst.SetComp)):
+            return True
+        if isinstance(e, cst.Call) and self.names.qualify(e.func) in ("tuple", "list", "dict", "set", "sorted"):
+            return True
+        if isinstance(e, cst.Name):
+            return e.value in self.sequences
         return False
 
 
@@ -351,8 +488,7 @@ class _Walker:
         if isinstance(s, cst.While):
             return self.loop(s, env, bind=None)
         if isinstance(s, cst.For):
-            traced_iter = self.f.expr_traced(s.iter, env)
-            return self.loop(s, env, bind=(s.target, traced_iter))
+            return self.loop(s, env, bind=s)
         if isinstance(s, cst.With):
             env = set(env)
             for item in s.items:
@@ -387,7 +523,11 @@ class _Walker:
         for _ in range(20):
             inner = set(cur)
             if bind is not None:
-                self.bind(bind[0], bind[1], inner)
+                for name, traced in self.f.loop_bindings(bind.target, bind.iter, start):
+                    if traced:
+                        inner.add(name)
+                    else:
+                        inner.discard(name)
             out = self.block(s.body, inner)
             new = cur | out
             if new == cur:
@@ -436,6 +576,87 @@ class _Walker:
         self.bind(target, traced, env)
 
 
+def _annotation_is_sequence(names: ImportMap, ann: cst.BaseExpression) -> bool:
+    if isinstance(ann, cst.Subscript):
+        ann = ann.value
+    qual = names.qualify(ann) or ""
+    return qual.rsplit(".", 1)[-1] in SEQUENCE_TYPES
+
+
+def _sequence_names(facts: FunctionFacts) -> set[str]:
+    """Parameters and locals that hold a Python tuple/list (or dict/set) wherever they are read:
+    parameters annotated `Sequence[...]`/`tuple[...]`/`list[...]` or known to be passed sequences
+    (`facts.sequence_params`), `*args`/`**kwargs`, and locals every assignment of which is a display,
+    a comprehension or `tuple(...)`/`list(...)` (a parameter reassigned must keep being one)."""
+    node = facts.node
+    params = node.params
+    seq: set[str] = set(facts.sequence_params)
+    for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if p.annotation is not None and _annotation_is_sequence(facts.names, p.annotation.annotation):
+            seq.add(p.name.value)
+    if isinstance(params.star_arg, cst.Param):
+        seq.add(params.star_arg.name.value)
+    if params.star_kwarg is not None:
+        seq.add(params.star_kwarg.name.value)
+    if isinstance(node, cst.Lambda):
+        return seq
+    values: dict[str, list[cst.BaseExpression | None]] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is node
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+        def visit_ClassDef(self, n: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Assign(self, n: cst.Assign) -> None:
+            for t in n.targets:
+                if isinstance(t.target, cst.Name):
+                    values.setdefault(t.target.value, []).append(n.value)
+                else:
+                    for name in _target_names(t.target):
+                        values.setdefault(name, []).append(None)
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            if isinstance(n.target, cst.Name) and n.value is not None:
+                ok = _annotation_is_sequence(facts.names, n.annotation.annotation)
+                values.setdefault(n.target.value, []).append(n.value if not ok else cst.Tuple([]))
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            if isinstance(n.target, cst.Name):
+                values.setdefault(n.target.value, []).append(n.value)
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            if isinstance(n.target, cst.Name):
+                values.setdefault(n.target.value, []).append(n.value)
+
+    node.visit(V())
+    candidates = {
+        name
+        for name, vals in values.items()
+        if (name in seq or name not in set(param_names(params))) and all(v is not None for v in vals)
+    }
+    # names bound some other way too (loop targets, `with ... as`, imports): not known
+    other = assigned_names(node) - set(values)
+    candidates -= other
+    for _ in range(3):
+        facts._sequences = frozenset(seq | candidates)
+        keep = {n for n in candidates if all(facts.is_sequence(v) for v in values[n])}
+        if keep == candidates:
+            break
+        candidates = keep
+    # a parameter reassigned something else is no longer known to be one
+    for name in list(seq):
+        if name in values and not all(facts.is_sequence(v) for v in values[name] if v is not None):
+            seq.discard(name)
+        if name in values and any(v is None for v in values[name]):
+            seq.discard(name)
+    return seq | candidates
+
+
 def analyse_function(
     node: cst.FunctionDef | cst.Lambda,
     names: ImportMap,
@@ -443,6 +664,8 @@ def analyse_function(
     outer_traced: Callable[[str], bool] = lambda name: False,
     receiver: str | None = None,
     static_fields: Iterable[str] = (),
+    sequence_params: Iterable[str] = (),
+    static_attrs: Iterable[str] = (),
 ) -> FunctionFacts:
     facts = FunctionFacts(
         node=node,
@@ -451,6 +674,8 @@ def analyse_function(
         outer_traced=outer_traced,
         receiver=receiver,
         static_fields=frozenset(static_fields),
+        sequence_params=frozenset(sequence_params),
+        static_attrs=frozenset(static_attrs),
     )
     _Walker(facts).run()
     return facts
