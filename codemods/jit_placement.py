@@ -105,6 +105,8 @@ class JitPlacementRule(Rule):
     hoisted. Re-wrapping one module-level function hits the cache but costs ~3x dispatch.
 
     ## Known problems
+    JAX202 is not reported inside pytest tests (`test*`) or `main`: they run once, so the
+    per-call compile happens once too (a loop inside them is still JAX201).
     Only calls made right where the transform is created (`jax.jit(f)(x)`, or a decorated
     nested def that is only called) are reported; a transformed function that is stored,
     returned or passed on may be reused and is left alone. Code that already runs under a
@@ -464,6 +466,8 @@ class _Planner:
             code = "JAX203" if site.kind == "module function" else "JAX201"
             where = "inside a loop"
         else:
+            if _runs_once(site.function):
+                return None  # "compiles again on every call" needs more than one call
             code = "JAX202"
             where = f"inside `{site.function.name.value}` on every call"
         if code == "JAX203":
@@ -1168,6 +1172,12 @@ def _black(code: str, width: int) -> str:
 
 class _Manual(Exception):
     """The fix cannot be made automatically; the message says why."""
+
+
+def _runs_once(function: cst.FunctionDef) -> bool:
+    """Functions a program calls once by convention: pytest tests and `main`."""
+    name = function.name.value
+    return name == "main" or name.startswith("test")
 
 
 def _reads(node: cst.CSTNode) -> set[str]:
