@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods._command import command_for
+from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -40,31 +41,9 @@ TRANSFORMS = {**COMPILING, **WRAPPING}
 # Calls whose function argument runs under a trace: code inside such a function is traced once
 # per compile of the caller, so a transform there is inlined and never compiles on its own.
 TRACING_CALLS = frozenset(
-    {
-        *TRANSFORMS,
-        "jax.lax.scan",
-        "jax.lax.fori_loop",
-        "jax.lax.while_loop",
-        "jax.lax.cond",
-        "jax.lax.switch",
-        "jax.lax.map",
-        "jax.checkpoint",
-        "jax.custom_jvp",
-        "jax.custom_vjp",
-        "jax.jacfwd",
-        "jax.jacrev",
-        "jax.hessian",
-        "jax.jvp",
-        "jax.vjp",
-        "jax.linearize",
-        "jax.eval_shape",
-        "jax.make_jaxpr",
-        "equinox.filter_vmap",
-        "equinox.filter_grad",
-        "equinox.filter_value_and_grad",
-    }
+    {*TRANSFORMS, *GRAD_NAMES, *BODY_ARGS, "jax.custom_jvp", "jax.custom_vjp", "jax.eval_shape", "jax.make_jaxpr"}
 )
-PARTIALS = frozenset({"functools.partial"})
+PARTIALS = PARTIAL_NAMES
 FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", "local callable")
 
 
