@@ -987,3 +987,291 @@ def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
 
 
 LargeConstantCommand = command_for(LargeConstantRule)
+
+
+# -- JAX502 ------------------------------------------------------------------------------------------
+
+
+class UnrolledLoopRule(Rule):
+    """
+    ## What it does
+    Finds a Python `for i in range(...)` inside code that runs under a trace (`jax.jit`, a `lax`
+    loop body, code called from those) whose bounds are static (integer literals and module-level
+    integer constants) and whose trip count is above `max-unrolled-trips`, when the body does JAX
+    work. A `range` with a traced bound is JAX303's business and is never reported here.
+
+    ## Why is this bad?
+    Tracing runs the Python loop: the compiled program holds one copy of the body per trip, so
+    trace and compile time grow linearly with the trip count. Measured here (CPU, jax 0.10.2, a
+    two-operation body on a 64-vector, trace+lower / XLA compile):
+
+    | trips | unrolled | `lax.fori_loop` |
+    | --- | --- | --- |
+    | 30 | 54 / 151 ms | 17 / 55 ms |
+    | 100 | 81 / 441 ms | 20 / 59 ms |
+    | 300 | 429 / 1,522 ms | 31 / 62 ms |
+    | 1,000 | 1,070 / 4,308 ms | 14 / 47 ms |
+
+    ## Known problems
+    Trip counts of nested loops are not multiplied: `range(50)` inside `range(50)` (2,500 copies)
+    is not reported with the default threshold. Bounds that are static arguments
+    (`static_argnames`) are not known and not reported.
+
+    ## Example
+    ```python
+    @jax.jit
+    def simulate(x):
+        for _ in range(1000):
+            x = x + 0.01 * jnp.sin(x)
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def simulate(x):
+        def loop_body(_, x):
+            x = x + 0.01 * jnp.sin(x)
+            return x
+
+        x = jax.lax.fori_loop(0, 1000, loop_body, x)
+        return x
+    ```
+
+    ## Options
+    `max-unrolled-trips` (default 100): loops with more trips than this are reported. At 100 trips
+    of a small body, unrolling already compiles about 7 times slower than `lax.fori_loop`.
+
+    ## Fix safety
+    Unsafe. The loop becomes `lax.fori_loop` with the variables the body assigns and that exist
+    before the loop as the carry (the rewrite of JAX303, shared with it). Floating-point results
+    can differ in the last bits (XLA optimises a rolled loop differently), and every carried value
+    must keep its shape and dtype from trip to trip (a growing array or a dtype change fails at
+    trace time). With static bounds `fori_loop` lowers to `scan`, so it stays reverse-differentiable.
+    Manual, with the reason, where the carry cannot be analysed: `break`/`continue`/`return`, call
+    statements (`lst.append(...)`) or item/attribute assignment in the body, a value first assigned
+    in the loop and used after it, the loop index used after the loop or used as a Python number
+    in the body (in a shape, a slice, a condition, a Python list index: under `fori_loop` it is a
+    traced integer), or a carried variable that holds a Python value rather than an array.
+
+    ## References
+    - https://docs.jax.dev/en/latest/_autosummary/jax.lax.fori_loop.html
+    - https://docs.jax.dev/en/latest/control-flow.html
+    """
+
+    name = "unrolled-python-loop-in-jit"
+    codes = (
+        Code("JAX502", "unrolled-python-loop-in-jit", "Python `for` over a large static `range` in traced code", "sometimes"),
+    )
+    prefilter = ("range(",)
+    options = (
+        Option("max-unrolled-trips", 100, "Loops with more trips than this are reported."),
+    )
+    examples = (
+        Example(
+            "@jax.jit\ndef simulate(x):\n    for _ in range(1000):\n        x = x + 0.01 * jnp.sin(x)\n    return x\n",
+            "@jax.jit\ndef simulate(x):\n    def loop_body(_, x):\n        x = x + 0.01 * jnp.sin(x)\n        return x\n\n"
+            "    x = jax.lax.fori_loop(0, 1000, loop_body, x)\n    return x\n",
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """A jax import and a `for` over `range(...)` whose arguments are integer literals, module-level
+        names and arithmetic of those."""
+        if not _import_of_jax(tree):
+            return False
+        module_names: set[str] = set()
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign):
+                module_names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                module_names.add(stmt.target.id)
+
+        def static(e: ast.AST) -> bool:
+            if isinstance(e, ast.Constant):
+                return isinstance(e.value, int)
+            if isinstance(e, ast.Name):
+                return e.id in module_names
+            if isinstance(e, ast.BinOp):
+                return static(e.left) and static(e.right)
+            if isinstance(e, ast.UnaryOp):
+                return static(e.operand)
+            return False
+
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.For)
+                and isinstance(node.iter, ast.Call)
+                and isinstance(node.iter.func, ast.Name)
+                and node.iter.func.id == "range"
+                and node.iter.args
+                and not node.iter.keywords
+                and all(static(a) for a in node.iter.args)
+            ):
+                return True
+        return False
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        threshold = ctx.option(self, "max-unrolled-trips")
+        jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
+        consts = ctx.fact(module_int_constants, lambda c: module_int_constants(c.module))
+        for info in list(jc.traced_functions()):
+            if not isinstance(info.node, cst.FunctionDef):
+                continue
+            facts = info.facts
+            for loop in _walk_no_scopes(info.node, cst.For):
+                trips = self.trips(ctx, info, loop, consts)
+                if trips is None or trips <= threshold or facts.traced(loop.iter, loop):
+                    continue
+                if not self.does_jax_work(ctx, info, loop):
+                    continue
+                fix = self.fix(ctx, jc, info, loop)
+                message = (
+                    f"this `for` loop runs {trips:,} times under a trace and is unrolled: the compiled program "
+                    f"holds {trips:,} copies of its body"
+                )
+                if fix.safety is not Safety.MANUAL:
+                    message += f"; {fix.title}"
+                yield ctx.finding(self, "JAX502", loop, message, fix)
+
+    def trips(self, ctx: RuleContext, info: FuncInfo, loop: cst.For, consts: dict[str, int]) -> int | None:
+        it = loop.iter
+        if not (isinstance(it, cst.Call) and ctx.names.qualify(it.func) == "range"):
+            return None
+        if not 1 <= len(it.args) <= 3 or any(a.keyword is not None or a.star for a in it.args):
+            return None
+        for n in _walk_all(it, cst.Name):
+            if n is not it.func and _scope_binds(info, n.value):
+                return None  # a local or parameter spelled like a module constant
+        vals = [int_value(a.value, consts) for a in it.args]
+        if any(v is None for v in vals) or (len(vals) == 3 and vals[2] == 0):
+            return None
+        return len(range(*vals))
+
+    def does_jax_work(self, ctx: RuleContext, info: FuncInfo, loop: cst.For) -> bool:
+        """The body stages operations: a `jax.numpy`/`lax`/... call or a value computed from traced ones."""
+        facts = info.facts
+        for call in _walk_no_scopes(loop.body, cst.Call):
+            if is_staged_call_name(ctx.names.qualify(call.func)):
+                return True
+        for small in _walk_no_scopes(loop.body, (cst.Assign, cst.AugAssign, cst.Expr)):
+            if facts.traced(small.value, small):
+                return True
+        return False
+
+    def fix(self, ctx: RuleContext, jc: JitContexts, info: FuncInfo, loop: cst.For) -> Fix:
+        # The JAX303 rewrite (traced bounds) is the same loop-to-fori_loop transformation.
+        from codemods.traced_control_flow import _FunctionChecker
+
+        if not isinstance(loop.target, cst.Name):
+            return ctx.manual("the loop target is not a single name")
+        checker = _FunctionChecker(self, ctx, jc, info)
+        for call in _walk_no_scopes(loop.body, cst.Call):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend"):
+                return ctx.manual(
+                    "the body appends to a list: build the stacked result with `lax.scan` (its `ys`) instead"
+                )
+        problem = checker.loop_problem(loop) or self.index_problem(ctx, info, loop)
+        if problem:
+            return ctx.manual(problem)
+        carried, problem = checker.carried(loop, {loop.target.value})
+        if problem:
+            return ctx.manual(problem)
+        env = info.facts.env_before(loop)
+        static = [v for v in carried if v not in env]
+        if static:
+            return ctx.manual(
+                f"`{static[0]}` is a Python value the loop updates: in `lax.fori_loop` it would become a traced "
+                "array; carry it by hand or keep the loop"
+            )
+        fix = checker.fix_for(loop)
+        if fix.safety is Safety.MANUAL or not fix.edits:
+            return fix
+        theirs = []
+        if "(unsafe: " in fix.title:
+            theirs = [h for h in fix.title.split("(unsafe: ", 1)[1][:-1].split("; ") if "differentiable" not in h]
+        hazards = [
+            "floating-point results can differ in the last bits",
+            "every carried value must keep its shape and dtype",
+            *theirs,
+        ]
+        return replace(fix, safety=Safety.UNSAFE, title=f"replace with `lax.fori_loop` (unsafe: {'; '.join(hazards)})")
+
+    def index_problem(self, ctx: RuleContext, info: FuncInfo, loop: cst.For) -> str | None:
+        """Where the body uses the loop index as a Python int (it becomes a traced integer)."""
+        var = loop.target.value
+        facts = info.facts
+        for occ in _walk_all(loop.body, cst.Name):
+            if occ.value != var:
+                continue
+            parent = ctx.parent(occ)
+            if isinstance(parent, cst.Attribute) and parent.attr is occ:
+                continue
+            if isinstance(parent, cst.Arg) and parent.keyword is occ:
+                continue
+            if isinstance(parent, (cst.AssignTarget, cst.Param)):
+                return f"the loop index `{var}` is rebound in the body"
+            cur: cst.CSTNode = occ
+            while isinstance(parent, cst.BinaryOperation) or (
+                isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, (cst.Minus, cst.Plus))
+            ):
+                cur, parent = parent, ctx.parent(parent)
+            stmt = self.statement_of(ctx, facts, occ)
+            if cur is not occ and facts.traced(cur, stmt):
+                continue  # combined with an array: already an array
+            if isinstance(parent, cst.Index):
+                element = ctx.parent(parent)
+                sub = ctx.parent(element)
+                if isinstance(sub, cst.Subscript) and facts.traced(sub.value, stmt) and not facts.is_sequence(sub.value):
+                    continue
+            if isinstance(parent, cst.Arg) and parent.keyword is None:
+                call = ctx.parent(parent)
+                q = ctx.names.qualify(call.func) if isinstance(call, cst.Call) else None
+                if is_staged_call_name(q):
+                    positions = _SHAPE_POSITIONS.get(q.rsplit(".", 1)[-1], ()) if q.startswith("jax.numpy.") else ()
+                    index = [a for a in call.args if a.keyword is None].index(parent)
+                    if index not in positions:
+                        continue
+            if isinstance(parent, cst.Element):
+                seq = ctx.parent(parent)
+                arg = ctx.parent(seq)
+                call = ctx.parent(arg)
+                q = ctx.names.qualify(call.func) if isinstance(call, cst.Call) else None
+                if q is not None and q.startswith("jax.lax.dynamic_"):
+                    continue
+            code = ctx.module.code_for_node(parent if isinstance(parent, cst.BaseExpression) else cur).strip()
+            code = code if len(code) <= 40 else code[:37] + "..."
+            return (
+                f"the loop index `{var}` is used as a Python number (`{code}`): under `lax.fori_loop` it is a "
+                "traced integer"
+            )
+        return None
+
+    @staticmethod
+    def statement_of(ctx: RuleContext, facts, node: cst.CSTNode) -> cst.CSTNode | None:
+        p = node
+        while p is not None and p not in facts.before:
+            p = ctx.parent(p)
+        return p
+
+
+# positional shape arguments of jax.numpy creators (an index there must stay a Python int)
+_SHAPE_POSITIONS = {
+    "zeros": (0,),
+    "ones": (0,),
+    "empty": (0,),
+    "full": (0,),
+    "arange": (0, 1, 2),
+    "eye": (0, 1),
+    "identity": (0,),
+    "linspace": (2,),
+    "reshape": (1,),
+    "broadcast_to": (1,),
+    "tri": (0, 1),
+    "zeros_like": (),
+    "roll": (1,),
+    "take": (),
+}
+
+
+UnrolledLoopCommand = command_for(UnrolledLoopRule)
