@@ -209,12 +209,16 @@ class UnblockedTimingRule(Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and a call of a clock or `timeit` function."""
+        idents = set(_CLOCK_IDENTS) | {"timeit", "repeat", "Timer"}
+        for node in ast.walk(tree):  # `from time import perf_counter as clock`
+            if isinstance(node, ast.ImportFrom) and node.module in ("time", "timeit"):
+                idents.update(a.asname for a in node.names if a.asname)
         clock = False
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
                 ident = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-                if ident in _CLOCK_IDENTS or ident in ("timeit", "repeat", "Timer"):
+                if ident in idents:
                     clock = True
                     break
         return clock and _import_of_jax(tree)
@@ -687,6 +691,29 @@ _ARG_SAFE_JITS = frozenset({"jax.jit", "equinox.filter_jit"})
 _LAYOUT_OPTIONS = frozenset({"in_shardings", "out_shardings", "in_axes", "donate_argnums", "donate_argnames"})
 
 
+def _is_numpy_array(e: cst.BaseExpression, names, consts: dict[str, int]) -> bool:
+    """The sized array `e` builds is a NumPy array (not converted with `jnp.asarray`/`jax.device_put`)."""
+    if isinstance(e, cst.Attribute):
+        return _is_numpy_array(e.value, names, consts)
+    if isinstance(e, cst.UnaryOperation):
+        return _is_numpy_array(e.expression, names, consts)
+    if isinstance(e, cst.BinaryOperation):
+        sides = [s for s in (e.left, e.right) if array_size(s, names, consts) is not None]
+        return bool(sides) and all(_is_numpy_array(s, names, consts) for s in sides)
+    if not isinstance(e, cst.Call):
+        return False
+    func = e.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SIZE_METHODS and isinstance(func.value, (cst.Call, cst.Attribute)):
+        return _is_numpy_array(func.value, names, consts)
+    q = names.qualify(func)
+    if q is None or (q not in _SHAPE_ARG and isinstance(func, cst.Attribute) and func.attr.value in _GENERATOR_METHODS):
+        head = func
+        while isinstance(head, (cst.Attribute, cst.Call)):
+            head = head.value if isinstance(head, cst.Attribute) else head.func
+        return not (isinstance(head, cst.Name) and names.qualify(head) not in (None, head.value) and names.qualify(head).startswith("jax"))
+    return q.startswith("numpy.")
+
+
 def _free_reads(info: FuncInfo) -> list[cst.Name]:
     """Names read in the function's own body (not nested scopes, attribute or keyword names)."""
     out: list[cst.Name] = []
@@ -874,15 +901,7 @@ class LargeConstantRule(Rule):
                 found = array_size(small.value, ctx.names, consts)
                 if found is None or found[0] < threshold:
                     continue
-                outer = small.value
-                while isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and isinstance(
-                    outer.func.value, (cst.Call, cst.Attribute)
-                ) and outer.func.attr.value in _SIZE_METHODS:
-                    outer = outer.func.value
-                while isinstance(outer, cst.Attribute) and outer.attr.value == "T":
-                    outer = outer.value
-                q = ctx.names.qualify(outer.func) if isinstance(outer, cst.Call) else None
-                out[name] = (found[0], found[1], (q or "").startswith("numpy."))
+                out[name] = (found[0], found[1], _is_numpy_array(small.value, ctx.names, consts))
         return out
 
     def fix(self, ctx: RuleContext, jc: JitContexts, info: FuncInfo, const: str, is_numpy: bool) -> Fix:
