@@ -75,13 +75,24 @@ BLOCKING_METHODS = frozenset({"block_until_ready", "item", "tolist", "__array__"
 _BLOCKING_PREFIXES = ("numpy.testing.",)
 
 
-def _import_of_jax(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in ("jax", "equinox", "flax") for a in node.names):
-            return True
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("jax", "equinox", "flax"):
-            return True
+def _imports_jax(node: ast.AST) -> bool:
+    if isinstance(node, ast.Import):
+        return any(a.name.split(".")[0] in ("jax", "equinox", "flax") for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.module) and node.module.split(".")[0] in ("jax", "equinox", "flax")
     return False
+
+
+def _walk_statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Every statement of the module at any depth (a fifth of the nodes `ast.walk` visits)."""
+    stack: list = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in ("handlers", "cases", "finalbody", "orelse", "body"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                stack.extend(reversed(block))
 
 
 def _walk_no_scopes(node: cst.CSTNode, kind) -> list:
@@ -210,18 +221,21 @@ class UnblockedTimingRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and a call of a clock or `timeit` function."""
         idents = set(_CLOCK_IDENTS) | {"timeit", "repeat", "Timer"}
-        for node in ast.walk(tree):  # `from time import perf_counter as clock`
-            if isinstance(node, ast.ImportFrom) and node.module in ("time", "timeit"):
-                idents.update(a.asname for a in node.names if a.asname)
-        clock = False
+        clock = jax = False
+        calls: list[str] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
-                ident = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-                if ident in idents:
-                    clock = True
-                    break
-        return clock and _import_of_jax(tree)
+                if isinstance(func, ast.Attribute):
+                    calls.append(func.attr)
+                elif isinstance(func, ast.Name):
+                    calls.append(func.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                jax = jax or _imports_jax(node)
+                if isinstance(node, ast.ImportFrom) and node.module in ("time", "timeit"):
+                    idents.update(a.asname for a in node.names if a.asname)  # `perf_counter as clock`
+        clock = any(c in idents for c in calls)
+        return clock and jax
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         return iter(_TimingChecker(self, ctx).run())
@@ -686,6 +700,21 @@ def array_size(e: cst.BaseExpression, names, consts: dict[str, int]) -> tuple[in
 
 # -- JAX503 ------------------------------------------------------------------------------------------
 
+_CREATOR_IDENTS = frozenset(
+    {
+        *(q.rsplit(".", 1)[-1] for q in _SHAPE_ARG),
+        *_GENERATOR_METHODS,
+        "eye",
+        "identity",
+        "arange",
+        "linspace",
+    }
+)
+# names that start a trace (jit, lax bodies, transforms): a file without any has nothing traced
+_TRACING_IDENTS = frozenset(
+    {"jit", "filter_jit", "pjit", "pmap", "vmap", "filter_vmap", "scan", "fori_loop", "while_loop", "cond",
+     "switch", "map", "associative_scan", "checkpoint", "remat", "grad", "value_and_grad"}
+)
 # Wrappers under which the traced function's arrays are plain jit arguments (not mapped, not sharded).
 _ARG_SAFE_JITS = frozenset({"jax.jit", "equinox.filter_jit"})
 _LAYOUT_OPTIONS = frozenset({"in_shardings", "out_shardings", "in_axes", "donate_argnums", "donate_argnames"})
@@ -835,24 +864,36 @@ class LargeConstantRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        """A module-level assignment of a call (an array creation) to one name, and a function that
-        reads that name."""
+        """A module-level assignment to one name of an expression calling an array creator
+        (`ones`, `randn`, `normal`, ...), a function that reads that name, and a transform
+        (`jit`, a `lax` loop...) mentioned somewhere."""
         candidates: set[str] = set()
         for stmt in tree.body:
             if (
                 isinstance(stmt, ast.Assign)
                 and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name)
-                and isinstance(stmt.value, (ast.Call, ast.Attribute))
+                and isinstance(stmt.value, (ast.Call, ast.Attribute, ast.BinOp, ast.UnaryOp))
             ):
-                candidates.add(stmt.targets[0].id)
+                for sub in ast.walk(stmt.value):
+                    if isinstance(sub, ast.Call):
+                        func = sub.func
+                        ident = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+                        if ident in _CREATOR_IDENTS:
+                            candidates.add(stmt.targets[0].id)
+                            break
         if not candidates:
             return False
+        read = transform = False
         for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.Lambda)):
-                for sub in ast.walk(node):
-                    if isinstance(sub, ast.Name) and sub.id in candidates and isinstance(sub.ctx, ast.Load):
-                        return True
+            if not read and isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                read = any(isinstance(sub, ast.Name) and sub.id in candidates for sub in ast.walk(node))
+            elif isinstance(node, ast.Attribute) and node.attr in _TRACING_IDENTS:
+                transform = True
+            elif isinstance(node, ast.Name) and node.id in _TRACING_IDENTS:
+                transform = True
+            if read and transform:
+                return True
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -1097,8 +1138,6 @@ class UnrolledLoopRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and a `for` over `range(...)` whose arguments are integer literals, module-level
         names and arithmetic of those."""
-        if not _import_of_jax(tree):
-            return False
         module_names: set[str] = set()
         for stmt in tree.body:
             if isinstance(stmt, ast.Assign):
@@ -1117,9 +1156,13 @@ class UnrolledLoopRule(Rule):
                 return static(e.operand)
             return False
 
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.For)
+        loop = jax = False
+        for node in _walk_statements(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                jax = jax or _imports_jax(node)
+            elif (
+                not loop
+                and isinstance(node, ast.For)
                 and isinstance(node.iter, ast.Call)
                 and isinstance(node.iter.func, ast.Name)
                 and node.iter.func.id == "range"
@@ -1127,6 +1170,8 @@ class UnrolledLoopRule(Rule):
                 and not node.iter.keywords
                 and all(static(a) for a in node.iter.args)
             ):
+                loop = True
+            if loop and jax:
                 return True
         return False
 
