@@ -220,22 +220,37 @@ class UnblockedTimingRule(Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and a call of a clock or `timeit` function."""
-        idents = set(_CLOCK_IDENTS) | {"timeit", "repeat", "Timer"}
-        clock = jax = False
-        calls: list[str] = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Attribute):
-                    calls.append(func.attr)
-                elif isinstance(func, ast.Name):
-                    calls.append(func.id)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        idents = set(_CLOCK_IDENTS)
+        jax = uses_timeit = False
+        starts: list[ast.Call] = []
+        for node in _walk_statements(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
                 jax = jax or _imports_jax(node)
                 if isinstance(node, ast.ImportFrom) and node.module in ("time", "timeit"):
                     idents.update(a.asname for a in node.names if a.asname)  # `perf_counter as clock`
-        clock = any(c in idents for c in calls)
-        return clock and jax
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                uses_timeit = uses_timeit or "timeit" in modules
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)
+                and not node.value.args
+            ):
+                starts.append(node.value)
+        if not jax:
+            return False
+        for call in starts:  # `t0 = time.perf_counter()`: a timed region can start here
+            func = call.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in idents:
+                return True
+        if uses_timeit:  # `timeit.timeit(lambda: ...)`
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.args[0] if node.args else None, ast.Lambda):
+                    return True
+                if isinstance(node, ast.Call) and any(isinstance(k.value, ast.Lambda) for k in node.keywords):
+                    return True
+        return False
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         return iter(_TimingChecker(self, ctx).run())
@@ -1052,6 +1067,61 @@ LargeConstantCommand = command_for(LargeConstantRule)
 # -- JAX502 ------------------------------------------------------------------------------------------
 
 
+# Loops of this many trips or fewer are never reported, whatever `max-unrolled-trips` says: short
+# loops are unrolled on purpose (it is what `lax.fori_loop(..., unroll=n)` does), and the bound
+# lets `could_match` reject files whose only static loops are short (most of them).
+MIN_UNROLLED_TRIPS = 16
+
+
+def _ast_int_constants(tree: ast.Module) -> dict[str, int]:
+    """Module-level names bound once, at top level, to an integer expression (stdlib ast)."""
+    counts: dict[str, int] = {}
+    values: dict[str, ast.AST] = {}
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Name):
+                counts[t.id] = counts.get(t.id, 0) + 1
+                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1) or (
+                    isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+                ):
+                    values[t.id] = stmt.value
+    out: dict[str, int] = {}
+    for name, value in values.items():
+        if counts[name] == 1:
+            v = _ast_int(value, out)
+            if v is not None:
+                out[name] = v
+    return out
+
+
+def _ast_int(e: ast.AST, consts: dict[str, int]) -> int | None:
+    if isinstance(e, ast.Constant):
+        return e.value if isinstance(e.value, int) and not isinstance(e.value, bool) else None
+    if isinstance(e, ast.Name):
+        return consts.get(e.id)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        v = _ast_int(e.operand, consts)
+        return None if v is None else (-v if isinstance(e.op, ast.USub) else v)
+    if isinstance(e, ast.BinOp):
+        a, b = _ast_int(e.left, consts), _ast_int(e.right, consts)
+        if a is None or b is None:
+            return None
+        if isinstance(e.op, ast.Add):
+            return a + b
+        if isinstance(e.op, ast.Sub):
+            return a - b
+        if isinstance(e.op, ast.Mult):
+            return a * b
+        if isinstance(e.op, ast.FloorDiv) and b:
+            return a // b
+        if isinstance(e.op, ast.Pow) and 0 <= b <= 64:
+            return a**b
+        if isinstance(e.op, ast.LShift) and 0 <= b <= 64:
+            return a << b
+    return None
+
+
 class UnrolledLoopRule(Rule):
     """
     ## What it does
@@ -1100,7 +1170,9 @@ class UnrolledLoopRule(Rule):
 
     ## Options
     `max-unrolled-trips` (default 100): loops with more trips than this are reported. At 100 trips
-    of a small body, unrolling already compiles about 7 times slower than `lax.fori_loop`.
+    of a small body, unrolling already compiles about 7 times slower than `lax.fori_loop`. Values
+    below 16 count as 16: short loops are unrolled on purpose (`lax.fori_loop(..., unroll=n)`
+    does the same), and are never reported.
 
     ## Fix safety
     Unsafe. The loop becomes `lax.fori_loop` with the variables the body assigns and that exist
@@ -1125,7 +1197,7 @@ class UnrolledLoopRule(Rule):
     )
     prefilter = ("range(",)
     options = (
-        Option("max-unrolled-trips", 100, "Loops with more trips than this are reported."),
+        Option("max-unrolled-trips", 100, "Loops with more trips than this are reported (at least 16)."),
     )
     examples = (
         Example(
@@ -1138,24 +1210,7 @@ class UnrolledLoopRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and a `for` over `range(...)` whose arguments are integer literals, module-level
         names and arithmetic of those."""
-        module_names: set[str] = set()
-        for stmt in tree.body:
-            if isinstance(stmt, ast.Assign):
-                module_names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                module_names.add(stmt.target.id)
-
-        def static(e: ast.AST) -> bool:
-            if isinstance(e, ast.Constant):
-                return isinstance(e.value, int)
-            if isinstance(e, ast.Name):
-                return e.id in module_names
-            if isinstance(e, ast.BinOp):
-                return static(e.left) and static(e.right)
-            if isinstance(e, ast.UnaryOp):
-                return static(e.operand)
-            return False
-
+        consts = _ast_int_constants(tree)
         loop = jax = False
         for node in _walk_statements(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -1166,17 +1221,18 @@ class UnrolledLoopRule(Rule):
                 and isinstance(node.iter, ast.Call)
                 and isinstance(node.iter.func, ast.Name)
                 and node.iter.func.id == "range"
-                and node.iter.args
+                and 1 <= len(node.iter.args) <= 3
                 and not node.iter.keywords
-                and all(static(a) for a in node.iter.args)
             ):
-                loop = True
+                vals = [_ast_int(a, consts) for a in node.iter.args]
+                if None not in vals and not (len(vals) == 3 and vals[2] == 0) and len(range(*vals)) > MIN_UNROLLED_TRIPS:
+                    loop = True
             if loop and jax:
                 return True
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        threshold = ctx.option(self, "max-unrolled-trips")
+        threshold = max(ctx.option(self, "max-unrolled-trips"), MIN_UNROLLED_TRIPS)
         jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
         consts = ctx.fact(module_int_constants, lambda c: module_int_constants(c.module))
         for info in list(jc.traced_functions()):

@@ -161,7 +161,7 @@ LOOP = """
     @jax.jit
     def power(w, x):
         h = x
-        for k in range(12):
+        for k in range(20):
             h = jnp.tanh(h * w) + 0.01 * k
         return h.sum()
 """
@@ -169,15 +169,19 @@ LOOP = """
 
 def test_unrolled_threshold_is_an_option():
     assert codes(run(LOOP)) == []
-    result = run(LOOP, unrolled_python_loop_in_jit={"max_unrolled_trips": 11})
+    result = run(LOOP, unrolled_python_loop_in_jit={"max_unrolled_trips": 19})
     assert codes(result) == ["9 JAX502 unsafe"]
-    assert "12 times" in result.findings[0].message
-    assert codes(run(LOOP, unrolled_python_loop_in_jit={"max_unrolled_trips": 12})) == []
+    assert "20 times" in result.findings[0].message
+    assert codes(run(LOOP, unrolled_python_loop_in_jit={"max_unrolled_trips": 20})) == []
+    # below the floor of 16 trips the option counts as 16: a 16-trip loop is never reported
+    short = LOOP.replace("range(20)", "range(16)")
+    assert codes(run(short, unrolled_python_loop_in_jit={"max_unrolled_trips": 1})) == []
+    assert not UnrolledLoopRule().could_match(ast.parse(textwrap.dedent(short)))
 
 
 def test_unrolled_rewrite_keeps_values_and_gradients(tmp_path):
     result = run(LOOP, unsafe=True, unrolled_python_loop_in_jit={"max_unrolled_trips": 4})
-    assert "jax.lax.fori_loop(0, 12, loop_body, h)" in result.fixed_source
+    assert "jax.lax.fori_loop(0, 20, loop_body, h)" in result.fixed_source
     old, new = load(tmp_path, textwrap.dedent(LOOP)), load(tmp_path, result.fixed_source)
     w, x = jnp.float32(0.7), jnp.linspace(-1.0, 1.0, 5)
     np.testing.assert_allclose(new.power(w, x), old.power(w, x), rtol=1e-6)
