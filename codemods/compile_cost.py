@@ -137,19 +137,6 @@ def _statements(block) -> list[cst.BaseStatement]:
     return list(block.body)
 
 
-def _blocks(module: cst.Module) -> Iterator[tuple[list[cst.BaseStatement], cst.CSTNode]]:
-    """Every statement list of the module (its body and each indented block) with its owner."""
-    yield list(module.body), module
-    found: list[tuple[list[cst.BaseStatement], cst.CSTNode]] = []
-
-    class V(cst.CSTVisitor):
-        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-            found.append((list(node.body), node))
-
-    module.visit(V())
-    yield from found
-
-
 # -- JAX501 ------------------------------------------------------------------------------------------
 
 
@@ -261,7 +248,7 @@ class _TimingChecker:
         self.rule = rule
         self.ctx = ctx
         self.names = ctx.names
-        self.jitted = self._jitted_names()
+        self._scan()
 
     # which names are jitted functions --------------------------------------------------------------
     def _is_jit_expr(self, e: cst.BaseExpression) -> bool:
@@ -276,14 +263,19 @@ class _TimingChecker:
                 return True
         return False
 
-    def _jitted_names(self) -> set[str]:
-        out: set[str] = set()
+    def _scan(self) -> None:
+        """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
         checker = self
+        self.jitted: set[str] = set()
+        self.region_blocks: list[list[cst.BaseStatement]] = []
+        self.timeit_calls: list[cst.Call] = []
+        if any(checker.start_clock(s) for s in self.ctx.module.body):
+            self.region_blocks.append(list(self.ctx.module.body))
 
         class V(cst.CSTVisitor):
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 if any(checker._is_jit_expr(d.decorator) for d in node.decorators):
-                    out.add(node.name.value)
+                    checker.jitted.add(node.name.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 value = node.value
@@ -291,10 +283,17 @@ class _TimingChecker:
                     for t in node.targets:
                         name = dotted_name(t.target)
                         if name is not None:
-                            out.add(name)
+                            checker.jitted.add(name)
+
+            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+                if any(checker.start_clock(s) for s in node.body):
+                    checker.region_blocks.append(list(node.body))
+
+            def visit_Call(self, node: cst.Call) -> None:
+                if checker.names.qualify(node.func) in TIMEIT_CALLS:
+                    checker.timeit_calls.append(node)
 
         self.ctx.module.visit(V())
-        return out
 
     def is_jax_call(self, call: cst.Call) -> bool:
         func = call.func
@@ -332,7 +331,7 @@ class _TimingChecker:
     # the walk ------------------------------------------------------------------------------------------
     def run(self) -> list[Finding]:
         out: list[Finding] = []
-        for stmts, owner in _blocks(self.ctx.module):
+        for stmts in self.region_blocks:
             i = 0
             while i < len(stmts):
                 start = self.start_clock(stmts[i])
@@ -343,7 +342,7 @@ class _TimingChecker:
                 if end is None:
                     break
                 if any(start in _names_read(s) for s in stmts[end:]):
-                    found = self.check_region(stmts, i, end, owner)
+                    found = self.check_region(stmts, i, end)
                     if found is not None:
                         out.append(found)
                 i = end
@@ -367,7 +366,7 @@ class _TimingChecker:
     def clock_in(self, stmt: cst.BaseStatement) -> cst.Call | None:
         return next((c for c in _walk_no_scopes(stmt, cst.Call) if self.is_clock(c)), None)
 
-    def check_region(self, stmts, i: int, end: int, owner) -> Finding | None:
+    def check_region(self, stmts, i: int, end: int) -> Finding | None:
         region = stmts[i + 1 : end]
         last = None
         for k, stmt in enumerate(region):
@@ -453,10 +452,8 @@ class _TimingChecker:
 
     def check_timeit(self) -> list[Finding]:
         out = []
-        for call in _walk_no_scopes(self.ctx.module, cst.Call) + self._calls_in_defs():
+        for call in self.timeit_calls:
             q = self.names.qualify(call.func)
-            if q not in TIMEIT_CALLS:
-                continue
             stmt = next((a.value for a in call.args if a.keyword is None), None)
             kw = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "stmt"), None)
             stmt = kw if kw is not None else stmt
@@ -484,12 +481,6 @@ class _TimingChecker:
                     fix,
                 )
             )
-        return out
-
-    def _calls_in_defs(self) -> list[cst.Call]:
-        out: list[cst.Call] = []
-        for fn in _walk_all(self.ctx.module, cst.FunctionDef):
-            out.extend(_walk_no_scopes(fn, cst.Call))
         return out
 
 
