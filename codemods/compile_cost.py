@@ -22,6 +22,7 @@ from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES, FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name, param_names
+from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
 
@@ -107,7 +108,7 @@ def _walk_no_scopes(node: cst.CSTNode, kind) -> list:
                 out.append(n)
             return True
 
-    node.visit(V())
+    walk(node, V())
     return out
 
 
@@ -120,14 +121,14 @@ def _names_read(node: cst.CSTNode) -> set[str]:
             out.add(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
         def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
-    node.visit(V())
+    walk(node, V())
     return out
 
 
@@ -293,7 +294,7 @@ class _TimingChecker:
                 if checker.names.qualify(node.func) in TIMEIT_CALLS:
                     checker.timeit_calls.append(node)
 
-        self.ctx.module.visit(V())
+        walk(self.ctx.module, V())
 
     def is_jax_call(self, call: cst.Call) -> bool:
         func = call.func
@@ -493,7 +494,7 @@ def _walk_all(node: cst.CSTNode, kind) -> list:
                 out.append(n)
             return True
 
-    node.visit(V())
+    walk(node, V())
     return out
 
 
@@ -759,19 +760,19 @@ def _free_reads(info: FuncInfo) -> list[cst.Name]:
             if n is not node and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return False
             if isinstance(n, cst.Attribute):
-                n.value.visit(self)
+                walk(n.value, self)
                 return False
             if isinstance(n, cst.Arg):
-                n.value.visit(self)
+                walk(n.value, self)
                 return False
             if isinstance(n, cst.Name):
                 out.append(n)
             return True
 
     if isinstance(node, cst.Lambda):
-        node.body.visit(V())
+        walk(node.body, V())
     else:
-        node.body.visit(V())
+        walk(node.body, V())
     return out
 
 
