@@ -969,6 +969,8 @@ class LargeConstantRule(Rule):
                 return ctx.manual(f"`{info.name}` is wrapped by `{site.wrapper}`: an added argument would be mapped or sharded")
             if site.call is not None and any(a.keyword is not None and a.keyword.value in _LAYOUT_OPTIONS for a in site.call.args):
                 return ctx.manual(f"`{info.name}` is jitted with sharding/donation options that count its arguments")
+            if not site.options_known or any(i < 0 for i in site.static_argnums):
+                return ctx.manual(f"`{info.name}`'s `static_argnums` count from the end or are not literal: an added parameter shifts them")
         params = node.params
         if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg or params.posonly_params:
             return ctx.manual(f"`{info.name}` has `*args`, keyword-only or positional-only parameters: add `{const}` by hand")

@@ -404,3 +404,49 @@ def test_could_match_rejects_files_without_jax():
     assert not UnblockedTimingRule().could_match(tree)
     assert not UnrolledLoopRule().could_match(tree)
     assert not LargeConstantRule().could_match(tree)
+
+
+def test_constant_fix_keeps_static_argnames_and_refuses_negative_static_argnums():
+    source = """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+        W = jnp.ones((1000, 1000))
+
+
+        @partial(jax.jit, static_argnames=("n",))
+        def f(x, n):
+            return x @ W * n
+
+
+        @partial(jax.jit, static_argnums=(-1,))
+        def g(x, n):
+            return x @ W * n
+
+
+        def run(x):
+            return f(x, n=2) + g(x, 3)
+    """
+    result = run(source, unsafe=True)
+    assert codes(result) == ["12 JAX503 unsafe", "17 JAX503 manual"]
+    assert "def f(x, n, W):" in result.fixed_source
+    assert "f(x, n=2, W=W)" in result.fixed_source  # a keyword call gets a keyword argument
+    assert "count from the end" in result.findings[1].fix.title
+
+
+def test_timeit_forms():
+    source = """
+        import timeit
+
+        import jax.numpy as jnp
+
+        x = jnp.ones(100)
+        a = timeit.repeat(stmt=lambda: jnp.sin(x), number=5)
+        b = timeit.Timer(lambda: jnp.cos(x).block_until_ready()).timeit(3)
+        c = timeit.timeit(lambda: sum(range(10)), number=5)
+    """
+    result = run(source)
+    assert codes(result) == ["7 JAX501 safe"]
+    assert "timeit.repeat(stmt=lambda: jax.block_until_ready(jnp.sin(x)), number=5)" in result.fixed_source
