@@ -86,7 +86,9 @@ class Function:
 
     @property
     def recompiled(self) -> bool:
-        return bool(self.retraces) or any(n > 1 for n in self.compiles_by_pid.values())
+        """Traced or compiled more than once in one process (the user's functions only: JAX's
+        eager ops compile once per new shape and dtype by design)."""
+        return self.user and (bool(self.retraces) or any(n > 1 for n in self.compiles_by_pid.values()))
 
 
 def display_path(path: str, cwd: str | None = None) -> str:
@@ -94,6 +96,10 @@ def display_path(path: str, cwd: str | None = None) -> str:
         return "?"
     if path.startswith("<"):
         return path
+    for marker in ("site-packages", "dist-packages"):
+        head, sep, tail = path.partition(os.sep + marker + os.sep)
+        if sep:
+            return tail
     try:
         rel = os.path.relpath(path, cwd or os.getcwd())
     except ValueError:
