@@ -110,6 +110,8 @@ for n in range(3):
     power(x, n=n)
 for size in (2, 3, 4):
     mean(jnp.ones(size))
+for _ in range(3):
+    jax.lax.scan(lambda c, a: (c + a, c), 0.0, x)  # eager scan: compiles jit(scan) for a new body each time
 '''
 
 
@@ -140,7 +142,10 @@ def explained(folder: Path, name: str, text: str):
 
 @pytest.fixture(scope="module")
 def placement(tmp_path_factory):
-    return explained(tmp_path_factory.mktemp("placement"), "placement.py", JIT_PLACEMENT)
+    folder = tmp_path_factory.mktemp("placement")
+    # The project turns JAX202 off: explain still names it, and says the config does not select it.
+    (folder / "pyproject.toml").write_text('[tool.jaxfix]\nignore = ["JAX202"]\n', encoding="utf-8")
+    return explained(folder, "placement.py", JIT_PLACEMENT)
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
@@ -171,7 +176,9 @@ def test_jit_placement_recompiles_join_jax201_and_jax202(placement):
     assert (lam["traces"], lam["compiles"]) == (4, 4)
     [cause] = lam["recompiles"]
     assert (cause["line"], cause["function"], cause["count"]) == (19, "scale", 3)
-    assert [(f["code"], f["name"], f["fix"]) for f in cause["findings"]] == [("JAX202", "jit-per-call", "safe")]
+    assert [(f["code"], f["name"], f["fix"], f["selected"]) for f in cause["findings"]] == [
+        ("JAX202", "jit-per-call", "safe", False)
+    ]
 
     steady = functions["steady"]
     assert (steady["traces"], steady["compiles"], steady["recompiled"], steady["recompiles"]) == (1, 1, False, [])
@@ -187,7 +194,7 @@ def test_text_table_and_all_shows_eager_ops(placement):
     assert row.split()[1:4] == ["placement.py:7", "3", "3"]
     assert "2× at placement.py:14:" in out and "in run_partial" in out
     assert "-> JAX201 jit-in-loop (fix: safe) at placement.py:14:" in out
-    assert "-> JAX202 jit-per-call (fix: safe) at placement.py:19:" in out
+    assert "-> JAX202 jit-per-call (fix: safe; not selected by your config) at placement.py:19:" in out
     assert "[library]" not in out and "--all shows them" in out
     assert "[library]" in every and "jax/_src/" in every  # --all: JAX's own eager ops too, never "recompiled"
     assert every.count("Recompilations:") == 1 and "[library]" not in every.split("Recompilations:")[1]
@@ -214,7 +221,11 @@ def test_static_argument_and_new_shapes_have_no_rule(tmp_path):
     [shapes] = functions["mean"]["recompiles"]
     assert (shapes["kind"], shapes["count"], shapes["findings"]) == ("types", 2, [])
     assert shapes["reason"] == "different input types: `x` now f32[3], before f32[2]"
-    assert text_report.count("-> no rule matches; JAX's reason is above") == 2
+    [body] = [f for f in report["functions"] if f["kind"] == "eager-body"]
+    assert (body["name"], body["line"], body["traces"], body["compiles"]) == ("<lambda>", 25, 3, 3)
+    assert [(c["kind"], c["count"], c["findings"]) for c in body["recompiles"]] == [("redefined", 2, [])]
+    assert text_report.count("-> no rule matches; JAX's reason is above") == 3
+    assert "<lambda> [eager-body]" in text_report
 
 
 def test_pytest_as_the_command_and_clean_program_exits_zero(tmp_path):
@@ -288,6 +299,24 @@ def test_timeout_stops_the_command_and_its_children(tmp_path):
         state = "gone"
     assert state in ("gone", "Z"), state  # killed (a zombie until its parent, also killed, is reaped)
     assert "timed out after 2 s" in render_text(result.run, result.collected, result.causes)
+
+
+def test_a_shadowed_sitecustomize_still_runs(tmp_path):
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import os\nos.environ['OWN_SITE'] = 'ran'\n", encoding="utf-8")
+    script = write(tmp_path, "show.py", "import os\nopen('seen.txt', 'w').write(os.environ.get('OWN_SITE', 'missing'))\n")
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(own)
+    try:
+        result = run_explain([PY, script], cwd=str(tmp_path))
+    finally:
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
+    assert result.exit_code == 0
+    assert (tmp_path / "seen.txt").read_text() == "ran"
 
 
 def test_no_command_is_a_usage_error(tmp_path):
