@@ -85,9 +85,8 @@ def render_text(
         out.append("")
         out.append("Recompilations:")
         for f in recompiled:
-            out.append(
-                f"{f.name} ({display_path(f.path, cwd)}:{f.line}): traced {f.traces} times, compiled {f.compiles} times"
-            )
+            name = f.name + (f" #{f.ordinal + 1}" if f.ordinal else "")
+            out.append(f"{name} ({display_path(f.path, cwd)}:{f.line}): traced {f.traces} times, compiled {f.compiles} times")
             for cause in causes.get(f.key, []):
                 out.extend(_cause_lines(cause, cwd))
             if not f.retraces:

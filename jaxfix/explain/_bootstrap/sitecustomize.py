@@ -21,6 +21,7 @@ import threading
 import time
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+EAGER_CONTROL_FLOW = ("scan", "while", "cond")
 
 
 def _install() -> None:
@@ -77,14 +78,14 @@ def _install() -> None:
     def thread_state():
         if not hasattr(local, "last"):
             local.last = {}  # (file, line, name) -> key of the latest traced function there
-            local.body = None  # (key, traced_for) of the latest top-level non-jit user trace
+            local.bodies = []  # keys of top-level non-jit user traces (eager lax bodies) not yet compiled
         return local
 
     def code_of(fun, filename):
+        import functools
+
         target = fun
         for _ in range(10):
-            import functools
-
             if isinstance(target, functools.partial):
                 target = target.func
             elif hasattr(target, "__wrapped__"):
@@ -202,7 +203,9 @@ def _install() -> None:
                 ts.last[(key[0], key[1], key[2])] = key
                 user = user_file(filename)
                 if top and user and traced_for not in (None, "jit", "pjit"):
-                    ts.body = (key, traced_for)
+                    ts.bodies.append(key)
+                elif top:
+                    ts.bodies = []
                 event = {
                     "k": "miss",
                     "key": key,
@@ -255,11 +258,12 @@ def _install() -> None:
                     if spot[2] == bare:
                         key, user = candidate, user_file(spot[0])
                         break
-            if not user and ts.body is not None and bare == ts.body[1]:
-                # eager lax.scan/cond/while: JAX compiles jit(scan) for the user's body just traced
-                key, user = ts.body[0], True
+            if not user and ts.bodies and bare in EAGER_CONTROL_FLOW:
+                # eager lax.scan/fori_loop/while_loop/cond: JAX compiles jit(scan), jit(while) or
+                # jit(cond) for the user's functions just traced; counted for the first of them
+                key, user = ts.bodies[0], True
                 if kind == "compile":
-                    ts.body = None
+                    ts.bodies = []
             if key is None:
                 key = ["", 0, bare, 0]
             emit({"k": kind, "key": key, "user": user, "fun": fun_name, "dur": float(duration)})
