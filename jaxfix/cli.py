@@ -432,7 +432,8 @@ def init(
 
 @app.command(
     "explain",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    options_metavar="[OPTIONS] -- CMD [ARGS]...",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False},
 )
 def explain_command(
     ctx: typer.Context,

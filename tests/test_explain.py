@@ -279,6 +279,13 @@ def test_command_not_found_is_one_line(tmp_path):
     assert "Traceback" not in done.stdout + done.stderr
 
 
+def test_options_after_the_command_belong_to_the_command(tmp_path):
+    done = explain(tmp_path, PY, "-c", "import sys; print('ARGS', sys.argv[1:])", "--json", "--all")
+    assert done.returncode == 0, done.stderr
+    assert "ARGS ['--json', '--all']" in done.stdout  # passed on, not taken by explain
+    assert "never imported jax" in done.stdout
+
+
 def test_timeout_stops_the_command_and_its_children(tmp_path):
     # The child starts a grandchild that would outlive it; the whole process group is stopped.
     code = (
