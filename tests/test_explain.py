@@ -361,3 +361,49 @@ def test_classify_jax_explanations():
     assert classify("TRACING CACHE MISS at a.py:1 (f):\n  for f\n  Debug info doesn't match.")[0] == "debug"
     assert argument_name("[1]['n']", None) == "n"
     assert argument_name("[0][0].w", ["model"]) == "model.w"
+
+
+def _events(pid_line: int, *, user: bool = True) -> list[dict]:
+    key = ["/p/a.py", pid_line, "f", 0]
+    site = ["/p/a.py", 9, 4, "<module>"]
+    return [
+        {"k": "jax", "version": "0.10.2"},
+        {"k": "miss", "key": key, "user": user, "for": "jit", "top": True, "site": site, "never_seen": True},
+        {"k": "trace", "key": key, "user": user, "dur": 0.01},
+        {"k": "compile", "key": key, "user": user, "dur": 0.5},
+    ]
+
+
+def test_one_trace_per_process_is_not_a_recompile():
+    from jaxfix.explain.events import collect
+
+    collected = collect({101: _events(3), 102: _events(3)})  # two xdist workers, each traced f once
+    [f] = collected.functions
+    assert (f.traces, f.compiles, len(f.pids), f.recompiled, collected.processes) == (2, 2, 2, False, 2)
+    assert f.compile_seconds == 1.0
+
+
+def test_a_second_trace_in_one_process_is_a_recompile_and_monitor_problems_are_kept():
+    from jaxfix.explain.events import collect
+
+    events = _events(3) + [
+        {"k": "miss", "key": ["/p/a.py", 3, "f", 0], "user": True, "for": "jit", "top": True,
+         "site": ["/p/a.py", 12, 0, "g"], "msg": TYPES},
+        {"k": "compile", "key": ["/p/a.py", 3, "f", 0], "user": True, "dur": 0.25},
+        {"k": "error", "where": "compile", "error": "KeyError: 'x'"},
+        {"k": "truncated", "limit": 5},
+    ]
+    collected = collect({7: events})
+    [f] = collected.functions
+    assert (f.traces, f.compiles, f.recompiled) == (2, 2, True)
+    [miss] = f.retraces
+    assert (miss.kind, miss.site.line, miss.site.function, miss.nested) == ("types", 12, "g", False)
+    assert collected.errors == ["monitor (compile): KeyError: 'x'"] and collected.truncated
+
+
+def test_library_functions_never_count_as_recompiled():
+    from jaxfix.explain.events import collect
+
+    events = _events(101, user=False) + [{"k": "compile", "key": ["/p/a.py", 101, "f", 0], "user": False, "dur": 0.1}]
+    [f] = collect({1: events}).functions
+    assert (f.kind, f.compiles, f.recompiled, f.shown_by_default) == ("library", 2, False, False)
