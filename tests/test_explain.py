@@ -263,6 +263,8 @@ def test_pytest_as_the_command_and_clean_program_exits_zero(tmp_path):
     [
         ([PY, "-c", "import sys; print('hi'); sys.exit(3)"], 2, "exited with status 3"),
         ([PY, "-c", "print('no jax here')"], 0, "never imported jax"),
+        ([PY, "-I", "-c", "import jax"], 0, "ignored PYTHONPATH (python -I or -E)"),
+        (["true"], 0, "started no Python"),
     ],
 )
 def test_commands_that_fail_or_do_not_use_jax(tmp_path, argv, code, expected):

@@ -51,6 +51,12 @@ def render_text(
     cwd: str | None = None,
 ) -> str:
     out = [f"jaxfix explain: {_status(run)}"]
+    if run.returncode is not None and not run.monitored:
+        out.append(
+            "No Python process of the command loaded jaxfix's monitor: it started no Python, or Python "
+            "ignored PYTHONPATH (python -I or -E). Nothing was observed."
+        )
+        return "\n".join(out) + "\n"
     if run.returncode is not None and not run.used_jax:
         out.append("The command never imported jax: nothing was traced or compiled.")
         return "\n".join(out) + "\n"
@@ -168,6 +174,7 @@ def render_json(
         "exit_status": run.returncode,
         "seconds": round(run.seconds, 3),
         "problem": run.problem,
+        "monitored": run.monitored,
         "used_jax": run.used_jax,
         "processes": collected.processes,
         "functions": [_function_dict(f, causes.get(f.key, []), cwd) for f in shown],

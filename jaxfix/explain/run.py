@@ -44,6 +44,11 @@ class RunOutcome:
     bad_lines: int = 0  # event lines that could not be read (a process killed mid-write)
 
     @property
+    def monitored(self) -> bool:
+        """Some Python process of the command loaded the monitor (python -I/-E ignore PYTHONPATH)."""
+        return any(e.get("k") == "start" for events in self.events.values() for e in events)
+
+    @property
     def used_jax(self) -> bool:
         return any(e.get("k") == "jax" for events in self.events.values() for e in events)
 
