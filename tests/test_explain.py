@@ -58,20 +58,38 @@ for k in range(4):
     steady(xs)
 '''
 
-PYTREE = '''\
+# The pytree class and its equinox base live in other modules than the jitted function: JAX names
+# the class, the monitor finds its file and its base's, and the join sees the cross-file base.
+PYTREE_BASE = """\
+import equinox as eqx
+
+
+class Base(eqx.Module):
+    pass
+"""
+
+PYTREE_MODEL = """\
 import functools
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from base import Base
 
-class Model(eqx.Module):
+
+class Model(Base):
     w: jax.Array
 
     @functools.cached_property
     def norm(self):
         return jnp.sqrt((self.w**2).sum())
+"""
+
+PYTREE = '''\
+import jax
+import jax.numpy as jnp
+
+from model import Model
 
 
 @jax.jit
@@ -200,15 +218,19 @@ def test_text_table_and_all_shows_eager_ops(placement):
     assert every.count("Recompilations:") == 1 and "[library]" not in every.split("Recompilations:")[1]
 
 
-def test_pytree_metadata_change_joins_cached_property_finding(tmp_path):
+def test_pytree_metadata_change_joins_cached_property_finding_across_files(tmp_path):
+    write(tmp_path, "base.py", PYTREE_BASE)
+    write(tmp_path, "model.py", PYTREE_MODEL)
     _, report, _, _ = explained(tmp_path, "pytree.py", PYTREE)
     loss = functions_by_name(report)["loss"]
     assert (loss["traces"], loss["compiles"]) == (2, 2)
     [cause] = loss["recompiles"]
-    assert (cause["line"], cause["kind"], cause["count"]) == (25, "pytree", 1)
+    assert (cause["path"], cause["line"], cause["kind"], cause["count"]) == ("pytree.py", 16, "pytree", 1)
     assert "`model`: Model pytree metadata" in cause["reason"]
     assert "different input pytree" in cause["jax_explanation"]
-    assert [(f["code"], f["line"], f["fix"]) for f in cause["findings"]] == [("JAX101", 11, "unsafe")]
+    assert [(f["code"], f["path"], f["line"], f["fix"]) for f in cause["findings"]] == [
+        ("JAX101", "model.py", 12, "unsafe")
+    ]
 
 
 def test_static_argument_and_new_shapes_have_no_rule(tmp_path):

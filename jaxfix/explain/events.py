@@ -41,7 +41,8 @@ class Miss:
     reason: str
     detail: str  # JAX's full explanation ("" when not kept)
     nested: bool  # traced inside another function's trace
-    classes: dict[str, tuple[str, int, int] | None] = field(default_factory=dict)
+    classes: dict[str, tuple[str, int, int] | None] = field(default_factory=dict)  # class -> file, first, last line
+    class_files: tuple[str, ...] = ()  # the files of those classes and of their (user) base classes
 
 
 @dataclass
@@ -257,8 +258,10 @@ def _miss(pid: int, event: dict) -> Miss:
         text = ""
     else:
         kind, reason, text = "unrecorded", "JAX's explanation not kept (more than 20 for this function)", ""
-    classes = {
-        name: (tuple(spot) if spot else None)  # type: ignore[misc]
-        for name, spot in (event.get("classes") or {}).items()
-    }
-    return Miss(pid, where, kind, reason, text, not event.get("top", True), classes)
+    classes: dict[str, tuple[str, int, int] | None] = {}
+    files: list[str] = []
+    for name, spot in (event.get("classes") or {}).items():
+        classes[name] = (str(spot[0]), int(spot[1]), int(spot[2])) if spot else None
+        if spot:
+            files.extend([str(spot[0]), *(spot[3] if len(spot) > 3 else [])])
+    return Miss(pid, where, kind, reason, text, not event.get("top", True), classes, tuple(dict.fromkeys(files)))

@@ -66,8 +66,9 @@ class _FileFacts:
 
 
 class Joiner:
-    def __init__(self, resolver: ConfigResolver | None = None) -> None:
+    def __init__(self, resolver: ConfigResolver | None = None, project=None) -> None:
         self.resolver = resolver or ConfigResolver()
+        self.project = project  # cross-file facts (pytree base classes in other modules), as `check` builds them
         self._files: dict[str, _FileFacts | str] = {}
 
     def facts(self, path: str) -> _FileFacts | str:
@@ -84,7 +85,7 @@ class Joiner:
                 source = Path(path).read_bytes().decode("utf-8")
                 config = self.resolver.for_path(path)
                 every_rule = replace(config, select=("JAX",), ignore=(), per_file_ignores=())
-                file_result = analyze(source, path, every_rule)
+                file_result = analyze(source, path, every_rule, project=self.project)
                 try:
                     tree = ast.parse(source)
                 except SyntaxError:
@@ -172,6 +173,29 @@ def _same_scope_and_named(finding: Finding, facts: _FileFacts, line: int, name: 
     return needle in text
 
 
+def involved_files(functions: list[Function]) -> list[str]:
+    """The user's source files a join may analyze: definitions, call sites, classes and their bases."""
+    paths: list[str] = []
+    for f in functions:
+        if not f.retraces:
+            continue
+        paths.append(f.path)
+        for miss in f.retraces:
+            if miss.site is not None:
+                paths.append(miss.site.path)
+            paths.extend(miss.class_files)
+    return [p for p in dict.fromkeys(paths) if p and not p.startswith("<") and os.path.isfile(p)]
+
+
 def join_all(functions: list[Function], resolver: ConfigResolver | None = None) -> dict[tuple, list[Cause]]:
-    joiner = Joiner(resolver)
-    return {f.key: joiner.causes(f) for f in functions if f.retraces}
+    recompiled = [f for f in functions if f.retraces]
+    if not recompiled:
+        return {}
+    from jaxfix.batch import build_project
+
+    try:
+        project = build_project(involved_files(recompiled))
+    except Exception:  # noqa: BLE001 - cross-file facts are a refinement; each file still gets analyzed alone
+        project = None
+    joiner = Joiner(resolver, project)
+    return {f.key: joiner.causes(f) for f in recompiled}

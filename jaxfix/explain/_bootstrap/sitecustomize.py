@@ -165,7 +165,15 @@ def _install() -> None:
                 import inspect
 
                 lines, start = inspect.getsourcelines(cls)
-                found[dotted] = [os.path.realpath(inspect.getsourcefile(cls)), start, start + len(lines) - 1]
+                bases = []  # files of the user's base classes: the static analysis needs them to
+                for base in cls.__mro__[1:]:  # see a pytree base class defined in another module
+                    try:
+                        source = inspect.getsourcefile(base)
+                    except TypeError:
+                        continue
+                    if source and user_file(source):
+                        bases.append(os.path.realpath(source))
+                found[dotted] = [os.path.realpath(inspect.getsourcefile(cls)), start, start + len(lines) - 1, bases]
             except Exception:  # noqa: BLE001 - no source (builtins, C types)
                 found[dotted] = None
         return found
