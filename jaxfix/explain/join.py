@@ -24,16 +24,18 @@ from jaxfix.engine import analyze
 from jaxfix.explain.events import Function, Miss
 from jaxfix.model import Finding
 
-# Which rule families can remove a miss of each kind (by code prefix).
+# Which rule families have a fix that removes a miss of each kind (by code prefix). A static
+# argument that changes, or new shapes/dtypes, are what jit is keyed on: hoisting a jit (JAX2) does
+# not change them, and JAX202's fix can even introduce static arguments. So no family joins them.
 FAMILIES = {
     "redefined": ("JAX2",),  # a fresh jit wrapper / callable per call: jit placement
-    "debug": ("JAX2",),
-    "pytree": ("JAX1", "JAX2"),  # treedef changes: a cache field on a pytree; per-call partials
-    "static": ("JAX2", "JAX5"),
-    "types": ("JAX5",),
+    "debug": ("JAX2",),  # the same function re-wrapped with other static_argnames or names
+    "pytree": ("JAX1",),  # treedef / node metadata changes: a cache stored in a pytree instance
+    "static": (),
+    "types": (),
     "context": (),
-    "unknown": ("JAX1", "JAX2", "JAX5"),
-    "unrecorded": ("JAX1", "JAX2", "JAX5"),
+    "unknown": ("JAX1", "JAX2"),
+    "unrecorded": ("JAX1", "JAX2"),
 }
 
 
