@@ -431,3 +431,37 @@ def test_library_functions_never_count_as_recompiled():
     events = _events(101, user=False) + [{"k": "compile", "key": ["/p/a.py", 101, "f", 0], "user": False, "dur": 0.1}]
     [f] = collect({1: events}).functions
     assert (f.kind, f.compiles, f.recompiled, f.shown_by_default) == ("library", 2, False, False)
+
+
+REWRAP = """\
+import jax
+
+
+def f(x, n):
+    return x * n
+
+
+def run(x):
+    for i in range(3):
+        x = jax.jit(f, static_argnums=1)(x, i)
+    return x
+"""
+
+
+def test_join_offers_only_findings_whose_fix_removes_the_miss(tmp_path):
+    from jaxfix.explain.events import Function, Miss, Site
+    from jaxfix.explain.join import Joiner
+
+    path = str(tmp_path / "rewrap.py")
+    Path(path).write_text(REWRAP, encoding="utf-8")
+    site = Site(path, 10, 12, "run")
+    function = Function("f", path, 4, 0, True)
+    function.retraces = [
+        Miss(1, site, "static", "static argument changed: `n` now 1, before 0", "", False),
+        Miss(1, site, "redefined", "never seen function `f`", "", False),
+    ]
+    static, redefined = Joiner().causes(function)
+    # JAX203 (the same function re-wrapped in the loop) sits on the call line, but hoisting the jit
+    # does not stop a static argument from changing: only a re-definition would be joined to it.
+    assert static.first.kind == "static" and static.matches == []
+    assert [m.finding.code for m in redefined.matches] == ["JAX203"]
