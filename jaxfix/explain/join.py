@@ -99,6 +99,8 @@ class Joiner:
                 )
             except (OSError, UnicodeDecodeError, ConfigError) as exc:
                 result = f"{path}: {exc}"
+            except Exception as exc:  # noqa: BLE001 - a rule's bug must not lose the report of a long run
+                result = f"{path}: jaxfix could not analyze it ({type(exc).__name__}: {exc})"
         self._files[path] = result
         return result
 
