@@ -225,7 +225,11 @@ def collect(events_by_pid: dict[int, list[dict]]) -> Collected:
                 continue
             if kind not in ("miss", "trace", "lower", "compile") or "key" not in event:
                 continue
-            fn = function(event)
+            try:
+                fn = function(event)
+            except (TypeError, ValueError) as exc:
+                errors.append(f"unreadable {kind} event: {exc}")
+                continue
             fn.pids.add(pid)
             if kind == "miss":
                 fn.misses += 1
