@@ -113,12 +113,18 @@ def run_command(
     with tempfile.TemporaryDirectory(prefix="jaxfix-explain-") as tmp:
         started = time.perf_counter()
         own_session = timeout is not None and os.name == "posix"
+        stdout = None
+        if to_stderr:
+            try:
+                stdout = sys.stderr.fileno()
+            except (AttributeError, OSError, ValueError):  # no real stderr (embedded, notebooks)
+                stdout = subprocess.DEVNULL
         try:
             process = subprocess.Popen(
                 argv,
                 cwd=cwd,
                 env=child_env(tmp, env),
-                stdout=sys.stderr.fileno() if to_stderr else None,
+                stdout=stdout,
                 start_new_session=own_session,
             )
         except FileNotFoundError:
