@@ -453,3 +453,43 @@ def test_timeit_forms():
     result = run(source)
     assert codes(result) == ["7 JAX501 safe"]
     assert "timeit.repeat(stmt=lambda: jax.block_until_ready(jnp.sin(x)), number=5)" in result.fixed_source
+
+
+NEST = """
+    import jax
+    import jax.numpy as jnp
+
+    ROWS = 20
+
+
+    @jax.jit
+    def smooth(x):
+        for _ in range(ROWS):
+            for j in range(8):
+                x = x + 0.01 * jnp.sin(x * j)
+        return x
+"""
+
+
+def test_nested_short_loops_count_their_product(tmp_path):
+    source = textwrap.dedent(NEST)
+    assert UnrolledLoopRule().could_match(ast.parse(source))
+    assert codes(run(NEST)) == ["10 JAX502 unsafe"]  # 20 x 8 = 160 copies > 100
+    assert "160 times" in run(NEST).findings[0].message
+    assert codes(run(NEST, unrolled_python_loop_in_jit={"max_unrolled_trips": 160})) == []
+    result = run(NEST, unsafe=True)
+    # the outer loop is rolled; the inner one (8 trips) stays unrolled inside the body
+    assert "jax.lax.fori_loop(0, ROWS, loop_body, x)" in result.fixed_source
+    assert "        for j in range(8):" in result.fixed_source
+    old, new = load(tmp_path, source), load(tmp_path, result.fixed_source)
+    x = jnp.linspace(-1.0, 1.0, 4)
+    np.testing.assert_allclose(new.smooth(x), old.smooth(x), rtol=1e-5)
+
+
+def test_a_long_inner_loop_is_reported_alone():
+    source = NEST.replace("range(8)", "range(200)").replace("ROWS = 20", "ROWS = 2")
+    # the outer loop (2 x 200) is not reported again; the inner one is manual because the shared
+    # JAX303 liveness check treats every local as live after a loop nested in another block
+    result = run(source)
+    assert codes(result) == ["11 JAX502 manual"]
+    assert "200 times" in result.findings[0].message
