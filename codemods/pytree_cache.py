@@ -172,6 +172,7 @@ class PytreeCacheRule(Rule):
             fix="always",
         ),
     )
+    uses_project = True  # a base class defined in another file can make a class a pytree
     prefilter = ("functools",)
     options = (
         Option(

@@ -69,8 +69,13 @@ def dotted(node: ast.AST) -> str | None:
 
 def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
     """Local name -> qualified name for every import in the module (relative ones too, given its name)."""
+    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return _bindings_of(imports, module_name, is_package)
+
+
+def _bindings_of(imports: list[ast.stmt], module_name: str | None, is_package: bool) -> dict[str, str]:
     bindings: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -135,17 +140,26 @@ class ModuleSummary:
 
 
 def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> ModuleSummary:
-    bindings = module_bindings(tree, module_name, is_package)
-    registered: dict[str, tuple[str, str]] = {}
-    for stmt in ast.walk(tree):
-        if isinstance(stmt, ast.Call) and stmt.args and isinstance(stmt.args[0], ast.Name):
-            name = qualify(stmt.func, bindings)
-            if name in CALL_KINDS:
-                registered.setdefault(stmt.args[0].id, (CALL_KINDS[name], name))
-    classes: dict[str, ClassSummary] = {}
+    # One walk (ast.walk is the cost here: the project index summarises every file).
+    imports: list[ast.stmt] = []
+    calls: list[ast.Call] = []
+    class_defs: list[ast.ClassDef] = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        elif isinstance(node, ast.Call):
+            if node.args and isinstance(node.args[0], ast.Name):
+                calls.append(node)
+        elif isinstance(node, ast.ClassDef):
+            class_defs.append(node)
+    bindings = _bindings_of(imports, module_name, is_package)
+    registered: dict[str, tuple[str, str]] = {}
+    for call in calls:
+        name = qualify(call.func, bindings)
+        if name in CALL_KINDS:
+            registered.setdefault(call.args[0].id, (CALL_KINDS[name], name))
+    classes: dict[str, ClassSummary] = {}
+    for node in class_defs:
         kind = via = None
         for dec in node.decorator_list:
             target = decorator_target(dec, bindings)
