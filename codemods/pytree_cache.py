@@ -113,6 +113,7 @@ too irregular to edit is reported as manual, with the reason.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -120,7 +121,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis import pytrees as pt
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
 
@@ -300,14 +301,7 @@ class PytreeCacheRule(Rule):
 
 
 def _class_defs(module: cst.Module) -> list[cst.ClassDef]:
-    found: list[cst.ClassDef] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            found.append(node)
-
-    walk(module, Collect())
-    return found
+    return [node for node in statements(module) if isinstance(node, cst.ClassDef)]
 
 
 def _black(code: str, indent: int) -> str:
@@ -326,19 +320,26 @@ def _stmt(code: str, indent: int = 4) -> cst.BaseStatement:
 
 
 def _assigned_or_deleted(tree: ast.Module, name: str) -> bool:
+    return name in _written_attributes(tree)
+
+
+@functools.lru_cache(maxsize=4)
+def _written_attributes(tree: ast.Module) -> frozenset[str]:
+    """Attribute names the module assigns or deletes (`x.a = ...`, `del x.a`, `setattr(x, "a", ...)`)."""
+    found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return True
-        if (
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.attr)
+        elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id in ("setattr", "delattr")
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
-            and node.args[1].value == name
+            and isinstance(node.args[1].value, str)
         ):
-            return True
-    return False
+            found.add(node.args[1].value)
+    return frozenset(found)
 
 
 class _Manual(Exception):
