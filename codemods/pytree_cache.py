@@ -227,7 +227,7 @@ class PytreeCacheRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         bindings = pt.module_bindings(tree)
         wanted = CACHED_PROPERTY | METHOD_CACHES
-        for node in ast.walk(tree):
+        for node in pt.ast_statements(tree.body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for dec in node.decorator_list:
                     target = dec.func if isinstance(dec, ast.Call) else dec

@@ -28,7 +28,7 @@ import libcst as cst
 
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import Visitor, walk
 
 JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
 VMAP_NAMES = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap"})
@@ -289,7 +289,7 @@ class JitContexts:
     def _collect(self) -> None:
         ctx = self
 
-        class V(cst.CSTVisitor):
+        class V(Visitor):
             """One pass: functions, methods, nested defs, lambdas, calls, and for each function the
             calls and attribute reads of its own body with their innermost statement."""
 

@@ -73,10 +73,30 @@ def _plan(visitor_type: type, node_type: type) -> tuple:
     return plan
 
 
+class Visitor(cst.CSTVisitor):
+    """A `CSTVisitor` whose own dispatch is cached: subclasses that override `on_visit` /
+    `on_leave` and call `super()` pay a dict lookup per node instead of libcst's
+    f-string + getattr."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        enter = _plan(type(self), type(node))[0]
+        return enter is None or enter(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        leave = _plan(type(self), type(original_node))[1]
+        if leave is not None:
+            leave(self, original_node)
+
+
+# Visitors whose traversal can skip on_visit/on_leave and dispatch from the cached plan.
+_DISPATCHING_ON_VISIT = (cst.CSTVisitor.on_visit, Visitor.on_visit)
+_DISPATCHING_ON_LEAVE = (cst.CSTVisitor.on_leave, Visitor.on_leave)
+
+
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """Visit `node` and its descendants with `visitor`, as `node.visit(visitor)` would."""
     visitor_type = type(visitor)
-    custom = visitor_type.on_visit is not cst.CSTVisitor.on_visit or visitor_type.on_leave is not cst.CSTVisitor.on_leave
+    custom = visitor_type.on_visit not in _DISPATCHING_ON_VISIT or visitor_type.on_leave not in _DISPATCHING_ON_LEAVE
     if custom:
         _walk_custom(node, visitor)
     else:
@@ -100,8 +120,14 @@ def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: typ
 
 def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if visitor.on_visit(node):
-        for child in children(node):
-            _walk_custom(child, visitor)
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, _CSTNode):
+                _walk_custom(value, visitor)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if isinstance(item, _CSTNode):
+                        _walk_custom(item, visitor)
     visitor.on_leave(node)
 
 
@@ -109,11 +135,19 @@ def parent_map(root: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
     """Every node under `root` mapped to its parent (what `ParentNodeProvider` gives)."""
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
     stack = [root]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
-        for child in children(node):
-            parents[child] = node
-            stack.append(child)
+        node = pop()
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, _CSTNode):
+                parents[value] = node
+                push(value)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if isinstance(item, _CSTNode):
+                        parents[item] = node
+                        push(item)
     return parents
 
 
