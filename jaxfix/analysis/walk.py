@@ -21,7 +21,29 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-_CSTNode = cst.CSTNode
+class _NodeTypes(dict):
+    """type -> whether it is a CSTNode; `isinstance` against libcst's ABCs is the slow part of a walk."""
+
+    def __missing__(self, value_type: type) -> bool:
+        self[value_type] = is_node = issubclass(value_type, cst.CSTNode)
+        return is_node
+
+
+_IS_NODE = _NodeTypes()
+
+
+class _StatementTypes(dict):
+    def __missing__(self, node_type: type) -> bool:
+        self[node_type] = found = issubclass(node_type, (cst.BaseStatement, cst.BaseSmallStatement))
+        return found
+
+
+_IS_STATEMENT = _StatementTypes()
+
+
+def is_statement(node: cst.CSTNode) -> bool:
+    """`isinstance(node, (BaseStatement, BaseSmallStatement))`, cached per type (hot in walks)."""
+    return _IS_STATEMENT[type(node)]
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _PLANS: dict[tuple[type, type], tuple] = {}
 
@@ -51,11 +73,11 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The same nodes as `node.children`, without rebuilding `node`."""
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, _CSTNode):
+        if _IS_NODE[type(value)]:
             yield value
         elif type(value) is tuple or type(value) is list:
             for item in value:
-                if isinstance(item, _CSTNode):
+                if _IS_NODE[type(item)]:
                     yield item
 
 
@@ -108,11 +130,11 @@ def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: typ
     if enter is None or enter(visitor, node) is not False:
         for name in fields:
             value = getattr(node, name)
-            if isinstance(value, _CSTNode):
+            if _IS_NODE[type(value)]:
                 _walk_dispatch(value, visitor, visitor_type)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
-                    if isinstance(item, _CSTNode):
+                    if _IS_NODE[type(item)]:
                         _walk_dispatch(item, visitor, visitor_type)
     if leave is not None:
         leave(visitor, node)
@@ -122,11 +144,11 @@ def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if visitor.on_visit(node):
         for name in child_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, _CSTNode):
+            if _IS_NODE[type(value)]:
                 _walk_custom(value, visitor)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
-                    if isinstance(item, _CSTNode):
+                    if _IS_NODE[type(item)]:
                         _walk_custom(item, visitor)
     visitor.on_leave(node)
 
@@ -140,12 +162,12 @@ def parent_map(root: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
         node = pop()
         for name in child_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, _CSTNode):
+            if _IS_NODE[type(value)]:
                 parents[value] = node
                 push(value)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
-                    if isinstance(item, _CSTNode):
+                    if _IS_NODE[type(item)]:
                         parents[item] = node
                         push(item)
     return parents
