@@ -216,10 +216,16 @@ class _Planner:
         self.idx = idx
         self.rule = rule
         self.qualify = ctx.names.qualify
-        self.taken: set[str] = set(ctx.names.used_names)
+        self._taken: set[str] | None = None  # names a new binding must avoid; only fixes need them
         self.hoisted_defs: set[str] = set()
         self.imports: list[ImportRequest] = []
         self._traced_names: set[str] | None = None
+
+    @property
+    def taken(self) -> set[str]:
+        if self._taken is None:
+            self._taken = set(self.ctx.names.used_names)
+        return self._taken
 
     # -- discovery ------------------------------------------------------------
     def transform_name(self, expr: cst.BaseExpression) -> str | None:

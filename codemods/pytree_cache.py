@@ -113,6 +113,7 @@ too irregular to edit is reported as manual, with the reason.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -120,7 +121,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis import pytrees as pt
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
 
@@ -172,6 +173,7 @@ class PytreeCacheRule(Rule):
             fix="always",
         ),
     )
+    uses_project = True  # a base class defined in another file can make a class a pytree
     prefilter = ("functools",)
     options = (
         Option(
@@ -225,7 +227,7 @@ class PytreeCacheRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         bindings = pt.module_bindings(tree)
         wanted = CACHED_PROPERTY | METHOD_CACHES
-        for node in ast.walk(tree):
+        for node in pt.ast_statements(tree.body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for dec in node.decorator_list:
                     target = dec.func if isinstance(dec, ast.Call) else dec
@@ -299,14 +301,7 @@ class PytreeCacheRule(Rule):
 
 
 def _class_defs(module: cst.Module) -> list[cst.ClassDef]:
-    found: list[cst.ClassDef] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            found.append(node)
-
-    walk(module, Collect())
-    return found
+    return [node for node in statements(module) if isinstance(node, cst.ClassDef)]
 
 
 def _black(code: str, indent: int) -> str:
@@ -325,19 +320,26 @@ def _stmt(code: str, indent: int = 4) -> cst.BaseStatement:
 
 
 def _assigned_or_deleted(tree: ast.Module, name: str) -> bool:
+    return name in _written_attributes(tree)
+
+
+@functools.lru_cache(maxsize=4)
+def _written_attributes(tree: ast.Module) -> frozenset[str]:
+    """Attribute names the module assigns or deletes (`x.a = ...`, `del x.a`, `setattr(x, "a", ...)`)."""
+    found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return True
-        if (
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.attr)
+        elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id in ("setattr", "delattr")
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
-            and node.args[1].value == name
+            and isinstance(node.args[1].value, str)
         ):
-            return True
-    return False
+            found.add(node.args[1].value)
+    return frozenset(found)
 
 
 class _Manual(Exception):

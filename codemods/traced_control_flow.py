@@ -113,7 +113,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, is_hashable_literal, jit_contexts
-from jaxfix.analysis.traced import assigned_names, analyse_function
+from jaxfix.analysis.traced import analyse_function
 from dataclasses import replace
 
 from jaxfix.analysis.walk import walk

@@ -243,6 +243,27 @@ def _write(outcome: FileOutcome, new_text: str | None = None) -> str | None:
     return None
 
 
+def _refuse_dirty(changed: list[FileOutcome]) -> tuple[list[FileOutcome], list[str]]:
+    """The files that may be written, and one error line per file with uncommitted changes."""
+    try:
+        dirty = dirty_files([Path(o.result.path) for o in changed])
+    except GitError as exc:
+        return changed, [f"cannot ask git which files are dirty: {exc}"]
+    refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
+    errors = [f"{o.result.path}: has uncommitted changes; not written (use --allow-dirty)" for o in refused]
+    return [o for o in changed if Path(o.result.path).resolve() not in dirty], errors
+
+
+def _fix_summary(changed: list[FileOutcome], remaining: list, write: bool) -> str:
+    fixed = sum(len(o.result.fixes_applied) for o in changed)
+    verb = "Fixed" if write else "Would fix"
+    summary = f"{verb} {fixed} problem{'s' if fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
+    if remaining:
+        unsafe = sum(1 for f in remaining if fix_is_wanted(f, unsafe_fixes=True))
+        summary += f"; {len(remaining)} remaining" + (f" ({unsafe} with --unsafe-fixes)" if unsafe else "")
+    return summary + "."
+
+
 @app.command()
 def fix(
     paths: PathsArg,
@@ -283,19 +304,13 @@ def fix(
     except ConfigError as exc:
         _error(str(exc))
         raise typer.Exit(2)
+    changed = [o for o in outcome.files if o.result.changed]
     write_errors: list[str] = []
     not_written: set[str] = set()
-    changed = [o for o in outcome.files if o.result.changed]
     if write and not allow_dirty and paths != ["-"]:
-        try:
-            dirty = dirty_files([Path(o.result.path) for o in changed])
-        except GitError as exc:
-            dirty, write_errors = set(), [f"cannot ask git which files are dirty: {exc}"]
-        refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
-        not_written.update(o.result.path for o in refused)
-        for item in refused:
-            write_errors.append(f"{item.result.path}: has uncommitted changes; not written (use --allow-dirty)")
-        changed = [o for o in changed if o not in refused]
+        allowed, write_errors = _refuse_dirty(changed)
+        not_written.update(o.result.path for o in changed if o not in allowed)
+        changed = allowed
     held: list[str] = []
     held_paths: set[str] = set()
     if verify:
@@ -328,14 +343,8 @@ def fix(
     remaining = [f for o in outcome.files for f in o.result.remaining]
     if remaining:
         typer.echo(text.render(remaining), nl=False)
-    fixed = sum(len(o.result.fixes_applied) for o in changed)
-    verb = "Fixed" if write else "Would fix"
-    summary = f"{verb} {fixed} problem{'s' if fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
-    if remaining:
-        unsafe = sum(1 for f in remaining if fix_is_wanted(f, unsafe_fixes=True))
-        summary += f"; {len(remaining)} remaining" + (f" ({unsafe} with --unsafe-fixes)" if unsafe else "")
     if not quiet:
-        typer.echo(summary + ".", err=True)
+        typer.echo(_fix_summary(changed, remaining, write), err=True)
     if report is not None:
         write_report(report, [o.result for o in outcome.files], written=write, not_written=frozenset(not_written | held_paths))
     for line in write_errors:

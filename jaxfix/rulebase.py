@@ -80,6 +80,8 @@ class Rule:
     # A rule about other rules' findings (unused noqa) gets them through `check_findings`
     # instead of running `check` on the tree.
     sees_findings: ClassVar[bool] = False
+    # reads `ctx.project` (facts about the other files of the run), which the CLI then builds
+    uses_project: ClassVar[bool] = False
 
     def could_match(self, tree: ast.Module) -> bool:
         """Second, cheaper-than-libcst filter on the stdlib AST. Must never reject a real match."""

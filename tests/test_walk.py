@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from jaxfix.analysis.walk import children, parent_map, walk
+from jaxfix.analysis.walk import children, parent_map, statements, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
@@ -105,3 +105,18 @@ def test_parent_map_equals_libcst_parent_provider():
     ours = parent_map(module)
     assert len(ours) == len(expected) > 300
     assert all(ours[node] is parent for node, parent in expected.items())
+
+
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_statements_yields_every_statement_a_full_walk_finds_in_the_same_order(name, module):
+    kinds = (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSmallStatement)
+    expected: list[cst.CSTNode] = []
+
+    class All(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, kinds):
+                expected.append(node)
+            return True
+
+    module.visit(All())
+    assert [id(n) for n in statements(module)] == [id(n) for n in expected]

@@ -28,7 +28,7 @@ import libcst as cst
 
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import Visitor, is_statement, walk
 
 JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
 VMAP_NAMES = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap"})
@@ -289,7 +289,7 @@ class JitContexts:
     def _collect(self) -> None:
         ctx = self
 
-        class V(cst.CSTVisitor):
+        class V(Visitor):
             """One pass: functions, methods, nested defs, lambdas, calls, and for each function the
             calls and attribute reads of its own body with their innermost statement."""
 
@@ -299,13 +299,13 @@ class JitContexts:
                 self.classes: list[str] = []
 
             def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)) and self.stack:
+                if self.stack and is_statement(node):
                     self.stmts[-1].append(node)
                 return super().on_visit(node)
 
             def on_leave(self, original_node: cst.CSTNode) -> None:
                 super().on_leave(original_node)
-                if isinstance(original_node, (cst.BaseStatement, cst.BaseSmallStatement)) and self.stack:
+                if self.stack and is_statement(original_node):
                     if self.stmts[-1] and self.stmts[-1][-1] is original_node:
                         self.stmts[-1].pop()
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis.walk import parent_map, walk
+from jaxfix.analysis.walk import parent_map, statements, walk
 
 SCOPE_NODES = (
     cst.Module,
@@ -205,14 +205,9 @@ class ScopeIndex:
     def global_declarations(self) -> set[str]:
         """Every name some function declares `global` (its module binding may change at run time)."""
         if self._global_decls is None:
-            found: set[str] = set()
-
-            class _G(cst.CSTVisitor):
-                def visit_Global(self, node: cst.Global) -> None:
-                    found.update(item.name.value for item in node.names)
-
-            walk(self.module, _G())
-            self._global_decls = found
+            self._global_decls = {
+                item.name.value for node in statements(self.module) if isinstance(node, cst.Global) for item in node.names
+            }
         return self._global_decls
 
     def module_bindings(self, name: str) -> list[cst.CSTNode]:

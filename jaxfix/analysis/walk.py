@@ -21,7 +21,29 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-_CSTNode = cst.CSTNode
+class _NodeTypes(dict):
+    """type -> whether it is a CSTNode; `isinstance` against libcst's ABCs is the slow part of a walk."""
+
+    def __missing__(self, value_type: type) -> bool:
+        self[value_type] = is_node = issubclass(value_type, cst.CSTNode)
+        return is_node
+
+
+_IS_NODE = _NodeTypes()
+
+
+class _StatementTypes(dict):
+    def __missing__(self, node_type: type) -> bool:
+        self[node_type] = found = issubclass(node_type, (cst.BaseStatement, cst.BaseSmallStatement))
+        return found
+
+
+_IS_STATEMENT = _StatementTypes()
+
+
+def is_statement(node: cst.CSTNode) -> bool:
+    """`isinstance(node, (BaseStatement, BaseSmallStatement))`, cached per type (hot in walks)."""
+    return _IS_STATEMENT[type(node)]
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _PLANS: dict[tuple[type, type], tuple] = {}
 
@@ -51,11 +73,11 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The same nodes as `node.children`, without rebuilding `node`."""
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, _CSTNode):
+        if _IS_NODE[type(value)]:
             yield value
         elif type(value) is tuple or type(value) is list:
             for item in value:
-                if isinstance(item, _CSTNode):
+                if _IS_NODE[type(item)]:
                     yield item
 
 
@@ -73,10 +95,30 @@ def _plan(visitor_type: type, node_type: type) -> tuple:
     return plan
 
 
+class Visitor(cst.CSTVisitor):
+    """A `CSTVisitor` whose own dispatch is cached: subclasses that override `on_visit` /
+    `on_leave` and call `super()` pay a dict lookup per node instead of libcst's
+    f-string + getattr."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        enter = _plan(type(self), type(node))[0]
+        return enter is None or enter(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        leave = _plan(type(self), type(original_node))[1]
+        if leave is not None:
+            leave(self, original_node)
+
+
+# Visitors whose traversal can skip on_visit/on_leave and dispatch from the cached plan.
+_DISPATCHING_ON_VISIT = (cst.CSTVisitor.on_visit, Visitor.on_visit)
+_DISPATCHING_ON_LEAVE = (cst.CSTVisitor.on_leave, Visitor.on_leave)
+
+
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """Visit `node` and its descendants with `visitor`, as `node.visit(visitor)` would."""
     visitor_type = type(visitor)
-    custom = visitor_type.on_visit is not cst.CSTVisitor.on_visit or visitor_type.on_leave is not cst.CSTVisitor.on_leave
+    custom = visitor_type.on_visit not in _DISPATCHING_ON_VISIT or visitor_type.on_leave not in _DISPATCHING_ON_LEAVE
     if custom:
         _walk_custom(node, visitor)
     else:
@@ -88,11 +130,11 @@ def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: typ
     if enter is None or enter(visitor, node) is not False:
         for name in fields:
             value = getattr(node, name)
-            if isinstance(value, _CSTNode):
+            if _IS_NODE[type(value)]:
                 _walk_dispatch(value, visitor, visitor_type)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
-                    if isinstance(item, _CSTNode):
+                    if _IS_NODE[type(item)]:
                         _walk_dispatch(item, visitor, visitor_type)
     if leave is not None:
         leave(visitor, node)
@@ -100,8 +142,14 @@ def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: typ
 
 def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if visitor.on_visit(node):
-        for child in children(node):
-            _walk_custom(child, visitor)
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if _IS_NODE[type(value)]:
+                _walk_custom(value, visitor)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if _IS_NODE[type(item)]:
+                        _walk_custom(item, visitor)
     visitor.on_leave(node)
 
 
@@ -109,9 +157,41 @@ def parent_map(root: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
     """Every node under `root` mapped to its parent (what `ParentNodeProvider` gives)."""
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
     stack = [root]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
-        for child in children(node):
-            parents[child] = node
-            stack.append(child)
+        node = pop()
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if _IS_NODE[type(value)]:
+                parents[value] = node
+                push(value)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if _IS_NODE[type(item)]:
+                        parents[item] = node
+                        push(item)
     return parents
+
+
+# What holds nested statements: suites and the clauses of compound statements.
+_STATEMENT_HOLDERS = (
+    cst.BaseSuite,
+    cst.Else,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.If,
+    cst.MatchCase,
+)
+
+
+def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every statement under `root` (compound, simple lines and their small statements), in
+    source order, without entering expressions: finding classes or `global`s this way costs a
+    fraction of a full walk."""
+    for child in children(root):
+        if isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSmallStatement)):
+            yield child
+            yield from statements(child)
+        elif isinstance(child, _STATEMENT_HOLDERS):
+            yield from statements(child)

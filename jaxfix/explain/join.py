@@ -195,11 +195,9 @@ def join_all(functions: list[Function], resolver: ConfigResolver | None = None) 
     recompiled = [f for f in functions if f.retraces]
     if not recompiled:
         return {}
-    from jaxfix.batch import build_project
+    from jaxfix.analysis.project import build_project_index
 
-    try:
-        project = build_project(involved_files(recompiled))
-    except Exception:  # noqa: BLE001 - cross-file facts are a refinement; each file still gets analyzed alone
-        project = None
-    joiner = Joiner(resolver, project)
+    # every rule is consulted, so the cross-file facts are always wanted; unreadable or
+    # unparsable files are left out of the index by build_project_index itself
+    joiner = Joiner(resolver, build_project_index(involved_files(recompiled)))
     return {f.key: joiner.causes(f) for f in recompiled}
