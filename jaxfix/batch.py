@@ -4,7 +4,6 @@ process (changed since a revision, one shard), config per file, cache, and the p
 from __future__ import annotations
 
 import hashlib
-import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,7 +94,7 @@ def run_paths(
             outcome.errors.append(str(exc))
     # the index covers every discovered file, also those outside --changed-since or the shard
     project = build_project([str(p) for p in found.files], list(configs.values()), options) if configs else None
-    project_fingerprint = hashlib.sha256(pickle.dumps(project)).hexdigest()[:16] if project is not None else ""
+    project_fingerprint = project.fingerprint() if project is not None else ""
     jobs = [Job(str(path), config, options.fix, project_fingerprint, options.cache_dir) for path, config in configs.items()]
     if on_total is not None:
         on_total(len(jobs))

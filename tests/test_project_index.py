@@ -65,3 +65,15 @@ def test_parallel_build_equals_serial(tmp_path):
     assert parallel.modules == serial.modules and parallel.paths == serial.paths
     assert list(parallel.errors) == [str(tmp_path / "pkg" / "broken.py")]
     assert len(parallel.pytree_classes()) == 72  # Base, Child and the 70 subclasses
+
+
+def test_fingerprint_is_stable_across_store_round_trips_and_ignores_function_bodies(tmp_path):
+    files = make_pkg(tmp_path)
+    cache = tmp_path / "cache"
+    fresh = build_project_index(files, cache_dir=cache)
+    loaded = build_project_index(files, cache_dir=cache)  # every summary unpickled from the store
+    assert loaded.fingerprint() == fresh.fingerprint()
+    Path(files[2]).write_text(CHILD + "\n\ndef helper(x):\n    return x + 1\n")
+    assert build_project_index(files, cache_dir=cache).fingerprint() == fresh.fingerprint()
+    Path(files[2]).write_text(CHILD + "\n\nclass Extra(Base):\n    pass\n")
+    assert build_project_index(files, cache_dir=cache).fingerprint() != fresh.fingerprint()

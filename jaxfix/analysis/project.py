@@ -41,6 +41,15 @@ class ProjectIndex:
     paths: dict[str, tuple[str, bool]] = field(default_factory=dict)  # resolved path -> (module, is_package)
     errors: dict[str, str] = field(default_factory=dict)  # path -> why it was left out
 
+    def fingerprint(self) -> str:
+        """A digest of the facts, stable across runs and processes (part of every cache key).
+
+        It changes when a module's classes, bases or imports change, not when a function
+        body is edited, so editing one file does not invalidate every cached result.
+        """
+        facts = repr((sorted(self.modules.items()), sorted(self.paths.items())))
+        return hashlib.sha256(facts.encode()).hexdigest()[:16]
+
     def module_for_path(self, path: str | os.PathLike) -> tuple[str | None, bool]:
         key = str(Path(path).resolve())
         if key in self.paths:
