@@ -483,7 +483,7 @@ class _ClassFix:
         )
         if init is None:
             bases = {b.value.value for b in self.cls.bases if isinstance(b.value, cst.Name)}
-            for node in ast.walk(self.ctx.tree):
+            for node in pt.ast_statements(self.ctx.tree.body):
                 if isinstance(node, ast.ClassDef) and node.name in bases:
                     if any(isinstance(b, ast.FunctionDef) and b.name == "__init__" for b in node.body):
                         raise _Manual(
@@ -525,7 +525,7 @@ class _ClassFix:
     def _check_subclasses(self) -> None:
         """A defaulted field breaks a subclass (in this module) that adds fields without defaults."""
         name = self.cls.name.value
-        for node in ast.walk(self.ctx.tree):
+        for node in pt.ast_statements(self.ctx.tree.body):
             if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == name for b in node.bases):
                 for stmt in node.body:
                     if isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
@@ -603,7 +603,7 @@ class _ClassFix:
         if not bases:
             return False
         bindings = pt.module_bindings(self.ctx.tree)
-        for node in ast.walk(self.ctx.tree):
+        for node in pt.ast_statements(self.ctx.tree.body):
             if isinstance(node, ast.ClassDef) and node.name in bases:
                 for stmt in node.body:
                     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

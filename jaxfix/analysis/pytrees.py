@@ -240,7 +240,7 @@ def _compute(ctx: "RuleContext") -> dict[tuple[str, int], PytreeInfo]:
         module_name, is_package = project.module_for_path(ctx.path)
     summary = summarize(ctx.tree, module_name, is_package)
     result = {}
-    for node in ast.walk(ctx.tree):
+    for node in ast_statements(ctx.tree.body):
         if isinstance(node, ast.ClassDef):
             cls = summary.classes.get(node.name)
             if cls is None or cls.line != node.lineno:
