@@ -61,6 +61,11 @@ class _Site:
     definition: cst.FunctionDef | None = None  # nested def behind a Name target
     loops: list[cst.CSTNode] = field(default_factory=list)
     function: cst.CSTNode | None = None
+    # `f = T(F)` then `f(args)`: the binding statement and every call of `f` (the direct form
+    # `T(F)(args)` has `calls == [call]` and no binding)
+    calls: list[cst.Call] = field(default_factory=list)
+    binding: cst.SimpleStatementLine | None = None
+    manual: str | None = None  # the site is reported, but the fix must be done by hand (why)
 
 
 class JitPlacementRule(Rule):
@@ -274,11 +279,78 @@ class _Planner:
         site = _Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
         if isinstance(parent, cst.Call) and parent.func is node:
             site.call = parent
-        else:
+            site.calls = [parent]
+        elif not self._bound_calls(site, parent):
             return None  # stored, returned or passed on: may well be reused
         if not self._classify(site, target):
             return None
         return self._place(site)
+
+    def _bound_calls(self, site: _Site, assign: cst.CSTNode | None) -> bool:
+        """`f = T(F)` whose name is only ever called, right there: fill `site.calls`/`binding`.
+
+        False (no finding) when `f` may escape: bound more than once, declared global/nonlocal,
+        or used other than as `f(...)` (returned, stored, passed on: the caller may reuse the
+        jitted object). Inside a function and outside loops, calls made inside a loop are a reuse
+        of the one jit object (one compile per call of the function, amortised over the loop) and
+        are left alone too. Shapes the fix cannot rewrite set `site.manual`."""
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and assign.value is site.node
+        ):
+            return False
+        name = assign.targets[0].target.value
+        stmt = self.idx.parent(assign)
+        scope = self.idx.enclosing_scope(assign)
+        if not isinstance(scope, (cst.FunctionDef, cst.Module)) or not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        info = self.idx.scope_info(scope)
+        if info.bindings.get(name, []) != [assign] or name in info.params or name in info.globals | info.nonlocals:
+            return False
+        if isinstance(scope, cst.Module) and name in self.idx.global_declarations():
+            return False
+        body = scope if isinstance(scope, cst.Module) else scope.body
+        calls: list[cst.Call] = []
+        for use in _name_uses(body, name):
+            if use is assign.targets[0].target:
+                continue
+            parent = self.idx.parent(use)
+            if not (isinstance(parent, cst.Call) and parent.func is use):
+                return False
+            calls.append(parent)
+        if not calls:
+            return False
+        own_loops = self.idx.enclosing_loops(site.node)
+        if not own_loops and any(len(self.idx.enclosing_loops(c)) > len(own_loops) for c in calls):
+            return False
+        site.calls = calls
+        site.binding = stmt
+        site.manual = self._bound_shape_problem(stmt, scope, calls)
+        return True
+
+    def _bound_shape_problem(self, stmt: cst.SimpleStatementLine, scope: cst.CSTNode, calls: list[cst.Call]) -> str | None:
+        if len(stmt.body) != 1:
+            return "the binding shares its line with other statements"
+        if any(line.comment is not None for line in stmt.leading_lines) or stmt.trailing_whitespace.comment:
+            return "a comment is attached to the binding line"
+        block = self.idx.parent(stmt)
+        siblings = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else [stmt]
+        index = next(i for i, s in enumerate(siblings) if s is stmt)
+        for call in calls:
+            if self.idx.enclosing_scope(call) is not scope:
+                return "the jitted name is called from a nested function, lambda or comprehension"
+            sibling = self._sibling_of(call, siblings)
+            if sibling is None or not any(s is sibling for s in siblings[index + 1 :]):
+                return "the jitted name is called outside the statements that follow its binding"
+        return None
+
+    def _sibling_of(self, node: cst.CSTNode, siblings: list[cst.CSTNode]) -> cst.CSTNode | None:
+        for anc in self.idx.ancestors(node):
+            if any(anc is s for s in siblings):
+                return anc
+        return None
 
     def _site_for_decorated(self, node: cst.FunctionDef) -> _Site | None:
         if not node.decorators:
@@ -466,7 +538,7 @@ class _Planner:
             fix, note = self.ctx.manual(f"Hoist by hand: {exc}"), str(exc)
         if note:
             message += f" ({note})"
-        node = site.node if site.call is None else site.call
+        node = site.node if site.call is None or site.binding is not None else site.call
         if isinstance(node, cst.FunctionDef):
             node = node.name
         return self.ctx.finding(self.rule, code, node, message, fix)
@@ -477,6 +549,8 @@ class _Planner:
     # -- fixes ----------------------------------------------------------------------
     def plan_fix(self, site: _Site) -> tuple[Fix, str]:
         self.imports = []
+        if site.manual:
+            raise _Manual(site.manual)
         if site.kind == "local callable":
             raise _Manual(
                 "the callable is assigned to a local name; move its definition and the transform to module level"
@@ -756,6 +830,8 @@ class _Planner:
         self, site: _Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
     ) -> tuple[Fix, str]:
         safety = Safety.UNSAFE if reasons else Safety.SAFE
+        if site.binding is not None:
+            self._remove_binding(site.binding, replace)
         fix = self.ctx.rewrite(
             title, safety, replace=replace, insert_before=before, insert_after=after, imports=self.imports
         )
@@ -779,9 +855,8 @@ class _Planner:
             or any(p.default for p in params.params)
         ):
             raise _Manual("the lambda has defaults or star parameters; add the captured values as parameters by hand")
-        call = site.call
-        keyword = any(a.keyword is not None or a.star for a in call.args)
-        if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+        keywords = {call: any(a.keyword is not None or a.star for a in call.args) for call in site.calls}
+        if any(keywords.values()) and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
             raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
         n_params = len(params.params)
         new_params = [self._code(p).strip().rstrip(",").strip() for p in params.params] + args
@@ -792,7 +867,7 @@ class _Planner:
         hoisted = self._transform_text(site, lam_text, static, n_params, len(args))
         stmt = self._statement(f"{name} = {hoisted}")
         before, after = self._hoist_module(site, [stmt], _reads(site.chain[0].func) | _reads_options(site))
-        replace = {call: self._call_with(call, name, args, keyword)}
+        replace = {call: self._call_with(call, name, args, keywords[call]) for call in site.calls}
         return self._finish(
             site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after
         )
@@ -913,14 +988,20 @@ class _Planner:
         for a in [*kept_pos, *keep_kw]:
             hoist_names |= _reads(a.value)
         before, after = self._hoist_module(site, [stmt], hoist_names)
-        call = site.call
-        new_args = (
-            [cst.Arg(value=a.value) for a in moved_pos]
-            + list(call.args)
-            + [cst.Arg(value=a.value, keyword=a.keyword, equal=a.equal) for a in moved_kw]
-        )
-        new_args = _with_commas(new_args)
-        replace = {call: call.with_changes(func=cst.Name(name), args=new_args)}
+        if site.binding is not None:
+            moved_reads: set[str] = set()
+            for a in [*moved_pos, *moved_kw]:
+                moved_reads |= _reads(a.value)
+            self._check_not_rebound(site, moved_reads)
+        replace = {}
+        for call in site.calls:
+            new_args = (
+                [cst.Arg(value=a.value) for a in moved_pos]
+                + list(call.args)
+                + [cst.Arg(value=a.value, keyword=a.keyword, equal=a.equal) for a in moved_kw]
+            )
+            new_args = _with_commas(new_args)
+            replace[call] = call.with_changes(func=cst.Name(name), args=new_args)
         return self._finish(
             site, reasons, f"Hoist the transformed partial to module level as `{name}`", replace, before, after
         )
@@ -959,7 +1040,7 @@ class _Planner:
         before, after = self._hoist_module(
             site, [stmt], _reads(target) | _reads(site.chain[0].func) | _reads_options(site)
         )
-        replace = {site.call: site.call.with_changes(func=cst.Name(name))}
+        replace = {call: call.with_changes(func=cst.Name(name)) for call in site.calls}
         return self._finish(site, [], f"Wrap once at module level as `{name}`", replace, before, after)
 
     # bound method -----------------------------------------------------------------------
@@ -999,7 +1080,7 @@ class _Planner:
         hoisted = self._transform_text(site, self._code(target).strip(), [])
         depth = sum(1 for a in self.idx.ancestors(loop_stmt) if isinstance(a, cst.IndentedBlock))
         stmt = self._statement(f"{name} = {hoisted}", indent=4 * depth)
-        replace = {site.call: site.call.with_changes(func=cst.Name(name))}
+        replace = {call: call.with_changes(func=cst.Name(name)) for call in site.calls}
         where = "before the loop"
         return self._finish(
             site, reasons, f"Wrap the method once {where} as `{name}`", replace, {loop_stmt: [stmt]}, {}
@@ -1079,11 +1160,11 @@ class _Planner:
             name = self._new_name(own, site)
             hoisted = self._transform_text(site, new_def_name, static)
             stmts.append(self._statement(f"{name} = {hoisted}", leading=[cst.EmptyLine(), cst.EmptyLine()]))
-            call = site.call
-            keyword = any(a.keyword is not None or a.star for a in call.args)
-            if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
-                raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
-            replace[call] = self._call_with(call, name, args, keyword)
+            for call in site.calls:
+                keyword = any(a.keyword is not None or a.star for a in call.args)
+                if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+                    raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
+                replace[call] = self._call_with(call, name, args, keyword)
             # other uses of the def (direct calls) must not lose captured values
             for use in _name_uses(scope.body, own):
                 if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
@@ -1116,6 +1197,36 @@ class _Planner:
         if after:
             raise _Manual("a name the hoisted def needs is bound only after the function")
         return self._finish(site, reasons, title, replace, before, after)
+
+    def _check_not_rebound(self, site: _Site, names: set[str]) -> None:
+        """A partial evaluates its bound values once, at the binding; moved to the calls they are
+        evaluated there, so none of the names they read may change in between."""
+        block = self.idx.parent(site.binding)
+        siblings = list(block.body)
+        index = next(i for i, s in enumerate(siblings) if s is site.binding)
+        last = max(
+            next(i for i, s in enumerate(siblings) if s is self._sibling_of(call, siblings)) for call in site.calls
+        )
+        for i in range(index + 1, last + 1):
+            stmt = siblings[i]
+            if i < last or not isinstance(stmt, cst.SimpleStatementLine):
+                changed = names & self.idx.assigned_in(stmt)
+                if changed:
+                    raise _Manual(
+                        f"`{sorted(changed)[0]}` changes between the binding and a call; the partial keeps the value it had at the binding"
+                    )
+
+    def _remove_binding(self, stmt: cst.SimpleStatementLine, replace: dict) -> None:
+        """Delete the `f = T(F)` line; the statement that becomes first in its block loses its blank lines."""
+        block = self.idx.parent(stmt)
+        body = list(block.body)
+        replace[stmt] = cst.RemovalSentinel.REMOVE
+        remaining = [s for s in body if replace.get(s) is not cst.RemovalSentinel.REMOVE]
+        if not remaining:
+            raise _Manual("the binding is the only statement left in its block")
+        position = {id(s): i for i, s in enumerate(body)}
+        if isinstance(block, cst.IndentedBlock) and position[id(stmt)] < position[id(remaining[0])]:
+            self._drop_leading_blank_lines(remaining[0], replace)
 
     def _drop_leading_blank_lines(self, stmt: cst.CSTNode, replace: dict) -> None:
         """The statement that becomes first in its block loses its blank lines (as black does),
