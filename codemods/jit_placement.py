@@ -15,6 +15,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
+from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
 from jaxfix.analysis.walk import walk
@@ -45,7 +46,8 @@ TRACING_CALLS = frozenset(
     {*TRANSFORMS, *GRAD_NAMES, *BODY_ARGS, "jax.custom_jvp", "jax.custom_vjp", "jax.eval_shape", "jax.make_jaxpr"}
 )
 PARTIALS = PARTIAL_NAMES
-FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", "local callable")
+NEW_OBJECT = "bound method of a new object"  # `M(args).method`: a new object, hence a new cache key
+FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", NEW_OBJECT, "local callable")
 
 
 @dataclass
@@ -439,6 +441,9 @@ class _Planner:
             head = target
             while isinstance(head, cst.Attribute):
                 head = head.value
+            if isinstance(target.value, cst.Call) and self._module_class(target.value.func) is not None:
+                site.kind = NEW_OBJECT  # `M(k).apply`
+                return True
             if not isinstance(head, cst.Name):
                 return False
             scope = self.idx.resolve(head.value, site.node)
@@ -450,6 +455,15 @@ class _Planner:
             site.kind = "bound method"
             return True
         return False
+
+    def _module_class(self, func: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class `func` names, when it is a class bound once at module level in this file."""
+        if not isinstance(func, cst.Name) or not isinstance(self.idx.resolve(func.value, func), cst.Module):
+            return None
+        stmts = self.idx.module_bindings(func.value)
+        if len(stmts) == 1 and isinstance(stmts[0], cst.ClassDef) and func.value not in self.idx.global_declarations():
+            return stmts[0]
+        return None
 
     def _single_module_binding(self, name: str) -> bool:
         stmts = self.idx.module_bindings(name)
@@ -557,6 +571,8 @@ class _Planner:
             )
         if site.kind == "bound method":
             return self._fix_bound_method(site)
+        if site.kind == NEW_OBJECT:
+            return self._fix_new_object_method(site)
         if site.kind == "module function":
             return self._fix_module_function(site)
         if site.kind in ("nested def", "decorated nested def"):
@@ -1085,6 +1101,46 @@ class _Planner:
         return self._finish(
             site, reasons, f"Wrap the method once {where} as `{name}`", replace, {loop_stmt: [stmt]}, {}
         )
+
+    # bound method of a new object ---------------------------------------------------------
+    def _fix_new_object_method(self, site: _Site) -> tuple[Fix, str]:
+        """`T(M(args).m)(x)` -> `_M_m_T(M(args), x)` with `_M_m_T = T(M.m)` at module level, when
+        `M` is a pytree class of this file (the object becomes an argument); otherwise manual."""
+        target = site.target
+        ctor = target.value
+        cls = self._module_class(ctor.func)
+        cls_name, method = cls.name.value, target.attr.value
+        pytree = any(key[0] == cls_name for key in pytree_classes(self.ctx))
+        if not pytree:
+            raise _Manual(
+                f"each `{cls_name}(...)` is a new object and its bound method a new jit cache key; `{cls_name}` is "
+                f"not a pytree, so make it one and jit `{cls_name}.{method}` once with the object as an argument, "
+                "or build the object and its jitted method once outside"
+            )
+        if site.binding is not None:
+            raise _Manual("the jitted bound method is bound to a name; pass the object to a hoisted `jax.jit(Cls.method)` by hand")
+        if len(site.kinds) > 1:
+            raise _Manual("the object would become an argument of the inner transform too; hoist by hand")
+        if self._has_option(site.chain[0], ("static_argnums", "donate_argnums", "in_axes", "argnums")):
+            raise _Manual("the object becomes the first argument; shift the position options by hand")
+        definition = next(
+            (s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == method), None
+        )
+        if definition is None or definition.decorators or not definition.params.params:
+            raise _Manual(f"`{cls_name}.{method}` is not a plain method defined in the class")
+        self._check_options(site, site.node)
+        name = self._new_name(f"{cls_name}_{method}", site)
+        hoisted = self._transform_text(site, f"{cls_name}.{method}", [])
+        stmt = self._statement(f"{name} = {hoisted}")
+        before, after = self._hoist_module(site, [stmt], {cls_name} | _reads_options(site))
+        call = site.calls[0]
+        new_args = _with_commas([cst.Arg(value=ctor), *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call.args]])
+        replace = {call: call.with_changes(func=cst.Name(name), args=new_args)}
+        reasons = [
+            f"the `{cls_name}` object becomes a traced argument: a field it reads as a shape, loop bound or "
+            "Python branch fails to trace, and a Python-number field loses weak typing"
+        ]
+        return self._finish(site, reasons, f"Jit `{cls_name}.{method}` once at module level as `{name}`", replace, before, after)
 
     # nested def -------------------------------------------------------------------------
     def _fix_nested_def(self, site: _Site) -> tuple[Fix, str]:
