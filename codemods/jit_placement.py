@@ -76,7 +76,9 @@ class JitPlacementRule(Rule):
     Finds `jax.jit`, `jax.pmap` and `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`,
     `jax.value_and_grad`, `jax.checkpoint`/`jax.remat`, in any import form) applied to a
     callable that is new each time the code runs: a `lambda`, a `functools.partial(...)`, a
-    nested `def` (also one decorated with `@jax.jit`) or a bound method `obj.m`, created
+    nested `def` (also one decorated with `@jax.jit`), a bound method `obj.m` or the method of
+    a new object `M(k).m`, either called right away (`jax.jit(f)(x)`) or bound to a local
+    name that is then only called (`g = jax.jit(f)`, `g(x)`), created
 
     - inside a `for`/`while` body or a comprehension (JAX201), or
     - inside a function body, on a callable made in that body, and called there (JAX202), so
@@ -94,9 +96,11 @@ class JitPlacementRule(Rule):
     ## Known problems
     JAX202 is not reported inside pytest tests (`test*`) or `main`: they run once, so the
     per-call compile happens once too (a loop inside them is still JAX201).
-    Only calls made right where the transform is created (`jax.jit(f)(x)`, or a decorated
-    nested def that is only called) are reported; a transformed function that is stored,
-    returned or passed on may be reused and is left alone. Code that already runs under a
+    Only calls made right where the transform is created (`jax.jit(f)(x)`, a local name
+    bound once to `jax.jit(f)` and only ever called, or a decorated nested def that is only
+    called) are reported; a transformed function that is stored, returned or passed on may be
+    reused and is left alone. So is a local `g = jax.jit(f)` made once per call of a function
+    and called inside a loop there: the loop reuses it (one compile per call of the function). Code that already runs under a
     trace (inside a jitted, vmapped, scanned... function) is not reported: a transform there
     is inlined. Eager `vmap`/`grad`/`checkpoint` without a compiling transform retrace on every
     call whether hoisted or not, so they are not reported on their own. Which values a call
@@ -139,6 +143,14 @@ class JitPlacementRule(Rule):
     could be something jit cannot take (the message names it) or a global it reads may be
     rebound, and `manual` when a value needed static is unhashable (list, dict, array) or the
     shape of the code is not one the fix handles (the message says why).
+
+    For a local `g = jax.jit(f)` the binding line is removed and every `g(...)` calls the
+    hoisted name with the captured values; a closure reads them at call time, so that is
+    exact. A `partial` evaluates its bound values at the binding: if one of them changes
+    before a call, the fix is `manual`. For `jax.jit(M(k).m)(x)` with `M` a pytree class of
+    this file, `jax.jit(M.m)` is hoisted and called as `(M(k), x)`: `unsafe`, because the
+    object's fields become traced (a field used as a shape or Python branch fails to trace);
+    when `M` is not a pytree it is `manual` (bound methods of new objects are new cache keys).
 
     ## References
     - https://docs.jax.dev/en/latest/jit-compilation.html#caching
@@ -1075,7 +1087,10 @@ class _Planner:
                 break
             chosen = loop
         if chosen is None:
-            raise _Manual("the object changes every iteration")
+            raise _Manual(
+                "the object changes every iteration, so each bound method is a new cache key; make its class a "
+                "pytree and jit `Cls.method` once with the object as an argument"
+            )
         if isinstance(chosen, COMPREHENSIONS):
             raise _Manual("hoist the jitted method out of the comprehension by hand")
         loop_stmt = (
