@@ -15,6 +15,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
+from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
 from jaxfix.analysis.walk import walk
@@ -45,7 +46,8 @@ TRACING_CALLS = frozenset(
     {*TRANSFORMS, *GRAD_NAMES, *BODY_ARGS, "jax.custom_jvp", "jax.custom_vjp", "jax.eval_shape", "jax.make_jaxpr"}
 )
 PARTIALS = PARTIAL_NAMES
-FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", "local callable")
+NEW_OBJECT = "bound method of a new object"  # `M(args).method`: a new object, hence a new cache key
+FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", NEW_OBJECT, "local callable")
 
 
 @dataclass
@@ -61,6 +63,11 @@ class _Site:
     definition: cst.FunctionDef | None = None  # nested def behind a Name target
     loops: list[cst.CSTNode] = field(default_factory=list)
     function: cst.CSTNode | None = None
+    # `f = T(F)` then `f(args)`: the binding statement and every call of `f` (the direct form
+    # `T(F)(args)` has `calls == [call]` and no binding)
+    calls: list[cst.Call] = field(default_factory=list)
+    binding: cst.SimpleStatementLine | None = None
+    manual: str | None = None  # the site is reported, but the fix must be done by hand (why)
 
 
 class JitPlacementRule(Rule):
@@ -69,7 +76,9 @@ class JitPlacementRule(Rule):
     Finds `jax.jit`, `jax.pmap` and `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`,
     `jax.value_and_grad`, `jax.checkpoint`/`jax.remat`, in any import form) applied to a
     callable that is new each time the code runs: a `lambda`, a `functools.partial(...)`, a
-    nested `def` (also one decorated with `@jax.jit`) or a bound method `obj.m`, created
+    nested `def` (also one decorated with `@jax.jit`), a bound method `obj.m` or the method of
+    a new object `M(k).m`, either called right away (`jax.jit(f)(x)`) or bound to a local
+    name that is then only called (`g = jax.jit(f)`, `g(x)`), created
 
     - inside a `for`/`while` body or a comprehension (JAX201), or
     - inside a function body, on a callable made in that body, and called there (JAX202), so
@@ -87,9 +96,11 @@ class JitPlacementRule(Rule):
     ## Known problems
     JAX202 is not reported inside pytest tests (`test*`) or `main`: they run once, so the
     per-call compile happens once too (a loop inside them is still JAX201).
-    Only calls made right where the transform is created (`jax.jit(f)(x)`, or a decorated
-    nested def that is only called) are reported; a transformed function that is stored,
-    returned or passed on may be reused and is left alone. Code that already runs under a
+    Only calls made right where the transform is created (`jax.jit(f)(x)`, a local name
+    bound once to `jax.jit(f)` and only ever called, or a decorated nested def that is only
+    called) are reported; a transformed function that is stored, returned or passed on may be
+    reused and is left alone. So is a local `g = jax.jit(f)` made once per call of a function
+    and called inside a loop there: the loop reuses it (one compile per call of the function). Code that already runs under a
     trace (inside a jitted, vmapped, scanned... function) is not reported: a transform there
     is inlined. Eager `vmap`/`grad`/`checkpoint` without a compiling transform retrace on every
     call whether hoisted or not, so they are not reported on their own. Which values a call
@@ -132,6 +143,14 @@ class JitPlacementRule(Rule):
     could be something jit cannot take (the message names it) or a global it reads may be
     rebound, and `manual` when a value needed static is unhashable (list, dict, array) or the
     shape of the code is not one the fix handles (the message says why).
+
+    For a local `g = jax.jit(f)` the binding line is removed and every `g(...)` calls the
+    hoisted name with the captured values; a closure reads them at call time, so that is
+    exact. A `partial` evaluates its bound values at the binding: if one of them changes
+    before a call, the fix is `manual`. For `jax.jit(M(k).m)(x)` with `M` a pytree class of
+    this file, `jax.jit(M.m)` is hoisted and called as `(M(k), x)`: `unsafe`, because the
+    object's fields become traced (a field used as a shape or Python branch fails to trace);
+    when `M` is not a pytree it is `manual` (bound methods of new objects are new cache keys).
 
     ## References
     - https://docs.jax.dev/en/latest/jit-compilation.html#caching
@@ -274,11 +293,78 @@ class _Planner:
         site = _Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
         if isinstance(parent, cst.Call) and parent.func is node:
             site.call = parent
-        else:
+            site.calls = [parent]
+        elif not self._bound_calls(site, parent):
             return None  # stored, returned or passed on: may well be reused
         if not self._classify(site, target):
             return None
         return self._place(site)
+
+    def _bound_calls(self, site: _Site, assign: cst.CSTNode | None) -> bool:
+        """`f = T(F)` whose name is only ever called, right there: fill `site.calls`/`binding`.
+
+        False (no finding) when `f` may escape: bound more than once, declared global/nonlocal,
+        or used other than as `f(...)` (returned, stored, passed on: the caller may reuse the
+        jitted object). Inside a function and outside loops, calls made inside a loop are a reuse
+        of the one jit object (one compile per call of the function, amortised over the loop) and
+        are left alone too. Shapes the fix cannot rewrite set `site.manual`."""
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and assign.value is site.node
+        ):
+            return False
+        name = assign.targets[0].target.value
+        stmt = self.idx.parent(assign)
+        scope = self.idx.enclosing_scope(assign)
+        if not isinstance(scope, (cst.FunctionDef, cst.Module)) or not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        info = self.idx.scope_info(scope)
+        if info.bindings.get(name, []) != [assign] or name in info.params or name in info.globals | info.nonlocals:
+            return False
+        if isinstance(scope, cst.Module) and name in self.idx.global_declarations():
+            return False
+        body = scope if isinstance(scope, cst.Module) else scope.body
+        calls: list[cst.Call] = []
+        for use in _name_uses(body, name):
+            if use is assign.targets[0].target:
+                continue
+            parent = self.idx.parent(use)
+            if not (isinstance(parent, cst.Call) and parent.func is use):
+                return False
+            calls.append(parent)
+        if not calls:
+            return False
+        own_loops = self.idx.enclosing_loops(site.node)
+        if not own_loops and any(len(self.idx.enclosing_loops(c)) > len(own_loops) for c in calls):
+            return False
+        site.calls = calls
+        site.binding = stmt
+        site.manual = self._bound_shape_problem(stmt, scope, calls)
+        return True
+
+    def _bound_shape_problem(self, stmt: cst.SimpleStatementLine, scope: cst.CSTNode, calls: list[cst.Call]) -> str | None:
+        if len(stmt.body) != 1:
+            return "the binding shares its line with other statements"
+        if any(line.comment is not None for line in stmt.leading_lines) or stmt.trailing_whitespace.comment:
+            return "a comment is attached to the binding line"
+        block = self.idx.parent(stmt)
+        siblings = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else [stmt]
+        index = next(i for i, s in enumerate(siblings) if s is stmt)
+        for call in calls:
+            if self.idx.enclosing_scope(call) is not scope:
+                return "the jitted name is called from a nested function, lambda or comprehension"
+            sibling = self._sibling_of(call, siblings)
+            if sibling is None or not any(s is sibling for s in siblings[index + 1 :]):
+                return "the jitted name is called outside the statements that follow its binding"
+        return None
+
+    def _sibling_of(self, node: cst.CSTNode, siblings: list[cst.CSTNode]) -> cst.CSTNode | None:
+        for anc in self.idx.ancestors(node):
+            if any(anc is s for s in siblings):
+                return anc
+        return None
 
     def _site_for_decorated(self, node: cst.FunctionDef) -> _Site | None:
         if not node.decorators:
@@ -367,6 +453,9 @@ class _Planner:
             head = target
             while isinstance(head, cst.Attribute):
                 head = head.value
+            if isinstance(target.value, cst.Call) and self._module_class(target.value.func) is not None:
+                site.kind = NEW_OBJECT  # `M(k).apply`
+                return True
             if not isinstance(head, cst.Name):
                 return False
             scope = self.idx.resolve(head.value, site.node)
@@ -378,6 +467,15 @@ class _Planner:
             site.kind = "bound method"
             return True
         return False
+
+    def _module_class(self, func: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class `func` names, when it is a class bound once at module level in this file."""
+        if not isinstance(func, cst.Name) or not isinstance(self.idx.resolve(func.value, func), cst.Module):
+            return None
+        stmts = self.idx.module_bindings(func.value)
+        if len(stmts) == 1 and isinstance(stmts[0], cst.ClassDef) and func.value not in self.idx.global_declarations():
+            return stmts[0]
+        return None
 
     def _single_module_binding(self, name: str) -> bool:
         stmts = self.idx.module_bindings(name)
@@ -466,7 +564,7 @@ class _Planner:
             fix, note = self.ctx.manual(f"Hoist by hand: {exc}"), str(exc)
         if note:
             message += f" ({note})"
-        node = site.node if site.call is None else site.call
+        node = site.node if site.call is None or site.binding is not None else site.call
         if isinstance(node, cst.FunctionDef):
             node = node.name
         return self.ctx.finding(self.rule, code, node, message, fix)
@@ -477,12 +575,16 @@ class _Planner:
     # -- fixes ----------------------------------------------------------------------
     def plan_fix(self, site: _Site) -> tuple[Fix, str]:
         self.imports = []
+        if site.manual:
+            raise _Manual(site.manual)
         if site.kind == "local callable":
             raise _Manual(
                 "the callable is assigned to a local name; move its definition and the transform to module level"
             )
         if site.kind == "bound method":
             return self._fix_bound_method(site)
+        if site.kind == NEW_OBJECT:
+            return self._fix_new_object_method(site)
         if site.kind == "module function":
             return self._fix_module_function(site)
         if site.kind in ("nested def", "decorated nested def"):
@@ -756,6 +858,8 @@ class _Planner:
         self, site: _Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
     ) -> tuple[Fix, str]:
         safety = Safety.UNSAFE if reasons else Safety.SAFE
+        if site.binding is not None:
+            self._remove_binding(site.binding, replace)
         fix = self.ctx.rewrite(
             title, safety, replace=replace, insert_before=before, insert_after=after, imports=self.imports
         )
@@ -779,9 +883,8 @@ class _Planner:
             or any(p.default for p in params.params)
         ):
             raise _Manual("the lambda has defaults or star parameters; add the captured values as parameters by hand")
-        call = site.call
-        keyword = any(a.keyword is not None or a.star for a in call.args)
-        if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+        keywords = {call: any(a.keyword is not None or a.star for a in call.args) for call in site.calls}
+        if any(keywords.values()) and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
             raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
         n_params = len(params.params)
         new_params = [self._code(p).strip().rstrip(",").strip() for p in params.params] + args
@@ -792,7 +895,7 @@ class _Planner:
         hoisted = self._transform_text(site, lam_text, static, n_params, len(args))
         stmt = self._statement(f"{name} = {hoisted}")
         before, after = self._hoist_module(site, [stmt], _reads(site.chain[0].func) | _reads_options(site))
-        replace = {call: self._call_with(call, name, args, keyword)}
+        replace = {call: self._call_with(call, name, args, keywords[call]) for call in site.calls}
         return self._finish(
             site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after
         )
@@ -913,14 +1016,20 @@ class _Planner:
         for a in [*kept_pos, *keep_kw]:
             hoist_names |= _reads(a.value)
         before, after = self._hoist_module(site, [stmt], hoist_names)
-        call = site.call
-        new_args = (
-            [cst.Arg(value=a.value) for a in moved_pos]
-            + list(call.args)
-            + [cst.Arg(value=a.value, keyword=a.keyword, equal=a.equal) for a in moved_kw]
-        )
-        new_args = _with_commas(new_args)
-        replace = {call: call.with_changes(func=cst.Name(name), args=new_args)}
+        if site.binding is not None:
+            moved_reads: set[str] = set()
+            for a in [*moved_pos, *moved_kw]:
+                moved_reads |= _reads(a.value)
+            self._check_not_rebound(site, moved_reads)
+        replace = {}
+        for call in site.calls:
+            new_args = (
+                [cst.Arg(value=a.value) for a in moved_pos]
+                + list(call.args)
+                + [cst.Arg(value=a.value, keyword=a.keyword, equal=a.equal) for a in moved_kw]
+            )
+            new_args = _with_commas(new_args)
+            replace[call] = call.with_changes(func=cst.Name(name), args=new_args)
         return self._finish(
             site, reasons, f"Hoist the transformed partial to module level as `{name}`", replace, before, after
         )
@@ -959,7 +1068,7 @@ class _Planner:
         before, after = self._hoist_module(
             site, [stmt], _reads(target) | _reads(site.chain[0].func) | _reads_options(site)
         )
-        replace = {site.call: site.call.with_changes(func=cst.Name(name))}
+        replace = {call: call.with_changes(func=cst.Name(name)) for call in site.calls}
         return self._finish(site, [], f"Wrap once at module level as `{name}`", replace, before, after)
 
     # bound method -----------------------------------------------------------------------
@@ -978,7 +1087,10 @@ class _Planner:
                 break
             chosen = loop
         if chosen is None:
-            raise _Manual("the object changes every iteration")
+            raise _Manual(
+                "the object changes every iteration, so each bound method is a new cache key; make its class a "
+                "pytree and jit `Cls.method` once with the object as an argument"
+            )
         if isinstance(chosen, COMPREHENSIONS):
             raise _Manual("hoist the jitted method out of the comprehension by hand")
         loop_stmt = (
@@ -999,11 +1111,51 @@ class _Planner:
         hoisted = self._transform_text(site, self._code(target).strip(), [])
         depth = sum(1 for a in self.idx.ancestors(loop_stmt) if isinstance(a, cst.IndentedBlock))
         stmt = self._statement(f"{name} = {hoisted}", indent=4 * depth)
-        replace = {site.call: site.call.with_changes(func=cst.Name(name))}
+        replace = {call: call.with_changes(func=cst.Name(name)) for call in site.calls}
         where = "before the loop"
         return self._finish(
             site, reasons, f"Wrap the method once {where} as `{name}`", replace, {loop_stmt: [stmt]}, {}
         )
+
+    # bound method of a new object ---------------------------------------------------------
+    def _fix_new_object_method(self, site: _Site) -> tuple[Fix, str]:
+        """`T(M(args).m)(x)` -> `_M_m_T(M(args), x)` with `_M_m_T = T(M.m)` at module level, when
+        `M` is a pytree class of this file (the object becomes an argument); otherwise manual."""
+        target = site.target
+        ctor = target.value
+        cls = self._module_class(ctor.func)
+        cls_name, method = cls.name.value, target.attr.value
+        pytree = any(key[0] == cls_name for key in pytree_classes(self.ctx))
+        if not pytree:
+            raise _Manual(
+                f"each `{cls_name}(...)` is a new object and its bound method a new jit cache key; `{cls_name}` is "
+                f"not a pytree, so make it one and jit `{cls_name}.{method}` once with the object as an argument, "
+                "or build the object and its jitted method once outside"
+            )
+        if site.binding is not None:
+            raise _Manual("the jitted bound method is bound to a name; pass the object to a hoisted `jax.jit(Cls.method)` by hand")
+        if len(site.kinds) > 1:
+            raise _Manual("the object would become an argument of the inner transform too; hoist by hand")
+        if self._has_option(site.chain[0], ("static_argnums", "donate_argnums", "in_axes", "argnums")):
+            raise _Manual("the object becomes the first argument; shift the position options by hand")
+        definition = next(
+            (s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == method), None
+        )
+        if definition is None or definition.decorators or not definition.params.params:
+            raise _Manual(f"`{cls_name}.{method}` is not a plain method defined in the class")
+        self._check_options(site, site.node)
+        name = self._new_name(f"{cls_name}_{method}", site)
+        hoisted = self._transform_text(site, f"{cls_name}.{method}", [])
+        stmt = self._statement(f"{name} = {hoisted}")
+        before, after = self._hoist_module(site, [stmt], {cls_name} | _reads_options(site))
+        call = site.calls[0]
+        new_args = _with_commas([cst.Arg(value=ctor), *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call.args]])
+        replace = {call: call.with_changes(func=cst.Name(name), args=new_args)}
+        reasons = [
+            f"the `{cls_name}` object becomes a traced argument: a field it reads as a shape, loop bound or "
+            "Python branch fails to trace, and a Python-number field loses weak typing"
+        ]
+        return self._finish(site, reasons, f"Jit `{cls_name}.{method}` once at module level as `{name}`", replace, before, after)
 
     # nested def -------------------------------------------------------------------------
     def _fix_nested_def(self, site: _Site) -> tuple[Fix, str]:
@@ -1079,11 +1231,11 @@ class _Planner:
             name = self._new_name(own, site)
             hoisted = self._transform_text(site, new_def_name, static)
             stmts.append(self._statement(f"{name} = {hoisted}", leading=[cst.EmptyLine(), cst.EmptyLine()]))
-            call = site.call
-            keyword = any(a.keyword is not None or a.star for a in call.args)
-            if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
-                raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
-            replace[call] = self._call_with(call, name, args, keyword)
+            for call in site.calls:
+                keyword = any(a.keyword is not None or a.star for a in call.args)
+                if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+                    raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
+                replace[call] = self._call_with(call, name, args, keyword)
             # other uses of the def (direct calls) must not lose captured values
             for use in _name_uses(scope.body, own):
                 if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
@@ -1116,6 +1268,36 @@ class _Planner:
         if after:
             raise _Manual("a name the hoisted def needs is bound only after the function")
         return self._finish(site, reasons, title, replace, before, after)
+
+    def _check_not_rebound(self, site: _Site, names: set[str]) -> None:
+        """A partial evaluates its bound values once, at the binding; moved to the calls they are
+        evaluated there, so none of the names they read may change in between."""
+        block = self.idx.parent(site.binding)
+        siblings = list(block.body)
+        index = next(i for i, s in enumerate(siblings) if s is site.binding)
+        last = max(
+            next(i for i, s in enumerate(siblings) if s is self._sibling_of(call, siblings)) for call in site.calls
+        )
+        for i in range(index + 1, last + 1):
+            stmt = siblings[i]
+            if i < last or not isinstance(stmt, cst.SimpleStatementLine):
+                changed = names & self.idx.assigned_in(stmt)
+                if changed:
+                    raise _Manual(
+                        f"`{sorted(changed)[0]}` changes between the binding and a call; the partial keeps the value it had at the binding"
+                    )
+
+    def _remove_binding(self, stmt: cst.SimpleStatementLine, replace: dict) -> None:
+        """Delete the `f = T(F)` line; the statement that becomes first in its block loses its blank lines."""
+        block = self.idx.parent(stmt)
+        body = list(block.body)
+        replace[stmt] = cst.RemovalSentinel.REMOVE
+        remaining = [s for s in body if replace.get(s) is not cst.RemovalSentinel.REMOVE]
+        if not remaining:
+            raise _Manual("the binding is the only statement left in its block")
+        position = {id(s): i for i, s in enumerate(body)}
+        if isinstance(block, cst.IndentedBlock) and position[id(stmt)] < position[id(remaining[0])]:
+            self._drop_leading_blank_lines(remaining[0], replace)
 
     def _drop_leading_blank_lines(self, stmt: cst.CSTNode, replace: dict) -> None:
         """The statement that becomes first in its block loses its blank lines (as black does),
