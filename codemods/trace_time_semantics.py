@@ -170,20 +170,25 @@ class PrintInTracedCodeRule(Rule):
         for info in _traced_functions(ctx):
             if "print" in info.facts.locals:
                 continue
+            prints = []
+            debug_calls = 0
             for node, stmt in own_sites(info):
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "print":
-                    finding = self._check_print(ctx, info, node, stmt)
-                    if finding is not None:
-                        yield finding
+                if not isinstance(node, cst.Call):
+                    continue
+                if isinstance(node.func, cst.Name) and node.func.value == "print":
+                    traced = lambda e, stmt=stmt: info.facts.traced(e, stmt)  # noqa: E731
+                    if any(_value_traced(a.value, traced) for a in node.args if a.keyword is None):
+                        prints.append((node, traced))
+                elif (ctx.names.qualify(node.func) or "").startswith("jax.debug."):
+                    debug_calls += 1
+            # several prints in one function: keep their order (jax.debug.print is unordered by default)
+            ordered = len(prints) + debug_calls > 1
+            for node, traced in prints:
+                fix = _PrintFix(ctx, node, traced, ordered).build()
+                yield ctx.finding(
+                    self, "JAX401", node, _message("`print` of a traced value runs once, at trace time", fix), fix
+                )
 
-    def _check_print(self, ctx: RuleContext, info: FuncInfo, call: cst.Call, stmt) -> Finding | None:
-        facts = info.facts
-        traced = lambda e: facts.traced(e, stmt)  # noqa: E731
-        positional = [a for a in call.args if a.keyword is None]
-        if not any(_value_traced(a.value, traced) for a in positional):
-            return None
-        fix = _PrintFix(ctx, call, traced).build()
-        return ctx.finding(self, "JAX401", call, _message("`print` of a traced value runs once, at trace time", fix), fix)
 
 
 def _module_rebinds(module: cst.Module, name: str) -> bool:
@@ -230,8 +235,9 @@ class _NoFix(Exception):
 
 
 class _PrintFix:
-    def __init__(self, ctx: RuleContext, call: cst.Call, traced) -> None:
+    def __init__(self, ctx: RuleContext, call: cst.Call, traced, ordered: bool = False) -> None:
         self.ctx = ctx
+        self.ordered = ordered
         self.call = call
         self.traced = traced
         self.fmt: list[str] = []
@@ -281,7 +287,7 @@ class _PrintFix:
         imports: list[ImportRequest] = []
         func, reqs = self.ctx.names.reference("jax.debug.print")
         imports.extend(reqs)
-        text = f"{func}({', '.join([_quote(fmt), *self.args])})"
+        text = f"{func}({', '.join([_quote(fmt), *self.args, *(['ordered=True'] if self.ordered else [])])})"
         stmt = self.ctx.parent(self.call)
         if isinstance(stmt, cst.Expr) and stmt.value is self.call:
             text = _fits(self.ctx, stmt, text)
