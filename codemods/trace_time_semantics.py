@@ -13,11 +13,16 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.analysis.trace_sites import ArrayEvidence, may_enter_trace, own_sites
+from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites, tree_summary
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
 
 _PREFILTER = ("jit", "vmap", "lax", "pmap")
+# An item assignment has `]` then `=` or an augmented operator (spaces, comments or line breaks
+# between them are not seen; such code is not flagged).
+_ITEM_STORES = tuple(
+    f"]{space}{op}=" for space in ("", " ") for op in ("", "+", "-", "*", "/", "//", "**", "%", "&", "|", "^", "<<", ">>", "@")
+)
 
 
 def _traced_functions(ctx: RuleContext) -> list[FuncInfo]:
@@ -149,7 +154,7 @@ class PrintInTracedCodeRule(Rule):
 
     name = "print-in-traced-code"
     codes = (Code("JAX401", "print-in-traced-code", "`print` of a traced value inside traced code", "sometimes"),)
-    prefilter = _PREFILTER
+    prefilter = ("print",)  # then could_match: a trace entry
     verify_reference = "eager"
     examples = (
         Example(
@@ -159,10 +164,8 @@ class PrintInTracedCodeRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        has_print = any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print" for n in ast.walk(tree)
-        )
-        return has_print and may_enter_trace(tree)
+        summary = tree_summary(tree)
+        return summary.print_calls and summary.may_enter_trace
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if "print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"):
@@ -459,7 +462,7 @@ class InPlaceUpdateRule(Rule):
     codes = (
         Code("JAX403", "in-place-update-on-traced-array", "`x[i] = v` / `x[i] += v` on a traced JAX array", "sometimes"),
     )
-    prefilter = _PREFILTER
+    prefilter = _ITEM_STORES  # then could_match: a trace entry
     verify_reference = "eager"
     examples = (
         Example(
@@ -469,10 +472,8 @@ class InPlaceUpdateRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        has_item_store = any(
-            isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) for n in ast.walk(tree)
-        )
-        return has_item_store and may_enter_trace(tree)
+        summary = tree_summary(tree)
+        return summary.item_stores and summary.may_enter_trace
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in _traced_functions(ctx):
@@ -785,20 +786,8 @@ class NumpyOnTracedValueRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        numpy_names = {
-            a.asname or a.name
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Import)
-            for a in n.names
-            if a.name == "numpy" or a.name.startswith("numpy.")
-        }
-        from_numpy = any(
-            isinstance(n, ast.ImportFrom) and n.module is not None and n.module.split(".")[0] == "numpy" and not n.level
-            for n in ast.walk(tree)
-        )
-        if not numpy_names and not from_numpy:
-            return False
-        return may_enter_trace(tree)
+        summary = tree_summary(tree)
+        return summary.numpy_imported and summary.may_enter_trace
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in _traced_functions(ctx):

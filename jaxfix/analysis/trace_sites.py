@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -47,21 +48,61 @@ TRANSFORM_IDENTS = frozenset(
 )
 
 
-def may_enter_trace(tree: ast.Module) -> bool:
-    """Could the jit-context analysis find a traced function here? Never False when it would."""
+@dataclass(frozen=True)
+class TreeSummary:
+    """What the JAX4xx rules' `could_match` ask of a module, from one walk of its stdlib AST."""
+
+    may_enter_trace: bool
+    print_calls: bool  # a call of the bare name `print`
+    numpy_imported: bool  # `import numpy ...` or `from numpy ... import ...`
+    item_stores: bool  # `x[i] = ...`, `x[i] += ...`
+
+
+_LAST: list = [None, None]  # (tree, summary): the rules of one file ask about the same tree in turn
+
+
+def tree_summary(tree: ast.Module) -> TreeSummary:
+    if _LAST[0] is tree:
+        return _LAST[1]
     defs: set[str] = set()
     decorators: list[ast.AST] = []
     calls: list[ast.Call] = []
     bare: set[str] = set()
+    lambdas = prints = numpy = stores = False
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        kind = type(node)
+        if kind is ast.Call:
+            calls.append(node)
+            func = node.func
+            if type(func) is ast.Name and func.id == "print":
+                prints = True
+        elif kind is ast.Subscript:
+            if type(node.ctx) is ast.Store:
+                stores = True
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             defs.add(node.name)
             decorators.extend(node.decorator_list)
-        elif isinstance(node, ast.Call):
-            calls.append(node)
-        elif isinstance(node, ast.ImportFrom):
+        elif kind is ast.Lambda:
+            lambdas = True
+        elif kind is ast.ImportFrom:
             bare.update(a.asname or a.name for a in node.names if a.name in TRANSFORM_IDENTS)
-    if not defs and not any(isinstance(n, ast.Lambda) for n in ast.walk(tree)):
+            if node.module and not node.level and node.module.split(".")[0] == "numpy":
+                numpy = True
+        elif kind is ast.Import:
+            if any(a.name == "numpy" or a.name.startswith("numpy.") for a in node.names):
+                numpy = True
+    summary = TreeSummary(_enters(defs, lambdas, decorators, calls, bare), prints, numpy, stores)
+    _LAST[0], _LAST[1] = tree, summary
+    return summary
+
+
+def may_enter_trace(tree: ast.Module) -> bool:
+    """Could the jit-context analysis find a traced function here? Never False when it would."""
+    return tree_summary(tree).may_enter_trace
+
+
+def _enters(defs, lambdas, decorators, calls, bare) -> bool:
+    if not defs and not lambdas:
         return False
     if any(_mentions_transform(d, bare) for d in decorators):
         return True
