@@ -96,7 +96,9 @@ class PrintInTracedCodeRule(Rule):
     (`JitTracer(float32[3])`) once, at the first call, and never again; later calls hit the
     compilation cache and print nothing. `jax.debug.print` is staged into the program and prints
     the actual values on every call. Measured with jax 0.10.2 on CPU: two calls of a jitted
-    function with `print("traced", x)` printed `traced JitTracer(float32[3])` once.
+    function with `print("traced", x)` printed `traced JitTracer(float32[3])` once, and an
+    f-string field with a format spec (`f"{x:.3f}"`) raised `TypeError: unsupported format string
+    passed to DynamicJaxprTracer.__format__`.
 
     `print` of static values only (`print(x.shape)`, a message string, a static argument) is not
     flagged: printing at trace time is often what was meant.
@@ -686,7 +688,7 @@ NP_SAME = frozenset(
     einsum tile diag diagonal tril triu sort roll hypot zeros_like ones_like full_like nan_to_num heaviside sinc
     deg2rad rad2deg degrees radians clip ptp nansum nanmean median percentile quantile atleast_1d atleast_2d
     expand_dims ravel isclose allclose cross trace kron convolve diff broadcast_to select piecewise conj angle
-    logaddexp logaddexp2 modf divmod average copy linalg.norm""".split()
+    logaddexp logaddexp2 modf divmod average copy linalg.norm where""".split()  # where: the 3-argument form
 )
 # Raise on a tracer; `jax.numpy` has the name but a known difference (the fix is unsafe).
 NP_DIFFERENT = {
@@ -802,7 +804,7 @@ class NumpyOnTracedValueRule(Rule):
         if qual is None or not qual.startswith("numpy."):
             return None
         fname = qual[len("numpy.") :]
-        if fname in NP_WORKS or not (fname in NP_SAME or fname in NP_DIFFERENT or fname in NP_MANUAL or fname == "where"):
+        if fname in NP_WORKS or not (fname in NP_SAME or fname in NP_DIFFERENT or fname in NP_MANUAL):
             return None
         if not any(info.facts.traced(a.value, stmt) for a in call.args):
             return None
