@@ -14,6 +14,7 @@ import libcst as cst
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites, tree_summary
+from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
 
@@ -848,3 +849,321 @@ def _narrow_dtype(ctx: RuleContext, e: cst.BaseExpression) -> bool:
 
 
 NumpyOnTracedValueCommand = command_for(NumpyOnTracedValueRule)
+
+
+# ==============================================================================================
+# JAX404 outer-state-mutation-in-traced-code
+# ==============================================================================================
+
+CONTAINER_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
+     "appendleft", "extendleft", "sort", "reverse"}
+)
+_CONTAINER_CALLS = frozenset(
+    {"list", "dict", "set", "collections.defaultdict", "collections.OrderedDict", "collections.deque",
+     "collections.Counter", "defaultdict", "OrderedDict", "deque"}
+)
+
+
+class OuterStateMutationRule(Rule):
+    """
+    ## What it does
+    Finds, inside traced code, Python side effects on state that outlives the call:
+    - a mutation of a module-level or enclosing-function container (`results.append(x)`,
+      `cache[k] = v`, `seen.add(k)`, `log.extend(...)`), where the container is a list, dict,
+      set or deque built by that outer scope;
+    - an assignment to a name declared `global` or `nonlocal`;
+    - a read of a module-level name that the module reassigns (a second module-level assignment,
+      or an assignment in a function that declares it `global`).
+
+    ## Why is this bad?
+    A traced function's Python body runs once, when it is traced; the compiled program that runs
+    on every later call contains only the array operations. So the append happens once (and
+    stores a tracer, which leaks if used later), the global assignment happens once, and a
+    global read is frozen at its value at trace time: measured with jax 0.10.2, a jitted
+    `x * SCALE` kept returning `2.0 * x` after `SCALE = 3`. Inside `lax.scan`/`fori_loop` bodies the
+    body is traced once for all iterations.
+
+    Containers the function builds itself (`out = []; out.append(x); return out`), mutations of
+    the function's own parameters or `self`, and module constants assigned once are not flagged.
+
+    ## Known problems
+    The analysis is within one module: a global reassigned from another module, or a container
+    passed in and mutated through another name, is not seen. Intentional trace-time bookkeeping
+    (counting traces in a test) is flagged too: silence it with `# noqa: JAX404`.
+
+    ## Example
+    ```python
+    SCALE = 2.0
+    seen = []
+
+
+    @jax.jit
+    def f(x):
+        seen.append(x)
+        return x * SCALE
+
+
+    def set_scale(value):
+        global SCALE
+        SCALE = value
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def f(x, scale):
+        return x * scale
+    ```
+    Return what you want to collect (stack it, or carry it through `lax.scan`), and pass values that
+    change as arguments (static ones with `static_argnames`).
+
+    ## Fix safety
+    No automatic fix (manual): what the side effect was meant to do decides the rewrite.
+
+    ## References
+    - https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#pure-functions
+    - https://docs.jax.dev/en/latest/stateful-computations.html
+    """
+
+    name = "outer-state-mutation-in-traced-code"
+    codes = (
+        Code(
+            "JAX404",
+            "outer-state-mutation-in-traced-code",
+            "mutation of outer state (or a read of a reassigned global) inside traced code",
+            "never",
+        ),
+    )
+    prefilter = _PREFILTER
+    examples = (
+        Example(
+            "SCALE = 2.0\nseen = []\n\n\n@jax.jit\ndef f(x):\n    seen.append(x)\n    return x * SCALE\n\n\n"
+            "def set_scale(value):\n    global SCALE\n    SCALE = value\n",
+            "@jax.jit\ndef f(x, scale):\n    return x * scale\n",
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        summary = tree_summary(tree)
+        return summary.outer_state and summary.may_enter_trace
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        outer = ctx.fact(_ModuleState, _ModuleState.of)
+        jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
+        for info in _traced_functions(ctx):
+            yield from self._check_function(ctx, jc, outer, info)
+
+    def _check_function(self, ctx, jc: JitContexts, outer: "_ModuleState", info: FuncInfo) -> Iterator[Finding]:
+        facts = info.facts
+        sites = list(own_sites(info))
+        declared: dict[str, str] = {}
+        for node, _stmt in sites:
+            if isinstance(node, (cst.Global, cst.Nonlocal)):
+                for item in node.names:
+                    declared[item.name.value] = "global" if isinstance(node, cst.Global) else "nonlocal"
+        not_reads: set[cst.CSTNode] = set()
+        for node, _stmt in sites:
+            if isinstance(node, cst.Attribute):
+                not_reads.add(node.attr)
+            elif isinstance(node, cst.Arg) and node.keyword is not None:
+                not_reads.add(node.keyword)
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                not_reads.update(item.name for item in node.names)
+        reported_reads: set[str] = set()
+        once = "runs once, when the function is traced, not at every call"
+
+        def outer_container(name: str) -> str | None:
+            """Where `name` is a container built outside this function, if it is one."""
+            if name in facts.locals and name not in declared:
+                return None
+            parent = info.parent
+            while parent is not None:
+                if name in _locals_of(parent):
+                    return "the enclosing function" if _container_local(ctx, parent, name) else None
+                parent = parent.parent
+            return "the module" if name in outer.containers else None
+
+        for node, stmt in sites:
+            # assignments to `global`/`nonlocal` names, and item assignments into outer containers
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    for name_node in _target_name_nodes(target):
+                        kind = declared.get(name_node.value)
+                        if kind is not None:
+                            yield self._report(
+                                ctx,
+                                target,
+                                f"assignment to {kind} `{name_node.value}` inside traced code {once}",
+                                "return the new value instead (or carry it through the loop)",
+                            )
+                    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                        where = outer_container(target.value.value)
+                        if where is not None:
+                            yield self._report(
+                                ctx,
+                                target,
+                                f"`{_short(ctx, target)} = ...` mutates a container of {where}; it {once}",
+                                "return the value and store it outside the traced function",
+                            )
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                receiver = node.func.value
+                if isinstance(receiver, cst.Name) and node.func.attr.value in CONTAINER_MUTATORS:
+                    where = outer_container(receiver.value)
+                    if where is not None:
+                        yield self._report(
+                            ctx,
+                            node,
+                            f"`{receiver.value}.{node.func.attr.value}(...)` mutates a container of {where}; it {once}",
+                            "return what you collect (stack it, or carry it through `lax.scan`)",
+                        )
+            elif isinstance(node, cst.Name) and node not in not_reads:
+                name = node.value
+                if name in reported_reads or name not in outer.reassigned or name in declared:
+                    continue
+                if (name in facts.locals and name not in declared) or _bound_in_enclosing(info, name):
+                    continue
+                reported_reads.add(name)
+                yield self._report(
+                    ctx,
+                    node,
+                    f"module-level `{name}` is reassigned elsewhere, but traced code reads it once, at trace time: "
+                    "later values are not seen by the compiled function",
+                    f"pass `{name}` as an argument (a static one with `static_argnames` if it is a Python value)",
+                )
+
+    def _report(self, ctx: RuleContext, node: cst.CSTNode, message: str, advice: str) -> Finding:
+        return ctx.finding(self, "JAX404", node, message, ctx.manual(advice))
+
+
+def _target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _target_name_nodes(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_name_nodes(target.value)
+    return []
+
+
+def _locals_of(info: FuncInfo) -> set[str]:
+    if info.facts is not None:
+        return info.facts.locals
+    return assigned_names(info.node) | set(param_names(info.node.params))
+
+
+def _bound_in_enclosing(info: FuncInfo, name: str) -> bool:
+    parent = info.parent
+    while parent is not None:
+        if name in _locals_of(parent):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _is_container_value(ctx: RuleContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+        return True
+    return isinstance(value, cst.Call) and (ctx.names.qualify(value.func) or "") in _CONTAINER_CALLS
+
+
+def _container_local(ctx: RuleContext, info: FuncInfo, name: str) -> bool:
+    """Every binding of `name` in `info`'s own body is a container display or constructor."""
+    values: list[cst.BaseExpression | None] = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is not info.node and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(n, cst.Assign):
+                for t in n.targets:
+                    if isinstance(t.target, cst.Name) and t.target.value == name:
+                        values.append(n.value)
+                    elif any(x.value == name for x in _target_name_nodes(t.target)):
+                        values.append(None)
+            elif isinstance(n, cst.AnnAssign) and isinstance(n.target, cst.Name) and n.target.value == name:
+                values.append(n.value)
+            return True
+
+    info.node.visit(V())
+    return bool(values) and all(v is not None and _is_container_value(ctx, v) for v in values)
+
+
+class _ModuleState:
+    """Module-level names: which hold containers, and which the module reassigns."""
+
+    def __init__(self, containers: set[str], reassigned: set[str]) -> None:
+        self.containers = containers
+        self.reassigned = reassigned
+
+    @classmethod
+    def of(cls, ctx: RuleContext) -> "_ModuleState":
+        values: dict[str, list[cst.BaseExpression | None]] = {}
+        defined: set[str] = set()  # def, class, import: not data
+        global_writes: set[str] = set()
+
+        class V(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.depth = 0
+                self.globals: list[set[str]] = []
+
+            def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
+                if self.depth == 0:
+                    defined.add(n.name.value)
+                self.depth += 1
+                self.globals.append(set())
+
+            def leave_FunctionDef(self, n: cst.FunctionDef) -> None:
+                self.depth -= 1
+                self.globals.pop()
+
+            def visit_ClassDef(self, n: cst.ClassDef) -> None:
+                if self.depth == 0:
+                    defined.add(n.name.value)
+                self.depth += 1
+                self.globals.append(set())
+
+            def leave_ClassDef(self, n: cst.ClassDef) -> None:
+                self.depth -= 1
+                self.globals.pop()
+
+            def visit_Global(self, n: cst.Global) -> None:
+                if self.globals:
+                    self.globals[-1].update(item.name.value for item in n.names)
+
+            def _bind(self, target: cst.BaseExpression, value) -> None:
+                for name_node in _target_name_nodes(target):
+                    name = name_node.value
+                    if self.depth == 0:
+                        values.setdefault(name, []).append(value if isinstance(target, cst.Name) else None)
+                    elif self.globals and name in self.globals[-1]:
+                        global_writes.add(name)
+
+            def visit_Assign(self, n: cst.Assign) -> None:
+                for t in n.targets:
+                    self._bind(t.target, n.value)
+
+            def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+                if n.value is not None:
+                    self._bind(n.target, n.value)
+
+            def visit_AugAssign(self, n: cst.AugAssign) -> None:
+                self._bind(n.target, None)
+
+            def visit_For(self, n: cst.For) -> None:
+                self._bind(n.target, None)
+
+        ctx.module.visit(V())
+        containers = {
+            name
+            for name, vals in values.items()
+            if name not in defined and all(v is not None and _is_container_value(ctx, v) for v in vals)
+        }
+        reassigned = {name for name, vals in values.items() if len(vals) > 1 and name not in defined}
+        reassigned |= global_writes
+        reassigned -= set(ctx.names.bindings)
+        return cls(containers, reassigned)
+
+
+OuterStateMutationCommand = command_for(OuterStateMutationRule)

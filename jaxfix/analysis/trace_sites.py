@@ -56,6 +56,7 @@ class TreeSummary:
     print_calls: bool  # a call of the bare name `print`
     numpy_imported: bool  # `import numpy ...` or `from numpy ... import ...`
     item_stores: bool  # `x[i] = ...`, `x[i] += ...`
+    outer_state: bool  # `global`/`nonlocal`, a call of a container mutator method, or a module name bound twice
 
 
 _LAST: list = [None, None]  # (tree, summary): the rules of one file ask about the same tree in turn
@@ -68,7 +69,8 @@ def tree_summary(tree: ast.Module) -> TreeSummary:
     decorators: list[ast.AST] = []
     calls: list[ast.Call] = []
     bare: set[str] = set()
-    lambdas = prints = numpy = stores = False
+    lambdas = prints = numpy = stores = outer = False
+    module_bound: set[str] = set()
     for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.Call:
@@ -76,6 +78,8 @@ def tree_summary(tree: ast.Module) -> TreeSummary:
             func = node.func
             if type(func) is ast.Name and func.id == "print":
                 prints = True
+            elif type(func) is ast.Attribute and func.attr in _MUTATORS:
+                outer = True
         elif kind is ast.Subscript:
             if type(node.ctx) is ast.Store:
                 stores = True
@@ -84,6 +88,8 @@ def tree_summary(tree: ast.Module) -> TreeSummary:
             decorators.extend(node.decorator_list)
         elif kind is ast.Lambda:
             lambdas = True
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            outer = True
         elif kind is ast.ImportFrom:
             bare.update(a.asname or a.name for a in node.names if a.name in TRANSFORM_IDENTS)
             if node.module and not node.level and node.module.split(".")[0] == "numpy":
@@ -91,9 +97,42 @@ def tree_summary(tree: ast.Module) -> TreeSummary:
         elif kind is ast.Import:
             if any(a.name == "numpy" or a.name.startswith("numpy.") for a in node.names):
                 numpy = True
-    summary = TreeSummary(_enters(defs, lambdas, decorators, calls, bare), prints, numpy, stores)
+    if not outer:
+        # a module-level name bound twice (at the top level: a global read may be frozen)
+        for stmt in tree.body:
+            for target in _top_targets(stmt):
+                if target in module_bound:
+                    outer = True
+                module_bound.add(target)
+    summary = TreeSummary(_enters(defs, lambdas, decorators, calls, bare), prints, numpy, stores, outer)
     _LAST[0], _LAST[1] = tree, summary
     return summary
+
+
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
+     "appendleft", "extendleft", "sort", "reverse"}
+)
+
+
+def _top_targets(stmt: ast.stmt) -> list[str]:
+    """Names a module-level statement binds by assignment (inside `if`/`try`/`with`/`for` too)."""
+    out: list[str] = []
+    if isinstance(stmt, ast.Assign):
+        for t in stmt.targets:
+            out.extend(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
+        out.append(stmt.target.id)
+    elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+        if isinstance(stmt, ast.For):
+            out.extend(n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name))
+        for block in ("body", "orelse", "finalbody"):
+            for inner in getattr(stmt, block, ()) or ():
+                out.extend(_top_targets(inner))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            for inner in handler.body:
+                out.extend(_top_targets(inner))
+    return out
 
 
 def may_enter_trace(tree: ast.Module) -> bool:
