@@ -601,60 +601,45 @@ def _has_call(node) -> bool:
 
 
 def _read_after(info: FuncInfo, stmt: cst.CSTNode, name: str) -> bool:
-    """Is `name` read after `stmt` (later in the function, or anywhere in a loop around it, or by
-    a nested function)? Reads inside the statement's own target do not count."""
+    """Is `name` read after `stmt`: later in the function, anywhere in a loop around it, or by a
+    nested function? Reads inside the statement itself (its value, its index) do not count."""
     body = info.node
-    seen_stmt = False
-    in_loop_with_read = False
-    result = False
-    loops: list[cst.CSTNode] = []
-    target_nodes: set[cst.CSTNode] = set()
-
-    class Targets(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            target_nodes.add(n)
-
-    if isinstance(stmt, cst.Assign):
-        for t in stmt.targets:
-            t.target.visit(Targets())
-    elif isinstance(stmt, cst.AugAssign):
-        stmt.target.value.visit(Targets()) if isinstance(stmt.target, cst.Subscript) else None
-
-    reads: list[tuple[cst.Name, tuple[cst.CSTNode, ...], bool]] = []
+    reads: list[tuple[tuple[cst.CSTNode, ...], bool]] = []  # (loops around the read, after the statement)
+    state = {"inside": False, "after": False, "stmt_loops": ()}
 
     class V(cst.CSTVisitor):
         def __init__(self) -> None:
             self.loops: list[cst.CSTNode] = []
-            self.after = False
             self.nested = 0
 
         def on_visit(self, n: cst.CSTNode) -> bool:
             if n is stmt:
-                nonlocal seen_stmt
-                seen_stmt = True
-                self.stmt_loops = tuple(self.loops)
+                state["inside"] = True
+                state["stmt_loops"] = tuple(self.loops)
             if isinstance(n, (cst.For, cst.While)):
                 self.loops.append(n)
             if n is not body and isinstance(n, (cst.FunctionDef, cst.Lambda)):
                 self.nested += 1
-            if isinstance(n, cst.Name) and n.value == name and n not in target_nodes:
-                reads.append((n, tuple(self.loops), seen_stmt or self.nested > 0))
+            if isinstance(n, cst.Name) and n.value == name and not state["inside"]:
+                reads.append((tuple(self.loops), state["after"] or self.nested > 0))
             return True
 
         def on_leave(self, n: cst.CSTNode) -> None:
+            if n is stmt:
+                state["inside"] = False
+                state["after"] = True
             if isinstance(n, (cst.For, cst.While)):
                 self.loops.pop()
             if n is not body and isinstance(n, (cst.FunctionDef, cst.Lambda)):
                 self.nested -= 1
 
-    v = V()
-    body.visit(v)
-    stmt_loops = set(getattr(v, "stmt_loops", ()))
-    for _n, loops_of_read, after in reads:
+    body.visit(V())
+    stmt_loops = set(state["stmt_loops"])
+    for loops_of_read, after in reads:
         if after:
             return True
         if stmt_loops & set(loops_of_read):
-            return True  # read earlier in a loop around the update: the next trip reads it
+            return True  # read in a loop around the update: the next trip reads it
     return False
 
 

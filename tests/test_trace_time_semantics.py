@@ -478,3 +478,15 @@ def test_outer_state_fixture_shows_trace_time_behaviour(tmp_path):
     assert len(mod.seen) == 1 and mod.trace_count == 1  # the side effects ran once, when traced
     _, collected = mod.outer(jnp.asarray([1.0, 2.0, 3.0]))
     assert len(collected) == 1  # the scan body was traced once for three iterations
+
+
+def test_update_read_only_by_itself_is_manual():
+    findings, _ = run(
+        """
+        @jax.jit
+        def f(x):
+            x = x * 1.0
+            x[0] = x[1]  # the value reads x, but nothing reads the update
+        """
+    )
+    assert rows(findings) == [("JAX403", "manual")]
