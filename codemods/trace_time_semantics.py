@@ -178,7 +178,7 @@ class PrintInTracedCodeRule(Rule):
                 continue
             prints = []
             debug_calls = 0
-            for node, stmt in own_sites(info):
+            for node, stmt in own_sites(info, ctx):
                 if not isinstance(node, cst.Call):
                     continue
                 if isinstance(node.func, cst.Name) and node.func.value == "print":
@@ -481,7 +481,7 @@ class InPlaceUpdateRule(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in _traced_functions(ctx):
             evidence: ArrayEvidence | None = None
-            sites = list(own_sites(info))
+            sites = list(own_sites(info, ctx))
             for node, stmt in sites:
                 if isinstance(node, cst.Assign):
                     targets = [t.target for t in node.targets]
@@ -779,7 +779,7 @@ class NumpyOnTracedValueRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in _traced_functions(ctx):
-            for node, stmt in own_sites(info):
+            for node, stmt in own_sites(info, ctx):
                 if isinstance(node, cst.Call):
                     finding = self._check(ctx, info, node, stmt)
                     if finding is not None:
@@ -941,7 +941,7 @@ class OuterStateMutationRule(Rule):
 
     def _check_function(self, ctx, jc: JitContexts, outer: "_ModuleState", info: FuncInfo) -> Iterator[Finding]:
         facts = info.facts
-        sites = list(own_sites(info))
+        sites = list(own_sites(info, ctx))
         declared: dict[str, str] = {}
         for node, _stmt in sites:
             if isinstance(node, (cst.Global, cst.Nonlocal)):
@@ -965,7 +965,9 @@ class OuterStateMutationRule(Rule):
             parent = info.parent
             while parent is not None:
                 if name in _locals_of(parent):
-                    return "the enclosing function" if _container_local(ctx, parent, name) else None
+                    if _same_trace(info, parent) or not _container_local(ctx, parent, name):
+                        return None
+                    return "the enclosing function"
                 parent = parent.parent
             return "the module" if name in outer.containers else None
 
@@ -976,6 +978,8 @@ class OuterStateMutationRule(Rule):
                 for target in targets:
                     for name_node in _target_name_nodes(target):
                         kind = declared.get(name_node.value)
+                        if kind == "nonlocal" and _same_trace(info, _owner(info, name_node.value)):
+                            continue
                         if kind is not None:
                             yield self._report(
                                 ctx,
@@ -1030,6 +1034,32 @@ def _target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(target, cst.StarredElement):
         return _target_name_nodes(target.value)
     return []
+
+
+_INLINE_REASONS = ("defined inside traced", "called from traced", "read on a traced object")
+
+
+def _same_trace(info: FuncInfo, owner: FuncInfo | None) -> bool:
+    """Does `info` run inline, in the same trace as the traced `owner` of the state it touches, so
+    that the state lives only as long as that one trace (a callback or helper called directly, as
+    opposed to a `scan`/`fori_loop` body, a `vmap`ped function or a separately jitted one)?"""
+    if owner is None or not owner.in_trace:
+        return False
+    node = info
+    while node is not None and node is not owner:
+        if not node.reasons or not all(r.startswith(_INLINE_REASONS) for r in node.reasons):
+            return False
+        node = node.parent
+    return node is owner
+
+
+def _owner(info: FuncInfo, name: str) -> FuncInfo | None:
+    parent = info.parent
+    while parent is not None:
+        if name in _locals_of(parent):
+            return parent
+        parent = parent.parent
+    return None
 
 
 def _locals_of(info: FuncInfo) -> set[str]:

@@ -185,8 +185,11 @@ def _function_ref(arg: ast.AST, defs: set[str]) -> bool:
     return False
 
 
-def own_sites(info: FuncInfo) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
-    """(node, innermost statement holding it) for the function's own body, in source order."""
+def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
+    """(node, innermost statement holding it) for the function's own body, in source order.
+    With the rule context `ctx`, computed once per function for all the rules of a file."""
+    if ctx is not None:
+        return iter(ctx.fact(("trace_sites.own_sites", id(info.node)), lambda _ctx: list(own_sites(info))))
     facts = info.facts
     node = info.node
     if facts is None:
