@@ -120,6 +120,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis import pytrees as pt
+from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
 
@@ -304,7 +305,7 @@ def _class_defs(module: cst.Module) -> list[cst.ClassDef]:
         def visit_ClassDef(self, node: cst.ClassDef) -> None:
             found.append(node)
 
-    module.visit(Collect())
+    walk(module, Collect())
     return found
 
 
@@ -705,7 +706,7 @@ class _ClassFix:
                 if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name:
                     calls.append(node)
 
-        self.ctx.module.visit(Find())
+        walk(self.ctx.module, Find())
         for call in calls:
             target = self.ctx.names.qualify(call.func)
             args = list(call.args)
@@ -779,7 +780,7 @@ def _single_final_return(func: cst.FunctionDef) -> cst.Return | None:
         def visit_ClassDef(self, node: cst.ClassDef) -> bool:
             return False
 
-    func.visit(Find())
+    walk(func, Find())
     last = func.body.body[-1]
     if len(returns) != 1 or not isinstance(last, cst.SimpleStatementLine) or last.body[-1] is not returns[0]:
         return None

@@ -1,7 +1,9 @@
-"""The `jaxfix` command line: check, fix (dry-run diffs, --write), rules, rule.
+"""The `jaxfix` command line: check, fix (dry-run diffs, --write), rules, rule, explain.
 
 Exit codes: 0 nothing to report, 1 findings (check) or changes/unfixed findings
-(fix), 2 when any file or the config could not be handled.
+(fix), 2 when any file or the config could not be handled. `explain`: 0 no
+recompilation, 1 some function of the user's recompiled, 2 the command could not
+run, failed, timed out or was interrupted.
 """
 
 from __future__ import annotations
@@ -426,6 +428,49 @@ def init(
         _error(f"{path}: {exc}")
         raise typer.Exit(2)
     typer.echo(f"Added [tool.jaxfix] to {path}.", err=True)
+
+
+@app.command(
+    "explain",
+    options_metavar="[OPTIONS] -- CMD [ARGS]...",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+def explain_command(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object (docs/explain.md).")] = False,
+    timeout: Annotated[
+        Optional[float], typer.Option("--timeout", min=0.1, help="Stop the command after this many seconds.")
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list JAX's own functions (eager ops) and bodies traced inside jit.")
+    ] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Run a command (`jaxfix explain -- python train.py`) with trace/compile monitoring and print, per
+    jitted function, its traces and compiles; for each recompilation, the call that triggered it,
+    JAX's reason, and the jaxfix finding that removes it. Exit 0: no recompilation, 1: some, 2: the
+    command did not run or failed."""
+    from jaxfix.explain import explain
+    from jaxfix.explain.render import render_json, render_text
+
+    argv = list(ctx.args)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        _error("no command given; usage: jaxfix explain [--json] [--timeout S] -- python script.py [ARGS...]")
+        raise typer.Exit(2)
+    try:
+        resolver = _resolver(None, None, config)
+    except ConfigError as exc:
+        _error(str(exc))
+        raise typer.Exit(2)
+    result = explain(argv, timeout=timeout, show_all=show_all, resolver=resolver, to_stderr=json_output)
+    if result.run.returncode is None:
+        _error(result.run.problem or "the command did not run")
+    render = render_json if json_output else render_text
+    sys.stdout.flush()
+    typer.echo(render(result.run, result.collected, result.causes, show_all=show_all), nl=False)
+    raise typer.Exit(result.exit_code)
 
 
 @app.command("lsp")

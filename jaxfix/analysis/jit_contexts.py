@@ -28,6 +28,7 @@ import libcst as cst
 
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
+from jaxfix.analysis.walk import walk
 
 JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
 VMAP_NAMES = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap"})
@@ -372,7 +373,7 @@ class JitContexts:
                         if isinstance(t.target, cst.Name):
                             ctx.module_names.add(t.target.value)
 
-        self.module.visit(V())
+        walk(self.module, V())
 
     def _static_properties(self) -> frozenset[str]:
         """Properties of the module's pytree classes that return Python values even on a traced
@@ -431,7 +432,7 @@ class JitContexts:
             def visit_Return(self, node: cst.Return) -> None:
                 returns.append(node)
 
-        info.node.visit(R())
+        walk(info.node, R())
         values = [r.value for r in returns if r.value is not None]
         return bool(values) and not any(facts.traced(v, r) for r, v in zip(returns, values))
 
@@ -956,9 +957,9 @@ def _nodes_with_env(func_node, facts: FunctionFacts, kind):
                 self.env_stack.pop()
 
     if isinstance(func_node, cst.Lambda):
-        func_node.body.visit(V())
+        walk(func_node.body, V())
     else:
-        func_node.body.visit(V())
+        walk(func_node.body, V())
     return out
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxfix.analysis.walk import walk
 from jaxfix.model import ImportRequest
 
 # How a fix imports a module the file does not import yet: the community's spelling.
@@ -52,7 +53,7 @@ class ImportMap:
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportMap":
         collector = _ImportCollector()
-        module.visit(collector)
+        walk(module, collector)
         return cls(bindings=collector.bindings, used_names=collector.names)
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
