@@ -15,6 +15,7 @@ from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites, tree_summary
 from jaxfix.analysis.traced import assigned_names, param_names
+from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
 
@@ -596,7 +597,7 @@ def _has_call(node) -> bool:
             found = True
 
     for el in node:
-        el.visit(V())
+        walk(el, V())
     return found
 
 
@@ -633,7 +634,7 @@ def _read_after(info: FuncInfo, stmt: cst.CSTNode, name: str) -> bool:
             if n is not body and isinstance(n, (cst.FunctionDef, cst.Lambda)):
                 self.nested -= 1
 
-    body.visit(V())
+    walk(body, V())
     stmt_loops = set(state["stmt_loops"])
     for loops_of_read, after in reads:
         if after:
@@ -1101,7 +1102,7 @@ def _container_local(ctx: RuleContext, info: FuncInfo, name: str) -> bool:
                 values.append(n.value)
             return True
 
-    info.node.visit(V())
+    walk(info.node, V())
     return bool(values) and all(v is not None and _is_container_value(ctx, v) for v in values)
 
 

@@ -24,6 +24,7 @@ import libcst as cst
 
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
+from jaxfix.analysis.walk import walk
 
 # Attribute names that only make sense on transform functions (jax.jit, lax.scan, eqx.filter_jit...).
 TRANSFORM_IDENTS = frozenset(
@@ -212,7 +213,7 @@ def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNo
             if original_node in facts.before and self.stmts and self.stmts[-1] is original_node:
                 self.stmts.pop()
 
-    node.body.visit(V())
+    walk(node.body, V())
     return iter(out)
 
 
@@ -307,7 +308,7 @@ class ArrayEvidence:
                         container.add(n.value.value)  # `d["key"]`: a dict
                 return True
 
-        root.visit(V())
+        walk(root, V())
         params = root.params
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             bindings.setdefault(p.name.value, []).insert(0, p)
