@@ -716,12 +716,13 @@ class NumpyOnTracedValueRule(Rule):
 
     ## Why is this bad?
     NumPy converts its arguments to NumPy arrays, which a tracer refuses: under `jit` the call
-    raises `TracerArrayConversionError` (`np.argsort`: `TypeError`). The code only ever worked
-    eagerly. Measured with jax 0.10.2 and NumPy 2.4 (the table is in this rule's module): of 160
-    NumPy functions called on a tracer, 139 raise. Those that work call the array's own method
+    raises `TracerArrayConversionError` (`np.argsort`: `TypeError`; `np.take`: `NotImplementedError`). The code only ever worked
+    eagerly. Measured with jax 0.10.2 and NumPy 2.4 (the table is in this rule's module): of 167
+    NumPy functions called on a tracer, 138 raise. Those that work call the array's own method
     (`np.sum`, `np.mean`, `np.max`, `np.reshape`, `np.transpose`, `np.round`, `np.cumsum`, `np.flip`,
     `np.searchsorted`, `np.moveaxis`, ...) and are not flagged. Calls on static values
     (`np.prod(x.shape)`, `np.zeros(3)`, `np.pi`, dtypes such as `np.float32`) are fine.
+    `scripts/measure_numpy_on_tracers.py` re-measures the table for the installed versions.
 
     ## Known problems
     Only NumPy functions measured to fail are flagged, and only the measured ones with the same
