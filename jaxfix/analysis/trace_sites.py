@@ -1,0 +1,395 @@
+"""Sites inside traced code, for the rules about what runs at trace time (JAX4xx).
+
+Built on `jit_contexts` (which functions run under a trace, with which parameters traced) and
+`traced` (which expressions are traced at a statement); this module adds nothing to either, only
+the walks several rules share:
+
+- `may_enter_trace(tree)`: a cheap stdlib-`ast` over-approximation of "some function of this
+  module can run under a trace" (a decorator naming a transform, or a transform or lax body call
+  given a lambda or a function of the module), for `could_match`;
+- `own_sites(info)`: every node of a traced function's own body (not nested functions, lambdas or
+  classes, which are functions of their own) with the innermost statement holding it, so that
+  `info.facts.traced(expr, stmt)` answers for the state just before that statement;
+- `ArrayEvidence`: whether a local name of a traced function holds a JAX array (not a Python list,
+  dict or NumPy array) by the evidence in the function: how it is bound, annotated and used.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
+from jaxfix.analysis.walk import walk
+
+# Attribute names that only make sense on transform functions (jax.jit, lax.scan, eqx.filter_jit...).
+TRANSFORM_IDENTS = frozenset(
+    {
+        "jit",
+        "filter_jit",
+        "vmap",
+        "filter_vmap",
+        "pmap",
+        "pjit",
+        "scan",
+        "fori_loop",
+        "while_loop",
+        "cond",
+        "switch",
+        "map",
+        "associative_scan",
+        "checkpoint",
+        "remat",
+        "filter_checkpoint",
+    }
+)
+
+
+@dataclass(frozen=True)
+class TreeSummary:
+    """What the JAX4xx rules' `could_match` ask of a module, from one walk of its stdlib AST."""
+
+    may_enter_trace: bool
+    print_calls: bool  # a call of the bare name `print`
+    numpy_imported: bool  # `import numpy ...` or `from numpy ... import ...`
+    item_stores: bool  # `x[i] = ...`, `x[i] += ...`
+    outer_state: bool  # `global`/`nonlocal`, a call of a container mutator method, or a module name bound twice
+
+
+_LAST: list = [None, None]  # (tree, summary): the rules of one file ask about the same tree in turn
+
+
+def tree_summary(tree: ast.Module) -> TreeSummary:
+    if _LAST[0] is tree:
+        return _LAST[1]
+    defs: set[str] = set()
+    decorators: list[ast.AST] = []
+    calls: list[ast.Call] = []
+    bare: set[str] = set()
+    lambdas = prints = numpy = stores = outer = False
+    module_bound: set[str] = set()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            calls.append(node)
+            func = node.func
+            if type(func) is ast.Name and func.id == "print":
+                prints = True
+            elif type(func) is ast.Attribute and func.attr in _MUTATORS:
+                outer = True
+        elif kind is ast.Subscript:
+            if type(node.ctx) is ast.Store:
+                stores = True
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            defs.add(node.name)
+            decorators.extend(node.decorator_list)
+        elif kind is ast.Lambda:
+            lambdas = True
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            outer = True
+        elif kind is ast.ImportFrom:
+            bare.update(a.asname or a.name for a in node.names if a.name in TRANSFORM_IDENTS)
+            if node.module and not node.level and node.module.split(".")[0] == "numpy":
+                numpy = True
+        elif kind is ast.Import:
+            if any(a.name == "numpy" or a.name.startswith("numpy.") for a in node.names):
+                numpy = True
+    if not outer:
+        # a module-level name bound twice (at the top level: a global read may be frozen)
+        for stmt in tree.body:
+            for target in _top_targets(stmt):
+                if target in module_bound:
+                    outer = True
+                module_bound.add(target)
+    summary = TreeSummary(_enters(defs, lambdas, decorators, calls, bare), prints, numpy, stores, outer)
+    _LAST[0], _LAST[1] = tree, summary
+    return summary
+
+
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
+     "appendleft", "extendleft", "sort", "reverse"}
+)
+
+
+def _top_targets(stmt: ast.stmt) -> list[str]:
+    """Names a module-level statement binds by assignment (inside `if`/`try`/`with`/`for` too)."""
+    out: list[str] = []
+    if isinstance(stmt, ast.Assign):
+        for t in stmt.targets:
+            out.extend(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
+        out.append(stmt.target.id)
+    elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+        if isinstance(stmt, ast.For):
+            out.extend(n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name))
+        for block in ("body", "orelse", "finalbody"):
+            for inner in getattr(stmt, block, ()) or ():
+                out.extend(_top_targets(inner))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            for inner in handler.body:
+                out.extend(_top_targets(inner))
+    return out
+
+
+def may_enter_trace(tree: ast.Module) -> bool:
+    """Could the jit-context analysis find a traced function here? Never False when it would."""
+    return tree_summary(tree).may_enter_trace
+
+
+def _enters(defs, lambdas, decorators, calls, bare) -> bool:
+    if not defs and not lambdas:
+        return False
+    if any(_mentions_transform(d, bare) for d in decorators):
+        return True
+    for call in calls:
+        if _is_transform(call.func, bare):
+            if any(_function_ref(a, defs) for a in [*call.args, *(k.value for k in call.keywords)]):
+                return True
+    return False
+
+
+def _mentions_transform(node: ast.AST, bare: set[str]) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr in TRANSFORM_IDENTS:
+            return True
+        if isinstance(sub, ast.Name) and sub.id in bare:
+            return True
+    return False
+
+
+def _is_transform(func: ast.AST, bare: set[str]) -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr in TRANSFORM_IDENTS
+    if isinstance(func, ast.Name):
+        return func.id in bare
+    if isinstance(func, ast.Call):
+        return _mentions_transform(func, bare)
+    return False
+
+
+def _function_ref(arg: ast.AST, defs: set[str]) -> bool:
+    if isinstance(arg, ast.Lambda):
+        return True
+    if isinstance(arg, ast.Name):
+        return arg.id in defs
+    if isinstance(arg, (ast.List, ast.Tuple)):
+        return any(_function_ref(el, defs) for el in arg.elts)
+    if isinstance(arg, ast.Call):
+        return any(_function_ref(a, defs) for a in [*arg.args, *(k.value for k in arg.keywords)])
+    if isinstance(arg, ast.Starred):
+        return _function_ref(arg.value, defs)
+    return False
+
+
+def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
+    """(node, innermost statement holding it) for the function's own body, in source order.
+    With the rule context `ctx`, computed once per function for all the rules of a file."""
+    if ctx is not None:
+        return iter(ctx.fact(("trace_sites.own_sites", id(info.node)), lambda _ctx: list(own_sites(info))))
+    facts = info.facts
+    node = info.node
+    if facts is None:
+        return iter(())
+    out: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
+
+    class V(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.stmts: list[cst.CSTNode] = []
+
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is not node and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if n in facts.before:
+                self.stmts.append(n)
+            out.append((n, self.stmts[-1] if self.stmts else None))
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if original_node in facts.before and self.stmts and self.stmts[-1] is original_node:
+                self.stmts.pop()
+
+    walk(node.body, V())
+    return iter(out)
+
+
+# Methods and attributes that exist on arrays (and are unusual on lists and dicts).
+ARRAY_ATTRS = frozenset(
+    {"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape", "ravel", "flatten", "squeeze", "transpose",
+     "block_until_ready", "mT", "swapaxes", "real", "imag", "conj", "clip", "cumsum", "argmax", "argmin"}
+)
+# Methods of an array that return an array.
+ARRAY_METHODS = frozenset(
+    {"astype", "reshape", "ravel", "flatten", "squeeze", "transpose", "copy", "clip", "sum", "mean", "max", "min",
+     "prod", "cumsum", "conj", "swapaxes", "round", "set", "add", "subtract", "multiply", "divide", "power", "get",
+     "apply"}
+)
+ARRAY_ANNOTATIONS = ("Array", "ndarray", "ArrayLike", "Float", "Int", "Bool", "Shaped", "Num", "Real", "Complex",
+                     "UInt", "Integer", "Inexact", "Key")
+
+
+CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "keys", "items", "values", "update", "setdefault",
+     "get", "popitem", "sort", "reverse"}
+)
+
+
+class ArrayEvidence:
+    """Which local names of one traced function hold JAX arrays, by the evidence in the function.
+
+    Only names bound in the function count (parameters and locals; not globals or closures). A
+    name is *not* an array when any binding of it is a list, dict, set, tuple or string display,
+    a comprehension, `list(...)`/`dict(...)`, or a NumPy call; when it is used like a list or
+    dict (`x.append`, `x.items()`, `x["key"]`); or when it is a parameter annotated with a
+    non-array type. Otherwise it is one when it is used like an array (`x.shape`, `x.at`,
+    `x.astype(...)`), or when every binding is a traced parameter (the analysis treats traced
+    parameters as arrays; a list or dict passed to `jit` shows itself by its use) or a JAX-array
+    expression: a `jax.numpy`/`lax` call (also unpacked, `q, r = jnp.linalg.qr(m)`), arithmetic
+    on an array, an array method, or another such name.
+    """
+
+    def __init__(self, info: FuncInfo, names) -> None:
+        self.info = info
+        self.names = names
+        self.facts: FunctionFacts = info.facts
+        # name -> bindings: a Param, an expression, ("unpack", expr) for a tuple target, or None (unknown)
+        self.bindings: dict[str, list] = {}
+        self.used_as_array: set[str] = set()
+        self.used_as_container: set[str] = set()
+        self._collect()
+        self._memo: dict[str, bool] = {}
+
+    def _collect(self) -> None:
+        root = self.info.node
+        bindings = self.bindings
+        used = self.used_as_array
+        container = self.used_as_container
+
+        def bind(target: cst.BaseExpression, value, unpacked: bool = False) -> None:
+            if isinstance(target, cst.Name):
+                bindings.setdefault(target.value, []).append(("unpack", value) if unpacked and value is not None else value)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for el in target.elements:
+                    bind(el.value, value, True)
+            elif isinstance(target, cst.StarredElement):
+                bind(target.value, None)
+
+        class V(cst.CSTVisitor):
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                if n is not root and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                    return False
+                if isinstance(n, cst.Assign):
+                    for t in n.targets:
+                        bind(t.target, n.value)
+                elif isinstance(n, cst.AnnAssign) and isinstance(n.target, cst.Name) and n.value is not None:
+                    bind(n.target, n.value)
+                elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and _is_display(n.value):
+                    bind(n.target, n.value)  # `x += [v]`: a list
+                elif isinstance(n, (cst.For, cst.CompFor)):
+                    bind(n.target, None)
+                elif isinstance(n, cst.WithItem) and n.asname is not None:
+                    bind(n.asname.name, None)
+                elif isinstance(n, cst.NamedExpr):
+                    bind(n.target, n.value)
+                elif isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name):
+                    if n.attr.value in ARRAY_ATTRS:
+                        used.add(n.value.value)
+                    elif n.attr.value in CONTAINER_METHODS:
+                        container.add(n.value.value)
+                elif isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name):
+                    if any(
+                        isinstance(el.slice, cst.Index) and isinstance(el.slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                        for el in n.slice
+                    ):
+                        container.add(n.value.value)  # `d["key"]`: a dict
+                return True
+
+        walk(root, V())
+        params = root.params
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            bindings.setdefault(p.name.value, []).insert(0, p)
+
+    def is_array(self, name: str) -> bool:
+        if name not in self._memo:
+            self._memo[name] = True  # while deciding (`x = x * 2`): a self-reference adds no evidence
+            self._memo[name] = self._decide(name)
+        return self._memo[name]
+
+    def _decide(self, name: str) -> bool:
+        values = self.bindings.get(name)
+        if values is None:
+            return False  # not bound here: a closure variable or a global
+        exprs = [v[1] if isinstance(v, tuple) else v for v in values]
+        if any(isinstance(v, cst.BaseExpression) and (_is_display(v) or self._numpy_value(v)) for v in exprs):
+            return False
+        if name in self.used_as_container or self.facts.is_sequence(cst.Name(name)):
+            return False
+        for v in values:
+            if isinstance(v, cst.Param) and v.annotation is not None:
+                if not self._array_annotation(v.annotation.annotation):
+                    return False
+        if name in self.used_as_array:
+            return True
+        for v in values:
+            if isinstance(v, cst.Param):
+                if name not in self.facts.entry_traced:
+                    return False
+            elif isinstance(v, tuple):
+                if not (isinstance(v[1], cst.Call) and is_staged_call_name(self.names.qualify(v[1].func))):
+                    return False
+            elif v is None or not self.array_expr(v):
+                return False
+        return True
+
+    def _numpy_value(self, e: cst.BaseExpression) -> bool:
+        return isinstance(e, cst.Call) and (self.names.qualify(e.func) or "").startswith("numpy.")
+
+    def _array_annotation(self, ann: cst.BaseExpression) -> bool:
+        if isinstance(ann, cst.Subscript):
+            ann = ann.value
+        if isinstance(ann, cst.SimpleString):
+            text = ann.evaluated_value or ""
+        else:
+            text = self.names.qualify(ann) or ""
+        return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
+
+    def array_expr(self, e: cst.BaseExpression) -> bool:
+        """Is `e` (anywhere in the function) a JAX array expression?"""
+        if isinstance(e, cst.Name):
+            return self.is_array(e.value)
+        if isinstance(e, cst.Call):
+            qual = self.names.qualify(e.func)
+            if is_staged_call_name(qual):
+                return True
+            if isinstance(e.func, cst.Attribute) and e.func.attr.value in ARRAY_METHODS:
+                inner = e.func.value
+                if isinstance(inner, cst.Subscript) and isinstance(inner.value, cst.Attribute) and inner.value.attr.value == "at":
+                    return True
+                return self.array_expr(inner)
+            return False
+        if isinstance(e, cst.BinaryOperation):
+            if _is_display(e.left) or _is_display(e.right):
+                return False
+            return self.array_expr(e.left) or self.array_expr(e.right)
+        if isinstance(e, cst.UnaryOperation):
+            return self.array_expr(e.expression)
+        if isinstance(e, cst.Attribute) and e.attr.value in ("T", "mT", "real", "imag"):
+            return self.array_expr(e.value)
+        if isinstance(e, cst.Subscript) and not any(
+            isinstance(el.slice, cst.Index) and _is_display(el.slice.value) for el in e.slice
+        ):
+            return self.array_expr(e.value)  # `m[0]`: part of an array
+        return False
+
+
+def _is_display(e: cst.BaseExpression) -> bool:
+    if isinstance(e, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp,
+                      cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in (
+        "list", "dict", "set", "tuple", "sorted", "defaultdict", "OrderedDict", "bytearray"
+    )

@@ -1,0 +1,492 @@
+"""JAX401-JAX403 (codemods/trace_time_semantics.py): findings, fixes, safety, and behaviour on real jax."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib.util
+import io
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from codemods import trace_time_semantics as tts
+from fixture_cases import FIXTURES, discover_cases
+from jaxfix.config import Config
+from jaxfix.engine import analyze
+
+HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n\n"
+
+
+def run(body: str, select: str = "JAX4", unsafe: bool = False):
+    source = HEADER + textwrap.dedent(body)
+    result = analyze(source, "case.py", Config(select=(select,), unsafe_fixes=unsafe), fix=True)
+    assert result.error is None, result.error
+    fixed = result.fixed_source if result.fixed_source is not None else source
+    return result.findings, fixed[len(HEADER) :] if fixed.startswith(HEADER) else fixed
+
+
+def rows(findings):
+    return [(f.code, f.fix.safety.value if f.fix else "none") for f in findings]
+
+
+def load(tmp_path: Path, source: str, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def printed(fn, *args) -> str:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        jax.block_until_ready(fn(*args))
+        jax.effects_barrier()
+    return buffer.getvalue()
+
+
+# -- metadata -----------------------------------------------------------------------------
+
+
+def test_rules_and_commands():
+    assert [r.codes[0].code for r in (tts.PrintInTracedCodeRule, tts.NumpyOnTracedValueRule, tts.InPlaceUpdateRule)] == [
+        "JAX401",
+        "JAX402",
+        "JAX403",
+    ]
+    for rule in (tts.PrintInTracedCodeRule, tts.NumpyOnTracedValueRule, tts.InPlaceUpdateRule):
+        # the originals cannot run under jit (or print a tracer there): compare with the eager original
+        assert rule.verify_reference == "eager"
+        for section in ("## What it does", "## Why is this bad?", "## Known problems", "## Fix safety", "## References"):
+            assert section in rule.doc(), (rule.__name__, section)
+    assert tts.PrintInTracedCodeCommand.__name__ == "PrintInTracedCodeCommand"
+    assert tts.InPlaceUpdateCommand.DESCRIPTION.startswith("JAX403")
+
+
+# -- JAX401 -------------------------------------------------------------------------------
+
+
+def test_print_fstring_becomes_format_string():
+    findings, fixed = run(
+        """
+        @jax.jit
+        def f(x, n):
+            print(f"x={x:.2f} r={x!r} {x = } {{b}} n={n.shape}")
+            return x
+        """
+    )
+    assert rows(findings) == [("JAX401", "safe")]
+    assert 'jax.debug.print("x={:.2f} r={!r} x = {!r} {{b}} n={}", x, x, x, str(n.shape))' in fixed
+
+
+def test_print_sep_end_flush_fold_into_the_format():
+    _, fixed = run(
+        """
+        @jax.jit
+        def f(x):
+            print("a", x, 3, None, sep="; ", end=" done\\n", flush=True)
+            return x
+        """
+    )
+    assert 'jax.debug.print("a; {}; 3; None done", x)' in fixed
+
+
+@pytest.mark.parametrize(
+    "call, reason",
+    [
+        ("print(x, file=sys.stderr)", "file="),
+        ("print(x, end='')", "always ends the line"),
+        ("print(x, sep=SEP)", "not a string literal"),
+        ("print(*x)", "*args"),
+        ('print(f"{x:{w}}")', "format spec holding an expression"),
+        ('print("{", x)', "starts with `{`"),
+    ],
+)
+def test_print_without_a_fix_is_manual(call, reason):
+    findings, fixed = run(
+        f"""
+        import sys
+        SEP = ","
+
+        @jax.jit
+        def f(x, w=5):
+            {call}
+            return x
+        """
+    )
+    assert rows(findings) == [("JAX401", "manual")]
+    assert reason in findings[0].fix.title
+    assert call in fixed
+
+
+def test_print_of_static_values_is_not_flagged():
+    findings, _ = run(
+        """
+        @jax.jit
+        def f(x):
+            print(x.shape, x.dtype, len(x), "tracing")
+            print(f"shape {x.shape}")
+            return x
+
+        def eager(x):
+            print(x)
+        """
+    )
+    assert findings == []
+
+
+def test_print_rebound_is_not_the_builtin():
+    findings, _ = run(
+        """
+        print = lambda *a: None
+
+        @jax.jit
+        def f(x):
+            print(x)
+            return x
+        """
+    )
+    assert findings == []
+
+
+def test_one_print_is_unordered_several_are_ordered():
+    _, one = run("@jax.jit\ndef f(x):\n    print(x)\n    return x\n")
+    assert 'jax.debug.print("{}", x)\n' in one
+    _, two = run("@jax.jit\ndef f(x):\n    print(x)\n    print(x + 1)\n    return x\n")
+    assert two.count("ordered=True") == 2
+
+
+def test_print_rewrite_prints_values_on_every_call(tmp_path):
+    source = HEADER + "@jax.jit\ndef f(x):\n    print(f'x={x[0]:.1f}', x.sum())\n    return x * 2\n"
+    fixed = analyze(source, "case.py", Config(select=("JAX401",)), fix=True).fixed_source
+    original, rewritten = load(tmp_path, source, "print_orig"), load(tmp_path, fixed, "print_new")
+    x = jnp.asarray([1.5, 2.0])
+    # under jit the original cannot even format a tracer with a format spec
+    with pytest.raises(TypeError, match="unsupported format string"):
+        original.f(x)
+    # the rewrite prints the values at every call, exactly what the eager original prints
+    with jax.disable_jit():
+        eager = printed(original.f, x)
+    assert eager == "x=1.5 3.5\n"
+    assert printed(rewritten.f, x) == eager
+    assert printed(rewritten.f, x) == eager
+
+
+def test_plain_print_of_a_tracer_prints_once(tmp_path):
+    source = HEADER + "@jax.jit\ndef f(x):\n    print('x', x)\n    return x * 2\n"
+    fixed = analyze(source, "case.py", Config(select=("JAX401",)), fix=True).fixed_source
+    original, rewritten = load(tmp_path, source, "print_orig2"), load(tmp_path, fixed, "print_new2")
+    x = jnp.asarray([1.5, 2.0])
+    assert "Tracer" in printed(original.f, x)  # the tracer, at trace time
+    assert printed(original.f, x) == ""  # and nothing at the next call
+    assert printed(rewritten.f, x) == printed(rewritten.f, x) == "x [1.5 2. ]\n"
+
+
+# -- JAX402 -------------------------------------------------------------------------------
+
+
+def test_numpy_calls_rewritten_by_the_table():
+    findings, fixed = run(
+        """
+        @jax.jit
+        def f(x, c):
+            a = np.sin(x) + np.where(c > 0, x, 0.0) + np.clip(x, 0, 1) + np.linalg.norm(x)
+            b = np.asarray(x, dtype=np.float32) + np.asarray(x, dtype="int32")
+            return a + b + np.sum(x) + np.prod(x.shape) + np.pi + np.zeros(3)
+        """
+    )
+    assert rows(findings) == [("JAX402", "safe")] * 6
+    assert "jnp.sin(x) + jnp.where(c > 0, x, 0.0) + jnp.clip(x, 0, 1) + jnp.linalg.norm(x)" in fixed
+    assert "np.sum(x) + np.prod(x.shape) + np.pi + np.zeros(3)" in fixed
+
+
+def test_numpy_hazards_are_unsafe_and_shapes_manual():
+    findings, fixed = run(
+        """
+        @jax.jit
+        def f(x):
+            a = np.asarray(x, dtype=np.float64)
+            b = np.argsort(x)
+            c = np.unique(x)
+            d = np.where(x > 0)
+            return a, b, c, d
+        """
+    )
+    assert rows(findings) == [("JAX402", "unsafe"), ("JAX402", "unsafe"), ("JAX402", "manual"), ("JAX402", "manual")]
+    assert "64-bit" in findings[0].fix.title and "stable" in findings[1].fix.title
+    assert "size=" in findings[2].fix.title and "size=" in findings[3].fix.title
+    _, unsafe = run(
+        "@jax.jit\ndef f(x):\n    return np.argsort(x)\n", unsafe=True
+    )
+    assert "jnp.argsort(x)" in unsafe
+
+
+def test_numpy_import_added_when_missing():
+    source = "from jax import jit\nimport numpy as onp\n\n\n@jit\ndef f(x):\n    return onp.cos(x)\n"
+    fixed = analyze(source, "case.py", Config(select=("JAX402",)), fix=True).fixed_source
+    assert "import jax.numpy as jnp" in fixed and "return jnp.cos(x)" in fixed
+
+
+@pytest.mark.parametrize("name", ["sin", "where", "asarray", "clip", "concatenate", "argsort"])
+def test_measured_failing_numpy_functions_fail_on_a_tracer(name):
+    fn = getattr(np, name)
+    args = {"where": lambda x: (x > 0, x, 0.0), "concatenate": lambda x: ([x, x],), "clip": lambda x: (x, 0, 1)}
+    make = args.get(name, lambda x: (x,))
+    with pytest.raises((jax.errors.TracerArrayConversionError, TypeError)):
+        jax.jit(lambda x: fn(*make(x)))(jnp.arange(3.0))
+    assert name in tts.NP_SAME or name in tts.NP_DIFFERENT
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "round", "reshape", "flip"])
+def test_measured_working_numpy_functions_work_on_a_tracer(name):
+    fn = getattr(np, name)
+    extra = {"reshape": ((3, 1),)}.get(name, ())
+    out = jax.jit(lambda x: fn(x, *extra))(jnp.arange(3.0))
+    assert isinstance(out, jax.Array)
+    assert name in tts.NP_WORKS
+
+
+# -- JAX403 -------------------------------------------------------------------------------
+
+
+def test_item_updates_become_at_updates():
+    findings, fixed = run(
+        """
+        @jax.jit
+        def f(x, v):
+            x = x * 2
+            x[0] = v
+            x[1] += v
+            x[1:] -= 1.0
+            x[2] *= 3
+            x[0] **= 2
+            x[1] //= 2; x[2] %= 4
+            return x
+        """
+    )
+    assert rows(findings) == [("JAX403", "safe")] * 7
+    for line in (
+        "x = x.at[0].set(v)",
+        "x = x.at[1].add(v)",
+        "x = x.at[1:].subtract(1.0)",
+        "x = x.at[2].multiply(3)",
+        "x = x.at[0].power(2)",
+        "x = x.at[1].set(x[1] // 2); x = x.at[2].set(x[2] % 4)",
+    ):
+        assert line in fixed
+
+
+def test_traced_index_alias_and_divide_are_unsafe():
+    findings, _ = run(
+        """
+        @jax.jit
+        def f(x, i, v):
+            x = x + 0
+            x[i] += v
+            x[0] /= 2.0
+            y = x
+            y[1] = v
+            return x, y
+        """
+    )
+    assert rows(findings) == [("JAX403", "unsafe")] * 3
+    assert "repeated indices" in findings[0].fix.title
+    assert "integer" in findings[1].fix.title
+    assert "aliases" in findings[2].fix.title
+
+
+def test_containers_numpy_and_functional_updates_are_not_flagged():
+    findings, _ = run(
+        """
+        @jax.jit
+        def f(x, params, names: list):
+            out = []
+            out.append(x)
+            out[0] = x
+            d = {"a": x}
+            d["a"] = x * 2
+            params["w"] = x
+            names[0] = x
+            buf = np.zeros(3)
+            buf[0] = 1.0
+            x = x.at[0].set(1.0)
+            return out, d, params, names, buf, x
+        """
+    )
+    assert findings == []
+
+
+def test_unread_nested_and_attribute_targets_are_manual():
+    findings, fixed = run(
+        """
+        @jax.jit
+        def lost(x, v):
+            x = x * 1.0
+            x[0] = v
+
+        @jax.jit
+        def nested(m, v):
+            m = m + 0.0
+            m[0][1] = v
+            return m
+        """
+    )
+    assert rows(findings) == [("JAX403", "manual"), ("JAX403", "manual")]
+    assert "not read after" in findings[0].fix.title and "nested" in findings[1].fix.title
+    assert "x[0] = v" in fixed and "m[0][1] = v" in fixed
+
+
+def test_update_in_a_loop_counts_as_read():
+    findings, fixed = run(
+        """
+        @jax.jit
+        def f(x):
+            out = jnp.zeros(3)
+            for k in range(3):
+                out[k] = x[k] * 2
+            return out
+        """
+    )
+    assert rows(findings) == [("JAX403", "safe")]
+    assert "out = out.at[k].set(x[k] * 2)" in fixed
+
+
+def test_squares_fixture_rewrite_matches_numpy(tmp_path):
+    """`squares` builds a JAX array, so its original raises on every input: its rewrite is checked
+    against the NumPy meaning of the code here (the fixture's drive can only record the repair)."""
+    folder = FIXTURES / "trace_time_semantics"
+    original = load(tmp_path, (folder / "at_updates.in.py").read_text(), "at_orig")
+    rewritten = load(tmp_path, (folder / "at_updates.out.py").read_text(), "at_new")
+    xs = np.asarray([1.0, -2.0, 3.0], dtype=np.float32)
+    with pytest.raises(TypeError, match="immutable"):
+        original.squares(jnp.asarray(xs))
+    expected = np.zeros(3)
+    for k in range(3):
+        expected[k] = xs[k] ** 2
+    np.testing.assert_allclose(rewritten.squares(jnp.asarray(xs)), expected)
+    grad = jax.grad(lambda v: rewritten.bump(v, 5.0).sum())(jnp.asarray([1.0, 2.0, 3.0, 4.0]))
+    # bump: x*2, x[1] overwritten, x[1:3] doubled, x[2] squared, x[-1] minus v
+    np.testing.assert_allclose(grad, [2.0, 0.0, 32 * 3.0, 2.0])  # d/dx (4x)^2 = 32x
+
+
+# -- could_match never rejects a real match --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in discover_cases() if c.positive], ids=lambda c: c.id
+)
+def test_could_match_admits_every_file_with_a_finding(case):
+    source = case.input.read_text(encoding="utf-8")
+    findings = analyze(source, str(case.input), Config(select=("JAX401", "JAX402", "JAX403")), fix=False).findings
+    codes = {f.code for f in findings}
+    tree = ast.parse(source)
+    for rule in (tts.PrintInTracedCodeRule(), tts.NumpyOnTracedValueRule(), tts.InPlaceUpdateRule()):
+        if rule.codes[0].code in codes:
+            assert any(token in source for token in rule.prefilter)
+            assert rule.could_match(tree)
+
+
+def test_could_match_rejects_untraced_modules():
+    tree = ast.parse("import numpy as np\n\ndef f(x):\n    x[0] = 1\n    print(np.sin(x))\n")
+    for rule in (tts.PrintInTracedCodeRule(), tts.NumpyOnTracedValueRule(), tts.InPlaceUpdateRule()):
+        assert not rule.could_match(tree)
+
+
+# -- JAX404 -------------------------------------------------------------------------------
+
+
+def test_outer_state_findings_are_manual():
+    findings, fixed = run(
+        """
+        SCALE = 2.0
+        seen = []
+        cache = {}
+        count = 0
+
+        @jax.jit
+        def f(x):
+            global count
+            count += 1
+            seen.append(x)
+            cache["k"] = x
+            own = []
+            own.append(x)
+            return x * SCALE
+
+        def set_scale(v):
+            global SCALE
+            SCALE = v
+
+        def outer(xs):
+            acc = []
+
+            def body(c, x):
+                acc.append(x)
+                return c + x, None
+
+            return lax.scan(body, 0.0, xs), acc
+        """,
+        select="JAX404",
+    )
+    assert rows(findings) == [("JAX404", "manual")] * 5
+    messages = " | ".join(f.message for f in findings)
+    for text in ("global `count`", "`seen.append(...)`", 'cache["k"]', "module-level `SCALE`", "`acc.append(...)`"):
+        assert text in messages
+    assert "own.append" not in messages
+    assert "global count" in fixed  # nothing rewritten
+
+
+def test_outer_state_negatives():
+    findings, _ = run(
+        """
+        LIMIT = 3.0
+
+        @jax.jit
+        def f(x, params):
+            out = []
+            out.append(x * LIMIT)
+            params["w"] = x
+            return out, params
+
+        def untraced(v):
+            global LIMIT
+            LIMIT = v
+        """,
+        select="JAX404",
+    )
+    # LIMIT is reassigned by `untraced` (global), so its read inside the traced `f` is the one finding
+    assert [(f.code, f.line) for f in findings] == [("JAX404", 13)]  # `out.append(x * LIMIT)`
+    assert "LIMIT" in findings[0].message
+
+
+def test_outer_state_fixture_shows_trace_time_behaviour(tmp_path):
+    folder = FIXTURES / "trace_time_semantics"
+    mod = load(tmp_path, (folder / "outer_state.in.py").read_text(), "outer_state_case")
+    x = jnp.asarray([1.0, 2.0])
+    first = mod.f(x)
+    mod.f(x + 1.0)
+    mod.set_scale(3.0)
+    np.testing.assert_allclose(mod.f(x), first)  # the read of SCALE is frozen at trace time
+    assert len(mod.seen) == 1 and mod.trace_count == 1  # the side effects ran once, when traced
+    _, collected = mod.outer(jnp.asarray([1.0, 2.0, 3.0]))
+    assert len(collected) == 1  # the scan body was traced once for three iterations
+
+
+def test_update_read_only_by_itself_is_manual():
+    findings, _ = run(
+        """
+        @jax.jit
+        def f(x):
+            x = x * 1.0
+            x[0] = x[1]  # the value reads x, but nothing reads the update
+        """
+    )
+    assert rows(findings) == [("JAX403", "manual")]
