@@ -4,9 +4,10 @@
 Finds Python `if`/`elif`/conditional expressions (JAX301), `while` loops (JAX302) and
 `for ... in range(...)` loops (JAX303) whose condition or bound is a traced value inside a
 function that runs under a trace; `int()`/`float()`/`bool()`/`.item()`/`.tolist()` on traced
-values (JAX304); `assert`, `and`, `or` and `not` on traced values (JAX305); and NumPy (not
-`jax.numpy`) array functions applied to traced values (JAX306); array shapes and slice bounds
-computed from traced values (`jnp.zeros(n)`, `jnp.arange(n)`, `x[:n]`; JAX307).
+values (JAX304); `assert`, `and`, `or` and `not` on traced values (JAX305); array shapes and
+slice bounds computed from traced values (`jnp.zeros(n)`, `jnp.arange(n)`, `x[:n]`; JAX307).
+NumPy functions applied to traced values are JAX402's (trace-time semantics), which decides
+from a measured table; JAX306 is retired.
 
 A function runs under a trace when it is decorated with `@jax.jit`, `@partial(jax.jit, ...)`,
 `@eqx.filter_jit`, `@jax.vmap`, wrapped by `jax.jit(f, ...)` anywhere in the module, passed as a
@@ -71,12 +72,10 @@ def f(x):
 - **manual** for: `break`/`continue`/`return` inside a loop, side effects (expression statements,
   attribute or item assignment) in a branch or loop body, `raise`, a variable first assigned
   inside a branch or loop and used afterwards, an early return inside a loop or nested block,
-  `int()`/`.item()`, `assert`, and NumPy functions that `jax.numpy` does not have.
+  `int()`/`.item()` and `assert`.
 - JAX307 a traced shape or slice bound: `static_argnames` when the call sites allow it, else
   **manual** (the output shape would depend on data).
 - JAX305 `a and b` / `not a` outside a condition: `jnp.logical_and`/`logical_or`/`logical_not`.
-- JAX306: `np.name(...)` becomes `jnp.name(...)` for functions `jax.numpy` provides with the
-  same semantics.
 
 ## Options
 None.
@@ -144,22 +143,6 @@ UNSAFE_OPS = {
     "power": None,  # base only
     "float_power": None,
 }
-# NumPy functions that work on tracers (they call the array's own method): never flagged
-NP_WORKS = frozenset(
-    """sum mean prod max min amax amin any all std var argmax argmin cumsum cumprod round around
-    clip reshape transpose swapaxes squeeze repeat shape ndim size dtype result_type finfo iinfo
-    issubdtype float32 float64 float16 int32 int64 int8 int16 uint8 uint32 bool_ complex64""".split()
-)
-# NumPy functions with a jax.numpy namesake of the same meaning: np.X -> jnp.X is safe
-NP_TO_JNP = frozenset(
-    """sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1
-    log log1p log2 log10 sqrt cbrt square abs absolute sign floor ceil rint trunc where maximum minimum
-    fmax fmin add subtract multiply divide true_divide floor_divide power mod remainder negative
-    reciprocal isnan isinf isfinite logical_and logical_or logical_not logical_xor greater greater_equal
-    less less_equal equal not_equal asarray array concatenate stack hstack vstack dot matmul outer
-    inner tensordot einsum linspace tile diag diagonal tril triu sort argsort flip roll cos hypot
-    zeros_like ones_like full_like nan_to_num heaviside sinc deg2rad rad2deg degrees radians""".split()
-)
 # jax.numpy functions whose arguments at these positions / keywords are shapes or sizes
 SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "zeros": ((0,), ("shape",)),
@@ -190,7 +173,6 @@ class TracedControlFlowRule(Rule):
         Code("JAX303", "traced-range", "`for` over `range()` of a traced value", "sometimes"),
         Code("JAX304", "traced-to-python", "`int()`/`float()`/`bool()`/`.item()`/`.tolist()` on a traced value", "never"),
         Code("JAX305", "traced-bool-op", "`assert`/`and`/`or`/`not` on a traced value", "sometimes"),
-        Code("JAX306", "numpy-on-traced", "NumPy (not jax.numpy) function on a traced value", "sometimes"),
         Code("JAX307", "traced-shape", "array shape or slice bound computed from a traced value", "sometimes"),
     )
     prefilter = ("jit", "vmap", "lax", "pmap")
@@ -441,7 +423,7 @@ class _FunctionChecker:
         )
         return self.finding("JAX307", n, f"slice bound `{self.code(traced[0])}` is traced", fix)
 
-    # -- JAX304 / JAX306 ---------------------------------------------------------------
+    # -- JAX304 ---------------------------------------------------------------
     def check_call(self, n: cst.Call, stmt) -> Finding | None:
         q = self.names.qualify(n.func)
         args = [a.value for a in n.args]
@@ -469,21 +451,6 @@ class _FunctionChecker:
                 f"`.{n.func.attr.value}()` of traced `{self.code(n.func.value)}` needs a concrete value",
                 self.ctx.manual("keep it an array, or print it with `jax.debug.print`"),
             )
-        if q is not None and q.startswith("numpy.") and q.count(".") == 1:
-            fname = q.split(".", 1)[1]
-            if fname in NP_WORKS:
-                return None
-            if not any(self.traced(a, stmt) for a in args):
-                return None
-            if fname in NP_TO_JNP:
-                imports: list[ImportRequest] = []
-                new_func = self.parse_expr(self.ref(f"jax.numpy.{fname}", imports))
-                fix = self.ctx.rewrite(
-                    f"use `jax.numpy.{fname}`", Safety.SAFE, replace={n.func: new_func}, imports=imports
-                )
-            else:
-                fix = self.ctx.manual(f"`jax.numpy` has no drop-in `{fname}`: compute it with jax.numpy or lax")
-            return self.finding("JAX306", n, f"NumPy `{q}` applied to a traced value", fix)
         return None
 
     # -- JAX305 and/or/not ---------------------------------------------------------------
