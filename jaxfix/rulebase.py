@@ -131,7 +131,9 @@ class RuleContext:
     @property
     def module(self) -> cst.Module:
         if self._module is None:
-            self._module = cst.parse_module(self.source)
+            from jaxfix.cstparse import parse_module
+
+            self._module = parse_module(self.source)
         return self._module
 
     @property
