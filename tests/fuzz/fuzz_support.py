@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass
 
@@ -86,6 +87,9 @@ def replay(source: str, config: Config, path: str = "m.py") -> str:
 def check_properties(source: str, config: Config, path: str = "m.py") -> Checked:
     """No crash, clean refusal or a result; fixed output parses, is a fixed point, and keeps
     untouched text; the engine's result equals a checked step-by-step replay."""
+    if os.environ.get("JAXFIX_FUZZ_LOG"):  # progress of a long run: one line per program
+        with open(os.environ["JAXFIX_FUZZ_LOG"], "a") as log:
+            log.write(f"{len(source)}\n")
     result = analyze(source, path, config, fix=True)
     if result.error is not None:
         if CLEAN_REFUSAL.match(result.error) and not result.findings:
