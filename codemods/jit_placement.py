@@ -17,6 +17,7 @@ from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
+from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
 
@@ -215,10 +216,16 @@ class _Planner:
         self.idx = idx
         self.rule = rule
         self.qualify = ctx.names.qualify
-        self.taken: set[str] = set(ctx.names.used_names)
+        self._taken: set[str] | None = None  # names a new binding must avoid; only fixes need them
         self.hoisted_defs: set[str] = set()
         self.imports: list[ImportRequest] = []
         self._traced_names: set[str] | None = None
+
+    @property
+    def taken(self) -> set[str]:
+        if self._taken is None:
+            self._taken = set(self.ctx.names.used_names)
+        return self._taken
 
     # -- discovery ------------------------------------------------------------
     def transform_name(self, expr: cst.BaseExpression) -> str | None:
@@ -239,7 +246,7 @@ class _Planner:
                 if site is not None:
                     found.append(site)
 
-        self.ctx.module.visit(_V())
+        walk(self.ctx.module, _V())
         yield from found
 
     def _site_for_call(self, node: cst.Call) -> _Site | None:
@@ -434,7 +441,7 @@ class _Planner:
                             if isinstance(arg.value, cst.Name):
                                 names.add(arg.value.value)
 
-            self.ctx.module.visit(_V())
+            walk(self.ctx.module, _V())
             self._traced_names = names
         return self._traced_names
 
@@ -1167,14 +1174,14 @@ def _reads(node: cst.CSTNode) -> set[str]:
             names.add(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
         def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
-    node.visit(_V())
+    walk(node, _V())
     return names
 
 
@@ -1187,7 +1194,7 @@ def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
             if n.value in names and n.value not in seen:
                 seen.append(n.value)
 
-    node.visit(_V())
+    walk(node, _V())
     return seen + sorted(names - set(seen))
 
 
@@ -1209,19 +1216,19 @@ def _name_uses(node: cst.CSTNode, name: str) -> list[cst.Name]:
                 found.append(n)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
         def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
+            walk(n.value, self)
             return False
 
         def visit_Param(self, n: cst.Param) -> bool:
             if n.default is not None:
-                n.default.visit(self)
+                walk(n.default, self)
             return False
 
-    node.visit(_V())
+    walk(node, _V())
     return found
 
 

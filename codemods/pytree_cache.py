@@ -113,6 +113,7 @@ too irregular to edit is reported as manual, with the reason.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -120,6 +121,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis import pytrees as pt
+from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
 
@@ -171,6 +173,7 @@ class PytreeCacheRule(Rule):
             fix="always",
         ),
     )
+    uses_project = True  # a base class defined in another file can make a class a pytree
     prefilter = ("functools",)
     options = (
         Option(
@@ -224,7 +227,7 @@ class PytreeCacheRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         bindings = pt.module_bindings(tree)
         wanted = CACHED_PROPERTY | METHOD_CACHES
-        for node in ast.walk(tree):
+        for node in pt.ast_statements(tree.body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for dec in node.decorator_list:
                     target = dec.func if isinstance(dec, ast.Call) else dec
@@ -298,14 +301,7 @@ class PytreeCacheRule(Rule):
 
 
 def _class_defs(module: cst.Module) -> list[cst.ClassDef]:
-    found: list[cst.ClassDef] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            found.append(node)
-
-    module.visit(Collect())
-    return found
+    return [node for node in statements(module) if isinstance(node, cst.ClassDef)]
 
 
 def _black(code: str, indent: int) -> str:
@@ -324,19 +320,26 @@ def _stmt(code: str, indent: int = 4) -> cst.BaseStatement:
 
 
 def _assigned_or_deleted(tree: ast.Module, name: str) -> bool:
+    return name in _written_attributes(tree)
+
+
+@functools.lru_cache(maxsize=4)
+def _written_attributes(tree: ast.Module) -> frozenset[str]:
+    """Attribute names the module assigns or deletes (`x.a = ...`, `del x.a`, `setattr(x, "a", ...)`)."""
+    found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return True
-        if (
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.attr)
+        elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id in ("setattr", "delattr")
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
-            and node.args[1].value == name
+            and isinstance(node.args[1].value, str)
         ):
-            return True
-    return False
+            found.add(node.args[1].value)
+    return frozenset(found)
 
 
 class _Manual(Exception):
@@ -705,7 +708,7 @@ class _ClassFix:
                 if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name:
                     calls.append(node)
 
-        self.ctx.module.visit(Find())
+        walk(self.ctx.module, Find())
         for call in calls:
             target = self.ctx.names.qualify(call.func)
             args = list(call.args)
@@ -779,7 +782,7 @@ def _single_final_return(func: cst.FunctionDef) -> cst.Return | None:
         def visit_ClassDef(self, node: cst.ClassDef) -> bool:
             return False
 
-    func.visit(Find())
+    walk(func, Find())
     last = func.body.body[-1]
     if len(returns) != 1 or not isinstance(last, cst.SimpleStatementLine) or last.body[-1] is not returns[0]:
         return None

@@ -113,9 +113,10 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, is_hashable_literal, jit_contexts
-from jaxfix.analysis.traced import assigned_names, analyse_function
+from jaxfix.analysis.traced import analyse_function
 from dataclasses import replace
 
+from jaxfix.analysis.walk import walk
 from jaxfix.edits import apply_edits
 from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
@@ -281,9 +282,9 @@ class _FunctionChecker:
                     self.stmts.pop()
 
         if isinstance(node, cst.Lambda):
-            node.body.visit(V())
+            walk(node.body, V())
         else:
-            node.body.visit(V())
+            walk(node.body, V())
         return iter(out)
 
     def traced(self, expr: cst.BaseExpression, stmt) -> bool:
@@ -733,7 +734,7 @@ class _FunctionChecker:
                     if not (isinstance(b.right, cst.Integer) and int(b.right.value, 0) >= 0):
                         replacements[b.left] = guard(b.left, "1.0")
 
-        e.visit(V())
+        walk(e, V())
         if not replacements:
             return self.code_of(e)
 
@@ -1033,7 +1034,7 @@ class _FunctionChecker:
                     if not _literal_arith_of(a.value, var):
                         ok = False
 
-        n.body.visit(V())
+        walk(n.body, V())
         return ok
 
     def check_for(self, n: cst.For) -> Finding | None:
@@ -1363,7 +1364,7 @@ def _contains_return(stmts) -> bool:
             return False
 
     for s in stmts:
-        s.visit(V())
+        walk(s, V())
     return found
 
 
@@ -1394,7 +1395,7 @@ def _contains_return_in_loop(stmts) -> bool:
             return False
 
     for s in stmts:
-        s.visit(V())
+        walk(s, V())
     return found
 
 
@@ -1410,7 +1411,7 @@ def _all_returns(stmts) -> list[cst.SimpleStatementLine]:
             return False
 
     for s in stmts:
-        s.visit(V())
+        walk(s, V())
     return out
 
 
@@ -1511,11 +1512,11 @@ def _statement_kinds(n: cst.CSTNode, loop: bool = False) -> set[str]:
                 kinds.add("side-effect")
 
     body = n.body
-    body.visit(V())
+    walk(body, V())
     if isinstance(n, cst.If):
         orelse = n.orelse
         while orelse is not None:
-            orelse.body.visit(V())
+            walk(orelse.body, V())
             orelse = orelse.orelse if isinstance(orelse, cst.If) else None
     return kinds
 
@@ -1564,7 +1565,7 @@ def _ordered_assigned(stmts) -> list[str]:
             self._add(node.target)
 
     for s in stmts:
-        s.visit(V())
+        walk(s, V())
     return out
 
 
@@ -1650,7 +1651,7 @@ def _names_read(node) -> set[str]:
         def visit_Name(self, n: cst.Name) -> None:
             out.add(n.value)
 
-    node.visit(V())
+    walk(node, V())
     return out
 
 

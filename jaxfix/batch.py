@@ -4,15 +4,15 @@ process (changed since a revision, one shard), config per file, cache, and the p
 from __future__ import annotations
 
 import hashlib
-import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxfix.config import ConfigError, ConfigResolver
+from jaxfix import registry
+from jaxfix.config import Config, ConfigError, ConfigResolver
 from jaxfix.discovery import discover
 from jaxfix.gitutil import GitError, changed_since
-from jaxfix.runner import FileOutcome, Job, run_jobs
+from jaxfix.runner import FileOutcome, Job, default_jobs, run_jobs
 
 
 @dataclass
@@ -38,13 +38,19 @@ class BatchOutcome:
         return [f"{o.result.path}: {o.result.error}" for o in self.files if o.result.error]
 
 
-def build_project(paths: list[str]):
-    """Cross-file facts (pytree base classes defined in other modules), when that analysis exists."""
-    try:
-        from jaxfix.analysis.project import build_project_index
-    except ImportError:
+def build_project(paths: list[str], configs: list[Config], options: BatchOptions):
+    """Cross-file facts (pytree base classes defined in other modules), when a selected rule reads them."""
+    wanted = [
+        code.code
+        for rule in registry.all_rules()
+        if rule.uses_project
+        for code in rule.codes
+    ]
+    if not any(config.code_selected(code) for config in configs for code in wanted):
         return None
-    return build_project_index(paths)
+    from jaxfix.analysis.project import build_project_index
+
+    return build_project_index(paths, cache_dir=options.cache_dir, workers=options.workers or default_jobs())
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -71,7 +77,6 @@ def run_paths(
     found = discover(paths, resolver)
     outcome = BatchOutcome(errors=list(found.errors))
     files = found.files
-    project = build_project([str(p) for p in files]) if files else None
     if options.changed_since is not None:
         try:
             changed = changed_since(options.changed_since, Path.cwd())
@@ -81,16 +86,17 @@ def run_paths(
         files = [p for p in files if p.resolve() in changed]
     if options.shard is not None:
         files = [p for p in files if in_shard(p, options.shard)]
-    project_fingerprint = hashlib.sha256(pickle.dumps(project)).hexdigest()[:16] if project is not None else ""
-    jobs = []
+    configs: dict[Path, Config] = {}
     for path in files:
         try:
-            config = resolver.for_path(path)
+            configs[path] = resolver.for_path(path)
         except ConfigError as exc:
             outcome.errors.append(str(exc))
-            continue
-        jobs.append(Job(str(path), config, options.fix, project, project_fingerprint, options.cache_dir))
+    # the index covers every discovered file, also those outside --changed-since or the shard
+    project = build_project([str(p) for p in found.files], list(configs.values()), options) if configs else None
+    project_fingerprint = project.fingerprint() if project is not None else ""
+    jobs = [Job(str(path), config, options.fix, project_fingerprint, options.cache_dir) for path, config in configs.items()]
     if on_total is not None:
         on_total(len(jobs))
-    outcome.files = run_jobs(jobs, options.workers, on_done)
+    outcome.files = run_jobs(jobs, options.workers, on_done, project=project)
     return outcome

@@ -58,14 +58,18 @@ class ResultCache:
         return value if isinstance(value, FileResult) else None
 
     def put(self, key: str, result: FileResult) -> None:
-        entry = self._entry(key)
-        try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            if not (self.folder / ".gitignore").exists():
-                (self.folder / ".gitignore").write_text("*\n")
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, entry)
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
+        store_pickle(self.folder, self._entry(key), result)
+
+
+def store_pickle(folder: Path, entry: Path, value: object) -> None:
+    """Pickle `value` to `entry` (inside cache `folder`) atomically; failing only costs speed."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        if not (folder / ".gitignore").exists():
+            (folder / ".gitignore").write_text("*\n")
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, entry)
+    except OSError:
+        pass

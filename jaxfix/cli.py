@@ -1,7 +1,9 @@
-"""The `jaxfix` command line: check, fix (dry-run diffs, --write), rules, rule.
+"""The `jaxfix` command line: check, fix (dry-run diffs, --write), rules, rule, explain.
 
 Exit codes: 0 nothing to report, 1 findings (check) or changes/unfixed findings
-(fix), 2 when any file or the config could not be handled.
+(fix), 2 when any file or the config could not be handled. `explain`: 0 no
+recompilation, 1 some function of the user's recompiled, 2 the command could not
+run, failed, timed out or was interrupted.
 """
 
 from __future__ import annotations
@@ -241,6 +243,27 @@ def _write(outcome: FileOutcome, new_text: str | None = None) -> str | None:
     return None
 
 
+def _refuse_dirty(changed: list[FileOutcome]) -> tuple[list[FileOutcome], list[str]]:
+    """The files that may be written, and one error line per file with uncommitted changes."""
+    try:
+        dirty = dirty_files([Path(o.result.path) for o in changed])
+    except GitError as exc:
+        return changed, [f"cannot ask git which files are dirty: {exc}"]
+    refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
+    errors = [f"{o.result.path}: has uncommitted changes; not written (use --allow-dirty)" for o in refused]
+    return [o for o in changed if Path(o.result.path).resolve() not in dirty], errors
+
+
+def _fix_summary(changed: list[FileOutcome], remaining: list, write: bool) -> str:
+    fixed = sum(len(o.result.fixes_applied) for o in changed)
+    verb = "Fixed" if write else "Would fix"
+    summary = f"{verb} {fixed} problem{'s' if fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
+    if remaining:
+        unsafe = sum(1 for f in remaining if fix_is_wanted(f, unsafe_fixes=True))
+        summary += f"; {len(remaining)} remaining" + (f" ({unsafe} with --unsafe-fixes)" if unsafe else "")
+    return summary + "."
+
+
 @app.command()
 def fix(
     paths: PathsArg,
@@ -281,19 +304,13 @@ def fix(
     except ConfigError as exc:
         _error(str(exc))
         raise typer.Exit(2)
+    changed = [o for o in outcome.files if o.result.changed]
     write_errors: list[str] = []
     not_written: set[str] = set()
-    changed = [o for o in outcome.files if o.result.changed]
     if write and not allow_dirty and paths != ["-"]:
-        try:
-            dirty = dirty_files([Path(o.result.path) for o in changed])
-        except GitError as exc:
-            dirty, write_errors = set(), [f"cannot ask git which files are dirty: {exc}"]
-        refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
-        not_written.update(o.result.path for o in refused)
-        for item in refused:
-            write_errors.append(f"{item.result.path}: has uncommitted changes; not written (use --allow-dirty)")
-        changed = [o for o in changed if o not in refused]
+        allowed, write_errors = _refuse_dirty(changed)
+        not_written.update(o.result.path for o in changed if o not in allowed)
+        changed = allowed
     held: list[str] = []
     held_paths: set[str] = set()
     if verify:
@@ -326,14 +343,8 @@ def fix(
     remaining = [f for o in outcome.files for f in o.result.remaining]
     if remaining:
         typer.echo(text.render(remaining), nl=False)
-    fixed = sum(len(o.result.fixes_applied) for o in changed)
-    verb = "Fixed" if write else "Would fix"
-    summary = f"{verb} {fixed} problem{'s' if fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
-    if remaining:
-        unsafe = sum(1 for f in remaining if fix_is_wanted(f, unsafe_fixes=True))
-        summary += f"; {len(remaining)} remaining" + (f" ({unsafe} with --unsafe-fixes)" if unsafe else "")
     if not quiet:
-        typer.echo(summary + ".", err=True)
+        typer.echo(_fix_summary(changed, remaining, write), err=True)
     if report is not None:
         write_report(report, [o.result for o in outcome.files], written=write, not_written=frozenset(not_written | held_paths))
     for line in write_errors:
@@ -426,6 +437,49 @@ def init(
         _error(f"{path}: {exc}")
         raise typer.Exit(2)
     typer.echo(f"Added [tool.jaxfix] to {path}.", err=True)
+
+
+@app.command(
+    "explain",
+    options_metavar="[OPTIONS] -- CMD [ARGS]...",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+def explain_command(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object (docs/explain.md).")] = False,
+    timeout: Annotated[
+        Optional[float], typer.Option("--timeout", min=0.1, help="Stop the command after this many seconds.")
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list JAX's own functions (eager ops) and bodies traced inside jit.")
+    ] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Run a command (`jaxfix explain -- python train.py`) with trace/compile monitoring and print, per
+    jitted function, its traces and compiles; for each recompilation, the call that triggered it,
+    JAX's reason, and the jaxfix finding that removes it. Exit 0: no recompilation, 1: some, 2: the
+    command did not run or failed."""
+    from jaxfix.explain import explain
+    from jaxfix.explain.render import render_json, render_text
+
+    argv = list(ctx.args)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        _error("no command given; usage: jaxfix explain [--json] [--timeout S] -- python script.py [ARGS...]")
+        raise typer.Exit(2)
+    try:
+        resolver = _resolver(None, None, config)
+    except ConfigError as exc:
+        _error(str(exc))
+        raise typer.Exit(2)
+    result = explain(argv, timeout=timeout, show_all=show_all, resolver=resolver, to_stderr=json_output)
+    if result.run.returncode is None:
+        _error(result.run.problem or "the command did not run")
+    render = render_json if json_output else render_text
+    sys.stdout.flush()
+    typer.echo(render(result.run, result.collected, result.causes, show_all=show_all), nl=False)
+    raise typer.Exit(result.exit_code)
 
 
 @app.command("lsp")

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.walk import parent_map
 from jaxfix.edits import edits_between
 from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
 
@@ -82,6 +83,8 @@ class Rule:
     # A rule about other rules' findings (unused noqa) gets them through `check_findings`
     # instead of running `check` on the tree.
     sees_findings: ClassVar[bool] = False
+    # reads `ctx.project` (facts about the other files of the run), which the CLI then builds
+    uses_project: ClassVar[bool] = False
 
     def could_match(self, tree: ast.Module) -> bool:
         """Second, cheaper-than-libcst filter on the stdlib AST. Must never reject a real match."""
@@ -162,11 +165,41 @@ class RuleContext:
     def names(self) -> ImportMap:
         return self.fact(ImportMap, lambda ctx: ImportMap.from_module(ctx.module))
 
-    def position(self, node: cst.CSTNode):
-        return self.wrapper.resolve(PositionProvider)[node]
+    @property
+    def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
+        return self.fact(parent_map, lambda ctx: parent_map(ctx.module))
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.wrapper.resolve(ParentNodeProvider).get(node)
+        return self.parents.get(node)
+
+    def top_level_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement of `module.body` that holds `node` (None for the module and its header)."""
+        parents = self.parents
+        while node in parents:
+            up = parents[node]
+            if up is self.module:
+                return node if isinstance(node, cst.BaseStatement) else None  # not a header/footer line
+            node = up
+        return None
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        """Where `node` is, computed from its top-level statement alone.
+
+        Positions of the whole module cost a full position-tracking render (~0.6 s on a
+        2,000-line file); a finding needs only its own statement's, shifted by the
+        line that statement starts on.
+        """
+        top = self.top_level_statement(node)
+        spans = self.fact(_top_level_spans, _top_level_spans)
+        if top is None or not spans:
+            return self.wrapper.resolve(PositionProvider)[node]
+        start_line = self.fact(_top_level_lines, _top_level_lines)[top]
+        local = self.fact(_StatementPositions, _StatementPositions)(top)[node]
+        shift = start_line - 1
+        return CodeRange(
+            CodePosition(local.start.line + shift, local.start.column),
+            CodePosition(local.end.line + shift, local.end.column),
+        )
 
     def option(self, rule: type[Rule] | Rule, name: str) -> Any:
         for opt in rule.options:
@@ -222,24 +255,12 @@ class RuleContext:
         spans = self.fact(_top_level_spans, _top_level_spans)
         if not spans or not targets:
             return None
-        positions = self.wrapper.resolve(PositionProvider)
         tops: dict[cst.CSTNode, None] = {}
         for node in targets:
-            if node in spans:
-                tops[node] = None
-                continue
-            where = positions.get(node)
-            if where is None:
+            top = self.top_level_statement(node)
+            if top is None or top not in spans:
                 return None
-            holders = [
-                top
-                for top in spans
-                if (positions[top].start.line, positions[top].start.column) <= (where.start.line, where.start.column)
-                and (where.end.line, where.end.column) <= (positions[top].end.line, positions[top].end.column)
-            ]
-            if len(holders) != 1:
-                return None
-            tops[holders[0]] = None
+            tops[top] = None
         edits: list[Edit] = []
         for top in tops:
             result = top.visit(rewriter)
@@ -280,6 +301,31 @@ def _top_level_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | N
         spans[statement] = (offset, offset + len(text))
         offset += len(text)
     return spans
+
+
+def _top_level_lines(ctx: RuleContext) -> dict[cst.CSTNode, int]:
+    """The line each top-level statement's text (leading comments included) starts on."""
+    spans = ctx.fact(_top_level_spans, _top_level_spans) or {}
+    lines, line, offset = {}, 1, 0
+    for top, (start, _) in spans.items():
+        line += ctx.source.count("\n", offset, start)
+        offset = start
+        lines[top] = line
+    return lines
+
+
+class _StatementPositions:
+    """Positions inside one top-level statement, rendered alone, memoised per statement."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self._module = ctx.module
+        self._done: dict[cst.CSTNode, Mapping[cst.CSTNode, CodeRange]] = {}
+
+    def __call__(self, top: cst.CSTNode) -> Mapping[cst.CSTNode, CodeRange]:
+        if top not in self._done:
+            alone = self._module.with_changes(header=(), body=(top,), footer=())
+            self._done[top] = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._done[top]
 
 
 class _Rewriter(cst.CSTTransformer):

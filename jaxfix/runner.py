@@ -27,9 +27,18 @@ class Job:
     path: str
     config: Config
     fix: bool
-    project: object = None
     project_fingerprint: str = ""
     cache_dir: str | None = None
+
+
+# Facts about the whole run (the project index), set once per process rather than
+# pickled into every job: the index of a large tree is hundreds of kilobytes.
+_shared_project: object = None
+
+
+def _share_project(project: object) -> None:
+    global _shared_project
+    _shared_project = project
 
 
 @dataclass
@@ -48,7 +57,7 @@ def run_job(job: Job) -> FileOutcome:
     except OSError as exc:
         return FileOutcome(FileResult(job.path, "", error=f"cannot read: {exc.strerror or exc}"))
     if job.cache_dir is None:
-        return analyze_bytes(data, job.path, job.config, fix=job.fix, project=job.project)
+        return analyze_bytes(data, job.path, job.config, fix=job.fix, project=_shared_project)
     cache = ResultCache(job.cache_dir)
     key = cache_key(data, job.path, job.config.fingerprint(), job.fix, job.project_fingerprint)
     hit = cache.get(key)
@@ -58,7 +67,7 @@ def run_job(job: Job) -> FileOutcome:
         except SourceError:
             encoding = None
         return FileOutcome(hit, encoding=encoding, original_bytes=data, cached=True)
-    outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=job.project)
+    outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=_shared_project)
     cache.put(key, outcome.result)
     return outcome
 
@@ -77,15 +86,20 @@ def default_jobs() -> int:
 
 
 def run_jobs(
-    jobs: Sequence[Job], workers: int | None = None, on_done: Callable[[FileOutcome], None] | None = None
+    jobs: Sequence[Job],
+    workers: int | None = None,
+    on_done: Callable[[FileOutcome], None] | None = None,
+    *,
+    project: object = None,
 ) -> list[FileOutcome]:
     workers = workers or default_jobs()
     results: list[FileOutcome] = []
     if workers <= 1 or len(jobs) < POOL_THRESHOLD:
+        _share_project(project)
         iterator = map(run_job, jobs)
         pool = None
     else:
-        pool = ProcessPoolExecutor(max_workers=workers)
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_share_project, initargs=(project,))
         iterator = pool.map(run_job, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 4))))
     try:
         for outcome in iterator:

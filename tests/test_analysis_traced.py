@@ -233,7 +233,6 @@ def test_unpassed_literal_defaults_stay_static_passed_ones_are_traced():
             return f(x, scale=2.0)
         """
     )
-    info = fn(jc, "f")
     traced = traced_names(jc, "f")
     assert "training" not in traced  # never passed: the Python default under jit
     assert "scale" in traced  # passed: jit turns it into a tracer

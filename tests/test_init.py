@@ -1,5 +1,3 @@
-import sys
-
 from typer.testing import CliRunner
 
 from jaxfix.cli import app

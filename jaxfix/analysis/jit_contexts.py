@@ -28,6 +28,7 @@ import libcst as cst
 
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
+from jaxfix.analysis.walk import Visitor, is_statement, walk
 
 JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
 VMAP_NAMES = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap"})
@@ -288,7 +289,7 @@ class JitContexts:
     def _collect(self) -> None:
         ctx = self
 
-        class V(cst.CSTVisitor):
+        class V(Visitor):
             """One pass: functions, methods, nested defs, lambdas, calls, and for each function the
             calls and attribute reads of its own body with their innermost statement."""
 
@@ -298,13 +299,13 @@ class JitContexts:
                 self.classes: list[str] = []
 
             def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)) and self.stack:
+                if self.stack and is_statement(node):
                     self.stmts[-1].append(node)
                 return super().on_visit(node)
 
             def on_leave(self, original_node: cst.CSTNode) -> None:
                 super().on_leave(original_node)
-                if isinstance(original_node, (cst.BaseStatement, cst.BaseSmallStatement)) and self.stack:
+                if self.stack and is_statement(original_node):
                     if self.stmts[-1] and self.stmts[-1][-1] is original_node:
                         self.stmts[-1].pop()
 
@@ -372,7 +373,7 @@ class JitContexts:
                         if isinstance(t.target, cst.Name):
                             ctx.module_names.add(t.target.value)
 
-        self.module.visit(V())
+        walk(self.module, V())
 
     def _static_properties(self) -> frozenset[str]:
         """Properties of the module's pytree classes that return Python values even on a traced
@@ -431,7 +432,7 @@ class JitContexts:
             def visit_Return(self, node: cst.Return) -> None:
                 returns.append(node)
 
-        info.node.visit(R())
+        walk(info.node, R())
         values = [r.value for r in returns if r.value is not None]
         return bool(values) and not any(facts.traced(v, r) for r, v in zip(returns, values))
 
@@ -956,9 +957,9 @@ def _nodes_with_env(func_node, facts: FunctionFacts, kind):
                 self.env_stack.pop()
 
     if isinstance(func_node, cst.Lambda):
-        func_node.body.visit(V())
+        walk(func_node.body, V())
     else:
-        func_node.body.visit(V())
+        walk(func_node.body, V())
     return out
 
 

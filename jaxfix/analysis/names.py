@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import ImportRequest
 
 # How a fix imports a module the file does not import yet: the community's spelling.
@@ -47,13 +48,28 @@ class ImportMap:
     """Local name -> qualified name, from every import statement in the module."""
 
     bindings: dict[str, str] = field(default_factory=dict)
-    used_names: set[str] = field(default_factory=set)
+    _module: cst.Module | None = field(default=None, repr=False, compare=False)
+    _used_names: set[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportMap":
         collector = _ImportCollector()
-        module.visit(collector)
-        return cls(bindings=collector.bindings, used_names=collector.names)
+        for node in statements(module):  # imports are statements: no need to enter expressions
+            if isinstance(node, cst.Import):
+                collector.visit_Import(node)
+            elif isinstance(node, cst.ImportFrom):
+                collector.visit_ImportFrom(node)
+        return cls(bindings=collector.bindings, _module=module)
+
+    @property
+    def used_names(self) -> set[str]:
+        """Every identifier the module spells; only fixes need it, so it is walked for on demand."""
+        if self._used_names is None:
+            names: set[str] = set()
+            if self._module is not None:
+                walk(self._module, _NameCollector(names))
+            self._used_names = names
+        return self._used_names
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The qualified name `node` refers to, through imports; None when unknown.
@@ -102,13 +118,17 @@ class ImportMap:
         return qualname, (ImportRequest(top),)
 
 
-class _ImportCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.bindings: dict[str, str] = {}
-        self.names: set[str] = set()
+class _NameCollector(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
+
+
+class _ImportCollector:
+    def __init__(self) -> None:
+        self.bindings: dict[str, str] = {}
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:

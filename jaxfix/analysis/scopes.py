@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxfix.analysis.walk import parent_map, statements, walk
+
 SCOPE_NODES = (
     cst.Module,
     cst.FunctionDef,
@@ -56,16 +58,15 @@ class ScopeInfo:
 class ScopeIndex:
     """Parents of every node plus lazily computed per-scope facts."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, parents: dict[cst.CSTNode, cst.CSTNode] | None = None) -> None:
         self.module = module
-        self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._parents = parent_map(module) if parents is None else parents
         self._scopes: dict[cst.CSTNode, ScopeInfo] = {}
         self._global_decls: set[str] | None = None
-        module.visit(_ParentCollector(self._parents))
 
     @classmethod
     def of(cls, ctx) -> "ScopeIndex":
-        return cls(ctx.module)
+        return cls(ctx.module, ctx.parents)
 
     # -- structure ----------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -198,42 +199,21 @@ class ScopeIndex:
                 comp_for = comp_for.inner_for_in
             return names
         collector = _Binder()
-        node.visit(collector)
+        walk(node, collector)
         return set(collector.bindings)
 
     def global_declarations(self) -> set[str]:
         """Every name some function declares `global` (its module binding may change at run time)."""
         if self._global_decls is None:
-            found: set[str] = set()
-
-            class _G(cst.CSTVisitor):
-                def visit_Global(self, node: cst.Global) -> None:
-                    found.update(item.name.value for item in node.names)
-
-            self.module.visit(_G())
-            self._global_decls = found
+            self._global_decls = {
+                item.name.value for node in statements(self.module) if isinstance(node, cst.Global) for item in node.names
+            }
         return self._global_decls
 
     def module_bindings(self, name: str) -> list[cst.CSTNode]:
         """Top-level statements of the module that bind `name`."""
         info = self.scope_info(self.module)
         return [self.statement_in(node, self.module) for node in info.bindings.get(name, [])]
-
-
-class _ParentCollector(cst.CSTVisitor):
-    def __init__(self, parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
-        super().__init__()
-        self._parents = parents
-        self._stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self._parents[node] = self._stack[-1]
-        self._stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
 
 
 def _target_names(target: cst.BaseExpression) -> Iterator[tuple[str, cst.CSTNode]]:
@@ -266,11 +246,11 @@ class _Binder(cst.CSTVisitor):
         self.reads.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
@@ -288,7 +268,7 @@ class _Binder(cst.CSTVisitor):
         if isinstance(node.names, cst.ImportStar):
             return False
         for alias in node.names:
-            alias.visit(self)
+            walk(alias, self)
         return False
 
     def visit_Global(self, node: cst.Global) -> bool:
@@ -337,19 +317,19 @@ class _Binder(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.bind(node.name.value, node)
         for dec in node.decorators:
-            dec.visit(self)
+            walk(dec, self)
         _visit_param_defaults(node.params, self)
         if node.returns is not None:
-            node.returns.visit(self)
+            walk(node.returns, self)
         self.children.append(node)
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self.bind(node.name.value, node)
         for dec in node.decorators:
-            dec.visit(self)
+            walk(dec, self)
         for arg in (*node.bases, *node.keywords):
-            arg.visit(self)
+            walk(arg, self)
         self.children.append(node)
         return False
 
@@ -359,11 +339,11 @@ class _Binder(cst.CSTVisitor):
         return False
 
     def _comprehension(self, node: cst.CSTNode) -> bool:
-        node.for_in.iter.visit(self)
+        walk(node.for_in.iter, self)
         self.children.append(node)
         # a walrus inside a comprehension binds in the enclosing scope
         walrus = _WalrusFinder()
-        node.visit(walrus)
+        walk(node, walrus)
         for name, n in walrus.found:
             self.bind(name, n)
         return False
@@ -392,9 +372,9 @@ class _WalrusFinder(cst.CSTVisitor):
 def _visit_param_defaults(params: cst.Parameters, visitor: cst.CSTVisitor) -> None:
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         if param.default is not None:
-            param.default.visit(visitor)
+            walk(param.default, visitor)
         if param.annotation is not None:
-            param.annotation.visit(visitor)
+            walk(param.annotation, visitor)
 
 
 def param_names(params: cst.Parameters) -> list[str]:
@@ -412,12 +392,12 @@ def _collect_scope(scope: cst.CSTNode) -> ScopeInfo:
     info = ScopeInfo(node=scope)
     if isinstance(scope, cst.Module):
         for stmt in scope.body:
-            stmt.visit(binder)
+            walk(stmt, binder)
     elif isinstance(scope, (cst.FunctionDef, cst.Lambda)):
         info.params = param_names(scope.params)
-        scope.body.visit(binder)
+        walk(scope.body, binder)
     elif isinstance(scope, cst.ClassDef):
-        scope.body.visit(binder)
+        walk(scope.body, binder)
     elif isinstance(scope, COMPREHENSIONS):
         # targets of every `for` clause are local; the first iterable belongs to the outer scope
         comp_for: cst.CompFor | None = scope.for_in
@@ -426,15 +406,15 @@ def _collect_scope(scope: cst.CSTNode) -> ScopeInfo:
             for name, n in _target_names(comp_for.target):
                 binder.bind(name, comp_for)
             if not first:
-                comp_for.iter.visit(binder)
+                walk(comp_for.iter, binder)
             for cond in comp_for.ifs:
-                cond.visit(binder)
+                walk(cond, binder)
             first = False
             comp_for = comp_for.inner_for_in
         for part in ("elt", "key", "value"):
             value = getattr(scope, part, None)
             if value is not None:
-                value.visit(binder)
+                walk(value, binder)
         # walrus targets bind outside; drop them here
         for name, nodes in list(binder.bindings.items()):
             kept = [n for n in nodes if not isinstance(n, cst.NamedExpr)]

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 
 import libcst as cst
 
+from jaxfix.analysis.walk import walk
+
 Qualify = Callable[[cst.BaseExpression], "str | None"]
 
 SHAPE_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "aval", "weak_type"})
@@ -133,7 +135,7 @@ ARRAY_METHODS = frozenset(
 def static_uses(body: cst.CSTNode, names: Iterable[str], qualify: Qualify) -> dict[str, str]:
     """{name: why} for each of `names` used in a static position anywhere under `body`."""
     finder = _StaticFinder(set(names), qualify)
-    body.visit(finder)
+    walk(body, finder)
     return finder.found
 
 
@@ -148,7 +150,7 @@ class _StaticFinder(cst.CSTVisitor):
         if node is None:
             return
         collector = _NameCollector(self.names)
-        node.visit(collector)
+        walk(node, collector)
         for name in collector.found:
             self.found.setdefault(name, why)
 
@@ -222,7 +224,7 @@ class _NameCollector(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value in SHAPE_ATTRS:
             return False
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
@@ -231,7 +233,7 @@ class _NameCollector(cst.CSTVisitor):
         return True
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
@@ -353,7 +355,7 @@ def uses_of(body: cst.CSTNode, name: str, qualify: Qualify) -> list[tuple[str, c
     with the call when it is an argument of another function (the caller may look inside);
     ("other", node) otherwise."""
     finder = _UseFinder(name, qualify)
-    body.visit(finder)
+    walk(body, finder)
     return finder.uses
 
 
@@ -371,7 +373,7 @@ class _UseFinder(cst.CSTVisitor):
         if isinstance(node, cst.Attribute):
             # only the value of an attribute is a read; `.attr` is not
             self._parents.append(node)
-            node.value.visit(self)
+            walk(node.value, self)
             self._parents.pop()
             return False
         self._parents.append(node)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.walk import walk
 
 # Attributes whose value is known at trace time whatever the object.
 STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding"})
@@ -633,7 +634,7 @@ def _sequence_names(facts: FunctionFacts) -> set[str]:
             if isinstance(n.target, cst.Name):
                 values.setdefault(n.target.value, []).append(n.value)
 
-    node.visit(V())
+    walk(node, V())
     candidates = {
         name
         for name, vals in values.items()

@@ -35,7 +35,6 @@ import os
 import pickle
 import shlex
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -1,0 +1,197 @@
+"""A read-only traversal of libcst trees, about six times cheaper than `node.visit(visitor)`.
+
+`CSTNode.visit` rebuilds every node it passes through (each `_visit_and_replace_children`
+constructs and validates a new node), even for a plain `CSTVisitor` that changes nothing:
+on a 2,000-line module that is ~350 ms per walk, and the rules walk a module many times.
+`walk(node, visitor)` calls the same `visit_<Type>` / `leave_<Type>` methods (or the
+visitor's own `on_visit`/`on_leave`) in the same order, without rebuilding anything.
+
+The child order of each node type is read once from libcst's own
+`_visit_and_replace_children` (the field names it passes to `visit_required`,
+`visit_sequence`, ...), so it matches `node.children` exactly; a test checks that on
+real files. Transformers still use `node.visit`.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Iterator
+
+import libcst as cst
+
+class _NodeTypes(dict):
+    """type -> whether it is a CSTNode; `isinstance` against libcst's ABCs is the slow part of a walk."""
+
+    def __missing__(self, value_type: type) -> bool:
+        self[value_type] = is_node = issubclass(value_type, cst.CSTNode)
+        return is_node
+
+
+_IS_NODE = _NodeTypes()
+
+
+class _StatementTypes(dict):
+    def __missing__(self, node_type: type) -> bool:
+        self[node_type] = found = issubclass(node_type, (cst.BaseStatement, cst.BaseSmallStatement))
+        return found
+
+
+_IS_STATEMENT = _StatementTypes()
+
+
+def is_statement(node: cst.CSTNode) -> bool:
+    """`isinstance(node, (BaseStatement, BaseSmallStatement))`, cached per type (hot in walks)."""
+    return _IS_STATEMENT[type(node)]
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_PLANS: dict[tuple[type, type], tuple] = {}
+
+
+def child_fields(node_type: type) -> tuple[str, ...]:
+    """The names of `node_type`'s child fields, in the order libcst visits them."""
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        source = textwrap.dedent(inspect.getsource(node_type._visit_and_replace_children))
+        calls = [
+            call
+            for call in ast.walk(ast.parse(source))
+            if isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id.startswith("visit_")
+            and len(call.args) >= 2
+            and isinstance(call.args[1], ast.Constant)
+            and isinstance(call.args[1].value, str)
+        ]
+        calls.sort(key=lambda call: (call.lineno, call.col_offset))
+        fields = tuple(dict.fromkeys(call.args[1].value for call in calls))
+        _FIELDS[node_type] = fields
+    return fields
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The same nodes as `node.children`, without rebuilding `node`."""
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        if _IS_NODE[type(value)]:
+            yield value
+        elif type(value) is tuple or type(value) is list:
+            for item in value:
+                if _IS_NODE[type(item)]:
+                    yield item
+
+
+def _plan(visitor_type: type, node_type: type) -> tuple:
+    key = (visitor_type, node_type)
+    plan = _PLANS.get(key)
+    if plan is None:
+        name = node_type.__name__
+        plan = (
+            getattr(visitor_type, "visit_" + name, None),
+            getattr(visitor_type, "leave_" + name, None),
+            child_fields(node_type),
+        )
+        _PLANS[key] = plan
+    return plan
+
+
+class Visitor(cst.CSTVisitor):
+    """A `CSTVisitor` whose own dispatch is cached: subclasses that override `on_visit` /
+    `on_leave` and call `super()` pay a dict lookup per node instead of libcst's
+    f-string + getattr."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        enter = _plan(type(self), type(node))[0]
+        return enter is None or enter(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        leave = _plan(type(self), type(original_node))[1]
+        if leave is not None:
+            leave(self, original_node)
+
+
+# Visitors whose traversal can skip on_visit/on_leave and dispatch from the cached plan.
+_DISPATCHING_ON_VISIT = (cst.CSTVisitor.on_visit, Visitor.on_visit)
+_DISPATCHING_ON_LEAVE = (cst.CSTVisitor.on_leave, Visitor.on_leave)
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """Visit `node` and its descendants with `visitor`, as `node.visit(visitor)` would."""
+    visitor_type = type(visitor)
+    custom = visitor_type.on_visit not in _DISPATCHING_ON_VISIT or visitor_type.on_leave not in _DISPATCHING_ON_LEAVE
+    if custom:
+        _walk_custom(node, visitor)
+    else:
+        _walk_dispatch(node, visitor, visitor_type)
+
+
+def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type) -> None:
+    enter, leave, fields = _plan(visitor_type, type(node))
+    if enter is None or enter(visitor, node) is not False:
+        for name in fields:
+            value = getattr(node, name)
+            if _IS_NODE[type(value)]:
+                _walk_dispatch(value, visitor, visitor_type)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if _IS_NODE[type(item)]:
+                        _walk_dispatch(item, visitor, visitor_type)
+    if leave is not None:
+        leave(visitor, node)
+
+
+def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    if visitor.on_visit(node):
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if _IS_NODE[type(value)]:
+                _walk_custom(value, visitor)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if _IS_NODE[type(item)]:
+                        _walk_custom(item, visitor)
+    visitor.on_leave(node)
+
+
+def parent_map(root: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Every node under `root` mapped to its parent (what `ParentNodeProvider` gives)."""
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if _IS_NODE[type(value)]:
+                parents[value] = node
+                push(value)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if _IS_NODE[type(item)]:
+                        parents[item] = node
+                        push(item)
+    return parents
+
+
+# What holds nested statements: suites and the clauses of compound statements.
+_STATEMENT_HOLDERS = (
+    cst.BaseSuite,
+    cst.Else,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.If,
+    cst.MatchCase,
+)
+
+
+def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every statement under `root` (compound, simple lines and their small statements), in
+    source order, without entering expressions: finding classes or `global`s this way costs a
+    fraction of a full walk."""
+    for child in children(root):
+        if isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSmallStatement)):
+            yield child
+            yield from statements(child)
+        elif isinstance(child, _STATEMENT_HOLDERS):
+            yield from statements(child)

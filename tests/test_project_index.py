@@ -1,0 +1,79 @@
+"""The project index is built once per tree: summaries are cached by file content, built in
+parallel when there are many files, and only when a selected rule reads them."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from jaxfix.analysis.project import _SummaryStore, build_project_index
+from jaxfix.analysis.pytrees import ClassSummary, ModuleSummary
+
+BASE = "import flax.struct\n\nclass Base(flax.struct.PyTreeNode):\n    x: int\n"
+CHILD = "from pkg.base import Base\n\nclass Child(Base):\n    pass\n"
+
+
+def make_pkg(tmp_path: Path) -> list[str]:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(BASE)
+    (pkg / "child.py").write_text(CHILD)
+    return [str(pkg / name) for name in ("__init__.py", "base.py", "child.py")]
+
+
+def test_cached_index_equals_fresh_and_is_read_back(tmp_path):
+    files = make_pkg(tmp_path)
+    cache = tmp_path / "cache"
+    fresh = build_project_index(files)
+    first = build_project_index(files, cache_dir=cache)
+    assert first.modules == fresh.modules and first.paths == fresh.paths
+    assert "pkg.child.Child" in first.pytree_classes()
+    # Prove the second build reads the store: plant a different summary under child.py's key.
+    code, summaries = pickle.loads((cache / _SummaryStore.FILE).read_bytes())
+    assert len(summaries) == 3
+    key = next(k for k, s in summaries.items() if s.name == "pkg.child")
+    summaries[key] = ModuleSummary("pkg.child", {"Planted": ClassSummary("Planted", 1, ("pkg.base.Base",), None, None)})
+    (cache / _SummaryStore.FILE).write_bytes(pickle.dumps((code, summaries)))
+    second = build_project_index(files, cache_dir=cache)
+    assert "pkg.child.Planted" in second.pytree_classes()
+    # An edited file gets a new key: summarised again, the planted entry is dropped from the store.
+    Path(files[2]).write_text(CHILD.replace("Child", "Other"))
+    third = build_project_index(files, cache_dir=cache)
+    assert set(third.pytree_classes()) == {"pkg.base.Base", "pkg.child.Other"}
+    _, kept = pickle.loads((cache / _SummaryStore.FILE).read_bytes())
+    assert len(kept) == 3 and not any("Planted" in s.classes for s in kept.values())
+
+
+def test_corrupt_store_is_a_miss(tmp_path):
+    files = make_pkg(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / _SummaryStore.FILE).write_bytes(b"not a pickle")
+    assert build_project_index(files, cache_dir=cache).modules == build_project_index(files).modules
+
+
+def test_parallel_build_equals_serial(tmp_path):
+    files = make_pkg(tmp_path)
+    for i in range(70):  # above the pool threshold
+        (tmp_path / "pkg" / f"m{i}.py").write_text(CHILD.replace("Child", f"C{i}"))
+        files.append(str(tmp_path / "pkg" / f"m{i}.py"))
+    (tmp_path / "pkg" / "broken.py").write_text("def (:\n")
+    files.append(str(tmp_path / "pkg" / "broken.py"))
+    serial = build_project_index(files, workers=1)
+    parallel = build_project_index(files, workers=2)
+    assert parallel.modules == serial.modules and parallel.paths == serial.paths
+    assert list(parallel.errors) == [str(tmp_path / "pkg" / "broken.py")]
+    assert len(parallel.pytree_classes()) == 72  # Base, Child and the 70 subclasses
+
+
+def test_fingerprint_is_stable_across_store_round_trips_and_ignores_function_bodies(tmp_path):
+    files = make_pkg(tmp_path)
+    cache = tmp_path / "cache"
+    fresh = build_project_index(files, cache_dir=cache)
+    loaded = build_project_index(files, cache_dir=cache)  # every summary unpickled from the store
+    assert loaded.fingerprint() == fresh.fingerprint()
+    Path(files[2]).write_text(CHILD + "\n\ndef helper(x):\n    return x + 1\n")
+    assert build_project_index(files, cache_dir=cache).fingerprint() == fresh.fingerprint()
+    Path(files[2]).write_text(CHILD + "\n\nclass Extra(Base):\n    pass\n")
+    assert build_project_index(files, cache_dir=cache).fingerprint() != fresh.fingerprint()

@@ -1,0 +1,122 @@
+"""The fast read-only walk must visit exactly what libcst's own `visit` visits, in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, ParentNodeProvider
+
+from jaxfix.analysis.walk import children, parent_map, statements, walk
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = [
+    ROOT / "jaxfix" / "analysis" / "jit_contexts.py",
+    ROOT / "codemods" / "traced_control_flow.py",
+    *sorted((ROOT / "fixtures" / "traced_control_flow").glob("*.in.py"))[:6],
+]
+ODD_SYNTAX = """\
+async def f(a, /, b=1, *args, c: int = 2, **kw) -> None:
+    async with x as (y, z), w:
+        async for i in range(3):
+            yield [j async for j in g() if j]
+    match a:
+        case {"k": [1, *rest]} | Point(x=0) if rest:
+            pass
+        case _:
+            print(f"{a!r:>{b}} {{}}", *args, sep="")
+    lambda *, q=1: q
+    global g; del kw[0]
+    try:
+        raise ValueError from None
+    except* (TypeError, ValueError) as e:
+        x @= y ** -z
+    finally:
+        return (yield from b)
+@dec(1)
+class C(Base, metaclass=M):
+    x: "int" = ...
+    def m[T](self): ...
+"""
+
+
+def _events(node: cst.CSTNode, use_walk: bool) -> list[tuple[str, int]]:
+    seen: list[tuple[str, int]] = []
+
+    class Recorder(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            seen.append(("enter", id(n)))
+            return not isinstance(n, cst.Lambda)  # pruning must be honoured too
+
+        def on_leave(self, n: cst.CSTNode) -> None:
+            seen.append(("leave", id(n)))
+
+    if use_walk:
+        walk(node, Recorder())
+    else:
+        node.visit(Recorder())
+    return seen
+
+
+def _modules():
+    yield "odd-syntax", cst.parse_module(ODD_SYNTAX)
+    for path in SOURCES:
+        yield path.name, cst.parse_module(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_walk_matches_libcst_visit_order_and_pruning(name, module):
+    assert _events(module, use_walk=True) == _events(module, use_walk=False)
+
+
+def test_children_match_libcst_children_for_every_node():
+    module = cst.parse_module(ODD_SYNTAX)
+    stack = [module]
+    checked = 0
+    while stack:
+        node = stack.pop()
+        assert [id(c) for c in children(node)] == [id(c) for c in node.children], type(node).__name__
+        stack.extend(node.children)
+        checked += 1
+    assert checked > 300
+
+
+def test_dispatching_visitor_gets_visit_and_leave_methods_and_can_prune():
+    module = cst.parse_module("def f(x):\n    return g(h(x))\ng(1)\n")
+    calls, leaves = [], []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            calls.append(cst.Module([]).code_for_node(node.func))
+            return False  # do not enter arguments: h(x) is never seen
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            leaves.append(node.name.value)
+
+    walk(module, Calls())
+    assert calls == ["g", "g"]
+    assert leaves == ["f"]
+
+
+def test_parent_map_equals_libcst_parent_provider():
+    module = cst.parse_module(ODD_SYNTAX)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentNodeProvider)
+    ours = parent_map(module)
+    assert len(ours) == len(expected) > 300
+    assert all(ours[node] is parent for node, parent in expected.items())
+
+
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_statements_yields_every_statement_a_full_walk_finds_in_the_same_order(name, module):
+    kinds = (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSmallStatement)
+    expected: list[cst.CSTNode] = []
+
+    class All(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, kinds):
+                expected.append(node)
+            return True
+
+    module.visit(All())
+    assert [id(n) for n in statements(module)] == [id(n) for n in expected]
