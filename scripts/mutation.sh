@@ -10,4 +10,4 @@ MUTMUT=${MUTMUT:-$(dirname "$(command -v "$PY")")/mutmut}
 JOBS=2
 if [[ "${1:-}" == "-j" ]]; then JOBS=$2; fi
 "$MUTMUT" run --max-children "$JOBS"
-"$MUTMUT" results --all true | awk '{print $NF}' | sort | uniq -c
+"$MUTMUT" results --all true | sed 's/.*: //' | sort | uniq -c
