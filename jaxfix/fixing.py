@@ -13,6 +13,7 @@ from typing import Any
 
 import libcst as cst
 
+from jaxfix.cstparse import parse_module
 from jaxfix.edits import apply_edits, overlaps
 from jaxfix.imports import add_imports
 from jaxfix.model import Finding, Safety
@@ -58,7 +59,7 @@ def scan(
         candidates = [r for r in candidates if r.could_match(tree)]
     if candidates:
         try:
-            module = cst.parse_module(source)
+            module = parse_module(source)
         except cst.ParserSyntaxError as exc:
             raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
         except RecursionError:
@@ -123,11 +124,11 @@ def fix_until_stable(
             return outcome
         chosen = _non_overlapping(wanted)
         new_text = apply_edits(outcome.text, [e for f in chosen for e in f.fix.edits])
-        new_text = add_imports(new_text, [imp for f in chosen for imp in f.fix.imports])
         try:
+            new_text = add_imports(new_text, [imp for f in chosen for imp in f.fix.imports])
             ast.parse(new_text)
             next_scan = rescan(new_text)
-        except (SyntaxError, AnalysisError) as exc:
+        except (SyntaxError, AnalysisError, cst.ParserSyntaxError, RecursionError) as exc:
             codes = ", ".join(sorted({f.code for f in chosen}))
             outcome.error = f"internal error: fixes for {codes} produced code that does not parse ({exc}); not applied"
             return outcome

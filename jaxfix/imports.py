@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
+from jaxfix.cstparse import parse_module
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
@@ -20,6 +20,6 @@ def add_imports(text: str, requests: Iterable[ImportRequest]) -> str:
     if not unique:
         return text
     items = [ImportItem(r.module, r.name, r.alias) for r in unique]
-    module = cst.parse_module(text)
+    module = parse_module(text)
     new_module = AddImportsVisitor(CodemodContext(), items).transform_module(module)
     return new_module.code

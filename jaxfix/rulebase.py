@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -22,6 +23,8 @@ from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.walk import parent_map
 from jaxfix.edits import edits_between
 from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
+
+_LONE_LF = re.compile(r"(?<!\r)\n")
 
 T = TypeVar("T")
 
@@ -134,7 +137,9 @@ class RuleContext:
     @property
     def module(self) -> cst.Module:
         if self._module is None:
-            self._module = cst.parse_module(self.source)
+            from jaxfix.cstparse import parse_module
+
+            self._module = parse_module(self.source)
         return self._module
 
     @property
@@ -234,7 +239,7 @@ class RuleContext:
         targets = [*(replace or {}), *(insert_before or {}), *(insert_after or {})]
         edits = self._rewrite_statements(rewriter, targets)
         if edits is None:
-            edits = edits_between(self.source, self.module.visit(rewriter).code)
+            edits = edits_between(self.source, self._same_newlines(self.module.visit(rewriter).code))
         return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports))
 
     def _rewrite_statements(self, rewriter: "_Rewriter", targets: list[cst.CSTNode]):
@@ -265,11 +270,20 @@ class RuleContext:
                 new_text = "".join(self.module.code_for_node(node) for node in result.nodes)
             else:
                 new_text = self.module.code_for_node(result)
+            new_text = self._same_newlines(new_text)
             start, end = spans[top]
             edits.extend(
                 Edit(e.start + start, e.end + start, e.text) for e in edits_between(self.source[start:end], new_text)
             )
         return tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+
+    def _same_newlines(self, text: str) -> str:
+        """In a CRLF-only file, the CRLF of new text too: a rule that builds a statement from text
+        (`cst.parse_statement("...\\n")`) around the file's own code gets its newline stored as an
+        explicit LF, which would write a lone LF into the file."""
+        if "\r\n" in self.source and "\n" not in self.source.replace("\r\n", ""):
+            return _LONE_LF.sub("\r\n", text)
+        return text
 
     def manual(self, title: str) -> Fix:
         return Fix(title=title, safety=Safety.MANUAL)

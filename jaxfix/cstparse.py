@@ -1,0 +1,51 @@
+"""libcst parsing that cannot take the process down.
+
+libcst's native parser recurses on the C stack. CPython's own parser accepts some inputs that
+nest much deeper for libcst than for `ast` (a chain of 10,000 `and`s is one flat `BoolOp` to
+`ast` but 10,000 nested `BooleanOperation`s to libcst), and on the default 8 MiB main-thread
+stack those overflow it: a segmentation fault, not an exception, that kills `check`, `fix`, a
+pool worker or the LSP server. Larger texts are therefore parsed in a helper thread with a
+large stack (reserved address space, only touched as deep as the parse goes).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import libcst as cst
+
+BIG_STACK = 512 * 1024 * 1024
+SMALL_TEXT = 4096  # below this no Python text nests deep enough to matter: parse directly
+_stack_lock = threading.Lock()
+
+
+def parse_module(source: str) -> cst.Module:
+    """`cst.parse_module(source)`, run on a big stack for larger texts; raises what it raises."""
+    if len(source) < SMALL_TEXT:
+        return cst.parse_module(source)
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["module"] = cst.parse_module(source)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+            box["error"] = exc
+
+    with _stack_lock:
+        try:
+            old = threading.stack_size(BIG_STACK)
+        except (ValueError, RuntimeError):  # platform without settable stacks
+            return cst.parse_module(source)
+        try:
+            thread = threading.Thread(target=work, name="jaxfix-parse", daemon=True)
+            thread.start()
+        except RuntimeError:  # cannot start a thread (resource limits): parse here
+            thread = None
+        finally:
+            threading.stack_size(old)
+    if thread is None:
+        return cst.parse_module(source)
+    thread.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["module"]  # type: ignore[return-value]
