@@ -7,7 +7,9 @@ one file become that file's one-line error; the run goes on.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -81,6 +83,14 @@ def analyze_bytes(data: bytes, path: str, config: Config, *, fix: bool, project=
     return FileOutcome(result, encoding=source.encoding, original_bytes=data)
 
 
+def process_pool(workers: int, **kwargs) -> ProcessPoolExecutor:
+    """A pool that forks (cheap) unless this process has imported jax: forking a process with
+    jax's threads running can deadlock (the LSP server, tests and `explain` import it)."""
+    method = "spawn" if "jax" in sys.modules else None
+    context = multiprocessing.get_context(method) if method else None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, **kwargs)
+
+
 def default_jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
@@ -99,7 +109,7 @@ def run_jobs(
         iterator = map(run_job, jobs)
         pool = None
     else:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_share_project, initargs=(project,))
+        pool = process_pool(workers, initializer=_share_project, initargs=(project,))
         iterator = pool.map(run_job, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 4))))
     try:
         for outcome in iterator:

@@ -13,7 +13,6 @@ import ast
 import hashlib
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,7 +115,9 @@ def build_project_index(
         else:
             wanted.append((str(path), name, is_package, data, key))
     if len(wanted) >= _POOL_THRESHOLD and workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        from jaxfix.runner import process_pool
+
+        with process_pool(workers) as pool:
             made = list(pool.map(_summarize_one, wanted, chunksize=max(1, len(wanted) // (workers * 4))))
     else:
         made = [_summarize_one(item) for item in wanted]
