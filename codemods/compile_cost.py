@@ -21,6 +21,7 @@ import libcst as cst
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES, FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -107,26 +108,6 @@ def _walk_no_scopes(node: cst.CSTNode, kind) -> list:
             if isinstance(n, kind):
                 out.append(n)
             return True
-
-    walk(node, V())
-    return out
-
-
-def _names_read(node: cst.CSTNode) -> set[str]:
-    """Names loaded in `node` (not attribute names or keyword names), including nested scopes."""
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            walk(n.value, self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            walk(n.value, self)
-            return False
 
     walk(node, V())
     return out
@@ -321,9 +302,9 @@ class _TimingChecker:
             return True
         waits = q in BLOCKING_CALLS or (q or "").startswith(_BLOCKING_PREFIXES)
         if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:
-            return bool(_names_read(func.value) & results) or bool(self.jax_calls(func.value))
+            return bool(names_read(func.value) & results) or bool(self.jax_calls(func.value))
         if waits:
-            return any(bool(_names_read(a.value) & results) or bool(self.jax_calls(a.value)) for a in call.args)
+            return any(bool(names_read(a.value) & results) or bool(self.jax_calls(a.value)) for a in call.args)
         return False
 
     def is_clock(self, call: cst.Call) -> bool:
@@ -342,7 +323,7 @@ class _TimingChecker:
                 end = next((j for j in range(i + 1, len(stmts)) if self.clock_in(stmts[j])), None)
                 if end is None:
                     break
-                if any(start in _names_read(s) for s in stmts[end:]):
+                if any(start in names_read(s) for s in stmts[end:]):
                     found = self.check_region(stmts, i, end)
                     if found is not None:
                         out.append(found)
@@ -381,7 +362,7 @@ class _TimingChecker:
                 if small.value is not None and self.jax_calls(small.value):
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                     for t in targets:
-                        results |= _names_read(t)
+                        results |= names_read(t)
         for stmt in region[last:]:
             if any(self.is_blocking(c, results) for c in _walk_no_scopes(stmt, cst.Call)):
                 return None
@@ -413,7 +394,7 @@ class _TimingChecker:
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
             target = targets[-1]
             bound = self.bound_before(stmts, stmts.index(last_stmt), small)
-            names = _names_read(target)
+            names = names_read(target)
             inside = last_stmt is not small and not isinstance(last_stmt, cst.SimpleStatementLine)
             if not isinstance(small, cst.AugAssign) and (not inside or names <= bound):
                 text = self.ctx.module.code_for_node(target).strip()
@@ -448,7 +429,7 @@ class _TimingChecker:
         bound: set[str] = set()
         for s in stmts[:index]:
             bound |= assigned_names(cst.IndentedBlock(body=[s]))
-        bound |= _names_read(small.value)
+        bound |= names_read(small.value)
         return bound
 
     def check_timeit(self) -> list[Finding]:

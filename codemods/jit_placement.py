@@ -16,7 +16,7 @@ import libcst as cst
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytrees import pytree_classes
-from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, param_names
+from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, names_read, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -839,8 +839,8 @@ class _Planner:
         names: set[str] = set()
         for call in site.chain:
             for arg in call.args[1:]:
-                names |= _reads(arg.value)
-            names |= _reads(call.func)
+                names |= names_read(arg.value)
+            names |= names_read(call.func)
         args, risky = self._captures(sorted(names), at, site.loops)
         if args:
             raise _Manual(f"the transform's options read `{args[0]}`, which is local or changes per iteration")
@@ -894,7 +894,7 @@ class _Planner:
         name = self._new_name(base, site)
         hoisted = self._transform_text(site, lam_text, static, n_params, len(args))
         stmt = self._statement(f"{name} = {hoisted}")
-        before, after = self._hoist_module(site, [stmt], _reads(site.chain[0].func) | _reads_options(site))
+        before, after = self._hoist_module(site, [stmt], names_read(site.chain[0].func) | _reads_options(site))
         replace = {call: self._call_with(call, name, args, keywords[call]) for call in site.calls}
         return self._finish(
             site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after
@@ -934,14 +934,14 @@ class _Planner:
         bound = part.args[1:]
         if any(a.star for a in bound):
             raise _Manual("the partial unpacks *args/**kwargs; hoist by hand")
-        variant_args, risky = self._captures(_in_order(_reads(part), part), part, site.loops)
+        variant_args, risky = self._captures(_in_order(names_read(part), part), part, site.loops)
         reasons = [
             f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
         ]
-        func_reads = _reads(func)
+        func_reads = names_read(func)
         if set(variant_args) & func_reads:
             raise _Manual("the partial wraps a callable that is local or changes per iteration")
-        moving = [a for a in bound if _reads(a.value) & set(variant_args)]
+        moving = [a for a in bound if names_read(a.value) & set(variant_args)]
         keep_kw = [a for a in bound if a.keyword is not None and a not in moving]
         positional = [a for a in bound if a.keyword is None]
         move_positional = any(a.keyword is None for a in moving)
@@ -1012,14 +1012,14 @@ class _Planner:
         name = self._new_name(_callee_name_expr(func) or "partial", site)
         hoisted = self._transform_text(site, inner_text, static)
         stmt = self._statement(f"{name} = {hoisted}")
-        hoist_names = _reads(site.chain[0].func) | _reads_options(site) | func_reads
+        hoist_names = names_read(site.chain[0].func) | _reads_options(site) | func_reads
         for a in [*kept_pos, *keep_kw]:
-            hoist_names |= _reads(a.value)
+            hoist_names |= names_read(a.value)
         before, after = self._hoist_module(site, [stmt], hoist_names)
         if site.binding is not None:
             moved_reads: set[str] = set()
             for a in [*moved_pos, *moved_kw]:
-                moved_reads |= _reads(a.value)
+                moved_reads |= names_read(a.value)
             self._check_not_rebound(site, moved_reads)
         replace = {}
         for call in site.calls:
@@ -1066,7 +1066,7 @@ class _Planner:
         hoisted = self._transform_text(site, self._code(target).strip(), [])
         stmt = self._statement(f"{name} = {hoisted}")
         before, after = self._hoist_module(
-            site, [stmt], _reads(target) | _reads(site.chain[0].func) | _reads_options(site)
+            site, [stmt], names_read(target) | names_read(site.chain[0].func) | _reads_options(site)
         )
         replace = {call: call.with_changes(func=cst.Name(name)) for call in site.calls}
         return self._finish(site, [], f"Wrap once at module level as `{name}`", replace, before, after)
@@ -1079,7 +1079,7 @@ class _Planner:
             )
         self._check_options(site, site.loops[0])
         target = site.target
-        obj_names = _reads(target)
+        obj_names = names_read(target)
         # outermost enclosing loop in which the object does not change
         chosen = None
         for loop in site.loops:
@@ -1171,10 +1171,10 @@ class _Planner:
         free = self.idx.free_names(fdef)
         outer_reads = set()
         for dec in fdef.decorators:
-            outer_reads |= _reads(dec.decorator)
+            outer_reads |= names_read(dec.decorator)
         for p in (*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params):
             if p.default is not None:
-                outer_reads |= _reads(p.default)
+                outer_reads |= names_read(p.default)
         dec_args, _ = self._captures(sorted(outer_reads), fdef, site.loops)
         if dec_args:
             raise _Manual(f"the def's decorators or defaults read local `{dec_args[0]}`")
@@ -1348,25 +1348,6 @@ def _runs_once(function: cst.FunctionDef) -> bool:
     return name == "main" or name.startswith("test")
 
 
-def _reads(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            walk(n.value, self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            walk(n.value, self)
-            return False
-
-    walk(node, _V())
-    return names
-
-
 def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
     """`names` in the order they first appear under `node` (then any not found, sorted)."""
     seen: list[str] = []
@@ -1383,9 +1364,9 @@ def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
 def _reads_options(site: _Site) -> set[str]:
     names: set[str] = set()
     for call in site.chain:
-        names |= _reads(call.func)
+        names |= names_read(call.func)
         for arg in call.args[1:]:
-            names |= _reads(arg.value)
+            names |= names_read(arg.value)
     return names
 
 

@@ -112,6 +112,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, is_hashable_literal, jit_contexts
+from jaxfix.analysis.trace_sites import TRANSFORM_IDENTS
 from jaxfix.analysis.traced import analyse_function
 from dataclasses import replace
 
@@ -209,7 +210,7 @@ class TracedControlFlowRule(Rule):
             elif isinstance(node, ast.Call):
                 calls.append(node)
             elif isinstance(node, ast.ImportFrom):
-                bare.update(a.asname or a.name for a in node.names if a.name in _TRANSFORM_IDENTS)
+                bare.update(a.asname or a.name for a in node.names if a.name in TRANSFORM_IDENTS)
         if not has_flow:
             return False
         if any(_mentions_transform(d, bare) for d in decorators):
@@ -1188,32 +1189,12 @@ class _FunctionChecker:
         return {call: call.with_changes(args=[*args, new_arg])}
 
 
-_TRANSFORM_IDENTS = frozenset(
-    {
-        "jit",
-        "filter_jit",
-        "vmap",
-        "filter_vmap",
-        "pmap",
-        "pjit",
-        "scan",
-        "fori_loop",
-        "while_loop",
-        "cond",
-        "switch",
-        "map",
-        "associative_scan",
-        "checkpoint",
-        "remat",
-        "filter_checkpoint",
-    }
-)
 
 
 def _is_transform_name(func: ast.AST, bare: set[str]) -> bool:
     """`jax.jit`, `lax.scan`, an imported `jit`, `partial(jax.jit, ...)` (stdlib ast, over-approximate)."""
     if isinstance(func, ast.Attribute):
-        return func.attr in _TRANSFORM_IDENTS
+        return func.attr in TRANSFORM_IDENTS
     if isinstance(func, ast.Name):
         return func.id in bare
     if isinstance(func, ast.Call):  # `jax.jit(static_argnames=...)(f)`, `partial(jax.jit, ...)(f)`
@@ -1239,7 +1220,7 @@ def _function_ref(arg: ast.AST, defs: set[str], bare: set[str]) -> bool:
 
 def _mentions_transform(node: ast.AST, bare: set[str]) -> bool:
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and sub.attr in _TRANSFORM_IDENTS:
+        if isinstance(sub, ast.Attribute) and sub.attr in TRANSFORM_IDENTS:
             return True
         if isinstance(sub, ast.Name) and sub.id in bare:
             return True

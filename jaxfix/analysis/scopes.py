@@ -428,3 +428,24 @@ def _collect_scope(scope: cst.CSTNode) -> ScopeInfo:
     info.nonlocals = binder.nonlocals
     info.children = binder.children
     return info
+
+
+def names_read(node: cst.CSTNode) -> set[str]:
+    """Names loaded anywhere in `node`, nested scopes included; attribute and keyword names are
+    not reads (`a.b` reads `a`, `f(k=v)` reads `f` and `v`)."""
+    names: set[str] = set()
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            walk(n.value, self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            walk(n.value, self)
+            return False
+
+    walk(node, _Reads())
+    return names
