@@ -112,7 +112,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, is_hashable_literal, jit_contexts
-from jaxfix.analysis.trace_sites import TRANSFORM_IDENTS
+from jaxfix.analysis.trace_sites import TRANSFORM_IDENTS, is_transform_call, mentions_transform
 from jaxfix.analysis.traced import analyse_function
 from dataclasses import replace
 
@@ -213,11 +213,11 @@ class TracedControlFlowRule(Rule):
                 bare.update(a.asname or a.name for a in node.names if a.name in TRANSFORM_IDENTS)
         if not has_flow:
             return False
-        if any(_mentions_transform(d, bare) for d in decorators):
+        if any(mentions_transform(d, bare) for d in decorators):
             return True
         entry_args: list[ast.AST] = []
         for call in calls:
-            if _is_transform_name(call.func, bare):
+            if is_transform_call(call.func, bare):
                 entry_args.extend(call.args)
                 entry_args.extend(k.value for k in call.keywords)
         return any(_function_ref(arg, defs, bare) for arg in entry_args)
@@ -1191,17 +1191,6 @@ class _FunctionChecker:
 
 
 
-def _is_transform_name(func: ast.AST, bare: set[str]) -> bool:
-    """`jax.jit`, `lax.scan`, an imported `jit`, `partial(jax.jit, ...)` (stdlib ast, over-approximate)."""
-    if isinstance(func, ast.Attribute):
-        return func.attr in TRANSFORM_IDENTS
-    if isinstance(func, ast.Name):
-        return func.id in bare
-    if isinstance(func, ast.Call):  # `jax.jit(static_argnames=...)(f)`, `partial(jax.jit, ...)(f)`
-        return _mentions_transform(func, bare)
-    return False
-
-
 def _function_ref(arg: ast.AST, defs: set[str], bare: set[str]) -> bool:
     """Could `arg` (an argument of a transform) lead the analysis to a function of this module: a
     lambda, a def's name, a list of those (`lax.switch`), or a call (transform, `partial`) given one."""
@@ -1215,15 +1204,6 @@ def _function_ref(arg: ast.AST, defs: set[str], bare: set[str]) -> bool:
         return any(_function_ref(a, defs, bare) for a in [*arg.args, *(k.value for k in arg.keywords)])
     if isinstance(arg, ast.Starred):
         return _function_ref(arg.value, defs, bare)
-    return False
-
-
-def _mentions_transform(node: ast.AST, bare: set[str]) -> bool:
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and sub.attr in TRANSFORM_IDENTS:
-            return True
-        if isinstance(sub, ast.Name) and sub.id in bare:
-            return True
     return False
 
 

@@ -144,16 +144,16 @@ def may_enter_trace(tree: ast.Module) -> bool:
 def _enters(defs, lambdas, decorators, calls, bare) -> bool:
     if not defs and not lambdas:
         return False
-    if any(_mentions_transform(d, bare) for d in decorators):
+    if any(mentions_transform(d, bare) for d in decorators):
         return True
     for call in calls:
-        if _is_transform(call.func, bare):
+        if is_transform_call(call.func, bare):
             if any(_function_ref(a, defs) for a in [*call.args, *(k.value for k in call.keywords)]):
                 return True
     return False
 
 
-def _mentions_transform(node: ast.AST, bare: set[str]) -> bool:
+def mentions_transform(node: ast.AST, bare: set[str]) -> bool:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Attribute) and sub.attr in TRANSFORM_IDENTS:
             return True
@@ -162,13 +162,14 @@ def _mentions_transform(node: ast.AST, bare: set[str]) -> bool:
     return False
 
 
-def _is_transform(func: ast.AST, bare: set[str]) -> bool:
+def is_transform_call(func: ast.AST, bare: set[str]) -> bool:
+    """`jax.jit`, `lax.scan`, an imported `jit`, `partial(jax.jit, ...)` (stdlib ast, over-approximate)."""
     if isinstance(func, ast.Attribute):
         return func.attr in TRANSFORM_IDENTS
     if isinstance(func, ast.Name):
         return func.id in bare
     if isinstance(func, ast.Call):
-        return _mentions_transform(func, bare)
+        return mentions_transform(func, bare)
     return False
 
 
