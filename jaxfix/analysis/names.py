@@ -8,11 +8,13 @@ already spell `jax.lax.cond`, and which import would it need otherwise?
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxfix.analysis.pytrees import ast_statements, dotted
 from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import ImportRequest
 
@@ -61,6 +63,30 @@ class ImportMap:
                 collector.visit_ImportFrom(node)
         return cls(bindings=collector.bindings, _module=module)
 
+    @classmethod
+    def from_ast(cls, tree: ast.Module) -> "ImportMap":
+        """The same bindings from the stdlib AST, so `could_match` screens qualify names exactly as
+        the rules will (a screen that resolved more or less than the rule could reject a real match)."""
+        bindings: dict[str, str] = {}
+        for node in ast_statements(tree.body):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname is not None:
+                        bindings[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        bindings.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level or node.module is None or any(a.name == "*" for a in node.names):
+                    continue
+                for alias in node.names:
+                    bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        return cls(bindings=bindings)
+
+    def qualify_ast(self, node: ast.AST) -> str | None:
+        """`qualify` for a stdlib-AST expression."""
+        return self._qualify_text(dotted(node))
+
     @property
     def used_names(self) -> set[str]:
         """Every identifier the module spells; only fixes need it, so it is walked for on demand."""
@@ -77,7 +103,9 @@ class ImportMap:
         Names that no import binds come back as themselves (a local `jit` defined in
         the file is just "jit"), so callers compare against fully qualified names.
         """
-        text = dotted_name(node)
+        return self._qualify_text(dotted_name(node))
+
+    def _qualify_text(self, text: str | None) -> str | None:
         if text is None:
             return None
         head, _, rest = text.partition(".")

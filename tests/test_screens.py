@@ -1,0 +1,49 @@
+"""`could_match` screens (the stdlib-AST tier before any libcst parse) never reject a text that
+their rule would report on, and read imports exactly as the rules do.
+
+Every fixture input, expected output and negative of every family is run through every rule
+with its screen bypassed; any finding on a text the screen rejected is a miss. The fuzz suite
+checks the same property on generated programs (tests/fuzz/fuzz_support.py)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from fixture_cases import discover_cases
+from jaxfix.analysis.names import ImportMap
+from screen_support import screen_misses
+
+CASES = discover_cases()
+TEXTS = sorted({p for c in CASES for p in (c.input, c.expected)})
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_screen_rejects_a_fixture_with_findings(path: Path):
+    assert screen_misses(path.read_text(encoding="utf-8"), str(path)) == []
+
+
+IMPORT_CASES = [
+    "import jax\nimport jax.numpy as jnp\nfrom jax import lax, jit as J\n",
+    "import numpy, numpy as np\nfrom numpy import *\nfrom . import sibling\nfrom .x import y\n",
+    "def f():\n    from jax import jit\n    import jax.numpy\nclass C:\n    import functools as ft\n",
+    "try:\n    from jax import jit\nexcept ImportError:\n    jit = None\nelse:\n    import optax\n",
+    "import jax\nimport jax as jax\nfrom jax import numpy as jax\n",
+    "match v:\n    case 1:\n        import jax.lax as L\n    case _:\n        from jax import vmap\n",
+    "if x:\n    pass\nelif y:\n    import flax.linen as nn\nwith a:\n    from flax import struct\n",
+]
+
+
+def _corpus_sample(n: int = 40) -> list[Path]:
+    root = Path(importlib.import_module("jax").__file__).parent
+    files = sorted(root.rglob("*.py"))
+    return files[:: max(1, len(files) // n)]
+
+
+@pytest.mark.parametrize("source", IMPORT_CASES + [p.read_text(encoding="utf-8") for p in _corpus_sample()])
+def test_import_map_from_ast_equals_the_libcst_one(source):
+    assert ImportMap.from_ast(ast.parse(source)).bindings == ImportMap.from_module(cst.parse_module(source)).bindings
