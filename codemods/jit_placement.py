@@ -8,13 +8,16 @@ runs, and hoists the transformed function to the nearest scope where it is invar
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from codemods._command import command_for
+from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
+from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, names_read, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
@@ -181,42 +184,33 @@ class JitPlacementRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        # Names that may spell a compiling transform: anything containing jit/pmap, plus local
-        # aliases of such imports (`from jax import jit as J`). A site is always inside a
-        # function, a loop or a comprehension, so only those statements are searched.
-        spellings = {"jit", "pmap"}
-        aliases: set[str] = set()
-        for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    if alias.asname and any(s in alias.name for s in spellings):
-                        aliases.add(alias.asname)
+        """A stdlib-AST over-approximation of `_Planner.sites()` + `finding_for`, on exact names.
 
-        def mentions(node: ast.AST) -> bool:
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Name) and (sub.id in aliases or any(s in sub.id for s in spellings)):
-                    return True
-                if isinstance(sub, ast.Attribute) and any(s in sub.attr for s in spellings):
-                    return True
-            return False
+        Names are qualified with `ImportMap.from_ast`, which reads imports exactly as the rule's
+        `ctx.names` does (relative and star imports bind nothing), so a call the screen does not
+        qualify to `jax.jit`/`jax.pmap`/`eqx.filter_jit`/`eqx.filter_pmap` is one the rule never
+        sees as a transform either (jax's own `from jax._src.api import jit` is not one).
 
-        compound = (
-            ast.FunctionDef,
-            ast.AsyncFunctionDef,
-            ast.ClassDef,
-            ast.For,
-            ast.AsyncFor,
-            ast.While,
-            ast.If,
-            ast.With,
-            ast.AsyncWith,
-            ast.Try,
-            *(getattr(ast, n) for n in ("TryStar", "Match") if hasattr(ast, n)),
-        )
-        comprehensions = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
-        for node in tree.body:
-            if isinstance(node, compound) or any(isinstance(sub, comprehensions) for sub in ast.walk(node)):
-                if mentions(node):
+        Two passes: a flat walk of the module for a transform call or a def decorated with one
+        (`_is_transform_site`); then, only for the top-level statements holding one, a walk that
+        knows where each node runs (`_screen_walk`), for the places a site can be (`_could_be_site`).
+        """
+        names = ImportMap.from_ast(tree)
+        body = tree.body
+        # top-level statements' line spans (a decorated def starts at its first decorator)
+        starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
+        wanted: dict[int, set[int]] = {}  # top-level statement -> ids of the transform sites in it
+        for node in astscan.nodes(tree):
+            if type(node) in _SITE_TYPES and _is_transform_site(node, names):
+                line = node.lineno
+                index = bisect.bisect_right(starts, line) - 1
+                while index >= 0 and body[index].end_lineno >= line:  # statements may share a line
+                    wanted.setdefault(index, set()).add(id(node))
+                    index -= 1
+        top = _Where(_MODULE, False)
+        for index, ids in sorted(wanted.items()):
+            for node, parent, where in _screen_walk(body[index], tree, top):
+                if id(node) in ids and _could_be_site(node, parent, where):
                     return True
         return False
 
@@ -1411,6 +1405,126 @@ def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
         )
         out.append(a.with_changes(comma=comma))
     return out
+
+
+# -- the could_match screen ----------------------------------------------------------------------
+# Where a node runs, as far as the rule cares: `_MODULE` (module-level code), `_CLASS` (a class
+# body) or the name of the innermost function whose body runs it; and whether a loop may run it
+# once per iteration (the rule's `ScopeIndex.enclosing_loops` is non-empty).
+_MODULE, _CLASS = "", "<class>"
+_AST_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SITE_TYPES = frozenset({ast.Call, ast.FunctionDef, ast.AsyncFunctionDef})
+_SHORT = frozenset(q.rpartition(".")[2] for q in COMPILING)  # jit, pmap, filter_jit, filter_pmap
+
+
+@dataclass(frozen=True)
+class _Where:
+    function: str  # _MODULE, _CLASS or the function's name
+    in_loop: bool
+
+
+def _compiling(expr: ast.AST, names: ImportMap) -> bool:
+    """`expr` qualifies to a compiling transform (checked on the last name first: it is cheap)."""
+    kind = type(expr)
+    if kind is ast.Attribute:
+        return expr.attr in _SHORT and names.qualify_ast(expr) in COMPILING
+    if kind is ast.Name:
+        return names.bindings.get(expr.id, expr.id) in COMPILING
+    return False
+
+
+def _is_transform_site(node: ast.AST, names: ImportMap) -> bool:
+    """`T(...)` with T a compiling transform, or a def whose first decorator is `@T` or
+    `@functools.partial(T, ...)` (the rule reads the partial's first argument in source order;
+    any argument over-approximates it)."""
+    kind = type(node)
+    if kind is ast.Call:
+        return _compiling(node.func, names)
+    if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef) and node.decorator_list:
+        dec = node.decorator_list[0]
+        if _compiling(dec, names):
+            return True
+        if type(dec) is ast.Call and names.qualify_ast(dec.func) in PARTIALS:
+            given = [a.value if type(a) is ast.Starred else a for a in dec.args] + [k.value for k in dec.keywords]
+            return any(_compiling(a, names) for a in given)
+    return False
+
+
+def _screen_walk(
+    root: ast.AST, parent: ast.AST | None, where: _Where
+) -> Iterator[tuple[ast.AST, ast.AST | None, _Where]]:
+    """(node, parent, where) for every node under `root` outside lambdas, iteratively.
+
+    `where` mirrors `ScopeIndex.enclosing_scope/enclosing_function/enclosing_loops`: a def's
+    decorators, defaults and annotations and a class's bases run in the outer scope; a def or
+    class body starts a new scope with no loop; a `for` loop's target and body and a `while`
+    loop's test and body run per iteration, its iterable and `else` do not; in a comprehension
+    everything but the first iterable runs per element (and belongs to the enclosing function).
+    Lambdas are skipped: the rule never reports a site with a lambda among its ancestors
+    (`_Planner._under_trace`), and no `def` or class can be inside one.
+    """
+    stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(root, parent, where)]
+    while stack:
+        node, parent, where = stack.pop()
+        if isinstance(node, ast.Lambda):
+            continue
+        yield node, parent, where
+        inner: dict[int, _Where] = {}  # id(child) -> where, for children that run elsewhere than `node`
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = dict.fromkeys(map(id, node.body), _Where(node.name, False))
+        elif isinstance(node, ast.ClassDef):
+            inner = dict.fromkeys(map(id, node.body), _Where(_CLASS, False))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            head = node.test if isinstance(node, ast.While) else node.target
+            inner = dict.fromkeys(map(id, [head, *node.body]), _Where(where.function, True))
+        elif isinstance(node, _AST_COMPREHENSIONS):
+            looped = _Where(where.function, True)
+            first = node.generators[0]
+            for child in astscan.children(node):
+                if child is first:  # its iterable runs once; its target and conditions per element
+                    stack.append((first.iter, first, where))
+                    stack.extend((sub, first, looped) for sub in (first.target, *first.ifs))
+                else:
+                    stack.append((child, node, looped))
+            continue
+        stack.extend((child, node, inner.get(id(child), where)) for child in astscan.children(node))
+
+
+def _could_be_site(node: ast.AST, parent: ast.AST | None, where: _Where) -> bool:
+    """Whether `_Planner._site_for_call`/`_site_for_decorated` + `finding_for` may report `node`,
+    a transform site (`_is_transform_site`) with this parent, running there.
+
+    Each condition below is one the rule requires, so rejecting on it is sound:
+    - a call site is `T(F, ...)` with `T` a compiling transform and a positional, non-starred first
+      argument, either called right away (`T(F)(x)`) or the whole value of a one-name assignment
+      (`f = T(F)`); anything else is "stored, returned or passed on" (`_bound_calls`);
+    - a decorated site is a `def` whose first decorator is `@T` or `@functools.partial(T, ...)`,
+      not directly in a class body, and inside a loop when at module level;
+    - either way it needs a loop (JAX201/JAX203), or else the body of a function (JAX202) other
+      than `__init__` (runs once per instance), `main` or a `test*` (they run once: `_runs_once`).
+    """
+    if isinstance(node, ast.Call):
+        if not node.args or isinstance(node.args[0], ast.Starred):
+            return False
+        called = isinstance(parent, ast.Call) and parent.func is node
+        bound = (
+            isinstance(parent, ast.Assign)
+            and parent.value is node
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+        )
+        return (called or bound) and _may_repeat(where)
+    if where.function == _CLASS or (where.function == _MODULE and not where.in_loop):
+        return False
+    return _may_repeat(where)
+
+
+def _may_repeat(where: _Where) -> bool:
+    """A site is reported inside a loop, or else in the body of a function called more than once."""
+    if where.in_loop:
+        return True
+    name = where.function
+    return name not in (_MODULE, _CLASS, "__init__", "main") and not name.startswith("test")
 
 
 JitPlacementCommand = command_for(JitPlacementRule)

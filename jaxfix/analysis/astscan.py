@@ -1,0 +1,67 @@
+"""A flat walk of a stdlib-AST tree for `could_match` screens, cheaper than `ast.walk`.
+
+`ast.walk` yields every node, the `Load`/`Store` context objects and operator tokens
+included, through a generator per node (`ast.iter_child_nodes`, which reads every field,
+identifiers and line numbers' neighbours too). Screens look for calls, definitions and the
+like, never for those leaves, so `nodes` neither yields them nor reads the fields that can
+only hold them or plain values; on the jax/flax/optax corpus it takes about half the time.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+# Leaves no screen asks about: never yielded.
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+# Fields that hold only leaves or plain values (identifiers, flags, constants), in every node type.
+_PLAIN_FIELDS = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "name", "names", "arg", "asname", "module", "level", "value_kind",
+     "kind", "type_comment", "conversion", "is_async", "simple", "tag", "kwd_attrs", "rest"}
+)
+
+
+class _Fields(dict):
+    """node type -> the fields that may hold nodes worth visiting."""
+
+    def __missing__(self, node_type: type) -> tuple[str, ...]:
+        if node_type is ast.Constant or issubclass(node_type, _LEAVES):
+            fields: tuple[str, ...] = ()
+        else:
+            fields = tuple(f for f in node_type._fields if f not in _PLAIN_FIELDS)
+        self[node_type] = fields
+        return fields
+
+
+_FIELDS = _Fields()
+
+
+def nodes(root: ast.AST) -> Iterator[ast.AST]:
+    """Every node under `root` (itself included) but the `_LEAVES` and the `alias` nodes of
+    import statements, in no particular order."""
+    stack = [root]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    node_type, leaves, fields_of = ast.AST, _LEAVES, _FIELDS
+    while stack:
+        node = pop()
+        if node is None:  # a `**mapping` entry of a dict display has no key
+            continue
+        yield node
+        for field in fields_of[type(node)]:
+            value = getattr(node, field)
+            if type(value) is list:
+                extend(value)
+            elif isinstance(value, node_type) and not isinstance(value, leaves):
+                push(value)
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """`node`'s direct children as `nodes` walks them (`ast.iter_child_nodes` without the leaves)."""
+    found: list[ast.AST] = []
+    for field in _FIELDS[type(node)]:
+        value = getattr(node, field)
+        if type(value) is list:
+            found.extend(v for v in value if v is not None)
+        elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+            found.append(value)
+    return found
