@@ -120,6 +120,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from codemods._command import command_for
+from jaxfix.analysis import astscan
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -225,15 +226,18 @@ class PytreeCacheRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
+        """A stdlib-AST over-approximation of `check`: some class has a cached member (a method
+        decorated with a `CACHED_PROPERTY`/`METHOD_CACHES` name, as `_cached_members` finds them)
+        and may be a pytree by `pytrees.class_kind`'s rules, with or without a project index
+        (`_PytreeScreen`). Most classes with a cache have no decorator that could make them a
+        pytree, no base, and are passed to no registering call: those are rejected."""
         bindings = pt.module_bindings(tree)
-        wanted = CACHED_PROPERTY | METHOD_CACHES
-        for node in pt.ast_statements(tree.body):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for dec in node.decorator_list:
-                    target = dec.func if isinstance(dec, ast.Call) else dec
-                    if pt.qualify(target, bindings) in wanted:
-                        return True
-        return False
+        classes = [node for node in pt.ast_statements(tree.body) if isinstance(node, ast.ClassDef)]
+        cached = [node for node in classes if _has_cached_member(node, bindings)]
+        if not cached:
+            return False
+        screen = _PytreeScreen(tree, bindings, classes)
+        return any(screen.may_be_pytree(node) for node in cached)
 
     # -- detection ---------------------------------------------------------
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -797,6 +801,98 @@ def _replace_in(tree: cst.CSTNode, old: cst.CSTNode, new: cst.CSTNode) -> cst.CS
             return new if original is old else updated
 
     return tree.visit(Swap())
+
+
+# -- the could_match screen ----------------------------------------------------------------------
+def _has_cached_member(node: ast.ClassDef, bindings: dict[str, str]) -> bool:
+    """`_cached_members` on the stdlib AST: a method directly in the class body (not a static or
+    class method) decorated with a cached_property/cache/lru_cache name (`pt.module_bindings`
+    without a module name reads imports as `ctx.names` does: relative and star imports bind nothing)."""
+    for stmt in node.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        targets = [pt.qualify(d.func if isinstance(d, ast.Call) else d, bindings) for d in stmt.decorator_list]
+        plain = {pt.qualify(d, bindings) for d in stmt.decorator_list}
+        if plain & {"staticmethod", "classmethod"}:
+            continue
+        if any(t in CACHED_PROPERTY or t in METHOD_CACHES for t in targets):
+            return True
+    return False
+
+
+class _PytreeScreen:
+    """Whether a class may be a pytree by `pytrees.class_kind`, whatever project index `check` gets.
+
+    A project changes two things, and the screen allows for both:
+    - it gives the module a name, so relative imports bind names too (`from .struct import
+      dataclass`): any name a relative import binds may qualify to anything (`uncertain`);
+    - it resolves a dotted base (`pkg.mod.Base`) through another module of the project, which may
+      derive from `flax.struct.PyTreeNode`: every dotted base may make the class a pytree.
+    A bare base that names no class of this module never resolves (a project module always has a
+    non-empty dotted name), and a bare base naming one is followed through that class's bases.
+    """
+
+    def __init__(self, tree: ast.Module, bindings: dict[str, str], classes: list[ast.ClassDef]) -> None:
+        self.tree = tree
+        self.bindings = bindings
+        self.local = {node.name: node for node in classes}  # the last definition wins, as in `summarize`
+        self.uncertain = {
+            alias.asname or alias.name
+            for node in pt.ast_statements(tree.body)
+            if isinstance(node, ast.ImportFrom) and node.level
+            for alias in node.names
+        }
+        self._registered: set[str] | None = None
+
+    def _maybe(self, expr: ast.AST, table) -> bool:
+        """`expr` qualifies to a name in `table`, or might with a project (a relatively imported head)."""
+        text = pt.dotted(expr)
+        if text is None:
+            return False
+        if text.partition(".")[0] in self.uncertain:
+            return True
+        return pt.qualify(expr, self.bindings) in table
+
+    def may_be_pytree(self, node: ast.ClassDef) -> bool:
+        for dec in node.decorator_list:  # `pt.decorator_target`: `@d`, `@d(...)`, `@partial(d, ...)`
+            if isinstance(dec, ast.Call):
+                if self._maybe(dec.func, pt.DECORATOR_KINDS):
+                    return True
+                if dec.args and self._maybe(dec.args[0], pt.DECORATOR_KINDS):
+                    return True
+            elif self._maybe(dec, pt.DECORATOR_KINDS):
+                return True
+        if node.name in self.registered():
+            return True
+        return self._inherits(node, frozenset())
+
+    def registered(self) -> set[str]:
+        """Names passed first to a call that may be a registering one (`pt.summarize`'s `registered`)."""
+        if self._registered is None:
+            self._registered = {
+                call.args[0].id
+                for call in astscan.nodes(self.tree)
+                if type(call) is ast.Call
+                and call.args
+                and type(call.args[0]) is ast.Name
+                and self._maybe(call.func, pt.CALL_KINDS)
+            }
+        return self._registered
+
+    def _inherits(self, node: ast.ClassDef, seen: frozenset[str]) -> bool:
+        """`pt.inherited_kind` / `pt.base_kind`, over-approximated for an unknown project."""
+        for base in node.bases:
+            text = pt.dotted(base)
+            if text is None:  # `Generic[T]`, `make_base()`: `summarize` drops such bases too
+                continue
+            if text.partition(".")[0] in self.uncertain:
+                return True
+            name = pt.qualify(base, self.bindings)
+            if name in pt.ROOT_BASES or "." in name:
+                return True
+            if name in self.local and name not in seen and self._inherits(self.local[name], seen | {name}):
+                return True
+        return False
 
 
 PytreeCacheCommand = command_for(PytreeCacheRule)

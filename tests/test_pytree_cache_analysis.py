@@ -196,10 +196,14 @@ def test_could_match_sees_aliases_without_project():
 
     rule = PytreeCacheRule()
     assert rule.could_match(
-        ast.parse("from functools import cached_property as cp\nclass A:\n    @cp\n    def f(s): ...\n")
+        ast.parse("from functools import cached_property as cp\nclass A(lib.Base):\n    @cp\n    def f(s): ...\n")
     )
-    assert rule.could_match(ast.parse("import functools as ft\nclass A:\n    @ft.lru_cache(8)\n    def f(s): ...\n"))
-    assert not rule.could_match(ast.parse("import functools\nclass A:\n    @property\n    def f(s): ...\n"))
+    assert rule.could_match(
+        ast.parse("import functools as ft\nclass A(lib.Base):\n    @ft.lru_cache(8)\n    def f(s): ...\n")
+    )
+    assert not rule.could_match(ast.parse("import functools\nclass A(lib.Base):\n    @property\n    def f(s): ...\n"))
+    # a class with no base, no decorator and no registration call is never a pytree
+    assert not rule.could_match(ast.parse("import functools\nclass A:\n    @functools.cached_property\n    def f(s): ...\n"))
 
 
 def _jaxfix(*args, cwd):

@@ -1,0 +1,121 @@
+"""Are the rules' `could_match` screens sound on real code? Run every rule with its screen bypassed.
+
+For every file of the corpus (default: the installed jax, flax and optax source trees) and every
+rule whose text prefilter passes, the rule's `check` runs on the parsed file whether or not its
+`could_match` admits it. A finding on a file the screen rejected is a *miss*: the screen is
+unsound there. Prints, per rule: files passing the prefilter, files (and lines) the screen
+admits, files with findings, findings, misses; exits 1 on any miss.
+
+Rules that use a project index (pytree-cache: base classes from other files) are checked with
+one built over the same files, as `jaxfix check` builds it.
+
+    PYTHONPATH=. python scripts/screen_soundness.py                      # jit-placement, pytree-cache
+    PYTHONPATH=. python scripts/screen_soundness.py --rules all -j 2 [PATH...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from jaxfix import registry
+from jaxfix.config import Config
+from jaxfix.cstparse import parse_module
+from jaxfix.rulebase import RuleContext
+
+PACKAGES = ("jax", "flax", "optax")
+DEFAULT_RULES = ("jit-placement", "pytree-cache")
+
+_project = None
+_rule_names: tuple[str, ...] = ()
+
+
+def _init(project, rule_names) -> None:
+    global _project, _rule_names
+    _project, _rule_names = project, rule_names
+
+
+def corpus() -> list[str]:
+    roots = [Path(importlib.import_module(name).__file__).parent for name in PACKAGES]
+    return sorted(str(p) for root in roots for p in root.rglob("*.py"))
+
+
+def one(path: str) -> dict:
+    """{rule: (admitted, findings)} for the rules whose prefilter passes, and the file's line count."""
+    source = Path(path).read_text(encoding="utf-8", errors="replace")
+    out: dict = {"path": path, "lines": source.count("\n"), "rules": {}}
+    rules = [r() for r in registry.all_rules() if r.name in _rule_names]
+    rules = [r for r in rules if any(token in source for token in r.prefilter)]
+    if not rules:
+        return out
+    try:
+        tree = ast.parse(source)
+        module = parse_module(source)
+    except Exception as exc:  # noqa: BLE001 - an unparsable corpus file is reported, not fatal
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    ctx = RuleContext(source, path, options=Config().options(), project=_project, module=module, tree=tree)
+    for rule in rules:
+        admitted = rule.could_match(tree)
+        findings = [f"{f.code} {f.line}:{f.column}" for f in rule.check(ctx)]
+        out["rules"][rule.name] = (admitted, findings)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", help="files or folders (default: the jax/flax/optax corpus)")
+    parser.add_argument("--rules", default=",".join(DEFAULT_RULES), help="rule names, comma-separated, or 'all'")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+
+    known = [r for r in registry.all_rules() if not r.sees_findings]
+    names = tuple(r.name for r in known) if args.rules == "all" else tuple(args.rules.split(","))
+    unknown = set(names) - {r.name for r in known}
+    if unknown:
+        parser.error(f"unknown rules: {', '.join(sorted(unknown))}")
+    if args.paths:
+        files = sorted(
+            str(f) for p in map(Path, args.paths) for f in ([p] if p.is_file() else p.rglob("*.py"))
+        )
+    else:
+        files = corpus()
+
+    start = time.perf_counter()
+    project = None
+    if any(r.uses_project for r in known if r.name in names):
+        from jaxfix.analysis.project import build_project_index
+
+        project = build_project_index(files, workers=args.jobs)
+    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(project, names)) as pool:
+        results = list(pool.map(one, files, chunksize=4))
+
+    misses: list[str] = []
+    print(f"{len(files)} files, {sum(r['lines'] for r in results)} lines; project index: {project is not None}")
+    print(f"{'rule':36} {'prefilter':>9} {'admitted':>9} {'(lines)':>8} {'w/ find.':>8} {'findings':>8} {'misses':>6}")
+    for name in names:
+        rows = [(r, r["rules"][name]) for r in results if name in r["rules"]]
+        admitted = [(r, a) for r, a in rows if a[0]]
+        with_findings = [(r, a) for r, a in rows if a[1]]
+        rule_misses = [f"{r['path']}: {f}" for r, (ok, found) in rows if not ok for f in found]
+        misses += [f"{name}: {m}" for m in rule_misses]
+        print(
+            f"{name:36} {len(rows):9} {len(admitted):9} {sum(r['lines'] for r, _ in admitted):8} "
+            f"{len(with_findings):8} {sum(len(a[1]) for _, a in rows):8} {len(rule_misses):6}"
+        )
+    for r in results:
+        if "error" in r:
+            print(f"not parsed: {r['path']}: {r['error']}")
+    for miss in misses:
+        print(f"MISS {miss}")
+    print(f"{time.perf_counter() - start:.1f} s")
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
