@@ -1,0 +1,336 @@
+"""The jit-placement `could_match` screen, both ways, against the rule itself.
+
+Every positive case is a text the rule reports on (run with the screen bypassed) and the screen
+must admit; every negative case is correct code the rule finds nothing in and the screen must
+reject without a libcst parse (module-level jit, relative-import or jax-internal jit, jit in
+`__init__`/`main`/tests, under a lambda, stored or returned...). The soundness half on the whole
+jax/flax/optax corpus is `scripts/screen_soundness.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from codemods.jit_placement import JitPlacementRule
+from jaxfix.config import Config
+from jaxfix.rulebase import RuleContext
+
+RULE = JitPlacementRule()
+
+
+def screen_and_rule(source: str) -> tuple[bool, list[str]]:
+    """(could_match, the codes `check` reports with the screen bypassed)."""
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    ctx = RuleContext(source, "m.py", options=Config().options(), tree=tree)
+    return RULE.could_match(tree), sorted(f.code for f in RULE.check(ctx))
+
+
+POSITIVE = {
+    "import_as_in_loop": """
+        import jax as jx
+
+        def run(x, n):
+            for i in range(n):
+                x = jx.jit(lambda v: v + i)(x)
+            return x
+        """,
+    "from_import_alias_per_call": """
+        from jax import jit as J
+
+        def step(x):
+            return J(lambda v: v * 2)(x)
+        """,
+    "bare_from_import_nested_def": """
+        from jax import jit
+
+        def step(x):
+            def inner(v):
+                return v * 2
+            return jit(inner)(x)
+        """,
+    "unimported_jax_name": """
+        def step(x):
+            return jax.jit(lambda v: v * 2)(x)
+        """,
+    "nested_function": """
+        import jax
+
+        def outer(x):
+            def inner(y):
+                return jax.jit(lambda v: v + y)(y)
+            return inner(x)
+        """,
+    "method": """
+        import jax
+
+        class Model:
+            def step(self, x):
+                return jax.jit(lambda v: v * 2)(x)
+        """,
+    "comprehension_in_function": """
+        import jax
+
+        def run(x):
+            return [jax.jit(lambda v: v + i)(x) for i in range(3)]
+        """,
+    "comprehension_at_module_level": """
+        import jax
+        ys = [jax.jit(lambda v: v + i)(i) for i in range(3)]
+        """,
+    "comprehension_in_class_body": """
+        import jax
+
+        class Table:
+            ys = [jax.jit(lambda v: v + i)(i) for i in range(3)]
+        """,
+    "comprehension_sharing_a_line_first": """
+        import jax
+        ys = [jax.jit(lambda v: v + i)(i) for i in range(3)]; a = 1
+        """,
+    "comprehension_sharing_a_line_last": """
+        import jax
+        a = 1; ys = [jax.jit(lambda v: v + i)(i) for i in range(3)]
+        """,
+    "bound_then_called": """
+        import jax
+
+        def step(x):
+            f = jax.jit(lambda v: v * 2)
+            return f(x)
+        """,
+    "decorated_nested_def": """
+        import jax
+
+        def step(x):
+            @jax.jit
+            def inner(v):
+                return v * 2
+            return inner(x)
+        """,
+    "partial_decorated_nested_def": """
+        import functools
+        import jax
+
+        def step(x, n):
+            @functools.partial(jax.jit, static_argnums=1)
+            def inner(v, k):
+                return v * k
+            return inner(x, n)
+        """,
+    "decorated_def_in_module_loop": """
+        import jax
+
+        for i in range(3):
+            @jax.jit
+            def body(v):
+                return v + i
+            body(1.0)
+        """,
+    "while_test": """
+        import jax
+
+        def run(i):
+            while jax.jit(lambda v: v < 3)(i):
+                i = i + 1
+            return i
+        """,
+    "module_level_for_loop": """
+        import jax
+
+        for i in range(3):
+            y = jax.jit(lambda v: v + i)(i)
+        """,
+    "filter_jit": """
+        import equinox as eqx
+
+        def run(x, n):
+            for i in range(n):
+                x = eqx.filter_jit(lambda v: v + i)(x)
+            return x
+        """,
+    "pmap_of_grad_chain": """
+        import jax
+
+        def run(x, n):
+            for i in range(n):
+                x = jax.pmap(jax.grad(lambda v: v * i))(x)
+            return x
+        """,
+    "module_function_rewrapped_in_loop": """
+        import jax
+
+        def f(v):
+            return v + 1
+
+        def run(x, n):
+            for i in range(n):
+                x = jax.jit(f)(x)
+            return x
+        """,
+    "function_under_other_decorator": """
+        import functools
+        import jax
+
+        @functools.cache
+        def step(x):
+            return jax.jit(lambda v: v * 2)(x)
+        """,
+    "loop_in_main": """
+        import jax
+
+        def main():
+            for i in range(3):
+                jax.jit(lambda v: v + i)(i)
+        """,
+}
+
+NEGATIVE = {
+    "module_level_jit": """
+        import jax
+
+        def g(v):
+            return v + 1
+
+        f = jax.jit(g)
+        y = jax.jit(lambda v: v)(1.0)
+        """,
+    "relative_import_jit": """
+        from .api import jit
+
+        def run(x, n):
+            for i in range(n):
+                x = jit(lambda v: v + i)(x)
+            return x
+        """,
+    "jax_internal_jit": """
+        from jax._src.api import jit
+        from jax._src import api
+
+        def run(x, n):
+            for i in range(n):
+                x = jit(lambda v: v + i)(x)
+                x = api.jit(lambda v: v - i)(x)
+            return x
+        """,
+    "star_import_jit": """
+        from jax import *
+
+        def step(x):
+            return jit(lambda v: v * 2)(x)
+        """,
+    "local_alias_of_jit": """
+        import jax
+        J = jax.jit
+
+        def step(x):
+            return J(lambda v: v * 2)(x)
+        """,
+    "in_init": """
+        import jax
+
+        class Model:
+            def __init__(self, x):
+                self.y = jax.jit(lambda v: v * 2)(x)
+        """,
+    "in_main_and_tests": """
+        import jax
+
+        def main():
+            return jax.jit(lambda v: v * 2)(1.0)
+
+        def test_step():
+            assert jax.jit(lambda v: v * 2)(1.0) == 2.0
+        """,
+    "returned_or_stored": """
+        import jax
+
+        def make():
+            return jax.jit(lambda v: v * 2)
+
+        def keep(cache):
+            cache["f"] = jax.jit(lambda v: v * 2)
+            g = h = jax.jit(lambda v: v)
+            return g, h
+        """,
+    "under_a_lambda": """
+        import jax
+
+        def run(xs):
+            for x in xs:
+                apply = lambda v: jax.jit(lambda w: w + 1)(v)
+                x = apply(x)
+            return xs
+        """,
+    "decorated_method_and_module_def": """
+        import functools
+        import jax
+
+        @jax.jit
+        def f(v):
+            return v + 1
+
+        class Model:
+            @functools.partial(jax.jit, static_argnums=0)
+            def apply(self, x):
+                return x
+        """,
+    "loop_iterable_runs_once": """
+        import jax
+
+        for y in jax.jit(lambda v: v * 2)(jax.numpy.arange(3)):
+            pass
+        """,
+    "starred_or_keyword_function": """
+        import jax
+
+        def step(fs, x):
+            a = jax.jit(*fs)(x)
+            b = jax.jit(fun=fs[0])(x)
+            return a, b
+        """,
+    "wrapping_transforms_only": """
+        import jax
+
+        def run(x, n):
+            for i in range(n):
+                x = jax.vmap(lambda v: v + i)(x)
+                x = jax.grad(lambda v: v * i)(x)
+            return x
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVE))
+def test_screen_admits_what_the_rule_reports(name):
+    admitted, codes = screen_and_rule(POSITIVE[name])
+    assert codes, f"{name}: the case must be one the rule reports"
+    assert admitted, f"{name}: the rule reports {codes} but the screen rejects it"
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE))
+def test_screen_rejects_correct_code(name):
+    admitted, codes = screen_and_rule(NEGATIVE[name])
+    assert codes == [], f"{name}: the rule reports {codes}; not a negative case"
+    assert not admitted, f"{name}: correct code admitted (a libcst parse for nothing)"
+
+
+def test_sites_are_found_past_the_first_top_level_statement():
+    # the transform call in the first function is not a site (module-level style factory);
+    # the screen must keep looking and find the one in the later function
+    source = """
+        import jax
+
+        def make():
+            return jax.jit(lambda v: v)
+
+        x = 1
+
+        def step(y):
+            return jax.jit(lambda v: v + 1)(y)
+        """
+    admitted, codes = screen_and_rule(source)
+    assert codes == ["JAX202"] and admitted
