@@ -1514,9 +1514,7 @@ def _could_be_site(node: ast.AST, parent: ast.AST | None, where: _Where) -> bool
             and isinstance(parent.targets[0], ast.Name)
         )
         return (called or bound) and _may_repeat(where)
-    if where.function == _CLASS or (where.function == _MODULE and not where.in_loop):
-        return False
-    return _may_repeat(where)
+    return _may_repeat(where)  # directly in a class body, or at module level outside loops: not a site
 
 
 def _may_repeat(where: _Where) -> bool:

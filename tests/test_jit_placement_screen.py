@@ -179,6 +179,16 @@ POSITIVE = {
         def step(x):
             return jax.jit(lambda v: v * 2)(x)
         """,
+    "comprehension_in_a_decorator": """
+        import jax
+
+        def register(values):
+            return lambda f: f
+
+        @register([jax.jit(lambda v: v + i)(i) for i in range(3)])
+        def f():
+            return 1
+        """,
     "loop_in_main": """
         import jax
 
@@ -283,6 +293,24 @@ NEGATIVE = {
 
         for y in jax.jit(lambda v: v * 2)(jax.numpy.arange(3)):
             pass
+        """,
+    "comprehension_first_iterable_runs_once": """
+        import jax
+        ys = [y for y in jax.jit(lambda v: v * 2)(jax.numpy.arange(3))]
+        """,
+    "class_bodies": """
+        import jax
+
+        def make():
+            class Model:
+                @jax.jit
+                def apply(self, x):
+                    return x
+            return Model
+
+        for i in range(3):
+            class Table:
+                y = jax.jit(lambda v: v + 1)(1.0)
         """,
     "starred_or_keyword_function": """
         import jax
