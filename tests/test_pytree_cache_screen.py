@@ -191,6 +191,7 @@ NEGATIVE = {
 
         jax.tree_util.register_pytree_node(Other, lambda o: ((), None), lambda _, c: Other())
         print(Model)
+        jax.tree_util.register_pytree_node(type(Other()), lambda o: ((), None), lambda _, c: Other())
         """,
 }
 
