@@ -245,11 +245,18 @@ class PytreeCacheRule(Rule):
         if not classes:
             return
         style = ctx.option(self, "cache-style")
+        names = {name for name, _ in classes}
         for classdef in _class_defs(ctx.module):
+            # the position (which class of that name) is looked up last: on a large class it costs
+            # a render of the class's top-level statement, and most classes have no cached member
+            if classdef.name.value not in names:
+                continue
+            properties, methods = self._cached_members(ctx, classdef)
+            if not properties and not methods:
+                continue
             info = classes.get((classdef.name.value, ctx.position(classdef.name).start.line))
             if info is None:
                 continue
-            properties, methods = self._cached_members(ctx, classdef)
             if properties:
                 fix = _ClassFix(ctx, classdef, info, properties, style).build()
                 for member in properties:
