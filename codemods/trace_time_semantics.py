@@ -14,8 +14,9 @@ import libcst as cst
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.trace_screen import ScreenFunction, any_site
-from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites, tree_summary
+from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites
 from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -66,7 +67,7 @@ def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
     return any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)])
 
 
-def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, outer: "_ModuleState") -> bool:
+def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, reassigned) -> bool:
     kind = type(n)
     if kind is ast.Global or kind is ast.Nonlocal:
         return True
@@ -85,7 +86,7 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, outer: "_ModuleState"
             and func.value.id not in fn.locals
         )
     if kind is ast.Name:
-        return isinstance(n.ctx, ast.Load) and n.id in outer.reassigned and n.id not in fn.locals
+        return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in reassigned()
     return False
 
 
@@ -231,7 +232,7 @@ class PrintInTracedCodeRule(Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         """A `print` of a value that may be traced, in a function that may run under a trace."""
-        return tree_summary(tree).print_calls and any_site(tree, _may_print_traced)
+        return any_site(tree, _may_print_traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if "print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"):
@@ -539,7 +540,7 @@ class InPlaceUpdateRule(Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         """`x[i] = v` / `x[i] += v` on a name that may be traced, in a function that may run under a trace."""
-        return tree_summary(tree).item_stores and any_site(tree, _may_store_into_traced)
+        return any_site(tree, _may_store_into_traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in _traced_functions(ctx):
@@ -840,7 +841,7 @@ class NumpyOnTracedValueRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         """A NumPy function of the table given a value that may be traced, in a function that may
         run under a trace."""
-        return tree_summary(tree).numpy_imported and any_site(tree, _may_call_numpy_on_traced)
+        return any_site(tree, _may_call_numpy_on_traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in _traced_functions(ctx):
@@ -997,10 +998,14 @@ class OuterStateMutationRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         """In a function that may run under a trace: a `global`/`nonlocal`, a store into or a mutator
         call on a name it does not bind, or a read of a module name the module reassigns."""
-        if not tree_summary(tree).outer_state:
-            return False
-        outer = _ModuleState.of_tree(tree, ImportMap.from_ast(tree))
-        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, outer))
+        outer: list[_ModuleState] = []  # built on first need: most traced functions never ask
+
+        def reassigned() -> set[str]:
+            if not outer:
+                outer.append(_ModuleState.of_tree(tree, ImportMap.from_ast(tree)))
+            return outer[0].reassigned
+
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, reassigned))
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         outer = ctx.fact(_ModuleState, _ModuleState.of)
@@ -1225,9 +1230,10 @@ class _ModuleState:
         top(tree.body)
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                declared = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global) for n in stmt.names}
+                stmts = list(ast_statements(node.body))  # `global` and assignments are statements
+                declared = {n for stmt in stmts if isinstance(stmt, ast.Global) for n in stmt.names}
                 if declared:
-                    for stmt in ast.walk(node):
+                    for stmt in stmts:
                         targets = (
                             stmt.targets if isinstance(stmt, ast.Assign)
                             else [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []

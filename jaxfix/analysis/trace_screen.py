@@ -60,11 +60,49 @@ class ScreenFunction:
     star_params: set[str]
     is_property: bool
     screen: "TraceScreen"
-    own: list[ast.AST] = field(default_factory=list)
-    locals: set[str] = field(default_factory=set)
     in_trace: bool = False
     traced_params: set[str] = field(default_factory=set)
     traced_names: set[str] = field(default_factory=set)
+    _own: list[ast.AST] | None = None
+    _children: list["ScreenFunction"] = field(default_factory=list)
+    _locals: set[str] | None = None
+
+    @property
+    def locals(self) -> set[str]:
+        """Parameters and every name the body binds by statement (as `traced.assigned_names`)."""
+        if self._locals is None:
+            body = [] if isinstance(self.node, ast.Lambda) else self.node.body
+            self._locals = set(self.params) | _assigned_names(body)
+        return self._locals
+
+    @property
+    def own(self) -> list[ast.AST]:
+        """The nodes of this function's own body, not of nested functions, lambdas or classes
+        (whose defs become `children`; decorators and defaults of nested defs are own nodes)."""
+        if self._own is None:
+            own: list[ast.AST] = []
+            stack = [self.node.body] if isinstance(self.node, ast.Lambda) else list(self.node.body)
+            while stack:
+                node = stack.pop()
+                kind = type(node)
+                if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+                    self._children.append(self.screen._info(node, self))
+                    a = node.args
+                    stack.extend(d for d in [*getattr(node, "decorator_list", ()), *a.defaults, *a.kw_defaults] if d)
+                    continue
+                if kind is ast.ClassDef:
+                    stack.extend(node.body)  # its defs are children; class-level statements are own
+                    stack.extend([*node.bases, *node.decorator_list])
+                    continue
+                own.append(node)
+                stack.extend(ast.iter_child_nodes(node))
+            self._own = own
+        return self._own
+
+    @property
+    def children(self) -> list["ScreenFunction"]:
+        self.own
+        return self._children
 
     # -- the questions rules ask -------------------------------------------------------
     def traced(self, e: ast.AST | None) -> bool:
@@ -274,13 +312,16 @@ def _assigned_names(body: list[ast.stmt]) -> set[str]:
 
 
 class TraceScreen:
-    """The screen for one module: every function, and which of them may run under a trace."""
+    """The screen for one module: which functions may run under a trace. Functions are looked at
+    lazily: one walk finds the defs, calls and assignments; only traced functions get their own
+    body walked (most functions of a module never are)."""
 
     def __init__(self, tree: ast.Module) -> None:
         self.names = ImportMap.from_ast(tree)
-        self.functions: dict[ast.AST, ScreenFunction] = {}
-        self.by_name: dict[str, list[ScreenFunction]] = {}
-        self.methods: dict[str, list[ScreenFunction]] = {}
+        self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `_info`
+        self.defs_by_name: dict[str, list[ast.AST]] = {}  # every def, any scope, methods too
+        self.method_defs: dict[str, list[ast.AST]] = {}
+        self.class_of: dict[int, str] = {}  # id of a def directly in a class body -> class name
         self.calls: list[ast.Call] = []
         self.aliases: dict[str, list[ScreenFunction]] = {}
         self.assigned_to: dict[int, str] = {}  # id of a call -> the one name it is assigned to
@@ -289,44 +330,36 @@ class TraceScreen:
         self._propagate()
 
     def traced_functions(self) -> Iterator[ScreenFunction]:
-        return (f for f in self.functions.values() if f.in_trace)
+        return (f for f in list(self.functions.values()) if f.in_trace)
 
     # -- collection ---------------------------------------------------------------------
     def _collect(self, tree: ast.Module) -> None:
-        # (node, enclosing function, enclosing class directly holding it)
-        stack: list[tuple[ast.AST, ScreenFunction | None, str | None]] = [(tree, None, None)]
-        while stack:
-            node, func, cls = stack.pop()
+        calls, assigned_to, class_of = self.calls, self.assigned_to, self.class_of
+        for node in ast.walk(tree):  # breadth first: a class before the defs of its body
             kind = type(node)
             if kind is ast.Call:
-                self.calls.append(node)
-            elif kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                self.assigned_to[id(node.value)] = node.targets[0].id
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
-                info = self._new(node, func, cls)
-                # decorators and defaults run in the enclosing scope
-                outer = [*getattr(node, "decorator_list", ()), *node.args.defaults, *node.args.kw_defaults]
-                stack.extend((child, func, None) for child in outer if child is not None)
-                body = [node.body] if kind is ast.Lambda else node.body
-                stack.extend((child, info, None) for child in reversed(body))
-                continue
-            if kind is ast.ClassDef:
-                for child in reversed(node.body):
-                    stack.append((child, func, node.name))
-                stack.extend((child, func, None) for child in [*node.bases, *node.decorator_list])
-                stack.extend((k.value, func, None) for k in node.keywords)
-                continue
-            if func is not None and node is not tree:
-                func.own.append(node)
-            stack.extend((child, func, None) for child in reversed(list(ast.iter_child_nodes(node))))
-        for info in self.functions.values():
-            info.own.reverse()  # not needed for soundness; keeps source-ish order for debugging
+                calls.append(node)
+            elif kind is ast.Assign:
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                    assigned_to[id(node.value)] = node.targets[0].id
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self.defs_by_name.setdefault(node.name, []).append(node)
+                if id(node) in class_of:
+                    self.method_defs.setdefault(node.name, []).append(node)
+            elif kind is ast.ClassDef:
+                for child in node.body:
+                    if type(child) is ast.FunctionDef or type(child) is ast.AsyncFunctionDef:
+                        class_of[id(child)] = node.name
 
-    def _new(self, node, parent: ScreenFunction | None, class_name: str | None) -> ScreenFunction:
+    def _info(self, node, parent: ScreenFunction | None = None) -> ScreenFunction:
+        info = self.functions.get(node)
+        if info is not None:
+            if info.parent is None and parent is not None:
+                info.parent = parent
+            return info
         a = node.args
         positional = [p.arg for p in (*a.posonlyargs, *a.args)]
         star = {p.arg for p in (a.vararg, a.kwarg) if p is not None}
-        params = positional + [p.arg for p in a.kwonlyargs] + sorted(star)
         is_property = False
         if not isinstance(node, ast.Lambda):
             decos = {self.names.qualify_ast(d) for d in node.decorator_list}
@@ -335,19 +368,14 @@ class TraceScreen:
             node=node,
             name=getattr(node, "name", "<lambda>"),
             parent=parent,
-            class_name=class_name,
-            params=params,
+            class_name=self.class_of.get(id(node)),
+            params=positional + [p.arg for p in a.kwonlyargs] + sorted(star),
             positional=positional,
             star_params=star,
             is_property=is_property,
             screen=self,
         )
-        info.locals = set(params) | (set() if isinstance(node, ast.Lambda) else _assigned_names(node.body))
         self.functions[node] = info
-        if class_name is not None:
-            self.methods.setdefault(info.name, []).append(info)
-        elif not isinstance(node, ast.Lambda):
-            self.by_name.setdefault(info.name, []).append(info)
         return info
 
     # -- entry points -------------------------------------------------------------------
@@ -368,16 +396,16 @@ class TraceScreen:
     def _resolve(self, expr: ast.AST, allow_attr: bool) -> list[ScreenFunction]:
         """Every function `expr` may name: by name in any scope, a jitted alias, a lambda, a method."""
         if isinstance(expr, ast.Lambda):
-            return [self.functions[expr]]
+            return [self._info(expr)]
         if isinstance(expr, ast.Name):
-            return [*self.by_name.get(expr.id, ()), *self.aliases.get(expr.id, ())]
+            return [*map(self._info, self.defs_by_name.get(expr.id, ())), *self.aliases.get(expr.id, ())]
         if allow_attr and isinstance(expr, ast.Attribute):
             head = expr.value
             while isinstance(head, ast.Attribute):
                 head = head.value
             if isinstance(head, ast.Name) and head.id in self.names.bindings:
                 return []  # `jnp.where(...)`: a module's function, not a method
-            return list(self.methods.get(expr.attr, ()))
+            return [self._info(d) for d in self.method_defs.get(expr.attr, ())]
         return []
 
     def _unwrap(self, expr: ast.AST) -> tuple[ast.AST, bool]:
@@ -399,13 +427,15 @@ class TraceScreen:
 
     def _find_entries(self) -> None:
         qualify = self.names.qualify_ast
-        for info in list(self.functions.values()):
-            for deco in getattr(info.node, "decorator_list", ()):
-                found = self._transform_of(deco)
-                if found is not None:
-                    qual, call = found
-                    statics = _statics(call, info) if qual in JIT_NAMES else set()
-                    self._enter(info, set(info.params) - statics)
+        for defs in self.defs_by_name.values():
+            for node in defs:
+                for deco in node.decorator_list:
+                    found = self._transform_of(deco)
+                    if found is not None:
+                        info = self._info(node)
+                        qual, call = found
+                        statics = _statics(call, info) if qual in JIT_NAMES else set()
+                        self._enter(info, set(info.params) - statics)
         for call in self.calls:
             pos = _positional(call)
             found = self._transform_of(call.func) if isinstance(call.func, ast.Call) else None
@@ -427,10 +457,6 @@ class TraceScreen:
 
     # -- propagation ----------------------------------------------------------------------
     def _propagate(self) -> None:
-        children: dict[ScreenFunction, list[ScreenFunction]] = {}
-        for info in self.functions.values():
-            if info.parent is not None:
-                children.setdefault(info.parent, []).append(info)
         work = [f for f in self.functions.values() if f.in_trace]
         queued = set(work)
         budget = 20 * max(len(self.functions), 1)
@@ -442,7 +468,7 @@ class TraceScreen:
             info.settle()
             grew = info.traced_names != before
             woken: list[ScreenFunction] = []
-            for child in children.get(info, ()):
+            for child in info.children:
                 if grew or not child.in_trace:
                     child.in_trace = True
                     woken.append(child)
@@ -464,7 +490,7 @@ class TraceScreen:
                 callees = self._resolve(node.func, allow_attr=True)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
                 if not callees and info.traced(node.func):
-                    callees = list(self.methods.get("__call__", ()))  # calling a traced object
+                    callees = [self._info(d) for d in self.method_defs.get("__call__", ())]  # a traced object
                     receiver_traced = True
                 for callee in callees:
                     if callee is info:
@@ -475,7 +501,7 @@ class TraceScreen:
                     if traced and self._enter(callee, traced):
                         woken.append(callee)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                for prop in self.methods.get(node.attr, ()):
+                for prop in map(self._info, self.method_defs.get(node.attr, ())):
                     if prop.is_property and prop.positional and info.traced(node.value):
                         if self._enter(prop, {prop.positional[0]}):
                             woken.append(prop)
