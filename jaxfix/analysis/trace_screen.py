@@ -29,7 +29,16 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from jaxfix.analysis.jit_contexts import BODY_ARGS, BODY_KEYWORDS, JIT_NAMES, PARTIAL_NAMES, PASS_THROUGH, VMAP_NAMES
+from jaxfix.analysis.jit_contexts import (
+    BODY_ARGS,
+    BODY_KEYWORDS,
+    JIT_NAMES,
+    PARTIAL_NAMES,
+    PASS_THROUGH,
+    PYTREE_BASES,
+    PYTREE_DECORATORS,
+    VMAP_NAMES,
+)
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import STATIC_ATTRS, is_static_call_name, is_staged_call_name
 
@@ -59,6 +68,7 @@ class ScreenFunction:
     positional: list[str]
     star_params: set[str]
     is_property: bool
+    is_method: bool  # a plain method of a class outside any function: `self` is its first parameter
     screen: "TraceScreen"
     in_trace: bool = False
     traced_params: set[str] = field(default_factory=set)
@@ -227,7 +237,7 @@ class ScreenFunction:
     def settle(self) -> None:
         """Grow `traced_names` to a fixpoint over the own body's bindings (order ignored)."""
         env = self.traced_names
-        env |= self.traced_params
+        env |= self.traced_params - self.screen.static_params(self)
         bindings = [n for n in self.own if isinstance(n, _BINDERS)]
         changed = True
         while changed:
@@ -324,8 +334,12 @@ class TraceScreen:
         self.class_of: dict[int, str] = {}  # id of a def directly in a class body -> class name
         self.calls: list[ast.Call] = []
         self.aliases: dict[str, list[ScreenFunction]] = {}
-        self.assigned_to: dict[int, str] = {}  # id of a call -> the one name it is assigned to
+        self.assigned_to: dict[int, str] = {}  # id of a call or lambda -> the one name it is assigned to
+        self.classes: list[ast.ClassDef] = []
+        self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
+        self._static_params: dict[ScreenFunction, set[str]] = {}
         self._collect(tree)
+        self.plain_method_classes = self._plain_method_classes(tree)
         self._find_entries()
         self._propagate()
 
@@ -339,6 +353,10 @@ class TraceScreen:
             kind = type(node)
             if kind is ast.Call:
                 calls.append(node)
+                func = node.func
+                name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+                if name is not None:
+                    self.calls_by_name.setdefault(name, []).append(node)
             elif kind is ast.Assign:
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     assigned_to[id(node.value)] = node.targets[0].id
@@ -347,6 +365,7 @@ class TraceScreen:
                 if id(node) in class_of:
                     self.method_defs.setdefault(node.name, []).append(node)
             elif kind is ast.ClassDef:
+                self.classes.append(node)
                 for child in node.body:
                     if type(child) is ast.FunctionDef or type(child) is ast.AsyncFunctionDef:
                         class_of[id(child)] = node.name
@@ -360,10 +379,11 @@ class TraceScreen:
         a = node.args
         positional = [p.arg for p in (*a.posonlyargs, *a.args)]
         star = {p.arg for p in (a.vararg, a.kwarg) if p is not None}
-        is_property = False
+        is_property = is_method = False
         if not isinstance(node, ast.Lambda):
             decos = {self.names.qualify_ast(d) for d in node.decorator_list}
             is_property = bool(decos & {"property", "functools.cached_property"})
+            is_method = bool(positional) and not decos & {"staticmethod", "classmethod"}
         info = ScreenFunction(
             node=node,
             name=getattr(node, "name", "<lambda>"),
@@ -373,6 +393,7 @@ class TraceScreen:
             positional=positional,
             star_params=star,
             is_property=is_property,
+            is_method=is_method and id(node) in self.class_of,
             screen=self,
         )
         self.functions[node] = info
@@ -418,6 +439,94 @@ class TraceScreen:
                 break
             expr, peeled = pos[0], True
         return expr, peeled
+
+    # -- what the analysis keeps static on entry ------------------------------------------
+    def _plain_method_classes(self, tree: ast.Module) -> set[int]:
+        """ids of classes outside any function that cannot be pytrees by the analysis' local test
+        (no pytree decorator, base, `tree_flatten`, or registration): `self` of their methods is a
+        Python object, never traced. Classes inside functions are left out (their defs are not
+        methods for the analysis)."""
+        qualify = self.names.qualify_ast
+        registered = {
+            call.args[0].id
+            for call in self.calls
+            if call.args
+            and type(call.args[0]) is ast.Name
+            and qualify(call.func)
+            in (
+                "jax.tree_util.register_pytree_node",
+                "jax.tree_util.register_pytree_with_keys",
+                "jax.tree_util.register_dataclass",
+                "jax.tree_util.register_pytree_node_class",
+            )
+        }
+        maybe: set[str] = set(registered)
+        changed = True
+        while changed:
+            changed = False
+            for cls in self.classes:
+                if cls.name in maybe:
+                    continue
+                if (
+                    any(qualify(d.func if isinstance(d, ast.Call) else d) in PYTREE_DECORATORS for d in cls.decorator_list)
+                    or any(qualify(b) in PYTREE_BASES or (type(b) is ast.Name and b.id in maybe) for b in cls.bases)
+                    or any(
+                        isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and st.name in ("tree_flatten", "tree_flatten_with_keys")
+                        for st in cls.body
+                    )
+                ):
+                    maybe.add(cls.name)
+                    changed = True
+        out: set[int] = set()
+        stack = list(tree.body)
+        while stack:
+            st = stack.pop()
+            if type(st) is ast.ClassDef:
+                if st.name not in maybe:
+                    out.add(id(st))
+                stack.extend(st.body)
+            elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    inner = getattr(st, name, None)
+                    if type(inner) is list:
+                        stack.extend(inner)
+        return out
+
+    def static_params(self, info: ScreenFunction) -> set[str]:
+        """Parameters the analysis drops from a traced entry: `self` of a plain class's method, and
+        parameters with a hashable literal default that no call in the module may pass."""
+        found = self._static_params.get(info)
+        if found is not None:
+            return found
+        out: set[str] = set()
+        owner = self._class_node_of(info)
+        if info.is_method and owner is not None and id(owner) in self.plain_method_classes:
+            out.add(info.positional[0])
+        a = info.node.args
+        defaults = dict(zip([p.arg for p in (*a.posonlyargs, *a.args)][len(info.positional) - len(a.defaults) :], a.defaults))
+        defaults.update((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+        names = {info.name} | {alias for alias, targets in self.aliases.items() if info in targets}
+        if id(info.node) in self.assigned_to:
+            names.add(self.assigned_to[id(info.node)])
+        calls = [c for n in names for c in self.calls_by_name.get(n, ())]
+        calls += [c for c in self.calls if c.func is info.node]
+        for param, default in defaults.items():
+            if not _hashable_literal(default):
+                continue
+            index = info.positional.index(param) if param in info.positional else None
+            if not any(_may_pass(call, param, index) for call in calls):
+                out.add(param)
+        self._static_params[info] = out
+        return out
+
+    def _class_node_of(self, info: ScreenFunction) -> ast.ClassDef | None:
+        if info.class_name is None:
+            return None
+        for cls in self.classes:
+            if info.node in cls.body:
+                return cls
+        return None
 
     def _enter(self, info: ScreenFunction, traced: set[str]) -> bool:
         grew = not info.in_trace or not traced <= info.traced_params
@@ -528,6 +637,27 @@ class TraceScreen:
             if caller.traced(kw.value):
                 out.add(kw.arg if kw.arg in callee.params else next(iter(callee.star_params), kw.arg))
         return out & set(callee.params)
+
+
+def _hashable_literal(node: ast.AST) -> bool:
+    """A literal jax accepts as a static argument (as `jit_contexts.is_hashable_literal`)."""
+    if isinstance(node, ast.Constant):
+        return node.value is not Ellipsis
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _hashable_literal(node.operand)
+    if isinstance(node, ast.Tuple):
+        return all(_hashable_literal(el) for el in node.elts)
+    return False
+
+
+def _may_pass(call: ast.Call, param: str, index: int | None) -> bool:
+    """Could `call` pass `param` (by keyword, at `index` or later positionally, or through `*`/`**`)?"""
+    if any(k.arg is None or k.arg == param for k in call.keywords):
+        return True
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    # a method called on an instance shifts by one; counting from index - 1 covers both
+    return index is not None and len(call.args) >= index
 
 
 def _positional(call: ast.Call) -> list[ast.AST]:
