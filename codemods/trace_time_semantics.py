@@ -13,7 +13,10 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites, tree_summary
+from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.pytrees import ast_statements
+from jaxfix.analysis.trace_screen import ScreenFunction, any_site
+from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites
 from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -25,6 +28,66 @@ _PREFILTER = ("jit", "vmap", "lax", "pmap")
 _ITEM_STORES = tuple(
     f"]{space}{op}=" for space in ("", " ") for op in ("", "+", "-", "*", "/", "//", "**", "%", "&", "|", "^", "<<", ">>", "@")
 )
+
+
+# -- screens: what `check` could report, on the stdlib AST (jaxfix.analysis.trace_screen) ------
+def _may_print_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    if not (type(n) is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "print"):
+        return False
+    for arg in n.args:
+        arg = arg.value if isinstance(arg, ast.Starred) else arg
+        if isinstance(arg, ast.JoinedStr):
+            if any(fn.traced(v.value) for v in ast.walk(arg) if isinstance(v, ast.FormattedValue)):
+                return True
+        elif fn.traced(arg):
+            return True
+    return False
+
+
+def _store_root(target: ast.AST) -> ast.AST:
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return target
+
+
+def _may_store_into_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
+    return any(isinstance(t, ast.Subscript) and fn.traced(_store_root(t)) for t in targets)
+
+
+def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    if type(n) is not ast.Call:
+        return False
+    qual = fn.screen.names.qualify_ast(n.func) or ""
+    if not qual.startswith("numpy."):
+        return False
+    fname = qual[len("numpy.") :]
+    if fname in NP_WORKS or not (fname in NP_SAME or fname in NP_DIFFERENT or fname in NP_MANUAL):
+        return False
+    return any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)])
+
+
+def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, reassigned) -> bool:
+    kind = type(n)
+    if kind is ast.Global or kind is ast.Nonlocal:
+        return True
+    if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
+        targets = n.targets if kind is ast.Assign else [n.target]
+        return any(
+            isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id not in fn.locals
+            for t in targets
+        )
+    if kind is ast.Call:
+        func = n.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in CONTAINER_MUTATORS
+            and isinstance(func.value, ast.Name)
+            and func.value.id not in fn.locals
+        )
+    if kind is ast.Name:
+        return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in reassigned()
+    return False
 
 
 def _traced_functions(ctx: RuleContext) -> list[FuncInfo]:
@@ -168,8 +231,8 @@ class PrintInTracedCodeRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        summary = tree_summary(tree)
-        return summary.print_calls and summary.may_enter_trace
+        """A `print` of a value that may be traced, in a function that may run under a trace."""
+        return any_site(tree, _may_print_traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if "print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"):
@@ -476,8 +539,8 @@ class InPlaceUpdateRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        summary = tree_summary(tree)
-        return summary.item_stores and summary.may_enter_trace
+        """`x[i] = v` / `x[i] += v` on a name that may be traced, in a function that may run under a trace."""
+        return any_site(tree, _may_store_into_traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in _traced_functions(ctx):
@@ -776,8 +839,9 @@ class NumpyOnTracedValueRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        summary = tree_summary(tree)
-        return summary.numpy_imported and summary.may_enter_trace
+        """A NumPy function of the table given a value that may be traced, in a function that may
+        run under a trace."""
+        return any_site(tree, _may_call_numpy_on_traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in _traced_functions(ctx):
@@ -932,8 +996,16 @@ class OuterStateMutationRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        summary = tree_summary(tree)
-        return summary.outer_state and summary.may_enter_trace
+        """In a function that may run under a trace: a `global`/`nonlocal`, a store into or a mutator
+        call on a name it does not bind, or a read of a module name the module reassigns."""
+        outer: list[_ModuleState] = []  # built on first need: most traced functions never ask
+
+        def reassigned() -> set[str]:
+            if not outer:
+                outer.append(_ModuleState.of_tree(tree, ImportMap.from_ast(tree)))
+            return outer[0].reassigned
+
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, reassigned))
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         outer = ctx.fact(_ModuleState, _ModuleState.of)
@@ -1116,8 +1188,11 @@ class _ModuleState:
 
     @classmethod
     def of(cls, ctx: RuleContext) -> "_ModuleState":
+        return cls.of_tree(ctx.tree, ctx.names)
+
+    @classmethod
+    def of_tree(cls, tree: ast.Module, names: ImportMap) -> "_ModuleState":
         """From the stdlib AST (a libcst visit of a large module costs about half a second)."""
-        tree = ctx.tree
         values: dict[str, list[ast.AST | None]] = {}
         defined: set[str] = set()  # def, class, import: not data
         global_writes: set[str] = set()
@@ -1155,9 +1230,10 @@ class _ModuleState:
         top(tree.body)
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                declared = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global) for n in stmt.names}
+                stmts = list(ast_statements(node.body))  # `global` and assignments are statements
+                declared = {n for stmt in stmts if isinstance(stmt, ast.Global) for n in stmt.names}
                 if declared:
-                    for stmt in ast.walk(node):
+                    for stmt in stmts:
                         targets = (
                             stmt.targets if isinstance(stmt, ast.Assign)
                             else [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
@@ -1171,7 +1247,7 @@ class _ModuleState:
         }
         reassigned = {name for name, vals in values.items() if len(vals) > 1 and name not in defined}
         reassigned |= global_writes
-        reassigned -= set(ctx.names.bindings)
+        reassigned -= set(names.bindings)
         return cls(containers, reassigned)
 
 

@@ -112,7 +112,7 @@ import libcst as cst
 
 from codemods._command import command_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, is_hashable_literal, jit_contexts
-from jaxfix.analysis.trace_sites import TRANSFORM_IDENTS, is_transform_call, mentions_transform
+from jaxfix.analysis.trace_screen import ScreenFunction, any_site
 from jaxfix.analysis.traced import analyse_function
 from dataclasses import replace
 
@@ -161,6 +161,39 @@ SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
 }
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 
+
+def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:  # noqa: C901
+    """Could `check` report `n`, a node of traced function `fn`? (Mirrors `_FunctionChecker.visit`.)"""
+    kind = type(n)
+    if kind is ast.If or kind is ast.While or kind is ast.IfExp or kind is ast.Assert:
+        return fn.test_traced(n.test)
+    if kind is ast.For:
+        return isinstance(n.iter, ast.Call) and fn.screen.names.qualify_ast(n.iter.func) == "range" and fn.traced(n.iter)
+    if kind is ast.BoolOp:
+        return any(fn.test_traced(v) for v in n.values[:-1])
+    if kind is ast.UnaryOp:
+        return isinstance(n.op, ast.Not) and fn.test_traced(n.operand)
+    if kind is ast.Call:
+        q = fn.screen.names.qualify_ast(n.func) or ""
+        args = [*n.args, *(k.value for k in n.keywords)]
+        if q in SCALAR_CONVERSIONS and any(fn.traced(a) for a in args):
+            return True
+        if isinstance(n.func, ast.Attribute) and n.func.attr in ("item", "tolist") and fn.traced(n.func.value):
+            return True
+        if q.startswith("jax.numpy."):
+            positions, keywords = SHAPE_ARGS.get(q.rsplit(".", 1)[-1], ((), ()))
+            pos = [a for a in n.args if not isinstance(a, ast.Starred)]
+            shape_args = [pos[i] for i in positions if i < len(pos)]
+            shape_args += [k.value for k in n.keywords if k.arg in keywords]
+            return any(fn.traced(a) for a in shape_args)
+        return False
+    if kind is ast.Subscript:
+        parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+        return any(
+            fn.traced(p.lower) or fn.traced(p.upper) or fn.traced(p.step) for p in parts if isinstance(p, ast.Slice)
+        )
+    return False
+
 _FAMILY = "traced-control-flow"
 
 
@@ -191,36 +224,10 @@ class TracedControlFlowRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        """Some control flow, and a trace entry that can reach a function of this module: a
-        decorator naming a transform, or a transform/lax-body call with a lambda or the name of a
-        function defined here among its arguments (the analysis only follows those)."""
-        has_flow = False
-        defs: set[str] = set()
-        decorators: list[ast.AST] = []
-        calls: list[ast.Call] = []
-        # bare names are transforms only when imported as such (`from jax import jit as J`);
-        # a bare `map` is usually the builtin
-        bare: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.If, ast.While, ast.For, ast.IfExp, ast.Assert, ast.BoolOp, ast.UnaryOp, ast.Call)):
-                has_flow = True
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs.add(node.name)
-                decorators.extend(node.decorator_list)
-            elif isinstance(node, ast.Call):
-                calls.append(node)
-            elif isinstance(node, ast.ImportFrom):
-                bare.update(a.asname or a.name for a in node.names if a.name in TRANSFORM_IDENTS)
-        if not has_flow:
-            return False
-        if any(mentions_transform(d, bare) for d in decorators):
-            return True
-        entry_args: list[ast.AST] = []
-        for call in calls:
-            if is_transform_call(call.func, bare):
-                entry_args.extend(call.args)
-                entry_args.extend(k.value for k in call.keywords)
-        return any(_function_ref(arg, defs, bare) for arg in entry_args)
+        """Some function that may run under a trace has a site this rule reports on a value that
+        may be traced (`jaxfix.analysis.trace_screen`: the stdlib-AST over-approximation of the
+        analysis `check` runs)."""
+        return any_site(tree, _may_flag)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
@@ -1189,22 +1196,6 @@ class _FunctionChecker:
         return {call: call.with_changes(args=[*args, new_arg])}
 
 
-
-
-def _function_ref(arg: ast.AST, defs: set[str], bare: set[str]) -> bool:
-    """Could `arg` (an argument of a transform) lead the analysis to a function of this module: a
-    lambda, a def's name, a list of those (`lax.switch`), or a call (transform, `partial`) given one."""
-    if isinstance(arg, ast.Lambda):
-        return True
-    if isinstance(arg, ast.Name):
-        return arg.id in defs
-    if isinstance(arg, (ast.List, ast.Tuple)):
-        return any(_function_ref(el, defs, bare) for el in arg.elts)
-    if isinstance(arg, ast.Call):  # `jax.grad(f)`, `partial(f, n=2)`, `jax.jit(f)`: look through any call
-        return any(_function_ref(a, defs, bare) for a in [*arg.args, *(k.value for k in arg.keywords)])
-    if isinstance(arg, ast.Starred):
-        return _function_ref(arg.value, defs, bare)
-    return False
 
 
 def _kwarg_arg(call: cst.Call, name: str) -> cst.Arg | None:

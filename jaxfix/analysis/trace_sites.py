@@ -4,9 +4,6 @@ Built on `jit_contexts` (which functions run under a trace, with which parameter
 `traced` (which expressions are traced at a statement); this module adds nothing to either, only
 the walks several rules share:
 
-- `may_enter_trace(tree)`: a cheap stdlib-`ast` over-approximation of "some function of this
-  module can run under a trace" (a decorator naming a transform, or a transform or lax body call
-  given a lambda or a function of the module), for `could_match`;
 - `own_sites(info)`: every node of a traced function's own body (not nested functions, lambdas or
   classes, which are functions of their own) with the innermost statement holding it, so that
   `info.facts.traced(expr, stmt)` answers for the state just before that statement;
@@ -16,175 +13,13 @@ the walks several rules share:
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import libcst as cst
 
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
 from jaxfix.analysis.walk import walk
-
-# Attribute names that only make sense on transform functions (jax.jit, lax.scan, eqx.filter_jit...).
-TRANSFORM_IDENTS = frozenset(
-    {
-        "jit",
-        "filter_jit",
-        "vmap",
-        "filter_vmap",
-        "pmap",
-        "pjit",
-        "scan",
-        "fori_loop",
-        "while_loop",
-        "cond",
-        "switch",
-        "map",
-        "associative_scan",
-        "checkpoint",
-        "remat",
-        "filter_checkpoint",
-    }
-)
-
-
-@dataclass(frozen=True)
-class TreeSummary:
-    """What the JAX4xx rules' `could_match` ask of a module, from one walk of its stdlib AST."""
-
-    may_enter_trace: bool
-    print_calls: bool  # a call of the bare name `print`
-    numpy_imported: bool  # `import numpy ...` or `from numpy ... import ...`
-    item_stores: bool  # `x[i] = ...`, `x[i] += ...`
-    outer_state: bool  # `global`/`nonlocal`, a call of a container mutator method, or a module name bound twice
-
-
-_LAST: list = [None, None]  # (tree, summary): the rules of one file ask about the same tree in turn
-
-
-def tree_summary(tree: ast.Module) -> TreeSummary:
-    if _LAST[0] is tree:
-        return _LAST[1]
-    defs: set[str] = set()
-    decorators: list[ast.AST] = []
-    calls: list[ast.Call] = []
-    bare: set[str] = set()
-    lambdas = prints = numpy = stores = outer = False
-    module_bound: set[str] = set()
-    for node in ast.walk(tree):
-        kind = type(node)
-        if kind is ast.Call:
-            calls.append(node)
-            func = node.func
-            if type(func) is ast.Name and func.id == "print":
-                prints = True
-            elif type(func) is ast.Attribute and func.attr in _MUTATORS:
-                outer = True
-        elif kind is ast.Subscript:
-            if type(node.ctx) is ast.Store:
-                stores = True
-        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            defs.add(node.name)
-            decorators.extend(node.decorator_list)
-        elif kind is ast.Lambda:
-            lambdas = True
-        elif kind is ast.Global or kind is ast.Nonlocal:
-            outer = True
-        elif kind is ast.ImportFrom:
-            bare.update(a.asname or a.name for a in node.names if a.name in TRANSFORM_IDENTS)
-            if node.module and not node.level and node.module.split(".")[0] == "numpy":
-                numpy = True
-        elif kind is ast.Import:
-            if any(a.name == "numpy" or a.name.startswith("numpy.") for a in node.names):
-                numpy = True
-    if not outer:
-        # a module-level name bound twice (at the top level: a global read may be frozen)
-        for stmt in tree.body:
-            for target in _top_targets(stmt):
-                if target in module_bound:
-                    outer = True
-                module_bound.add(target)
-    summary = TreeSummary(_enters(defs, lambdas, decorators, calls, bare), prints, numpy, stores, outer)
-    _LAST[0], _LAST[1] = tree, summary
-    return summary
-
-
-_MUTATORS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
-     "appendleft", "extendleft", "sort", "reverse"}
-)
-
-
-def _top_targets(stmt: ast.stmt) -> list[str]:
-    """Names a module-level statement binds by assignment (inside `if`/`try`/`with`/`for` too)."""
-    out: list[str] = []
-    if isinstance(stmt, ast.Assign):
-        for t in stmt.targets:
-            out.extend(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
-    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
-        out.append(stmt.target.id)
-    elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
-        if isinstance(stmt, ast.For):
-            out.extend(n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name))
-        for block in ("body", "orelse", "finalbody"):
-            for inner in getattr(stmt, block, ()) or ():
-                out.extend(_top_targets(inner))
-        for handler in getattr(stmt, "handlers", ()) or ():
-            for inner in handler.body:
-                out.extend(_top_targets(inner))
-    return out
-
-
-def may_enter_trace(tree: ast.Module) -> bool:
-    """Could the jit-context analysis find a traced function here? Never False when it would."""
-    return tree_summary(tree).may_enter_trace
-
-
-def _enters(defs, lambdas, decorators, calls, bare) -> bool:
-    if not defs and not lambdas:
-        return False
-    if any(mentions_transform(d, bare) for d in decorators):
-        return True
-    for call in calls:
-        if is_transform_call(call.func, bare):
-            if any(_function_ref(a, defs) for a in [*call.args, *(k.value for k in call.keywords)]):
-                return True
-    return False
-
-
-def mentions_transform(node: ast.AST, bare: set[str]) -> bool:
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and sub.attr in TRANSFORM_IDENTS:
-            return True
-        if isinstance(sub, ast.Name) and sub.id in bare:
-            return True
-    return False
-
-
-def is_transform_call(func: ast.AST, bare: set[str]) -> bool:
-    """`jax.jit`, `lax.scan`, an imported `jit`, `partial(jax.jit, ...)` (stdlib ast, over-approximate)."""
-    if isinstance(func, ast.Attribute):
-        return func.attr in TRANSFORM_IDENTS
-    if isinstance(func, ast.Name):
-        return func.id in bare
-    if isinstance(func, ast.Call):
-        return mentions_transform(func, bare)
-    return False
-
-
-def _function_ref(arg: ast.AST, defs: set[str]) -> bool:
-    if isinstance(arg, ast.Lambda):
-        return True
-    if isinstance(arg, ast.Name):
-        return arg.id in defs
-    if isinstance(arg, (ast.List, ast.Tuple)):
-        return any(_function_ref(el, defs) for el in arg.elts)
-    if isinstance(arg, ast.Call):
-        return any(_function_ref(a, defs) for a in [*arg.args, *(k.value for k in arg.keywords)])
-    if isinstance(arg, ast.Starred):
-        return _function_ref(arg.value, defs)
-    return False
 
 
 def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:

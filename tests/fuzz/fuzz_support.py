@@ -12,6 +12,7 @@ from jaxfix.edits import apply_edits
 from jaxfix.engine import analyze, selected_rules
 from jaxfix.fixing import MAX_FIX_ROUNDS, AnalysisError, _non_overlapping, fix_is_wanted, scan
 from jaxfix.imports import add_imports
+from screen_support import screen_misses
 
 # What analysing text that is not (for libcst) analysable may say: a clean one-line refusal.
 CLEAN_REFUSAL = re.compile(r"^(syntax error at line|cannot parse: |expression nested too deeply)")
@@ -85,8 +86,9 @@ def replay(source: str, config: Config, path: str = "m.py") -> str:
 
 
 def check_properties(source: str, config: Config, path: str = "m.py") -> Checked:
-    """No crash, clean refusal or a result; fixed output parses, is a fixed point, and keeps
-    untouched text; the engine's result equals a checked step-by-step replay."""
+    """No crash, clean refusal or a result; no `could_match` screen rejects a text its rule reports
+    on; fixed output parses, is a fixed point, and keeps untouched text; the engine's result
+    equals a checked step-by-step replay."""
     if os.environ.get("JAXFIX_FUZZ_LOG"):  # progress of a long run: one line per program
         with open(os.environ["JAXFIX_FUZZ_LOG"], "a") as log:
             log.write(f"{len(source)}\n")
@@ -95,6 +97,9 @@ def check_properties(source: str, config: Config, path: str = "m.py") -> Checked
         if CLEAN_REFUSAL.match(result.error) and not result.findings:
             return Checked(0, False, True)
         raise PropertyFailure(f"analysis error: {result.error}")
+    misses = screen_misses(source, path)
+    if misses:
+        raise PropertyFailure(f"a could_match screen rejected a text its rule reports on: {misses}")
     fixed = result.fixed_source
     if fixed is None:
         return Checked(len(result.findings), False, False)

@@ -1,0 +1,707 @@
+"""Which functions of a module may run under a trace, and which of their values may be traced,
+read from the stdlib AST: the screen the traced-code rules' `could_match` use before any libcst
+parse.
+
+It mirrors `jit_contexts` (entry points, propagation through calls) and `traced` (which
+expressions hold traced values), and wherever it simplifies, it errs toward "traced", so it
+is an over-approximation: a value the analysis calls traced, the screen calls traced too.
+That is what makes rejecting a file on its answer sound (tests/test_screens.py checks it
+against every fixture, the fuzz suite against generated programs, scripts/screen_soundness.py
+against the jax/flax/optax corpus). The simplifications:
+
+- names are qualified exactly as the rules do (`ImportMap.from_ast`): an entry point is a
+  decorator or call that qualifies to a JAX transform, so `from jax._src.api import jit` (a
+  relative or internal import) enters no trace, for the screen as for the analysis;
+- a traced function's names are traced if any assignment anywhere in it makes them so (the
+  analysis follows statement order and lets a reassignment drop a name);
+- a callee is any function or method of the module with the called name (the analysis
+  requires one unambiguous candidate), and every parameter that may receive a traced argument
+  is traced, `*args` calls included; every parameter of an entry point is traced except those
+  named by literal `static_argnums`/`static_argnames` of a decorator on it (the analysis also
+  drops unpassed literal defaults, `in_axes=None` arguments, and `self` of plain classes);
+- properties read on a traced value are traced whatever class defines them; the truth of a
+  name is static only for `*args`/`**kwargs` never reassigned.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from jaxfix.analysis.jit_contexts import (
+    BODY_ARGS,
+    BODY_KEYWORDS,
+    JIT_NAMES,
+    PARTIAL_NAMES,
+    PASS_THROUGH,
+    PYTREE_BASES,
+    PYTREE_DECORATORS,
+    VMAP_NAMES,
+)
+from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.traced import STATIC_ATTRS, is_static_call_name, is_staged_call_name
+
+_TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_TRANSFORMED_CALL_PREFIXES = (
+    "jax.vmap",
+    "jax.grad",
+    "jax.value_and_grad",
+    "jax.jacfwd",
+    "jax.jacrev",
+    "jax.hessian",
+    "jax.checkpoint",
+)
+_SEQUENCE_CALLS = frozenset({"tuple", "list", "dict", "set", "sorted"})
+
+
+@dataclass(eq=False)
+class ScreenFunction:
+    """One def or lambda: its own body's nodes (not nested scopes) and what may be traced in it."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    name: str
+    parent: "ScreenFunction | None"
+    class_name: str | None
+    params: list[str]
+    positional: list[str]
+    star_params: set[str]
+    is_property: bool
+    is_method: bool  # a plain method of a class outside any function: `self` is its first parameter
+    screen: "TraceScreen"
+    in_trace: bool = False
+    traced_params: set[str] = field(default_factory=set)
+    traced_names: set[str] = field(default_factory=set)
+    _own: list[ast.AST] | None = None
+    _children: list["ScreenFunction"] = field(default_factory=list)
+    _locals: set[str] | None = None
+
+    @property
+    def locals(self) -> set[str]:
+        """Parameters and every name the body binds by statement (as `traced.assigned_names`)."""
+        if self._locals is None:
+            body = [] if isinstance(self.node, ast.Lambda) else self.node.body
+            self._locals = set(self.params) | _assigned_names(body)
+        return self._locals
+
+    @property
+    def own(self) -> list[ast.AST]:
+        """The nodes of this function's own body, not of nested functions, lambdas or classes
+        (whose defs become `children`; decorators and defaults of nested defs are own nodes)."""
+        if self._own is None:
+            own: list[ast.AST] = []
+            stack = [self.node.body] if isinstance(self.node, ast.Lambda) else list(self.node.body)
+            while stack:
+                node = stack.pop()
+                kind = type(node)
+                if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+                    self._children.append(self.screen._info(node, self))
+                    a = node.args
+                    stack.extend(d for d in [*getattr(node, "decorator_list", ()), *a.defaults, *a.kw_defaults] if d)
+                    continue
+                if kind is ast.ClassDef:
+                    stack.extend(node.body)  # its defs are children; class-level statements are own
+                    stack.extend([*node.bases, *node.decorator_list])
+                    continue
+                own.append(node)
+                stack.extend(ast.iter_child_nodes(node))
+            self._own = own
+        return self._own
+
+    @property
+    def children(self) -> list["ScreenFunction"]:
+        self.own
+        return self._children
+
+    # -- the questions rules ask -------------------------------------------------------
+    def traced(self, e: ast.AST | None) -> bool:
+        """May `e` hold a traced value somewhere in this function?"""
+        return e is not None and self._expr(e, self.traced_names)
+
+    def test_traced(self, e: ast.AST) -> bool:
+        """May `bool(e)` need a traced value (the truth of a tuple/list display is its length)?"""
+        if isinstance(e, ast.BoolOp):
+            return any(self.test_traced(v) for v in e.values)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            return self.test_traced(e.operand)
+        if isinstance(e, ast.NamedExpr):
+            return self.test_traced(e.value)
+        if isinstance(e, (ast.Tuple, ast.List, ast.ListComp, ast.Dict, ast.Set, ast.DictComp, ast.SetComp)):
+            return False
+        if isinstance(e, ast.Call) and self.screen.names.qualify_ast(e.func) in _SEQUENCE_CALLS:
+            return False
+        if isinstance(e, ast.Name) and e.id in self.star_params and e.id not in self.locals - set(self.params):
+            return False
+        return self.traced(e)
+
+    # -- expressions (mirrors FunctionFacts.expr_traced) ------------------------------
+    def name_traced(self, name: str, env: set[str]) -> bool:
+        if name in env:
+            return True
+        if name in self.locals:
+            return False
+        parent = self.parent
+        while parent is not None:
+            if parent.in_trace and name in parent.locals:
+                return name in parent.traced_names
+            parent = parent.parent
+        return False
+
+    def _expr(self, e: ast.AST, env: set[str]) -> bool:  # noqa: C901
+        t = lambda x: x is not None and self._expr(x, env)  # noqa: E731
+        kind = type(e)
+        if kind is ast.Name:
+            return self.name_traced(e.id, env)
+        if kind is ast.Constant or kind is ast.JoinedStr or kind is ast.Lambda:
+            return False
+        if kind is ast.Attribute:
+            return e.attr not in STATIC_ATTRS and t(e.value)
+        if kind is ast.Subscript:
+            parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            return t(e.value) or any(
+                (t(p.lower) or t(p.upper) or t(p.step)) if isinstance(p, ast.Slice) else t(p) for p in parts
+            )
+        if kind is ast.Call:
+            return self._call(e, env)
+        if kind is ast.BinOp:
+            return t(e.left) or t(e.right)
+        if kind is ast.UnaryOp:
+            return t(e.operand)
+        if kind is ast.BoolOp:
+            return any(t(v) for v in e.values)
+        if kind is ast.Compare:
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+                return False
+            return t(e.left) or any(t(c) for c in e.comparators)
+        if kind is ast.IfExp:
+            return t(e.test) or t(e.body) or t(e.orelse)
+        if kind is ast.Tuple or kind is ast.List or kind is ast.Set:
+            return any(t(el) for el in e.elts)
+        if kind is ast.Dict:
+            return any(t(k) for k in e.keys) or any(t(v) for v in e.values)
+        if kind is ast.NamedExpr or kind is ast.Starred:
+            return t(e.value)
+        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            inner = set(env)
+            for gen in e.generators:
+                for name, traced in self.loop_bindings(gen.target, gen.iter, inner):
+                    (inner.add if traced else inner.discard)(name)
+            parts = [e.key, e.value] if kind is ast.DictComp else [e.elt]
+            return any(self._expr(p, inner) for p in parts)
+        return False
+
+    def _call(self, e: ast.Call, env: set[str]) -> bool:
+        t = lambda x: self._expr(x, env)  # noqa: E731
+        qualify = self.screen.names.qualify_ast
+        qual = qualify(e.func)
+        if is_static_call_name(qual):
+            return False
+        args = [*e.args, *(k.value for k in e.keywords)]
+        if qual == "getattr" and len(args) >= 2 and isinstance(e.args[1:2] and e.args[1], ast.Constant):
+            if len(args) >= 3:
+                return False
+            attr = e.args[1].value
+            if isinstance(attr, str) and attr.isidentifier():
+                return attr not in STATIC_ATTRS and t(e.args[0])
+        if any(t(a) for a in args):
+            return True
+        if isinstance(e.func, ast.Attribute) and t(e.func.value):
+            return True
+        if is_staged_call_name(qual):
+            return True
+        if isinstance(e.func, ast.Call):
+            inner = qualify(e.func.func)
+            return is_staged_call_name(inner) or (inner or "").startswith(_TRANSFORMED_CALL_PREFIXES)
+        return False
+
+    def loop_bindings(self, target: ast.AST, it: ast.AST, env: set[str]) -> list[tuple[str, bool]]:
+        """(name, traced) for what a `for` target binds; the counter of `enumerate` is a Python int."""
+        if (
+            isinstance(it, ast.Call)
+            and isinstance(target, (ast.Tuple, ast.List))
+            and len(target.elts) == 2
+            and not any(isinstance(el, ast.Starred) for el in target.elts)
+            and len(it.args) == 1
+            and not it.keywords
+            and not isinstance(it.args[0], ast.Starred)
+            and self.screen.names.qualify_ast(it.func) == "enumerate"
+        ):
+            return [(n, False) for n in _target_names(target.elts[0])] + self.loop_bindings(
+                target.elts[1], it.args[0], env
+            )
+        traced = self._expr(it, env)
+        return [(n, traced) for n in _target_names(target)]
+
+    # -- the traced set of this function's own body ------------------------------------
+    def settle(self) -> None:
+        """Grow `traced_names` to a fixpoint over the own body's bindings (order ignored)."""
+        env = self.traced_names
+        env |= self.traced_params - self.screen.static_params(self)
+        bindings = [n for n in self.own if isinstance(n, _BINDERS)]
+        changed = True
+        while changed:
+            before = len(env)
+            for n in bindings:
+                for name in self._bound_traced(n, env):
+                    env.add(name)
+            changed = len(env) != before
+
+    def _bound_traced(self, n: ast.AST, env: set[str]) -> list[str]:
+        t = lambda x: self._expr(x, env)  # noqa: E731
+        if isinstance(n, ast.Assign):
+            return [name for target in n.targets for name in _bind_names(target)] if t(n.value) else []
+        if isinstance(n, ast.AnnAssign):
+            return _bind_names(n.target) if n.value is not None and t(n.value) else []
+        if isinstance(n, ast.AugAssign):
+            return _bind_names(n.target) if t(n.value) or t(n.target) else []
+        if isinstance(n, (ast.For, ast.AsyncFor)):
+            return [name for name, traced in self.loop_bindings(n.target, n.iter, env) if traced]
+        if isinstance(n, (ast.With, ast.AsyncWith)):
+            return [name for item in n.items if item.optional_vars is not None and t(item.context_expr)
+                    for name in _bind_names(item.optional_vars)]
+        if isinstance(n, ast.NamedExpr):
+            return _bind_names(n.target) if t(n.value) else []
+        return []
+
+
+_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for el in target.elts for n in _target_names(el)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def _bind_names(target: ast.AST) -> list[str]:
+    """Names a traced assignment to `target` makes traced: `x[i] = v` and `x.a = v` taint `x`."""
+    names = _target_names(target)
+    if names or isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+        return names
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return [target.id] if isinstance(target, ast.Name) else []
+
+
+def _assigned_names(body: list[ast.stmt]) -> set[str]:
+    """Every local a function body binds by statement (as `traced.assigned_names` does)."""
+    found: set[str] = set()
+    stack = list(body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, ast.Assign):
+            for t in s.targets:
+                found.update(_target_names(t))
+        elif isinstance(s, ast.AugAssign) or (isinstance(s, ast.AnnAssign) and s.value is not None):
+            found.update(_target_names(s.target))
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            for alias in s.names:
+                if alias.name != "*":
+                    found.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(s.name)
+            continue
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            found.update(_target_names(s.target))
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                if item.optional_vars is not None:
+                    found.update(_target_names(item.optional_vars))
+        elif isinstance(s, ast.ExceptHandler) and s.name:
+            found.add(s.name)
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(s, name, None)
+            if type(inner) is list:
+                stack.extend(inner)
+    return found
+
+
+class TraceScreen:
+    """The screen for one module: which functions may run under a trace. Functions are looked at
+    lazily: one walk finds the defs, calls and assignments; only traced functions get their own
+    body walked (most functions of a module never are)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.names = ImportMap.from_ast(tree)
+        self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `_info`
+        self.defs_by_name: dict[str, list[ast.AST]] = {}  # every def, any scope, methods too
+        self.method_defs: dict[str, list[ast.AST]] = {}
+        self.class_of: dict[int, str] = {}  # id of a def directly in a class body -> class name
+        self.calls: list[ast.Call] = []
+        self.aliases: dict[str, list[ScreenFunction]] = {}
+        self.assigned_to: dict[int, str] = {}  # id of a call or lambda -> the one name it is assigned to
+        self.classes: list[ast.ClassDef] = []
+        self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
+        self._static_params: dict[ScreenFunction, set[str]] = {}
+        self._collect(tree)
+        self.plain_method_classes = self._plain_method_classes(tree)
+        self._find_entries()
+        self._propagate()
+
+    def traced_functions(self) -> Iterator[ScreenFunction]:
+        return (f for f in list(self.functions.values()) if f.in_trace)
+
+    # -- collection ---------------------------------------------------------------------
+    def _collect(self, tree: ast.Module) -> None:
+        calls, assigned_to, class_of = self.calls, self.assigned_to, self.class_of
+        for node in ast.walk(tree):  # breadth first: a class before the defs of its body
+            kind = type(node)
+            if kind is ast.Call:
+                calls.append(node)
+                func = node.func
+                name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+                if name is not None:
+                    self.calls_by_name.setdefault(name, []).append(node)
+            elif kind is ast.Assign:
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                    assigned_to[id(node.value)] = node.targets[0].id
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self.defs_by_name.setdefault(node.name, []).append(node)
+                if id(node) in class_of:
+                    self.method_defs.setdefault(node.name, []).append(node)
+            elif kind is ast.ClassDef:
+                self.classes.append(node)
+                for child in node.body:
+                    if type(child) is ast.FunctionDef or type(child) is ast.AsyncFunctionDef:
+                        class_of[id(child)] = node.name
+
+    def _info(self, node, parent: ScreenFunction | None = None) -> ScreenFunction:
+        info = self.functions.get(node)
+        if info is not None:
+            if info.parent is None and parent is not None:
+                info.parent = parent
+            return info
+        a = node.args
+        positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+        star = {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+        is_property = is_method = False
+        if not isinstance(node, ast.Lambda):
+            decos = {self.names.qualify_ast(d) for d in node.decorator_list}
+            is_property = bool(decos & {"property", "functools.cached_property"})
+            is_method = bool(positional) and not decos & {"staticmethod", "classmethod"}
+        info = ScreenFunction(
+            node=node,
+            name=getattr(node, "name", "<lambda>"),
+            parent=parent,
+            class_name=self.class_of.get(id(node)),
+            params=positional + [p.arg for p in a.kwonlyargs] + sorted(star),
+            positional=positional,
+            star_params=star,
+            is_property=is_property,
+            is_method=is_method and id(node) in self.class_of,
+            screen=self,
+        )
+        self.functions[node] = info
+        return info
+
+    # -- entry points -------------------------------------------------------------------
+    def _transform_of(self, expr: ast.AST) -> tuple[str, ast.Call | None] | None:
+        qualify = self.names.qualify_ast
+        qual = qualify(expr)
+        if qual in _TRANSFORMS:
+            return qual, None
+        if isinstance(expr, ast.Call):
+            fq = qualify(expr.func)
+            pos = _positional(expr)
+            if fq in PARTIAL_NAMES and pos and qualify(pos[0]) in _TRANSFORMS:
+                return qualify(pos[0]), expr
+            if fq in _TRANSFORMS and not pos:
+                return fq, expr
+        return None
+
+    def _resolve(self, expr: ast.AST, allow_attr: bool) -> list[ScreenFunction]:
+        """Every function `expr` may name: by name in any scope, a jitted alias, a lambda, a method."""
+        if isinstance(expr, ast.Lambda):
+            return [self._info(expr)]
+        if isinstance(expr, ast.Name):
+            return [*map(self._info, self.defs_by_name.get(expr.id, ())), *self.aliases.get(expr.id, ())]
+        if allow_attr and isinstance(expr, ast.Attribute):
+            head = expr.value
+            while isinstance(head, ast.Attribute):
+                head = head.value
+            if isinstance(head, ast.Name) and head.id in self.names.bindings:
+                return []  # `jnp.where(...)`: a module's function, not a method
+            return [self._info(d) for d in self.method_defs.get(expr.attr, ())]
+        return []
+
+    def _unwrap(self, expr: ast.AST) -> tuple[ast.AST, bool]:
+        """Through `partial(...)` and nested transforms to the function; True if anything was peeled."""
+        peeled = False
+        while isinstance(expr, ast.Call):
+            q = self.names.qualify_ast(expr.func)
+            pos = _positional(expr)
+            if not pos or not (q in PARTIAL_NAMES or q in _TRANSFORMS):
+                break
+            expr, peeled = pos[0], True
+        return expr, peeled
+
+    # -- what the analysis keeps static on entry ------------------------------------------
+    def _plain_method_classes(self, tree: ast.Module) -> set[int]:
+        """ids of classes outside any function that cannot be pytrees by the analysis' local test
+        (no pytree decorator, base, `tree_flatten`, or registration): `self` of their methods is a
+        Python object, never traced. Classes inside functions are left out (their defs are not
+        methods for the analysis)."""
+        qualify = self.names.qualify_ast
+        registered = {
+            call.args[0].id
+            for call in self.calls
+            if call.args
+            and type(call.args[0]) is ast.Name
+            and qualify(call.func)
+            in (
+                "jax.tree_util.register_pytree_node",
+                "jax.tree_util.register_pytree_with_keys",
+                "jax.tree_util.register_dataclass",
+                "jax.tree_util.register_pytree_node_class",
+            )
+        }
+        maybe: set[str] = set(registered)
+        changed = True
+        while changed:
+            changed = False
+            for cls in self.classes:
+                if cls.name in maybe:
+                    continue
+                if (
+                    any(qualify(d.func if isinstance(d, ast.Call) else d) in PYTREE_DECORATORS for d in cls.decorator_list)
+                    or any(qualify(b) in PYTREE_BASES or (type(b) is ast.Name and b.id in maybe) for b in cls.bases)
+                    or any(
+                        isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and st.name in ("tree_flatten", "tree_flatten_with_keys")
+                        for st in cls.body
+                    )
+                ):
+                    maybe.add(cls.name)
+                    changed = True
+        out: set[int] = set()
+        stack = list(tree.body)
+        while stack:
+            st = stack.pop()
+            if type(st) is ast.ClassDef:
+                if st.name not in maybe:
+                    out.add(id(st))
+                stack.extend(st.body)
+            elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    inner = getattr(st, name, None)
+                    if type(inner) is list:
+                        stack.extend(inner)
+        return out
+
+    def static_params(self, info: ScreenFunction) -> set[str]:
+        """Parameters the analysis drops from a traced entry: `self` of a plain class's method, and
+        parameters with a hashable literal default that no call in the module may pass."""
+        found = self._static_params.get(info)
+        if found is not None:
+            return found
+        out: set[str] = set()
+        owner = self._class_node_of(info)
+        if info.is_method and owner is not None and id(owner) in self.plain_method_classes:
+            out.add(info.positional[0])
+        a = info.node.args
+        defaults = dict(zip([p.arg for p in (*a.posonlyargs, *a.args)][len(info.positional) - len(a.defaults) :], a.defaults))
+        defaults.update((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+        names = {info.name} | {alias for alias, targets in self.aliases.items() if info in targets}
+        if id(info.node) in self.assigned_to:
+            names.add(self.assigned_to[id(info.node)])
+        calls = [c for n in names for c in self.calls_by_name.get(n, ())]
+        calls += [c for c in self.calls if c.func is info.node]
+        for param, default in defaults.items():
+            if not _hashable_literal(default):
+                continue
+            index = info.positional.index(param) if param in info.positional else None
+            if not any(_may_pass(call, param, index) for call in calls):
+                out.add(param)
+        self._static_params[info] = out
+        return out
+
+    def _class_node_of(self, info: ScreenFunction) -> ast.ClassDef | None:
+        if info.class_name is None:
+            return None
+        for cls in self.classes:
+            if info.node in cls.body:
+                return cls
+        return None
+
+    def _enter(self, info: ScreenFunction, traced: set[str]) -> bool:
+        grew = not info.in_trace or not traced <= info.traced_params
+        info.in_trace = True
+        info.traced_params |= traced
+        return grew
+
+    def _find_entries(self) -> None:
+        qualify = self.names.qualify_ast
+        for defs in self.defs_by_name.values():
+            for node in defs:
+                for deco in node.decorator_list:
+                    found = self._transform_of(deco)
+                    if found is not None:
+                        info = self._info(node)
+                        qual, call = found
+                        statics = _statics(call, info) if qual in JIT_NAMES else set()
+                        self._enter(info, set(info.params) - statics)
+        for call in self.calls:
+            pos = _positional(call)
+            found = self._transform_of(call.func) if isinstance(call.func, ast.Call) else None
+            qual = qualify(call.func) if found is None else found[0]
+            if (qual in _TRANSFORMS) and pos:
+                options = call if found is None else found[1]
+                target, peeled = self._unwrap(pos[0])
+                for info in self._resolve(target, allow_attr=True):
+                    statics = _statics(options, info) if qual in JIT_NAMES and not peeled else set()
+                    self._enter(info, set(info.params) - statics)
+                alias = self.assigned_to.get(id(call))
+                if alias is not None:
+                    self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False))
+            if qual in BODY_ARGS:
+                for fn_expr in _body_args(call, BODY_ARGS[qual]):
+                    target, _ = self._unwrap(fn_expr)
+                    for info in self._resolve(target, allow_attr=True):
+                        self._enter(info, set(info.params))
+
+    # -- propagation ----------------------------------------------------------------------
+    def _propagate(self) -> None:
+        work = [f for f in self.functions.values() if f.in_trace]
+        queued = set(work)
+        budget = 20 * max(len(self.functions), 1)
+        while work and budget > 0:
+            budget -= 1
+            info = work.pop()
+            queued.discard(info)
+            before = set(info.traced_names)
+            info.settle()
+            grew = info.traced_names != before
+            woken: list[ScreenFunction] = []
+            for child in info.children:
+                if grew or not child.in_trace:
+                    child.in_trace = True
+                    woken.append(child)
+            woken.extend(self._propagate_calls(info))
+            for other in woken:
+                if other not in queued:
+                    queued.add(other)
+                    work.append(other)
+        if work:  # out of budget: everything may be traced
+            for info in self.functions.values():
+                info.in_trace = True
+                info.traced_params = set(info.params)
+                info.settle()
+
+    def _propagate_calls(self, info: ScreenFunction) -> list[ScreenFunction]:
+        woken: list[ScreenFunction] = []
+        for node in info.own:
+            if isinstance(node, ast.Call):
+                callees = self._resolve(node.func, allow_attr=True)
+                receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
+                if not callees and info.traced(node.func):
+                    callees = [self._info(d) for d in self.method_defs.get("__call__", ())]  # a traced object
+                    receiver_traced = True
+                for callee in callees:
+                    if callee is info:
+                        continue
+                    traced = self._bound_traced(info, callee, node)
+                    if receiver_traced and callee.positional:
+                        traced.add(callee.positional[0])
+                    if traced and self._enter(callee, traced):
+                        woken.append(callee)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                for prop in map(self._info, self.method_defs.get(node.attr, ())):
+                    if prop.is_property and prop.positional and info.traced(node.value):
+                        if self._enter(prop, {prop.positional[0]}):
+                            woken.append(prop)
+        return woken
+
+    @staticmethod
+    def _bound_traced(caller: ScreenFunction, callee: ScreenFunction, call: ast.Call) -> set[str]:
+        """Parameters of `callee` that may receive a traced argument of `call` (a method's
+        arguments are matched both with and without `self`)."""
+        out: set[str] = set()
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            if any(caller.traced(a) for a in [*call.args, *(k.value for k in call.keywords)]):
+                out.update(callee.params)
+            return out
+        shifts = (0, 1) if callee.class_name is not None else (0,)
+        for i, arg in enumerate(call.args):
+            if caller.traced(arg):
+                for shift in shifts:
+                    if i + shift < len(callee.positional):
+                        out.add(callee.positional[i + shift])
+                    else:
+                        out.update(callee.star_params)
+        for kw in call.keywords:
+            if caller.traced(kw.value):
+                out.add(kw.arg if kw.arg in callee.params else next(iter(callee.star_params), kw.arg))
+        return out & set(callee.params)
+
+
+def _hashable_literal(node: ast.AST) -> bool:
+    """A literal jax accepts as a static argument (as `jit_contexts.is_hashable_literal`)."""
+    if isinstance(node, ast.Constant):
+        return node.value is not Ellipsis
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _hashable_literal(node.operand)
+    if isinstance(node, ast.Tuple):
+        return all(_hashable_literal(el) for el in node.elts)
+    return False
+
+
+def _may_pass(call: ast.Call, param: str, index: int | None) -> bool:
+    """Could `call` pass `param` (by keyword, at `index` or later positionally, or through `*`/`**`)?"""
+    if any(k.arg is None or k.arg == param for k in call.keywords):
+        return True
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    # a method called on an instance shifts by one; counting from index - 1 covers both
+    return index is not None and len(call.args) >= index
+
+
+def _positional(call: ast.Call) -> list[ast.AST]:
+    return [a for a in call.args if not isinstance(a, ast.Starred)]
+
+
+def _body_args(call: ast.Call, positions: tuple[int, ...]) -> list[ast.AST]:
+    pos = _positional(call)
+    out: list[ast.AST] = []
+    for i in positions:
+        if i == -1:
+            if len(pos) > 1 and isinstance(pos[1], (ast.List, ast.Tuple)):
+                out.extend(pos[1].elts)
+        elif i < len(pos):
+            out.append(pos[i])
+    out.extend(k.value for k in call.keywords if k.arg in BODY_KEYWORDS)
+    return out
+
+
+def _statics(call: ast.Call | None, info: ScreenFunction) -> set[str]:
+    """Parameters named by literal `static_argnums`/`static_argnames` of a jit call."""
+    if call is None:
+        return set()
+    out: set[str] = set()
+    for kw in call.keywords:
+        values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
+        if not all(isinstance(v, ast.Constant) for v in values):
+            continue
+        if kw.arg == "static_argnames":
+            out.update(v.value for v in values if isinstance(v.value, str))
+        elif kw.arg == "static_argnums":
+            out.update(info.positional[v.value] for v in values if type(v.value) is int and 0 <= v.value < len(info.positional))
+    return out
+
+
+def any_site(tree: ast.Module, may_flag) -> bool:
+    """Does `may_flag(function, node)` hold for some node of some traced function's own body?"""
+    return any(may_flag(fn, node) for fn in trace_screen(tree).traced_functions() for node in fn.own)
+
+
+_LAST: list = [None, None]  # (tree, screen): the rules of one file ask about the same tree in turn
+
+
+def trace_screen(tree: ast.Module) -> TraceScreen:
+    if _LAST[0] is not tree:
+        _LAST[0], _LAST[1] = tree, TraceScreen(tree)
+    return _LAST[1]
