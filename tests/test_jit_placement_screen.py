@@ -189,6 +189,31 @@ POSITIVE = {
         def f():
             return 1
         """,
+    "bound_method_in_loop": """
+        import jax
+
+        class Model:
+            def apply(self, v):
+                return v * 2
+
+        def run(m, x, n):
+            for i in range(n):
+                x = jax.jit(m.apply)(x)
+            return x
+        """,
+    "method_of_a_new_object": """
+        import jax
+
+        class Model:
+            def __init__(self, k):
+                self.k = k
+
+            def apply(self, v):
+                return v * self.k
+
+        def step(x, k):
+            return jax.jit(Model(k).apply)(x)
+        """,
     "loop_in_main": """
         import jax
 
