@@ -51,8 +51,14 @@ def _store_root(target: ast.AST) -> ast.AST:
 
 
 def _may_store_into_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    """Only names the function binds count as arrays (ArrayEvidence): closures and globals do not."""
     targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
-    return any(isinstance(t, ast.Subscript) and fn.traced(_store_root(t)) for t in targets)
+    for t in targets:
+        if isinstance(t, ast.Subscript):
+            root = _store_root(t)
+            if isinstance(root, ast.Name) and root.id in fn.stored and fn.traced(root):
+                return True
+    return False
 
 
 def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
@@ -67,27 +73,28 @@ def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
     return any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)])
 
 
-def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, reassigned) -> bool:
+def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
+    """`state()` is the module's `_ModuleState`. A container outside the function is the module's
+    (a container display or constructor at module level) or, for a nested function, maybe an
+    enclosing function's."""
     kind = type(n)
     if kind is ast.Global or kind is ast.Nonlocal:
         return True
     if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
         targets = n.targets if kind is ast.Assign else [n.target]
-        return any(
-            isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id not in fn.locals
-            for t in targets
-        )
-    if kind is ast.Call:
+        names = [t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
+    elif kind is ast.Call:
         func = n.func
-        return (
-            isinstance(func, ast.Attribute)
-            and func.attr in CONTAINER_MUTATORS
-            and isinstance(func.value, ast.Name)
-            and func.value.id not in fn.locals
+        names = (
+            [func.value.id]
+            if isinstance(func, ast.Attribute) and func.attr in CONTAINER_MUTATORS and isinstance(func.value, ast.Name)
+            else []
         )
-    if kind is ast.Name:
-        return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in reassigned()
-    return False
+    elif kind is ast.Name:
+        return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in state().reassigned
+    else:
+        return False
+    return any(name not in fn.locals and (fn.nested or name in state().containers) for name in names)
 
 
 def _traced_functions(ctx: RuleContext) -> list[FuncInfo]:
@@ -1000,12 +1007,12 @@ class OuterStateMutationRule(Rule):
         call on a name it does not bind, or a read of a module name the module reassigns."""
         outer: list[_ModuleState] = []  # built on first need: most traced functions never ask
 
-        def reassigned() -> set[str]:
+        def state() -> _ModuleState:
             if not outer:
                 outer.append(_ModuleState.of_tree(tree, ImportMap.from_ast(tree)))
-            return outer[0].reassigned
+            return outer[0]
 
-        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, reassigned))
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state))
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         outer = ctx.fact(_ModuleState, _ModuleState.of)

@@ -110,6 +110,16 @@ class ScreenFunction:
         return self._own
 
     @property
+    def stored(self) -> set[str]:
+        """Every name the own body binds, comprehension and walrus targets included."""
+        return self.locals | {n.id for n in self.own if type(n) is ast.Name and type(n.ctx) is ast.Store}
+
+    @property
+    def nested(self) -> bool:
+        """Defined inside another function (or a lambda): it may touch an enclosing function's locals."""
+        return self.parent is not None or id(self.node) not in self.screen.top_defs
+
+    @property
     def children(self) -> list["ScreenFunction"]:
         self.own
         return self._children
@@ -338,6 +348,7 @@ class TraceScreen:
         self.classes: list[ast.ClassDef] = []
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
         self._static_params: dict[ScreenFunction, set[str]] = {}
+        self.top_defs: set[int] = set()  # ids of defs outside any function (module, class bodies)
         self._collect(tree)
         self.plain_method_classes = self._plain_method_classes(tree)
         self._find_entries()
@@ -442,7 +453,7 @@ class TraceScreen:
 
     # -- what the analysis keeps static on entry ------------------------------------------
     def _plain_method_classes(self, tree: ast.Module) -> set[int]:
-        """ids of classes outside any function that cannot be pytrees by the analysis' local test
+        """(Also fills `top_defs`.) ids of classes outside any function that cannot be pytrees by the analysis' local test
         (no pytree decorator, base, `tree_flatten`, or registration): `self` of their methods is a
         Python object, never traced. Classes inside functions are left out (their defs are not
         methods for the analysis)."""
@@ -486,7 +497,9 @@ class TraceScreen:
                 if st.name not in maybe:
                     out.add(id(st))
                 stack.extend(st.body)
-            elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.top_defs.add(id(st))
+            else:
                 for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                     inner = getattr(st, name, None)
                     if type(inner) is list:
