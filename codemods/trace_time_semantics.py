@@ -94,7 +94,54 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
         return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in state().reassigned
     else:
         return False
-    return any(name not in fn.locals and (fn.nested or name in state().containers) for name in names)
+    return any(name not in fn.locals and _may_be_outer_container(fn, name, state) for name in names)
+
+
+def _may_be_outer_container(fn: ScreenFunction, name: str, state) -> bool:
+    """Mirrors the rule's `outer_container`: the first enclosing def binding `name` must bind only
+    containers to it (a lambda's enclosing def is unknown: yes); without one, a module container."""
+    scope = fn.screen.enclosing(fn)
+    while scope is not None:
+        if scope is True:
+            return True
+        if name in scope.locals:
+            return _binds_only_containers(scope, name)
+        scope = scope.screen.enclosing(scope)
+    return name in state().containers
+
+
+def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
+    """As `_container_local`: every assignment of `name` in the own body is a container display or
+    constructor, and there is one."""
+    values: list[ast.AST | None] = []
+    for n in fn.own:
+        if type(n) is ast.Assign:
+            for t in n.targets:
+                if type(t) is ast.Name and t.id == name:
+                    values.append(n.value)
+                elif isinstance(t, (ast.Tuple, ast.List, ast.Starred)) and name in _ast_target_names(t):
+                    values.append(None)
+        elif type(n) is ast.AnnAssign and type(n.target) is ast.Name and n.target.id == name:
+            values.append(n.value)
+    qualify = fn.screen.names.qualify_ast
+    return bool(values) and all(
+        v is not None
+        and (
+            isinstance(v, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
+            or (isinstance(v, ast.Call) and (qualify(v.func) or "") in _CONTAINER_CALLS)
+        )
+        for v in values
+    )
+
+
+def _ast_target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for el in target.elts for n in _ast_target_names(el)]
+    if isinstance(target, ast.Starred):
+        return _ast_target_names(target.value)
+    return []
 
 
 def _traced_functions(ctx: RuleContext) -> list[FuncInfo]:
