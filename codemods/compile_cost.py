@@ -23,7 +23,7 @@ from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES, FuncInfo, Jit
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name, param_names
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
 
@@ -512,8 +512,9 @@ def _module_assigned_everywhere(module: cst.Module) -> list[str]:
     """Every binding of a name at module scope or through `global` (a name bound twice is not a constant)."""
     out: list[str] = []
     globals_: set[str] = set()
-    for g in _walk_all(module, cst.Global):
-        globals_.update(n.name.value for n in g.names)
+    for g in statements(module):  # `global` is a statement: no need to walk expressions
+        if isinstance(g, cst.Global):
+            globals_.update(n.name.value for n in g.names)
     for stmt in module.body:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             out.append(stmt.name.value)
@@ -913,7 +914,7 @@ class LargeConstantRule(Rule):
 
     def large_constants(self, ctx: RuleContext, threshold: int) -> dict[str, tuple[int, str, bool]]:
         module = ctx.module
-        consts = module_int_constants(module)
+        consts = ctx.fact(module_int_constants, lambda c: module_int_constants(c.module))
         counts: dict[str, int] = {}
         for name in _module_assigned_everywhere(module):
             counts[name] = counts.get(name, 0) + 1
@@ -1008,25 +1009,42 @@ class LargeConstantRule(Rule):
             if isinstance(site.node, cst.Call) and site.node.args:
                 allowed.add(id(site.node.args[0].value))
         allowed.add(id(info.node.name))
+        nodes = ctx.fact(_name_nodes, lambda c: _name_nodes(c.module))
         count = 0
-        for n in _walk_all(ctx.module, cst.Name):
+        for n in nodes[cst.Name]:
             if n.value in names and id(n) not in allowed:
                 count += 1
         # the alias's own assignment target (`f_jit = jax.jit(f)`)
         aliases = sum(1 for s in info.jit_sites if s.alias)
-        return count > aliases + _attr_and_keyword_names(ctx.module, names)
+        return count > aliases + _attr_and_keyword_names(nodes, names)
 
 
-def _attr_and_keyword_names(module: cst.Module, names: set[str]) -> int:
+def _name_nodes(module: cst.Module) -> dict[type, list]:
+    """Every Name, Attribute, Arg and Param of the module, from one walk (the fixes of all the
+    rule's findings in a file ask about them)."""
+    out: dict[type, list] = {cst.Name: [], cst.Attribute: [], cst.Arg: [], cst.Param: []}
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            found = out.get(type(n))
+            if found is not None:
+                found.append(n)
+            return True
+
+    walk(module, V())
+    return out
+
+
+def _attr_and_keyword_names(nodes: dict[type, list], names: set[str]) -> int:
     """Name nodes spelled like `names` that are attribute names or keywords, not references."""
     count = 0
-    for n in _walk_all(module, cst.Attribute):
+    for n in nodes[cst.Attribute]:
         if n.attr.value in names:
             count += 1
-    for n in _walk_all(module, cst.Arg):
+    for n in nodes[cst.Arg]:
         if n.keyword is not None and n.keyword.value in names:
             count += 1
-    for n in _walk_all(module, cst.Param):
+    for n in nodes[cst.Param]:
         if n.name.value in names:
             count += 1
     return count

@@ -51,8 +51,14 @@ def _store_root(target: ast.AST) -> ast.AST:
 
 
 def _may_store_into_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    """Only names the function binds count as arrays (ArrayEvidence): closures and globals do not."""
     targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
-    return any(isinstance(t, ast.Subscript) and fn.traced(_store_root(t)) for t in targets)
+    for t in targets:
+        if isinstance(t, ast.Subscript):
+            root = _store_root(t)
+            if isinstance(root, ast.Name) and root.id in fn.stored and fn.traced(root):
+                return True
+    return False
 
 
 def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
@@ -67,27 +73,75 @@ def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
     return any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)])
 
 
-def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, reassigned) -> bool:
+def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
+    """`state()` is the module's `_ModuleState`. A container outside the function is the module's
+    (a container display or constructor at module level) or, for a nested function, maybe an
+    enclosing function's."""
     kind = type(n)
     if kind is ast.Global or kind is ast.Nonlocal:
         return True
     if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
         targets = n.targets if kind is ast.Assign else [n.target]
-        return any(
-            isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id not in fn.locals
-            for t in targets
-        )
-    if kind is ast.Call:
+        names = [t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
+    elif kind is ast.Call:
         func = n.func
-        return (
-            isinstance(func, ast.Attribute)
-            and func.attr in CONTAINER_MUTATORS
-            and isinstance(func.value, ast.Name)
-            and func.value.id not in fn.locals
+        names = (
+            [func.value.id]
+            if isinstance(func, ast.Attribute) and func.attr in CONTAINER_MUTATORS and isinstance(func.value, ast.Name)
+            else []
         )
-    if kind is ast.Name:
-        return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in reassigned()
-    return False
+    elif kind is ast.Name:
+        return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in state().reassigned
+    else:
+        return False
+    return any(name not in fn.locals and _may_be_outer_container(fn, name, state) for name in names)
+
+
+def _may_be_outer_container(fn: ScreenFunction, name: str, state) -> bool:
+    """Mirrors the rule's `outer_container`: the first enclosing def binding `name` must bind only
+    containers to it (a lambda's enclosing def is unknown: yes); without one, a module container."""
+    scope = fn.screen.enclosing(fn)
+    while scope is not None:
+        if scope is True:
+            return True
+        if name in scope.locals:
+            return _binds_only_containers(scope, name)
+        scope = scope.screen.enclosing(scope)
+    return name in state().containers
+
+
+def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
+    """As `_container_local`: every assignment of `name` in the own body is a container display or
+    constructor, and there is one."""
+    values: list[ast.AST | None] = []
+    for n in fn.own:
+        if type(n) is ast.Assign:
+            for t in n.targets:
+                if type(t) is ast.Name and t.id == name:
+                    values.append(n.value)
+                elif isinstance(t, (ast.Tuple, ast.List, ast.Starred)) and name in _ast_target_names(t):
+                    values.append(None)
+        elif type(n) is ast.AnnAssign and type(n.target) is ast.Name and n.target.id == name:
+            values.append(n.value)
+    qualify = fn.screen.names.qualify_ast
+    return bool(values) and all(
+        v is not None
+        and (
+            isinstance(v, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
+            or (isinstance(v, ast.Call) and (qualify(v.func) or "") in _CONTAINER_CALLS)
+        )
+        for v in values
+    )
+
+
+def _ast_target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for el in target.elts for n in _ast_target_names(el)]
+    if isinstance(target, ast.Starred):
+        return _ast_target_names(target.value)
+    return []
 
 
 def _traced_functions(ctx: RuleContext) -> list[FuncInfo]:
@@ -1000,12 +1054,12 @@ class OuterStateMutationRule(Rule):
         call on a name it does not bind, or a read of a module name the module reassigns."""
         outer: list[_ModuleState] = []  # built on first need: most traced functions never ask
 
-        def reassigned() -> set[str]:
+        def state() -> _ModuleState:
             if not outer:
                 outer.append(_ModuleState.of_tree(tree, ImportMap.from_ast(tree)))
-            return outer[0].reassigned
+            return outer[0]
 
-        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, reassigned))
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state))
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         outer = ctx.fact(_ModuleState, _ModuleState.of)

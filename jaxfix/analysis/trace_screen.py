@@ -110,6 +110,11 @@ class ScreenFunction:
         return self._own
 
     @property
+    def stored(self) -> set[str]:
+        """Every name the own body binds, comprehension and walrus targets included."""
+        return self.locals | {n.id for n in self.own if type(n) is ast.Name and type(n.ctx) is ast.Store}
+
+    @property
     def children(self) -> list["ScreenFunction"]:
         self.own
         return self._children
@@ -338,7 +343,10 @@ class TraceScreen:
         self.classes: list[ast.ClassDef] = []
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
         self._static_params: dict[ScreenFunction, set[str]] = {}
+        self.def_parent: dict[int, ast.AST | None] = {}  # id of a def -> its enclosing def, None at top
+        self.top_classes: list[ast.ClassDef] = []  # classes outside any function
         self._collect(tree)
+        self._scan_statements(tree)
         self.plain_method_classes = self._plain_method_classes(tree)
         self._find_entries()
         self._propagate()
@@ -441,6 +449,31 @@ class TraceScreen:
         return expr, peeled
 
     # -- what the analysis keeps static on entry ------------------------------------------
+    def _scan_statements(self, tree: ast.Module) -> None:
+        """The enclosing def of every def in statement position (None outside functions), and the
+        classes outside any function, from the statements alone."""
+        stack: list[tuple[ast.AST, ast.AST | None]] = [(st, None) for st in tree.body]
+        while stack:
+            st, enclosing = stack.pop()
+            kind = type(st)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self.def_parent[id(st)] = enclosing
+                stack.extend((inner, st) for inner in st.body)
+                continue
+            if kind is ast.ClassDef and enclosing is None:
+                self.top_classes.append(st)
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(st, name, None)
+                if type(inner) is list:
+                    stack.extend((x, enclosing) for x in inner)
+
+    def enclosing(self, info: ScreenFunction) -> "ScreenFunction | None | bool":
+        """The def `info` is nested in, None at module or class level, True when unknown (a lambda)."""
+        if isinstance(info.node, ast.Lambda) or id(info.node) not in self.def_parent:
+            return True
+        parent = self.def_parent[id(info.node)]
+        return None if parent is None else self._info(parent)
+
     def _plain_method_classes(self, tree: ast.Module) -> set[int]:
         """ids of classes outside any function that cannot be pytrees by the analysis' local test
         (no pytree decorator, base, `tree_flatten`, or registration): `self` of their methods is a
@@ -478,20 +511,7 @@ class TraceScreen:
                 ):
                     maybe.add(cls.name)
                     changed = True
-        out: set[int] = set()
-        stack = list(tree.body)
-        while stack:
-            st = stack.pop()
-            if type(st) is ast.ClassDef:
-                if st.name not in maybe:
-                    out.add(id(st))
-                stack.extend(st.body)
-            elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    inner = getattr(st, name, None)
-                    if type(inner) is list:
-                        stack.extend(inner)
-        return out
+        return {id(cls) for cls in self.top_classes if cls.name not in maybe}
 
     def static_params(self, info: ScreenFunction) -> set[str]:
         """Parameters the analysis drops from a traced entry: `self` of a plain class's method, and
