@@ -50,7 +50,10 @@ def build_project(paths: list[str], configs: list[Config], options: BatchOptions
         return None
     from jaxfix.analysis.project import build_project_index
 
-    return build_project_index(paths, cache_dir=options.cache_dir, workers=options.workers or default_jobs())
+    # Without a result cache nothing needs the whole index (its fingerprint keys cached results):
+    # modules are then summarised only when a rule asks about one.
+    lazy = options.cache_dir is None
+    return build_project_index(paths, cache_dir=options.cache_dir, workers=options.workers or default_jobs(), lazy=lazy)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -94,7 +97,7 @@ def run_paths(
             outcome.errors.append(str(exc))
     # the index covers every discovered file, also those outside --changed-since or the shard
     project = build_project([str(p) for p in found.files], list(configs.values()), options) if configs else None
-    project_fingerprint = project.fingerprint() if project is not None else ""
+    project_fingerprint = project.fingerprint() if project is not None and options.cache_dir is not None else ""
     jobs = [Job(str(path), config, options.fix, project_fingerprint, options.cache_dir) for path, config in configs.items()]
     if on_total is not None:
         on_total(len(jobs))

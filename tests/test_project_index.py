@@ -77,3 +77,31 @@ def test_fingerprint_is_stable_across_store_round_trips_and_ignores_function_bod
     assert build_project_index(files, cache_dir=cache).fingerprint() == fresh.fingerprint()
     Path(files[2]).write_text(CHILD + "\n\nclass Extra(Base):\n    pass\n")
     assert build_project_index(files, cache_dir=cache).fingerprint() != fresh.fingerprint()
+
+
+def test_lazy_index_answers_like_the_eager_one_and_parses_only_what_is_asked(tmp_path):
+    files = make_pkg(tmp_path)
+    (tmp_path / "pkg" / "unrelated.py").write_text("def (:\n")  # never asked about: never parsed
+    files.append(str(tmp_path / "pkg" / "unrelated.py"))
+    eager = build_project_index(files)
+    lazy = build_project_index(files, lazy=True)
+    assert not lazy.modules and set(lazy.pending) == {"pkg", "pkg.base", "pkg.child", "pkg.unrelated"}
+    assert lazy.kind_of("pkg.child.Child") == eager.kind_of("pkg.child.Child") is not None
+    assert set(lazy.modules) == {"pkg.base", "pkg.child"} and "pkg.unrelated" in lazy.pending
+    assert lazy.pytree_classes() == eager.pytree_classes()  # a whole-project answer completes it
+    assert not lazy.pending and list(lazy.errors) == [str(tmp_path / "pkg" / "unrelated.py")]
+    assert lazy.paths == eager.paths
+    assert lazy.fingerprint() == build_project_index(files).fingerprint()
+
+
+def test_check_without_cache_uses_the_lazy_index_with_the_same_findings(tmp_path):
+    from jaxfix.batch import BatchOptions, run_paths
+    from jaxfix.config import ConfigResolver
+
+    files = make_pkg(tmp_path)
+    Path(files[2]).write_text(CHILD + "\n    @functools.cached_property\n    def total(self):\n        return self.x\n")
+    Path(files[2]).write_text("import functools\n" + Path(files[2]).read_text())
+    cached = run_paths([str(tmp_path / "pkg")], ConfigResolver(), BatchOptions(workers=1, cache_dir=str(tmp_path / "c")))
+    uncached = run_paths([str(tmp_path / "pkg")], ConfigResolver(), BatchOptions(workers=1))
+    codes = lambda outcome: [(f.path, f.line, f.code) for f in outcome.findings]  # noqa: E731
+    assert codes(uncached) == codes(cached) and [c for _, _, c in codes(cached)] == ["JAX101"]

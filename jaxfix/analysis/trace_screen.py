@@ -39,6 +39,7 @@ from jaxfix.analysis.jit_contexts import (
     PYTREE_DECORATORS,
     VMAP_NAMES,
 )
+from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import STATIC_ATTRS, is_static_call_name, is_staged_call_name
 
@@ -357,7 +358,7 @@ class TraceScreen:
     # -- collection ---------------------------------------------------------------------
     def _collect(self, tree: ast.Module) -> None:
         calls, assigned_to, class_of = self.calls, self.assigned_to, self.class_of
-        for node in ast.walk(tree):  # breadth first: a class before the defs of its body
+        for node in astscan.nodes(tree):  # a class comes before the defs of its body
             kind = type(node)
             if kind is ast.Call:
                 calls.append(node)
