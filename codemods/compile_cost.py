@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from codemods._command import command_for
+from codemods._command import commands_for
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES, FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.scopes import names_read
@@ -479,7 +479,6 @@ def _walk_all(node: cst.CSTNode, kind) -> list:
     return out
 
 
-UnblockedTimingCommand = command_for(UnblockedTimingRule)
 
 
 # -- shape arithmetic shared by JAX502 and JAX503 -------------------------------------------------------
@@ -1054,7 +1053,6 @@ def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
     return any(n is inner for n in _walk_all(outer, type(inner)))
 
 
-LargeConstantCommand = command_for(LargeConstantRule)
 
 
 # -- JAX502 ------------------------------------------------------------------------------------------
@@ -1441,4 +1439,5 @@ _SHAPE_POSITIONS = {
 }
 
 
-UnrolledLoopCommand = command_for(UnrolledLoopRule)
+# `<Name>Command` for each rule: libcst codemod commands, made on first access
+__getattr__ = commands_for(UnblockedTimingRule, LargeConstantRule, UnrolledLoopRule)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from codemods._command import command_for
+from codemods._command import commands_for
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap
@@ -1525,4 +1525,5 @@ def _may_repeat(where: _Where) -> bool:
     return name not in (_MODULE, _CLASS, "__init__", "main") and not name.startswith("test")
 
 
-JitPlacementCommand = command_for(JitPlacementRule)
+# `<Name>Command` for each rule: libcst codemod commands, made on first access
+__getattr__ = commands_for(JitPlacementRule)

@@ -119,7 +119,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from codemods._command import command_for
+from codemods._command import commands_for
 from jaxfix.analysis import astscan
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.walk import statements, walk
@@ -902,4 +902,5 @@ class _PytreeScreen:
         return False
 
 
-PytreeCacheCommand = command_for(PytreeCacheRule)
+# `<Name>Command` for each rule: libcst codemod commands, made on first access
+__getattr__ = commands_for(PytreeCacheRule)

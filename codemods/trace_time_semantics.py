@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from codemods._command import command_for
+from codemods._command import commands_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import ast_statements
@@ -496,7 +496,6 @@ def _fstring_text(owner: cst.FormattedString, raw: str) -> str:
     return value
 
 
-PrintInTracedCodeCommand = command_for(PrintInTracedCodeRule)
 
 
 # ==============================================================================================
@@ -772,7 +771,6 @@ def _aliased(info: FuncInfo, evidence: ArrayEvidence, name: str) -> bool:
     return False
 
 
-InPlaceUpdateCommand = command_for(InPlaceUpdateRule)
 
 
 # ==============================================================================================
@@ -953,7 +951,6 @@ def _narrow_dtype(ctx: RuleContext, e: cst.BaseExpression) -> bool:
     return module in ("numpy", "jax.numpy") and name in _NARROW_DTYPES
 
 
-NumpyOnTracedValueCommand = command_for(NumpyOnTracedValueRule)
 
 
 # ==============================================================================================
@@ -1315,4 +1312,5 @@ def _is_container_ast(value: ast.AST) -> bool:
     return False
 
 
-OuterStateMutationCommand = command_for(OuterStateMutationRule)
+# `<Name>Command` for each rule: libcst codemod commands, made on first access
+__getattr__ = commands_for(PrintInTracedCodeRule, InPlaceUpdateRule, NumpyOnTracedValueRule, OuterStateMutationRule)

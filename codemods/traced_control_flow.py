@@ -110,7 +110,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from codemods._command import command_for
+from codemods._command import commands_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, is_hashable_literal, jit_contexts
 from jaxfix.analysis.trace_screen import ScreenFunction, any_site
 from jaxfix.analysis.traced import analyse_function
@@ -1587,4 +1587,5 @@ def _is_inside(a: cst.CSTNode, b: cst.CSTNode, ctx: RuleContext) -> bool:
     return False
 
 
-TracedControlFlowCommand = command_for(TracedControlFlowRule)
+# `<Name>Command` for each rule: libcst codemod commands, made on first access
+__getattr__ = commands_for(TracedControlFlowRule)

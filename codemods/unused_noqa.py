@@ -7,7 +7,7 @@ import re
 import tokenize
 from collections.abc import Callable, Iterable
 
-from codemods._command import command_for
+from codemods._command import commands_for
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.rulebase import Code, Example, Rule
 
@@ -104,4 +104,5 @@ def _comments(source: str):
         return
 
 
-UnusedNoqaCommand = command_for(UnusedNoqaRule)
+# `<Name>Command` for each rule: libcst codemod commands, made on first access
+__getattr__ = commands_for(UnusedNoqaRule)

@@ -78,8 +78,7 @@ def discover(paths: list[str], resolver: ConfigResolver, *, respect_gitignore: b
     found = Discovery()
     seen: set[Path] = set()
 
-    def add(path: Path) -> None:
-        key = path.resolve()
+    def add(path: Path, key: Path) -> None:
         if key not in seen:
             seen.add(key)
             found.files.append(path)
@@ -87,11 +86,11 @@ def discover(paths: list[str], resolver: ConfigResolver, *, respect_gitignore: b
     for raw in paths:
         path = Path(raw)
         if path.is_file():
-            add(path)
+            add(path, path.resolve())
         elif path.is_dir():
             start_rules = _initial_rules(path.resolve()) if respect_gitignore else _IgnoreRules()
-            for file in _walk(path, start_rules, resolver, respect_gitignore, found):
-                add(file)
+            for file, resolved in _walk(path, start_rules, resolver, respect_gitignore, found):
+                add(file, resolved)
         elif path.is_symlink():
             found.errors.append(f"{raw}: broken symbolic link")
         else:
@@ -100,9 +99,12 @@ def discover(paths: list[str], resolver: ConfigResolver, *, respect_gitignore: b
 
 
 def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_gitignore: bool, found: Discovery):
-    stack = [(top, rules)]
+    """(path as found, resolved path) of every Python file under `top`. Folders are resolved once
+    and their entries joined to that (symbolic links are resolved themselves): resolving every
+    path costs a system call per path component."""
+    stack = [(top, top.resolve(), rules)]
     while stack:
-        folder, rules = stack.pop()
+        folder, resolved_folder, rules = stack.pop()
         if respect_gitignore:
             rules = rules.extended(folder)
         try:
@@ -117,14 +119,15 @@ def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_giti
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = entry.is_file()
+                resolved = path.resolve() if entry.is_symlink() else resolved_folder / entry.name
             except OSError:
                 continue
-            if config.excluded(str(path), str(top)) or (respect_gitignore and rules.ignored(path.resolve(), is_dir)):
+            if config.excluded(str(path), str(top)) or (respect_gitignore and rules.ignored(resolved, is_dir)):
                 continue
             if is_dir:
                 if (path / "pyvenv.cfg").exists():
                     continue  # a virtualenv, whatever its name
-                subfolders.append((path, rules))
+                subfolders.append((path, resolved, rules))
             elif is_file and path.suffix in PYTHON_SUFFIXES:
-                yield path
+                yield path, resolved
         stack.extend(reversed(subfolders))
