@@ -7,6 +7,7 @@ key: a typo in config must never silently switch a rule off.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import sys
@@ -75,10 +76,11 @@ class Config:
                     return False
         return True
 
-    def excluded(self, path: str, walk_root: str | None = None) -> bool:
+    def excluded(self, path: str, walk_root: str | None = None, *, resolved: Path | None = None) -> bool:
         """Patterns match the path relative to the config's folder (or to the folder being walked),
-        never the folders above it: checking a tree that lives under site-packages must work."""
-        rel = self._relative(path, walk_root)
+        never the folders above it: checking a tree that lives under site-packages must work.
+        `resolved` is `path` already resolved, when the caller has it (discovery does)."""
+        rel = self._relative(path, walk_root, resolved)
         return any(_path_matches(rel, p) for p in (*DEFAULT_EXCLUDE, *self.exclude))
 
     def fingerprint(self) -> str:
@@ -88,15 +90,23 @@ class Config:
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-    def _relative(self, path: str, fallback_root: str | None = None) -> str:
+    def _relative(self, path: str, fallback_root: str | None = None, resolved: Path | None = None) -> str:
         p = Path(path)
         for root in (self.root, fallback_root):
             if root is not None:
+                if resolved is None:
+                    resolved = p.resolve()
                 try:
-                    return p.resolve().relative_to(Path(root).resolve()).as_posix()
+                    return resolved.relative_to(_resolved_root(root)).as_posix()
                 except ValueError:
                     pass
         return p.as_posix()
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved_root(root: str) -> Path:
+    """Config and walk roots, resolved once: a handful of folders asked about for every file."""
+    return Path(root).resolve()
 
 
 def _path_matches(rel: str, pattern: str) -> bool:

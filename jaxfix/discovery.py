@@ -122,7 +122,9 @@ def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_giti
                 resolved = path.resolve() if entry.is_symlink() else resolved_folder / entry.name
             except OSError:
                 continue
-            if config.excluded(str(path), str(top)) or (respect_gitignore and rules.ignored(resolved, is_dir)):
+            if config.excluded(str(path), str(top), resolved=resolved) or (
+                respect_gitignore and rules.ignored(resolved, is_dir)
+            ):
                 continue
             if is_dir:
                 if (path / "pyvenv.cfg").exists():

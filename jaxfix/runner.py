@@ -60,18 +60,35 @@ def run_job(job: Job) -> FileOutcome:
         return FileOutcome(FileResult(job.path, "", error=f"cannot read: {exc.strerror or exc}"))
     if job.cache_dir is None:
         return analyze_bytes(data, job.path, job.config, fix=job.fix, project=_shared_project)
-    cache = ResultCache(job.cache_dir)
-    key = cache_key(data, job.path, job.config.fingerprint(), job.fix, job.project_fingerprint)
-    hit = cache.get(key)
+    hit = cached_outcome(job, data)
     if hit is not None:
-        try:
-            encoding = decode(data).encoding
-        except SourceError:
-            encoding = None
-        return FileOutcome(hit, encoding=encoding, original_bytes=data, cached=True)
+        return hit
     outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=_shared_project)
-    cache.put(key, outcome.result)
+    ResultCache(job.cache_dir).put(_key(job, data), outcome.result)
     return outcome
+
+
+def _key(job: Job, data: bytes) -> str:
+    return cache_key(data, job.path, job.config.fingerprint(), job.fix, job.project_fingerprint)
+
+
+def cached_outcome(job: Job, data: bytes | None = None) -> FileOutcome | None:
+    """The cached result of `job`, if its file's bytes, config and project are unchanged."""
+    if job.cache_dir is None:
+        return None
+    if data is None:
+        try:
+            data = Path(job.path).read_bytes()
+        except OSError:
+            return None  # the worker reports it
+    hit = ResultCache(job.cache_dir).get(_key(job, data))
+    if hit is None:
+        return None
+    try:
+        encoding = decode(data).encoding
+    except SourceError:
+        encoding = None
+    return FileOutcome(hit, encoding=encoding, original_bytes=data, cached=True)
 
 
 def analyze_bytes(data: bytes, path: str, config: Config, *, fix: bool, project=None) -> FileOutcome:
@@ -103,17 +120,25 @@ def run_jobs(
     project: object = None,
 ) -> list[FileOutcome]:
     workers = workers or default_jobs()
-    results: list[FileOutcome] = []
-    if workers <= 1 or len(jobs) < POOL_THRESHOLD:
+    # Cache hits are answered here: on an unchanged tree no pool is started at all.
+    results: list[FileOutcome | None] = []
+    for job in jobs:
+        hit = cached_outcome(job)
+        results.append(hit)
+        if hit is not None and on_done is not None:
+            on_done(hit)
+    missing = [i for i, outcome in enumerate(results) if outcome is None]
+    todo = [jobs[i] for i in missing]
+    if workers <= 1 or len(todo) < POOL_THRESHOLD:
         _share_project(project)
-        iterator = map(run_job, jobs)
+        iterator = map(run_job, todo)
         pool = None
     else:
         pool = process_pool(workers, initializer=_share_project, initargs=(project,))
-        iterator = pool.map(run_job, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 4))))
+        iterator = pool.map(run_job, todo, chunksize=max(1, min(16, len(todo) // (workers * 4))))
     try:
-        for outcome in iterator:
-            results.append(outcome)
+        for i, outcome in zip(missing, iterator):
+            results[i] = outcome
             if on_done is not None:
                 on_done(outcome)
     finally:

@@ -20,18 +20,26 @@ from jaxfix.analysis.pytrees import ModuleSummary, class_kind, inherited_kind, s
 from jaxfix.cache import code_fingerprint, store_pickle
 
 
-def module_name_for(path: str | os.PathLike) -> tuple[str, bool]:
-    """(dotted module name, is_package) from the file's place among `__init__.py` packages."""
+def module_name_for(path: str | os.PathLike, packages: dict[Path, list[str]] | None = None) -> tuple[str, bool]:
+    """(dotted module name, is_package) from the file's place among `__init__.py` packages.
+    `packages` (folder -> its dotted package parts) saves the walk up for files of one folder."""
     p = Path(path).resolve()
     is_package = p.name == "__init__.py"
-    parts = [] if is_package else [p.stem]
-    folder = p.parent
-    while (folder / "__init__.py").is_file():
-        parts.insert(0, folder.name)
-        if folder.parent == folder:
-            break
-        folder = folder.parent
+    parts = [*_package_parts(p.parent, {} if packages is None else packages)]
+    if not is_package:
+        parts.append(p.stem)
     return ".".join(parts) or p.stem, is_package
+
+
+def _package_parts(folder: Path, packages: dict[Path, list[str]]) -> list[str]:
+    found = packages.get(folder)
+    if found is None:
+        if (folder / "__init__.py").is_file():
+            found = ([] if folder.parent == folder else _package_parts(folder.parent, packages)) + [folder.name]
+        else:
+            found = []
+        packages[folder] = found
+    return found
 
 
 @dataclass
@@ -121,12 +129,14 @@ def build_project_index(
     the modules holding the bases of classes that a rule looks at are ever parsed.
     """
     index = ProjectIndex()
+    packages: dict[Path, list[str]] = {}
     if lazy:
         for raw in paths:
             path = Path(raw)
             if path.suffix in (".py", ".pyi"):
-                name, is_package = module_name_for(path)
-                index.paths[str(path.resolve())] = (name, is_package)
+                resolved = path.resolve()
+                name, is_package = module_name_for(resolved, packages)
+                index.paths[str(resolved)] = (name, is_package)
                 index.pending.setdefault(name, (str(path), is_package))
         return index
     store = _SummaryStore(cache_dir)
@@ -140,8 +150,9 @@ def build_project_index(
         except OSError as exc:
             index.errors[str(path)] = f"{type(exc).__name__}: {exc}"
             continue
-        name, is_package = module_name_for(path)
-        index.paths[str(path.resolve())] = (name, is_package)
+        resolved = path.resolve()
+        name, is_package = module_name_for(resolved, packages)
+        index.paths[str(resolved)] = (name, is_package)
         key = hashlib.sha256(b"%s\0%d\0%s" % (name.encode(), is_package, data)).hexdigest()
         summary = store.get(key)
         if summary is not None:
