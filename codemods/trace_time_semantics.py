@@ -1279,7 +1279,7 @@ class _ModuleState:
                 bind(target.value, None)
 
         top(tree.body)
-        for node in ast.walk(tree):
+        for node in ast_statements(tree.body):  # defs are statements: no need to walk expressions
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 stmts = list(ast_statements(node.body))  # `global` and assignments are statements
                 declared = {n for stmt in stmts if isinstance(stmt, ast.Global) for n in stmt.names}

@@ -13,6 +13,8 @@ from jaxfix.rulebase import Code, Example, Rule
 
 _NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*)", re.IGNORECASE)
 _JAX_CODE = re.compile(r"JAX[0-9]+$")
+# Only a `noqa:` naming a jaxfix code can be reported: a text without one is not tokenized at all.
+_NAMES_A_JAX_CODE = re.compile(r"noqa:[^\n]*?jax[0-9]", re.IGNORECASE)
 
 
 class UnusedNoqaRule(Rule):
@@ -53,6 +55,8 @@ class UnusedNoqaRule(Rule):
     def check_findings(
         self, source: str, path: str, findings: list[Finding], code_filter: Callable[[str], bool]
     ) -> Iterable[Finding]:
+        if not _NAMES_A_JAX_CODE.search(source):
+            return
         used: dict[int, set[str]] = {}
         for finding in findings:
             used.setdefault(finding.line, set()).add(finding.code)
