@@ -22,6 +22,7 @@ from codemods._command import commands_for
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES, FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, trace_screen
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name, param_names
 from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -841,6 +842,7 @@ class LargeConstantRule(Rule):
         Code("JAX503", "large-captured-constant", "jitted function reads a large module-level array (embedded as a constant)", "sometimes"),
     )
     prefilter = ("ones", "zeros", "empty", "full", "rand", "normal", "uniform", "eye", "identity", "arange", "linspace")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     options = (
         Option("min-constant-elements", 1_000_000, "The smallest module-level array (in elements) that is reported."),
     )
@@ -1191,6 +1193,7 @@ class UnrolledLoopRule(Rule):
         Code("JAX502", "unrolled-python-loop-in-jit", "Python `for` over a large static `range` in traced code", "sometimes"),
     )
     prefilter = ("range(",)
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     options = (
         Option("max-unrolled-trips", 100, "Loops with more trips than this are reported (at least 16)."),
     )
@@ -1204,7 +1207,8 @@ class UnrolledLoopRule(Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and a `for` over `range(...)` whose arguments are integer literals, module-level
-        names and arithmetic of those."""
+        names and arithmetic of those, in the own body of a function that may be traced (the trace
+        screen), nested in enough such loops to make the copies."""
         consts = _ast_int_constants(tree)
         jax = any(_imports_jax(node) for node in _walk_statements(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
         if not jax:
@@ -1226,12 +1230,18 @@ class UnrolledLoopRule(Rule):
             return 1
 
         # copies of the innermost body of nested static loops: the product of their trips
+        traced_loops: set[int] | None = None  # the loops of traced functions' own bodies, on first need
         stack: list[tuple[ast.AST, int]] = [(node, 1) for node in tree.body]
         while stack:
             node, outer = stack.pop()
             copies = outer * trips(node)
-            if copies > MIN_UNROLLED_TRIPS:
-                return True
+            if copies > MIN_UNROLLED_TRIPS and isinstance(node, ast.For):
+                if traced_loops is None:
+                    traced_loops = {
+                        id(n) for fn in trace_screen(tree).traced_functions() for n in fn.own if type(n) is ast.For
+                    }
+                if id(node) in traced_loops:
+                    return True
             for name in ("handlers", "cases", "finalbody", "orelse", "body"):
                 block = getattr(node, name, None)
                 if isinstance(block, list):

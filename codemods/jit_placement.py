@@ -21,6 +21,7 @@ from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, names_read, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Example, Rule, RuleContext
@@ -172,6 +173,7 @@ class JitPlacementRule(Rule):
         Code("JAX203", "jit-rewrap-in-loop", "module-level function re-wrapped by jit inside a loop", fix="sometimes"),
     )
     prefilter = ("jit", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     examples = (
         Example(
             bad="for i in range(n):\n    y = jax.jit(lambda v: v * s)(x)\n",

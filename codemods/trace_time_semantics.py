@@ -15,7 +15,7 @@ from codemods._command import commands_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import ast_statements
-from jaxfix.analysis.trace_screen import ScreenFunction, any_site
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
 from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites
 from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.walk import walk
@@ -276,6 +276,7 @@ class PrintInTracedCodeRule(Rule):
     name = "print-in-traced-code"
     codes = (Code("JAX401", "print-in-traced-code", "`print` of a traced value inside traced code", "sometimes"),)
     prefilter = ("print",)  # then could_match: a trace entry
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     verify_reference = "eager"
     examples = (
         Example(
@@ -583,6 +584,7 @@ class InPlaceUpdateRule(Rule):
         Code("JAX403", "in-place-update-on-traced-array", "`x[i] = v` / `x[i] += v` on a traced JAX array", "sometimes"),
     )
     prefilter = _ITEM_STORES  # then could_match: a trace entry
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     verify_reference = "eager"
     examples = (
         Example(
@@ -882,6 +884,7 @@ class NumpyOnTracedValueRule(Rule):
     name = "numpy-on-traced-value"
     codes = (Code("JAX402", "numpy-on-traced-value", "NumPy function applied to a traced value", "sometimes"),)
     prefilter = _PREFILTER
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     verify_reference = "eager"
     examples = (
         Example(
@@ -1038,6 +1041,7 @@ class OuterStateMutationRule(Rule):
         ),
     )
     prefilter = _PREFILTER
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     examples = (
         Example(
             "SCALE = 2.0\nseen = []\n\n\n@jax.jit\ndef f(x):\n    seen.append(x)\n    return x * SCALE\n\n\n"

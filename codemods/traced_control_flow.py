@@ -112,7 +112,7 @@ import libcst as cst
 
 from codemods._command import commands_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, is_hashable_literal, jit_contexts
-from jaxfix.analysis.trace_screen import ScreenFunction, any_site
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
 from jaxfix.analysis.traced import analyse_function
 from dataclasses import replace
 
@@ -210,6 +210,7 @@ class TracedControlFlowRule(Rule):
         Code("JAX307", "traced-shape", "array shape or slice bound computed from a traced value", "sometimes"),
     )
     prefilter = ("jit", "vmap", "lax", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     verify_reference = "eager"
     examples = (
         Example(

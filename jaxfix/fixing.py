@@ -45,8 +45,8 @@ def scan(
     project: Any = None,
 ) -> Scan:
     """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings."""
-    meta = [r for r in rules if r.sees_findings and any(token in source for token in r.prefilter)]
-    candidates = [r for r in rules if not r.sees_findings and any(token in source for token in r.prefilter)]
+    meta = [r for r in rules if r.sees_findings and r.passes_prefilter(source)]
+    candidates = [r for r in rules if not r.sees_findings and r.passes_prefilter(source)]
     result = Scan()
     raw: list[Finding] = []
     if candidates:

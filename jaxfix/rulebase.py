@@ -73,8 +73,10 @@ class Rule:
 
     name: ClassVar[str]
     codes: ClassVar[tuple[Code, ...]]
-    # A file must contain at least one of these substrings for the rule to run at all.
+    # A file must contain at least one of these substrings for the rule to run at all,
     prefilter: ClassVar[tuple[str, ...]]
+    # and, when set, match this pattern (for what a substring cannot pin down, like an import).
+    prefilter_pattern: ClassVar[re.Pattern[str] | None] = None
     options: ClassVar[tuple[Option, ...]] = ()
     examples: ClassVar[tuple[Example, ...]] = ()
     # What differential verification compares the rewrite against: the original "as-written",
@@ -85,6 +87,13 @@ class Rule:
     sees_findings: ClassVar[bool] = False
     # reads `ctx.project` (facts about the other files of the run), which the CLI then builds
     uses_project: ClassVar[bool] = False
+
+    @classmethod
+    def passes_prefilter(cls, source: str) -> bool:
+        """The text test before any parse. Must never reject a real match."""
+        return any(token in source for token in cls.prefilter) and (
+            cls.prefilter_pattern is None or cls.prefilter_pattern.search(source) is not None
+        )
 
     def could_match(self, tree: ast.Module) -> bool:
         """Second, cheaper-than-libcst filter on the stdlib AST. Must never reject a real match."""

@@ -65,7 +65,7 @@ def one(path: str) -> dict:
         return out
     ctx = RuleContext(source, path, options=Config().options(), project=_project, module=module, tree=tree)
     for rule in rules:
-        admitted = rule.could_match(tree)
+        admitted = rule.passes_prefilter(source) and rule.could_match(tree)  # the pattern is a screen too
         findings = [f"{f.code} {f.line}:{f.column}" for f in rule.check(ctx)]
         out["rules"][rule.name] = (admitted, findings)
     return out

@@ -12,10 +12,11 @@ from jaxfix.rulebase import RuleContext
 
 
 def screen_misses(source: str, path: str = "m.py") -> list[str]:
-    """`CODE line:col` of every finding a rule reports although its `could_match` rejects the text."""
+    """`CODE line:col` of every finding a rule reports although its screens (`passes_prefilter`,
+    then `could_match`) reject the text."""
     tree = ast.parse(source)
     rejecting = [r() for r in registry.all_rules() if not r.sees_findings]
-    rejecting = [r for r in rejecting if not r.could_match(tree)]
+    rejecting = [r for r in rejecting if not (r.passes_prefilter(source) and r.could_match(tree))]
     if not rejecting:
         return []
     ctx = RuleContext(source, path, options=Config().options(), project=None, module=parse_module(source), tree=tree)

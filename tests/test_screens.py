@@ -47,3 +47,39 @@ def _corpus_sample(n: int = 40) -> list[Path]:
 @pytest.mark.parametrize("source", IMPORT_CASES + [p.read_text(encoding="utf-8") for p in _corpus_sample()])
 def test_import_map_from_ast_equals_the_libcst_one(source):
     assert ImportMap.from_ast(ast.parse(source)).bindings == ImportMap.from_module(cst.parse_module(source)).bindings
+
+
+# -- the text pattern in front of the traced-code screens ------------------------------------------
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM  # noqa: E402
+
+NAMES_A_TRANSFORM = [
+    "import jax\n",
+    "import numpy as np, jax.numpy as jnp\n",
+    "import equinox as eqx\n",
+    "from jax import jit as J\n",
+    "from jax . lax import scan\n",
+    "from jax.experimental.pjit import pjit\n",
+    "from equinox import filter_jit\n",
+    "import \\\n    jax\n",
+    "from jax import (\n    vmap,\n)\n",
+    "from somewhere import *\ny = jax.jit(f)\n",  # `jax` bound by a star import: spelled out
+    "jax = load()\nf = (jax  # the library\n     .lax.scan(body, 0, xs))\n",
+]
+NAMES_NO_TRANSFORM = [
+    "from jax._src.api import jit\n",  # qualifies to jax._src.api.jit
+    "from .api import jit\nfrom . import lax\n",
+    "import jaxlib\nimport jax_utils\n",
+    "from jax._src import core\nx = core.jit_p\n",
+]
+
+
+@pytest.mark.parametrize("source", NAMES_A_TRANSFORM)
+def test_transform_pattern_admits_every_way_to_name_a_transform(source):
+    assert MAY_NAME_A_TRANSFORM.search(source)
+
+
+@pytest.mark.parametrize("source", NAMES_NO_TRANSFORM)
+def test_transform_pattern_rejects_texts_that_cannot(source):
+    assert not MAY_NAME_A_TRANSFORM.search(source)
+    bindings = ImportMap.from_ast(ast.parse(source)).bindings
+    assert not any(v == "jax" or v.startswith(("jax.lax", "jax.jit", "jax.vmap", "equinox")) for v in bindings.values())

@@ -26,6 +26,7 @@ against the jax/flax/optax corpus). The simplifications:
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -44,6 +45,21 @@ from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import STATIC_ATTRS, is_static_call_name, is_staged_call_name
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
+
+# The text test before the screen (`Rule.prefilter_pattern`): every transform and lax body the
+# analysis follows is named `jax.*` or `equinox.*`, so a name qualifies to one only through an
+# import of jax or equinox (`import jax`, `import a, jax.numpy as jnp`, `from jax import jit`,
+# `from jax.lax import scan`, `from jax.experimental.pjit import pjit`, `from equinox import
+# filter_jit`; `from jax._src.api import jit` qualifies to `jax._src.api.jit`, no transform), or
+# spelled out with `jax`/`equinox` unbound by any import (bound by an assignment or a star import).
+# Any text holding none of those spellings has no trace entry for the rules.
+MAY_NAME_A_TRANSFORM = re.compile(
+    r"\bimport\b[^\n]*\b(?:jax|equinox)\b"
+    r"|\b(?:import|from)\s*\\"
+    r"|\bfrom\s+(?:jax|equinox)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?))?\s+import\b"
+    r"|(?<![\w.])(?:jax|equinox)(?:\s|#[^\n]*)*\.\s*(?:jit|pmap|vmap|grad|value_and_grad|jacfwd|jacrev|hessian|jvp|vjp"
+    r"|linearize|checkpoint|remat|lax|experimental|filter_\w+)\b"
+)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _TRANSFORMED_CALL_PREFIXES = (
     "jax.vmap",
