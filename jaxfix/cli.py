@@ -496,6 +496,9 @@ def lsp() -> None:
 
 
 def main() -> None:
+    from jaxfix.runner import tune_gc
+
+    tune_gc()
     app()
 
 

