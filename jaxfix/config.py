@@ -10,6 +10,8 @@ import fnmatch
 import functools
 import hashlib
 import json
+import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -81,7 +83,10 @@ class Config:
         never the folders above it: checking a tree that lives under site-packages must work.
         `resolved` is `path` already resolved, when the caller has it (discovery does)."""
         rel = self._relative(path, walk_root, resolved)
-        return any(_path_matches(rel, p) for p in (*DEFAULT_EXCLUDE, *self.exclude))
+        component, whole = _exclude_matchers((*DEFAULT_EXCLUDE, *self.exclude))
+        if component is not None and any(component.match(os.path.normcase(part)) for part in rel.split("/")):
+            return True
+        return any(_path_matches(rel, p) for p in whole)
 
     def fingerprint(self) -> str:
         blob = json.dumps(
@@ -107,6 +112,18 @@ class Config:
 def _resolved_root(root: str) -> Path:
     """Config and walk roots, resolved once: a handful of folders asked about for every file."""
     return Path(root).resolve()
+
+
+@functools.lru_cache(maxsize=64)
+def _exclude_matchers(patterns: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
+    """(one regex for every pattern without '/', which matches any path component; the others).
+    Discovery asks for every file and folder: one compiled regex instead of one fnmatch per
+    component and pattern."""
+    component = [p.rstrip("/") for p in patterns if "/" not in p.rstrip("/")]
+    whole = tuple(p for p in patterns if "/" in p.rstrip("/"))
+    if not component:
+        return None, whole
+    return re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in component)), whole
 
 
 def _path_matches(rel: str, pattern: str) -> bool:
