@@ -90,9 +90,15 @@ def run_paths(
     if options.shard is not None:
         files = [p for p in files if in_shard(p, options.shard)]
     configs: dict[Path, Config] = {}
+    by_folder: dict[Path, Config] = {}  # files of one folder share its config (a link: its target's)
     for path in files:
         try:
-            configs[path] = resolver.for_path(path)
+            if path.is_symlink():
+                configs[path] = resolver.for_path(path)
+            else:
+                if path.parent not in by_folder:
+                    by_folder[path.parent] = resolver.for_path(path.parent)
+                configs[path] = by_folder[path.parent]
         except ConfigError as exc:
             outcome.errors.append(str(exc))
     # the index covers every discovered file, also those outside --changed-since or the shard

@@ -23,9 +23,13 @@ from jaxfix.cache import code_fingerprint, store_pickle
 def module_name_for(path: str | os.PathLike, packages: dict[Path, list[str]] | None = None) -> tuple[str, bool]:
     """(dotted module name, is_package) from the file's place among `__init__.py` packages.
     `packages` (folder -> its dotted package parts) saves the walk up for files of one folder."""
-    p = Path(path).resolve()
+    return _module_name(Path(path).resolve(), {} if packages is None else packages)
+
+
+def _module_name(p: Path, packages: dict[Path, list[str]]) -> tuple[str, bool]:
+    """`module_name_for` of an already resolved path."""
     is_package = p.name == "__init__.py"
-    parts = [*_package_parts(p.parent, {} if packages is None else packages)]
+    parts = [*_package_parts(p.parent, packages)]
     if not is_package:
         parts.append(p.stem)
     return ".".join(parts) or p.stem, is_package
@@ -135,7 +139,7 @@ def build_project_index(
             path = Path(raw)
             if path.suffix in (".py", ".pyi"):
                 resolved = path.resolve()
-                name, is_package = module_name_for(resolved, packages)
+                name, is_package = _module_name(resolved, packages)
                 index.paths[str(resolved)] = (name, is_package)
                 index.pending.setdefault(name, (str(path), is_package))
         return index
@@ -151,7 +155,7 @@ def build_project_index(
             index.errors[str(path)] = f"{type(exc).__name__}: {exc}"
             continue
         resolved = path.resolve()
-        name, is_package = module_name_for(resolved, packages)
+        name, is_package = _module_name(resolved, packages)
         index.paths[str(resolved)] = (name, is_package)
         key = hashlib.sha256(b"%s\0%d\0%s" % (name.encode(), is_package, data)).hexdigest()
         summary = store.get(key)
