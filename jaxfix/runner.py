@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxfix.cache import ResultCache, cache_key
@@ -73,7 +73,8 @@ def run_job(job: Job) -> FileOutcome:
     if hit is not None:
         return hit
     outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=_shared_project)
-    ResultCache(job.cache_dir).put(_key(job, data), outcome.result)
+    # the source text is the file's bytes decoded, which a hit has anyway: not stored twice
+    ResultCache(job.cache_dir).put(_key(job, data), replace(outcome.result, source=""))
     return outcome
 
 
@@ -94,9 +95,11 @@ def cached_outcome(job: Job, data: bytes | None = None) -> FileOutcome | None:
     if hit is None:
         return None
     try:
-        encoding = decode(data).encoding
+        source = decode(data)
     except SourceError:
-        encoding = None
+        encoding = None  # a file that does not decode: its cached result is the error
+    else:
+        encoding, hit.source = source.encoding, source.text
     return FileOutcome(hit, encoding=encoding, original_bytes=data, cached=True)
 
 

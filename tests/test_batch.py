@@ -131,3 +131,14 @@ def test_killed_write_leaves_every_file_old_or_new(tmp_path):
     # A kill between creating and renaming a temporary file can leave that temporary file, never a
     # half-written module.
     assert all(p.suffix == ".py" or p.name.endswith(".jaxfix-tmp") for p in tmp_path.iterdir())
+
+
+def test_cached_fix_diffs_equal_fresh_ones(tmp_path):
+    """Cached results leave the source text out (the file's bytes give it back): diffs from a
+    warm run must still be byte-for-byte those of a fresh one."""
+    make_repo(tmp_path)
+    fresh = cli("fix", ".", "--no-cache", cwd=tmp_path)
+    cold = cli("fix", ".", cwd=tmp_path)
+    warm = cli("fix", ".", cwd=tmp_path)
+    assert fresh[0] == 1 and "+++" in fresh[1]
+    assert cold == fresh and warm == fresh
