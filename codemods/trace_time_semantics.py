@@ -15,7 +15,7 @@ from codemods._command import commands_for
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import ast_statements
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site, target_names
 from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites
 from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.walk import walk
@@ -119,7 +119,7 @@ def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
             for t in n.targets:
                 if type(t) is ast.Name and t.id == name:
                     values.append(n.value)
-                elif isinstance(t, (ast.Tuple, ast.List, ast.Starred)) and name in _ast_target_names(t):
+                elif isinstance(t, (ast.Tuple, ast.List, ast.Starred)) and name in target_names(t):
                     values.append(None)
         elif type(n) is ast.AnnAssign and type(n.target) is ast.Name and n.target.id == name:
             values.append(n.value)
@@ -132,16 +132,6 @@ def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
         )
         for v in values
     )
-
-
-def _ast_target_names(target: ast.AST) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for el in target.elts for n in _ast_target_names(el)]
-    if isinstance(target, ast.Starred):
-        return _ast_target_names(target.value)
-    return []
 
 
 def _traced_functions(ctx: RuleContext) -> list[FuncInfo]:

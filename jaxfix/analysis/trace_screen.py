@@ -93,6 +93,7 @@ class ScreenFunction:
     _own: list[ast.AST] | None = None
     _children: list["ScreenFunction"] = field(default_factory=list)
     _locals: set[str] | None = None
+    _stored: set[str] | None = None
 
     @property
     def locals(self) -> set[str]:
@@ -129,7 +130,9 @@ class ScreenFunction:
     @property
     def stored(self) -> set[str]:
         """Every name the own body binds, comprehension and walrus targets included."""
-        return self.locals | {n.id for n in self.own if type(n) is ast.Name and type(n.ctx) is ast.Store}
+        if self._stored is None:
+            self._stored = self.locals | {n.id for n in self.own if type(n) is ast.Name and type(n.ctx) is ast.Store}
+        return self._stored
 
     @property
     def children(self) -> list["ScreenFunction"]:
@@ -249,11 +252,11 @@ class ScreenFunction:
             and not isinstance(it.args[0], ast.Starred)
             and self.screen.names.qualify_ast(it.func) == "enumerate"
         ):
-            return [(n, False) for n in _target_names(target.elts[0])] + self.loop_bindings(
+            return [(n, False) for n in target_names(target.elts[0])] + self.loop_bindings(
                 target.elts[1], it.args[0], env
             )
         traced = self._expr(it, env)
-        return [(n, traced) for n in _target_names(target)]
+        return [(n, traced) for n in target_names(target)]
 
     # -- the traced set of this function's own body ------------------------------------
     def settle(self) -> None:
@@ -290,19 +293,20 @@ class ScreenFunction:
 _BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)
 
 
-def _target_names(target: ast.AST) -> list[str]:
+def target_names(target: ast.AST) -> list[str]:
+    """Names an assignment target binds (`a`, `a, (b, *c)`), on the stdlib AST."""
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for el in target.elts for n in _target_names(el)]
+        return [n for el in target.elts for n in target_names(el)]
     if isinstance(target, ast.Starred):
-        return _target_names(target.value)
+        return target_names(target.value)
     return []
 
 
 def _bind_names(target: ast.AST) -> list[str]:
     """Names a traced assignment to `target` makes traced: `x[i] = v` and `x.a = v` taint `x`."""
-    names = _target_names(target)
+    names = target_names(target)
     if names or isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
         return names
     while isinstance(target, (ast.Subscript, ast.Attribute)):
@@ -318,9 +322,9 @@ def _assigned_names(body: list[ast.stmt]) -> set[str]:
         s = stack.pop()
         if isinstance(s, ast.Assign):
             for t in s.targets:
-                found.update(_target_names(t))
+                found.update(target_names(t))
         elif isinstance(s, ast.AugAssign) or (isinstance(s, ast.AnnAssign) and s.value is not None):
-            found.update(_target_names(s.target))
+            found.update(target_names(s.target))
         elif isinstance(s, (ast.Import, ast.ImportFrom)):
             for alias in s.names:
                 if alias.name != "*":
@@ -329,11 +333,11 @@ def _assigned_names(body: list[ast.stmt]) -> set[str]:
             found.add(s.name)
             continue
         elif isinstance(s, (ast.For, ast.AsyncFor)):
-            found.update(_target_names(s.target))
+            found.update(target_names(s.target))
         elif isinstance(s, (ast.With, ast.AsyncWith)):
             for item in s.items:
                 if item.optional_vars is not None:
-                    found.update(_target_names(item.optional_vars))
+                    found.update(target_names(item.optional_vars))
         elif isinstance(s, ast.ExceptHandler) and s.name:
             found.add(s.name)
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
@@ -353,7 +357,7 @@ class TraceScreen:
         self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `_info`
         self.defs_by_name: dict[str, list[ast.AST]] = {}  # every def, any scope, methods too
         self.method_defs: dict[str, list[ast.AST]] = {}
-        self.class_of: dict[int, str] = {}  # id of a def directly in a class body -> class name
+        self.class_of: dict[int, ast.ClassDef] = {}  # id of a def directly in a class body -> the class
         self.calls: list[ast.Call] = []
         self.aliases: dict[str, list[ScreenFunction]] = {}
         self.assigned_to: dict[int, str] = {}  # id of a call or lambda -> the one name it is assigned to
@@ -393,7 +397,7 @@ class TraceScreen:
                 self.classes.append(node)
                 for child in node.body:
                     if type(child) is ast.FunctionDef or type(child) is ast.AsyncFunctionDef:
-                        class_of[id(child)] = node.name
+                        class_of[id(child)] = node
 
     def _info(self, node, parent: ScreenFunction | None = None) -> ScreenFunction:
         info = self.functions.get(node)
@@ -413,7 +417,7 @@ class TraceScreen:
             node=node,
             name=getattr(node, "name", "<lambda>"),
             parent=parent,
-            class_name=self.class_of.get(id(node)),
+            class_name=self.class_of[id(node)].name if id(node) in self.class_of else None,
             params=positional + [p.arg for p in a.kwonlyargs] + sorted(star),
             positional=positional,
             star_params=star,
@@ -537,7 +541,7 @@ class TraceScreen:
         if found is not None:
             return found
         out: set[str] = set()
-        owner = self._class_node_of(info)
+        owner = self.class_of.get(id(info.node))
         if info.is_method and owner is not None and id(owner) in self.plain_method_classes:
             out.add(info.positional[0])
         a = info.node.args
@@ -556,14 +560,6 @@ class TraceScreen:
                 out.add(param)
         self._static_params[info] = out
         return out
-
-    def _class_node_of(self, info: ScreenFunction) -> ast.ClassDef | None:
-        if info.class_name is None:
-            return None
-        for cls in self.classes:
-            if info.node in cls.body:
-                return cls
-        return None
 
     def _enter(self, info: ScreenFunction, traced: set[str]) -> bool:
         grew = not info.in_trace or not traced <= info.traced_params
