@@ -710,11 +710,7 @@ class _Planner:
         return self._fresh(f"_{base}_{suffix}")
 
     def _fresh(self, stem: str) -> str:
-        name, n = stem, 2
-        while name in self.taken:
-            name, n = f"{stem}_{n}", n + 1
-        self.taken.add(name)
-        return name
+        return self.ctx.fresh_name(stem, self.taken)
 
     def _lambda_base(self, site: _Site, lam: cst.Lambda) -> str:
         callee = lam.body.func if isinstance(lam.body, cst.Call) else None

@@ -390,13 +390,7 @@ class _FunctionChecker:
                 taken |= parent.facts.locals if parent.facts is not None else set()
                 parent = parent.parent
             self._taken = taken
-        name = base
-        i = 1
-        while name in self._taken:
-            i += 1
-            name = f"{base}_{i}"
-        self._taken.add(name)
-        return name
+        return self.ctx.fresh_name(base, self._taken)
 
     # -- JAX307 shapes and slices ----------------------------------------------------------
     def check_shape_call(self, n: cst.Call, stmt) -> Finding | None:

@@ -19,15 +19,16 @@ SMALL_TEXT = 4096  # below this no Python text nests deep enough to matter: pars
 _stack_lock = threading.Lock()
 
 
-def parse_module(source: str) -> cst.Module:
+def parse_module(source: str, config: cst.PartialParserConfig | None = None) -> cst.Module:
     """`cst.parse_module(source)`, run on a big stack for larger texts; raises what it raises."""
+    config = config or cst.PartialParserConfig()
     if len(source) < SMALL_TEXT:
-        return cst.parse_module(source)
+        return cst.parse_module(source, config)
     box: dict[str, object] = {}
 
     def work() -> None:
         try:
-            box["module"] = cst.parse_module(source)
+            box["module"] = cst.parse_module(source, config)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
             box["error"] = exc
 
@@ -35,7 +36,7 @@ def parse_module(source: str) -> cst.Module:
         try:
             old = threading.stack_size(BIG_STACK)
         except (ValueError, RuntimeError):  # platform without settable stacks
-            return cst.parse_module(source)
+            return cst.parse_module(source, config)
         try:
             thread = threading.Thread(target=work, name="jaxfix-parse", daemon=True)
             thread.start()
@@ -44,7 +45,7 @@ def parse_module(source: str) -> cst.Module:
         finally:
             threading.stack_size(old)
     if thread is None:
-        return cst.parse_module(source)
+        return cst.parse_module(source, config)
     thread.join()
     if "error" in box:
         raise box["error"]  # type: ignore[misc]

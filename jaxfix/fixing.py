@@ -35,6 +35,16 @@ class Scan:
     errors: list[str] = field(default_factory=list)
 
 
+@dataclass
+class RawScan:
+    """What the ordinary rules found before other-findings rules and noqa had their say."""
+
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    names_asked: set[str] = field(default_factory=set)  # fresh names the fixes considered
+    undecided: bool = False  # a fresh name was spelled in code left out of the text (`elsewhere`)
+
+
 def scan(
     source: str,
     path: str,
@@ -45,39 +55,83 @@ def scan(
     project: Any = None,
 ) -> Scan:
     """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings."""
-    meta = [r for r in rules if r.sees_findings and r.passes_prefilter(source)]
+    raw = scan_raw(source, path, rules, code_filter=code_filter, options=options, project=project)
+    return settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter)
+
+
+def scan_raw(
+    source: str,
+    path: str,
+    rules: Sequence[Rule],
+    *,
+    code_filter: Callable[[str], bool] = lambda code: True,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    project: Any = None,
+    tree: ast.Module | None = None,
+    parse_config: cst.PartialParserConfig | None = None,
+    elsewhere: Callable[[str], bool] | None = None,
+) -> RawScan:
+    """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`).
+
+    `parse_config` and `elsewhere` serve a reduced text (`jaxfix.incremental`): the module's
+    indentation, and whether a name is spelled in the code the reduced text left out.
+    """
     candidates = [r for r in rules if not r.sees_findings and r.passes_prefilter(source)]
-    result = Scan()
-    raw: list[Finding] = []
+    result = RawScan()
     if candidates:
-        try:
-            tree = ast.parse(source, filename=path)
-        except SyntaxError as exc:
-            raise AnalysisError(f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}") from None
-        except (ValueError, RecursionError, MemoryError) as exc:
-            raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}") from None
+        if tree is None:
+            tree = parse_ast(source, path)
         candidates = [r for r in candidates if r.could_match(tree)]
     if candidates:
         try:
-            module = parse_module(source)
+            module = parse_module(source, parse_config)
         except cst.ParserSyntaxError as exc:
             raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
         except RecursionError:
             raise AnalysisError("expression nested too deeply for the parser") from None
-        ctx = RuleContext(source, path, options=options, project=project, module=module, tree=tree)
+        ctx = RuleContext(
+            source, path, options=options, project=project, module=module, tree=tree, elsewhere=elsewhere
+        )
         for rule in candidates:
             try:
-                raw.extend(f for f in rule.check(ctx) if code_filter(f.code))
+                result.findings.extend(f for f in rule.check(ctx) if code_filter(f.code))
             except RecursionError:
                 result.errors.append(f"rule {rule.name}: code nested too deeply to analyse")
             except Exception as exc:  # a bug in one rule must not lose the others' results
                 result.errors.append(f"internal error in rule {rule.name}: {type(exc).__name__}: {exc}")
-    for rule in meta:
-        raw.extend(f for f in rule.check_findings(source, path, list(raw), code_filter) if code_filter(f.code))
-    lines = source.splitlines()
-    result.findings = [f for f in raw if not is_suppressed(f, lines)]
-    result.findings.sort(key=Finding.sort_key)
+        result.names_asked = ctx.names_asked
+        result.undecided = ctx.undecided
     return result
+
+
+def parse_ast(source: str, path: str) -> ast.Module:
+    """`ast.parse`, with the one-line `AnalysisError` every front end reports."""
+    try:
+        return ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        raise AnalysisError(f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}") from None
+
+
+def settle(
+    source: str,
+    path: str,
+    rules: Sequence[Rule],
+    raw: list[Finding],
+    errors: list[str],
+    *,
+    code_filter: Callable[[str], bool] = lambda code: True,
+) -> Scan:
+    """Let the rules that read other findings (JAX001) add theirs, then apply noqa and sort."""
+    raw = list(raw)
+    for rule in rules:
+        if rule.sees_findings and rule.passes_prefilter(source):
+            raw.extend(f for f in rule.check_findings(source, path, list(raw), code_filter) if code_filter(f.code))
+    lines = source.splitlines()
+    findings = [f for f in raw if not is_suppressed(f, lines)]
+    findings.sort(key=Finding.sort_key)
+    return Scan(findings=findings, errors=list(errors))
 
 
 def fix_is_wanted(finding: Finding, unsafe_fixes: bool) -> bool:

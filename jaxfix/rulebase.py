@@ -132,6 +132,7 @@ class RuleContext:
         project: Any = None,
         module: cst.Module | None = None,
         tree: ast.Module | None = None,
+        elsewhere: Callable[[str], bool] | None = None,
     ) -> None:
         self.source = source
         self.path = path
@@ -141,6 +142,9 @@ class RuleContext:
         self._tree = tree
         self._wrapper: MetadataWrapper | None = None
         self._facts: dict[Any, Any] = {}
+        self._elsewhere = elsewhere
+        self.names_asked: set[str] = set()
+        self.undecided = False
 
     # -- parsing (each parser at most once) -------------------------------
     @property
@@ -217,6 +221,29 @@ class RuleContext:
         raise KeyError(f"{rule.name} has no option {name!r}")
 
     # -- building results ----------------------------------------------------
+    def fresh_name(self, stem: str, taken: set[str]) -> str:
+        """`stem`, else `stem_2`, `stem_3`, ...: the first not in `taken`, which it then joins.
+
+        Every name asked about is recorded, because a fix's spelling depends on code far from
+        it: an incremental analysis reuses the fix only while no other code starts spelling
+        one. On a reduced text a name spelled in the left-out code cannot be decided here
+        (`undecided`; the caller analyses the whole text instead).
+        """
+        name, n = stem, 2
+        while self._is_taken(name, taken):
+            name, n = f"{stem}_{n}", n + 1
+        taken.add(name)
+        return name
+
+    def _is_taken(self, name: str, taken: set[str]) -> bool:
+        self.names_asked.add(name)
+        if name in taken:
+            return True
+        if self._elsewhere is not None and self._elsewhere(name):
+            self.undecided = True
+            return True
+        return False
+
     def finding(
         self, rule: type[Rule] | Rule, code: str, node: cst.CSTNode, message: str, fix: Fix | None = None
     ) -> Finding:

@@ -10,7 +10,6 @@ document is thrown away.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import logging
 import re
@@ -27,8 +26,9 @@ from pygls import uris
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
-from jaxfix import __version__, registry
+from jaxfix import __version__
 from jaxfix.engine import analyze
+from jaxfix.incremental import IncrementalAnalyzer
 from jaxfix.lsp import actions, verification
 from jaxfix.lsp.diagnostics import match_findings, to_diagnostic, to_range
 from jaxfix.lsp.positions import LineIndex
@@ -62,6 +62,7 @@ class DocumentState:
     inflight: tuple[str, int, asyncio.Future] | None = None  # (text, generation, analysis)
     fix_all: tuple[tuple[str, int], str | None] | None = None  # ((text, generation), fixed text)
     diagnostics: list[types.Diagnostic] = field(default_factory=list)
+    analyzer: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)  # used by the analysis thread only
 
 
 def _document_path(uri: str) -> str | None:
@@ -72,22 +73,6 @@ def _document_path(uri: str) -> str | None:
 
 def _analysis_path(uri: str) -> str:
     return _document_path(uri) or uri
-
-
-def _parse_error(text: str) -> str | None:
-    """Why `text` does not parse (one line), or None when it does."""
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        return f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return f"cannot parse: {type(exc).__name__}: {exc}"
-    return None
-
-
-def _sees_findings(code: str) -> bool:
-    found = registry.find_code(code)
-    return found is None or bool(getattr(found[0], "sees_findings", False))
 
 
 def _kind_wanted(kind: str, only: list[str] | None) -> bool:
@@ -144,12 +129,12 @@ class JaxfixLanguageServer(LanguageServer):
         path = _analysis_path(uri)
         config = self.settings.config_for(_document_path(uri))
         started = time.perf_counter()
-        result = analyze(text, path, config, fix=False)
-        # A finding of an ordinary rule proves the text parsed. Without one, the engine may
-        # have skipped parsing (no prefilter matched) or run only rules that read comments
-        # and other findings (JAX001), so ask the parser: half-typed code keeps its last good
-        # diagnostics instead of making them flicker, or worse, reporting every noqa unused.
-        problem = None if any(not _sees_findings(f.code) for f in result.findings) else _parse_error(text)
+        state = self.documents.get(uri)
+        analyzer = state.analyzer if state is not None else IncrementalAnalyzer()
+        result = analyzer.analyze(text, path, config)
+        # Half-typed code keeps its last good diagnostics instead of making them flicker, or
+        # worse, reporting every noqa unused.
+        problem = analyzer.parse_error
         return Analysis(text, version, generation, result, problem is None, time.perf_counter() - started, problem)
 
     def _analyze_if_current(self, text: str, version: int | None, uri: str, generation: int) -> Analysis | None:

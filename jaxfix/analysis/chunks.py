@@ -1,0 +1,320 @@
+"""A module as chunks (its top-level statements, line-granular) and which chunks can affect which.
+
+Every rule reaches from one top-level statement to another only through names: a jitted
+function calls a module function by name, `jax.jit(f)` names `f`, a method is found by its
+attribute name, a pytree class is named by its registration. So two chunks that share no
+name (one binding what the other spells) cannot change each other's findings, and an edit
+inside one function needs only its connected chunks re-analysed (`jaxfix.incremental`).
+Import-only chunks take part in every analysis and link nothing: they bind what every
+chunk reads, but their meaning never depends on another chunk.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One top-level statement (or several sharing a line) with the blank and comment lines
+    before it, as libcst attaches them: `source[start:end]` = lines `line..last_line`, the
+    statement itself from `code_start` (line `first_line`, decorators included)."""
+
+    line: int
+    first_line: int
+    last_line: int
+    start: int
+    code_start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ChunkNames:
+    """The names one chunk shares with others: module names it binds and reads (a function's
+    own locals are not reads), attribute names it defines (class bodies, `self.x = ...`) and
+    reads."""
+
+    binds: frozenset[str]
+    reads: frozenset[str]
+    attrs: frozenset[str]
+    attr_reads: frozenset[str]
+    imports_only: bool
+
+
+def line_starts(source: str) -> list[int]:
+    """Offsets where each line begins, as Python counts lines (`\\n`, `\\r\\n` or `\\r`)."""
+    starts = [0]
+    starts.extend(m.end() for m in re.finditer(r"\r\n|\r|\n", source))
+    return starts
+
+
+def split_chunks(source: str, tree: ast.Module, starts: list[int] | None = None) -> list[Chunk]:
+    """The top-level statements of `tree` as chunks that tile the text up to the last statement;
+    statements sharing a line share a chunk."""
+    starts = line_starts(source) if starts is None else starts
+    spans: list[list[int]] = []
+    for node in tree.body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        last = node.end_lineno or node.lineno
+        if spans and first <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], last)
+        else:
+            spans.append([first, last])
+    chunks: list[Chunk] = []
+    for first, last in spans:
+        line = chunks[-1].last_line + 1 if chunks else 1
+        start, code_start = starts[line - 1], starts[first - 1]
+        end = starts[last] if last < len(starts) else len(source)
+        chunks.append(Chunk(line, first, last, start, code_start, end, source[start:end]))
+    return chunks
+
+
+def _is_import_only(statements: list[ast.stmt]) -> bool:
+    for node in statements:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        if isinstance(node, ast.If) and _is_import_only(node.body) and _is_import_only(node.orelse):
+            continue
+        if isinstance(node, ast.Try) and all(
+            _is_import_only(part) for part in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers))
+        ):
+            continue
+        return False
+    return True
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, *_COMPREHENSIONS)
+
+
+def _arguments(args: ast.arguments) -> list[ast.arg]:
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)]
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """The names `node` binds in the scope it stands in (not those of scopes nested in it)."""
+    if isinstance(node, ast.Name):
+        return set() if isinstance(node.ctx, ast.Load) else {node.id}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, ast.alias):
+        return {node.asname or node.name.split(".")[0]} if node.name != "*" else set()
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return {node.name} if node.name else set()
+    if isinstance(node, ast.MatchMapping):
+        return {node.rest} if node.rest else set()
+    return set()
+
+
+def _scope_parts(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+    """(evaluated in the enclosing scope, evaluated in the node's own scope) for a nested scope."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = node.args
+        outer = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+        if not isinstance(node, ast.Lambda):
+            outer += [*node.decorator_list, *(a.annotation for a in _arguments(args) if a.annotation)]
+            outer += [node.returns] if node.returns else []
+            return outer, list(node.body)
+        return outer, [node.body]
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords], list(node.body)
+    first, *rest = node.generators
+    inner = [first.target, *first.ifs, *rest, *([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt])]
+    return [first.iter], inner
+
+
+def _locals(node: ast.AST) -> set[str]:
+    """Names local to a function, lambda or comprehension: bound anywhere in it, not declared global."""
+    names: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        names.update(a.arg for a in _arguments(node.args))
+    todo = list(_scope_parts(node)[1])
+    while todo:
+        child = todo.pop()
+        names |= _bound_names(child)
+        if isinstance(child, (ast.Global, ast.Nonlocal)):
+            declared.update(child.names)
+        if isinstance(child, _NESTED):
+            todo.extend(_scope_parts(child)[0])
+        else:
+            todo.extend(ast.iter_child_nodes(child))
+    return names - declared
+
+
+class _Names:
+    """Walks one chunk, keeping the stack of scopes to tell module names from locals."""
+
+    @staticmethod
+    def _global_root(func: ast.AST, functions: tuple[set[str], ...], in_class: set[str] | None) -> bool:
+        """Whether a called expression is a module name or an attribute path from one."""
+        while isinstance(func, ast.Attribute):
+            func = func.value
+        return (
+            isinstance(func, ast.Name)
+            and not any(func.id in scope for scope in functions)
+            and not (in_class and func.id in in_class)
+        )
+
+    def __init__(self) -> None:
+        self.binds: set[str] = set()
+        self.reads: set[str] = set()
+        self.attrs: set[str] = set()
+        self.attr_reads: set[str] = set()
+
+    def visit(self, node: ast.AST, functions: tuple[set[str], ...], in_class: set[str] | None) -> None:
+        """`functions`: locals of the enclosing function scopes; `in_class`: the class scope's names."""
+        bound = _bound_names(node)
+        if bound:
+            if in_class is not None:
+                self.attrs |= bound
+                in_class |= bound
+            elif not functions:
+                self.binds |= bound
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if not any(node.id in scope for scope in functions) and not (in_class and node.id in in_class):
+                self.reads.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            (self.attr_reads if isinstance(node.ctx, ast.Load) else self.attrs).add(node.attr)
+        elif isinstance(node, ast.Global):
+            self.binds.update(node.names)
+            self.reads.update(node.names)
+        elif isinstance(node, ast.Call) and not self._global_root(node.func, functions, in_class):
+            # `model(x)` on a parameter or attribute may run a class's `__call__` (the rules pick
+            # the module's one pytree class defining it).
+            self.attr_reads.add("__call__")
+        elif isinstance(node, ast.alias):
+            # The rules read imports module-wide (`ImportMap` takes every import statement,
+            # nested ones too), so an import anywhere binds its name for every chunk.
+            self.binds |= _bound_names(node)
+        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            self.binds.add(node.target.id)  # may bind outside a comprehension: a link too many is harmless
+        if isinstance(node, _NESTED):
+            outer, inner = _scope_parts(node)
+            for child in outer:
+                self.visit(child, functions, in_class)
+            if isinstance(node, ast.ClassDef):
+                for child in inner:
+                    self.visit(child, functions, set())
+            else:
+                for child in inner:
+                    self.visit(child, (*functions, _locals(node)), None)
+            return
+        for child in ast.iter_child_nodes(node):
+            self.visit(child, functions, in_class)
+
+
+@functools.lru_cache(maxsize=4096)
+def chunk_names(text: str) -> ChunkNames | None:
+    """The names of one chunk's text (cached by text: unchanged chunks cost nothing).
+
+    None when the text does not parse alone, which cannot happen for a chunk cut from a
+    module that parses, except for a chunk indented under a line continuation.
+    """
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names = _Names()
+    for statement in body:
+        names.visit(statement, (), None)
+    return ChunkNames(
+        frozenset(names.binds),
+        frozenset(names.reads),
+        frozenset(names.attrs),
+        frozenset(names.attr_reads),
+        _is_import_only(body),
+    )
+
+
+def components(names: list[ChunkNames]) -> list[list[int]]:
+    """Groups of chunk indices linked by names (import-only chunks left out), in source order.
+
+    Linked: a chunk reading or binding a module name another binds; a chunk reading an
+    attribute name and every chunk defining it.
+    """
+    parent = list(range(len(names)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def link(i: int, j: int | None) -> None:
+        if j is not None:
+            parent[find(i)] = find(j)
+
+    linked = [i for i, chunk in enumerate(names) if not chunk.imports_only]
+    binders: dict[str, int] = {}
+    definers: dict[str, list[int]] = {}
+    for i in linked:
+        for name in names[i].binds:
+            link(i, binders.setdefault(name, i))
+        for name in names[i].attrs:
+            definers.setdefault(name, []).append(i)
+    read: set[str] = set()
+    for i in linked:
+        for name in names[i].reads:
+            link(i, binders.get(name))
+        for name in names[i].attr_reads & definers.keys():
+            link(i, definers[name][0])
+            read.add(name)
+    for name in read:
+        # An attribute is resolved to a method only when one class defines it: the definers
+        # of a name someone reads decide together.
+        for i in definers[name][1:]:
+            link(i, definers[name][0])
+    groups: dict[int, list[int]] = {}
+    for i in linked:
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values())
+
+
+def default_indent(source: str, tree: ast.Module, starts: list[int] | None = None) -> str:
+    """The indentation libcst detects for a module (its first indented block's), without tokenizing.
+
+    A reduced text (`jaxfix.incremental`) may have blanked that block, so its parse is told.
+    """
+    starts = line_starts(source) if starts is None else starts
+    for node in tree.body:
+        indent = _first_block_indent(node, source, starts)
+        if indent is not None:
+            return indent
+    return "    "
+
+
+def _line(source: str, starts: list[int], number: int) -> str:
+    end = starts[number] if number < len(starts) else len(source)
+    return source[starts[number - 1] : end].rstrip("\r\n")
+
+
+def _first_block_indent(node: ast.AST, source: str, starts: list[int]) -> str | None:
+    """The indentation of the first block of `node` that starts on a line of its own, if any."""
+    if isinstance(node, ast.Match):
+        line = _line(source, starts, node.cases[0].pattern.lineno)
+        return line[: len(line) - len(line.lstrip())]
+    blocks = [getattr(node, "body", None), *(h.body for h in getattr(node, "handlers", ())), getattr(node, "orelse", None)]
+    blocks.append(getattr(node, "finalbody", None))
+    for block in blocks:
+        if not isinstance(block, list) or not block:
+            continue
+        first = block[0]
+        decorators = getattr(first, "decorator_list", ())
+        line_number = min([first.lineno, *(d.lineno for d in decorators)])
+        column = decorators[0].col_offset - 1 if decorators and decorators[0].lineno == line_number else first.col_offset
+        line = _line(source, starts, line_number)
+        prefix = line[: len(line) - len(line.lstrip())]
+        if prefix and len(prefix) == column:
+            return prefix
+        if block is getattr(node, "orelse", None) and isinstance(first, ast.If) and not prefix:
+            found = _first_block_indent(first, source, starts)  # `elif`: its blocks follow
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,336 @@
+"""Analysing an edited document again by reusing what the edit cannot have changed.
+
+The language server analyses a document after every pause in typing; a full analysis of a
+2,000-line module costs most of a second, mostly libcst parsing and rule walks of code the
+edit never touched. Findings of a group of top-level statements linked by names
+(`analysis.chunks`) depend only on that group and the module's imports, so each group's
+findings are kept, keyed by the group's texts, and an edit re-analyses only the groups
+whose texts changed. They are analysed on a reduced text in which every other statement is
+a placeholder of the same lines and length (`(`, spaces, `)`), so lines, columns and
+offsets are the document's own and libcst gives each kept statement the same comments.
+
+Whatever the reduced text cannot decide falls back to the whole text: a fix whose new
+name is spelled in left-out code, a finding outside its group, an internal rule error.
+`tests/test_incremental.py` checks the result equals `engine.analyze` on every fixture
+under many edits.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import libcst as cst
+
+from jaxfix.analysis.chunks import Chunk, chunk_names, components, default_indent, line_starts, split_chunks
+from jaxfix.config import Config
+from jaxfix.engine import selected_rules
+from jaxfix.fixing import AnalysisError, RawScan, parse_ast, scan_raw, settle
+from jaxfix.model import Edit, FileResult, Finding
+from jaxfix.suppression import skips_file
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A finding with its places relative to the chunks of its group: (chunk in group, offset)."""
+
+    finding: Finding
+    chunk: int
+    line: int  # lines after the chunk's first line
+    edits: tuple[tuple[int, int, int], ...]  # (chunk in group, start, end) of each fix edit
+
+
+@dataclass
+class _Entry:
+    kept: list[_Kept]
+    names: dict[str, tuple[str, ...]]  # fresh name a fix asked about -> outside chunks spelling it
+
+
+@dataclass
+class Stats:
+    """What the last analysis did, for the benchmark and the tests."""
+
+    groups: int = 0
+    analysed: int = 0  # groups analysed (the rest were reused)
+    whole_text: bool = True
+
+
+@dataclass
+class IncrementalAnalyzer:
+    """One document's analyses; `analyze` returns what `engine.analyze(fix=False)` would."""
+
+    _key: tuple[Config, str] | None = None
+    _entries: dict[tuple, _Entry] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
+    parse_error: str | None = None  # why the last text did not parse; None when it did
+
+    def analyze(self, source: str, path: str, config: Config) -> FileResult:
+        result = FileResult(path=path, source=source)
+        self.stats = Stats()
+        try:
+            tree = parse_ast(source, path)
+        except AnalysisError as exc:
+            self.parse_error = str(exc)
+            if not skips_file(source):
+                result.error = self.parse_error
+            return result
+        self.parse_error = None
+        if skips_file(source):
+            return result
+        if self._key != (config, path):
+            self._key, self._entries = (config, path), {}
+        rules = selected_rules(config, path)
+        code_filter = lambda code: config.code_selected(code, path)  # noqa: E731
+        run = _Run(_Plan(source, tree), path, rules, code_filter, config.options())
+        raw, errors = self._raw_findings(run)
+        settled = settle(source, path, rules, raw, errors, code_filter=code_filter)
+        result.findings = result.remaining = settled.findings
+        if settled.errors:
+            result.error = "; ".join(settled.errors)
+        return result
+
+    def _raw_findings(self, run: "_Run") -> tuple[list[Finding], list[str]]:
+        plan = run.plan
+        if plan.groups is None:
+            self._entries = {}
+            raw = run.whole()
+            return raw.findings, raw.errors
+        keys = [plan.key(group) for group in plan.groups]
+        todo = {i for i, key in enumerate(keys) if not self._valid(self._entries.get(key), plan, plan.groups[i])}
+        raw = None
+        if todo and len(todo) < len(keys):
+            todo = plan.with_footer_owners(todo)
+            raw = run.reduced(todo)
+        if raw is None and todo:
+            todo, raw = set(range(len(keys))), run.whole()
+        self.stats = Stats(groups=len(keys), analysed=len(todo), whole_text=len(todo) == len(keys))
+        findings: list[Finding] = []
+        entries: dict[tuple, _Entry] = {}
+        for i, key in enumerate(keys):
+            if i not in todo:
+                entries[key] = self._entries[key]
+                findings.extend(plan.place(kept, plan.groups[i]) for kept in entries[key].kept)
+        if raw is not None:
+            findings.extend(raw.findings)
+            if not raw.errors:
+                entries.update(plan.entries(raw, [(keys[i], plan.groups[i]) for i in sorted(todo)]))
+        self._entries = entries
+        return findings, (raw.errors if raw is not None else [])
+
+    @staticmethod
+    def _valid(entry: _Entry | None, plan: "_Plan", group: list[int]) -> bool:
+        return entry is not None and all(plan.spellers(name, group) == texts for name, texts in entry.names.items())
+
+
+@dataclass
+class _Run:
+    """The rules of one analysis, run on the whole text or on a reduced one."""
+
+    plan: "_Plan"
+    path: str
+    rules: list
+    code_filter: Any
+    options: Any
+
+    def whole(self) -> RawScan:
+        return scan_raw(
+            self.plan.source, self.path, self.rules, code_filter=self.code_filter, options=self.options, tree=self.plan.tree
+        )
+
+    def reduced(self, todo: set[int]) -> RawScan | None:
+        """The findings of groups `todo` from a text where every other chunk is a placeholder;
+        None when that text cannot decide them (then the whole text is analysed)."""
+        plan = self.plan
+        keep = plan.kept(set(todo))
+        analysed = {i for g in todo for i in plan.groups[g]}
+        pieces, cursor, left_out = [], 0, []
+        for i, chunk in enumerate(plan.chunks):
+            if i in keep:
+                continue
+            pieces += [plan.source[cursor : chunk.code_start], _placeholder(plan.source[chunk.code_start : chunk.end])]
+            left_out.append(chunk.text)
+            cursor = chunk.end
+        pieces.append(plan.source[cursor:])
+        outside = "\n".join(left_out)
+        try:
+            raw = scan_raw(
+                "".join(pieces),
+                self.path,
+                self.rules,
+                code_filter=self.code_filter,
+                options=self.options,
+                parse_config=cst.PartialParserConfig(default_indent=plan.indent),
+                elsewhere=lambda name: _spelling(name).search(outside) is not None,
+            )
+        except AnalysisError:
+            return None
+        # The statements kept only as the neighbours of analysed ones were analysed without
+        # their own groups: their findings are not these.
+        raw.findings = [f for f in raw.findings if plan.chunk_of_line(f.line) in analysed]
+        if raw.undecided or raw.errors or plan.strays(raw.findings, [plan.groups[g] for g in todo]):
+            return None
+        return raw
+
+
+class _Plan:
+    """One text cut into chunks and groups; None groups when it cannot be cut (analyse it whole)."""
+
+    def __init__(self, source: str, tree) -> None:
+        self.source = source
+        self.tree = tree
+        self.starts = line_starts(source)
+        self.chunks: list[Chunk] = split_chunks(source, tree, self.starts)
+        names = [chunk_names(c.text) for c in self.chunks]
+        self.groups: list[list[int]] | None = None
+        self._spellers: dict[str, list[int]] = {}
+        if source.startswith("\ufeff") or any(n is None for n in names):
+            return
+        self.imports_only = [n.imports_only for n in names]
+        self.groups = components(names)
+        self.indent = default_indent(source, tree, self.starts)
+        imports = tuple(c.text for c, only in zip(self.chunks, self.imports_only) if only)
+        self.context = (self.indent, _first_newline(source), imports)
+        self._lines = [c.line for c in self.chunks]
+
+    def key(self, group: list[int]) -> tuple:
+        """What a group's findings depend on: its texts, the imports, and the statement before
+        each of its chunks (a hoisted definition's blank lines follow black's rule for what
+        precedes it)."""
+        before = tuple(self.chunks[i - 1].text if i else None for i in group)
+        return (self.context, tuple(self.chunks[i].text for i in group), before)
+
+    def kept(self, todo: set[int]) -> set[int]:
+        """Chunks a reduced text keeps for groups `todo`: theirs, the ones before them, imports."""
+        chunks = {i for g in todo for i in self.groups[g]}
+        return chunks | {i - 1 for i in chunks if i} | {i for i, only in enumerate(self.imports_only) if only}
+
+    # -- where things are --------------------------------------------------
+    def chunk_of_line(self, line: int) -> int | None:
+        i = bisect.bisect_right(self._lines, line) - 1
+        return i if i >= 0 and line <= self.chunks[i].last_line else None
+
+    def chunk_of_edit(self, edit: Edit, group: list[int], own: int) -> int | None:
+        """The position in `group` of the chunk holding all of `edit`, if one does.
+
+        An insertion where two chunks meet goes with the finding's own chunk if it is one of
+        them (code hoisted in front of its function stays in front of it), else the later.
+        """
+        for k in [group.index(own), *range(len(group))]:
+            chunk = self.chunks[group[k]]
+            if chunk.start <= edit.start and edit.end <= chunk.end and (edit.start < chunk.end or group[k] == own):
+                return k
+        return None
+
+    def strays(self, findings: list[Finding], groups: list[list[int]]) -> bool:
+        """Whether a finding (or an edit of its fix) lies outside the group it belongs to."""
+        group_of = {i: group for group in groups for i in group}
+        for finding in findings:
+            chunk = self.chunk_of_line(finding.line)
+            group = group_of.get(chunk)
+            if group is None or self._relative(finding, chunk, group) is None:
+                return True
+        return False
+
+    def _relative(self, finding: Finding, chunk: int, group: list[int]) -> _Kept | None:
+        if finding.end_line > self.chunks[chunk].last_line:
+            return None
+        edits = []
+        for edit in finding.fix.edits if finding.fix is not None else ():
+            k = self.chunk_of_edit(edit, group, chunk)
+            if k is None:
+                return None
+            start = self.chunks[group[k]].start
+            edits.append((k, edit.start - start, edit.end - start))
+        return _Kept(finding, group.index(chunk), finding.line - self.chunks[chunk].line, tuple(edits))
+
+    def place(self, kept: _Kept, group: list[int]) -> Finding:
+        """A kept finding moved to where its chunks are now."""
+        first = self.chunks[group[kept.chunk]].line
+        finding = kept.finding
+        moved = replace(finding, line=first + kept.line, end_line=first + kept.line + finding.end_line - finding.line)
+        if finding.fix is None or not finding.fix.edits:
+            return moved
+        edits = tuple(
+            Edit(self.chunks[group[k]].start + start, self.chunks[group[k]].start + end, edit.text)
+            for (k, start, end), edit in zip(kept.edits, finding.fix.edits)
+        )
+        return replace(moved, fix=replace(finding.fix, edits=edits))
+
+    def entries(self, raw: RawScan, analysed: list[tuple[tuple, list[int]]]) -> dict[tuple, _Entry]:
+        """Entries for the analysed groups; none when a finding cannot be placed relative to them."""
+        group_of = {i: (key, group) for key, group in analysed for i in group}
+        kept: dict[tuple, list[_Kept]] = {key: [] for key, _ in analysed}
+        for finding in raw.findings:
+            owner = group_of.get(self.chunk_of_line(finding.line))
+            relative = None if owner is None else self._relative(finding, self.chunk_of_line(finding.line), owner[1])
+            if relative is None:
+                return {}
+            kept[owner[0]].append(relative)
+        return {
+            key: _Entry(kept[key], {name: self.spellers(name, group) for name in raw.names_asked})
+            for key, group in analysed
+        }
+
+    def with_footer_owners(self, todo: set[int]) -> set[int]:
+        """`todo` plus the groups of left-out chunks whose trailing indented comments libcst
+        would give to them.
+
+        Indented comment lines after a block belong to the block (its footer); after a
+        placeholder they would belong to the next statement instead, moving where that
+        statement's text starts and so where its fixes insert code. Those (rare) groups are
+        analysed too.
+        """
+        group_of = {i: g for g, group in enumerate(self.groups) for i in group}
+        while True:
+            keep = self.kept(todo)
+            owners = {
+                group_of[i]
+                for i in range(len(self.chunks) - 1)
+                if i not in keep and i + 1 in keep and _INDENTED.search(self.source, self.chunks[i].end, self.chunks[i + 1].code_start)
+            }
+            if owners <= todo:
+                return todo
+            todo = todo | owners
+
+    def spellers(self, name: str, group: list[int]) -> tuple[str, ...]:
+        """Texts of the chunks outside `group` that spell `name` (what a fresh name depends on)."""
+        if name not in self._spellers:
+            found = []
+            chunk_starts = [c.start for c in self.chunks]
+            for match in _spelling(name).finditer(self.source):
+                i = bisect.bisect_right(chunk_starts, match.start()) - 1
+                if i >= 0 and match.start() < self.chunks[i].end and (not found or found[-1] != i):
+                    found.append(i)
+            self._spellers[name] = found
+        inside = set(group)
+        return tuple(sorted(self.chunks[i].text for i in self._spellers[name] if i not in inside))
+
+
+def _first_newline(source: str) -> str:
+    match = re.search(r"\r\n|\r|\n", source)
+    return match.group() if match else "\n"
+
+
+@functools.lru_cache(maxsize=256)
+def _spelling(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
+_INDENTED = re.compile(r"^[ \t\f]", re.MULTILINE)  # a line starting with blanks, comment or not
+
+
+@functools.lru_cache(maxsize=4096)
+def _placeholder(text: str) -> str:
+    """`text` as one statement of the same lines and length: `0` or `(` ... `)`, the rest spaces."""
+    lines = [" " * len(body) + ending for body, ending in _LINE.findall(text) if body or ending]
+    if len(lines) == 1:
+        return "0" + lines[0][1:]
+    lines[0] = "(" + lines[0][1:]
+    lines[-1] = ")" + lines[-1][1:]
+    return "".join(lines)
+
+
+_LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")

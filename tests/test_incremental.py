@@ -1,0 +1,204 @@
+"""The language server's incremental analysis gives exactly what a full analysis gives.
+
+Every fixture text (inputs, expected outputs, negatives) is opened, edited in each of the ways
+`incremental_support` knows (statements deleted, duplicated, swapped, renamed, lines inserted,
+imports added inside functions, ...) and edited back; after every step the result must equal
+`engine.analyze` on the same text, fixes and their offsets included. `JAXFIX_FUZZ=long` runs
+every edit at every statement instead of a spread of them; the fuzz suite adds generated
+programs (tests/fuzz/fuzz_support.py)."""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from fixture_cases import discover_cases
+from incremental_support import KINDS, differences
+from jaxfix.analysis.chunks import ChunkNames, chunk_names, components, default_indent, split_chunks
+from jaxfix.config import Config
+from jaxfix.engine import analyze
+from jaxfix.incremental import IncrementalAnalyzer, _placeholder
+
+TEXTS = sorted({p for c in discover_cases() for p in (c.input, c.expected)})
+LIMIT = None if os.environ.get("JAXFIX_FUZZ") == "long" else len(KINDS)
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_same_findings_as_a_full_analysis_under_edits(path: Path):
+    assert differences(path.read_text(encoding="utf-8"), limit=LIMIT) == []
+
+
+FILLER = '''def helper_{i}(x, scale={i}):
+    y = jnp.tanh(x) * scale
+    for _ in range(3):
+        y = y + jnp.sin(y)
+    return jnp.sum(y ** 2)
+
+
+'''
+
+BAD = '''@jax.jit
+def clip(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def train(xs, lr):
+    out = []
+    for x in xs:
+        step = jax.jit(lambda v: v * lr)
+        out.append(step(x))
+    return out
+
+
+'''
+
+
+def _module(fillers: int) -> str:
+    header = "import jax\nimport jax.numpy as jnp\n\n\n"
+    return header + BAD + "".join(FILLER.format(i=i) for i in range(fillers))
+
+
+def test_an_edit_inside_one_function_analyses_only_its_group_and_the_next():
+    text = _module(30)
+    config = Config()
+    analyzer = IncrementalAnalyzer()
+    first = analyzer.analyze(text, "m.py", config)
+    assert analyzer.stats.whole_text and {f.code for f in first.findings} >= {"JAX301", "JAX201"}
+    edited = text.replace("    y = jnp.tanh(x) * scale\n", "    y = jnp.tanh(x) * scale + 1\n", 1)
+    again = analyzer.analyze(edited, "m.py", config)
+    assert not analyzer.stats.whole_text
+    # the edited function, and the next one (its key holds the statement before it)
+    assert analyzer.stats.analysed == 2 and analyzer.stats.groups == 32
+    assert again.findings == analyze(edited, "m.py", config).findings
+
+
+def test_unchanged_text_reuses_everything_and_findings_move_with_their_statements():
+    text = "import jax\nimport jax.numpy as jnp\n\n\n" + "".join(FILLER.format(i=i) for i in range(5)) + BAD
+    config = Config()
+    analyzer = IncrementalAnalyzer()
+    first = analyzer.analyze(text, "m.py", config)
+    analyzer.analyze(text, "m.py", config)
+    assert analyzer.stats.analysed == 0
+    longer = text.replace("    y = jnp.tanh(x) * scale\n", "    y = jnp.tanh(x) * scale\n    y = y + 1\n\n", 1)
+    moved = analyzer.analyze(longer, "m.py", config)
+    assert analyzer.stats.analysed == 2  # helper_0 and helper_1 after it; the findings below are kept
+    assert [f.line for f in moved.findings] == [f.line + 2 for f in first.findings]
+    assert moved.findings == analyze(longer, "m.py", config).findings
+
+
+def test_a_syntax_error_is_reported_and_the_next_good_text_is_analysed():
+    config = Config()
+    analyzer = IncrementalAnalyzer()
+    text = _module(2)
+    analyzer.analyze(text, "m.py", config)
+    broken = analyzer.analyze(text.replace("def clip(x):", "def clip(x:"), "m.py", config)
+    assert analyzer.parse_error is not None and broken.error == analyzer.parse_error and not broken.findings
+    assert analyzer.analyze(text, "m.py", config).findings == analyze(text, "m.py", config).findings
+    assert analyzer.parse_error is None
+
+
+def test_a_new_config_starts_over():
+    text = _module(2)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(text, "m.py", Config())
+    narrowed = Config(select=("JAX2",))
+    result = analyzer.analyze(text, "m.py", narrowed)
+    assert analyzer.stats.whole_text
+    assert {f.code for f in result.findings} == {"JAX201"}
+
+
+# -- chunks and the names that link them --------------------------------------------------
+
+
+def _groups(text: str) -> list[list[str]]:
+    tree = ast.parse(text)
+    chunks = split_chunks(text, tree)
+    names = [chunk_names(c.text) for c in chunks]
+    return [[chunks[i].text.strip().splitlines()[-1].strip() for i in group] for group in components(names)]
+
+
+def test_chunks_tile_the_text_with_their_leading_comments():
+    text = "# header\nimport jax\n\n\n# about f\n@jax.jit\ndef f(x):\n    return x\nx = 1; y = 2\n# trailing\n"
+    chunks = split_chunks(text, ast.parse(text))
+    assert "".join(c.text for c in chunks) + "# trailing\n" == text
+    assert [(c.line, c.first_line, c.last_line) for c in chunks] == [(1, 2, 2), (3, 6, 8), (9, 9, 9)]
+    assert text[chunks[1].code_start :].startswith("@jax.jit")
+
+
+@pytest.mark.parametrize(
+    "text, groups",
+    [
+        # locals of a function never link it, module names do
+        ("def f(x):\n    y = x\n    return y\ny = 1\ndef g():\n    return y\n", [["return y"], ["y = 1", "return y"]]),
+        # a call links the caller to the callee; an attribute read links to the class defining it
+        ("def f():\n    return 1\ndef g():\n    return f()\n", [["return 1", "return f()"]]),
+        (
+            "class A:\n    def m(self):\n        return 1\nclass B:\n    def m(self):\n        return 2\n"
+            "def g(o):\n    return o.m()\n",
+            [["return 1", "return 2", "return o.m()"]],
+        ),
+        # two classes defining a method nobody reads stay apart
+        ("class A:\n    def m(self):\n        return 1\nclass B:\n    def m(self):\n        return 2\n", [["return 1"], ["return 2"]]),
+        # calling a parameter may run any class's `__call__`
+        (
+            "class M:\n    def __call__(self, x):\n        return x\ndef apply(model, x):\n    return model(x)\n"
+            "def other(x):\n    return abs(x)\n",
+            [["return x", "return model(x)"], ["return abs(x)"]],
+        ),
+        # an import inside a function binds its name for the whole module
+        (
+            "def f():\n    import numpy as jnp\n    return jnp\ndef g(x):\n    return jnp.sum(x)\n",
+            [["return jnp", "return jnp.sum(x)"]],
+        ),
+        # imports link nothing
+        ("import jax\ndef f(x):\n    return jax.jit(x)\ndef g(x):\n    return jax.grad(x)\n", [["return jax.jit(x)"], ["return jax.grad(x)"]]),
+        # a name bound in a comprehension or a lambda is its own
+        ("z = 1\ndef f(xs):\n    return [z for z in xs]\ng = lambda z: z\n", [["z = 1"], ["return [z for z in xs]"], ["g = lambda z: z"]]),
+        # `global` binds the module name
+        ("def f():\n    global n\n    n = 1\ndef g():\n    return n\n", [["n = 1", "return n"]]),
+    ],
+)
+def test_chunks_link_through_names(text, groups):
+    assert _groups(text) == groups
+
+
+def test_import_only_chunks_are_marked():
+    names = chunk_names("try:\n    import jax\nexcept ImportError:\n    pass\n")
+    assert isinstance(names, ChunkNames) and names.imports_only
+    assert not chunk_names("import jax\nx = 1\n").imports_only
+
+
+@pytest.mark.parametrize("path", TEXTS[::7], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_default_indent_matches_libcst(path: Path):
+    text = path.read_text(encoding="utf-8")
+    assert default_indent(text, ast.parse(text)) == cst.parse_module(text).default_indent
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "if x: pass\nelse:\n  y\n",
+        "if x: pass\nelif y:\n\tz\n",
+        "try: x\nexcept E:\n   y\n",
+        "match x:\n  case 1:\n    pass\n",
+        "class A:\n\n  # c\n  @d\n  def f(self): pass\n",
+        "x = 1\n",
+        "def f(\n  a,\n): return 1\nif a:\n     b\n",
+    ],
+)
+def test_default_indent_matches_libcst_on_odd_layouts(text):
+    assert default_indent(text, ast.parse(text)) == cst.parse_module(text).default_indent
+
+
+@pytest.mark.parametrize("text", ["x = 1\n", "def f():\n    return 1\n", "x = (\n  1)\r\n", "f()", 'a = """\r\nb\rc"""\n'])
+def test_placeholder_keeps_lines_and_length_and_parses(text):
+    placeholder = _placeholder(text)
+    assert len(placeholder) == len(text)
+    assert [c for c in placeholder if c in "\r\n"] == [c for c in text if c in "\r\n"]
+    assert len(ast.parse(placeholder).body) == 1
