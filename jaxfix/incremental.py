@@ -25,7 +25,7 @@ from typing import Any
 
 import libcst as cst
 
-from jaxfix.analysis.chunks import Chunk, chunk_names, components, default_indent, line_starts, split_chunks
+from jaxfix.analysis.chunks import Chunk, ChunkNames, chunk_names, components, default_indent, line_starts, split_chunks
 from jaxfix.config import Config
 from jaxfix.engine import selected_rules
 from jaxfix.fixing import AnalysisError, RawScan, parse_ast, scan_raw, settle
@@ -64,6 +64,7 @@ class IncrementalAnalyzer:
 
     _key: tuple[Config, str] | None = None
     _entries: dict[tuple, _Entry] = field(default_factory=dict)
+    _memo: "_Memo" = field(default_factory=lambda: _Memo())
     stats: Stats = field(default_factory=Stats)
     parse_error: str | None = None  # why the last text did not parse; None when it did
 
@@ -84,7 +85,9 @@ class IncrementalAnalyzer:
             self._key, self._entries = (config, path), {}
         rules = selected_rules(config, path)
         code_filter = lambda code: config.code_selected(code, path)  # noqa: E731
-        run = _Run(_Plan(source, tree), path, rules, code_filter, config.options())
+        plan = _Plan(source, tree, self._memo)
+        self._memo = plan.memo
+        run = _Run(plan, path, rules, code_filter, config.options())
         raw, errors = self._raw_findings(run)
         settled = settle(source, path, rules, raw, errors, code_filter=code_filter)
         result.findings = result.remaining = settled.findings
@@ -126,6 +129,32 @@ class IncrementalAnalyzer:
 
 
 @dataclass
+class _Memo:
+    """Per chunk text, what costs a parse or a rewrite: only the current document's texts are kept."""
+
+    _names: dict[str, ChunkNames | None] = field(default_factory=dict)
+    _placeholders: dict[str, str] = field(default_factory=dict)
+
+    def renewed(self, chunks: list[Chunk]) -> "_Memo":
+        texts = {c.text for c in chunks}
+        return _Memo(
+            {t: n for t, n in self._names.items() if t in texts},
+            {t: p for t, p in self._placeholders.items() if t in texts},
+        )
+
+    def names(self, text: str) -> ChunkNames | None:
+        if text not in self._names:
+            self._names[text] = chunk_names(text)
+        return self._names[text]
+
+    def placeholder(self, text: str, code_at: int) -> str:
+        """The statement part of a chunk (from `code_at`) as `_placeholder`."""
+        if text not in self._placeholders:
+            self._placeholders[text] = _placeholder(text[code_at:])
+        return self._placeholders[text]
+
+
+@dataclass
 class _Run:
     """The rules of one analysis, run on the whole text or on a reduced one."""
 
@@ -150,7 +179,7 @@ class _Run:
         for i, chunk in enumerate(plan.chunks):
             if i in keep:
                 continue
-            pieces += [plan.source[cursor : chunk.code_start], _placeholder(plan.source[chunk.code_start : chunk.end])]
+            pieces += [plan.source[cursor : chunk.code_start], plan.placeholder(i)]
             left_out.append(chunk.text)
             cursor = chunk.end
         pieces.append(plan.source[cursor:])
@@ -178,12 +207,13 @@ class _Run:
 class _Plan:
     """One text cut into chunks and groups; None groups when it cannot be cut (analyse it whole)."""
 
-    def __init__(self, source: str, tree) -> None:
+    def __init__(self, source: str, tree, memo: "_Memo") -> None:
         self.source = source
         self.tree = tree
         self.starts = line_starts(source)
         self.chunks: list[Chunk] = split_chunks(source, tree, self.starts)
-        names = [chunk_names(c.text) for c in self.chunks]
+        self.memo = memo.renewed(self.chunks)
+        names = [self.memo.names(c.text) for c in self.chunks]
         self.groups: list[list[int]] | None = None
         self._spellers: dict[str, list[int]] = {}
         if source.startswith("\ufeff") or any(n is None for n in names):
@@ -194,6 +224,10 @@ class _Plan:
         imports = tuple(c.text for c, only in zip(self.chunks, self.imports_only) if only)
         self.context = (self.indent, _first_newline(source), imports)
         self._lines = [c.line for c in self.chunks]
+
+    def placeholder(self, i: int) -> str:
+        chunk = self.chunks[i]
+        return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start)
 
     def key(self, group: list[int]) -> tuple:
         """What a group's findings depend on: its texts, the imports, and the statement before
@@ -322,7 +356,6 @@ def _spelling(name: str) -> re.Pattern[str]:
 _INDENTED = re.compile(r"^[ \t\f]", re.MULTILINE)  # a line starting with blanks, comment or not
 
 
-@functools.lru_cache(maxsize=4096)
 def _placeholder(text: str) -> str:
     """`text` as one statement of the same lines and length: `0` or `(` ... `)`, the rest spaces."""
     lines = [" " * len(body) + ending for body, ending in _LINE.findall(text) if body or ending]

@@ -92,6 +92,40 @@ def test_unchanged_text_reuses_everything_and_findings_move_with_their_statement
     assert moved.findings == analyze(longer, "m.py", config).findings
 
 
+TIMED = """import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def f(x):
+    return x * 2
+
+
+x = jnp.ones(3)
+t0 = time.perf_counter()
+y = f(x)
+w = 1
+print(time.perf_counter() - t0)
+"""
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (TIMED, TIMED.replace("y = f(x)\n", "y = f(x).block_until_ready()\n")),
+        (TIMED.replace("y = f(x)\n", "y = f(x).block_until_ready()\n"), TIMED),
+    ],
+)
+def test_module_level_code_is_one_sequence(before, after):
+    # `y = f(x)` and the timed region's `print` share no name, yet JAX501 at the print depends on it.
+    config = Config(select=("ALL",))
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(before, "m.py", config)
+    assert analyzer.analyze(after, "m.py", config).findings == analyze(after, "m.py", config).findings
+
+
 def test_a_syntax_error_is_reported_and_the_next_good_text_is_analysed():
     config = Config()
     analyzer = IncrementalAnalyzer()

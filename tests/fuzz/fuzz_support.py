@@ -12,10 +12,12 @@ from jaxfix.edits import apply_edits
 from jaxfix.engine import analyze, selected_rules
 from jaxfix.fixing import MAX_FIX_ROUNDS, AnalysisError, _non_overlapping, fix_is_wanted, scan
 from jaxfix.imports import add_imports
+from incremental_support import differences
 from screen_support import screen_misses
 
 # What analysing text that is not (for libcst) analysable may say: a clean one-line refusal.
 CLEAN_REFUSAL = re.compile(r"^(syntax error at line|cannot parse: |expression nested too deeply)")
+INCREMENTAL_EDITS = 4  # edits per program checked against a full analysis
 IMPORT_LINE = re.compile(r"^\s*(import |from \S+ import )")
 
 
@@ -87,8 +89,9 @@ def replay(source: str, config: Config, path: str = "m.py") -> str:
 
 def check_properties(source: str, config: Config, path: str = "m.py") -> Checked:
     """No crash, clean refusal or a result; no `could_match` screen rejects a text its rule reports
-    on; fixed output parses, is a fixed point, and keeps untouched text; the engine's result
-    equals a checked step-by-step replay."""
+    on; the language server's incremental analysis agrees with a full one under edits; fixed
+    output parses, is a fixed point, and keeps untouched text; the engine's result equals a
+    checked step-by-step replay."""
     if os.environ.get("JAXFIX_FUZZ_LOG"):  # progress of a long run: one line per program
         with open(os.environ["JAXFIX_FUZZ_LOG"], "a") as log:
             log.write(f"{len(source)}\n")
@@ -100,6 +103,9 @@ def check_properties(source: str, config: Config, path: str = "m.py") -> Checked
     misses = screen_misses(source, path)
     if misses:
         raise PropertyFailure(f"a could_match screen rejected a text its rule reports on: {misses}")
+    disagreements = differences(source, limit=INCREMENTAL_EDITS, path=path, config=config)
+    if disagreements:
+        raise PropertyFailure(f"incremental analysis differs from a full one: {disagreements}")
     fixed = result.fixed_source
     if fixed is None:
         return Checked(len(result.findings), False, False)
