@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from collections.abc import Callable, Iterable
 
 from codemods._command import commands_for
+from jaxfix.analysis.comments import Comment, comments_in
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.rulebase import Code, Example, Rule
 
@@ -53,7 +52,12 @@ class UnusedNoqaRule(Rule):
     sees_findings = True
 
     def check_findings(
-        self, source: str, path: str, findings: list[Finding], code_filter: Callable[[str], bool]
+        self,
+        source: str,
+        path: str,
+        findings: list[Finding],
+        code_filter: Callable[[str], bool],
+        comments: Callable[[], list[Comment]] | None = None,
     ) -> Iterable[Finding]:
         if not _NAMES_A_JAX_CODE.search(source):
             return
@@ -63,7 +67,7 @@ class UnusedNoqaRule(Rule):
         line_starts = [0]
         for line in source.splitlines(keepends=True):
             line_starts.append(line_starts[-1] + len(line))
-        for row, col, comment in _comments(source):
+        for row, col, comment in comments() if comments is not None else comments_in(source)[0]:
             match = _NOQA.search(comment)
             if match is None:
                 continue
@@ -96,16 +100,6 @@ class UnusedNoqaRule(Rule):
                 message=f"Unused `noqa` code{'s' if len(unused) > 1 else ''}: {', '.join(unused)}",
                 fix=Fix(title=f"Remove unused {', '.join(unused)}", safety=Safety.SAFE, edits=(edit,)),
             )
-
-
-def _comments(source: str):
-    """(row, col, text) of every comment token; nothing for text that does not tokenize."""
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.COMMENT:
-                yield token.start[0], token.start[1], token.string
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return
 
 
 # `<Name>Command` for each rule: libcst codemod commands, made on first access

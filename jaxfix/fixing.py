@@ -68,13 +68,14 @@ def scan_raw(
     options: Mapping[str, Mapping[str, Any]] | None = None,
     project: Any = None,
     tree: ast.Module | None = None,
-    parse_config: cst.PartialParserConfig | None = None,
+    parse: Callable[[], cst.Module] | None = None,
     elsewhere: Callable[[str], bool] | None = None,
 ) -> RawScan:
     """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`).
 
-    `parse_config` and `elsewhere` serve a reduced text (`jaxfix.incremental`): the module's
-    indentation, and whether a name is spelled in the code the reduced text left out.
+    `parse` and `elsewhere` serve the language server (`jaxfix.incremental`): the libcst module
+    of `source` assembled from statements parsed before, and whether a name is spelled in code
+    a reduced text left out.
     """
     candidates = [r for r in rules if not r.sees_findings and r.passes_prefilter(source)]
     result = RawScan()
@@ -84,7 +85,7 @@ def scan_raw(
         candidates = [r for r in candidates if r.could_match(tree)]
     if candidates:
         try:
-            module = parse_module(source, parse_config)
+            module = parse() if parse is not None else parse_module(source)
         except cst.ParserSyntaxError as exc:
             raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
         except RecursionError:
@@ -122,12 +123,14 @@ def settle(
     errors: list[str],
     *,
     code_filter: Callable[[str], bool] = lambda code: True,
+    comments: Callable[[], list[tuple[int, int, str]]] | None = None,
 ) -> Scan:
     """Let the rules that read other findings (JAX001) add theirs, then apply noqa and sort."""
     raw = list(raw)
     for rule in rules:
         if rule.sees_findings and rule.passes_prefilter(source):
-            raw.extend(f for f in rule.check_findings(source, path, list(raw), code_filter) if code_filter(f.code))
+            found = rule.check_findings(source, path, list(raw), code_filter, comments=comments)
+            raw.extend(f for f in found if code_filter(f.code))
     lines = source.splitlines()
     findings = [f for f in raw if not is_suppressed(f, lines)]
     findings.sort(key=Finding.sort_key)

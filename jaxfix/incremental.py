@@ -17,6 +17,7 @@ under many edits.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import functools
 import re
@@ -25,8 +26,11 @@ from typing import Any
 
 import libcst as cst
 
+from jaxfix.analysis.comments import Comment, comments_in
 from jaxfix.analysis.chunks import Chunk, ChunkNames, chunk_names, components, default_indent, line_starts, split_chunks
+from jaxfix.chunkparse import ParsedChunk, assemble, parse_chunk
 from jaxfix.config import Config
+from jaxfix.cstparse import parse_module
 from jaxfix.engine import selected_rules
 from jaxfix.fixing import AnalysisError, RawScan, parse_ast, scan_raw, settle
 from jaxfix.model import Edit, FileResult, Finding
@@ -89,7 +93,7 @@ class IncrementalAnalyzer:
         self._memo = plan.memo
         run = _Run(plan, path, rules, code_filter, config.options())
         raw, errors = self._raw_findings(run)
-        settled = settle(source, path, rules, raw, errors, code_filter=code_filter)
+        settled = settle(source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments)
         result.findings = result.remaining = settled.findings
         if settled.errors:
             result.error = "; ".join(settled.errors)
@@ -134,13 +138,22 @@ class _Memo:
 
     _names: dict[str, ChunkNames | None] = field(default_factory=dict)
     _placeholders: dict[str, str] = field(default_factory=dict)
+    _parsed: dict[tuple, ParsedChunk | None] = field(default_factory=dict)
+    _comments: dict[str, tuple[list[Comment], bool]] = field(default_factory=dict)
 
     def renewed(self, chunks: list[Chunk]) -> "_Memo":
         texts = {c.text for c in chunks}
         return _Memo(
             {t: n for t, n in self._names.items() if t in texts},
             {t: p for t, p in self._placeholders.items() if t in texts},
+            {k: p for k, p in self._parsed.items() if k[0] in texts},
+            {t: c for t, c in self._comments.items() if t in texts},
         )
+
+    def comments(self, text: str) -> tuple[list[Comment], bool]:
+        if text not in self._comments:
+            self._comments[text] = comments_in(text)
+        return self._comments[text]
 
     def names(self, text: str) -> ChunkNames | None:
         if text not in self._names:
@@ -152,6 +165,16 @@ class _Memo:
         if text not in self._placeholders:
             self._placeholders[text] = _placeholder(text[code_at:])
         return self._placeholders[text]
+
+    def parsed(self, plan: "_Plan", i: int, kept: bool, config: cst.PartialParserConfig) -> ParsedChunk | None:
+        """Chunk `i` parsed alone, as itself or (not `kept`) as its placeholder."""
+        chunk = plan.chunks[i]
+        key = (chunk.text, kept, config.default_indent, config.default_newline)
+        if key not in self._parsed:
+            code_at = chunk.code_start - chunk.start
+            text = chunk.text if kept else chunk.text[:code_at] + self.placeholder(chunk.text, code_at)
+            self._parsed[key] = parse_chunk(text, code_at, config)
+        return self._parsed[key]
 
 
 @dataclass
@@ -165,8 +188,15 @@ class _Run:
     options: Any
 
     def whole(self) -> RawScan:
+        plan = self.plan
         return scan_raw(
-            self.plan.source, self.path, self.rules, code_filter=self.code_filter, options=self.options, tree=self.plan.tree
+            plan.source,
+            self.path,
+            self.rules,
+            code_filter=self.code_filter,
+            options=self.options,
+            tree=plan.tree,
+            parse=lambda: plan.module(plan.source, set(range(len(plan.chunks)))),
         )
 
     def reduced(self, todo: set[int]) -> RawScan | None:
@@ -184,14 +214,19 @@ class _Run:
             cursor = chunk.end
         pieces.append(plan.source[cursor:])
         outside = "\n".join(left_out)
+        reduced = "".join(pieces)
+        # The reduced text's tree is the module's with the left-out statements gone (their
+        # placeholders are bare constants no rule looks at): no second `ast.parse`.
+        tree = ast.Module(body=[plan.tree.body[k] for i in sorted(keep) for k in plan.chunks[i].statements], type_ignores=[])
         try:
             raw = scan_raw(
-                "".join(pieces),
+                reduced,
                 self.path,
                 self.rules,
                 code_filter=self.code_filter,
                 options=self.options,
-                parse_config=cst.PartialParserConfig(default_indent=plan.indent),
+                tree=tree,
+                parse=lambda: plan.module(reduced, keep),
                 elsewhere=lambda name: _spelling(name).search(outside) is not None,
             )
         except AnalysisError:
@@ -225,9 +260,46 @@ class _Plan:
         self.context = (self.indent, _first_newline(source), imports)
         self._lines = [c.line for c in self.chunks]
 
+    def comments(self) -> list[Comment]:
+        """The text's comments, tokenized chunk by chunk (a chunk starts where no bracket or
+        string is open, at column 0), as `comments_in` of the whole text gives them."""
+        found: list[Comment] = []
+        for chunk in self.chunks:
+            inside, complete = self.memo.comments(chunk.text)
+            if not complete:
+                return comments_in(self.source)[0]
+            found += [(row + chunk.line - 1, col, text) for row, col, text in inside]
+        if self.chunks:
+            last = self.chunks[-1]
+            inside, complete = comments_in(self.source[last.end :])
+            if not complete:
+                return comments_in(self.source)[0]
+            found += [(row + last.last_line, col, text) for row, col, text in inside]
+            return found
+        return comments_in(self.source)[0]
+
     def placeholder(self, i: int) -> str:
         chunk = self.chunks[i]
         return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start)
+
+    def module(self, text: str, keep: set[int]) -> cst.Module:
+        """The libcst module of `text`: this plan's text with the chunks outside `keep` replaced
+        by placeholders, assembled from chunks parsed before when it can be."""
+        if self.groups is not None:
+            config = cst.PartialParserConfig(default_indent=self.indent, default_newline=self.context[1])
+            parsed = [self.memo.parsed(self, i, i in keep, config) for i in range(len(self.chunks))]
+            if all(p is not None for p in parsed):
+                end = self.chunks[-1].end
+                module = assemble(
+                    parsed,
+                    self.source[end:],
+                    indent=self.indent,
+                    newline=self.context[1],
+                    has_trailing_newline=self.source.endswith(("\n", "\r")),
+                )
+                if module is not None:
+                    return module
+        return parse_module(text, cst.PartialParserConfig(default_indent=self.indent) if self.groups else None)
 
     def key(self, group: list[int]) -> tuple:
         """What a group's findings depend on: its texts, the imports, and the statement before

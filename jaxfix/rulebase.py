@@ -103,9 +103,16 @@ class Rule:
         raise NotImplementedError
 
     def check_findings(
-        self, source: str, path: str, findings: list[Finding], code_filter: Callable[[str], bool]
+        self,
+        source: str,
+        path: str,
+        findings: list[Finding],
+        code_filter: Callable[[str], bool],
+        comments: Callable[[], list[tuple[int, int, str]]] | None = None,
     ) -> Iterable[Finding]:
-        """For rules with `sees_findings`: the other rules' findings before noqa is applied."""
+        """For rules with `sees_findings`: the other rules' findings before noqa is applied.
+        `comments`, when given, returns the text's comments (`analysis.comments.comments_in`)
+        from what the caller kept of them."""
         raise NotImplementedError
 
     @classmethod

@@ -236,3 +236,49 @@ def test_placeholder_keeps_lines_and_length_and_parses(text):
     assert len(placeholder) == len(text)
     assert [c for c in placeholder if c in "\r\n"] == [c for c in text if c in "\r\n"]
     assert len(ast.parse(placeholder).body) == 1
+
+
+# -- a module assembled from chunks parsed alone -------------------------------------------
+
+
+def _plan(text: str):
+    from jaxfix.incremental import _Memo, _Plan
+
+    return _Plan(text, ast.parse(text), _Memo())
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_assembled_module_is_the_parsed_module(path: Path):
+    text = path.read_text(encoding="utf-8")
+    plan = _plan(text)
+    whole = plan.module(text, set(range(len(plan.chunks))))
+    assert whole.code == text
+    assert whole.deep_equals(cst.parse_module(text))
+    # and with every other chunk a placeholder, as a reduced text is
+    keep = set(range(0, len(plan.chunks), 2))
+    pieces, cursor = [], 0
+    for i, chunk in enumerate(plan.chunks):
+        if i not in keep:
+            pieces += [text[cursor : chunk.code_start], plan.placeholder(i)]
+            cursor = chunk.end
+    reduced = "".join(pieces) + text[cursor:]
+    assembled = plan.module(reduced, keep)
+    assert assembled.code == reduced
+    assert assembled.deep_equals(cst.parse_module(reduced, cst.PartialParserConfig(default_indent=plan.indent)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# header\n\n# more\nimport jax\n\n\n# about f\ndef f():\n    return 1\n\n# end\n\n",
+        "x = 1\r\ny = 2\r\n",
+        "def f():\n\treturn 1\n\n\nclass A:\n\tpass\n",
+        "x = 1",
+        "def f():\n    return 1\n    # indented, the block's\n\nx = 2\n",
+        "if a:\n  b = 1\n# trailing\n   # indented trailing\n",
+    ],
+)
+def test_assembled_module_on_odd_layouts(text):
+    plan = _plan(text)
+    module = plan.module(text, set(range(len(plan.chunks))))
+    assert module.code == text and module.deep_equals(cst.parse_module(text))

@@ -29,6 +29,7 @@ class Chunk:
     code_start: int
     end: int
     text: str
+    statements: range  # indices of its statements in the module's body
 
 
 @dataclass(frozen=True)
@@ -56,20 +57,21 @@ def split_chunks(source: str, tree: ast.Module, starts: list[int] | None = None)
     """The top-level statements of `tree` as chunks that tile the text up to the last statement;
     statements sharing a line share a chunk."""
     starts = line_starts(source) if starts is None else starts
-    spans: list[list[int]] = []
-    for node in tree.body:
+    spans: list[list[int]] = []  # [first line, last line, first statement, statement after]
+    for index, node in enumerate(tree.body):
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
         last = node.end_lineno or node.lineno
         if spans and first <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], last)
+            spans[-1][3] = index + 1
         else:
-            spans.append([first, last])
+            spans.append([first, last, index, index + 1])
     chunks: list[Chunk] = []
-    for first, last in spans:
+    for first, last, begin, after in spans:
         line = chunks[-1].last_line + 1 if chunks else 1
         start, code_start = starts[line - 1], starts[first - 1]
         end = starts[last] if last < len(starts) else len(source)
-        chunks.append(Chunk(line, first, last, start, code_start, end, source[start:end]))
+        chunks.append(Chunk(line, first, last, start, code_start, end, source[start:end], range(begin, after)))
     return chunks
 
 

@@ -1,0 +1,77 @@
+"""A libcst module assembled from top-level chunks parsed one at a time.
+
+Parsing is a third of a full analysis. An editor session changes one or two statements at a
+time, so the language server parses each chunk (`analysis.chunks`) once, by its text, and
+assembles the module from the parsed statements: the same tree `cst.parse_module` gives for
+the whole text (`tests/test_incremental.py` checks that with `deep_equals` on every fixture).
+Each chunk is parsed with the module's own indentation and newline, so blocks and lines that
+use them are stored the same way. Two layouts would be stored differently and are refused
+(None; the caller parses the whole text): indented comment lines after a block, which libcst
+gives to the block, not to the next statement, and a text starting with a byte order mark.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from jaxfix.cstparse import parse_module
+
+_INDENTED_LINE = re.compile(r"^[ \t\f]", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ParsedChunk:
+    """One chunk's parse: its leading blank and comment lines, and its statements."""
+
+    leading: tuple[cst.EmptyLine, ...]
+    statements: tuple[cst.BaseStatement, ...]
+
+
+def parse_chunk(text: str, code_at: int, config: cst.PartialParserConfig) -> ParsedChunk | None:
+    """`text` (leading lines, then statements from offset `code_at`) parsed alone; None when its
+    leading lines hold an indented line (they may belong to the block before it)."""
+    if _INDENTED_LINE.search(text, 0, code_at):
+        return None
+    try:
+        alone = parse_module(text, config)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    if alone.footer or not alone.body:
+        return None
+    return ParsedChunk(tuple(alone.header), tuple(alone.body))
+
+
+def assemble(
+    chunks: Sequence[ParsedChunk], trailing: str, *, indent: str, newline: str, has_trailing_newline: bool
+) -> cst.Module | None:
+    """The module of `chunks` in order followed by `trailing` (blank and comment lines); None when
+    the trailing lines could belong to the last block."""
+    if not chunks or _INDENTED_LINE.search(trailing):
+        return None
+    footer: tuple[cst.EmptyLine, ...] = ()
+    if trailing:
+        try:
+            rest = parse_module(trailing, cst.PartialParserConfig(default_indent=indent, default_newline=newline))
+        except cst.ParserSyntaxError:
+            return None
+        if rest.body:
+            return None
+        footer = (*rest.header, *rest.footer)
+    body: list[cst.BaseStatement] = []
+    for i, chunk in enumerate(chunks):
+        first, *others = chunk.statements
+        if i and chunk.leading:
+            first = first.with_changes(leading_lines=(*chunk.leading, *first.leading_lines))
+        body += [first, *others]
+    return cst.Module(
+        body=body,
+        header=chunks[0].leading,
+        footer=footer,
+        default_indent=indent,
+        default_newline=newline,
+        has_trailing_newline=has_trailing_newline,
+    )
