@@ -3,16 +3,18 @@
 The language server analyses a document after every pause in typing; a full analysis of a
 2,000-line module costs most of a second, mostly libcst parsing and rule walks of code the
 edit never touched. Findings of a group of top-level statements linked by names
-(`analysis.chunks`) depend only on that group and the module's imports, so each group's
-findings are kept, keyed by the group's texts, and an edit re-analyses only the groups
-whose texts changed. They are analysed on a reduced text in which every other statement is
-a placeholder of the same lines and length (`(`, spaces, `)`), so lines, columns and
-offsets are the document's own and libcst gives each kept statement the same comments.
+(`analysis.chunks`) depend only on that group, the module's imports and the statement before
+each of its chunks, so each group's findings are kept under those texts, and an edit
+re-analyses only the groups whose texts changed. They are analysed on a reduced text in which
+every other statement is a placeholder of the same lines and length (`(`, spaces, `)`), so
+lines, columns and offsets are the document's own and libcst gives each kept statement the
+same comments. Chunks are parsed (`chunkparse`) and tokenized (for JAX001) once per text.
 
 Whatever the reduced text cannot decide falls back to the whole text: a fix whose new
 name is spelled in left-out code, a finding outside its group, an internal rule error.
 `tests/test_incremental.py` checks the result equals `engine.analyze` on every fixture
-under many edits.
+under many edits; the fuzz suite and `scripts/incremental_soundness.py` do the same on
+generated programs and on real code.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import ast
 import bisect
 import functools
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,6 +37,7 @@ from jaxfix.cstparse import parse_module
 from jaxfix.engine import selected_rules
 from jaxfix.fixing import AnalysisError, RawScan, parse_ast, scan_raw, settle
 from jaxfix.model import Edit, FileResult, Finding
+from jaxfix.rulebase import Rule
 from jaxfix.suppression import skips_file
 
 
@@ -43,7 +47,7 @@ class _Kept:
 
     finding: Finding
     chunk: int
-    line: int  # lines after the chunk's first line
+    line: int  # lines after the chunk's first line (`Chunk.line`, its leading comments included)
     edits: tuple[tuple[int, int, int], ...]  # (chunk in group, start, end) of each fix edit
 
 
@@ -183,9 +187,9 @@ class _Run:
 
     plan: "_Plan"
     path: str
-    rules: list
-    code_filter: Any
-    options: Any
+    rules: Sequence[Rule]
+    code_filter: Callable[[str], bool]
+    options: Mapping[str, Mapping[str, Any]]
 
     def whole(self) -> RawScan:
         plan = self.plan
