@@ -92,6 +92,35 @@ def test_unchanged_text_reuses_everything_and_findings_move_with_their_statement
     assert moved.findings == analyze(longer, "m.py", config).findings
 
 
+NOQA = '''"""Module docstring.
+
+# noqa: JAX301 inside a string is not a comment
+"""
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def clip(x):
+    if x > 0:  # noqa: JAX301
+        return x
+    return -x
+
+
+def helper(x):  # noqa: JAX201
+    note = """
+    y = x  # noqa: JAX202
+    """
+    return jnp.sin(x), note
+# noqa: JAX401 at the end
+'''
+
+
+def test_noqa_comments_read_chunk_by_chunk_match_the_whole_text():
+    assert differences(NOQA, limit=None) == []
+    assert differences(NOQA.replace("\n", "\r\n"), limit=len(KINDS)) == []
+
+
 TIMED = """import time
 
 import jax
