@@ -45,9 +45,21 @@ FILLER = '''def helper_{i}(x, scale={i}):
 
 
 '''
+# --connected: every helper is jitted and calls the one before it, so all of them form one group
+# that an edit anywhere among them re-analyses (what a call graph does to real modules).
+CONNECTED_FILLER = '''@jax.jit
+def helper_{i}(x, scale={i}):
+    """Ordinary numeric code: nothing to report."""
+    y = jnp.tanh(x) * scale
+    for _ in range(3):
+        y = y + jnp.sin(y)
+    return jnp.sum(y ** 2) + helper_{previous}(y)
 
 
-def build_module(lines: int, wanted: int) -> tuple[str, int]:
+'''
+
+
+def build_module(lines: int, wanted: int, connected: bool = False) -> tuple[str, int]:
     examples = [e.bad for rule in registry.all_rules() for e in rule.examples]
     findings_of = {bad: len(analyze(HEADER + bad, "x.py", Config()).findings) for bad in examples}
     examples = [bad for bad in examples if findings_of[bad]]
@@ -59,14 +71,17 @@ def build_module(lines: int, wanted: int) -> tuple[str, int]:
         i += 1
     text = "".join(parts)
     k = 0
+    if connected:
+        text += FILLER.format(i=0).replace("helper_0", "helper_first")
+    filler = CONNECTED_FILLER if connected else FILLER
     while text.count("\n") < lines:
-        text += FILLER.format(i=k)
+        text += filler.format(i=k, previous=k - 1 if k else "first")
         k += 1
     return text, len(analyze(text, "x.py", Config()).findings)
 
 
-async def run(edits: int, lines: int, debounce_ms: int) -> dict:
-    text, findings = build_module(lines, 12)
+async def run(edits: int, lines: int, debounce_ms: int, connected: bool) -> dict:
+    text, findings = build_module(lines, 12, connected)
     published: list[tuple[float, types.PublishDiagnosticsParams]] = []
     client = LanguageClient("jaxfix-bench", "1")
 
@@ -167,8 +182,9 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--debounce-ms", type=int, default=200)
+    parser.add_argument("--connected", action="store_true", help="helpers jitted and calling each other: one big group")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(run(args.edits, args.lines, args.debounce_ms)), indent=2))
+    print(json.dumps(asyncio.run(run(args.edits, args.lines, args.debounce_ms, args.connected)), indent=2))
 
 
 if __name__ == "__main__":
