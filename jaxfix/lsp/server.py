@@ -1,11 +1,13 @@
-"""The jaxfix language server: wiring of LSP messages to `jaxfix.engine.analyze`.
+"""The jaxfix language server: wiring of LSP messages to the engine.
 
 Diagnostics are computed from the editor's in-memory text on open, on change
 (debounced: a burst of keystrokes costs one analysis) and on save, and cleared
-on close. A text that does not parse keeps the last good diagnostics (or none);
-nothing a user types can crash the server. Analyses run in one worker thread so
-the event loop keeps answering requests, and a result that is older than the
-document is thrown away.
+on close. Each open document keeps a `jaxfix.incremental.IncrementalAnalyzer`,
+which gives what `engine.analyze` gives while re-analysing only the statements an
+edit can have changed; fix-all runs `engine.analyze(fix=True)`. A text that does
+not parse keeps the last good diagnostics (or none); nothing a user types can
+crash the server. Analyses run in one worker thread so the event loop keeps
+answering requests, and a result that is older than the document is thrown away.
 """
 
 from __future__ import annotations
