@@ -159,9 +159,9 @@ class _Memo:
             self._comments[text] = comments_in(text)
         return self._comments[text]
 
-    def names(self, text: str) -> ChunkNames | None:
+    def names(self, text: str, statements: list[ast.stmt]) -> ChunkNames | None:
         if text not in self._names:
-            self._names[text] = chunk_names(text)
+            self._names[text] = chunk_names(text, statements)
         return self._names[text]
 
     def placeholder(self, text: str, code_at: int) -> str:
@@ -252,7 +252,7 @@ class _Plan:
         self.starts = line_starts(source)
         self.chunks: list[Chunk] = split_chunks(source, tree, self.starts)
         self.memo = memo.renewed(self.chunks)
-        names = [self.memo.names(c.text) for c in self.chunks]
+        names = [self.memo.names(c.text, [tree.body[k] for k in c.statements]) for c in self.chunks]
         self.groups: list[list[int]] | None = None
         self._spellers: dict[str, list[int]] = {}
         if source.startswith("\ufeff") or any(n is None for n in names):

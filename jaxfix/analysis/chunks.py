@@ -112,21 +112,6 @@ def _arguments(args: ast.arguments) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)]
 
 
-def _bound_names(node: ast.AST) -> set[str]:
-    """The names `node` binds in the scope it stands in (not those of scopes nested in it)."""
-    if isinstance(node, ast.Name):
-        return set() if isinstance(node.ctx, ast.Load) else {node.id}
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, ast.alias):
-        return {node.asname or node.name.split(".")[0]} if node.name != "*" else set()
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        return {node.name} if node.name else set()
-    if isinstance(node, ast.MatchMapping):
-        return {node.rest} if node.rest else set()
-    return set()
-
-
 def _scope_parts(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
     """(evaluated in the enclosing scope, evaluated in the node's own scope) for a nested scope."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -144,38 +129,23 @@ def _scope_parts(node: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
     return [first.iter], inner
 
 
-def _locals(node: ast.AST) -> set[str]:
-    """Names local to a function, lambda or comprehension: bound anywhere in it, not declared global."""
-    names: set[str] = set()
-    declared: set[str] = set()
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        names.update(a.arg for a in _arguments(node.args))
-    todo = list(_scope_parts(node)[1])
-    while todo:
-        child = todo.pop()
-        names |= _bound_names(child)
-        if isinstance(child, (ast.Global, ast.Nonlocal)):
-            declared.update(child.names)
-        if isinstance(child, _NESTED):
-            todo.extend(_scope_parts(child)[0])
-        else:
-            todo.extend(ast.iter_child_nodes(child))
-    return names - declared
+class _Scope:
+    """A module, class or function scope being walked: what it binds, loads and calls."""
+
+    __slots__ = ("kind", "parent", "bound", "loads", "call_roots", "declared")
+
+    def __init__(self, kind: str, parent: "_Scope | None") -> None:
+        self.kind = kind  # "module" | "class" | "function" (lambdas and comprehensions too)
+        self.parent = parent
+        self.bound: set[str] = set()
+        self.loads: set[str] = set()
+        self.call_roots: set[str] = set()  # names whose value (or attribute of it) is called
+        self.declared: set[str] = set()  # `global` / `nonlocal`: not local here
 
 
 class _Names:
-    """Walks one chunk, keeping the stack of scopes to tell module names from locals."""
-
-    @staticmethod
-    def _global_root(func: ast.AST, functions: tuple[set[str], ...], in_class: set[str] | None) -> bool:
-        """Whether a called expression is a module name or an attribute path from one."""
-        while isinstance(func, ast.Attribute):
-            func = func.value
-        return (
-            isinstance(func, ast.Name)
-            and not any(func.id in scope for scope in functions)
-            and not (in_class and func.id in in_class)
-        )
+    """One walk of a chunk; a scope's loads are resolved when it closes (Python's rule: a name
+    bound anywhere in a function is local to all of it), what is not local goes outward."""
 
     def __init__(self) -> None:
         self.binds: set[str] = set()
@@ -183,68 +153,110 @@ class _Names:
         self.attrs: set[str] = set()
         self.attr_reads: set[str] = set()
 
-    def visit(self, node: ast.AST, functions: tuple[set[str], ...], in_class: set[str] | None) -> None:
-        """`functions`: locals of the enclosing function scopes; `in_class`: the class scope's names."""
-        bound = _bound_names(node)
-        if bound:
-            if in_class is not None:
-                self.attrs |= bound
-                in_class |= bound
-            elif not functions:
-                self.binds |= bound
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            if not any(node.id in scope for scope in functions) and not (in_class and node.id in in_class):
-                self.reads.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            (self.attr_reads if isinstance(node.ctx, ast.Load) else self.attrs).add(node.attr)
-        elif isinstance(node, ast.Global):
-            self.binds.update(node.names)
-            self.reads.update(node.names)
-        elif isinstance(node, ast.Call) and not self._global_root(node.func, functions, in_class):
-            # `model(x)` on a parameter or attribute may run a class's `__call__` (the rules pick
-            # the module's one pytree class defining it).
-            self.attr_reads.add("__call__")
-        elif isinstance(node, ast.alias):
-            # The rules read imports module-wide (`ImportMap` takes every import statement,
-            # nested ones too), so an import anywhere binds its name for every chunk.
-            self.binds |= _bound_names(node)
-        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+    def walk(self, statements: list[ast.stmt]) -> None:
+        module = _Scope("module", None)
+        for statement in statements:
+            self._visit(statement, module)
+        self.reads |= module.loads
+
+    def _bind(self, scope: _Scope, name: str) -> None:
+        scope.bound.add(name)
+        if scope.kind == "module":
+            self.binds.add(name)
+        elif scope.kind == "class":
+            self.attrs.add(name)
+
+    def _visit(self, node: ast.AST, scope: _Scope) -> None:  # noqa: C901 - one case per node kind
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Load:
+                scope.loads.add(node.id)
+            else:
+                self._bind(scope, node.id)
+            return
+        if kind is ast.Attribute:
+            (self.attr_reads if type(node.ctx) is ast.Load else self.attrs).add(node.attr)
+        elif kind is ast.Call:
+            root = node.func
+            while type(root) is ast.Attribute:
+                root = root.value
+            if type(root) is ast.Name:
+                scope.call_roots.add(root.id)
+            else:
+                # `f()(x)`, `layers[0](x)`: may run a class's `__call__`
+                self.attr_reads.add("__call__")
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            scope.declared.update(node.names)
+            if kind is ast.Global:
+                self.binds.update(node.names)
+                self.reads.update(node.names)
+        elif kind is ast.alias:
+            if node.name != "*":
+                local = node.asname or node.name.split(".")[0]
+                # The rules read imports module-wide (`ImportMap` takes every import statement,
+                # nested ones too), so an import anywhere binds its name for every chunk.
+                self.binds.add(local)
+                self._bind(scope, local)
+        elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+            if node.name:
+                self._bind(scope, node.name)
+        elif kind is ast.MatchMapping:
+            if node.rest:
+                self._bind(scope, node.rest)
+        elif kind is ast.NamedExpr and type(node.target) is ast.Name:
             self.binds.add(node.target.id)  # may bind outside a comprehension: a link too many is harmless
-        if isinstance(node, _NESTED):
+        if kind in _NESTED:
+            if kind is not ast.Lambda and kind not in _COMPREHENSIONS:
+                self._bind(scope, node.name)
             outer, inner = _scope_parts(node)
             for child in outer:
-                self.visit(child, functions, in_class)
-            if isinstance(node, ast.ClassDef):
-                for child in inner:
-                    self.visit(child, functions, set())
-            else:
-                for child in inner:
-                    self.visit(child, (*functions, _locals(node)), None)
+                self._visit(child, scope)
+            own = _Scope("class" if kind is ast.ClassDef else "function", scope)
+            if kind is not ast.ClassDef and kind not in _COMPREHENSIONS:
+                own.bound.update(a.arg for a in _arguments(node.args))
+            for child in inner:
+                self._visit(child, own)
+            self._close(own)
             return
         for child in ast.iter_child_nodes(node):
-            self.visit(child, functions, in_class)
+            self._visit(child, scope)
+
+    def _close(self, scope: _Scope) -> None:
+        # A class body reads its names sequentially and falls back to the module's: all its
+        # loads go outward. A function (or lambda, comprehension) keeps its own.
+        local = set() if scope.kind == "class" else scope.bound - scope.declared
+        if scope.call_roots & local:
+            # `model(x)` on a parameter or local may run a class's `__call__` (the rules pick the
+            # module's one pytree class defining it)
+            self.attr_reads.add("__call__")
+        up = scope.parent
+        while scope.kind != "class" and up.kind == "class":
+            up = up.parent  # functions do not see the names of the class they are defined in
+        up.loads |= scope.loads - local
+        up.call_roots |= scope.call_roots - local
 
 
-def chunk_names(text: str) -> ChunkNames | None:
-    """The names of one chunk's text (a function of the text alone: callers keep them per text).
+def chunk_names(text: str, statements: list[ast.stmt] | None = None) -> ChunkNames | None:
+    """The names of one chunk: of its `statements` when the caller has them (from the module's
+    tree: positions do not matter here), else of its text parsed alone.
 
     None when the text does not parse alone, which cannot happen for a chunk cut from a
     module that parses, except for a chunk indented under a line continuation.
     """
-    try:
-        body = ast.parse(text).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    if statements is None:
+        try:
+            statements = ast.parse(text).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     names = _Names()
-    for statement in body:
-        names.visit(statement, (), None)
+    names.walk(statements)
     return ChunkNames(
         frozenset(names.binds),
         frozenset(names.reads),
         frozenset(names.attrs),
         frozenset(names.attr_reads),
-        _is_import_only(body),
-        _runs_calls(body),
+        _is_import_only(statements),
+        _runs_calls(statements),
     )
 
 

@@ -17,7 +17,7 @@ from screen_support import screen_misses
 
 # What analysing text that is not (for libcst) analysable may say: a clean one-line refusal.
 CLEAN_REFUSAL = re.compile(r"^(syntax error at line|cannot parse: |expression nested too deeply)")
-INCREMENTAL_EDITS = 4  # edits per program checked against a full analysis
+INCREMENTAL_EDITS = 2  # edits (each undone) per program checked against a full analysis
 IMPORT_LINE = re.compile(r"^\s*(import |from \S+ import )")
 
 
