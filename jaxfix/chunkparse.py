@@ -4,10 +4,14 @@ Parsing is a third of a full analysis. An editor session changes one or two stat
 time, so the language server parses each chunk (`analysis.chunks`) once, by its text, and
 assembles the module from the parsed statements: the same tree `cst.parse_module` gives for
 the whole text (`tests/test_incremental.py` checks that with `deep_equals` on every fixture).
-Each chunk is parsed with the module's own indentation and newline, so blocks and lines that
-use them are stored the same way. Two layouts would be stored differently and are refused
-(None; the caller parses the whole text): indented comment lines after a block, which libcst
-gives to the block, not to the next statement, and a text starting with a byte order mark.
+libcst stores a newline or a block's indentation as "the module's default" (None) when it
+equals the default it detected, and its native parser detects them from the text it is given,
+whatever the config says: a chunk parsed alone uses its own first newline and first indented
+block. A chunk whose detected layout differs from the module's would therefore render with the
+module's (a `\n` line of a CRLF file as `\r\n`, a two-space block as four) and is refused
+(None; the caller parses the whole text), as are two layouts that would be stored differently:
+indented comment lines after a block, which libcst gives to the block, not to the next
+statement, and a text starting with a byte order mark.
 """
 
 from __future__ import annotations
@@ -40,9 +44,22 @@ def parse_chunk(text: str, code_at: int, config: cst.PartialParserConfig) -> Par
         alone = parse_module(text, config)
     except (cst.ParserSyntaxError, RecursionError):
         return None
-    if alone.footer or not alone.body:
+    if alone.footer or not alone.body or not _same_defaults(alone, text, config):
         return None
     return ParsedChunk(tuple(alone.header), tuple(alone.body))
+
+
+def _same_defaults(alone: cst.Module, text: str, config: cst.PartialParserConfig) -> bool:
+    """Whether `alone` stores its newlines and block indents as the module of `config` would.
+
+    A chunk with no newline stores none (its last line's is the module's, or absent); a chunk
+    of simple statements has no indented block.
+    """
+    if alone.default_newline != config.default_newline and ("\n" in text or "\r" in text):
+        return False
+    if alone.default_indent != config.default_indent:
+        return all(isinstance(statement, cst.SimpleStatementLine) for statement in alone.body)
+    return True
 
 
 def assemble(

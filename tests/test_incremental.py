@@ -305,9 +305,30 @@ def test_assembled_module_is_the_parsed_module(path: Path):
         "x = 1",
         "def f():\n    return 1\n    # indented, the block's\n\nx = 2\n",
         "if a:\n  b = 1\n# trailing\n   # indented trailing\n",
+        # a chunk whose own first newline or block indent is not the module's
+        "x = 1\r\n\ndef f():\r\n    pass\r\n",
+        "x = 1\n\ndef f():\r\n    return 1\r\n",
+        "def f():\n    return 1\n\ndef g():\n  return 2\n",
+        "def f():\n\treturn 1\n\nx = 2\n",
     ],
 )
 def test_assembled_module_on_odd_layouts(text):
     plan = _plan(text)
     module = plan.module(text, set(range(len(plan.chunks))))
     assert module.code == text and module.deep_equals(cst.parse_module(text))
+
+
+def test_a_line_of_another_newline_in_a_crlf_module_is_kept():
+    """An editor pasting LF lines into a CRLF file: the pasted chunk's fix edits match a full
+    analysis (a chunk parsed alone once stored its LF as the module's CRLF)."""
+    text = (
+        "import jax\r\nimport jax.numpy as jnp\r\n\r\n\r\ndef scale(v, k):\r\n    return v * k\r\n"
+        "\ndef loop(x, y):\r\n    out = jnp.zeros_like(x)\r\n    for k in range(3):\r\n"
+        "        out = out + jax.jit(lambda v: v * 2.0 + y)(x)\r\n    return out\r\n"
+    )
+    config = Config(select=("JAX2",), unsafe_fixes=True)
+    assert differences(text, path="m.py", config=config) == []
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(text.replace("range(3)", "range(4)"), "m.py", config)
+    assert analyzer.analyze(text, "m.py", config).findings == analyze(text, "m.py", config).findings
+    assert analyzer.stats.analysed < analyzer.stats.groups
