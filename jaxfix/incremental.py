@@ -230,7 +230,7 @@ class _Run:
                 code_filter=self.code_filter,
                 options=self.options,
                 tree=tree,
-                parse=lambda: plan.module(reduced, keep),
+                parse=lambda: plan.reduced_module(reduced, keep),
                 elsewhere=lambda name: _spelling(name).search(outside) is not None,
             )
         except AnalysisError:
@@ -303,7 +303,19 @@ class _Plan:
                 )
                 if module is not None:
                     return module
-        return parse_module(text, cst.PartialParserConfig(default_indent=self.indent) if self.groups else None)
+        return parse_module(text)
+
+    def reduced_module(self, text: str, keep: set[int]) -> cst.Module:
+        """`module` of a reduced text, which must lay code out as the whole text does.
+
+        Generated code takes the module's default indent, which libcst detects from the first
+        indented block; when the reduced text is parsed whole and that block is a placeholder,
+        a later block's indent is found instead, and the fixes would differ from a full analysis.
+        """
+        module = self.module(text, keep)
+        if module.default_indent != self.indent or module.default_newline != self.context[1]:
+            raise AnalysisError("the reduced text lays out code differently from the whole text")
+        return module
 
     def key(self, group: list[int]) -> tuple:
         """What a group's findings depend on: its texts, the imports, and the statement before

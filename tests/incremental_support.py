@@ -5,7 +5,8 @@ what `engine.analyze` gives. The edits here are the ones that move what the anal
 statements deleted, duplicated, swapped, renamed; lines inserted above (everything shifts);
 comments after a block (libcst gives indented ones to the block); a name changed inside a
 function (its links to other statements change); an import inside a function (the rules read
-imports module-wide).
+imports module-wide); a statement re-indented by two spaces a level and one pasted with LF lines
+into a CRLF file (libcst stores a newline or indent equal to the one it detects as the default).
 """
 
 from __future__ import annotations
@@ -18,7 +19,18 @@ from jaxfix.config import Config
 from jaxfix.engine import analyze
 from jaxfix.incremental import IncrementalAnalyzer
 
-KINDS = ("delete", "duplicate", "swap", "shift", "footer", "rename_use", "rename_def", "touch", "nested_import")
+KINDS = (
+    "delete",
+    "duplicate",
+    "swap",
+    "shift",
+    "footer",
+    "rename_use",
+    "rename_def",
+    "touch",
+    "nested_import",
+    "reindent",
+)
 
 
 def _parses(text: str) -> bool:
@@ -63,6 +75,12 @@ def mutate(text: str, kind: str, i: int) -> str | None:
     elif kind == "nested_import":
         # An import inside a function still binds its name for the whole module's rules.
         new = text[: c.end] + "\n\ndef _imports_late():\n    import numpy as jnp\n    from jax import lax as jax\n" + text[c.end :]
+    elif kind == "reindent":
+        # Two spaces a level: every line's leading run of spaces halved (a string's lines too:
+        # the result must only parse, and both analyses see the same text).
+        lines = code.splitlines(keepends=True)
+        halved = [" " * ((len(x) - len(x.lstrip(" "))) // 2) + x.lstrip(" ") for x in lines]
+        new = text[: c.code_start] + "".join(halved) + text[c.end :]
     elif kind == "footer":
         new = text[: c.end] + "    # indented comment after it\n" + text[c.end :]
     elif kind in ("rename_use", "rename_def"):

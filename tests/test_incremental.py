@@ -332,3 +332,20 @@ def test_a_line_of_another_newline_in_a_crlf_module_is_kept():
     analyzer.analyze(text.replace("range(3)", "range(4)"), "m.py", config)
     assert analyzer.analyze(text, "m.py", config).findings == analyze(text, "m.py", config).findings
     assert analyzer.stats.analysed < analyzer.stats.groups
+
+
+def test_a_reduced_text_indenting_otherwise_falls_back_to_the_whole_text():
+    """The module's first block uses four spaces, the edited function two: a reduced text without
+    the first block would give generated code (a `while` turned into loop functions) two."""
+    text = (
+        "import jax\n\n\ndef first(x):\n    return x + 1\n\n\nSCALE = 2\n\n\n"
+        "@jax.jit\ndef count(x, n):\n  i = 0\n  while i < n:\n    x = x * 2.0\n    i = i + 1\n  return x\n"
+    )
+    config = Config(select=("JAX3",), unsafe_fixes=True)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(text, "m.py", config)
+    edited = text.replace("x * 2.0", "x * 3.0")
+    got = analyzer.analyze(edited, "m.py", config)
+    assert got.findings and got.findings == analyze(edited, "m.py", config).findings
+    assert analyzer.stats.whole_text
+    assert differences(text, path="m.py", config=config) == []

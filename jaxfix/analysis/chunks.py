@@ -312,7 +312,9 @@ def components(names: list[ChunkNames]) -> list[list[int]]:
 def default_indent(source: str, tree: ast.Module, starts: list[int] | None = None) -> str:
     """The indentation libcst detects for a module (its first indented block's), without tokenizing.
 
-    A reduced text (`jaxfix.incremental`) may have blanked that block, so its parse is told.
+    A reduced text (`jaxfix.incremental`) may have blanked that block, and libcst's native parser
+    detects the indent from the text whatever its config says, so the reduced parse is checked
+    against this.
     """
     starts = line_starts(source) if starts is None else starts
     for node in tree.body:
