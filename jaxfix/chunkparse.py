@@ -66,7 +66,7 @@ def assemble(
     chunks: Sequence[ParsedChunk], trailing: str, *, indent: str, newline: str, has_trailing_newline: bool
 ) -> cst.Module | None:
     """The module of `chunks` in order followed by `trailing` (blank and comment lines); None when
-    the trailing lines could belong to the last block."""
+    the trailing lines could belong to the last block or start with another newline."""
     if not chunks or _INDENTED_LINE.search(trailing):
         return None
     footer: tuple[cst.EmptyLine, ...] = ()
@@ -75,7 +75,7 @@ def assemble(
             rest = parse_module(trailing, cst.PartialParserConfig(default_indent=indent, default_newline=newline))
         except cst.ParserSyntaxError:
             return None
-        if rest.body:
+        if rest.body or (rest.default_newline != newline and ("\n" in trailing or "\r" in trailing)):
             return None
         footer = (*rest.header, *rest.footer)
     body: list[cst.BaseStatement] = []

@@ -310,6 +310,7 @@ def test_assembled_module_is_the_parsed_module(path: Path):
         "x = 1\n\ndef f():\r\n    return 1\r\n",
         "def f():\n    return 1\n\ndef g():\n  return 2\n",
         "def f():\n\treturn 1\n\nx = 2\n",
+        "x = 1\r\n\n# end\r\n",
     ],
 )
 def test_assembled_module_on_odd_layouts(text):
