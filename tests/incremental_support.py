@@ -12,6 +12,7 @@ into a CRLF file (libcst stores a newline or indent equal to the one it detects 
 from __future__ import annotations
 
 import ast
+import zlib
 from collections.abc import Iterator
 
 from jaxfix.analysis.chunks import line_starts, split_chunks
@@ -123,8 +124,10 @@ def mutations(text: str, limit: int | None = None) -> Iterator[tuple[str, str]]:
     chunks = split_chunks(text, ast.parse(text))
     pairs = [(kind, i) for i in range(len(chunks)) for kind in KINDS]
     if limit is not None and len(pairs) > limit:
-        # Spread: each kind in turn, each at a different statement.
-        pairs = [(KINDS[k % len(KINDS)], (k * 5) % len(chunks)) for k in range(limit)]
+        # Spread: each kind in turn, each at a different statement. The turn starts at a kind
+        # the text picks, so many texts with a few edits each still meet every kind.
+        first = zlib.crc32(text.encode("utf-8", "surrogatepass"))
+        pairs = [(KINDS[(first + k) % len(KINDS)], (k * 5) % len(chunks)) for k in range(limit)]
     for kind, i in pairs:
         new = mutate(text, kind, i)
         if new is not None:
