@@ -52,8 +52,8 @@ def parse_chunk(text: str, code_at: int, config: cst.PartialParserConfig) -> Par
 def _same_defaults(alone: cst.Module, text: str, config: cst.PartialParserConfig) -> bool:
     """Whether `alone` stores its newlines and block indents as the module of `config` would.
 
-    A chunk with no newline stores none (its last line's is the module's, or absent); a chunk
-    of simple statements has no indented block.
+    A text with no newline stores none (its last line's is the module's, or absent); one of
+    simple statements, or of comment lines only, has no indented block.
     """
     if alone.default_newline != config.default_newline and ("\n" in text or "\r" in text):
         return False
@@ -71,11 +71,12 @@ def assemble(
         return None
     footer: tuple[cst.EmptyLine, ...] = ()
     if trailing:
+        config = cst.PartialParserConfig(default_indent=indent, default_newline=newline)
         try:
-            rest = parse_module(trailing, cst.PartialParserConfig(default_indent=indent, default_newline=newline))
+            rest = parse_module(trailing, config)
         except cst.ParserSyntaxError:
             return None
-        if rest.body or (rest.default_newline != newline and ("\n" in trailing or "\r" in trailing)):
+        if rest.body or not _same_defaults(rest, trailing, config):
             return None
         footer = (*rest.header, *rest.footer)
     body: list[cst.BaseStatement] = []
