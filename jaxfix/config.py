@@ -157,7 +157,9 @@ def _codes(where: str, key: str, value: Any) -> tuple[str, ...]:
 
 def parse_table(table: dict[str, Any], where: str, root: str | None = None) -> Config:
     """Validate a `[tool.jaxfix]` table into a Config."""
-    rule_names = {rule.name: rule for rule in registry.all_rules()}
+    tables: dict[str, list] = {}
+    for rule in registry.all_rules():
+        tables.setdefault(rule.table(), []).append(rule)
     config = Config(root=root)
     options: dict[str, dict[str, Any]] = {}
     exclude: list[str] = []
@@ -177,26 +179,27 @@ def parse_table(table: dict[str, Any], where: str, root: str | None = None) -> C
                 raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
             pfi = tuple((pattern, _codes(where, f"per-file-ignores.{pattern}", codes)) for pattern, codes in value.items())
             config = replace(config, per_file_ignores=pfi)
-        elif key in rule_names:
-            options[key] = _rule_options(where, rule_names[key], value)
+        elif key in tables:
+            options[key] = _rule_options(where, key, tables[key], value)
         else:
-            known = ", ".join(sorted(_TOP_KEYS | set(rule_names)))
+            known = ", ".join(sorted(_TOP_KEYS | set(tables)))
             raise ConfigError(f"{where}: unknown key `{key}` in [tool.jaxfix] (known: {known})")
     return replace(config, exclude=tuple(exclude), rule_options=_freeze_options(options))
 
 
-def _rule_options(where: str, rule, value: Any) -> dict[str, Any]:
+def _rule_options(where: str, table: str, rules: list, value: Any) -> dict[str, Any]:
+    """Options of the rules that read `[tool.jaxfix.<table>]` (a family's rules may share one)."""
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: [tool.jaxfix.{rule.name}] must be a table")
-    known = {opt.name: opt for opt in rule.options}
+        raise ConfigError(f"{where}: [tool.jaxfix.{table}] must be a table")
+    known = {opt.name: opt for rule in rules for opt in rule.options}
     for name, setting in value.items():
         opt = known.get(name)
         if opt is None:
             names = ", ".join(sorted(known)) or "none"
-            raise ConfigError(f"{where}: unknown option `{name}` for rule {rule.name} (options: {names})")
+            raise ConfigError(f"{where}: unknown option `{name}` for rule {table} (options: {names})")
         problem = opt.validate(setting)
         if problem:
-            raise ConfigError(f"{where}: `{rule.name}.{name}`: {problem}")
+            raise ConfigError(f"{where}: `{table}.{name}`: {problem}")
     return dict(value)
 
 

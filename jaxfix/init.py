@@ -23,11 +23,15 @@ def config_section() -> str:
         "[tool.jaxfix.per-file-ignores]",
         '# "tests/*" = ["JAX2"]',
     ]
+    tables: dict[str, list] = {}
     for rule in registry.all_rules():
-        if not rule.options:
-            continue
-        lines += ["", f"# Options of rule {rule.name} ({', '.join(c.code for c in rule.codes)}).", f"[tool.jaxfix.{rule.name}]"]
-        for opt in rule.options:
+        if rule.options:
+            tables.setdefault(rule.table(), []).append(rule)
+    for table, rules in tables.items():
+        codes = ", ".join(c.code for rule in rules for c in rule.codes)
+        options = {opt.name: opt for rule in rules for opt in rule.options}.values()
+        lines += ["", f"# Options of rule {table} ({codes}).", f"[tool.jaxfix.{table}]"]
+        for opt in options:
             choices = f" One of {', '.join(map(repr, opt.choices))}." if opt.choices else ""
             lines.append(f"# {opt.doc}{choices}")
             lines.append(f"# {opt.name} = {_toml(opt.default)}")

@@ -1,6 +1,8 @@
-"""Every rule jaxfix knows, discovered from the modules of the `codemods` package.
+"""Every rule jaxfix knows, discovered from the modules of the `codemods` packages.
 
-Adding a rule is adding a module; nothing here lists rules by hand.
+Adding a rule is adding a module (`codemods/<family>/<rule_name>.py`); nothing here lists rules
+by hand. Modules whose name starts with `_` are skipped; a family's shared machinery holds no
+rule class, so importing it finds nothing.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from jaxfix.rulebase import Code, Rule
 @functools.cache
 def all_rules() -> tuple[type[Rule], ...]:
     found: list[type[Rule]] = []
-    for info in pkgutil.iter_modules(codemods.__path__):
-        if info.name.startswith("_"):
+    for info in pkgutil.walk_packages(codemods.__path__, "codemods."):
+        if info.name.rsplit(".", 1)[-1].startswith("_"):
             continue
-        module = importlib.import_module(f"codemods.{info.name}")
+        module = importlib.import_module(info.name)
         for value in vars(module).values():
             if (
                 isinstance(value, type)

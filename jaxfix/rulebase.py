@@ -1,8 +1,8 @@
 """What a rule is, and the per-file context it reads facts from.
 
-A rule is a class in a module of `codemods/`: metadata (codes, options, examples,
-and a docstring in Ruff's sections) plus `check(ctx)`, which yields findings with
-optional fixes. A rule never reads files or prints; everything it knows about the
+A rule is a class in its own module of `codemods/<family>/`: metadata (one code,
+options, VALID and INVALID examples, and a docstring in Ruff's sections) plus
+`check(ctx)`, which yields findings with optional fixes. A rule never reads files or prints; everything it knows about the
 file comes from `RuleContext`, which parses once and computes analyses lazily so
 that rules share them.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -68,6 +69,35 @@ class Example:
     good: str | None = None
 
 
+def _example_text(code: str) -> str:
+    """Examples are written indented inside the rule module; they run as a file of their own."""
+    return textwrap.dedent(code).lstrip("\n")
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must leave alone: a test checks it gives no finding of the rule's code."""
+
+    code: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", _example_text(self.code))
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule reports. `fixed` is the text after the rule's fixes (unsafe ones included),
+    None when the rule offers no automatic fix here; a test checks both, and that fixing is stable."""
+
+    code: str
+    fixed: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", _example_text(self.code))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", _example_text(self.fixed))
+
+
 class Rule:
     """Base class. The subclass docstring is the user-facing documentation."""
 
@@ -78,7 +108,12 @@ class Rule:
     # and, when set, match this pattern (for what a substring cannot pin down, like an import).
     prefilter_pattern: ClassVar[re.Pattern[str] | None] = None
     options: ClassVar[tuple[Option, ...]] = ()
+    # The `[tool.jaxfix.<table>]` the options are read from; rules of a family that share an
+    # option share the table (default: the rule's name).
+    options_table: ClassVar[str | None] = None
     examples: ClassVar[tuple[Example, ...]] = ()
+    valid: ClassVar[tuple[Valid, ...]] = ()
+    invalid: ClassVar[tuple[Invalid, ...]] = ()
     # What differential verification compares the rewrite against: the original "as-written",
     # or the original run "eager" (under jax.disable_jit) when it cannot run under jit at all.
     verify_reference: ClassVar[str] = "as-written"
@@ -118,6 +153,11 @@ class Rule:
     @classmethod
     def doc(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def table(cls) -> str:
+        """The config table this rule's options live in."""
+        return cls.options_table or cls.name
 
     @classmethod
     def code_info(cls, code: str) -> Code:
@@ -224,7 +264,7 @@ class RuleContext:
     def option(self, rule: type[Rule] | Rule, name: str) -> Any:
         for opt in rule.options:
             if opt.name == name:
-                return self._options.get(rule.name, {}).get(name, opt.default)
+                return self._options.get(rule.table(), {}).get(name, opt.default)
         raise KeyError(f"{rule.name} has no option {name!r}")
 
     # -- building results ----------------------------------------------------

@@ -16,11 +16,20 @@ DOCS_DIR = Path(__file__).resolve().parent.parent / "docs" / "rules"
 
 
 def render_rule_doc(rule: type[Rule], info: Code) -> str:
+    """One page per code: the rule's docstring (Ruff's sections), its examples, its options."""
     lines = [f"# {info.code}: {info.name}", "", info.summary, "", f"Fix availability: {info.fix}.", ""]
     others = [c.code for c in rule.codes if c.code != info.code]
     if others:
         lines += [f"Rule `{rule.name}` also reports: {', '.join(others)}.", ""]
     lines += [rule.doc(), ""]
+    for number, example in enumerate(rule.invalid, 1):
+        lines += [f"## Reported ({number})", "", "```python", example.code.rstrip(), "```", ""]
+        if example.fixed is not None:
+            lines += ["Fixed (`jaxfix fix --unsafe-fixes`):", "", "```python", example.fixed.rstrip(), "```", ""]
+        else:
+            lines += ["No automatic fix: the finding says what to do.", ""]
+    for number, example in enumerate(rule.valid, 1):
+        lines += [f"## Not reported ({number})", "", "```python", example.code.rstrip(), "```", ""]
     for number, example in enumerate(rule.examples, 1):
         lines += [f"## Example {number}", "", "```python", example.bad.rstrip(), "```", ""]
         if example.good:
@@ -29,7 +38,7 @@ def render_rule_doc(rule: type[Rule], info: Code) -> str:
         lines += ["## Options", ""]
         for opt in rule.options:
             choices = f" (one of {', '.join(map(repr, opt.choices))})" if opt.choices else ""
-            lines.append(f"- `[tool.jaxfix.{rule.name}] {opt.name}` = `{opt.default!r}`{choices}: {opt.doc}")
+            lines.append(f"- `[tool.jaxfix.{rule.table()}] {opt.name}` = `{opt.default!r}`{choices}: {opt.doc}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

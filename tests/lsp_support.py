@@ -121,10 +121,10 @@ def rule_examples() -> list[tuple[str, list[Finding]]]:
     """(source, findings) for every bad example of every rule that jaxfix has."""
     out = []
     for rule in registry.all_rules():
-        for example in rule.examples:
-            result = analyze(example.bad, "example.py", Config())
+        for bad in [e.code for e in rule.invalid] + [e.bad for e in rule.examples]:
+            result = analyze(bad, "example.py", Config())
             if result.findings and not result.error:
-                out.append((example.bad, result.findings))
+                out.append((bad, result.findings))
     return out
 
 

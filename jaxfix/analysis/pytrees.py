@@ -23,10 +23,20 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Protocol, TypeVar
 
-if TYPE_CHECKING:  # pragma: no cover
-    from jaxfix.rulebase import RuleContext
+T = TypeVar("T")
+
+
+class FileFacts(Protocol):
+    """What a fact about one file needs from the rule context (`jaxfix.rulebase.RuleContext`),
+    named here so the analysis layer does not import the layer above it."""
+
+    tree: ast.Module
+    path: str
+    project: Any
+
+    def fact(self, key: Any, factory: Callable[[Any], T]) -> T: ...
 
 # Kinds. The rule chooses its rewrite per kind.
 FLAX = "flax"  # flax.struct.PyTreeNode subclass or @flax.struct.dataclass: self.replace(...)
@@ -228,12 +238,12 @@ class PytreeInfo:
     via: str  # the decorator, registration function or base class that makes it a pytree
 
 
-def pytree_classes(ctx: "RuleContext") -> dict[tuple[str, int], PytreeInfo]:
+def pytree_classes(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
     """(class name, line of `class`) -> PytreeInfo, for every pytree class of ctx's file (memoised)."""
     return ctx.fact(("jaxfix.analysis.pytrees", "classes"), _compute)
 
 
-def _compute(ctx: "RuleContext") -> dict[tuple[str, int], PytreeInfo]:
+def _compute(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
     project = ctx.project
     module_name, is_package = None, False
     if project is not None and hasattr(project, "module_for_path"):
