@@ -25,7 +25,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 LOOP = """import jax

@@ -7,11 +7,10 @@ so both paths produce identical text.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import libcst as cst
 
-from jaxfix.fixing import fix_until_stable, scan
 from jaxfix.rulebase import Rule
 
 
@@ -22,24 +21,41 @@ def commands_for(*rules: type[Rule]) -> Callable[[str], type]:
     never needs; `python -m libcst.tool codemod module.XCommand` and pickling by reference
     both look the name up with `getattr`, and get the same class every time.
     """
-    wanted = {rule.__name__.removesuffix("Rule") + "Command": rule for rule in rules}
+    return commands_named(rules[0].__module__, {_default_name(rule): (rule,) for rule in rules})
+
+
+def commands_named(module: str, commands: Mapping[str, tuple[type[Rule], ...]]) -> Callable[[str], type]:
+    """A module `__getattr__` for `module` making each named command from its rules on first access
+    (a family package keeps its old name, e.g. `jit_placement.JitPlacementCommand`, for all its rules)."""
     made: dict[str, type] = {}
 
     def __getattr__(name: str) -> type:
-        if name not in wanted:
+        if name not in commands:
             raise AttributeError(name)
         if name not in made:
-            made[name] = command_for(wanted[name])
+            made[name] = command_for(*commands[name], name=name, module=module)
         return made[name]
 
     return __getattr__
 
 
-def command_for(rule: type[Rule]) -> type:
+def _default_name(rule: type[Rule]) -> str:
+    return rule.__name__.removesuffix("Rule") + "Command"
+
+
+def command_for(*rules: type[Rule], name: str | None = None, module: str | None = None) -> type:
+    """A libcst codemod command running `rules` (one rule, or a family's under its old name).
+
+    The engine's fix loop is imported here, when a command is made, not with the module: rules
+    sit below the engine, and only `python -m libcst.tool` asks for a command.
+    """
     from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 
+    from jaxfix.engine.fixing import fix_until_stable, scan
+
+
     class RuleCommand(VisitorBasedCodemodCommand):
-        DESCRIPTION = f"{rule.codes[0].code}: {rule.codes[0].summary}"
+        DESCRIPTION = "; ".join(f"{rule.codes[0].code}: {rule.codes[0].summary}" for rule in rules)
 
         def __init__(self, context: CodemodContext, unsafe_fixes: bool = False) -> None:
             super().__init__(context)
@@ -51,7 +67,7 @@ def command_for(rule: type[Rule]) -> type:
 
         def transform_module_impl(self, tree: cst.Module) -> cst.Module:
             path = self.context.filename or "<module>"
-            run = lambda text: scan(text, path, [rule()])  # noqa: E731
+            run = lambda text: scan(text, path, [rule() for rule in rules])  # noqa: E731
             source = tree.code
             outcome = fix_until_stable(source, run(source), run, unsafe_fixes=self.unsafe_fixes)
             if outcome.error:
@@ -60,9 +76,9 @@ def command_for(rule: type[Rule]) -> type:
                 raise SkipFile("nothing to fix")
             return cst.parse_module(outcome.text)
 
-    # Bound in the rule's module as `<Name>Command` (for `<Name>Rule`): the class must carry that
-    # name so libcst.tool's worker processes can pickle it by reference.
-    RuleCommand.__name__ = RuleCommand.__qualname__ = rule.__name__.removesuffix("Rule") + "Command"
-    RuleCommand.__module__ = rule.__module__
-    RuleCommand.__doc__ = rule.doc()
+    # Bound in the module that asked for it under `command_name`: the class must carry that name
+    # so libcst.tool's worker processes can pickle it by reference.
+    RuleCommand.__name__ = RuleCommand.__qualname__ = name or _default_name(rules[0])
+    RuleCommand.__module__ = module or rules[0].__module__
+    RuleCommand.__doc__ = "\n\n".join(rule.doc() for rule in rules)
     return RuleCommand

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxfix import registry
-from jaxfix.config import Config, ConfigError, ConfigResolver
-from jaxfix.discovery import discover
-from jaxfix.gitutil import GitError, changed_since
-from jaxfix.runner import FileOutcome, Job, default_jobs, run_jobs
+from jaxfix.engine import registry
+from jaxfix.engine.config import Config, ConfigError, ConfigResolver
+from jaxfix.engine.discovery import discover
+from jaxfix.engine.gitutil import GitError, changed_since
+from jaxfix.engine.runner import FileOutcome, Job, default_jobs, run_jobs
 
 
 @dataclass
@@ -48,7 +48,7 @@ def build_project(paths: list[str], configs: list[Config], options: BatchOptions
     ]
     if not any(config.code_selected(code) for config in configs for code in wanted):
         return None
-    from jaxfix.analysis.project import build_project_index
+    from jaxfix.engine.project import build_project_index
 
     # Without a result cache nothing needs the whole index (its fingerprint keys cached results):
     # modules are then summarised only when a rule asks about one.

@@ -15,19 +15,20 @@ from typing import Annotated, Optional
 
 import typer
 
-from jaxfix import __version__, registry
+from jaxfix import __version__
+from jaxfix.engine import registry
 from jaxfix.batch import BatchOptions, BatchOutcome, parse_shard, run_paths
-from jaxfix.cache import CACHE_DIR_NAME
-from jaxfix.gitutil import GitError, dirty_files
+from jaxfix.engine.cache import CACHE_DIR_NAME
+from jaxfix.engine.gitutil import GitError, dirty_files
 from jaxfix.progress import progress
 from jaxfix.report.migration import write_report
-from jaxfix.config import ConfigError, ConfigResolver, load_pyproject
-from jaxfix.fixing import fix_is_wanted
+from jaxfix.engine.config import ConfigError, ConfigResolver, load_pyproject
+from jaxfix.engine.fixing import fix_is_wanted
 from jaxfix.report import github, jsonfmt, sarif, text
 from jaxfix.report.diff import unified_diff
 from jaxfix.ruledocs import render_rule_doc
-from jaxfix.runner import FileOutcome, analyze_bytes, default_jobs
-from jaxfix.writer import WriteError, write_atomic
+from jaxfix.engine.runner import FileOutcome, analyze_bytes, default_jobs
+from jaxfix.engine.writer import WriteError, write_atomic
 
 app = typer.Typer(
     name="jaxfix",
@@ -112,7 +113,7 @@ def _resolver(select, ignore, config: Optional[Path], unsafe_fixes: Optional[boo
     overrides = {"select": _split_codes(select), "extend_ignore": _split_codes(ignore), "unsafe_fixes": unsafe_fixes}
     explicit = None
     if config is not None:
-        from jaxfix.config import Config
+        from jaxfix.engine.config import Config
 
         explicit = load_pyproject(config) or Config(root=str(config.parent))
     return ConfigResolver(overrides=overrides, explicit=explicit)
@@ -194,7 +195,7 @@ def check(
 
 
 def _add_noqa(outcome: BatchOutcome, quiet: bool) -> int:
-    from jaxfix.noqa import add_noqa
+    from jaxfix.engine.noqa import add_noqa
 
     problems = [*outcome.errors, *outcome.file_errors]
     total = skipped = 0
@@ -496,7 +497,7 @@ def lsp() -> None:
 
 
 def main() -> None:
-    from jaxfix.runner import tune_gc
+    from jaxfix.engine.runner import tune_gc
 
     tune_gc()
     app()

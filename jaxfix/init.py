@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jaxfix import registry
+from jaxfix.engine import registry
 
 
 def config_section() -> str:

@@ -197,7 +197,7 @@ class RuleContext:
     @property
     def module(self) -> cst.Module:
         if self._module is None:
-            from jaxfix.cstparse import parse_module
+            from jaxfix.analysis.cstparse import parse_module
 
             self._module = parse_module(self.source)
         return self._module

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jaxfix import registry
+from jaxfix.engine import registry
 from jaxfix.rulebase import Code, Rule
 
 DOCS_DIR = Path(__file__).resolve().parent.parent / "docs" / "rules"

@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jaxfix import registry  # noqa: E402
-from jaxfix.config import Config  # noqa: E402
-from jaxfix.cstparse import parse_module  # noqa: E402
+from jaxfix.engine import registry  # noqa: E402
+from jaxfix.engine.config import Config  # noqa: E402
+from jaxfix.analysis.cstparse import parse_module  # noqa: E402
 from jaxfix.rulebase import RuleContext  # noqa: E402
 
 PACKAGES = ("jax", "flax", "optax")
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     project = None
     if any(r.uses_project for r in known if r.name in names):
-        from jaxfix.analysis.project import build_project_index
+        from jaxfix.engine.project import build_project_index
 
         project = build_project_index(files, workers=args.jobs)
     with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(project, names)) as pool:

@@ -1,4 +1,4 @@
-"""Edits for checking `jaxfix.incremental` against a full analysis of the same text.
+"""Edits for checking `jaxfix.engine.incremental` against a full analysis of the same text.
 
 An editor session is a sequence of texts; the incremental analyzer must give, for each, exactly
 what `engine.analyze` gives. The edits here are the ones that move what the analyzer keys on:
@@ -16,9 +16,9 @@ import zlib
 from collections.abc import Iterator
 
 from jaxfix.analysis.chunks import line_starts, split_chunks
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
-from jaxfix.incremental import IncrementalAnalyzer
+from jaxfix.engine.incremental import IncrementalAnalyzer
 
 KINDS = (
     "delete",

@@ -121,7 +121,7 @@ def test_killed_write_leaves_every_file_old_or_new(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     expected_new = {}
-    from jaxfix.config import Config
+    from jaxfix.engine.config import Config
     from jaxfix.engine import analyze
 
     for path, text in originals.items():

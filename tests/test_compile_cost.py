@@ -23,7 +23,7 @@ import pytest
 
 from codemods.compile_cost import LargeConstantRule, UnblockedTimingRule, UnrolledLoopRule, array_size, int_value
 from fixture_cases import discover_cases
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 _COUNTER = itertools.count()

@@ -1,7 +1,7 @@
 import pytest
 
-from jaxfix.config import Config, ConfigError, ConfigResolver, load_pyproject, parse_table
-from jaxfix.registry import all_rules, is_selected
+from jaxfix.engine.config import Config, ConfigError, ConfigResolver, load_pyproject, parse_table
+from jaxfix.engine.registry import all_rules, is_selected
 
 
 def write(path, text):

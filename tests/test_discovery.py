@@ -1,8 +1,8 @@
 import os
 import subprocess
 
-from jaxfix.config import ConfigResolver
-from jaxfix.discovery import discover
+from jaxfix.engine.config import ConfigResolver
+from jaxfix.engine.discovery import discover
 
 
 def touch(path, text="x = 1\n"):

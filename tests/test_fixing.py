@@ -7,7 +7,7 @@ fix that never converges) that good rules should never produce.
 
 import libcst as cst
 
-from jaxfix.fixing import fix_until_stable, scan
+from jaxfix.engine.fixing import fix_until_stable, scan
 from jaxfix.model import Safety
 from jaxfix.rulebase import Code, Rule
 

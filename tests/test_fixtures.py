@@ -13,7 +13,7 @@ import os
 import pytest
 
 from fixture_cases import discover_cases
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 CASES = discover_cases()

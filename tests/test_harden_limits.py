@@ -38,7 +38,7 @@ def assert_clean_run(proc, bad: Path):
     [
         # A chain of `and`s is one flat BoolOp to `ast` but 12,000 nested nodes to libcst: its
         # native parser overflowed the C stack and killed the process (segmentation fault, exit
-        # -11, no message, the other files' results lost). Fixed by jaxfix.cstparse.
+        # -11, no message, the other files' results lost). Fixed by jaxfix.analysis.cstparse.
         ("long_and_chain", " and ".join(["x"] * 12000)),
         ("deep_parentheses", "1+(" * 5000 + "x" + ")" * 5000),  # CPython: too many nested parentheses
         ("flat_sum", "+".join(["a"] * 100000)),  # CPython: RecursionError during ast construction

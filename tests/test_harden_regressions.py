@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 

@@ -19,9 +19,9 @@ import pytest
 from fixture_cases import discover_cases
 from incremental_support import KINDS, differences
 from jaxfix.analysis.chunks import ChunkNames, chunk_names, components, default_indent, split_chunks
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
-from jaxfix.incremental import IncrementalAnalyzer, _placeholder
+from jaxfix.engine.incremental import IncrementalAnalyzer, _placeholder
 
 TEXTS = sorted({p for c in discover_cases() for p in (c.input, c.expected)})
 LIMIT = None if os.environ.get("JAXFIX_FUZZ") == "long" else len(KINDS)
@@ -271,7 +271,7 @@ def test_placeholder_keeps_lines_and_length_and_parses(text):
 
 
 def _plan(text: str):
-    from jaxfix.incremental import _Memo, _Plan
+    from jaxfix.engine.incremental import _Memo, _Plan
 
     return _Plan(text, ast.parse(text), _Memo())
 

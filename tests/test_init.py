@@ -1,7 +1,7 @@
 from typer.testing import CliRunner
 
 from jaxfix.cli import app
-from jaxfix.config import load_pyproject
+from jaxfix.engine.config import load_pyproject
 
 
 def run(*args):

@@ -21,7 +21,7 @@ import jax.monitoring
 import numpy as np
 import pytest
 
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "jit_placement"

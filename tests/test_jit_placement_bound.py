@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from codemods.jit_placement import JitPlacementRule
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.rulebase import RuleContext
 
 RULE = JitPlacementRule()

@@ -12,7 +12,7 @@ import ast
 import importlib
 from pathlib import Path
 
-from jaxfix import registry
+from jaxfix.engine import registry
 from jaxfix.rulebase import Rule
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,3 +108,37 @@ def test_no_import_cycles():
         if node not in state:
             visit(node)
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+# Bottom to top. A module's layer is that of the longest prefix listed; the package `jaxfix`
+# itself (its version) and the data vocabulary (`model`, `edits`) sit with the analysis.
+LAYERS = {
+    "jaxfix": 0,
+    "jaxfix.model": 0,
+    "jaxfix.edits": 0,
+    "jaxfix.analysis": 0,
+    "jaxfix.rulebase": 1,
+    "codemods": 2,
+    "jaxfix.engine": 3,
+}
+FRONT_ENDS = 4
+
+
+def _layer(module: str) -> int:
+    best, layer = -1, FRONT_ENDS
+    for prefix, number in LAYERS.items():
+        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+            best, layer = len(prefix), number
+    if best == len("jaxfix") and module != "jaxfix":
+        return FRONT_ENDS  # cli, batch, lsp, verify, explain, report, ...
+    return layer
+
+
+def test_imports_run_down_the_layers():
+    upward = [
+        f"{module} (layer {_layer(module)}) imports {target} (layer {_layer(target)})"
+        for module, targets in _graph().items()
+        for target in sorted(targets)
+        if _layer(target) > _layer(module)
+    ]
+    assert not upward, "\n".join(upward)

@@ -17,10 +17,10 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.edits import apply_edits
 from jaxfix.engine import analyze
-from jaxfix.imports import add_imports
+from jaxfix.engine.imports import add_imports
 from jaxfix.lsp import verification
 from jaxfix.model import Safety
 from lsp_support import (

@@ -12,7 +12,7 @@ import pytest
 from lsprotocol import types
 
 from jaxfix.edits import apply_edits
-from jaxfix.imports import add_imports
+from jaxfix.engine.imports import add_imports
 from jaxfix.lsp.actions import fix_edits, noqa_edit
 from jaxfix.lsp.positions import UTF8, UTF16, UTF32, LineIndex, units
 from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety

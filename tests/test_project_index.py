@@ -6,7 +6,7 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
-from jaxfix.analysis.project import _SummaryStore, build_project_index
+from jaxfix.engine.project import _SummaryStore, build_project_index
 from jaxfix.analysis.pytrees import ClassSummary, ModuleSummary
 
 BASE = "import flax.struct\n\nclass Base(flax.struct.PyTreeNode):\n    x: int\n"
@@ -96,7 +96,7 @@ def test_lazy_index_answers_like_the_eager_one_and_parses_only_what_is_asked(tmp
 
 def test_check_without_cache_uses_the_lazy_index_with_the_same_findings(tmp_path):
     from jaxfix.batch import BatchOptions, run_paths
-    from jaxfix.config import ConfigResolver
+    from jaxfix.engine.config import ConfigResolver
 
     files = make_pkg(tmp_path)
     Path(files[2]).write_text(CHILD + "\n    @functools.cached_property\n    def total(self):\n        return self.x\n")

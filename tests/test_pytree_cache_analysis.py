@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxfix.analysis.project import build_project_index, module_name_for
+from jaxfix.engine.project import build_project_index, module_name_for
 from jaxfix.analysis.pytrees import pytree_classes
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 from jaxfix.rulebase import RuleContext
 

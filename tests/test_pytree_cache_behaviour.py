@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import pytest
 
 from codemods.pytree_cache import PytreeCacheCommand
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

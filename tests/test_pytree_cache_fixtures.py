@@ -16,7 +16,7 @@ from pathlib import Path
 import black
 import pytest
 
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 from codemods.pytree_cache import PytreeCacheRule
 

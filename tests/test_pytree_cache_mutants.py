@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 MODEL = """\

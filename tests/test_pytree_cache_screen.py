@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from codemods.pytree_cache import PytreeCacheRule
-from jaxfix.analysis.project import build_project_index
-from jaxfix.config import Config
+from jaxfix.engine.project import build_project_index
+from jaxfix.engine.config import Config
 from jaxfix.rulebase import RuleContext
 
 RULE = PytreeCacheRule()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaxfix import registry
-from jaxfix.config import Config
+from jaxfix.engine import registry
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 

@@ -1,6 +1,6 @@
 """Rule docs come from the rule modules; the committed copies must not go stale."""
 
-from jaxfix import registry
+from jaxfix.engine import registry
 from jaxfix.ruledocs import DOCS_DIR, expected_files
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety")

@@ -1,6 +1,6 @@
 import pytest
 
-from jaxfix.source import SourceError, decode
+from jaxfix.engine.source import SourceError, decode
 
 
 def test_utf8_bom_is_kept_on_round_trip():

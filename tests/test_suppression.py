@@ -2,7 +2,7 @@
 
 import pytest
 
-from jaxfix.suppression import skips_file
+from jaxfix.engine.suppression import skips_file
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import pytest
 
 from codemods import trace_time_semantics as tts
 from fixture_cases import FIXTURES, discover_cases
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n\n"

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from codemods.traced_control_flow import TracedControlFlowRule
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
 

@@ -1,4 +1,4 @@
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 from test_cli import JIT_IN_LOOP
 

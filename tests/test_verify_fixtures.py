@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from fixture_cases import FIXTURES, discover_cases
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 from jaxfix.model import FileResult
 from jaxfix.verify.api import verify_result

@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from jaxfix.writer import WriteError, write_atomic
+from jaxfix.engine.writer import WriteError, write_atomic
 
 
 def test_write_keeps_mode_and_leaves_no_temp(tmp_path):

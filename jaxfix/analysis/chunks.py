@@ -4,7 +4,7 @@ Every rule reaches from one top-level statement to another only through names: a
 function calls a module function by name, `jax.jit(f)` names `f`, a method is found by its
 attribute name, a pytree class is named by its registration. So two chunks that share no
 name (one binding what the other spells) cannot change each other's findings, and an edit
-inside one function needs only its connected chunks re-analysed (`jaxfix.incremental`).
+inside one function needs only its connected chunks re-analysed (`jaxfix.engine.incremental`).
 Import-only chunks take part in every analysis and link nothing: they bind what every
 chunk reads, but their meaning never depends on another chunk.
 """
@@ -312,7 +312,7 @@ def components(names: list[ChunkNames]) -> list[list[int]]:
 def default_indent(source: str, tree: ast.Module, starts: list[int] | None = None) -> str:
     """The indentation libcst detects for a module (its first indented block's), without tokenizing.
 
-    A reduced text (`jaxfix.incremental`) may have blanked that block, and libcst's native parser
+    A reduced text (`jaxfix.engine.incremental`) may have blanked that block, and libcst's native parser
     detects the indent from the text whatever its config says, so the reduced parse is checked
     against this.
     """

@@ -2,7 +2,7 @@
 
 Detection runs on the stdlib `ast` (cheap, picklable summaries), so the same code
 serves one file (`pytree_classes(ctx)`, memoised per file through `ctx.fact`) and a
-whole checked tree (`jaxfix.analysis.project.build_project_index`), where a base
+whole checked tree (`jaxfix.engine.project.build_project_index`), where a base
 class may live in another module.
 
 A class is a pytree when it

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxfix.config import ConfigResolver
+from jaxfix.engine.config import ConfigResolver
 from jaxfix.explain.events import Collected, collect
 from jaxfix.explain.join import Cause, join_all
 from jaxfix.explain.run import RunOutcome, run_command

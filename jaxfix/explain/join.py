@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jaxfix.config import Config, ConfigError, ConfigResolver
+from jaxfix.engine.config import Config, ConfigError, ConfigResolver
 from jaxfix.engine import analyze
 from jaxfix.explain.events import Function, Miss
 from jaxfix.model import Finding
@@ -195,7 +195,7 @@ def join_all(functions: list[Function], resolver: ConfigResolver | None = None) 
     recompiled = [f for f in functions if f.retraces]
     if not recompiled:
         return {}
-    from jaxfix.analysis.project import build_project_index
+    from jaxfix.engine.project import build_project_index
 
     # every rule is consulted, so the cross-file facts are always wanted; unreadable or
     # unparsable files are left out of the index by build_project_index itself

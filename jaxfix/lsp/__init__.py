@@ -12,7 +12,7 @@ from __future__ import annotations
 def serve() -> None:
     """Run the language server over stdio until the client says exit."""
     from jaxfix.lsp.server import create_server
-    from jaxfix.runner import tune_gc
+    from jaxfix.engine.runner import tune_gc
 
     tune_gc()
     create_server().start_io()

@@ -3,7 +3,7 @@
 Every action is a list of minimal `TextEdit`s against the document as the
 client has it, never a whole-document replacement, so the cursor, folds and
 undo history survive. The fix's own edits are sent as they are; the imports it
-requests are computed by `jaxfix.imports.add_imports` on the fixed text and
+requests are computed by `jaxfix.engine.imports.add_imports` on the fixed text and
 sent as edits of their own.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from lsprotocol import types
 
 from jaxfix.edits import apply_edits, edits_between
-from jaxfix.imports import add_imports
+from jaxfix.engine.imports import add_imports
 from jaxfix.lsp.positions import LineIndex
 from jaxfix.model import Edit, Finding, Fix, Safety
-from jaxfix.noqa import add_noqa
+from jaxfix.engine.noqa import add_noqa
 
 FIX_ALL_KIND = "source.fixAll.jaxfix"
 QUICKFIX = types.CodeActionKind.QuickFix
@@ -72,7 +72,7 @@ def text_edits(index: LineIndex, edits: Iterable[Edit]) -> list[types.TextEdit]:
 def noqa_edit(source: str, finding: Finding, index: LineIndex) -> Edit | None:
     """The edit that adds `finding.code` to a `# noqa` on the finding's line, or None if none can.
 
-    The text comes from `jaxfix.noqa.add_noqa` (what `jaxfix check --add-noqa` writes: merged
+    The text comes from `jaxfix.engine.noqa.add_noqa` (what `jaxfix check --add-noqa` writes: merged
     into an existing code list, never inside a multi-line string); the edit sent is only the
     part of that line that changes, and it must leave the file parsing.
     """

@@ -2,7 +2,7 @@
 
 Diagnostics are computed from the editor's in-memory text on open, on change
 (debounced: a burst of keystrokes costs one analysis) and on save, and cleared
-on close. Each open document keeps a `jaxfix.incremental.IncrementalAnalyzer`,
+on close. Each open document keeps a `jaxfix.engine.incremental.IncrementalAnalyzer`,
 which gives what `engine.analyze` gives while re-analysing only the statements an
 edit can have changed; fix-all runs `engine.analyze(fix=True)`. A text that does
 not parse keeps the last good diagnostics (or none); nothing a user types can
@@ -30,7 +30,7 @@ from pygls.workspace import TextDocument
 
 from jaxfix import __version__
 from jaxfix.engine import analyze
-from jaxfix.incremental import IncrementalAnalyzer
+from jaxfix.engine.incremental import IncrementalAnalyzer
 from jaxfix.lsp import actions, verification
 from jaxfix.lsp.diagnostics import match_findings, to_diagnostic, to_range
 from jaxfix.lsp.positions import LineIndex

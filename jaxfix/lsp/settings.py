@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from jaxfix.config import Config, ConfigError, ConfigResolver
+from jaxfix.engine.config import Config, ConfigError, ConfigResolver
 
 
 class Settings:

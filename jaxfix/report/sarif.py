@@ -6,7 +6,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from jaxfix import __version__, registry
+from jaxfix import __version__
+from jaxfix.engine import registry
 from jaxfix.model import Finding
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

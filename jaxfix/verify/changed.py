@@ -195,7 +195,7 @@ def changed_callables(original: str, rewritten: str) -> ChangeSet:
 
 def family_of(finding: Finding) -> tuple[str, str]:
     """(rule family = the rule's module name, verify_reference) for a finding's code."""
-    from jaxfix import registry
+    from jaxfix.engine import registry
 
     found = registry.find_code(finding.code)
     if found is None:

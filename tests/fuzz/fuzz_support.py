@@ -7,11 +7,11 @@ import os
 import re
 from dataclasses import dataclass
 
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 from jaxfix.edits import apply_edits
 from jaxfix.engine import analyze, selected_rules
-from jaxfix.fixing import MAX_FIX_ROUNDS, AnalysisError, _non_overlapping, fix_is_wanted, scan
-from jaxfix.imports import add_imports
+from jaxfix.engine.fixing import MAX_FIX_ROUNDS, AnalysisError, _non_overlapping, fix_is_wanted, scan
+from jaxfix.engine.imports import add_imports
 from incremental_support import differences
 from screen_support import screen_misses
 

@@ -13,7 +13,7 @@ import hypothesmith
 
 from conftest import examples
 from fuzz_support import check_properties
-from jaxfix.config import Config
+from jaxfix.engine.config import Config
 
 HEADER = "import functools\nimport jax\nimport jax.numpy as jnp\nfrom jax import lax  # noqa: F401\n"
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from conftest import LONG, examples
 from fuzz_support import check_properties
-from jaxfix import registry
-from jaxfix.config import Config
+from jaxfix.engine import registry
+from jaxfix.engine.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jax_programs import jax_programs  # noqa: E402

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxfix.analysis.pytrees import ModuleSummary, class_kind, inherited_kind, summarize
-from jaxfix.cache import code_fingerprint, store_pickle
+from jaxfix.engine.cache import code_fingerprint, store_pickle
 
 
 def module_name_for(path: str | os.PathLike, packages: dict[Path, list[str]] | None = None) -> tuple[str, bool]:
@@ -164,7 +164,7 @@ def build_project_index(
         else:
             wanted.append((str(path), name, is_package, data, key))
     if len(wanted) >= _POOL_THRESHOLD and workers > 1:
-        from jaxfix.runner import process_pool
+        from jaxfix.engine.runner import process_pool
 
         with process_pool(workers) as pool:
             made = list(pool.map(_summarize_one, wanted, chunksize=max(1, len(wanted) // (workers * 4))))

@@ -13,12 +13,12 @@ from typing import Any
 
 import libcst as cst
 
-from jaxfix.cstparse import parse_module
+from jaxfix.analysis.cstparse import parse_module
 from jaxfix.edits import apply_edits, overlaps
-from jaxfix.imports import add_imports
+from jaxfix.engine.imports import add_imports
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Rule, RuleContext
-from jaxfix.suppression import is_suppressed
+from jaxfix.engine.suppression import is_suppressed
 
 MAX_FIX_ROUNDS = 10
 
@@ -73,7 +73,7 @@ def scan_raw(
 ) -> RawScan:
     """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`).
 
-    `parse` and `elsewhere` serve the language server (`jaxfix.incremental`): the libcst module
+    `parse` and `elsewhere` serve the language server (`jaxfix.engine.incremental`): the libcst module
     of `source` assembled from statements parsed before, and whether a name is spelled in code
     a reduced text left out.
     """

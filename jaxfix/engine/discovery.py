@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pathspec
 
-from jaxfix.config import ConfigResolver
+from jaxfix.engine.config import ConfigResolver
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 

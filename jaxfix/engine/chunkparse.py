@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.cstparse import parse_module
+from jaxfix.analysis.cstparse import parse_module
 
 _INDENTED_LINE = re.compile(r"^[ \t\f]", re.MULTILINE)
 

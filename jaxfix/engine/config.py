@@ -22,7 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from jaxfix import registry
+from jaxfix.engine import registry
 
 DEFAULT_EXCLUDE = (
     ".git",

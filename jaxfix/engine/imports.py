@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from jaxfix.cstparse import parse_module
+from jaxfix.analysis.cstparse import parse_module
 from jaxfix.model import ImportRequest
 
 
