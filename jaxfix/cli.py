@@ -185,12 +185,12 @@ def check(
         typer.echo(text.statistics(findings), nl=False)
     elif output_format is OutputFormat.text:
         typer.echo(text.render(findings), nl=False)
-        if not quiet:
-            typer.echo(text.summary(findings), nl=False, err=True)
     else:
         renderer = {OutputFormat.json: jsonfmt, OutputFormat.sarif: sarif, OutputFormat.github: github}[output_format]
         typer.echo(renderer.render(findings), nl=False)
     had_errors = _report_errors(outcome)
+    if output_format is OutputFormat.text and not statistics and not quiet:
+        typer.echo(text.summary(findings, errors=len(outcome.file_errors)), nl=False, err=True)
     raise typer.Exit(2 if had_errors else (1 if findings else 0))
 
 

@@ -253,3 +253,16 @@ def test_add_noqa_then_clean_then_unused_noqa(tree):
     (tree / "bad.py").write_text(CLEAN.replace("return v * 2.0", "return v * 2.0  # noqa: JAX201"))
     code, out, _ = cli("check", str(tree), "--no-cache")
     assert code == 1 and "JAX001" in out
+
+
+def test_a_syntax_error_is_reported_even_where_no_rule_would_look(tmp_path):
+    """A file that names no JAX transform is skipped by every prefilter, but still parsed: its
+    syntax error is one line naming the file, exit 2, and the summary does not say "passed"."""
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    (tmp_path / "fine.py").write_text("x = 1\n")
+    result = CliRunner().invoke(app, ["check", str(tmp_path)])
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if "broken.py" in line]
+    assert len(errors) == 1 and "syntax error at line 1, column 7" in errors[0], errors
+    assert "passed" not in result.output + result.stderr
+    assert "1 file could not be checked" in result.stderr

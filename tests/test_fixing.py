@@ -6,8 +6,9 @@ fix that never converges) that good rules should never produce.
 """
 
 import libcst as cst
+import pytest
 
-from jaxfix.engine.fixing import fix_until_stable, scan
+from jaxfix.engine.fixing import AnalysisError, fix_until_stable, scan
 from jaxfix.model import Safety
 from jaxfix.rulebase import Code, Rule
 
@@ -93,6 +94,9 @@ def test_noqa_suppresses_by_code_and_prefix_and_bare():
     assert [f.line for f in scan(source, "t.py", [rule]).findings] == [4]
 
 
-def test_prefilter_keeps_rules_from_parsing():
-    # A file without the prefilter token is not even parsed: a syntax error goes unnoticed.
-    assert scan("this is not python", "t.py", [RenameCalls()]).findings == []
+def test_prefilter_keeps_rules_from_libcst_but_syntax_errors_still_show():
+    # No rule admits the text, so libcst never parses it; the stdlib parser still does, and a
+    # syntax error is reported rather than passed over.
+    assert scan("x = 1\n", "t.py", [RenameCalls()]).findings == []
+    with pytest.raises(AnalysisError, match="syntax error at line 1"):
+        scan("def f(:\n", "t.py", [RenameCalls()])

@@ -79,9 +79,11 @@ def scan_raw(
     """
     candidates = [r for r in rules if not r.sees_findings and r.passes_prefilter(source)]
     result = RawScan()
+    if tree is None:
+        # Parsed even when no rule's prefilter admits the text: a syntax error is always
+        # reported (the stdlib parser is the cheapest check there is).
+        tree = parse_ast(source, path)
     if candidates:
-        if tree is None:
-            tree = parse_ast(source, path)
         candidates = [r for r in candidates if r.could_match(tree)]
     if candidates:
         try:

@@ -35,7 +35,11 @@ def statistics(findings: Iterable[Finding]) -> str:
     )
 
 
-def summary(findings: list[Finding]) -> str:
+def summary(findings: list[Finding], errors: int = 0) -> str:
+    """The closing line; never "passed" when a file could not be checked."""
+    if errors:
+        unchecked = f"{errors} file{'s' if errors != 1 else ''} could not be checked"
+        return f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}; {unchecked} (errors above).\n"
     if not findings:
         return "All checks passed!\n"
     safe = sum(1 for f in findings if fix_mark(f) == "[*] ")
