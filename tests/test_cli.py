@@ -266,3 +266,14 @@ def test_a_syntax_error_is_reported_even_where_no_rule_would_look(tmp_path):
     assert len(errors) == 1 and "syntax error at line 1, column 7" in errors[0], errors
     assert "passed" not in result.output + result.stderr
     assert "1 file could not be checked" in result.stderr
+
+
+def test_manual_guidance_is_printed_once(tmp_path):
+    target = tmp_path / "loop.py"
+    target.write_text(
+        "import jax\n\n\n@jax.jit\ndef f(x):\n    return int(x.sum())\n"
+    )
+    result = CliRunner().invoke(app, ["check", str(target)])
+    (line,) = [line for line in result.output.splitlines() if "JAX304" in line]
+    assert "manual:" in line
+    assert line.count("static_argnames") == 1, line

@@ -17,8 +17,8 @@ def fix_mark(finding: Finding) -> str:
 
 def format_finding(finding: Finding) -> str:
     line = f"{finding.path}:{finding.line}:{finding.column}: {finding.code} {fix_mark(finding)}{finding.message}"
-    if finding.fix is not None and finding.fix.safety is Safety.MANUAL:
-        line += f" (manual: {finding.fix.title})"
+    if finding.fix is not None and finding.fix.safety is Safety.MANUAL and finding.fix.title not in finding.message:
+        line += f" (manual: {finding.fix.title})"  # said once: most rules put the guidance in the message
     return line
 
 
