@@ -13,7 +13,7 @@ from codemods._command import commands_for
 from codemods.compile_cost.nodes import all_nodes, binds_locally, own_nodes
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.analysis.shapes import ast_int_value, ast_module_int_constants, int_value, module_int_constants
+from jaxfix.analysis.shapes import ast_module_int_constants, int_value, module_int_constants
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, trace_screen
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix, Safety
@@ -56,10 +56,6 @@ class UnrolledLoopRule(Rule):
 
     ## Example
     ```python
-    import jax
-    import jax.numpy as jnp
-
-
     @jax.jit
     def simulate(x):
         for _ in range(1000):
@@ -71,12 +67,7 @@ class UnrolledLoopRule(Rule):
     ```python
     @jax.jit
     def simulate(x):
-        def loop_body(_, x):
-            x = x + 0.01 * jnp.sin(x)
-            return x
-
-        x = jax.lax.fori_loop(0, 1000, loop_body, x)
-        return x
+        return jax.lax.fori_loop(0, 1000, lambda _, x: x + 0.01 * jnp.sin(x), x)
     ```
 
     ## Options
@@ -208,7 +199,7 @@ class UnrolledLoopRule(Rule):
                 and 1 <= len(node.iter.args) <= 3
                 and not node.iter.keywords
             ):
-                vals = [ast_int_value(a, consts) for a in node.iter.args]
+                vals = [int_value(a, consts) for a in node.iter.args]
                 if None not in vals and not (len(vals) == 3 and vals[2] == 0):
                     return len(range(*vals))
             return 1

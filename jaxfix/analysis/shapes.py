@@ -1,10 +1,11 @@
 """Static integers and array sizes: what `N * N`, `range(0, N, 2)` or `jnp.ones((N, 1024))` come to
 before anything runs.
 
-One evaluator does the arithmetic (integer literals, module-level integer constants, unary
-`+`/`-`, and `+ - * // ** <<` with bounded exponents and shifts); a thin adapter per tree type
-tells it what a node is, so the libcst analysis (`int_value`, `module_int_constants`) and the
-stdlib-AST screens (`ast_int_value`, `ast_module_int_constants`) cannot disagree about a value.
+One evaluator, `int_value`, does the arithmetic (integer literals, module-level integer
+constants, unary `+`/`-`, and `+ - * // ** <<` with bounded exponents and shifts) on libcst and
+stdlib-AST nodes alike: a thin adapter per tree type says what a node is, so the libcst analysis
+(`module_int_constants`) and the stdlib-AST screens (`ast_module_int_constants`) cannot disagree
+about a value.
 `array_size` reads the element count of an array-creation expression (`jnp.ones((N, N))`,
 `np.random.randn(512, 512)`, `jnp.eye(N)`, ...) on the libcst tree.
 """
@@ -23,9 +24,10 @@ from jaxfix.analysis.walk import statements
 # -- the evaluator ----------------------------------------------------------------------------------
 
 # What a node is, as the evaluator sees it: ("int", value), ("name", identifier),
-# ("unary", "-" | "+", operand), ("binary", operator, left, right), or None (not integer arithmetic).
+# ("unary", "-" | "+" | None, operand), ("binary", operator | None, left, right), or None (not
+# integer arithmetic); a None operator is one the evaluator does not compute. `_READERS` maps
+# each node type of both trees to the function that reads such a node.
 Term = tuple
-Reader = Callable[[object], "Term | None"]
 
 
 def _power(a: int, b: int) -> int | None:
@@ -46,8 +48,9 @@ _BINARY: dict[str, Callable[[int, int], int | None]] = {
 }
 
 
-def _evaluate(node: object, consts: Mapping[str, int], read: Reader) -> int | None:
-    term = read(node)
+def _evaluate(node: object, consts: Mapping[str, int]) -> int | None:
+    reader = _READERS.get(type(node))
+    term = None if reader is None else reader(node)
     if term is None:
         return None
     kind = term[0]
@@ -56,28 +59,30 @@ def _evaluate(node: object, consts: Mapping[str, int], read: Reader) -> int | No
     if kind == "name":
         return consts.get(term[1])
     if kind == "unary":
-        v = _evaluate(term[2], consts, read)
+        if term[1] is None:
+            return None
+        v = _evaluate(term[2], consts)
         return None if v is None else (-v if term[1] == "-" else v)
-    a, b = _evaluate(term[2], consts, read), _evaluate(term[3], consts, read)
+    a, b = _evaluate(term[2], consts), _evaluate(term[3], consts)
     if a is None or b is None:
         return None
     apply = _BINARY.get(term[1])
     return None if apply is None else apply(a, b)
 
 
-def _constants(bindings: Iterable[tuple[str, object]], counts: Mapping[str, int], read: Reader) -> dict[str, int]:
+def _constants(bindings: Iterable[tuple[str, object]], counts: Mapping[str, int]) -> dict[str, int]:
     """Names bound once (`counts`), in binding order, to integer expressions of literals and the
     constants before them."""
     out: dict[str, int] = {}
     for name, value in bindings:
         if counts.get(name) == 1:
-            v = _evaluate(value, out, read)
+            v = _evaluate(value, out)
             if v is not None:
                 out[name] = v
     return out
 
 
-# -- libcst adapter ---------------------------------------------------------------------------------
+# -- the adapters: what a node of each tree type is, as a `Term` ----------------------------------
 
 _CST_UNARY = {cst.Minus: "-", cst.Plus: "+"}
 _CST_BINARY = {
@@ -88,29 +93,35 @@ _CST_BINARY = {
     cst.Power: "**",
     cst.LeftShift: "<<",
 }
+_AST_UNARY = {ast.USub: "-", ast.UAdd: "+"}
+_AST_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Pow: "**", ast.LShift: "<<"}
+
+# libcst's and the stdlib AST's node types are distinct, so one table serves both trees
+_READERS: dict[type, Callable[[object], "Term | None"]] = {
+    cst.Integer: lambda e: ("int", int(e.evaluated_value)),
+    cst.Name: lambda e: ("name", e.value),
+    cst.UnaryOperation: lambda e: ("unary", _CST_UNARY.get(type(e.operator)), e.expression),
+    cst.BinaryOperation: lambda e: ("binary", _CST_BINARY.get(type(e.operator)), e.left, e.right),
+    ast.Constant: lambda e: ("int", e.value) if isinstance(e.value, int) and not isinstance(e.value, bool) else None,
+    ast.Name: lambda e: ("name", e.id),
+    ast.UnaryOp: lambda e: ("unary", _AST_UNARY.get(type(e.op)), e.operand),
+    ast.BinOp: lambda e: ("binary", _AST_BINARY.get(type(e.op)), e.left, e.right),
+}
 
 
-def _read_cst(e: cst.BaseExpression) -> Term | None:
-    if isinstance(e, cst.Integer):
-        return ("int", int(e.evaluated_value))
-    if isinstance(e, cst.Name):
-        return ("name", e.value)
-    if isinstance(e, cst.UnaryOperation) and type(e.operator) in _CST_UNARY:
-        return ("unary", _CST_UNARY[type(e.operator)], e.expression)
-    if isinstance(e, cst.BinaryOperation):
-        return ("binary", _CST_BINARY.get(type(e.operator)), e.left, e.right)
-    return None
+def int_value(e: cst.BaseExpression | ast.AST, consts: Mapping[str, int]) -> int | None:
+    """The value of an integer expression (a libcst or a stdlib-AST node) of literals and known
+    constants, else None."""
+    return _evaluate(e, consts)
 
 
-def int_value(e: cst.BaseExpression, consts: Mapping[str, int]) -> int | None:
-    """The value of an integer expression of literals and known constants, else None."""
-    return _evaluate(e, consts, _read_cst)
+# -- module-level integer constants ----------------------------------------------------------------
 
 
 def module_int_constants(module: cst.Module) -> dict[str, int]:
     """Module-level names bound exactly once, at top level, to an integer expression of literals and
     earlier such names (`N = 1024`, `SIZE = N * N`)."""
-    return _constants(_cst_bindings(module), module_binding_counts(module), _read_cst)
+    return _constants(_cst_bindings(module), module_binding_counts(module))
 
 
 def _cst_bindings(module: cst.Module) -> Iterator[tuple[str, cst.BaseExpression]]:
@@ -174,27 +185,7 @@ def _target_names(t: cst.BaseExpression) -> list[str]:
     return []
 
 
-# -- stdlib-AST adapter (for screens) ---------------------------------------------------------------
-
-_AST_UNARY = {ast.USub: "-", ast.UAdd: "+"}
-_AST_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Pow: "**", ast.LShift: "<<"}
-
-
-def _read_ast(e: ast.AST) -> Term | None:
-    if isinstance(e, ast.Constant):
-        return ("int", e.value) if isinstance(e.value, int) and not isinstance(e.value, bool) else None
-    if isinstance(e, ast.Name):
-        return ("name", e.id)
-    if isinstance(e, ast.UnaryOp) and type(e.op) in _AST_UNARY:
-        return ("unary", _AST_UNARY[type(e.op)], e.operand)
-    if isinstance(e, ast.BinOp):
-        return ("binary", _AST_BINARY.get(type(e.op)), e.left, e.right)
-    return None
-
-
-def ast_int_value(e: ast.AST, consts: Mapping[str, int]) -> int | None:
-    """`int_value` on the stdlib AST."""
-    return _evaluate(e, consts, _read_ast)
+# -- the same on the stdlib AST (for screens) -------------------------------------------------------
 
 
 def ast_module_int_constants(tree: ast.Module) -> dict[str, int]:
@@ -211,7 +202,7 @@ def ast_module_int_constants(tree: ast.Module) -> dict[str, int]:
                     isinstance(stmt, ast.AnnAssign) and stmt.value is not None
                 ):
                     values[t.id] = stmt.value
-    return _constants(values.items(), counts, _read_ast)
+    return _constants(values.items(), counts)
 
 
 # -- array sizes (libcst) ---------------------------------------------------------------------------
