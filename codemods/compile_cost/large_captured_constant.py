@@ -11,7 +11,13 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.compile_cost.nodes import all_nodes, binds_locally
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.analysis.shapes import CREATOR_IDENTS, array_size, is_numpy_array, module_binding_counts, module_int_constants
+from jaxfix.analysis.shapes import (
+    CREATOR_IDENTS,
+    array_size,
+    is_numpy_array,
+    module_binding_counts,
+    module_int_constants,
+)
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety

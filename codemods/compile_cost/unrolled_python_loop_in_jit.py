@@ -13,7 +13,11 @@ from codemods._command import commands_for
 from codemods.compile_cost.nodes import all_nodes, binds_locally, own_nodes
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.analysis.shapes import ast_module_int_constants, int_value, module_int_constants
+from jaxfix.analysis.shapes import (
+    ast_module_int_constants,
+    int_value,
+    module_int_constants,
+)
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, trace_screen
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix, Safety

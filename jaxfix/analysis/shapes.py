@@ -97,7 +97,7 @@ _AST_UNARY = {ast.USub: "-", ast.UAdd: "+"}
 _AST_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Pow: "**", ast.LShift: "<<"}
 
 # libcst's and the stdlib AST's node types are distinct, so one table serves both trees
-_READERS: dict[type, Callable[[object], "Term | None"]] = {
+_READERS: dict[type, Callable[[object], Term | None]] = {
     cst.Integer: lambda e: ("int", int(e.evaluated_value)),
     cst.Name: lambda e: ("name", e.value),
     cst.UnaryOperation: lambda e: ("unary", _CST_UNARY.get(type(e.operator)), e.expression),
