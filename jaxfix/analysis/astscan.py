@@ -65,3 +65,25 @@ def children(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
             found.append(value)
     return found
+
+
+def statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Every statement of the module at any depth, outer before inner (a fifth of the nodes
+    `ast.walk` visits)."""
+    stack: list = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in ("handlers", "cases", "finalbody", "orelse", "body"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                stack.extend(reversed(block))
+
+
+def imports_jax(node: ast.AST) -> bool:
+    """`node` is an import of jax, equinox or flax (or of one of their submodules)."""
+    if isinstance(node, ast.Import):
+        return any(a.name.split(".")[0] in ("jax", "equinox", "flax") for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.module) and node.module.split(".")[0] in ("jax", "equinox", "flax")
+    return False

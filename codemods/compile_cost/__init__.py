@@ -1,0 +1,31 @@
+"""Compile and run cost: code that works but measures, compiles or embeds far more than it should.
+
+- JAX501 `unblocked-timing` (unblocked_timing.py): a timed region reads the clock before its JAX
+  work is done (asynchronous dispatch: it times the dispatch only).
+- JAX502 `unrolled-python-loop-in-jit` (unrolled_python_loop_in_jit.py): a Python `for` over a
+  large static `range` in traced code is unrolled into that many copies of its body.
+- JAX503 `large-captured-constant` (large_captured_constant.py): a jitted function reads a large
+  module-level array, embedded in the compiled program as a constant.
+
+`nodes.py` holds the node searches the three share; static integers and array sizes come from
+`jaxfix.analysis.shapes`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# The libcst commands of the single module this package replaces keep their names
+# (`python -m libcst.tool codemod compile_cost.UnblockedTimingCommand`): each is the rule
+# module's own command, so it pickles by reference the same way.
+_COMMAND_MODULES = {
+    "UnblockedTimingCommand": "unblocked_timing",
+    "UnrolledLoopCommand": "unrolled_python_loop_in_jit",
+    "LargeConstantCommand": "large_captured_constant",
+}
+
+
+def __getattr__(name: str) -> type:
+    if name not in _COMMAND_MODULES:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(f"{__name__}.{_COMMAND_MODULES[name]}"), name)
