@@ -255,6 +255,12 @@ def pinned(results: dict[str, dict]) -> dict[str, dict]:
     return {name: {"verdict": r["verdict"], "found": r["found"]} for name, r in sorted(results.items())}
 
 
+def dump_pins(pins: dict[str, dict]) -> str:
+    """One line per case, sorted, so a changed verdict is a one-line diff."""
+    lines = [f" {json.dumps(name)}: {json.dumps(pins[name], sort_keys=True)}" for name in sorted(pins)]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -276,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.update:
         if args.cases:
             parser.error("--update rewrites every pin: run it without a case filter")
-        PINS.write_text(json.dumps(pinned(results), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        PINS.write_text(dump_pins(pinned(results)), encoding="utf-8")
     if args.json:
         payload = {
             "seconds": round(elapsed, 3),
