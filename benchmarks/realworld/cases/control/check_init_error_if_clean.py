@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: energy(1.0, 1.0, 0.5, 2.0)
 import equinox as eqx
 import jax
 import jax.numpy as jnp

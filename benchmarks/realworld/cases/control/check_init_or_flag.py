@@ -3,6 +3,7 @@
 # expect: flag JAX301|JAX305
 # family: control
 # strictness: callgraph
+# run: energy(1.0, 1.0, 0.5, 2.0)
 import equinox as eqx
 import jax
 import jax.numpy as jnp

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: hard
+# run: evaluate(jnp.ones((4,4)), jnp.ones((4,4)), 2.0)
 import equinox as eqx
 import jax
 import jax.numpy as jnp

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: hard
+# run: append_batch({"a": jnp.ones((2,3))}, {"a": jnp.ones((1,3))})
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: _bernoulli(key, jnp.asarray(.5), (3,))
 from functools import partial
 
 import jax

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: hard
+# run: normalise(jnp.arange(3))
 import jax
 import jax.numpy as jnp
 

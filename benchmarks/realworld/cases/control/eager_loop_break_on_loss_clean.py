@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: run(jnp.zeros(2), iters=5)
 import jax
 import jax.numpy as jnp
 import optax

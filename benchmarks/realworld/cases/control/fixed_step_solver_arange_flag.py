@@ -3,6 +3,7 @@
 # expect: flag JAX307
 # family: control
 # strictness: callgraph
+# run: (module-level code)
 import jax
 import jax.numpy as jnp
 from jax.lax import scan

@@ -3,6 +3,7 @@
 # expect: flag JAX301|JAX305
 # family: control
 # strictness: strict
+# run: (module-level code)
 import jax
 
 

@@ -3,6 +3,7 @@
 # expect: flag JAX304
 # family: control
 # strictness: strict
+# run: segment_totals(jnp.ones((4,2)), jnp.array([0,1,0,1]), 2)
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: mix([jnp.ones(2), jnp.ones(2)])
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: flag JAX307
 # family: control
 # strictness: hard
+# run: grid2()
 import jax
 import jax.numpy as jnp
 

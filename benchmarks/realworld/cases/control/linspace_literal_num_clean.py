@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: grid1()
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: flag JAX301|JAX305
 # family: control
 # strictness: strict
+# run: map_coords(jnp.ones((3,3)), jnp.zeros((2,4)), mode="constant")
 from functools import partial
 
 import jax

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: apply_boundary(jnp.arange(5), 3, "reflect")
 from functools import partial
 
 import jax

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: left_broadcast(jnp.ones(3), jnp.ones((3,2)))
 import jax
 import jax.numpy as jnp
 

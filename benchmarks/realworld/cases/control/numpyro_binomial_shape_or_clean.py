@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: hard
+# run: _binomial(key, jnp.full((3,), .5), jnp.array(4.), ())
 from functools import partial
 
 import jax.numpy as jnp

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: hard
+# run: _multinomial(key, jnp.ones((2,3))/3, jnp.array([2,3]), 3, ())
 from functools import partial
 
 import jax.numpy as jnp

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: hard
+# run: waveform(1.0, 0.25, jnp.asarray(2.0))
 import functools
 import math
 

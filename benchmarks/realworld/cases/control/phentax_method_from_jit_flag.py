@@ -3,6 +3,7 @@
 # expect: flag JAX304 JAX301|JAX305
 # family: control
 # strictness: callgraph
+# run: IMRPhenomT(0.1)(1.0, jnp.zeros(2))
 import jax
 import jax.numpy as jnp
 

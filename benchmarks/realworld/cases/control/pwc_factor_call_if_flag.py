@@ -3,6 +3,7 @@
 # expect: flag JAX301|JAX305
 # family: control
 # strictness: callgraph
+# run: euler(jnp.ones(2), jnp.linspace(0, 1, 5))
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: (sample(key, 3), sample(key, 3, True))
 import functools
 
 import jax

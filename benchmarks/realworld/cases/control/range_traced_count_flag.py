@@ -3,6 +3,7 @@
 # expect: flag JAX303
 # family: control
 # strictness: strict
+# run: sample(key, 3)
 import jax
 import jax.numpy as jnp
 

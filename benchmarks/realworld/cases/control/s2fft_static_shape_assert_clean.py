@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: hard
+# run: trapani_step(jnp.ones(5), 3, 1.0)
 from functools import partial
 
 import jax

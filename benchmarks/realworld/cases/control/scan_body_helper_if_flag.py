@@ -3,6 +3,7 @@
 # expect: flag JAX301
 # family: control
 # strictness: callgraph
+# run: sample(3)
 import jax
 import jax.numpy as jnp
 

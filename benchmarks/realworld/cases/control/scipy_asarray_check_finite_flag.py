@@ -3,6 +3,7 @@
 # expect: flag JAX301|JAX305
 # family: control
 # strictness: callgraph
+# run: (module-level code)
 import jax
 import jax.numpy as xp
 

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: strict
+# run: lin_interp((jnp.linspace(0,1,4), jnp.linspace(0,1,4)), jnp.ones((4,4)), jnp.ones((2,3))*.5)
 from functools import partial
 
 import jax

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: control
 # strictness: callgraph
+# run: chain_means(jnp.ones((4,5)))
 import jax
 import jax.numpy as jnp
 from flax import struct

@@ -3,6 +3,7 @@
 # expect: flag JAX302
 # family: control
 # strictness: strict
+# run: count_up(1.0, 3)
 import jax
 
 

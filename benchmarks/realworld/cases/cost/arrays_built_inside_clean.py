@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: cost
 # strictness: strict
+# run: forward(jnp.ones((1000, 64)))
 import jax
 import jax.numpy as jnp
 

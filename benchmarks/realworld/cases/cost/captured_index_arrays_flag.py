@@ -3,6 +3,7 @@
 # expect: flag JAX503
 # family: cost
 # strictness: hard
+# run: forward(jnp.ones((1000, 64)))
 import jax
 import jax.numpy as jnp
 

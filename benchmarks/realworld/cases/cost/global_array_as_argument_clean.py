@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: cost
 # strictness: strict
+# run: (module-level code)
 import jax
 import jax.numpy as jnp
 import numpy as np

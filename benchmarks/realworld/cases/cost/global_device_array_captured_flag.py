@@ -3,6 +3,7 @@
 # expect: flag JAX503
 # family: cost
 # strictness: hard
+# run: (module-level code)
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: cost
 # strictness: strict
+# run: bench(4, repeats=2)
 import time
 
 import jax

@@ -3,6 +3,7 @@
 # expect: flag JAX501
 # family: cost
 # strictness: strict
+# run: (module-level code)
 import time
 
 import jax

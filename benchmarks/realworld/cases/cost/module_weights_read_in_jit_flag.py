@@ -3,6 +3,7 @@
 # expect: flag JAX503
 # family: cost
 # strictness: strict
+# run: run([jnp.ones((2, 2048))])
 import jax
 import jax.numpy as jnp
 import numpy as np

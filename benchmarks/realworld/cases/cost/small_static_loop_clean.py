@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: cost
 # strictness: strict
+# run: init_state(key)
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: flag JAX501
 # family: cost
 # strictness: strict
+# run: train(jnp.ones(2), [jnp.ones((3, 2))] * 2)
 import time
 
 import jax

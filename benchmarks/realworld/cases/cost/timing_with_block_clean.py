@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: cost
 # strictness: strict
+# run: (module-level code)
 import time
 
 from jax import jit

@@ -3,6 +3,7 @@
 # expect: flag JAX202
 # family: placement
 # strictness: hard
+# run: factorize_linear_constraints(jnp.eye(3), jnp.zeros(3), jnp.arange(3))[1](jnp.ones(3))
 import jax.numpy as jnp
 from jax import jit
 

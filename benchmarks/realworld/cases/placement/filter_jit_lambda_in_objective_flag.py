@@ -3,6 +3,7 @@
 # expect: flag JAX202
 # family: placement
 # strictness: hard
+# run: fit(np.ones(3))
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np

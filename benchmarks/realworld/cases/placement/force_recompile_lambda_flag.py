@@ -3,6 +3,7 @@
 # expect: flag JAX202
 # family: placement
 # strictness: strict
+# run: (module-level code)
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: flag JAX201
 # family: placement
 # strictness: strict
+# run: (module-level code)
 from jax import jit
 
 

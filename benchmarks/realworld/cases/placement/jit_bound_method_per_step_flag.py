@@ -3,6 +3,7 @@
 # expect: flag JAX202
 # family: placement
 # strictness: callgraph
+# run: run(Sampler(), key)
 import jax
 
 

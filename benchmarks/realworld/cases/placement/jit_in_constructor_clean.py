@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: placement
 # strictness: strict
+# run: (module-level code)
 import jax
 
 

@@ -3,6 +3,7 @@
 # expect: flag JAX202
 # family: placement
 # strictness: hard
+# run: all_jacobians(jnp.linspace(0, 1, 3), [jnp.ones((3, 2))] * 2)
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: flag JAX201
 # family: placement
 # strictness: strict
+# run: g_inner_jitted_poorly(1, 3)
 import jax
 
 

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: placement
 # strictness: strict
+# run: Kernel(1.0).evaluate(jnp.ones(2), jnp.zeros(2))
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: placement
 # strictness: hard
+# run: (module-level code)
 import jax
 import jax.numpy as jnp
 

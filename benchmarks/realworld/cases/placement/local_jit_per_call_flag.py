@@ -3,6 +3,7 @@
 # expect: flag JAX202
 # family: placement
 # strictness: strict
+# run: pandemic_scan(jnp.ones(2))
 import functools
 
 import jax.numpy as jnp

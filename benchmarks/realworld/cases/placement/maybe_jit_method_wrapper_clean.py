@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: placement
 # strictness: hard
+# run: [Dynamics().step(1.0, 2.0) for _ in range(2)]
 import jax
 import jax.numpy as jnp
 

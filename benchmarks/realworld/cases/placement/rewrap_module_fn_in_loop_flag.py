@@ -3,6 +3,7 @@
 # expect: flag JAX203
 # family: placement
 # strictness: strict
+# run: g_inner_jitted(1, 3)
 import jax
 
 

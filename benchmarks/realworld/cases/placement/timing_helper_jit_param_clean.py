@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: placement
 # strictness: strict
+# run: mytime(solve, iterations=2)
 import time
 
 import jax

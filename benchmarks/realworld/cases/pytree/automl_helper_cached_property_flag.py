@@ -3,6 +3,7 @@
 # expect: flag JAX101
 # family: pytree
 # strictness: hard
+# run: fitness(Genome(jnp.ones(3)))
 import dataclasses
 from functools import cached_property
 

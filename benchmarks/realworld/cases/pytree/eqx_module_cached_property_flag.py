@@ -3,6 +3,7 @@
 # expect: flag JAX101
 # family: pytree
 # strictness: strict
+# run: close_approach(Orbit(jnp.asarray(2.), jnp.asarray(.1)), 1.0)
 from functools import cached_property
 
 import equinox as eqx

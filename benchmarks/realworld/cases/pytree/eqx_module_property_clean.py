@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: pytree
 # strictness: strict
+# run: close_approach(Orbit(jnp.asarray(2.0), jnp.asarray(0.1)), 1.0)
 import equinox as eqx
 import jax
 import jax.numpy as jnp

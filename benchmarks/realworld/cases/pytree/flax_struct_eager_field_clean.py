@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: pytree
 # strictness: strict
+# run: centred(Stats.from_samples(jnp.arange(3.)))
 import jax
 import jax.numpy as jnp
 from flax import struct

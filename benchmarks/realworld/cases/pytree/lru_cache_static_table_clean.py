@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: pytree
 # strictness: strict
+# run: tril_vec(jnp.ones((3,3)))
 import functools
 
 import jax

@@ -3,6 +3,7 @@
 # expect: flag JAX101
 # family: pytree
 # strictness: strict
+# run: centred(Stats(jnp.arange(3.)))
 from functools import cached_property
 
 import jax

@@ -3,6 +3,7 @@
 # expect: flag JAX101
 # family: pytree
 # strictness: hard
+# run: TruncatedNormal(0.0, 1.0).log_norm
 import jax
 import jax.numpy as jnp
 from jax.tree_util import register_pytree_node_class

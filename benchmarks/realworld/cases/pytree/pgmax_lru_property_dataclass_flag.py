@@ -3,6 +3,7 @@
 # expect: flag JAX101|JAX102
 # family: pytree
 # strictness: hard
+# run: FactorMessages(jnp.ones(3)).normalised
 import dataclasses
 import functools
 

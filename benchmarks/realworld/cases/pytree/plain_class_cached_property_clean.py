@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: pytree
 # strictness: hard
+# run: Simulator(3).table
 from dataclasses import dataclass
 from functools import cached_property
 

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: pytree
 # strictness: strict
+# run: draw(Sampler(1.0), key)
 import jax
 from jax.tree_util import register_pytree_node_class
 

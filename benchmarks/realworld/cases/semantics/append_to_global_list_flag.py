@@ -3,6 +3,7 @@
 # expect: flag JAX404
 # family: semantics
 # strictness: strict
+# run: (module-level code)
 from jax import jit
 
 lst = []

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: semantics
 # strictness: strict
+# run: scatter_rows(jnp.zeros((3,2)), 1, jnp.ones(2))
 import jax
 import jax.numpy as jnp
 

@@ -3,6 +3,7 @@
 # expect: flag JAX404
 # family: semantics
 # strictness: callgraph
+# run: (module-level code)
 import jax
 import jax.numpy as jnp
 

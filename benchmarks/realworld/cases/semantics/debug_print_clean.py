@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: semantics
 # strictness: strict
+# run: step(1.0)
 import jax
 import jax.numpy as jnp
 

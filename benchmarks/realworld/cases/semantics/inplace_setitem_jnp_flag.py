@@ -3,6 +3,7 @@
 # expect: flag JAX403
 # family: semantics
 # strictness: strict
+# run: (module-level code)
 import jax
 import jax.numpy as jnp
 

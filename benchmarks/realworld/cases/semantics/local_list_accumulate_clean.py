@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: semantics
 # strictness: strict
+# run: f_comprehension(1.0, size=4)
 from functools import partial
 
 import jax

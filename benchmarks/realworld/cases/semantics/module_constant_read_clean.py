@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: semantics
 # strictness: strict
+# run: pendulum_step(1.0, 0.0)
 import jax
 import jax.numpy as jnp
 import numpy as np

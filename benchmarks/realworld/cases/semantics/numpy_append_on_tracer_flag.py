@@ -3,6 +3,7 @@
 # expect: flag JAX402
 # family: semantics
 # strictness: hard
+# run: condition(jnp.arange(3.), 1.0)
 import jax
 import numpy as np
 

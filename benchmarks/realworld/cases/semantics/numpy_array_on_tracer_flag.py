@@ -3,6 +3,7 @@
 # expect: flag JAX402
 # family: semantics
 # strictness: strict
+# run: (module-level code)
 import jax
 import numpy as np
 

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: semantics
 # strictness: strict
+# run: stick_breaking(jnp.ones(3)*.1)
 import math
 
 import jax

@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: semantics
 # strictness: hard
+# run: band_mask(jnp.ones((4,4)))
 import jax
 import jax.numpy as jnp
 import numpy as onp

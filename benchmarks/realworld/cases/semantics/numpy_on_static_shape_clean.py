@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: semantics
 # strictness: strict
+# run: flatten_and_reverse(jnp.ones((3,2)))
 import jax
 import jax.numpy as jnp
 import numpy as np

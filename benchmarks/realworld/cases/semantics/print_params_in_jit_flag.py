@@ -3,6 +3,7 @@
 # expect: flag JAX401
 # family: semantics
 # strictness: strict
+# run: update(0, jnp.ones(2), (jnp.ones((3, 2)), jnp.ones(3)))
 import jax
 import jax.numpy as jnp
 from jax import grad, jit

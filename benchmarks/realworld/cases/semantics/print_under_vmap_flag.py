@@ -3,6 +3,7 @@
 # expect: flag JAX401
 # family: semantics
 # strictness: callgraph
+# run: (module-level code)
 import jax.numpy as jnp
 from jax import vmap
 

@@ -3,6 +3,7 @@
 # expect: flag JAX404
 # family: semantics
 # strictness: strict
+# run: simulate(jnp.zeros((8, 3)), jnp.ones(8), steps=2)
 import jax
 import jax.numpy as jnp
 

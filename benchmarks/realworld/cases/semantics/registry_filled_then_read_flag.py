@@ -3,6 +3,7 @@
 # expect: flag JAX404
 # family: semantics
 # strictness: hard
+# run: run_chain(jnp.ones(2), jnp.ones(2), [0.1, 0.2])
 import jax
 import jax.numpy as jnp
 

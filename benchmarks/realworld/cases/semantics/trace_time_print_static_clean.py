@@ -3,6 +3,7 @@
 # expect: no-flag
 # family: semantics
 # strictness: strict
+# run: test(jnp.ones(2))
 import jax
 
 
