@@ -27,6 +27,7 @@ callgraph cases right.
     python benchmarks/realworld.py --json     # machine-readable
     python benchmarks/realworld.py --update   # rewrite the pinned verdicts (verdicts.json)
     python benchmarks/realworld.py --check    # exit 1 when a verdict differs from the pins
+    python benchmarks/realworld.py --sources  # the sources the cases were modelled on
 """
 
 from __future__ import annotations
@@ -267,12 +268,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print each case's verdict")
     parser.add_argument("--update", action="store_true", help=f"rewrite {PINS.relative_to(HERE.parent)}")
     parser.add_argument("--check", action="store_true", help="exit 1 when a verdict differs from the pins")
+    parser.add_argument("--sources", action="store_true", help="list the sources the cases were modelled on")
     parser.add_argument("cases", nargs="*", help="only cases whose name contains one of these")
     args = parser.parse_args(argv)
 
     cases = discover()
     if args.cases:
         cases = [c for c in cases if any(part in c.name for part in args.cases)]
+    if args.sources:
+        by_source: dict[str, list[str]] = {}
+        for case in cases:
+            by_source.setdefault(case.source, []).append(case.name)
+        for source in sorted(by_source):
+            print(f"{source}  ({len(by_source[source])}: {', '.join(by_source[source])})")
+        print(f"\n{len(by_source)} sources, {len(cases)} cases")
+        return 0
     start = time.perf_counter()
     results = {case.name: run_case(case) for case in cases}
     elapsed = time.perf_counter() - start
