@@ -1,4 +1,4 @@
-# source: https://github.com/pyro-ppl/numpyro/blob/00682dae4b1f69d57c09879be5fb32f11d8bba88/numpyro/distributions/util.py#L218-L230
+# source: https://github.com/pyro-ppl/numpyro/blob/00682dae4b1f69d57c09879be5fb32f11d8bba88/numpyro/distributions/util.py
 # pattern: `if jax.default_backend() == "cpu":` chooses lax.map or vmap inside a jitted sampler: a static, trace-time choice
 # expect: no-flag
 # family: control

@@ -1,4 +1,4 @@
-# source: https://github.com/pyro-ppl/numpyro/blob/00682dae4b1f69d57c09879be5fb32f11d8bba88/numpyro/distributions/util.py#L218-L230
+# source: https://github.com/pyro-ppl/numpyro/blob/00682dae4b1f69d57c09879be5fb32f11d8bba88/numpyro/distributions/util.py
 # pattern: `shape = shape or lax.broadcast_shapes(jnp.shape(p), jnp.shape(n))` inside jit: both operands of `or` are static tuples
 # expect: no-flag
 # family: control

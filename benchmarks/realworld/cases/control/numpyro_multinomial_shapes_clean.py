@@ -1,4 +1,4 @@
-# source: https://github.com/pyro-ppl/numpyro/blob/00682dae4b1f69d57c09879be5fb32f11d8bba88/numpyro/distributions/util.py#L248-L290
+# source: https://github.com/pyro-ppl/numpyro/blob/00682dae4b1f69d57c09879be5fb32f11d8bba88/numpyro/distributions/util.py
 # pattern: inside jit: `if jnp.shape(n) != jnp.shape(p)[:-1]` with lax.broadcast_shapes, `if jnp.ndim(n) > 0`, `if n_max == 0` on a static arg: all static
 # expect: no-flag
 # family: control

@@ -1,4 +1,4 @@
-# source: https://github.com/pyro-ppl/numpyro/blob/00682dae4b1f69d57c09879be5fb32f11d8bba88/numpyro/distributions/util.py#L430-L436
+# source: https://github.com/pyro-ppl/numpyro/blob/00682dae4b1f69d57c09879be5fb32f11d8bba88/numpyro/distributions/util.py
 # pattern: jnp.finfo(t.dtype).eps and math.sqrt(t.shape[-1]) inside traced code: dtype and shape queries are static
 # expect: no-flag
 # family: semantics
