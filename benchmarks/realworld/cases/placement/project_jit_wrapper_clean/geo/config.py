@@ -1,0 +1,1 @@
+parameters = {"jit": True}

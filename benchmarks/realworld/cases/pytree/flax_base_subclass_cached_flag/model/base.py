@@ -1,0 +1,7 @@
+import jax
+from flax import struct
+
+
+class SampledState(struct.PyTreeNode):
+    samples: jax.Array
+    n_accepted: jax.Array
