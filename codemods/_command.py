@@ -1,7 +1,7 @@
 """Expose a rule as a libcst codemod, for `python -m libcst.tool codemod <module>.<Command>`.
 
-The command runs the same scan-and-fix loop as `jaxfix fix` for its one rule,
-so both paths produce identical text.
+The command runs the same scan-and-fix loop as `jaxfix fix` for its rule (or for all the rules
+of a family, under the family's old command name), so both paths produce identical text.
 """
 
 from __future__ import annotations
@@ -11,35 +11,43 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from jaxfix.fixing import fix_until_stable, scan
 from jaxfix.rulebase import Rule
 
 
-def commands_for(*rules: type[Rule]) -> Callable[[str], type]:
-    """A module `__getattr__` that makes `<Name>Command` for each `<Name>Rule` on first access.
+def commands_for(*rules: type[Rule], family: str | None = None) -> Callable[[str], type]:
+    """A module `__getattr__` that makes `<Name>Command` for each `<Name>Rule` on first access,
+    or, given `family`, the one command of that name that runs all `rules` (bound in the
+    family's package, the parent of the rules' modules).
 
     Lazy because `libcst.codemod` imports `libcst.matchers` (~0.4 s), which `jaxfix check`
     never needs; `python -m libcst.tool codemod module.XCommand` and pickling by reference
     both look the name up with `getattr`, and get the same class every time.
     """
-    wanted = {rule.__name__.removesuffix("Rule") + "Command": rule for rule in rules}
+    if family is not None:
+        wanted = {family: rules}
+    else:
+        wanted = {rule.__name__.removesuffix("Rule") + "Command": (rule,) for rule in rules}
     made: dict[str, type] = {}
 
     def __getattr__(name: str) -> type:
         if name not in wanted:
             raise AttributeError(name)
         if name not in made:
-            made[name] = command_for(wanted[name])
+            made[name] = command_for(*wanted[name], name=name if family is not None else None)
         return made[name]
 
     return __getattr__
 
 
-def command_for(rule: type[Rule]) -> type:
+def command_for(*rules: type[Rule], name: str | None = None) -> type:
+    """A codemod command running `rules`: named `<Name>Command` in the module of its one
+    `<Name>Rule`, or `name` in the package that holds the modules of several."""
     from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 
+    from jaxfix.fixing import fix_until_stable, scan
+
     class RuleCommand(VisitorBasedCodemodCommand):
-        DESCRIPTION = f"{rule.codes[0].code}: {rule.codes[0].summary}"
+        DESCRIPTION = "; ".join(f"{rule.codes[0].code}: {rule.codes[0].summary}" for rule in rules)
 
         def __init__(self, context: CodemodContext, unsafe_fixes: bool = False) -> None:
             super().__init__(context)
@@ -51,7 +59,7 @@ def command_for(rule: type[Rule]) -> type:
 
         def transform_module_impl(self, tree: cst.Module) -> cst.Module:
             path = self.context.filename or "<module>"
-            run = lambda text: scan(text, path, [rule()])  # noqa: E731
+            run = lambda text: scan(text, path, [rule() for rule in rules])  # noqa: E731
             source = tree.code
             outcome = fix_until_stable(source, run(source), run, unsafe_fixes=self.unsafe_fixes)
             if outcome.error:
@@ -60,9 +68,16 @@ def command_for(rule: type[Rule]) -> type:
                 raise SkipFile("nothing to fix")
             return cst.parse_module(outcome.text)
 
-    # Bound in the rule's module as `<Name>Command` (for `<Name>Rule`): the class must carry that
-    # name so libcst.tool's worker processes can pickle it by reference.
-    RuleCommand.__name__ = RuleCommand.__qualname__ = rule.__name__.removesuffix("Rule") + "Command"
-    RuleCommand.__module__ = rule.__module__
-    RuleCommand.__doc__ = rule.doc()
+    # Bound in the rule's module as `<Name>Command` (for `<Name>Rule`), or in the family's package
+    # as `name`: the class must carry that name so libcst.tool's worker processes can pickle it by
+    # reference.
+    if name is None:
+        (rule,) = rules
+        name, module, doc = rule.__name__.removesuffix("Rule") + "Command", rule.__module__, rule.doc()
+    else:
+        module = rules[0].__module__.rpartition(".")[0]
+        doc = f"Runs {', '.join(rule.codes[0].code for rule in rules)}, the rules of `{module}`."
+    RuleCommand.__name__ = RuleCommand.__qualname__ = name
+    RuleCommand.__module__ = module
+    RuleCommand.__doc__ = doc
     return RuleCommand
