@@ -264,9 +264,9 @@ def test_codemod_command_matches_the_engine():
 
 
 def test_could_match_is_cheap_but_never_rejects_a_site():
-    from codemods.jit_placement import JitPlacementRule
+    from codemods.jit_placement.jit_per_call import JitPerCallRule
 
-    rule = JitPlacementRule()
+    rule = JitPerCallRule()
     aliased = "from jax import jit as J\n\ndef f(x):\n    return J(lambda v: v)(x)\n"
     module_level = "import jax\n\nf = jax.jit(abs)\n"
     assert rule.could_match(ast.parse(aliased))

@@ -1,30 +1,32 @@
-"""jit-placement: `jax.jit` (and friends) of a fresh callable inside a loop or per call.
+"""The hoist planner shared by JAX201-JAX203: where a compiling transform wraps a fresh callable,
+and the fix that hoists it.
 
-The rule finds compiling transforms (`jax.jit`, `jax.pmap`, `eqx.filter_jit`, and chains
-such as `jax.jit(jax.grad(...))`) applied to a callable that is new every time the code
-runs, and hoists the transformed function to the nearest scope where it is invariant.
+`hoists(ctx)` is computed once per file (`ctx.fact`) and read by the three rules, each keeping
+the sites of its own code. A `Site` is `jax.jit` (`jax.pmap`, `eqx.filter_jit`, and chains such
+as `jax.jit(jax.grad(...))`) applied to a callable that is new each time the code runs (a
+lambda, a partial, a nested def, a bound method) and called right there, in a place that runs
+repeatedly: a loop, or the body of a function that is called more than once. Its `Hoist` holds
+the fix: the transformed function moved to the nearest scope where it is invariant, the values it
+captured passed as arguments (static ones as `static_argnames`), or a `manual` fix saying why
+that cannot be done automatically. All sites of a file are planned together, in source order,
+because they share the pool of new names (`_body_jit`, `_body_jit_2`, ...).
 """
 
 from __future__ import annotations
 
-import ast
-import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 
-from codemods._command import commands_for
-from jaxfix.analysis import astscan
+from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
-from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, names_read, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.analysis.walk import walk
-from jaxfix.model import Finding, Fix, ImportRequest, Safety
-from jaxfix.rulebase import Code, Example, Rule, RuleContext
+from jaxfix.model import Fix, ImportRequest, Safety
+from jaxfix.rulebase import RuleContext
 
 # Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
 COMPILING = {
@@ -52,17 +54,18 @@ TRACING_CALLS = frozenset(
 PARTIALS = PARTIAL_NAMES
 NEW_OBJECT = "bound method of a new object"  # `M(args).method`: a new object, hence a new cache key
 FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", NEW_OBJECT, "local callable")
+MODULE_FUNCTION = "module function"  # the same function every time: re-wrapping it is a cache hit
 
 
 @dataclass
-class _Site:
-    """One place where a compiling transform wraps a callable."""
+class Site:
+    """One place where a compiling transform wraps a callable, in code that runs repeatedly."""
 
     node: cst.CSTNode  # the outermost transform Call, or the decorated FunctionDef
     chain: list[cst.Call]  # transform calls, outermost first (empty for a decorated def)
     kinds: list[str]  # transform short names, outermost first
     target: cst.BaseExpression | cst.FunctionDef  # the wrapped callable (expression or the def)
-    kind: str  # see FRESH, or "module function"
+    kind: str  # see FRESH, or MODULE_FUNCTION
     call: cst.Call | None = None  # `T(F)(args)`: the immediate call
     definition: cst.FunctionDef | None = None  # nested def behind a Name target
     loops: list[cst.CSTNode] = field(default_factory=list)
@@ -73,163 +76,53 @@ class _Site:
     binding: cst.SimpleStatementLine | None = None
     manual: str | None = None  # the site is reported, but the fix must be done by hand (why)
 
+    @property
+    def spelled(self) -> str:
+        """The transform chain as a message spells it: `jax.jit(...)`, `jax.jit(jax.grad(...))`."""
+        names = [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in self.kinds]
+        return "(".join(names) + "(...)" + ")" * (len(self.kinds) - 1)
 
-class JitPlacementRule(Rule):
-    """
-    ## What it does
-    Finds `jax.jit`, `jax.pmap` and `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`,
-    `jax.value_and_grad`, `jax.checkpoint`/`jax.remat`, in any import form) applied to a
-    callable that is new each time the code runs: a `lambda`, a `functools.partial(...)`, a
-    nested `def` (also one decorated with `@jax.jit`), a bound method `obj.m` or the method of
-    a new object `M(k).m`, either called right away (`jax.jit(f)(x)`) or bound to a local
-    name that is then only called (`g = jax.jit(f)`, `g(x)`), created
-
-    - inside a `for`/`while` body or a comprehension (JAX201), or
-    - inside a function body, on a callable made in that body, and called there (JAX202), so
-      every call of the function compiles again.
-
-    It also reports the same module-level function re-wrapped in a loop, `jax.jit(f)(x)` per
-    iteration (JAX203): a cache hit, but avoidable dispatch.
-
-    ## Why is this bad?
-    jit caches compiled code per function object. A fresh lambda, partial or nested def is a
-    new cache key, so each iteration traces and compiles again: on a 2-core CPU the tutorial
-    loop `jax.jit(partial(body))(i)` runs ~1,450x slower than the same loop with the jit
-    hoisted. Re-wrapping one module-level function hits the cache but costs ~3x dispatch.
-
-    ## Known problems
-    JAX202 is not reported inside pytest tests (`test*`) or `main`: they run once, so the
-    per-call compile happens once too (a loop inside them is still JAX201).
-    Only calls made right where the transform is created (`jax.jit(f)(x)`, a local name
-    bound once to `jax.jit(f)` and only ever called, or a decorated nested def that is only
-    called) are reported; a transformed function that is stored, returned or passed on may be
-    reused and is left alone. So is a local `g = jax.jit(f)` made once per call of a function
-    and called inside a loop there: the loop reuses it (one compile per call of the function). Code that already runs under a
-    trace (inside a jitted, vmapped, scanned... function) is not reported: a transform there
-    is inlined. Eager `vmap`/`grad`/`checkpoint` without a compiling transform retrace on every
-    call whether hoisted or not, so they are not reported on their own. Which values a call
-    site passes is inferred from the code in this file only.
-
-    ## Example
-    ```python
-    def g(x, n):
-        i = 0
-        while i < n:
-            i = jax.jit(lambda v: body(v))(i)
-        return x + i
-    ```
-
-    ## Use instead
-    ```python
-    _body_jit = jax.jit(lambda v: body(v))
+    @property
+    def reported_at(self) -> cst.CSTNode:
+        """The node a finding points at: the call `T(F)(x)`, the binding's `T(F)`, or the def's name."""
+        node = self.node if self.call is None or self.binding is not None else self.call
+        return node.name if isinstance(node, cst.FunctionDef) else node
 
 
-    def g(x, n):
-        i = 0
-        while i < n:
-            i = _body_jit(i)
-        return x + i
-    ```
+@dataclass(frozen=True)
+class Hoist:
+    """A site and its planned fix: `safe`, `unsafe` or `manual`; `note` says what makes it unsafe
+    or manual, or is empty."""
 
-    ## Options
-    None.
+    site: Site
+    fix: Fix
+    note: str
 
-    ## Fix safety
-    The transformed function is hoisted to module level (or, for a bound method, to just
-    before the outermost loop where its object does not change), under a new private name.
-    Local values the callable captured become explicit arguments, so it still sees each
-    iteration's values; a captured Python value used as a shape, loop bound, slice bound or
-    branch flag becomes a `static_argnames` entry. The user's options (`static_argnums`,
-    `donate_argnums`, ...) are kept; new arguments are appended, so positions do not move.
-    A captured float turned into a traced argument may differ in the last bit (XLA folds
-    constants) and loses weak typing: equal within a few ULP. The fix is `safe` when every
-    captured value's kind is known from this file, `unsafe` when a value passed as an argument
-    could be something jit cannot take (the message names it) or a global it reads may be
-    rebound, and `manual` when a value needed static is unhashable (list, dict, array) or the
-    shape of the code is not one the fix handles (the message says why).
+    def message(self, text: str) -> str:
+        """A finding's message: the rule's `text`, then the note in parentheses."""
+        return f"{text} ({self.note})" if self.note else text
 
-    For a local `g = jax.jit(f)` the binding line is removed and every `g(...)` calls the
-    hoisted name with the captured values; a closure reads them at call time, so that is
-    exact. A `partial` evaluates its bound values at the binding: if one of them changes
-    before a call, the fix is `manual`. For `jax.jit(M(k).m)(x)` with `M` a pytree class of
-    this file, `jax.jit(M.m)` is hoisted and called as `(M(k), x)`: `unsafe`, because the
-    object's fields become traced (a field used as a shape or Python branch fails to trace);
-    when `M` is not a pytree it is `manual` (bound methods of new objects are new cache keys).
 
-    ## References
-    - https://docs.jax.dev/en/latest/jit-compilation.html#caching
-    - https://github.com/jax-ml/jax/issues/14183
-    """
+def hoists(ctx: RuleContext) -> tuple[Hoist, ...]:
+    """Every site of the file with its planned fix, in source order; computed once per file."""
+    return ctx.fact(hoists, _plan_file)
 
-    name = "jit-placement"
-    codes = (
-        Code("JAX201", "jit-in-loop", "compiling transform of a fresh callable inside a loop", fix="sometimes"),
-        Code(
-            "JAX202",
-            "jit-per-call",
-            "compiling transform of a callable created in the same function body",
-            fix="sometimes",
-        ),
-        Code("JAX203", "jit-rewrap-in-loop", "module-level function re-wrapped by jit inside a loop", fix="sometimes"),
-    )
-    prefilter = ("jit", "pmap")
-    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
-    examples = (
-        Example(
-            bad="for i in range(n):\n    y = jax.jit(lambda v: v * s)(x)\n",
-            good="_lambda_jit = jax.jit(lambda v, s: v * s)\n\nfor i in range(n):\n    y = _lambda_jit(x, s)\n",
-        ),
-        Example(
-            bad="def step(x):\n    return jax.jit(partial(update, lr=0.1))(x)\n",
-            good="_update_jit = jax.jit(partial(update, lr=0.1))\n\n\ndef step(x):\n    return _update_jit(x)\n",
-        ),
-    )
 
-    def could_match(self, tree: ast.Module) -> bool:
-        """A stdlib-AST over-approximation of `_Planner.sites()` + `finding_for`, on exact names.
+def _plan_file(ctx: RuleContext) -> tuple[Hoist, ...]:
+    planner = _Planner(ctx, ctx.fact(ScopeIndex, ScopeIndex.of))
+    return tuple(planner.hoist(site) for site in planner.sites())
 
-        Names are qualified with `ImportMap.from_ast`, which reads imports exactly as the rule's
-        `ctx.names` does (relative and star imports bind nothing), so a call the screen does not
-        qualify to `jax.jit`/`jax.pmap`/`eqx.filter_jit`/`eqx.filter_pmap` is one the rule never
-        sees as a transform either (jax's own `from jax._src.api import jit` is not one).
 
-        Two passes: a flat walk of the module for a transform call or a def decorated with one
-        (`_is_transform_site`); then, only for the top-level statements holding one, a walk that
-        knows where each node runs (`_screen_walk`), for the places a site can be (`_could_be_site`).
-        """
-        names = ImportMap.from_ast(tree)
-        body = tree.body
-        # top-level statements' line spans (a decorated def starts at its first decorator)
-        starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
-        wanted: dict[int, set[int]] = {}  # top-level statement -> ids of the transform sites in it
-        for node in astscan.nodes(tree):
-            if type(node) in _SITE_TYPES and _is_transform_site(node, names):
-                line = node.lineno
-                index = bisect.bisect_right(starts, line) - 1
-                while index >= 0 and body[index].end_lineno >= line:  # statements may share a line
-                    wanted.setdefault(index, set()).add(id(node))
-                    index -= 1
-        top = _Where(_MODULE, False)
-        for index, ids in sorted(wanted.items()):
-            for node, parent, where in _screen_walk(body[index], tree, top):
-                if id(node) in ids and _could_be_site(node, parent, where):
-                    return True
-        return False
-
-    def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
-        planner = _Planner(ctx, idx, self)
-        for site in planner.sites():
-            finding = planner.finding_for(site)
-            if finding is not None:
-                yield finding
+def runs_once(function_name: str) -> bool:
+    """Functions a program calls once by convention, pytest tests and `main`: a transform made in
+    their body compiles once (a loop inside them still repeats it)."""
+    return function_name == "main" or function_name.startswith("test")
 
 
 class _Planner:
-    def __init__(self, ctx: RuleContext, idx: ScopeIndex, rule: Rule) -> None:
+    def __init__(self, ctx: RuleContext, idx: ScopeIndex) -> None:
         self.ctx = ctx
         self.idx = idx
-        self.rule = rule
         self.qualify = ctx.names.qualify
         self._taken: set[str] | None = None  # names a new binding must avoid; only fixes need them
         self.hoisted_defs: set[str] = set()
@@ -246,8 +139,8 @@ class _Planner:
     def transform_name(self, expr: cst.BaseExpression) -> str | None:
         return TRANSFORMS.get(self.qualify(expr) or "")
 
-    def sites(self) -> Iterator[_Site]:
-        found: list[_Site] = []
+    def sites(self) -> Iterator[Site]:
+        found: list[Site] = []
         ctx = self
 
         class _V(cst.CSTVisitor):
@@ -264,7 +157,7 @@ class _Planner:
         walk(self.ctx.module, _V())
         yield from found
 
-    def _site_for_call(self, node: cst.Call) -> _Site | None:
+    def _site_for_call(self, node: cst.Call) -> Site | None:
         outer = self.qualify(node.func)
         if outer not in COMPILING:
             return None
@@ -286,7 +179,7 @@ class _Planner:
             chain.append(target)
             kinds.append(inner)
             current = target
-        site = _Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
+        site = Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
         if isinstance(parent, cst.Call) and parent.func is node:
             site.call = parent
             site.calls = [parent]
@@ -296,7 +189,7 @@ class _Planner:
             return None
         return self._place(site)
 
-    def _bound_calls(self, site: _Site, assign: cst.CSTNode | None) -> bool:
+    def _bound_calls(self, site: Site, assign: cst.CSTNode | None) -> bool:
         """`f = T(F)` whose name is only ever called, right there: fill `site.calls`/`binding`.
 
         False (no finding) when `f` may escape: bound more than once, declared global/nonlocal,
@@ -362,7 +255,7 @@ class _Planner:
                 return anc
         return None
 
-    def _site_for_decorated(self, node: cst.FunctionDef) -> _Site | None:
+    def _site_for_decorated(self, node: cst.FunctionDef) -> Site | None:
         if not node.decorators:
             return None
         dec = node.decorators[0].decorator
@@ -382,7 +275,7 @@ class _Planner:
         scope = self.idx.enclosing_scope(node)
         if isinstance(scope, cst.ClassDef):
             return None
-        site = _Site(node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node)
+        site = Site(node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node)
         if isinstance(scope, cst.Module):
             if not self.idx.enclosing_loops(node):
                 return None
@@ -404,7 +297,7 @@ class _Planner:
             return False
         return called > 0
 
-    def _classify(self, site: _Site, target: cst.BaseExpression) -> bool:
+    def _classify(self, site: Site, target: cst.BaseExpression) -> bool:
         if isinstance(target, cst.Lambda):
             site.kind = "lambda"
             return True
@@ -417,7 +310,7 @@ class _Planner:
                 return False
             if isinstance(scope, cst.Module):
                 if target.value in self.ctx.names.bindings or self._single_module_binding(target.value):
-                    site.kind = "module function"
+                    site.kind = MODULE_FUNCTION
                     return True
                 return False
             if isinstance(scope, cst.FunctionDef):
@@ -456,7 +349,7 @@ class _Planner:
                 return False
             scope = self.idx.resolve(head.value, site.node)
             if isinstance(scope, cst.Module) and head.value in self.ctx.names.bindings:
-                site.kind = "module function"  # jnp.sin, mymodule.f
+                site.kind = MODULE_FUNCTION  # jnp.sin, mymodule.f
                 return True
             if scope is None:
                 return False
@@ -477,7 +370,7 @@ class _Planner:
         stmts = self.idx.module_bindings(name)
         return len(stmts) == 1 and name not in self.idx.global_declarations()
 
-    def _place(self, site: _Site) -> _Site | None:
+    def _place(self, site: Site) -> Site | None:
         anchor = site.node
         site.loops = self.idx.enclosing_loops(anchor)
         site.function = self.idx.enclosing_function(anchor)
@@ -485,10 +378,12 @@ class _Planner:
             return None
         if site.loops:
             return site
-        if site.kind == "module function" or site.function is None or isinstance(site.function, cst.Lambda):
+        if site.kind == MODULE_FUNCTION or site.function is None or isinstance(site.function, cst.Lambda):
             return None
         if site.function.name.value == "__init__":
             return None  # runs once per instance: the usual place to build jitted callables
+        if runs_once(site.function.name.value):
+            return None  # "compiles again on every call" needs more than one call
         if (
             site.kind in ("nested def", "decorated nested def")
             and self.idx.enclosing_function(site.definition) is not site.function
@@ -539,37 +434,16 @@ class _Planner:
             self._traced_names = names
         return self._traced_names
 
-    # -- findings ---------------------------------------------------------------
-    def finding_for(self, site: _Site) -> Finding | None:
-        transform = "(".join(self._spell_kinds(site)) + "(...)" + ")" * (len(site.kinds) - 1)
-        if site.loops:
-            code = "JAX203" if site.kind == "module function" else "JAX201"
-            where = "inside a loop"
-        else:
-            if _runs_once(site.function):
-                return None  # "compiles again on every call" needs more than one call
-            code = "JAX202"
-            where = f"inside `{site.function.name.value}` on every call"
-        if code == "JAX203":
-            message = f"`{transform}` re-wraps the same function {where}: a cache hit, but it pays dispatch every iteration; hoist it"
-        else:
-            message = f"`{transform}` of a fresh {site.kind} {where}: each one is a new cache key and compiles again; hoist it"
+    # -- fixes ----------------------------------------------------------------------
+    def hoist(self, site: Site) -> Hoist:
+        """The site's fix, or a manual one saying why it must be done by hand."""
         try:
             fix, note = self.plan_fix(site)
         except _Manual as exc:
             fix, note = self.ctx.manual(f"Hoist by hand: {exc}"), str(exc)
-        if note:
-            message += f" ({note})"
-        node = site.node if site.call is None or site.binding is not None else site.call
-        if isinstance(node, cst.FunctionDef):
-            node = node.name
-        return self.ctx.finding(self.rule, code, node, message, fix)
+        return Hoist(site, fix, note)
 
-    def _spell_kinds(self, site: _Site) -> list[str]:
-        return [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in site.kinds]
-
-    # -- fixes ----------------------------------------------------------------------
-    def plan_fix(self, site: _Site) -> tuple[Fix, str]:
+    def plan_fix(self, site: Site) -> tuple[Fix, str]:
         self.imports = []
         if site.manual:
             raise _Manual(site.manual)
@@ -581,7 +455,7 @@ class _Planner:
             return self._fix_bound_method(site)
         if site.kind == NEW_OBJECT:
             return self._fix_new_object_method(site)
-        if site.kind == "module function":
+        if site.kind == MODULE_FUNCTION:
             return self._fix_module_function(site)
         if site.kind in ("nested def", "decorated nested def"):
             return self._fix_nested_def(site)
@@ -673,7 +547,7 @@ class _Planner:
         return bool(params) and not is_static and params[0].name.value == name
 
     def _classify_args(
-        self, site: _Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode
+        self, site: Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode
     ) -> tuple[list[str], list[str]]:
         """(static names, unsafe reasons) for captured names that become arguments of `body`."""
         static, reasons = [], []
@@ -704,7 +578,7 @@ class _Planner:
         return static, reasons
 
     # spelling ------------------------------------------------------------------------
-    def _new_name(self, base: str, site: _Site) -> str:
+    def _new_name(self, base: str, site: Site) -> str:
         base = base.strip("_") or "fn"
         suffix = "_".join(reversed([k for k in site.kinds]))
         return self._fresh(f"_{base}_{suffix}")
@@ -712,7 +586,7 @@ class _Planner:
     def _fresh(self, stem: str) -> str:
         return self.ctx.fresh_name(stem, self.taken)
 
-    def _lambda_base(self, site: _Site, lam: cst.Lambda) -> str:
+    def _lambda_base(self, site: Site, lam: cst.Lambda) -> str:
         callee = lam.body.func if isinstance(lam.body, cst.Call) else None
         if isinstance(callee, cst.Name) and self._module_def(callee) is not None:
             return callee.value
@@ -720,7 +594,7 @@ class _Planner:
             return f"{site.function.name.value}_lambda"
         return "lambda"
 
-    def _module_anchor(self, site: _Site, hoist_time_names: Iterable[str]) -> tuple[str, cst.CSTNode]:
+    def _module_anchor(self, site: Site, hoist_time_names: Iterable[str]) -> tuple[str, cst.CSTNode]:
         """("before"|"after", top-level statement) where a module-level hoist goes."""
         top = self.idx.top_level_statement(site.node)
         body = list(self.ctx.module.body)
@@ -743,7 +617,8 @@ class _Planner:
 
     def _statement(self, code: str, leading: Iterable[cst.EmptyLine] = (), indent: int = 0) -> cst.SimpleStatementLine:
         if len(code) + indent > 88:
-            code = _black(code, 88 - indent)
+            # black's layout at the width left, never narrower than 40 columns
+            code = black_format(code, max(88 - indent, 40)).rstrip("\n")
         stmt = cst.parse_statement(code, config=self.ctx.module.config_for_parsing)
         return stmt.with_changes(leading_lines=list(leading))
 
@@ -772,7 +647,7 @@ class _Planner:
         return [cst.EmptyLine()] * blank
 
     def _hoist_module(
-        self, site: _Site, stmts: list[cst.BaseStatement], hoist_time_names: Iterable[str]
+        self, site: Site, stmts: list[cst.BaseStatement], hoist_time_names: Iterable[str]
     ) -> tuple[dict, dict]:
         where, anchor = self._module_anchor(site, hoist_time_names)
         leading = self._module_leading(where, anchor)
@@ -826,7 +701,7 @@ class _Planner:
         names = [f'"{n}"' for n in static]
         return [*rest, f"static_argnames=({', '.join(names)}{',' if len(names) == 1 else ''})"]
 
-    def _check_options(self, site: _Site, at: cst.CSTNode) -> None:
+    def _check_options(self, site: Site, at: cst.CSTNode) -> None:
         """The transform options must be the same every time (literals or invariant globals)."""
         names: set[str] = set()
         for call in site.chain:
@@ -839,7 +714,7 @@ class _Planner:
         return None
 
     # inline lambda / partial ------------------------------------------------------------
-    def _fix_inline(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_inline(self, site: Site) -> tuple[Fix, str]:
         target = site.target
         self._check_options(site, site.node)
         if isinstance(target, cst.Lambda):
@@ -847,7 +722,7 @@ class _Planner:
         return self._fix_partial(site, target)
 
     def _finish(
-        self, site: _Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
+        self, site: Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
     ) -> tuple[Fix, str]:
         safety = Safety.UNSAFE if reasons else Safety.SAFE
         if site.binding is not None:
@@ -857,7 +732,7 @@ class _Planner:
         )
         return fix, "; ".join(reasons)
 
-    def _fix_lambda(self, site: _Site, lam: cst.Lambda) -> tuple[Fix, str]:
+    def _fix_lambda(self, site: Site, lam: cst.Lambda) -> tuple[Fix, str]:
         free = self.idx.free_names(lam)
         args, risky = self._captures(_in_order(free, lam.body), lam, site.loops)
         reasons = [
@@ -892,7 +767,7 @@ class _Planner:
             site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after
         )
 
-    def _transform_text(self, site: _Site, inner: str, static: list[str], n: int = 0, k: int = 0) -> str:
+    def _transform_text(self, site: Site, inner: str, static: list[str], n: int = 0, k: int = 0) -> str:
         """Re-spell the transform chain around `inner`: static_argnames on the outer jit, in_axes for new args."""
         text = inner
         for depth, call in reversed(list(enumerate(site.chain))):
@@ -921,7 +796,7 @@ class _Planner:
                 return rest
         return [*rest, f"in_axes=({', '.join(['0'] * n + ['None'] * k)})"]
 
-    def _fix_partial(self, site: _Site, part: cst.Call) -> tuple[Fix, str]:
+    def _fix_partial(self, site: Site, part: cst.Call) -> tuple[Fix, str]:
         func = part.args[0].value
         bound = part.args[1:]
         if any(a.star for a in bound):
@@ -1042,7 +917,7 @@ class _Planner:
         return None
 
     # module function (JAX203) -----------------------------------------------------------
-    def _fix_module_function(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_module_function(self, site: Site) -> tuple[Fix, str]:
         self._check_options(site, site.node)
         target = site.target
         head = target
@@ -1064,7 +939,7 @@ class _Planner:
         return self._finish(site, [], f"Wrap once at module level as `{name}`", replace, before, after)
 
     # bound method -----------------------------------------------------------------------
-    def _fix_bound_method(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_bound_method(self, site: Site) -> tuple[Fix, str]:
         if not site.loops:
             raise _Manual(
                 "a bound method is a fresh object per call; jit `Cls.method` once (instance as a pytree or static argument) or in `__init__`"
@@ -1110,7 +985,7 @@ class _Planner:
         )
 
     # bound method of a new object ---------------------------------------------------------
-    def _fix_new_object_method(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_new_object_method(self, site: Site) -> tuple[Fix, str]:
         """`T(M(args).m)(x)` -> `_M_m_T(M(args), x)` with `_M_m_T = T(M.m)` at module level, when
         `M` is a pytree class of this file (the object becomes an argument); otherwise manual."""
         target = site.target
@@ -1150,7 +1025,7 @@ class _Planner:
         return self._finish(site, reasons, f"Jit `{cls_name}.{method}` once at module level as `{name}`", replace, before, after)
 
     # nested def -------------------------------------------------------------------------
-    def _fix_nested_def(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_nested_def(self, site: Site) -> tuple[Fix, str]:
         fdef = site.definition
         scope = self.idx.enclosing_scope(fdef)
         if isinstance(scope, cst.Module):
@@ -1261,7 +1136,7 @@ class _Planner:
             raise _Manual("a name the hoisted def needs is bound only after the function")
         return self._finish(site, reasons, title, replace, before, after)
 
-    def _check_not_rebound(self, site: _Site, names: set[str]) -> None:
+    def _check_not_rebound(self, site: Site, names: set[str]) -> None:
         """A partial evaluates its bound values once, at the binding; moved to the calls they are
         evaluated there, so none of the names they read may change in between."""
         block = self.idx.parent(site.binding)
@@ -1320,24 +1195,8 @@ class _Planner:
         return dec.with_changes(decorator=cst.parse_expression(text))
 
 
-def _black(code: str, width: int) -> str:
-    """Wrap one generated statement the way black would (black is imported only when needed)."""
-    try:
-        import black
-
-        return black.format_str(code, mode=black.Mode(line_length=max(width, 40))).rstrip("\n")
-    except Exception:  # formatting is cosmetic; the code is correct either way
-        return code
-
-
 class _Manual(Exception):
     """The fix cannot be made automatically; the message says why."""
-
-
-def _runs_once(function: cst.FunctionDef) -> bool:
-    """Functions a program calls once by convention: pytest tests and `main`."""
-    name = function.name.value
-    return name == "main" or name.startswith("test")
 
 
 def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
@@ -1353,7 +1212,7 @@ def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
     return seen + sorted(names - set(seen))
 
 
-def _reads_options(site: _Site) -> set[str]:
+def _reads_options(site: Site) -> set[str]:
     names: set[str] = set()
     for call in site.chain:
         names |= names_read(call.func)
@@ -1403,125 +1262,3 @@ def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
         )
         out.append(a.with_changes(comma=comma))
     return out
-
-
-# -- the could_match screen ----------------------------------------------------------------------
-# Where a node runs, as far as the rule cares: `_MODULE` (module-level code), `_CLASS` (a class
-# body) or the name of the innermost function whose body runs it; and whether a loop may run it
-# once per iteration (the rule's `ScopeIndex.enclosing_loops` is non-empty).
-_MODULE, _CLASS = "", "<class>"
-_AST_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_SITE_TYPES = frozenset({ast.Call, ast.FunctionDef, ast.AsyncFunctionDef})
-_SHORT = frozenset(q.rpartition(".")[2] for q in COMPILING)  # jit, pmap, filter_jit, filter_pmap
-
-
-@dataclass(frozen=True)
-class _Where:
-    function: str  # _MODULE, _CLASS or the function's name
-    in_loop: bool
-
-
-def _compiling(expr: ast.AST, names: ImportMap) -> bool:
-    """`expr` qualifies to a compiling transform (checked on the last name first: it is cheap)."""
-    kind = type(expr)
-    if kind is ast.Attribute:
-        return expr.attr in _SHORT and names.qualify_ast(expr) in COMPILING
-    if kind is ast.Name:
-        return names.bindings.get(expr.id, expr.id) in COMPILING
-    return False
-
-
-def _is_transform_site(node: ast.AST, names: ImportMap) -> bool:
-    """`T(...)` with T a compiling transform, or a def whose first decorator is `@T` or
-    `@functools.partial(T, ...)` (the rule reads the partial's first argument in source order;
-    any argument over-approximates it)."""
-    kind = type(node)
-    if kind is ast.Call:
-        return _compiling(node.func, names)
-    if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef) and node.decorator_list:
-        dec = node.decorator_list[0]
-        if _compiling(dec, names):
-            return True
-        if type(dec) is ast.Call and names.qualify_ast(dec.func) in PARTIALS:
-            given = [a.value if type(a) is ast.Starred else a for a in dec.args] + [k.value for k in dec.keywords]
-            return any(_compiling(a, names) for a in given)
-    return False
-
-
-def _screen_walk(
-    root: ast.AST, parent: ast.AST | None, where: _Where
-) -> Iterator[tuple[ast.AST, ast.AST | None, _Where]]:
-    """(node, parent, where) for every node under `root` outside lambdas, iteratively.
-
-    `where` mirrors `ScopeIndex.enclosing_scope/enclosing_function/enclosing_loops`: a def's
-    decorators, defaults and annotations and a class's bases run in the outer scope; a def or
-    class body starts a new scope with no loop; a `for` loop's target and body and a `while`
-    loop's test and body run per iteration, its iterable and `else` do not; in a comprehension
-    everything but the first iterable runs per element (and belongs to the enclosing function).
-    Lambdas are skipped: the rule never reports a site with a lambda among its ancestors
-    (`_Planner._under_trace`), and no `def` or class can be inside one.
-    """
-    stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(root, parent, where)]
-    while stack:
-        node, parent, where = stack.pop()
-        if isinstance(node, ast.Lambda):
-            continue
-        yield node, parent, where
-        inner: dict[int, _Where] = {}  # id(child) -> where, for children that run elsewhere than `node`
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            inner = dict.fromkeys(map(id, node.body), _Where(node.name, False))
-        elif isinstance(node, ast.ClassDef):
-            inner = dict.fromkeys(map(id, node.body), _Where(_CLASS, False))
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            head = node.test if isinstance(node, ast.While) else node.target
-            inner = dict.fromkeys(map(id, [head, *node.body]), _Where(where.function, True))
-        elif isinstance(node, _AST_COMPREHENSIONS):
-            looped = _Where(where.function, True)
-            first = node.generators[0]
-            for child in astscan.children(node):
-                if child is first:  # its iterable runs once; its target and conditions per element
-                    stack.append((first.iter, first, where))
-                    stack.extend((sub, first, looped) for sub in (first.target, *first.ifs))
-                else:
-                    stack.append((child, node, looped))
-            continue
-        stack.extend((child, node, inner.get(id(child), where)) for child in astscan.children(node))
-
-
-def _could_be_site(node: ast.AST, parent: ast.AST | None, where: _Where) -> bool:
-    """Whether `_Planner._site_for_call`/`_site_for_decorated` + `finding_for` may report `node`,
-    a transform site (`_is_transform_site`) with this parent, running there.
-
-    Each condition below is one the rule requires, so rejecting on it is sound:
-    - a call site is `T(F, ...)` with `T` a compiling transform and a positional, non-starred first
-      argument, either called right away (`T(F)(x)`) or the whole value of a one-name assignment
-      (`f = T(F)`); anything else is "stored, returned or passed on" (`_bound_calls`);
-    - a decorated site is a `def` whose first decorator is `@T` or `@functools.partial(T, ...)`,
-      not directly in a class body, and inside a loop when at module level;
-    - either way it needs a loop (JAX201/JAX203), or else the body of a function (JAX202) other
-      than `__init__` (runs once per instance), `main` or a `test*` (they run once: `_runs_once`).
-    """
-    if isinstance(node, ast.Call):
-        if not node.args or isinstance(node.args[0], ast.Starred):
-            return False
-        called = isinstance(parent, ast.Call) and parent.func is node
-        bound = (
-            isinstance(parent, ast.Assign)
-            and parent.value is node
-            and len(parent.targets) == 1
-            and isinstance(parent.targets[0], ast.Name)
-        )
-        return (called or bound) and _may_repeat(where)
-    return _may_repeat(where)  # directly in a class body, or at module level outside loops: not a site
-
-
-def _may_repeat(where: _Where) -> bool:
-    """A site is reported inside a loop, or else in the body of a function called more than once."""
-    if where.in_loop:
-        return True
-    name = where.function
-    return name not in (_MODULE, _CLASS, "__init__", "main") and not name.startswith("test")
-
-
-# `<Name>Command` for each rule: libcst codemod commands, made on first access
-__getattr__ = commands_for(JitPlacementRule)
