@@ -43,23 +43,21 @@ class JitInLoopRule(Rule):
 
     ## Example
     ```python
-    def g(x, n):
-        i = 0
-        while i < n:
-            i = jax.jit(lambda v: body(v))(i)
-        return x + i
+    def run(params, batches):
+        for batch in batches:
+            params = jax.jit(lambda p: update(p, batch))(params)
+        return params
     ```
 
     ## Use instead
     ```python
-    _body_jit = jax.jit(lambda v: body(v))
+    _update_jit = jax.jit(lambda p, batch: update(p, batch))
 
 
-    def g(x, n):
-        i = 0
-        while i < n:
-            i = _body_jit(i)
-        return x + i
+    def run(params, batches):
+        for batch in batches:
+            params = _update_jit(params, batch)
+        return params
     ```
 
     ## Fix safety

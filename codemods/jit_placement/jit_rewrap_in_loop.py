@@ -77,31 +77,24 @@ class JitRewrapInLoopRule(Rule):
             import jax
 
 
+            @jax.jit
             def step(v):
                 return v + 1
 
 
-            step_jit = jax.jit(step)
-
-
-            def run(x, n):
-                for i in range(n):
-                    x = step_jit(x)
-                return x
+            def run(xs):
+                return [step(x) for x in xs]
             """
         ),
         Valid(
             """
             import jax
-
-
-            def step(v):
-                return v + 1
+            import jax.numpy as jnp
 
 
             def run(x, n):
-                for i in range(n):
-                    x = jax.vmap(step)(x)
+                while n > 0:
+                    x, n = jax.vmap(jnp.sin)(x), n - 1
                 return x
             """
         ),
@@ -116,10 +109,11 @@ class JitRewrapInLoopRule(Rule):
                 return v + 1
 
 
-            def run(x, n):
-                for i in range(n):
-                    x = jax.jit(step)(x)
-                return x
+            def run(xs):
+                ys = []
+                for x in xs:
+                    ys.append(jax.jit(step)(x))
+                return ys
             """,
             fixed="""
             import jax
@@ -132,10 +126,11 @@ class JitRewrapInLoopRule(Rule):
             _step_jit = jax.jit(step)
 
 
-            def run(x, n):
-                for i in range(n):
-                    x = _step_jit(x)
-                return x
+            def run(xs):
+                ys = []
+                for x in xs:
+                    ys.append(_step_jit(x))
+                return ys
             """,
         ),
         Invalid(

@@ -22,7 +22,7 @@ import libcst as cst
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytrees import pytree_classes
-from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, names_read, param_names
+from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, name_uses, names_read, param_names
 from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, ImportRequest, Safety
@@ -216,7 +216,7 @@ class _Planner:
             return False
         body = scope if isinstance(scope, cst.Module) else scope.body
         calls: list[cst.Call] = []
-        for use in _name_uses(body, name):
+        for use in name_uses(body, name):
             if use is assign.targets[0].target:
                 continue
             parent = self.idx.parent(use)
@@ -285,7 +285,7 @@ class _Planner:
         return self._place(site)
 
     def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> bool:
-        uses = _name_uses(scope.body if not isinstance(scope, cst.Module) else scope, name)
+        uses = name_uses(scope.body if not isinstance(scope, cst.Module) else scope, name)
         called = 0
         for use in uses:
             if any(a is exclude for a in self.idx.ancestors(use)) or use is exclude.name:
@@ -967,7 +967,7 @@ class _Planner:
         other_uses = 0
         for loop in inner_loops:
             for name in obj_names:
-                other_uses = max(other_uses, len(_name_uses(loop, name)))
+                other_uses = max(other_uses, len(name_uses(loop, name)))
         reasons = []
         if other_uses > 1:
             reasons.append(
@@ -1104,7 +1104,7 @@ class _Planner:
                     raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
                 replace[call] = self._call_with(call, name, args, keyword)
             # other uses of the def (direct calls) must not lose captured values
-            for use in _name_uses(scope.body, own):
+            for use in name_uses(scope.body, own):
                 if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
                     continue
                 if use is site.target:
@@ -1114,7 +1114,7 @@ class _Planner:
             title = f"Move `{own}` to module level and jit it once as `{name}`"
         else:
             name = new_def_name
-            for use in _name_uses(scope.body, own):
+            for use in name_uses(scope.body, own):
                 if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
                     continue
                 call = self.idx.parent(use)
@@ -1219,31 +1219,6 @@ def _reads_options(site: Site) -> set[str]:
         for arg in call.args[1:]:
             names |= names_read(arg.value)
     return names
-
-
-def _name_uses(node: cst.CSTNode, name: str) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value == name:
-                found.append(n)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            walk(n.value, self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            walk(n.value, self)
-            return False
-
-        def visit_Param(self, n: cst.Param) -> bool:
-            if n.default is not None:
-                walk(n.default, self)
-            return False
-
-    walk(node, _V())
-    return found
 
 
 def _callee_name_expr(expr: cst.BaseExpression) -> str | None:
