@@ -395,3 +395,18 @@ def test_sites_are_found_past_the_first_top_level_statement():
         """
     admitted, codes = screen_and_rule(source)
     assert codes == ["JAX202"] and admitted
+
+
+@pytest.mark.parametrize(
+    ("name", "admitting"),
+    [
+        ("import_as_in_loop", ["JAX201", "JAX203"]),  # a loop: both loop rules parse (a lambda is not told apart)
+        ("from_import_alias_per_call", ["JAX202"]),
+        ("decorated_def_in_module_loop", ["JAX201"]),  # a decorated def is never a re-wrapped module function
+        ("loop_in_main", ["JAX201", "JAX203"]),
+        ("bound_then_called", ["JAX202"]),
+    ],
+)
+def test_each_rule_screens_for_its_own_placement(name, admitting):
+    tree = ast.parse(textwrap.dedent(POSITIVE[name]))
+    assert [rule.codes[0].code for rule in RULES if rule.could_match(tree)] == admitting
