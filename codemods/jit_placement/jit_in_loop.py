@@ -7,8 +7,9 @@ import ast
 from collections.abc import Iterable
 
 from codemods._command import commands_for
-from codemods.jit_placement.planner import MODULE_FUNCTION, hoists
+from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.screen import sites
+from codemods.jit_placement.sites import MODULE_FUNCTION
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid

@@ -1,9 +1,9 @@
 """The jit-placement family's fast screen: where a transform site may run, on the stdlib AST.
 
-`sites(tree)` over-approximates the hoist planner's sites (`planner.hoists`) before any libcst
-parse: every site the planner reports is among them, with the same answer to "inside a loop?"
-and "in which function?". Each rule's `could_match` then asks for a site placed as its code
-needs (in a loop for JAX201/JAX203, in the body of a function called repeatedly for JAX202).
+`sites(tree)` over-approximates `sites.find_sites` before any libcst parse: every site found
+there is among them, with the same answer to "inside a loop?" and "in which function?". Each
+rule's `could_match` then asks for a site placed as its code needs (in a loop for
+JAX201/JAX203, in the body of a function called repeatedly for JAX202).
 
 Names are qualified with `ImportMap.from_ast`, which reads imports exactly as the rules'
 `ctx.names` does (relative and star imports bind nothing), so a call the screen does not
@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from codemods.jit_placement.planner import COMPILING, PARTIALS, runs_once
+from codemods.jit_placement.sites import COMPILING, PARTIALS, runs_once
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 
@@ -56,7 +56,7 @@ class ScreenSite:
     @property
     def per_call(self) -> bool:
         """Outside loops, in the body of a function that runs more than once: not `__init__`
-        (once per instance) and not `main` or a `test*` (`planner.runs_once`)."""
+        (once per instance) and not `main` or a `test*` (`sites.runs_once`)."""
         name = self.where.function
         return not self.where.in_loop and name not in (MODULE, CLASS, "__init__") and not runs_once(name)
 
