@@ -19,9 +19,9 @@ class JitPerCallRule(Rule):
     ## What it does
     Finds `jax.jit`, `jax.pmap` and `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`, ...)
     applied, in a function body and outside any loop, to a callable made in that body (a
-    `lambda`, a `functools.partial(...)`, a nested `def`, also one decorated with `@jax.jit`, or
-    the method of a new object `M(k).m`) and called there: `jax.jit(f)(x)`, or a local name
-    bound once to `jax.jit(f)` and only called.
+    `lambda`, a `functools.partial(...)`, a nested `def`, also one decorated with `@jax.jit`, a
+    bound method `obj.m` or the method of a new object `M(k).m`) and called there:
+    `jax.jit(f)(x)`, or a local name bound once to `jax.jit(f)` and only called.
 
     ## Why is this bad?
     jit caches compiled code per function object, and the callable is a new object on every
