@@ -86,6 +86,7 @@ class JitInLoopRule(Rule):
     """
 
     name = "jit-in-loop"
+    options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
     codes = (Code("JAX201", "jit-in-loop", "compiling transform of a fresh callable inside a loop", fix="sometimes"),)
     prefilter = ("jit", "pmap")
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # a transform is named only through a jax/equinox import

@@ -77,6 +77,7 @@ class JitPerCallRule(Rule):
     """
 
     name = "jit-per-call"
+    options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
     codes = (
         Code(
             "JAX202",

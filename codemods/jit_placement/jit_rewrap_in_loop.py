@@ -67,6 +67,7 @@ class JitRewrapInLoopRule(Rule):
     """
 
     name = "jit-rewrap-in-loop"
+    options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
     codes = (
         Code("JAX203", "jit-rewrap-in-loop", "module-level function re-wrapped by jit inside a loop", fix="sometimes"),
     )
