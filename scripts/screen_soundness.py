@@ -10,7 +10,7 @@ libcst-parses everything the prefilters admit); a measurement, not a test.
 Rules that use a project index (pytree-cache: base classes from other files) are checked with
 one built over the same files, as `jaxfix check` builds it.
 
-    python scripts/screen_soundness.py [-j 2] [--rules jit-placement,pytree-cache] [PATH ...]
+    python scripts/screen_soundness.py [-j 2] [--rules jit-in-loop,pytree-cache] [PATH ...]
 """
 
 from __future__ import annotations

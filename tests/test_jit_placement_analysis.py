@@ -264,11 +264,24 @@ def test_codemod_command_matches_the_engine():
 
 
 def test_could_match_is_cheap_but_never_rejects_a_site():
-    from codemods.jit_placement import JitPlacementRule
+    from codemods.jit_placement.jit_per_call import JitPerCallRule
 
-    rule = JitPlacementRule()
+    rule = JitPerCallRule()
     aliased = "from jax import jit as J\n\ndef f(x):\n    return J(lambda v: v)(x)\n"
     module_level = "import jax\n\nf = jax.jit(abs)\n"
     assert rule.could_match(ast.parse(aliased))
     assert not rule.could_match(ast.parse(module_level))
     assert _rows(_fix(aliased)) == [("JAX202", "safe")]
+
+
+def test_the_familys_config_table_keeps_its_name():
+    # one rule per code since the split; `[tool.jaxfix.jit-placement]` in a user's pyproject
+    # must still be a known table (it has no options, so any key in it is an error)
+    import pytest
+
+    from jaxfix.engine.config import ConfigError, parse_table
+
+    config = parse_table({"select": ["JAX2"], "jit-placement": {}}, "pyproject.toml")
+    assert config.select == ("JAX2",)
+    with pytest.raises(ConfigError, match="unknown option `hoist` for rule jit-placement"):
+        parse_table({"jit-placement": {"hoist": True}}, "pyproject.toml")

@@ -1,4 +1,4 @@
-"""The jit-placement `could_match` screen, both ways, against the rule itself.
+"""The jit-placement `could_match` screens, both ways, against the rules themselves.
 
 Every positive case is a text the rule reports on (run with the screen bypassed) and the screen
 must admit; every negative case is correct code the rule finds nothing in and the screen must
@@ -14,19 +14,27 @@ import textwrap
 
 import pytest
 
-from codemods.jit_placement import JitPlacementRule
+from codemods.jit_placement.jit_in_loop import JitInLoopRule
+from codemods.jit_placement.jit_per_call import JitPerCallRule
+from codemods.jit_placement.jit_rewrap_in_loop import JitRewrapInLoopRule
 from jaxfix.engine.config import Config
 from jaxfix.rulebase import RuleContext
 
-RULE = JitPlacementRule()
+RULES = (JitInLoopRule(), JitPerCallRule(), JitRewrapInLoopRule())
 
 
 def screen_and_rule(source: str) -> tuple[bool, list[str]]:
-    """(could_match, the codes `check` reports with the screen bypassed)."""
+    """(could_match of any of the family's rules, the codes their `check` reports with the
+    screens bypassed); each rule's screen must also admit every text its own code is found in."""
     source = textwrap.dedent(source)
     tree = ast.parse(source)
     ctx = RuleContext(source, "m.py", options=Config().options(), tree=tree)
-    return RULE.could_match(tree), sorted(f.code for f in RULE.check(ctx))
+    codes = []
+    for rule in RULES:
+        found = sorted(f.code for f in rule.check(ctx))
+        assert not found or rule.could_match(tree), f"{rule.codes[0].code} found but its screen rejects the text"
+        codes += found
+    return any(rule.could_match(tree) for rule in RULES), sorted(codes)
 
 
 POSITIVE = {
@@ -387,3 +395,18 @@ def test_sites_are_found_past_the_first_top_level_statement():
         """
     admitted, codes = screen_and_rule(source)
     assert codes == ["JAX202"] and admitted
+
+
+@pytest.mark.parametrize(
+    ("name", "admitting"),
+    [
+        ("import_as_in_loop", ["JAX201", "JAX203"]),  # a loop: both loop rules parse (a lambda is not told apart)
+        ("from_import_alias_per_call", ["JAX202"]),
+        ("decorated_def_in_module_loop", ["JAX201"]),  # a decorated def is never a re-wrapped module function
+        ("loop_in_main", ["JAX201", "JAX203"]),
+        ("bound_then_called", ["JAX202"]),
+    ],
+)
+def test_each_rule_screens_for_its_own_placement(name, admitting):
+    tree = ast.parse(textwrap.dedent(POSITIVE[name]))
+    assert [rule.codes[0].code for rule in RULES if rule.could_match(tree)] == admitting

@@ -16,7 +16,7 @@ the enclosing function, as in Python.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -226,12 +226,42 @@ def _target_names(target: cst.BaseExpression) -> Iterator[tuple[str, cst.CSTNode
         yield from _target_names(target.value)
 
 
-class _Binder(cst.CSTVisitor):
+class _NameVisitor(cst.CSTVisitor):
+    """Hands `found` every `Name` under a node except attribute and keyword names (`a.b` holds
+    `a`, `f(k=v)` holds `f` and `v`), and, with `params=False`, parameter names (a parameter's
+    default is still searched)."""
+
+    def __init__(self, found: Callable[[cst.Name], None], params: bool = True) -> None:
+        super().__init__()
+        self._found = found
+        self._params = params
+
+    def visit_Name(self, n: cst.Name) -> None:
+        self._found(n)
+
+    def visit_Attribute(self, n: cst.Attribute) -> bool:
+        walk(n.value, self)
+        return False
+
+    def visit_Arg(self, n: cst.Arg) -> bool:
+        walk(n.value, self)
+        return False
+
+    def visit_Param(self, n: cst.Param) -> bool:
+        if self._params:
+            return True
+        if n.default is not None:
+            walk(n.default, self)
+        return False
+
+
+class _Binder(_NameVisitor):
     """Bindings and reads of one scope; nested scopes are recorded as children, not entered
     (except the parts of them that run in this scope: decorators, defaults, first iterable)."""
 
     def __init__(self) -> None:
-        super().__init__()
+        # reads: any Name that is not an attribute/keyword/definition name
+        super().__init__(lambda name: self.reads.add(name.value))
         self.bindings: dict[str, list[cst.CSTNode]] = {}
         self.reads: set[str] = set()
         self.globals: set[str] = set()
@@ -240,18 +270,6 @@ class _Binder(cst.CSTVisitor):
 
     def bind(self, name: str, node: cst.CSTNode) -> None:
         self.bindings.setdefault(name, []).append(node)
-
-    # reads: any Name that is not an attribute/keyword/definition name
-    def visit_Name(self, node: cst.Name) -> None:
-        self.reads.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        walk(node.value, self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        walk(node.value, self)
-        return False
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
         if node.asname is not None and isinstance(node.asname.name, cst.Name):
@@ -434,18 +452,13 @@ def names_read(node: cst.CSTNode) -> set[str]:
     """Names loaded anywhere in `node`, nested scopes included; attribute and keyword names are
     not reads (`a.b` reads `a`, `f(k=v)` reads `f` and `v`)."""
     names: set[str] = set()
-
-    class _Reads(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            walk(n.value, self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            walk(n.value, self)
-            return False
-
-    walk(node, _Reads())
+    walk(node, _NameVisitor(lambda n: names.add(n.value)))
     return names
+
+
+def name_uses(node: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The `Name` nodes under `node` that spell `name`, loads and bindings alike, in source order;
+    attribute, keyword and parameter names are not uses (a parameter's default is searched)."""
+    found: list[cst.Name] = []
+    walk(node, _NameVisitor(lambda n: found.append(n) if n.value == name else None, params=False))
+    return found

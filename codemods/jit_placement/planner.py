@@ -1,240 +1,73 @@
-"""jit-placement: `jax.jit` (and friends) of a fresh callable inside a loop or per call.
+"""The hoist planner shared by JAX201-JAX203: the fix for each site (`sites.find_sites`).
 
-The rule finds compiling transforms (`jax.jit`, `jax.pmap`, `eqx.filter_jit`, and chains
-such as `jax.jit(jax.grad(...))`) applied to a callable that is new every time the code
-runs, and hoists the transformed function to the nearest scope where it is invariant.
+`hoists(ctx)` is computed once per file (`ctx.fact`) and read by the three rules, each keeping
+the sites of its own code. A site's `Hoist` holds its fix: the transformed function moved to
+the nearest scope where it is invariant (module level, or before the outermost loop for a
+bound method), the values it captured passed as arguments (those used as shapes, loop bounds
+or branch flags as `static_argnames`), or a `manual` fix saying why that cannot be done
+automatically. All sites of a file are planned together, in source order, because they share
+the pool of new names (`_body_jit`, `_body_jit_2`, ...).
 """
 
 from __future__ import annotations
 
-import ast
-import bisect
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import libcst as cst
 
-from codemods._command import commands_for
-from jaxfix.analysis import astscan
-from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
-from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.pytrees import pytree_classes
-from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, names_read, param_names
-from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
-from jaxfix.analysis.walk import walk
-from jaxfix.model import Finding, Fix, ImportRequest, Safety
-from jaxfix.rulebase import Code, Example, Rule, RuleContext
-
-# Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
-COMPILING = {
-    "jax.jit": "jit",
-    "jax.pmap": "pmap",
-    "equinox.filter_jit": "filter_jit",
-    "equinox.filter_pmap": "filter_pmap",
-}
-# Transforms that only wrap: eagerly they retrace on every call whether hoisted or not (measured:
-# 0 compiles per run for a fresh vmap/grad/value_and_grad/checkpoint lambda in a loop), so they
-# matter only under a compiling transform, e.g. `jax.jit(jax.grad(lambda p: ...))`.
-WRAPPING = {
-    "jax.vmap": "vmap",
-    "jax.grad": "grad",
-    "jax.value_and_grad": "value_and_grad",
-    "jax.checkpoint": "checkpoint",
-    "jax.remat": "remat",
-}
-TRANSFORMS = {**COMPILING, **WRAPPING}
-# Calls whose function argument runs under a trace: code inside such a function is traced once
-# per compile of the caller, so a transform there is inlined and never compiles on its own.
-TRACING_CALLS = frozenset(
-    {*TRANSFORMS, *GRAD_NAMES, *BODY_ARGS, "jax.custom_jvp", "jax.custom_vjp", "jax.eval_shape", "jax.make_jaxpr"}
+from codemods.jit_placement.sites import (
+    MODULE_FUNCTION,
+    NEW_OBJECT,
+    WRAPPING,
+    Site,
+    find_sites,
+    module_class,
+    sibling_of,
+    single_module_binding,
 )
-PARTIALS = PARTIAL_NAMES
-NEW_OBJECT = "bound method of a new object"  # `M(args).method`: a new object, hence a new cache key
-FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", NEW_OBJECT, "local callable")
+from jaxfix.analysis.codegen import black_format
+from jaxfix.analysis.pytrees import pytree_classes
+from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, name_uses, names_read, param_names
+from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
+from jaxfix.analysis.walk import walk
+from jaxfix.model import Fix, ImportRequest, Safety
+from jaxfix.rulebase import RuleContext
 
 
-@dataclass
-class _Site:
-    """One place where a compiling transform wraps a callable."""
+@dataclass(frozen=True)
+class Hoist:
+    """A site and its planned fix: `safe`, `unsafe` or `manual`; `note` says what makes it unsafe
+    or manual, or is empty."""
 
-    node: cst.CSTNode  # the outermost transform Call, or the decorated FunctionDef
-    chain: list[cst.Call]  # transform calls, outermost first (empty for a decorated def)
-    kinds: list[str]  # transform short names, outermost first
-    target: cst.BaseExpression | cst.FunctionDef  # the wrapped callable (expression or the def)
-    kind: str  # see FRESH, or "module function"
-    call: cst.Call | None = None  # `T(F)(args)`: the immediate call
-    definition: cst.FunctionDef | None = None  # nested def behind a Name target
-    loops: list[cst.CSTNode] = field(default_factory=list)
-    function: cst.CSTNode | None = None
-    # `f = T(F)` then `f(args)`: the binding statement and every call of `f` (the direct form
-    # `T(F)(args)` has `calls == [call]` and no binding)
-    calls: list[cst.Call] = field(default_factory=list)
-    binding: cst.SimpleStatementLine | None = None
-    manual: str | None = None  # the site is reported, but the fix must be done by hand (why)
+    site: Site
+    fix: Fix
+    note: str
+
+    def message(self, text: str) -> str:
+        """A finding's message: the rule's `text`, then the note in parentheses."""
+        return f"{text} ({self.note})" if self.note else text
 
 
-class JitPlacementRule(Rule):
-    """
-    ## What it does
-    Finds `jax.jit`, `jax.pmap` and `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`,
-    `jax.value_and_grad`, `jax.checkpoint`/`jax.remat`, in any import form) applied to a
-    callable that is new each time the code runs: a `lambda`, a `functools.partial(...)`, a
-    nested `def` (also one decorated with `@jax.jit`), a bound method `obj.m` or the method of
-    a new object `M(k).m`, either called right away (`jax.jit(f)(x)`) or bound to a local
-    name that is then only called (`g = jax.jit(f)`, `g(x)`), created
-
-    - inside a `for`/`while` body or a comprehension (JAX201), or
-    - inside a function body, on a callable made in that body, and called there (JAX202), so
-      every call of the function compiles again.
-
-    It also reports the same module-level function re-wrapped in a loop, `jax.jit(f)(x)` per
-    iteration (JAX203): a cache hit, but avoidable dispatch.
-
-    ## Why is this bad?
-    jit caches compiled code per function object. A fresh lambda, partial or nested def is a
-    new cache key, so each iteration traces and compiles again: on a 2-core CPU the tutorial
-    loop `jax.jit(partial(body))(i)` runs ~1,450x slower than the same loop with the jit
-    hoisted. Re-wrapping one module-level function hits the cache but costs ~3x dispatch.
-
-    ## Known problems
-    JAX202 is not reported inside pytest tests (`test*`) or `main`: they run once, so the
-    per-call compile happens once too (a loop inside them is still JAX201).
-    Only calls made right where the transform is created (`jax.jit(f)(x)`, a local name
-    bound once to `jax.jit(f)` and only ever called, or a decorated nested def that is only
-    called) are reported; a transformed function that is stored, returned or passed on may be
-    reused and is left alone. So is a local `g = jax.jit(f)` made once per call of a function
-    and called inside a loop there: the loop reuses it (one compile per call of the function). Code that already runs under a
-    trace (inside a jitted, vmapped, scanned... function) is not reported: a transform there
-    is inlined. Eager `vmap`/`grad`/`checkpoint` without a compiling transform retrace on every
-    call whether hoisted or not, so they are not reported on their own. Which values a call
-    site passes is inferred from the code in this file only.
-
-    ## Example
-    ```python
-    def g(x, n):
-        i = 0
-        while i < n:
-            i = jax.jit(lambda v: body(v))(i)
-        return x + i
-    ```
-
-    ## Use instead
-    ```python
-    _body_jit = jax.jit(lambda v: body(v))
+def hoists(ctx: RuleContext) -> tuple[Hoist, ...]:
+    """Every site of the file with its planned fix, in source order; computed once per file."""
+    return ctx.fact(hoists, _plan_file)
 
 
-    def g(x, n):
-        i = 0
-        while i < n:
-            i = _body_jit(i)
-        return x + i
-    ```
-
-    ## Options
-    None.
-
-    ## Fix safety
-    The transformed function is hoisted to module level (or, for a bound method, to just
-    before the outermost loop where its object does not change), under a new private name.
-    Local values the callable captured become explicit arguments, so it still sees each
-    iteration's values; a captured Python value used as a shape, loop bound, slice bound or
-    branch flag becomes a `static_argnames` entry. The user's options (`static_argnums`,
-    `donate_argnums`, ...) are kept; new arguments are appended, so positions do not move.
-    A captured float turned into a traced argument may differ in the last bit (XLA folds
-    constants) and loses weak typing: equal within a few ULP. The fix is `safe` when every
-    captured value's kind is known from this file, `unsafe` when a value passed as an argument
-    could be something jit cannot take (the message names it) or a global it reads may be
-    rebound, and `manual` when a value needed static is unhashable (list, dict, array) or the
-    shape of the code is not one the fix handles (the message says why).
-
-    For a local `g = jax.jit(f)` the binding line is removed and every `g(...)` calls the
-    hoisted name with the captured values; a closure reads them at call time, so that is
-    exact. A `partial` evaluates its bound values at the binding: if one of them changes
-    before a call, the fix is `manual`. For `jax.jit(M(k).m)(x)` with `M` a pytree class of
-    this file, `jax.jit(M.m)` is hoisted and called as `(M(k), x)`: `unsafe`, because the
-    object's fields become traced (a field used as a shape or Python branch fails to trace);
-    when `M` is not a pytree it is `manual` (bound methods of new objects are new cache keys).
-
-    ## References
-    - https://docs.jax.dev/en/latest/jit-compilation.html#caching
-    - https://github.com/jax-ml/jax/issues/14183
-    """
-
-    name = "jit-placement"
-    codes = (
-        Code("JAX201", "jit-in-loop", "compiling transform of a fresh callable inside a loop", fix="sometimes"),
-        Code(
-            "JAX202",
-            "jit-per-call",
-            "compiling transform of a callable created in the same function body",
-            fix="sometimes",
-        ),
-        Code("JAX203", "jit-rewrap-in-loop", "module-level function re-wrapped by jit inside a loop", fix="sometimes"),
-    )
-    prefilter = ("jit", "pmap")
-    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
-    examples = (
-        Example(
-            bad="for i in range(n):\n    y = jax.jit(lambda v: v * s)(x)\n",
-            good="_lambda_jit = jax.jit(lambda v, s: v * s)\n\nfor i in range(n):\n    y = _lambda_jit(x, s)\n",
-        ),
-        Example(
-            bad="def step(x):\n    return jax.jit(partial(update, lr=0.1))(x)\n",
-            good="_update_jit = jax.jit(partial(update, lr=0.1))\n\n\ndef step(x):\n    return _update_jit(x)\n",
-        ),
-    )
-
-    def could_match(self, tree: ast.Module) -> bool:
-        """A stdlib-AST over-approximation of `_Planner.sites()` + `finding_for`, on exact names.
-
-        Names are qualified with `ImportMap.from_ast`, which reads imports exactly as the rule's
-        `ctx.names` does (relative and star imports bind nothing), so a call the screen does not
-        qualify to `jax.jit`/`jax.pmap`/`eqx.filter_jit`/`eqx.filter_pmap` is one the rule never
-        sees as a transform either (jax's own `from jax._src.api import jit` is not one).
-
-        Two passes: a flat walk of the module for a transform call or a def decorated with one
-        (`_is_transform_site`); then, only for the top-level statements holding one, a walk that
-        knows where each node runs (`_screen_walk`), for the places a site can be (`_could_be_site`).
-        """
-        names = ImportMap.from_ast(tree)
-        body = tree.body
-        # top-level statements' line spans (a decorated def starts at its first decorator)
-        starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
-        wanted: dict[int, set[int]] = {}  # top-level statement -> ids of the transform sites in it
-        for node in astscan.nodes(tree):
-            if type(node) in _SITE_TYPES and _is_transform_site(node, names):
-                line = node.lineno
-                index = bisect.bisect_right(starts, line) - 1
-                while index >= 0 and body[index].end_lineno >= line:  # statements may share a line
-                    wanted.setdefault(index, set()).add(id(node))
-                    index -= 1
-        top = _Where(_MODULE, False)
-        for index, ids in sorted(wanted.items()):
-            for node, parent, where in _screen_walk(body[index], tree, top):
-                if id(node) in ids and _could_be_site(node, parent, where):
-                    return True
-        return False
-
-    def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
-        planner = _Planner(ctx, idx, self)
-        for site in planner.sites():
-            finding = planner.finding_for(site)
-            if finding is not None:
-                yield finding
+def _plan_file(ctx: RuleContext) -> tuple[Hoist, ...]:
+    idx = ctx.fact(ScopeIndex, ScopeIndex.of)
+    planner = _Planner(ctx, idx)
+    return tuple(planner.hoist(site) for site in find_sites(ctx, idx))
 
 
 class _Planner:
-    def __init__(self, ctx: RuleContext, idx: ScopeIndex, rule: Rule) -> None:
+    def __init__(self, ctx: RuleContext, idx: ScopeIndex) -> None:
         self.ctx = ctx
         self.idx = idx
-        self.rule = rule
         self.qualify = ctx.names.qualify
         self._taken: set[str] | None = None  # names a new binding must avoid; only fixes need them
         self.hoisted_defs: set[str] = set()
         self.imports: list[ImportRequest] = []
-        self._traced_names: set[str] | None = None
 
     @property
     def taken(self) -> set[str]:
@@ -242,334 +75,16 @@ class _Planner:
             self._taken = set(self.ctx.names.used_names)
         return self._taken
 
-    # -- discovery ------------------------------------------------------------
-    def transform_name(self, expr: cst.BaseExpression) -> str | None:
-        return TRANSFORMS.get(self.qualify(expr) or "")
-
-    def sites(self) -> Iterator[_Site]:
-        found: list[_Site] = []
-        ctx = self
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                site = ctx._site_for_call(node)
-                if site is not None:
-                    found.append(site)
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                site = ctx._site_for_decorated(node)
-                if site is not None:
-                    found.append(site)
-
-        walk(self.ctx.module, _V())
-        yield from found
-
-    def _site_for_call(self, node: cst.Call) -> _Site | None:
-        outer = self.qualify(node.func)
-        if outer not in COMPILING:
-            return None
-        parent = self.idx.parent(node)
-        if isinstance(parent, cst.Arg) and isinstance(self.idx.parent(parent), cst.Call):
-            if self.transform_name(self.idx.parent(parent).func):
-                return None  # the outer transform reports it
-        chain: list[cst.Call] = [node]
-        kinds = [COMPILING[outer]]
-        target: cst.BaseExpression | None = None
-        current = node
-        while True:
-            if not current.args or current.args[0].keyword is not None or current.args[0].star:
-                return None
-            target = current.args[0].value
-            inner = self.transform_name(target.func) if isinstance(target, cst.Call) else None
-            if inner is None:
-                break
-            chain.append(target)
-            kinds.append(inner)
-            current = target
-        site = _Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
-        if isinstance(parent, cst.Call) and parent.func is node:
-            site.call = parent
-            site.calls = [parent]
-        elif not self._bound_calls(site, parent):
-            return None  # stored, returned or passed on: may well be reused
-        if not self._classify(site, target):
-            return None
-        return self._place(site)
-
-    def _bound_calls(self, site: _Site, assign: cst.CSTNode | None) -> bool:
-        """`f = T(F)` whose name is only ever called, right there: fill `site.calls`/`binding`.
-
-        False (no finding) when `f` may escape: bound more than once, declared global/nonlocal,
-        or used other than as `f(...)` (returned, stored, passed on: the caller may reuse the
-        jitted object). Inside a function and outside loops, calls made inside a loop are a reuse
-        of the one jit object (one compile per call of the function, amortised over the loop) and
-        are left alone too. Shapes the fix cannot rewrite set `site.manual`."""
-        if not (
-            isinstance(assign, cst.Assign)
-            and len(assign.targets) == 1
-            and isinstance(assign.targets[0].target, cst.Name)
-            and assign.value is site.node
-        ):
-            return False
-        name = assign.targets[0].target.value
-        stmt = self.idx.parent(assign)
-        scope = self.idx.enclosing_scope(assign)
-        if not isinstance(scope, (cst.FunctionDef, cst.Module)) or not isinstance(stmt, cst.SimpleStatementLine):
-            return False
-        info = self.idx.scope_info(scope)
-        if info.bindings.get(name, []) != [assign] or name in info.params or name in info.globals | info.nonlocals:
-            return False
-        if isinstance(scope, cst.Module) and name in self.idx.global_declarations():
-            return False
-        body = scope if isinstance(scope, cst.Module) else scope.body
-        calls: list[cst.Call] = []
-        for use in _name_uses(body, name):
-            if use is assign.targets[0].target:
-                continue
-            parent = self.idx.parent(use)
-            if not (isinstance(parent, cst.Call) and parent.func is use):
-                return False
-            calls.append(parent)
-        if not calls:
-            return False
-        own_loops = self.idx.enclosing_loops(site.node)
-        if not own_loops and any(len(self.idx.enclosing_loops(c)) > len(own_loops) for c in calls):
-            return False
-        site.calls = calls
-        site.binding = stmt
-        site.manual = self._bound_shape_problem(stmt, scope, calls)
-        return True
-
-    def _bound_shape_problem(self, stmt: cst.SimpleStatementLine, scope: cst.CSTNode, calls: list[cst.Call]) -> str | None:
-        if len(stmt.body) != 1:
-            return "the binding shares its line with other statements"
-        if any(line.comment is not None for line in stmt.leading_lines) or stmt.trailing_whitespace.comment:
-            return "a comment is attached to the binding line"
-        block = self.idx.parent(stmt)
-        siblings = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else [stmt]
-        index = next(i for i, s in enumerate(siblings) if s is stmt)
-        for call in calls:
-            if self.idx.enclosing_scope(call) is not scope:
-                return "the jitted name is called from a nested function, lambda or comprehension"
-            sibling = self._sibling_of(call, siblings)
-            if sibling is None or not any(s is sibling for s in siblings[index + 1 :]):
-                return "the jitted name is called outside the statements that follow its binding"
-        return None
-
-    def _sibling_of(self, node: cst.CSTNode, siblings: list[cst.CSTNode]) -> cst.CSTNode | None:
-        for anc in self.idx.ancestors(node):
-            if any(anc is s for s in siblings):
-                return anc
-        return None
-
-    def _site_for_decorated(self, node: cst.FunctionDef) -> _Site | None:
-        if not node.decorators:
-            return None
-        dec = node.decorators[0].decorator
-        kinds: list[str] = []
-        name = self.qualify(dec)
-        if name in COMPILING:
-            kinds.append(COMPILING[name])
-        elif isinstance(dec, cst.Call) and self.qualify(dec.func) in PARTIALS and dec.args:
-            inner = self.qualify(dec.args[0].value)
-            if inner not in COMPILING:
-                return None
-            kinds.append(COMPILING[inner])
-        elif isinstance(dec, cst.Call) and self.qualify(dec.func) in COMPILING:
-            return None  # @jax.jit(...) factory form: rare; leave it
-        else:
-            return None
-        scope = self.idx.enclosing_scope(node)
-        if isinstance(scope, cst.ClassDef):
-            return None
-        site = _Site(node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node)
-        if isinstance(scope, cst.Module):
-            if not self.idx.enclosing_loops(node):
-                return None
-        # every use of the name in its scope must be a call
-        if not self._only_called(node.name.value, scope, exclude=node):
-            return None
-        return self._place(site)
-
-    def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> bool:
-        uses = _name_uses(scope.body if not isinstance(scope, cst.Module) else scope, name)
-        called = 0
-        for use in uses:
-            if any(a is exclude for a in self.idx.ancestors(use)) or use is exclude.name:
-                continue
-            parent = self.idx.parent(use)
-            if isinstance(parent, cst.Call) and parent.func is use:
-                called += 1
-                continue
-            return False
-        return called > 0
-
-    def _classify(self, site: _Site, target: cst.BaseExpression) -> bool:
-        if isinstance(target, cst.Lambda):
-            site.kind = "lambda"
-            return True
-        if isinstance(target, cst.Call) and self.qualify(target.func) in PARTIALS:
-            site.kind = "partial"
-            return bool(target.args) and target.args[0].keyword is None and not target.args[0].star
-        if isinstance(target, cst.Name):
-            scope = self.idx.resolve(target.value, site.node)
-            if scope is None:
-                return False
-            if isinstance(scope, cst.Module):
-                if target.value in self.ctx.names.bindings or self._single_module_binding(target.value):
-                    site.kind = "module function"
-                    return True
-                return False
-            if isinstance(scope, cst.FunctionDef):
-                bindings = self.idx.scope_info(scope).bindings.get(target.value, [])
-                if (
-                    len(bindings) == 1
-                    and isinstance(bindings[0], cst.FunctionDef)
-                    and target.value not in param_names(scope.params)
-                ):
-                    site.kind = "nested def"
-                    site.definition = bindings[0]
-                    return True
-                if (
-                    bindings
-                    and all(
-                        isinstance(b, cst.Assign)
-                        and (
-                            isinstance(b.value, cst.Lambda)
-                            or (isinstance(b.value, cst.Call) and self.qualify(b.value.func) in PARTIALS)
-                        )
-                        for b in bindings
-                    )
-                    and target.value not in param_names(scope.params)
-                ):
-                    site.kind = "local callable"
-                    return True
-            return False
-        if isinstance(target, cst.Attribute):
-            head = target
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            if isinstance(target.value, cst.Call) and self._module_class(target.value.func) is not None:
-                site.kind = NEW_OBJECT  # `M(k).apply`
-                return True
-            if not isinstance(head, cst.Name):
-                return False
-            scope = self.idx.resolve(head.value, site.node)
-            if isinstance(scope, cst.Module) and head.value in self.ctx.names.bindings:
-                site.kind = "module function"  # jnp.sin, mymodule.f
-                return True
-            if scope is None:
-                return False
-            site.kind = "bound method"
-            return True
-        return False
-
-    def _module_class(self, func: cst.BaseExpression) -> cst.ClassDef | None:
-        """The class `func` names, when it is a class bound once at module level in this file."""
-        if not isinstance(func, cst.Name) or not isinstance(self.idx.resolve(func.value, func), cst.Module):
-            return None
-        stmts = self.idx.module_bindings(func.value)
-        if len(stmts) == 1 and isinstance(stmts[0], cst.ClassDef) and func.value not in self.idx.global_declarations():
-            return stmts[0]
-        return None
-
-    def _single_module_binding(self, name: str) -> bool:
-        stmts = self.idx.module_bindings(name)
-        return len(stmts) == 1 and name not in self.idx.global_declarations()
-
-    def _place(self, site: _Site) -> _Site | None:
-        anchor = site.node
-        site.loops = self.idx.enclosing_loops(anchor)
-        site.function = self.idx.enclosing_function(anchor)
-        if self._under_trace(anchor):
-            return None
-        if site.loops:
-            return site
-        if site.kind == "module function" or site.function is None or isinstance(site.function, cst.Lambda):
-            return None
-        if site.function.name.value == "__init__":
-            return None  # runs once per instance: the usual place to build jitted callables
-        if (
-            site.kind in ("nested def", "decorated nested def")
-            and self.idx.enclosing_function(site.definition) is not site.function
-        ):
-            return None
-        return site
-
-    def _under_trace(self, node: cst.CSTNode) -> bool:
-        traced = self.traced_names()
-        for anc in self.idx.ancestors(node):
-            if isinstance(anc, cst.FunctionDef):
-                if anc.name.value in traced:
-                    return True
-                for dec in anc.decorators:
-                    d = dec.decorator
-                    if self.qualify(d) in TRACING_CALLS:
-                        return True
-                    if isinstance(d, cst.Call) and (
-                        self.qualify(d.func) in TRACING_CALLS
-                        or (
-                            self.qualify(d.func) in PARTIALS
-                            and d.args
-                            and self.qualify(d.args[0].value) in TRACING_CALLS
-                        )
-                    ):
-                        return True
-            if isinstance(anc, cst.Lambda):
-                return True  # a lambda body: almost always a traced body (scan/cond/jit) or a key function
-        return False
-
-    def traced_names(self) -> set[str]:
-        if self._traced_names is None:
-            names: set[str] = set()
-            planner = self
-
-            class _V(cst.CSTVisitor):
-                def visit_Call(self, node: cst.Call) -> None:
-                    if planner.qualify(node.func) in TRACING_CALLS or (
-                        planner.qualify(node.func) in PARTIALS
-                        and node.args
-                        and planner.qualify(node.args[0].value) in TRACING_CALLS
-                    ):
-                        for arg in node.args:
-                            if isinstance(arg.value, cst.Name):
-                                names.add(arg.value.value)
-
-            walk(self.ctx.module, _V())
-            self._traced_names = names
-        return self._traced_names
-
-    # -- findings ---------------------------------------------------------------
-    def finding_for(self, site: _Site) -> Finding | None:
-        transform = "(".join(self._spell_kinds(site)) + "(...)" + ")" * (len(site.kinds) - 1)
-        if site.loops:
-            code = "JAX203" if site.kind == "module function" else "JAX201"
-            where = "inside a loop"
-        else:
-            if _runs_once(site.function):
-                return None  # "compiles again on every call" needs more than one call
-            code = "JAX202"
-            where = f"inside `{site.function.name.value}` on every call"
-        if code == "JAX203":
-            message = f"`{transform}` re-wraps the same function {where}: a cache hit, but it pays dispatch every iteration; hoist it"
-        else:
-            message = f"`{transform}` of a fresh {site.kind} {where}: each one is a new cache key and compiles again; hoist it"
+    # -- fixes ----------------------------------------------------------------------
+    def hoist(self, site: Site) -> Hoist:
+        """The site's fix, or a manual one saying why it must be done by hand."""
         try:
             fix, note = self.plan_fix(site)
         except _Manual as exc:
             fix, note = self.ctx.manual(f"Hoist by hand: {exc}"), str(exc)
-        if note:
-            message += f" ({note})"
-        node = site.node if site.call is None or site.binding is not None else site.call
-        if isinstance(node, cst.FunctionDef):
-            node = node.name
-        return self.ctx.finding(self.rule, code, node, message, fix)
+        return Hoist(site, fix, note)
 
-    def _spell_kinds(self, site: _Site) -> list[str]:
-        return [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in site.kinds]
-
-    # -- fixes ----------------------------------------------------------------------
-    def plan_fix(self, site: _Site) -> tuple[Fix, str]:
+    def plan_fix(self, site: Site) -> tuple[Fix, str]:
         self.imports = []
         if site.manual:
             raise _Manual(site.manual)
@@ -581,7 +96,7 @@ class _Planner:
             return self._fix_bound_method(site)
         if site.kind == NEW_OBJECT:
             return self._fix_new_object_method(site)
-        if site.kind == "module function":
+        if site.kind == MODULE_FUNCTION:
             return self._fix_module_function(site)
         if site.kind in ("nested def", "decorated nested def"):
             return self._fix_nested_def(site)
@@ -673,7 +188,7 @@ class _Planner:
         return bool(params) and not is_static and params[0].name.value == name
 
     def _classify_args(
-        self, site: _Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode
+        self, site: Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode
     ) -> tuple[list[str], list[str]]:
         """(static names, unsafe reasons) for captured names that become arguments of `body`."""
         static, reasons = [], []
@@ -704,7 +219,7 @@ class _Planner:
         return static, reasons
 
     # spelling ------------------------------------------------------------------------
-    def _new_name(self, base: str, site: _Site) -> str:
+    def _new_name(self, base: str, site: Site) -> str:
         base = base.strip("_") or "fn"
         suffix = "_".join(reversed([k for k in site.kinds]))
         return self._fresh(f"_{base}_{suffix}")
@@ -712,7 +227,7 @@ class _Planner:
     def _fresh(self, stem: str) -> str:
         return self.ctx.fresh_name(stem, self.taken)
 
-    def _lambda_base(self, site: _Site, lam: cst.Lambda) -> str:
+    def _lambda_base(self, site: Site, lam: cst.Lambda) -> str:
         callee = lam.body.func if isinstance(lam.body, cst.Call) else None
         if isinstance(callee, cst.Name) and self._module_def(callee) is not None:
             return callee.value
@@ -720,7 +235,7 @@ class _Planner:
             return f"{site.function.name.value}_lambda"
         return "lambda"
 
-    def _module_anchor(self, site: _Site, hoist_time_names: Iterable[str]) -> tuple[str, cst.CSTNode]:
+    def _module_anchor(self, site: Site, hoist_time_names: Iterable[str]) -> tuple[str, cst.CSTNode]:
         """("before"|"after", top-level statement) where a module-level hoist goes."""
         top = self.idx.top_level_statement(site.node)
         body = list(self.ctx.module.body)
@@ -743,7 +258,8 @@ class _Planner:
 
     def _statement(self, code: str, leading: Iterable[cst.EmptyLine] = (), indent: int = 0) -> cst.SimpleStatementLine:
         if len(code) + indent > 88:
-            code = _black(code, 88 - indent)
+            # black's layout at the width left, never narrower than 40 columns
+            code = black_format(code, max(88 - indent, 40)).rstrip("\n")
         stmt = cst.parse_statement(code, config=self.ctx.module.config_for_parsing)
         return stmt.with_changes(leading_lines=list(leading))
 
@@ -772,7 +288,7 @@ class _Planner:
         return [cst.EmptyLine()] * blank
 
     def _hoist_module(
-        self, site: _Site, stmts: list[cst.BaseStatement], hoist_time_names: Iterable[str]
+        self, site: Site, stmts: list[cst.BaseStatement], hoist_time_names: Iterable[str]
     ) -> tuple[dict, dict]:
         where, anchor = self._module_anchor(site, hoist_time_names)
         leading = self._module_leading(where, anchor)
@@ -826,7 +342,7 @@ class _Planner:
         names = [f'"{n}"' for n in static]
         return [*rest, f"static_argnames=({', '.join(names)}{',' if len(names) == 1 else ''})"]
 
-    def _check_options(self, site: _Site, at: cst.CSTNode) -> None:
+    def _check_options(self, site: Site, at: cst.CSTNode) -> None:
         """The transform options must be the same every time (literals or invariant globals)."""
         names: set[str] = set()
         for call in site.chain:
@@ -839,7 +355,7 @@ class _Planner:
         return None
 
     # inline lambda / partial ------------------------------------------------------------
-    def _fix_inline(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_inline(self, site: Site) -> tuple[Fix, str]:
         target = site.target
         self._check_options(site, site.node)
         if isinstance(target, cst.Lambda):
@@ -847,7 +363,7 @@ class _Planner:
         return self._fix_partial(site, target)
 
     def _finish(
-        self, site: _Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
+        self, site: Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
     ) -> tuple[Fix, str]:
         safety = Safety.UNSAFE if reasons else Safety.SAFE
         if site.binding is not None:
@@ -857,7 +373,7 @@ class _Planner:
         )
         return fix, "; ".join(reasons)
 
-    def _fix_lambda(self, site: _Site, lam: cst.Lambda) -> tuple[Fix, str]:
+    def _fix_lambda(self, site: Site, lam: cst.Lambda) -> tuple[Fix, str]:
         free = self.idx.free_names(lam)
         args, risky = self._captures(_in_order(free, lam.body), lam, site.loops)
         reasons = [
@@ -892,7 +408,7 @@ class _Planner:
             site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after
         )
 
-    def _transform_text(self, site: _Site, inner: str, static: list[str], n: int = 0, k: int = 0) -> str:
+    def _transform_text(self, site: Site, inner: str, static: list[str], n: int = 0, k: int = 0) -> str:
         """Re-spell the transform chain around `inner`: static_argnames on the outer jit, in_axes for new args."""
         text = inner
         for depth, call in reversed(list(enumerate(site.chain))):
@@ -921,7 +437,7 @@ class _Planner:
                 return rest
         return [*rest, f"in_axes=({', '.join(['0'] * n + ['None'] * k)})"]
 
-    def _fix_partial(self, site: _Site, part: cst.Call) -> tuple[Fix, str]:
+    def _fix_partial(self, site: Site, part: cst.Call) -> tuple[Fix, str]:
         func = part.args[0].value
         bound = part.args[1:]
         if any(a.star for a in bound):
@@ -1042,7 +558,7 @@ class _Planner:
         return None
 
     # module function (JAX203) -----------------------------------------------------------
-    def _fix_module_function(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_module_function(self, site: Site) -> tuple[Fix, str]:
         self._check_options(site, site.node)
         target = site.target
         head = target
@@ -1050,7 +566,7 @@ class _Planner:
             head = head.value
         if (
             isinstance(head, cst.Name)
-            and not self._single_module_binding(head.value)
+            and not single_module_binding(self.idx, head.value)
             and head.value not in self.ctx.names.bindings
         ):
             raise _Manual(f"`{head.value}` is bound more than once at module level")
@@ -1064,7 +580,7 @@ class _Planner:
         return self._finish(site, [], f"Wrap once at module level as `{name}`", replace, before, after)
 
     # bound method -----------------------------------------------------------------------
-    def _fix_bound_method(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_bound_method(self, site: Site) -> tuple[Fix, str]:
         if not site.loops:
             raise _Manual(
                 "a bound method is a fresh object per call; jit `Cls.method` once (instance as a pytree or static argument) or in `__init__`"
@@ -1092,7 +608,7 @@ class _Planner:
         other_uses = 0
         for loop in inner_loops:
             for name in obj_names:
-                other_uses = max(other_uses, len(_name_uses(loop, name)))
+                other_uses = max(other_uses, len(name_uses(loop, name)))
         reasons = []
         if other_uses > 1:
             reasons.append(
@@ -1110,12 +626,12 @@ class _Planner:
         )
 
     # bound method of a new object ---------------------------------------------------------
-    def _fix_new_object_method(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_new_object_method(self, site: Site) -> tuple[Fix, str]:
         """`T(M(args).m)(x)` -> `_M_m_T(M(args), x)` with `_M_m_T = T(M.m)` at module level, when
         `M` is a pytree class of this file (the object becomes an argument); otherwise manual."""
         target = site.target
         ctor = target.value
-        cls = self._module_class(ctor.func)
+        cls = module_class(self.idx, ctor.func)
         cls_name, method = cls.name.value, target.attr.value
         pytree = any(key[0] == cls_name for key in pytree_classes(self.ctx))
         if not pytree:
@@ -1150,7 +666,7 @@ class _Planner:
         return self._finish(site, reasons, f"Jit `{cls_name}.{method}` once at module level as `{name}`", replace, before, after)
 
     # nested def -------------------------------------------------------------------------
-    def _fix_nested_def(self, site: _Site) -> tuple[Fix, str]:
+    def _fix_nested_def(self, site: Site) -> tuple[Fix, str]:
         fdef = site.definition
         scope = self.idx.enclosing_scope(fdef)
         if isinstance(scope, cst.Module):
@@ -1229,7 +745,7 @@ class _Planner:
                     raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
                 replace[call] = self._call_with(call, name, args, keyword)
             # other uses of the def (direct calls) must not lose captured values
-            for use in _name_uses(scope.body, own):
+            for use in name_uses(scope.body, own):
                 if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
                     continue
                 if use is site.target:
@@ -1239,7 +755,7 @@ class _Planner:
             title = f"Move `{own}` to module level and jit it once as `{name}`"
         else:
             name = new_def_name
-            for use in _name_uses(scope.body, own):
+            for use in name_uses(scope.body, own):
                 if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
                     continue
                 call = self.idx.parent(use)
@@ -1261,14 +777,14 @@ class _Planner:
             raise _Manual("a name the hoisted def needs is bound only after the function")
         return self._finish(site, reasons, title, replace, before, after)
 
-    def _check_not_rebound(self, site: _Site, names: set[str]) -> None:
+    def _check_not_rebound(self, site: Site, names: set[str]) -> None:
         """A partial evaluates its bound values once, at the binding; moved to the calls they are
         evaluated there, so none of the names they read may change in between."""
         block = self.idx.parent(site.binding)
         siblings = list(block.body)
         index = next(i for i, s in enumerate(siblings) if s is site.binding)
         last = max(
-            next(i for i, s in enumerate(siblings) if s is self._sibling_of(call, siblings)) for call in site.calls
+            next(i for i, s in enumerate(siblings) if s is sibling_of(self.idx, call, siblings)) for call in site.calls
         )
         for i in range(index + 1, last + 1):
             stmt = siblings[i]
@@ -1320,24 +836,8 @@ class _Planner:
         return dec.with_changes(decorator=cst.parse_expression(text))
 
 
-def _black(code: str, width: int) -> str:
-    """Wrap one generated statement the way black would (black is imported only when needed)."""
-    try:
-        import black
-
-        return black.format_str(code, mode=black.Mode(line_length=max(width, 40))).rstrip("\n")
-    except Exception:  # formatting is cosmetic; the code is correct either way
-        return code
-
-
 class _Manual(Exception):
     """The fix cannot be made automatically; the message says why."""
-
-
-def _runs_once(function: cst.FunctionDef) -> bool:
-    """Functions a program calls once by convention: pytest tests and `main`."""
-    name = function.name.value
-    return name == "main" or name.startswith("test")
 
 
 def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
@@ -1353,38 +853,13 @@ def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
     return seen + sorted(names - set(seen))
 
 
-def _reads_options(site: _Site) -> set[str]:
+def _reads_options(site: Site) -> set[str]:
     names: set[str] = set()
     for call in site.chain:
         names |= names_read(call.func)
         for arg in call.args[1:]:
             names |= names_read(arg.value)
     return names
-
-
-def _name_uses(node: cst.CSTNode, name: str) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value == name:
-                found.append(n)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            walk(n.value, self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            walk(n.value, self)
-            return False
-
-        def visit_Param(self, n: cst.Param) -> bool:
-            if n.default is not None:
-                walk(n.default, self)
-            return False
-
-    walk(node, _V())
-    return found
 
 
 def _callee_name_expr(expr: cst.BaseExpression) -> str | None:
@@ -1403,125 +878,3 @@ def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
         )
         out.append(a.with_changes(comma=comma))
     return out
-
-
-# -- the could_match screen ----------------------------------------------------------------------
-# Where a node runs, as far as the rule cares: `_MODULE` (module-level code), `_CLASS` (a class
-# body) or the name of the innermost function whose body runs it; and whether a loop may run it
-# once per iteration (the rule's `ScopeIndex.enclosing_loops` is non-empty).
-_MODULE, _CLASS = "", "<class>"
-_AST_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_SITE_TYPES = frozenset({ast.Call, ast.FunctionDef, ast.AsyncFunctionDef})
-_SHORT = frozenset(q.rpartition(".")[2] for q in COMPILING)  # jit, pmap, filter_jit, filter_pmap
-
-
-@dataclass(frozen=True)
-class _Where:
-    function: str  # _MODULE, _CLASS or the function's name
-    in_loop: bool
-
-
-def _compiling(expr: ast.AST, names: ImportMap) -> bool:
-    """`expr` qualifies to a compiling transform (checked on the last name first: it is cheap)."""
-    kind = type(expr)
-    if kind is ast.Attribute:
-        return expr.attr in _SHORT and names.qualify_ast(expr) in COMPILING
-    if kind is ast.Name:
-        return names.bindings.get(expr.id, expr.id) in COMPILING
-    return False
-
-
-def _is_transform_site(node: ast.AST, names: ImportMap) -> bool:
-    """`T(...)` with T a compiling transform, or a def whose first decorator is `@T` or
-    `@functools.partial(T, ...)` (the rule reads the partial's first argument in source order;
-    any argument over-approximates it)."""
-    kind = type(node)
-    if kind is ast.Call:
-        return _compiling(node.func, names)
-    if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef) and node.decorator_list:
-        dec = node.decorator_list[0]
-        if _compiling(dec, names):
-            return True
-        if type(dec) is ast.Call and names.qualify_ast(dec.func) in PARTIALS:
-            given = [a.value if type(a) is ast.Starred else a for a in dec.args] + [k.value for k in dec.keywords]
-            return any(_compiling(a, names) for a in given)
-    return False
-
-
-def _screen_walk(
-    root: ast.AST, parent: ast.AST | None, where: _Where
-) -> Iterator[tuple[ast.AST, ast.AST | None, _Where]]:
-    """(node, parent, where) for every node under `root` outside lambdas, iteratively.
-
-    `where` mirrors `ScopeIndex.enclosing_scope/enclosing_function/enclosing_loops`: a def's
-    decorators, defaults and annotations and a class's bases run in the outer scope; a def or
-    class body starts a new scope with no loop; a `for` loop's target and body and a `while`
-    loop's test and body run per iteration, its iterable and `else` do not; in a comprehension
-    everything but the first iterable runs per element (and belongs to the enclosing function).
-    Lambdas are skipped: the rule never reports a site with a lambda among its ancestors
-    (`_Planner._under_trace`), and no `def` or class can be inside one.
-    """
-    stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(root, parent, where)]
-    while stack:
-        node, parent, where = stack.pop()
-        if isinstance(node, ast.Lambda):
-            continue
-        yield node, parent, where
-        inner: dict[int, _Where] = {}  # id(child) -> where, for children that run elsewhere than `node`
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            inner = dict.fromkeys(map(id, node.body), _Where(node.name, False))
-        elif isinstance(node, ast.ClassDef):
-            inner = dict.fromkeys(map(id, node.body), _Where(_CLASS, False))
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            head = node.test if isinstance(node, ast.While) else node.target
-            inner = dict.fromkeys(map(id, [head, *node.body]), _Where(where.function, True))
-        elif isinstance(node, _AST_COMPREHENSIONS):
-            looped = _Where(where.function, True)
-            first = node.generators[0]
-            for child in astscan.children(node):
-                if child is first:  # its iterable runs once; its target and conditions per element
-                    stack.append((first.iter, first, where))
-                    stack.extend((sub, first, looped) for sub in (first.target, *first.ifs))
-                else:
-                    stack.append((child, node, looped))
-            continue
-        stack.extend((child, node, inner.get(id(child), where)) for child in astscan.children(node))
-
-
-def _could_be_site(node: ast.AST, parent: ast.AST | None, where: _Where) -> bool:
-    """Whether `_Planner._site_for_call`/`_site_for_decorated` + `finding_for` may report `node`,
-    a transform site (`_is_transform_site`) with this parent, running there.
-
-    Each condition below is one the rule requires, so rejecting on it is sound:
-    - a call site is `T(F, ...)` with `T` a compiling transform and a positional, non-starred first
-      argument, either called right away (`T(F)(x)`) or the whole value of a one-name assignment
-      (`f = T(F)`); anything else is "stored, returned or passed on" (`_bound_calls`);
-    - a decorated site is a `def` whose first decorator is `@T` or `@functools.partial(T, ...)`,
-      not directly in a class body, and inside a loop when at module level;
-    - either way it needs a loop (JAX201/JAX203), or else the body of a function (JAX202) other
-      than `__init__` (runs once per instance), `main` or a `test*` (they run once: `_runs_once`).
-    """
-    if isinstance(node, ast.Call):
-        if not node.args or isinstance(node.args[0], ast.Starred):
-            return False
-        called = isinstance(parent, ast.Call) and parent.func is node
-        bound = (
-            isinstance(parent, ast.Assign)
-            and parent.value is node
-            and len(parent.targets) == 1
-            and isinstance(parent.targets[0], ast.Name)
-        )
-        return (called or bound) and _may_repeat(where)
-    return _may_repeat(where)  # directly in a class body, or at module level outside loops: not a site
-
-
-def _may_repeat(where: _Where) -> bool:
-    """A site is reported inside a loop, or else in the body of a function called more than once."""
-    if where.in_loop:
-        return True
-    name = where.function
-    return name not in (_MODULE, _CLASS, "__init__", "main") and not name.startswith("test")
-
-
-# `<Name>Command` for each rule: libcst codemod commands, made on first access
-__getattr__ = commands_for(JitPlacementRule)

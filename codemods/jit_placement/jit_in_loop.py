@@ -1,0 +1,182 @@
+"""JAX201 jit-in-loop: a compiling transform of a fresh callable inside a loop compiles every
+iteration."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from codemods._command import commands_for
+from codemods.jit_placement.planner import hoists
+from codemods.jit_placement.screen import sites
+from codemods.jit_placement.sites import MODULE_FUNCTION
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.model import Finding
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class JitInLoopRule(Rule):
+    """
+    ## What it does
+    Finds `jax.jit`, `jax.pmap` and `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`,
+    `jax.value_and_grad`, `jax.checkpoint`/`jax.remat`, in any import form) applied inside a
+    `for`/`while` body or a comprehension to a callable that is new on every iteration: a
+    `lambda`, a `functools.partial(...)`, a nested `def` (also one decorated with `@jax.jit`), a
+    bound method `obj.m` or the method of a new object `M(k).m`; called right away
+    (`jax.jit(f)(x)`) or bound to a local name that is then only called (`g = jax.jit(f)`,
+    `g(x)`).
+
+    ## Why is this bad?
+    jit caches compiled code per function object. A fresh lambda, partial or nested def is a
+    new cache key, so every iteration traces and compiles again: on a 2-core CPU the tutorial
+    loop `jax.jit(partial(body))(i)` runs ~1,450x slower than the same loop with the jit
+    hoisted.
+
+    ## Known problems
+    Only calls made right where the transform is created are reported; a transformed function
+    that is stored, returned or passed on may be reused and is left alone. Code that already
+    runs under a trace (inside a jitted, vmapped, scanned... function, or a lambda) is not
+    reported: a transform there is inlined. Eager `vmap`/`grad`/`checkpoint` without a
+    compiling transform retrace on every call whether hoisted or not, so they are not reported
+    on their own. The same module-level function re-wrapped in a loop is JAX203, a jitted
+    callable made once per call of a function is JAX202. Which values a call passes is inferred
+    from the code in this file only.
+
+    ## Example
+    ```python
+    def run(params, batches):
+        for batch in batches:
+            params = jax.jit(lambda p: update(p, batch))(params)
+        return params
+    ```
+
+    ## Use instead
+    ```python
+    _update_jit = jax.jit(lambda p, batch: update(p, batch))
+
+
+    def run(params, batches):
+        for batch in batches:
+            params = _update_jit(params, batch)
+        return params
+    ```
+
+    ## Fix safety
+    The transformed function is hoisted to module level (a bound method to just before the
+    outermost loop where its object does not change) under a new private name. Values the
+    callable captured that change per iteration become explicit arguments, so it still sees
+    each iteration's values; a captured Python value used as a shape, loop bound, slice bound
+    or branch flag becomes a `static_argnames` entry. The user's options (`static_argnums`,
+    `donate_argnums`, ...) are kept; new arguments are appended, so positions do not move. A
+    captured float turned into a traced argument may differ in the last bit (XLA folds
+    constants) and loses weak typing: equal within a few ULP.
+
+    The fix is `safe` when every captured value's kind is known from this file, `unsafe` when a
+    value passed as an argument could be something jit cannot take (the message names it), a
+    global it reads may be rebound, or the loop also uses the object of a hoisted bound method
+    (a changed attribute keeps the value it was traced with), and `manual` when a value needed
+    static is unhashable (list, dict, array), the object of a bound method changes every
+    iteration, or the shape of the code is not one the fix handles (the message says why). For
+    `jax.jit(M(k).m)(x)` with `M` a pytree class of this file, `jax.jit(M.m)` is hoisted and
+    called as `(M(k), x)`: `unsafe`, because the object's fields become traced.
+
+    ## References
+    - https://docs.jax.dev/en/latest/jit-compilation.html#caching
+    - https://github.com/jax-ml/jax/issues/14183
+    """
+
+    name = "jit-in-loop"
+    options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
+    codes = (Code("JAX201", "jit-in-loop", "compiling transform of a fresh callable inside a loop", fix="sometimes"),)
+    prefilter = ("jit", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # a transform is named only through a jax/equinox import
+    valid = (
+        Valid(
+            """
+            import jax
+
+            scale_jit = jax.jit(lambda v, s: v * s)
+
+
+            def run(x, n):
+                for i in range(n):
+                    x = scale_jit(x, i)
+                return x
+            """
+        ),
+        Valid(
+            """
+            import jax
+
+
+            def run(x, n):
+                for i in range(n):
+                    x = jax.vmap(lambda v: v + i)(x)
+                return x
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+
+
+            def run(x, n):
+                for i in range(n):
+                    x = jax.jit(lambda v: v * 2)(x)
+                return x
+            """,
+            fixed="""
+            import jax
+
+            _run_lambda_jit = jax.jit(lambda v: v * 2)
+
+
+            def run(x, n):
+                for i in range(n):
+                    x = _run_lambda_jit(x)
+                return x
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            def run(x, sizes):
+                for n in sizes:
+                    x = jax.jit(lambda v: v + jnp.ones(n))(x)
+                return x
+            """,
+            fixed="""
+            import jax
+            import jax.numpy as jnp
+
+            _run_lambda_jit = jax.jit(lambda v, n: v + jnp.ones(n), static_argnames=("n",))
+
+
+            def run(x, sizes):
+                for n in sizes:
+                    x = _run_lambda_jit(x, n)
+                return x
+            """,
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """A transform site inside a loop (`screen.sites`)."""
+        return any(site.in_loop for site in sites(tree))
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        """The planner's sites in a loop whose callable is fresh each time (not a module function)."""
+        for hoist in hoists(ctx):
+            site = hoist.site
+            if site.loops and site.kind != MODULE_FUNCTION:
+                text = f"`{site.spelled}` of a fresh {site.kind} inside a loop: each one is a new cache key and compiles again; hoist it"
+                yield ctx.finding(self, "JAX201", site.reported_at, hoist.message(text), hoist.fix)
+
+
+# `JitInLoopCommand`: this rule as a libcst codemod command, made on first access
+__getattr__ = commands_for(JitInLoopRule)

@@ -1,0 +1,197 @@
+"""JAX202 jit-per-call: a compiling transform of a callable created in the same function body
+compiles on every call of the function."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from codemods._command import commands_for
+from codemods.jit_placement.planner import hoists
+from codemods.jit_placement.screen import sites
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.model import Finding
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class JitPerCallRule(Rule):
+    """
+    ## What it does
+    Finds `jax.jit`, `jax.pmap` and `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`, ...)
+    applied, in a function body and outside any loop, to a callable made in that body (a
+    `lambda`, a `functools.partial(...)`, a nested `def`, also one decorated with `@jax.jit`, a
+    bound method `obj.m` or the method of a new object `M(k).m`) and called there:
+    `jax.jit(f)(x)`, or a local name bound once to `jax.jit(f)` and only called.
+
+    ## Why is this bad?
+    jit caches compiled code per function object, and the callable is a new object on every
+    call of the function: each call traces and compiles again, however often the function is
+    called with the same shapes. A function called in a training or serving loop pays a
+    compile per step.
+
+    ## Known problems
+    Not reported inside pytest tests (`test*`) or `main`, which run once (a loop inside them is
+    still JAX201), nor in `__init__`, which runs once per instance and is the usual place to
+    build jitted callables. A local `g = jax.jit(f)` made once per call and called inside a
+    loop there is a reuse of one jitted object (one compile per call, amortised over the loop)
+    and is left alone, as is a transformed function that is stored, returned or passed on.
+    Code that already runs under a trace is not reported: a transform there is inlined. Which
+    values a call passes is inferred from the code in this file only.
+
+    ## Example
+    ```python
+    def step(x):
+        return jax.jit(partial(update, lr=0.1))(x)
+    ```
+
+    ## Use instead
+    ```python
+    _update_jit = jax.jit(partial(update, lr=0.1))
+
+
+    def step(x):
+        return _update_jit(x)
+    ```
+
+    ## Fix safety
+    The transformed callable moves to module level under a new private name (a nested `def`
+    moves with it, taking the values it captured from the function as new trailing
+    parameters), and the call passes those values; a captured Python value used as a shape,
+    loop bound, slice bound or branch flag becomes a `static_argnames` entry. For a local
+    `g = jax.jit(f)` the binding line is removed and every `g(...)` calls the hoisted name:
+    exact, since a closure reads the captured values at call time too. A `partial` evaluates
+    its bound values at the binding: if one of them changes before a call, the fix is `manual`.
+
+    The fix is `safe` when every captured value's kind is known from this file, `unsafe` when a
+    value passed as an argument could be something jit cannot take or a global it reads may be
+    rebound (the message says which), and `manual` when a value needed static is unhashable,
+    the callable is a bound method of an existing object (jit `Cls.method` once instead), or the
+    shape of the code is not one the fix handles. For `jax.jit(M(k).m)(x)` with `M` a pytree
+    class of this file, `jax.jit(M.m)` is hoisted and called as `(M(k), x)`: `unsafe`, because
+    the object's fields become traced (a field used as a shape or Python branch fails to trace);
+    when `M` is not a pytree it is `manual`.
+
+    ## References
+    - https://docs.jax.dev/en/latest/jit-compilation.html#caching
+    - https://github.com/jax-ml/jax/issues/14183
+    """
+
+    name = "jit-per-call"
+    options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
+    codes = (
+        Code(
+            "JAX202",
+            "jit-per-call",
+            "compiling transform of a callable created in the same function body",
+            fix="sometimes",
+        ),
+    )
+    prefilter = ("jit", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # a transform is named only through a jax/equinox import
+    valid = (
+        Valid(
+            """
+            import jax
+
+
+            def main():
+                return jax.jit(lambda v: v * 2)(1.0)
+            """
+        ),
+        Valid(
+            """
+            import jax
+
+
+            def run(xs):
+                double = jax.jit(lambda v: v * 2)
+                for x in xs:
+                    double(x)
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            from functools import partial
+
+            import jax
+
+
+            def update(x, lr):
+                return x - lr * x
+
+
+            def step(x):
+                return jax.jit(partial(update, lr=0.1))(x)
+            """,
+            fixed="""
+            from functools import partial
+
+            import jax
+
+
+            def update(x, lr):
+                return x - lr * x
+
+
+            _update_jit = jax.jit(partial(update, lr=0.1))
+
+
+            def step(x):
+                return _update_jit(x)
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            def step(x, k):
+                def scale(v):
+                    return v * k
+
+                return jax.jit(scale)(x)
+            """,
+            fixed="""
+            import jax
+
+
+            def scale(v, k):
+                return v * k
+
+
+            _scale_jit = jax.jit(scale)
+
+
+            def step(x, k):
+                return _scale_jit(x, k)
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            def step(model, x):
+                return jax.jit(model.apply)(x)
+            """,
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """A transform site in the body of a function called more than once (`screen.sites`)."""
+        return any(site.per_call for site in sites(tree))
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        """The planner's sites outside loops: the function body makes the callable on each call."""
+        for hoist in hoists(ctx):
+            site = hoist.site
+            if not site.loops:
+                where = f"inside `{site.function.name.value}` on every call"
+                text = f"`{site.spelled}` of a fresh {site.kind} {where}: each one is a new cache key and compiles again; hoist it"
+                yield ctx.finding(self, "JAX202", site.reported_at, hoist.message(text), hoist.fix)
+
+
+# `JitPerCallCommand`: this rule as a libcst codemod command, made on first access
+__getattr__ = commands_for(JitPerCallRule)

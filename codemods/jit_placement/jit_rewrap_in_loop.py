@@ -1,0 +1,174 @@
+"""JAX203 jit-rewrap-in-loop: the same module-level function wrapped by jit again on every
+iteration of a loop."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from codemods._command import commands_for
+from codemods.jit_placement.planner import hoists
+from codemods.jit_placement.screen import sites
+from codemods.jit_placement.sites import MODULE_FUNCTION
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.model import Finding
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class JitRewrapInLoopRule(Rule):
+    """
+    ## What it does
+    Finds `jax.jit`, `jax.pmap` or `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`, ...)
+    applied inside a `for`/`while` body or a comprehension to a function that is the same object
+    every time: a function bound once at module level (`jax.jit(f)(x)`) or an attribute of an
+    imported module (`jax.jit(jnp.sin)(x)`), called right away or bound to a local name that
+    is then only called.
+
+    ## Why is this bad?
+    The function is the same object, so jit finds its compiled code in the cache and does not
+    compile again; but every iteration builds a new jitted wrapper and looks it up, which costs
+    ~3x the dispatch of calling one wrapper made once.
+
+    ## Known problems
+    Only calls made right where the wrapper is created are reported; a wrapper that is stored,
+    returned or passed on is left alone, and so is code that already runs under a trace. Outside
+    loops the same pattern costs one wrapper per call and is not reported.
+
+    ## Example
+    ```python
+    def run(x, n):
+        for i in range(n):
+            x = jax.jit(step)(x)
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    _step_jit = jax.jit(step)
+
+
+    def run(x, n):
+        for i in range(n):
+            x = _step_jit(x)
+        return x
+    ```
+
+    ## Fix safety
+    Safe: the wrapper is made once at module level, before the function (or the module-level
+    loop) that holds the loop, with the transform's options as written, and every call in the
+    loop calls it; the function and its options are the same objects on every iteration, so
+    the calls compute the same thing. The fix is `manual` when the function's name is bound
+    more than once at module level (which binding the wrapper would see depends on where it
+    goes), a name it needs is bound only after that point, or an option reads a value that is
+    local or changes per iteration.
+
+    ## References
+    - https://docs.jax.dev/en/latest/jit-compilation.html#caching
+    """
+
+    name = "jit-rewrap-in-loop"
+    options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
+    codes = (
+        Code("JAX203", "jit-rewrap-in-loop", "module-level function re-wrapped by jit inside a loop", fix="sometimes"),
+    )
+    prefilter = ("jit", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # a transform is named only through a jax/equinox import
+    valid = (
+        Valid(
+            """
+            import jax
+
+
+            @jax.jit
+            def step(v):
+                return v + 1
+
+
+            def run(xs):
+                return [step(x) for x in xs]
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            def run(x, n):
+                while n > 0:
+                    x, n = jax.vmap(jnp.sin)(x), n - 1
+                return x
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+
+
+            def step(v):
+                return v + 1
+
+
+            def run(xs):
+                ys = []
+                for x in xs:
+                    ys.append(jax.jit(step)(x))
+                return ys
+            """,
+            fixed="""
+            import jax
+
+
+            def step(v):
+                return v + 1
+
+
+            _step_jit = jax.jit(step)
+
+
+            def run(xs):
+                ys = []
+                for x in xs:
+                    ys.append(_step_jit(x))
+                return ys
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            def run(xs):
+                return [jax.jit(jnp.sin)(x) for x in xs]
+            """,
+            fixed="""
+            import jax
+            import jax.numpy as jnp
+
+            _sin_jit = jax.jit(jnp.sin)
+
+
+            def run(xs):
+                return [_sin_jit(x) for x in xs]
+            """,
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """A transform call inside a loop (`screen.sites`); a decorated def is never the same function."""
+        return any(site.in_loop and site.call for site in sites(tree))
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        """The planner's sites in a loop whose callable is a module function: a cache hit per iteration."""
+        for hoist in hoists(ctx):
+            site = hoist.site
+            if site.loops and site.kind == MODULE_FUNCTION:
+                text = f"`{site.spelled}` re-wraps the same function inside a loop: a cache hit, but it pays dispatch every iteration; hoist it"
+                yield ctx.finding(self, "JAX203", site.reported_at, hoist.message(text), hoist.fix)
+
+
+# `JitRewrapInLoopCommand`: this rule as a libcst codemod command, made on first access
+__getattr__ = commands_for(JitRewrapInLoopRule)

@@ -1,0 +1,191 @@
+"""The jit-placement family's fast screen: where a transform site may run, on the stdlib AST.
+
+`sites(tree)` over-approximates `sites.find_sites` before any libcst parse: every site found
+there is among them, with the same answer to "inside a loop?" and "in which function?". Each
+rule's `could_match` then asks for a site placed as its code needs (in a loop for
+JAX201/JAX203, in the body of a function called repeatedly for JAX202).
+
+Names are qualified with `ImportMap.from_ast`, which reads imports exactly as the rules'
+`ctx.names` does (relative and star imports bind nothing), so a call the screen does not
+qualify to `jax.jit`/`jax.pmap`/`eqx.filter_jit`/`eqx.filter_pmap` is one the planner never
+sees as a transform either (jax's own `from jax._src.api import jit` is not one).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from codemods.jit_placement.sites import COMPILING, PARTIALS, runs_once
+from jaxfix.analysis import astscan
+from jaxfix.analysis.names import ImportMap
+
+# Where a node runs, as far as the planner cares: `MODULE` (module-level code), `CLASS` (a class
+# body) or the name of the innermost function whose body runs it.
+MODULE, CLASS = "", "<class>"
+_AST_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SITE_TYPES = frozenset({ast.Call, ast.FunctionDef, ast.AsyncFunctionDef})
+_SHORT = frozenset(q.rpartition(".")[2] for q in COMPILING)  # jit, pmap, filter_jit, filter_pmap
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a node runs: `function` is MODULE, CLASS or the enclosing function's name;
+    `in_loop` says a loop may run it once per iteration (`ScopeIndex.enclosing_loops` is
+    non-empty)."""
+
+    function: str
+    in_loop: bool
+
+
+@dataclass(frozen=True)
+class ScreenSite:
+    """A transform site the planner may report: `call` for `T(F)(x)` / `f = T(F)`, False for a
+    def decorated with `T`; `where` is where it runs."""
+
+    call: bool
+    where: Where
+
+    @property
+    def in_loop(self) -> bool:
+        return self.where.in_loop
+
+    @property
+    def per_call(self) -> bool:
+        """Outside loops, in the body of a function that runs more than once: not `__init__`
+        (once per instance) and not `main` or a `test*` (`sites.runs_once`)."""
+        name = self.where.function
+        return not self.where.in_loop and name not in (MODULE, CLASS, "__init__") and not runs_once(name)
+
+
+_SITES: weakref.WeakKeyDictionary[ast.Module, tuple[ScreenSite, ...]] = weakref.WeakKeyDictionary()
+
+
+def sites(tree: ast.Module) -> tuple[ScreenSite, ...]:
+    """The transform sites of `tree` the planner may report, computed once per tree (the three
+    rules of the family screen the same tree one after the other).
+
+    Two passes: a flat walk of the module for a transform call or a def decorated with one
+    (`_is_transform_site`); then, only for the top-level statements holding one, a walk that
+    knows where each node runs (`_screen_walk`), for the places a site can be (`_could_be_site`).
+    """
+    found = _SITES.get(tree)
+    if found is None:
+        found = _SITES[tree] = tuple(_sites(tree))
+    return found
+
+
+def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
+    names = ImportMap.from_ast(tree)
+    body = tree.body
+    # top-level statements' line spans (a decorated def starts at its first decorator)
+    starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
+    wanted: dict[int, set[int]] = {}  # top-level statement -> ids of the transform sites in it
+    for node in astscan.nodes(tree):
+        if type(node) in _SITE_TYPES and _is_transform_site(node, names):
+            line = node.lineno
+            index = bisect.bisect_right(starts, line) - 1
+            while index >= 0 and body[index].end_lineno >= line:  # statements may share a line
+                wanted.setdefault(index, set()).add(id(node))
+                index -= 1
+    top = Where(MODULE, False)
+    for index, ids in sorted(wanted.items()):
+        for node, parent, where in _screen_walk(body[index], tree, top):
+            if id(node) in ids and _could_be_site(node, parent):
+                yield ScreenSite(isinstance(node, ast.Call), where)
+
+
+def _compiling(expr: ast.AST, names: ImportMap) -> bool:
+    """`expr` qualifies to a compiling transform (checked on the last name first: it is cheap)."""
+    kind = type(expr)
+    if kind is ast.Attribute:
+        return expr.attr in _SHORT and names.qualify_ast(expr) in COMPILING
+    if kind is ast.Name:
+        return names.bindings.get(expr.id, expr.id) in COMPILING
+    return False
+
+
+def _is_transform_site(node: ast.AST, names: ImportMap) -> bool:
+    """`T(...)` with T a compiling transform, or a def whose first decorator is `@T` or
+    `@functools.partial(T, ...)` (the planner reads the partial's first argument in source order;
+    any argument over-approximates it)."""
+    kind = type(node)
+    if kind is ast.Call:
+        return _compiling(node.func, names)
+    if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef) and node.decorator_list:
+        dec = node.decorator_list[0]
+        if _compiling(dec, names):
+            return True
+        if type(dec) is ast.Call and names.qualify_ast(dec.func) in PARTIALS:
+            given = [a.value if type(a) is ast.Starred else a for a in dec.args] + [k.value for k in dec.keywords]
+            return any(_compiling(a, names) for a in given)
+    return False
+
+
+def _screen_walk(
+    root: ast.AST, parent: ast.AST | None, where: Where
+) -> Iterator[tuple[ast.AST, ast.AST | None, Where]]:
+    """(node, parent, where) for every node under `root` outside lambdas, iteratively.
+
+    `where` mirrors `ScopeIndex.enclosing_scope/enclosing_function/enclosing_loops`: a def's
+    decorators, defaults and annotations and a class's bases run in the outer scope; a def or
+    class body starts a new scope with no loop; a `for` loop's target and body and a `while`
+    loop's test and body run per iteration, its iterable and `else` do not; in a comprehension
+    everything but the first iterable runs per element (and belongs to the enclosing function).
+    Lambdas are skipped: the planner never reports a site with a lambda among its ancestors
+    (it runs under a trace, or as a key function), and no `def` or class can be inside one.
+    """
+    stack: list[tuple[ast.AST, ast.AST | None, Where]] = [(root, parent, where)]
+    while stack:
+        node, parent, where = stack.pop()
+        if isinstance(node, ast.Lambda):
+            continue
+        yield node, parent, where
+        inner: dict[int, Where] = {}  # id(child) -> where, for children that run elsewhere than `node`
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = dict.fromkeys(map(id, node.body), Where(node.name, False))
+        elif isinstance(node, ast.ClassDef):
+            inner = dict.fromkeys(map(id, node.body), Where(CLASS, False))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            head = node.test if isinstance(node, ast.While) else node.target
+            inner = dict.fromkeys(map(id, [head, *node.body]), Where(where.function, True))
+        elif isinstance(node, _AST_COMPREHENSIONS):
+            looped = Where(where.function, True)
+            first = node.generators[0]
+            for child in astscan.children(node):
+                if child is first:  # its iterable runs once; its target and conditions per element
+                    stack.append((first.iter, first, where))
+                    stack.extend((sub, first, looped) for sub in (first.target, *first.ifs))
+                else:
+                    stack.append((child, node, looped))
+            continue
+        stack.extend((child, node, inner.get(id(child), where)) for child in astscan.children(node))
+
+
+def _could_be_site(node: ast.AST, parent: ast.AST | None) -> bool:
+    """Whether the planner may take `node`, a transform site (`_is_transform_site`) with this
+    parent, for a site; where it runs is left to each rule's screen.
+
+    Each condition below is one the planner requires, so rejecting on it is sound:
+    - a call site is `T(F, ...)` with `T` a compiling transform and a positional, non-starred first
+      argument, either called right away (`T(F)(x)`) or the whole value of a one-name assignment
+      (`f = T(F)`); anything else is "stored, returned or passed on";
+    - a decorated site is a `def` whose first decorator is `@T` or `@functools.partial(T, ...)`
+      (directly in a class body, or at module level outside loops, it is not a site: no rule's
+      placement admits those).
+    """
+    if isinstance(node, ast.Call):
+        if not node.args or isinstance(node.args[0], ast.Starred):
+            return False
+        called = isinstance(parent, ast.Call) and parent.func is node
+        bound = (
+            isinstance(parent, ast.Assign)
+            and parent.value is node
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+        )
+        return called or bound
+    return True

@@ -1,0 +1,406 @@
+"""Where a compiling transform wraps a callable that is new each time, in code that runs
+repeatedly: the sites the jit-placement rules (JAX201-JAX203) report and `planner` fixes.
+
+A `Site` is `jax.jit` (`jax.pmap`, `eqx.filter_jit`, and chains such as
+`jax.jit(jax.grad(...))`) applied to a lambda, a partial, a nested def, a bound method or a
+module function, and called right there (`T(F)(x)`, a local `f = T(F)` only ever called, or a
+def decorated with `T` only ever called), in a loop or in the body of a function that runs more
+than once. What is stored, returned or passed on, or already runs under a trace, is no site.
+`find_sites(ctx, idx)` lists them in source order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
+from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
+from jaxfix.analysis.walk import walk
+from jaxfix.rulebase import RuleContext
+
+# Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
+COMPILING = {
+    "jax.jit": "jit",
+    "jax.pmap": "pmap",
+    "equinox.filter_jit": "filter_jit",
+    "equinox.filter_pmap": "filter_pmap",
+}
+# Transforms that only wrap: eagerly they retrace on every call whether hoisted or not (measured:
+# 0 compiles per run for a fresh vmap/grad/value_and_grad/checkpoint lambda in a loop), so they
+# matter only under a compiling transform, e.g. `jax.jit(jax.grad(lambda p: ...))`.
+WRAPPING = {
+    "jax.vmap": "vmap",
+    "jax.grad": "grad",
+    "jax.value_and_grad": "value_and_grad",
+    "jax.checkpoint": "checkpoint",
+    "jax.remat": "remat",
+}
+TRANSFORMS = {**COMPILING, **WRAPPING}
+# Calls whose function argument runs under a trace: code inside such a function is traced once
+# per compile of the caller, so a transform there is inlined and never compiles on its own.
+TRACING_CALLS = frozenset(
+    {*TRANSFORMS, *GRAD_NAMES, *BODY_ARGS, "jax.custom_jvp", "jax.custom_vjp", "jax.eval_shape", "jax.make_jaxpr"}
+)
+PARTIALS = PARTIAL_NAMES
+NEW_OBJECT = "bound method of a new object"  # `M(args).method`: a new object, hence a new cache key
+FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", NEW_OBJECT, "local callable")
+MODULE_FUNCTION = "module function"  # the same function every time: re-wrapping it is a cache hit
+
+
+@dataclass
+class Site:
+    """One place where a compiling transform wraps a callable, in code that runs repeatedly."""
+
+    node: cst.CSTNode  # the outermost transform Call, or the decorated FunctionDef
+    chain: list[cst.Call]  # transform calls, outermost first (empty for a decorated def)
+    kinds: list[str]  # transform short names, outermost first
+    target: cst.BaseExpression | cst.FunctionDef  # the wrapped callable (expression or the def)
+    kind: str  # see FRESH, or MODULE_FUNCTION
+    call: cst.Call | None = None  # `T(F)(args)`: the immediate call
+    definition: cst.FunctionDef | None = None  # nested def behind a Name target
+    loops: list[cst.CSTNode] = field(default_factory=list)
+    function: cst.CSTNode | None = None
+    # `f = T(F)` then `f(args)`: the binding statement and every call of `f` (the direct form
+    # `T(F)(args)` has `calls == [call]` and no binding)
+    calls: list[cst.Call] = field(default_factory=list)
+    binding: cst.SimpleStatementLine | None = None
+    manual: str | None = None  # the site is reported, but the fix must be done by hand (why)
+
+    @property
+    def spelled(self) -> str:
+        """The transform chain as a message spells it: `jax.jit(...)`, `jax.jit(jax.grad(...))`."""
+        names = [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in self.kinds]
+        return "(".join(names) + "(...)" + ")" * (len(self.kinds) - 1)
+
+    @property
+    def reported_at(self) -> cst.CSTNode:
+        """The node a finding points at: the call `T(F)(x)`, the binding's `T(F)`, or the def's name."""
+        node = self.node if self.call is None or self.binding is not None else self.call
+        return node.name if isinstance(node, cst.FunctionDef) else node
+
+
+def runs_once(function_name: str) -> bool:
+    """Functions a program calls once by convention, pytest tests and `main`: a transform made in
+    their body compiles once (a loop inside them still repeats it)."""
+    return function_name == "main" or function_name.startswith("test")
+
+
+def find_sites(ctx: RuleContext, idx: ScopeIndex) -> list[Site]:
+    """Every site of the file, in source order."""
+    return list(_SiteFinder(ctx, idx).sites())
+
+
+def sibling_of(idx: ScopeIndex, node: cst.CSTNode, siblings: list[cst.CSTNode]) -> cst.CSTNode | None:
+    """The statement of `siblings` that holds `node`, or None."""
+    for anc in idx.ancestors(node):
+        if any(anc is s for s in siblings):
+            return anc
+    return None
+
+
+def module_class(idx: ScopeIndex, func: cst.BaseExpression) -> cst.ClassDef | None:
+    """The class `func` names, when it is a class bound once at module level in this file."""
+    if not isinstance(func, cst.Name) or not isinstance(idx.resolve(func.value, func), cst.Module):
+        return None
+    stmts = idx.module_bindings(func.value)
+    if len(stmts) == 1 and isinstance(stmts[0], cst.ClassDef) and func.value not in idx.global_declarations():
+        return stmts[0]
+    return None
+
+
+def single_module_binding(idx: ScopeIndex, name: str) -> bool:
+    """`name` is bound by one statement at module level and declared global nowhere."""
+    stmts = idx.module_bindings(name)
+    return len(stmts) == 1 and name not in idx.global_declarations()
+
+
+class _SiteFinder:
+    """One walk of the module for transform calls and decorated defs, each kept when it is a site."""
+
+    def __init__(self, ctx: RuleContext, idx: ScopeIndex) -> None:
+        self.ctx = ctx
+        self.idx = idx
+        self.qualify = ctx.names.qualify
+        self._traced_names: set[str] | None = None
+
+    def transform_name(self, expr: cst.BaseExpression) -> str | None:
+        return TRANSFORMS.get(self.qualify(expr) or "")
+
+    def sites(self) -> Iterator[Site]:
+        found: list[Site] = []
+        ctx = self
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                site = ctx._site_for_call(node)
+                if site is not None:
+                    found.append(site)
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                site = ctx._site_for_decorated(node)
+                if site is not None:
+                    found.append(site)
+
+        walk(self.ctx.module, _V())
+        yield from found
+
+    def _site_for_call(self, node: cst.Call) -> Site | None:
+        outer = self.qualify(node.func)
+        if outer not in COMPILING:
+            return None
+        parent = self.idx.parent(node)
+        if isinstance(parent, cst.Arg) and isinstance(self.idx.parent(parent), cst.Call):
+            if self.transform_name(self.idx.parent(parent).func):
+                return None  # the outer transform reports it
+        chain: list[cst.Call] = [node]
+        kinds = [COMPILING[outer]]
+        target: cst.BaseExpression | None = None
+        current = node
+        while True:
+            if not current.args or current.args[0].keyword is not None or current.args[0].star:
+                return None
+            target = current.args[0].value
+            inner = self.transform_name(target.func) if isinstance(target, cst.Call) else None
+            if inner is None:
+                break
+            chain.append(target)
+            kinds.append(inner)
+            current = target
+        site = Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
+        if isinstance(parent, cst.Call) and parent.func is node:
+            site.call = parent
+            site.calls = [parent]
+        elif not self._bound_calls(site, parent):
+            return None  # stored, returned or passed on: may well be reused
+        if not self._classify(site, target):
+            return None
+        return self._place(site)
+
+    def _bound_calls(self, site: Site, assign: cst.CSTNode | None) -> bool:
+        """`f = T(F)` whose name is only ever called, right there: fill `site.calls`/`binding`.
+
+        False (no finding) when `f` may escape: bound more than once, declared global/nonlocal,
+        or used other than as `f(...)` (returned, stored, passed on: the caller may reuse the
+        jitted object). Inside a function and outside loops, calls made inside a loop are a reuse
+        of the one jit object (one compile per call of the function, amortised over the loop) and
+        are left alone too. Shapes the fix cannot rewrite set `site.manual`."""
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and assign.value is site.node
+        ):
+            return False
+        name = assign.targets[0].target.value
+        stmt = self.idx.parent(assign)
+        scope = self.idx.enclosing_scope(assign)
+        if not isinstance(scope, (cst.FunctionDef, cst.Module)) or not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        info = self.idx.scope_info(scope)
+        if info.bindings.get(name, []) != [assign] or name in info.params or name in info.globals | info.nonlocals:
+            return False
+        if isinstance(scope, cst.Module) and name in self.idx.global_declarations():
+            return False
+        body = scope if isinstance(scope, cst.Module) else scope.body
+        calls: list[cst.Call] = []
+        for use in name_uses(body, name):
+            if use is assign.targets[0].target:
+                continue
+            parent = self.idx.parent(use)
+            if not (isinstance(parent, cst.Call) and parent.func is use):
+                return False
+            calls.append(parent)
+        if not calls:
+            return False
+        own_loops = self.idx.enclosing_loops(site.node)
+        if not own_loops and any(len(self.idx.enclosing_loops(c)) > len(own_loops) for c in calls):
+            return False
+        site.calls = calls
+        site.binding = stmt
+        site.manual = self._bound_shape_problem(stmt, scope, calls)
+        return True
+
+    def _bound_shape_problem(self, stmt: cst.SimpleStatementLine, scope: cst.CSTNode, calls: list[cst.Call]) -> str | None:
+        if len(stmt.body) != 1:
+            return "the binding shares its line with other statements"
+        if any(line.comment is not None for line in stmt.leading_lines) or stmt.trailing_whitespace.comment:
+            return "a comment is attached to the binding line"
+        block = self.idx.parent(stmt)
+        siblings = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else [stmt]
+        index = next(i for i, s in enumerate(siblings) if s is stmt)
+        for call in calls:
+            if self.idx.enclosing_scope(call) is not scope:
+                return "the jitted name is called from a nested function, lambda or comprehension"
+            sibling = sibling_of(self.idx, call, siblings)
+            if sibling is None or not any(s is sibling for s in siblings[index + 1 :]):
+                return "the jitted name is called outside the statements that follow its binding"
+        return None
+
+    def _site_for_decorated(self, node: cst.FunctionDef) -> Site | None:
+        if not node.decorators:
+            return None
+        dec = node.decorators[0].decorator
+        kinds: list[str] = []
+        name = self.qualify(dec)
+        if name in COMPILING:
+            kinds.append(COMPILING[name])
+        elif isinstance(dec, cst.Call) and self.qualify(dec.func) in PARTIALS and dec.args:
+            inner = self.qualify(dec.args[0].value)
+            if inner not in COMPILING:
+                return None
+            kinds.append(COMPILING[inner])
+        elif isinstance(dec, cst.Call) and self.qualify(dec.func) in COMPILING:
+            return None  # @jax.jit(...) factory form: rare; leave it
+        else:
+            return None
+        scope = self.idx.enclosing_scope(node)
+        if isinstance(scope, cst.ClassDef):
+            return None
+        site = Site(node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node)
+        if isinstance(scope, cst.Module):
+            if not self.idx.enclosing_loops(node):
+                return None
+        # every use of the name in its scope must be a call
+        if not self._only_called(node.name.value, scope, exclude=node):
+            return None
+        return self._place(site)
+
+    def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> bool:
+        uses = name_uses(scope.body if not isinstance(scope, cst.Module) else scope, name)
+        called = 0
+        for use in uses:
+            if any(a is exclude for a in self.idx.ancestors(use)) or use is exclude.name:
+                continue
+            parent = self.idx.parent(use)
+            if isinstance(parent, cst.Call) and parent.func is use:
+                called += 1
+                continue
+            return False
+        return called > 0
+
+    def _classify(self, site: Site, target: cst.BaseExpression) -> bool:
+        if isinstance(target, cst.Lambda):
+            site.kind = "lambda"
+            return True
+        if isinstance(target, cst.Call) and self.qualify(target.func) in PARTIALS:
+            site.kind = "partial"
+            return bool(target.args) and target.args[0].keyword is None and not target.args[0].star
+        if isinstance(target, cst.Name):
+            scope = self.idx.resolve(target.value, site.node)
+            if scope is None:
+                return False
+            if isinstance(scope, cst.Module):
+                if target.value in self.ctx.names.bindings or single_module_binding(self.idx, target.value):
+                    site.kind = MODULE_FUNCTION
+                    return True
+                return False
+            if isinstance(scope, cst.FunctionDef):
+                bindings = self.idx.scope_info(scope).bindings.get(target.value, [])
+                if (
+                    len(bindings) == 1
+                    and isinstance(bindings[0], cst.FunctionDef)
+                    and target.value not in param_names(scope.params)
+                ):
+                    site.kind = "nested def"
+                    site.definition = bindings[0]
+                    return True
+                if (
+                    bindings
+                    and all(
+                        isinstance(b, cst.Assign)
+                        and (
+                            isinstance(b.value, cst.Lambda)
+                            or (isinstance(b.value, cst.Call) and self.qualify(b.value.func) in PARTIALS)
+                        )
+                        for b in bindings
+                    )
+                    and target.value not in param_names(scope.params)
+                ):
+                    site.kind = "local callable"
+                    return True
+            return False
+        if isinstance(target, cst.Attribute):
+            head = target
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(target.value, cst.Call) and module_class(self.idx, target.value.func) is not None:
+                site.kind = NEW_OBJECT  # `M(k).apply`
+                return True
+            if not isinstance(head, cst.Name):
+                return False
+            scope = self.idx.resolve(head.value, site.node)
+            if isinstance(scope, cst.Module) and head.value in self.ctx.names.bindings:
+                site.kind = MODULE_FUNCTION  # jnp.sin, mymodule.f
+                return True
+            if scope is None:
+                return False
+            site.kind = "bound method"
+            return True
+        return False
+
+    def _place(self, site: Site) -> Site | None:
+        anchor = site.node
+        site.loops = self.idx.enclosing_loops(anchor)
+        site.function = self.idx.enclosing_function(anchor)
+        if self._under_trace(anchor):
+            return None
+        if site.loops:
+            return site
+        if site.kind == MODULE_FUNCTION or site.function is None or isinstance(site.function, cst.Lambda):
+            return None
+        if site.function.name.value == "__init__":
+            return None  # runs once per instance: the usual place to build jitted callables
+        if runs_once(site.function.name.value):
+            return None  # "compiles again on every call" needs more than one call
+        if (
+            site.kind in ("nested def", "decorated nested def")
+            and self.idx.enclosing_function(site.definition) is not site.function
+        ):
+            return None
+        return site
+
+    def _under_trace(self, node: cst.CSTNode) -> bool:
+        traced = self.traced_names()
+        for anc in self.idx.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                if anc.name.value in traced:
+                    return True
+                for dec in anc.decorators:
+                    d = dec.decorator
+                    if self.qualify(d) in TRACING_CALLS:
+                        return True
+                    if isinstance(d, cst.Call) and (
+                        self.qualify(d.func) in TRACING_CALLS
+                        or (
+                            self.qualify(d.func) in PARTIALS
+                            and d.args
+                            and self.qualify(d.args[0].value) in TRACING_CALLS
+                        )
+                    ):
+                        return True
+            if isinstance(anc, cst.Lambda):
+                return True  # a lambda body: almost always a traced body (scan/cond/jit) or a key function
+        return False
+
+    def traced_names(self) -> set[str]:
+        if self._traced_names is None:
+            names: set[str] = set()
+            planner = self
+
+            class _V(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    if planner.qualify(node.func) in TRACING_CALLS or (
+                        planner.qualify(node.func) in PARTIALS
+                        and node.args
+                        and planner.qualify(node.args[0].value) in TRACING_CALLS
+                    ):
+                        for arg in node.args:
+                            if isinstance(arg.value, cst.Name):
+                                names.add(arg.value.value)
+
+            walk(self.ctx.module, _V())
+            self._traced_names = names
+        return self._traced_names
