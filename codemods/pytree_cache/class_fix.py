@@ -1,133 +1,27 @@
-"""## What it does
-Finds `functools.cached_property` (JAX101) and `functools.cache` / `functools.lru_cache`
-on methods (JAX102) in pytree classes: subclasses of `flax.struct.PyTreeNode` or
-`equinox.Module` (also through bases in this module or another module of the checked
-tree), classes decorated with `@flax.struct.dataclass`, `@chex.dataclass`,
-`@jax.tree_util.register_pytree_node_class` or `@jax.tree_util.register_dataclass`, and
-classes passed to `register_pytree_node` / `register_pytree_with_keys` /
-`register_dataclass`. A class that is not a pytree is never flagged.
+"""JAX101's rewrite of a pytree class: all its cached properties at once, in one fix.
 
-## Why is this bad?
-A `cached_property` stores its value in the instance `__dict__`, which is not part of the
-pytree. Every `jax.jit`, `vmap` or `grad` call flattens the instance and builds a new one
-from the leaves, with an empty `__dict__`: the value is recomputed inside every trace and
-never cached across a jit boundary. Worse, when the property is first read inside a trace
-on an instance the jitted function closed over, the tracer is stored on the real object;
-every later use raises `UnexpectedTracerError` or `ConcretizationTypeError` (measured on
-all five class kinds, jax 0.10.2). `functools.cache`/`lru_cache` on a method keys on
-`self`: flax, chex and equinox instances holding arrays are unhashable (`TypeError` on the
-first call), and identity-hashed classes keep tracers alive in the cache.
-
-## Known problems
-Only decorator uses are found (`b = cached_property(f)` in a class body is not). A base
-class in another module is only seen when the project index was built over it (the CLI
-builds it from the files it checks). With `cache-style = "field"`: a subclass in another
-module that declares fields without defaults can no longer be created (dataclass field
-order; in this module that case is reported as manual), and a subclass in another module
-that has its own cached properties gets a `with_caches()` that does not chain to its
-base's (in this module it calls `super().with_caches()`). The fix of a class covers all
-its cached properties at once, so `# noqa` on one of them does not keep that one out of
-the class's rewrite. A flax/chex/dataclass class with a hand-written `__init__` that does
-not accept the cache field breaks `with_caches()` (`replace` passes it as a keyword); not
-detected. Property style drops eager
-caching: two eager reads compute twice. `@chex.dataclass` flattens `__dict__`: there
-the original's cached value is an extra leaf after the first eager read (the treedef, and
-so jit's cache key, change with access; unflatten drops it again); the rewrite removes
-that. The tracer-safe cached property (a descriptor
-that caches eagerly but never stores a tracer) is not offered as a style: it would need a
-runtime helper in the user's code.
-
-## Example
-```python
-class Model(flax.struct.PyTreeNode):
-    w: jax.Array
-
-    @functools.cached_property
-    def norm(self) -> jax.Array:
-        return jnp.linalg.norm(self.w)
-```
-
-## Use instead
-```python
-class Model(flax.struct.PyTreeNode):
-    w: jax.Array
-    _norm_cache: Optional[jax.Array] = struct.field(default=None)
-
-    @property
-    def norm(self) -> jax.Array:
-        if self._norm_cache is not None:
-            return self._norm_cache
-        return jnp.linalg.norm(self.w)
-
-    def with_caches(self):
-        return self.replace(_norm_cache=self.norm)
-```
-Call `model = model.with_caches()` once, outside jit; jitted code reading `model.norm`
-then uses the cached leaf instead of recomputing it.
-
-## Options
-`cache-style` (`[tool.jaxfix.pytree-cache]`): `"field"` (default) rewrites as above, a
-registered cache field per property, filled functionally by one `with_caches()` method
-(`self.replace`, `eqx.tree_at`, `dataclasses.replace`, or `tree_flatten`/`tree_unflatten`;
-a subclass chains to `super().with_caches()`); the field is annotated `Optional[<return
-type>]` (`Any` when the property has no return annotation). `"property"` turns the
-`cached_property` into a plain `property`: no new field, no cache.
-
-## Fix safety
-JAX102 (remove `cache`/`lru_cache` from the method) is safe: the method returns the same
-values; where the original crashed (unhashable `self`) or leaked a tracer, the rewrite works.
-
-JAX101 with `cache-style = "property"` is safe: values and gradients are those of the
-original on every path where the original works (and it stops the tracer leak). Eager code
-recomputes on each access; under jit XLA removes the duplicate computation.
-
-JAX101 with `cache-style = "field"` is **unsafe**, measured on flax 0.12.8 / equinox 0.13.8:
-the class gains a `None` leaf, so its treedef changes (code comparing treedefs, or a
-`jit` cache warmed before, sees a new structure), and `flax.serialization.from_state_dict`
-/ `from_bytes` of a checkpoint saved before the rewrite raises `ValueError: Missing field
-_b_cache`. Once filled by `with_caches()`, the cache is a leaf of its own: `jax.grad` sends
-the gradient to the cache instead of the fields it was computed from (gradient 0 for
-them), an optimizer step or `jax.tree.map` updates the cache so it goes stale, and `None`
-vs filled are two compilations. Before filling, values and gradients are unchanged.
-
-A property annotated to return static Python data (`int`, `str`, `tuple[...]`, ...) gets no
-cache field even in the field style: filled, it would be a leaf, traced under jit (a shape
-or a branch flag would stop being concrete). It becomes a plain property (safe on its own).
-Unannotated properties are assumed to return arrays; if one returns static data, the
-filled cache is traced under jit: one more reason the field style is unsafe.
-
-equinox: a class with its own `__init__` gets `self._b_cache = None` at its top (equinox
-leaves a defaulted field unset under a custom `__init__`); a subclass whose base in this
-module has a custom `__init__` is reported as manual.
-
-A `setter`/`deleter` on the name, an assignment or `del` of the attribute in the module,
-a class registered with separate flatten functions, or a `tree_flatten`/`tree_unflatten`
-too irregular to edit is reported as manual, with the reason.
-
-## References
-- https://docs.jax.dev/en/latest/custom_pytrees.html
-- https://github.com/patrick-kidger/equinox/issues/539
-- https://github.com/pyro-ppl/numpyro/issues/1651
+`class_fix(ctx, cached, style)` builds the fix that every JAX101 finding of the class carries:
+with `cache-style = "property"` each `cached_property` becomes a plain `property` (safe); with
+`"field"` each gets a registered cache field, read by a guarded property and filled by one
+`with_caches()` method in the class kind's own copy idiom (`self.replace`, `eqx.tree_at`,
+`dataclasses.replace`, `tree_flatten`/`tree_unflatten`), unsafe. What the rewrite cannot do
+safely becomes a manual fix that says why.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator
-from dataclasses import dataclass
 
 import libcst as cst
 
-from codemods._command import commands_for
-from jaxfix.analysis import astscan
+from codemods.pytree_cache.cached_members import CACHED_PROPERTY, CachedClass, CachedMember
 from jaxfix.analysis import pytrees as pt
-from jaxfix.analysis.walk import statements, walk
-from jaxfix.model import Finding, Fix, ImportRequest, Safety
-from jaxfix.rulebase import Code, Example, Option, Rule, RuleContext
+from jaxfix.analysis.codegen import black_format
+from jaxfix.analysis.walk import walk
+from jaxfix.model import Fix, ImportRequest, Safety
+from jaxfix.rulebase import RuleContext
 
-CACHED_PROPERTY = frozenset({"functools.cached_property"})
-METHOD_CACHES = frozenset({"functools.cache", "functools.lru_cache"})
 FILL_METHOD = "with_caches"
 
 # Return annotations that mean static Python data: as a filled cache leaf it would be traced
@@ -145,185 +39,13 @@ FIELD_HAZARDS = (
 )
 
 
-@dataclass
-class _Cached:
-    func: cst.FunctionDef
-    decorator: cst.Decorator
-    qualname: str
-
-    @property
-    def name(self) -> str:
-        return self.func.name.value
-
-
-class PytreeCacheRule(Rule):
-    __doc__ = __doc__
-
-    name = "pytree-cache"
-    codes = (
-        Code(
-            "JAX101",
-            "cached-property-on-pytree",
-            "`functools.cached_property` on a pytree class: lost at every jit boundary, leaks tracers",
-            fix="sometimes",
-        ),
-        Code(
-            "JAX102",
-            "method-cache-on-pytree",
-            "`functools.cache`/`lru_cache` on a method of a pytree class: keys on `self`, leaks tracers",
-            fix="always",
-        ),
-    )
-    uses_project = True  # a base class defined in another file can make a class a pytree
-    prefilter = ("functools",)
-    options = (
-        Option(
-            "cache-style",
-            "field",
-            "How JAX101 is fixed: `field` (registered cache field + `with_caches()`, unsafe) or "
-            "`property` (plain property, safe).",
-            choices=("field", "property"),
-        ),
-    )
-    examples = (
-        Example(
-            bad=(
-                "class Model(flax.struct.PyTreeNode):\n"
-                "    w: jax.Array\n\n"
-                "    @functools.cached_property\n"
-                "    def norm(self) -> jax.Array:\n"
-                "        return jnp.linalg.norm(self.w)\n"
-            ),
-            good=(
-                "class Model(flax.struct.PyTreeNode):\n"
-                "    w: jax.Array\n"
-                "    _norm_cache: Optional[jax.Array] = struct.field(default=None)\n\n"
-                "    @property\n"
-                "    def norm(self) -> jax.Array:\n"
-                "        if self._norm_cache is not None:\n"
-                "            return self._norm_cache\n"
-                "        return jnp.linalg.norm(self.w)\n\n"
-                "    def with_caches(self):\n"
-                '        """Return a copy with the caches filled; call it outside jit."""\n'
-                "        return self.replace(_norm_cache=self.norm)\n"
-            ),
-        ),
-        Example(
-            bad=(
-                "class Layer(eqx.Module):\n"
-                "    w: jax.Array\n\n"
-                "    @functools.lru_cache(maxsize=None)\n"
-                "    def scaled(self, k):\n"
-                "        return self.w * k\n"
-            ),
-            good=(
-                "class Layer(eqx.Module):\n"
-                "    w: jax.Array\n\n"
-                "    def scaled(self, k):\n"
-                "        return self.w * k\n"
-            ),
-        ),
-    )
-
-    def could_match(self, tree: ast.Module) -> bool:
-        """A stdlib-AST over-approximation of `check`: some class has a cached member (a method
-        decorated with a `CACHED_PROPERTY`/`METHOD_CACHES` name, as `_cached_members` finds them)
-        and may be a pytree by `pytrees.class_kind`'s rules, with or without a project index
-        (`_PytreeScreen`). Most classes with a cache have no decorator that could make them a
-        pytree, no base, and are passed to no registering call: those are rejected."""
-        bindings = pt.module_bindings(tree)
-        classes = [node for node in pt.ast_statements(tree.body) if isinstance(node, ast.ClassDef)]
-        cached = [node for node in classes if _has_cached_member(node, bindings)]
-        if not cached:
-            return False
-        screen = _PytreeScreen(tree, bindings, classes)
-        return any(screen.may_be_pytree(node) for node in cached)
-
-    # -- detection ---------------------------------------------------------
-    def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        classes = pt.pytree_classes(ctx)
-        if not classes:
-            return
-        style = ctx.option(self, "cache-style")
-        names = {name for name, _ in classes}
-        for classdef in _class_defs(ctx.module):
-            # the position (which class of that name) is looked up last: on a large class it costs
-            # a render of the class's top-level statement, and most classes have no cached member
-            if classdef.name.value not in names:
-                continue
-            properties, methods = self._cached_members(ctx, classdef)
-            if not properties and not methods:
-                continue
-            info = classes.get((classdef.name.value, ctx.position(classdef.name).start.line))
-            if info is None:
-                continue
-            if properties:
-                fix = _ClassFix(ctx, classdef, info, properties, style).build()
-                for member in properties:
-                    yield ctx.finding(
-                        self,
-                        "JAX101",
-                        member.decorator,
-                        f"`cached_property` `{member.name}` on pytree class `{classdef.name.value}` "
-                        f"({info.via}): its cache lives in `__dict__`, is rebuilt inside every jit trace "
-                        f"and stores a tracer when first read under jit",
-                        fix,
-                    )
-            for member in methods:
-                short = member.qualname.rsplit(".", 1)[-1]
-                fix = ctx.rewrite(
-                    f"Remove `@{short}` from `{member.name}`",
-                    Safety.SAFE,
-                    replace={
-                        member.func: member.func.with_changes(
-                            decorators=[d for d in member.func.decorators if d is not member.decorator]
-                        )
-                    },
-                )
-                yield ctx.finding(
-                    self,
-                    "JAX102",
-                    member.decorator,
-                    f"`{short}` on method `{member.name}` of pytree class `{classdef.name.value}` "
-                    f"({info.via}): it keys on `self` (unhashable, or kept alive with its tracers) "
-                    f"and never caches across a jit boundary",
-                    fix,
-                )
-
-    def _cached_members(self, ctx: RuleContext, classdef: cst.ClassDef) -> tuple[list[_Cached], list[_Cached]]:
-        properties, methods = [], []
-        body = classdef.body.body if isinstance(classdef.body, cst.IndentedBlock) else ()
-        for stmt in body:
-            if not isinstance(stmt, cst.FunctionDef):
-                continue
-            decorated = {ctx.names.qualify(d.decorator) for d in stmt.decorators}
-            if decorated & {"staticmethod", "classmethod"}:
-                continue  # not keyed on an instance: no tracer, no unhashable self
-            for dec in stmt.decorators:
-                target = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
-                name = ctx.names.qualify(target)
-                if name in CACHED_PROPERTY and not isinstance(dec.decorator, cst.Call):
-                    properties.append(_Cached(stmt, dec, name))
-                    break
-                if name in METHOD_CACHES:
-                    methods.append(_Cached(stmt, dec, name))
-                    break
-        return properties, methods
-
-
-def _class_defs(module: cst.Module) -> list[cst.ClassDef]:
-    return [node for node in statements(module) if isinstance(node, cst.ClassDef)]
+def class_fix(ctx: RuleContext, cached: CachedClass, style: str) -> Fix:
+    """The one fix shared by every JAX101 finding of `cached.classdef` (`style`: "field" or "property")."""
+    return _ClassFix(ctx, cached.classdef, cached.info, cached.properties, style).build()
 
 
 def _black(code: str, indent: int) -> str:
-    try:
-        import black
-    except ImportError:  # pragma: no cover - black is a dependency; keep rules usable without it
-        return code
-    try:
-        return black.format_str(code, mode=black.Mode(line_length=max(40, 88 - indent)))
-    except Exception:  # pragma: no cover - generated code is always valid
-        return code
+    return black_format(code, max(40, 88 - indent))
 
 
 def _stmt(code: str, indent: int = 4) -> cst.BaseStatement:
@@ -360,7 +82,7 @@ class _Manual(Exception):
 class _ClassFix:
     """The one fix shared by every JAX101 finding of a class: all its cached properties at once."""
 
-    def __init__(self, ctx: RuleContext, classdef: cst.ClassDef, info: pt.PytreeInfo, props: list[_Cached], style: str):
+    def __init__(self, ctx: RuleContext, classdef: cst.ClassDef, info: pt.PytreeInfo, props: list[CachedMember], style: str):
         self.ctx, self.cls, self.info, self.props, self.style = ctx, classdef, info, props, style
         self.imports: list[ImportRequest] = []
         self.replace: dict[cst.CSTNode, cst.CSTNode] = {}
@@ -510,7 +232,7 @@ class _ClassFix:
         body[at:at] = [cst.parse_statement(f"{me}.{c} = None\n") for c in caches]
         self.replace[init] = init.with_changes(body=init.body.with_changes(body=body))
 
-    def _static_valued(self, p: _Cached) -> bool:
+    def _static_valued(self, p: CachedMember) -> bool:
         """The return annotation says static Python data (int, str, tuple, ...): not a leaf to cache."""
         returns = p.func.returns
         if returns is None:
@@ -560,7 +282,7 @@ class _ClassFix:
                     anchor = anchor or stmt
         return anchor
 
-    def _field_stmt(self, p: _Cached, cache: str) -> cst.BaseStatement:
+    def _field_stmt(self, p: CachedMember, cache: str) -> cst.BaseStatement:
         returns = p.func.returns
         if returns is not None:
             text = self.ctx.module.code_for_node(returns.annotation)
@@ -584,7 +306,7 @@ class _ClassFix:
             default = "None"
         return _stmt(f"{cache}: {annotation} = {default}\n", self.indent)
 
-    def _guarded_property(self, p: _Cached, cache: str) -> cst.FunctionDef:
+    def _guarded_property(self, p: CachedMember, cache: str) -> cst.FunctionDef:
         func = p.func
         if not isinstance(func.body, cst.IndentedBlock):
             raise _Manual(f"`{p.name}` has a one-line body")
@@ -809,98 +531,3 @@ def _replace_in(tree: cst.CSTNode, old: cst.CSTNode, new: cst.CSTNode) -> cst.CS
 
     return tree.visit(Swap())
 
-
-# -- the could_match screen ----------------------------------------------------------------------
-def _has_cached_member(node: ast.ClassDef, bindings: dict[str, str]) -> bool:
-    """`_cached_members` on the stdlib AST: a method directly in the class body (not a static or
-    class method) decorated with a cached_property/cache/lru_cache name (`pt.module_bindings`
-    without a module name reads imports as `ctx.names` does: relative and star imports bind nothing)."""
-    for stmt in node.body:
-        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        targets = [pt.qualify(d.func if isinstance(d, ast.Call) else d, bindings) for d in stmt.decorator_list]
-        plain = {pt.qualify(d, bindings) for d in stmt.decorator_list}
-        if plain & {"staticmethod", "classmethod"}:
-            continue
-        if any(t in CACHED_PROPERTY or t in METHOD_CACHES for t in targets):
-            return True
-    return False
-
-
-class _PytreeScreen:
-    """Whether a class may be a pytree by `pytrees.class_kind`, whatever project index `check` gets.
-
-    A project changes two things, and the screen allows for both:
-    - it gives the module a name, so relative imports bind names too (`from .struct import
-      dataclass`): any name a relative import binds may qualify to anything (`uncertain`);
-    - it resolves a dotted base (`pkg.mod.Base`) through another module of the project, which may
-      derive from `flax.struct.PyTreeNode`: every dotted base may make the class a pytree.
-    A bare base that names no class of this module never resolves (a project module always has a
-    non-empty dotted name), and a bare base naming one is followed through that class's bases.
-    """
-
-    def __init__(self, tree: ast.Module, bindings: dict[str, str], classes: list[ast.ClassDef]) -> None:
-        self.tree = tree
-        self.bindings = bindings
-        self.local = {node.name: node for node in classes}  # the last definition wins, as in `summarize`
-        self.uncertain = {
-            alias.asname or alias.name
-            for node in pt.ast_statements(tree.body)
-            if isinstance(node, ast.ImportFrom) and node.level
-            for alias in node.names
-        }
-        self._registered: set[str] | None = None
-
-    def _maybe(self, expr: ast.AST, table) -> bool:
-        """`expr` qualifies to a name in `table`, or might with a project (a relatively imported head)."""
-        text = pt.dotted(expr)
-        if text is None:
-            return False
-        if text.partition(".")[0] in self.uncertain:
-            return True
-        return pt.qualify(expr, self.bindings) in table
-
-    def may_be_pytree(self, node: ast.ClassDef) -> bool:
-        for dec in node.decorator_list:  # `pt.decorator_target`: `@d`, `@d(...)`, `@partial(d, ...)`
-            if isinstance(dec, ast.Call):
-                if self._maybe(dec.func, pt.DECORATOR_KINDS):
-                    return True
-                if dec.args and self._maybe(dec.args[0], pt.DECORATOR_KINDS):
-                    return True
-            elif self._maybe(dec, pt.DECORATOR_KINDS):
-                return True
-        if node.name in self.registered():
-            return True
-        return self._inherits(node, frozenset())
-
-    def registered(self) -> set[str]:
-        """Names passed first to a call that may be a registering one (`pt.summarize`'s `registered`)."""
-        if self._registered is None:
-            self._registered = {
-                call.args[0].id
-                for call in astscan.nodes(self.tree)
-                if type(call) is ast.Call
-                and call.args
-                and type(call.args[0]) is ast.Name
-                and self._maybe(call.func, pt.CALL_KINDS)
-            }
-        return self._registered
-
-    def _inherits(self, node: ast.ClassDef, seen: frozenset[str]) -> bool:
-        """`pt.inherited_kind` / `pt.base_kind`, over-approximated for an unknown project."""
-        for base in node.bases:
-            text = pt.dotted(base)
-            if text is None:  # `Generic[T]`, `make_base()`: `summarize` drops such bases too
-                continue
-            if text.partition(".")[0] in self.uncertain:
-                return True
-            name = pt.qualify(base, self.bindings)
-            if name in pt.ROOT_BASES or "." in name:
-                return True
-            if name in self.local and name not in seen and self._inherits(self.local[name], seen | {name}):
-                return True
-        return False
-
-
-# `<Name>Command` for each rule: libcst codemod commands, made on first access
-__getattr__ = commands_for(PytreeCacheRule)
