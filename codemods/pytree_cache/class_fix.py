@@ -18,7 +18,7 @@ import libcst as cst
 from codemods.pytree_cache.cached_members import CACHED_PROPERTY, CachedClass, CachedMember
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.codegen import black_format
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import own_returns, walk
 from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rulebase import RuleContext
 
@@ -500,22 +500,7 @@ def _single_final_return(func: cst.FunctionDef) -> cst.Return | None:
     """The function's only `return` (outside nested scopes) when it is its last statement."""
     if not isinstance(func.body, cst.IndentedBlock) or not func.body.body:
         return None
-    returns: list[cst.Return] = []
-
-    class Find(cst.CSTVisitor):
-        def visit_Return(self, node: cst.Return) -> None:
-            returns.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-    walk(func, Find())
+    returns = own_returns(func)
     last = func.body.body[-1]
     if len(returns) != 1 or not isinstance(last, cst.SimpleStatementLine) or last.body[-1] is not returns[0]:
         return None
