@@ -10,6 +10,7 @@ each pytree class (`jaxfix.analysis.pytrees.pytree_classes`) with a cached membe
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 import libcst as cst
@@ -22,6 +23,7 @@ CACHED_PROPERTY = frozenset({"functools.cached_property"})
 METHOD_CACHES = frozenset({"functools.cache", "functools.lru_cache"})
 # Not keyed on an instance: no tracer stored, no unhashable `self`.
 _NOT_ON_INSTANCE = frozenset({"staticmethod", "classmethod"})
+_CACHES = CACHED_PROPERTY | METHOD_CACHES
 
 
 class PytreeCacheFamily:
@@ -109,24 +111,33 @@ def may_hold_cached_pytree(tree: ast.Module, caches: frozenset[str]) -> bool:
     a name in `caches` and may be a pytree by `pytrees.class_kind`'s rules, with or without a
     project index (`pytrees.PytreeScreen`). Most classes with a cache have no decorator that could
     make them a pytree, no base, and are passed to no registering call: those are rejected."""
-    bindings = pt.module_bindings(tree)
-    classes = [node for node in pt.ast_statements(tree.body) if isinstance(node, ast.ClassDef)]
-    cached = [node for node in classes if _has_cached_member(node, bindings, caches)]
-    if not cached:
-        return False
-    screen = pt.PytreeScreen(tree, bindings, classes)
-    return any(screen.may_be_pytree(node) for node in cached)
+    cached, screen = _screen(tree)
+    return screen is not None and any(found & caches and screen.may_be_pytree(node) for node, found in cached)
 
 
-def _has_cached_member(node: ast.ClassDef, bindings: dict[str, str], caches: frozenset[str]) -> bool:
-    """`_cached_members` on the stdlib AST: a method directly in the class body (not a static or
-    class method) decorated with a name in `caches` (`pt.module_bindings` without a module name
-    reads imports as `ctx.names` does: relative and star imports bind nothing)."""
+@functools.lru_cache(maxsize=4)
+def _screen(tree: ast.Module) -> tuple[list[tuple[ast.ClassDef, frozenset[str]]], pt.PytreeScreen | None]:
+    """The classes with a cache decorator (and which ones) and, when there are any, the pytree
+    screen of `tree`: read once for both rules' screens."""
+    statements = list(pt.ast_statements(tree.body))
+    bindings = pt.bindings_of(statements)
+    classes = (node for node in statements if isinstance(node, ast.ClassDef))
+    cached = [(node, found) for node in classes if (found := _cache_decorators(node, bindings))]
+    return cached, pt.PytreeScreen(tree, statements, bindings) if cached else None
+
+
+def _cache_decorators(node: ast.ClassDef, bindings: dict[str, str]) -> frozenset[str]:
+    """`_cached_members` on the stdlib AST: the cache decorators on the methods directly in the
+    class body (not static or class methods), as qualified names (`pt.module_bindings` without a
+    module name reads imports as `ctx.names` does: relative and star imports bind nothing)."""
+    found: set[str] = set()
     for stmt in node.body:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         if {pt.qualify(d, bindings) for d in stmt.decorator_list} & _NOT_ON_INSTANCE:
             continue
-        if any(pt.qualify(d.func if isinstance(d, ast.Call) else d, bindings) in caches for d in stmt.decorator_list):
-            return True
-    return False
+        for dec in stmt.decorator_list:
+            name = pt.qualify(dec.func if isinstance(dec, ast.Call) else dec, bindings)
+            if name in _CACHES:
+                found.add(name)
+    return frozenset(found)

@@ -108,7 +108,7 @@ def dotted(node: ast.AST) -> str | None:
 def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
     """Local name -> qualified name for every import in the module (relative ones too, given its name)."""
     imports = [node for node in ast_statements(tree.body) if isinstance(node, (ast.Import, ast.ImportFrom))]
-    return _bindings_of(imports, module_name, is_package)
+    return bindings_of(imports, module_name, is_package)
 
 
 def ast_statements(nodes: list) -> Iterator[ast.stmt]:
@@ -123,9 +123,13 @@ def ast_statements(nodes: list) -> Iterator[ast.stmt]:
                 yield from ast_statements(inner)
 
 
-def _bindings_of(imports: list[ast.stmt], module_name: str | None, is_package: bool) -> dict[str, str]:
+def bindings_of(
+    statements: list[ast.stmt], module_name: str | None = None, is_package: bool = False
+) -> dict[str, str]:
+    """`module_bindings` from the module's statements (`ast_statements`), for a caller that has
+    them already: the imports among them, in order."""
     bindings: dict[str, str] = {}
-    for node in imports:
+    for node in statements:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -193,7 +197,7 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)]
     stmts = list(ast_statements(tree.body))
     class_defs = [node for node in stmts if isinstance(node, ast.ClassDef)]
-    bindings = _bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
+    bindings = bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
     registered: dict[str, tuple[str, str]] = {}
     for call in calls:
         name = qualify(call.func, bindings)
@@ -325,13 +329,15 @@ class PytreeScreen:
     non-empty dotted name), and a bare base naming one is followed through that class's bases.
     """
 
-    def __init__(self, tree: ast.Module, bindings: dict[str, str], classes: list[ast.ClassDef]) -> None:
+    def __init__(self, tree: ast.Module, statements: list[ast.stmt], bindings: dict[str, str]) -> None:
+        """`statements`: `ast_statements(tree.body)`; `bindings`: `bindings_of(statements)`."""
         self.tree = tree
         self.bindings = bindings
-        self.local = {node.name: node for node in classes}  # the last definition wins, as in `summarize`
+        # the last definition wins, as in `summarize`
+        self.local = {node.name: node for node in statements if isinstance(node, ast.ClassDef)}
         self.uncertain = {
             alias.asname or alias.name
-            for node in ast_statements(tree.body)
+            for node in statements
             if isinstance(node, ast.ImportFrom) and node.level
             for alias in node.names
         }
