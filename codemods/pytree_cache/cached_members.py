@@ -4,7 +4,7 @@
 each pytree class (`jaxfix.analysis.pytrees.pytree_classes`) with a cached member, its
 `functools.cached_property` methods (JAX101) and its `functools.cache` / `lru_cache` methods
 (JAX102). `may_hold_cached_pytree` is the same question asked on the stdlib AST, the rules'
-`could_match` screen.
+`could_match` screen. `PytreeCacheFamily` holds the settings both rules share.
 """
 
 from __future__ import annotations
