@@ -16,9 +16,14 @@ import functools
 import libcst as cst
 
 from codemods.pytree_cache.cached_members import CACHED_PROPERTY, CachedClass, CachedMember
+from codemods.pytree_cache.registration_edits import (
+    NotAutomatic,
+    add_to_data_fields,
+    add_to_flatten,
+    black,
+    replace_in,
+)
 from jaxfix.analysis import pytrees as pt
-from jaxfix.analysis.codegen import black_format
-from jaxfix.analysis.walk import own_returns, walk
 from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rulebase import RuleContext
 
@@ -44,12 +49,8 @@ def class_fix(ctx: RuleContext, cached: CachedClass, style: str) -> Fix:
     return _ClassFix(ctx, cached.classdef, cached.info, cached.properties, style).build()
 
 
-def _black(code: str, indent: int) -> str:
-    return black_format(code, max(40, 88 - indent))
-
-
 def _stmt(code: str, indent: int = 4) -> cst.BaseStatement:
-    return cst.parse_statement(_black(code, indent))
+    return cst.parse_statement(black(code, indent))
 
 
 def _assigned_or_deleted(tree: ast.Module, name: str) -> bool:
@@ -75,10 +76,6 @@ def _written_attributes(tree: ast.Module) -> frozenset[str]:
     return frozenset(found)
 
 
-class _Manual(Exception):
-    pass
-
-
 class _ClassFix:
     """The one fix shared by every JAX101 finding of a class: all its cached properties at once."""
 
@@ -99,7 +96,7 @@ class _ClassFix:
             if self.style == "property":
                 return self._property_style()
             return self._field_style()
-        except _Manual as why:
+        except NotAutomatic as why:
             return self.ctx.manual(str(why))
 
     def _common_checks(self) -> None:
@@ -114,13 +111,13 @@ class _ClassFix:
                         and d.value.value in names
                         and d.attr.value in ("setter", "deleter")
                     ):
-                        raise _Manual(
+                        raise NotAutomatic(
                             f"`{d.value.value}` has a {d.attr.value}; rewrite the cache by hand "
                             f"(a registered field filled by a method returning a copy)"
                         )
         for p in self.props:
             if _assigned_or_deleted(self.ctx.tree, p.name):
-                raise _Manual(
+                raise NotAutomatic(
                     f"this module assigns or deletes `.{p.name}` (cache set or invalidated by hand), "
                     f"which a property cannot mirror; rewrite by hand"
                 )
@@ -140,7 +137,7 @@ class _ClassFix:
     def _field_style(self) -> Fix:
         kind = self.info.kind
         if kind == pt.REGISTERED:
-            raise _Manual(
+            raise NotAutomatic(
                 f"`{self.cls.name.value}` is registered with separate flatten/unflatten functions "
                 f'({self.info.via}); add the cache to them by hand, or use cache-style = "property"'
             )
@@ -155,16 +152,16 @@ class _ClassFix:
             )
         self.props = [p for p in self.props if p not in static]
         if not isinstance(self.cls.body, cst.IndentedBlock):
-            raise _Manual("one-line class body")
+            raise NotAutomatic("one-line class body")
         members = {s.name.value for s in self.cls.body.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
         fields = self._field_names()
         fill = next((n for n in (FILL_METHOD, "with_filled_caches", "with_jaxfix_caches") if n not in members), None)
         if fill is None:
-            raise _Manual("the class already defines `with_caches` and its alternatives")
+            raise NotAutomatic("the class already defines `with_caches` and its alternatives")
         cache = {p.name: f"_{p.name}_cache" for p in self.props}
         clash = [c for c in cache.values() if c in fields or c in members]
         if clash:
-            raise _Manual(f"the class already has `{clash[0]}`")
+            raise NotAutomatic(f"the class already has `{clash[0]}`")
         if kind in (pt.FLAX, pt.CHEX, pt.REGISTER_DATACLASS, pt.EQUINOX):
             self._check_subclasses()
         if kind == pt.EQUINOX:
@@ -173,9 +170,9 @@ class _ClassFix:
         for p in self.props:
             self.replace[p.func] = self._guarded_property(p, cache[p.name])
         if kind == pt.NODE_CLASS:
-            self._edit_flatten(list(cache.values()))
+            self.replace.update(add_to_flatten(self.ctx, self.cls, list(cache.values())))
         if kind == pt.REGISTER_DATACLASS:
-            self._edit_data_fields(list(cache.values()))
+            self.replace.update(add_to_data_fields(self.ctx, self.cls, list(cache.values())))
         body = list(self.cls.body.body)
         anchor = self._field_anchor(body)
         fill_method = self._fill_method(fill, cache)
@@ -196,7 +193,7 @@ class _ClassFix:
         new_body.append(fill_method)
         new_cls = self.cls.with_changes(body=self.cls.body.with_changes(body=new_body))
         for old, new in self.replace.items():  # e.g. a `data_fields` list in a decorator
-            new_cls = _replace_in(new_cls, old, new)
+            new_cls = replace_in(new_cls, old, new)
         replace = dict(self.replace)
         replace[self.cls] = new_cls
         names = ", ".join(f"`{p.name}`" for p in self.props)
@@ -219,13 +216,13 @@ class _ClassFix:
             for node in pt.ast_statements(self.ctx.tree.body):
                 if isinstance(node, ast.ClassDef) and node.name in bases:
                     if any(isinstance(b, ast.FunctionDef) and b.name == "__init__" for b in node.body):
-                        raise _Manual(
+                        raise NotAutomatic(
                             f"base `{node.name}` has a custom `__init__`, which leaves a defaulted cache field "
                             f"unset in equinox; add the field and set it to None there by hand"
                         )
             return
         if not isinstance(init.body, cst.IndentedBlock) or not init.params.params:
-            raise _Manual("`__init__` is a one-liner or takes no `self`; set the cache fields to None by hand")
+            raise NotAutomatic("`__init__` is a one-liner or takes no `self`; set the cache fields to None by hand")
         me = init.params.params[0].name.value
         body = list(init.body.body)
         at = 1 if body and _is_docstring(body[0]) else 0
@@ -262,7 +259,7 @@ class _ClassFix:
             if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == name for b in node.bases):
                 for stmt in node.body:
                     if isinstance(stmt, ast.AnnAssign) and stmt.value is None and isinstance(stmt.target, ast.Name):
-                        raise _Manual(
+                        raise NotAutomatic(
                             f"subclass `{node.name}` adds field `{stmt.target.id}` without a default; a defaulted "
                             f"cache field here would break its `__init__` (dataclass field order)"
                         )
@@ -309,10 +306,10 @@ class _ClassFix:
     def _guarded_property(self, p: CachedMember, cache: str) -> cst.FunctionDef:
         func = p.func
         if not isinstance(func.body, cst.IndentedBlock):
-            raise _Manual(f"`{p.name}` has a one-line body")
+            raise NotAutomatic(f"`{p.name}` has a one-line body")
         params = func.params.params or func.params.posonly_params
         if not params:
-            raise _Manual(f"`{p.name}` takes no `self`")
+            raise NotAutomatic(f"`{p.name}` takes no `self`")
         me = params[0].name.value
         guard = cst.parse_statement(f"if {me}.{cache} is not None:\n    return {me}.{cache}\n")
         body = list(func.body.body)
@@ -374,119 +371,6 @@ class _ClassFix:
             )
         return _stmt(f"def {fill}(self):\n    {doc}\n    {ret}\n", self.indent)
 
-    # -- register_pytree_node_class: children in tree_flatten / tree_unflatten ----------------
-    def _method(self, name: str) -> cst.FunctionDef:
-        for stmt in self.cls.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
-                return stmt
-        raise _Manual(f"no `{name}` method in the class body to add the cache to")
-
-    def _edit_flatten(self, caches: list[str]) -> None:
-        flatten = self._method("tree_flatten")
-        unflatten = self._method("tree_unflatten")
-        ret = _single_final_return(flatten)
-        if ret is None or not isinstance(ret.value, cst.Tuple) or len(ret.value.elements) != 2:
-            raise _Manual("`tree_flatten` does not end in one `return children, aux_data`; add the cache by hand")
-        me = flatten.params.params[0].name.value if flatten.params.params else "self"
-        children = ret.value.elements[0].value
-        extra = [cst.Element(cst.parse_expression(f"{me}.{c}")) for c in caches]
-        if isinstance(children, (cst.Tuple, cst.List)) and not any(
-            isinstance(e, cst.StarredElement) for e in children.elements
-        ):
-            elements = list(children.elements)
-            if elements:
-                elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            new_children = children.with_changes(elements=[*elements, *extra])
-            if isinstance(children, cst.Tuple) and not children.lpar:
-                new_children = new_children.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        else:
-            new_children = cst.Tuple([cst.StarredElement(children), *extra])
-        new_ret = ret.with_changes(
-            value=ret.value.with_changes(
-                elements=[ret.value.elements[0].with_changes(value=new_children), ret.value.elements[1]]
-            )
-        )
-        self.replace[flatten] = _replace_in(flatten, ret, new_ret)
-
-        params = unflatten.params.params
-        if len(params) != 3:
-            raise _Manual("`tree_unflatten` does not take (cls, aux_data, children); add the cache by hand")
-        kids = params[2].name.value
-        uret = _single_final_return(unflatten)
-        if uret is None or uret.value is None:
-            raise _Manual("`tree_unflatten` does not end in one `return`; add the cache by hand")
-        code = self.ctx.module.code_for_node(uret.value)
-        stmts = [
-            f"*{kids}, {', '.join(caches)} = {kids}",
-            f"obj = {code}",
-            *(f"obj.{c} = {c}" for c in caches),
-            "return obj",
-        ]
-        body = list(unflatten.body.body)
-        prefix = [cst.parse_statement(stmts[0] + "\n")]
-        suffix = [cst.parse_statement(s + "\n") for s in stmts[1:]]
-        body = prefix + body[:-1] + suffix
-        self.replace[unflatten] = unflatten.with_changes(body=unflatten.body.with_changes(body=body))
-
-    def _edit_data_fields(self, caches: list[str]) -> None:
-        """register_dataclass with an explicit `data_fields` list: add the caches to it."""
-        name = self.cls.name.value
-        calls: list[cst.Call] = []
-        for dec in self.cls.decorators:
-            if isinstance(dec.decorator, cst.Call):
-                calls.append(dec.decorator)
-
-        class Find(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name:
-                    calls.append(node)
-
-        walk(self.ctx.module, Find())
-        for call in calls:
-            target = self.ctx.names.qualify(call.func)
-            args = list(call.args)
-            if (
-                target in pt.PARTIAL
-                and args
-                and self.ctx.names.qualify(args[0].value) == "jax.tree_util.register_dataclass"
-            ):
-                positional = 2  # partial(register_dataclass, data_fields, ...)
-            elif target == "jax.tree_util.register_dataclass":
-                positional = 1 if (args and isinstance(args[0].value, cst.Name) and args[0].value.value == name) else 0
-                if positional == 0:
-                    continue
-            else:
-                continue
-            data = None
-            for i, arg in enumerate(args):
-                if (arg.keyword is not None and arg.keyword.value == "data_fields") or (
-                    arg.keyword is None and i == positional
-                ):
-                    data = arg
-            if data is None:
-                return  # fields inferred from the dataclass: the new field is data already
-            value = data.value
-            if not isinstance(value, (cst.List, cst.Tuple)):
-                raise _Manual("`data_fields` is not a literal list; add the cache fields to it by hand")
-            elements = list(value.elements)
-            if elements:
-                elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            extra = [cst.Element(cst.SimpleString(f'"{c}"')) for c in caches]
-            new_call = _replace_in(call, value, value.with_changes(elements=[*elements, *extra]))
-            self.replace[call] = self._black_call(call, new_call)
-            return
-
-    def _black_call(self, old: cst.Call, new: cst.Call) -> cst.BaseExpression:
-        """`new` laid out as black would at `old`'s place (a decorator or a statement of its own)."""
-        code = self.ctx.module.code_for_node(new)
-        column = self.ctx.position(old).start.column
-        parent = self.ctx.parent(old)
-        if isinstance(parent, cst.Decorator):
-            func = cst.parse_statement(_black(f"@{code}\ndef _():\n    pass\n", column - 1))
-            return func.decorators[0].decorator
-        stmt = cst.parse_statement(_black(code + "\n", column))
-        return stmt.body[0].value
-
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
     return (
@@ -494,25 +378,3 @@ def _is_docstring(stmt: cst.BaseStatement) -> bool:
         and isinstance(stmt.body[0], cst.Expr)
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
-
-
-def _single_final_return(func: cst.FunctionDef) -> cst.Return | None:
-    """The function's only `return` (outside nested scopes) when it is its last statement."""
-    if not isinstance(func.body, cst.IndentedBlock) or not func.body.body:
-        return None
-    returns = own_returns(func)
-    last = func.body.body[-1]
-    if len(returns) != 1 or not isinstance(last, cst.SimpleStatementLine) or last.body[-1] is not returns[0]:
-        return None
-    if len(last.body) != 1:
-        return None
-    return returns[0]
-
-
-def _replace_in(tree: cst.CSTNode, old: cst.CSTNode, new: cst.CSTNode) -> cst.CSTNode:
-    class Swap(cst.CSTTransformer):
-        def on_leave(self, original, updated):
-            return new if original is old else updated
-
-    return tree.visit(Swap())
-
