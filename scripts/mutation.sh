@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation check of codemods/pytree_cache.py against its fast unit/fixture tests
+# Mutation check of codemods/pytree_cache/ against its fast unit/fixture tests
 # (configuration: [tool.mutmut] in pyproject.toml; mutmut is a dev tool, install it with
 # `pip install mutmut`). mutmut 3 copies the project into mutants/ (git-ignored).
 # Usage: scripts/mutation.sh [-j N]     then: mutmut results / mutmut show <name>

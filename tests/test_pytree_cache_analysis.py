@@ -192,18 +192,22 @@ def test_cross_module_rewrite_behaves_like_original(tmp_path):
 
 
 def test_could_match_sees_aliases_without_project():
-    from codemods.pytree_cache import PytreeCacheRule
+    from codemods.pytree_cache.cached_property_on_pytree import CachedPropertyOnPytreeRule
+    from codemods.pytree_cache.method_cache_on_pytree import MethodCacheOnPytreeRule
 
-    rule = PytreeCacheRule()
-    assert rule.could_match(
+    jax101, jax102 = CachedPropertyOnPytreeRule(), MethodCacheOnPytreeRule()
+    assert jax101.could_match(
         ast.parse("from functools import cached_property as cp\nclass A(lib.Base):\n    @cp\n    def f(s): ...\n")
     )
-    assert rule.could_match(
+    assert jax102.could_match(
         ast.parse("import functools as ft\nclass A(lib.Base):\n    @ft.lru_cache(8)\n    def f(s): ...\n")
     )
-    assert not rule.could_match(ast.parse("import functools\nclass A(lib.Base):\n    @property\n    def f(s): ...\n"))
-    # a class with no base, no decorator and no registration call is never a pytree
-    assert not rule.could_match(ast.parse("import functools\nclass A:\n    @functools.cached_property\n    def f(s): ...\n"))
+    for rule in (jax101, jax102):
+        assert not rule.could_match(ast.parse("import functools\nclass A(lib.Base):\n    @property\n    def f(s): ...\n"))
+        # a class with no base, no decorator and no registration call is never a pytree
+        assert not rule.could_match(
+            ast.parse("import functools\nclass A:\n    @functools.cached_property\n    def f(s): ...\n")
+        )
 
 
 def _jaxfix(*args, cwd):

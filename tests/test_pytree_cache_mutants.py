@@ -1,4 +1,4 @@
-"""Decision logic of codemods/pytree_cache.py that the fixture tests left unpinned (found by
+"""Decision logic of codemods/pytree_cache/ that the fixture tests left unpinned (found by
 mutation testing: scripts/mutation.sh). Each case names the branch it pins."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The pytree-cache `could_match` screen, both ways, against the rule itself.
+"""The pytree-cache `could_match` screens (JAX101's and JAX102's), both ways, against the rules.
 
 Positive cases are texts the rule reports on (screen bypassed) that the screen must admit,
 including the ones that only a project index makes pytrees (a base class or a relatively
@@ -14,20 +14,26 @@ from pathlib import Path
 
 import pytest
 
-from codemods.pytree_cache import PytreeCacheRule
+from codemods.pytree_cache.cached_property_on_pytree import CachedPropertyOnPytreeRule
+from codemods.pytree_cache.method_cache_on_pytree import MethodCacheOnPytreeRule
 from jaxfix.engine.project import build_project_index
 from jaxfix.engine.config import Config
 from jaxfix.rulebase import RuleContext
 
-RULE = PytreeCacheRule()
+RULES = (CachedPropertyOnPytreeRule(), MethodCacheOnPytreeRule())
 
 
 def screen_and_rule(source: str, path: str = "m.py", project=None) -> tuple[bool, list[str]]:
-    """(could_match, the codes `check` reports with the screen bypassed)."""
+    """(admitted, the codes the rules' `check` report with the screens bypassed). Admitted: every
+    rule that reports admits the text; when none reports, some rule admits it."""
     source = textwrap.dedent(source)
     tree = ast.parse(source)
     ctx = RuleContext(source, path, options=Config().options(), project=project, tree=tree)
-    return RULE.could_match(tree), sorted(f.code for f in RULE.check(ctx))
+    reporting = [rule for rule in RULES if any(True for _ in rule.check(ctx))]
+    codes = sorted(f.code for rule in reporting for f in rule.check(ctx))
+    if reporting:
+        return all(rule.could_match(tree) for rule in reporting), codes
+    return any(rule.could_match(tree) for rule in RULES), codes
 
 
 POSITIVE = {

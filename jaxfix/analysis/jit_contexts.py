@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxfix.analysis import pytrees
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.walk import Visitor, is_statement, walk
@@ -66,29 +67,10 @@ BODY_ARGS: dict[str, tuple[int, ...]] = {
 STATIC_FIELD_TYPES = frozenset(
     {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
 )
-# Decorators and base classes that make a class a pytree (its instances cross `jit` with array leaves).
-PYTREE_DECORATORS = frozenset(
-    {
-        "jax.tree_util.register_pytree_node_class",
-        "jax.tree_util.register_pytree_with_keys_class",
-        "jax.tree_util.register_dataclass",
-        "flax.struct.dataclass",
-        "chex.dataclass",
-        "chex.mappable_dataclass",
-    }
-)
-PYTREE_BASES = frozenset(
-    {
-        "equinox.Module",
-        "flax.struct.PyTreeNode",
-        "flax.linen.Module",
-        "flax.nnx.Module",
-        "flax.nnx.Object",
-        "flax.nnx.Pytree",
-        "typing.NamedTuple",
-        "NamedTuple",
-    }
-)
+# Decorators and base classes that make a class a pytree (its instances cross `jit` with array
+# leaves): `jaxfix.analysis.pytrees`' table, as sets for the modules that import them from here.
+PYTREE_DECORATORS = frozenset(pytrees.PYTREE_DECORATORS)
+PYTREE_BASES = frozenset(pytrees.PYTREE_BASES)
 BODY_KEYWORDS = {"f", "body_fun", "cond_fun", "true_fun", "false_fun", "fun", "branches"}
 
 
@@ -354,12 +336,7 @@ class JitContexts:
             def visit_Call(self, node: cst.Call) -> None:
                 ctx.calls.append(CallSite(node, self.stack[-1] if self.stack else None))
                 self._own(node)
-                if not self.stack and ctx.names.qualify(node.func) in (
-                    "jax.tree_util.register_pytree_node",
-                    "jax.tree_util.register_pytree_with_keys",
-                    "jax.tree_util.register_dataclass",
-                    "jax.tree_util.register_pytree_node_class",
-                ):
+                if not self.stack and ctx.names.qualify(node.func) in pytrees.REGISTER_FUNCTIONS:
                     first = _positional(node)
                     if first and isinstance(first[0], cst.Name):
                         ctx.pytree_classes.add(first[0].value)
@@ -440,20 +417,12 @@ class JitContexts:
         """Registered as a pytree (decorator, a known pytree base, a pytree base class of this module,
         or `tree_flatten` defined): its instances can be traced `jit` arguments. Instances of other
         classes cannot cross `jit`; inside a trace they are Python objects built there."""
-        for d in node.decorators:
-            deco = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-            if self.names.qualify(deco) in PYTREE_DECORATORS:
-                return True
-        for base in node.bases:
-            qual = self.names.qualify(base.value)
-            if qual in PYTREE_BASES:
-                return True
-            if isinstance(base.value, cst.Name) and base.value.value in self.pytree_classes:
-                return True
-        for stmt in node.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in ("tree_flatten", "tree_flatten_with_keys"):
-                return True
-        return False
+        qualify = self.names.qualify
+        return pytrees.is_pytree_like(
+            (qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators),
+            (qualify(base.value) for base in node.bases),
+            (stmt.name.value for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)),
+        ) or any(isinstance(base.value, cst.Name) and base.value.value in self.pytree_classes for base in node.bases)
 
     def _class_static_fields(self, node: cst.ClassDef) -> set[str]:
         """Fields declared with a non-array annotation (`depth: int`, `act: Callable`) or marked

@@ -16,14 +16,20 @@ A class is a pytree when it
 
 Only the two base-class kinds are inherited: jax's registry is keyed by exact type,
 so a subclass of a decorated class is not a pytree unless decorated itself.
+
+The table of decorators, bases and registering functions below is the only one: the
+traced-value analyses (`jit_contexts`, `trace_screen`) ask `is_pytree_like` and
+`REGISTER_FUNCTIONS`, the pytree-cache rule `pytree_classes` and its screen `PytreeScreen`.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
+
+from jaxfix.analysis import astscan
 
 T = TypeVar("T")
 
@@ -38,7 +44,7 @@ class FileFacts(Protocol):
 
     def fact(self, key: Any, factory: Callable[[Any], T]) -> T: ...
 
-# Kinds. The rule chooses its rewrite per kind.
+# Kinds. The pytree-cache rewrite chooses its copy per kind.
 FLAX = "flax"  # flax.struct.PyTreeNode subclass or @flax.struct.dataclass: self.replace(...)
 CHEX = "chex"  # @chex.dataclass: dataclasses.replace
 EQUINOX = "equinox"  # equinox.Module subclass: eqx.tree_at
@@ -48,24 +54,45 @@ REGISTERED = "registered"  # register_pytree_node / register_pytree_with_keys wi
 
 INHERITED_KINDS = frozenset({FLAX, EQUINOX})
 
-ROOT_BASES = {
+# -- The one table of what makes a class a pytree ------------------------------------------------
+# Qualified name -> kind. A kind of None marks a class whose instances cross `jit` with array
+# leaves but that `class_kind` does not report (a linen/nnx module, a NamedTuple, a keyed node
+# class, a mappable chex dataclass): the traced-value analyses (`is_pytree_like`) count it, the
+# pytree-cache rule, which needs a kind to rewrite, does not.
+PYTREE_BASES: dict[str, str | None] = {
     "flax.struct.PyTreeNode": FLAX,
     "equinox.Module": EQUINOX,
     "equinox._module.Module": EQUINOX,
+    "flax.linen.Module": None,
+    "flax.nnx.Module": None,
+    "flax.nnx.Object": None,
+    "flax.nnx.Pytree": None,
+    "typing.NamedTuple": None,
+    "NamedTuple": None,
 }
-DECORATOR_KINDS = {
+PYTREE_DECORATORS: dict[str, str | None] = {
     "flax.struct.dataclass": FLAX,
     "chex.dataclass": CHEX,
     "chex.dataclasses.dataclass": CHEX,
     "jax.tree_util.register_pytree_node_class": NODE_CLASS,
     "jax.tree_util.register_dataclass": REGISTER_DATACLASS,
+    "jax.tree_util.register_pytree_with_keys_class": None,
+    "chex.mappable_dataclass": None,
 }
-CALL_KINDS = {
+# Functions that register the class passed to them first.
+REGISTER_FUNCTIONS: dict[str, str] = {
     "jax.tree_util.register_pytree_node": REGISTERED,
     "jax.tree_util.register_pytree_with_keys": REGISTERED,
     "jax.tree_util.register_pytree_node_class": NODE_CLASS,
     "jax.tree_util.register_dataclass": REGISTER_DATACLASS,
 }
+# Methods that only a pytree node class defines (jax calls them to flatten it).
+FLATTEN_METHODS = frozenset({"tree_flatten", "tree_flatten_with_keys"})
+
+# The entries `class_kind` follows: those with a kind.
+ROOT_BASES = {name: kind for name, kind in PYTREE_BASES.items() if kind is not None}
+DECORATOR_KINDS = {name: kind for name, kind in PYTREE_DECORATORS.items() if kind is not None}
+CALL_KINDS = REGISTER_FUNCTIONS
 PARTIAL = {"functools.partial"}
 
 
@@ -81,7 +108,7 @@ def dotted(node: ast.AST) -> str | None:
 def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
     """Local name -> qualified name for every import in the module (relative ones too, given its name)."""
     imports = [node for node in ast_statements(tree.body) if isinstance(node, (ast.Import, ast.ImportFrom))]
-    return _bindings_of(imports, module_name, is_package)
+    return bindings_of(imports, module_name, is_package)
 
 
 def ast_statements(nodes: list) -> Iterator[ast.stmt]:
@@ -96,9 +123,13 @@ def ast_statements(nodes: list) -> Iterator[ast.stmt]:
                 yield from ast_statements(inner)
 
 
-def _bindings_of(imports: list[ast.stmt], module_name: str | None, is_package: bool) -> dict[str, str]:
+def bindings_of(
+    statements: list[ast.stmt], module_name: str | None = None, is_package: bool = False
+) -> dict[str, str]:
+    """`module_bindings` from the module's statements (`ast_statements`), for a caller that has
+    them already: the imports among them, in order."""
     bindings: dict[str, str] = {}
-    for node in imports:
+    for node in statements:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -166,7 +197,7 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)]
     stmts = list(ast_statements(tree.body))
     class_defs = [node for node in stmts if isinstance(node, ast.ClassDef)]
-    bindings = _bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
+    bindings = bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
     registered: dict[str, tuple[str, str]] = {}
     for call in calls:
         name = qualify(call.func, bindings)
@@ -271,3 +302,93 @@ def _summarize_one(node: ast.ClassDef, summary: ModuleSummary) -> ClassSummary:
             break
     bases = tuple(b for b in (qualify(base, summary.bindings) for base in node.bases) if b is not None)
     return ClassSummary(node.name, node.lineno, bases, kind, via)
+
+
+def is_pytree_like(decorators: Iterable[str | None], bases: Iterable[str | None], methods: Iterable[str]) -> bool:
+    """The broad, local test of the traced-value analyses: a class whose instances may be traced
+    `jit` arguments, by a decorator, a base or a flatten method of the table (qualified names;
+    a base class of the same module is the caller's to follow). Wider than `class_kind`: it also
+    counts the entries without a kind, and a flatten method without a registration."""
+    return (
+        any(name in PYTREE_DECORATORS for name in decorators)
+        or any(name in PYTREE_BASES for name in bases)
+        or any(name in FLATTEN_METHODS for name in methods)
+    )
+
+
+class PytreeScreen:
+    """Whether a class may be a pytree by `class_kind`, whatever project index the rule gets: a
+    `could_match` screen on the stdlib AST, which never rejects a class `class_kind` reports.
+
+    A project changes two things, and the screen allows for both:
+    - it gives the module a name, so relative imports bind names too (`from .struct import
+      dataclass`): any name a relative import binds may qualify to anything (`uncertain`);
+    - it resolves a dotted base (`pkg.mod.Base`) through another module of the project, which may
+      derive from `flax.struct.PyTreeNode`: every dotted base may make the class a pytree.
+    A bare base that names no class of this module never resolves (a project module always has a
+    non-empty dotted name), and a bare base naming one is followed through that class's bases.
+    """
+
+    def __init__(self, tree: ast.Module, statements: list[ast.stmt], bindings: dict[str, str]) -> None:
+        """`statements`: `ast_statements(tree.body)`; `bindings`: `bindings_of(statements)`."""
+        self.tree = tree
+        self.bindings = bindings
+        # the last definition wins, as in `summarize`
+        self.local = {node.name: node for node in statements if isinstance(node, ast.ClassDef)}
+        self.uncertain = {
+            alias.asname or alias.name
+            for node in statements
+            if isinstance(node, ast.ImportFrom) and node.level
+            for alias in node.names
+        }
+        self._registered: set[str] | None = None
+
+    def _maybe(self, expr: ast.AST, table: Container[str]) -> bool:
+        """`expr` qualifies to a name in `table`, or might with a project (a relatively imported head)."""
+        text = dotted(expr)
+        if text is None:
+            return False
+        if text.partition(".")[0] in self.uncertain:
+            return True
+        return qualify(expr, self.bindings) in table
+
+    def may_be_pytree(self, node: ast.ClassDef) -> bool:
+        for dec in node.decorator_list:  # `decorator_target`: `@d`, `@d(...)`, `@partial(d, ...)`
+            if isinstance(dec, ast.Call):
+                if self._maybe(dec.func, DECORATOR_KINDS):
+                    return True
+                if dec.args and self._maybe(dec.args[0], DECORATOR_KINDS):
+                    return True
+            elif self._maybe(dec, DECORATOR_KINDS):
+                return True
+        if node.name in self.registered():
+            return True
+        return self._inherits(node, frozenset())
+
+    def registered(self) -> set[str]:
+        """Names passed first to a call that may be a registering one (`summarize`'s `registered`)."""
+        if self._registered is None:
+            self._registered = {
+                call.args[0].id
+                for call in astscan.nodes(self.tree)
+                if type(call) is ast.Call
+                and call.args
+                and type(call.args[0]) is ast.Name
+                and self._maybe(call.func, CALL_KINDS)
+            }
+        return self._registered
+
+    def _inherits(self, node: ast.ClassDef, seen: frozenset[str]) -> bool:
+        """`inherited_kind` / `base_kind`, over-approximated for an unknown project."""
+        for base in node.bases:
+            text = dotted(base)
+            if text is None:  # `Generic[T]`, `make_base()`: `summarize` drops such bases too
+                continue
+            if text.partition(".")[0] in self.uncertain:
+                return True
+            name = qualify(base, self.bindings)
+            if name in ROOT_BASES or "." in name:
+                return True
+            if name in self.local and name not in seen and self._inherits(self.local[name], seen | {name}):
+                return True
+        return False

@@ -36,11 +36,9 @@ from jaxfix.analysis.jit_contexts import (
     JIT_NAMES,
     PARTIAL_NAMES,
     PASS_THROUGH,
-    PYTREE_BASES,
-    PYTREE_DECORATORS,
     VMAP_NAMES,
 )
-from jaxfix.analysis import astscan
+from jaxfix.analysis import astscan, pytrees
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.traced import STATIC_ATTRS, is_static_call_name, is_staged_call_name
 
@@ -506,13 +504,7 @@ class TraceScreen:
             for call in self.calls
             if call.args
             and type(call.args[0]) is ast.Name
-            and qualify(call.func)
-            in (
-                "jax.tree_util.register_pytree_node",
-                "jax.tree_util.register_pytree_with_keys",
-                "jax.tree_util.register_dataclass",
-                "jax.tree_util.register_pytree_node_class",
-            )
+            and qualify(call.func) in pytrees.REGISTER_FUNCTIONS
         }
         maybe: set[str] = set(registered)
         changed = True
@@ -521,15 +513,11 @@ class TraceScreen:
             for cls in self.classes:
                 if cls.name in maybe:
                     continue
-                if (
-                    any(qualify(d.func if isinstance(d, ast.Call) else d) in PYTREE_DECORATORS for d in cls.decorator_list)
-                    or any(qualify(b) in PYTREE_BASES or (type(b) is ast.Name and b.id in maybe) for b in cls.bases)
-                    or any(
-                        isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
-                        and st.name in ("tree_flatten", "tree_flatten_with_keys")
-                        for st in cls.body
-                    )
-                ):
+                if pytrees.is_pytree_like(
+                    (qualify(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list),
+                    (qualify(b) for b in cls.bases),
+                    (st.name for st in cls.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                ) or any(type(b) is ast.Name and b.id in maybe for b in cls.bases):
                     maybe.add(cls.name)
                     changed = True
         return {id(cls) for cls in self.top_classes if cls.name not in maybe}

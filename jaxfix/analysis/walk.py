@@ -195,3 +195,25 @@ def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield from statements(child)
         elif isinstance(child, _STATEMENT_HOLDERS):
             yield from statements(child)
+
+
+def own_returns(func: cst.FunctionDef) -> list[cst.Return]:
+    """The `return` statements of `func` itself, in source order: not those of the functions,
+    lambdas and classes nested in it."""
+    returns: list[cst.Return] = []
+
+    class Returns(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            returns.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    walk(func, Returns())
+    return returns

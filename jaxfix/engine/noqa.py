@@ -4,13 +4,11 @@ jaxfix gradually and fix the backlog later (JAX001 reports the comments once the
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from collections import defaultdict
 
+from jaxfix.analysis.comments import find_noqa
 from jaxfix.model import Finding
-
-_EXISTING = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
 
 
 def _rows_inside_strings(source: str) -> set[int]:
@@ -41,7 +39,7 @@ def add_noqa(source: str, findings: list[Finding]) -> tuple[str, int, int]:
         line = lines[row - 1]
         body = line.rstrip("\r\n")
         ending = line[len(body) :]
-        match = _EXISTING.search(body)
+        match = find_noqa(body)
         if match is not None and match.group("colon") is None:
             continue  # a bare noqa already silences everything
         if match is not None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+from jaxfix.analysis.comments import noqa_codes
 from jaxfix.model import Finding
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.IGNORECASE)
 # A line holding only `# jaxfix: skip-file`. Spaces are matched without line breaks: with `\s*`
 # a text of many blank lines backtracked quadratically (0.2 s on a 2,000-line mostly blank text).
 _BLANK = r"[^\S\r\n]*"
@@ -15,17 +15,6 @@ _SKIP_FILE = re.compile(rf"(?:^|(?<=\r)){_BLANK}#{_BLANK}jaxfix:{_BLANK}skip-fil
 
 def skips_file(text: str) -> bool:
     return "skip-file" in text and _SKIP_FILE.search(text) is not None
-
-
-def noqa_codes(line: str) -> frozenset[str] | None:
-    """None when the line has no noqa; an empty set for a bare `# noqa` (all codes)."""
-    match = _NOQA.search(line)
-    if match is None:
-        return None
-    codes = match.group("codes")
-    if not codes:
-        return frozenset()
-    return frozenset(c.strip().upper() for c in codes.split(","))
 
 
 def is_suppressed(finding: Finding, lines: list[str]) -> bool:

@@ -1,0 +1,331 @@
+"""JAX101 cached-property-on-pytree
+
+## What it does
+Finds `@functools.cached_property` on a method of a pytree class: a subclass of
+`flax.struct.PyTreeNode` or `equinox.Module` (also through bases in this module or, with the
+project index the CLI builds, in another checked module), a class decorated with
+`@flax.struct.dataclass`, `@chex.dataclass`, `@jax.tree_util.register_pytree_node_class` or
+`@jax.tree_util.register_dataclass`, or a class passed to `register_pytree_node` /
+`register_pytree_with_keys` / `register_dataclass`. A class that is not a pytree is never flagged.
+
+## Why is this bad?
+A `cached_property` stores its value in the instance `__dict__`, which is not part of the
+pytree. Every `jax.jit`, `vmap` or `grad` call flattens the instance and builds a new one from
+the leaves, with an empty `__dict__`: the value is recomputed inside every trace and never
+cached across a jit boundary. Worse, when the property is first read inside a trace on an
+instance the jitted function closed over, the tracer is stored on the real object; every later
+use raises `UnexpectedTracerError` or `ConcretizationTypeError` (measured on all five class
+kinds, jax 0.10.2).
+
+## Known problems
+Only decorator uses are found (`b = cached_property(f)` in a class body is not). A base class in
+another module is only seen when the project index was built over it. With `cache-style =
+"field"`: a subclass in another module that declares fields without defaults can no longer be
+created (dataclass field order; in this module that case is reported as manual), and a subclass
+in another module that has its own cached properties gets a `with_caches()` that does not chain
+to its base's (in this module it calls `super().with_caches()`). The fix of a class covers all
+its cached properties at once, so `# noqa` on one of them does not keep that one out of the
+class's rewrite. A flax/chex/dataclass class with a hand-written `__init__` that does not accept
+the cache field breaks `with_caches()` (`replace` passes it as a keyword); not detected. The
+property style drops eager caching: two eager reads compute twice. `@chex.dataclass` flattens
+`__dict__`: there the original's cached value is an extra leaf after the first eager read (the
+treedef, and so jit's cache key, change with access); the rewrite removes that. The tracer-safe
+cached property (a descriptor that caches eagerly but never stores a tracer) is not offered as a
+style: it would need a runtime helper in the user's code.
+
+## Example
+```python
+class Layer(eqx.Module):
+    w: jax.Array
+
+    @functools.cached_property
+    def gram(self) -> jax.Array:
+        return self.w @ self.w.T
+```
+
+## Use instead
+```python
+class Layer(eqx.Module):
+    w: jax.Array
+
+    @property
+    def gram(self) -> jax.Array:
+        return self.w @ self.w.T
+```
+This is the `cache-style = "property"` fix: no cache at all, which under jit costs nothing (XLA
+removes the duplicate work). The default `"field"` fix keeps a cache the pytree way: a
+registered cache field read by the property, filled by `layer = layer.with_caches()` once,
+outside jit (its exact output is in the examples below).
+
+## Options
+`cache-style` (`[tool.jaxfix.pytree-cache]`): `"field"` (default) rewrites as above: a
+registered cache field per property, annotated `Optional[<return type>]` (`Any` without a
+return annotation), filled functionally by one `with_caches()` method in the class kind's copy
+idiom (`self.replace`, `eqx.tree_at`, `dataclasses.replace`, or `tree_flatten` /
+`tree_unflatten` with the cache appended to the children; a subclass chains to
+`super().with_caches()`). `"property"` turns the `cached_property` into a plain `property`: no
+new field, no cache.
+
+## Fix safety
+The two styles differ in what they promise.
+
+`cache-style = "property"` is **safe**: the class keeps its fields, so its tree structure,
+its checkpoints and its gradients are those of the original on every path where the original
+works, and no tracer is ever stored (the leak is gone). Eager code recomputes on each access;
+under jit XLA removes the duplicate computation.
+
+`cache-style = "field"` (the default) is **unsafe**, measured on flax 0.12.8 / equinox 0.13.8:
+- tree structure: the class gains a `None` leaf, so its treedef changes (code comparing
+  treedefs, or a `jit` cache warmed before, sees a new structure), and `None` vs filled are two
+  compilations;
+- checkpoints: `flax.serialization.from_state_dict` / `from_bytes` of a checkpoint saved before
+  the rewrite raises `ValueError: Missing field _norm_cache`;
+- gradients: once filled by `with_caches()`, the cache is a leaf of its own: `jax.grad` sends
+  the gradient to the cache instead of the fields it was computed from (gradient 0 for them),
+  and an optimizer step, `replace` or `jax.tree.map` updates the fields but not the cache, which
+  goes stale. Before filling, values and gradients are unchanged.
+
+A property annotated to return static Python data (`int`, `str`, `tuple[...]`, ...) gets no
+cache field even in the field style: filled, it would be a leaf, traced under jit (a shape or a
+branch flag would stop being concrete). It becomes a plain property (safe on its own).
+Unannotated properties are assumed to return arrays; if one returns static data, the filled
+cache is traced under jit: one more reason the field style is unsafe. equinox: a class with its
+own `__init__` gets `self._norm_cache = None` at its top (equinox leaves a defaulted field unset
+under a custom `__init__`); a subclass whose base in this module has a custom `__init__` is
+reported as manual. A `setter`/`deleter` on the name, an assignment or `del` of the attribute
+in the module, a class registered with separate flatten functions, or a `tree_flatten` /
+`tree_unflatten` too irregular to edit is reported as manual, with the reason.
+
+## References
+- https://docs.jax.dev/en/latest/custom_pytrees.html
+- https://github.com/patrick-kidger/equinox/issues/539
+- https://github.com/pyro-ppl/numpyro/issues/1651
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from codemods._command import commands_for
+from codemods.pytree_cache.cached_members import (
+    CACHED_PROPERTY,
+    PytreeCacheFamily,
+    cached_classes,
+    may_hold_cached_pytree,
+)
+from codemods.pytree_cache.class_fix import class_fix
+from jaxfix.model import Finding
+from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
+
+
+class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
+    __doc__ = __doc__
+
+    name = "cached-property-on-pytree"
+    codes = (
+        Code(
+            "JAX101",
+            "cached-property-on-pytree",
+            "`functools.cached_property` on a pytree class: lost at every jit boundary, leaks tracers",
+            fix="sometimes",
+        ),
+    )
+    options = (
+        Option(
+            "cache-style",
+            "field",
+            "How JAX101 is fixed: `field` (registered cache field + `with_caches()`, unsafe) or "
+            "`property` (plain property, safe).",
+            choices=("field", "property"),
+        ),
+    )
+    valid = (
+        Valid(
+            """
+            import functools
+
+
+            class Config:
+                def __init__(self, sizes):
+                    self.sizes = sizes
+
+                @functools.cached_property
+                def total(self):
+                    return sum(self.sizes)
+            """
+        ),
+        Valid(
+            """
+            import flax.struct
+            import jax
+            import jax.numpy as jnp
+
+
+            class Model(flax.struct.PyTreeNode):
+                w: jax.Array
+
+                @property
+                def norm(self) -> jax.Array:
+                    return jnp.linalg.norm(self.w)
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import functools
+
+            import flax.struct
+            import jax
+            import jax.numpy as jnp
+
+
+            class Model(flax.struct.PyTreeNode):
+                w: jax.Array
+
+                @functools.cached_property
+                def norm(self) -> jax.Array:
+                    return jnp.linalg.norm(self.w)
+            """,
+            fixed='''
+            import functools
+
+            import flax.struct
+            import jax
+            import jax.numpy as jnp
+            import typing
+
+
+            class Model(flax.struct.PyTreeNode):
+                w: jax.Array
+                _norm_cache: typing.Optional[jax.Array] = flax.struct.field(default=None)
+
+                @property
+                def norm(self) -> jax.Array:
+                    if self._norm_cache is not None:
+                        return self._norm_cache
+                    return jnp.linalg.norm(self.w)
+
+                def with_caches(self):
+                    """Return a copy with the caches filled; call it outside jit."""
+                    return self.replace(_norm_cache=self.norm)
+            ''',
+        ),
+        Invalid(
+            """
+            import functools
+
+            import equinox as eqx
+            import jax
+
+
+            class Layer(eqx.Module):
+                w: jax.Array
+
+                @functools.cached_property
+                def width(self) -> int:
+                    return self.w.shape[-1]
+            """,
+            fixed="""
+            import functools
+
+            import equinox as eqx
+            import jax
+
+
+            class Layer(eqx.Module):
+                w: jax.Array
+
+                @property
+                def width(self) -> int:
+                    return self.w.shape[-1]
+            """,
+        ),
+        Invalid(
+            """
+            import functools
+
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.tree_util.register_pytree_node_class
+            class Params:
+                def __init__(self, w):
+                    self.w = w
+
+                @functools.cached_property
+                def norm(self):
+                    return jnp.linalg.norm(self.w)
+
+                def tree_flatten(self):
+                    return (self.w,), None
+
+                @classmethod
+                def tree_unflatten(cls, aux_data, children):
+                    return cls(*children)
+            """,
+            fixed='''
+            import functools
+
+            import jax
+            import jax.numpy as jnp
+            import typing
+
+
+            @jax.tree_util.register_pytree_node_class
+            class Params:
+                _norm_cache: typing.Any = None
+
+                def __init__(self, w):
+                    self.w = w
+
+                @property
+                def norm(self):
+                    if self._norm_cache is not None:
+                        return self._norm_cache
+                    return jnp.linalg.norm(self.w)
+
+                def tree_flatten(self):
+                    return (self.w, self._norm_cache), None
+
+                @classmethod
+                def tree_unflatten(cls, aux_data, children):
+                    *children, _norm_cache = children
+                    obj = cls(*children)
+                    obj._norm_cache = _norm_cache
+                    return obj
+
+                def with_caches(self):
+                    """Return a copy with the caches filled; call it outside jit."""
+                    children, aux_data = self.tree_flatten()
+                    return type(self).tree_unflatten(aux_data, (*children[:-1], self.norm))
+            ''',
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        return may_hold_cached_pytree(tree, CACHED_PROPERTY)
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        style = ctx.option(self, "cache-style")
+        for cached in cached_classes(ctx):
+            if not cached.properties:
+                continue
+            fix = class_fix(ctx, cached, style)
+            name = cached.classdef.name.value
+            for member in cached.properties:
+                yield ctx.finding(
+                    self,
+                    "JAX101",
+                    member.decorator,
+                    f"`cached_property` `{member.name}` on pytree class `{name}` ({cached.info.via}): its cache "
+                    f"lives in `__dict__`, is rebuilt inside every jit trace and stores a tracer when first read "
+                    f"under jit",
+                    fix,
+                )
+
+
+# `<Name>Command` for each rule: libcst codemod commands, made on first access
+__getattr__ = commands_for(CachedPropertyOnPytreeRule)
