@@ -1,7 +1,7 @@
 """Expose a rule as a libcst codemod, for `python -m libcst.tool codemod <module>.<Command>`.
 
-The command runs the same scan-and-fix loop as `jaxfix fix` for its one rule,
-so both paths produce identical text.
+The command runs the same scan-and-fix loop as `jaxfix fix` for its rule (or a family's
+rules), so both paths produce identical text.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from jaxfix.fixing import fix_until_stable, scan
 from jaxfix.rulebase import Rule
 
 
@@ -35,11 +34,17 @@ def commands_for(*rules: type[Rule]) -> Callable[[str], type]:
     return __getattr__
 
 
-def command_for(rule: type[Rule]) -> type:
+def command_for(*rules: type[Rule], name: str | None = None) -> type:
+    """A codemod command running `rules` (one rule: `<Name>Command`; several, e.g. a family's:
+    `name`, which must be the attribute the command is bound to in the first rule's package)."""
     from libcst.codemod import CodemodContext, SkipFile, VisitorBasedCodemodCommand
 
+    from jaxfix.fixing import fix_until_stable, scan  # the engine sits above the rules: bound late
+
+    rule = rules[0]
+
     class RuleCommand(VisitorBasedCodemodCommand):
-        DESCRIPTION = f"{rule.codes[0].code}: {rule.codes[0].summary}"
+        DESCRIPTION = "; ".join(f"{r.codes[0].code}: {r.codes[0].summary}" for r in rules)
 
         def __init__(self, context: CodemodContext, unsafe_fixes: bool = False) -> None:
             super().__init__(context)
@@ -51,7 +56,7 @@ def command_for(rule: type[Rule]) -> type:
 
         def transform_module_impl(self, tree: cst.Module) -> cst.Module:
             path = self.context.filename or "<module>"
-            run = lambda text: scan(text, path, [rule()])  # noqa: E731
+            run = lambda text: scan(text, path, [r() for r in rules])  # noqa: E731
             source = tree.code
             outcome = fix_until_stable(source, run(source), run, unsafe_fixes=self.unsafe_fixes)
             if outcome.error:
@@ -60,9 +65,10 @@ def command_for(rule: type[Rule]) -> type:
                 raise SkipFile("nothing to fix")
             return cst.parse_module(outcome.text)
 
-    # Bound in the rule's module as `<Name>Command` (for `<Name>Rule`): the class must carry that
-    # name so libcst.tool's worker processes can pickle it by reference.
-    RuleCommand.__name__ = RuleCommand.__qualname__ = rule.__name__.removesuffix("Rule") + "Command"
-    RuleCommand.__module__ = rule.__module__
-    RuleCommand.__doc__ = rule.doc()
+    # Bound in the rule's module as `<Name>Command` (for `<Name>Rule`), or in the family's package
+    # as `name`: the class must carry that name so libcst.tool's worker processes can pickle it
+    # by reference.
+    RuleCommand.__name__ = RuleCommand.__qualname__ = name or rule.__name__.removesuffix("Rule") + "Command"
+    RuleCommand.__module__ = rule.__module__ if name is None else rule.__module__.rpartition(".")[0]
+    RuleCommand.__doc__ = "\n\n".join(r.doc() for r in rules)
     return RuleCommand

@@ -1336,20 +1336,20 @@ class UnrolledLoopRule(Rule):
 
     def fix(self, ctx: RuleContext, jc: JitContexts, info: FuncInfo, loop: cst.For) -> Fix:
         # The JAX303 rewrite (traced bounds) is the same loop-to-fori_loop transformation.
-        from codemods.traced_control_flow import _FunctionChecker
+        from jaxfix.analysis.loop_rewrite import LoopRewriter
 
         if not isinstance(loop.target, cst.Name):
             return ctx.manual("the loop target is not a single name")
-        checker = _FunctionChecker(self, ctx, jc, info)
+        loops = LoopRewriter.in_function(ctx, jc, info)
         for call in _walk_no_scopes(loop.body, cst.Call):
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend"):
                 return ctx.manual(
                     "the body appends to a list: build the stacked result with `lax.scan` (its `ys`) instead"
                 )
-        problem = checker.loop_problem(loop) or self.index_problem(ctx, info, loop)
+        problem = loops.problem(loop) or self.index_problem(ctx, info, loop)
         if problem:
             return ctx.manual(problem)
-        carried, problem = checker.carried(loop, {loop.target.value})
+        carried, problem = loops.carried(loop, {loop.target.value})
         if problem:
             return ctx.manual(problem)
         env = info.facts.env_before(loop)
@@ -1359,7 +1359,7 @@ class UnrolledLoopRule(Rule):
                 f"`{static[0]}` is a Python value the loop updates: in `lax.fori_loop` it would become a traced "
                 "array; carry it by hand or keep the loop"
             )
-        fix = checker.fix_for(loop)
+        fix = loops.fori_loop(loop)
         if fix.safety is Safety.MANUAL or not fix.edits:
             return fix
         theirs = []

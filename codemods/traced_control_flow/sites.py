@@ -1,0 +1,254 @@
+"""The walk that finds Python control flow and conversions on traced values, once per file.
+
+For every function that runs under a trace (`jaxfix.analysis.jit_contexts`), one walk of its
+own body (not nested functions, lambdas or classes) yields the sites the traced-control-flow
+rules report, each tagged with its code: a condition of `if`/`elif`/`x if c else y` (JAX301),
+of `while` (JAX302), a `range()` bound of `for` (JAX303), `int()`/`.item()`... (JAX304),
+`assert`/`and`/`or`/`not` (JAX305), a shape or slice bound (JAX307). A condition reported once
+is covered: the `and` inside a reported `if` test is not reported again as JAX305.
+
+Each rule module registers how it decides and fixes its sites (`decides`). The fixes of one
+function are built together, in the order of the walk, whichever rule asks first: helpers named
+by fixes (`loop_body`, `loop_body_2`) are numbered in the order their sites appear, as if one
+rule had built them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from jaxfix.analysis.function_rewrite import FunctionRewrite
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.loop_rewrite import LoopRewriter
+from jaxfix.analysis.walk import walk
+from jaxfix.model import Finding, Fix, Safety
+from jaxfix.rulebase import Rule, RuleContext
+
+SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
+# jax.numpy functions whose arguments at these positions / keywords are shapes or sizes
+SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "zeros": ((0,), ("shape",)),
+    "ones": ((0,), ("shape",)),
+    "empty": ((0,), ("shape",)),
+    "full": ((0,), ("shape",)),
+    "arange": ((0, 1, 2), ("start", "stop", "step")),
+    "eye": ((0, 1), ("N", "M")),
+    "identity": ((0,), ("n",)),
+    "linspace": ((2,), ("num",)),
+    "reshape": ((1,), ("shape", "newshape")),
+    "broadcast_to": ((1,), ("shape",)),
+    "tri": ((0, 1), ("N", "M")),
+    "repeat": ((), ("total_repeat_length",)),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """One reportable construct. `kind` says which (`if`, `elif`, `ifexp`, `while`, `for`,
+    `convert`, `method`, `assert`, `boolop`, `not`, `shape`, `slice`); `stmt` is the statement
+    whose traced-value environment decides it; `traced` the traced operands a message names."""
+
+    code: str
+    kind: str
+    node: cst.CSTNode
+    stmt: cst.CSTNode | None
+    traced: tuple[cst.BaseExpression, ...] = ()
+
+
+Decide = Callable[["FunctionSites", Site], "Fix | None"]
+_DECIDERS: dict[str, Decide] = {}
+
+
+def decides(code: str) -> Callable[[Decide], Decide]:
+    """Register the function that decides and builds the fix of every site of `code`."""
+
+    def register(decide: Decide) -> Decide:
+        _DECIDERS[code] = decide
+        return decide
+
+    return register
+
+
+class FunctionSites:
+    """The sites of one traced function, with the rewrite helpers their fixes share."""
+
+    def __init__(self, rewrite: FunctionRewrite, sites: list[Site]) -> None:
+        self.rewrite = rewrite
+        self.loops = LoopRewriter(rewrite)
+        self.sites = sites
+        self._fixes: dict[Site, Fix | None] | None = None
+
+    def fixes_of(self, code: str) -> list[tuple[Site, Fix | None]]:
+        """The sites of `code`, in walk order, each with its fix (None: no fix offered)."""
+        if self._fixes is None:
+            self._fixes = {}
+            for site in self.sites:
+                decide = _DECIDERS.get(site.code)
+                self._fixes[site] = decide(self, site) if decide is not None else None
+        return [(site, self._fixes[site]) for site in self.sites if site.code == code]
+
+
+def traced_sites(ctx: RuleContext) -> list[FunctionSites]:
+    """The sites of every traced function of the file, computed once and shared by the rules."""
+    return ctx.fact(traced_sites, _find_all)
+
+
+def report(ctx: RuleContext, rule: type[Rule] | Rule, site: Site, message: str, fix: Fix | None) -> Finding:
+    """The finding for `site`: the message ends with what the fix does (or, for a manual fix, why
+    it must be done by hand)."""
+    if fix is not None:
+        message = f"{message}; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"{message}; {fix.title}"
+    return ctx.finding(rule, site.code, site.node, message, fix)
+
+
+def if_chain(n: cst.If) -> list[cst.If]:
+    """`if` followed by its `elif`s."""
+    chain = [n]
+    while isinstance(chain[-1].orelse, cst.If):
+        chain.append(chain[-1].orelse)
+    return chain
+
+
+def _find_all(ctx: RuleContext) -> list[FunctionSites]:
+    jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
+    found = []
+    for info in list(jc.traced_functions()):
+        rewrite = FunctionRewrite(ctx, jc, info)
+        found.append(FunctionSites(rewrite, _SiteFinder(rewrite, info).run()))
+    return found
+
+
+class _SiteFinder:
+    """One walk of a traced function's own body; `covered` holds the parts of reported conditions."""
+
+    def __init__(self, rewrite: FunctionRewrite, info: FuncInfo) -> None:
+        self.rewrite = rewrite
+        self.info = info
+        self.facts = info.facts
+        self.names = rewrite.names
+        self.covered: set[cst.CSTNode] = set()
+
+    def run(self) -> list[Site]:
+        node = self.info.node
+        out: list[Site] = []
+        finder = self
+
+        class V(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.stmts: list[cst.CSTNode] = []
+
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                if n is not node and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                    return False
+                if n in finder.facts.before:
+                    self.stmts.append(n)
+                stmt = self.stmts[-1] if self.stmts else None
+                found = finder.visit(n, stmt)
+                if found is not None:
+                    out.append(found)
+                return True
+
+            def on_leave(self, original_node: cst.CSTNode) -> None:
+                if original_node in finder.facts.before and self.stmts and self.stmts[-1] is original_node:
+                    self.stmts.pop()
+
+        walk(node.body, V())
+        return out
+
+    def visit(self, n: cst.CSTNode, stmt) -> Site | None:  # noqa: C901 - one branch per construct
+        if n in self.covered:
+            return None
+        test_traced = self.facts.test_traced
+        if isinstance(n, cst.If):
+            return self.if_site(n, stmt)
+        if isinstance(n, cst.While):
+            if test_traced(n.test, n):
+                self.cover(n.test)
+                return Site("JAX302", "while", n, n)
+            return None
+        if isinstance(n, cst.For):
+            it = n.iter
+            if isinstance(it, cst.Call) and self.names.qualify(it.func) == "range" and self.facts.traced(it, n):
+                self.covered.add(it)
+                return Site("JAX303", "for", n, n)
+            return None
+        if isinstance(n, cst.IfExp):
+            if test_traced(n.test, stmt):
+                self.cover(n.test)
+                return Site("JAX301", "ifexp", n, stmt)
+            return None
+        if isinstance(n, cst.Assert):
+            if test_traced(n.test, stmt):
+                self.cover(n.test)
+                return Site("JAX305", "assert", n, stmt)
+            return None
+        if isinstance(n, cst.BooleanOperation):
+            if test_traced(n.left, stmt):
+                self.cover(n.left)
+                return Site("JAX305", "boolop", n, stmt)
+            return None
+        if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+            return Site("JAX305", "not", n, stmt) if test_traced(n.expression, stmt) else None
+        if isinstance(n, cst.Call):
+            return self.conversion_site(n, stmt) or self.shape_site(n, stmt)
+        if isinstance(n, cst.Subscript):
+            return self.slice_site(n, stmt)
+        return None
+
+    def cover(self, expr: cst.CSTNode) -> None:
+        """Mark the boolean structure of a reported condition so it is not reported again."""
+        self.covered.add(expr)
+        if isinstance(expr, cst.BooleanOperation):
+            self.cover(expr.left)
+            self.cover(expr.right)
+        elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            self.cover(expr.expression)
+
+    def if_site(self, n: cst.If, stmt) -> Site | None:
+        chain = if_chain(n)
+        traced_tests = [i for i, branch in enumerate(chain) if self.facts.test_traced(branch.test, branch)]
+        if not traced_tests:
+            return None
+        for branch in chain:
+            self.covered.add(branch)
+            self.cover(branch.test)
+        if traced_tests[0] != 0:
+            return Site("JAX301", "elif", chain[traced_tests[0]], stmt)
+        return Site("JAX301", "if", n, stmt)
+
+    def conversion_site(self, n: cst.Call, stmt) -> Site | None:
+        q = self.names.qualify(n.func)
+        if q in SCALAR_CONVERSIONS and len(n.args) == 1 and not n.args[0].star and self.facts.traced(n.args[0].value, stmt):
+            return Site("JAX304", "convert", n, stmt, (n.args[0].value,))
+        if (
+            isinstance(n.func, cst.Attribute)
+            and n.func.attr.value in ("item", "tolist")
+            and not n.args
+            and self.facts.traced(n.func.value, stmt)
+        ):
+            return Site("JAX304", "method", n, stmt, (n.func.value,))
+        return None
+
+    def shape_site(self, n: cst.Call, stmt) -> Site | None:
+        q = self.names.qualify(n.func) or ""
+        if not q.startswith("jax.numpy."):
+            return None
+        positions, keywords = SHAPE_ARGS.get(q.rsplit(".", 1)[-1], ((), ()))
+        if not positions and not keywords:
+            return None
+        pos = [a.value for a in n.args if a.keyword is None and not a.star]
+        shape_args = [pos[i] for i in positions if i < len(pos)]
+        shape_args += [a.value for a in n.args if a.keyword is not None and a.keyword.value in keywords]
+        traced = tuple(a for a in shape_args if self.facts.traced(a, stmt))
+        return Site("JAX307", "shape", n, stmt, traced) if traced else None
+
+    def slice_site(self, n: cst.Subscript, stmt) -> Site | None:
+        bounds = []
+        for el in n.slice:
+            if isinstance(el.slice, cst.Slice):
+                bounds += [b for b in (el.slice.lower, el.slice.upper, el.slice.step) if b is not None]
+        traced = tuple(b for b in bounds if self.facts.traced(b, stmt))
+        return Site("JAX307", "slice", n, stmt, traced) if traced else None

@@ -1,0 +1,208 @@
+'''JAX303 traced-range: a `for` loop over `range()` of a traced value.
+
+## What it does
+Finds `for i in range(...)` loops whose bounds are traced values inside a function that runs
+under a trace (jitted, vmapped, a `lax` body, or called from such code with traced arguments).
+`range(x.shape[0])`, `range(len(xs))` and ranges of static arguments or constants are static
+and never flagged (long static loops are JAX502's).
+
+## Why is this bad?
+`range()` needs a Python integer. A traced bound has none: the first trace raises
+`TracerIntegerConversionError` (or `ConcretizationTypeError`). The loop only ever worked
+eagerly.
+
+## Known problems
+The analysis is within one module: a parameter that callers elsewhere pass as a Python value is
+assumed traced. `lax.fori_loop` with traced bounds is not reverse-differentiable; in a function
+the module differentiates, a static bound (`static_argnames`) is the fix that keeps gradients
+working.
+
+## Example
+```python
+@jax.jit
+def grow(x):
+    n = jnp.sum(x > 0)
+    for i in range(n):
+        x = x * 2
+    return x
+```
+
+## Use instead
+```python
+@jax.jit
+def grow(x):
+    n = jnp.sum(x > 0)
+
+    def loop_body(i, x):
+        x = x * 2
+        return x
+
+    x = jax.lax.fori_loop(0, n, loop_body, x)
+    return x
+```
+
+The fix is decided per loop:
+- **`static_argnames`** when the bounds depend only on parameters that every call site in the
+  module passes as hashable literals, and the function is jitted here with `jax.jit`.
+- **`lax.fori_loop`** over `range(hi)` or `range(lo, hi)` carrying every variable that the
+  body assigns and that exists before the loop (`jaxfix.analysis.loop_rewrite`).
+- **manual** for a `range` with a step or unusual arguments, a loop target that is not one
+  name, the loop variable used after the loop, `break`/`continue`/`return`, side effects,
+  `raise`, an `else:` clause, and a variable first assigned in the loop and used after it.
+
+## Fix safety
+The reference behaviour is the original run eagerly (`jax.disable_jit()`). The rewrite is
+unsafe (the message says why) when a carried variable starts as a Python number literal and
+the body changes it with traced values (a zero-trip loop then returns it with the body's
+dtype), when the function is differentiated in the module (reverse mode fails on a
+`fori_loop` with traced bounds), or when a parameter becomes static though it is not annotated
+`int`/`bool`/`str`.
+
+## References
+- https://docs.jax.dev/en/latest/control-flow.html
+- https://docs.jax.dev/en/latest/_autosummary/jax.lax.fori_loop.html
+- https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerIntegerConversionError
+'''
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from codemods._command import commands_for
+from codemods.traced_control_flow.sites import FunctionSites, Site, decides, report, traced_sites
+from codemods.traced_control_flow.static_args import static_argnames_fix
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.model import Finding, Fix
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class TracedRangeRule(Rule):
+    __doc__ = __doc__
+
+    name = "traced-range"
+    codes = (Code("JAX303", "traced-range", "`for` over `range()` of a traced value", "sometimes"),)
+    options_table = "traced-control-flow"
+    prefilter = ("jit", "vmap", "lax", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    verify_reference = "eager"
+    valid = (
+        Valid(
+            """
+            import jax
+
+
+            @jax.jit
+            def cumulative(x):
+                total = x[0]
+                for i in range(x.shape[0]):
+                    total = total + x[i]
+                return total
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def grow(x):
+                n = jnp.sum(x > 0)
+                return jax.lax.fori_loop(0, n, lambda i, v: v * 2, x)
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def grow(x):
+                n = jnp.sum(x > 0)
+                for i in range(n):
+                    x = x * 2
+                return x
+            """,
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def grow(x):
+                n = jnp.sum(x > 0)
+
+                def loop_body(i, x):
+                    x = x * 2
+                    return x
+
+                x = jax.lax.fori_loop(0, n, loop_body, x)
+                return x
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def add_times(x, times: int):
+                for _ in range(times):
+                    x = x + 1
+                return x
+
+
+            y = add_times(1.0, 3)
+            """,
+            """
+            import jax
+            import functools
+
+
+            @functools.partial(jax.jit, static_argnames=("times",))
+            def add_times(x, times: int):
+                for _ in range(times):
+                    x = x + 1
+                return x
+
+
+            y = add_times(1.0, 3)
+            """,
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """Some function that may run under a trace has a `for` over `range()` of a value that may
+        be traced (`jaxfix.analysis.trace_screen`)."""
+        return any_site(tree, _may_flag)
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for fn in traced_sites(ctx):
+            for site, fix in fn.fixes_of("JAX303"):
+                bounds = ", ".join(fn.rewrite.code(a.value) for a in site.node.iter.args)
+                yield report(ctx, self, site, f"`range({bounds})` has a traced bound", fix)
+
+
+def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+    return (
+        type(n) is ast.For
+        and isinstance(n.iter, ast.Call)
+        and fn.screen.names.qualify_ast(n.iter.func) == "range"
+        and fn.traced(n.iter)
+    )
+
+
+@decides("JAX303")
+def decide(sites: FunctionSites, site: Site) -> Fix:
+    """`static_argnames`, else `lax.fori_loop`, else manual with the reason."""
+    loop = site.node
+    bounds = [a.value for a in loop.iter.args]
+    return static_argnames_fix(sites.rewrite, bounds, loop) or sites.loops.fori_loop(loop)
+
+
+# `<Name>Command` for the rule: a libcst codemod command, made on first access
+__getattr__ = commands_for(TracedRangeRule)

@@ -1,0 +1,157 @@
+'''JAX304 traced-to-python: `int()`, `float()`, `bool()`, `complex()`, `.item()` or `.tolist()` of a traced value.
+
+## What it does
+Finds conversions of traced values to Python scalars or lists inside a function that runs under
+a trace (jitted, vmapped, a `lax` body, or called from such code with traced arguments).
+Conversions of shapes (`int(x.shape[0])`), of `len()`, of static arguments and of constants are
+static and never flagged. A `bool()` inside a condition that JAX301/JAX302/JAX305 already
+report is not reported again.
+
+## Why is this bad?
+A traced value is an abstract array with no concrete number yet: `int(x)` raises
+`ConcretizationTypeError` (or `TracerIntegerConversionError`), `x.item()` and `x.tolist()` raise
+`ConcretizationTypeError` the first time the function is traced. The code only ever worked
+eagerly.
+
+## Known problems
+The analysis is within one module: a parameter that callers elsewhere pass as a Python value is
+assumed traced unless it has a literal default that no call site in this module passes.
+
+## Example
+```python
+@jax.jit
+def scaled(x, k):
+    return x * int(k)
+```
+
+## Use instead
+```python
+@jax.jit
+def scaled(x, k):
+    return x * k.astype(jnp.int32)
+```
+or make `k` a static argument (`@partial(jax.jit, static_argnames=("k",))`), or, for
+debugging output, `jax.debug.print("{}", k)`.
+
+## Fix safety
+There is no automatic fix: whether the value should stay an array, become a static argument or
+only be printed depends on what the code does with it. The finding says which options apply.
+
+## References
+- https://docs.jax.dev/en/latest/errors.html#jax.errors.ConcretizationTypeError
+- https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerIntegerConversionError
+- https://docs.jax.dev/en/latest/debugging/print_breakpoint.html
+'''
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from codemods._command import commands_for
+from codemods.traced_control_flow.sites import SCALAR_CONVERSIONS, FunctionSites, Site, decides, report, traced_sites
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.model import Finding, Fix
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class TracedToPythonRule(Rule):
+    __doc__ = __doc__
+
+    name = "traced-to-python"
+    codes = (
+        Code("JAX304", "traced-to-python", "`int()`/`float()`/`bool()`/`.item()`/`.tolist()` on a traced value", "never"),
+    )
+    options_table = "traced-control-flow"
+    prefilter = ("jit", "vmap", "lax", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    verify_reference = "eager"
+    valid = (
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def first_half(x):
+                half = int(x.shape[0]) // 2
+                return jnp.sum(x[:half])
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def scaled(x, k):
+                return x * k.astype(jnp.int32)
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def scaled(x, k):
+                return x * int(k)
+            """,
+            None,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def total(x):
+                return x.sum().item()
+            """,
+            None,
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """Some function that may run under a trace converts a value that may be traced
+        (`jaxfix.analysis.trace_screen`)."""
+        return any_site(tree, _may_flag)
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for fn in traced_sites(ctx):
+            for site, fix in fn.fixes_of("JAX304"):
+                call, (value,) = site.node, site.traced
+                if site.kind == "convert":
+                    what = f"`{fn.rewrite.names.qualify(call.func)}()`"
+                else:
+                    what = f"`.{call.func.attr.value}()`"
+                message = f"{what} of traced `{fn.rewrite.code(value)}` needs a concrete value"
+                yield report(ctx, self, site, message, fix)
+
+
+def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+    if type(n) is not ast.Call:
+        return False
+    q = fn.screen.names.qualify_ast(n.func) or ""
+    if q in SCALAR_CONVERSIONS and any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)]):
+        return True
+    return isinstance(n.func, ast.Attribute) and n.func.attr in ("item", "tolist") and fn.traced(n.func.value)
+
+
+@decides("JAX304")
+def decide(sites: FunctionSites, site: Site) -> Fix:
+    """Always manual: the finding lists the ways out."""
+    if site.kind == "convert":
+        return sites.rewrite.ctx.manual(
+            "keep it an array (`x.astype(...)`), make the argument static "
+            "(`static_argnames`), or print it with `jax.debug.print`"
+        )
+    return sites.rewrite.ctx.manual("keep it an array, or print it with `jax.debug.print`")
+
+
+# `<Name>Command` for the rule: a libcst codemod command, made on first access
+__getattr__ = commands_for(TracedToPythonRule)

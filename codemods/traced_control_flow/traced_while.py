@@ -1,0 +1,210 @@
+'''JAX302 traced-while: a `while` loop whose condition is traced.
+
+## What it does
+Finds `while` loops whose condition is a traced value inside a function that runs under a
+trace (jitted, vmapped, a `lax` body, or called from such code with traced arguments).
+Conditions on shapes, `len()`, static arguments and Python counters compared with static
+bounds are static and never flagged.
+
+## Why is this bad?
+Python decides each trip of a `while` loop from the truth of its condition. A traced value has
+none: the first trace raises `TracerBoolConversionError` (or `ConcretizationTypeError`). The
+loop only ever worked eagerly.
+
+## Known problems
+The analysis is within one module: a parameter that callers elsewhere pass as a Python value is
+assumed traced. `lax.while_loop` is not reverse-differentiable; in a function the module
+differentiates, a static bound (`static_argnames`) is the fix that keeps gradients working.
+
+## Example
+```python
+@jax.jit
+def halve(x):
+    while x.sum() > 1.0:
+        x = x / 2
+    return x
+```
+
+## Use instead
+```python
+@jax.jit
+def halve(x):
+    def loop_cond(x):
+        return x.sum() > 1.0
+
+    def loop_body(x):
+        x = x / 2
+        return x
+
+    return jax.lax.while_loop(loop_cond, loop_body, x)
+```
+
+The fix is decided per loop:
+- **`static_argnames`** when the condition depends only on parameters that every call site in
+  the module passes as hashable literals, and the function is jitted here with `jax.jit`.
+- **`lax.while_loop`** carrying every variable that the body assigns and that exists before
+  the loop (`jaxfix.analysis.loop_rewrite`).
+- **manual** for `break`/`continue`/`return` in the body, side effects (a call statement,
+  attribute or item assignment), `raise`, an `else:` clause, a variable first assigned in the
+  loop and used after it, and a static operand of `and`/`or` that may guard the traced one.
+
+## Fix safety
+The reference behaviour is the original run eagerly (`jax.disable_jit()`). The rewrite is
+unsafe (the message says why) when a carried variable starts as a Python number literal and
+the body changes it with traced values (a zero-trip loop then returns it with the body's
+dtype), when the function is differentiated in the module (reverse mode fails on
+`while_loop`), or when a parameter becomes static though it is not annotated
+`int`/`bool`/`str`.
+
+## References
+- https://docs.jax.dev/en/latest/control-flow.html
+- https://docs.jax.dev/en/latest/_autosummary/jax.lax.while_loop.html
+- https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError
+'''
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from codemods._command import commands_for
+from codemods.traced_control_flow.sites import FunctionSites, Site, decides, report, traced_sites
+from codemods.traced_control_flow.static_args import static_argnames_fix
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.model import Finding, Fix
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class TracedWhileRule(Rule):
+    __doc__ = __doc__
+
+    name = "traced-while"
+    codes = (Code("JAX302", "traced-while", "`while` loop on a traced condition", "sometimes"),)
+    options_table = "traced-control-flow"
+    prefilter = ("jit", "vmap", "lax", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    verify_reference = "eager"
+    valid = (
+        Valid(
+            """
+            import jax
+
+
+            @jax.jit
+            def collapse(x):
+                while x.ndim > 1:
+                    x = x.sum(axis=0)
+                return x
+            """
+        ),
+        Valid(
+            """
+            import jax
+
+
+            @jax.jit
+            def halve(x):
+                return jax.lax.while_loop(lambda v: v.sum() > 1.0, lambda v: v / 2, x)
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def halve(x):
+                while x.sum() > 1.0:
+                    x = x / 2
+                return x
+            """,
+            """
+            import jax
+
+
+            @jax.jit
+            def halve(x):
+                def loop_cond(x):
+                    return x.sum() > 1.0
+
+                def loop_body(x):
+                    x = x / 2
+                    return x
+
+                x = jax.lax.while_loop(loop_cond, loop_body, x)
+                return x
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            def count_to(x, n):
+                i = 0
+                while i < n:
+                    i += 1
+                return x + i
+
+
+            count_jit = jax.jit(count_to)
+            count_jit(10, 20)
+            """,
+            """
+            import jax
+
+
+            def count_to(x, n):
+                i = 0
+                while i < n:
+                    i += 1
+                return x + i
+
+
+            count_jit = jax.jit(count_to, static_argnames=("n",))
+            count_jit(10, 20)
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def halve_loudly(x):
+                while x.sum() > 1.0:
+                    print(x)
+                    x = x / 2
+                return x
+            """,
+            None,
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """Some function that may run under a trace has a `while` whose test may be traced
+        (`jaxfix.analysis.trace_screen`)."""
+        return any_site(tree, _may_flag)
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for fn in traced_sites(ctx):
+            for site, fix in fn.fixes_of("JAX302"):
+                message = f"`while` condition `{fn.rewrite.code(site.node.test)}` is traced"
+                yield report(ctx, self, site, message, fix)
+
+
+def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+    return type(n) is ast.While and fn.test_traced(n.test)
+
+
+@decides("JAX302")
+def decide(sites: FunctionSites, site: Site) -> Fix:
+    """`static_argnames`, else `lax.while_loop`, else manual with the reason."""
+    loop = site.node
+    return static_argnames_fix(sites.rewrite, [loop.test], loop) or sites.loops.while_loop(loop)
+
+
+# `<Name>Command` for the rule: a libcst codemod command, made on first access
+__getattr__ = commands_for(TracedWhileRule)
