@@ -7,25 +7,28 @@ of `while` (JAX302), a `range()` bound of `for` (JAX303), `int()`/`.item()`... (
 `assert`/`and`/`or`/`not` (JAX305), a shape or slice bound (JAX307). A condition reported once
 is covered: the `and` inside a reported `if` test is not reported again as JAX305.
 
-Each rule module registers how it decides and fixes its sites (`decides`). The fixes of one
-function are built together, in the order of the walk, whichever rule asks first: helpers named
-by fixes (`loop_body`, `loop_body_2`) are numbered in the order their sites appear, as if one
-rule had built them all.
+Each rule decides and fixes the sites of its code (`SiteRule.decide`). The fixes of one function
+are built together, in the order of the walk, whichever rule asks first: helpers named by fixes
+(`loop_body`, `loop_body_2`) are numbered in the order their sites appear, as if one rule had
+built them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 import libcst as cst
 
 from jaxfix.analysis.function_rewrite import FunctionRewrite
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.loop_rewrite import LoopRewriter
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.model import Finding, Fix, Safety
-from jaxfix.rulebase import Rule, RuleContext
+from jaxfix.rulebase import Code, RuleContext
 
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 # jax.numpy functions whose arguments at these positions / keywords are shapes or sizes
@@ -58,20 +61,6 @@ class Site:
     traced: tuple[cst.BaseExpression, ...] = ()
 
 
-Decide = Callable[["FunctionSites", Site], "Fix | None"]
-_DECIDERS: dict[str, Decide] = {}
-
-
-def decides(code: str) -> Callable[[Decide], Decide]:
-    """Register the function that decides and builds the fix of every site of `code`."""
-
-    def register(decide: Decide) -> Decide:
-        _DECIDERS[code] = decide
-        return decide
-
-    return register
-
-
 class FunctionSites:
     """The sites of one traced function, with the rewrite helpers their fixes share."""
 
@@ -86,8 +75,8 @@ class FunctionSites:
         if self._fixes is None:
             self._fixes = {}
             for site in self.sites:
-                decide = _DECIDERS.get(site.code)
-                self._fixes[site] = decide(self, site) if decide is not None else None
+                rule = _RULES.get(site.code)
+                self._fixes[site] = rule.decide(self, site) if rule is not None else None
         return [(site, self._fixes[site]) for site in self.sites if site.code == code]
 
 
@@ -96,12 +85,55 @@ def traced_sites(ctx: RuleContext) -> list[FunctionSites]:
     return ctx.fact(traced_sites, _find_all)
 
 
-def report(ctx: RuleContext, rule: type[Rule] | Rule, site: Site, message: str, fix: Fix | None) -> Finding:
-    """The finding for `site`: the message ends with what the fix does (or, for a manual fix, why
-    it must be done by hand)."""
-    if fix is not None:
-        message = f"{message}; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"{message}; {fix.title}"
-    return ctx.finding(rule, site.code, site.node, message, fix)
+_RULES: dict[str, type["SiteRule"]] = {}
+
+
+class SiteRule:
+    """What the family's rules have in common, mixed into each (`class TracedIfRule(SiteRule, Rule)`).
+
+    A rule gives its screen (`may_flag`, on the stdlib AST), its message for a site, and its
+    decision (`decide`: the fix of a site, or a manual fix saying why not); this class runs them
+    on the shared walk. Defining a rule class registers its `decide` for its code.
+    """
+
+    codes: ClassVar[tuple[Code, ...]]
+    options_table = "traced-control-flow"  # the family's table before the split (it has no options)
+    prefilter = ("jit", "vmap", "lax", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code the rules report needs a jax transform
+    verify_reference = "eager"  # the original cannot run under jit: compare with it run eagerly
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        _RULES[cls.codes[0].code] = cls
+
+    @staticmethod
+    def may_flag(fn: ScreenFunction, node: ast.AST) -> bool:
+        """Could the rule report `node`, a node of traced function `fn` (stdlib AST)? Never False
+        for a node the rule reports."""
+        raise NotImplementedError
+
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        raise NotImplementedError
+
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix | None:
+        raise NotImplementedError
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """Some function that may run under a trace has a node the rule may report
+        (`jaxfix.analysis.trace_screen`: the stdlib-AST over-approximation of the walk)."""
+        return any_site(tree, self.may_flag)
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        """The findings of the rule's code, the message ending with what the fix does (or, for a
+        manual fix, why it must be done by hand)."""
+        for fn in traced_sites(ctx):
+            for site, fix in fn.fixes_of(self.codes[0].code):
+                message = self.message(fn.rewrite, site)
+                if fix is not None:
+                    message += f"; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"; {fix.title}"
+                yield ctx.finding(self, site.code, site.node, message, fix)
 
 
 def if_chain(n: cst.If) -> list[cst.If]:
@@ -117,8 +149,17 @@ def _find_all(ctx: RuleContext) -> list[FunctionSites]:
     found = []
     for info in list(jc.traced_functions()):
         rewrite = FunctionRewrite(ctx, jc, info)
-        found.append(FunctionSites(rewrite, _SiteFinder(rewrite, info).run()))
+        found.append(FunctionSites(rewrite, _SiteFinder(rewrite, info).run(ctx)))
     return found
+
+
+# constructs whose condition must be a Python bool: code, kind, the condition
+_TESTED = {
+    cst.While: ("JAX302", "while", lambda n: n.test),
+    cst.IfExp: ("JAX301", "ifexp", lambda n: n.test),
+    cst.Assert: ("JAX305", "assert", lambda n: n.test),
+    cst.BooleanOperation: ("JAX305", "boolop", lambda n: n.left),  # the right operand is returned as is
+}
 
 
 class _SiteFinder:
@@ -131,67 +172,31 @@ class _SiteFinder:
         self.names = rewrite.names
         self.covered: set[cst.CSTNode] = set()
 
-    def run(self) -> list[Site]:
-        node = self.info.node
-        out: list[Site] = []
-        finder = self
+    def run(self, ctx: RuleContext) -> list[Site]:
+        found = (self.visit(n, stmt) for n, stmt in own_sites(self.info, ctx))
+        return [site for site in found if site is not None]
 
-        class V(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.stmts: list[cst.CSTNode] = []
-
-            def on_visit(self, n: cst.CSTNode) -> bool:
-                if n is not node and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                    return False
-                if n in finder.facts.before:
-                    self.stmts.append(n)
-                stmt = self.stmts[-1] if self.stmts else None
-                found = finder.visit(n, stmt)
-                if found is not None:
-                    out.append(found)
-                return True
-
-            def on_leave(self, original_node: cst.CSTNode) -> None:
-                if original_node in finder.facts.before and self.stmts and self.stmts[-1] is original_node:
-                    self.stmts.pop()
-
-        walk(node.body, V())
-        return out
-
-    def visit(self, n: cst.CSTNode, stmt) -> Site | None:  # noqa: C901 - one branch per construct
+    def visit(self, n: cst.CSTNode, stmt) -> Site | None:
         if n in self.covered:
             return None
-        test_traced = self.facts.test_traced
         if isinstance(n, cst.If):
             return self.if_site(n, stmt)
-        if isinstance(n, cst.While):
-            if test_traced(n.test, n):
-                self.cover(n.test)
-                return Site("JAX302", "while", n, n)
-            return None
+        tested = _TESTED.get(type(n))
+        if tested is not None:
+            code, kind, condition = tested
+            at = n if kind == "while" else stmt  # a loop's condition is read before every trip
+            if not self.facts.test_traced(condition(n), at):
+                return None
+            self.cover(condition(n))
+            return Site(code, kind, n, at)
         if isinstance(n, cst.For):
             it = n.iter
             if isinstance(it, cst.Call) and self.names.qualify(it.func) == "range" and self.facts.traced(it, n):
                 self.covered.add(it)
                 return Site("JAX303", "for", n, n)
             return None
-        if isinstance(n, cst.IfExp):
-            if test_traced(n.test, stmt):
-                self.cover(n.test)
-                return Site("JAX301", "ifexp", n, stmt)
-            return None
-        if isinstance(n, cst.Assert):
-            if test_traced(n.test, stmt):
-                self.cover(n.test)
-                return Site("JAX305", "assert", n, stmt)
-            return None
-        if isinstance(n, cst.BooleanOperation):
-            if test_traced(n.left, stmt):
-                self.cover(n.left)
-                return Site("JAX305", "boolop", n, stmt)
-            return None
         if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
-            return Site("JAX305", "not", n, stmt) if test_traced(n.expression, stmt) else None
+            return Site("JAX305", "not", n, stmt) if self.facts.test_traced(n.expression, stmt) else None
         if isinstance(n, cst.Call):
             return self.conversion_site(n, stmt) or self.shape_site(n, stmt)
         if isinstance(n, cst.Subscript):

@@ -49,30 +49,25 @@ changes.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 import libcst as cst
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import FunctionSites, Site, decides, report, traced_sites
+from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule
 from jaxfix.analysis.function_rewrite import FunctionRewrite
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
-from jaxfix.model import Finding, Fix, ImportRequest, Safety
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.model import Fix, ImportRequest, Safety
+from jaxfix.rulebase import Code, Invalid, Rule, Valid
 
 # calls whose result is a boolean array: `logical_and` of them returns what `and` did
 _BOOLEAN_CALLS = ("isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "any", "all")
 
 
-class TracedBoolOpRule(Rule):
+class TracedBoolOpRule(SiteRule, Rule):
     __doc__ = __doc__
 
     name = "traced-bool-op"
     codes = (Code("JAX305", "traced-bool-op", "`assert`/`and`/`or`/`not` on a traced value", "sometimes"),)
-    options_table = "traced-control-flow"
-    prefilter = ("jit", "vmap", "lax", "pmap")
-    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
-    verify_reference = "eager"
     valid = (
         Valid(
             """
@@ -133,51 +128,41 @@ class TracedBoolOpRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
-        """Some function that may run under a trace has an `assert`, `and`, `or` or `not` whose
-        operand may be traced (`jaxfix.analysis.trace_screen`)."""
-        return any_site(tree, _may_flag)
 
-    def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for fn in traced_sites(ctx):
-            for site, fix in fn.fixes_of("JAX305"):
-                yield report(ctx, self, site, _message(fn.rewrite, site), fix)
+    @staticmethod
+    def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        kind = type(n)
+        if kind is ast.Assert:
+            return fn.test_traced(n.test)
+        if kind is ast.BoolOp:
+            return any(fn.test_traced(v) for v in n.values[:-1])
+        return kind is ast.UnaryOp and isinstance(n.op, ast.Not) and fn.test_traced(n.operand)
 
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        n = site.node
+        if site.kind == "assert":
+            return f"`assert` on traced `{fn.code(n.test)}`"
+        if site.kind == "boolop":
+            op = "and" if isinstance(n.operator, cst.And) else "or"
+            return f"`{op}` on traced `{fn.code(n.left)}`"
+        return f"`not` on traced `{fn.code(n.expression)}`"
 
-def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
-    kind = type(n)
-    if kind is ast.Assert:
-        return fn.test_traced(n.test)
-    if kind is ast.BoolOp:
-        return any(fn.test_traced(v) for v in n.values[:-1])
-    return kind is ast.UnaryOp and isinstance(n.op, ast.Not) and fn.test_traced(n.operand)
-
-
-def _message(fn: FunctionRewrite, site: Site) -> str:
-    n = site.node
-    if site.kind == "assert":
-        return f"`assert` on traced `{fn.code(n.test)}`"
-    if site.kind == "boolop":
-        op = "and" if isinstance(n.operator, cst.And) else "or"
-        return f"`{op}` on traced `{fn.code(n.left)}`"
-    return f"`not` on traced `{fn.code(n.expression)}`"
-
-
-@decides("JAX305")
-def decide(sites: FunctionSites, site: Site) -> Fix:
-    """`jnp.logical_*` for operators; manual for `assert`."""
-    fn = sites.rewrite
-    if site.kind == "assert":
-        return fn.ctx.manual(
-            "an assert cannot check a traced value: use `equinox.error_if` or "
-            "`jax.experimental.checkify.check`, or remove it"
-        )
-    imports: list[ImportRequest] = []
-    new = fn.predicate(site.node, imports)
-    boolean = _is_boolean(fn, site.node)
-    safety = Safety.SAFE if boolean else Safety.UNSAFE
-    title = "use `jnp.logical_*`" + ("" if boolean else " (unsafe: returns a boolean array, not an operand)")
-    return fn.ctx.rewrite(title, safety, replace={site.node: new}, imports=imports)
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix:
+        """`jnp.logical_*` for operators; manual for `assert`."""
+        fn = sites.rewrite
+        if site.kind == "assert":
+            return fn.ctx.manual(
+                "an assert cannot check a traced value: use `equinox.error_if` or "
+                "`jax.experimental.checkify.check`, or remove it"
+            )
+        imports: list[ImportRequest] = []
+        new = fn.predicate(site.node, imports)
+        boolean = _is_boolean(fn, site.node)
+        safety = Safety.SAFE if boolean else Safety.UNSAFE
+        title = "use `jnp.logical_*`" + ("" if boolean else " (unsafe: returns a boolean array, not an operand)")
+        return fn.ctx.rewrite(title, safety, replace={site.node: new}, imports=imports)
 
 
 def _is_boolean(fn: FunctionRewrite, e: cst.BaseExpression) -> bool:

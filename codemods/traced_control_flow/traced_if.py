@@ -68,12 +68,11 @@ the module passing an array would now fail, and each distinct value compiles onc
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 import libcst as cst
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import FunctionSites, Site, decides, if_chain, report, traced_sites
+from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule, if_chain
 from codemods.traced_control_flow.static_args import static_argnames_fix
 from codemods.traced_control_flow.where import WhereBuilder, literal_mismatch
 from jaxfix.analysis.body_facts import (
@@ -85,21 +84,17 @@ from jaxfix.analysis.body_facts import (
     statement_kinds,
 )
 from jaxfix.analysis.function_rewrite import FunctionRewrite
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_screen import ScreenFunction
 from jaxfix.analysis.walk import walk
-from jaxfix.model import Finding, Fix, ImportRequest
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from jaxfix.model import Fix, ImportRequest
+from jaxfix.rulebase import Code, Invalid, Rule, Valid
 
 
-class TracedIfRule(Rule):
+class TracedIfRule(SiteRule, Rule):
     __doc__ = __doc__
 
     name = "traced-if"
     codes = (Code("JAX301", "traced-if", "`if`/`elif`/conditional expression on a traced value", "sometimes"),)
-    options_table = "traced-control-flow"
-    prefilter = ("jit", "vmap", "lax", "pmap")
-    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
-    verify_reference = "eager"
     valid = (
         Valid(
             """
@@ -228,37 +223,27 @@ class TracedIfRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
-        """Some function that may run under a trace has an `if` or conditional expression whose test
-        may be traced (`jaxfix.analysis.trace_screen`)."""
-        return any_site(tree, _may_flag)
 
-    def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for fn in traced_sites(ctx):
-            for site, fix in fn.fixes_of("JAX301"):
-                yield report(ctx, self, site, _message(fn.rewrite, site), fix)
+    @staticmethod
+    def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        return (type(n) is ast.If or type(n) is ast.IfExp) and fn.test_traced(n.test)
 
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        if site.kind == "ifexp":
+            return f"conditional expression on traced `{fn.code(site.node.test)}`"
+        return f"`{site.kind}` condition `{fn.code(site.node.test)}` is traced"
 
-def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
-    return (type(n) is ast.If or type(n) is ast.IfExp) and fn.test_traced(n.test)
-
-
-def _message(fn: FunctionRewrite, site: Site) -> str:
-    if site.kind == "ifexp":
-        return f"conditional expression on traced `{fn.code(site.node.test)}`"
-    return f"`{site.kind}` condition `{fn.code(site.node.test)}` is traced"
-
-
-@decides("JAX301")
-def decide(sites: FunctionSites, site: Site) -> Fix:
-    """`static_argnames`, else `jnp.where`, else `lax.cond`, else manual with the reason."""
-    fn = sites.rewrite
-    if site.kind == "elif":
-        return fn.ctx.manual("an `elif` on a traced value after a static test: nest it as `else: if ...:` first")
-    if site.kind == "ifexp":
-        return _BranchRewrite(fn).fix_ifexp(site.node)
-    chain = if_chain(site.node)
-    return static_argnames_fix(fn, [b.test for b in chain], site.node) or _BranchRewrite(fn).fix_if(site.node, chain)
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix:
+        """`static_argnames`, else `jnp.where`, else `lax.cond`, else manual with the reason."""
+        fn = sites.rewrite
+        if site.kind == "elif":
+            return fn.ctx.manual("an `elif` on a traced value after a static test: nest it as `else: if ...:` first")
+        if site.kind == "ifexp":
+            return _BranchRewrite(fn).fix_ifexp(site.node)
+        chain = if_chain(site.node)
+        return static_argnames_fix(fn, [b.test for b in chain], site.node) or _BranchRewrite(fn).fix_if(site.node, chain)
 
 
 class _BranchRewrite:
@@ -325,13 +310,7 @@ class _BranchRewrite:
         if _contains_return_in_loop(true_path + false_path):
             return self.fn.ctx.manual("a `return` inside a loop in a branch: restructure by hand")
         operands = self.operands(true_path + false_path, n)
-        t_name, f_name = self.fn.unique("true_branch"), self.fn.unique("false_branch")
-        t_def = self.fn.make_def(t_name, operands, true_path, None)
-        f_def = self.fn.make_def(f_name, operands, false_path, None)
-        cond = self.fn.ref("jax.lax.cond", imports)
-        pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
-        call = f"return {cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
-        stmts = self.fn.layout(n, [t_def, f_def, self.fn.parse_stmt(call, at=n)])
+        stmts = self.cond_statements(n, operands, true_path, false_path, None, "return ", imports)
         return self.fn.finish(
             "replace the early return with `lax.cond`",
             hazards,
@@ -424,16 +403,8 @@ class _BranchRewrite:
                 hazards.append(f"`{var}` is a Python number in one branch and an array in another: check the dtypes agree")
         operands = [v for v in assigned if v in bound]
         outs = ", ".join(assigned)
-        ret = assigned[0] if len(assigned) == 1 else ", ".join(assigned)
-        t_name, f_name = self.fn.unique("true_branch"), self.fn.unique("false_branch")
-        t_body = branches[0]
-        f_body = ([_as_if(n.orelse)] if isinstance(n.orelse, cst.If) else (final or []))
-        t_def = self.fn.make_def(t_name, operands, t_body, ret)
-        f_def = self.fn.make_def(f_name, operands, f_body, ret)
-        cond = self.fn.ref("jax.lax.cond", imports)
-        pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
-        call = f"{outs} = {cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
-        stmts = self.fn.layout(n, [t_def, f_def, self.fn.parse_stmt(call, at=n)])
+        f_body = [_as_if(n.orelse)] if isinstance(n.orelse, cst.If) else (final or [])
+        stmts = self.cond_statements(n, operands, branches[0], f_body, outs, f"{outs} = ", imports)
         return self.fn.finish(
             "replace with `lax.cond`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
         )
@@ -445,6 +416,17 @@ class _BranchRewrite:
             if name in bound and name not in names:
                 names.append(name)
         return names
+
+    def cond_statements(self, n: cst.If, operands, true_body, false_body, ret, target, imports) -> list:
+        """In place of `n`: `def true_branch(operands)`, `def false_branch(operands)` (each ending in
+        `return ret` when given) and `<target>lax.cond(<n's test>, true_branch, false_branch, ...)`."""
+        t_name, f_name = self.fn.unique("true_branch"), self.fn.unique("false_branch")
+        t_def = self.fn.make_def(t_name, operands, true_body, ret)
+        f_def = self.fn.make_def(f_name, operands, false_body, ret)
+        cond = self.fn.ref("jax.lax.cond", imports)
+        pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
+        call = f"{target}{cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
+        return self.fn.layout(n, [t_def, f_def, self.fn.parse_stmt(call, at=n)])
 
     def fix_ifexp(self, n: cst.IfExp) -> Fix:
         static = static_argnames_fix(self.fn, [n.test], n)

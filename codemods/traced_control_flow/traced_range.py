@@ -20,25 +20,27 @@ working.
 ## Example
 ```python
 @jax.jit
-def grow(x):
-    n = jnp.sum(x > 0)
-    for i in range(n):
-        x = x * 2
-    return x
+def geometric_sum(r, x):
+    n = jnp.argmax(x)
+    total = jnp.zeros(())
+    for k in range(n):
+        total = total + r**k
+    return total
 ```
 
 ## Use instead
 ```python
 @jax.jit
-def grow(x):
-    n = jnp.sum(x > 0)
+def geometric_sum(r, x):
+    n = jnp.argmax(x)
+    total = jnp.zeros(())
 
-    def loop_body(i, x):
-        x = x * 2
-        return x
+    def loop_body(k, total):
+        total = total + r**k
+        return total
 
-    x = jax.lax.fori_loop(0, n, loop_body, x)
-    return x
+    total = jax.lax.fori_loop(0, n, loop_body, total)
+    return total
 ```
 
 The fix is decided per loop:
@@ -67,25 +69,21 @@ dtype), when the function is differentiated in the module (reverse mode fails on
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import FunctionSites, Site, decides, report, traced_sites
+from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule
 from codemods.traced_control_flow.static_args import static_argnames_fix
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
-from jaxfix.model import Finding, Fix
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from jaxfix.analysis.function_rewrite import FunctionRewrite
+from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.model import Fix
+from jaxfix.rulebase import Code, Invalid, Rule, Valid
 
 
-class TracedRangeRule(Rule):
+class TracedRangeRule(SiteRule, Rule):
     __doc__ = __doc__
 
     name = "traced-range"
     codes = (Code("JAX303", "traced-range", "`for` over `range()` of a traced value", "sometimes"),)
-    options_table = "traced-control-flow"
-    prefilter = ("jit", "vmap", "lax", "pmap")
-    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
-    verify_reference = "eager"
     valid = (
         Valid(
             """
@@ -175,33 +173,27 @@ class TracedRangeRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
-        """Some function that may run under a trace has a `for` over `range()` of a value that may
-        be traced (`jaxfix.analysis.trace_screen`)."""
-        return any_site(tree, _may_flag)
 
-    def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for fn in traced_sites(ctx):
-            for site, fix in fn.fixes_of("JAX303"):
-                bounds = ", ".join(fn.rewrite.code(a.value) for a in site.node.iter.args)
-                yield report(ctx, self, site, f"`range({bounds})` has a traced bound", fix)
+    @staticmethod
+    def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        return (
+            type(n) is ast.For
+            and isinstance(n.iter, ast.Call)
+            and fn.screen.names.qualify_ast(n.iter.func) == "range"
+            and fn.traced(n.iter)
+        )
 
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        bounds = ", ".join(fn.code(a.value) for a in site.node.iter.args)
+        return f"`range({bounds})` has a traced bound"
 
-def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
-    return (
-        type(n) is ast.For
-        and isinstance(n.iter, ast.Call)
-        and fn.screen.names.qualify_ast(n.iter.func) == "range"
-        and fn.traced(n.iter)
-    )
-
-
-@decides("JAX303")
-def decide(sites: FunctionSites, site: Site) -> Fix:
-    """`static_argnames`, else `lax.fori_loop`, else manual with the reason."""
-    loop = site.node
-    bounds = [a.value for a in loop.iter.args]
-    return static_argnames_fix(sites.rewrite, bounds, loop) or sites.loops.fori_loop(loop)
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix:
+        """`static_argnames`, else `lax.fori_loop`, else manual with the reason."""
+        loop = site.node
+        bounds = [a.value for a in loop.iter.args]
+        return static_argnames_fix(sites.rewrite, bounds, loop) or sites.loops.fori_loop(loop)
 
 
 # `<Name>Command` for the rule: a libcst codemod command, made on first access

@@ -51,25 +51,21 @@ compiles once.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import SHAPE_ARGS, FunctionSites, Site, decides, report, traced_sites
+from codemods.traced_control_flow.sites import SHAPE_ARGS, FunctionSites, Site, SiteRule
 from codemods.traced_control_flow.static_args import static_argnames_fix
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
-from jaxfix.model import Finding, Fix
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from jaxfix.analysis.function_rewrite import FunctionRewrite
+from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.model import Fix
+from jaxfix.rulebase import Code, Invalid, Rule, Valid
 
 
-class TracedShapeRule(Rule):
+class TracedShapeRule(SiteRule, Rule):
     __doc__ = __doc__
 
     name = "traced-shape"
     codes = (Code("JAX307", "traced-shape", "array shape or slice bound computed from a traced value", "sometimes"),)
-    options_table = "traced-control-flow"
-    prefilter = ("jit", "vmap", "lax", "pmap")
-    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
-    verify_reference = "eager"
     valid = (
         Valid(
             """
@@ -137,53 +133,44 @@ class TracedShapeRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
-        """Some function that may run under a trace passes a value that may be traced as a shape
-        or slice bound (`jaxfix.analysis.trace_screen`)."""
-        return any_site(tree, _may_flag)
 
-    def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for fn in traced_sites(ctx):
-            for site, fix in fn.fixes_of("JAX307"):
-                first = fn.rewrite.code(site.traced[0])
-                if site.kind == "shape":
-                    function = fn.rewrite.names.qualify(site.node.func).rsplit(".", 1)[-1]
-                    message = f"`{function}` gets traced size `{first}`"
-                else:
-                    message = f"slice bound `{first}` is traced"
-                yield report(ctx, self, site, message, fix)
+    @staticmethod
+    def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        if type(n) is ast.Call:
+            q = fn.screen.names.qualify_ast(n.func) or ""
+            if not q.startswith("jax.numpy."):
+                return False
+            positions, keywords = SHAPE_ARGS.get(q.rsplit(".", 1)[-1], ((), ()))
+            pos = [a for a in n.args if not isinstance(a, ast.Starred)]
+            shape_args = [pos[i] for i in positions if i < len(pos)]
+            shape_args += [k.value for k in n.keywords if k.arg in keywords]
+            return any(fn.traced(a) for a in shape_args)
+        if type(n) is ast.Subscript:
+            parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            return any(
+                fn.traced(p.lower) or fn.traced(p.upper) or fn.traced(p.step) for p in parts if isinstance(p, ast.Slice)
+            )
+        return False
 
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        first = fn.code(site.traced[0])
+        if site.kind == "shape":
+            return f"`{fn.names.qualify(site.node.func).rsplit('.', 1)[-1]}` gets traced size `{first}`"
+        return f"slice bound `{first}` is traced"
 
-def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
-    if type(n) is ast.Call:
-        q = fn.screen.names.qualify_ast(n.func) or ""
-        if not q.startswith("jax.numpy."):
-            return False
-        positions, keywords = SHAPE_ARGS.get(q.rsplit(".", 1)[-1], ((), ()))
-        pos = [a for a in n.args if not isinstance(a, ast.Starred)]
-        shape_args = [pos[i] for i in positions if i < len(pos)]
-        shape_args += [k.value for k in n.keywords if k.arg in keywords]
-        return any(fn.traced(a) for a in shape_args)
-    if type(n) is ast.Subscript:
-        parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
-        return any(
-            fn.traced(p.lower) or fn.traced(p.upper) or fn.traced(p.step) for p in parts if isinstance(p, ast.Slice)
-        )
-    return False
-
-
-@decides("JAX307")
-def decide(sites: FunctionSites, site: Site) -> Fix:
-    """`static_argnames`, else manual (the output shape would depend on data)."""
-    fn = sites.rewrite
-    if site.kind == "shape":
-        why = (
-            "the output shape would depend on a traced value: make it a static argument, "
-            "or use a fixed maximum size with masking"
-        )
-    else:
-        why = "slice bounds must be static: use `lax.dynamic_slice` with a static size, or make the bound a static argument"
-    return static_argnames_fix(fn, list(site.traced), site.node) or fn.ctx.manual(why)
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix:
+        """`static_argnames`, else manual (the output shape would depend on data)."""
+        fn = sites.rewrite
+        if site.kind == "shape":
+            why = (
+                "the output shape would depend on a traced value: make it a static argument, "
+                "or use a fixed maximum size with masking"
+            )
+        else:
+            why = "slice bounds must be static: use `lax.dynamic_slice` with a static size, or make the bound a static argument"
+        return static_argnames_fix(fn, list(site.traced), site.node) or fn.ctx.manual(why)
 
 
 # `<Name>Command` for the rule: a libcst codemod command, made on first access

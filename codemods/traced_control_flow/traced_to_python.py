@@ -46,26 +46,22 @@ only be printed depends on what the code does with it. The finding says which op
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import SCALAR_CONVERSIONS, FunctionSites, Site, decides, report, traced_sites
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
-from jaxfix.model import Finding, Fix
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from codemods.traced_control_flow.sites import SCALAR_CONVERSIONS, FunctionSites, Site, SiteRule
+from jaxfix.analysis.function_rewrite import FunctionRewrite
+from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.model import Fix
+from jaxfix.rulebase import Code, Invalid, Rule, Valid
 
 
-class TracedToPythonRule(Rule):
+class TracedToPythonRule(SiteRule, Rule):
     __doc__ = __doc__
 
     name = "traced-to-python"
     codes = (
         Code("JAX304", "traced-to-python", "`int()`/`float()`/`bool()`/`.item()`/`.tolist()` on a traced value", "never"),
     )
-    options_table = "traced-control-flow"
-    prefilter = ("jit", "vmap", "lax", "pmap")
-    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
-    verify_reference = "eager"
     valid = (
         Valid(
             """
@@ -116,41 +112,31 @@ class TracedToPythonRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
-        """Some function that may run under a trace converts a value that may be traced
-        (`jaxfix.analysis.trace_screen`)."""
-        return any_site(tree, _may_flag)
 
-    def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for fn in traced_sites(ctx):
-            for site, fix in fn.fixes_of("JAX304"):
-                call, (value,) = site.node, site.traced
-                if site.kind == "convert":
-                    what = f"`{fn.rewrite.names.qualify(call.func)}()`"
-                else:
-                    what = f"`.{call.func.attr.value}()`"
-                message = f"{what} of traced `{fn.rewrite.code(value)}` needs a concrete value"
-                yield report(ctx, self, site, message, fix)
+    @staticmethod
+    def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        if type(n) is not ast.Call:
+            return False
+        q = fn.screen.names.qualify_ast(n.func) or ""
+        if q in SCALAR_CONVERSIONS and any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)]):
+            return True
+        return isinstance(n.func, ast.Attribute) and n.func.attr in ("item", "tolist") and fn.traced(n.func.value)
 
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        call, (value,) = site.node, site.traced
+        what = f"`{fn.names.qualify(call.func)}()`" if site.kind == "convert" else f"`.{call.func.attr.value}()`"
+        return f"{what} of traced `{fn.code(value)}` needs a concrete value"
 
-def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
-    if type(n) is not ast.Call:
-        return False
-    q = fn.screen.names.qualify_ast(n.func) or ""
-    if q in SCALAR_CONVERSIONS and any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)]):
-        return True
-    return isinstance(n.func, ast.Attribute) and n.func.attr in ("item", "tolist") and fn.traced(n.func.value)
-
-
-@decides("JAX304")
-def decide(sites: FunctionSites, site: Site) -> Fix:
-    """Always manual: the finding lists the ways out."""
-    if site.kind == "convert":
-        return sites.rewrite.ctx.manual(
-            "keep it an array (`x.astype(...)`), make the argument static "
-            "(`static_argnames`), or print it with `jax.debug.print`"
-        )
-    return sites.rewrite.ctx.manual("keep it an array, or print it with `jax.debug.print`")
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix:
+        """Always manual: the finding lists the ways out."""
+        if site.kind == "convert":
+            return sites.rewrite.ctx.manual(
+                "keep it an array (`x.astype(...)`), make the argument static "
+                "(`static_argnames`), or print it with `jax.debug.print`"
+            )
+        return sites.rewrite.ctx.manual("keep it an array, or print it with `jax.debug.print`")
 
 
 # `<Name>Command` for the rule: a libcst codemod command, made on first access

@@ -19,24 +19,28 @@ differentiates, a static bound (`static_argnames`) is the fix that keeps gradien
 ## Example
 ```python
 @jax.jit
-def halve(x):
-    while x.sum() > 1.0:
-        x = x / 2
+def newton_sqrt(a):
+    x = a
+    while jnp.abs(x * x - a) > 1e-6:
+        x = 0.5 * (x + a / x)
     return x
 ```
 
 ## Use instead
 ```python
 @jax.jit
-def halve(x):
+def newton_sqrt(a):
+    x = a
+
     def loop_cond(x):
-        return x.sum() > 1.0
+        return jnp.abs(x * x - a) > 1e-6
 
     def loop_body(x):
-        x = x / 2
+        x = 0.5 * (x + a / x)
         return x
 
-    return jax.lax.while_loop(loop_cond, loop_body, x)
+    x = jax.lax.while_loop(loop_cond, loop_body, x)
+    return x
 ```
 
 The fix is decided per loop:
@@ -65,25 +69,21 @@ dtype), when the function is differentiated in the module (reverse mode fails on
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import FunctionSites, Site, decides, report, traced_sites
+from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule
 from codemods.traced_control_flow.static_args import static_argnames_fix
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
-from jaxfix.model import Finding, Fix
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from jaxfix.analysis.function_rewrite import FunctionRewrite
+from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.model import Fix
+from jaxfix.rulebase import Code, Invalid, Rule, Valid
 
 
-class TracedWhileRule(Rule):
+class TracedWhileRule(SiteRule, Rule):
     __doc__ = __doc__
 
     name = "traced-while"
     codes = (Code("JAX302", "traced-while", "`while` loop on a traced condition", "sometimes"),)
-    options_table = "traced-control-flow"
-    prefilter = ("jit", "vmap", "lax", "pmap")
-    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
-    verify_reference = "eager"
     valid = (
         Valid(
             """
@@ -142,29 +142,28 @@ class TracedWhileRule(Rule):
             import jax
 
 
-            def count_to(x, n):
-                i = 0
-                while i < n:
-                    i += 1
-                return x + i
+            @jax.jit
+            def halvings(x, n: int):
+                while n > 0:
+                    x, n = x / 2, n - 1
+                return x
 
 
-            count_jit = jax.jit(count_to)
-            count_jit(10, 20)
+            y = halvings(8.0, 3)
             """,
             """
             import jax
+            import functools
 
 
-            def count_to(x, n):
-                i = 0
-                while i < n:
-                    i += 1
-                return x + i
+            @functools.partial(jax.jit, static_argnames=("n",))
+            def halvings(x, n: int):
+                while n > 0:
+                    x, n = x / 2, n - 1
+                return x
 
 
-            count_jit = jax.jit(count_to, static_argnames=("n",))
-            count_jit(10, 20)
+            y = halvings(8.0, 3)
             """,
         ),
         Invalid(
@@ -183,27 +182,20 @@ class TracedWhileRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
-        """Some function that may run under a trace has a `while` whose test may be traced
-        (`jaxfix.analysis.trace_screen`)."""
-        return any_site(tree, _may_flag)
 
-    def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for fn in traced_sites(ctx):
-            for site, fix in fn.fixes_of("JAX302"):
-                message = f"`while` condition `{fn.rewrite.code(site.node.test)}` is traced"
-                yield report(ctx, self, site, message, fix)
+    @staticmethod
+    def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        return type(n) is ast.While and fn.test_traced(n.test)
 
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        return f"`while` condition `{fn.code(site.node.test)}` is traced"
 
-def _may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
-    return type(n) is ast.While and fn.test_traced(n.test)
-
-
-@decides("JAX302")
-def decide(sites: FunctionSites, site: Site) -> Fix:
-    """`static_argnames`, else `lax.while_loop`, else manual with the reason."""
-    loop = site.node
-    return static_argnames_fix(sites.rewrite, [loop.test], loop) or sites.loops.while_loop(loop)
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix:
+        """`static_argnames`, else `lax.while_loop`, else manual with the reason."""
+        loop = site.node
+        return static_argnames_fix(sites.rewrite, [loop.test], loop) or sites.loops.while_loop(loop)
 
 
 # `<Name>Command` for the rule: a libcst codemod command, made on first access

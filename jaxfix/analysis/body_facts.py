@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import Visitor, walk
 
 
 def strip_parens(e: cst.BaseExpression) -> cst.BaseExpression:
@@ -43,7 +43,7 @@ def statement_kinds(n: cst.CSTNode, loop: bool = False) -> set[str]:
     """Constructs in `n`'s body that block moving it into a function (not descending into defs)."""
     kinds: set[str] = set()
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         loops = 0
 
         def visit_FunctionDef(self, node) -> bool:
@@ -55,21 +55,15 @@ def statement_kinds(n: cst.CSTNode, loop: bool = False) -> set[str]:
         def visit_ClassDef(self, node) -> bool:
             return False
 
-        def visit_For(self, node) -> None:
-            if node is not n:
-                self.loops += 1
+        def on_visit(self, node) -> bool:
+            if isinstance(node, (cst.For, cst.While)) and node is not n:
+                self.loops += 1  # `break`/`continue` inside a nested loop leave only that loop
+            return super().on_visit(node)
 
-        def leave_For(self, node) -> None:
-            if node is not n:
+        def on_leave(self, original_node) -> None:
+            if isinstance(original_node, (cst.For, cst.While)) and original_node is not n:
                 self.loops -= 1
-
-        def visit_While(self, node) -> None:
-            if node is not n:
-                self.loops += 1
-
-        def leave_While(self, node) -> None:
-            if node is not n:
-                self.loops -= 1
+            super().on_leave(original_node)
 
         def visit_Break(self, node) -> None:
             if not self.loops:
