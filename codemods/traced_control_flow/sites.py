@@ -25,7 +25,7 @@ import libcst as cst
 from jaxfix.analysis.function_rewrite import FunctionRewrite
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.loop_rewrite import LoopRewriter
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, trace_screen
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rulebase import Code, RuleContext
@@ -86,6 +86,7 @@ def traced_sites(ctx: RuleContext) -> list[FunctionSites]:
 
 
 _RULES: dict[str, type["SiteRule"]] = {}
+_LAST_PREFILTERED: list = [None, False]  # (source, passes): the six rules ask about one text in turn
 
 
 class SiteRule:
@@ -102,14 +103,25 @@ class SiteRule:
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code the rules report needs a jax transform
     verify_reference = "eager"  # the original cannot run under jit: compare with it run eagerly
 
+    @classmethod
+    def passes_prefilter(cls, source: str) -> bool:
+        """The text test, decided once per text for the six rules: they share it, and its pattern
+        search costs as much as the AST screen."""
+        if _LAST_PREFILTERED[0] is not source:
+            _LAST_PREFILTERED[:] = [source, super().passes_prefilter(source)]
+        return _LAST_PREFILTERED[1]
+
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         _RULES[cls.codes[0].code] = cls
 
+    # the stdlib-AST node types `may_flag` answers for (it is asked about no other)
+    screened: ClassVar[tuple[type[ast.AST], ...]]
+
     @staticmethod
     def may_flag(fn: ScreenFunction, node: ast.AST) -> bool:
-        """Could the rule report `node`, a node of traced function `fn` (stdlib AST)? Never False
-        for a node the rule reports."""
+        """Could the rule report `node`, a node of a `screened` type in traced function `fn`?
+        Never False for a node the rule reports."""
         raise NotImplementedError
 
     @staticmethod
@@ -123,7 +135,7 @@ class SiteRule:
     def could_match(self, tree: ast.Module) -> bool:
         """Some function that may run under a trace has a node the rule may report
         (`jaxfix.analysis.trace_screen`: the stdlib-AST over-approximation of the walk)."""
-        return any_site(tree, self.may_flag)
+        return self.codes[0].code in _screened(tree)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         """The findings of the rule's code, the message ending with what the fix does (or, for a
@@ -134,6 +146,29 @@ class SiteRule:
                 if fix is not None:
                     message += f"; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"; {fix.title}"
                 yield ctx.finding(self, site.code, site.node, message, fix)
+
+
+_LAST_SCREENED: list = [None, frozenset()]  # (tree, codes): the six rules ask about one tree in turn
+
+
+def _screened(tree: ast.Module) -> frozenset[str]:
+    """The codes whose `may_flag` holds for some node of some function that may run under a trace:
+    one pass over the tree for all the family's rules (each asking alone would walk it six times)."""
+    if _LAST_SCREENED[0] is not tree:
+        asked: dict[type[ast.AST], list[type[SiteRule]]] = {}
+        for rule in _RULES.values():
+            for node_type in rule.screened:
+                asked.setdefault(node_type, []).append(rule)
+        found: set[str] = set()
+        for fn in trace_screen(tree).traced_functions():
+            for node in fn.own:
+                for rule in asked.get(type(node), ()):
+                    if rule.codes[0].code not in found and rule.may_flag(fn, node):
+                        found.add(rule.codes[0].code)
+            if len(found) == len(_RULES):
+                break
+        _LAST_SCREENED[:] = [tree, frozenset(found)]
+    return _LAST_SCREENED[1]
 
 
 def if_chain(n: cst.If) -> list[cst.If]:

@@ -129,6 +129,8 @@ class TracedBoolOpRule(SiteRule, Rule):
     )
 
 
+    screened = (ast.Assert, ast.BoolOp, ast.UnaryOp)
+
     @staticmethod
     def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
         kind = type(n)

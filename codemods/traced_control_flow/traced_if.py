@@ -224,6 +224,8 @@ class TracedIfRule(SiteRule, Rule):
     )
 
 
+    screened = (ast.If, ast.IfExp)
+
     @staticmethod
     def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
         return (type(n) is ast.If or type(n) is ast.IfExp) and fn.test_traced(n.test)

@@ -174,6 +174,8 @@ class TracedRangeRule(SiteRule, Rule):
     )
 
 
+    screened = (ast.For,)
+
     @staticmethod
     def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
         return (

@@ -134,6 +134,8 @@ class TracedShapeRule(SiteRule, Rule):
     )
 
 
+    screened = (ast.Call, ast.Subscript)
+
     @staticmethod
     def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
         if type(n) is ast.Call:

@@ -113,6 +113,8 @@ class TracedToPythonRule(SiteRule, Rule):
     )
 
 
+    screened = (ast.Call,)
+
     @staticmethod
     def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
         if type(n) is not ast.Call:

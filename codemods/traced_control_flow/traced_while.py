@@ -183,6 +183,8 @@ class TracedWhileRule(SiteRule, Rule):
     )
 
 
+    screened = (ast.While,)
+
     @staticmethod
     def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
         return type(n) is ast.While and fn.test_traced(n.test)
