@@ -71,7 +71,8 @@ class FunctionSites:
         self._fixes: dict[Site, Fix | None] | None = None
 
     def fixes_of(self, code: str) -> list[tuple[Site, Fix | None]]:
-        """The sites of `code`, in walk order, each with its fix (None: no fix offered)."""
+        """The sites of `code`, in walk order, each with its fix (None: no fix offered). The first
+        call builds the fixes of every site of the function, in walk order, with each code's rule."""
         if self._fixes is None:
             self._fixes = {}
             for site in self.sites:
@@ -103,18 +104,6 @@ class SiteRule:
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code the rules report needs a jax transform
     verify_reference = "eager"  # the original cannot run under jit: compare with it run eagerly
 
-    @classmethod
-    def passes_prefilter(cls, source: str) -> bool:
-        """The text test, decided once per text for the six rules: they share it, and its pattern
-        search costs as much as the AST screen."""
-        if _LAST_PREFILTERED[0] is not source:
-            _LAST_PREFILTERED[:] = [source, super().passes_prefilter(source)]
-        return _LAST_PREFILTERED[1]
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        _RULES[cls.codes[0].code] = cls
-
     # the stdlib-AST node types `may_flag` answers for (it is asked about no other)
     screened: ClassVar[tuple[type[ast.AST], ...]]
 
@@ -126,10 +115,13 @@ class SiteRule:
 
     @staticmethod
     def message(fn: FunctionRewrite, site: Site) -> str:
+        """What is wrong at `site` (`check` appends what the fix does)."""
         raise NotImplementedError
 
     @staticmethod
     def decide(sites: FunctionSites, site: Site) -> Fix | None:
+        """The fix of `site`, or a manual fix saying why there is none; built with the helpers of
+        its function (`sites.rewrite`, `sites.loops`), which every fix there shares."""
         raise NotImplementedError
 
     def could_match(self, tree: ast.Module) -> bool:
@@ -146,6 +138,18 @@ class SiteRule:
                 if fix is not None:
                     message += f"; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"; {fix.title}"
                 yield ctx.finding(self, site.code, site.node, message, fix)
+
+    @classmethod
+    def passes_prefilter(cls, source: str) -> bool:
+        """The text test, decided once per text for the six rules: they share it, and its pattern
+        search costs as much as the AST screen."""
+        if _LAST_PREFILTERED[0] is not source:
+            _LAST_PREFILTERED[:] = [source, super().passes_prefilter(source)]
+        return _LAST_PREFILTERED[1]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        _RULES[cls.codes[0].code] = cls
 
 
 _LAST_SCREENED: list = [None, frozenset()]  # (tree, codes): the six rules ask about one tree in turn

@@ -128,7 +128,6 @@ class TracedBoolOpRule(SiteRule, Rule):
         ),
     )
 
-
     screened = (ast.Assert, ast.BoolOp, ast.UnaryOp)
 
     @staticmethod

@@ -223,7 +223,6 @@ class TracedIfRule(SiteRule, Rule):
         ),
     )
 
-
     screened = (ast.If, ast.IfExp)
 
     @staticmethod
@@ -256,6 +255,8 @@ class _BranchRewrite:
         self.where = WhereBuilder(fn)
 
     def fix_if(self, n: cst.If, chain: list[cst.If]) -> Fix:
+        """The `jnp.where`/`lax.cond` rewrite of `if` chain `chain` headed by `n`: the early-return
+        form when a branch returns, else the assignment form; manual when a branch cannot move."""
         problem = self.branch_problem(n) or next(
             (p for b in chain if (p := self.fn.guard_problem(b.test, b)) is not None), None
         )
@@ -271,6 +272,7 @@ class _BranchRewrite:
         return self.fix_if_assign(n, chain)
 
     def branch_problem(self, n: cst.If) -> str | None:
+        """Why a branch of `n` cannot become a `lax.cond` branch function, or None."""
         for kind in statement_kinds(n):
             if kind == "raise":
                 return "a branch raises: use `equinox.error_if` or `checkify` for checks on traced values"
@@ -286,6 +288,8 @@ class _BranchRewrite:
         return None
 
     def fix_if_return(self, n: cst.If, chain: list[cst.If], block: cst.IndentedBlock, index: int) -> Fix:
+        """`if c: return A` (and what follows it in the function) as one `return jnp.where(...)` or
+        `return lax.cond(...)`, the rest of the function moving into the false branch."""
         func = self.fn.info.node
         if not isinstance(func, cst.FunctionDef) or block is not func.body:
             return self.fn.ctx.manual(
@@ -322,6 +326,7 @@ class _BranchRewrite:
         )
 
     def return_paths(self, n: cst.If, rest: list[cst.BaseStatement]):
+        """(true path, false path) of statements ending in `return`, or None when one does not."""
         body = block_statements(n.body)
         orelse = n.orelse
         if orelse is None:
@@ -354,6 +359,8 @@ class _BranchRewrite:
         return self.where.where_chain(values, last, imports, hazards)
 
     def fix_if_assign(self, n: cst.If, chain: list[cst.If]) -> Fix:
+        """Branches that assign variables as `v = jnp.where(...)` (one variable, cheap values) or
+        `a, b = lax.cond(...)`, variables bound before the `if` passed as operands."""
         branches = [block_statements(b.body) for b in chain]
         final = _final_else(chain)
         branches.append(final if final is not None else [])
@@ -412,6 +419,7 @@ class _BranchRewrite:
         )
 
     def operands(self, stmts, n) -> list[str]:
+        """Variables `stmts` assign that are bound before `n`: the branch functions' operands."""
         names = []
         bound = self.fn.bound_before(n)
         for name in ordered_assigned(stmts):
@@ -431,6 +439,7 @@ class _BranchRewrite:
         return self.fn.layout(n, [t_def, f_def, self.fn.parse_stmt(call, at=n)])
 
     def fix_ifexp(self, n: cst.IfExp) -> Fix:
+        """`a if c else b` as `jnp.where(c, a, b)` or `lax.cond(c, lambda: a, lambda: b)`."""
         static = static_argnames_fix(self.fn, [n.test], n)
         if static is not None:
             return static

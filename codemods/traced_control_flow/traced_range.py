@@ -173,7 +173,6 @@ class TracedRangeRule(SiteRule, Rule):
         ),
     )
 
-
     screened = (ast.For,)
 
     @staticmethod

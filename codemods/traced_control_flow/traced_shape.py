@@ -133,7 +133,6 @@ class TracedShapeRule(SiteRule, Rule):
         ),
     )
 
-
     screened = (ast.Call, ast.Subscript)
 
     @staticmethod

@@ -112,7 +112,6 @@ class TracedToPythonRule(SiteRule, Rule):
         ),
     )
 
-
     screened = (ast.Call,)
 
     @staticmethod

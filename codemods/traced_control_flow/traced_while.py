@@ -182,7 +182,6 @@ class TracedWhileRule(SiteRule, Rule):
         ),
     )
 
-
     screened = (ast.While,)
 
     @staticmethod
