@@ -2,16 +2,16 @@
 
 ## What it does
 Finds `jax.numpy` calls whose shape or size argument is traced (`jnp.zeros(n)`, `jnp.arange(n)`,
-`jnp.ones((n, 3))`, `x.reshape` through `jnp.reshape`, `jnp.linspace(a, b, num)`, ...) and
+`jnp.ones((n, 3))`, `jnp.reshape(x, (n, -1))`, `jnp.linspace(a, b, num)`, ...) and
 slices whose bounds are traced (`x[:n]`, `x[i:j]`), inside a function that runs under a trace
 (jitted, vmapped, a `lax` body, or called from such code with traced arguments). Shapes built
 from `.shape`, `len()`, static arguments and constants are static and never flagged.
 
 ## Why is this bad?
 Under `jit` every array has a shape fixed at trace time. A shape that depends on a traced value
-would depend on data: the first trace raises `ConcretizationTypeError` (or
-`TracerIntegerConversionError` for a slice bound, `IndexError` messages about non-static
-slices). The code only ever worked eagerly.
+would depend on data: the first trace raises `ConcretizationTypeError` for a shape, and
+`IndexError` ("Array slice indices must have static start/stop/step") for a slice bound. The
+code only ever worked eagerly.
 
 ## Known problems
 The analysis is within one module: a parameter that callers elsewhere pass as a Python value is
