@@ -43,12 +43,12 @@ def test_rule_options_are_validated():
     rule = next(r for r in all_rules() if r.options)
     option = rule.options[0]
     with pytest.raises(ConfigError, match="unknown option"):
-        parse_table({rule.name: {"no-such-option": 1}}, "pyproject.toml")
+        parse_table({rule.table(): {"no-such-option": 1}}, "pyproject.toml")
     wrong = "text" if not isinstance(option.default, str) else 3
     with pytest.raises(ConfigError, match=option.name):
-        parse_table({rule.name: {option.name: wrong}}, "pyproject.toml")
-    config = parse_table({rule.name: {option.name: option.default}}, "pyproject.toml")
-    assert config.options()[rule.name][option.name] == option.default
+        parse_table({rule.table(): {option.name: wrong}}, "pyproject.toml")
+    config = parse_table({rule.table(): {option.name: option.default}}, "pyproject.toml")
+    assert config.options()[rule.table()][option.name] == option.default
 
 
 def test_nearest_pyproject_applies_per_folder(tmp_path):

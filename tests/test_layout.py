@@ -118,10 +118,11 @@ LAYERS = {
     "jaxfix.edits": 0,
     "jaxfix.analysis": 0,
     "jaxfix.rulebase": 1,
-    "codemods": 2,
-    "jaxfix.engine": 3,
+    "jaxfix.rewriting": 2,
+    "codemods": 3,
+    "jaxfix.engine": 4,
 }
-FRONT_ENDS = 4
+FRONT_ENDS = 5
 
 
 def _layer(module: str) -> int:

@@ -1,4 +1,4 @@
-"""`could_match` of the traced-control-flow rule: the stdlib-AST trace screen admits every entry
+"""`could_match` of the traced-control-flow rules: the stdlib-AST trace screen admits every entry
 shape the analysis follows when a reportable site is reached, and rejects correct traced code
 (static arguments, shapes, `is None`, jax-internal imports) before any libcst parse. The
 generic soundness check over every fixture is tests/test_screens.py."""
@@ -10,11 +10,21 @@ import textwrap
 
 import pytest
 
-from codemods.traced_control_flow import TracedControlFlowRule
+from codemods.traced_control_flow import RULES
 from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
 
-RULE = TracedControlFlowRule()
+
+class _Family:
+    """The screens of the family's rules together (one rule per code since the split)."""
+
+    rules = [rule() for rule in RULES]
+
+    def could_match(self, tree: ast.Module) -> bool:
+        return any(rule.could_match(tree) for rule in self.rules)
+
+
+RULE = _Family()
 
 
 def jax3_findings(source: str) -> list[str]:

@@ -13,7 +13,7 @@ from jaxfix.analysis.walk import children, parent_map, statements, walk
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
     ROOT / "jaxfix" / "analysis" / "jit_contexts.py",
-    ROOT / "codemods" / "traced_control_flow.py",
+    ROOT / "codemods" / "traced_control_flow" / "traced_if.py",
     *sorted((ROOT / "fixtures" / "traced_control_flow").glob("*.in.py"))[:6],
 ]
 ODD_SYNTAX = """\

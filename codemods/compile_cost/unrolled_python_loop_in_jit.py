@@ -18,6 +18,7 @@ from jaxfix.analysis.shapes import (
     int_value,
     module_int_constants,
 )
+from jaxfix.rewriting.loops import LoopRewriter
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, trace_screen
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix, Safety
@@ -315,20 +316,18 @@ class UnrolledLoopRule(Rule):
 
     def fix(self, ctx: RuleContext, jc: JitContexts, info: FuncInfo, loop: cst.For) -> Fix:
         # The JAX303 rewrite (traced bounds) is the same loop-to-fori_loop transformation.
-        from codemods.traced_control_flow import _FunctionChecker
-
         if not isinstance(loop.target, cst.Name):
             return ctx.manual("the loop target is not a single name")
-        checker = _FunctionChecker(self, ctx, jc, info)
+        loops = LoopRewriter.in_function(ctx, jc, info)
         for call in own_nodes(loop.body, cst.Call):
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend"):
                 return ctx.manual(
                     "the body appends to a list: build the stacked result with `lax.scan` (its `ys`) instead"
                 )
-        problem = checker.loop_problem(loop) or self.index_problem(ctx, info, loop)
+        problem = loops.problem(loop) or self.index_problem(ctx, info, loop)
         if problem:
             return ctx.manual(problem)
-        carried, problem = checker.carried(loop, {loop.target.value})
+        carried, problem = loops.carried(loop, {loop.target.value})
         if problem:
             return ctx.manual(problem)
         env = info.facts.env_before(loop)
@@ -338,7 +337,7 @@ class UnrolledLoopRule(Rule):
                 f"`{static[0]}` is a Python value the loop updates: in `lax.fori_loop` it would become a traced "
                 "array; carry it by hand or keep the loop"
             )
-        fix = checker.fix_for(loop)
+        fix = loops.fori_loop(loop)
         if fix.safety is Safety.MANUAL or not fix.edits:
             return fix
         theirs = []

@@ -1,0 +1,298 @@
+"""The walk that finds Python control flow and conversions on traced values, once per file.
+
+For every function that runs under a trace (`jaxfix.analysis.jit_contexts`), one walk of its
+own body (not nested functions, lambdas or classes) yields the sites the traced-control-flow
+rules report, each tagged with its code: a condition of `if`/`elif`/`x if c else y` (JAX301),
+of `while` (JAX302), a `range()` bound of `for` (JAX303), `int()`/`.item()`... (JAX304),
+`assert`/`and`/`or`/`not` (JAX305), a shape or slice bound (JAX307). A condition reported once
+is covered: the `and` inside a reported `if` test is not reported again as JAX305.
+
+Each rule decides and fixes the sites of its code (`SiteRule.decide`). The fixes of one function
+are built together, in the order of the walk, whichever rule asks first: helpers named by fixes
+(`loop_body`, `loop_body_2`) are numbered in the order their sites appear, as if one rule had
+built them all.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from jaxfix.rewriting.functions import FunctionRewrite
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.rewriting.loops import LoopRewriter
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, trace_screen
+from jaxfix.analysis.trace_sites import own_sites
+from jaxfix.model import Finding, Fix, Safety
+from jaxfix.rulebase import Code, RuleContext
+
+SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
+# jax.numpy functions whose arguments at these positions / keywords are shapes or sizes
+SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "zeros": ((0,), ("shape",)),
+    "ones": ((0,), ("shape",)),
+    "empty": ((0,), ("shape",)),
+    "full": ((0,), ("shape",)),
+    "arange": ((0, 1, 2), ("start", "stop", "step")),
+    "eye": ((0, 1), ("N", "M")),
+    "identity": ((0,), ("n",)),
+    "linspace": ((2,), ("num",)),
+    "reshape": ((1,), ("shape", "newshape")),
+    "broadcast_to": ((1,), ("shape",)),
+    "tri": ((0, 1), ("N", "M")),
+    "repeat": ((), ("total_repeat_length",)),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """One reportable construct. `kind` says which (`if`, `elif`, `ifexp`, `while`, `for`,
+    `convert`, `method`, `assert`, `boolop`, `not`, `shape`, `slice`); `stmt` is the statement
+    whose traced-value environment decides it; `traced` the traced operands a message names."""
+
+    code: str
+    kind: str
+    node: cst.CSTNode
+    stmt: cst.CSTNode | None
+    traced: tuple[cst.BaseExpression, ...] = ()
+
+
+class FunctionSites:
+    """The sites of one traced function, with the rewrite helpers their fixes share."""
+
+    def __init__(self, rewrite: FunctionRewrite, sites: list[Site]) -> None:
+        self.rewrite = rewrite
+        self.loops = LoopRewriter(rewrite)
+        self.sites = sites
+        self._fixes: dict[Site, Fix | None] | None = None
+
+    def fixes_of(self, code: str) -> list[tuple[Site, Fix | None]]:
+        """The sites of `code`, in walk order, each with its fix (None: no fix offered). The first
+        call builds the fixes of every site of the function, in walk order, with each code's rule."""
+        if self._fixes is None:
+            self._fixes = {}
+            for site in self.sites:
+                rule = _RULES.get(site.code)
+                self._fixes[site] = rule.decide(self, site) if rule is not None else None
+        return [(site, self._fixes[site]) for site in self.sites if site.code == code]
+
+
+def traced_sites(ctx: RuleContext) -> list[FunctionSites]:
+    """The sites of every traced function of the file, computed once and shared by the rules."""
+    return ctx.fact(traced_sites, _find_all)
+
+
+_RULES: dict[str, type["SiteRule"]] = {}
+_LAST_PREFILTERED: list = [None, False]  # (source, passes): the six rules ask about one text in turn
+
+
+class SiteRule:
+    """What the family's rules have in common, mixed into each (`class TracedIfRule(SiteRule, Rule)`).
+
+    A rule gives its screen (`may_flag`, on the stdlib AST), its message for a site, and its
+    decision (`decide`: the fix of a site, or a manual fix saying why not); this class runs them
+    on the shared walk. Defining a rule class registers its `decide` for its code.
+    """
+
+    codes: ClassVar[tuple[Code, ...]]
+    options_table = "traced-control-flow"  # the family's table before the split (it has no options)
+    prefilter = ("jit", "vmap", "lax", "pmap")
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code the rules report needs a jax transform
+    verify_reference = "eager"  # the original cannot run under jit: compare with it run eagerly
+
+    # the stdlib-AST node types `may_flag` answers for (it is asked about no other)
+    screened: ClassVar[tuple[type[ast.AST], ...]]
+
+    @staticmethod
+    def may_flag(fn: ScreenFunction, node: ast.AST) -> bool:
+        """Could the rule report `node`, a node of a `screened` type in traced function `fn`?
+        Never False for a node the rule reports."""
+        raise NotImplementedError
+
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        """What is wrong at `site` (`check` appends what the fix does)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix | None:
+        """The fix of `site`, or a manual fix saying why there is none; built with the helpers of
+        its function (`sites.rewrite`, `sites.loops`), which every fix there shares."""
+        raise NotImplementedError
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """Some function that may run under a trace has a node the rule may report
+        (`jaxfix.analysis.trace_screen`: the stdlib-AST over-approximation of the walk)."""
+        return self.codes[0].code in _screened(tree)
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        """The findings of the rule's code, the message ending with what the fix does (or, for a
+        manual fix, why it must be done by hand)."""
+        for fn in traced_sites(ctx):
+            for site, fix in fn.fixes_of(self.codes[0].code):
+                message = self.message(fn.rewrite, site)
+                if fix is not None:
+                    message += f"; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"; {fix.title}"
+                yield ctx.finding(self, site.code, site.node, message, fix)
+
+    @classmethod
+    def passes_prefilter(cls, source: str) -> bool:
+        """The text test, decided once per text for the six rules: they share it, and its pattern
+        search costs as much as the AST screen."""
+        if _LAST_PREFILTERED[0] is not source:
+            _LAST_PREFILTERED[:] = [source, super().passes_prefilter(source)]
+        return _LAST_PREFILTERED[1]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        _RULES[cls.codes[0].code] = cls
+
+
+_LAST_SCREENED: list = [None, frozenset()]  # (tree, codes): the six rules ask about one tree in turn
+
+
+def _screened(tree: ast.Module) -> frozenset[str]:
+    """The codes whose `may_flag` holds for some node of some function that may run under a trace:
+    one pass over the tree for all the family's rules (each asking alone would walk it six times)."""
+    if _LAST_SCREENED[0] is not tree:
+        asked: dict[type[ast.AST], list[type[SiteRule]]] = {}
+        for rule in _RULES.values():
+            for node_type in rule.screened:
+                asked.setdefault(node_type, []).append(rule)
+        found: set[str] = set()
+        for fn in trace_screen(tree).traced_functions():
+            for node in fn.own:
+                for rule in asked.get(type(node), ()):
+                    if rule.codes[0].code not in found and rule.may_flag(fn, node):
+                        found.add(rule.codes[0].code)
+            if len(found) == len(_RULES):
+                break
+        _LAST_SCREENED[:] = [tree, frozenset(found)]
+    return _LAST_SCREENED[1]
+
+
+def if_chain(n: cst.If) -> list[cst.If]:
+    """`if` followed by its `elif`s."""
+    chain = [n]
+    while isinstance(chain[-1].orelse, cst.If):
+        chain.append(chain[-1].orelse)
+    return chain
+
+
+def _find_all(ctx: RuleContext) -> list[FunctionSites]:
+    jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
+    found = []
+    for info in list(jc.traced_functions()):
+        rewrite = FunctionRewrite(ctx, jc, info)
+        found.append(FunctionSites(rewrite, _SiteFinder(rewrite, info).run(ctx)))
+    return found
+
+
+# constructs whose condition must be a Python bool: code, kind, the condition
+_TESTED = {
+    cst.While: ("JAX302", "while", lambda n: n.test),
+    cst.IfExp: ("JAX301", "ifexp", lambda n: n.test),
+    cst.Assert: ("JAX305", "assert", lambda n: n.test),
+    cst.BooleanOperation: ("JAX305", "boolop", lambda n: n.left),  # the right operand is returned as is
+}
+
+
+class _SiteFinder:
+    """One walk of a traced function's own body; `covered` holds the parts of reported conditions."""
+
+    def __init__(self, rewrite: FunctionRewrite, info: FuncInfo) -> None:
+        self.rewrite = rewrite
+        self.info = info
+        self.facts = info.facts
+        self.names = rewrite.names
+        self.covered: set[cst.CSTNode] = set()
+
+    def run(self, ctx: RuleContext) -> list[Site]:
+        found = (self.visit(n, stmt) for n, stmt in own_sites(self.info, ctx))
+        return [site for site in found if site is not None]
+
+    def visit(self, n: cst.CSTNode, stmt) -> Site | None:
+        if n in self.covered:
+            return None
+        if isinstance(n, cst.If):
+            return self.if_site(n, stmt)
+        tested = _TESTED.get(type(n))
+        if tested is not None:
+            code, kind, condition = tested
+            at = n if kind == "while" else stmt  # a loop's condition is read before every trip
+            if not self.facts.test_traced(condition(n), at):
+                return None
+            self.cover(condition(n))
+            return Site(code, kind, n, at)
+        if isinstance(n, cst.For):
+            it = n.iter
+            if isinstance(it, cst.Call) and self.names.qualify(it.func) == "range" and self.facts.traced(it, n):
+                self.covered.add(it)
+                return Site("JAX303", "for", n, n)
+            return None
+        if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+            return Site("JAX305", "not", n, stmt) if self.facts.test_traced(n.expression, stmt) else None
+        if isinstance(n, cst.Call):
+            return self.conversion_site(n, stmt) or self.shape_site(n, stmt)
+        if isinstance(n, cst.Subscript):
+            return self.slice_site(n, stmt)
+        return None
+
+    def cover(self, expr: cst.CSTNode) -> None:
+        """Mark the boolean structure of a reported condition so it is not reported again."""
+        self.covered.add(expr)
+        if isinstance(expr, cst.BooleanOperation):
+            self.cover(expr.left)
+            self.cover(expr.right)
+        elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            self.cover(expr.expression)
+
+    def if_site(self, n: cst.If, stmt) -> Site | None:
+        chain = if_chain(n)
+        traced_tests = [i for i, branch in enumerate(chain) if self.facts.test_traced(branch.test, branch)]
+        if not traced_tests:
+            return None
+        for branch in chain:
+            self.covered.add(branch)
+            self.cover(branch.test)
+        if traced_tests[0] != 0:
+            return Site("JAX301", "elif", chain[traced_tests[0]], stmt)
+        return Site("JAX301", "if", n, stmt)
+
+    def conversion_site(self, n: cst.Call, stmt) -> Site | None:
+        q = self.names.qualify(n.func)
+        if q in SCALAR_CONVERSIONS and len(n.args) == 1 and not n.args[0].star and self.facts.traced(n.args[0].value, stmt):
+            return Site("JAX304", "convert", n, stmt, (n.args[0].value,))
+        if (
+            isinstance(n.func, cst.Attribute)
+            and n.func.attr.value in ("item", "tolist")
+            and not n.args
+            and self.facts.traced(n.func.value, stmt)
+        ):
+            return Site("JAX304", "method", n, stmt, (n.func.value,))
+        return None
+
+    def shape_site(self, n: cst.Call, stmt) -> Site | None:
+        q = self.names.qualify(n.func) or ""
+        if not q.startswith("jax.numpy."):
+            return None
+        positions, keywords = SHAPE_ARGS.get(q.rsplit(".", 1)[-1], ((), ()))
+        if not positions and not keywords:
+            return None
+        pos = [a.value for a in n.args if a.keyword is None and not a.star]
+        shape_args = [pos[i] for i in positions if i < len(pos)]
+        shape_args += [a.value for a in n.args if a.keyword is not None and a.keyword.value in keywords]
+        traced = tuple(a for a in shape_args if self.facts.traced(a, stmt))
+        return Site("JAX307", "shape", n, stmt, traced) if traced else None
+
+    def slice_site(self, n: cst.Subscript, stmt) -> Site | None:
+        bounds = []
+        for el in n.slice:
+            if isinstance(el.slice, cst.Slice):
+                bounds += [b for b in (el.slice.lower, el.slice.upper, el.slice.step) if b is not None]
+        traced = tuple(b for b in bounds if self.facts.traced(b, stmt))
+        return Site("JAX307", "slice", n, stmt, traced) if traced else None

@@ -1,0 +1,609 @@
+'''JAX301 traced-if: an `if`, `elif` or conditional expression whose condition is traced.
+
+## What it does
+Finds `if`/`elif` statements and `a if c else b` expressions whose condition is a traced value
+inside a function that runs under a trace: decorated with `@jax.jit` (or `partial(jax.jit,
+...)`, `eqx.filter_jit`, `jax.vmap`), wrapped by `jax.jit(f)` anywhere in the module, passed
+as a body to `lax.scan`/`fori_loop`/`while_loop`/`cond`/`switch`, or called from such code with
+traced arguments. Conditions on `.shape`, `.ndim`, `.dtype`, `.size`, `len()`, `isinstance()`,
+`is None`, static arguments, literals and module constants are static and never flagged.
+
+## Why is this bad?
+A traced value has no Python truth value: the first trace raises
+`TracerBoolConversionError` (or `ConcretizationTypeError`). The code only ever worked eagerly.
+
+## Known problems
+The analysis is within one module. A parameter that callers in other modules pass as a Python
+value is assumed traced unless it has a literal default that no call site in this module
+passes. A `jnp.where` rewrite broadcasts: if the two original branches returned different
+shapes, the rewrite returns the broadcast shape (the original could never run under jit).
+`self` is traced only in classes the module registers as pytrees.
+
+## Example
+```python
+@jax.jit
+def f(x):
+    if x > 0:
+        return x
+    else:
+        return 2 * x
+```
+
+## Use instead
+```python
+@jax.jit
+def f(x):
+    return jnp.where(x > 0, x, 2 * x)
+```
+
+The fix is decided per site:
+- **`static_argnames`** when the condition depends only on parameters that every call site in
+  the module passes as hashable literals, and the function is jitted here with `jax.jit`.
+- **`jnp.where`** when each branch is a single `return`, or a single assignment of one
+  variable, of a cheap pure expression; `elif` chains nest. A side with `sqrt`, `log`, a
+  division or a power gets the double-where form, which keeps gradients free of NaN.
+- **`lax.cond`** for everything else a function can express: several assigned variables,
+  expensive or nested branches, early returns (the code after `if c: return A` moves into the
+  false branch). Conditions nested in the branches are rewritten in the next round.
+- **manual** for side effects, `raise`, `break`/`continue` in a branch, a variable first
+  assigned in only some branches, an early return inside a loop or nested block, a static
+  operand of `and`/`or` that may guard the traced one, and an `elif` on a traced value after
+  a static test.
+
+## Fix safety
+The reference behaviour is the original run eagerly (`jax.disable_jit()`). The fix is safe when
+it computes the same values, dtypes and gradients for every input the original accepted
+eagerly. It is unsafe (the message says why) when one branch produces a Python number literal
+and another an array (`jnp.where` promotes the literal, `lax.cond` requires equal types), or
+when a parameter becomes static though it is not annotated `int`/`bool`/`str` (a caller outside
+the module passing an array would now fail, and each distinct value compiles once).
+
+## References
+- https://docs.jax.dev/en/latest/control-flow.html
+- https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError
+- https://docs.jax.dev/en/latest/_autosummary/jax.numpy.where.html
+- https://docs.jax.dev/en/latest/_autosummary/jax.lax.cond.html
+'''
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from codemods._command import commands_for
+from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule, if_chain
+from codemods.traced_control_flow.static_args import static_argnames_fix
+from codemods.traced_control_flow.where import WhereBuilder, literal_mismatch
+from jaxfix.analysis.body_facts import (
+    assigned_names_in,
+    assigned_names_in_small,
+    block_statements,
+    number_literal,
+    ordered_assigned,
+    statement_kinds,
+)
+from jaxfix.rewriting.functions import FunctionRewrite
+from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.analysis.walk import walk
+from jaxfix.model import Fix, ImportRequest
+from jaxfix.rulebase import Code, Invalid, Rule, Valid
+
+
+class TracedIfRule(SiteRule, Rule):
+    __doc__ = __doc__
+
+    name = "traced-if"
+    codes = (Code("JAX301", "traced-if", "`if`/`elif`/conditional expression on a traced value", "sometimes"),)
+    valid = (
+        Valid(
+            """
+            import jax
+
+
+            @jax.jit
+            def flatten(x):
+                if x.ndim > 1:
+                    return x.reshape(-1)
+                return x
+            """
+        ),
+        Valid(
+            """
+            from functools import partial
+
+            import jax
+            import jax.numpy as jnp
+
+
+            @partial(jax.jit, static_argnames=("mode",))
+            def pick(x, mode):
+                if mode == "abs":
+                    return jnp.abs(x)
+                return x
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def leaky(x):
+                return jnp.where(x > 0, x, 0.1 * x)
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def leaky(x):
+                if x > 0:
+                    return x
+                else:
+                    return 0.1 * x
+            """,
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def leaky(x):
+                return jnp.where(x > 0, x, 0.1 * x)
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def bounce(x, v):
+                if x.sum() > 0:
+                    x = x - v
+                    v = -v
+                else:
+                    x = x + v
+                return x, v
+            """,
+            """
+            import jax
+
+
+            @jax.jit
+            def bounce(x, v):
+                def true_branch(x, v):
+                    x = x - v
+                    v = -v
+                    return x, v
+
+                def false_branch(x, v):
+                    x = x + v
+                    return x, v
+
+                x, v = jax.lax.cond(x.sum() > 0, true_branch, false_branch, x, v)
+                return x, v
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def scale(x, double: bool):
+                if double:
+                    return 2 * x
+                return x
+
+
+            y = scale(1.0, True)
+            """,
+            """
+            import jax
+            import functools
+
+
+            @functools.partial(jax.jit, static_argnames=("double",))
+            def scale(x, double: bool):
+                if double:
+                    return 2 * x
+                return x
+
+
+            y = scale(1.0, True)
+            """,
+        ),
+    )
+
+    screened = (ast.If, ast.IfExp)
+
+    @staticmethod
+    def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        return (type(n) is ast.If or type(n) is ast.IfExp) and fn.test_traced(n.test)
+
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        if site.kind == "ifexp":
+            return f"conditional expression on traced `{fn.code(site.node.test)}`"
+        return f"`{site.kind}` condition `{fn.code(site.node.test)}` is traced"
+
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix:
+        """`static_argnames`, else `jnp.where`, else `lax.cond`, else manual with the reason."""
+        fn = sites.rewrite
+        if site.kind == "elif":
+            return fn.ctx.manual("an `elif` on a traced value after a static test: nest it as `else: if ...:` first")
+        if site.kind == "ifexp":
+            return _BranchRewrite(fn).fix_ifexp(site.node)
+        chain = if_chain(site.node)
+        return static_argnames_fix(fn, [b.test for b in chain], site.node) or _BranchRewrite(fn).fix_if(site.node, chain)
+
+
+class _BranchRewrite:
+    """`jnp.where` / `lax.cond` rewrites of one `if` chain or conditional expression."""
+
+    def __init__(self, fn: FunctionRewrite) -> None:
+        self.fn = fn
+        self.where = WhereBuilder(fn)
+
+    def fix_if(self, n: cst.If, chain: list[cst.If]) -> Fix:
+        """The `jnp.where`/`lax.cond` rewrite of `if` chain `chain` headed by `n`: the early-return
+        form when a branch returns, else the assignment form; manual when a branch cannot move."""
+        problem = self.branch_problem(n) or next(
+            (p for b in chain if (p := self.fn.guard_problem(b.test, b)) is not None), None
+        )
+        if problem:
+            return self.fn.ctx.manual(problem)
+        block, index = self.fn.enclosing_block(n)
+        if block is None:
+            return self.fn.ctx.manual("the `if` is not in a plain block")
+        if _always_returns(block_statements(n.body)) or any(_contains_return(block_statements(b.body)) for b in chain) or (
+            _final_else(chain) is not None and _contains_return(_final_else(chain))
+        ):
+            return self.fix_if_return(n, chain, block, index)
+        return self.fix_if_assign(n, chain)
+
+    def branch_problem(self, n: cst.If) -> str | None:
+        """Why a branch of `n` cannot become a `lax.cond` branch function, or None."""
+        for kind in statement_kinds(n):
+            if kind == "raise":
+                return "a branch raises: use `equinox.error_if` or `checkify` for checks on traced values"
+            if kind == "side-effect":
+                return (
+                    "a branch has side effects (a call statement, or attribute/item assignment); "
+                    "both branches would run under `lax.cond`/`jnp.where`: make the branches pure first"
+                )
+            if kind in ("yield", "global", "del"):
+                return f"a branch uses `{kind}`, which cannot move into a `lax.cond` branch function"
+            if kind in ("break", "continue"):
+                return f"`{kind}` inside a branch: rewrite the loop with `lax.while_loop` by hand"
+        return None
+
+    def fix_if_return(self, n: cst.If, chain: list[cst.If], block: cst.IndentedBlock, index: int) -> Fix:
+        """`if c: return A` (and what follows it in the function) as one `return jnp.where(...)` or
+        `return lax.cond(...)`, the rest of the function moving into the false branch."""
+        func = self.fn.info.node
+        if not isinstance(func, cst.FunctionDef) or block is not func.body:
+            return self.fn.ctx.manual(
+                "an early `return` inside a nested block or loop: restructure into one `return lax.cond(...)` by hand"
+            )
+        rest = list(block.body[index + 1 :])
+        paths = self.return_paths(n, rest)
+        if paths is None:
+            return self.fn.ctx.manual(
+                "not every path after the traced `if` ends in `return`: make both branches return, then use `lax.cond`"
+            )
+        true_path, false_path = paths
+        imports: list[ImportRequest] = []
+        hazards: list[str] = []
+        removals = {s: cst.RemoveFromParent() for s in rest}
+        where = None if self.fn.has_comments(n) else self.where_for_returns(n, chain, rest, imports, hazards)
+        if where is not None:
+            new_stmt = self.fn.parse_stmt(f"return {where}\n", at=n).with_changes(leading_lines=n.leading_lines)
+            return self.fn.finish(
+                "replace with `jnp.where`", hazards, replace={n: new_stmt, **removals}, imports=imports, span=n
+            )
+        if literal_mismatch([_ret_value(s) for s in _all_returns(true_path + false_path)]):
+            hazards.append("a branch returns a Python number while another returns an array: check the dtypes agree")
+        if _contains_return_in_loop(true_path + false_path):
+            return self.fn.ctx.manual("a `return` inside a loop in a branch: restructure by hand")
+        operands = self.operands(true_path + false_path, n)
+        stmts = self.cond_statements(n, operands, true_path, false_path, None, "return ", imports)
+        return self.fn.finish(
+            "replace the early return with `lax.cond`",
+            hazards,
+            replace={n: cst.FlattenSentinel(stmts), **removals},
+            imports=imports,
+            span=n,
+        )
+
+    def return_paths(self, n: cst.If, rest: list[cst.BaseStatement]):
+        """(true path, false path) of statements ending in `return`, or None when one does not."""
+        body = block_statements(n.body)
+        orelse = n.orelse
+        if orelse is None:
+            false_path = rest
+        elif isinstance(orelse, cst.If):
+            false_path = [_as_if(orelse)] + rest
+        else:
+            false_path = block_statements(orelse.body) + rest
+        if not _always_returns(body):
+            return None
+        if not _always_returns(false_path):
+            return None
+        return body, false_path
+
+    def where_for_returns(self, n, chain, rest, imports, hazards) -> str | None:
+        """`jnp.where(c1, A, jnp.where(c2, B, C))` when every branch is one cheap `return`."""
+        values = []
+        for branch in chain:
+            stmts = block_statements(branch.body)
+            if len(stmts) != 1 or _ret_value(stmts[0]) is None:
+                return None
+            values.append((branch.test, _ret_value(stmts[0])))
+        final = _final_else(chain)
+        tail = (final or []) + rest
+        if final is not None and rest:
+            return None
+        if len(tail) != 1 or _ret_value(tail[0]) is None:
+            return None
+        last = _ret_value(tail[0])
+        return self.where.where_chain(values, last, imports, hazards)
+
+    def fix_if_assign(self, n: cst.If, chain: list[cst.If]) -> Fix:
+        """Branches that assign variables as `v = jnp.where(...)` (one variable, cheap values) or
+        `a, b = lax.cond(...)`, variables bound before the `if` passed as operands."""
+        branches = [block_statements(b.body) for b in chain]
+        final = _final_else(chain)
+        branches.append(final if final is not None else [])
+        assigned: list[str] = []
+        for body in branches:
+            for name in ordered_assigned(body):
+                if name not in assigned:
+                    assigned.append(name)
+        if not assigned:
+            return self.fn.ctx.manual("the branches assign nothing: nothing to select between")
+        bound = self.fn.bound_before(n)
+        for name in assigned:
+            everywhere = all(name in assigned_names_in(body) for body in branches)
+            if not everywhere and name not in bound:
+                return self.fn.ctx.manual(
+                    f"`{name}` is assigned in only some branches and not before the `if`: "
+                    "give it a value before the `if`, then use `lax.cond`"
+                )
+        imports: list[ImportRequest] = []
+        hazards: list[str] = []
+        # jnp.where: one variable, each branch one simple assignment (comments survive only in lax.cond)
+        if len(assigned) == 1 and not self.fn.has_comments(n):
+            var = assigned[0]
+            values = []
+            ok = True
+            for body in branches:
+                v = _single_assignment_value(body, var)
+                if v is False:
+                    ok = False
+                    break
+                values.append(v if v is not None else cst.Name(var))
+            if ok:
+                tests = [b.test for b in chain]
+                where = self.where.where_chain(list(zip(tests, values[:-1])), values[-1], imports, hazards)
+                if where is not None:
+                    new_stmt = self.fn.parse_stmt(f"{var} = {where}\n", at=n).with_changes(leading_lines=n.leading_lines)
+                    return self.fn.finish(
+                        "replace with `jnp.where`", hazards, replace={n: new_stmt}, imports=imports, span=n
+                    )
+        # lax.cond with the assigned variables as outputs
+        for var in assigned:
+            kinds = set()
+            for body in branches:
+                value = _single_assignment_value(_assignments_of(body, var), var)
+                if value is None or value is False:
+                    continue
+                kinds.add(number_literal(value) or "array")
+            if len(kinds) > 1 and kinds != {"float", "array"}:
+                hazards.append(f"`{var}` is a Python number in one branch and an array in another: check the dtypes agree")
+        operands = [v for v in assigned if v in bound]
+        outs = ", ".join(assigned)
+        f_body = [_as_if(n.orelse)] if isinstance(n.orelse, cst.If) else (final or [])
+        stmts = self.cond_statements(n, operands, branches[0], f_body, outs, f"{outs} = ", imports)
+        return self.fn.finish(
+            "replace with `lax.cond`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
+        )
+
+    def operands(self, stmts, n) -> list[str]:
+        """Variables `stmts` assign that are bound before `n`: the branch functions' operands."""
+        names = []
+        bound = self.fn.bound_before(n)
+        for name in ordered_assigned(stmts):
+            if name in bound and name not in names:
+                names.append(name)
+        return names
+
+    def cond_statements(self, n: cst.If, operands, true_body, false_body, ret, target, imports) -> list:
+        """In place of `n`: `def true_branch(operands)`, `def false_branch(operands)` (each ending in
+        `return ret` when given) and `<target>lax.cond(<n's test>, true_branch, false_branch, ...)`."""
+        t_name, f_name = self.fn.unique("true_branch"), self.fn.unique("false_branch")
+        t_def = self.fn.make_def(t_name, operands, true_body, ret)
+        f_def = self.fn.make_def(f_name, operands, false_body, ret)
+        cond = self.fn.ref("jax.lax.cond", imports)
+        pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
+        call = f"{target}{cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
+        return self.fn.layout(n, [t_def, f_def, self.fn.parse_stmt(call, at=n)])
+
+    def fix_ifexp(self, n: cst.IfExp) -> Fix:
+        """`a if c else b` as `jnp.where(c, a, b)` or `lax.cond(c, lambda: a, lambda: b)`."""
+        static = static_argnames_fix(self.fn, [n.test], n)
+        if static is not None:
+            return static
+        problem = self.fn.guard_problem(n.test, None)
+        if problem:
+            return self.fn.ctx.manual(problem)
+        imports: list[ImportRequest] = []
+        hazards: list[str] = []
+        where = self.where.where_chain([(n.test, n.body)], n.orelse, imports, hazards)
+        if where is not None:
+            new = self.fn.parse_expr(where)
+            if n.lpar:
+                new = new.with_changes(lpar=n.lpar, rpar=n.rpar)
+            return self.fn.finish("replace with `jnp.where`", hazards, replace={n: new}, imports=imports, span=n)
+        if literal_mismatch([n.body, n.orelse]):
+            hazards.append("one side is a Python number: check both sides give the same dtype")
+        cond = self.fn.ref("jax.lax.cond", imports)
+        pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
+        text = f"{cond}({pred}, lambda: {self.fn.code_of(n.body)}, lambda: {self.fn.code_of(n.orelse)})"
+        new = self.fn.parse_expr(text)
+        if n.lpar:
+            new = new.with_changes(lpar=n.lpar, rpar=n.rpar)
+        return self.fn.finish("replace with `lax.cond`", hazards, replace={n: new}, imports=imports, span=n)
+
+
+def _final_else(chain: list[cst.If]) -> list[cst.BaseStatement] | None:
+    orelse = chain[-1].orelse
+    if isinstance(orelse, cst.Else):
+        return block_statements(orelse.body)
+    return None
+
+
+def _as_if(n: cst.If) -> cst.If:
+    return n.with_changes(leading_lines=[])
+
+
+def _ret_value(s: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Return):
+        return s.body[0].value
+    return None
+
+
+def _always_returns(stmts: list[cst.BaseStatement]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        other = [last.orelse] if isinstance(last.orelse, cst.If) else block_statements(last.orelse.body)
+        return _always_returns(block_statements(last.body)) and _always_returns(other)
+    return False
+
+
+def _contains_return(stmts) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Return(self, node) -> None:
+            nonlocal found
+            found = True
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+    for s in stmts:
+        walk(s, V())
+    return found
+
+
+def _contains_return_in_loop(stmts) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        depth = 0
+
+        def visit_For(self, node) -> None:
+            self.depth += 1
+
+        def leave_For(self, node) -> None:
+            self.depth -= 1
+
+        def visit_While(self, node) -> None:
+            self.depth += 1
+
+        def leave_While(self, node) -> None:
+            self.depth -= 1
+
+        def visit_Return(self, node) -> None:
+            nonlocal found
+            if self.depth:
+                found = True
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+    for s in stmts:
+        walk(s, V())
+    return found
+
+
+def _all_returns(stmts) -> list[cst.SimpleStatementLine]:
+    out = []
+
+    class V(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node) -> None:
+            if _ret_value(node) is not None:
+                out.append(node)
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+    for s in stmts:
+        walk(s, V())
+    return out
+
+
+def _single_assignment_value(body, var: str):
+    """The value assigned to `var` when `body` is exactly one `var = e` / `var op= e` (None: body
+    empty or `pass`, meaning `var` keeps its value); False when the body is anything else."""
+    stmts = [s for s in body if not (isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body))]
+    if not stmts:
+        return None
+    if len(stmts) != 1 or not isinstance(stmts[0], cst.SimpleStatementLine) or len(stmts[0].body) != 1:
+        return False
+    s = stmts[0].body[0]
+    if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
+        if s.targets[0].target.value == var:
+            return s.value
+    if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name) and s.target.value == var:
+        op = s.operator
+        binop = {
+            cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+            cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power, cst.FloorDivideAssign: cst.FloorDivide,
+            cst.ModuloAssign: cst.Modulo,
+        }.get(type(op))
+        if binop is None:
+            return False
+        right = s.value
+        if isinstance(right, (cst.BinaryOperation, cst.IfExp, cst.Lambda, cst.BooleanOperation, cst.Comparison)) and not right.lpar:
+            right = right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return cst.BinaryOperation(
+            left=cst.Name(var),
+            operator=binop(whitespace_before=cst.SimpleWhitespace(" "), whitespace_after=cst.SimpleWhitespace(" ")),
+            right=right,
+        )
+    return False
+
+
+def _assignments_of(body, var: str) -> list[cst.BaseStatement]:
+    """The statement lines of `body` whose last small statement assigns `var` (for dtype checks)."""
+    out = []
+    for s in body:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                if var in assigned_names_in_small(small):
+                    out = [cst.SimpleStatementLine(body=[small])]
+    return out
+
+
+# `<Name>Command` for the rule: a libcst codemod command, made on first access
+__getattr__ = commands_for(TracedIfRule)

@@ -1,0 +1,144 @@
+'''JAX304 traced-to-python: `int()`, `float()`, `bool()`, `complex()`, `.item()` or `.tolist()` of a traced value.
+
+## What it does
+Finds conversions of traced values to Python scalars or lists inside a function that runs under
+a trace (jitted, vmapped, a `lax` body, or called from such code with traced arguments).
+Conversions of shapes (`int(x.shape[0])`), of `len()`, of static arguments and of constants are
+static and never flagged. A `bool()` inside a condition that JAX301/JAX302/JAX305 already
+report is not reported again.
+
+## Why is this bad?
+A traced value is an abstract array with no concrete number yet: `int(x)` raises
+`ConcretizationTypeError` (or `TracerIntegerConversionError`), `x.item()` and `x.tolist()` raise
+`ConcretizationTypeError` the first time the function is traced. The code only ever worked
+eagerly.
+
+## Known problems
+The analysis is within one module: a parameter that callers elsewhere pass as a Python value is
+assumed traced unless it has a literal default that no call site in this module passes.
+
+## Example
+```python
+@jax.jit
+def scaled(x, k):
+    return x * int(k)
+```
+
+## Use instead
+```python
+@jax.jit
+def scaled(x, k):
+    return x * k.astype(jnp.int32)
+```
+or make `k` a static argument (`@partial(jax.jit, static_argnames=("k",))`), or, for
+debugging output, `jax.debug.print("{}", k)`.
+
+## Fix safety
+There is no automatic fix: whether the value should stay an array, become a static argument or
+only be printed depends on what the code does with it. The finding says which options apply.
+
+## References
+- https://docs.jax.dev/en/latest/errors.html#jax.errors.ConcretizationTypeError
+- https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerIntegerConversionError
+- https://docs.jax.dev/en/latest/debugging/print_breakpoint.html
+'''
+
+from __future__ import annotations
+
+import ast
+
+from codemods._command import commands_for
+from codemods.traced_control_flow.sites import SCALAR_CONVERSIONS, FunctionSites, Site, SiteRule
+from jaxfix.rewriting.functions import FunctionRewrite
+from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.model import Fix
+from jaxfix.rulebase import Code, Invalid, Rule, Valid
+
+
+class TracedToPythonRule(SiteRule, Rule):
+    __doc__ = __doc__
+
+    name = "traced-to-python"
+    codes = (
+        Code("JAX304", "traced-to-python", "`int()`/`float()`/`bool()`/`.item()`/`.tolist()` on a traced value", "never"),
+    )
+    valid = (
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def first_half(x):
+                half = int(x.shape[0]) // 2
+                return jnp.sum(x[:half])
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def scaled(x, k):
+                return x * k.astype(jnp.int32)
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def scaled(x, k):
+                return x * int(k)
+            """,
+            None,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def total(x):
+                return x.sum().item()
+            """,
+            None,
+        ),
+    )
+
+    screened = (ast.Call,)
+
+    @staticmethod
+    def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        if type(n) is not ast.Call:
+            return False
+        q = fn.screen.names.qualify_ast(n.func) or ""
+        if q in SCALAR_CONVERSIONS and any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)]):
+            return True
+        return isinstance(n.func, ast.Attribute) and n.func.attr in ("item", "tolist") and fn.traced(n.func.value)
+
+    @staticmethod
+    def message(fn: FunctionRewrite, site: Site) -> str:
+        call, (value,) = site.node, site.traced
+        what = f"`{fn.names.qualify(call.func)}()`" if site.kind == "convert" else f"`.{call.func.attr.value}()`"
+        return f"{what} of traced `{fn.code(value)}` needs a concrete value"
+
+    @staticmethod
+    def decide(sites: FunctionSites, site: Site) -> Fix:
+        """Always manual: the finding lists the ways out."""
+        if site.kind == "convert":
+            return sites.rewrite.ctx.manual(
+                "keep it an array (`x.astype(...)`), make the argument static "
+                "(`static_argnames`), or print it with `jax.debug.print`"
+            )
+        return sites.rewrite.ctx.manual("keep it an array, or print it with `jax.debug.print`")
+
+
+# `<Name>Command` for the rule: a libcst codemod command, made on first access
+__getattr__ = commands_for(TracedToPythonRule)

@@ -1,0 +1,211 @@
+"""Syntactic facts about blocks of statements, for rewrites that move a block into a function.
+
+Which names a block assigns (in order) or reads, which constructs stop it from becoming a
+`lax.cond` branch or a loop body (`break`, `return`, side effects), and what kind of number
+literal an expression is. Pure libcst syntax: no scopes, no traced-value analysis.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxfix.analysis.walk import Visitor, walk
+
+
+def strip_parens(e: cst.BaseExpression) -> cst.BaseExpression:
+    """`e` without its own parentheses (for splicing into a call or another expression)."""
+    if getattr(e, "lpar", None):
+        return e.with_changes(lpar=[], rpar=[])
+    return e
+
+
+def block_statements(block) -> list[cst.BaseStatement]:
+    """The statements of a block; a one-line suite (`if c: a = 1; b = 2`) becomes one statement line."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=list(block.body))]
+    return list(block.body)
+
+
+def number_literal(e) -> str | None:
+    """"int", "float" or "bool" for a (signed) Python number literal, else None."""
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, (cst.Minus, cst.Plus)):
+        return number_literal(e.expression)
+    if isinstance(e, cst.Integer):
+        return "int"
+    if isinstance(e, cst.Float):
+        return "float"
+    if isinstance(e, cst.Name) and e.value in ("True", "False"):
+        return "bool"
+    return None
+
+
+def statement_kinds(n: cst.CSTNode, loop: bool = False) -> set[str]:
+    """Constructs in `n`'s body that block moving it into a function (not descending into defs)."""
+    kinds: set[str] = set()
+
+    class V(Visitor):
+        loops = 0
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def on_visit(self, node) -> bool:
+            if isinstance(node, (cst.For, cst.While)) and node is not n:
+                self.loops += 1  # `break`/`continue` inside a nested loop leave only that loop
+            return super().on_visit(node)
+
+        def on_leave(self, original_node) -> None:
+            if isinstance(original_node, (cst.For, cst.While)) and original_node is not n:
+                self.loops -= 1
+            super().on_leave(original_node)
+
+        def visit_Break(self, node) -> None:
+            if not self.loops:
+                kinds.add("break")
+
+        def visit_Continue(self, node) -> None:
+            if not self.loops:
+                kinds.add("continue")
+
+        def visit_Return(self, node) -> None:
+            if loop:
+                kinds.add("return")
+
+        def visit_Raise(self, node) -> None:
+            kinds.add("raise")
+
+        def visit_Yield(self, node) -> None:
+            kinds.add("yield")
+
+        def visit_Global(self, node) -> None:
+            kinds.add("global")
+
+        def visit_Nonlocal(self, node) -> None:
+            kinds.add("global")
+
+        def visit_Del(self, node) -> None:
+            kinds.add("del")
+
+        def visit_Expr(self, node: cst.Expr) -> None:
+            if not isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+                kinds.add("side-effect")
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if _has_subscript_or_attr(node.target):
+                kinds.add("side-effect")
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if _has_subscript_or_attr(node.target):
+                kinds.add("side-effect")
+
+    body = n.body
+    walk(body, V())
+    if isinstance(n, cst.If):
+        orelse = n.orelse
+        while orelse is not None:
+            walk(orelse.body, V())
+            orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    return kinds
+
+
+def _has_subscript_or_attr(t) -> bool:
+    if isinstance(t, (cst.Subscript, cst.Attribute)):
+        return True
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return any(_has_subscript_or_attr(el.value) for el in t.elements)
+    if isinstance(t, cst.StarredElement):
+        return _has_subscript_or_attr(t.value)
+    return False
+
+
+def ordered_assigned(stmts) -> list[str]:
+    """Names the statements bind (assignments, loop targets, walrus, nested defs), first binding first."""
+    out: list[str] = []
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            if node.name.value not in out:
+                out.append(node.name.value)
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def _add(self, target) -> None:
+            for name in assigned_names_in_target(target):
+                if name not in out:
+                    out.append(name)
+
+        def visit_AssignTarget(self, node) -> None:
+            self._add(node.target)
+
+        def visit_AugAssign(self, node) -> None:
+            self._add(node.target)
+
+        def visit_AnnAssign(self, node) -> None:
+            if node.value is not None:
+                self._add(node.target)
+
+        def visit_For(self, node) -> None:
+            self._add(node.target)
+
+        def visit_NamedExpr(self, node) -> None:
+            self._add(node.target)
+
+    for s in stmts:
+        walk(s, V())
+    return out
+
+
+def assigned_names_in(stmts) -> set[str]:
+    """The set of `ordered_assigned(stmts)`."""
+    return set(ordered_assigned(stmts))
+
+
+def assigned_names_in_small(s) -> set[str]:
+    """Names one small statement (`a = ...`, `a += ...`, `a: T = ...`) binds."""
+    if isinstance(s, cst.Assign):
+        out = set()
+        for t in s.targets:
+            out |= assigned_names_in_target(t.target)
+        return out
+    if isinstance(s, (cst.AugAssign, cst.AnnAssign)):
+        return assigned_names_in_target(s.target)
+    if isinstance(s, (cst.Import, cst.ImportFrom)):
+        return set()
+    return set()
+
+
+def assigned_names_in_target(t) -> set[str]:
+    """Plain names an assignment target binds (not attributes or subscripts)."""
+    if isinstance(t, cst.Name):
+        return {t.value}
+    if isinstance(t, (cst.Tuple, cst.List)):
+        out = set()
+        for el in t.elements:
+            out |= assigned_names_in_target(el.value)
+        return out
+    if isinstance(t, cst.StarredElement):
+        return assigned_names_in_target(t.value)
+    return set()
+
+
+def names_read(node) -> set[str]:
+    """Every name spelled in `node` (reads and writes alike: a superset of what it reads)."""
+    if node is None:
+        return set()
+    out: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            out.add(n.value)
+
+    walk(node, V())
+    return out
+

@@ -1,0 +1,212 @@
+"""Building lax rewrites of code inside one traced function.
+
+What every rewrite of a condition or loop into `jnp.where`/`lax.cond`/`lax.while_loop`/
+`lax.fori_loop` needs: the traced-value facts of the function, references spelled with the
+file's own imports, generated statements parsed in the file's style (wrapped as black would),
+helper names free in the function (shared by every fix built in it, so two fixes never pick
+the same name), branch functions laid out with black's blank lines, and fixes whose one edit
+spans the rewritten construct (so fixes nested inside it wait for the next round).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from jaxfix.analysis.body_facts import assigned_names_in_small, names_read, strip_parens
+from jaxfix.analysis.codegen import black_format
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts
+from jaxfix.edits import apply_edits
+from jaxfix.model import Edit, Fix, ImportRequest, Safety
+
+if TYPE_CHECKING:
+    from jaxfix.rulebase import RuleContext
+
+
+class FunctionRewrite:
+    """Rewrite helpers bound to one traced function `info` of the file `ctx`."""
+
+    def __init__(self, ctx: RuleContext, jc: JitContexts, info: FuncInfo) -> None:
+        self.ctx = ctx
+        self.jc = jc
+        self.info = info
+        self.facts = info.facts
+        self.names = ctx.names
+        self._taken: set[str] | None = None
+
+    def traced(self, expr: cst.BaseExpression, stmt) -> bool:
+        """`expr`, read before statement `stmt` (None: anywhere in the function), may hold a traced value."""
+        return self.facts.traced(expr, stmt)
+
+    def test_traced(self, expr: cst.BaseExpression, stmt) -> bool:
+        """`bool(expr)` needs a traced value (the truth of a Python tuple/list is static)."""
+        return self.facts.test_traced(expr, stmt)
+
+    def code(self, node: cst.CSTNode) -> str:
+        """`node`'s source, cut to 60 characters, for messages."""
+        text = self.ctx.module.code_for_node(node).strip()
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def ref(self, qualname: str, imports: list[ImportRequest]) -> str:
+        """How the file spells `qualname`; the imports that spelling needs are added to `imports`."""
+        spelled, reqs = self.names.reference(qualname)
+        imports.extend(reqs)
+        return spelled
+
+    def parse_stmt(self, text: str, at: cst.CSTNode | None = None) -> cst.BaseStatement:
+        """Parse generated code; a line too long at `at`'s indentation is wrapped the way black would."""
+        if at is not None:
+            indent = self.ctx.position(at).start.column
+            if any(len(line) + indent > 88 for line in text.splitlines()):
+                text = black_format(text, max(88 - indent, 20))
+        return cst.parse_statement(text, config=self.ctx.module.config_for_parsing)
+
+    def parse_expr(self, text: str) -> cst.BaseExpression:
+        """Parse a generated expression in the file's style."""
+        return cst.parse_expression(text, config=self.ctx.module.config_for_parsing)
+
+    def unique(self, base: str) -> str:
+        """A name free in this function: not read or bound in it, nor at module level, nor an
+        enclosing function's local, nor given to another fix of this function in this scan."""
+        if self._taken is None:
+            taken = set(names_read(self.info.node)) | set(self.jc.module_funcs) | set(self.jc.module_names)
+            taken |= set(self.names.bindings)
+            parent = self.info.parent
+            while parent is not None:
+                taken |= parent.facts.locals if parent.facts is not None else set()
+                parent = parent.parent
+            self._taken = taken
+        return self.ctx.fresh_name(base, self._taken)
+
+    def code_of(self, e: cst.CSTNode) -> str:
+        """`e`'s source without its own parentheses, for splicing into generated code."""
+        return self.ctx.module.code_for_node(strip_parens(e) if isinstance(e, cst.BaseExpression) else e)
+
+    def predicate(self, e: cst.BaseExpression, imports: list[ImportRequest]) -> cst.BaseExpression:
+        """The condition as an array expression: `and`/`or`/`not` become `jnp.logical_*`."""
+        if isinstance(e, cst.BooleanOperation):
+            fn = "logical_and" if isinstance(e.operator, cst.And) else "logical_or"
+            func = self.parse_expr(self.ref(f"jax.numpy.{fn}", imports))
+            return cst.Call(
+                func=func,
+                args=[
+                    cst.Arg(self.predicate(e.left, imports), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Arg(self.predicate(e.right, imports)),
+                ],
+            )
+        if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Not):
+            func = self.parse_expr(self.ref("jax.numpy.logical_not", imports))
+            return cst.Call(func=func, args=[cst.Arg(self.predicate(e.expression, imports))])
+        return strip_parens(e)
+
+    def has_comments(self, n: cst.CSTNode) -> bool:
+        """`n` holds a comment (which only a rewrite that keeps its statements can keep)."""
+        own = n.with_changes(leading_lines=[]) if hasattr(n, "leading_lines") else n
+        return "#" in self.ctx.module.code_for_node(own)
+
+    def guard_problem(self, test: cst.BaseExpression, stmt) -> str | None:
+        """`mask is not None and mask.any()`: the static operand guards code that would fail when
+        it is false, and `jnp.where`/`lax.cond` evaluate or trace both sides."""
+        parts: list[cst.BaseExpression] = []
+
+        def flatten(e: cst.BaseExpression) -> None:
+            if isinstance(e, cst.BooleanOperation):
+                flatten(e.left)
+                flatten(e.right)
+            else:
+                parts.append(e)
+
+        flatten(test)
+        if len(parts) > 1:
+            static = [p for p in parts if not self.traced(p, stmt)]
+            if static:
+                return (
+                    f"the static part `{self.code(static[0])}` of the condition may guard the branch: "
+                    "split it into an outer Python `if` on the static part and an inner condition on the traced part"
+                )
+        return None
+
+    def enclosing_block(self, n: cst.CSTNode) -> tuple[cst.IndentedBlock | None, int]:
+        """The indented block that holds statement `n`, and `n`'s index in it ((None, -1) elsewhere)."""
+        parent = self.ctx.parent(n)
+        if isinstance(parent, cst.IndentedBlock):
+            return parent, list(parent.body).index(n)
+        return None, -1
+
+    def bound_before(self, n: cst.CSTNode) -> set[str]:
+        """Parameters, plus names assigned in the function textually before `n` (a sound-enough over-approximation
+        of 'definitely bound' for straight-line code; names first bound in an earlier branch count too)."""
+        bound = set(self.info.params)
+        pos = self.ctx.position(n).start
+        for stmt, _env in self.facts.before.items():
+            try:
+                p = self.ctx.position(stmt).start
+            except KeyError:
+                continue
+            if (p.line, p.column) < (pos.line, pos.column) and not _is_inside(stmt, n, self.ctx):
+                if isinstance(stmt, cst.BaseSmallStatement):
+                    bound |= assigned_names_in_small(stmt)
+        return bound
+
+    def make_def(self, name: str, params: list[str], body: list[cst.BaseStatement], ret: str | None) -> cst.FunctionDef:
+        """`def name(params):` holding `body` (`pass` when empty), ending in `return ret` when given."""
+        indent = self.ctx.module.config_for_parsing.default_indent
+        text = "".join(self.ctx.module.code_for_node(s) for s in body) or "pass\n"
+        if ret is not None:
+            text += f"return {ret}\n"
+        src = f"def {name}({', '.join(params)}):\n" + textwrap.indent(text, indent, lambda line: True)
+        src = "\n".join(line.rstrip() if not line.strip() else line for line in src.split("\n"))
+        return self.parse_stmt(src)
+
+    def layout(self, n: cst.CSTNode, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Blank lines as black puts them: around nested defs, none at the start of a block."""
+        block, index = self.enclosing_block(n)
+        at_start = block is not None and index == 0
+        out = []
+        for i, stmt in enumerate(stmts):
+            if i == 0:
+                lines = list(n.leading_lines)
+                if not at_start and not any(isinstance(x, cst.EmptyLine) and x.comment is None for x in lines[:1]):
+                    lines.insert(0, cst.EmptyLine(indent=False))
+                stmt = stmt.with_changes(leading_lines=lines)
+            elif isinstance(stmt, cst.FunctionDef) or isinstance(stmts[i - 1], cst.FunctionDef):
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            out.append(stmt)
+        return out
+
+    def finish(self, title: str, hazards: list[str], *, span: cst.CSTNode | None = None, **kw) -> Fix:
+        """The rewrite `kw` (see `RuleContext.rewrite`): unsafe with the hazards in its title when there
+        are any, safe otherwise; spanning all of `span`'s lines when given."""
+        if hazards:
+            fix = self.ctx.rewrite(f"{title} (unsafe: {'; '.join(hazards)})", Safety.UNSAFE, **kw)
+        else:
+            fix = self.ctx.rewrite(title, Safety.SAFE, **kw)
+        return self.spanning(fix, span) if span is not None else fix
+
+    def spanning(self, fix: Fix, node: cst.CSTNode) -> Fix:
+        """One edit covering all of `node`'s lines, so that fixes of constructs nested inside it
+        (which were computed on the old text) overlap with it and wait for the next round."""
+        if not fix.edits:
+            return fix
+        source = self.ctx.source
+        starts = [0]
+        for line in source.splitlines(keepends=True):
+            starts.append(starts[-1] + len(line))
+        pos = self.ctx.position(node)
+        a = min(starts[pos.start.line - 1], *(e.start for e in fix.edits))
+        b = max(starts[min(pos.end.line, len(starts) - 1)], *(e.end for e in fix.edits))
+        new_text = apply_edits(source, list(fix.edits))
+        tail = len(source) - b
+        return replace(fix, edits=(Edit(a, b, new_text[a : len(new_text) - tail]),))
+
+
+def _is_inside(a: cst.CSTNode, b: cst.CSTNode, ctx: RuleContext) -> bool:
+    p = ctx.parent(a)
+    while p is not None:
+        if p is b:
+            return True
+        p = ctx.parent(p)
+    return False
