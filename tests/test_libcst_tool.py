@@ -43,6 +43,6 @@ def test_every_rule_has_its_command():
     import importlib
 
     for dotted in _command_names():
-        module, name = dotted.split(".")
+        module, name = dotted.rsplit(".", 1)
         command = getattr(importlib.import_module(f"codemods.{module}"), name)
         assert command.__name__ == name and command.DESCRIPTION
