@@ -398,13 +398,12 @@ class _ModuleState:
                         top(handler.body)
 
         def bind(target: ast.AST, value) -> None:
+            """`value` for a plain name; an unpacked name's value is unknown (None)."""
             if isinstance(target, ast.Name):
                 values.setdefault(target.id, []).append(value)
-            elif isinstance(target, (ast.Tuple, ast.List)):
-                for el in target.elts:
-                    bind(el, None)
-            elif isinstance(target, ast.Starred):
-                bind(target.value, None)
+            else:
+                for name in target_names(target):
+                    values.setdefault(name, []).append(None)
 
         top(tree.body)
         for node in ast_statements(tree.body):  # defs are statements: no need to walk expressions
