@@ -36,7 +36,7 @@ class NumpyOnTracedValueRule(Rule):
     ## Why is this bad?
     NumPy converts its arguments to NumPy arrays, which a tracer refuses: under `jit` the call
     raises `TracerArrayConversionError` (`np.argsort`: `TypeError`; `np.take`: `NotImplementedError`). The code only ever worked
-    eagerly. Measured with jax 0.10.2 and NumPy 2.4 (the table is in `numpy_table.py`, beside this module): of 167
+    eagerly. Measured with jax 0.10.2 and NumPy 2.4 (table: `numpy_table.py`): of 167
     NumPy functions called on a tracer, 138 raise. Those that work call the array's own method
     (`np.sum`, `np.mean`, `np.max`, `np.reshape`, `np.transpose`, `np.round`, `np.cumsum`, `np.flip`,
     `np.searchsorted`, `np.moveaxis`, ...) and are not flagged. Calls on static values
