@@ -1,4 +1,4 @@
-"""Re-measure the NumPy table of JAX402 (codemods/trace_time_semantics.py).
+"""Re-measure the NumPy table of JAX402 (codemods/trace_time_semantics/numpy_table.py).
 
 For each NumPy function the rule knows: does it raise on a tracer under `jax.jit`, and does the
 `jax.numpy` function of the same name give the same values and dtype as NumPy on the same
@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from codemods.trace_time_semantics import NP_DIFFERENT, NP_MANUAL, NP_SAME, NP_WORKS
+from codemods.trace_time_semantics.numpy_table import NP_DIFFERENT, NP_MANUAL, NP_SAME, NP_WORKS
 
 warnings.simplefilter("ignore")
 TWO = set(

@@ -1,11 +1,15 @@
-"""JAX401-JAX403 (codemods/trace_time_semantics.py): findings, fixes, safety, and behaviour on real jax."""
+"""JAX401-JAX403 (codemods/trace_time_semantics/): findings, fixes, safety, and behaviour on real jax."""
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import importlib
 import importlib.util
 import io
+import os
+import pickle
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -16,6 +20,10 @@ import numpy as np
 import pytest
 
 from codemods import trace_time_semantics as tts
+from codemods.trace_time_semantics import numpy_table
+from codemods.trace_time_semantics.in_place_update_on_traced_array import InPlaceUpdateRule
+from codemods.trace_time_semantics.numpy_on_traced_value import NumpyOnTracedValueRule
+from codemods.trace_time_semantics.print_in_traced_code import PrintInTracedCodeRule
 from fixture_cases import FIXTURES, discover_cases
 from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
@@ -57,18 +65,52 @@ def printed(fn, *args) -> str:
 
 
 def test_rules_and_commands():
-    assert [r.codes[0].code for r in (tts.PrintInTracedCodeRule, tts.NumpyOnTracedValueRule, tts.InPlaceUpdateRule)] == [
+    assert [r.codes[0].code for r in (PrintInTracedCodeRule, NumpyOnTracedValueRule, InPlaceUpdateRule)] == [
         "JAX401",
         "JAX402",
         "JAX403",
     ]
-    for rule in (tts.PrintInTracedCodeRule, tts.NumpyOnTracedValueRule, tts.InPlaceUpdateRule):
+    for rule in (PrintInTracedCodeRule, NumpyOnTracedValueRule, InPlaceUpdateRule):
         # the originals cannot run under jit (or print a tracer there): compare with the eager original
         assert rule.verify_reference == "eager"
         for section in ("## What it does", "## Why is this bad?", "## Known problems", "## Fix safety", "## References"):
             assert section in rule.doc(), (rule.__name__, section)
     assert tts.PrintInTracedCodeCommand.__name__ == "PrintInTracedCodeCommand"
     assert tts.InPlaceUpdateCommand.DESCRIPTION.startswith("JAX403")
+
+
+OLD_COMMANDS = {
+    "PrintInTracedCodeCommand": ("print_in_traced_code", "JAX401"),
+    "NumpyOnTracedValueCommand": ("numpy_on_traced_value", "JAX402"),
+    "InPlaceUpdateCommand": ("in_place_update_on_traced_array", "JAX403"),
+    "OuterStateMutationCommand": ("outer_state_mutation_in_traced_code", "JAX404"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OLD_COMMANDS))
+def test_old_command_names_are_the_rule_modules_commands(name):
+    """`trace_time_semantics.<Name>Command` (the single module's names before the split) is the
+    rule module's own command, so libcst.tool's workers pickle it by reference as before."""
+    module, code = OLD_COMMANDS[name]
+    command = getattr(tts, name)
+    assert command is getattr(importlib.import_module(f"codemods.trace_time_semantics.{module}"), name)
+    assert command.DESCRIPTION.startswith(f"{code}: ")
+    assert pickle.loads(pickle.dumps(command)) is command
+    with pytest.raises(AttributeError):
+        tts.TraceTimeSemanticsRule  # noqa: B018 - the package serves commands only
+
+
+def test_libcst_tool_runs_an_old_command_name_like_jaxfix_fix(tmp_path):
+    source = (FIXTURES / "trace_time_semantics" / "print_fstring.in.py").read_text()
+    target = tmp_path / "code.py"
+    target.write_text(source)
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "--jobs=2", "trace_time_semantics.PrintInTracedCodeCommand", str(target)],
+        cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, text=True, timeout=300,
+    )
+    assert "Transformed 1 files successfully" in proc.stderr, proc.stderr
+    assert target.read_text() == analyze(source, str(target), Config(select=("JAX401",)), fix=True).fixed_source
 
 
 # -- JAX401 -------------------------------------------------------------------------------
@@ -242,7 +284,7 @@ def test_measured_failing_numpy_functions_fail_on_a_tracer(name):
     make = args.get(name, lambda x: (x,))
     with pytest.raises((jax.errors.TracerArrayConversionError, TypeError)):
         jax.jit(lambda x: fn(*make(x)))(jnp.arange(3.0))
-    assert name in tts.NP_SAME or name in tts.NP_DIFFERENT
+    assert name in numpy_table.NP_SAME or name in numpy_table.NP_DIFFERENT
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "round", "reshape", "flip"])
@@ -251,7 +293,7 @@ def test_measured_working_numpy_functions_work_on_a_tracer(name):
     extra = {"reshape": ((3, 1),)}.get(name, ())
     out = jax.jit(lambda x: fn(x, *extra))(jnp.arange(3.0))
     assert isinstance(out, jax.Array)
-    assert name in tts.NP_WORKS
+    assert name in numpy_table.NP_WORKS
 
 
 # -- JAX403 -------------------------------------------------------------------------------
@@ -388,7 +430,7 @@ def test_could_match_admits_every_file_with_a_finding(case):
     findings = analyze(source, str(case.input), Config(select=("JAX401", "JAX402", "JAX403")), fix=False).findings
     codes = {f.code for f in findings}
     tree = ast.parse(source)
-    for rule in (tts.PrintInTracedCodeRule(), tts.NumpyOnTracedValueRule(), tts.InPlaceUpdateRule()):
+    for rule in (PrintInTracedCodeRule(), NumpyOnTracedValueRule(), InPlaceUpdateRule()):
         if rule.codes[0].code in codes:
             assert any(token in source for token in rule.prefilter)
             assert rule.could_match(tree)
@@ -396,7 +438,7 @@ def test_could_match_admits_every_file_with_a_finding(case):
 
 def test_could_match_rejects_untraced_modules():
     tree = ast.parse("import numpy as np\n\ndef f(x):\n    x[0] = 1\n    print(np.sin(x))\n")
-    for rule in (tts.PrintInTracedCodeRule(), tts.NumpyOnTracedValueRule(), tts.InPlaceUpdateRule()):
+    for rule in (PrintInTracedCodeRule(), NumpyOnTracedValueRule(), InPlaceUpdateRule()):
         assert not rule.could_match(tree)
 
 

@@ -1,0 +1,33 @@
+"""Trace-time semantics: Python that runs once, when a function is traced, not at every call.
+
+- JAX401 `print-in-traced-code` (print_in_traced_code.py): `print` of a traced value.
+- JAX402 `numpy-on-traced-value` (numpy_on_traced_value.py): a NumPy function on a traced value;
+  its measured table is numpy_table.py.
+- JAX403 `in-place-update-on-traced-array` (in_place_update_on_traced_array.py): `x[i] = v` on a
+  traced JAX array.
+- JAX404 `outer-state-mutation-in-traced-code` (outer_state_mutation_in_traced_code.py): a side
+  effect on state outside the traced function.
+
+`common.py` holds what they share: the traced functions of a file, and the wording and layout of
+findings and fixes.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# The libcst commands of the single module this package replaces keep their names
+# (`python -m libcst.tool codemod trace_time_semantics.PrintInTracedCodeCommand`): each is the
+# rule module's own command, so it pickles by reference the same way.
+_COMMAND_MODULES = {
+    "PrintInTracedCodeCommand": "print_in_traced_code",
+    "NumpyOnTracedValueCommand": "numpy_on_traced_value",
+    "InPlaceUpdateCommand": "in_place_update_on_traced_array",
+    "OuterStateMutationCommand": "outer_state_mutation_in_traced_code",
+}
+
+
+def __getattr__(name: str) -> type:
+    if name not in _COMMAND_MODULES:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(f"{__name__}.{_COMMAND_MODULES[name]}"), name)

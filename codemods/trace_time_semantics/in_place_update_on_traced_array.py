@@ -1,0 +1,408 @@
+"""JAX403 `in-place-update-on-traced-array`: `x[i] = v` / `x[i] += v` on a traced JAX array,
+which is immutable."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import libcst as cst
+
+from codemods._command import commands_for
+from codemods.trace_time_semantics.common import (
+    code,
+    fits,
+    message,
+    short,
+    traced_functions,
+)
+from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites
+from jaxfix.analysis.walk import walk
+from jaxfix.model import Finding, Fix, Safety
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+# An item assignment has `]` then `=` or an augmented operator (spaces, comments or line breaks
+# between them are not seen; such code is not flagged).
+ITEM_STORES = tuple(
+    f"]{space}{op}=" for space in ("", " ") for op in ("", "+", "-", "*", "/", "//", "**", "%", "&", "|", "^", "<<", ">>", "@")
+)
+
+# augmented operator -> `.at[...]` method
+AT_METHODS = {"+=": "add", "-=": "subtract", "*=": "multiply", "/=": "divide", "**=": "power"}
+# augmented operators without an `.at` method: `x = x.at[i].set(x[i] OP v)`
+OTHER_OPS = {"//=": "//", "%=": "%", "&=": "&", "|=": "|", "^=": "^", "<<=": "<<", ">>=": ">>"}
+
+
+class InPlaceUpdateRule(Rule):
+    """
+    ## What it does
+    Finds item assignments `x[i] = v` and augmented item assignments (`x[i] += v`, `-=`, `*=`,
+    `/=`, `**=`, `//=`, `%=`, ...) on a traced JAX array inside traced code.
+
+    ## Why is this bad?
+    JAX arrays are immutable. Under `jit` (and eagerly too) the assignment raises
+    `TypeError: JAX arrays are immutable and do not support in-place item assignment. Instead of
+    x[idx] = y, use x = x.at[idx].set(y) ...`. The functional form `x = x.at[i].set(v)` is what
+    JAX offers; inside `jit` XLA performs it in place when `x` is not used afterwards.
+
+    The rule only fires when `x` is a JAX array by the evidence in the function: it is used as one
+    (`x.shape`, `x.at`, `x.astype(...)`), or every binding of it is a `jax.numpy`/`lax` result,
+    arithmetic on traced values or an array method, and a parameter is annotated with an array
+    type. Lists and dicts being built (`out = []`, `d = {}`, `params["w"] = ...` on a dict) and
+    NumPy arrays are never flagged.
+
+    ## Known problems
+    The reference for the fix is NumPy semantics, which the original code was written for.
+    NumPy and `.at` differ where NumPy mutates shared memory: when another name aliases `x`
+    (`y = x`, or `x` is a view `x = m[0]`), NumPy's update shows through the alias and the
+    rewrite's does not (the fix is then unsafe); a caller never sees an update of its argument
+    (JAX arrays cannot be updated in place anyway). An out-of-bounds index raises `IndexError` in
+    NumPy and is dropped by `.at` (the default `mode`). With repeated indices in an index array,
+    NumPy applies an augmented update once and `.at[...].add` applies each (unsafe when the index
+    is traced), and which `.set` wins is unspecified in JAX.
+
+    ## Example
+    ```python
+    @jax.jit
+    def bump(x, i, v):
+        x = x * 2
+        x[i] = v
+        x[0] += 1.0
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def bump(x, i, v):
+        x = x * 2
+        x = x.at[i].set(v)
+        x = x.at[0].add(1.0)
+        return x
+    ```
+
+    ## Fix
+    `x[i] = v` becomes `x = x.at[i].set(v)`; `+=`, `-=`, `*=`, `/=`, `**=` become `.add`,
+    `.subtract`, `.multiply`, `.divide`, `.power`; the other augmented operators become
+    `x = x.at[i].set(x[i] OP v)` when the index has no calls (it is evaluated twice). Manual, with
+    the reason, when the target is not a plain name (`self.x[i] = v`: an attribute of a pytree;
+    `x[i][j] = v`: in NumPy a no-op when `x[i]` is a copy), when the assignment has several
+    targets, or when the updated `x` is never read afterwards (the update was the function's
+    effect on its caller's array: return the new array instead).
+
+    ## Fix safety
+    Safe for a plain name with `=`, `+=`, `-=`, `*=`, `**=` and the other operators on a static
+    index. Unsafe (the message says which hazard) when another name aliases the array, for an
+    augmented update on a traced index (repeated indices accumulate), and for `/=` (on an integer
+    array `.divide` returns a float array where NumPy raises). Differential verification runs the
+    original eagerly on NumPy arrays (its intended semantics; on JAX arrays it always raises) and
+    the rewrite under `jit` on JAX arrays.
+
+    ## References
+    - https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html
+    - https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#in-place-updates
+    """
+
+    name = "in-place-update-on-traced-array"
+    codes = (
+        Code("JAX403", "in-place-update-on-traced-array", "`x[i] = v` / `x[i] += v` on a traced JAX array", "sometimes"),
+    )
+    prefilter = ITEM_STORES  # then could_match: a trace entry
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    verify_reference = "eager"
+    valid = (
+        Valid(
+            """
+            import jax
+
+
+            @jax.jit
+            def bump(x, i, v):
+                x = x * 2
+                x = x.at[i].set(v)  # the functional update
+                return x
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import numpy as np
+
+
+            @jax.jit
+            def stats(x):
+                parts = [x, x]
+                parts[0] = x * 2  # a list being built
+                table = np.zeros(3)
+                table[0] = 1.0  # a NumPy array, not traced
+                return parts[0] + parts[1] + table[0]
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def smooth(x, i, v):
+                x = x / 2
+                x[i] = v
+                x[-1] **= 2
+                x[1:] //= 3
+                return x
+            """,
+            fixed="""
+            import jax
+
+
+            @jax.jit
+            def smooth(x, i, v):
+                x = x / 2
+                x = x.at[i].set(v)
+                x = x.at[-1].power(2)
+                x = x.at[1:].set(x[1:] // 3)
+                return x
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def count(bins, idx):
+                counts = jnp.zeros_like(bins)
+                counts[idx] += 1.0  # a traced index: repeated indices add once each
+                return counts
+            """,
+            fixed="""
+            import jax
+            import jax.numpy as jnp
+
+
+            @jax.jit
+            def count(bins, idx):
+                counts = jnp.zeros_like(bins)
+                counts = counts.at[idx].add(1.0)  # a traced index: repeated indices add once each
+                return counts
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+
+
+            @jax.jit
+            def clear(x):
+                x = x * 2
+                x[0] = 0.0
+            """
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """`x[i] = v` / `x[i] += v` on a name that may be traced, in a function that may run under a trace."""
+        return any_site(tree, _may_store_into_traced)
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for info in traced_functions(ctx):
+            evidence: ArrayEvidence | None = None
+            sites = list(own_sites(info, ctx))
+            for node, stmt in sites:
+                if isinstance(node, cst.Assign):
+                    targets = [t.target for t in node.targets]
+                elif isinstance(node, cst.AugAssign):
+                    targets = [node.target]
+                else:
+                    continue
+                subs = [t for t in targets if isinstance(t, cst.Subscript)]
+                if not subs:
+                    continue
+                if evidence is None:
+                    evidence = ArrayEvidence(info, ctx.names)
+                finding = self._check(ctx, info, evidence, node, subs, len(targets))
+                if finding is not None:
+                    yield finding
+
+    def _check(self, ctx, info, evidence: ArrayEvidence, node, subs, n_targets) -> Finding | None:
+        facts = info.facts
+        target = subs[0]
+        root = target.value
+        chain = []
+        while isinstance(root, (cst.Subscript, cst.Attribute)):
+            chain.append(root)
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        name = root.value
+        if not facts.traced(root, node) or not evidence.is_array(name) or facts.is_sequence(root):
+            if chain and isinstance(chain[-1], cst.Attribute):
+                return None  # `self.x[i] = v`: see below only when the root is a traced array
+            return None
+        what = f"`{short(ctx, target)}` assigns into an immutable JAX array"
+        if chain:
+            fix = ctx.manual(
+                "a nested target: write `x = x.at[i, j].set(v)` if `x[i]` is a basic index "
+                "(in NumPy `x[i][j] = v` is a no-op when `x[i]` is a copy)"
+            )
+        elif n_targets != 1 or len(subs) != 1:
+            fix = ctx.manual("several targets: write one `x = x.at[...].set(v)` per target")
+        else:
+            fix = self._fix(ctx, info, evidence, node, target, name)
+        return ctx.finding(self, "JAX403", target, message(what, fix), fix)
+
+    def _fix(self, ctx, info, evidence, node, target: cst.Subscript, name: str) -> Fix:
+        facts = info.facts
+        if not _read_after(info, node, name):
+            return ctx.manual(
+                f"`{name}` is not read after the update: the in-place update was the function's effect "
+                f"on its caller's array; return the new `{name}` instead"
+            )
+        hazards: list[str] = []
+        if _aliased(info, evidence, name):
+            hazards.append(f"another name aliases `{name}` (NumPy would update it too)")
+        index_traced = any(
+            isinstance(el.slice, cst.Index) and facts.traced(el.slice.value, node) for el in target.slice
+        ) or any(
+            isinstance(el.slice, cst.Slice)
+            and any(p is not None and facts.traced(p, node) for p in (el.slice.lower, el.slice.upper, el.slice.step))
+            for el in target.slice
+        )
+        index_text = code(ctx, target)[len(name) :]  # `[i, 1:]`, as written
+        at = f"{name}.at{index_text}"
+        value = code(ctx, node.value).strip()
+        if isinstance(node, cst.Assign):
+            call = f"{at}.set({_arg(node.value, value)})"
+            verb = "set"
+        else:
+            op = code(ctx, node.operator).strip()
+            if op in AT_METHODS:
+                verb = AT_METHODS[op]
+                call = f"{at}.{verb}({_arg(node.value, value)})"
+                if index_traced:
+                    hazards.append(f"repeated indices in a traced index apply `.{verb}` once each (NumPy: once)")
+                if verb == "divide":
+                    hazards.append("on an integer array `.divide` returns floats (NumPy raises)")
+            elif op in OTHER_OPS:
+                if _has_call(target.slice):
+                    return ctx.manual(f"`{op}` has no `.at` method and the index calls a function: write it by hand")
+                verb = "set"
+                call = f"{at}.set({code(ctx, target).strip()} {OTHER_OPS[op]} {_paren(node.value, value)})"
+                if index_traced:
+                    hazards.append("repeated indices in a traced index: which update wins is unspecified")
+            else:
+                return ctx.manual(f"`{op}` on an item has no `.at` form")
+        text = f"{name} = {call}"
+        new = cst.parse_statement(fits(ctx, node, text), config=ctx.module.config_for_parsing).body[0]
+        new = new.with_changes(semicolon=node.semicolon)
+        safety = Safety.UNSAFE if hazards else Safety.SAFE
+        title = f"use `{name} = {name}.at[...].{verb}(...)`" + (f" (unsafe: {'; '.join(hazards)})" if hazards else "")
+        return ctx.rewrite(title, safety, replace={node: new})
+
+
+# -- the screen: an item store into a name that may hold a traced array, on the stdlib AST -------
+def _store_root(target: ast.AST) -> ast.AST:
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return target
+
+
+def _may_store_into_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    """Only names the function binds count as arrays (ArrayEvidence): closures and globals do not."""
+    targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
+    for t in targets:
+        if isinstance(t, ast.Subscript):
+            root = _store_root(t)
+            if isinstance(root, ast.Name) and root.id in fn.stored and fn.traced(root):
+                return True
+    return False
+
+
+# -- the decision and the fix ------------------------------------------------------------------
+def _arg(node: cst.BaseExpression, text: str) -> str:
+    """`text` as a call argument (a bare tuple needs parentheses)."""
+    if isinstance(node, cst.Tuple) and not node.lpar:
+        return f"({text})"
+    return text
+
+
+def _paren(node: cst.BaseExpression, text: str) -> str:
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float)) or node.lpar:
+        return text
+    return f"({text})"
+
+
+def _has_call(node) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            nonlocal found
+            found = True
+
+    for el in node:
+        walk(el, V())
+    return found
+
+
+def _read_after(info: FuncInfo, stmt: cst.CSTNode, name: str) -> bool:
+    """Is `name` read after `stmt`: later in the function, anywhere in a loop around it, or by a
+    nested function? Reads inside the statement itself (its value, its index) do not count."""
+    body = info.node
+    reads: list[tuple[tuple[cst.CSTNode, ...], bool]] = []  # (loops around the read, after the statement)
+    state = {"inside": False, "after": False, "stmt_loops": ()}
+
+    class V(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.loops: list[cst.CSTNode] = []
+            self.nested = 0
+
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is stmt:
+                state["inside"] = True
+                state["stmt_loops"] = tuple(self.loops)
+            if isinstance(n, (cst.For, cst.While)):
+                self.loops.append(n)
+            if n is not body and isinstance(n, (cst.FunctionDef, cst.Lambda)):
+                self.nested += 1
+            if isinstance(n, cst.Name) and n.value == name and not state["inside"]:
+                reads.append((tuple(self.loops), state["after"] or self.nested > 0))
+            return True
+
+        def on_leave(self, n: cst.CSTNode) -> None:
+            if n is stmt:
+                state["inside"] = False
+                state["after"] = True
+            if isinstance(n, (cst.For, cst.While)):
+                self.loops.pop()
+            if n is not body and isinstance(n, (cst.FunctionDef, cst.Lambda)):
+                self.nested -= 1
+
+    walk(body, V())
+    stmt_loops = set(state["stmt_loops"])
+    for loops_of_read, after in reads:
+        if after:
+            return True
+        if stmt_loops & set(loops_of_read):
+            return True  # read in a loop around the update: the next trip reads it
+    return False
+
+
+def _aliased(info: FuncInfo, evidence: ArrayEvidence, name: str) -> bool:
+    """Another name shares `name`'s memory in NumPy terms: `y = x`, `x = y`, or `x = m[...]`."""
+    for value in evidence.bindings.get(name, ()):
+        if isinstance(value, (cst.Name, cst.Subscript)):
+            return True
+    for other, values in evidence.bindings.items():
+        if other != name and any(isinstance(v, cst.Name) and v.value == name for v in values):
+            return True
+    return False
+
+
+# `InPlaceUpdateCommand`: the libcst codemod command, made on first access
+__getattr__ = commands_for(InPlaceUpdateRule)

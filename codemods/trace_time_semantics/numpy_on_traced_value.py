@@ -1,0 +1,258 @@
+"""JAX402 `numpy-on-traced-value`: a NumPy function called on a traced value raises under a
+trace; the `jax.numpy` function of the same name is its replacement where the measured table says so."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import libcst as cst
+
+from codemods._command import commands_for
+from codemods.trace_time_semantics.common import (
+    TRANSFORM_TOKENS,
+    message,
+    traced_functions,
+)
+from codemods.trace_time_semantics.numpy_table import (
+    NP_DIFFERENT,
+    NP_MANUAL,
+    raises_on_tracer,
+)
+from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_sites import own_sites
+from jaxfix.model import Finding, ImportRequest, Safety
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class NumpyOnTracedValueRule(Rule):
+    """
+    ## What it does
+    Finds NumPy functions (`np.sin(x)`, `np.where(c, x, y)`, `np.asarray(x)`, ...) called on a
+    traced value inside traced code, and rewrites them to the `jax.numpy` function of the same
+    name where that one has the same semantics.
+
+    ## Why is this bad?
+    NumPy converts its arguments to NumPy arrays, which a tracer refuses: under `jit` the call
+    raises `TracerArrayConversionError` (`np.argsort`: `TypeError`; `np.take`: `NotImplementedError`). The code only ever worked
+    eagerly. Measured with jax 0.10.2 and NumPy 2.4 (table: `numpy_table.py`): of 167
+    NumPy functions called on a tracer, 138 raise. Those that work call the array's own method
+    (`np.sum`, `np.mean`, `np.max`, `np.reshape`, `np.transpose`, `np.round`, `np.cumsum`, `np.flip`,
+    `np.searchsorted`, `np.moveaxis`, ...) and are not flagged. Calls on static values
+    (`np.prod(x.shape)`, `np.zeros(3)`, `np.pi`, dtypes such as `np.float32`) are fine.
+    `scripts/measure_numpy_on_tracers.py` re-measures the table for the installed versions.
+
+    ## Known problems
+    Only NumPy functions measured to fail are flagged, and only the measured ones with the same
+    semantics in `jax.numpy` are rewritten safely: a function outside the table is left alone.
+    Results follow JAX's dtype rules: where NumPy promotes to 64 bits (integer inputs to float64
+    in `np.sqrt` or `np.divide`, an explicit `dtype=np.float64`), `jax.numpy` computes in 32 bits
+    unless `jax_enable_x64` is set.
+
+    ## Example
+    ```python
+    @jax.jit
+    def wave(x):
+        return np.sin(x) + np.where(x > 0, x, 0.0)
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def wave(x):
+        return jnp.sin(x) + jnp.where(x > 0, x, 0.0)
+    ```
+
+    ## Fix
+    `np.name` becomes `jnp.name` (spelled as the file imports `jax.numpy`, or adding
+    `import jax.numpy as jnp`). Manual for functions whose output shape depends on the data
+    (`np.unique`, `np.nonzero`, one-argument `np.where`, `np.bincount`, `np.argwhere`) with the
+    `size=` form to use, and for `np.histogram` and `np.ascontiguousarray`.
+
+    ## Fix safety
+    Safe for the functions measured to give the same values and dtypes. Unsafe, with the
+    difference in the message, for `argsort` (tie order, int32), `count_nonzero`, `bitwise_and`,
+    `left_shift` (int32), `float_power`, `interp`, `cov`, `corrcoef` (float32), `empty_like`
+    (zeros), `take` (out-of-bounds mode), and for any call with a `dtype=` argument (64-bit types
+    become 32-bit). Differential verification runs the original eagerly (`jax.disable_jit()`,
+    where NumPy accepts JAX arrays) and the rewrite under `jit`.
+
+    ## References
+    - https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerArrayConversionError
+    - https://docs.jax.dev/en/latest/jax.numpy.html
+    """
+
+    name = "numpy-on-traced-value"
+    codes = (Code("JAX402", "numpy-on-traced-value", "NumPy function applied to a traced value", "sometimes"),)
+    prefilter = TRANSFORM_TOKENS
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    verify_reference = "eager"
+    valid = (
+        Valid(
+            """
+            import numpy as np
+            from jax import jit
+
+
+            @jit
+            def normalise(x):
+                return x / np.sqrt(np.prod(x.shape))  # NumPy on a static shape
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import numpy as np
+
+
+            @jax.jit
+            def total(x):
+                return np.sum(x) + np.max(x)  # these call the array's own methods: they work on a tracer
+            """
+        ),
+        Valid(
+            """
+            import numpy as np
+
+
+            def wave(x):
+                return np.sin(x)  # not traced
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+
+
+            @jax.jit
+            def wave(x):
+                return np.sin(x) + np.where(x > 0, x, 0.0)
+            """,
+            fixed="""
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+
+
+            @jax.jit
+            def wave(x):
+                return jnp.sin(x) + jnp.where(x > 0, x, 0.0)
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+
+
+            @jax.jit
+            def order(x):
+                return np.argsort(x)
+            """,
+            fixed="""
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+
+
+            @jax.jit
+            def order(x):
+                return jnp.argsort(x)
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+            import numpy as np
+
+
+            @jax.jit
+            def distinct(x):
+                return np.unique(x)
+            """
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """A NumPy function of the table given a value that may be traced, in a function that may
+        run under a trace."""
+        return any_site(tree, _may_call_numpy_on_traced)
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for info in traced_functions(ctx):
+            for node, stmt in own_sites(info, ctx):
+                if isinstance(node, cst.Call):
+                    finding = self._check(ctx, info, node, stmt)
+                    if finding is not None:
+                        yield finding
+
+    def _check(self, ctx: RuleContext, info: FuncInfo, call: cst.Call, stmt) -> Finding | None:
+        qual = ctx.names.qualify(call.func)
+        if qual is None or not qual.startswith("numpy."):
+            return None
+        fname = qual[len("numpy.") :]
+        if not raises_on_tracer(fname):
+            return None
+        if not any(info.facts.traced(a.value, stmt) for a in call.args):
+            return None
+        positional = [a for a in call.args if a.keyword is None]
+        if fname == "where" and (len(positional) != 3 or len(call.args) != 3):
+            fix = ctx.manual("one-argument `np.where` is `nonzero`: its shape depends on the data; use `jnp.where(c, size=n)`")
+        elif fname in NP_MANUAL:
+            fix = ctx.manual(NP_MANUAL[fname])
+        else:
+            hazard = NP_DIFFERENT.get(fname)
+            dtype = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+            if hazard is None and dtype is not None and not _narrow_dtype(ctx, dtype):
+                hazard = "a 64-bit `dtype=` becomes 32-bit unless jax_enable_x64"
+            imports: list[ImportRequest] = []
+            spelled, reqs = ctx.names.reference(f"jax.numpy.{fname}")
+            imports.extend(reqs)
+            new_func = cst.parse_expression(spelled, config=ctx.module.config_for_parsing)
+            title = f"use `jax.numpy.{fname}`" + (f" (unsafe: {hazard})" if hazard else "")
+            fix = ctx.rewrite(
+                title, Safety.UNSAFE if hazard else Safety.SAFE, replace={call.func: new_func}, imports=imports
+            )
+        return ctx.finding(
+            self, "JAX402", call, message(f"NumPy `np.{fname}` on a traced value raises under a trace", fix), fix
+        )
+
+
+# -- the screen: a NumPy function of the table given a value that may be traced, on the stdlib AST
+def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    if type(n) is not ast.Call:
+        return False
+    qual = fn.screen.names.qualify_ast(n.func) or ""
+    if not qual.startswith("numpy."):
+        return False
+    fname = qual[len("numpy.") :]
+    if not raises_on_tracer(fname):
+        return False
+    return any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)])
+
+
+# -- the decision -------------------------------------------------------------------------------
+_NARROW_DTYPES = frozenset(
+    "float32 float16 bfloat16 int32 int16 int8 uint32 uint16 uint8 bool_ bool complex64".split()
+)
+
+
+def _narrow_dtype(ctx: RuleContext, e: cst.BaseExpression) -> bool:
+    """A dtype of at most 32 bits, the same in NumPy and jax.numpy (`np.float32`, `"int32"`, `bool`)."""
+    if isinstance(e, cst.SimpleString):
+        return e.evaluated_value in _NARROW_DTYPES
+    qual = ctx.names.qualify(e) or ""
+    if qual == "bool":
+        return True
+    module, _, name = qual.rpartition(".")
+    return module in ("numpy", "jax.numpy") and name in _NARROW_DTYPES
+
+
+# `NumpyOnTracedValueCommand`: the libcst codemod command, made on first access
+__getattr__ = commands_for(NumpyOnTracedValueRule)

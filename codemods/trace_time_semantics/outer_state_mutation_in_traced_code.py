@@ -1,0 +1,505 @@
+"""JAX404 `outer-state-mutation-in-traced-code`: a side effect on state that outlives the call
+(an outer container, a `global`/`nonlocal`, a reassigned module name) happens once, at trace time."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import libcst as cst
+
+from codemods._command import commands_for
+from codemods.trace_time_semantics.common import (
+    TRANSFORM_TOKENS,
+    short,
+    traced_functions,
+)
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.pytrees import ast_statements
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    ScreenFunction,
+    any_site,
+    target_names,
+)
+from jaxfix.analysis.trace_sites import own_sites
+from jaxfix.analysis.traced import assigned_names, param_names
+from jaxfix.analysis.walk import walk
+from jaxfix.model import Finding
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+CONTAINER_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
+     "appendleft", "extendleft", "sort", "reverse"}
+)
+_CONTAINER_CALLS = frozenset(
+    {"list", "dict", "set", "collections.defaultdict", "collections.OrderedDict", "collections.deque",
+     "collections.Counter", "defaultdict", "OrderedDict", "deque"}
+)
+
+# what `_is_container_ast` accepts, read without the imports: the last part of each name
+_CONTAINER_TYPE_NAMES = frozenset(call.rpartition(".")[2] for call in _CONTAINER_CALLS)
+
+
+class OuterStateMutationRule(Rule):
+    """
+    ## What it does
+    Finds, inside traced code, Python side effects on state that outlives the call:
+    - a mutation of a module-level or enclosing-function container (`results.append(x)`,
+      `cache[k] = v`, `seen.add(k)`, `log.extend(...)`), where the container is a list, dict,
+      set or deque built by that outer scope;
+    - an assignment to a name declared `global` or `nonlocal`;
+    - a read of a module-level name that the module reassigns (a second module-level assignment,
+      or an assignment in a function that declares it `global`).
+
+    ## Why is this bad?
+    A traced function's Python body runs once, when it is traced; the compiled program that runs
+    on every later call contains only the array operations. So the append happens once (and
+    stores a tracer, which leaks if used later), the global assignment happens once, and a
+    global read is frozen at its value at trace time: measured with jax 0.10.2, a jitted
+    `x * SCALE` kept returning `2.0 * x` after `SCALE = 3`. Inside `lax.scan`/`fori_loop` bodies the
+    body is traced once for all iterations.
+
+    Containers the function builds itself (`out = []; out.append(x); return out`), mutations of
+    the function's own parameters or `self`, and module constants assigned once are not flagged.
+
+    ## Known problems
+    The analysis is within one module: a global reassigned from another module, or a container
+    passed in and mutated through another name, is not seen. Intentional trace-time bookkeeping
+    (counting traces in a test) is flagged too: silence it with `# noqa: JAX404`.
+
+    ## Example
+    ```python
+    SCALE = 2.0
+    seen = []
+
+
+    @jax.jit
+    def f(x):
+        seen.append(x)
+        return x * SCALE
+
+
+    def set_scale(value):
+        global SCALE
+        SCALE = value
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def f(x, scale):
+        return x * scale
+    ```
+    Return what you want to collect (stack it, or carry it through `lax.scan`), and pass values that
+    change as arguments (static ones with `static_argnames`).
+
+    ## Fix safety
+    No automatic fix (manual): what the side effect was meant to do decides the rewrite.
+
+    ## References
+    - https://docs.jax.dev/en/latest/notebooks/Common_Gotchas_in_JAX.html#pure-functions
+    - https://docs.jax.dev/en/latest/stateful-computations.html
+    """
+
+    name = "outer-state-mutation-in-traced-code"
+    codes = (
+        Code(
+            "JAX404",
+            "outer-state-mutation-in-traced-code",
+            "mutation of outer state (or a read of a reassigned global) inside traced code",
+            "never",
+        ),
+    )
+    prefilter = TRANSFORM_TOKENS
+    prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    valid = (
+        Valid(
+            """
+            import jax
+
+            SCALE = 2.0  # assigned once: a constant
+
+
+            @jax.jit
+            def f(x):
+                out = []
+                out.append(x * SCALE)  # a list the function builds itself
+                return out
+            """
+        ),
+        Valid(
+            """
+            import jax
+
+
+            @jax.jit
+            def f(x, log):
+                log.append(x)  # the caller's container, passed in: not outer state
+                return x
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+
+            history = []
+
+
+            @jax.jit
+            def step(x):
+                history.append(x)  # runs once, and keeps a tracer
+                return x + 1
+            """
+        ),
+        Invalid(
+            """
+            import jax
+
+            threshold = 0.5
+
+
+            @jax.jit
+            def clip(x):
+                return jax.numpy.minimum(x, threshold)  # frozen at its value at trace time
+
+
+            def configure(value):
+                global threshold
+                threshold = value
+            """
+        ),
+        Invalid(
+            """
+            import jax
+
+            calls = 0
+
+
+            @jax.jit
+            def f(x):
+                global calls
+                calls += 1
+                return x
+            """
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        """In a function that may run under a trace: a `global`/`nonlocal`, a store into or a mutator
+        call on a name it does not bind, or a read of a module name the module reassigns."""
+        outer: list[_ModuleState] = []  # built on first need: most traced functions never ask
+
+        def state() -> _ModuleState:
+            if not outer:
+                outer.append(_ModuleState.of_tree(tree, ImportMap.from_ast(tree)))
+            return outer[0]
+
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state))
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        outer = ctx.fact(_ModuleState, _ModuleState.of)
+        jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
+        for info in traced_functions(ctx):
+            yield from self._check_function(ctx, jc, outer, info)
+
+    def _check_function(self, ctx, jc: JitContexts, outer: _ModuleState, info: FuncInfo) -> Iterator[Finding]:
+        facts = info.facts
+        sites = list(own_sites(info, ctx))
+        declared: dict[str, str] = {}
+        for node, _stmt in sites:
+            if isinstance(node, (cst.Global, cst.Nonlocal)):
+                for item in node.names:
+                    declared[item.name.value] = "global" if isinstance(node, cst.Global) else "nonlocal"
+        not_reads: set[cst.CSTNode] = set()
+        for node, _stmt in sites:
+            if isinstance(node, cst.Attribute):
+                not_reads.add(node.attr)
+            elif isinstance(node, cst.Arg) and node.keyword is not None:
+                not_reads.add(node.keyword)
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                not_reads.update(item.name for item in node.names)
+        reported_reads: set[str] = set()
+        once = "runs once, when the function is traced, not at every call"
+
+        def outer_container(name: str) -> str | None:
+            """Where `name` is a container built outside this function, if it is one."""
+            if name in facts.locals and name not in declared:
+                return None
+            parent = info.parent
+            while parent is not None:
+                if name in _locals_of(parent):
+                    if _same_trace(info, parent) or not _container_local(ctx, parent, name):
+                        return None
+                    return "the enclosing function"
+                parent = parent.parent
+            return "the module" if name in outer.containers else None
+
+        for node, stmt in sites:
+            # assignments to `global`/`nonlocal` names, and item assignments into outer containers
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    for name_node in _target_name_nodes(target):
+                        kind = declared.get(name_node.value)
+                        if kind == "nonlocal" and _same_trace(info, _owner(info, name_node.value)):
+                            continue
+                        if kind is not None:
+                            what = f"assignment to {kind} `{name_node.value}` inside traced code {once}"
+                            advice = "return the new value instead (or carry it through the loop)"
+                            yield self._report(ctx, target, what, advice)
+                    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                        where = outer_container(target.value.value)
+                        if where is not None:
+                            what = f"`{short(ctx, target)} = ...` mutates a container of {where}; it {once}"
+                            advice = "return the value and store it outside the traced function"
+                            yield self._report(ctx, target, what, advice)
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                receiver = node.func.value
+                if isinstance(receiver, cst.Name) and node.func.attr.value in CONTAINER_MUTATORS:
+                    where = outer_container(receiver.value)
+                    if where is not None:
+                        yield self._report(
+                            ctx,
+                            node,
+                            f"`{receiver.value}.{node.func.attr.value}(...)` mutates a container of {where}; it {once}",
+                            "return what you collect (stack it, or carry it through `lax.scan`)",
+                        )
+            elif isinstance(node, cst.Name) and node not in not_reads:
+                name = node.value
+                if name in reported_reads or name not in outer.reassigned or name in declared:
+                    continue
+                if (name in facts.locals and name not in declared) or _owner(info, name) is not None:
+                    continue
+                reported_reads.add(name)
+                yield self._report(
+                    ctx,
+                    node,
+                    f"module-level `{name}` is reassigned elsewhere, but traced code reads it once, at trace time: "
+                    "later values are not seen by the compiled function",
+                    f"pass `{name}` as an argument (a static one with `static_argnames` if it is a Python value)",
+                )
+
+    def _report(self, ctx: RuleContext, node: cst.CSTNode, message: str, advice: str) -> Finding:
+        return ctx.finding(self, "JAX404", node, message, ctx.manual(advice))
+
+
+# -- the decision -------------------------------------------------------------------------------
+def _target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _target_name_nodes(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_name_nodes(target.value)
+    return []
+
+
+_INLINE_REASONS = ("defined inside traced", "called from traced", "read on a traced object")
+
+
+def _same_trace(info: FuncInfo, owner: FuncInfo | None) -> bool:
+    """Does `info` run inline, in the same trace as the traced `owner` of the state it touches, so
+    that the state lives only as long as that one trace (a callback or helper called directly, as
+    opposed to a `scan`/`fori_loop` body, a `vmap`ped function or a separately jitted one)?"""
+    if owner is None or not owner.in_trace:
+        return False
+    node = info
+    while node is not None and node is not owner:
+        if not node.reasons or not all(r.startswith(_INLINE_REASONS) for r in node.reasons):
+            return False
+        node = node.parent
+    return node is owner
+
+
+def _owner(info: FuncInfo, name: str) -> FuncInfo | None:
+    parent = info.parent
+    while parent is not None:
+        if name in _locals_of(parent):
+            return parent
+        parent = parent.parent
+    return None
+
+
+def _locals_of(info: FuncInfo) -> set[str]:
+    if info.facts is not None:
+        return info.facts.locals
+    return assigned_names(info.node) | set(param_names(info.node.params))
+
+
+def _is_container_value(ctx: RuleContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+        return True
+    return isinstance(value, cst.Call) and (ctx.names.qualify(value.func) or "") in _CONTAINER_CALLS
+
+
+def _container_local(ctx: RuleContext, info: FuncInfo, name: str) -> bool:
+    """Every binding of `name` in `info`'s own body is a container display or constructor."""
+    values: list[cst.BaseExpression | None] = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is not info.node and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(n, cst.Assign):
+                for t in n.targets:
+                    if isinstance(t.target, cst.Name) and t.target.value == name:
+                        values.append(n.value)
+                    elif any(x.value == name for x in _target_name_nodes(t.target)):
+                        values.append(None)
+            elif isinstance(n, cst.AnnAssign) and isinstance(n.target, cst.Name) and n.target.value == name:
+                values.append(n.value)
+            return True
+
+    walk(info.node, V())
+    return bool(values) and all(v is not None and _is_container_value(ctx, v) for v in values)
+
+
+class _ModuleState:
+    """Module-level names: which hold containers, and which the module reassigns."""
+
+    def __init__(self, containers: set[str], reassigned: set[str]) -> None:
+        self.containers = containers
+        self.reassigned = reassigned
+
+    @classmethod
+    def of(cls, ctx: RuleContext) -> _ModuleState:
+        return cls.of_tree(ctx.tree, ctx.names)
+
+    @classmethod
+    def of_tree(cls, tree: ast.Module, names: ImportMap) -> _ModuleState:
+        """From the stdlib AST (a libcst visit of a large module costs about half a second)."""
+        values: dict[str, list[ast.AST | None]] = {}
+        defined: set[str] = set()  # def, class, import: not data
+        global_writes: set[str] = set()
+
+        def top(stmts) -> None:
+            for stmt in stmts:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    defined.add(stmt.name)
+                elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    defined.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+                elif isinstance(stmt, ast.Assign):
+                    for t in stmt.targets:
+                        bind(t, stmt.value)
+                elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                    bind(stmt.target, stmt.value)
+                elif isinstance(stmt, ast.AugAssign):
+                    bind(stmt.target, None)
+                elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                    if isinstance(stmt, ast.For):
+                        bind(stmt.target, None)
+                    for block in ("body", "orelse", "finalbody"):
+                        top(getattr(stmt, block, ()) or ())
+                    for handler in getattr(stmt, "handlers", ()) or ():
+                        top(handler.body)
+
+        def bind(target: ast.AST, value) -> None:
+            """`value` for a plain name; an unpacked name's value is unknown (None)."""
+            if isinstance(target, ast.Name):
+                values.setdefault(target.id, []).append(value)
+            else:
+                for name in target_names(target):
+                    values.setdefault(name, []).append(None)
+
+        top(tree.body)
+        for node in ast_statements(tree.body):  # defs are statements: no need to walk expressions
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stmts = list(ast_statements(node.body))  # `global` and assignments are statements
+                declared = {n for stmt in stmts if isinstance(stmt, ast.Global) for n in stmt.names}
+                if declared:
+                    for stmt in stmts:
+                        targets = (
+                            stmt.targets if isinstance(stmt, ast.Assign)
+                            else [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+                        )
+                        for t in targets:
+                            global_writes.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in declared)
+        containers = {
+            name
+            for name, vals in values.items()
+            if name not in defined and all(v is not None and _is_container_ast(v) for v in vals)
+        }
+        reassigned = {name for name, vals in values.items() if len(vals) > 1 and name not in defined}
+        reassigned |= global_writes
+        reassigned -= set(names.bindings)
+        return cls(containers, reassigned)
+
+
+def _is_container_ast(value: ast.AST) -> bool:
+    if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        return name in _CONTAINER_TYPE_NAMES
+    return False
+
+
+# -- the screen: what `check` could report, on the stdlib AST ----------------------------------
+def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
+    """`state()` is the module's `_ModuleState`. A container outside the function is the module's
+    (a container display or constructor at module level) or, for a nested function, maybe an
+    enclosing function's."""
+    kind = type(n)
+    if kind is ast.Global or kind is ast.Nonlocal:
+        return True
+    if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
+        targets = n.targets if kind is ast.Assign else [n.target]
+        names = [t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
+    elif kind is ast.Call:
+        func = n.func
+        names = (
+            [func.value.id]
+            if isinstance(func, ast.Attribute) and func.attr in CONTAINER_MUTATORS and isinstance(func.value, ast.Name)
+            else []
+        )
+    elif kind is ast.Name:
+        return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in state().reassigned
+    else:
+        return False
+    return any(name not in fn.locals and _may_be_outer_container(fn, name, state) for name in names)
+
+
+def _may_be_outer_container(fn: ScreenFunction, name: str, state) -> bool:
+    """Mirrors the rule's `outer_container`: the first enclosing def binding `name` must bind only
+    containers to it (a lambda's enclosing def is unknown: yes); without one, a module container."""
+    scope = fn.screen.enclosing(fn)
+    while scope is not None:
+        if scope is True:
+            return True
+        if name in scope.locals:
+            return _binds_only_containers(scope, name)
+        scope = scope.screen.enclosing(scope)
+    return name in state().containers
+
+
+def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
+    """As `_container_local`: every assignment of `name` in the own body is a container display or
+    constructor, and there is one."""
+    values: list[ast.AST | None] = []
+    for n in fn.own:
+        if type(n) is ast.Assign:
+            for t in n.targets:
+                if type(t) is ast.Name and t.id == name:
+                    values.append(n.value)
+                elif isinstance(t, (ast.Tuple, ast.List, ast.Starred)) and name in target_names(t):
+                    values.append(None)
+        elif type(n) is ast.AnnAssign and type(n.target) is ast.Name and n.target.id == name:
+            values.append(n.value)
+    qualify = fn.screen.names.qualify_ast
+    return bool(values) and all(
+        v is not None
+        and (
+            isinstance(v, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
+            or (isinstance(v, ast.Call) and (qualify(v.func) or "") in _CONTAINER_CALLS)
+        )
+        for v in values
+    )
+
+
+# `OuterStateMutationCommand`: the libcst codemod command, made on first access
+__getattr__ = commands_for(OuterStateMutationRule)
