@@ -61,7 +61,6 @@ def helper_{i}(x, scale={i}):
 
 def build_module(lines: int, wanted: int, connected: bool = False) -> tuple[str, int]:
     examples = [e.code for rule in registry.all_rules() for e in rule.invalid]
-    examples += [e.bad for rule in registry.all_rules() for e in rule.examples]
     findings_of = {bad: len(analyze(HEADER + bad, "x.py", Config()).findings) for bad in examples}
     examples = [bad for bad in examples if findings_of[bad]]
     parts, found, i = [HEADER], 0, 0

@@ -61,14 +61,6 @@ class Option:
         return None
 
 
-@dataclass(frozen=True)
-class Example:
-    """A short example kept on the rule, for `jaxfix rule` and generated docs."""
-
-    bad: str
-    good: str | None = None
-
-
 def _example_text(code: str) -> str:
     """Examples are written indented inside the rule module; they run as a file of their own."""
     return textwrap.dedent(code).lstrip("\n")
@@ -111,7 +103,6 @@ class Rule:
     # The `[tool.jaxfix.<table>]` the options are read from; rules of a family that share an
     # option share the table (default: the rule's name).
     options_table: ClassVar[str | None] = None
-    examples: ClassVar[tuple[Example, ...]] = ()
     valid: ClassVar[tuple[Valid, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
     # What differential verification compares the rewrite against: the original "as-written",

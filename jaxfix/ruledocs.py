@@ -30,10 +30,6 @@ def render_rule_doc(rule: type[Rule], info: Code) -> str:
             lines += ["No automatic fix: the finding says what to do.", ""]
     for number, example in enumerate(rule.valid, 1):
         lines += [f"## Not reported ({number})", "", "```python", example.code.rstrip(), "```", ""]
-    for number, example in enumerate(rule.examples, 1):
-        lines += [f"## Example {number}", "", "```python", example.bad.rstrip(), "```", ""]
-        if example.good:
-            lines += ["Becomes:", "", "```python", example.good.rstrip(), "```", ""]
     if rule.options:
         lines += ["## Options", ""]
         for opt in rule.options:

@@ -121,7 +121,7 @@ def rule_examples() -> list[tuple[str, list[Finding]]]:
     """(source, findings) for every bad example of every rule that jaxfix has."""
     out = []
     for rule in registry.all_rules():
-        for bad in [e.code for e in rule.invalid] + [e.bad for e in rule.examples]:
+        for bad in [e.code for e in rule.invalid]:
             result = analyze(bad, "example.py", Config())
             if result.findings and not result.error:
                 out.append((bad, result.findings))

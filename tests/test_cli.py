@@ -222,7 +222,7 @@ def test_rules_and_rule(tree):
     code, out, _ = cli("rules")
     assert code == 0 and "JAX2" in out and "fix:" in out
     code, out, _ = cli("rule", out.split()[0])
-    assert code == 0 and "## Example 1" in out and "Why" in out
+    assert code == 0 and "## Reported (1)" in out and "## Not reported (1)" in out and "Why" in out
     assert cli("rule", "JAX999")[0] == 2
 
 

@@ -2,7 +2,7 @@
 recorded client capabilities of VS Code (UTF-16), Neovim 0.11 (UTF-8) and Emacs/eglot (UTF-32).
 
 Tests that need a finding use the bad examples that real rules ship in their modules
-(`Rule.examples`), so they follow the rules as they land; with no rule registered they
+(`Rule.invalid`), so they follow the rules as they land; with no rule registered they
 are skipped with that reason (the machinery tests still run).
 """
 

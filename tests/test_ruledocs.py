@@ -22,5 +22,5 @@ def test_every_rule_explains_itself():
         doc = rule.doc()
         missing = [s for s in SECTIONS if s not in doc]
         assert not missing, f"{rule.name} docstring lacks {missing}"
-        assert rule.invalid or rule.examples, f"{rule.name} has no examples"
+        assert rule.invalid and rule.valid, f"{rule.name} has no VALID/INVALID examples"
         assert rule.prefilter, f"{rule.name} has no prefilter"
