@@ -215,7 +215,7 @@ def judge(
             )
             return replace(ev, detail=f"{ev.detail}\n{new.trace}".rstrip())
         elif new.tree is not None:
-            skipped.append(f"{key}: the original raised {old.error}")
+            skipped.append(f"{key}: the original raised {old.error}; the rewrite returns a value")
         elif old.error_type != new.error_type:
             skipped.append(f"{key}: the original raised {old.error}, the rewritten code {new.error}")
         else:
@@ -264,9 +264,8 @@ def _verified(
     slower = figures.slower_because(family, times, caching_why)
     if slower:
         speed += f" (slower: {slower})"
-    detail = f"verified on {what} on {device}{eager}: {counts}, {speed}"
-    if headline:
-        detail = f"{headline}; {detail}"
+    # The eager original compiles nothing: its counts would only say "0 -> 0".
+    detail = f"verified on {what} on {device}{eager}: " + (speed if reference == "eager" else f"{counts}, {speed}")
     notes = []
     if intended:
         fields = ", ".join(f"`{f}`" for f in sorted(added_fields) if any(f in p for p in intended))
@@ -275,11 +274,14 @@ def _verified(
             f"{len(intended)} added leaf(s) reported as intended (e.g. {intended[0]})"
         )
     if skipped:
-        notes.append(f"{len(skipped)} output(s) not compared because the original raised or only one version has them ({skipped[0]})")
+        notes.append(
+            f"{len(skipped)} output(s) not compared because the original raised or only one version has them "
+            f"(first: {skipped[0]})"
+        )
     if agreed:
         notes.append(f"{len(agreed)} output(s) raise the same error in both versions")
-    if notes:
-        detail += "; " + "; ".join(notes)
+    # One line each: the family's figure, then how it was verified, then what was left out.
+    detail = "\n".join([*([headline] if headline else []), detail, *notes])
     return _evidence(
         "verified",
         detail,
