@@ -260,3 +260,60 @@ def test_the_module_docstring_programs_are_what_the_rules_flag():
         outcome = analyze_bytes(text.encode(), name, Config(unsafe_fixes=True), fix=True)
         codes[name] = [f.code for f in outcome.result.fixes_applied]
     assert codes == {"model.py": ["JAX101"], "branch.py": ["JAX301"], "train.py": ["JAX201"]}
+
+
+# -- judge on hand-built results (parent side only) -----------------------------------------------
+
+
+def _task(outputs: dict, labels: list[str], **fields):
+    from jaxfix.verify.compare import Outcome, flatten
+    from jaxfix.verify.protocol import TaskResult
+
+    built = {
+        key: Outcome(error=f"{value.__name__}: bad input", error_type=f"builtins.{value.__name__}")
+        if isinstance(value, type) else Outcome(tree=flatten(value))
+        for key, value in outputs.items()
+    }
+    return TaskResult(id="f", outputs=built, labels=labels, compiles=fields.pop("compiles", 0), traces=0, **fields)
+
+
+def test_judge_compares_only_values_both_versions_produced():
+    from jaxfix.verify.api import judge
+
+    before = _task({"input 1": TypeError, "input 2": jnp.float32(2.0), "input 2 grad wrt args 0": jnp.ones(3)}, ["input 1", "input 2"])
+    after = _task(
+        {"input 1": jnp.float32(1.0), "input 1 grad wrt args 0": jnp.ones(3), "input 1 after tree_map": ValueError,
+         "input 2": jnp.float32(2.0), "input 2 grad wrt args 0": jnp.ones(3)},
+        ["input 1", "input 2"],
+    )
+    ev = judge("f", "guessed", before, after, device="cpu", reference="as-written")
+    assert ev.verdict == "verified" and ev.data["inputs"] == 1, ev.detail
+    assert ev.data["skipped"] == ["input 1: the original raised TypeError: bad input; the rewrite returns a value"]
+    # the same outputs, but a value of both versions differs: that, and only that, is a mismatch
+    after.outputs["input 2 grad wrt args 0"] = _task({"g": jnp.zeros(3)}, ["g"]).outputs["g"]
+    ev = judge("f", "guessed", before, after, device="cpu", reference="as-written")
+    assert ev.verdict == "mismatch" and ev.data["output"] == "input 2 grad wrt args 0"
+    assert ev.data["expected"] == "[1., 1., 1.]" and ev.data["got"] == "[0., 0., 0.]"
+    assert "mismatch in f on input 2 (guessed): output 'input 2 grad wrt args 0'" in ev.detail
+    assert "expected [1., 1., 1.], got [0., 0., 0.]" in ev.detail
+
+
+def test_a_drive_output_missing_from_the_rewrite_is_still_a_mismatch():
+    from jaxfix.verify.api import judge
+
+    before = _task({"loss": jnp.float32(1.0), "grad": jnp.ones(2)}, ["drive()"])
+    after = _task({"loss": jnp.float32(1.0)}, ["drive()"])
+    ev = judge("drive()", "drive", before, after, device="cpu", reference="as-written")
+    assert ev.verdict == "mismatch" and "exists only in the original version" in ev.detail
+
+
+def test_jit_placement_beside_a_control_flow_fix_does_not_claim_compile_counts():
+    from jaxfix.verify.api import judge
+
+    before = _task({"input 1": jnp.ones(2)}, ["input 1"], calls=1)
+    after = _task({"input 1": jnp.ones(2)}, ["input 1"], calls=1, compiles=0)
+    ev = judge("f", "synthesized", before, after, device="cpu", reference="eager", family="jit-placement")
+    assert ev.headline.startswith("compiles not compared: the original ran eagerly")
+    ev = judge("f", "synthesized", _task({"input 1": jnp.ones(2)}, ["input 1"], calls=1, compiles=10), after,
+               device="cpu", reference="as-written", family="jit-placement")
+    assert ev.headline == "10 compiles -> 0 (steady state)" and ev.detail.splitlines()[0] == ev.headline

@@ -249,6 +249,9 @@ def _verified(
     caching_text, caching_why = figures.caching(before.observed.get("caching"), after.observed.get("caching"))
     if family == figures.CONTROL_FLOW and source != "drive":
         headline = figures.control_flow(before.observed, compared, arms)
+    elif family == figures.JIT_PLACEMENT and reference == "eager":
+        # A control-flow fix in the same file makes the original run eagerly: it compiles nothing.
+        headline = "compiles not compared: the original ran eagerly for a control-flow fix in the same file"
     elif family == figures.JIT_PLACEMENT:
         ran = [label for label in before.labels if (o := before.outputs.get(label)) is not None and o.tree is not None]
         headline = figures.jit_placement(before.compiles, after.compiles, max(len(ran), 1))
