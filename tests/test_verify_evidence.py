@@ -12,7 +12,6 @@ import dataclasses
 import functools
 import json
 from pathlib import Path
-from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -96,7 +95,7 @@ def _poly_class(with_cache: bool) -> type:
         @dataclasses.dataclass(frozen=True)
         class Poly:
             a: jax.Array
-            _norm_cache: Optional[jax.Array] = None
+            _norm_cache: jax.Array | None = None
     else:
         @functools.partial(jax.tree_util.register_dataclass, data_fields=["a"], meta_fields=[])
         @dataclasses.dataclass(frozen=True)

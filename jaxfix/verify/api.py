@@ -4,9 +4,13 @@ Plan (which callables changed, where each one's inputs come from) -> one child p
 (`runner`, `child`) -> compare every output (`compare`) -> an `Evidence` per unit, and per fix the
 combination of the units it is answerable for (`changed.units_for_finding`):
 
-- `verified`: N inputs compared equal; device; compiles and traces of the steady-state (second)
-  run, original -> rewritten; median time per call, original -> rewritten;
-- `mismatch`: the first differing output: callable, input, key path, expected vs got, max difference;
+- `verified`: the figure that matters for the fix's family first (`figures`: compiles per call,
+  property computations, the original's error under jit and the branches reached), then N inputs
+  compared equal; device; compiles and traces of the steady-state (second) run, original ->
+  rewritten; median time per call, original -> rewritten (and why, when slower);
+- `mismatch`: the first output both versions produced that differs: callable, input, key path,
+  expected vs got, max difference (nothing derived from an input the original raised on counts,
+  and a field the fix adds, `intended`, is compared on the original's leaves);
 - `unverifiable`: why (no inputs, no device, the original itself fails...) and what the user can supply.
 
 The CLI (`jaxfix verify`, `jaxfix fix --verify`), the fixture tests and the benchmark all call this

@@ -18,8 +18,8 @@ import contextlib
 import dataclasses
 import functools
 import sys
-from collections.abc import Iterator
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from jaxfix.verify.protocol import ArrayArg, Call
 
@@ -198,7 +198,10 @@ def caching_counts(instance: Any, name: str) -> dict[str, Any]:
     import jax
 
     klass = _owner(instance, name)
-    fresh = lambda: jax.tree.map(lambda x: x, instance)  # noqa: E731
+
+    def fresh() -> Any:
+        return jax.tree.map(lambda x: x, instance)
+
     out: dict[str, Any] = {"reads": READS}
     count = [0]
     with _counting(klass, name, count):
