@@ -220,12 +220,38 @@ def _add_noqa(outcome: BatchOutcome, quiet: bool) -> int:
     return 2 if problems else 0
 
 
+VERIFY_EXTRA = 'jaxfix: verification needs jax and numpy ({missing} missing): pip install "jaxfix[verify]"'
+
+
+def _require_verify_extra() -> None:
+    """Exit 2 with one line naming the install command when the `verify` extra is not installed.
+
+    Checked before any work: without it the verifier's first numpy import ends in a traceback
+    and exit 1, which is the documented "mismatch" code.
+    """
+    import importlib.util
+
+    missing = []
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        missing.append("numpy")
+    try:
+        if importlib.util.find_spec("jax") is None:
+            missing.append("jax")
+    except (ImportError, ValueError):
+        missing.append("jax")
+    if missing:
+        typer.echo(VERIFY_EXTRA.format(missing=" and ".join(missing)), err=True)
+        raise typer.Exit(2)
+
+
 def _verify_changed(items: list[FileOutcome], device: str, examples, record, timeout: float) -> None:
     """Attach differential-execution evidence to every applied fix of the changed files."""
     try:
         from jaxfix.verify.api import verify_result
     except ImportError as exc:
-        _error(f"verification needs the `verify` extra (pip install 'jaxfix[verify]'): {exc}")
+        typer.echo(VERIFY_EXTRA.format(missing=getattr(exc, "name", None) or "a module"), err=True)
         raise typer.Exit(2)
     for item in items:
         verification = verify_result(
@@ -294,8 +320,18 @@ def fix(
     examples: ExamplesOpt = None,
     record: RecordOpt = None,
     verify_timeout: VerifyTimeoutOpt = 60.0,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--output-format", help="text: diffs (and evidence); json: one document (jaxfix.report.fix_schema); sarif; github."),
+    ] = OutputFormat.text,
 ) -> None:
     """Show the fixes as unified diffs (a dry run), or apply them with --write."""
+    text_out = output_format is OutputFormat.text
+    if not text_out and paths == ["-"] and write:
+        _error("`fix - --write` prints the fixed source; it cannot also print --output-format " + output_format.value)
+        raise typer.Exit(2)
+    if verify:
+        _require_verify_extra()
     try:
         resolver = _resolver(select, ignore, config, unsafe_fixes)
         outcome = _run(
@@ -314,6 +350,7 @@ def fix(
         changed = allowed
     held: list[str] = []
     held_paths: set[str] = set()
+    written: set[str] = set()
     if verify:
         from jaxfix.verify import report as verify_report
 
@@ -323,7 +360,8 @@ def fix(
         if verify and write and not verify_report.all_verified(result.fixes_applied):
             held.append(verify_report.held_back(result.path, result.fixes_applied))
             held_paths.add(result.path)
-            typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False, err=True)
+            if text_out:
+                typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False, err=True)
             if paths == ["-"]:
                 sys.stdout.write(result.source)
             continue
@@ -334,16 +372,24 @@ def fix(
             if problem:
                 write_errors.append(problem)
                 not_written.add(result.path)
-        else:
+            else:
+                written.add(result.path)
+        elif text_out:
             typer.echo(unified_diff(result.path, result.source, result.fixed_source), nl=False)
             if verify:
                 typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False)
     for line in held:
         typer.echo(line, err=True)
+    all_changed = changed
     changed = [o for o in changed if o.result.path not in held_paths]
     remaining = [f for o in outcome.files for f in o.result.remaining]
-    if remaining:
+    if text_out and remaining:
         typer.echo(text.render(remaining), nl=False)
+    elif not text_out:
+        _print_fix_run(
+            output_format, outcome, all_changed, write=write, verify=verify, written=written,
+            held_back=not_written | held_paths, errors=[*write_errors, *outcome.errors, *outcome.file_errors],
+        )
     if not quiet:
         typer.echo(_fix_summary(changed, remaining, write), err=True)
     if report is not None:
@@ -356,6 +402,24 @@ def fix(
     if had_errors:
         raise typer.Exit(2)
     raise typer.Exit(1 if remaining or held or (changed and not write) else 0)
+
+
+def _print_fix_run(output_format: OutputFormat, outcome: BatchOutcome, changed: list[FileOutcome], **run) -> None:
+    """`fix` in a machine format: the applied fixes (with evidence) and the remaining findings."""
+    from jaxfix.report import fixdoc
+
+    results = [o.result for o in outcome.files]
+    applied = fixdoc.applied(o.result for o in changed)
+    remaining = [f for r in results for f in r.remaining]
+    if output_format is OutputFormat.json:
+        fix_run = fixdoc.FixRun(
+            results, run["write"], run["verify"], frozenset(run["written"]), frozenset(run["held_back"]), tuple(run["errors"])
+        )
+        typer.echo(fixdoc.render(fix_run), nl=False)
+    elif output_format is OutputFormat.sarif:
+        typer.echo(sarif.render(remaining, applied=applied), nl=False)
+    else:
+        typer.echo(github.render_applied(applied) + github.render(remaining), nl=False)
 
 
 @app.command("verify")
@@ -376,6 +440,7 @@ def verify_command(
 ) -> None:
     """Compute the fixes, run old and new code on the same inputs, and report per fix: verified, mismatch
     or unverifiable. Nothing is written. Exit 1 when any fix mismatches."""
+    _require_verify_extra()
     try:
         outcome = _run(
             paths, _resolver(select, ignore, config, unsafe_fixes), fix=True, jobs=None, stdin_filename=None,
@@ -391,9 +456,12 @@ def verify_command(
     findings = [f for o in changed for f in o.result.fixes_applied]
     if output_format is OutputFormat.text:
         typer.echo(verify_report.evidence_lines(findings, indent=""), nl=False)
+    elif output_format is OutputFormat.json:
+        typer.echo(jsonfmt.render(findings), nl=False)
+    elif output_format is OutputFormat.sarif:
+        typer.echo(sarif.render([], applied=findings), nl=False)
     else:
-        renderer = {OutputFormat.json: jsonfmt, OutputFormat.sarif: sarif, OutputFormat.github: github}[output_format]
-        typer.echo(renderer.render(findings), nl=False)
+        typer.echo(github.render_applied(findings), nl=False)
     if not quiet:
         typer.echo(verify_report.summary(findings), nl=False, err=True)
     had_errors = _report_errors(outcome)

@@ -49,8 +49,12 @@ class Evidence:
     """What differential execution showed about one fix."""
 
     verdict: str  # "verified" | "mismatch" | "unverifiable"
-    detail: str
-    data: dict[str, Any] = field(default_factory=dict)
+    detail: str  # one paragraph for people; the fields below say the same for tools
+    data: dict[str, Any] = field(default_factory=dict)  # the numbers: inputs, compiles, times, key path...
+    input_source: str = ""  # where the inputs came from: recorded, example, drive, synthesized, ...
+    family: str = ""  # caching | jit-placement | control-flow | "" (see jaxfix.verify.figures)
+    headline: str = ""  # the figure that matters for the family, e.g. "10 compiles per call -> 0"
+    notes: tuple[str, ...] = ()  # what was not compared and why, added leaves reported as intended
 
 
 @dataclass(frozen=True)

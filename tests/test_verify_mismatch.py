@@ -46,7 +46,7 @@ def test_swapped_branch_is_caught_by_the_driver_and_by_synthesized_inputs():
     synthesized = _verify("traced_if", "wrong-swapped-branch", drive=False)
     unit = synthesized.unit("scale_or_flip")
     assert unit.source == "synthesized" and unit.evidence.verdict == "mismatch"
-    assert unit.evidence.data["input"].startswith("(float32[3], 1.5)")
+    assert unit.evidence.data["input"].startswith("(f32[3], float 1.5)")
     assert synthesized.unit("halvings").evidence.verdict == "verified"
     assert synthesized.evidence.verdict == "mismatch"
 

@@ -112,7 +112,7 @@ def test_recorded_calls_verify_a_correct_hoist(recorded):
     before, after = unit.evidence.data["compiles"]
     assert before == 5 and after == 0, unit.evidence.detail  # 0 + 1 + 4 fresh jits before; none after
     inputs = result.original.tasks["smooth"].inputs
-    assert all("float32[5]" in text and "np." not in text for text in inputs.values())  # jax arrays stay jax
+    assert all("f32[5]" in text and "np." not in text for text in inputs.values())  # jax arrays stay jax
 
 
 def test_recorded_calls_catch_a_wrong_hoist(recorded):
@@ -120,7 +120,7 @@ def test_recorded_calls_catch_a_wrong_hoist(recorded):
     result = verify_change(ORIGINAL, WRONG, str(root / "pkg" / "ops.py"), recording=recording, device="cpu")
     ev = result.unit("smooth").evidence
     assert ev.verdict == "mismatch"
-    assert "(recorded)" in ev.data["input"]
+    assert ev.input_source == "recorded" and "(recorded)" in ev.detail
     assert "values differ" in ev.detail
 
 
@@ -133,4 +133,4 @@ def test_record_command_through_verify_change(project):
     assert unit.source == "recorded" and unit.evidence.verdict == "verified", unit.evidence.detail
     assert tuple(unit.evidence.data["compiles"]) == (7, 0)  # 0 + 1 + 4 + 2 (the NumPy call) before
     inputs = result.original.tasks["smooth"].inputs
-    assert any("np.float32[3]" in text for text in inputs.values())  # a NumPy argument stays NumPy
+    assert any("np.f32[3]" in text for text in inputs.values())  # a NumPy argument stays NumPy

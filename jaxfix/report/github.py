@@ -23,3 +23,23 @@ def render(findings: Iterable[Finding]) -> str:
         )
         lines.append(f"::error {props}::{_escape(f'{f.code} {f.message}')}\n")
     return "".join(lines)
+
+
+LEVEL = {"verified": "notice", "mismatch": "error", "unverifiable": "warning"}
+
+
+def render_applied(fixes: Iterable[Finding]) -> str:
+    """One annotation per applied fix: notice when verified, error on a mismatch, else warning."""
+    lines = []
+    for f in fixes:
+        if f.fix is None:
+            continue
+        ev = f.fix.evidence
+        level = LEVEL.get(ev.verdict, "warning") if ev is not None else "warning"
+        verdict = f"{ev.verdict}: {ev.detail.splitlines()[0] if ev.detail else ''}" if ev is not None else "not verified"
+        props = (
+            f"file={_escape(f.path, prop=True)},line={f.line},col={f.column},"
+            f"endLine={f.end_line},endColumn={f.end_column},title={_escape(f.code + ' fixed', prop=True)}"
+        )
+        lines.append(f"::{level} {props}::{_escape(f'{f.code} {f.fix.title} ({verdict})')}\n")
+    return "".join(lines)

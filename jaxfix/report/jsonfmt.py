@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
-from jaxfix.model import Finding
+from jaxfix.model import Evidence, Finding
 
 
 def finding_to_dict(finding: Finding) -> dict:
@@ -26,10 +27,35 @@ def finding_to_dict(finding: Finding) -> dict:
             "safety": fix.safety.value,
             "edits": [{"start": e.start, "end": e.end, "text": e.text} for e in fix.edits],
             "imports": [imp.render() for imp in fix.imports],
-            "evidence": None
-            if fix.evidence is None
-            else {"verdict": fix.evidence.verdict, "detail": fix.evidence.detail, **fix.evidence.data},
+            "evidence": None if fix.evidence is None else evidence_to_dict(fix.evidence),
         },
+    }
+
+
+def _pair(value: Any) -> list | None:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return list(value)
+    return None
+
+
+def evidence_to_dict(evidence: Evidence) -> dict:
+    """The numbers of `evidence.data`, then the fields every verdict carries (fixed names, for tools).
+
+    `compiles` and `time_per_call` are [original, rewritten] (steady state; seconds) or null when
+    nothing ran; `input_source` says where the inputs came from ("" when there were none).
+    """
+    data = evidence.data
+    return {
+        **data,
+        "verdict": evidence.verdict,
+        "detail": evidence.detail,
+        "input_source": evidence.input_source or str(data.get("source") or ""),
+        "family": evidence.family,
+        "headline": evidence.headline,
+        "notes": list(evidence.notes),
+        "inputs": data.get("inputs") if isinstance(data.get("inputs"), int) else None,
+        "compiles": _pair(data.get("compiles")),
+        "time_per_call": _pair(data.get("time_per_call")),
     }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from jaxfix import __version__
 from jaxfix.engine import registry
 from jaxfix.model import Finding
+from jaxfix.report.jsonfmt import evidence_to_dict
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS = "https://github.com/jaxfix/jaxfix/blob/main/docs/rules/{code}.md"
@@ -58,11 +59,27 @@ def _result(f: Finding) -> dict:
             }
         ]
     if f.fix is not None and f.fix.evidence is not None:
-        result["properties"]["evidence"] = {"verdict": f.fix.evidence.verdict, "detail": f.fix.evidence.detail}
+        ev = evidence_to_dict(f.fix.evidence)
+        result["properties"]["evidence"] = {
+            "verdict": ev["verdict"], "detail": ev["detail"], "inputSource": ev["input_source"],
+            "headline": ev["headline"], "compiles": ev["compiles"], "timePerCall": ev["time_per_call"],
+        }
     return result
 
 
-def render(findings: Iterable[Finding]) -> str:
+def render(findings: Iterable[Finding], *, applied: Iterable[Finding] = ()) -> str:
+    """`findings` as results; `applied` (the fixes `jaxfix fix` made) too, marked `fixApplied`."""
+    results = [_result(f) for f in findings]
+    for f in applied:
+        result = _result(f)
+        verdict = f.fix.evidence.verdict if f.fix is not None and f.fix.evidence is not None else None
+        result["level"] = {"verified": "note", "mismatch": "error"}.get(verdict or "", "warning")
+        result["properties"]["fixApplied"] = True
+        results.append(result)
+    return _log(results)
+
+
+def _log(results: list[dict]) -> str:
     rules = [
         {
             "id": info.code,
@@ -87,7 +104,7 @@ def render(findings: Iterable[Finding]) -> str:
                         "rules": rules,
                     }
                 },
-                "results": [_result(f) for f in findings],
+                "results": results,
             }
         ],
     }

@@ -6,7 +6,8 @@ pay for libcst or the rule registry):
 - `verify_file_result(result, *, device, examples, record_cmd, timeout) -> list[Finding]`
 - `verify_result(result, ...) -> FileVerification` and `verify_change(original, rewritten, path, ...)`
 - `call(*args, **kwargs)`: one declared example call, for an `--examples` file
-- `compare(expected, got) -> Difference | None`
+- `compare(expected, got) -> Difference | None`; `compare_trees(..., added_fields=...)` also names
+  the leaves a fix adds on purpose
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _LAZY = {
     "UnitResult": "jaxfix.verify.api",
     "compare": "jaxfix.verify.compare",
     "Difference": "jaxfix.verify.compare",
+    "compare_trees": "jaxfix.verify.compare",
     "choose_device": "jaxfix.verify.device",
 }
 

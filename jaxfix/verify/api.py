@@ -4,9 +4,13 @@ Plan (which callables changed, where each one's inputs come from) -> one child p
 (`runner`, `child`) -> compare every output (`compare`) -> an `Evidence` per unit, and per fix the
 combination of the units it is answerable for (`changed.units_for_finding`):
 
-- `verified`: N inputs compared equal; device; compiles and traces of the steady-state (second)
-  run, original -> rewritten; median time per call, original -> rewritten;
-- `mismatch`: the first differing output: callable, input, key path, expected vs got, max difference;
+- `verified`: the figure that matters for the fix's family first (`figures`: compiles per call,
+  property computations, the original's error under jit and the branches reached), then N inputs
+  compared equal; device; compiles and traces of the steady-state (second) run, original ->
+  rewritten; median time per call, original -> rewritten (and why, when slower);
+- `mismatch`: the first output both versions produced that differs: callable, input, key path,
+  expected vs got, max difference (nothing derived from an input the original raised on counts,
+  and a field the fix adds, `intended`, is compared on the original's leaves);
 - `unverifiable`: why (no inputs, no device, the original itself fails...) and what the user can supply.
 
 The CLI (`jaxfix verify`, `jaxfix fix --verify`), the fixture tests and the benchmark all call this
@@ -24,7 +28,9 @@ from typing import Any
 from jaxfix.model import Evidence, FileResult, Finding
 from jaxfix.verify import inputs as inputs_mod
 from jaxfix.verify.changed import ChangeSet, changed_callables, family_of, units_for_finding
-from jaxfix.verify.compare import compare
+from jaxfix.verify import branches, figures
+from jaxfix.verify.compare import compare_trees
+from jaxfix.verify.intended import added_fields as fields_added
 from jaxfix.verify.device import DeviceChoice, choose_device
 from jaxfix.verify.protocol import Job, Task, TaskResult, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
@@ -122,68 +128,100 @@ def _base_label(key: str, labels: list[str]) -> str:
     return key
 
 
-def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, device: str, reference: str) -> Evidence:
-    """Compare one task's outputs of the original (`before`) and the rewritten (`after`) version."""
+def _evidence(verdict: str, detail: str, data: dict[str, Any], *, source: str, family: str, headline: str = "", notes=()) -> Evidence:
+    return Evidence(
+        verdict, detail, {**data, "source": data.get("source", source)},
+        input_source=source, family=family, headline=headline, notes=tuple(notes),
+    )
+
+
+def _mismatch(name: str, source: str, family: str, described: str, key: str, what: str, **data: Any) -> Evidence:
+    on = f" on {described} ({source})" if described and described != key else ""
+    return _evidence(
+        "mismatch", f"mismatch in {name}{on}: output {key!r}: {what}",
+        {"callable": name, "input": described, "output": key, **data}, source=source, family=family, headline=what,
+    )
+
+
+def judge(
+    name: str,
+    source: str,
+    before: TaskResult,
+    after: TaskResult,
+    *,
+    device: str,
+    reference: str,
+    family: str = "",
+    added_fields: frozenset[str] = frozenset(),
+    arms: list[branches.Arms] | None = None,
+) -> Evidence:
+    """Compare one task's outputs of the original (`before`) and the rewritten (`after`) version.
+
+    Only values both versions produced are compared: where the original raised on an input,
+    nothing derived from that input (its gradients, probes, second run) is compared, and an output
+    only one version has is noted, not judged (a drive's named output stays judged: it is the
+    drive's own return value). Leaves under `added_fields` (fields the rewrite added to a class)
+    are compared on the original's leaves and reported as intended.
+    """
     if before.error or after.error:
         which = "original" if before.error else "rewritten"
         error = before.error or after.error
-        return unverifiable(f"{name}: could not run on the {which} version: {error}", SUPPLY.format(name=name))
+        ev = unverifiable(f"{name}: could not run on the {which} version: {error}", SUPPLY.format(name=name))
+        return replace(ev, input_source=source, family=family)
     labels = before.labels or after.labels
+    rejected = {
+        label for label in labels if (o := before.outputs.get(label)) is not None and o.tree is None
+    }  # inputs the original raised on
     compared: set[str] = set()
     skipped: list[str] = []
     agreed: list[str] = []
+    intended: list[str] = []
     for key in dict.fromkeys([*before.outputs, *after.outputs]):
         old, new = before.outputs.get(key), after.outputs.get(key)
         label = _base_label(key, labels)
+        derived = key != label
         described = before.inputs.get(key) or after.inputs.get(key) or label
+        if derived and label in rejected:
+            continue  # the original raised on this input: nothing derived from it says anything
         if old is None or new is None:
             where = "original" if new is None else "rewritten"
-            return Evidence(
-                "mismatch",
-                f"mismatch in {name}: output {key!r} exists only in the {where} version",
-                {"callable": name, "input": described, "output": key, "reason": "structure"},
-            )
+            if derived or source != "drive":
+                skipped.append(f"{key}: exists only in the {where} version")
+                continue
+            return _mismatch(name, source, family, described, key, f"exists only in the {where} version", reason="structure")
         old_crash, new_crash = _crash_marker(old), _crash_marker(new)
         if old_crash and key.startswith(IMPROVES):
             # The drive caught the original's failure; the rewrite may repair it (or fail alike).
             skipped.append(f"{key}: the original raised {old_crash[len('CRASH:'):]}" + ("" if new_crash else ", the rewrite returns a value"))
             continue
         if new_crash and not old_crash:
-            return Evidence(
-                "mismatch",
-                f"mismatch in {name} on {described}: output {key!r}: the rewritten code raised {new_crash[len('CRASH:'):]} "
-                f"where the original returned a value",
-                {"callable": name, "input": described, "output": key, "reason": "raised", "got": new_crash},
+            return _mismatch(
+                name, source, family, described, key,
+                f"the rewritten code raised {new_crash[len('CRASH:'):]} where the original returned a value",
+                reason="raised", got=new_crash,
             )
         if old.tree is not None and new.tree is not None:
-            diff = compare(old.tree, new.tree, prefix=key)
+            result = compare_trees(old.tree, new.tree, prefix=key, added_fields=added_fields)
+            diff = result.difference
             if diff is not None:
-                return Evidence(
-                    "mismatch",
-                    f"mismatch in {name} on {described}: output {key!r}: {diff.message}",
-                    {
-                        "callable": name, "input": described, "output": key, "path": diff.path,
-                        "reason": diff.reason, "expected": diff.expected, "got": diff.got,
-                        "max_difference": diff.max_abs_diff, "max_ulp": diff.max_ulp,
-                    },
+                return _mismatch(
+                    name, source, family, described, key, diff.message,
+                    path=diff.path, reason=diff.reason, expected=diff.expected, got=diff.got,
+                    max_difference=diff.max_abs_diff, max_ulp=diff.max_ulp,
                 )
+            intended.extend(result.added)
             compared.add(label)
         elif old.tree is not None:
-            return Evidence(
-                "mismatch",
-                f"mismatch in {name} on {described}: output {key!r}: the rewritten code raised {new.error} "
-                f"where the original returned a value\n{new.trace}".rstrip(),
-                {"callable": name, "input": described, "output": key, "reason": "raised", "got": new.error},
+            ev = _mismatch(
+                name, source, family, described, key,
+                f"the rewritten code raised {new.error} where the original returned a value",
+                reason="raised", got=new.error,
             )
+            return replace(ev, detail=f"{ev.detail}\n{new.trace}".rstrip())
         elif new.tree is not None:
-            skipped.append(f"{key}: the original raised {old.error}")
+            skipped.append(f"{key}: the original raised {old.error}; the rewrite returns a value")
         elif old.error_type != new.error_type:
-            return Evidence(
-                "mismatch",
-                f"mismatch in {name} on {described}: output {key!r}: the original raised {old.error}, "
-                f"the rewritten code raised {new.error}",
-                {"callable": name, "input": described, "output": key, "reason": "raised", "expected": old.error, "got": new.error},
-            )
+            skipped.append(f"{key}: the original raised {old.error}, the rewritten code {new.error}")
         else:
             agreed.append(f"{key}: both raise {old.error_type}")  # behaviour kept, but proves little
     if not compared:
@@ -191,33 +229,88 @@ def judge(name: str, source: str, before: TaskResult, after: TaskResult, *, devi
         reasons = skipped + agreed
         if reasons:
             why += f" ({reasons[0]}{'' if len(reasons) == 1 else f'; and {len(reasons) - 1} more'})"
-        return unverifiable(why, SUPPLY.format(name=name), skipped=skipped, both_raised=agreed)
+        ev = unverifiable(why, SUPPLY.format(name=name), skipped=skipped, both_raised=agreed)
+        return replace(ev, input_source=source, family=family, notes=tuple(skipped + agreed))
+    return _verified(
+        name, source, before, after, device=device, reference=reference, family=family,
+        compared=[label for label in labels if label in compared] or sorted(compared),
+        skipped=skipped, agreed=agreed, intended=intended, added_fields=added_fields, arms=arms or [],
+    )
+
+
+def _verified(
+    name: str, source: str, before: TaskResult, after: TaskResult, *, device: str, reference: str, family: str,
+    compared: list[str], skipped: list[str], agreed: list[str], intended: list[str],
+    added_fields: frozenset[str], arms: list[branches.Arms],
+) -> Evidence:
+    """The verified evidence: the family's figure first, then inputs, device, counts and times."""
     count = len(compared)
     if source == "drive":
         what = f"1 drive run ({count} output{'s' if count != 1 else ''})"
     else:
         what = f"{count} {source} input{'s' if count != 1 else ''}"
+    times = (before.time_per_call, after.time_per_call)
+    caching_text, caching_why = figures.caching(before.observed.get("caching"), after.observed.get("caching"))
+    if family == figures.CONTROL_FLOW and source != "drive":
+        headline = figures.control_flow(before.observed, compared, arms)
+    elif family == figures.JIT_PLACEMENT and reference == "eager":
+        # A control-flow fix in the same file makes the original run eagerly: it compiles nothing.
+        headline = "compiles not compared: the original ran eagerly for a control-flow fix in the same file"
+    elif family == figures.JIT_PLACEMENT:
+        ran = [label for label in before.labels if (o := before.outputs.get(label)) is not None and o.tree is not None]
+        headline = figures.jit_placement(before.compiles, after.compiles, max(len(ran), 1))
+    elif family == figures.CACHING:
+        headline = caching_text
+    else:
+        headline = ""
     eager = " (original run eagerly)" if reference == "eager" else ""
-    detail = (
-        f"verified on {what} on {device}{eager}: "
-        f"{before.compiles} compiles -> {after.compiles}, {before.traces} traces -> {after.traces} (steady state), "
-        f"{_ms(before.time_per_call)} -> {_ms(after.time_per_call)} per call"
+    counts = (
+        f"{before.compiles} compiles -> {after.compiles}, {before.traces} traces -> {after.traces} (steady state)"
     )
+    speed = f"{_ms(times[0])} -> {_ms(times[1])} per call"
+    slower = figures.slower_because(family, times, caching_why)
+    if slower:
+        speed += f" (slower: {slower})"
+    # The eager original compiles nothing: its counts would only say "0 -> 0".
+    detail = f"verified on {what} on {device}{eager}: " + (speed if reference == "eager" else f"{counts}, {speed}")
+    notes = []
+    if intended:
+        fields = ", ".join(f"`{f}`" for f in sorted(added_fields) if any(f in p for p in intended))
+        notes.append(
+            f"the fix adds field {fields} on purpose: compared on the original's leaves, "
+            f"{len(intended)} added leaf(s) reported as intended (e.g. {intended[0]})"
+        )
     if skipped:
-        detail += f"; {len(skipped)} output(s) not compared because the original raised ({skipped[0]})"
+        notes.append(
+            f"{len(skipped)} output(s) not compared because the original raised or only one version has them "
+            f"(first: {skipped[0]})"
+        )
     if agreed:
-        detail += f"; {len(agreed)} output(s) raise the same error in both versions"
-    return Evidence(
+        notes.append(f"{len(agreed)} output(s) raise the same error in both versions")
+    # One line each: the family's figure, then how it was verified, then what was left out.
+    detail = "\n".join([*([headline] if headline else []), detail, *notes])
+    return _evidence(
         "verified",
         detail,
         {
             "callable": name, "inputs": count, "source": source, "device": device, "reference": reference,
             "compiles": [before.compiles, after.compiles], "traces": [before.traces, after.traces],
             "first_run_compiles": [before.first_compiles, after.first_compiles],
-            "time_per_call": [before.time_per_call, after.time_per_call],
+            "time_per_call": list(times), "calls": before.calls,
             "compiles_by_function": [before.compiles_by_fun, after.compiles_by_fun], "skipped": skipped,
-            "both_raised": agreed,
+            "both_raised": agreed, "intended": intended,
+            "observed": {"original": before.observed.get("caching") or {}, "rewritten": after.observed.get("caching") or {}}
+            if family == figures.CACHING else {},
+            "under_jit": {k: v for k, v in (before.observed.get("under_jit") or {}).items() if k in compared},
+            "branches": {
+                str(line): c
+                for line, c in branches.coverage(
+                    arms, {k: (before.observed.get("lines") or {}).get(k, ()) for k in compared}
+                ).items()
+            },
+            "slower_because": slower,
         },
+        source=source, family=family, headline=headline, notes=notes,
     )
 
 
@@ -234,19 +327,26 @@ def combine(evidences: list[Evidence]) -> Evidence:
             return ev
     if len(evidences) == 1:
         return evidences[0]
+    sources = ", ".join(dict.fromkeys(ev.input_source for ev in evidences if ev.input_source))
+    family = next((ev.family for ev in evidences if ev.family), "")
     if all(ev.verdict == "verified" for ev in evidences):
         total = sum(ev.data.get("inputs", 0) for ev in evidences)
         before = sum(ev.data["compiles"][0] or 0 for ev in evidences)
         after = sum(ev.data["compiles"][1] or 0 for ev in evidences)
         names = ", ".join(ev.data.get("callable", "?") for ev in evidences)
+        headlines = [f"{ev.data.get('callable', '?')}: {ev.headline}" for ev in evidences if ev.headline]
+        detail = f"verified {names}: {total} inputs in all, {before} compiles -> {after} (steady state)"
+        if headlines:
+            detail += "; " + "; ".join(headlines)
         return Evidence(
             "verified",
-            f"verified {names}: {total} inputs in all, {before} compiles -> {after} (steady state)",
+            detail,
             {"inputs": total, "compiles": [before, after], "units": [ev.data for ev in evidences],
              "device": evidences[0].data.get("device")},
+            input_source=sources, family=family, headline="; ".join(headlines),
         )
     reasons = [ev.detail for ev in evidences if ev.verdict == "unverifiable"]
-    return Evidence("unverifiable", "; ".join(reasons), {"units": [ev.data for ev in evidences]})
+    return Evidence("unverifiable", "; ".join(reasons), {"units": [ev.data for ev in evidences]}, input_source=sources, family=family)
 
 
 # -- the plan -------------------------------------------------------------------------------------
@@ -314,6 +414,21 @@ def _plan(
             unverifiable("module-level code changed (it runs at import)", "supply a drive(mod) in --examples FILE"),
         )
     return plan
+
+
+def _families(findings: list[Finding], changes: ChangeSet) -> dict[str, str]:
+    """Per changed callable (and the drive), the family of the fixes it answers for."""
+    out: dict[str, str] = {}
+    for finding in findings:
+        if finding.fix is None:
+            continue
+        family = figures.family_for(finding.code, family_of(finding)[1])
+        if not family:
+            continue
+        for name in units_for_finding(finding, changes):
+            out.setdefault(name, family)
+        out.setdefault("drive()", family)
+    return out
 
 
 def _skip_note(recording: inputs_mod.Recording, name: str) -> str:
@@ -391,7 +506,12 @@ def verify_change(
         verification.notes.append(f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode})")
         verification.notes.extend(f"recorder: {e}" for e in recording.errors)
     plan = _plan(changes, examples_file, recording)
-    results: dict[str, UnitResult] = dict(plan.units)
+    results: dict[str, UnitResult] = {
+        name: replace(unit, evidence=replace(unit.evidence, input_source=unit.evidence.input_source or unit.source))
+        for name, unit in plan.units.items()
+    }
+    families = _families(findings, changes)
+    added = fields_added(original, rewritten)
     if plan.tasks and not choice.available:
         for task in plan.tasks:
             results[task.id] = UnitResult(task.id, task.target_kind, plan.sources[task.id], unverifiable(choice.description))
@@ -413,7 +533,9 @@ def verify_change(
                 evidence = failure
             else:
                 evidence = judge(
-                    task.id, plan.sources[task.id], before.tasks[task.id], after.tasks[task.id], device=used, reference=reference
+                    task.id, plan.sources[task.id], before.tasks[task.id], after.tasks[task.id], device=used,
+                    reference=reference, family=families.get(task.id, ""), added_fields=added,
+                    arms=branches.arms_of(original, task.target) if task.target and reference == "eager" else None,
                 )
             if task.kind == "drive" and examples_file and examples_file.expect_compiles is not None:
                 evidence = replace(evidence, data={**evidence.data, "expect_compiles": list(examples_file.expect_compiles)})

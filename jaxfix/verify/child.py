@@ -7,6 +7,10 @@ and compiles, then runs each task twice: outputs of both runs are reported as `F
 (numpy leaves), trace/compile counts of the second run (steady state), and the median time per
 call. With `Job.eager` everything runs under `jax.disable_jit()`. A task that raises, or runs past
 its time limit, is reported and the next task runs; the parent bounds the whole process.
+
+Beside the outputs, `TaskResult.observed` carries what the evidence reports (`observe`): per input,
+the lines the eager reference ran and the error the original raises under jit; for a property,
+how often its body computes.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import traceback
 from typing import Any, Callable
 
 from jaxfix.verify.compare import FlatTree, Outcome, flatten
+from jaxfix.verify.observe import caching_counts, describe_call, error_under_jit, lines_run
 from jaxfix.verify.protocol import ArrayArg, Call, Job, Task, TaskResult, VersionResult
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
@@ -280,22 +285,42 @@ class Child:
         for number, c in enumerate(calls):
             label = c.label or f"input {number + 1}"
             args, kwargs = _restore((tuple(c.args), dict(c.kwargs)))
-            prepared.append((label, args, kwargs, _describe(c)))
+            prepared.append((label, args, kwargs, describe_call(c)))
         runs = [(lambda a=a, k=k: invoke(a, k)) for _, a, k, _ in prepared]
         result.labels = [label for label, *_ in prepared]
+        lines: dict[str, list[int]] = {}
 
         def record(pass_number: int, index: int, run: Callable[[], Any]) -> None:
             label, _, _, description = prepared[index]
             key = label if pass_number == 1 else f"{label} (2nd run)"
             result.inputs[key] = description
+            ran: set[int] = set()
+            tracing = lines_run(self.filename, ran) if self.job.eager and pass_number == 1 else contextlib.nullcontext()
             try:
-                result.outputs[key] = Outcome(tree=_tree(_block(run())))
+                with tracing:
+                    value = run()
+                result.outputs[key] = Outcome(tree=_tree(_block(value)))
             except TaskTimeout:
                 raise
             except Exception as exc:
                 result.outputs[key] = _error_outcome(exc, self.user_files)
+            if self.job.eager and pass_number == 1:
+                lines[label] = sorted(ran)
 
         self.measure(result, runs, record)
+        if self.job.eager:
+            result.observed["lines"] = lines
+            target = getattr(owner, name, None)
+            result.observed["under_jit"] = {
+                label: error_under_jit(target, invoke, args, kwargs) for label, args, kwargs, _ in prepared
+            }
+        if kind == "property" and prepared and prepared[0][1]:
+            try:
+                result.observed["caching"] = caching_counts(prepared[0][1][0], name)
+            except TaskTimeout:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a measurement that cannot be taken is left out
+                result.observed["caching_error"] = f"{type(exc).__name__}: {exc}"
 
         for label, args, kwargs, description in prepared:
             first = result.outputs.get(label)
@@ -410,18 +435,6 @@ def _differentiable(arg: Any) -> bool:
         if not isinstance(leaf, jax.Array) or dtype is None or not np.issubdtype(dtype, np.inexact):
             return False
     return True
-
-
-def _describe(c: Call) -> str:
-    def one(value: Any) -> str:
-        if isinstance(value, ArrayArg):
-            return value.describe()
-        text = repr(value)
-        return text if len(text) <= 40 else text[:37] + "..."
-
-    parts = [one(a) for a in c.args] + [f"{k}={one(v)}" for k, v in c.kwargs.items()]
-    where = f" ({c.source})" if c.source else ""
-    return f"({', '.join(parts)}){where}"
 
 
 def main(argv: list[str]) -> int:

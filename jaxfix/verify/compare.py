@@ -8,7 +8,10 @@ The rules were tried in research/jax-semantics.md section 4:
   Python scalars count as weak 0-d arrays (the eager original returns `3` where jit returns `Array(3)`);
 - ints and bools exactly; floats with a per-dtype `isclose` OR a ULP distance <= 4; the NaN pattern
   must match (NaN equals NaN inside it); infinities equal only themselves;
-- PRNG keys through their key data.
+- PRNG keys through their key data;
+- `None` is flattened as a leaf, so a field the fix adds (JAX101's `_<name>_cache`, `None` until
+  filled) shows as a key path; `compare_trees(..., added_fields=...)` compares such trees on the
+  original's leaves and names the added leaves instead of failing on them.
 
 This module needs numpy only: the parent process compares `FlatTree`s that the children built
 (`flatten`, which imports jax lazily), so jaxfix never imports jax or user code to compare.
@@ -16,6 +19,7 @@ This module needs numpy only: the parent process compares `FlatTree`s that the c
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,12 +95,16 @@ def flatten(tree: Any) -> FlatTree:
     """Reduce a pytree of jax/numpy arrays and Python scalars to a picklable `FlatTree`."""
     import jax
 
-    pairs, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    pairs, treedef = jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_none)
     return FlatTree(
         treedef=str(treedef),
         paths=tuple(jax.tree_util.keystr(path) for path, _ in pairs),
         leaves=tuple(to_leaf(value) for _, value in pairs),
     )
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
 
 
 def to_leaf(value: Any) -> Leaf:
@@ -197,6 +205,12 @@ def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = 
             # A Python scalar is weak: it takes the other side's precision (3.0 vs float16(3)).
             common = out.dtype if isinstance(got.value, np.ndarray) else exp.dtype
             exp, out = exp.astype(common), out.astype(common)
+        elif _weak_numbers(expected, got, exp, out):
+            # The eager original returned a Python number (`-x` of an int) where the jitted rewrite
+            # returns a weak array promoted by its other branch (`jnp.where(c, x * 2.0, -x)`): both
+            # are weak, so they take the type of whatever they meet; compare the numbers.
+            common = np.result_type(exp.dtype, out.dtype)
+            exp, out = exp.astype(common), out.astype(common)
         else:
             return Difference(path, "dtype", str(exp.dtype), str(out.dtype))
     if strict_weak and expected.weak_type != got.weak_type:
@@ -213,11 +227,53 @@ def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = 
     return Difference(path, reason, _short(exp), _short(out), diff, None, tuple(int(i) for i in bad))
 
 
-def compare(expected: FlatTree | Any, got: FlatTree | Any, *, strict_weak: bool = False, prefix: str = "") -> Difference | None:
-    """The first difference between two trees (FlatTrees, or pytrees flattened here), or None.
+def _weak_numbers(expected: Leaf, got: Leaf, exp: np.ndarray, out: np.ndarray) -> bool:
+    """A Python number from the original against a weak-typed array of another numeric kind."""
+    numeric = exp.dtype.kind in "iuf" and out.dtype.kind in "iuf"
+    return numeric and not isinstance(expected.value, np.ndarray) and isinstance(got.value, np.ndarray) and got.weak_type
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The first difference (or None) and the leaves the fix added on purpose (their key paths)."""
+
+    difference: Difference | None
+    added: tuple[str, ...] = ()
+
+
+def _under_added_field(path: str, added_fields: frozenset[str]) -> str | None:
+    for name in added_fields:
+        if re.search(rf"\.{re.escape(name)}(?=$|[.\[])", path):
+            return name
+    return None
+
+
+def _without_leaves(treedef: str, drop: set[int]) -> str:
+    """`treedef` text with the leaf markers (`*`, in flattening order) at `drop` removed."""
+    pieces = treedef.split("*")
+    out = pieces[0]
+    for index, piece in enumerate(pieces[1:]):
+        out += ("" if index in drop else "*") + piece
+    for before, after in ((", ,", ","), ("[, ", "["), ("(, ", "("), (", ]", "]"), (", )", ")"), ("[,", "["), (",]", "]")):
+        while before in out:
+            out = out.replace(before, after)
+    return out
+
+
+def compare_trees(
+    expected: FlatTree | Any,
+    got: FlatTree | Any,
+    *,
+    strict_weak: bool = False,
+    prefix: str = "",
+    added_fields: frozenset[str] = frozenset(),
+) -> Comparison:
+    """Compare two trees; leaves under a field in `added_fields` that only `got` has are intended.
 
     When the structures differ, the leaves both sides share are compared first: "the gradient of
-    `.a` went from [2, 4, 6] to 0" says more than "a leaf `._cache` appeared".
+    `.a` went from [2, 4, 6] to 0" says more than "a leaf `._cache` appeared". An added leaf is
+    accepted only when removing it leaves exactly the original's structure; any other change of
+    structure is still a difference.
     """
     if not isinstance(expected, FlatTree):
         expected = flatten(expected)
@@ -229,16 +285,32 @@ def compare(expected: FlatTree | Any, got: FlatTree | Any, *, strict_weak: bool 
         if path in theirs:
             diff = compare_leaves(prefix + path, leaf, theirs[path], strict_weak=strict_weak)
             if diff is not None:
-                return diff
+                return Comparison(diff)
     if same_structure:
-        return None
+        return Comparison(None)
+    ours = set(expected.paths)
     missing = [p for p in expected.paths if p not in theirs]
-    extra = [p for p in got.paths if p not in set(expected.paths)]
+    extra = [(i, p) for i, p in enumerate(got.paths) if p not in ours]
     if missing:
-        return Difference(prefix + missing[0], "structure", f"a leaf here ({expected.treedef})", f"no such leaf ({got.treedef})")
-    if extra:
-        return Difference(prefix + extra[0], "structure", f"no such leaf ({expected.treedef})", f"a leaf here ({got.treedef})")
-    return Difference(prefix, "structure", expected.treedef, got.treedef)
+        return Comparison(
+            Difference(prefix + missing[0], "structure", f"a leaf here ({expected.treedef})", f"no such leaf ({got.treedef})")
+        )
+    intended = [(i, p) for i, p in extra if _under_added_field(p, added_fields)]
+    if extra and len(intended) == len(extra):
+        if _without_leaves(got.treedef, {i for i, _ in intended}) == expected.treedef:
+            return Comparison(None, tuple(prefix + p for _, p in intended))
+        return Comparison(Difference(prefix, "structure", expected.treedef, got.treedef))
+    unintended = [p for _, p in extra if not _under_added_field(p, added_fields)]
+    if unintended:
+        return Comparison(
+            Difference(prefix + unintended[0], "structure", f"no such leaf ({expected.treedef})", f"a leaf here ({got.treedef})")
+        )
+    return Comparison(Difference(prefix, "structure", expected.treedef, got.treedef))
+
+
+def compare(expected: FlatTree | Any, got: FlatTree | Any, *, strict_weak: bool = False, prefix: str = "") -> Difference | None:
+    """The first difference between two trees (FlatTrees, or pytrees flattened here), or None."""
+    return compare_trees(expected, got, strict_weak=strict_weak, prefix=prefix).difference
 
 
 @dataclass

@@ -90,6 +90,10 @@ class TaskResult:
     time_per_call: float | None = None  # median seconds per call (per drive run)
     calls: int = 0
     labels: list[str] = field(default_factory=list)  # output names of the first run, one per input
+    # What the child measured beside the outputs, for the evidence (never compared): "lines" (per
+    # input, lines of the file the eager reference ran), "under_jit" (per input, the error class the
+    # original raised under jit, or None), "caching" (property body runs; see child.caching_counts).
+    observed: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

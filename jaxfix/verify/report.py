@@ -39,9 +39,15 @@ def held_back(path: str, findings: Iterable[Finding]) -> str:
 
 
 def summary(findings: Iterable[Finding]) -> str:
-    counts = Counter(f.fix.evidence.verdict for f in fixes_with_evidence(findings))
+    """`Verified 2 of 3 fixes; 0 mismatch; 1 unverifiable. Inputs: example 1, synthesized 1.`"""
+    evidences = [f.fix.evidence for f in fixes_with_evidence(findings)]
+    counts = Counter(ev.verdict for ev in evidences)
+    sources = Counter(ev.input_source for ev in evidences if ev.verdict == "verified" and ev.input_source)
     total = sum(counts.values())
-    return (
+    line = (
         f"Verified {counts['verified']} of {total} fix{'es' if total != 1 else ''}"
-        f"; {counts['mismatch']} mismatch; {counts['unverifiable']} unverifiable.\n"
+        f"; {counts['mismatch']} mismatch; {counts['unverifiable']} unverifiable."
     )
+    if sources:
+        line += " Inputs: " + ", ".join(f"{source} {n}" for source, n in sorted(sources.items())) + "."
+    return line + "\n"

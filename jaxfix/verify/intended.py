@@ -1,0 +1,47 @@
+"""Which changes of tree structure a rewrite makes on purpose: the class fields it adds.
+
+JAX101's `cache-style = "field"` fix adds a registered `_<name>_cache` field (None until
+`with_caches()` fills it), so every tree that holds such an instance, a gradient with respect to
+it included, gains a leaf. That leaf is the fix, not a defect: outputs are compared on the
+original's leaves and the added one is named in the evidence. The fields are read from the two
+texts (annotated or assigned names in a class body that only the rewrite has), never guessed from
+the outputs, so a rewrite that changes structure in any other way still mismatches.
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def _class_fields(source: str) -> dict[str, set[str]]:
+    """Per class (dotted by nesting): the names its body annotates or assigns."""
+    found: dict[str, set[str]] = {}
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            name = prefix + node.name
+            names = found.setdefault(name, set())
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    names.add(stmt.target.id)
+                elif isinstance(stmt, ast.Assign):
+                    names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+            walk(node.body, name + ".")
+
+    walk(ast.parse(source).body, "")
+    return found
+
+
+def added_fields(original: str, rewritten: str) -> frozenset[str]:
+    """Names of fields that classes of `rewritten` declare and the same classes of `original` do not."""
+    try:
+        before, after = _class_fields(original), _class_fields(rewritten)
+    except SyntaxError:
+        return frozenset()
+    added: set[str] = set()
+    for cls, names in after.items():
+        if cls in before:
+            added.update(names - before[cls])
+    return frozenset(added)
