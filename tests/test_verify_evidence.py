@@ -251,8 +251,8 @@ def test_a_slower_rewrite_says_why():
 
 
 def test_the_module_docstring_programs_are_what_the_rules_flag():
-    from jaxfix.config import Config
-    from jaxfix.runner import analyze_bytes
+    from jaxfix.engine.config import Config
+    from jaxfix.engine.runner import analyze_bytes
 
     codes = {}
     for name, text in (("model.py", MODEL), ("branch.py", BRANCH), ("train.py", TRAIN)):
