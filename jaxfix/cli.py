@@ -19,7 +19,6 @@ from jaxfix import __version__
 from jaxfix.engine import registry
 from jaxfix.batch import BatchOptions, BatchOutcome, parse_shard, run_paths
 from jaxfix.engine.cache import CACHE_DIR_NAME
-from jaxfix.engine.gitutil import GitError, dirty_files
 from jaxfix.progress import progress
 from jaxfix.report.migration import write_report
 from jaxfix.engine.config import ConfigError, ConfigResolver, load_pyproject
@@ -28,7 +27,7 @@ from jaxfix.report import github, jsonfmt, sarif, text
 from jaxfix.report.diff import unified_diff
 from jaxfix.ruledocs import render_rule_doc
 from jaxfix.engine.runner import FileOutcome, analyze_bytes, default_jobs
-from jaxfix.engine.writer import WriteError, write_atomic
+from jaxfix.engine import write_policy
 
 app = typer.Typer(
     name="jaxfix",
@@ -206,7 +205,7 @@ def _add_noqa(outcome: BatchOutcome, quiet: bool) -> int:
         new_text, added, missed = add_noqa(result.source, result.findings)
         skipped += missed
         if new_text != result.source:
-            problem = _write(item, new_text)
+            problem = write_policy.write_fixed(item, new_text)
             if problem:
                 problems.append(problem)
             else:
@@ -258,27 +257,6 @@ def _verify_changed(items: list[FileOutcome], device: str, examples, record, tim
             item.result, device=device, examples=str(examples) if examples else None, record_cmd=record, timeout=timeout
         )
         item.result.fixes_applied = verification.findings
-
-
-def _write(outcome: FileOutcome, new_text: str | None = None) -> str | None:
-    result = outcome.result
-    new_text = result.fixed_source if new_text is None else new_text
-    try:
-        write_atomic(result.path, new_text.encode(outcome.encoding), expected_old=outcome.original_bytes)
-    except (WriteError, UnicodeEncodeError) as exc:
-        return f"{result.path}: {exc}"
-    return None
-
-
-def _refuse_dirty(changed: list[FileOutcome]) -> tuple[list[FileOutcome], list[str]]:
-    """The files that may be written, and one error line per file with uncommitted changes."""
-    try:
-        dirty = dirty_files([Path(o.result.path) for o in changed])
-    except GitError as exc:
-        return changed, [f"cannot ask git which files are dirty: {exc}"]
-    refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
-    errors = [f"{o.result.path}: has uncommitted changes; not written (use --allow-dirty)" for o in refused]
-    return [o for o in changed if Path(o.result.path).resolve() not in dirty], errors
 
 
 def _fix_summary(changed: list[FileOutcome], remaining: list, write: bool) -> str:
@@ -345,7 +323,7 @@ def fix(
     write_errors: list[str] = []
     not_written: set[str] = set()
     if write and not allow_dirty and paths != ["-"]:
-        allowed, write_errors = _refuse_dirty(changed)
+        allowed, write_errors = write_policy.refuse_dirty(changed)
         not_written.update(o.result.path for o in changed if o not in allowed)
         changed = allowed
     held: list[str] = []
@@ -357,8 +335,8 @@ def fix(
         _verify_changed(changed, device, examples, record, verify_timeout)
     for item in changed:
         result = item.result
-        if verify and write and not verify_report.all_verified(result.fixes_applied):
-            held.append(verify_report.held_back(result.path, result.fixes_applied))
+        if verify and write and not write_policy.all_verified(result.fixes_applied):
+            held.append(write_policy.held_back(result.path, result.fixes_applied))
             held_paths.add(result.path)
             if text_out:
                 typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False, err=True)
@@ -368,7 +346,7 @@ def fix(
         if paths == ["-"] and write:
             sys.stdout.write(result.fixed_source)
         elif write:
-            problem = _write(item)
+            problem = write_policy.write_fixed(item)
             if problem:
                 write_errors.append(problem)
                 not_written.add(result.path)

@@ -25,19 +25,6 @@ def evidence_lines(findings: Iterable[Finding], indent: str = "  ") -> str:
     return "".join(out)
 
 
-def all_verified(findings: Iterable[Finding]) -> bool:
-    applied = [f for f in findings if f.fix is not None]
-    return bool(applied) and all(f.fix.evidence is not None and f.fix.evidence.verdict == "verified" for f in applied)
-
-
-def held_back(path: str, findings: Iterable[Finding]) -> str:
-    """Why a file's fixes were not written (they were verified together, so they stay together)."""
-    findings = list(findings)
-    bad = [f for f in findings if f.fix is not None and (f.fix.evidence is None or f.fix.evidence.verdict != "verified")]
-    codes = ", ".join(f"{f.code} at line {f.line} ({f.fix.evidence.verdict if f.fix.evidence else 'not verified'})" for f in bad)
-    return f"{path}: held back {len(findings)} fix(es), not written: {codes or 'nothing was verified'}"
-
-
 def summary(findings: Iterable[Finding]) -> str:
     """`Verified 2 of 3 fixes; 0 mismatch; 1 unverifiable. Inputs: example 1, synthesized 1.`"""
     evidences = [f.fix.evidence for f in fixes_with_evidence(findings)]
