@@ -26,6 +26,7 @@ from jaxfix.verify import inputs as inputs_mod
 from jaxfix.verify.changed import ChangeSet, changed_callables, family_of, units_for_finding
 from jaxfix.verify.compare import compare
 from jaxfix.verify.device import DeviceChoice, choose_device
+from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, gather_inputs
 from jaxfix.verify.protocol import Job, Task, TaskResult, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
 
@@ -263,7 +264,11 @@ def _plan(
     changes: ChangeSet,
     examples: inputs_mod.ExamplesFile | None,
     recording: inputs_mod.Recording | None,
+    context: inputs_mod.Context | None = None,
 ) -> _Plan:
+    """Per changed callable, its inputs: recorded (--record, or the project's tests, doctests and
+    __main__ block), declared, covered by a drive, else synthesized (`context` lets synthesis build
+    the project's classes)."""
     plan = _Plan()
     if examples is not None and examples.has_drive:
         plan.tasks.append(Task(id="drive()", kind="drive", script_path=examples.path, script_source=examples.source))
@@ -279,7 +284,7 @@ def _plan(
         task = Task(id=name, kind="calls", target=name, target_kind=kind, tree_roundtrip=kind in ("property", "method"))
         if recording is not None and recording.count(name):
             task.calls_pickle = inputs_mod.pickle.dumps(recording.calls[name])
-            plan.sources[name] = "recorded"
+            plan.sources[name] = recording.source_of(name)
         elif examples is not None and examples.covers(name):
             task.script_path, task.script_source = examples.path, examples.source
             plan.sources[name] = "example"
@@ -289,13 +294,13 @@ def _plan(
             continue
         else:
             try:
-                calls = inputs_mod.synthesize(change.original or change.info, guess=True)
+                calls = inputs_mod.synthesize(change.original or change.info, guess=True, context=context)
                 task.calls_pickle = inputs_mod.pickled(calls)
                 plan.sources[name] = calls[0].source if calls else "synthesized"
             except inputs_mod.CannotSynthesize as exc:
                 why = f"{name}: no inputs ({exc})"
-                if recording is not None:
-                    why += f"; the recorded command made no usable call of it{_skip_note(recording, name)}"
+                if recording is not None and (recording.calls or recording.returncode or recording.skipped):
+                    why += f"; the recorded run made no usable call of it{_skip_note(recording, name)}"
                 plan.units[name] = UnitResult(name, kind, "none", unverifiable(why, SUPPLY.format(name=name)))
                 continue
         plan.tasks.append(task)
@@ -350,8 +355,14 @@ def verify_change(
     timeout: float = DEFAULT_TIMEOUT,
     parallel: bool = True,
     cwd: str | None = None,
+    record_timeout: float = DEFAULT_RECORD_TIMEOUT,
+    gather: bool = True,
 ) -> FileVerification:
-    """Verify that `rewritten` behaves like `original` (the text of the file at `path`)."""
+    """Verify that `rewritten` behaves like `original` (the text of the file at `path`).
+
+    With neither `examples`, `record_cmd` nor `recording`, inputs are gathered without
+    configuration (`gather.py`: the project's tests, doctests, the `__main__` block, within
+    `record_timeout` seconds) unless `gather` is False; synthesis comes last either way."""
     findings = list(findings)
     examples_file = inputs_mod.read_examples(examples) if examples else None
     if reference is None:
@@ -382,15 +393,30 @@ def verify_change(
     module_name, sys_path = module_name_for(path)
     if recording is not None and recording.module_name:
         module_name = recording.module_name
+    targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
     if record_cmd and recording is None:
-        targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
-        recording = inputs_mod.record_calls(record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd)
+        recording = inputs_mod.record_calls(
+            record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd, timeout=record_timeout,
+            module_name=module_name, sys_path=sys_path, progress=f"recording inputs: {record_cmd}",
+        )
         if recording.module_name:
             module_name = recording.module_name
         recorded = sum(len(v) for v in recording.calls.values())
-        verification.notes.append(f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode})")
+        stopped = f", stopped at the time limit ({record_timeout:g} s)" if recording.timed_out else ""
+        verification.notes.append(
+            f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode}{stopped})"
+        )
         verification.notes.extend(f"recorder: {e}" for e in recording.errors)
-    plan = _plan(changes, examples_file, recording)
+    elif gather and recording is None and examples_file is None and targets:
+        gathered = gather_inputs(
+            path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout
+        )
+        verification.notes.extend(gathered.notes)
+        if gathered.recording.calls:
+            recording = gathered.recording
+            module_name = recording.module_name or module_name
+    context = inputs_mod.Context(original, module_name, sys_path)
+    plan = _plan(changes, examples_file, recording, context)
     results: dict[str, UnitResult] = dict(plan.units)
     if plan.tasks and not choice.available:
         for task in plan.tasks:
