@@ -13,6 +13,7 @@ within one time budget (`--record-timeout`). Calls carry their source ("pytest",
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -55,8 +56,10 @@ def _missing(targets: dict[str, str], recording: Recording) -> dict[str, str]:
 
 
 def _last_line(output: str) -> str:
+    """The line that says why a run failed: the last exception line, else the last line."""
     lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "no output"
+    errors = [line for line in lines if re.match(r"^(E\s+)?[\w.]*(Error|Exception|Interrupt)\b", line)]
+    return (errors or lines or ["no output"])[-1][:200]
 
 
 def gather_inputs(

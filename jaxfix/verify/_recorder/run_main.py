@@ -116,7 +116,8 @@ def main(argv: list[str]) -> int:
             _set_source("doctest")
             status |= 1 if run_doctests(module, doctest_names) else 0
         if run_main:
-            _set_source("__main__")
+            # zero configuration labels these calls "__main__"; a --record command keeps "recorded"
+            _set_source("__main__" if config.get("source") in (None, "__main__") else config["source"])
             status = run_main_blocks(module, path, source) or status
     except Exception:  # noqa: BLE001 - the user's code failed: report like Python would
         traceback.print_exc()
