@@ -22,6 +22,7 @@ SKIP_DIRS = {
     ".git", ".hg", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
 }
 MAX_FILES = 4000  # a project bigger than this is scanned only this far (the scan must stay cheap)
+MAX_DIRS = 3000
 
 _parsed: dict[tuple[str, float], list[tuple[str, int]]] = {}  # (file, mtime) -> imports
 
@@ -43,7 +44,9 @@ def _is_test_file(name: str) -> bool:
 def python_files(root: Path) -> list[Path]:
     """The project's .py files (hidden folders, environments and build output skipped)."""
     found: list[Path] = []
-    for folder, dirs, files in os.walk(root):
+    for visited, (folder, dirs, files) in enumerate(os.walk(root)):
+        if visited >= MAX_DIRS:
+            break
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info"))
         if (Path(folder) / "pyvenv.cfg").exists():
             dirs[:] = []
@@ -134,30 +137,37 @@ def _resolve(name: str, level: int, importer: Path, root: Path) -> str:
 
 
 def importers(target: Path, files: list[Path], root: Path) -> set[Path]:
-    """Every project file that imports `target`, directly or through other project files."""
-    by_name: dict[str, set[Path]] = {}
+    """Every project file that imports `target`, directly or through other project files.
+
+    Breadth first from `target`; a file is parsed only when its text names the last part of a
+    module found so far (an import of `a.b.core` or `from .core import` says "core"), so a big
+    project costs a text search, not a parse of every file."""
+    if not target.stem.isidentifier():
+        return set()  # `traced_if.before.py` cannot be imported by name
+    texts: dict[Path, bytes] = {}
     for file in files:
-        for name in module_names(file, root):
-            by_name.setdefault(name, set()).add(file)
-    imported_by: dict[Path, set[Path]] = {}
-    for file in files:
-        for name, level in _imports(file):
-            resolved = _resolve(name, level, file, root)
-            # `import a.b.c` also imports a and a.b; each prefix that is a project file counts
-            pieces = resolved.split(".")
-            for end in range(len(pieces), 0, -1):
-                for module_file in by_name.get(".".join(pieces[:end]), ()):
-                    if module_file != file:
-                        imported_by.setdefault(module_file, set()).add(file)
-    seen: set[Path] = set()
-    queue = deque([target])
-    while queue:
-        current = queue.popleft()
-        for user in imported_by.get(current, ()):
-            if user not in seen:
-                seen.add(user)
-                queue.append(user)
-    return seen
+        try:
+            texts[file] = file.read_bytes()
+        except OSError:
+            continue
+    found: set[Path] = set()
+    frontier = {target}
+    while frontier:
+        names = {name for module in frontier for name in module_names(module, root)}
+        words = {name.rpartition(".")[2].encode() for name in names}
+        # a package's __init__ re-exporting the module is found through the package's own name
+        reached: set[Path] = set()
+        for file, text in texts.items():
+            if file in found or file == target or not any(word in text for word in words):
+                continue
+            for name, level in _imports(file):
+                pieces = _resolve(name, level, file, root).split(".")
+                if any(".".join(pieces[:end]) in names for end in range(len(pieces), 0, -1)):
+                    reached.add(file)
+                    break
+        found |= reached
+        frontier = reached
+    return found
 
 
 def select_tests(path: str | os.PathLike, root: Path | None = None) -> tuple[Path, str | None, list[Path]]:
