@@ -23,6 +23,7 @@ from typing import Any
 
 from jaxfix.model import Evidence, FileResult, Finding
 from jaxfix.verify import inputs as inputs_mod
+from jaxfix.verify import screen as screen_mod
 from jaxfix.verify.changed import ChangeSet, changed_callables, family_of, units_for_finding
 from jaxfix.verify.compare import compare
 from jaxfix.verify.device import DeviceChoice, choose_device
@@ -321,6 +322,30 @@ def _plan(
     return plan
 
 
+def _screen_made_up_inputs(plan, changes, original, results, verification, choice, module_name, filename, sys_path, cwd) -> None:
+    """Leave out synthesized/guessed inputs on which the original's `while` loop does not finish
+    (see screen.py); a callable left without inputs becomes unverifiable with the reason."""
+    infos = {c.qualname: c.original for c in changes.callables if c.original is not None}
+    risky = [
+        task for task in plan.tasks
+        if task.kind == "calls" and plan.sources.get(task.id) in ("synthesized", "guessed") and task.id in infos
+        and screen_mod.needs_screening(original, infos[task.id].start_line, infos[task.id].end_line)
+    ]
+    if not risky:
+        return
+    probe = Job(module_name, filename, original, sys_path, True, [], filename=filename)
+    kept, dropped = screen_mod.screen(probe, risky, choice, cwd=cwd)
+    for task in risky:
+        task.calls_pickle = kept[task.id]
+        if task.id in dropped:
+            verification.notes.append(f"inputs: {task.id}: {dropped[task.id]}")
+        if not inputs_mod.pickle.loads(task.calls_pickle):
+            plan.tasks.remove(task)
+            results[task.id] = UnitResult(task.id, task.target_kind, plan.sources[task.id], unverifiable(
+                f"{task.id}: no inputs ({dropped.get(task.id, 'every made-up input was left out')})", SUPPLY.format(name=task.id)
+            ))
+
+
 def _skip_note(recording: inputs_mod.Recording, name: str) -> str:
     note = recording.skipped.get(name)
     return f" ({note})" if note else ""
@@ -422,6 +447,9 @@ def verify_change(
         for task in plan.tasks:
             results[task.id] = UnitResult(task.id, task.target_kind, plan.sources[task.id], unverifiable(choice.description))
     elif plan.tasks:
+        filename = str(Path(path))
+        _screen_made_up_inputs(plan, changes, original, results, verification, choice, module_name, filename, sys_path, cwd)
+    if plan.tasks and choice.available:
         child_timeout = STARTUP_ALLOWANCE + timeout * len(plan.tasks)
         filename = str(Path(path))
         jobs = [
