@@ -62,14 +62,21 @@ def run_program(folder: Path, timeout: float) -> dict:
     done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
     wall = time.perf_counter() - started
     fixes = []
+    continuing = False  # the lines right after an evidence line that are indented deeper belong to it
     for line in (done.stdout + "\n" + done.stderr).splitlines():
         match = EVIDENCE.match(line)
         if match:
             fix = match.groupdict()
             fix["verdict"] = fix["verdict"].lower()
             fix["known_wrong"] = (folder.name, fix["path"].removeprefix("./"), fix["code"]) in KNOWN_WRONG
-            fix["source"] = source_of(fix["verdict"], fix["detail"])
             fixes.append(fix)
+            continuing = True
+        elif continuing and line.startswith("    "):
+            fixes[-1]["detail"] += " " + line.strip()  # an evidence detail that spans lines
+        else:
+            continuing = False
+    for fix in fixes:
+        fix["source"] = source_of(fix["verdict"], fix["detail"])
     notes = [line for line in done.stderr.splitlines() if ": inputs: " in line]
     return {"program": folder.name, "wall_s": round(wall, 1), "exit_status": done.returncode, "fixes": fixes,
             "input_notes": notes, "output_tail": "" if fixes else (done.stdout + done.stderr)[-2000:]}

@@ -78,6 +78,16 @@ def test_only_tests_reaching_the_changed_module_are_selected(tmp_path):
     assert command[1:8] == ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/sub/test_fixture_user.py"]
 
 
+@pytest.mark.parametrize("command", ["fix", "verify"])
+def test_record_timeout_is_an_option_of_fix_and_verify(command):
+    from typer.testing import CliRunner
+
+    from jaxfix.cli import app
+
+    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0 and "--record-timeout" in result.output and "180" in result.output
+
+
 def test_main_blocks_and_doctest_owners_are_read_from_the_text():
     source = textwrap.dedent('''
         def f(x):
