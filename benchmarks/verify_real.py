@@ -101,6 +101,8 @@ def summarize(results: list[dict], wall: float) -> dict:
         "verified": verdicts["verified"],
         "false_mismatch": verdicts["mismatch"],
         "unverifiable": verdicts["unverifiable"],
+        # fixes that got inputs without configuration, whatever the comparison then said
+        "with_inputs": total - per_source.get("none", Counter()).total(),
         "verified_fraction": round(verdicts["verified"] / total, 3) if total else 0.0,
         "known_wrong": sum(wrong.values()),
         "known_wrong_caught": wrong["mismatch"],
@@ -138,6 +140,7 @@ def main() -> int:
     print(
         f"\n{summary['verified']} of {summary['correct_fixes']} correct fixes verified ({summary['verified_fraction']:.0%}), "
         f"{summary['false_mismatch']} false mismatch, {summary['unverifiable']} unverifiable; "
+        f"{summary['with_inputs']} of {summary['correct_fixes']} got inputs; "
         f"{summary['known_wrong_caught']} of {summary['known_wrong']} wrong rewrites caught; "
         f"{summary['programs']} programs in {summary['wall_s']:.0f} s"
     )
