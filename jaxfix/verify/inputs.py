@@ -20,10 +20,13 @@
    not compared), a CRASH in the rewrite where the original had a value is a mismatch.
    The file runs in each child, after the module under test is loaded under its own name, so
    `from mypkg.model import Model` in it gets the version being verified.
-3. **Synthesized** from annotations (functions and static methods only): jaxtyping
-   `Float[Array, "b n"]` & co. (named dims bound to distinct sizes, so nothing is square by
-   accident), `jax.Array`/`jnp.ndarray`/`np.ndarray`, `float`, `int`, `bool`, and literal
-   defaults. Values are chosen to take both sides of a sign test and 0, 1 and many loop trips.
+3. **Zero configuration** (neither of the above given): the project's pytest tests that reach the
+   changed module, its doctests and its `__main__` block, recorded the same way (`gather.py`,
+   `suite.py`, `_recorder/run_main.py`).
+4. **Synthesized** from annotations (`synthesize.py`, re-exported here), screened on the original
+   when the callable has a `while` loop (`screen.py`).
+
+This module keeps the declared-examples reader; recording lives in `recording.py`.
 """
 
 from __future__ import annotations
