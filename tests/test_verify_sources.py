@@ -261,6 +261,16 @@ def test_a_property_gets_a_built_instance(shapes):
     assert calls[0].args[0].qualname == "State"
 
 
+@pytest.mark.parametrize("case", ["equinox_unsafe", "flax_dataclass_unsafe"])
+def test_a_subclass_is_built_with_its_base_classes_fields(case):
+    folder = Path(__file__).resolve().parent.parent / "fixtures" / "pytree_cache"
+    source = (folder / f"{case}.in.py").read_text()
+    calls = synthesize(callables(source)["Model.norm"], context=Context(source, case, [str(folder)]))
+    instance = calls[0].args[0]
+    # `w` comes from Base; `scale` has a default in Base and keeps it
+    assert instance.qualname == "Model" and list(instance.kwargs) == ["w"]
+
+
 def test_without_context_a_project_class_is_refused_with_the_reason(shapes):
     source = (shapes / "shapes.py").read_text()
     with pytest.raises(CannotSynthesize, match="Config"):

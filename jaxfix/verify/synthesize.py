@@ -164,12 +164,13 @@ def _is_pytree_class(node: ast.ClassDef) -> bool:
     return any(d in DATACLASS_DECORATORS for d in decorators) or any(b in PYTREE_BASES for b in bases)
 
 
-def _fields(node: ast.ClassDef) -> list[Param] | None:
-    """The constructor's parameters: an explicit annotated `__init__`, else dataclass-style fields."""
+def _fields(node: ast.ClassDef, pytree_base: bool = False) -> list[Param] | None:
+    """The constructor's parameters: an explicit annotated `__init__`, else dataclass-style fields
+    (of a dataclass-like class, or of a subclass of one: `pytree_base`)."""
     for item in node.body:
         if isinstance(item, ast.FunctionDef) and item.name == "__init__":
             return list(_params(item, "method"))[1:]
-    if not _is_pytree_class(node):
+    if not _is_pytree_class(node) and not pytree_base:
         return None
     found = []
     for item in node.body:
@@ -188,6 +189,26 @@ def _fields(node: ast.ClassDef) -> list[Param] | None:
     return found
 
 
+def _inherited_fields(node: ast.ClassDef, module_name: str, context: Context, depth: int = 0) -> list[Param] | None:
+    """`_fields` with the fields of project base classes first (dataclass order; a redefined
+    field keeps its first place and takes the subclass's default)."""
+    if depth > 3 or any(isinstance(i, ast.FunctionDef) and i.name == "__init__" for i in node.body):
+        return _fields(node)
+    merged: dict[str, Param] = {}
+    pytree_base = False
+    for base in node.bases:
+        found = context.find_class(ast.unparse(base), module_name)
+        inherited = None if found is None else _inherited_fields(found[1], found[0], context, depth + 1)
+        if inherited is not None:
+            pytree_base = True
+            merged.update((param.name, param) for param in inherited)
+    own = _fields(node, pytree_base)
+    if own is None:
+        return None
+    merged.update((param.name, param) for param in own)
+    return list(merged.values())
+
+
 def instances(text: str, context: Context | None, dims: _Dims, depth: int = 0) -> list[Construct]:
     """Up to MAX_INSTANCES instances of the project class named by `text`, built in the child."""
     found = context.find_class(text) if context is not None else None
@@ -195,7 +216,7 @@ def instances(text: str, context: Context | None, dims: _Dims, depth: int = 0) -
         raise CannotSynthesize(f"`{text}` is not a class jaxfix can build (a dataclass, flax struct, eqx.Module, "
                                f"NamedTuple or a class with an annotated __init__ of this project)")
     module_name, node, _ = found
-    params = _fields(node)
+    params = _inherited_fields(node, module_name, context)
     if params is None:
         raise CannotSynthesize(f"class {node.name} is neither a dataclass-like pytree nor has an __init__ to build it from")
     pools = []
