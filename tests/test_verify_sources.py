@@ -78,6 +78,17 @@ def test_only_tests_reaching_the_changed_module_are_selected(tmp_path):
     assert command[1:8] == ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/sub/test_fixture_user.py"]
 
 
+def test_a_loose_file_outside_any_project_only_looks_at_its_own_folder_and_tests(tmp_path):
+    write(tmp_path, {
+        "loose/m.py": "def f(x):\n    return x\n",
+        "loose/tests/test_m.py": "from m import f\n",
+        "loose/other_project/tests/test_m.py": "from m import f\n",  # somebody else's module m
+    })
+    root, why, tests = suite.select_tests(tmp_path / "loose" / "m.py")
+    assert root == (tmp_path / "loose").resolve() and why == "a tests/ folder"
+    assert tests == [(tmp_path / "loose" / "tests" / "test_m.py").resolve()]
+
+
 @pytest.mark.parametrize("command", ["fix", "verify"])
 def test_record_timeout_is_an_option_of_fix_and_verify(command):
     from typer.testing import CliRunner

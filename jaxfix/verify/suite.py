@@ -32,7 +32,7 @@ def project_root(path: str | os.PathLike) -> Path:
     the file's own folder when there is none."""
     file = Path(path).resolve()
     for folder in file.parents:
-        if any((folder / marker).exists() for marker in ROOT_MARKERS):
+        if has_marker(folder):
             return folder
     return file.parent
 
@@ -41,12 +41,21 @@ def _is_test_file(name: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
-def python_files(root: Path) -> list[Path]:
-    """The project's .py files (hidden folders, environments and build output skipped)."""
+def has_marker(folder: Path) -> bool:
+    return any((folder / marker).exists() for marker in ROOT_MARKERS)
+
+
+def python_files(root: Path, shallow: bool = False) -> list[Path]:
+    """The project's .py files (hidden folders, environments and build output skipped). `shallow`:
+    only `root` itself and its tests/ or test/ folder (a loose file in a folder that is not a
+    project, such as /tmp, must not pick up unrelated tests further down)."""
     found: list[Path] = []
     for visited, (folder, dirs, files) in enumerate(os.walk(root)):
         if visited >= MAX_DIRS:
             break
+        if shallow:
+            depth = len(Path(folder).relative_to(root).parts)
+            dirs[:] = [d for d in dirs if depth == 0 and d in ("tests", "test")]
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info"))
         if (Path(folder) / "pyvenv.cfg").exists():
             dirs[:] = []
@@ -174,7 +183,7 @@ def select_tests(path: str | os.PathLike, root: Path | None = None) -> tuple[Pat
     """(project root, why it looks like pytest or None, the test files that reach `path`)."""
     target = Path(path).resolve()
     root = root or project_root(target)
-    files = python_files(root)
+    files = python_files(root, shallow=not has_marker(root))
     why = uses_pytest(root, files)
     if why is None:
         return root, None, []
