@@ -34,13 +34,19 @@ from __future__ import annotations
 import ast
 import os
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from jaxfix.verify.protocol import Call
-
-from jaxfix.verify.synthesize import (  # noqa: E402,F401 - synthesis lives in synthesize.py
-    ARRAY_NAMES, DIM_SIZES, JAXTYPING_DTYPES, MAX_SYNTHESIZED, NUMPY_NAMES, CannotSynthesize, Context, candidates,
+from jaxfix.verify.synthesize import (  # noqa: F401 - synthesis lives in synthesize.py
+    ARRAY_NAMES,
+    DIM_SIZES,
+    JAXTYPING_DTYPES,
+    MAX_SYNTHESIZED,
+    NUMPY_NAMES,
+    CannotSynthesize,
+    Context,
+    candidates,
     synthesize,
 )
 
@@ -100,4 +106,4 @@ def read_examples(path: str | os.PathLike) -> ExamplesFile:
 
 # -- recording: jaxfix/verify/recording.py (kept importable from here) ------------------------------
 
-from jaxfix.verify.recording import RECORDER_DIR, Recording, record_calls  # noqa: E402,F401
+from jaxfix.verify.recording import RECORDER_DIR, Recording, record_calls  # noqa: F401

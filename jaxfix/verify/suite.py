@@ -13,7 +13,6 @@ import ast
 import configparser
 import os
 import sys
-from collections import deque
 from pathlib import Path
 
 ROOT_MARKERS = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "setup.py", ".git")

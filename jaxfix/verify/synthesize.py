@@ -372,7 +372,7 @@ def _from_node(node: ast.expr, name: str, dims: _Dims, guess: bool, context: Con
             return _jaxtyping(items, dtype_name, name, text, dims)
         if head.rpartition(".")[2] == "Key" and len(items) == 2:
             return [Construct("jax.random", "PRNGKey", (0,))]
-    if context is not None and (isinstance(node, ast.Name) or isinstance(node, ast.Attribute)):
+    if context is not None and isinstance(node, ast.Name | ast.Attribute):
         try:
             return list(instances(text, context, dims, depth))
         except CannotSynthesize as exc:
