@@ -92,6 +92,8 @@ def gather_inputs(
         note = f"inputs: ran {len(tests)} test file(s) of the project's pytest suite ({why}): {calls} call(s) recorded"
         if recording.timed_out:
             note += f"; stopped at the time limit ({timeout:g} s, --record-timeout), the calls recorded so far are used"
+        elif "No module named pytest" in recording.output_tail:
+            note = f"inputs: the project has a pytest suite ({why}) but pytest is not installed in this environment"
         elif recording.returncode not in (0, 5):
             note += (f"; the suite fails on the original code (exit status {recording.returncode}: "
                      f"{_last_line(recording.output_tail)}), its recorded calls are still used")
