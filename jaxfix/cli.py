@@ -93,6 +93,13 @@ ExamplesOpt = Annotated[
 RecordOpt = Annotated[
     Optional[str], typer.Option("--record", metavar="CMD", help="Record calls while CMD (e.g. 'pytest -q') runs the original.")
 ]
+RecordTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--record-timeout", min=1, metavar="S",
+        help="Seconds allowed for recording inputs (--record CMD, or the project's tests, doctests and __main__ block).",
+    ),
+]
 VerifyTimeoutOpt = Annotated[
     float, typer.Option("--verify-timeout", min=1, help="Seconds allowed per verified callable.")
 ]
@@ -245,7 +252,7 @@ def _require_verify_extra() -> None:
         raise typer.Exit(2)
 
 
-def _verify_changed(items: list[FileOutcome], device: str, examples, record, timeout: float) -> None:
+def _verify_changed(items: list[FileOutcome], device: str, examples, record, timeout: float, record_timeout: float = 180.0) -> None:
     """Attach differential-execution evidence to every applied fix of the changed files."""
     try:
         from jaxfix.verify.api import verify_result
@@ -254,8 +261,11 @@ def _verify_changed(items: list[FileOutcome], device: str, examples, record, tim
         raise typer.Exit(2)
     for item in items:
         verification = verify_result(
-            item.result, device=device, examples=str(examples) if examples else None, record_cmd=record, timeout=timeout
+            item.result, device=device, examples=str(examples) if examples else None, record_cmd=record, timeout=timeout,
+            record_timeout=record_timeout,
         )
+        for note in verification.notes:  # where the inputs came from: one line per source that ran
+            typer.echo(f"{item.result.path}: {note}", err=True)
         item.result.fixes_applied = verification.findings
 
 
@@ -297,6 +307,7 @@ def fix(
     device: DeviceOpt = "auto",
     examples: ExamplesOpt = None,
     record: RecordOpt = None,
+    record_timeout: RecordTimeoutOpt = 180.0,
     verify_timeout: VerifyTimeoutOpt = 60.0,
     output_format: Annotated[
         OutputFormat,
@@ -332,7 +343,7 @@ def fix(
     if verify:
         from jaxfix.verify import report as verify_report
 
-        _verify_changed(changed, device, examples, record, verify_timeout)
+        _verify_changed(changed, device, examples, record, verify_timeout, record_timeout)
     for item in changed:
         result = item.result
         if verify and write and not write_policy.all_verified(result.fixes_applied):
@@ -406,6 +417,7 @@ def verify_command(
     device: DeviceOpt = "auto",
     examples: ExamplesOpt = None,
     record: RecordOpt = None,
+    record_timeout: RecordTimeoutOpt = 180.0,
     verify_timeout: VerifyTimeoutOpt = 60.0,
     unsafe_fixes: Annotated[
         Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also verify fixes marked unsafe.")
@@ -430,7 +442,7 @@ def verify_command(
     from jaxfix.verify import report as verify_report
 
     changed = [o for o in outcome.files if o.result.changed]
-    _verify_changed(changed, device, examples, record, verify_timeout)
+    _verify_changed(changed, device, examples, record, verify_timeout, record_timeout)
     findings = [f for o in changed for f in o.result.fixes_applied]
     if output_format is OutputFormat.text:
         typer.echo(verify_report.evidence_lines(findings, indent=""), nl=False)

@@ -27,11 +27,13 @@ from typing import Any
 
 from jaxfix.model import Evidence, FileResult, Finding
 from jaxfix.verify import inputs as inputs_mod
+from jaxfix.verify import screen as screen_mod
 from jaxfix.verify.changed import ChangeSet, changed_callables, family_of, units_for_finding
 from jaxfix.verify import branches, figures
 from jaxfix.verify.compare import compare_trees
 from jaxfix.verify.intended import added_fields as fields_added
 from jaxfix.verify.device import DeviceChoice, choose_device
+from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, gather_inputs
 from jaxfix.verify.protocol import Job, Task, TaskResult, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
 
@@ -363,7 +365,11 @@ def _plan(
     changes: ChangeSet,
     examples: inputs_mod.ExamplesFile | None,
     recording: inputs_mod.Recording | None,
+    context: inputs_mod.Context | None = None,
 ) -> _Plan:
+    """Per changed callable, its inputs: recorded (--record, or the project's tests, doctests and
+    __main__ block), declared, covered by a drive, else synthesized (`context` lets synthesis build
+    the project's classes)."""
     plan = _Plan()
     if examples is not None and examples.has_drive:
         plan.tasks.append(Task(id="drive()", kind="drive", script_path=examples.path, script_source=examples.source))
@@ -379,7 +385,7 @@ def _plan(
         task = Task(id=name, kind="calls", target=name, target_kind=kind, tree_roundtrip=kind in ("property", "method"))
         if recording is not None and recording.count(name):
             task.calls_pickle = inputs_mod.pickle.dumps(recording.calls[name])
-            plan.sources[name] = "recorded"
+            plan.sources[name] = recording.source_of(name)
         elif examples is not None and examples.covers(name):
             task.script_path, task.script_source = examples.path, examples.source
             plan.sources[name] = "example"
@@ -389,13 +395,13 @@ def _plan(
             continue
         else:
             try:
-                calls = inputs_mod.synthesize(change.original or change.info, guess=True)
+                calls = inputs_mod.synthesize(change.original or change.info, guess=True, context=context)
                 task.calls_pickle = inputs_mod.pickled(calls)
                 plan.sources[name] = calls[0].source if calls else "synthesized"
             except inputs_mod.CannotSynthesize as exc:
                 why = f"{name}: no inputs ({exc})"
-                if recording is not None:
-                    why += f"; the recorded command made no usable call of it{_skip_note(recording, name)}"
+                if recording is not None and (recording.calls or recording.returncode or recording.skipped):
+                    why += f"; the recorded run made no usable call of it{_skip_note(recording, name)}"
                 plan.units[name] = UnitResult(name, kind, "none", unverifiable(why, SUPPLY.format(name=name)))
                 continue
         plan.tasks.append(task)
@@ -429,6 +435,30 @@ def _families(findings: list[Finding], changes: ChangeSet) -> dict[str, str]:
             out.setdefault(name, family)
         out.setdefault("drive()", family)
     return out
+
+
+def _screen_made_up_inputs(plan, changes, original, results, verification, choice, module_name, filename, sys_path, cwd) -> None:
+    """Leave out synthesized/guessed inputs on which the original's `while` loop does not finish
+    (see screen.py); a callable left without inputs becomes unverifiable with the reason."""
+    infos = {c.qualname: c.original for c in changes.callables if c.original is not None}
+    risky = [
+        task for task in plan.tasks
+        if task.kind == "calls" and plan.sources.get(task.id) in ("synthesized", "guessed") and task.id in infos
+        and screen_mod.needs_screening(original, infos[task.id].start_line, infos[task.id].end_line)
+    ]
+    if not risky:
+        return
+    probe = Job(module_name, filename, original, sys_path, True, [], filename=filename)
+    kept, dropped = screen_mod.screen(probe, risky, choice, cwd=cwd)
+    for task in risky:
+        task.calls_pickle = kept[task.id]
+        if task.id in dropped:
+            verification.notes.append(f"inputs: {task.id}: {dropped[task.id]}")
+        if not inputs_mod.pickle.loads(task.calls_pickle):
+            plan.tasks.remove(task)
+            results[task.id] = UnitResult(task.id, task.target_kind, plan.sources[task.id], unverifiable(
+                f"{task.id}: no inputs ({dropped.get(task.id, 'every made-up input was left out')})", SUPPLY.format(name=task.id)
+            ))
 
 
 def _skip_note(recording: inputs_mod.Recording, name: str) -> str:
@@ -465,8 +495,14 @@ def verify_change(
     timeout: float = DEFAULT_TIMEOUT,
     parallel: bool = True,
     cwd: str | None = None,
+    record_timeout: float = DEFAULT_RECORD_TIMEOUT,
+    gather: bool = True,
 ) -> FileVerification:
-    """Verify that `rewritten` behaves like `original` (the text of the file at `path`)."""
+    """Verify that `rewritten` behaves like `original` (the text of the file at `path`).
+
+    With neither `examples`, `record_cmd` nor `recording`, inputs are gathered without
+    configuration (`gather.py`: the project's tests, doctests, the `__main__` block, within
+    `record_timeout` seconds) unless `gather` is False; synthesis comes last either way."""
     findings = list(findings)
     examples_file = inputs_mod.read_examples(examples) if examples else None
     if reference is None:
@@ -497,15 +533,30 @@ def verify_change(
     module_name, sys_path = module_name_for(path)
     if recording is not None and recording.module_name:
         module_name = recording.module_name
+    targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
     if record_cmd and recording is None:
-        targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
-        recording = inputs_mod.record_calls(record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd)
+        recording = inputs_mod.record_calls(
+            record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd, timeout=record_timeout,
+            module_name=module_name, sys_path=sys_path, progress=f"recording inputs: {record_cmd}",
+        )
         if recording.module_name:
             module_name = recording.module_name
         recorded = sum(len(v) for v in recording.calls.values())
-        verification.notes.append(f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode})")
+        stopped = f", stopped at the time limit ({record_timeout:g} s)" if recording.timed_out else ""
+        verification.notes.append(
+            f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode}{stopped})"
+        )
         verification.notes.extend(f"recorder: {e}" for e in recording.errors)
-    plan = _plan(changes, examples_file, recording)
+    elif gather and recording is None and examples_file is None and targets:
+        gathered = gather_inputs(
+            path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout
+        )
+        verification.notes.extend(gathered.notes)
+        if gathered.recording.calls:
+            recording = gathered.recording
+            module_name = recording.module_name or module_name
+    context = inputs_mod.Context(original, module_name, sys_path)
+    plan = _plan(changes, examples_file, recording, context)
     results: dict[str, UnitResult] = {
         name: replace(unit, evidence=replace(unit.evidence, input_source=unit.evidence.input_source or unit.source))
         for name, unit in plan.units.items()
@@ -516,6 +567,9 @@ def verify_change(
         for task in plan.tasks:
             results[task.id] = UnitResult(task.id, task.target_kind, plan.sources[task.id], unverifiable(choice.description))
     elif plan.tasks:
+        filename = str(Path(path))
+        _screen_made_up_inputs(plan, changes, original, results, verification, choice, module_name, filename, sys_path, cwd)
+    if plan.tasks and choice.available:
         child_timeout = STARTUP_ALLOWANCE + timeout * len(plan.tasks)
         filename = str(Path(path))
         jobs = [

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from jaxfix.verify.compare import FlatTree, Outcome, flatten
 from jaxfix.verify.observe import caching_counts, describe_call, error_under_jit, lines_run
-from jaxfix.verify.protocol import ArrayArg, Call, Job, Task, TaskResult, VersionResult
+from jaxfix.verify.protocol import ArrayArg, Call, Construct, Job, Task, TaskResult, VersionResult
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -71,11 +71,14 @@ def _tree(value: Any) -> FlatTree:
 
 
 def _restore(tree: Any) -> Any:
-    """ArrayArg leaves -> jax arrays on the default device (weak type kept where possible)."""
+    """ArrayArg leaves -> jax arrays on the default device (weak type kept where possible);
+    Construct leaves -> the objects they describe, built from restored arguments."""
     import jax
     import jax.numpy as jnp
 
     def one(leaf: Any) -> Any:
+        if isinstance(leaf, Construct):
+            return leaf.build(_restore)
         if not isinstance(leaf, ArrayArg):
             return leaf
         if not leaf.jax:
@@ -282,10 +285,18 @@ class Child:
             return getattr(owner, name)(*args, **kwargs)
 
         prepared = []
+        unbuilt: list[str] = []
         for number, c in enumerate(calls):
             label = c.label or f"input {number + 1}"
-            args, kwargs = _restore((tuple(c.args), dict(c.kwargs)))
+            try:
+                args, kwargs = _restore((tuple(c.args), dict(c.kwargs)))
+            except Exception as exc:  # a synthesized instance the class itself rejects
+                unbuilt.append(f"{describe_call(c)}: {type(exc).__name__}: {exc}"[:300])
+                continue
             prepared.append((label, args, kwargs, describe_call(c)))
+        if not prepared and unbuilt:
+            result.error = f"no input could be built: {unbuilt[0]}"
+            return
         runs = [(lambda a=a, k=k: invoke(a, k)) for _, a, k, _ in prepared]
         result.labels = [label for label, *_ in prepared]
         lines: dict[str, list[int]] = {}

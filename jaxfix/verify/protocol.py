@@ -31,6 +31,35 @@ class ArrayArg:
         return f"{kind}{self.value.dtype}{list(self.value.shape)}{weak}"
 
 
+@dataclass(frozen=True, eq=False)
+class Construct:
+    """A value built in the child, after the module under test is loaded: `module.qualname(*args,
+    **kwargs)` (arguments may hold ArrayArgs and Constructs). Synthesis uses it for the user's own
+    classes (each version gets an instance of its own class) and for PRNG keys."""
+
+    module: str
+    qualname: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    def build(self, restore: Any) -> Any:
+        import importlib
+
+        target: Any = importlib.import_module(self.module)
+        for part in self.qualname.split("."):
+            target = getattr(target, part)
+        args, kwargs = restore((tuple(self.args), dict(self.kwargs)))
+        return target(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        def one(value: Any) -> str:
+            return value.describe() if isinstance(value, ArrayArg) else repr(value)
+
+        parts = [one(a) for a in self.args] + [f"{k}={one(v)}" for k, v in self.kwargs.items()]
+        text = f"{self.qualname}({', '.join(parts)})"
+        return text if len(text) <= 60 else text[:57] + "..."
+
+
 @dataclass(frozen=True)
 class Call:
     """One call of a callable: positional and keyword arguments (ArrayArg leaves, static values)."""

@@ -1,10 +1,16 @@
 """jaxfix's call recorder, loaded by Python at start-up in every process of a `--record` command.
 
-Configured through the JAXFIX_RECORD environment variable (JSON: path, targets, limit, out).
-When the watched file is imported, its changed callables are wrapped; each call made with
-concrete values (no tracers) is kept, up to `limit` per callable, and written at once to
-`out/rec-<pid>.pkl`, so processes that end with os._exit (xdist workers) lose nothing.
-Anything that goes wrong here is recorded as an error and never breaks the user's command.
+Configured through the JAXFIX_RECORD environment variable (JSON: path, targets, limit, out,
+source, module_name, sys_path). When the watched file is imported, its changed callables are
+wrapped; each call made with concrete values (no tracers) is kept, up to `limit` per callable,
+labelled with the current source (`set_source`), and written at once to `out/rec-<pid>.pkl`, so
+processes that end with os._exit (xdist workers) or are killed at the time limit lose nothing.
+
+A process started as `python watched.py ...` would run the file as `__main__`, which no import
+hook sees: it is replaced (execv) by `python -m jaxfix.verify._recorder.run_main watched.py ...`,
+which imports the file under its own module name (so it is watched) and then runs its
+`if __name__ == "__main__":` blocks. Anything that goes wrong here is recorded as an error and
+never breaks the user's command.
 """
 
 import json
@@ -20,6 +26,7 @@ def _install() -> None:
     limit = int(config["limit"])
     out = os.path.join(config["out"], f"rec-{os.getpid()}.pkl")
     state = {"module_name": None, "calls": {}, "skipped": {}, "errors": []}
+    _CURRENT["source"] = config.get("source") or "recorded"
 
     def save() -> None:
         import pickle
@@ -61,7 +68,9 @@ def _install() -> None:
             from jaxfix.verify.protocol import Call
 
             args, kwargs = convert((tuple(args), dict(kwargs)))
-            kept.append(pickle.dumps(Call(args, kwargs, label=f"recorded call {len(kept) + 1}", source="recorded")))
+            source = _CURRENT["source"]
+            kept.append(pickle.dumps(Call(args, kwargs, label=f"{source} call {len(kept) + 1}", source=source)))
+            state.setdefault("sources", {}).setdefault(name, []).append(source)
         except _Traced:
             state["skipped"][name] = "some calls were made inside a trace (tracer arguments) and were skipped"
             return
@@ -150,6 +159,27 @@ def _install() -> None:
             return spec
 
     sys.meta_path.insert(0, _Finder())
+    _run_watched_script_as_module(config, target_path)
+
+
+def _run_watched_script_as_module(config: dict, target_path: str) -> None:
+    """`python watched.py` -> the same process image running run_main (see the docstring)."""
+    argv = getattr(sys, "argv", None) or [""]
+    if os.name == "nt" or not config.get("module_name") or not argv[0] or argv[0].startswith("-"):
+        return
+    if os.path.realpath(argv[0]) != target_path:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "jaxfix.verify._recorder.run_main", *argv])
+
+
+_CURRENT: dict = {"source": "recorded"}
+
+
+def set_source(name: str) -> None:
+    """Label the calls recorded from now on (run_main: "doctest", then "__main__")."""
+    _CURRENT["source"] = name
 
 
 if os.environ.get("JAXFIX_RECORD"):

@@ -1,0 +1,1 @@
+from mlp.train import fit
