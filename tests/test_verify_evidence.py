@@ -316,3 +316,54 @@ def test_jit_placement_beside_a_control_flow_fix_does_not_claim_compile_counts()
     ev = judge("f", "synthesized", _task({"input 1": jnp.ones(2)}, ["input 1"], calls=1, compiles=10), after,
                device="cpu", reference="as-written", family="jit-placement")
     assert ev.headline == "10 compiles -> 0 (steady state)" and ev.detail.splitlines()[0] == ev.headline
+
+
+def _dense_class(with_cache: bool):
+    import equinox as eqx
+    import jax
+
+    if with_cache:
+        class Dense(eqx.Module):
+            weight: jax.Array
+            _norm_cache: jax.Array | None = None
+    else:
+        class Dense(eqx.Module):
+            weight: jax.Array
+    return Dense
+
+
+def test_an_added_equinox_field_without_a_leaf_in_the_gradient_is_intended():
+    """The gradient of an eqx.Module whose added cache field is None holds a leafless sentinel node
+    there and names the field in the node's data: intended, and only with that field declared."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxfix.verify.compare import compare_trees, flatten
+
+    def grad_of(cls):
+        return flatten(jax.grad(lambda m: jnp.sum(m.weight**2))(cls(jnp.arange(3.0))))
+
+    before, after = grad_of(_dense_class(False)), grad_of(_dense_class(True))
+    assert before.treedef != after.treedef
+    assert compare_trees(before, after, added_fields=frozenset({"_norm_cache"})).difference is None
+    assert compare_trees(before, after).difference is not None
+    assert compare_trees(before, after, added_fields=frozenset({"_other"})).difference is not None
+
+
+def test_a_recorded_instance_gets_the_defaults_of_fields_the_rewrite_added():
+    """Unpickling restores an instance's recorded attributes only (object.__new__ + its __dict__):
+    the cache field the rewritten class gained must read as its default, not as a sentinel."""
+    import jax.numpy as jnp
+
+    from jaxfix.verify.child import _fill_added_defaults
+
+    from jaxfix.verify.compare import flatten
+
+    Dense = _dense_class(True)
+    recorded = Dense.__new__(Dense)
+    recorded.__dict__.update({"weight": jnp.arange(3.0)})  # what pickle's default __setstate__ does
+    assert "_Missing" in flatten(recorded).treedef  # equinox flattens the unset field as a sentinel
+    _fill_added_defaults(((recorded,), {}), set())
+    filled = flatten(recorded)
+    assert filled.paths == (".weight", "._norm_cache") and "_Missing" not in filled.treedef
+    assert recorded._norm_cache is None and list(recorded.weight) == [0.0, 1.0, 2.0]

@@ -136,3 +136,40 @@ def test_original_that_fails_to_import_makes_it_unverifiable(tmp_path):
     assert result.evidence.verdict == "unverifiable"
     assert "the original could not run" in result.evidence.detail
     assert "ModuleNotFoundError" in result.evidence.detail
+
+
+WHILE_ORIGINAL = """
+import jax
+import jax.numpy as jnp
+
+
+def halve_until_small(x: float):
+    while x > 1.0:
+        x = x / 2.0
+    return x * x
+"""
+
+WHILE_REWRITTEN = """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def halve_until_small(x: float):
+    x = lax.while_loop(lambda x: x > 1.0, lambda x: x / 2.0, x)
+    return x * x
+"""
+
+
+def test_a_gradient_only_the_eager_original_has_is_noted_not_a_mismatch(tmp_path):
+    """The eager original is reverse-differentiable, `lax.while_loop` is not; the original could not
+    run under jit at all, so the missing gradient is said, and the values are still compared."""
+    result = verify_change(*_write(tmp_path, WHILE_ORIGINAL, WHILE_REWRITTEN), reference="eager", device="cpu", gather=False)
+    unit = result.unit("halve_until_small").evidence
+    assert unit.verdict == "verified", unit.detail
+    assert any("cannot be differentiated here" in note for note in unit.notes), unit.notes
+
+
+def test_a_gradient_that_only_the_rewrite_lacks_is_still_a_mismatch_when_the_original_ran_as_written(tmp_path):
+    result = verify_change(*_write(tmp_path, WHILE_ORIGINAL, WHILE_REWRITTEN), device="cpu", gather=False)
+    assert result.unit("halve_until_small").evidence.verdict == "mismatch"

@@ -213,6 +213,11 @@ def judge(
                 )
             intended.extend(result.added)
             compared.add(label)
+        elif old.tree is not None and reference == "eager" and derived and " grad wrt " in key:
+            # The eager original is differentiable; the rewrite (a lax loop) may not be in reverse
+            # mode. The original could not run under jit at all, so there is no compiled gradient
+            # to keep: said, not judged.
+            skipped.append(f"{key}: the rewrite cannot be differentiated here ({new.error_type}); only the eager original could")
         elif old.tree is not None:
             ev = _mismatch(
                 name, source, family, described, key,

@@ -96,6 +96,36 @@ def _restore(tree: Any) -> Any:
     return jax.tree.map(one, tree, is_leaf=lambda x: isinstance(x, ArrayArg))
 
 
+def _fill_added_defaults(value: Any, seen: set[int]) -> None:
+    """Give recorded dataclass instances (flax structs, eqx.Modules, dataclasses) the defaults of
+    fields their class has but the recording lacks.
+
+    An instance recorded from the original is unpickled into the rewritten module's class, which
+    may have gained a field (JAX101's cache field): unpickling restores only the recorded
+    attributes, so without its default the new field reads as the class's sentinel.
+    """
+    import dataclasses
+
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _fill_added_defaults(item, seen)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _fill_added_defaults(item, seen)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        state = getattr(value, "__dict__", {})
+        for spec in dataclasses.fields(value):
+            if spec.name in state:
+                _fill_added_defaults(state[spec.name], seen)
+            elif spec.default is not dataclasses.MISSING:
+                object.__setattr__(value, spec.name, spec.default)
+            elif spec.default_factory is not dataclasses.MISSING:
+                object.__setattr__(value, spec.name, spec.default_factory())
+
+
 class Child:
     def __init__(self, job: Job) -> None:
         self.job = job
@@ -251,7 +281,10 @@ class Child:
 
     def calls_for(self, module: Any, task: Task) -> list[Call]:
         if task.calls_pickle is not None:
-            return [pickle.loads(one) for one in pickle.loads(task.calls_pickle)]
+            calls = [pickle.loads(one) for one in pickle.loads(task.calls_pickle)]
+            for call in calls:
+                _fill_added_defaults((call.args, call.kwargs), set())
+            return calls
         script = self.load_script(task)
         table = getattr(script, "EXAMPLES", None)
         if table is None and callable(getattr(script, "examples", None)):
