@@ -7,6 +7,7 @@ so both paths produce identical text.
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable, Mapping
 
 import libcst as cst
@@ -35,6 +36,19 @@ def commands_named(module: str, commands: Mapping[str, tuple[type[Rule], ...]]) 
         if name not in made:
             made[name] = command_for(*commands[name], name=name, module=module)
         return made[name]
+
+    return __getattr__
+
+
+def commands_in_modules(package: str, modules: Mapping[str, str]) -> Callable[[str], type]:
+    """A package `__getattr__` serving, under the names they had before a family was split, the
+    commands its rule modules make (`compile_cost.UnblockedTimingCommand` is the one of
+    `compile_cost.unblocked_timing`): the same class, so it pickles by reference the same way."""
+
+    def __getattr__(name: str) -> type:
+        if name not in modules:
+            raise AttributeError(name)
+        return getattr(importlib.import_module(f"{package}.{modules[name]}"), name)
 
     return __getattr__
 

@@ -13,19 +13,15 @@
 
 from __future__ import annotations
 
-import importlib
+from codemods._command import commands_in_modules
 
 # The libcst commands of the single module this package replaces keep their names
-# (`python -m libcst.tool codemod compile_cost.UnblockedTimingCommand`): each is the rule
-# module's own command, so it pickles by reference the same way.
-_COMMAND_MODULES = {
-    "UnblockedTimingCommand": "unblocked_timing",
-    "UnrolledLoopCommand": "unrolled_python_loop_in_jit",
-    "LargeConstantCommand": "large_captured_constant",
-}
-
-
-def __getattr__(name: str) -> type:
-    if name not in _COMMAND_MODULES:
-        raise AttributeError(name)
-    return getattr(importlib.import_module(f"{__name__}.{_COMMAND_MODULES[name]}"), name)
+# (`python -m libcst.tool codemod compile_cost.UnblockedTimingCommand`).
+__getattr__ = commands_in_modules(
+    __name__,
+    {
+        "UnblockedTimingCommand": "unblocked_timing",
+        "UnrolledLoopCommand": "unrolled_python_loop_in_jit",
+        "LargeConstantCommand": "large_captured_constant",
+    },
+)

@@ -14,20 +14,16 @@ findings and fixes.
 
 from __future__ import annotations
 
-import importlib
+from codemods._command import commands_in_modules
 
 # The libcst commands of the single module this package replaces keep their names
-# (`python -m libcst.tool codemod trace_time_semantics.PrintInTracedCodeCommand`): each is the
-# rule module's own command, so it pickles by reference the same way.
-_COMMAND_MODULES = {
-    "PrintInTracedCodeCommand": "print_in_traced_code",
-    "NumpyOnTracedValueCommand": "numpy_on_traced_value",
-    "InPlaceUpdateCommand": "in_place_update_on_traced_array",
-    "OuterStateMutationCommand": "outer_state_mutation_in_traced_code",
-}
-
-
-def __getattr__(name: str) -> type:
-    if name not in _COMMAND_MODULES:
-        raise AttributeError(name)
-    return getattr(importlib.import_module(f"{__name__}.{_COMMAND_MODULES[name]}"), name)
+# (`python -m libcst.tool codemod trace_time_semantics.PrintInTracedCodeCommand`).
+__getattr__ = commands_in_modules(
+    __name__,
+    {
+        "PrintInTracedCodeCommand": "print_in_traced_code",
+        "NumpyOnTracedValueCommand": "numpy_on_traced_value",
+        "InPlaceUpdateCommand": "in_place_update_on_traced_array",
+        "OuterStateMutationCommand": "outer_state_mutation_in_traced_code",
+    },
+)
