@@ -62,7 +62,9 @@ class Fix:
     title: str
     safety: Safety
     edits: tuple[Edit, ...] = ()
-    imports: tuple[ImportRequest, ...] = ()
+    imports: tuple[ImportRequest, ...] = ()  # imports the new code needs
+    # imports whose use the fix removed: the engine drops each one nothing else uses (F401)
+    unused_imports: tuple[ImportRequest, ...] = ()
     evidence: Evidence | None = None
 
     @property

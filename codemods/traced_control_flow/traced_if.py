@@ -207,8 +207,9 @@ class TracedIfRule(SiteRule, Rule):
             y = scale(1.0, True)
             """,
             """
-            import jax
             import functools
+
+            import jax
 
 
             @functools.partial(jax.jit, static_argnames=("double",))

@@ -15,7 +15,7 @@ import libcst as cst
 
 from jaxfix.analysis.cstparse import parse_module
 from jaxfix.edits import apply_edits, overlaps
-from jaxfix.engine.imports import add_imports
+from jaxfix.engine.imports import apply_import_requests
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Rule, RuleContext
 from jaxfix.engine.suppression import is_suppressed
@@ -184,7 +184,11 @@ def fix_until_stable(
         chosen = _non_overlapping(wanted)
         new_text = apply_edits(outcome.text, [e for f in chosen for e in f.fix.edits])
         try:
-            new_text = add_imports(new_text, [imp for f in chosen for imp in f.fix.imports])
+            new_text = apply_import_requests(
+                new_text,
+                add=[imp for f in chosen for imp in f.fix.imports],
+                remove=[imp for f in chosen for imp in f.fix.unused_imports],
+            )
             ast.parse(new_text)
             next_scan = rescan(new_text)
         except (SyntaxError, AnalysisError, cst.ParserSyntaxError, RecursionError) as exc:
