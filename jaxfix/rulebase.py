@@ -217,6 +217,19 @@ class RuleContext:
         return self.fact(ImportMap, lambda ctx: ImportMap.from_module(ctx.module))
 
     @property
+    def quote(self) -> str:
+        """The quote character for string literals a fix writes: the file's own (`preferred_quote`)."""
+        from jaxfix.analysis.codegen import preferred_quote
+
+        return self.fact(preferred_quote, lambda ctx: preferred_quote(ctx.module))
+
+    def literal(self, value: str) -> str:
+        """`value` as a string literal in the file's quote style."""
+        from jaxfix.analysis.codegen import string_literal
+
+        return string_literal(value, self.quote)
+
+    @property
     def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
         return self.fact(parent_map, lambda ctx: parent_map(ctx.module))
 

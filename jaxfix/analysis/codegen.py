@@ -18,3 +18,28 @@ def black_format(code: str, line_length: int) -> str:
         return black.format_str(code, mode=black.Mode(line_length=line_length))
     except Exception:  # noqa: BLE001 - never fail a fix over layout
         return code
+
+
+def preferred_quote(module) -> str:
+    """The quote character the file writes its strings with: `'` when its single-line single-quoted
+    strings outnumber the double-quoted ones, else `"` (black's choice, and the default)."""
+    import libcst as cst
+
+    counts = {"'": 0, '"': 0}
+
+    class Count(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            body = node.value.lstrip("rRbBuUfF")
+            if body[:3] not in ("'''", '"""') and body[:1] in counts and "'" not in body[1:-1] and '"' not in body[1:-1]:
+                counts[body[0]] += 1
+
+    module.visit(Count())
+    return "'" if counts["'"] > counts['"'] else '"'
+
+
+def string_literal(value: str, quote: str) -> str:
+    """A Python string literal for `value` in the file's `quote`, the other quote when `value` holds it."""
+    text = repr(value)[1:-1].replace("\\'", "'")
+    if quote in value and ("'" if quote == '"' else '"') not in value:
+        quote = "'" if quote == '"' else '"'
+    return quote + (text.replace(quote, "\\" + quote) if quote in text else text) + quote

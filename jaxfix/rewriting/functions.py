@@ -151,15 +151,26 @@ class FunctionRewrite:
                     bound |= assigned_names_in_small(stmt)
         return bound
 
-    def make_def(self, name: str, params: list[str], body: list[cst.BaseStatement], ret: str | None) -> cst.FunctionDef:
-        """`def name(params):` holding `body` (`pass` when empty), ending in `return ret` when given."""
-        indent = self.ctx.module.config_for_parsing.default_indent
+    def block_indent(self, n: cst.CSTNode) -> str:
+        """The indentation step of the block holding statement `n`: a 2-space function in a 4-space
+        module nests its new blocks 2 spaces deeper, not by the module's default."""
+        block, _ = self.enclosing_block(n)
+        if block is not None and block.indent is not None:
+            return block.indent
+        return self.ctx.module.config_for_parsing.default_indent
+
+    def make_def(
+        self, name: str, params: list[str], body: list[cst.BaseStatement], ret: str | None, *, at: cst.CSTNode
+    ) -> cst.FunctionDef:
+        """`def name(params):` holding `body` (`pass` when empty), ending in `return ret` when given,
+        indented like the block of statement `at` that it goes into."""
+        indent = self.block_indent(at)
         text = "".join(self.ctx.module.code_for_node(s) for s in body) or "pass\n"
         if ret is not None:
             text += f"return {ret}\n"
         src = f"def {name}({', '.join(params)}):\n" + textwrap.indent(text, indent, lambda line: True)
         src = "\n".join(line.rstrip() if not line.strip() else line for line in src.split("\n"))
-        return self.parse_stmt(src)
+        return self.parse_stmt(src).visit(_ExplicitIndent(indent))
 
     def layout(self, n: cst.CSTNode, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """Blank lines as black puts them: around nested defs, none at the start of a block."""
@@ -201,6 +212,19 @@ class FunctionRewrite:
         new_text = apply_edits(source, list(fix.edits))
         tail = len(source) - b
         return replace(fix, edits=(Edit(a, b, new_text[a : len(new_text) - tail]),))
+
+
+class _ExplicitIndent(cst.CSTTransformer):
+    """Blocks parsed from generated text keep the indentation the text gave them: libcst leaves a
+    block's `indent` unset when it equals the parse's default (`indent` here), and an unset one
+    renders with the *file's* default wherever it is placed."""
+
+    def __init__(self, indent: str) -> None:
+        super().__init__()
+        self.indent = indent
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated_node if updated_node.indent is not None else updated_node.with_changes(indent=self.indent)
 
 
 def _is_inside(a: cst.CSTNode, b: cst.CSTNode, ctx: RuleContext) -> bool:
