@@ -102,8 +102,9 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     fixed_source: str | None = None  # None when nothing was fixed
     error: str | None = None  # one line, set when the file could not be handled
-    fixes_applied: list[Finding] = field(default_factory=list)
+    fixes_applied: list[Finding] = field(default_factory=list)  # at their lines in `source`
     remaining: list[Finding] = field(default_factory=list)  # findings left in the fixed text
+    remaining_in_source: list[Finding] = field(default_factory=list)  # the same, at their lines in `source`
     rounds: int = 0
 
     @property
