@@ -144,3 +144,41 @@ def test_double_quotes_stay_the_default():
         "JAX401",
     )
     assert 'jax.debug.print("x is {}", x)' in fixed
+
+
+def test_pytree_cache_field_takes_the_class_indent():
+    source = """\
+from functools import cached_property
+
+import jax.numpy as jnp
+from flax import struct
+
+
+def helper(x):
+    if x:
+        return 1
+    return 2
+
+
+class Model(struct.PyTreeNode):
+  w: jnp.ndarray
+
+  @cached_property
+  def norm(self) -> jnp.ndarray:
+    return jnp.sum(self.w**2)
+"""
+    result = analyze(source, "m.py", Config(select=("JAX101",), unsafe_fixes=True), fix=True)
+    assert result.error is None, result.error
+    assert result.fixed_source.endswith(
+        """
+  @property
+  def norm(self) -> jnp.ndarray:
+    if self._norm_cache is not None:
+      return self._norm_cache
+    return jnp.sum(self.w**2)
+
+  def with_caches(self):
+    \"\"\"Return a copy with the caches filled; call it outside jit.\"\"\"
+    return self.replace(_norm_cache=self.norm)
+"""
+    )

@@ -43,3 +43,17 @@ def string_literal(value: str, quote: str) -> str:
     if quote in value and ("'" if quote == '"' else '"') not in value:
         quote = "'" if quote == '"' else '"'
     return quote + (text.replace(quote, "\\" + quote) if quote in text else text) + quote
+
+
+def pin_indent(node, indent: str):
+    """`node` (parsed from generated text) with each block that has the parse's default indentation
+    indented by `indent`, the step of the block it goes into. libcst leaves such a block's
+    `indent` unset, and an unset one renders with the *file's* default wherever it is placed: a
+    new body in a 2-space function of a 4-space module would come out 6 spaces deep."""
+    import libcst as cst
+
+    class Pin(cst.CSTTransformer):
+        def leave_IndentedBlock(self, original_node, updated_node):
+            return updated_node if updated_node.indent is not None else updated_node.with_changes(indent=indent)
+
+    return node.visit(Pin())

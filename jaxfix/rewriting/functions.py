@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from jaxfix.analysis.body_facts import assigned_names_in_small, names_read, strip_parens
-from jaxfix.analysis.codegen import black_format
+from jaxfix.analysis.codegen import black_format, pin_indent
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts
 from jaxfix.edits import apply_edits
 from jaxfix.model import Edit, Fix, ImportRequest, Safety
@@ -170,7 +170,7 @@ class FunctionRewrite:
             text += f"return {ret}\n"
         src = f"def {name}({', '.join(params)}):\n" + textwrap.indent(text, indent, lambda line: True)
         src = "\n".join(line.rstrip() if not line.strip() else line for line in src.split("\n"))
-        return self.parse_stmt(src).visit(_ExplicitIndent(indent))
+        return pin_indent(self.parse_stmt(src), indent)
 
     def layout(self, n: cst.CSTNode, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """Blank lines as black puts them: around nested defs, none at the start of a block."""
@@ -212,19 +212,6 @@ class FunctionRewrite:
         new_text = apply_edits(source, list(fix.edits))
         tail = len(source) - b
         return replace(fix, edits=(Edit(a, b, new_text[a : len(new_text) - tail]),))
-
-
-class _ExplicitIndent(cst.CSTTransformer):
-    """Blocks parsed from generated text keep the indentation the text gave them: libcst leaves a
-    block's `indent` unset when it equals the parse's default (`indent` here), and an unset one
-    renders with the *file's* default wherever it is placed."""
-
-    def __init__(self, indent: str) -> None:
-        super().__init__()
-        self.indent = indent
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
-        return updated_node if updated_node.indent is not None else updated_node.with_changes(indent=self.indent)
 
 
 def _is_inside(a: cst.CSTNode, b: cst.CSTNode, ctx: RuleContext) -> bool:
