@@ -123,7 +123,9 @@ def test_property_style_is_safe_and_behaves_like_original(case):
     assert result.error is None
     assert {f.fix.safety.value for f in result.findings} == {"safe"}
     fixed = result.fixed_source
-    assert "cached_property\n" not in fixed and "@cp\n" not in fixed and "lru_cache(" not in fixed
+    body = "\n".join(_below_imports(fixed)) + "\n"
+    assert "@cached_property\n" not in body and "@functools.cached_property\n" not in body
+    assert "@cp\n" not in body and "lru_cache(" not in body
     assert "_cache:" not in fixed and "with_caches" not in fixed
     # below the imports only decorator lines changed: the same lines minus removed `@lru_cache`/`@cache`
     removed = sum(f.code == "JAX102" for f in result.findings)
