@@ -90,3 +90,12 @@ def test_line_map_sends_changed_lines_to_the_start_of_their_region():
     assert [lines.original_line(n) for n in range(1, 7)] == [1, 2, 2, 2, 3, 4]
     lines.record("a\nB1\nB2\nB3\nc\nd\n", "new\na\nB1\nB2\nB3\nc\nd\n")  # a line added on top
     assert [lines.original_line(n) for n in range(1, 8)] == [1, 1, 2, 2, 2, 3, 4]
+
+
+def test_verify_prints_applied_fixes_at_lines_of_the_file_on_disk(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(PROGRAM)
+    out = CliRunner().invoke(app, ["fix", "--verify", "--unsafe-fixes", str(path)]).stdout
+    evidence = [line.strip() for line in out.splitlines() if line.startswith("  ") and "m.py:" in line]
+    codes = {line.split(": ")[1].split()[0]: line.split("m.py:")[1].split(":")[0] for line in evidence}
+    assert codes == {"JAX302": "8", "JAX301": str(IF_LINE)}, evidence
