@@ -369,6 +369,8 @@ def fix(
                 typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False)
     for line in held:
         typer.echo(line, err=True)
+    shown_fixed = written | ({o.result.path for o in changed} - held_paths if paths == ["-"] and write else set())
+    _place_remaining(outcome, shown_fixed)
     all_changed = changed
     changed = [o for o in changed if o.result.path not in held_paths]
     remaining = [f for o in outcome.files for f in o.result.remaining]
@@ -391,6 +393,14 @@ def fix(
     if had_errors:
         raise typer.Exit(2)
     raise typer.Exit(1 if remaining or held or (changed and not write) else 0)
+
+
+def _place_remaining(outcome: BatchOutcome, shown_fixed: set[str]) -> None:
+    """Remaining findings at their lines in the text the user has: the fixed text where it was
+    written (or printed), else the file on disk, which the fixes did not change."""
+    for item in outcome.files:
+        if item.result.path not in shown_fixed:
+            item.result.remaining = item.result.remaining_in_source
 
 
 def _print_fix_run(output_format: OutputFormat, outcome: BatchOutcome, changed: list[FileOutcome], **run) -> None:

@@ -62,7 +62,9 @@ class Fix:
     title: str
     safety: Safety
     edits: tuple[Edit, ...] = ()
-    imports: tuple[ImportRequest, ...] = ()
+    imports: tuple[ImportRequest, ...] = ()  # imports the new code needs
+    # imports whose use the fix removed: the engine drops each one nothing else uses (F401)
+    unused_imports: tuple[ImportRequest, ...] = ()
     evidence: Evidence | None = None
 
     @property
@@ -100,8 +102,9 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     fixed_source: str | None = None  # None when nothing was fixed
     error: str | None = None  # one line, set when the file could not be handled
-    fixes_applied: list[Finding] = field(default_factory=list)
+    fixes_applied: list[Finding] = field(default_factory=list)  # at their lines in `source`
     remaining: list[Finding] = field(default_factory=list)  # findings left in the fixed text
+    remaining_in_source: list[Finding] = field(default_factory=list)  # the same, at their lines in `source`
     rounds: int = 0
 
     @property

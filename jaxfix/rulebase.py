@@ -217,6 +217,19 @@ class RuleContext:
         return self.fact(ImportMap, lambda ctx: ImportMap.from_module(ctx.module))
 
     @property
+    def quote(self) -> str:
+        """The quote character for string literals a fix writes: the file's own (`preferred_quote`)."""
+        from jaxfix.analysis.codegen import preferred_quote
+
+        return self.fact(preferred_quote, lambda ctx: preferred_quote(ctx.module))
+
+    def literal(self, value: str) -> str:
+        """`value` as a string literal in the file's quote style."""
+        from jaxfix.analysis.codegen import string_literal
+
+        return string_literal(value, self.quote)
+
+    @property
     def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
         return self.fact(parent_map, lambda ctx: parent_map(ctx.module))
 
@@ -314,7 +327,11 @@ class RuleContext:
         edits = self._rewrite_statements(rewriter, targets)
         if edits is None:
             edits = edits_between(self.source, self._same_newlines(self.module.visit(rewriter).code))
-        return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports))
+        dropped = _names_in(replace or {}) - _names_in(
+            [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)]
+        )
+        unused = tuple(self.names.requests[n] for n in sorted(dropped) if n in self.names.requests)
+        return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports), unused_imports=unused)
 
     def _rewrite_statements(self, rewriter: "_Rewriter", targets: list[cst.CSTNode]):
         """Edits from transforming only the top-level statements that hold the targets.
@@ -361,6 +378,26 @@ class RuleContext:
 
     def manual(self, title: str) -> Fix:
         return Fix(title=title, safety=Safety.MANUAL)
+
+
+def _flat(inserts: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None) -> list[cst.CSTNode]:
+    return [stmt for stmts in (inserts or {}).values() for stmt in stmts]
+
+
+def _names_in(nodes: Iterable) -> set[str]:
+    """Identifiers spelled in `nodes` (a fix's old or new nodes): those only the old ones spell
+    are uses the fix removed, whose imports may now be unused."""
+    found: set[str] = set()
+    for node in nodes:
+        parts = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
+        for part in parts:
+            stack = [part] if isinstance(part, cst.CSTNode) else []
+            while stack:
+                item = stack.pop()
+                if isinstance(item, cst.Name):
+                    found.add(item.value)
+                stack.extend(item.children)
+    return found
 
 
 def _top_level_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | None:

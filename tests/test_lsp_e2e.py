@@ -20,7 +20,7 @@ from pytest_lsp import ClientServerConfig, client_capabilities
 from jaxfix.engine.config import Config
 from jaxfix.edits import apply_edits
 from jaxfix.engine import analyze
-from jaxfix.engine.imports import add_imports
+from jaxfix.engine.imports import apply_import_requests
 from jaxfix.lsp import verification
 from jaxfix.model import Safety
 from lsp_support import (
@@ -410,9 +410,11 @@ async def test_quick_fix_edits_are_minimal_and_give_the_fixed_text(client: Recor
             assert fix.title.endswith("(unsafe)") is (finding.fix.safety is Safety.UNSAFE)
             assert fix.diagnostics[0].code == finding.code
             edits = edits_of(fix, uri)
-            expected = add_imports(apply_edits(text, finding.fix.edits), finding.fix.imports)
+            expected = apply_import_requests(
+                apply_edits(text, finding.fix.edits), finding.fix.imports, finding.fix.unused_imports
+            )
             assert apply_text_edits(text, edits, client.encoding) == expected
-            if finding.fix.imports and expected != apply_edits(text, finding.fix.edits):
+            if (finding.fix.imports or finding.fix.unused_imports) and expected != apply_edits(text, finding.fix.edits):
                 assert len(edits) > len(finding.fix.edits), "the imports come as edits of their own"
             whole = types.Range(start=types.Position(0, 0), end=published.diagnostics[-1].range.end)
             assert all(e.range != whole for e in edits), "whole-document edit"

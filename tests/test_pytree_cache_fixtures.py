@@ -33,6 +33,22 @@ def _config(case: str) -> Config:
     return Config(unsafe_fixes=case.endswith("_unsafe"))
 
 
+def _below_imports(text: str) -> list[str]:
+    """The lines from the first statement that is not an import (its decorators included)."""
+    tree = ast.parse(text)
+    first = next(n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom, ast.Expr)))
+    start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", []))])
+    return text.splitlines()[start - 1 :]
+
+
+def _imported_names(text: str) -> set[str]:
+    names = set()
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return names
+
+
 def _findings_lines(result) -> list[str]:
     rows = sorted((f.line, f.column, f.code, f.fix.safety.value if f.fix else "none") for f in result.findings)
     return [f"{line}:{col} {code} {safety}" for line, col, code, safety in rows]
@@ -107,14 +123,20 @@ def test_property_style_is_safe_and_behaves_like_original(case):
     assert result.error is None
     assert {f.fix.safety.value for f in result.findings} == {"safe"}
     fixed = result.fixed_source
-    assert "cached_property\n" not in fixed and "@cp\n" not in fixed and "lru_cache(" not in fixed
+    body = "\n".join(_below_imports(fixed)) + "\n"
+    assert "@cached_property\n" not in body and "@functools.cached_property\n" not in body
+    assert "@cp\n" not in body and "lru_cache(" not in body
     assert "_cache:" not in fixed and "with_caches" not in fixed
-    # only decorator lines changed: the rewrite has the same lines minus removed `@lru_cache`/`@cache`
+    # below the imports only decorator lines changed: the same lines minus removed `@lru_cache`/`@cache`
     removed = sum(f.code == "JAX102" for f in result.findings)
-    assert len(source.splitlines()) - len(fixed.splitlines()) == removed
-    changed = [(a, b) for a, b in zip(source.splitlines(), fixed.splitlines()) if a != b]
+    assert len(_below_imports(source)) - len(_below_imports(fixed)) == removed
+    changed = [(a, b) for a, b in zip(_below_imports(source), _below_imports(fixed)) if a != b]
     assert removed or all(b.strip() == "@property" for _, b in changed)
     assert black.format_str(fixed, mode=black.Mode()) == fixed
+    # an import the fix left unused is gone; the others stay
+    loads = {n.id for n in ast.walk(ast.parse(fixed)) if isinstance(n, ast.Name)}
+    assert _imported_names(fixed) <= loads
+    assert _imported_names(source) & loads <= _imported_names(fixed)
     drive = load_drive(FIXTURES / f"{case}.drive.py")
     original = drive.drive(load_module(source, case))
     rewritten = drive.drive(load_module(fixed, case))

@@ -198,8 +198,8 @@ class UnblockedTimingRule(Rule):
             fixed="""
             import timeit
 
-            import jax.numpy as jnp
             import jax
+            import jax.numpy as jnp
 
             x = jnp.ones(1000)
             print(timeit.timeit(lambda: jax.block_until_ready(jnp.sin(x)), number=100))

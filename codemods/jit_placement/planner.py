@@ -336,10 +336,10 @@ class _Planner:
                     existing = [self._code(e.value) for e in value.elements]
                 else:
                     raise _Manual("static_argnames is not a literal; add the captured static names by hand")
-                names = existing + [repr(n).replace("'", '"') for n in static]
+                names = existing + [self.ctx.literal(n) for n in static]
                 rest[i] = f"static_argnames=({', '.join(names)}{',' if len(names) == 1 else ''})"
                 return rest
-        names = [f'"{n}"' for n in static]
+        names = [self.ctx.literal(n) for n in static]
         return [*rest, f"static_argnames=({', '.join(names)}{',' if len(names) == 1 else ''})"]
 
     def _check_options(self, site: Site, at: cst.CSTNode) -> None:
@@ -824,7 +824,7 @@ class _Planner:
 
     def _static_decorator(self, dec: cst.Decorator, static: list[str]) -> cst.Decorator:
         d = dec.decorator
-        names = ", ".join(f'"{n}"' for n in static) + ("," if len(static) == 1 else "")
+        names = ", ".join(self.ctx.literal(n) for n in static) + ("," if len(static) == 1 else "")
         if isinstance(d, cst.Call):  # partial(jax.jit, ...)
             rest = [self._code(a).strip().rstrip(",").strip() for a in d.args[1:]]
             rest = self._merge_static(cst.Call(func=d.args[0].value, args=d.args), rest, static)

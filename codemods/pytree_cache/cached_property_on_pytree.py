@@ -189,12 +189,11 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                     return jnp.linalg.norm(self.w)
             """,
             fixed='''
-            import functools
+            import typing
 
             import flax.struct
             import jax
             import jax.numpy as jnp
-            import typing
 
 
             class Model(flax.struct.PyTreeNode):
@@ -228,8 +227,6 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                     return self.w.shape[-1]
             """,
             fixed="""
-            import functools
-
             import equinox as eqx
             import jax
 
@@ -267,11 +264,10 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                     return cls(*children)
             """,
             fixed='''
-            import functools
+            import typing
 
             import jax
             import jax.numpy as jnp
-            import typing
 
 
             @jax.tree_util.register_pytree_node_class

@@ -24,6 +24,7 @@ from codemods.pytree_cache.registration_edits import (
     replace_in,
 )
 from jaxfix.analysis import pytrees as pt
+from jaxfix.analysis.codegen import pin_indent
 from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rulebase import RuleContext
 
@@ -49,8 +50,15 @@ def class_fix(ctx: RuleContext, cached: CachedClass, style: str) -> Fix:
     return _ClassFix(ctx, cached.classdef, cached.info, cached.properties, style).build()
 
 
-def _stmt(code: str, indent: int = 4) -> cst.BaseStatement:
-    return cst.parse_statement(black(code, indent))
+def _stmt(code: str, indent: int = 4, step: str = "    ") -> cst.BaseStatement:
+    """`code` laid out by black for `indent` columns, its blocks indented by `step` (the class's)."""
+    return pin_indent(cst.parse_statement(black(code, indent)), step)
+
+
+def _step(block: cst.BaseSuite, module: cst.Module) -> str:
+    """The indentation step of `block`: its own, else the file's default."""
+    own = getattr(block, "indent", None)
+    return own if own is not None else module.default_indent
 
 
 def _assigned_or_deleted(tree: ast.Module, name: str) -> bool:
@@ -301,7 +309,7 @@ class _ClassFix:
             default = f"{self.ref('equinox.field')}(default=None)"
         else:
             default = "None"
-        return _stmt(f"{cache}: {annotation} = {default}\n", self.indent)
+        return _stmt(f"{cache}: {annotation} = {default}\n", self.indent, _step(self.cls.body, self.ctx.module))
 
     def _guarded_property(self, p: CachedMember, cache: str) -> cst.FunctionDef:
         func = p.func
@@ -311,7 +319,10 @@ class _ClassFix:
         if not params:
             raise NotAutomatic(f"`{p.name}` takes no `self`")
         me = params[0].name.value
-        guard = cst.parse_statement(f"if {me}.{cache} is not None:\n    return {me}.{cache}\n")
+        guard = pin_indent(
+            cst.parse_statement(f"if {me}.{cache} is not None:\n    return {me}.{cache}\n"),
+            _step(func.body, self.ctx.module),
+        )
         body = list(func.body.body)
         at = 0
         if (
@@ -369,7 +380,7 @@ class _ClassFix:
                 "children, aux_data = self.tree_flatten()\n    "
                 f"return type(self).tree_unflatten(aux_data, (*children[: -{len(cache)}], {values}))"
             )
-        return _stmt(f"def {fill}(self):\n    {doc}\n    {ret}\n", self.indent)
+        return _stmt(f"def {fill}(self):\n    {doc}\n    {ret}\n", self.indent, _step(self.cls.body, self.ctx.module))
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:

@@ -132,8 +132,6 @@ class MethodCacheOnPytreeRule(PytreeCacheFamily, Rule):
                     return self.w * k
             """,
             fixed="""
-            import functools
-
             import equinox as eqx
             import jax
 
@@ -162,8 +160,6 @@ class MethodCacheOnPytreeRule(PytreeCacheFamily, Rule):
                     return self.step * 2
             """,
             fixed="""
-            from functools import cache
-
             import flax.struct
             import jax
 

@@ -127,7 +127,7 @@ def add_to_data_fields(ctx: RuleContext, cls: cst.ClassDef, caches: list[str]) -
         elements = list(value.elements)
         if elements:
             elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        extra = [cst.Element(cst.SimpleString(f'"{c}"')) for c in caches]
+        extra = [cst.Element(cst.SimpleString(ctx.literal(c))) for c in caches]
         new_call = replace_in(call, value, value.with_changes(elements=[*elements, *extra]))
         return {call: _black_call(ctx, call, new_call)}
     return {}

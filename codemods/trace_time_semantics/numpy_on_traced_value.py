@@ -136,7 +136,6 @@ class NumpyOnTracedValueRule(Rule):
             fixed="""
             import jax
             import jax.numpy as jnp
-            import numpy as np
 
 
             @jax.jit
@@ -158,7 +157,6 @@ class NumpyOnTracedValueRule(Rule):
             fixed="""
             import jax
             import jax.numpy as jnp
-            import numpy as np
 
 
             @jax.jit

@@ -323,7 +323,7 @@ class _PrintFix:
         imports: list[ImportRequest] = []
         func, reqs = self.ctx.names.reference("jax.debug.print")
         imports.extend(reqs)
-        text = f"{func}({', '.join([_quote(fmt), *self.args, *(['ordered=True'] if self.ordered else [])])})"
+        text = f"{func}({', '.join([self.ctx.literal(fmt), *self.args, *(['ordered=True'] if self.ordered else [])])})"
         stmt = self.ctx.parent(self.call)
         if isinstance(stmt, cst.Expr) and stmt.value is self.call:
             text = fits(self.ctx, stmt, text)
@@ -388,7 +388,7 @@ class _PrintFix:
             value = {"r": "repr", "s": "str", "a": "ascii"}[conversion] + f"({value})"
         self.fmt.append("{}")
         if spec:
-            self.args.append(f"format({value}, {_quote(spec)})")
+            self.args.append(f"format({value}, {self.ctx.literal(spec)})")
         else:  # `f"{v}"` is `format(v, "")`, which is `str(v)` for every built-in type
             self.args.append(value if conversion else f"str({value})")
 
@@ -406,14 +406,6 @@ def _fstring_text(owner: cst.FormattedString, raw: str) -> str:
     except (SyntaxError, ValueError) as error:
         raise _NoFix(f"f-string text not understood: {error}") from None
     return value
-
-
-def _quote(value: str) -> str:
-    """A Python string literal for `value`, in double quotes where possible (black's choice)."""
-    text = repr(value)
-    if text.startswith("'") and '"' not in value:
-        text = '"' + text[1:-1].replace("\\'", "'") + '"'
-    return text
 
 
 # `PrintInTracedCodeCommand`: the libcst codemod command, made on first access

@@ -95,7 +95,7 @@ def _static_edit(fn: FunctionRewrite, jsite, params: list[str], imports) -> dict
             return replace
     existing = list(jsite.static_argnames)
     new_names = existing + [p for p in params if p not in existing]
-    tuple_text = "(" + ", ".join(f'"{p}"' for p in new_names) + ("," if len(new_names) == 1 else "") + ")"
+    tuple_text = "(" + ", ".join(fn.ctx.literal(p) for p in new_names) + ("," if len(new_names) == 1 else "") + ")"
     if call is None:
         # bare decorator `@jax.jit` -> `@partial(jax.jit, static_argnames=(...))`
         deco = jsite.node

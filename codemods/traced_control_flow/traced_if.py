@@ -207,8 +207,9 @@ class TracedIfRule(SiteRule, Rule):
             y = scale(1.0, True)
             """,
             """
-            import jax
             import functools
+
+            import jax
 
 
             @functools.partial(jax.jit, static_argnames=("double",))
@@ -431,8 +432,8 @@ class _BranchRewrite:
         """In place of `n`: `def true_branch(operands)`, `def false_branch(operands)` (each ending in
         `return ret` when given) and `<target>lax.cond(<n's test>, true_branch, false_branch, ...)`."""
         t_name, f_name = self.fn.unique("true_branch"), self.fn.unique("false_branch")
-        t_def = self.fn.make_def(t_name, operands, true_body, ret)
-        f_def = self.fn.make_def(f_name, operands, false_body, ret)
+        t_def = self.fn.make_def(t_name, operands, true_body, ret, at=n)
+        f_def = self.fn.make_def(f_name, operands, false_body, ret, at=n)
         cond = self.fn.ref("jax.lax.cond", imports)
         pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
         call = f"{target}{cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"

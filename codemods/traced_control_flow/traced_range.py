@@ -157,8 +157,9 @@ class TracedRangeRule(SiteRule, Rule):
             y = add_times(1.0, 3)
             """,
             """
-            import jax
             import functools
+
+            import jax
 
 
             @functools.partial(jax.jit, static_argnames=("times",))

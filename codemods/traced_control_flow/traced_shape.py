@@ -106,9 +106,10 @@ class TracedShapeRule(SiteRule, Rule):
             y = padded(jnp.ones(3), 4)
             """,
             """
+            import functools
+
             import jax
             import jax.numpy as jnp
-            import functools
 
 
             @functools.partial(jax.jit, static_argnames=("n",))

@@ -152,8 +152,9 @@ class TracedWhileRule(SiteRule, Rule):
             y = halvings(8.0, 3)
             """,
             """
-            import jax
             import functools
+
+            import jax
 
 
             @functools.partial(jax.jit, static_argnames=("n",))

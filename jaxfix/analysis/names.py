@@ -50,6 +50,7 @@ class ImportMap:
     """Local name -> qualified name, from every import statement in the module."""
 
     bindings: dict[str, str] = field(default_factory=dict)
+    requests: dict[str, ImportRequest] = field(default_factory=dict)  # local name -> the import binding it
     _module: cst.Module | None = field(default=None, repr=False, compare=False)
     _used_names: set[str] | None = field(default=None, repr=False, compare=False)
 
@@ -61,7 +62,7 @@ class ImportMap:
                 collector.visit_Import(node)
             elif isinstance(node, cst.ImportFrom):
                 collector.visit_ImportFrom(node)
-        return cls(bindings=collector.bindings, _module=module)
+        return cls(bindings=collector.bindings, requests=collector.requests, _module=module)
 
     @classmethod
     def from_ast(cls, tree: ast.Module) -> "ImportMap":
@@ -157,6 +158,7 @@ class _NameCollector(cst.CSTVisitor):
 class _ImportCollector:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
+        self.requests: dict[str, ImportRequest] = {}
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -165,9 +167,11 @@ class _ImportCollector:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 self.bindings[alias.asname.name.value] = full
+                self.requests[alias.asname.name.value] = ImportRequest(full, alias=alias.asname.name.value)
             else:
                 top = full.split(".")[0]
                 self.bindings.setdefault(top, top)
+                self.requests.setdefault(top, ImportRequest(full))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or isinstance(node.names, cst.ImportStar):
@@ -179,7 +183,8 @@ class _ImportCollector:
             name = _module_name(alias.name)
             if name is None:
                 continue
-            local = name
+            local, asname = name, None
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
+                local = asname = alias.asname.name.value
             self.bindings[local] = f"{module}.{name}"
+            self.requests[local] = ImportRequest(module, name, asname)

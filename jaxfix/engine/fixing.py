@@ -15,7 +15,8 @@ import libcst as cst
 
 from jaxfix.analysis.cstparse import parse_module
 from jaxfix.edits import apply_edits, overlaps
-from jaxfix.engine.imports import add_imports
+from jaxfix.engine.imports import apply_import_requests
+from jaxfix.engine.linemap import LineMap
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Rule, RuleContext
 from jaxfix.engine.suppression import is_suppressed
@@ -157,10 +158,15 @@ def _non_overlapping(findings: list[Finding]) -> list[Finding]:
 @dataclass
 class FixOutcome:
     text: str
-    applied: list[Finding] = field(default_factory=list)
-    remaining: list[Finding] = field(default_factory=list)
+    applied: list[Finding] = field(default_factory=list)  # at their lines in the original text
+    remaining: list[Finding] = field(default_factory=list)  # at their lines in `text`
     rounds: int = 0
     error: str | None = None
+    lines: LineMap = field(default_factory=LineMap)  # lines of `text` -> lines of the original
+
+    def remaining_in_original(self) -> list[Finding]:
+        """`remaining` at their lines in the original text (the file on disk until it is written)."""
+        return [self.lines.original(f) for f in self.remaining]
 
 
 def fix_until_stable(
@@ -184,15 +190,20 @@ def fix_until_stable(
         chosen = _non_overlapping(wanted)
         new_text = apply_edits(outcome.text, [e for f in chosen for e in f.fix.edits])
         try:
-            new_text = add_imports(new_text, [imp for f in chosen for imp in f.fix.imports])
+            new_text = apply_import_requests(
+                new_text,
+                add=[imp for f in chosen for imp in f.fix.imports],
+                remove=[imp for f in chosen for imp in f.fix.unused_imports],
+            )
             ast.parse(new_text)
             next_scan = rescan(new_text)
         except (SyntaxError, AnalysisError, cst.ParserSyntaxError, RecursionError) as exc:
             codes = ", ".join(sorted({f.code for f in chosen}))
             outcome.error = f"internal error: fixes for {codes} produced code that does not parse ({exc}); not applied"
             return outcome
+        outcome.applied.extend(outcome.lines.original(f) for f in chosen)
+        outcome.lines.record(outcome.text, new_text)
         outcome.text = new_text
-        outcome.applied.extend(chosen)
         outcome.remaining = next_scan.findings
         outcome.rounds = round_number
     leftover = sorted({f.code for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes)})

@@ -98,7 +98,7 @@ class IncrementalAnalyzer:
         run = _Run(plan, path, rules, code_filter, config.options())
         raw, errors = self._raw_findings(run)
         settled = settle(source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments)
-        result.findings = result.remaining = settled.findings
+        result.findings = result.remaining = result.remaining_in_source = settled.findings
         if settled.errors:
             result.error = "; ".join(settled.errors)
         return result

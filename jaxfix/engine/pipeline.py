@@ -45,7 +45,7 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
         result.error = str(exc)
         return result
     result.findings = first.findings
-    result.remaining = first.findings
+    result.remaining = result.remaining_in_source = first.findings
     if first.errors:
         result.error = "; ".join(first.errors)
     if not fix:
@@ -53,6 +53,7 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
     outcome = fix_until_stable(source, first, run, unsafe_fixes=config.unsafe_fixes)
     result.fixes_applied = outcome.applied
     result.remaining = outcome.remaining
+    result.remaining_in_source = outcome.remaining_in_original()
     result.rounds = outcome.rounds
     if outcome.error:
         result.error = outcome.error if result.error is None else f"{result.error}; {outcome.error}"

@@ -3,8 +3,8 @@
 Every action is a list of minimal `TextEdit`s against the document as the
 client has it, never a whole-document replacement, so the cursor, folds and
 undo history survive. The fix's own edits are sent as they are; the imports it
-requests are computed by `jaxfix.engine.imports.add_imports` on the fixed text and
-sent as edits of their own.
+requests (added, or dropped once unused) are computed by
+`jaxfix.engine.imports.apply_import_requests` on the fixed text and sent as edits of their own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from lsprotocol import types
 
 from jaxfix.edits import apply_edits, edits_between
-from jaxfix.engine.imports import add_imports
+from jaxfix.engine.imports import apply_import_requests
 from jaxfix.lsp.positions import LineIndex
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.engine.noqa import add_noqa
@@ -46,10 +46,10 @@ def _map_back(position: int, fix_edits: Sequence[Edit]) -> int | None:
 def fix_edits(source: str, fix: Fix) -> tuple[Edit, ...]:
     """The edits, as offsets into `source`, that apply `fix` and add the imports it needs."""
     own = tuple(sorted(fix.edits, key=lambda e: (e.start, e.end)))
-    if not fix.imports:
+    if not fix.imports and not fix.unused_imports:
         return own
     fixed = apply_edits(source, own)
-    with_imports = add_imports(fixed, fix.imports)
+    with_imports = apply_import_requests(fixed, fix.imports, fix.unused_imports)
     extra: list[Edit] = []
     for edit in edits_between(fixed, with_imports):
         start, end = _map_back(edit.start, own), _map_back(edit.end, own)

@@ -222,6 +222,13 @@ SCHEMA = {
                         "type": "string"
                     }
                 },
+                "unused_imports": {
+                    "description": "imports whose use the fix removed: drop each one nothing else in the file uses",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
                 "evidence": {
                     "oneOf": [
                         {

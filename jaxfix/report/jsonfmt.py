@@ -27,6 +27,7 @@ def finding_to_dict(finding: Finding) -> dict:
             "safety": fix.safety.value,
             "edits": [{"start": e.start, "end": e.end, "text": e.text} for e in fix.edits],
             "imports": [imp.render() for imp in fix.imports],
+            "unused_imports": [imp.render() for imp in fix.unused_imports],
             "evidence": None if fix.evidence is None else evidence_to_dict(fix.evidence),
         },
     }

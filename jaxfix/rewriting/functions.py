@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from jaxfix.analysis.body_facts import assigned_names_in_small, names_read, strip_parens
-from jaxfix.analysis.codegen import black_format
+from jaxfix.analysis.codegen import black_format, pin_indent
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts
 from jaxfix.edits import apply_edits
 from jaxfix.model import Edit, Fix, ImportRequest, Safety
@@ -151,15 +151,26 @@ class FunctionRewrite:
                     bound |= assigned_names_in_small(stmt)
         return bound
 
-    def make_def(self, name: str, params: list[str], body: list[cst.BaseStatement], ret: str | None) -> cst.FunctionDef:
-        """`def name(params):` holding `body` (`pass` when empty), ending in `return ret` when given."""
-        indent = self.ctx.module.config_for_parsing.default_indent
+    def block_indent(self, n: cst.CSTNode) -> str:
+        """The indentation step of the block holding statement `n`: a 2-space function in a 4-space
+        module nests its new blocks 2 spaces deeper, not by the module's default."""
+        block, _ = self.enclosing_block(n)
+        if block is not None and block.indent is not None:
+            return block.indent
+        return self.ctx.module.config_for_parsing.default_indent
+
+    def make_def(
+        self, name: str, params: list[str], body: list[cst.BaseStatement], ret: str | None, *, at: cst.CSTNode
+    ) -> cst.FunctionDef:
+        """`def name(params):` holding `body` (`pass` when empty), ending in `return ret` when given,
+        indented like the block of statement `at` that it goes into."""
+        indent = self.block_indent(at)
         text = "".join(self.ctx.module.code_for_node(s) for s in body) or "pass\n"
         if ret is not None:
             text += f"return {ret}\n"
         src = f"def {name}({', '.join(params)}):\n" + textwrap.indent(text, indent, lambda line: True)
         src = "\n".join(line.rstrip() if not line.strip() else line for line in src.split("\n"))
-        return self.parse_stmt(src)
+        return pin_indent(self.parse_stmt(src), indent)
 
     def layout(self, n: cst.CSTNode, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """Blank lines as black puts them: around nested defs, none at the start of a block."""

@@ -162,12 +162,12 @@ class LoopRewriter:
         name = self.fn.unique("loop_body")
         body = block_statements(n.body)
         if len(carried) == 1:
-            fdef = self.fn.make_def(name, [loop_var, carried[0]], body, carried[0])
+            fdef = self.fn.make_def(name, [loop_var, carried[0]], body, carried[0], at=n)
             call = f"{carried[0]} = {fori}({lo}, {hi}, {name}, {carried[0]})\n"
         else:
             carry = self.fn.unique("carry")
             unpack = self.fn.parse_stmt(f"{', '.join(carried)} = {carry}\n")
-            fdef = self.fn.make_def(name, [loop_var, carry], [unpack, *body], ", ".join(carried))
+            fdef = self.fn.make_def(name, [loop_var, carry], [unpack, *body], ", ".join(carried), at=n)
             call = f"{', '.join(carried)} = {fori}({lo}, {hi}, {name}, ({', '.join(carried)}))\n"
         stmts = self.fn.layout(n, [fdef, self.fn.parse_stmt(call, at=n)])
         return self.fn.finish(
@@ -195,14 +195,14 @@ class LoopRewriter:
         ret_stmt = self.fn.parse_stmt(f"return {pred}\n")
         if len(carried) == 1:
             v = carried[0]
-            cdef = self.fn.make_def(c_name, [v], [ret_stmt], None)
-            bdef = self.fn.make_def(b_name, [v], body, v)
+            cdef = self.fn.make_def(c_name, [v], [ret_stmt], None, at=n)
+            bdef = self.fn.make_def(b_name, [v], body, v, at=n)
             call = f"{v} = {wl}({c_name}, {b_name}, {v})\n"
         else:
             carry = self.fn.unique("carry")
             unpack = self.fn.parse_stmt(f"{', '.join(carried)} = {carry}\n")
-            cdef = self.fn.make_def(c_name, [carry], [unpack, ret_stmt], None)
-            bdef = self.fn.make_def(b_name, [carry], [unpack, *body], ", ".join(carried))
+            cdef = self.fn.make_def(c_name, [carry], [unpack, ret_stmt], None, at=n)
+            bdef = self.fn.make_def(b_name, [carry], [unpack, *body], ", ".join(carried), at=n)
             call = f"{', '.join(carried)} = {wl}({c_name}, {b_name}, ({', '.join(carried)}))\n"
         stmts = self.fn.layout(n, [cdef, bdef, self.fn.parse_stmt(call, at=n)])
         return self.fn.finish(

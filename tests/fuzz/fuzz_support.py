@@ -11,7 +11,7 @@ from jaxfix.engine.config import Config
 from jaxfix.edits import apply_edits
 from jaxfix.engine import analyze, selected_rules
 from jaxfix.engine.fixing import MAX_FIX_ROUNDS, AnalysisError, _non_overlapping, fix_is_wanted, scan
-from jaxfix.engine.imports import add_imports
+from jaxfix.engine.imports import apply_import_requests
 from incremental_support import differences
 from screen_support import screen_misses
 
@@ -39,7 +39,7 @@ def _lines_spanned(text: str, start: int, end: int) -> range:
 
 
 def _check_round(before: str, edits, imports, after: str) -> None:
-    """Every line no edit touches survives unchanged and in order (import lines may be merged)."""
+    """Every line no edit touches survives unchanged and in order (import lines may be merged or dropped)."""
     touched: set[int] = set()
     for edit in edits:
         touched.update(_lines_spanned(before, edit.start, edit.end))
@@ -75,8 +75,10 @@ def replay(source: str, config: Config, path: str = "m.py") -> str:
             break
         chosen = _non_overlapping(wanted)
         edits = [e for f in chosen for e in f.fix.edits]
-        imports = [i for f in chosen for i in f.fix.imports]
-        new_text = add_imports(apply_edits(text, edits), imports)
+        added = [i for f in chosen for i in f.fix.imports]
+        dropped = [i for f in chosen for i in f.fix.unused_imports]
+        new_text = apply_import_requests(apply_edits(text, edits), added, dropped)
+        imports = added + dropped
         try:
             ast.parse(new_text)
             nxt = run(new_text)
