@@ -84,6 +84,8 @@ def test_every_rule_module_holds_one_rule_with_one_code():
                 problems.append(f"{name}: {rule.__name__} reports {len(rule.codes)} codes")
             elif path.stem != rule.codes[0].name.replace("-", "_"):
                 problems.append(f"{name}: holds {rule.codes[0].code} but is not named {rule.codes[0].name.replace('-', '_')}.py")
+            elif not (module.__doc__ or "").lstrip().startswith(rule.codes[0].code):
+                problems.append(f"{name}: its docstring does not start with {rule.codes[0].code}")
     assert not problems, "\n".join(problems)
 
 
