@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -458,12 +459,7 @@ def synthesize(info: CallableInfo, limit: int = MAX_SYNTHESIZED, *, guess: bool 
         pools.append(candidates(param, dims, guess, context))
     if not pools:
         return [Call(label="no arguments", source="synthesized")]
-    combos = list(itertools.product(*(range(len(pool)) for pool in pools)))
-    if len(combos) > limit:
-        # Every value of every parameter at least once (diagonal), then the rest in order.
-        width = max(len(p) for p in pools)
-        diagonal = [tuple(i % len(pool) for pool in pools) for i in range(width)]
-        combos = (diagonal + [c for c in combos if c not in diagonal])[:limit]
+    combos = _combinations([len(pool) for pool in pools], limit)
     calls = []
     for number, combo in enumerate(combos):
         args, kwargs, by_keyword = [], {}, False
@@ -477,3 +473,23 @@ def synthesize(info: CallableInfo, limit: int = MAX_SYNTHESIZED, *, guess: bool 
                 args.append(value)
         calls.append(Call(tuple(args), kwargs, label=f"input {number + 1}", source="guessed" if guessed else "synthesized"))
     return calls
+
+
+def _combinations(sizes: list[int], limit: int) -> list[tuple[int, ...]]:
+    """At most `limit` index tuples into pools of these sizes: every value of every parameter at
+    least once (the diagonal), then the rest of the product in order.
+
+    Lazy: a function with 15 parameters of 3 candidates each has 14 million combinations, and
+    listing them all took the verifier's memory (23 GB before the kernel stopped it)."""
+    if math.prod(sizes) <= limit:
+        return list(itertools.product(*(range(size) for size in sizes)))
+    width = max(sizes)
+    chosen = list(dict.fromkeys(tuple(i % size for size in sizes) for i in range(width)))
+    if len(chosen) < limit:
+        seen = set(chosen)
+        for combo in itertools.product(*(range(size) for size in sizes)):
+            if len(chosen) >= limit:
+                break
+            if combo not in seen:
+                chosen.append(combo)
+    return chosen[:limit]
