@@ -75,7 +75,7 @@ def test_only_tests_reaching_the_changed_module_are_selected(tmp_path):
         "tests/sub/test_fixture_user.py", "tests/test_api.py", "tests/test_direct.py",
     ]
     command = suite.pytest_command(root, tests)
-    assert command[1:8] == ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/sub/test_fixture_user.py"]
+    assert command[1:7] == ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/sub/test_fixture_user.py"]
 
 
 def test_a_loose_file_outside_any_project_only_looks_at_its_own_folder_and_tests(tmp_path):
