@@ -367,3 +367,11 @@ def test_a_recorded_instance_gets_the_defaults_of_fields_the_rewrite_added():
     filled = flatten(recorded)
     assert filled.paths == (".weight", "._norm_cache") and "_Missing" not in filled.treedef
     assert recorded._norm_cache is None and list(recorded.weight) == [0.0, 1.0, 2.0]
+
+
+def test_uneven_compile_counts_are_given_as_totals():
+    from jaxfix.verify.figures import jit_placement
+
+    assert jit_placement(10, 0, 1) == "10 compiles -> 0 (steady state)"
+    assert jit_placement(20, 0, 2) == "10 compiles per call -> 0 (steady state)"
+    assert jit_placement(10, 0, 9) == "10 compiles in 9 calls -> 0 (steady state)"

@@ -43,6 +43,12 @@ def _per_call(total: int | None, calls: int) -> str:
 
 
 def jit_placement(before_compiles: int | None, after_compiles: int | None, calls: int) -> str:
+    """`10 compiles per call -> 0`, or the totals (`10 compiles in 9 calls -> 0`) where the calls
+    compile unevenly (a per-call average like 1.1 says less than the counts)."""
+    even = all(total is None or total % max(calls, 1) == 0 for total in (before_compiles, after_compiles))
+    if calls > 1 and not even:
+        after = "?" if after_compiles is None else after_compiles
+        return f"{before_compiles} compiles in {calls} calls -> {after} (steady state)"
     unit = " per call" if calls > 1 else ""
     return f"{_per_call(before_compiles, calls)} compiles{unit} -> {_per_call(after_compiles, calls)} (steady state)"
 
