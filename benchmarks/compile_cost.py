@@ -25,8 +25,8 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 LOOP = """import jax
 import jax.numpy as jnp

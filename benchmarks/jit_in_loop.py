@@ -21,8 +21,8 @@ from pathlib import Path
 import jax
 import jax.monitoring
 
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 HEADER = "import jax\nfrom functools import partial\n\n\ndef unjitted_loop_body(prev_i):\n    return prev_i + 1\n\n\n"
 FORMS = {

@@ -30,9 +30,11 @@ from pygls.lsp.client import LanguageClient
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from jaxfix.engine import registry  # noqa: E402
+from jaxfix.engine import (
+    analyze,  # noqa: E402
+    registry,  # noqa: E402
+)
 from jaxfix.engine.config import Config  # noqa: E402
-from jaxfix.engine import analyze  # noqa: E402
 from jaxfix.engine.incremental import IncrementalAnalyzer  # noqa: E402
 
 HEADER = "import functools\n\nimport flax\nimport jax\nimport jax.numpy as jnp\nfrom jax import lax\n\n\n"

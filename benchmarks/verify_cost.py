@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from jaxfix.engine.config import Config  # noqa: E402
 from jaxfix.engine import analyze  # noqa: E402
+from jaxfix.engine.config import Config  # noqa: E402
 from jaxfix.model import FileResult  # noqa: E402
 from jaxfix.verify.api import verify_change, verify_result  # noqa: E402
 

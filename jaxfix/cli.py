@@ -16,18 +16,17 @@ from typing import Annotated, Optional
 import typer
 
 from jaxfix import __version__
-from jaxfix.engine import registry
 from jaxfix.batch import BatchOptions, BatchOutcome, parse_shard, run_paths
+from jaxfix.engine import registry, write_policy
 from jaxfix.engine.cache import CACHE_DIR_NAME
-from jaxfix.progress import progress
-from jaxfix.report.migration import write_report
 from jaxfix.engine.config import ConfigError, ConfigResolver, load_pyproject
 from jaxfix.engine.fixing import fix_is_wanted
+from jaxfix.engine.runner import FileOutcome, analyze_bytes, default_jobs
+from jaxfix.progress import progress
 from jaxfix.report import github, jsonfmt, sarif, text
 from jaxfix.report.diff import unified_diff
+from jaxfix.report.migration import write_report
 from jaxfix.ruledocs import render_rule_doc
-from jaxfix.engine.runner import FileOutcome, analyze_bytes, default_jobs
-from jaxfix.engine import write_policy
 
 app = typer.Typer(
     name="jaxfix",

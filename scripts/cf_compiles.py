@@ -6,7 +6,6 @@ usage: PYTHONPATH=.:tests python scripts/cf_compiles.py
 import collections
 
 import jax.monitoring
-
 from fixture_cases import discover_cases
 from test_traced_control_flow_behaviour import load
 

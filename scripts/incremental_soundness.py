@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from incremental_support import differences  # noqa: E402
+
 from jaxfix.engine.config import Config  # noqa: E402
 
 PACKAGES = ("jax", "flax", "optax")

@@ -17,7 +17,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from codemods.trace_time_semantics.numpy_table import NP_DIFFERENT, NP_MANUAL, NP_SAME, NP_WORKS
+from codemods.trace_time_semantics.numpy_table import (
+    NP_DIFFERENT,
+    NP_MANUAL,
+    NP_SAME,
+    NP_WORKS,
+)
 
 warnings.simplefilter("ignore")
 TWO = set(

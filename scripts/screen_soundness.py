@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from jaxfix.analysis.cstparse import parse_module  # noqa: E402
 from jaxfix.engine import registry  # noqa: E402
 from jaxfix.engine.config import Config  # noqa: E402
-from jaxfix.analysis.cstparse import parse_module  # noqa: E402
 from jaxfix.rulebase import RuleContext  # noqa: E402
 
 PACKAGES = ("jax", "flax", "optax")

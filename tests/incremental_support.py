@@ -16,8 +16,8 @@ import zlib
 from collections.abc import Iterator
 
 from jaxfix.analysis.chunks import line_starts, split_chunks
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 from jaxfix.engine.incremental import IncrementalAnalyzer
 
 KINDS = (

@@ -19,9 +19,8 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from jaxfix.engine import registry
+from jaxfix.engine import analyze, registry
 from jaxfix.engine.config import Config
-from jaxfix.engine import analyze
 from jaxfix.model import Finding, Safety
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 
+from jaxfix.analysis.cstparse import parse_module
 from jaxfix.engine import registry
 from jaxfix.engine.config import Config
-from jaxfix.analysis.cstparse import parse_module
 from jaxfix.rulebase import RuleContext
 
 

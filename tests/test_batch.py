@@ -9,11 +9,11 @@ import subprocess
 import sys
 import time
 
+from test_cli import CLEAN, JIT_IN_LOOP
 from typer.testing import CliRunner
 
 from jaxfix.batch import in_shard, parse_shard
 from jaxfix.cli import app
-from test_cli import CLEAN, JIT_IN_LOOP
 
 
 def cli(*args, cwd=None):
@@ -121,8 +121,8 @@ def test_killed_write_leaves_every_file_old_or_new(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     expected_new = {}
-    from jaxfix.engine.config import Config
     from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
 
     for path, text in originals.items():
         expected_new[path] = analyze(text, str(path), Config(), fix=True).fixed_source

@@ -20,14 +20,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fixture_cases import discover_cases
 
 from codemods.compile_cost.large_captured_constant import LargeConstantRule
 from codemods.compile_cost.unblocked_timing import UnblockedTimingRule
 from codemods.compile_cost.unrolled_python_loop_in_jit import UnrolledLoopRule
-from fixture_cases import discover_cases
 from jaxfix.analysis.shapes import array_size, int_value
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 _COUNTER = itertools.count()
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 REPO = Path(__file__).resolve().parent.parent
 OLD_NAMES = {

@@ -1,6 +1,12 @@
 import pytest
 
-from jaxfix.engine.config import Config, ConfigError, ConfigResolver, load_pyproject, parse_table
+from jaxfix.engine.config import (
+    Config,
+    ConfigError,
+    ConfigResolver,
+    load_pyproject,
+    parse_table,
+)
 from jaxfix.engine.registry import all_rules, is_selected
 
 

@@ -16,8 +16,8 @@ import sys
 from collections import Counter
 
 import pytest
-
 from fixture_cases import discover_cases
+
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 

@@ -11,10 +11,10 @@ import ast
 import os
 
 import pytest
-
 from fixture_cases import discover_cases
-from jaxfix.engine.config import Config
+
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 CASES = discover_cases()
 UPDATE = os.environ.get("JAXFIX_UPDATE_GOLDEN") == "1"

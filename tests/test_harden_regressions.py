@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 
 def test_fix_in_a_crlf_file_writes_no_lone_lf():

@@ -15,12 +15,18 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-
 from fixture_cases import discover_cases
 from incremental_support import KINDS, differences
-from jaxfix.analysis.chunks import ChunkNames, chunk_names, components, default_indent, split_chunks
-from jaxfix.engine.config import Config
+
+from jaxfix.analysis.chunks import (
+    ChunkNames,
+    chunk_names,
+    components,
+    default_indent,
+    split_chunks,
+)
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 from jaxfix.engine.incremental import IncrementalAnalyzer, _placeholder
 
 TEXTS = sorted({p for c in discover_cases() for p in (c.input, c.expected)})

@@ -21,8 +21,8 @@ import jax.monitoring
 import numpy as np
 import pytest
 
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "jit_placement"
 POSITIVE = sorted(p.name[: -len(".in.py")] for p in FIXTURES.glob("*.in.py"))

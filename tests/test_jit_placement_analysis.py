@@ -12,8 +12,8 @@ from codemods.jit_placement import JitPlacementCommand
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_positions import static_uses
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 
 def _module(code: str) -> cst.Module:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 
 def _fix(code: str, unsafe: bool = False):

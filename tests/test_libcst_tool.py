@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxfix.engine import registry
+from jaxfix.engine import analyze, registry
 from jaxfix.engine.config import Config
-from jaxfix.engine import analyze
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "fixtures" / "jit_placement"

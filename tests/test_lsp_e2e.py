@@ -14,15 +14,6 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, client_capabilities
-
-from jaxfix.engine.config import Config
-from jaxfix.edits import apply_edits
-from jaxfix.engine import analyze
-from jaxfix.engine.imports import apply_import_requests
-from jaxfix.lsp import verification
-from jaxfix.model import Safety
 from lsp_support import (
     CLIENTS,
     SERVER_COMMAND,
@@ -36,6 +27,15 @@ from lsp_support import (
     next_publish,
     offset_at,
 )
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, client_capabilities
+
+from jaxfix.edits import apply_edits
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+from jaxfix.engine.imports import apply_import_requests
+from jaxfix.lsp import verification
+from jaxfix.model import Safety
 
 # One server per editor for the whole module (starting one costs ~1.5 s); every test works in
 # a folder of its own, so documents, pyproject.toml files and diagnostics never mix.

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_cli import JIT_IN_LOOP
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
-from jaxfix.engine.project import _SummaryStore, build_project_index
 from jaxfix.analysis.pytrees import ClassSummary, ModuleSummary
+from jaxfix.engine.project import _SummaryStore, build_project_index
 
 BASE = "import flax.struct\n\nclass Base(flax.struct.PyTreeNode):\n    x: int\n"
 CHILD = "from pkg.base import Base\n\nclass Child(Base):\n    pass\n"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from jaxfix.engine.project import build_project_index, module_name_for
 from jaxfix.analysis.pytrees import pytree_classes
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+from jaxfix.engine.project import build_project_index, module_name_for
 from jaxfix.rulebase import RuleContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -192,7 +192,9 @@ def test_cross_module_rewrite_behaves_like_original(tmp_path):
 
 
 def test_could_match_sees_aliases_without_project():
-    from codemods.pytree_cache.cached_property_on_pytree import CachedPropertyOnPytreeRule
+    from codemods.pytree_cache.cached_property_on_pytree import (
+        CachedPropertyOnPytreeRule,
+    )
     from codemods.pytree_cache.method_cache_on_pytree import MethodCacheOnPytreeRule
 
     jax101, jax102 = CachedPropertyOnPytreeRule(), MethodCacheOnPytreeRule()

@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import pytest
 
 from codemods.pytree_cache import PytreeCacheCommand
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pytree_cache_support import FIXTURES, load_module  # noqa: E402
@@ -292,9 +292,8 @@ def test_noqa_and_non_pytree_are_respected():
 
 
 def test_libcst_command_gives_the_same_text():
-    from libcst.codemod import CodemodContext
-
     import libcst as cst
+    from libcst.codemod import CodemodContext
 
     source = (FIXTURES / "equinox_unsafe.in.py").read_text()
     command = PytreeCacheCommand(CodemodContext(filename="equinox_unsafe.in.py"), unsafe_fixes=True)

@@ -16,10 +16,10 @@ from pathlib import Path
 import black
 import pytest
 
-from jaxfix.engine.config import Config
-from jaxfix.engine import analyze
 from codemods.pytree_cache.cached_property_on_pytree import CachedPropertyOnPytreeRule
 from codemods.pytree_cache.method_cache_on_pytree import MethodCacheOnPytreeRule
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pytree_cache_support import FIXTURES, compare, load_drive, load_module  # noqa: E402

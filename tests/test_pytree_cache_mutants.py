@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 MODEL = """\
 import functools

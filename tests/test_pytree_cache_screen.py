@@ -16,8 +16,8 @@ import pytest
 
 from codemods.pytree_cache.cached_property_on_pytree import CachedPropertyOnPytreeRule
 from codemods.pytree_cache.method_cache_on_pytree import MethodCacheOnPytreeRule
-from jaxfix.engine.project import build_project_index
 from jaxfix.engine.config import Config
+from jaxfix.engine.project import build_project_index
 from jaxfix.rulebase import RuleContext
 
 RULES = (CachedPropertyOnPytreeRule(), MethodCacheOnPytreeRule())

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaxfix.engine import registry
+from jaxfix.engine import analyze, registry
 from jaxfix.engine.config import Config
-from jaxfix.engine import analyze
 
 
 def _cases(kind: str):

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-
 from fixture_cases import discover_cases
-from jaxfix.analysis.names import ImportMap
 from screen_support import screen_misses
+
+from jaxfix.analysis.names import ImportMap
 
 CASES = discover_cases()
 TEXTS = sorted({p for c in CASES for p in (c.input, c.expected)})

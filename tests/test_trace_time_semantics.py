@@ -18,15 +18,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fixture_cases import FIXTURES, discover_cases
 
 from codemods import trace_time_semantics as tts
 from codemods.trace_time_semantics import numpy_table
-from codemods.trace_time_semantics.in_place_update_on_traced_array import InPlaceUpdateRule
+from codemods.trace_time_semantics.in_place_update_on_traced_array import (
+    InPlaceUpdateRule,
+)
 from codemods.trace_time_semantics.numpy_on_traced_value import NumpyOnTracedValueRule
 from codemods.trace_time_semantics.print_in_traced_code import PrintInTracedCodeRule
-from fixture_cases import FIXTURES, discover_cases
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n\n"
 

@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 from codemods.traced_control_flow import RULES
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 
 def run(source: str, unsafe: bool = False):

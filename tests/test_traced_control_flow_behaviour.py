@@ -24,7 +24,6 @@ import jax.monitoring
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
 from fixture_cases import discover_cases
 
 CASES = [c for c in discover_cases() if c.family == "traced_control_flow" and c.positive]

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from codemods.traced_control_flow import RULES
-from jaxfix.engine.config import Config
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 
 class _Family:

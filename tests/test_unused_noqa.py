@@ -1,6 +1,7 @@
-from jaxfix.engine.config import Config
-from jaxfix.engine import analyze
 from test_cli import JIT_IN_LOOP
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 
 
 def test_unused_code_is_reported_and_removed():

@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
-
 from lsp_support import ROOT, make_recording_client, next_publish
+from lsprotocol import types
 
 MODEL = """\
 import jax

@@ -356,7 +356,6 @@ def test_a_recorded_instance_gets_the_defaults_of_fields_the_rewrite_added():
     import jax.numpy as jnp
 
     from jaxfix.verify.child import _fill_added_defaults
-
     from jaxfix.verify.compare import flatten
 
     Dense = _dense_class(True)

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from fixture_cases import FIXTURES, discover_cases
-from jaxfix.engine.config import Config
+
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 from jaxfix.model import FileResult
 from jaxfix.verify.api import verify_result
 

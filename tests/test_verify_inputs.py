@@ -7,9 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxfix.model import Finding, Fix, Safety
+from jaxfix.model import FileResult, Finding, Fix, Safety
 from jaxfix.verify.api import verify_change, verify_file_result
-from jaxfix.model import FileResult
 from jaxfix.verify.changed import callables, changed_callables, units_for_finding
 from jaxfix.verify.inputs import CannotSynthesize, read_examples, synthesize
 from jaxfix.verify.protocol import ArrayArg

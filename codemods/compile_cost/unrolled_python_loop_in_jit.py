@@ -18,10 +18,10 @@ from jaxfix.analysis.shapes import (
     int_value,
     module_int_constants,
 )
-from jaxfix.rewriting.loops import LoopRewriter
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, trace_screen
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix, Safety
+from jaxfix.rewriting.loops import LoopRewriter
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
 
 # Loops of this many trips or fewer are never reported, whatever `max-unrolled-trips` says: short

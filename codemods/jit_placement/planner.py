@@ -28,8 +28,21 @@ from codemods.jit_placement.sites import (
 )
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.pytrees import pytree_classes
-from jaxfix.analysis.scopes import COMPREHENSIONS, ScopeIndex, name_uses, names_read, param_names
-from jaxfix.analysis.static_positions import binding_kind, combine, expression_kind, param_kind, static_uses, uses_of
+from jaxfix.analysis.scopes import (
+    COMPREHENSIONS,
+    ScopeIndex,
+    name_uses,
+    names_read,
+    param_names,
+)
+from jaxfix.analysis.static_positions import (
+    binding_kind,
+    combine,
+    expression_kind,
+    param_kind,
+    static_uses,
+    uses_of,
+)
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rulebase import RuleContext

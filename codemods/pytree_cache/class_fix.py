@@ -15,7 +15,11 @@ import functools
 
 import libcst as cst
 
-from codemods.pytree_cache.cached_members import CACHED_PROPERTY, CachedClass, CachedMember
+from codemods.pytree_cache.cached_members import (
+    CACHED_PROPERTY,
+    CachedClass,
+    CachedMember,
+)
 from codemods.pytree_cache.registration_edits import (
     NotAutomatic,
     add_to_data_fields,

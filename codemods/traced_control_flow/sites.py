@@ -22,12 +22,16 @@ from typing import ClassVar
 
 import libcst as cst
 
-from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.rewriting.loops import LoopRewriter
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, trace_screen
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    ScreenFunction,
+    trace_screen,
+)
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.model import Finding, Fix, Safety
+from jaxfix.rewriting.functions import FunctionRewrite
+from jaxfix.rewriting.loops import LoopRewriter
 from jaxfix.rulebase import Code, RuleContext
 
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})

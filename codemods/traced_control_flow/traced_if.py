@@ -83,10 +83,10 @@ from jaxfix.analysis.body_facts import (
     ordered_assigned,
     statement_kinds,
 )
-from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.analysis.trace_screen import ScreenFunction
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, ImportRequest
+from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.rulebase import Code, Invalid, Rule, Valid
 
 

@@ -48,10 +48,15 @@ from __future__ import annotations
 import ast
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import SCALAR_CONVERSIONS, FunctionSites, Site, SiteRule
-from jaxfix.rewriting.functions import FunctionRewrite
+from codemods.traced_control_flow.sites import (
+    SCALAR_CONVERSIONS,
+    FunctionSites,
+    Site,
+    SiteRule,
+)
 from jaxfix.analysis.trace_screen import ScreenFunction
 from jaxfix.model import Fix
+from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.rulebase import Code, Invalid, Rule, Valid
 
 

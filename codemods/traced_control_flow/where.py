@@ -12,8 +12,8 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis.body_facts import number_literal
-from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.analysis.walk import walk
+from jaxfix.rewriting.functions import FunctionRewrite
 
 # elementwise jax.numpy functions that are cheap and pure enough to evaluate on both sides
 CHEAP_JNP = frozenset(

@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from jaxfix.analysis import astscan, pytrees
 from jaxfix.analysis.jit_contexts import (
     BODY_ARGS,
     BODY_KEYWORDS,
@@ -38,9 +39,12 @@ from jaxfix.analysis.jit_contexts import (
     PASS_THROUGH,
     VMAP_NAMES,
 )
-from jaxfix.analysis import astscan, pytrees
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.traced import STATIC_ATTRS, is_static_call_name, is_staged_call_name
+from jaxfix.analysis.traced import (
+    STATIC_ATTRS,
+    is_staged_call_name,
+    is_static_call_name,
+)
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
 

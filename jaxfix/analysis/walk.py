@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+
 class _NodeTypes(dict):
     """type -> whether it is a CSTNode; `isinstance` against libcst's ABCs is the slow part of a walk."""
 

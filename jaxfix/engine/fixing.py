@@ -17,9 +17,9 @@ from jaxfix.analysis.cstparse import parse_module
 from jaxfix.edits import apply_edits, overlaps
 from jaxfix.engine.imports import apply_import_requests
 from jaxfix.engine.linemap import LineMap
+from jaxfix.engine.suppression import is_suppressed
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Rule, RuleContext
-from jaxfix.engine.suppression import is_suppressed
 
 MAX_FIX_ROUNDS = 10
 

@@ -29,16 +29,24 @@ from typing import Any
 
 import libcst as cst
 
+from jaxfix.analysis.chunks import (
+    Chunk,
+    ChunkNames,
+    chunk_names,
+    components,
+    default_indent,
+    line_starts,
+    split_chunks,
+)
 from jaxfix.analysis.comments import Comment, comments_in
-from jaxfix.analysis.chunks import Chunk, ChunkNames, chunk_names, components, default_indent, line_starts, split_chunks
-from jaxfix.engine.chunkparse import ParsedChunk, assemble, parse_chunk
-from jaxfix.engine.config import Config
 from jaxfix.analysis.cstparse import parse_module
 from jaxfix.engine import selected_rules
+from jaxfix.engine.chunkparse import ParsedChunk, assemble, parse_chunk
+from jaxfix.engine.config import Config
 from jaxfix.engine.fixing import AnalysisError, RawScan, parse_ast, scan_raw, settle
+from jaxfix.engine.suppression import skips_file
 from jaxfix.model import Edit, FileResult, Finding
 from jaxfix.rulebase import Rule
-from jaxfix.engine.suppression import skips_file
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ import functools
 from jaxfix.engine import registry
 from jaxfix.engine.config import Config
 from jaxfix.engine.fixing import AnalysisError, fix_until_stable, scan
+from jaxfix.engine.suppression import skips_file
 from jaxfix.model import FileResult
 from jaxfix.rulebase import Rule
-from jaxfix.engine.suppression import skips_file
 
 
 def selected_rules(config: Config, path: str | None = None) -> list[Rule]:

@@ -16,11 +16,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from jaxfix.engine import analyze
 from jaxfix.engine.cache import ResultCache, cache_key
 from jaxfix.engine.config import Config
-from jaxfix.engine import analyze
-from jaxfix.model import FileResult
 from jaxfix.engine.source import SourceError, decode
+from jaxfix.model import FileResult
 
 POOL_THRESHOLD = 8  # below this many files a pool costs more than it saves
 

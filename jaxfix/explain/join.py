@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jaxfix.engine.config import Config, ConfigError, ConfigResolver
 from jaxfix.engine import analyze
+from jaxfix.engine.config import Config, ConfigError, ConfigResolver
 from jaxfix.explain.events import Function, Miss
 from jaxfix.model import Finding
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 def serve() -> None:
     """Run the language server over stdio until the client says exit."""
-    from jaxfix.lsp.server import create_server
     from jaxfix.engine.runner import tune_gc
+    from jaxfix.lsp.server import create_server
 
     tune_gc()
     create_server().start_io()

@@ -16,9 +16,9 @@ from lsprotocol import types
 
 from jaxfix.edits import apply_edits, edits_between
 from jaxfix.engine.imports import apply_import_requests
+from jaxfix.engine.noqa import add_noqa
 from jaxfix.lsp.positions import LineIndex
 from jaxfix.model import Edit, Finding, Fix, Safety
-from jaxfix.engine.noqa import add_noqa
 
 FIX_ALL_KIND = "source.fixAll.jaxfix"
 QUICKFIX = types.CodeActionKind.QuickFix

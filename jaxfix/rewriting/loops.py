@@ -23,9 +23,9 @@ from jaxfix.analysis.body_facts import (
     ordered_assigned,
     statement_kinds,
 )
-from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, ImportRequest
+from jaxfix.rewriting.functions import FunctionRewrite
 
 if TYPE_CHECKING:
     from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts

@@ -26,14 +26,19 @@ from pathlib import Path
 from typing import Any
 
 from jaxfix.model import Evidence, FileResult, Finding
+from jaxfix.verify import branches, figures
 from jaxfix.verify import inputs as inputs_mod
 from jaxfix.verify import screen as screen_mod
-from jaxfix.verify.changed import ChangeSet, changed_callables, family_of, units_for_finding
-from jaxfix.verify import branches, figures
+from jaxfix.verify.changed import (
+    ChangeSet,
+    changed_callables,
+    family_of,
+    units_for_finding,
+)
 from jaxfix.verify.compare import compare_trees
-from jaxfix.verify.intended import added_fields as fields_added
 from jaxfix.verify.device import DeviceChoice, choose_device
 from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, gather_inputs
+from jaxfix.verify.intended import added_fields as fields_added
 from jaxfix.verify.protocol import Job, Task, TaskResult, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
 

@@ -30,8 +30,21 @@ import traceback
 from typing import Any, Callable
 
 from jaxfix.verify.compare import FlatTree, Outcome, flatten
-from jaxfix.verify.observe import caching_counts, describe_call, error_under_jit, lines_run
-from jaxfix.verify.protocol import ArrayArg, Call, Construct, Job, Task, TaskResult, VersionResult
+from jaxfix.verify.observe import (
+    caching_counts,
+    describe_call,
+    error_under_jit,
+    lines_run,
+)
+from jaxfix.verify.protocol import (
+    ArrayArg,
+    Call,
+    Construct,
+    Job,
+    Task,
+    TaskResult,
+    VersionResult,
+)
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"

@@ -1,5 +1,6 @@
 import functools
 from functools import cached_property
+
 import equinox as eqx
 import jax
 from flax import struct

@@ -7,13 +7,20 @@ import os
 import re
 from dataclasses import dataclass
 
-from jaxfix.engine.config import Config
-from jaxfix.edits import apply_edits
-from jaxfix.engine import analyze, selected_rules
-from jaxfix.engine.fixing import MAX_FIX_ROUNDS, AnalysisError, _non_overlapping, fix_is_wanted, scan
-from jaxfix.engine.imports import apply_import_requests
 from incremental_support import differences
 from screen_support import screen_misses
+
+from jaxfix.edits import apply_edits
+from jaxfix.engine import analyze, selected_rules
+from jaxfix.engine.config import Config
+from jaxfix.engine.fixing import (
+    MAX_FIX_ROUNDS,
+    AnalysisError,
+    _non_overlapping,
+    fix_is_wanted,
+    scan,
+)
+from jaxfix.engine.imports import apply_import_requests
 
 # What analysing text that is not (for libcst) analysable may say: a clean one-line refusal.
 CLEAN_REFUSAL = re.compile(r"^(syntax error at line|cannot parse: |expression nested too deeply)")

@@ -7,12 +7,12 @@ generated, and with a JAX header prepended and every function decorated with `@j
 
 from __future__ import annotations
 
-import libcst as cst
-from hypothesis import given
 import hypothesmith
-
+import libcst as cst
 from conftest import examples
 from fuzz_support import check_properties
+from hypothesis import given
+
 from jaxfix.engine.config import Config
 
 HEADER = "import functools\nimport jax\nimport jax.numpy as jnp\nfrom jax import lax  # noqa: F401\n"

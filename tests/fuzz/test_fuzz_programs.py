@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import LONG, examples
+from fuzz_support import check_properties
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from conftest import LONG, examples
-from fuzz_support import check_properties
 from jaxfix.engine import registry
 from jaxfix.engine.config import Config
 
