@@ -1,6 +1,5 @@
 import functools
 from functools import cached_property
-
 import equinox as eqx
 import jax
 from flax import struct
