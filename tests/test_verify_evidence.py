@@ -374,3 +374,18 @@ def test_uneven_compile_counts_are_given_as_totals():
     assert jit_placement(10, 0, 1) == "10 compiles -> 0 (steady state)"
     assert jit_placement(20, 0, 2) == "10 compiles per call -> 0 (steady state)"
     assert jit_placement(10, 0, 9) == "10 compiles in 9 calls -> 0 (steady state)"
+
+
+def test_a_recorded_slotted_dataclass_keeps_its_values():
+    import dataclasses
+
+    from jaxfix.verify.child import _fill_added_defaults
+
+    @dataclasses.dataclass(slots=True)
+    class Config:
+        rate: float = 0.1
+        steps: int = 3
+
+    recorded = Config(rate=0.5, steps=7)
+    _fill_added_defaults(((recorded,), {}), set())
+    assert (recorded.rate, recorded.steps) == (0.5, 7)

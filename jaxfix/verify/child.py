@@ -129,14 +129,26 @@ def _fill_added_defaults(value: Any, seen: set[int]) -> None:
         for item in value.values():
             _fill_added_defaults(item, seen)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        state = getattr(value, "__dict__", {})
+        state = getattr(value, "__dict__", None)
         for spec in dataclasses.fields(value):
-            if spec.name in state:
-                _fill_added_defaults(state[spec.name], seen)
+            present, held = _recorded_field(value, state, spec.name)
+            if present:
+                _fill_added_defaults(held, seen)
             elif spec.default is not dataclasses.MISSING:
                 object.__setattr__(value, spec.name, spec.default)
             elif spec.default_factory is not dataclasses.MISSING:
                 object.__setattr__(value, spec.name, spec.default_factory())
+
+
+def _recorded_field(value: Any, state: dict | None, name: str) -> tuple[bool, Any]:
+    """Whether the unpickled instance holds field `name`, and its value: from its `__dict__`
+    (a class attribute of the same name is only a default), or, for a slotted class, its slot."""
+    if state is not None:
+        return (True, state[name]) if name in state else (False, None)
+    try:
+        return True, object.__getattribute__(value, name)
+    except AttributeError:
+        return False, None
 
 
 class Child:
