@@ -34,12 +34,8 @@ def family_for(code: str, reference: str) -> str:
 
 
 def _per_call(total: int | None, calls: int) -> str:
-    if total is None:
-        return "?"
-    if calls <= 1:
-        return str(total)
-    value = total / calls
-    return f"{value:g}" if value == int(value) else f"{value:.1f}"
+    """Compiles per call; `jit_placement` asks only where every call compiled alike."""
+    return "?" if total is None else str(total // max(calls, 1))
 
 
 def jit_placement(before_compiles: int | None, after_compiles: int | None, calls: int) -> str:
@@ -47,8 +43,7 @@ def jit_placement(before_compiles: int | None, after_compiles: int | None, calls
     compile unevenly (a per-call average like 1.1 says less than the counts)."""
     even = all(total is None or total % max(calls, 1) == 0 for total in (before_compiles, after_compiles))
     if calls > 1 and not even:
-        after = "?" if after_compiles is None else after_compiles
-        return f"{before_compiles} compiles in {calls} calls -> {after} (steady state)"
+        return f"{before_compiles} compiles in {calls} calls -> {_per_call(after_compiles, 1)} (steady state)"
     unit = " per call" if calls > 1 else ""
     return f"{_per_call(before_compiles, calls)} compiles{unit} -> {_per_call(after_compiles, calls)} (steady state)"
 
