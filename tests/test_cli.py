@@ -277,3 +277,16 @@ def test_manual_guidance_is_printed_once(tmp_path):
     (line,) = [line for line in result.output.splitlines() if "JAX304" in line]
     assert "manual:" in line
     assert line.count("static_argnames") == 1, line
+
+
+def test_manual_guidance_behind_a_lead_in_is_not_repeated(tmp_path):
+    # JAX202's manual fix is titled "Hoist by hand: <reason>" and its message already gives the reason.
+    target = tmp_path / "factory.py"
+    target.write_text(
+        "import jax\n\n\ndef run(xs, backend):\n"
+        "    @jax.jit\n    def step(x, b=backend):\n        return x + 1\n\n"
+        "    return step(xs)\n"
+    )
+    result = CliRunner().invoke(app, ["check", str(target)])
+    (line,) = [line for line in result.output.splitlines() if "JAX202" in line]
+    assert "manual:" not in line and line.count("read local `backend`") == 1, line

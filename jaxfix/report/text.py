@@ -17,9 +17,19 @@ def fix_mark(finding: Finding) -> str:
 
 def format_finding(finding: Finding) -> str:
     line = f"{finding.path}:{finding.line}:{finding.column}: {finding.code} {fix_mark(finding)}{finding.message}"
-    if finding.fix is not None and finding.fix.safety is Safety.MANUAL and finding.fix.title not in finding.message:
-        line += f" (manual: {finding.fix.title})"  # said once: most rules put the guidance in the message
+    if finding.fix is not None and finding.fix.safety is Safety.MANUAL and not _said(finding.fix.title, finding.message):
+        line += f" (manual: {finding.fix.title})"
     return line
+
+
+def _said(guidance: str, message: str) -> bool:
+    """Whether the message already carries the manual guidance, so it is printed once.
+
+    Most rules put the reason in the message; a title such as "Hoist by hand: <reason>" repeats it
+    behind a lead-in, which counts as said.
+    """
+    reason = guidance.partition(": ")[2]
+    return guidance in message or bool(reason) and reason in message
 
 
 def render(findings: Iterable[Finding]) -> str:
