@@ -6,7 +6,10 @@ inside a function that runs under a trace: decorated with `@jax.jit` (or `partia
 ...)`, `eqx.filter_jit`, `jax.vmap`), wrapped by `jax.jit(f)` anywhere in the module, passed
 as a body to `lax.scan`/`fori_loop`/`while_loop`/`cond`/`switch`, or called from such code with
 traced arguments. Conditions on `.shape`, `.ndim`, `.dtype`, `.size`, `len()`, `isinstance()`,
-`is None`, static arguments, literals and module constants are static and never flagged.
+`is None`, static arguments, literals and module constants are static and never flagged, and so
+are shape and dtype queries (`jnp.shape`, `lax.broadcast_shapes`, `jnp.issubdtype`,
+`jnp.iscomplexobj`, `jnp.finfo(...)`, tuple arithmetic on shapes), a `tree_map` of such a test
+over the leaves, and helpers of the module whose body only reads shapes or dtypes.
 
 ## Why is this bad?
 A traced value has no Python truth value: the first trace raises
@@ -15,7 +18,9 @@ A traced value has no Python truth value: the first trace raises
 ## Known problems
 The analysis is within one module. A parameter that callers in other modules pass as a Python
 value is assumed traced unless it has a literal default that no call site in this module
-passes. A `jnp.where` rewrite broadcasts: if the two original branches returned different
+passes. A function imported from the project (not from jax, NumPy or another array library)
+has its body elsewhere: whether its result is traced is undecidable here, so a condition on
+it is not reported. A `jnp.where` rewrite broadcasts: if the two original branches returned different
 shapes, the rewrite returns the broadcast shape (the original could never run under jit).
 `self` is traced only in classes the module registers as pytrees.
 
@@ -132,6 +137,23 @@ class TracedIfRule(SiteRule, Rule):
             @jax.jit
             def leaky(x):
                 return jnp.where(x > 0, x, 0.1 * x)
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            def is_floating(a):
+                return jnp.issubdtype(a.dtype, jnp.floating)
+
+
+            @jax.jit
+            def normalise(a):
+                if not is_floating(a):
+                    a = a.astype(jnp.float32)
+                return a / jnp.linalg.norm(a)
             """
         ),
     )
