@@ -11,7 +11,13 @@ import pytest
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.static_helpers import ModuleCallOracle
-from jaxfix.analysis.static_values import STATIC, TRACED, UNKNOWN, is_known_library, is_static_call_name
+from jaxfix.analysis.static_values import (
+    STATIC,
+    TRACED,
+    UNKNOWN,
+    is_known_library,
+    is_static_call_name,
+)
 from jaxfix.analysis.traced import analyse_function
 from jaxfix.rulebase import RuleContext
 

@@ -42,6 +42,12 @@ def f(x):
 ```
 
 The fix is decided per site:
+- **split** when the condition joins static and traced operands with `and`/`or`
+  (`mode == "train" and x > 0`): the finding points at the traced operand, the static operands
+  stay a Python `if` and the traced ones get their own `if` nested inside it, which the next
+  round turns into `jnp.where`/`lax.cond`. `if S and T: A` becomes `if S: if T: A` (an `else`
+  of one line is copied into both levels); `if S or T: A` becomes `if S: A else: if T: A` (A of
+  one line), and `if S or T: return A` becomes `if S: return A` then `if T: return A`.
 - **`static_argnames`** when the condition depends only on parameters that every call site in
   the module passes as hashable literals, and the function is jitted here with `jax.jit`.
 - **`jnp.where`** when each branch is a single `return`, or a single assignment of one
@@ -52,8 +58,8 @@ The fix is decided per site:
   false branch). Conditions nested in the branches are rewritten in the next round.
 - **manual** for side effects, `raise`, `break`/`continue` in a branch, a variable first
   assigned in only some branches, an early return inside a loop or nested block, a static
-  operand of `and`/`or` that may guard the traced one, and an `elif` on a traced value after
-  a static test.
+  operand of `and`/`or` that the split cannot separate (an `and` guarding an early `return`,
+  longer branches it would copy), and an `elif` on a traced value after a static test.
 
 ## Fix safety
 The reference behaviour is the original run eagerly (`jax.disable_jit()`). The fix is safe when
@@ -78,6 +84,7 @@ import libcst as cst
 
 from codemods._command import commands_for
 from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule, if_chain
+from codemods.traced_control_flow.split_condition import split_fix
 from codemods.traced_control_flow.static_args import static_argnames_fix
 from codemods.traced_control_flow.where import WhereBuilder, literal_mismatch
 from jaxfix.analysis.body_facts import (
@@ -244,6 +251,32 @@ class TracedIfRule(SiteRule, Rule):
             y = scale(1.0, True)
             """,
         ),
+        Invalid(
+            """
+            from functools import partial
+
+            import jax
+
+
+            @partial(jax.jit, static_argnames=("mode",))
+            def augment(x, mode):
+                if mode == "train" and x.sum() > 0:
+                    x = x * 2.0
+                return x
+            """,
+            """
+            from functools import partial
+
+            import jax
+
+
+            @partial(jax.jit, static_argnames=("mode",))
+            def augment(x, mode):
+                if mode == "train":
+                    x = jax.numpy.where(x.sum() > 0, x * 2.0, x)
+                return x
+            """,
+        ),
     )
 
     screened = (ast.If, ast.IfExp)
@@ -256,6 +289,9 @@ class TracedIfRule(SiteRule, Rule):
     def message(fn: FunctionRewrite, site: Site) -> str:
         if site.kind == "ifexp":
             return f"conditional expression on traced `{fn.code(site.node.test)}`"
+        if site.traced:  # a condition with static operands too: only these are the problem
+            parts = ", ".join(f"`{fn.code(t)}`" for t in site.traced)
+            return f"`{site.kind}` condition `{fn.code(site.node.test)}` has traced part {parts}"
         return f"`{site.kind}` condition `{fn.code(site.node.test)}` is traced"
 
     @staticmethod
@@ -267,7 +303,11 @@ class TracedIfRule(SiteRule, Rule):
         if site.kind == "ifexp":
             return _BranchRewrite(fn).fix_ifexp(site.node)
         chain = if_chain(site.node)
-        return static_argnames_fix(fn, [b.test for b in chain], site.node) or _BranchRewrite(fn).fix_if(site.node, chain)
+        return (
+            static_argnames_fix(fn, [b.test for b in chain], site.node)
+            or split_fix(fn, site.node)
+            or _BranchRewrite(fn).fix_if(site.node, chain)
+        )
 
 
 class _BranchRewrite:
