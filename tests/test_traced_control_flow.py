@@ -347,7 +347,8 @@ def test_counter_only_carry_is_safe():
     assert rows(result) == [("JAX302", "safe")]
 
 
-def test_condition_mixing_a_static_guard_and_a_traced_test_is_manual():
+def test_condition_mixing_a_static_guard_and_a_traced_test_is_split():
+    # the static guard stays a Python `if`; only the traced part becomes `jnp.where` (issue #20)
     result = run(
         """
         import jax
@@ -356,6 +357,29 @@ def test_condition_mixing_a_static_guard_and_a_traced_test_is_manual():
         def f(x, mask=None):
             if mask is not None and mask.any():
                 x = x * mask
+            return x
+
+        def use(x):
+            return f(x, x > 0)
+        """
+    )
+    assert rows(result) == [("JAX301", "safe")]
+    finding = result.findings[0]
+    assert (finding.line, finding.column) == (6, 29)  # the traced part `mask.any()`
+    assert "has traced part `mask.any()`" in finding.message
+    assert "keep the static `mask is not None` as a Python `if`" in finding.message
+    assert "    if mask is not None:\n        x = jax.numpy.where(mask.any(), x * mask, x)\n" in result.fixed_source
+
+
+def test_mixed_condition_guarding_an_early_return_is_manual():
+    result = run(
+        """
+        import jax
+
+        @jax.jit
+        def f(x, mask=None):
+            if mask is not None and mask.any():
+                return x * mask
             return x
 
         def use(x):

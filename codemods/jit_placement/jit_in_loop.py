@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.screen import sites
-from codemods.jit_placement.sites import MODULE_FUNCTION
+from codemods.jit_placement.sites import INCLUDE_TESTS, MODULE_FUNCTION, skips_test_code
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -41,6 +41,9 @@ class JitInLoopRule(Rule):
     on their own. The same module-level function re-wrapped in a loop is JAX203, a jitted
     callable made once per call of a function is JAX202. Which values a call passes is inferred
     from the code in this file only.
+    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`) is not
+    reported: tests and their helpers build fresh jitted wrappers on purpose to exercise jit, and
+    each test runs once. Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
     ## Example
     ```python
@@ -87,6 +90,7 @@ class JitInLoopRule(Rule):
 
     name = "jit-in-loop"
     options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
+    options = (INCLUDE_TESTS,)
     codes = (Code("JAX201", "jit-in-loop", "compiling transform of a fresh callable inside a loop", fix="sometimes"),)
     prefilter = ("jit", "pmap")
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # a transform is named only through a jax/equinox import
@@ -171,6 +175,8 @@ class JitInLoopRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         """The planner's sites in a loop whose callable is fresh each time (not a module function)."""
+        if skips_test_code(ctx, self):
+            return
         for hoist in hoists(ctx):
             site = hoist.site
             if site.loops and site.kind != MODULE_FUNCTION:

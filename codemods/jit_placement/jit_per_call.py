@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.screen import sites
+from codemods.jit_placement.sites import INCLUDE_TESTS, skips_test_code
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -37,6 +38,9 @@ class JitPerCallRule(Rule):
     and is left alone, as is a transformed function that is stored, returned or passed on.
     Code that already runs under a trace is not reported: a transform there is inlined. Which
     values a call passes is inferred from the code in this file only.
+    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`) is not
+    reported: tests and their helpers build fresh jitted wrappers on purpose to exercise jit, and
+    each test runs once. Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
     ## Example
     ```python
@@ -78,6 +82,7 @@ class JitPerCallRule(Rule):
 
     name = "jit-per-call"
     options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
+    options = (INCLUDE_TESTS,)
     codes = (
         Code(
             "JAX202",
@@ -185,6 +190,8 @@ class JitPerCallRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         """The planner's sites outside loops: the function body makes the callable on each call."""
+        if skips_test_code(ctx, self):
+            return
         for hoist in hoists(ctx):
             site = hoist.site
             if not site.loops:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.screen import sites
-from codemods.jit_placement.sites import MODULE_FUNCTION
+from codemods.jit_placement.sites import INCLUDE_TESTS, MODULE_FUNCTION, skips_test_code
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -33,6 +33,9 @@ class JitRewrapInLoopRule(Rule):
     Only calls made right where the wrapper is created are reported; a wrapper that is stored,
     returned or passed on is left alone, and so is code that already runs under a trace. Outside
     loops the same pattern costs one wrapper per call and is not reported.
+    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`) is not
+    reported: tests and their helpers build fresh jitted wrappers on purpose to exercise jit, and
+    each test runs once. Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
     ## Example
     ```python
@@ -68,6 +71,7 @@ class JitRewrapInLoopRule(Rule):
 
     name = "jit-rewrap-in-loop"
     options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
+    options = (INCLUDE_TESTS,)
     codes = (
         Code("JAX203", "jit-rewrap-in-loop", "module-level function re-wrapped by jit inside a loop", fix="sometimes"),
     )
@@ -163,6 +167,8 @@ class JitRewrapInLoopRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         """The planner's sites in a loop whose callable is a module function: a cache hit per iteration."""
+        if skips_test_code(ctx, self):
+            return
         for hoist in hoists(ctx):
             site = hoist.site
             if site.loops and site.kind == MODULE_FUNCTION:

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
+from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
 from jaxfix.analysis.walk import walk
-from jaxfix.rulebase import RuleContext
+from jaxfix.rulebase import Option, Rule, RuleContext
 
 # Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
 COMPILING = {
@@ -86,6 +87,20 @@ def runs_once(function_name: str) -> bool:
     """Functions a program calls once by convention, pytest tests and `main`: a transform made in
     their body compiles once (a loop inside them still repeats it)."""
     return function_name == "main" or function_name.startswith("test")
+
+
+# `[tool.jaxfix.jit-placement] include-tests`, shared by JAX201-JAX203
+INCLUDE_TESTS = Option(
+    "include-tests",
+    False,
+    "Also report test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`), "
+    "where a fresh jitted wrapper in a test or test helper is usually how the test exercises jit.",
+)
+
+
+def skips_test_code(ctx: RuleContext, rule: Rule) -> bool:
+    """The file is test code and the rule's `include-tests` option is off: nothing to report."""
+    return is_test_module(ctx.path) and not ctx.option(rule, INCLUDE_TESTS.name)
 
 
 def find_sites(ctx: RuleContext, idx: ScopeIndex) -> list[Site]:

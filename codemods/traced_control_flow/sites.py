@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
@@ -56,13 +57,16 @@ SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
 class Site:
     """One reportable construct. `kind` says which (`if`, `elif`, `ifexp`, `while`, `for`,
     `convert`, `method`, `assert`, `boolop`, `not`, `shape`, `slice`); `stmt` is the statement
-    whose traced-value environment decides it; `traced` the traced operands a message names."""
+    whose traced-value environment decides it; `traced` the traced operands a message names;
+    `report` the node the finding points at when not `node` (the traced operand of a condition
+    whose other operands are static)."""
 
     code: str
     kind: str
     node: cst.CSTNode
     stmt: cst.CSTNode | None
     traced: tuple[cst.BaseExpression, ...] = ()
+    report: cst.CSTNode | None = None
 
 
 class FunctionSites:
@@ -141,7 +145,8 @@ class SiteRule:
                 message = self.message(fn.rewrite, site)
                 if fix is not None:
                     message += f"; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"; {fix.title}"
-                yield ctx.finding(self, site.code, site.node, message, fix)
+                at = site.node if site.report is None else site.report
+                yield ctx.finding(self, site.code, at, message, fix)
 
     @classmethod
     def passes_prefilter(cls, source: str) -> bool:
@@ -263,9 +268,12 @@ class _SiteFinder:
         for branch in chain:
             self.covered.add(branch)
             self.cover(branch.test)
-        if traced_tests[0] != 0:
-            return Site("JAX301", "elif", chain[traced_tests[0]], stmt)
-        return Site("JAX301", "if", n, stmt)
+        kind, node = ("elif", chain[traced_tests[0]]) if traced_tests[0] != 0 else ("if", n)
+        mixed = static_and_traced(self.rewrite, node.test, node)
+        if mixed is None:
+            return Site("JAX301", kind, node, stmt)
+        traced = tuple(mixed[1])
+        return Site("JAX301", kind, node, stmt, traced, report=traced[0] if len(traced) == 1 else None)
 
     def conversion_site(self, n: cst.Call, stmt) -> Site | None:
         q = self.names.qualify(n.func)

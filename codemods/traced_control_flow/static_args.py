@@ -48,7 +48,14 @@ def static_argnames_fix(fn: FunctionRewrite, exprs: list[cst.BaseExpression], si
     # with those parameters static, every condition at the site must become static
     entry = set(fn.facts.entry_traced) - set(params)
     again = analyse_function(
-        info.node, fn.names, entry, fn.facts.outer_traced, fn.facts.receiver, fn.facts.static_fields
+        info.node,
+        fn.names,
+        entry,
+        fn.facts.outer_traced,
+        fn.facts.receiver,
+        fn.facts.static_fields,
+        static_attrs=fn.facts.static_attrs,
+        calls=fn.facts.calls,
     )
     stmt = site if site in again.before else None
     env = again.env_before(stmt) if stmt is not None else frozenset(again.all_traced)

@@ -6,7 +6,10 @@ inside a function that runs under a trace: decorated with `@jax.jit` (or `partia
 ...)`, `eqx.filter_jit`, `jax.vmap`), wrapped by `jax.jit(f)` anywhere in the module, passed
 as a body to `lax.scan`/`fori_loop`/`while_loop`/`cond`/`switch`, or called from such code with
 traced arguments. Conditions on `.shape`, `.ndim`, `.dtype`, `.size`, `len()`, `isinstance()`,
-`is None`, static arguments, literals and module constants are static and never flagged.
+`is None`, static arguments, literals and module constants are static and never flagged, and so
+are shape and dtype queries (`jnp.shape`, `lax.broadcast_shapes`, `jnp.issubdtype`,
+`jnp.iscomplexobj`, `jnp.finfo(...)`, tuple arithmetic on shapes), a `tree_map` of such a test
+over the leaves, and helpers of the module whose body only reads shapes or dtypes.
 
 ## Why is this bad?
 A traced value has no Python truth value: the first trace raises
@@ -15,7 +18,9 @@ A traced value has no Python truth value: the first trace raises
 ## Known problems
 The analysis is within one module. A parameter that callers in other modules pass as a Python
 value is assumed traced unless it has a literal default that no call site in this module
-passes. A `jnp.where` rewrite broadcasts: if the two original branches returned different
+passes. A function imported from the project (not from jax, NumPy or another array library)
+has its body elsewhere: whether its result is traced is undecidable here, so a condition on
+it is not reported. A `jnp.where` rewrite broadcasts: if the two original branches returned different
 shapes, the rewrite returns the broadcast shape (the original could never run under jit).
 `self` is traced only in classes the module registers as pytrees.
 
@@ -37,6 +42,12 @@ def f(x):
 ```
 
 The fix is decided per site:
+- **split** when the condition joins static and traced operands with `and`/`or`
+  (`mode == "train" and x > 0`): the finding points at the traced operand, the static operands
+  stay a Python `if` and the traced ones get their own `if` nested inside it, which the next
+  round turns into `jnp.where`/`lax.cond`. `if S and T: A` becomes `if S: if T: A` (an `else`
+  of one line is copied into both levels); `if S or T: A` becomes `if S: A else: if T: A` (A of
+  one line), and `if S or T: return A` becomes `if S: return A` then `if T: return A`.
 - **`static_argnames`** when the condition depends only on parameters that every call site in
   the module passes as hashable literals, and the function is jitted here with `jax.jit`.
 - **`jnp.where`** when each branch is a single `return`, or a single assignment of one
@@ -47,8 +58,8 @@ The fix is decided per site:
   false branch). Conditions nested in the branches are rewritten in the next round.
 - **manual** for side effects, `raise`, `break`/`continue` in a branch, a variable first
   assigned in only some branches, an early return inside a loop or nested block, a static
-  operand of `and`/`or` that may guard the traced one, and an `elif` on a traced value after
-  a static test.
+  operand of `and`/`or` that the split cannot separate (an `and` guarding an early `return`,
+  longer branches it would copy), and an `elif` on a traced value after a static test.
 
 ## Fix safety
 The reference behaviour is the original run eagerly (`jax.disable_jit()`). The fix is safe when
@@ -73,6 +84,7 @@ import libcst as cst
 
 from codemods._command import commands_for
 from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule, if_chain
+from codemods.traced_control_flow.split_condition import split_fix
 from codemods.traced_control_flow.static_args import static_argnames_fix
 from codemods.traced_control_flow.where import WhereBuilder, literal_mismatch
 from jaxfix.analysis.body_facts import (
@@ -132,6 +144,23 @@ class TracedIfRule(SiteRule, Rule):
             @jax.jit
             def leaky(x):
                 return jnp.where(x > 0, x, 0.1 * x)
+            """
+        ),
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            def is_floating(a):
+                return jnp.issubdtype(a.dtype, jnp.floating)
+
+
+            @jax.jit
+            def normalise(a):
+                if not is_floating(a):
+                    a = a.astype(jnp.float32)
+                return a / jnp.linalg.norm(a)
             """
         ),
     )
@@ -222,6 +251,32 @@ class TracedIfRule(SiteRule, Rule):
             y = scale(1.0, True)
             """,
         ),
+        Invalid(
+            """
+            from functools import partial
+
+            import jax
+
+
+            @partial(jax.jit, static_argnames=("mode",))
+            def augment(x, mode):
+                if mode == "train" and x.sum() > 0:
+                    x = x * 2.0
+                return x
+            """,
+            """
+            from functools import partial
+
+            import jax
+
+
+            @partial(jax.jit, static_argnames=("mode",))
+            def augment(x, mode):
+                if mode == "train":
+                    x = jax.numpy.where(x.sum() > 0, x * 2.0, x)
+                return x
+            """,
+        ),
     )
 
     screened = (ast.If, ast.IfExp)
@@ -234,6 +289,9 @@ class TracedIfRule(SiteRule, Rule):
     def message(fn: FunctionRewrite, site: Site) -> str:
         if site.kind == "ifexp":
             return f"conditional expression on traced `{fn.code(site.node.test)}`"
+        if site.traced:  # a condition with static operands too: only these are the problem
+            parts = ", ".join(f"`{fn.code(t)}`" for t in site.traced)
+            return f"`{site.kind}` condition `{fn.code(site.node.test)}` has traced part {parts}"
         return f"`{site.kind}` condition `{fn.code(site.node.test)}` is traced"
 
     @staticmethod
@@ -245,7 +303,11 @@ class TracedIfRule(SiteRule, Rule):
         if site.kind == "ifexp":
             return _BranchRewrite(fn).fix_ifexp(site.node)
         chain = if_chain(site.node)
-        return static_argnames_fix(fn, [b.test for b in chain], site.node) or _BranchRewrite(fn).fix_if(site.node, chain)
+        return (
+            static_argnames_fix(fn, [b.test for b in chain], site.node)
+            or split_fix(fn, site.node)
+            or _BranchRewrite(fn).fix_if(site.node, chain)
+        )
 
 
 class _BranchRewrite:

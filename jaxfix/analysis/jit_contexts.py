@@ -28,6 +28,7 @@ import libcst as cst
 
 from jaxfix.analysis import pytrees
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.walk import Visitor, is_statement, walk
 
@@ -187,6 +188,8 @@ class JitContexts:
         self.pytree_classes: set[str] = set()
         self.class_nodes: list[cst.ClassDef] = []
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
+        # calls whose result the module's own helpers or out-of-sight imports decide
+        self.call_oracle = ModuleCallOracle(module, names)
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
         self._find_entries()
@@ -376,7 +379,9 @@ class JitContexts:
                             continue
                         getter = value.args[0].value
                         if isinstance(getter, cst.Lambda) and getter.params.params:
-                            facts = analyse_function(getter, self.names, {getter.params.params[0].name.value})
+                            facts = analyse_function(
+                                getter, self.names, {getter.params.params[0].name.value}, calls=self.call_oracle
+                            )
                             if not facts.traced(getter.body):
                                 out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
         for name, infos in self.methods.items():
@@ -396,6 +401,7 @@ class JitContexts:
             {info.positional[0]},
             receiver=info.positional[0],
             static_fields=self.static_fields.get(info.class_name or "", ()),
+            calls=self.call_oracle,
         )
         returns: list[cst.Return] = []
 
@@ -798,6 +804,7 @@ class JitContexts:
                 static_fields=self.static_fields.get(info.class_name or "", ()),
                 sequence_params=self._sequence_params(info),
                 static_attrs=self.static_attrs,
+                calls=self.call_oracle,
             )
             old = info.facts
             info.facts = facts

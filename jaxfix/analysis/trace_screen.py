@@ -40,11 +40,8 @@ from jaxfix.analysis.jit_contexts import (
     VMAP_NAMES,
 )
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.traced import (
-    STATIC_ATTRS,
-    is_staged_call_name,
-    is_static_call_name,
-)
+from jaxfix.analysis.static_values import STATIC_ATTRS, is_static_call_name
+from jaxfix.analysis.traced import is_staged_call_name
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
 

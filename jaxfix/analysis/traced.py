@@ -7,8 +7,13 @@ is *static* when it is a literal, a module-level name, a static argument,
 `.shape`/`.ndim`/`.dtype`/`.size` of anything, the result of a dtype/shape query
 (`len`, `isinstance`, `jnp.iscomplexobj`, `jnp.issubdtype`, `jax.dtypes.*`,
 `lax.axis_size`, `getattr(obj, "name", default)`...), an `is None` test, the counter
-of `enumerate`, or computed from static values only. Other `jax.*` functions (utilities,
-`jax._src` helpers) are traced only when given a traced argument.
+of `enumerate`, or computed from static values only (the table is
+`static_values`). Other `jax.*` functions (utilities, `jax._src` helpers) are traced
+only when given a traced argument. `tree_map(f, ...)` is static when `f` returns a
+static value on traced leaves. A `CallOracle` (`static_helpers.ModuleCallOracle`)
+decides calls of the module's own helpers (static when the body only reads shapes or
+dtypes) and of functions whose body is out of sight (unknown: not traced, since an
+undecidable value is never a reason to flag).
 
 The truth value of a Python tuple or list is its length: `test_traced` (for `if`,
 `while`, `and`/`or`/`not` operands) treats displays, `tuple(...)`/`list(...)`,
@@ -33,72 +38,15 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.walk import walk
-
-# Attributes whose value is known at trace time whatever the object.
-STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding"})
-
-# Calls whose result is a Python value even when given traced arguments.
-STATIC_CALLS = frozenset(
-    {
-        "len",
-        "isinstance",
-        "issubclass",
-        "type",
-        "callable",
-        "hasattr",
-        "id",
-        "repr",
-        "str",
-        "jax.numpy.shape",
-        "jax.numpy.ndim",
-        "jax.numpy.size",
-        "jax.numpy.dtype",
-        "jax.numpy.result_type",
-        "jax.numpy.finfo",
-        "jax.numpy.iinfo",
-        "jax.numpy.issubdtype",
-        "jax.numpy.promote_types",
-        "jax.numpy.can_cast",
-        "numpy.shape",
-        "numpy.ndim",
-        "numpy.size",
-        "numpy.dtype",
-        "numpy.result_type",
-        "numpy.finfo",
-        "numpy.iinfo",
-        "numpy.issubdtype",
-        "jax.tree.structure",
-        "jax.tree_util.tree_structure",
-        "jax.devices",
-        "jax.local_devices",
-        "jax.device_count",
-        "jax.dtypes.canonicalize_dtype",
-        "jax.core.is_constant_dim",
-        "jax.numpy.isdtype",
-        "jax.numpy.iscomplexobj",
-        "jax.numpy.isrealobj",
-        "jax.numpy.isscalar",
-        "jax.numpy.issubsctype",
-        "numpy.iscomplexobj",
-        "numpy.isrealobj",
-        "numpy.isscalar",
-        "numpy.isdtype",
-        "numpy.promote_types",
-        "numpy.can_cast",
-        "jax.lax.axis_size",
-        "jax.default_backend",
-        "jax.process_index",
-        "jax.process_count",
-        "jax.local_device_count",
-        "jax.eval_shape",
-        "jax.ShapeDtypeStruct",
-        "jax.numpy.broadcast_shapes",
-        "numpy.broadcast_shapes",
-    }
+from jaxfix.analysis.static_values import (
+    STATIC,
+    STATIC_ATTRS,
+    TREE_MAP_NAMES,
+    UNKNOWN,
+    CallOracle,
+    is_static_call_name,
 )
-# Modules whose functions only inspect dtypes, shapes or devices: Python values whatever the input.
-_STATIC_PREFIXES = ("jax.dtypes.", "jax._src.dtypes.", "jax.core.", "jax._src.core.", "jax.config.")
+from jaxfix.analysis.walk import walk
 
 # jax modules whose functions are staged out under a trace even on constant inputs (`jnp.ones(3)`).
 # Other `jax.*` names (utilities, dtype helpers, config, `jax._src` internals) return whatever
@@ -121,10 +69,6 @@ STAGED_PREFIXES = (
 )
 STAGED_CALLS = frozenset({"jax.device_put", "jax.pure_callback", "jax.make_array_from_callback"})
 SEQUENCE_TYPES = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "MutableSequence"})
-
-
-def is_static_call_name(qualname: str | None) -> bool:
-    return qualname in STATIC_CALLS or (qualname is not None and qualname.startswith(_STATIC_PREFIXES))
 
 
 def is_staged_call_name(qualname: str | None) -> bool:
@@ -261,6 +205,8 @@ class FunctionFacts:
     # attribute names that are static on any object (properties of the module's pytree classes
     # that return Python values, see JitContexts.static_attrs)
     static_attrs: frozenset[str] = frozenset()
+    # what the module knows about calls the table does not decide (its helpers, its imports)
+    calls: CallOracle | None = None
 
     # -- queries ----------------------------------------------------------
     @property
@@ -360,6 +306,12 @@ class FunctionFacts:
         qual = self.names.qualify(e.func)
         if is_static_call_name(qual):
             return False
+        if qual in TREE_MAP_NAMES and self._maps_to_static(e, env):
+            return False
+        if self.calls is not None and not (isinstance(e.func, cst.Name) and e.func.value in self.locals):
+            verdict = self.calls.call_result(e)
+            if verdict in (STATIC, UNKNOWN):
+                return False
         if qual == "getattr" and len(e.args) >= 2 and isinstance(e.args[1].value, cst.SimpleString):
             if len(e.args) >= 3:
                 # probing an optional attribute with a fallback: an object's configuration, not an array
@@ -385,6 +337,29 @@ class FunctionFacts:
             ("jax.vmap", "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian", "jax.checkpoint")
         ):
             return True  # `jax.vmap(f)(...)`: a transformed function, staged out
+        return False
+
+    def _maps_to_static(self, e: cst.Call, env) -> bool:
+        """`tree_map(f, *trees)` whose `f` returns a static value on any leaves: a lambda whose body
+        is static with its parameters traced, or a function the oracle knows returns static values."""
+        args = [a for a in e.args if a.keyword is None and not a.star]
+        func = next((a.value for a in e.args if a.keyword is not None and a.keyword.value == "f"), None)
+        if func is None and args:
+            func = args[0].value
+        if isinstance(func, cst.Lambda):
+            inner = analyse_function(
+                func,
+                self.names,
+                param_names(func.params),
+                lambda name: self.name_traced(name, env),
+                static_attrs=self.static_attrs,
+                calls=self.calls,
+            )
+            return not inner.traced(func.body)
+        if isinstance(func, (cst.Name, cst.Attribute)) and self.calls is not None:
+            if isinstance(func, cst.Name) and func.value in self.locals:
+                return False
+            return self.calls.returns_static(func)
         return False
 
     def loop_bindings(self, target, it, env) -> list[tuple[str, bool]]:
@@ -667,6 +642,7 @@ def analyse_function(
     static_fields: Iterable[str] = (),
     sequence_params: Iterable[str] = (),
     static_attrs: Iterable[str] = (),
+    calls: CallOracle | None = None,
 ) -> FunctionFacts:
     facts = FunctionFacts(
         node=node,
@@ -677,6 +653,7 @@ def analyse_function(
         static_fields=frozenset(static_fields),
         sequence_params=frozenset(sequence_params),
         static_attrs=frozenset(static_attrs),
+        calls=calls,
     )
     _Walker(facts).run()
     return facts

@@ -1,0 +1,170 @@
+"""Values that are static although computed inside a trace: the one table of them.
+
+Under `jit` an array's shape, rank, size and dtype are Python values, and so is anything
+computed from them: `jnp.shape(x)[1:] == jnp.shape(y)[1:]`, `lax.broadcast_shapes(...)`,
+`jnp.issubdtype(x.dtype, jnp.floating)`, `len(tree_leaves(t))`, `isinstance(x, tuple)`. A
+Python `if` on such a value is correct code. This module lists the attributes and functions
+whose result is static whatever their arguments (`STATIC_ATTRS`, `STATIC_CALLS`,
+`STATIC_PREFIXES`), the tree functions whose result is static when the function they apply is
+(`TREE_MAP_NAMES`), and the three answers a call can get (`STATIC`, `TRACED`, `UNKNOWN`) from a
+`CallOracle`: `traced.FunctionFacts` asks one, when it has one, about every call it cannot decide
+from this table (`static_helpers.ModuleCallOracle` answers for a module's own functions and
+its imports).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Protocol
+
+import libcst as cst
+
+# Attributes whose value is known at trace time whatever the object.
+STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding"})
+
+# Calls whose result is a Python value even when given traced arguments.
+STATIC_CALLS = frozenset(
+    {
+        # Python builtins that inspect an object rather than compute with it
+        "len",
+        "isinstance",
+        "issubclass",
+        "type",
+        "callable",
+        "hasattr",
+        "id",
+        "repr",
+        "str",
+        # shapes
+        "jax.numpy.shape",
+        "jax.numpy.ndim",
+        "jax.numpy.size",
+        "numpy.shape",
+        "numpy.ndim",
+        "numpy.size",
+        "jax.numpy.broadcast_shapes",
+        "jax.lax.broadcast_shapes",
+        "numpy.broadcast_shapes",
+        "jax.eval_shape",
+        "jax.ShapeDtypeStruct",
+        "jax.core.is_constant_dim",
+        "jax.lax.axis_size",
+        # dtypes
+        "jax.numpy.dtype",
+        "jax.numpy.result_type",
+        "jax.numpy.finfo",
+        "jax.numpy.iinfo",
+        "jax.numpy.issubdtype",
+        "jax.numpy.promote_types",
+        "jax.numpy.can_cast",
+        "jax.numpy.isdtype",
+        "jax.numpy.iscomplexobj",
+        "jax.numpy.isrealobj",
+        "jax.numpy.isscalar",
+        "jax.numpy.issubsctype",
+        "numpy.dtype",
+        "numpy.result_type",
+        "numpy.finfo",
+        "numpy.iinfo",
+        "numpy.issubdtype",
+        "numpy.iscomplexobj",
+        "numpy.isrealobj",
+        "numpy.isscalar",
+        "numpy.isdtype",
+        "numpy.promote_types",
+        "numpy.can_cast",
+        "jax.dtypes.canonicalize_dtype",
+        # tree structure (not the leaves)
+        "jax.tree.structure",
+        "jax.tree_util.tree_structure",
+        "jax.tree_util.treedef_is_leaf",
+        "jax.tree_util.all_leaves",
+        # devices and processes
+        "jax.devices",
+        "jax.local_devices",
+        "jax.device_count",
+        "jax.default_backend",
+        "jax.process_index",
+        "jax.process_count",
+        "jax.local_device_count",
+    }
+)
+# Modules whose functions only inspect dtypes, shapes or devices: Python values whatever the input.
+STATIC_PREFIXES = ("jax.dtypes.", "jax._src.dtypes.", "jax.core.", "jax._src.core.", "jax.config.")
+
+# `tree_map(f, *trees)`: a tree of `f`'s results, so static exactly when `f` returns a static value
+# on traced leaves (`lambda a, b: jnp.ndim(a) == jnp.ndim(b)`).
+TREE_MAP_NAMES = frozenset(
+    {
+        "jax.tree_util.tree_map",
+        "jax.tree.map",
+        "jax.tree_map",
+        "jax.tree_util.tree_map_with_path",
+        "jax.tree.map_with_path",
+    }
+)
+
+# What a call's result is, for a `CallOracle`.
+STATIC = "static"  # a Python value whatever the arguments (the helper only reads shapes/dtypes)
+TRACED = "traced"  # an array under the trace
+UNKNOWN = "unknown"  # undecidable here (a helper whose body is elsewhere): never a reason to flag
+
+
+def is_static_call_name(qualname: str | None) -> bool:
+    """`qualname` (a qualified function name) returns a Python value whatever its arguments."""
+    return qualname in STATIC_CALLS or (qualname is not None and qualname.startswith(STATIC_PREFIXES))
+
+
+class CallOracle(Protocol):
+    """What a module knows about calls the table does not decide: its own helpers' bodies, and
+    which callees are out of sight. Cross-module knowledge (a project call graph) plugs in here."""
+
+    def call_result(self, call: cst.Call) -> str | None:
+        """`STATIC`, `TRACED` or `UNKNOWN` for the result of `call`; None: no opinion (the default
+        rule applies: traced when an argument is, or when it is a staged jax operation)."""
+
+    def returns_static(self, func: cst.BaseExpression) -> bool:
+        """`func` (a name or attribute naming a function) returns a static value whatever its arguments."""
+
+
+# Top-level packages whose functions compute with arrays (or are the standard library): a call
+# into one of them follows the default rule. A function imported from any other module (the
+# project's own, or a relative import) has a body this module cannot see: its result is UNKNOWN.
+ARRAY_LIBRARIES = frozenset(
+    {
+        "jax",
+        "jaxlib",
+        "numpy",
+        "scipy",
+        "equinox",
+        "flax",
+        "optax",
+        "chex",
+        "haiku",
+        "numpyro",
+        "jaxopt",
+        "diffrax",
+        "optimistix",
+        "lineax",
+        "distrax",
+        "tensorflow_probability",
+        "tensorflow",
+        "torch",
+        "einops",
+        "jraph",
+        "jmp",
+        "orbax",
+        "blackjax",
+        "jaxtyping",
+        "ml_dtypes",
+        "opt_einsum",
+        "rlax",
+        "objax",
+    }
+)
+
+
+def is_known_library(module: str) -> bool:
+    """`module` (dotted) belongs to an array library or the standard library (see ARRAY_LIBRARIES)."""
+    top = module.split(".", 1)[0]
+    return top in ARRAY_LIBRARIES or top in sys.stdlib_module_names or top == "__future__"

@@ -1,0 +1,90 @@
+"""Test code and the jit-placement rules (issue #20): a fresh jitted wrapper in a test or a test
+helper is how a test exercises jit, so JAX201-JAX203 leave test modules alone unless
+`[tool.jaxfix.jit-placement] include-tests = true`; control-flow bugs there are still reported."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jaxfix.analysis.pytest_files import is_test_module
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config, load_pyproject
+
+HELPER = textwrap.dedent(
+    """
+    import jax
+
+
+    def run_inside_jit(fn, *args):
+        return jax.jit(lambda *a: fn(*a))(*args)
+
+
+    def run_all(fns, x):
+        for fn in fns:
+            x = jax.jit(lambda v: fn(v))(x)
+        return x
+
+
+    @jax.jit
+    def positive(x):
+        if x > 0:
+            return x
+        return -x
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "test_mcmc.py",
+        "pkg/test_mcmc.py",
+        "pkg/mcmc_test.py",
+        "conftest.py",
+        "tests/conftest.py",
+        "tests/helpers.py",
+        "project/test/util/jit_helpers.py",
+        "C:\\proj\\tests\\util.py",
+    ],
+)
+def test_test_modules_are_recognised(path):
+    assert is_test_module(path)
+
+
+@pytest.mark.parametrize(
+    "path", ["mcmc.py", "pkg/testing_utils.py", "pkg/contest.py", "latest.py", "tests.py", "pkg/attest/x.py", "", None]
+)
+def test_other_modules_are_not_test_code(path):
+    assert not is_test_module(path)
+
+
+def _codes(path: str, config: Config) -> list[str]:
+    result = analyze(HELPER, path, config)
+    assert result.error is None, result.error
+    return sorted(f.code for f in result.findings)
+
+
+def test_placement_is_not_reported_in_test_code_by_default_but_control_flow_is():
+    config = Config(select=("ALL",))
+    assert _codes("pkg/helpers.py", config) == ["JAX201", "JAX202", "JAX301"]
+    for path in ("tests/helpers.py", "pkg/test_helpers.py", "conftest.py"):
+        assert _codes(path, config) == ["JAX301"], path
+
+
+def test_include_tests_option_reports_test_code_too(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxfix.jit-placement]\ninclude-tests = true\n", encoding="utf-8")
+    config = load_pyproject(tmp_path / "pyproject.toml")
+    assert config is not None
+    config = Config(select=("ALL",), rule_options=config.rule_options)
+    assert config.options()["jit-placement"]["include-tests"] is True
+    assert _codes(str(tmp_path / "tests" / "helpers.py"), config) == ["JAX201", "JAX202", "JAX301"]
+
+
+def test_include_tests_must_be_a_boolean(tmp_path):
+    from jaxfix.engine.config import ConfigError
+
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxfix.jit-placement]\ninclude-tests = "yes"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="include-tests"):
+        load_pyproject(tmp_path / "pyproject.toml")

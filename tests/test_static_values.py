@@ -1,0 +1,229 @@
+"""Static values computed inside a trace: the table of static-valued functions, tree maps of static
+functions, the module's own shape/dtype helpers, and callees whose body is out of sight (issue #20)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
+from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.static_helpers import ModuleCallOracle
+from jaxfix.analysis.static_values import (
+    STATIC,
+    TRACED,
+    UNKNOWN,
+    is_known_library,
+    is_static_call_name,
+)
+from jaxfix.analysis.traced import analyse_function
+from jaxfix.rulebase import RuleContext
+
+
+def traced_in(source: str, name: str = "f") -> set[str]:
+    ctx = RuleContext(textwrap.dedent(source), "t.py")
+    jc = ctx.fact(JitContexts, jit_contexts)
+    [info] = [i for i in jc.functions.values() if i.name == name]
+    assert info.facts is not None, f"{name} is not under a trace"
+    return set(info.facts.all_traced)
+
+
+@pytest.mark.parametrize(
+    "qualname",
+    [
+        "jax.lax.broadcast_shapes",
+        "jax.numpy.broadcast_shapes",
+        "numpy.broadcast_shapes",
+        "jax.numpy.shape",
+        "numpy.ndim",
+        "jax.numpy.size",
+        "jax.numpy.issubdtype",
+        "jax.numpy.iscomplexobj",
+        "jax.numpy.isrealobj",
+        "jax.numpy.result_type",
+        "jax.numpy.finfo",
+        "jax.dtypes.canonicalize_dtype",
+        "jax.tree_util.tree_structure",
+        "isinstance",
+        "callable",
+        "hasattr",
+        "len",
+    ],
+)
+def test_table_names_static_valued_functions(qualname):
+    assert is_static_call_name(qualname)
+
+
+@pytest.mark.parametrize("qualname", ["jax.numpy.sum", "jax.lax.cond", "jax.tree_util.tree_leaves", "helper", None])
+def test_table_leaves_out_array_functions(qualname):
+    assert not is_static_call_name(qualname)
+
+
+def test_shape_and_dtype_queries_inside_jit_are_static():
+    traced = traced_in(
+        """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax import lax
+
+        @jax.jit
+        def f(p, n, x):
+            shape = lax.broadcast_shapes(jnp.shape(p), jnp.shape(n))
+            tail = shape + jnp.shape(p)[-1:]
+            same = jnp.ndim(p) == jnp.ndim(n) and np.shape(p)[1:] == np.shape(n)[1:]
+            eps = jnp.finfo(x.dtype).eps
+            floating = jnp.issubdtype(x.dtype, jnp.floating) or jnp.iscomplexobj(x)
+            kind = jnp.result_type(x), jnp.dtype(x.dtype), jax.dtypes.canonicalize_dtype(x.dtype)
+            count = x.size * len(jax.tree_util.tree_leaves(p))
+            checks = isinstance(x, tuple), callable(n), hasattr(p, "shape")
+            treedef = jax.tree_util.tree_structure(p)
+            y = jnp.broadcast_to(n, shape)
+            return y
+        """
+    )
+    assert {"p", "n", "x", "y"} <= traced
+    assert not traced & {"shape", "tail", "same", "eps", "floating", "kind", "count", "checks", "treedef"}
+
+
+def test_tree_map_of_a_static_function_is_static():
+    traced = traced_in(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def leaf_rank(a):
+            return jnp.ndim(a)
+
+        @jax.jit
+        def f(a, b):
+            matches = jax.tree_util.tree_map(lambda x, y: jnp.ndim(x) == jnp.ndim(y) and jnp.shape(x)[1:] == jnp.shape(y)[1:], a, b)
+            ok = jax.tree_util.tree_reduce(lambda x, y: x and y, matches, True)
+            ranks = jax.tree.map(leaf_rank, a)
+            sums = jax.tree_util.tree_map(lambda x: x + 1, a)
+            mixed = jax.tree_util.tree_map(lambda x: jnp.shape(x) == b.shape and b > 0, a)
+            return sums
+        """
+    )
+    assert {"sums", "mixed"} <= traced  # a traced leaf, or a traced free variable, in the function
+    assert not traced & {"matches", "ok", "ranks"}
+
+
+def test_module_helpers_that_only_read_shapes_or_dtypes_return_static_values():
+    traced = traced_in(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        def is_floating(a):
+            return jnp.issubdtype(a.dtype, jnp.floating)
+
+        def _tree_and(tree):
+            return jax.tree_util.tree_reduce(lambda x, y: x and y, tree, True)
+
+        def same_shapes(a, b):
+            matches = jax.tree_util.tree_map(lambda x, y: jnp.shape(x) == jnp.shape(y), a, b)
+            return _tree_and(matches)
+
+        def batch_dims(*args):
+            return len(jax.lax.broadcast_shapes(*[jnp.shape(a) for a in args]))
+
+        def doubled(a):
+            return 2 * a
+
+        def maybe(a):
+            if a.ndim:
+                return a.ndim
+            return a
+
+        @jax.jit
+        def decorated(a):
+            return a.ndim
+
+        def shadowed(a):
+            return a.shape
+
+        @jax.jit
+        def f(x, y):
+            s1 = is_floating(x)
+            s2 = same_shapes(x, y)
+            s3 = batch_dims(x, y)
+            t1 = doubled(x)
+            t2 = maybe(x)
+            t3 = decorated(x)
+            shadowed = lambda a: a
+            t4 = shadowed(x)
+            return t1
+        """
+    )
+    assert {"t1", "t2", "t3", "t4"} <= traced
+    assert not traced & {"s1", "s2", "s3"}
+
+
+def test_functions_imported_from_out_of_sight_modules_are_unknown_not_traced():
+    traced = traced_in(
+        """
+        import jax
+        import jax.numpy as jnp
+        import mypkg.ops as ops
+        from . import shapes
+        from .shapes import needs_promotion
+        from mypkg.state import State, norm
+        from jax.numpy import linalg
+
+        @jax.jit
+        def f(x, y):
+            u1 = needs_promotion(x, y)
+            u2 = shapes.num_batch_dims(x, y)
+            u3 = ops.rank(x)
+            u4 = norm(x)
+            t1 = State(x)
+            t2 = linalg.norm(x)
+            t3 = jnp.sum(x)
+            return t3
+        """
+    )
+    assert {"t1", "t2", "t3"} <= traced
+    assert not traced & {"u1", "u2", "u3", "u4"}
+
+
+def test_a_resolver_decides_out_of_sight_functions_first():
+    source = textwrap.dedent(
+        """
+        import jax
+        from mypkg.ops import rank, norm, other
+
+        def f(x):
+            a = rank(x)
+            b = norm(x)
+            c = other(x)
+            return b
+        """
+    )
+    module = cst.parse_module(source)
+    names = ImportMap.from_module(module)
+    verdicts = {"mypkg.ops.rank": STATIC, "mypkg.ops.norm": TRACED}
+    oracle = ModuleCallOracle(module, names, resolve=verdicts.get)
+    node = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    facts = analyse_function(node, names, {"x"}, calls=oracle)
+    assert facts.all_traced == {"x", "b"}
+    calls = {c.func.value: oracle.call_result(c) for c in _calls(node)}
+    assert calls == {"rank": STATIC, "norm": TRACED, "other": UNKNOWN}
+
+
+def test_known_libraries():
+    assert is_known_library("jax.numpy") and is_known_library("numpy") and is_known_library("functools")
+    assert not is_known_library("mypkg.ops") and not is_known_library("ops")
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            found.append(n)
+
+    node.visit(V())
+    return found
