@@ -43,7 +43,7 @@ def build_project(paths: list[str], configs: list[Config], options: BatchOptions
     wanted = [
         code.code
         for rule in registry.all_rules()
-        if rule.uses_project
+        if rule.uses_project or rule.follows_calls
         for code in rule.codes
     ]
     if not any(config.code_selected(code) for config in configs for code in wanted):
@@ -53,7 +53,18 @@ def build_project(paths: list[str], configs: list[Config], options: BatchOptions
     # Without a result cache nothing needs the whole index (its fingerprint keys cached results):
     # modules are then summarised only when a rule asks about one.
     lazy = options.cache_dir is None
-    return build_project_index(paths, cache_dir=options.cache_dir, workers=options.workers or default_jobs(), lazy=lazy)
+    index = build_project_index(paths, cache_dir=options.cache_dir, workers=options.workers or default_jobs(), lazy=lazy)
+    index.cross_entries(None)  # the call graph, once, before the index travels to the workers
+    return index
+
+
+def _file_fingerprint(project, project_fingerprint: str, path) -> str:
+    """The project's part of a file's cache key: its facts, and what other modules' traced code
+    makes traced in this file (which a body edit elsewhere can change)."""
+    if not project_fingerprint:
+        return ""
+    digest = project.entries_digest(path)
+    return f"{project_fingerprint}:{digest}" if digest else project_fingerprint
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -104,7 +115,10 @@ def run_paths(
     # the index covers every discovered file, also those outside --changed-since or the shard
     project = build_project([str(p) for p in found.files], list(configs.values()), options) if configs else None
     project_fingerprint = project.fingerprint() if project is not None and options.cache_dir is not None else ""
-    jobs = [Job(str(path), config, options.fix, project_fingerprint, options.cache_dir) for path, config in configs.items()]
+    jobs = [
+        Job(str(path), config, options.fix, _file_fingerprint(project, project_fingerprint, path), options.cache_dir)
+        for path, config in configs.items()
+    ]
     if on_total is not None:
         on_total(len(jobs))
     outcome.files = run_jobs(jobs, options.workers, on_done, project=project)

@@ -113,6 +113,9 @@ class Rule:
     sees_findings: ClassVar[bool] = False
     # reads `ctx.project` (facts about the other files of the run), which the CLI then builds
     uses_project: ClassVar[bool] = False
+    # reports in traced code: also runs, past its text and AST screens, on a file whose functions
+    # traced code of another module calls (`ProjectIndex.cross_entries`); implies `uses_project`
+    follows_calls: ClassVar[bool] = False
 
     @classmethod
     def passes_prefilter(cls, source: str) -> bool:

@@ -32,8 +32,10 @@ def test_cached_index_equals_fresh_and_is_read_back(tmp_path):
     # Prove the second build reads the store: plant a different summary under child.py's key.
     code, summaries = pickle.loads((cache / _SummaryStore.FILE).read_bytes())
     assert len(summaries) == 3
-    key = next(k for k, s in summaries.items() if s.name == "pkg.child")
-    summaries[key] = ModuleSummary("pkg.child", {"Planted": ClassSummary("Planted", 1, ("pkg.base.Base",), None, None)})
+    # each entry: the module's (pytree summary, call summary)
+    key = next(k for k, (s, _) in summaries.items() if s.name == "pkg.child")
+    planted = ModuleSummary("pkg.child", {"Planted": ClassSummary("Planted", 1, ("pkg.base.Base",), None, None)})
+    summaries[key] = (planted, summaries[key][1])
     (cache / _SummaryStore.FILE).write_bytes(pickle.dumps((code, summaries)))
     second = build_project_index(files, cache_dir=cache)
     assert "pkg.child.Planted" in second.pytree_classes()
@@ -42,7 +44,7 @@ def test_cached_index_equals_fresh_and_is_read_back(tmp_path):
     third = build_project_index(files, cache_dir=cache)
     assert set(third.pytree_classes()) == {"pkg.base.Base", "pkg.child.Other"}
     _, kept = pickle.loads((cache / _SummaryStore.FILE).read_bytes())
-    assert len(kept) == 3 and not any("Planted" in s.classes for s in kept.values())
+    assert len(kept) == 3 and not any("Planted" in s.classes for s, _ in kept.values())
 
 
 def test_corrupt_store_is_a_miss(tmp_path):

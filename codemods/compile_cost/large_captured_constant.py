@@ -126,6 +126,7 @@ class LargeConstantRule(Rule):
     )
     prefilter = ("ones", "zeros", "empty", "full", "rand", "normal", "uniform", "eye", "identity", "arange", "linspace")
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    follows_calls = True  # also in a file whose functions traced code elsewhere calls
     options = (
         Option("min-constant-elements", 1_000_000, "The smallest module-level array (in elements) that is reported."),
     )

@@ -104,6 +104,7 @@ class UnrolledLoopRule(Rule):
     )
     prefilter = ("range(",)
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    follows_calls = True  # also in a file whose functions traced code elsewhere calls
     options = (
         Option("max-unrolled-trips", 100, "Loops with more trips than this are reported (at least 16)."),
     )

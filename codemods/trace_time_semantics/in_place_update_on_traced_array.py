@@ -111,6 +111,7 @@ class InPlaceUpdateRule(Rule):
     )
     prefilter = ITEM_STORES  # then could_match: a trace entry
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    follows_calls = True  # also in a file whose functions traced code elsewhere calls
     verify_reference = "eager"
     valid = (
         Valid(
@@ -254,7 +255,7 @@ class InPlaceUpdateRule(Rule):
             fix = ctx.manual("several targets: write one `x = x.at[...].set(v)` per target")
         else:
             fix = self._fix(ctx, info, evidence, node, target, name)
-        return ctx.finding(self, "JAX403", target, message(what, fix), fix)
+        return ctx.finding(self, "JAX403", target, message(what + info.traced_because(), fix), fix)
 
     def _fix(self, ctx, info, evidence, node, target: cst.Subscript, name: str) -> Fix:
         facts = info.facts

@@ -87,6 +87,7 @@ class NumpyOnTracedValueRule(Rule):
     codes = (Code("JAX402", "numpy-on-traced-value", "NumPy function applied to a traced value", "sometimes"),)
     prefilter = TRANSFORM_TOKENS
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    follows_calls = True  # also in a file whose functions traced code elsewhere calls
     verify_reference = "eager"
     valid = (
         Valid(
@@ -218,7 +219,7 @@ class NumpyOnTracedValueRule(Rule):
                 title, Safety.UNSAFE if hazard else Safety.SAFE, replace={call.func: new_func}, imports=imports
             )
         return ctx.finding(
-            self, "JAX402", call, message(f"NumPy `np.{fname}` on a traced value raises under a trace", fix), fix
+            self, "JAX402", call, message(f"NumPy `np.{fname}` on a traced value raises under a trace{info.traced_because()}", fix), fix
         )
 
 

@@ -114,6 +114,7 @@ class OuterStateMutationRule(Rule):
     )
     prefilter = TRANSFORM_TOKENS
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    follows_calls = True  # also in a file whose functions traced code elsewhere calls
     valid = (
         Valid(
             """
@@ -250,13 +251,27 @@ class OuterStateMutationRule(Rule):
                         if kind is not None:
                             what = f"assignment to {kind} `{name_node.value}` inside traced code {once}"
                             advice = "return the new value instead (or carry it through the loop)"
-                            yield self._report(ctx, target, what, advice)
+                            yield self._report(ctx, info, target, what, advice)
+                    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute):
+                        # `a.dct[k] = ...` on an object the module built (`a = A({})`): its state
+                        root = target.value
+                        while isinstance(root, cst.Attribute):
+                            root = root.value
+                        if (
+                            isinstance(root, cst.Name)
+                            and root.value in jc.instances
+                            and root.value not in facts.locals
+                            and _owner(info, root.value) is None
+                        ):
+                            what = f"`{short(ctx, target)} = ...` mutates an object of the module; it {once}"
+                            advice = "return the value and store it outside the traced function"
+                            yield self._report(ctx, info, target, what, advice)
                     if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
                         where = outer_container(target.value.value)
                         if where is not None:
                             what = f"`{short(ctx, target)} = ...` mutates a container of {where}; it {once}"
                             advice = "return the value and store it outside the traced function"
-                            yield self._report(ctx, target, what, advice)
+                            yield self._report(ctx, info, target, what, advice)
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 receiver = node.func.value
                 if isinstance(receiver, cst.Name) and node.func.attr.value in CONTAINER_MUTATORS:
@@ -264,6 +279,7 @@ class OuterStateMutationRule(Rule):
                     if where is not None:
                         yield self._report(
                             ctx,
+                            info,
                             node,
                             f"`{receiver.value}.{node.func.attr.value}(...)` mutates a container of {where}; it {once}",
                             "return what you collect (stack it, or carry it through `lax.scan`)",
@@ -277,14 +293,15 @@ class OuterStateMutationRule(Rule):
                 reported_reads.add(name)
                 yield self._report(
                     ctx,
+                    info,
                     node,
                     f"module-level `{name}` is reassigned elsewhere, but traced code reads it once, at trace time: "
                     "later values are not seen by the compiled function",
                     f"pass `{name}` as an argument (a static one with `static_argnames` if it is a Python value)",
                 )
 
-    def _report(self, ctx: RuleContext, node: cst.CSTNode, message: str, advice: str) -> Finding:
-        return ctx.finding(self, "JAX404", node, message, ctx.manual(advice))
+    def _report(self, ctx: RuleContext, info: FuncInfo, node: cst.CSTNode, message: str, advice: str) -> Finding:
+        return ctx.finding(self, "JAX404", node, message + info.traced_because(), ctx.manual(advice))
 
 
 # -- the decision -------------------------------------------------------------------------------
@@ -450,6 +467,13 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
     if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
         targets = n.targets if kind is ast.Assign else [n.target]
         names = [t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
+        for t in targets:  # `a.dct[k] = ...` on an object the module built (mirrors the rule)
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
+                root = t.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id not in fn.locals and root.id in fn.screen.built_from:
+                    return True
     elif kind is ast.Call:
         func = n.func
         names = (

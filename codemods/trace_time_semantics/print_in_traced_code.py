@@ -90,6 +90,7 @@ class PrintInTracedCodeRule(Rule):
     codes = (Code("JAX401", "print-in-traced-code", "`print` of a traced value inside traced code", "sometimes"),)
     prefilter = ("print",)  # then could_match: a trace entry
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
+    follows_calls = True  # also in a file whose functions traced code elsewhere calls
     verify_reference = "eager"
     valid = (
         Valid(
@@ -205,7 +206,7 @@ class PrintInTracedCodeRule(Rule):
             for node, traced in prints:
                 fix = _PrintFix(ctx, node, traced, ordered).build()
                 yield ctx.finding(
-                    self, "JAX401", node, message("`print` of a traced value runs once, at trace time", fix), fix
+                    self, "JAX401", node, message("`print` of a traced value runs once, at trace time" + info.traced_because(), fix), fix
                 )
 
 

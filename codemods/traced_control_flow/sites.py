@@ -110,6 +110,7 @@ class SiteRule:
     options_table = "traced-control-flow"  # the family's table before the split (it has no options)
     prefilter = ("jit", "vmap", "lax", "pmap")
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code the rules report needs a jax transform
+    follows_calls = True  # also in a file whose functions traced code elsewhere calls
     verify_reference = "eager"  # the original cannot run under jit: compare with it run eagerly
 
     # the stdlib-AST node types `may_flag` answers for (it is asked about no other)
@@ -142,7 +143,7 @@ class SiteRule:
         manual fix, why it must be done by hand)."""
         for fn in traced_sites(ctx):
             for site, fix in fn.fixes_of(self.codes[0].code):
-                message = self.message(fn.rewrite, site)
+                message = self.message(fn.rewrite, site) + fn.rewrite.info.traced_because()
                 if fix is not None:
                     message += f"; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"; {fix.title}"
                 at = site.node if site.report is None else site.report

@@ -163,6 +163,26 @@ class TracedIfRule(SiteRule, Rule):
                 return a / jnp.linalg.norm(a)
             """
         ),
+        Valid(
+            """
+            import equinox as eqx
+            import jax
+
+
+            class Window(eqx.Module):
+                size: int = eqx.field(static=True)
+                scale: jax.Array
+
+                def __check_init__(self):
+                    if self.size < 1:
+                        raise ValueError("empty window")
+
+
+            @jax.jit
+            def build(scale):
+                return Window(4, scale).scale
+            """
+        ),
     )
     invalid = (
         Invalid(
@@ -276,6 +296,26 @@ class TracedIfRule(SiteRule, Rule):
                     x = jax.numpy.where(x.sum() > 0, x * 2.0, x)
                 return x
             """,
+        ),
+        Invalid(
+            """
+            import equinox as eqx
+            import jax
+
+
+            class Potential(eqx.Module):
+                a: jax.Array
+
+                def __check_init__(self):
+                    if (self.a < 0) or (self.a > 1):
+                        raise ValueError("a must be in [0, 1]")
+
+
+            @jax.jit
+            def energy(a, r):
+                return Potential(a).a * r
+            """,
+            None,
         ),
     )
 

@@ -14,8 +14,12 @@ A traced value is an abstract array with no concrete number yet: `int(x)` raises
 eagerly.
 
 ## Known problems
-The analysis is within one module: a parameter that callers elsewhere pass as a Python value is
-assumed traced unless it has a literal default that no call site in this module passes.
+A function is followed into the functions and methods it calls (`self.method`, a class's
+`__init__`, a module-level instance's `__call__`), and, with the project index that `jaxfix check`
+and the editor build, into other modules of the project: the finding then names the caller
+(`traced here because `step` (jitted, train.py:12) calls `update` with `x` traced`). A parameter
+that only callers outside the checked files pass as a Python value is assumed traced unless it
+has a literal default that no call site in this module passes.
 
 ## Example
 ```python
@@ -91,6 +95,21 @@ class TracedToPythonRule(SiteRule, Rule):
                 return x * k.astype(jnp.int32)
             """
         ),
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            def steps(n, dt):
+                return int(n / dt)
+
+
+            @jax.jit
+            def grid(x):
+                return jnp.zeros(steps(x.shape[0], 0.5)) + x.sum()
+            """
+        ),
     )
     invalid = (
         Invalid(
@@ -112,6 +131,27 @@ class TracedToPythonRule(SiteRule, Rule):
             @jax.jit
             def total(x):
                 return x.sum().item()
+            """,
+            None,
+        ),
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            class Waveform:
+                def __init__(self, dt):
+                    self.dt = dt
+
+                def length(self, T):
+                    return int(jnp.ceil(T / self.dt))
+
+                def __call__(self, T):
+                    return jax.jit(self.samples)(T)
+
+                def samples(self, T):
+                    return jnp.zeros(16) * self.length(T)
             """,
             None,
         ),

@@ -108,9 +108,16 @@ class FuncInfo:
     jit_sites: list[JitSite] = field(default_factory=list)
     differentiated: bool = False
     facts: FunctionFacts | None = None
+    # entered traced from another module of the project (`callgraph`): why, and what it is given
+    called_from: str | None = None
+    external_traced: set[str] = field(default_factory=set)
 
     def param_index(self, name: str) -> int | None:
         return self.positional.index(name) if name in self.positional else None
+
+    def traced_because(self) -> str:
+        """For a message about a function only another module makes traced: why it is traced here."""
+        return f" (traced here because {self.called_from})" if self.called_from else ""
 
 
 @dataclass
@@ -172,9 +179,10 @@ def is_hashable_literal(node: cst.BaseExpression) -> bool:
 class JitContexts:
     """The per-module answer: `functions` (every def and analysed lambda) with trace facts."""
 
-    def __init__(self, module: cst.Module, names: ImportMap) -> None:
+    def __init__(self, module: cst.Module, names: ImportMap, external: dict | None = None) -> None:
         self.module = module
         self.names = names
+        self.external = external or {}  # "f" / "Cls.m" -> callgraph.CrossEntry
         self.functions: dict[cst.CSTNode, FuncInfo] = {}
         self.module_funcs: dict[str, FuncInfo] = {}
         self.methods: dict[str, list[FuncInfo]] = {}
@@ -182,6 +190,7 @@ class JitContexts:
         self.calls: list[CallSite] = []
         self.aliases: dict[str, FuncInfo] = {}  # f_jit -> f
         self.module_names: set[str] = set()
+        self.instances: dict[str, str] = {}  # module-level name -> the class it was built from (by name)
         self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
         self.static_fields: dict[str, set[str]] = {}
@@ -193,6 +202,7 @@ class JitContexts:
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
         self._find_entries()
+        self._enter_external()
         self._propagate()
 
     # -- public ---------------------------------------------------------------
@@ -209,7 +219,12 @@ class JitContexts:
         if self._sites_by_target is None:
             index: dict[FuncInfo, list[CallSite]] = {}
             for site in self.calls:
-                target = self._resolve_callee(site.call.func, site.caller, allow_attr=False)
+                func = site.call.func
+                if isinstance(func, cst.Call):  # `jax.jit(jax.jacrev(f))(r, l, 0)` calls `f` too
+                    target, chain = self._unwrap(func, site.caller)
+                    target = target if chain else None
+                else:
+                    target = self._resolve_callee(func, site.caller, allow_attr=False)
                 if target is not None:
                     index.setdefault(target, []).append(site)
             self._sites_by_target = index
@@ -352,6 +367,11 @@ class JitContexts:
                     for t in node.targets:
                         if isinstance(t.target, cst.Name):
                             ctx.module_names.add(t.target.value)
+                    value = node.value
+                    if len(node.targets) == 1 and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                        target = node.targets[0].target
+                        if isinstance(target, cst.Name):  # `H = PWCFactor(...)`: calls of `H` run its `__call__`
+                            ctx.instances[target.value] = value.func.value
 
         walk(self.module, V())
 
@@ -467,13 +487,31 @@ class JitContexts:
             s = s.parent
         if name in self.aliases:
             return self.aliases[name]
-        return self.module_funcs.get(name)
+        found = self.module_funcs.get(name)
+        if found is None and name not in self.module_names:
+            found = self._method_of(name, "__init__")  # `Cls(x)` runs `Cls.__init__(self, x)`
+        if found is None and name in self.instances and self.instances[name] not in self.module_funcs:
+            found = self._method_of(self.instances[name], "__call__")  # `H(t)` on a module-level instance
+        return found
+
+    def _method_of(self, class_name: str, method: str) -> FuncInfo | None:
+        """The plain method `method` defined in the body of the module's one class `class_name`."""
+        found = [m for m in self.methods.get(method, []) if m.class_name == class_name and m.is_method]
+        return found[0] if len(found) == 1 and sum(c.name.value == class_name for c in self.class_nodes) == 1 else None
 
     def _resolve_callee(self, func: cst.BaseExpression, scope: FuncInfo | None, allow_attr=True) -> FuncInfo | None:
         if isinstance(func, cst.Name):
             return self._lookup(func.value, scope)
         if isinstance(func, cst.Lambda):
             return self.functions.get(func)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and scope is not None:
+            owner = scope
+            while owner.parent is not None:
+                owner = owner.parent
+            if owner.is_method and owner.class_name and func.value.value == owner.positional[0]:
+                found = self._method_of(owner.class_name, func.attr.value)  # `self.m`: this class's method
+                if found is not None and not found.is_property:
+                    return found
         if allow_attr and isinstance(func, cst.Attribute):
             head = func.value
             while isinstance(head, cst.Attribute):
@@ -705,6 +743,23 @@ class JitContexts:
                             return t.value
         return None
 
+    def _enter_external(self) -> None:
+        """Functions that traced code of another module calls with traced arguments."""
+        for name, entry in self.external.items():
+            cls, _, fname = name.rpartition(".")
+            if cls:
+                found = [m for m in self.methods.get(fname, []) if m.class_name == cls and m.parent is None]
+            else:
+                found = [self.module_funcs[fname]] if fname in self.module_funcs else []
+            if len(found) != 1:
+                continue
+            info = found[0]
+            self._mark(info, f"called from another module: {entry.reason}")
+            info.called_from = entry.reason
+            traced = set(entry.traced) & set(info.params)
+            info.external_traced |= traced
+            info.entry_traced |= traced
+
     # -- propagation --------------------------------------------------------------
     def _outer_lookup(self, info: FuncInfo):
         parent = info.parent
@@ -775,6 +830,8 @@ class JitContexts:
             entry.discard(info.positional[0])
         for p in list(entry):
             default = info.defaults.get(p)
+            if p in info.external_traced:
+                continue  # passed traced by a call in another module
             if default is not None and is_hashable_literal(default) and not self._passed_explicitly(info, p):
                 entry.discard(p)  # never passed: stays the Python default under jit
         return entry
@@ -835,15 +892,17 @@ class JitContexts:
                 ]
                 if len(candidates) == 1:
                     callee, receiver = candidates[0], call.func
+            if isinstance(call.func, cst.Name) and (callee is None or callee.name == "__init__"):
+                cls = call.func.value if callee is None else callee.class_name
+                if self._lookup(cls, info) is callee and any(facts.expr_traced(a.value, stmt_env) for a in call.args):
+                    woken.extend(self._construction_hooks(cls, info))
             if callee is None or callee is info:
                 continue
             bound = self.bind_args(callee, call)
             if bound is None:
-                continue
-            newly = set()
-            for pname, arg in bound.items():
-                if facts.expr_traced(arg, stmt_env):
-                    newly.add(pname)
+                newly = self._star_traced(callee, call, facts, stmt_env)
+            else:
+                newly = {pname for pname, arg in bound.items() if facts.expr_traced(arg, stmt_env)}
             if callee.is_method and receiver is not None and callee.positional:
                 if callee.class_name in self.pytree_classes and facts.expr_traced(receiver, stmt_env):
                     newly.add(callee.positional[0])
@@ -867,6 +926,34 @@ class JitContexts:
                     self._mark(prop, f"read on a traced object in `{info.name}`")
                     woken.append(prop)
         return woken
+
+    def _star_traced(self, callee: FuncInfo, call: cst.Call, facts: FunctionFacts, env) -> set[str]:
+        """`helper(*carry)` with a traced `carry`: the positional parameters from the star on."""
+        start = 0
+        for arg in call.args:
+            if arg.star == "**" or (arg.star == "" and arg.keyword is not None):
+                return set()
+            if arg.star == "*":
+                if not facts.expr_traced(arg.value, env):
+                    return set()
+                params = callee.positional[1:] if callee.is_method else callee.positional
+                return set(params[start:])
+            start += 1
+        return set()
+
+    def _construction_hooks(self, class_name: str, caller: FuncInfo) -> list[FuncInfo]:
+        """A pytree class built with traced fields runs `__post_init__`/`__check_init__` (dataclass,
+        equinox) on them: `self` is traced there."""
+        if class_name not in self.pytree_classes or class_name in self.module_funcs or class_name in self.module_names:
+            return []
+        out = []
+        for hook in ("__post_init__", "__check_init__"):
+            found = self._method_of(class_name, hook)
+            if found is not None and found.positional and found.positional[0] not in found.entry_traced:
+                found.entry_traced.add(found.positional[0])
+                self._mark(found, f"runs when traced `{caller.name}` builds a `{class_name}`")
+                out.append(found)
+        return out
 
     def _own_with_env(self, info: FuncInfo, kind):
         facts = info.facts
@@ -940,5 +1027,15 @@ def _nodes_with_env(func_node, facts: FunctionFacts, kind):
 
 
 def jit_contexts(ctx) -> JitContexts:
-    """The shared fact, for `ctx.fact(JitContexts, jit_contexts)`."""
-    return JitContexts(ctx.module, ctx.names)
+    """The shared fact, for `ctx.fact(JitContexts, jit_contexts)`; with a project index, the
+    functions other modules' traced code calls into are entries too."""
+    return JitContexts(ctx.module, ctx.names, external=cross_entries(ctx))
+
+
+def cross_entries(ctx) -> dict:
+    """What the project's call graph says other modules make traced in this file ({} without one)."""
+    project = getattr(ctx, "project", None)
+    if project is None or not hasattr(project, "cross_entries"):
+        return {}
+    name, _ = project.module_for_path(ctx.path)
+    return project.cross_entries(name)

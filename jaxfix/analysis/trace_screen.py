@@ -362,6 +362,7 @@ class TraceScreen:
         self.assigned_to: dict[int, str] = {}  # id of a call or lambda -> the one name it is assigned to
         self.classes: list[ast.ClassDef] = []
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
+        self.built_from: dict[str, set[str]] = {}  # `h = Cls(...)` anywhere: h -> {"Cls"}
         self._static_params: dict[ScreenFunction, set[str]] = {}
         self.def_parent: dict[int, ast.AST | None] = {}  # id of a def -> its enclosing def, None at top
         self.top_classes: list[ast.ClassDef] = []  # classes outside any function
@@ -388,6 +389,9 @@ class TraceScreen:
             elif kind is ast.Assign:
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     assigned_to[id(node.value)] = node.targets[0].id
+                    value = node.value
+                    if type(value) is ast.Call and type(value.func) is ast.Name:
+                        self.built_from.setdefault(node.targets[0].id, set()).add(value.func.id)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self.defs_by_name.setdefault(node.name, []).append(node)
                 if id(node) in class_of:
@@ -447,7 +451,11 @@ class TraceScreen:
         if isinstance(expr, ast.Lambda):
             return [self._info(expr)]
         if isinstance(expr, ast.Name):
-            return [*map(self._info, self.defs_by_name.get(expr.id, ())), *self.aliases.get(expr.id, ())]
+            # `Cls(x)` runs its `__init__` and the dataclass/equinox hooks; `h(x)` on an instance
+            # built from a class of the module runs its `__call__`
+            run = [*self._class_methods({expr.id}, _CONSTRUCTION_HOOKS)]
+            run += self._class_methods(self.built_from.get(expr.id, ()), ("__call__",))
+            return [*map(self._info, self.defs_by_name.get(expr.id, ())), *self.aliases.get(expr.id, ()), *run]
         if allow_attr and isinstance(expr, ast.Attribute):
             head = expr.value
             while isinstance(head, ast.Attribute):
@@ -456,6 +464,14 @@ class TraceScreen:
                 return []  # `jnp.where(...)`: a module's function, not a method
             return [self._info(d) for d in self.method_defs.get(expr.attr, ())]
         return []
+
+    def _class_methods(self, classes, methods: tuple[str, ...]) -> list[ScreenFunction]:
+        return [
+            self._info(d)
+            for m in methods
+            for d in self.method_defs.get(m, ())
+            if self.class_of[id(d)].name in classes
+        ]
 
     def _unwrap(self, expr: ast.AST) -> tuple[ast.AST, bool]:
         """Through `partial(...)` and nested transforms to the function; True if anything was peeled."""
@@ -541,6 +557,10 @@ class TraceScreen:
             names.add(self.assigned_to[id(info.node)])
         calls = [c for n in names for c in self.calls_by_name.get(n, ())]
         calls += [c for c in self.calls if c.func is info.node]
+        # `jax.jit(jax.jacrev(f))(r, 0)` passes arguments to `f` too
+        calls += [c for c in self.calls if type(c.func) is ast.Call and _names_function(self._unwrap(c.func)[0], names)]
+        if info.name in _CONSTRUCTION_HOOKS:
+            return self._static_params.setdefault(info, out)  # called by the class's name: nothing claimed
         for param, default in defaults.items():
             if not _hashable_literal(default):
                 continue
@@ -659,6 +679,13 @@ class TraceScreen:
             if caller.traced(kw.value):
                 out.add(kw.arg if kw.arg in callee.params else next(iter(callee.star_params), kw.arg))
         return out & set(callee.params)
+
+
+_CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
+
+
+def _names_function(expr: ast.AST, names: set[str]) -> bool:
+    return type(expr) is ast.Name and expr.id in names
 
 
 def _hashable_literal(node: ast.AST) -> bool:

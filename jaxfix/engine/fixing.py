@@ -78,14 +78,17 @@ def scan_raw(
     of `source` assembled from statements parsed before, and whether a name is spelled in code
     a reduced text left out.
     """
-    candidates = [r for r in rules if not r.sees_findings and r.passes_prefilter(source)]
+    entered = _entered_from_elsewhere(project, path)
+    candidates = [
+        r for r in rules if not r.sees_findings and ((entered and r.follows_calls) or r.passes_prefilter(source))
+    ]
     result = RawScan()
     if tree is None:
         # Parsed even when no rule's prefilter admits the text: a syntax error is always
         # reported (the stdlib parser is the cheapest check there is).
         tree = parse_ast(source, path)
     if candidates:
-        candidates = [r for r in candidates if r.could_match(tree)]
+        candidates = [r for r in candidates if (entered and r.follows_calls) or r.could_match(tree)]
     if candidates:
         try:
             module = parse() if parse is not None else parse_module(source)
@@ -106,6 +109,14 @@ def scan_raw(
         result.names_asked = ctx.names_asked
         result.undecided = ctx.undecided
     return result
+
+
+def _entered_from_elsewhere(project: Any, path: str) -> bool:
+    """Does traced code of another module call into this file (the screens see one file only)?"""
+    if project is None or not hasattr(project, "cross_entries"):
+        return False
+    name, _ = project.module_for_path(path)
+    return bool(project.cross_entries(name))
 
 
 def parse_ast(source: str, path: str) -> ast.Module:

@@ -78,13 +78,14 @@ class Stats:
 class IncrementalAnalyzer:
     """One document's analyses; `analyze` returns what `engine.analyze(fix=False)` would."""
 
-    _key: tuple[Config, str] | None = None
+    _key: tuple | None = None  # (config, path, project, its generation)
     _entries: dict[tuple, _Entry] = field(default_factory=dict)
     _memo: "_Memo" = field(default_factory=lambda: _Memo())
     stats: Stats = field(default_factory=Stats)
     parse_error: str | None = None  # why the last text did not parse; None when it did
 
-    def analyze(self, source: str, path: str, config: Config) -> FileResult:
+    def analyze(self, source: str, path: str, config: Config, project=None) -> FileResult:
+        """`project`: the project index (cross-file facts); analyses are reused only under the same one."""
         result = FileResult(path=path, source=source)
         self.stats = Stats()
         try:
@@ -97,13 +98,14 @@ class IncrementalAnalyzer:
         self.parse_error = None
         if skips_file(source):
             return result
-        if self._key != (config, path):
-            self._key, self._entries = (config, path), {}
+        key = (config, path, id(project), getattr(project, "generation", 0))
+        if self._key != key:
+            self._key, self._entries = key, {}
         rules = selected_rules(config, path)
         code_filter = lambda code: config.code_selected(code, path)  # noqa: E731
         plan = _Plan(source, tree, self._memo)
         self._memo = plan.memo
-        run = _Run(plan, path, rules, code_filter, config.options())
+        run = _Run(plan, path, rules, code_filter, config.options(), project)
         raw, errors = self._raw_findings(run)
         settled = settle(source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments)
         result.findings = result.remaining = result.remaining_in_source = settled.findings
@@ -198,6 +200,7 @@ class _Run:
     rules: Sequence[Rule]
     code_filter: Callable[[str], bool]
     options: Mapping[str, Mapping[str, Any]]
+    project: Any = None
 
     def whole(self) -> RawScan:
         plan = self.plan
@@ -207,6 +210,7 @@ class _Run:
             self.rules,
             code_filter=self.code_filter,
             options=self.options,
+            project=self.project,
             tree=plan.tree,
             parse=lambda: plan.module(plan.source, set(range(len(plan.chunks)))),
         )
@@ -237,6 +241,7 @@ class _Run:
                 self.rules,
                 code_filter=self.code_filter,
                 options=self.options,
+                project=self.project,
                 tree=tree,
                 parse=lambda: plan.reduced_module(reduced, keep),
                 elsewhere=lambda name: _spelling(name).search(outside) is not None,

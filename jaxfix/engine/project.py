@@ -16,7 +16,9 @@ import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxfix.analysis.callgraph import CallSummary, CrossEntry, propagate, summarize_calls
 from jaxfix.analysis.pytrees import ModuleSummary, class_kind, inherited_kind, summarize
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.engine.cache import code_fingerprint, store_pickle
 
 
@@ -53,6 +55,12 @@ class ProjectIndex:
     errors: dict[str, str] = field(default_factory=dict)  # path -> why it was left out
     # lazy index: module -> (path, is_package) of files not summarised yet (see `module`)
     pending: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    # each module's calls and trace entries (`jaxfix.analysis.callgraph`); not in `fingerprint`
+    calls: dict[str, CallSummary] = field(default_factory=dict)
+    # module -> function -> how traced code of another module enters it (`cross_entries`)
+    _entered: dict[str, dict[str, CrossEntry]] | None = None
+    _no_entries: set[str] = field(default_factory=set)  # pending modules whose text names no transform
+    generation: int = 0  # bumped by `refresh` (what the editor's analyses key on)
 
     def module(self, name: str) -> ModuleSummary | None:
         """The summary of module `name`, parsing its file now if the index is lazy."""
@@ -64,8 +72,70 @@ class ProjectIndex:
                 self.errors[path] = error
                 self.paths.pop(str(Path(path).resolve()), None)
             else:
-                self.modules[name] = found = summary
+                found, self.calls[name] = summary
+                self.modules[name] = found
         return found
+
+    def call_summary(self, name: str) -> CallSummary | None:
+        """The calls and trace entries of module `name` (parsed now if the index is lazy)."""
+        self.module(name)
+        return self.calls.get(name)
+
+    def cross_entries(self, module_name: str | None) -> dict[str, CrossEntry]:
+        """Functions of `module_name` ("f", "Cls.m") that traced code of another module of the
+        project calls with traced arguments: which parameters, and why (for messages).
+
+        Computed once for the whole project, from the modules that may name a jax transform (a
+        lazy index reads only those and the modules their traced code calls)."""
+        if self._entered is None:
+            self._entered = propagate(self.call_summary, self._trace_roots(), is_pytree=self._is_pytree)
+        return self._entered.get(module_name or "", {})
+
+    def entries_digest(self, path: str | os.PathLike) -> str:
+        """A digest of what other modules make traced in the file at `path` (part of its cache key:
+        an edit elsewhere that changes it must not reuse a cached result)."""
+        name, _ = self.module_for_path(path)
+        found = self.cross_entries(name)
+        if not found:
+            return ""
+        facts = repr(sorted((k, sorted(v.traced), v.reason) for k, v in found.items()))
+        return hashlib.sha256(facts.encode()).hexdigest()[:12]
+
+    def refresh(self, path: str | os.PathLike) -> None:
+        """Summarise the file at `path` again (the editor saved it), or drop it if it is gone."""
+        resolved = Path(path).resolve()
+        name, is_package = self.paths.get(str(resolved)) or _module_name(resolved, {})
+        self.modules.pop(name, None)
+        self.calls.pop(name, None)
+        self._no_entries.discard(name)
+        if resolved.is_file() and resolved.suffix in (".py", ".pyi"):
+            self.paths[str(resolved)] = (name, is_package)
+            self.pending[name] = (str(path), is_package)
+        else:
+            self.paths.pop(str(resolved), None)
+            self.pending.pop(name, None)
+        self._entered = None
+        self.generation += 1
+
+    def _trace_roots(self) -> list[str]:
+        roots = [name for name, calls in self.calls.items() if calls.entries]
+        for name, (path, _) in list(self.pending.items()):
+            if name in self._no_entries:
+                continue
+            try:
+                text = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if not MAY_NAME_A_TRANSFORM.search(text):
+                self._no_entries.add(name)
+            else:
+                calls = self.call_summary(name)
+                if calls is not None and calls.entries:
+                    roots.append(name)
+        return sorted(roots)
+
+    def _is_pytree(self, qualname: str) -> bool:
+        return self.kind_of(qualname) is not None
 
     def complete(self) -> "ProjectIndex":
         """Summarise every pending module (what answers about the whole project need)."""
@@ -160,7 +230,7 @@ def build_project_index(
         key = hashlib.sha256(b"%s\0%d\0%s" % (name.encode(), is_package, data)).hexdigest()
         summary = store.get(key)
         if summary is not None:
-            index.modules[name] = summary
+            index.modules[name], index.calls[name] = summary
         else:
             wanted.append((str(path), name, is_package, data, key))
     if len(wanted) >= _POOL_THRESHOLD and workers > 1:
@@ -175,7 +245,7 @@ def build_project_index(
             index.errors[path] = error
             index.paths.pop(str(Path(path).resolve()), None)
             continue
-        index.modules[name] = summary
+        index.modules[name], index.calls[name] = summary
         store.put(key, summary)
     store.save()
     return index
@@ -184,13 +254,13 @@ def build_project_index(
 _POOL_THRESHOLD = 64
 
 
-def _summarize_one(item) -> tuple[ModuleSummary | None, str]:
+def _summarize_one(item) -> tuple[tuple[ModuleSummary, CallSummary] | None, str]:
     path, name, is_package, data, _ = item
     try:
         tree = ast.parse(Path(path).read_bytes() if data is None else data, filename=path)
+        return (summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package)), ""
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
-    return summarize(tree, name, is_package), ""
 
 
 class _SummaryStore:
@@ -201,8 +271,8 @@ class _SummaryStore:
     def __init__(self, folder: str | os.PathLike | None) -> None:
         self._path = Path(folder) / self.FILE if folder is not None else None
         self._code = code_fingerprint()
-        self._old: dict[str, ModuleSummary] = {}
-        self._new: dict[str, ModuleSummary] = {}
+        self._old: dict[str, tuple[ModuleSummary, CallSummary]] = {}
+        self._new: dict[str, tuple[ModuleSummary, CallSummary]] = {}
         if self._path is not None:
             try:
                 with open(self._path, "rb") as handle:
@@ -212,13 +282,13 @@ class _SummaryStore:
             except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
                 pass
 
-    def get(self, key: str) -> ModuleSummary | None:
+    def get(self, key: str) -> tuple[ModuleSummary, CallSummary] | None:
         summary = self._old.get(key)
         if summary is not None:
             self._new[key] = summary
         return summary
 
-    def put(self, key: str, summary: ModuleSummary) -> None:
+    def put(self, key: str, summary: tuple[ModuleSummary, CallSummary]) -> None:
         self._new[key] = summary
 
     def save(self) -> None:

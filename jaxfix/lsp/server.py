@@ -34,6 +34,7 @@ from jaxfix.engine.incremental import IncrementalAnalyzer
 from jaxfix.lsp import actions, verification
 from jaxfix.lsp.diagnostics import match_findings, to_diagnostic, to_range
 from jaxfix.lsp.positions import LineIndex
+from jaxfix.lsp.project import WorkspaceIndex
 from jaxfix.lsp.settings import Settings, is_config_file
 from jaxfix.model import FileResult, Safety
 
@@ -49,7 +50,7 @@ class Analysis:
 
     text: str
     version: int | None
-    generation: int  # settings generation it was computed under
+    generation: tuple  # settings and project-index generation it was computed under (`_generation`)
     result: FileResult
     parses: bool
     seconds: float = 0.0
@@ -61,8 +62,8 @@ class DocumentState:
     last_good: Analysis | None = None  # the newest analysis of a text that parsed
     latest: Analysis | None = None  # the newest analysis, parsed or not
     pending: asyncio.Task | None = None
-    inflight: tuple[str, int, asyncio.Future] | None = None  # (text, generation, analysis)
-    fix_all: tuple[tuple[str, int], str | None] | None = None  # ((text, generation), fixed text)
+    inflight: tuple[str, tuple, asyncio.Future] | None = None  # (text, generation, analysis)
+    fix_all: tuple[tuple[str, tuple], str | None] | None = None  # ((text, generation), fixed text)
     diagnostics: list[types.Diagnostic] = field(default_factory=list)
     analyzer: IncrementalAnalyzer = field(default_factory=IncrementalAnalyzer)  # used by the analysis thread only
 
@@ -91,6 +92,7 @@ class JaxfixLanguageServer(LanguageServer):
         self.settings = Settings(report=self._show_error)
         self._analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxfix-analyze")
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.project = WorkspaceIndex()  # cross-file facts, built after `initialized`
 
     def on_loop(self, send) -> None:
         """Run `send()` on the event loop: messages must never be written from a worker thread."""
@@ -127,24 +129,29 @@ class JaxfixLanguageServer(LanguageServer):
         return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
     # -- analysis ------------------------------------------------------------
-    def _analyze_now(self, text: str, version: int | None, uri: str, generation: int) -> Analysis:
+    def _analyze_now(self, text: str, version: int | None, uri: str, generation: tuple) -> Analysis:
         path = _analysis_path(uri)
         config = self.settings.config_for(_document_path(uri))
         started = time.perf_counter()
         state = self.documents.get(uri)
         analyzer = state.analyzer if state is not None else IncrementalAnalyzer()
-        result = analyzer.analyze(text, path, config)
+        result = analyzer.analyze(text, path, config, project=self.project.index)
         # Half-typed code keeps its last good diagnostics instead of making them flicker, or
         # worse, reporting every noqa unused.
         problem = analyzer.parse_error
         return Analysis(text, version, generation, result, problem is None, time.perf_counter() - started, problem)
 
-    def _analyze_if_current(self, text: str, version: int | None, uri: str, generation: int) -> Analysis | None:
+    def _analyze_if_current(self, text: str, version: int | None, uri: str, generation: tuple) -> Analysis | None:
         """Worker-thread body: skip texts the user has already typed past (queued analyses pile up)."""
         doc = self.open_document(uri)
         if doc is None or doc.source != text:
             return None
         return self._analyze_now(text, version, uri, generation)
+
+    def _generation(self) -> tuple:
+        """What an analysis depends on besides the text: the config and the project index."""
+        index = self.project.index
+        return (self.settings.generation, id(index), getattr(index, "generation", 0))
 
     async def analysis(self, uri: str) -> Analysis | None:
         """An analysis of the document's current text (computed now if the stored one is stale).
@@ -156,7 +163,7 @@ class JaxfixLanguageServer(LanguageServer):
             return None
         text, version = doc.source, doc.version
         state = self.documents.setdefault(uri, DocumentState())
-        generation = self.settings.generation
+        generation = self._generation()
         cached = state.latest
         if cached is not None and cached.text == text and cached.generation == generation:
             return cached
@@ -228,6 +235,26 @@ class JaxfixLanguageServer(LanguageServer):
             if self.open_document(uri) is not None:
                 self.schedule(uri, 0)
 
+    def build_project_index(self) -> None:
+        """Index the workspace in the background; analyse the open documents again when done."""
+        if self.settings.roots:
+            self.project.build(self.settings.roots, lambda: self.on_loop(self._project_ready))
+
+    def _project_ready(self) -> None:
+        self.log(f"jaxfix: project index ready ({self.project.build_seconds or 0:.2f} s)")
+        self.relint_all()
+
+    def refresh_project(self, path: str | None) -> None:
+        """A saved file: its entry in the index is read again (in the analysis thread, which is
+        the only reader of the index), then the open documents are analysed again."""
+        if path is None or self.project.index is None:
+            return
+
+        def done(future) -> None:
+            self.on_loop(self.relint_all)
+
+        self._analysis_pool.submit(self.project.refresh, path).add_done_callback(done)
+
     def reload_config(self) -> None:
         self.settings.reload()
         self.log("jaxfix: configuration reloaded", types.MessageType.Info)
@@ -298,7 +325,8 @@ class JaxfixLanguageServer(LanguageServer):
         config = replace(self.settings.config_for(_document_path(uri)), unsafe_fixes=False)
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(
-            self._analysis_pool, lambda: analyze(analysis.text, _analysis_path(uri), config, fix=True)
+            self._analysis_pool,
+            lambda: analyze(analysis.text, _analysis_path(uri), config, fix=True, project=self.project.index),
         )
         if result.error:
             self.log(f"jaxfix: fix-all: {result.error}", types.MessageType.Warning)
@@ -432,6 +460,7 @@ def create_server() -> JaxfixLanguageServer:
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: JaxfixLanguageServer, params: types.InitializedParams) -> None:
+        ls.build_project_index()
         ws = ls.client_capabilities.workspace
         watched = ws.did_change_watched_files if ws else None
         if watched and watched.dynamic_registration:
@@ -466,6 +495,8 @@ def create_server() -> JaxfixLanguageServer:
         uri = params.text_document.uri
         if is_config_file(_document_path(uri)):
             ls.reload_config()
+        elif ls.project.index is not None:
+            ls.refresh_project(_document_path(uri))  # analyses every open document again
         elif uri in ls.documents:
             ls.schedule(uri, 0)
 

@@ -1,0 +1,571 @@
+"""Traced context reached through calls across the modules of a project.
+
+Per module (`summarize_calls`, on the stdlib AST, cached with the project index): every
+module-level function and method, its trace entries (a transform decorator or a `jax.jit(f)`
+call, a `lax` body), and the calls out of its own body whose target resolves by name: an
+import, a def or class of the module, `self.method`, a method of an instance built from a known
+class (`Cls(...).m()`, `x = Cls(...); x.m()`, a module-level instance called as `H(t)`). Each
+argument of such a call carries the parameters of the caller its value depends on, not
+through shapes, dtypes or `len` (`x.shape[0]` depends on nothing traced).
+
+Over the project (`propagate`): from the entries, a parameter of a callee is traced when an
+argument passed to it depends on a traced parameter of the caller (or on a value a jax
+function made under the trace). The answer kept is the cross-module part: functions entered
+from another module, with which parameters traced and why; `jit_contexts` takes them as
+entries and does the precise, statement-ordered analysis inside the callee's own module.
+Precision first: a literal, a shape or a static argument passed to a parameter never makes it
+traced, and `self` is traced only for pytree classes (`pytrees.PYTREE_BASES` chains).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from jaxfix.analysis import astscan
+from jaxfix.analysis.pytrees import ast_statements, bindings_of, dotted
+from jaxfix.analysis.traced import STATIC_ATTRS, is_staged_call_name, is_static_call_name
+
+# transforms whose function runs on tracers (each parameter traced but the static ones)
+TRACING = frozenset(
+    {"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit", "jax.vmap", "equinox.filter_vmap"}
+)
+# transforms that keep the function traceable and are traced when applied under one of TRACING
+WRAPPING = frozenset(
+    {
+        "jax.grad",
+        "jax.value_and_grad",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.checkpoint",
+        "jax.remat",
+        "equinox.filter_grad",
+        "equinox.filter_value_and_grad",
+        "equinox.filter_checkpoint",
+    }
+)
+# lax bodies: qualified name -> positions of the function arguments (-1: a list of them)
+BODIES: dict[str, tuple[int, ...]] = {
+    "jax.lax.scan": (0,),
+    "jax.lax.fori_loop": (2,),
+    "jax.lax.while_loop": (0, 1),
+    "jax.lax.cond": (1, 2),
+    "jax.lax.switch": (-1,),
+    "jax.lax.map": (0,),
+    "jax.lax.associative_scan": (0,),
+}
+PARTIAL = frozenset({"functools.partial"})
+# methods a construction `Cls(...)` runs (dataclass / equinox validation hooks included)
+CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
+STAGED = "*"  # a dependency: a value a jax function made (traced whenever the caller is)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class CallEdge:
+    """One call out of a function: its target (qualified as far as the module knows it), whether
+    the target receives its instance implicitly (`self.m(x)`, `Cls(x)`), and per argument slot
+    (a position or a keyword) the caller's parameters it depends on."""
+
+    target: str
+    receiver: str | None  # "self": a method of the caller's own instance; "new": a construction / instance
+    line: int
+    args: tuple[tuple[int | str, frozenset[str]], ...]
+    receiver_deps: frozenset[str] = frozenset()  # what the instance itself depends on (`h(t)` on traced `h`)
+
+
+@dataclass(frozen=True)
+class FunctionCalls:
+    name: str  # "f" or "Cls.m"
+    line: int
+    positional: tuple[str, ...]
+    params: tuple[str, ...]
+    class_name: str | None
+    is_method: bool  # a plain method: its first parameter is the instance
+    calls: tuple[CallEdge, ...]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A function a transform enters in its own module: which parameters are traced, and how."""
+
+    traced: frozenset[str]
+    how: str  # "jitted", "vmapped", "a scan body", ...
+    line: int
+
+
+@dataclass(frozen=True)
+class CallSummary:
+    """What the project needs to know about one module's calls."""
+
+    module: str
+    path: str
+    functions: dict[str, FunctionCalls] = field(default_factory=dict)
+    entries: dict[str, Entry] = field(default_factory=dict)
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> qualified bases
+
+
+# -- per module -----------------------------------------------------------------------------
+
+
+def summarize_calls(tree: ast.Module, module_name: str, path: str, is_package: bool = False) -> CallSummary:
+    stmts = list(ast_statements(tree.body))
+    bindings = bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
+    local: dict[str, str] = {}  # module-level def / class / instance -> qualified
+    instances: dict[str, str] = {}  # module-level `H = Cls(...)` -> the qualified class expression
+    classes: dict[str, tuple[str, ...]] = {}
+    defs: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            local[node.name] = f"{module_name}.{node.name}"
+            defs.append((node, None))
+        elif isinstance(node, ast.ClassDef):
+            local[node.name] = f"{module_name}.{node.name}"
+            classes[node.name] = tuple(q for q in (_qualify(b, bindings, {}) for b in node.bases) if q)
+            defs.extend((child, node.name) for child in node.body if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    names = {**bindings, **local}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if isinstance(node.value, ast.Call):
+                ctor = _qualify(node.value.func, names, {})
+                if ctor is not None:
+                    instances[node.targets[0].id] = ctor
+    summary = CallSummary(module=module_name, path=path, classes=classes)
+    for node, cls in defs:
+        info = _function_calls(node, cls, module_name, names, instances)
+        summary.functions[info.name] = info
+    _find_entries(tree, module_name, names, summary)
+    return summary
+
+
+def _qualify(node: ast.AST, names: dict[str, str], types: dict[str, str]) -> str | None:
+    text = dotted(node)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    target = types.get(head) or names.get(head)
+    if target is None:
+        return None
+    return f"{target}.{rest}" if rest else target
+
+
+def _signature(node) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    a = node.args
+    positional = tuple(p.arg for p in (*a.posonlyargs, *a.args))
+    params = positional + tuple(p.arg for p in a.kwonlyargs)
+    return positional, params
+
+
+def _function_calls(node, cls: str | None, module: str, names: dict[str, str], instances: dict[str, str]) -> FunctionCalls:
+    positional, params = _signature(node)
+    decos = {dotted(d) for d in node.decorator_list}
+    is_method = cls is not None and bool(positional) and not decos & {"staticmethod", "classmethod"}
+    own = _own_nodes(node)
+    name = node.name if cls is None else f"{cls}.{node.name}"
+    self_name = positional[0] if is_method else None
+    external = _external_prefixes(module)
+    candidates = [n for n in own if type(n) is ast.Call and _may_reach_project(n.func, names, self_name, external)]
+    if not candidates:  # most functions call only jax, numpy and builtins: no dependencies to compute
+        return FunctionCalls(name, node.lineno, positional, params, cls, is_method, ())
+    deps = _Deps(params, names, own)
+    types: dict[str, str] = {}  # local `x = Cls(...)` -> qualified class expression
+    for n in own:
+        if type(n) is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name:
+            if type(n.value) is ast.Call and isinstance(n.value.func, (ast.Name, ast.Attribute)):
+                ctor = _qualify(n.value.func, names, {})
+                if ctor is not None:
+                    types[n.targets[0].id] = ctor
+    calls: list[CallEdge] = []
+    for n in candidates:
+        edge = _edge(n, cls, module, names, types, instances, self_name, deps, external)
+        if edge is not None:
+            calls.append(edge)
+    return FunctionCalls(name, node.lineno, positional, params, cls, is_method, tuple(calls))
+
+
+# Libraries a project calls but does not define (unless it is one of them: checking flax itself)
+_LIBRARIES = ("jax", "jaxlib", "numpy", "scipy", "equinox", "flax", "optax", "functools", "math", "typing", "builtins")
+
+
+def _external_prefixes(module: str) -> tuple[str, ...]:
+    top = module.split(".", 1)[0]
+    return tuple(f"{lib}." for lib in _LIBRARIES if lib != top)
+
+
+def _may_reach_project(func: ast.AST, names: dict[str, str], self_name: str | None, external) -> bool:
+    """Could a call of `func` run a function of the project (not jax, numpy, a builtin)?"""
+    head = func
+    while type(head) is ast.Attribute or type(head) is ast.Call:
+        head = head.value if type(head) is ast.Attribute else head.func
+    if type(head) is not ast.Name:
+        return False
+    if head.id == self_name:
+        return True
+    target = names.get(head.id)
+    if target is None:
+        return type(func) is ast.Attribute  # `x.m()` on a local built from a known class
+    return not (target + ".").startswith(external)
+
+
+def _edge(call: ast.Call, cls, module, names, types, instances, self_name, deps: "_Deps", external) -> CallEdge | None:
+    func = call.func
+    receiver: str | None = None
+    receiver_deps: frozenset[str] = frozenset()
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == self_name:
+        target, receiver = f"{module}.{cls}.{func.attr}", "self"
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+        ctor = _qualify(func.value.func, names, {})  # `Cls(...).method(...)`
+        if ctor is None:
+            return None
+        target, receiver = f"{ctor}.{func.attr}", "new"
+        receiver_deps = deps.of(func.value)
+    elif isinstance(func, ast.Name) and func.id in instances and func.id not in deps.local_names:
+        target, receiver = f"{instances[func.id]}.__call__", "new"  # a module-level instance: `H(t)`
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in types:
+        target, receiver = f"{types[func.value.id]}.{func.attr}", "new"
+        receiver_deps = deps.of(func.value)
+    else:
+        if isinstance(func, ast.Name) and func.id in deps.local_names:
+            return None  # a local or parameter: not the module's binding
+        target = _qualify(func, names, {})
+        if target is None or target.startswith(external):
+            return None
+    args: list[tuple[int | str, frozenset[str]]] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None  # which parameter gets what is unknown: not followed (precision first)
+        args.append((i, deps.of(arg)))
+    for kw in call.keywords:
+        if kw.arg is None:
+            return None
+        args.append((kw.arg, deps.of(kw.value)))
+    return CallEdge(target, receiver, call.lineno, tuple(args), receiver_deps)
+
+
+def _own_nodes(node) -> list[ast.AST]:
+    """The nodes of a function's own body (not nested defs, lambdas, classes; not the
+    expression-context and operator leaves, which `astscan` skips)."""
+    out: list[ast.AST] = []
+    stack = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _SCOPES):
+            continue
+        out.append(n)
+        stack.extend(astscan.children(n))
+    return out
+
+
+class _Deps:
+    """The parameters each value of a function depends on, flow-insensitively (every binding of
+    a local counts), not through shapes, dtypes, `len` or other static queries."""
+
+    def __init__(self, params: tuple[str, ...], names: dict[str, str], own: list[ast.AST]) -> None:
+        self.names = names
+        self.env: dict[str, frozenset[str]] = {p: frozenset({p}) for p in params}
+        self.local_names: set[str] = set(params)
+        bindings: list[tuple[ast.AST, ast.AST]] = []
+        for n in own:
+            if isinstance(n, ast.Assign):
+                bindings.extend((t, n.value) for t in n.targets)
+            elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and n.value is not None:
+                bindings.append((n.target, n.value))
+            elif isinstance(n, (ast.For, ast.AsyncFor)):
+                bindings.append((n.target, n.iter))
+            elif isinstance(n, (ast.With, ast.AsyncWith)):
+                bindings.extend((i.optional_vars, i.context_expr) for i in n.items if i.optional_vars is not None)
+        bound = [(_target_names(target), value) for target, value in bindings]
+        for targets, _ in bound:
+            self.local_names.update(targets)
+        for _ in range(4):  # to a fixpoint in practice (chains of locals are short)
+            changed = False
+            for targets, value in bound:
+                found = self.of(value)
+                if not found:
+                    continue
+                for name in targets:
+                    old = self.env.get(name, frozenset())
+                    if not found <= old:
+                        self.env[name] = old | found
+                        changed = True
+            if not changed:
+                break
+
+    def of(self, e: ast.AST | None) -> frozenset[str]:  # noqa: C901
+        if e is None:
+            return frozenset()
+        kind = type(e)
+        if kind is ast.Name:
+            return self.env.get(e.id, frozenset())
+        if kind is ast.Constant or kind is ast.JoinedStr or kind is ast.Lambda:
+            return frozenset()
+        if kind is ast.Attribute:
+            return frozenset() if e.attr in STATIC_ATTRS else self.of(e.value)
+        if kind is ast.Call:
+            qual = _qualify(e.func, self.names, {})
+            if is_static_call_name(qual) or is_static_call_name(dotted(e.func)):
+                return frozenset()
+            out = frozenset().union(*(self.of(a) for a in e.args), *(self.of(k.value) for k in e.keywords))
+            if isinstance(e.func, ast.Attribute) and (qual is None or e.func.attr in ("item", "tolist")):
+                out |= self.of(e.func.value)  # a method of a value: `x.sum()`
+            if is_staged_call_name(qual):
+                out |= {STAGED}
+            return out
+        if kind is ast.Compare and all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+            return frozenset()
+        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            parts = [g.iter for g in e.generators] + ([e.key, e.value] if kind is ast.DictComp else [e.elt])
+            return frozenset().union(*(self.of(p) for p in parts))
+        return frozenset().union(*(self.of(c) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)))
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    """Names an assignment target binds (`a`, `a, (b, *c)`); `x.a`, `x[i]` bind none."""
+    kind = type(target)
+    if kind is ast.Name:
+        return [target.id]
+    if kind is ast.Tuple or kind is ast.List:
+        return [n for el in target.elts for n in _target_names(el)]
+    if kind is ast.Starred:
+        return _target_names(target.value)
+    return []
+
+
+def _find_entries(tree: ast.Module, module: str, names: dict[str, str], summary: CallSummary) -> None:
+    """Functions a transform enters in this module: decorators, `jax.jit(f)` calls, lax bodies."""
+
+    def qual(node) -> str | None:
+        return _qualify(node, names, {})
+
+    def enter(name: str, traced: set[str], how: str, line: int) -> None:
+        old = summary.entries.get(name)
+        if old is not None:
+            traced |= old.traced
+        summary.entries[name] = Entry(frozenset(traced), old.how if old else how, old.line if old else line)
+
+    by_node: dict[int, FunctionCalls] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            by_node[id(node)] = summary.functions[node.name]
+            for deco in node.decorator_list:
+                found = _transform(deco, qual)
+                if found is not None:
+                    tr, options = found
+                    info = summary.functions[node.name]
+                    enter(info.name, set(info.params) - _statics(options, info), _how(tr), node.lineno)
+    for call in astscan.nodes(tree):
+        if type(call) is not ast.Call:
+            continue
+        q = qual(call.func)
+        pos = [a for a in call.args if not isinstance(a, ast.Starred)]
+        if q in TRACING and pos:
+            target, peeled = _unwrap(pos[0], qual)
+            info = _local_function(target, names, module, summary)
+            if info is not None:
+                statics = set() if peeled else _statics(call, info)
+                enter(info.name, set(info.params) - statics, _how(q), call.lineno)
+        elif q in BODIES:
+            for i in BODIES[q]:
+                fns = (pos[1].elts if len(pos) > 1 and isinstance(pos[1], (ast.List, ast.Tuple)) else []) if i == -1 else pos[i : i + 1]
+                for fn in fns:
+                    target, _ = _unwrap(fn, qual)
+                    info = _local_function(target, names, module, summary)
+                    if info is not None:
+                        enter(info.name, set(info.params), f"a {q.rsplit('.', 1)[-1]} body", call.lineno)
+
+
+def _how(transform: str) -> str:
+    short = transform.rsplit(".", 1)[-1]
+    return "vmapped" if "vmap" in short else f"{short}ted" if short.endswith("jit") else f"under {short}"
+
+
+def _transform(expr: ast.AST, qual: Callable) -> tuple[str, ast.Call | None] | None:
+    q = qual(expr)
+    if q in TRACING:
+        return q, None
+    if isinstance(expr, ast.Call):
+        fq = qual(expr.func)
+        if fq in PARTIAL and expr.args and qual(expr.args[0]) in TRACING:
+            return qual(expr.args[0]), expr
+        if fq in TRACING and not expr.args:
+            return fq, expr
+    return None
+
+
+def _unwrap(expr: ast.AST, qual: Callable) -> tuple[ast.AST, bool]:
+    peeled = False
+    while isinstance(expr, ast.Call) and expr.args and qual(expr.func) in (TRACING | WRAPPING):
+        expr, peeled = expr.args[0], True
+    return expr, peeled
+
+
+def _local_function(expr: ast.AST, names: dict[str, str], module: str, summary: CallSummary) -> FunctionCalls | None:
+    if isinstance(expr, ast.Name):
+        q = names.get(expr.id)
+        if q is not None and q.startswith(module + "."):
+            return summary.functions.get(q[len(module) + 1 :])
+    return None
+
+
+def _statics(options: ast.Call | None, info: FunctionCalls) -> set[str]:
+    """Parameters named by literal `static_argnums`/`static_argnames`; with non-literal ones,
+    every parameter (what is static is unknown: nothing is claimed)."""
+    if options is None:
+        return set()
+    out: set[str] = set()
+    for kw in options.keywords:
+        if kw.arg not in ("static_argnames", "static_argnums"):
+            continue
+        values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
+        if not all(isinstance(v, ast.Constant) for v in values):
+            return set(info.params)
+        if kw.arg == "static_argnames":
+            out.update(v.value for v in values if isinstance(v.value, str))
+        else:
+            out.update(info.positional[v.value] for v in values if type(v.value) is int and -len(info.positional) <= v.value < len(info.positional))
+    return out
+
+
+# -- over the project -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CrossEntry:
+    """A function entered from traced code of another module."""
+
+    traced: frozenset[str]
+    reason: str  # "`step` (jitted, train.py:12) calls `update` with `x`"
+
+
+Lookup = Callable[[str], "CallSummary | None"]
+
+
+def propagate(
+    summaries: Lookup, roots: list[str], *, is_pytree: Callable[[str], bool] = lambda q: False, budget: int = 20000
+) -> dict[str, dict[str, CrossEntry]]:
+    """module -> function -> how it is entered from another module, from the entries of `roots`
+    (modules looked up through `summaries`, which may parse them on demand)."""
+    traced: dict[tuple[str, str], set[str]] = {}
+    how: dict[tuple[str, str], str] = {}
+    work: list[tuple[str, str]] = []
+    out: dict[str, dict[str, CrossEntry]] = {}
+    for name in roots:
+        summary = summaries(name)
+        if summary is None:
+            continue
+        for fname, entry in summary.entries.items():
+            key = (name, fname)
+            traced[key] = set(entry.traced)
+            how[key] = f"{entry.how}, {summary.path}:{entry.line}"
+            work.append(key)
+    while work and budget > 0:
+        budget -= 1
+        key = work.pop()
+        module, fname = key
+        summary = summaries(module)
+        info = summary.functions.get(fname) if summary is not None else None
+        if info is None:
+            continue
+        live = traced[key] | {STAGED}
+        for edge in info.calls:
+            for callee_key, callee, shift, self_traced in _targets(edge, module, summaries, is_pytree, live, info):
+                bound = _bind(edge, callee, shift, live)
+                if self_traced and callee.positional:
+                    bound.add(callee.positional[0])
+                if not bound:
+                    continue
+                old = traced.setdefault(callee_key, set())
+                if bound <= old:
+                    continue
+                old |= bound
+                work.append(callee_key)
+                if callee_key not in how:
+                    how[callee_key] = f"traced, {summary.path}:{edge.line}"
+                if callee_key[0] != module:
+                    caller = fname.rsplit(".", 1)[-1]
+                    named = ", ".join(f"`{p}`" for p in sorted(old))
+                    reason = f"`{caller}` ({how[key]}) calls `{callee.name.rsplit('.', 1)[-1]}` with {named} traced"
+                    prev = out.setdefault(callee_key[0], {}).get(callee_key[1])
+                    out[callee_key[0]][callee_key[1]] = CrossEntry(frozenset(old), prev.reason if prev else reason)
+    return out
+
+
+def _split(qualname: str, summaries: Lookup) -> tuple[str, str, CallSummary] | None:
+    """("pkg.mod", "Cls.m", summary) for a qualified name the project defines (re-exports are not followed)."""
+    parts = qualname.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        summary = summaries(".".join(parts[:cut]))
+        if summary is not None:
+            return ".".join(parts[:cut]), ".".join(parts[cut:]), summary
+    return None
+
+
+def _method(summary: CallSummary, cls: str, name: str, summaries: Lookup, depth: int = 0):
+    """(summary, FunctionCalls) of `cls.name`, looking through bases the project defines."""
+    info = summary.functions.get(f"{cls}.{name}")
+    if info is not None:
+        return summary, info
+    if depth > 4:
+        return None
+    for base in summary.classes.get(cls, ()):
+        found = _split(base, summaries)
+        if found is not None and found[1] in found[2].classes:
+            hit = _method(found[2], found[1], name, summaries, depth + 1)
+            if hit is not None:
+                return hit
+    return None
+
+
+def _targets(edge: CallEdge, module: str, summaries: Lookup, is_pytree, live: set[str], caller: FunctionCalls):
+    """(key, callee, positional shift, self traced) for each function the call runs."""
+    found = _split(edge.target, summaries)
+    if found is None:
+        return []
+    mod, rest, summary = found
+    receiver_traced = bool(edge.receiver_deps & live)
+    if edge.receiver == "self" and caller.positional:
+        receiver_traced = caller.positional[0] in live
+    if rest in summary.classes and edge.receiver is None:  # a construction: its hooks
+        out = []
+        any_traced = any(d & live for _, d in edge.args)
+        pytree = is_pytree(f"{mod}.{rest}")
+        for hook in CONSTRUCTION_HOOKS:
+            hit = _method(summary, rest, hook, summaries)
+            if hit is not None:
+                s, info = hit
+                shift = 1 if hook == "__init__" else None  # the hooks after __init__ see only `self`
+                out.append(((s.module, info.name), info, shift, pytree and any_traced and hook != "__init__"))
+        return out
+    if "." in rest:
+        cls, _, meth = rest.rpartition(".")
+        if cls not in summary.classes:
+            return []
+        hit = _method(summary, cls, meth, summaries)
+        if hit is None:
+            return []
+        s, info = hit
+        shift = 1 if info.is_method else 0
+        self_traced = info.is_method and receiver_traced and is_pytree(f"{mod}.{cls}")
+        return [((s.module, info.name), info, shift, self_traced)]
+    info = summary.functions.get(rest)
+    if info is None or info.class_name is not None:
+        return []
+    return [((mod, info.name), info, 0, False)]
+
+
+def _bind(edge: CallEdge, callee: FunctionCalls, shift: int | None, live: set[str]) -> set[str]:
+    out: set[str] = set()
+    if shift is None:
+        return out
+    params = callee.positional[shift:]
+    for slot, deps in edge.args:
+        if not deps & live:
+            continue
+        if isinstance(slot, int):
+            if slot < len(params):
+                out.add(params[slot])
+        elif slot in callee.params:
+            out.add(slot)
+    return out

@@ -1,0 +1,153 @@
+"""The project call graph (`jaxfix.analysis.callgraph` through `ProjectIndex.cross_entries`): a
+function that traced code of another module calls with traced arguments is analysed as traced,
+on real multi-module projects in temporary folders, with the same answer from a lazy and a
+complete index, and nothing claimed where an argument is static."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jaxfix.batch import BatchOptions, run_paths
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config, ConfigResolver
+from jaxfix.engine.project import build_project_index
+
+HELPER = """import jax.numpy as jnp
+
+
+def clip(x, limit):
+    if x.sum() > limit:
+        return x / limit
+    return x
+
+
+def count(T, dt):
+    return int(jnp.ceil(T / dt))
+"""
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    out = []
+    for name, text in {"pkg/__init__.py": "", **files}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        out.append(str(path))
+    return out
+
+
+def findings(paths: list[str], name: str, *, lazy: bool = True) -> list:
+    index = build_project_index(paths, lazy=lazy)
+    path = next(p for p in paths if p.endswith(name))
+    return analyze(Path(path).read_text(), path, Config(), project=index).findings
+
+
+def codes(paths, name, **kw) -> list[str]:
+    return sorted(f.code for f in findings(paths, name, **kw))
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_helper_called_from_jit_in_another_module(tmp_path, lazy):
+    paths = project(
+        tmp_path,
+        {
+            "pkg/helpers.py": HELPER,
+            "pkg/model.py": "import jax\nfrom pkg.helpers import clip, count\n\n\n@jax.jit\ndef step(x, T):\n"
+            "    return clip(x, 2.0) * count(T, 0.1)\n",
+        },
+    )
+    found = findings(paths, "helpers.py", lazy=lazy)
+    assert sorted(f.code for f in found) == ["JAX301", "JAX304"]
+    message = next(f.message for f in found if f.code == "JAX304")
+    assert "`step` (jitted, " in message and "model.py:6" in message and "calls `count` with `T` traced" in message
+    # without the index the helper module is just functions
+    helpers = next(p for p in paths if p.endswith("helpers.py"))
+    assert analyze(HELPER, helpers, Config()).findings == []
+
+
+def test_static_arguments_are_not_traced(tmp_path):
+    caller = """import jax
+from functools import partial
+from pkg.helpers import clip, count
+
+
+@partial(jax.jit, static_argnames=("T",))
+def step(x, T):
+    n = x.shape[0]
+    return clip(3.0, n) * count(T, 0.1) + count(len(x), x.ndim)
+"""
+    paths = project(tmp_path, {"pkg/helpers.py": HELPER, "pkg/model.py": caller})
+    assert codes(paths, "helpers.py") == []
+
+
+def test_through_several_levels_and_modules(tmp_path):
+    paths = project(
+        tmp_path,
+        {
+            "pkg/helpers.py": HELPER,
+            "pkg/middle.py": "from pkg import helpers\n\n\ndef scale(v, T):\n    w = v * 2\n    return helpers.count(w, T)\n",
+            "pkg/model.py": "import jax\nfrom pkg.middle import scale\n\n\ndef body(c, t):\n    return c + scale(t, 0.1), None\n\n\n"
+            "def run(xs):\n    return jax.lax.scan(body, 0.0, xs)\n",
+        },
+    )
+    found = findings(paths, "helpers.py")
+    assert [f.code for f in found] == ["JAX304"]
+    assert "`scale` (traced, " in found[0].message  # the caller that is itself only traced
+
+
+def test_methods_of_known_classes_and_construction(tmp_path):
+    shapes = """import jax.numpy as jnp
+
+
+class Grid:
+    def __init__(self, thickness, check=True):
+        self.thickness = thickness
+        if check and thickness < 0:
+            raise ValueError("negative")
+
+    def place(self, resolution):
+        self.sigma = float(-jnp.log(1e-8) / (2 * self.thickness * resolution))
+        return self
+"""
+    caller = """import jax
+from pkg.shapes import Grid
+
+
+@jax.jit
+def simulate(resolution, field):
+    grid = Grid(10)
+    return field * grid.place(resolution).sigma + Grid(field).thickness
+"""
+    paths = project(tmp_path, {"pkg/shapes.py": shapes, "pkg/model.py": caller})
+    found = findings(paths, "shapes.py")
+    # `place` gets a traced resolution (`self` stays a Python object: not a pytree); `__init__`
+    # a traced thickness from `Grid(field)` (`Grid(10)` alone would give it nothing)
+    assert sorted((f.code, f.line) for f in found) == [("JAX301", 7), ("JAX304", 11)]
+    alone = project(tmp_path / "alone", {"pkg/shapes.py": shapes, "pkg/model.py": caller.replace(" + Grid(field).thickness", "")})
+    assert sorted((f.code, f.line) for f in findings(alone, "shapes.py")) == [("JAX304", 11)]
+
+
+def test_uncalled_and_eager_callers_give_nothing(tmp_path):
+    caller = "import jax.numpy as jnp\nfrom pkg.helpers import clip\n\n\ndef eager(x):\n    return clip(x, 2.0)\n"
+    paths = project(tmp_path, {"pkg/helpers.py": HELPER, "pkg/model.py": caller})
+    assert codes(paths, "helpers.py") == []
+    assert build_project_index(paths).cross_entries("pkg.helpers") == {}
+
+
+def test_cached_check_sees_an_edit_of_the_caller(tmp_path, monkeypatch):
+    """The helper's cached result is keyed on what other modules make traced in it: removing the
+    caller's `jax.jit` must not replay the cached finding."""
+    caller = "import jax\nfrom pkg.helpers import count\n\n\n@jax.jit\ndef step(T):\n    return count(T, 0.1)\n"
+    paths = project(tmp_path, {"pkg/helpers.py": HELPER, "pkg/model.py": caller})
+    monkeypatch.chdir(tmp_path)
+    options = BatchOptions(cache_dir=str(tmp_path / "cache"), workers=1)
+
+    def run() -> list[str]:
+        return sorted(f.code for f in run_paths([str(tmp_path / "pkg")], ConfigResolver(), options).findings)
+
+    assert run() == ["JAX304"]
+    (tmp_path / "pkg" / "model.py").write_text(caller.replace("@jax.jit\n", ""))
+    assert run() == []
+    assert Path(paths[1]).read_text() == HELPER
