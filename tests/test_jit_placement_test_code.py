@@ -88,3 +88,43 @@ def test_include_tests_must_be_a_boolean(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.jaxfix.jit-placement]\ninclude-tests = "yes"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="include-tests"):
         load_pyproject(tmp_path / "pyproject.toml")
+
+
+TEST_CASE_HELPER = textwrap.dedent(
+    """
+    import jax
+    from absl.testing import parameterized
+
+
+    class EquivalenceTest(parameterized.TestCase):
+        def _test_jittable(self, dist):
+            @jax.jit
+            def log_prob(event, d):
+                return d.log_prob(event)
+
+            return log_prob(dist.sample(), dist)
+
+
+    class NormalTest(EquivalenceTest):
+        def check(self, dist):
+            return jax.jit(lambda d: d.mean())(dist)
+
+
+    class Sampler:
+        def run(self, x):
+            return jax.jit(lambda v: v * 2)(x)
+    """
+)
+
+
+def test_methods_of_test_case_classes_are_test_code_in_any_file(tmp_path):
+    """distrax keeps its test base class in `distrax/_src/utils/equivalence.py` (not a test module
+    by name); its `_test_jittable` builds a fresh jitted function per call on purpose. Methods of
+    a class deriving from a `TestCase` (directly or through a class of the module) are test code;
+    the class beside them that is no test case is still reported."""
+    result = analyze(TEST_CASE_HELPER, "pkg/utils/equivalence.py", Config(select=("ALL",)))
+    assert [(f.code, f.line) for f in result.findings] == [("JAX202", 22)]
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxfix.jit-placement]\ninclude-tests = true\n", encoding="utf-8")
+    options = load_pyproject(tmp_path / "pyproject.toml").rule_options
+    result = analyze(TEST_CASE_HELPER, "pkg/utils/equivalence.py", Config(select=("ALL",), rule_options=options))
+    assert sorted(f.line for f in result.findings) == [9, 17, 22]

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.screen import sites
-from codemods.jit_placement.sites import INCLUDE_TESTS, skips_test_code
+from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -194,9 +194,11 @@ class JitPerCallRule(Rule):
             return
         for hoist in hoists(ctx):
             site = hoist.site
+            if skips_site(ctx, self, site):
+                continue
             if not site.loops:
                 where = f"inside `{site.function.name.value}` on every call"
-                text = f"`{site.spelled}` of a fresh {site.kind} {where}: each one is a new cache key and compiles again; hoist it"
+                text = f"`{site.spelled}` of a fresh {site.described} {where}: each one is a new cache key and compiles again; hoist it"
                 yield ctx.finding(self, "JAX202", site.reported_at, hoist.message(text), hoist.fix)
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.screen import sites
-from codemods.jit_placement.sites import INCLUDE_TESTS, MODULE_FUNCTION, skips_test_code
+from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -171,7 +171,9 @@ class JitRewrapInLoopRule(Rule):
             return
         for hoist in hoists(ctx):
             site = hoist.site
-            if site.loops and site.kind == MODULE_FUNCTION:
+            if skips_site(ctx, self, site):
+                continue
+            if site.loops and not site.fresh:
                 text = f"`{site.spelled}` re-wraps the same function inside a loop: a cache hit, but it pays dispatch every iteration; hoist it"
                 yield ctx.finding(self, "JAX203", site.reported_at, hoist.message(text), hoist.fix)
 

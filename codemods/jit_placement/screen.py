@@ -172,7 +172,8 @@ def _could_be_site(node: ast.AST, parent: ast.AST | None) -> bool:
     Each condition below is one the planner requires, so rejecting on it is sound:
     - a call site is `T(F, ...)` with `T` a compiling transform and a positional, non-starred first
       argument, either called right away (`T(F)(x)`) or the whole value of a one-name assignment
-      (`f = T(F)`); anything else is "stored, returned or passed on";
+      (`f = T(F)`) or of an attribute of a name (`self.f = T(F)`, `sites._stored_on_self`);
+      anything else is "stored, returned or passed on";
     - a decorated site is a `def` whose first decorator is `@T` or `@functools.partial(T, ...)`
       (directly in a class body, or at module level outside loops, it is not a site: no rule's
       placement admits those).
@@ -185,7 +186,10 @@ def _could_be_site(node: ast.AST, parent: ast.AST | None) -> bool:
             isinstance(parent, ast.Assign)
             and parent.value is node
             and len(parent.targets) == 1
-            and isinstance(parent.targets[0], ast.Name)
+            and (
+                isinstance(parent.targets[0], ast.Name)
+                or (isinstance(parent.targets[0], ast.Attribute) and isinstance(parent.targets[0].value, ast.Name))
+            )
         )
         return called or bound
     return True

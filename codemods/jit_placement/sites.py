@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
-from jaxfix.analysis.pytest_files import is_test_module
+from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import Option, Rule, RuleContext
@@ -36,9 +36,19 @@ WRAPPING = {
     "jax.vmap": "vmap",
     "jax.grad": "grad",
     "jax.value_and_grad": "value_and_grad",
+    "jax.jacfwd": "jacfwd",
+    "jax.jacrev": "jacrev",
+    "jax.hessian": "hessian",
     "jax.checkpoint": "checkpoint",
     "jax.remat": "remat",
+    "equinox.filter_grad": "filter_grad",
+    "equinox.filter_value_and_grad": "filter_value_and_grad",
 }
+# Wrappers that return a new function object on every call, so that `jax.jit(jax.grad(f))` is a
+# new cache key each time even for a module function `f` (measured: 3 compiles in 3 calls for
+# grad, vmap, jacrev, value_and_grad, hessian, checkpoint). equinox's `filter_grad` and
+# `filter_value_and_grad` return modules that compare equal for the same function (1 compile).
+NEW_FUNCTION_WRAPPERS = frozenset({"vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "checkpoint", "remat"})
 TRANSFORMS = {**COMPILING, **WRAPPING}
 # Calls whose function argument runs under a trace: code inside such a function is traced once
 # per compile of the caller, so a transform there is inlined and never compiles on its own.
@@ -69,6 +79,23 @@ class Site:
     calls: list[cst.Call] = field(default_factory=list)
     binding: cst.SimpleStatementLine | None = None
     manual: str | None = None  # the site is reported, but the fix must be done by hand (why)
+    in_test_case: bool = False  # in a class deriving from a `TestCase` (test code, whatever the file)
+
+    @property
+    def fresh(self) -> bool:
+        """Each evaluation of the transform makes a new cache key: the callable is new each time,
+        or a module function sits under a wrapper that returns a new function object
+        (`jax.jit(jax.grad(f))`)."""
+        return self.kind != MODULE_FUNCTION or any(k in NEW_FUNCTION_WRAPPERS for k in self.kinds[1:])
+
+    @property
+    def described(self) -> str:
+        """What is fresh, as a message says it: `lambda`, `nested def`, or for a module function
+        under a wrapper `module function under `jax.grad``."""
+        if self.kind != MODULE_FUNCTION:
+            return self.kind
+        wrapper = next(k for k in self.kinds[1:] if k in NEW_FUNCTION_WRAPPERS)
+        return f"function made by `jax.{wrapper}`"
 
     @property
     def spelled(self) -> str:
@@ -101,6 +128,12 @@ INCLUDE_TESTS = Option(
 def skips_test_code(ctx: RuleContext, rule: Rule) -> bool:
     """The file is test code and the rule's `include-tests` option is off: nothing to report."""
     return is_test_module(ctx.path) and not ctx.option(rule, INCLUDE_TESTS.name)
+
+
+def skips_site(ctx: RuleContext, rule: Rule, site: Site) -> bool:
+    """The site is in a method of a test case class (`Site.in_test_case`) and the rule's
+    `include-tests` option is off."""
+    return site.in_test_case and not ctx.option(rule, INCLUDE_TESTS.name)
 
 
 def find_sites(ctx: RuleContext, idx: ScopeIndex) -> list[Site]:
@@ -140,6 +173,7 @@ class _SiteFinder:
         self.idx = idx
         self.qualify = ctx.names.qualify
         self._traced_names: set[str] | None = None
+        self._loop_calls: dict[str, str] | None = None  # method name -> who calls it per iteration
 
     def transform_name(self, expr: cst.BaseExpression) -> str | None:
         return TRANSFORMS.get(self.qualify(expr) or "")
@@ -188,7 +222,7 @@ class _SiteFinder:
         if isinstance(parent, cst.Call) and parent.func is node:
             site.call = parent
             site.calls = [parent]
-        elif not self._bound_calls(site, parent):
+        elif not self._bound_calls(site, parent) and not self._stored_on_self(site, parent):
             return None  # stored, returned or passed on: may well be reused
         if not self._classify(site, target):
             return None
@@ -238,6 +272,57 @@ class _SiteFinder:
         site.manual = self._bound_shape_problem(stmt, scope, calls)
         return True
 
+    def _stored_on_self(self, site: Site, assign: cst.CSTNode | None) -> bool:
+        """`self.attr = T(F)` in a method (not `__init__`/`__post_init__`/`setup`) that this module
+        calls on one object once per iteration of a loop (`obj.build()` in a loop that does not
+        rebind `obj`): every iteration stores a new jitted callable on the same object and the
+        next call of it compiles again. Reported with a manual fix (jit once, in `__init__`);
+        without such a loop a stored wrapper may well be built once and reused: no site."""
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.value is site.node):
+            return False
+        target = assign.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            return False
+        method = self.idx.enclosing_function(assign)
+        if not isinstance(method, cst.FunctionDef) or method.name.value in ("__init__", "__post_init__", "setup"):
+            return False
+        params = method.params.params
+        if not params or params[0].name.value != target.value.value:
+            return False
+        if not isinstance(self.idx.enclosing_scope(method), cst.ClassDef):
+            return False
+        caller = self._called_per_iteration(method.name.value)
+        if caller is None:
+            return False
+        site.manual = (
+            f"`{caller}` calls `{method.name.value}` on the same object in a loop, and each call stores a new "
+            f"jitted callable on it; build it once (in `__init__`) and reuse it"
+        )
+        return True
+
+    def _called_per_iteration(self, method: str) -> str | None:
+        """Where the module calls `<name>.method()` inside a loop that does not rebind `<name>`:
+        the caller's name (`<module>` at top level), else None."""
+        if self._loop_calls is None:
+            found: dict[str, str] = {}
+            idx = self.idx
+
+            class _V(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    func = node.func
+                    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+                        return
+                    if func.attr.value in found:
+                        return
+                    loops = idx.enclosing_loops(node)
+                    if loops and func.value.value not in idx.assigned_in(loops[0]):
+                        where = idx.enclosing_function(node)
+                        found[func.attr.value] = where.name.value if isinstance(where, cst.FunctionDef) else "<module>"
+
+            walk(self.ctx.module, _V())
+            self._loop_calls = found
+        return self._loop_calls.get(method)
+
     def _bound_shape_problem(self, stmt: cst.SimpleStatementLine, scope: cst.CSTNode, calls: list[cst.Call]) -> str | None:
         if len(stmt.body) != 1:
             return "the binding shares its line with other statements"
@@ -279,13 +364,24 @@ class _SiteFinder:
             if not self.idx.enclosing_loops(node):
                 return None
         # every use of the name in its scope must be a call
-        if not self._only_called(node.name.value, scope, exclude=node):
+        uses = self._only_called(node.name.value, scope, exclude=node)
+        if uses is None:
             return None
+        if uses:
+            site.manual = (
+                f"`{node.name.value}` is called through `{uses}`; move the def to module level "
+                "(its captured values as parameters) by hand"
+            )
         return self._place(site)
 
-    def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> bool:
+    def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> str | None:
+        """Whether every use of `name` in `scope` (outside `exclude`) calls it, directly or through
+        a wrapping transform called right there (`jax.grad(f)(x)`, `eqx.filter_grad(f)(m)`: the
+        wrapper traces `f` and compiles it as a call would). None: some use is not a call, or
+        there is none; "": all are direct calls; else the first wrapper a use goes through."""
         uses = name_uses(scope.body if not isinstance(scope, cst.Module) else scope, name)
         called = 0
+        wrapper = ""
         for use in uses:
             if any(a is exclude for a in self.idx.ancestors(use)) or use is exclude.name:
                 continue
@@ -293,8 +389,27 @@ class _SiteFinder:
             if isinstance(parent, cst.Call) and parent.func is use:
                 called += 1
                 continue
-            return False
-        return called > 0
+            through = self._wrapped_call(use)
+            if through is not None:
+                called += 1
+                wrapper = wrapper or through
+                continue
+            return None
+        return wrapper if called else None
+
+    def _wrapped_call(self, use: cst.Name) -> str | None:
+        """`W(use, ...)(...)` with `W` a wrapping transform: W's spelling, else None."""
+        arg = self.idx.parent(use)
+        if not isinstance(arg, cst.Arg) or arg.keyword is not None or arg.star:
+            return None
+        wrap = self.idx.parent(arg)
+        if not isinstance(wrap, cst.Call) or not wrap.args or wrap.args[0] is not arg:
+            return None
+        short = WRAPPING.get(self.qualify(wrap.func) or "")
+        called = self.idx.parent(wrap)
+        if short is None or not (isinstance(called, cst.Call) and called.func is wrap):
+            return None
+        return f"{'eqx' if short.startswith('filter_') else 'jax'}.{short}"
 
     def _classify(self, site: Site, target: cst.BaseExpression) -> bool:
         if isinstance(target, cst.Lambda):
@@ -358,13 +473,14 @@ class _SiteFinder:
 
     def _place(self, site: Site) -> Site | None:
         anchor = site.node
+        site.in_test_case = self._in_test_case(anchor)
         site.loops = self.idx.enclosing_loops(anchor)
         site.function = self.idx.enclosing_function(anchor)
         if self._under_trace(anchor):
             return None
         if site.loops:
             return site
-        if site.kind == MODULE_FUNCTION or site.function is None or isinstance(site.function, cst.Lambda):
+        if not site.fresh or site.function is None or isinstance(site.function, cst.Lambda):
             return None
         if site.function.name.value == "__init__":
             return None  # runs once per instance: the usual place to build jitted callables
@@ -376,6 +492,23 @@ class _SiteFinder:
         ):
             return None
         return site
+
+    def _in_test_case(self, node: cst.CSTNode) -> bool:
+        """`node` is in the body of a class deriving, here or through classes of this module, from
+        a test case base (`pytest_files.is_test_case_base`)."""
+        return any(
+            isinstance(anc, cst.ClassDef) and self._is_test_case(anc, frozenset()) for anc in self.idx.ancestors(node)
+        )
+
+    def _is_test_case(self, cls: cst.ClassDef, seen: frozenset[str]) -> bool:
+        for base in cls.bases:
+            if is_test_case_base(self.qualify(base.value)):
+                return True
+            local = module_class(self.idx, base.value)
+            if local is not None and local.name.value not in seen:
+                if self._is_test_case(local, seen | {cls.name.value}):
+                    return True
+        return False
 
     def _under_trace(self, node: cst.CSTNode) -> bool:
         traced = self.traced_names()

@@ -233,6 +233,8 @@ class InPlaceUpdateRule(Rule):
     def _check(self, ctx, info, evidence: ArrayEvidence, node, subs, n_targets) -> Finding | None:
         facts = info.facts
         target = subs[0]
+        if any(isinstance(el.slice, cst.Index) and _is_string(el.slice.value) for el in target.slice):
+            return None  # `obj.data["params"] = v`: a string key stores into a dict, never into an array
         root = target.value
         chain = []
         while isinstance(root, (cst.Subscript, cst.Attribute)):
@@ -325,6 +327,10 @@ def _may_store_into_traced(fn: ScreenFunction, n: ast.AST) -> bool:
 
 
 # -- the decision and the fix ------------------------------------------------------------------
+def _is_string(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
 def _arg(node: cst.BaseExpression, text: str) -> str:
     """`text` as a call argument (a bare tuple needs parentheses)."""
     if isinstance(node, cst.Tuple) and not node.lpar:

@@ -22,3 +22,11 @@ def is_test_module(path: str | None) -> bool:
     if name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py"):
         return True
     return any(part in TEST_FOLDERS for part in p.parts[:-1])
+
+
+def is_test_case_base(qualified: str | None) -> bool:
+    """A base class that makes its subclasses test cases: `unittest.TestCase`, absl's
+    `absltest.TestCase`/`parameterized.TestCase`, `chex.TestCase`, jax's `JaxTestCase`, ...
+    (by the last name: it ends with `TestCase`). Their methods are test code wherever the file
+    lives (a shared helper module such as `utils/equivalence.py` holding a test base class)."""
+    return bool(qualified) and qualified.rpartition(".")[2].endswith("TestCase")
