@@ -107,3 +107,60 @@ def test_check_without_cache_uses_the_lazy_index_with_the_same_findings(tmp_path
     uncached = run_paths([str(tmp_path / "pkg")], ConfigResolver(), BatchOptions(workers=1))
     codes = lambda outcome: [(f.path, f.line, f.code) for f in outcome.findings]  # noqa: E731
     assert codes(uncached) == codes(cached) and [c for _, _, c in codes(cached)] == ["JAX101"]
+
+
+SAVEAT = """
+import equinox as eqx
+import jax
+
+
+class SaveAt(eqx.Module):
+    dense: bool = False
+    solver_state: bool = False
+    ts: jax.Array | None = None
+"""
+MISC = """
+def is_tuple_of_ints(obj):
+    return isinstance(obj, tuple) and all(isinstance(x, int) for x in obj)
+"""
+INTEGRATE = """
+import equinox as eqx
+import jax.numpy as jnp
+
+from ._saveat import SaveAt
+from diffrax._misc import is_tuple_of_ints
+
+
+@eqx.filter_jit
+def solve(y0, shape, saveat: SaveAt):
+    if saveat.dense:
+        y0 = y0 * 2
+    if is_tuple_of_ints(shape):
+        y0 = y0 + 1
+    if saveat.ts is not None and saveat.ts.sum() > 0:
+        y0 = y0 - 1
+    return y0
+"""
+
+
+def test_project_facts_keep_fields_and_own_helpers_static(tmp_path):
+    """diffrax, checked as a whole: `saveat.dense` is a `bool` field of `SaveAt` (another module),
+    so it is static under `eqx.filter_jit`; `diffrax._misc.is_tuple_of_ints` is the project's own
+    helper, out of sight although `diffrax` is a known array library to its users. The array
+    field `saveat.ts` is still traced."""
+    from jaxfix.batch import BatchOptions, run_paths
+    from jaxfix.engine.config import ConfigResolver
+
+    pkg = tmp_path / "diffrax"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_saveat.py").write_text(SAVEAT)
+    (pkg / "_misc.py").write_text(MISC)
+    (pkg / "_integrate.py").write_text(INTEGRATE)
+    outcome = run_paths([str(pkg)], ConfigResolver(), BatchOptions(workers=1))
+    assert [(f.line, f.code) for f in outcome.findings] == [(15, "JAX301")]
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+
+    alone = analyze(INTEGRATE, str(pkg / "_integrate.py"), Config(select=("ALL",)))
+    assert {f.line for f in alone.findings} >= {11, 13}  # without the project neither is known

@@ -227,3 +227,108 @@ def _calls(node: cst.CSTNode) -> list[cst.Call]:
 
     node.visit(V())
     return found
+
+
+def test_equinox_shape_evaluation_and_leaf_predicates_are_static():
+    """diffrax `_integrate.py`: `ok = eqx.filter_eval_shape(better_isinstance, ...)` then
+    `if not ok: raise ...`, and `if any(eqx.is_array_like(x) and jnp.iscomplexobj(x) for x in
+    leaves)`: Python values at trace time."""
+    traced = traced_in(
+        """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(x, y):
+            s1 = eqx.filter_eval_shape(jnp.add, x, y)
+            s2 = any(eqx.is_array_like(v) and jnp.iscomplexobj(v) for v in jax.tree_util.tree_leaves((x, y)))
+            s3 = eqx.is_inexact_array(x)
+            t1 = jnp.add(x, y)
+            return t1
+        """
+    )
+    assert "t1" in traced and not traced & {"s1", "s2", "s3"}
+
+
+@pytest.mark.parametrize(
+    ("annotation", "static"),
+    [
+        ("int", True),
+        ("tuple[int, int]", True),
+        ("tuple[int, ...]", True),
+        ("int | None", True),
+        ("Optional[int]", True),
+        ("Callable[[int], int]", True),
+        ("type[Base]", True),
+        ("Literal['a', 'b']", True),
+        ("Sequence[float]", True),
+        ("jax.Array", False),
+        ("tuple[jax.Array, int]", False),
+        ("int | jax.Array", False),
+        ("PyTree[int]", False),
+        ("SaveAt", False),
+    ],
+)
+def test_filter_jit_keeps_parameters_annotated_with_python_types_static(annotation, static):
+    """diffrax `test/helpers.py`: `levels: tuple[int, int]` under `eqx.filter_jit`, then
+    `for level in range(lo, hi + 1)`: filter_jit traces array leaves only."""
+    traced = traced_in(
+        f"""
+        from collections.abc import Callable, Sequence
+        from typing import Literal, Optional
+        import equinox as eqx
+        import jax
+
+        @eqx.filter_jit
+        def f(x, n: {annotation}):
+            return x
+        """
+    )
+    assert ("n" not in traced) is static
+
+
+def test_a_literal_passed_directly_keeps_a_defaulted_parameter_static_a_jitted_call_does_not():
+    """diffrax `_adjoint.py`: `_scan_fun(state, vals, first=False)` is a `lax.scan` body and is
+    also called as `_scan_fun(state, val0, first=True)`; `made_jump=not first` is static. Through
+    `jax.jit(jax.jacrev(f))(r, 0)` the same literal is traced."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        def body(state, x, first=False):
+            flag = not first
+            return state + x, flag
+
+        def run(state, xs):
+            state, _ = body(state, xs[0], first=True)
+            return jax.lax.scan(body, state, xs)
+
+        def radial(r, dr=0):
+            order = dr + 1
+            return r * order
+
+        jac = jax.jit(jax.jacrev(radial))(jnp.ones(3), 0)
+        """
+    assert "flag" not in traced_in(source, "body")
+    assert "order" in traced_in(source, "radial")
+
+
+def test_fields_of_a_parameter_annotated_with_a_class_of_the_module_are_static_when_declared_python():
+    traced = traced_in(
+        """
+        import equinox as eqx
+        import jax
+
+        class SaveAt(eqx.Module):
+            dense: bool = False
+            ts: jax.Array = None
+
+        @eqx.filter_jit
+        def f(y, saveat: SaveAt):
+            s = saveat.dense
+            t = saveat.ts
+            return y
+        """
+    )
+    assert "t" in traced and "s" not in traced

@@ -56,6 +56,9 @@ TRACING_CALLS = frozenset(
     {*TRANSFORMS, *GRAD_NAMES, *BODY_ARGS, "jax.custom_jvp", "jax.custom_vjp", "jax.eval_shape", "jax.make_jaxpr"}
 )
 PARTIALS = PARTIAL_NAMES
+# Decorators that bound how often one function object may be traced: a def carrying one is a
+# harness that compiles each new object on purpose (a benchmark or test timing one closure).
+TRACE_BUDGETS = frozenset({"equinox.debug.assert_max_traces", "chex.assert_max_traces"})
 NEW_OBJECT = "bound method of a new object"  # `M(args).method`: a new object, hence a new cache key
 FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", NEW_OBJECT, "local callable")
 MODULE_FUNCTION = "module function"  # the same function every time: re-wrapping it is a cache hit
@@ -134,6 +137,11 @@ def skips_site(ctx: RuleContext, rule: Rule, site: Site) -> bool:
     """The site is in a method of a test case class (`Site.in_test_case`) and the rule's
     `include-tests` option is off."""
     return site.in_test_case and not ctx.option(rule, INCLUDE_TESTS.name)
+
+
+def _decorator_target(dec: cst.BaseExpression) -> cst.BaseExpression:
+    """`@d` and `@d(...)` both name `d`."""
+    return dec.func if isinstance(dec, cst.Call) else dec
 
 
 def find_sites(ctx: RuleContext, idx: ScopeIndex) -> list[Site]:
@@ -356,6 +364,8 @@ class _SiteFinder:
             return None  # @jax.jit(...) factory form: rare; leave it
         else:
             return None
+        if any(self.qualify(_decorator_target(d.decorator)) in TRACE_BUDGETS for d in node.decorators[1:]):
+            return None  # `@eqx.debug.assert_max_traces(max_traces=1)`: the author counts this object's traces
         scope = self.idx.enclosing_scope(node)
         if isinstance(scope, cst.ClassDef):
             return None

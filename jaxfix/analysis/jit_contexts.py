@@ -21,15 +21,16 @@ somewhere in the module (`jax.grad(f)`...), which makes `while_loop` rewrites a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from jaxfix.analysis import pytrees
-from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
+from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.walk import Visitor, is_statement, walk
 
 JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
@@ -65,9 +66,7 @@ BODY_ARGS: dict[str, tuple[int, ...]] = {
     "jax.checkpoint": (0,),
     "jax.remat": (0,),
 }
-STATIC_FIELD_TYPES = frozenset(
-    {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
-)
+STATIC_FIELD_TYPES = pytrees.STATIC_FIELD_TYPES
 # Decorators and base classes that make a class a pytree (its instances cross `jit` with array
 # leaves): `jaxfix.analysis.pytrees`' table, as sets for the modules that import them from here.
 PYTREE_DECORATORS = frozenset(pytrees.PYTREE_DECORATORS)
@@ -97,6 +96,8 @@ class FuncInfo:
     defaults: dict[str, cst.BaseExpression]
     annotations: dict[str, str]
     class_name: str | None = None
+    python_params: set[str] = field(default_factory=set)  # annotated as admitting no array (`admits_no_array`)
+    class_annotations: dict[str, str] = field(default_factory=dict)  # param -> `Cls`/`mod.Cls` as written
     is_method: bool = False  # a plain method (first parameter is self)
     is_property: bool = False
     parent: "FuncInfo | None" = None
@@ -179,7 +180,18 @@ def is_hashable_literal(node: cst.BaseExpression) -> bool:
 class JitContexts:
     """The per-module answer: `functions` (every def and analysed lambda) with trace facts."""
 
-    def __init__(self, module: cst.Module, names: ImportMap, external: dict | None = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        names: ImportMap,
+        external: dict | None = None,
+        own_packages: frozenset[str] = frozenset(),
+        class_fields: Callable[[str], frozenset[str]] | None = None,
+    ) -> None:
+        """`class_fields`: the static fields of a class named as written in this module
+        (`SaveAt`, `diffrax.SaveAt`) that another module of the project defines."""
+        self.class_fields = class_fields
+        self._fields_memo: dict[str, frozenset[str]] = {}
         self.module = module
         self.names = names
         self.external = external or {}  # "f" / "Cls.m" -> callgraph.CrossEntry
@@ -198,7 +210,7 @@ class JitContexts:
         self.class_nodes: list[cst.ClassDef] = []
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         # calls whose result the module's own helpers or out-of-sight imports decide
-        self.call_oracle = ModuleCallOracle(module, names)
+        self.call_oracle = ModuleCallOracle(module, names, own_packages=own_packages)
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
         self._find_entries()
@@ -260,10 +272,17 @@ class JitContexts:
         positional = [p.name.value for p in (*params.posonly_params, *params.params)]
         defaults = {}
         annotations = {}
+        python_params = set()
+        class_annotations = {}
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             if p.default is not None:
                 defaults[p.name.value] = p.default
             if p.annotation is not None:
+                if admits_no_array(p.annotation.annotation, self.names.qualify):
+                    python_params.add(p.name.value)
+                written = _class_annotation(p.annotation.annotation)
+                if written is not None:
+                    class_annotations[p.name.value] = written
                 ann = self.names.qualify(p.annotation.annotation)
                 if ann is None and isinstance(p.annotation.annotation, cst.SimpleString):
                     ann = p.annotation.annotation.evaluated_value
@@ -276,6 +295,8 @@ class JitContexts:
             positional=positional,
             defaults=defaults,
             annotations=annotations,
+            python_params=python_params,
+            class_annotations=class_annotations,
             class_name=class_name,
             parent=parent,
         )
@@ -581,8 +602,8 @@ class JitContexts:
         for p in info.params:
             if p in statics:
                 continue
-            if wrapper == "equinox.filter_jit" and info.annotations.get(p) in ("int", "bool", "str", "float"):
-                continue  # filter_jit keeps Python scalars static
+            if wrapper == "equinox.filter_jit" and p in info.python_params:
+                continue  # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`)
             out.add(p)
         return out
 
@@ -775,11 +796,29 @@ class JitContexts:
         return lookup
 
     def _passed_explicitly(self, info: FuncInfo, param: str) -> bool:
+        """Some call of `info` in the module passes `param` a value that may be traced: anything
+        but a hashable literal (`_scan_fun(state, val, first=True)` beside `lax.scan(_scan_fun,
+        ...)` keeps `first` a Python bool everywhere)."""
+        decorated = isinstance(info.node, cst.FunctionDef) and any(
+            self._transform_of(d.decorator) is not None for d in info.node.decorators
+        )
         for site in self.call_sites_of(info):
             bound = self.bind_args(info, site.call)
-            if bound is None or param in bound:
+            if bound is None:
+                return True
+            if param in bound and not (
+                is_hashable_literal(bound[param]) and not decorated and self._plain_call(site.call)
+            ):
                 return True
         return False
+
+    def _plain_call(self, call: cst.Call) -> bool:
+        """A call of the function itself, not through a transform (`jax.jit(jax.jacrev(f))(r, 0)`)
+        or a jitted alias (`f_jit(r, 0)`): those trace a literal argument like any other."""
+        func = call.func
+        if isinstance(func, cst.Call):
+            return False
+        return not (isinstance(func, cst.Name) and func.value in self.aliases)
 
     def _rooted_at_param(self, expr: cst.BaseExpression, info: FuncInfo) -> bool:
         """`model`, `self.model`, `cfg.net` where the head is a parameter of `info` not rebound in it."""
@@ -788,6 +827,26 @@ class JitContexts:
         if not isinstance(expr, cst.Name) or expr.value not in info.params:
             return False
         return info.facts is None or expr.value not in _rebound(info)
+
+    def _param_fields(self, info: FuncInfo, receiver: str | None) -> dict[str, frozenset[str]]:
+        """Parameters annotated with a class (of this module, or with a project index of another
+        one): the class's fields that hold Python data, read as static on the parameter."""
+        out: dict[str, frozenset[str]] = {}
+        for param, written in info.class_annotations.items():
+            if param == receiver:
+                continue
+            found = self._fields_memo.get(written)
+            if found is None:
+                if written in self.static_fields and written not in self.module_funcs:
+                    found = frozenset(self.static_fields[written])
+                elif self.class_fields is not None:
+                    found = self.class_fields(written)
+                else:
+                    found = frozenset()
+                self._fields_memo[written] = found
+            if found:
+                out[param] = found
+        return out
 
     def _sequence_params(self, info: FuncInfo) -> set[str]:
         """Parameters that every call site in the module passes a tuple/list display (`ids=(i, j)`),
@@ -859,6 +918,7 @@ class JitContexts:
                 self._outer_lookup(info),
                 receiver=receiver,
                 static_fields=self.static_fields.get(info.class_name or "", ()),
+                param_fields=self._param_fields(info, receiver),
                 sequence_params=self._sequence_params(info),
                 static_attrs=self.static_attrs,
                 calls=self.call_oracle,
@@ -1029,7 +1089,57 @@ def _nodes_with_env(func_node, facts: FunctionFacts, kind):
 def jit_contexts(ctx) -> JitContexts:
     """The shared fact, for `ctx.fact(JitContexts, jit_contexts)`; with a project index, the
     functions other modules' traced code calls into are entries too."""
-    return JitContexts(ctx.module, ctx.names, external=cross_entries(ctx))
+    return JitContexts(
+        ctx.module,
+        ctx.names,
+        external=cross_entries(ctx),
+        own_packages=own_packages(ctx),
+        class_fields=project_class_fields(ctx),
+    )
+
+
+def _class_annotation(annotation: cst.BaseExpression) -> str | None:
+    """`Cls`, `mod.Cls`, `Cls | None` or `Optional[Cls]` as written: the dotted class name."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        sides = [annotation.left, annotation.right]
+        named = [s for s in sides if not (isinstance(s, cst.Name) and s.value == "None")]
+        return _class_annotation(named[0]) if len(named) == 1 else None
+    if isinstance(annotation, cst.Subscript) and dotted_name(annotation.value) in ("Optional", "typing.Optional"):
+        if len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+            return _class_annotation(annotation.slice[0].slice.value)
+        return None
+    text = dotted_name(annotation)
+    return text if text is not None and text.rsplit(".", 1)[-1][:1].isupper() else None
+
+
+def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:
+    """`JitContexts.class_fields` from the project index (None without one): the written name is
+    qualified through this module's imports, relative ones included."""
+    project = getattr(ctx, "project", None)
+    if project is None or not hasattr(project, "static_fields_of"):
+        return None
+    bindings: dict[str, str] | None = None
+
+    def lookup(written: str) -> frozenset[str]:
+        nonlocal bindings
+        if bindings is None:
+            module_name, is_package = project.module_for_path(ctx.path)
+            bindings = pytrees.module_bindings(ctx.tree, module_name, is_package)
+        head, _, rest = written.partition(".")
+        target = bindings.get(head)
+        if target is None:
+            return frozenset()
+        return project.static_fields_of(f"{target}.{rest}" if rest else target)
+
+    return lookup
+
+
+def own_packages(ctx) -> frozenset[str]:
+    """The top-level packages of the checked project (none without a project index)."""
+    project = getattr(ctx, "project", None)
+    if project is None or not hasattr(project, "top_packages"):
+        return frozenset()
+    return project.top_packages()
 
 
 def cross_entries(ctx) -> dict:

@@ -175,6 +175,34 @@ def decorator_target(node: ast.AST, bindings: dict[str, str]) -> str | None:
     return qualify(node, bindings)
 
 
+# Field annotations (by their last name) that declare Python data, not array leaves.
+STATIC_FIELD_TYPES = frozenset(
+    {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
+)
+
+
+def static_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[str, ...]:
+    """Fields of the class body declared with a non-array annotation (`dense: bool`, `act:
+    Callable`) or marked static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`):
+    pytree aux data or Python config, not traced leaves (the stdlib-AST twin of
+    `JitContexts._class_static_fields`)."""
+    out: list[str] = []
+    for stmt in node.body:
+        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+            continue
+        ann = stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation
+        if (qualify(ann, bindings) or "").rsplit(".", 1)[-1] in STATIC_FIELD_TYPES:
+            out.append(stmt.target.id)
+            continue
+        value = stmt.value
+        if isinstance(value, ast.Call) and (qualify(value.func, bindings) or "").endswith("field"):
+            for kw in value.keywords:
+                lit = kw.value.value if isinstance(kw.value, ast.Constant) else None
+                if (kw.arg == "static" and lit is True) or (kw.arg == "pytree_node" and lit is False):
+                    out.append(stmt.target.id)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class ClassSummary:
     name: str
@@ -182,6 +210,7 @@ class ClassSummary:
     bases: tuple[str, ...]  # qualified where imported; bare local names otherwise
     kind: str | None  # made a pytree by its own decorator or a registration call
     via: str | None  # the qualified name that made it one
+    static_fields: tuple[str, ...] = ()  # `static_field_names`: fields holding Python data
 
 
 @dataclass(frozen=True)
@@ -215,7 +244,8 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
             kind, via = registered[node.name]
         bases = tuple(b for b in (qualify(base, bindings) for base in node.bases) if b is not None)
         # A later definition of the same name wins, as at run time.
-        classes[node.name] = ClassSummary(node.name, node.lineno, bases, kind, via)
+        statics = static_field_names(node, bindings)
+        classes[node.name] = ClassSummary(node.name, node.lineno, bases, kind, via, statics)
     return ModuleSummary(module_name, classes, bindings)
 
 

@@ -22,7 +22,8 @@ from collections.abc import Callable
 import libcst as cst
 
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.static_values import STATIC, UNKNOWN, is_known_library
+from jaxfix.analysis.static_values import STATIC, UNKNOWN
+from jaxfix.analysis.static_values import is_known_library as _known
 from jaxfix.analysis.traced import analyse_function, param_names
 from jaxfix.analysis.walk import walk
 
@@ -33,10 +34,18 @@ Resolver = Callable[[str], "str | None"]
 class ModuleCallOracle:
     """The call facts of one module (see the module docstring)."""
 
-    def __init__(self, module: cst.Module, names: ImportMap, resolve: Resolver | None = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        names: ImportMap,
+        resolve: Resolver | None = None,
+        own_packages: frozenset[str] = frozenset(),
+    ) -> None:
+        """`own_packages`: the top-level packages of the checked project, out of sight even when
+        one is a known array library (checking diffrax itself, `from diffrax._misc import f`)."""
         self.names = names
         self.resolve = resolve
-        self.out_of_sight = _imported_out_of_sight(module)
+        self.out_of_sight = _imported_out_of_sight(module, own_packages)
         self.static_functions: frozenset[str] = frozenset()
         self.static_functions = frozenset(self._static_functions(module))
 
@@ -125,10 +134,15 @@ def _returns_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallO
     return not any(facts.traced(v, r) for r, v in zip(returns, values))
 
 
-def _imported_out_of_sight(module: cst.Module) -> frozenset[str]:
+def _imported_out_of_sight(module: cst.Module, own_packages: frozenset[str] = frozenset()) -> frozenset[str]:
     """Local names bound at module level by imports from modules outside the known libraries:
     relative imports (`from .shapes import f`, `from . import shapes`) and absolute imports of
-    other packages (`from mypkg.ops import f`, `import mypkg.ops as ops`)."""
+    other packages (`from mypkg.ops import f`, `import mypkg.ops as ops`) or of the project's
+    own packages (`own_packages`)."""
+
+    def is_known_library(name: str) -> bool:
+        return _known(name) and name.split(".", 1)[0] not in own_packages
+
     out: set[str] = set()
     for stmt in module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):

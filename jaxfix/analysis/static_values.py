@@ -46,6 +46,7 @@ STATIC_CALLS = frozenset(
         "jax.lax.broadcast_shapes",
         "numpy.broadcast_shapes",
         "jax.eval_shape",
+        "equinox.filter_eval_shape",  # shapes and dtypes of the outputs; Python values pass through
         "jax.ShapeDtypeStruct",
         "jax.core.is_constant_dim",
         "jax.lax.axis_size",
@@ -74,6 +75,11 @@ STATIC_CALLS = frozenset(
         "numpy.promote_types",
         "numpy.can_cast",
         "jax.dtypes.canonicalize_dtype",
+        # what kind of leaf a value is (equinox's filters): a Python bool whatever the value
+        "equinox.is_array",
+        "equinox.is_array_like",
+        "equinox.is_inexact_array",
+        "equinox.is_inexact_array_like",
         # tree structure (not the leaves)
         "jax.tree.structure",
         "jax.tree_util.tree_structure",
@@ -103,6 +109,53 @@ TREE_MAP_NAMES = frozenset(
         "jax.tree.map_with_path",
     }
 )
+
+# Annotations that admit no array (`eqx.filter_jit` traces only array leaves: an argument so
+# annotated is a static Python value there). Names, and generics over such names.
+PYTHON_ANNOTATIONS = frozenset(
+    {"int", "bool", "str", "float", "complex", "bytes", "None", "typing.Callable", "collections.abc.Callable"}
+)
+_ALWAYS_PYTHON_GENERICS = frozenset(
+    {"typing.Literal", "type", "typing.Type", "typing.Callable", "collections.abc.Callable"}
+)
+_CONTAINER_GENERICS = frozenset(
+    {
+        "tuple",
+        "list",
+        "set",
+        "frozenset",
+        "typing.Tuple",
+        "typing.List",
+        "typing.Set",
+        "typing.FrozenSet",
+        "typing.Sequence",
+        "collections.abc.Sequence",
+        "typing.Optional",
+        "typing.Union",
+    }
+)
+
+
+def admits_no_array(annotation: cst.BaseExpression, qualify) -> bool:
+    """`annotation` (a parameter's) admits only Python values: `int`, `bool`, `str`, `float`,
+    `Callable[...]`, `type[...]`, `Literal[...]`, and tuples, lists, sequences, `Optional`/unions
+    and `X | Y` of those (`tuple[int, ...]`, `int | None`). `qualify` qualifies a name."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        return admits_no_array(annotation.left, qualify) and admits_no_array(annotation.right, qualify)
+    if isinstance(annotation, cst.Subscript):
+        base = qualify(annotation.value)
+        if base in _ALWAYS_PYTHON_GENERICS:
+            return True
+        if base not in _CONTAINER_GENERICS:
+            return False
+        elements = [el.slice.value for el in annotation.slice if isinstance(el.slice, cst.Index)]
+        if len(elements) != len(annotation.slice):
+            return False
+        return all(isinstance(e, cst.Ellipsis) or admits_no_array(e, qualify) for e in elements)
+    if isinstance(annotation, (cst.Name, cst.Attribute)):
+        return qualify(annotation) in PYTHON_ANNOTATIONS
+    return False
+
 
 # What a call's result is, for a `CallOracle`.
 STATIC = "static"  # a Python value whatever the arguments (the helper only reads shapes/dtypes)

@@ -32,7 +32,7 @@ are looked up in the enclosing function's names traced anywhere (`all_traced`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -198,6 +198,9 @@ class FunctionFacts:
     # `self`-like parameter name and the fields of its class that hold static (non-array) values
     receiver: str | None = None
     static_fields: frozenset[str] = frozenset()
+    # other parameters annotated with a class: name -> the class's fields that hold Python data
+    # (`saveat: SaveAt` with `dense: bool`: `saveat.dense` is static)
+    param_fields: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # names that hold a Python tuple/list wherever they are read (parameters declared or always
     # passed as sequences, locals only ever assigned sequences): their truth value is static
     sequence_params: frozenset[str] = frozenset()
@@ -247,6 +250,8 @@ class FunctionFacts:
                 and e.value.value == self.receiver
                 and e.attr.value in self.static_fields
             ):
+                return False
+            if isinstance(e.value, cst.Name) and e.attr.value in self.param_fields.get(e.value.value, ()):
                 return False
             return t(e.value)
         if isinstance(e, cst.Subscript):
@@ -643,8 +648,10 @@ def analyse_function(
     sequence_params: Iterable[str] = (),
     static_attrs: Iterable[str] = (),
     calls: CallOracle | None = None,
+    param_fields: Mapping[str, frozenset[str]] | None = None,
 ) -> FunctionFacts:
     facts = FunctionFacts(
+        param_fields=param_fields or {},
         node=node,
         names=names,
         entry_traced=frozenset(entry_traced),

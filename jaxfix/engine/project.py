@@ -61,6 +61,7 @@ class ProjectIndex:
     _entered: dict[str, dict[str, CrossEntry]] | None = None
     _no_entries: set[str] = field(default_factory=set)  # pending modules whose text names no transform
     generation: int = 0  # bumped by `refresh` (what the editor's analyses key on)
+    _top: frozenset[str] | None = None  # `top_packages`, computed once
 
     def module(self, name: str) -> ModuleSummary | None:
         """The summary of module `name`, parsing its file now if the index is lazy."""
@@ -115,6 +116,7 @@ class ProjectIndex:
             self.paths.pop(str(resolved), None)
             self.pending.pop(name, None)
         self._entered = None
+        self._top = None
         self.generation += 1
 
     def _trace_roots(self) -> list[str]:
@@ -153,6 +155,12 @@ class ProjectIndex:
         facts = repr((sorted(self.modules.items()), sorted(self.paths.items())))
         return hashlib.sha256(facts.encode()).hexdigest()[:16]
 
+    def top_packages(self) -> frozenset[str]:
+        """The top-level packages (folders with `__init__.py`) the project's files belong to."""
+        if self._top is None:
+            self._top = frozenset(name.split(".", 1)[0] for name, is_pkg in self.paths.values() if "." in name or is_pkg)
+        return self._top
+
     def module_for_path(self, path: str | os.PathLike) -> tuple[str | None, bool]:
         key = str(Path(path).resolve())
         if key in self.paths:
@@ -177,6 +185,25 @@ class ProjectIndex:
         if target is not None and target != qualname and (module_name, cls_name) not in _seen:
             return self.kind_of(target, _seen | {(module_name, cls_name)}, inherited_only=inherited_only)
         return None
+
+    def static_fields_of(self, qualname: str, _seen: frozenset = frozenset()) -> frozenset[str]:
+        """Fields of the project class `qualname` that hold Python data (`dense: bool`,
+        `eqx.field(static=True)`), its bases' included; empty for a class the project does not define."""
+        module_name, _, cls_name = qualname.rpartition(".")
+        if (module_name, cls_name) in _seen:
+            return frozenset()
+        seen = _seen | {(module_name, cls_name)}
+        module = self.module(module_name)
+        if module is None:
+            return frozenset()
+        cls = module.classes.get(cls_name)
+        if cls is None:
+            target = module.bindings.get(cls_name)  # a re-export: `from ._saveat import SaveAt`
+            return self.static_fields_of(target, seen) if target is not None and target != qualname else frozenset()
+        out = set(cls.static_fields)
+        for base in cls.bases:
+            out |= self.static_fields_of(base if "." in base else f"{module_name}.{base}", seen)
+        return frozenset(out)
 
     def pytree_classes(self) -> dict[str, tuple[str, str]]:
         """Every pytree class the project defines: qualified name -> (kind, via)."""
