@@ -581,3 +581,20 @@ def test_static_properties_of_pytree_classes():
     assert jc.static_attrs >= {"nse", "n_sparse"} and "first" not in jc.static_attrs
     traced = traced_names(jc, "f")
     assert "c" in traced and not traced & {"a", "b"}
+
+
+def test_static_argnums_of_a_jitted_bound_method_count_after_self():
+    """jax issue 15338: `jax.jit(self.do, static_argnums=1)(key, (2, 3, 4))` makes `shape` (the
+    second argument after `self`) static, not `key`."""
+    jc = contexts(
+        """
+        import jax
+        class Sampler:
+            def do(self, key, shape):
+                return jax.random.uniform(key, shape)
+            def draw(self, key):
+                return jax.jit(self.do, static_argnums=1)(key, (2, 3))
+        """
+    )
+    traced = traced_names(jc, "do")
+    assert "key" in traced and "shape" not in traced

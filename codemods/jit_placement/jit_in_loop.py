@@ -38,12 +38,15 @@ class JitInLoopRule(Rule):
     runs under a trace (inside a jitted, vmapped, scanned... function, or a lambda) is not
     reported: a transform there is inlined. Eager `vmap`/`grad`/`checkpoint` without a
     compiling transform retrace on every call whether hoisted or not, so they are not reported
-    on their own. The same module-level function re-wrapped in a loop is JAX203, a jitted
+    on their own, but under `jax.jit` they make a new cache key each time even for a
+    module-level function (`jax.jit(jax.grad(f))`); equinox's `filter_grad` of a module function
+    compares equal and is not new. The same module-level function re-wrapped in a loop is JAX203, a jitted
     callable made once per call of a function is JAX202. Which values a call passes is inferred
     from the code in this file only.
-    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`) is not
-    reported: tests and their helpers build fresh jitted wrappers on purpose to exercise jit, and
-    each test runs once. Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
+    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
+    methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
+    helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
+    Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
     ## Example
     ```python

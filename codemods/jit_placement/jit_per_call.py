@@ -35,12 +35,17 @@ class JitPerCallRule(Rule):
     still JAX201), nor in `__init__`, which runs once per instance and is the usual place to
     build jitted callables. A local `g = jax.jit(f)` made once per call and called inside a
     loop there is a reuse of one jitted object (one compile per call, amortised over the loop)
-    and is left alone, as is a transformed function that is stored, returned or passed on.
-    Code that already runs under a trace is not reported: a transform there is inlined. Which
+    and is left alone, as is a transformed function that is stored, returned or passed on,
+    except `self.f = jax.jit(...)` in a method that this module calls on the same object once
+    per loop iteration (reported, manual). A jitted nested def that is only called, directly or
+    through `jax.grad(f)(x)`/`eqx.filter_grad(f)(m)`, is reported (manual when a wrapper uses
+    it); one decorated with `eqx.debug.assert_max_traces`/`chex.assert_max_traces` is a harness
+    that counts its traces on purpose and is not. Code that already runs under a trace is not reported: a transform there is inlined. Which
     values a call passes is inferred from the code in this file only.
-    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`) is not
-    reported: tests and their helpers build fresh jitted wrappers on purpose to exercise jit, and
-    each test runs once. Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
+    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
+    methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
+    helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
+    Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
     ## Example
     ```python

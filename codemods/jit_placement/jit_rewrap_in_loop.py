@@ -18,9 +18,10 @@ from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 class JitRewrapInLoopRule(Rule):
     """
     ## What it does
-    Finds `jax.jit`, `jax.pmap` or `eqx.filter_jit` (also around `jax.vmap`, `jax.grad`, ...)
-    applied inside a `for`/`while` body or a comprehension to a function that is the same object
-    every time: a function bound once at module level (`jax.jit(f)(x)`) or an attribute of an
+    Finds `jax.jit`, `jax.pmap` or `eqx.filter_jit` (also around `eqx.filter_grad`, which
+    compares equal for the same function; `jax.grad`/`jax.vmap` make a new function each time,
+    which is JAX201) applied inside a `for`/`while` body or a comprehension to a function that is
+    the same object every time: a function bound once at module level (`jax.jit(f)(x)`) or an attribute of an
     imported module (`jax.jit(jnp.sin)(x)`), called right away or bound to a local name that
     is then only called.
 
@@ -33,9 +34,10 @@ class JitRewrapInLoopRule(Rule):
     Only calls made right where the wrapper is created are reported; a wrapper that is stored,
     returned or passed on is left alone, and so is code that already runs under a trace. Outside
     loops the same pattern costs one wrapper per call and is not reported.
-    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`) is not
-    reported: tests and their helpers build fresh jitted wrappers on purpose to exercise jit, and
-    each test runs once. Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
+    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
+    methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
+    helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
+    Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
     ## Example
     ```python

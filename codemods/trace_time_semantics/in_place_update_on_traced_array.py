@@ -50,8 +50,9 @@ class InPlaceUpdateRule(Rule):
     The rule only fires when `x` is a JAX array by the evidence in the function: it is used as one
     (`x.shape`, `x.at`, `x.astype(...)`), or every binding of it is a `jax.numpy`/`lax` result,
     arithmetic on traced values or an array method, and a parameter is annotated with an array
-    type. Lists and dicts being built (`out = []`, `d = {}`, `params["w"] = ...` on a dict) and
-    NumPy arrays are never flagged.
+    type. Lists and dicts being built (`out = []`, `d = {}`, `params["w"] = ...` on a dict), a
+    store with a string key (`obj.data["params"] = v`: a dict, whatever holds it) and NumPy
+    arrays are never flagged.
 
     ## Known problems
     The reference for the fix is NumPy semantics, which the original code was written for.

@@ -2,7 +2,8 @@
 
 For every function that runs under a trace (`jaxfix.analysis.jit_contexts`), one walk of its
 own body (not nested functions, lambdas or classes) yields the sites the traced-control-flow
-rules report, each tagged with its code: a condition of `if`/`elif`/`x if c else y` (JAX301),
+rules report, each tagged with its code: a condition of `if`/`elif`/`x if c else y` and the
+comparisons of builtin `max`/`min` (JAX301),
 of `while` (JAX302), a `range()` bound of `for` (JAX303), `int()`/`.item()`... (JAX304),
 `assert`/`and`/`or`/`not` (JAX305), a shape or slice bound (JAX307). A condition reported once
 is covered: the `and` inside a reported `if` test is not reported again as JAX305.
@@ -36,6 +37,7 @@ from jaxfix.rewriting.loops import LoopRewriter
 from jaxfix.rulebase import Code, RuleContext
 
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
+MINMAX = frozenset({"max", "min"})  # builtins that compare their arguments
 # jax.numpy functions whose arguments at these positions / keywords are shapes or sizes
 SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "zeros": ((0,), ("shape",)),
@@ -51,12 +53,38 @@ SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "tri": ((0, 1), ("N", "M")),
     "repeat": ((), ("total_repeat_length",)),
 }
+# other jax functions whose output shape is an argument: qualified name -> positions, keywords
+QUALIFIED_SHAPE_ARGS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "jax.nn.one_hot": ((1,), ("num_classes",)),
+    "jax.random.split": ((1,), ("num",)),
+    "jax.random.normal": ((1,), ("shape",)),
+    "jax.random.uniform": ((1,), ("shape",)),
+    "jax.random.randint": ((1,), ("shape",)),
+    "jax.random.exponential": ((1,), ("shape",)),
+    "jax.random.gumbel": ((1,), ("shape",)),
+    "jax.random.laplace": ((1,), ("shape",)),
+    "jax.random.bernoulli": ((2,), ("shape",)),
+    "jax.random.choice": ((2,), ("shape",)),
+    "jax.random.categorical": ((3,), ("shape",)),
+    "jax.random.truncated_normal": ((3,), ("shape",)),
+}
+
+
+def shape_arguments(qualname: str | None) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """(positions, keywords) of the arguments of `qualname` that are output shapes or sizes."""
+    if not qualname:
+        return (), ()
+    if qualname in QUALIFIED_SHAPE_ARGS:
+        return QUALIFIED_SHAPE_ARGS[qualname]
+    if qualname.startswith("jax.numpy."):
+        return SHAPE_ARGS.get(qualname.rsplit(".", 1)[-1], ((), ()))
+    return (), ()
 
 
 @dataclass(frozen=True, eq=False)
 class Site:
-    """One reportable construct. `kind` says which (`if`, `elif`, `ifexp`, `while`, `for`,
-    `convert`, `method`, `assert`, `boolop`, `not`, `shape`, `slice`); `stmt` is the statement
+    """One reportable construct. `kind` says which (`if`, `elif`, `ifexp`, `minmax`, `while`,
+    `for`, `convert`, `method`, `assert`, `boolop`, `not`, `shape`, `slice`); `stmt` is the statement
     whose traced-value environment decides it; `traced` the traced operands a message names;
     `report` the node the finding points at when not `node` (the traced operand of a condition
     whose other operands are static)."""
@@ -247,7 +275,7 @@ class _SiteFinder:
         if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
             return Site("JAX305", "not", n, stmt) if self.facts.test_traced(n.expression, stmt) else None
         if isinstance(n, cst.Call):
-            return self.conversion_site(n, stmt) or self.shape_site(n, stmt)
+            return self.conversion_site(n, stmt) or self.minmax_site(n, stmt) or self.shape_site(n, stmt)
         if isinstance(n, cst.Subscript):
             return self.slice_site(n, stmt)
         return None
@@ -289,11 +317,20 @@ class _SiteFinder:
             return Site("JAX304", "method", n, stmt, (n.func.value,))
         return None
 
-    def shape_site(self, n: cst.Call, stmt) -> Site | None:
-        q = self.names.qualify(n.func) or ""
-        if not q.startswith("jax.numpy."):
+    def minmax_site(self, n: cst.Call, stmt) -> Site | None:
+        """Builtin `max(a, b)` / `min(xs)` on traced values: it compares them with `>`/`<` and takes
+        the truth of the result (a `key=` decides on the key's results instead: not reported)."""
+        if not isinstance(n.func, cst.Name) or self.names.qualify(n.func) not in MINMAX:
             return None
-        positions, keywords = SHAPE_ARGS.get(q.rsplit(".", 1)[-1], ((), ()))
+        if n.func.value in self.rewrite.jc.module_funcs or n.func.value in self.facts.locals:
+            return None
+        if any(a.keyword is not None and a.keyword.value == "key" for a in n.args):
+            return None
+        traced = tuple(a.value for a in n.args if a.keyword is None and self.facts.traced(a.value, stmt))
+        return Site("JAX301", "minmax", n, stmt, traced) if traced else None
+
+    def shape_site(self, n: cst.Call, stmt) -> Site | None:
+        positions, keywords = shape_arguments(self.names.qualify(n.func))
         if not positions and not keywords:
             return None
         pos = [a.value for a in n.args if a.keyword is None and not a.star]

@@ -1,8 +1,9 @@
 '''JAX301 traced-if: an `if`, `elif` or conditional expression whose condition is traced.
 
 ## What it does
-Finds `if`/`elif` statements and `a if c else b` expressions whose condition is a traced value
-inside a function that runs under a trace: decorated with `@jax.jit` (or `partial(jax.jit,
+Finds `if`/`elif` statements and `a if c else b` expressions whose condition is a traced value,
+and builtin `max(a, b)`/`min(a, b)` (which compare their arguments with `>`/`<`) on traced
+values, inside a function that runs under a trace: decorated with `@jax.jit` (or `partial(jax.jit,
 ...)`, `eqx.filter_jit`, `jax.vmap`), wrapped by `jax.jit(f)` anywhere in the module, passed
 as a body to `lax.scan`/`fori_loop`/`while_loop`/`cond`/`switch`, or called from such code with
 traced arguments. Conditions on `.shape`, `.ndim`, `.dtype`, `.size`, `len()`, `isinstance()`,
@@ -56,6 +57,8 @@ The fix is decided per site:
 - **`lax.cond`** for everything else a function can express: several assigned variables,
   expensive or nested branches, early returns (the code after `if c: return A` moves into the
   false branch). Conditions nested in the branches are rewritten in the next round.
+- **`jnp.maximum`/`jnp.minimum`** for builtin `max`/`min` of two or more arguments (nested
+  pairwise); `max(xs)` of one iterable is manual (`jnp.max` reduces every axis unless told).
 - **manual** for side effects, `raise`, `break`/`continue` in a branch, a variable first
   assigned in only some branches, an early return inside a loop or nested block, a static
   operand of `and`/`or` that the split cannot separate (an `and` guarding an early `return`,
@@ -67,7 +70,9 @@ it computes the same values, dtypes and gradients for every input the original a
 eagerly. It is unsafe (the message says why) when one branch produces a Python number literal
 and another an array (`jnp.where` promotes the literal, `lax.cond` requires equal types), or
 when a parameter becomes static though it is not annotated `int`/`bool`/`str` (a caller outside
-the module passing an array would now fail, and each distinct value compiles once).
+the module passing an array would now fail, and each distinct value compiles once). The
+`jnp.maximum`/`jnp.minimum` fix is always unsafe: NaN propagates through it, while Python's
+`max` keeps the earlier argument when a comparison with NaN is false.
 
 ## References
 - https://docs.jax.dev/en/latest/control-flow.html
@@ -83,7 +88,7 @@ import ast
 import libcst as cst
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule, if_chain
+from codemods.traced_control_flow.sites import MINMAX, FunctionSites, Site, SiteRule, if_chain
 from codemods.traced_control_flow.split_condition import split_fix
 from codemods.traced_control_flow.static_args import static_argnames_fix
 from codemods.traced_control_flow.where import WhereBuilder, literal_mismatch
@@ -319,14 +324,24 @@ class TracedIfRule(SiteRule, Rule):
         ),
     )
 
-    screened = (ast.If, ast.IfExp)
+    screened = (ast.If, ast.IfExp, ast.Call)
 
     @staticmethod
     def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+        if type(n) is ast.Call:  # builtin `max`/`min` (`sites.minmax_site`)
+            return (
+                type(n.func) is ast.Name
+                and n.func.id in MINMAX
+                and fn.screen.names.qualify_ast(n.func) in MINMAX
+                and any(fn.traced(a) for a in n.args)
+            )
         return (type(n) is ast.If or type(n) is ast.IfExp) and fn.test_traced(n.test)
 
     @staticmethod
     def message(fn: FunctionRewrite, site: Site) -> str:
+        if site.kind == "minmax":
+            name = site.node.func.value
+            return f"builtin `{name}` compares traced `{fn.code(site.traced[0])}` with `{'>' if name == 'max' else '<'}`"
         if site.kind == "ifexp":
             return f"conditional expression on traced `{fn.code(site.node.test)}`"
         if site.traced:  # a condition with static operands too: only these are the problem
@@ -342,6 +357,8 @@ class TracedIfRule(SiteRule, Rule):
             return fn.ctx.manual("an `elif` on a traced value after a static test: nest it as `else: if ...:` first")
         if site.kind == "ifexp":
             return _BranchRewrite(fn).fix_ifexp(site.node)
+        if site.kind == "minmax":
+            return _fix_minmax(fn, site.node)
         chain = if_chain(site.node)
         return (
             static_argnames_fix(fn, [b.test for b in chain], site.node)
@@ -566,6 +583,30 @@ class _BranchRewrite:
         if n.lpar:
             new = new.with_changes(lpar=n.lpar, rpar=n.rpar)
         return self.fn.finish("replace with `lax.cond`", hazards, replace={n: new}, imports=imports, span=n)
+
+
+def _fix_minmax(fn: FunctionRewrite, call: cst.Call) -> Fix:
+    """`max(a, b, c)` as `jnp.maximum(jnp.maximum(a, b), c)` (`min`: `jnp.minimum`); unsafe,
+    because the two disagree on NaN. One iterable argument, or `default=`, is manual."""
+    name = call.func.value
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    if len(args) < 2 or len(args) != len(call.args):
+        return fn.ctx.manual(
+            f"`{name}` of one iterable compares its elements: use `jnp.{name}(x)` on an array "
+            f"(all axes unless `axis=0`), or `jnp.{name}imum` on pairs"
+        )
+    imports: list[ImportRequest] = []
+    func = fn.ref(f"jax.numpy.{name}imum", imports)
+    text = fn.code_of(args[0].value)
+    for arg in args[1:]:
+        text = f"{func}({text}, {fn.code_of(arg.value)})"
+    hazards = [
+        f"a NaN argument propagates (Python `{name}` keeps the earlier argument when a comparison with NaN is false)"
+    ]
+    if literal_mismatch([a.value for a in args]):
+        hazards.append("a Python number argument becomes an array")
+    new = fn.parse_expr(text).with_changes(lpar=call.lpar, rpar=call.rpar)
+    return fn.finish(f"replace with `jnp.{name}imum`", hazards, replace={call: new}, imports=imports)
 
 
 def _final_else(chain: list[cst.If]) -> list[cst.BaseStatement] | None:

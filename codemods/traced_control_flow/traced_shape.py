@@ -2,7 +2,9 @@
 
 ## What it does
 Finds `jax.numpy` calls whose shape or size argument is traced (`jnp.zeros(n)`, `jnp.arange(n)`,
-`jnp.ones((n, 3))`, `jnp.reshape(x, (n, -1))`, `jnp.linspace(a, b, num)`, ...) and
+`jnp.ones((n, 3))`, `jnp.reshape(x, (n, -1))`, `jnp.linspace(a, b, num)`, ...), the same for
+`jax.nn.one_hot(x, num_classes)`, `jax.random.split(key, num)` and the `shape` of
+`jax.random` samplers (`jax.random.normal(key, (n,))`), and
 slices whose bounds are traced (`x[:n]`, `x[i:j]`), inside a function that runs under a trace
 (jitted, vmapped, a `lax` body, or called from such code with traced arguments). Shapes built
 from `.shape`, `len()`, static arguments and constants are static and never flagged.
@@ -53,7 +55,7 @@ from __future__ import annotations
 import ast
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import SHAPE_ARGS, FunctionSites, Site, SiteRule
+from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule, shape_arguments
 from codemods.traced_control_flow.static_args import static_argnames_fix
 from jaxfix.analysis.trace_screen import ScreenFunction
 from jaxfix.model import Fix
@@ -139,10 +141,7 @@ class TracedShapeRule(SiteRule, Rule):
     @staticmethod
     def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
         if type(n) is ast.Call:
-            q = fn.screen.names.qualify_ast(n.func) or ""
-            if not q.startswith("jax.numpy."):
-                return False
-            positions, keywords = SHAPE_ARGS.get(q.rsplit(".", 1)[-1], ((), ()))
+            positions, keywords = shape_arguments(fn.screen.names.qualify_ast(n.func))
             pos = [a for a in n.args if not isinstance(a, ast.Starred)]
             shape_args = [pos[i] for i in positions if i < len(pos)]
             shape_args += [k.value for k in n.keywords if k.arg in keywords]

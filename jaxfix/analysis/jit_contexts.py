@@ -587,12 +587,13 @@ class JitContexts:
         if reason not in info.reasons:
             info.reasons.append(reason)
 
-    def _apply_jit(self, info: FuncInfo, site: JitSite) -> None:
+    def _apply_jit(self, info: FuncInfo, site: JitSite, offset: int = 0) -> None:
+        """`offset`: how many leading parameters the jitted callable has bound (1 for `obj.method`)."""
         info.jit_sites.append(site)
         statics = set(site.static_argnames)
         for i in site.static_argnums:
-            if 0 <= i < len(info.positional):
-                statics.add(info.positional[i])
+            if 0 <= i + offset < len(info.positional):
+                statics.add(info.positional[i + offset])
         info.static_params |= statics
         self._mark(info, f"jitted ({site.wrapper})")
         info.entry_traced |= self._nonstatic_params(info, statics, site.wrapper)
@@ -655,7 +656,9 @@ class JitContexts:
                     self._statics(jsite, call, True)
                     jsite.alias = self._assigned_name(call)
                     if not chain:
-                        self._apply_jit(target, jsite)
+                        # `jax.jit(self.do, static_argnums=1)`: a bound method's positions count after `self`
+                        bound_method = target.is_method and isinstance(pos[0], cst.Attribute)
+                        self._apply_jit(target, jsite, offset=1 if bound_method else 0)
                         if jsite.alias:
                             self.aliases.setdefault(jsite.alias, target)
                     else:

@@ -595,7 +595,8 @@ class TraceScreen:
                 options = call if found is None else found[1]
                 target, peeled = self._unwrap(pos[0])
                 for info in self._resolve(target, allow_attr=True):
-                    statics = _statics(options, info) if qual in JIT_NAMES and not peeled else set()
+                    offset = 1 if info.is_method and isinstance(target, ast.Attribute) else 0  # `jax.jit(self.f, ...)`
+                    statics = _statics(options, info, offset) if qual in JIT_NAMES and not peeled else set()
                     self._enter(info, set(info.params) - statics)
                 alias = self.assigned_to.get(id(call))
                 if alias is not None:
@@ -726,8 +727,9 @@ def _body_args(call: ast.Call, positions: tuple[int, ...]) -> list[ast.AST]:
     return out
 
 
-def _statics(call: ast.Call | None, info: ScreenFunction) -> set[str]:
-    """Parameters named by literal `static_argnums`/`static_argnames` of a jit call."""
+def _statics(call: ast.Call | None, info: ScreenFunction, offset: int = 0) -> set[str]:
+    """Parameters named by literal `static_argnums`/`static_argnames` of a jit call (`offset`:
+    leading parameters the jitted callable has bound, 1 for a bound method)."""
     if call is None:
         return set()
     out: set[str] = set()
@@ -738,7 +740,11 @@ def _statics(call: ast.Call | None, info: ScreenFunction) -> set[str]:
         if kw.arg == "static_argnames":
             out.update(v.value for v in values if isinstance(v.value, str))
         elif kw.arg == "static_argnums":
-            out.update(info.positional[v.value] for v in values if type(v.value) is int and 0 <= v.value < len(info.positional))
+            out.update(
+                info.positional[v.value + offset]
+                for v in values
+                if type(v.value) is int and 0 <= v.value + offset < len(info.positional)
+            )
     return out
 
 
