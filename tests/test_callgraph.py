@@ -151,3 +151,21 @@ def test_cached_check_sees_an_edit_of_the_caller(tmp_path, monkeypatch):
     (tmp_path / "pkg" / "model.py").write_text(caller.replace("@jax.jit\n", ""))
     assert run() == []
     assert Path(paths[1]).read_text() == HELPER
+
+
+def test_the_projects_own_functions_are_not_staged_jax_operations(tmp_path):
+    """jax's pallas `ragged_paged_attention` (checked as part of jax): a static helper of the
+    package computes block sizes from shapes and passes them to another module's helper; that the
+    package is named `jax` does not make its own functions staged jax operations."""
+    paths = project(
+        tmp_path,
+        {
+            "jax/__init__.py": "",
+            "jax/ops/__init__.py": "",
+            "jax/ops/sizes.py": "def tuned(n_heads, pages):\n    if n_heads > 4:\n        return min(pages, 8)\n    return pages\n",
+            "jax/ops/kernel.py": "import jax\nfrom jax.ops.sizes import tuned\n\n\ndef heads_per_block(n):\n    return n // 2\n\n\n"
+            "@jax.jit\ndef attention(q, pages):\n    n = heads_per_block(q.shape[1])\n    return q * tuned(n, pages.shape[0])\n",
+        },
+    )
+    paths = [p for p in paths if not p.endswith("pkg/__init__.py")]
+    assert codes(paths, "sizes.py") == []

@@ -1,7 +1,7 @@
 """The language server knows what `jaxfix check` knows across files: the real server over stdio
 (VS Code's recorded capabilities) on a workspace of several modules. A helper that another
-module's jitted function calls is reported in the helper's file, a pytree whose base class lives
-in another file is known as one, and saving the caller's file updates what the helper's file shows.
+module's jitted function calls is reported in the helper's file, a pytree whose base class (or
+registration helper) lives in another file is known as one, and saving the caller's file updates what the helper's file shows.
 """
 
 from __future__ import annotations
@@ -52,11 +52,39 @@ class Child(Base):
         return self.x * 2
 """
 
+STRUCT = """import dataclasses
+
+import jax
+
+
+def dataclass(cls=None, **kwargs):
+    cls = dataclasses.dataclass(frozen=True, **kwargs)(cls)
+    fields = [f.name for f in dataclasses.fields(cls)]
+    return jax.tree_util.register_dataclass(cls, fields, [])
+"""
+POLICY = """from functools import cached_property
+
+import jax.numpy as jnp
+
+from wf.struct import dataclass
+
+
+@dataclass
+class Policy:
+    gains: jnp.ndarray
+
+    @cached_property
+    def norm(self):
+        return jnp.linalg.norm(self.gains)
+"""
+
 
 def make_workspace(root: Path) -> None:
     pkg = root / "wf"
     pkg.mkdir()
-    for name, text in {"__init__.py": "", "model.py": MODEL, "processing.py": PROCESSING, "base.py": BASE, "child.py": CHILD}.items():
+    files = {"__init__.py": "", "model.py": MODEL, "processing.py": PROCESSING, "base.py": BASE, "child.py": CHILD}
+    files.update({"struct.py": STRUCT, "policy.py": POLICY})
+    for name, text in files.items():
         (pkg / name).write_text(text, encoding="utf-8")
 
 
@@ -116,6 +144,16 @@ async def test_pytree_base_in_another_file_is_known(client: RecordingClient):
     uri = open_file(client, client.root / "wf" / "child.py")
     diagnostics = await codes_become(client, uri, {"JAX101"})
     assert diagnostics[0].range.start.line == 6
+
+
+async def test_pytree_registration_helper_in_another_file_is_known(client: RecordingClient):
+    """stanza's `dataclasses.dataclass` shape: the project's own decorator wraps
+    `dataclasses.dataclass` and `jax.tree_util.register_dataclass` in `wf/struct.py`; the class it
+    decorates in `wf/policy.py` is a pytree in the editor too."""
+    uri = open_file(client, client.root / "wf" / "policy.py")
+    diagnostics = await codes_become(client, uri, {"JAX101"})
+    assert diagnostics[0].range.start.line == 11
+    assert "wf.struct.dataclass" in diagnostics[0].message
 
 
 async def test_saving_the_caller_updates_the_helper(client: RecordingClient):

@@ -243,3 +243,98 @@ def test_cli_builds_the_project_index_and_reads_cache_style(tmp_path):
     (other / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "cache"\n')
     proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)
     assert proc.returncode == 2 and "cache-style" in proc.stdout + proc.stderr
+
+
+def test_project_local_registration_helpers_in_the_same_file():
+    """brax `pytree.py`, jax_automl `dataclass_jax.py`: a function of the module that passes its
+    parameter to a registering function is a registration helper; a class it decorates (or is
+    called with at module level, or through a chain of helpers, or from a nested def) is a
+    pytree of kind `registered` (how it flattens is the helper's business)."""
+    found = kinds("""
+        import dataclasses
+        import functools
+        import jax
+
+        def register(cls):
+            jax.tree_util.register_pytree_node(cls, lambda o: ((), None), lambda a, c: cls())
+            return cls
+
+        def struct(cls=None, **kwargs):
+            def wrap(klass):
+                klass = dataclasses.dataclass(frozen=True, **kwargs)(klass)
+                return jax.tree_util.register_dataclass(klass, [], [])
+            return functools.partial(struct, **kwargs) if cls is None else wrap(cls)
+
+        def via_helper(cls):
+            return register(cls)
+
+        def tag(cls):                     # touches the class, registers nothing
+            cls.tagged = True
+            return cls
+
+        @register
+        class Body: pass
+        @struct(frozen=True)
+        class Params: pass
+        @via_helper
+        class Chained: pass
+        class Called: pass
+        register(Called)
+        @tag
+        @dataclasses.dataclass
+        class Tagged: pass
+        class SubOfRegistered(Body): pass    # jax registers exact types: no pytree
+        """)
+    assert found == {"Body": "registered", "Params": "registered", "Chained": "registered", "Called": "registered"}
+
+
+def test_registration_helpers_and_subclass_hooks_across_modules(tmp_path):
+    """ott `core/dataclasses.py`, stanza `dataclasses.py`: the helper lives in another module of
+    the project (imported as a module, by name, or re-exported by the package); a base class whose
+    `__init_subclass__` registers each subclass makes its subclasses pytrees, wherever they are."""
+    pkg = tmp_path / "proj"
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .core.struct import dataclass\n")
+    (pkg / "core" / "__init__.py").write_text("")
+    (pkg / "core" / "struct.py").write_text(textwrap.dedent("""
+        import dataclasses
+        import jax
+
+        def register_pytree_node(cls):
+            cls = dataclasses.dataclass()(cls)
+            jax.tree_util.register_pytree_node(cls, lambda o: ((), None), lambda a, c: cls())
+            return cls
+
+        def dataclass(cls=None, **kwargs):
+            cls = dataclasses.dataclass(frozen=True, **kwargs)(cls)
+            return jax.tree_util.register_dataclass(cls, [], [])
+
+        class Struct:
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                register_pytree_node(cls)
+        """))
+    (pkg / "model.py").write_text(textwrap.dedent("""
+        from proj import dataclass as pdc
+        from proj.core import struct
+        from proj.core.struct import Struct
+
+        @struct.register_pytree_node
+        class Geometry: pass
+        @pdc
+        class Policy: pass
+        class State(Struct): pass
+        class Deeper(State): pass
+        @struct.dataclasses_like
+        class Unknown: pass
+        """))
+    index = build_project_index(sorted(str(p) for p in pkg.rglob("*.py")))
+    index = pickle.loads(pickle.dumps(index))
+    found = {k: v for k, v in index.pytree_classes().items() if k.startswith("proj.model.")}
+    assert found == {
+        "proj.model.Geometry": ("registered", "proj.core.struct.register_pytree_node"),
+        "proj.model.Policy": ("registered", "proj.dataclass"),
+        "proj.model.State": ("registered", "proj.core.struct.Struct"),
+        "proj.model.Deeper": ("registered", "State"),
+    }
+    assert kinds((pkg / "model.py").read_text()) == {}  # without the project nothing is known

@@ -387,14 +387,18 @@ class _SiteFinder:
     def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> str | None:
         """Whether every use of `name` in `scope` (outside `exclude`) calls it, directly or through
         a wrapping transform called right there (`jax.grad(f)(x)`, `eqx.filter_grad(f)(m)`: the
-        wrapper traces `f` and compiles it as a call would). None: some use is not a call, or
-        there is none; "": all are direct calls; else the first wrapper a use goes through."""
+        wrapper traces `f` and compiles it as a call would), in the scope's own code. None: some
+        use is not a call, is inside a nested function (a closure that may be returned and reused),
+        or there is none; "": all are direct calls; else the first wrapper a use goes through."""
         uses = name_uses(scope.body if not isinstance(scope, cst.Module) else scope, name)
         called = 0
         wrapper = ""
+        home = self.idx.enclosing_function(exclude)
         for use in uses:
             if any(a is exclude for a in self.idx.ancestors(use)) or use is exclude.name:
                 continue
+            if self.idx.enclosing_function(use) is not home:
+                return None  # used from a nested function, which may outlive the call (flax `lift.jit`)
             parent = self.idx.parent(use)
             if isinstance(parent, cst.Call) and parent.func is use:
                 called += 1

@@ -148,6 +148,11 @@ class _ClassFix:
     # -- cache-style = "field" ------------------------------------------------
     def _field_style(self) -> Fix:
         kind = self.info.kind
+        if kind == pt.REGISTERED and self.info.via not in pt.CALL_KINDS:
+            raise NotAutomatic(
+                f"`{self.cls.name.value}` is registered by the project's helper `{self.info.via}`, whose "
+                f'flatten/unflatten this file does not show; add the cache there by hand, or use cache-style = "property"'
+            )
         if kind == pt.REGISTERED:
             raise NotAutomatic(
                 f"`{self.cls.name.value}` is registered with separate flatten/unflatten functions "

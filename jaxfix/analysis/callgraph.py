@@ -169,7 +169,7 @@ def _function_calls(node, cls: str | None, module: str, names: dict[str, str], i
     candidates = [n for n in own if type(n) is ast.Call and _may_reach_project(n.func, names, self_name, external)]
     if not candidates:  # most functions call only jax, numpy and builtins: no dependencies to compute
         return FunctionCalls(name, node.lineno, positional, params, cls, is_method, ())
-    deps = _Deps(params, names, own)
+    deps = _Deps(params, names, own, module.split(".", 1)[0] + ".")
     types: dict[str, str] = {}  # local `x = Cls(...)` -> qualified class expression
     for n in own:
         if type(n) is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name:
@@ -262,8 +262,11 @@ class _Deps:
     """The parameters each value of a function depends on, flow-insensitively (every binding of
     a local counts), not through shapes, dtypes, `len` or other static queries."""
 
-    def __init__(self, params: tuple[str, ...], names: dict[str, str], own: list[ast.AST]) -> None:
+    def __init__(self, params: tuple[str, ...], names: dict[str, str], own: list[ast.AST], package: str = "") -> None:
+        """`package`: the module's top-level package and a dot; a call into it is the project's own
+        function, not a staged jax operation, even when the project is jax (`jax.experimental...`)."""
         self.names = names
+        self.package = package
         self.env: dict[str, frozenset[str]] = {p: frozenset({p}) for p in params}
         self.local_names: set[str] = set(params)
         bindings: list[tuple[ast.AST, ast.AST]] = []
@@ -310,7 +313,7 @@ class _Deps:
             out = frozenset().union(*(self.of(a) for a in e.args), *(self.of(k.value) for k in e.keywords))
             if isinstance(e.func, ast.Attribute) and (qual is None or e.func.attr in ("item", "tolist")):
                 out |= self.of(e.func.value)  # a method of a value: `x.sum()`
-            if is_staged_call_name(qual):
+            if is_staged_call_name(qual) and not (self.package and qual.startswith(self.package)):
                 out |= {STAGED}
             return out
         if kind is ast.Compare and all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):

@@ -187,6 +187,7 @@ class JitContexts:
         external: dict | None = None,
         own_packages: frozenset[str] = frozenset(),
         class_fields: Callable[[str], frozenset[str]] | None = None,
+        known_pytrees: frozenset[str] = frozenset(),
     ) -> None:
         """`class_fields`: the static fields of a class named as written in this module
         (`SaveAt`, `diffrax.SaveAt`) that another module of the project defines."""
@@ -206,7 +207,9 @@ class JitContexts:
         self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
         self.static_fields: dict[str, set[str]] = {}
-        self.pytree_classes: set[str] = set()
+        # classes whose instances may be traced: this module's own test (`_is_pytree_class`) and
+        # what `pytrees.pytree_classes` knows with the project (bases and registration helpers elsewhere)
+        self.pytree_classes: set[str] = set(known_pytrees)
         self.class_nodes: list[cst.ClassDef] = []
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         # calls whose result the module's own helpers or out-of-sight imports decide
@@ -1098,6 +1101,7 @@ def jit_contexts(ctx) -> JitContexts:
         external=cross_entries(ctx),
         own_packages=own_packages(ctx),
         class_fields=project_class_fields(ctx),
+        known_pytrees=frozenset(name for name, _ in pytrees.pytree_classes(ctx)),
     )
 
 

@@ -25,6 +25,7 @@ traced-value analyses (`jit_contexts`, `trace_screen`) ask `is_pytree_like` and
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
@@ -211,50 +212,155 @@ class ClassSummary:
     kind: str | None  # made a pytree by its own decorator or a registration call
     via: str | None  # the qualified name that made it one
     static_fields: tuple[str, ...] = ()  # `static_field_names`: fields holding Python data
+    # decorators and module-level calls on the class outside the table, as `bases` spells names:
+    # each may be a project-local registration helper (`registrar`)
+    helpers: tuple[str, ...] = ()
+    # `__init_subclass__` passes `cls` to these (as `helpers`): subclasses may be registered
+    subclass_hooks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class ModuleSummary:
-    """What another module needs to know about this one: its classes and its imports."""
+    """What another module needs to know about this one: its classes, its imports, and its
+    functions that may register a class as a pytree (`helpers`: function -> the functions it
+    calls with one of its parameters first, `param_calls`)."""
 
     name: str | None
     classes: dict[str, ClassSummary] = field(default_factory=dict)
     bindings: dict[str, str] = field(default_factory=dict)
+    helpers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+# Top-level packages whose registering functions are all in the table above: a decorator or call
+# from one of them that the table does not list registers nothing (`PytreeScreen`).
+TABLE_PACKAGES = frozenset({"jax", "flax", "equinox", "chex"})
+
+
+def _first_name_calls(root: ast.AST) -> list[ast.Call]:
+    return [n for n in astscan.nodes(root) if type(n) is ast.Call and n.args and type(n.args[0]) is ast.Name]
+
+
+def param_calls(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, bindings: dict[str, str], found: list[ast.Call] | None = None
+) -> tuple[str, ...]:
+    """The functions `fn`, or a def nested in it, calls with one of those functions' parameters
+    as first argument (qualified as `bases` are; `d(...)(cls)` names `d`): what a registration
+    helper (`def register(cls): ...; jax.tree_util.register_pytree_node(cls, ...)`) calls.
+    `found`, when given, receives every call in `fn` whose first argument is a name."""
+    params: set[str] = set()
+    own: list[ast.Call] = []
+    for node in astscan.nodes(fn):
+        kind = type(node)
+        if kind is ast.Call:
+            if node.args and type(node.args[0]) is ast.Name:
+                own.append(node)
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            a = node.args
+            params.update(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+    if found is not None:
+        found.extend(own)
+    out: list[str] = []
+    for call in own:
+        if call.args[0].id not in params:
+            continue
+        func = call.func.func if isinstance(call.func, ast.Call) else call.func
+        name = qualify(func, bindings)
+        if name is not None and name not in out:
+            out.append(name)
+    return tuple(out)
 
 
 def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> ModuleSummary:
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)]
     stmts = list(ast_statements(tree.body))
-    class_defs = [node for node in stmts if isinstance(node, ast.ClassDef)]
     bindings = bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
+    helpers: dict[str, tuple[str, ...]] = {}
+    calls: list[ast.Call] = []
+    for top in tree.body:
+        if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = param_calls(top, bindings, calls)
+            if found:
+                helpers[top.name] = found
+            else:
+                helpers.pop(top.name, None)  # a later definition wins
+        else:
+            calls.extend(_first_name_calls(top))
+    class_defs = [node for node in stmts if isinstance(node, ast.ClassDef)]
     registered: dict[str, tuple[str, str]] = {}
+    called_with: dict[str, list[str]] = {}  # class name -> other functions called with it first
     for call in calls:
         name = qualify(call.func, bindings)
         if name in CALL_KINDS:
             registered.setdefault(call.args[0].id, (CALL_KINDS[name], name))
+        elif name is not None:
+            called_with.setdefault(call.args[0].id, []).append(name)
     classes: dict[str, ClassSummary] = {}
     for node in class_defs:
-        kind = via = None
-        for dec in node.decorator_list:
-            target = decorator_target(dec, bindings)
-            if target in DECORATOR_KINDS:
-                kind, via = DECORATOR_KINDS[target], target
-                break
-        if kind is None and node.name in registered:
-            kind, via = registered[node.name]
-        bases = tuple(b for b in (qualify(base, bindings) for base in node.bases) if b is not None)
         # A later definition of the same name wins, as at run time.
-        statics = static_field_names(node, bindings)
-        classes[node.name] = ClassSummary(node.name, node.lineno, bases, kind, via, statics)
-    return ModuleSummary(module_name, classes, bindings)
+        classes[node.name] = _summarize_class(node, bindings, registered, called_with)
+    return ModuleSummary(module_name, classes, bindings, helpers)
+
+
+def _summarize_class(
+    node: ast.ClassDef,
+    bindings: dict[str, str],
+    registered: dict[str, tuple[str, str]],
+    called_with: dict[str, list[str]],
+) -> ClassSummary:
+    kind = via = None
+    helpers: list[str] = []
+    for dec in node.decorator_list:
+        target = decorator_target(dec, bindings)
+        if target in DECORATOR_KINDS:
+            kind, via = DECORATOR_KINDS[target], target
+            break
+        if target is not None:
+            helpers.append(target)
+    if kind is None and node.name in registered:
+        kind, via = registered[node.name]
+    helpers.extend(called_with.get(node.name, ()))
+    hooks: tuple[str, ...] = ()
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init_subclass__":
+            hooks = param_calls(stmt, bindings)
+    bases = tuple(b for b in (qualify(base, bindings) for base in node.bases) if b is not None)
+    statics = static_field_names(node, bindings)
+    return ClassSummary(node.name, node.lineno, bases, kind, via, statics, tuple(helpers), hooks)
+
+
+def registrar(
+    module: ModuleSummary, name: str, project: Any = None, _seen: frozenset = frozenset()
+) -> str | None:
+    """The registering function of the table that `name` reaches, when `name` (as a module's
+    summary spells it: bare for its own functions, qualified when imported) is a function that
+    registers the class passed to it: it calls a registering function (`register_pytree_node`,
+    `register_dataclass`, `flax.struct.dataclass`, ...) with its parameter, directly or through
+    other such helpers of this module or, with a project index, of another module."""
+    if name in CALL_KINDS or name in DECORATOR_KINDS:
+        return name
+    if "." in name:
+        return project.registrar(name, _seen) if project is not None and hasattr(project, "registrar") else None
+    key = (module.name, name)
+    if key in _seen or name not in module.helpers:
+        return None
+    for callee in module.helpers[name]:
+        found = registrar(module, callee, project, _seen | {key})
+        if found is not None:
+            return found
+    return None
 
 
 def class_kind(
     module: ModuleSummary, cls: ClassSummary, project: Any = None, _seen: frozenset = frozenset()
 ) -> tuple[str, str] | None:
-    """(kind, via) for a class of `module`, following bases here and, with a project index, elsewhere."""
+    """(kind, via) for a class of `module`, following bases here and, with a project index, elsewhere.
+
+    A class decorated with (or passed at module level to) a project-local registration helper
+    (`registrar`) is a pytree of kind REGISTERED: how the helper flattens it is not known here."""
     if cls.kind is not None:
         return cls.kind, cls.via or ""
+    for helper in cls.helpers:
+        if registrar(module, helper, project, _seen) is not None:
+            return REGISTERED, helper
     return inherited_kind(module, cls, project, _seen)
 
 
@@ -276,11 +382,18 @@ def inherited_kind(
     return None
 
 
+def registers_subclasses(module: ModuleSummary, cls: ClassSummary, project: Any = None, _seen: frozenset = frozenset()) -> bool:
+    """The class's `__init_subclass__` passes each subclass to a registering function or helper."""
+    return any(registrar(module, hook, project, _seen) is not None for hook in cls.subclass_hooks)
+
+
 def base_kind(module: ModuleSummary, base: str, project: Any = None, _seen: frozenset = frozenset()):
     """(kind, via) that a class deriving from `base` inherits, or None."""
     if base in ROOT_BASES:
         return ROOT_BASES[base], base
     if "." not in base and base in module.classes:
+        if registers_subclasses(module, module.classes[base], project, _seen):
+            return REGISTERED, base
         found = inherited_kind(module, module.classes[base], project, _seen)
         return None if found is None else (found[0], base)
     if project is not None:
@@ -323,15 +436,9 @@ def _compute(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
 
 
 def _summarize_one(node: ast.ClassDef, summary: ModuleSummary) -> ClassSummary:
-    """A class shadowed by a later one of the same name: summarise it on its own."""
-    kind = via = None
-    for dec in node.decorator_list:
-        target = decorator_target(dec, summary.bindings)
-        if target in DECORATOR_KINDS:
-            kind, via = DECORATOR_KINDS[target], target
-            break
-    bases = tuple(b for b in (qualify(base, summary.bindings) for base in node.bases) if b is not None)
-    return ClassSummary(node.name, node.lineno, bases, kind, via)
+    """A class shadowed by a later one of the same name: summarise it on its own (its decorators,
+    not the module's registration calls, which name the later class)."""
+    return _summarize_class(node, summary.bindings, {}, {})
 
 
 def is_pytree_like(decorators: Iterable[str | None], bases: Iterable[str | None], methods: Iterable[str]) -> bool:
@@ -359,9 +466,13 @@ class PytreeScreen:
     non-empty dotted name), and a bare base naming one is followed through that class's bases.
     """
 
-    def __init__(self, tree: ast.Module, statements: list[ast.stmt], bindings: dict[str, str]) -> None:
-        """`statements`: `ast_statements(tree.body)`; `bindings`: `bindings_of(statements)`."""
+    def __init__(
+        self, tree: ast.Module, statements: list[ast.stmt], bindings: dict[str, str], calls: list[ast.Call] | None = None
+    ) -> None:
+        """`statements`: `ast_statements(tree.body)`; `bindings`: `bindings_of(statements)`;
+        `calls`: every call of the tree, when the caller has them (else found on first need)."""
         self.tree = tree
+        self._calls = calls
         self.bindings = bindings
         # the last definition wins, as in `summarize`
         self.local = {node.name: node for node in statements if isinstance(node, ast.ClassDef)}
@@ -371,6 +482,7 @@ class PytreeScreen:
             if isinstance(node, ast.ImportFrom) and node.level
             for alias in node.names
         }
+        self.functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._registered: set[str] | None = None
 
     def _maybe(self, expr: ast.AST, table: Container[str]) -> bool:
@@ -382,29 +494,45 @@ class PytreeScreen:
             return True
         return qualify(expr, self.bindings) in table
 
+    def _maybe_helper(self, expr: ast.AST) -> bool:
+        """`expr` may name a registration helper (`registrar`): a function of this module, or one
+        imported from outside the standard library and the packages of the table."""
+        text = dotted(expr)
+        if text is None:
+            return False
+        if text.partition(".")[0] in self.uncertain:
+            return True
+        name = qualify(expr, self.bindings) or text
+        if "." not in name:
+            return name in self.functions
+        top = name.partition(".")[0]
+        return top not in TABLE_PACKAGES and top not in sys.stdlib_module_names
+
     def may_be_pytree(self, node: ast.ClassDef) -> bool:
         for dec in node.decorator_list:  # `decorator_target`: `@d`, `@d(...)`, `@partial(d, ...)`
             if isinstance(dec, ast.Call):
-                if self._maybe(dec.func, DECORATOR_KINDS):
+                if self._maybe(dec.func, DECORATOR_KINDS) or self._maybe_helper(dec.func):
                     return True
-                if dec.args and self._maybe(dec.args[0], DECORATOR_KINDS):
+                if dec.args and (self._maybe(dec.args[0], DECORATOR_KINDS) or self._maybe_helper(dec.args[0])):
                     return True
-            elif self._maybe(dec, DECORATOR_KINDS):
+            elif self._maybe(dec, DECORATOR_KINDS) or self._maybe_helper(dec):
                 return True
         if node.name in self.registered():
             return True
         return self._inherits(node, frozenset())
 
     def registered(self) -> set[str]:
-        """Names passed first to a call that may be a registering one (`summarize`'s `registered`)."""
+        """Names passed first to a call that may be a registering one (`summarize`'s `registered`)
+        or a registration helper (`ClassSummary.helpers`)."""
         if self._registered is None:
+            calls = self._calls if self._calls is not None else astscan.nodes(self.tree)
             self._registered = {
                 call.args[0].id
-                for call in astscan.nodes(self.tree)
+                for call in calls
                 if type(call) is ast.Call
                 and call.args
                 and type(call.args[0]) is ast.Name
-                and self._maybe(call.func, CALL_KINDS)
+                and (self._maybe(call.func, CALL_KINDS) or self._maybe_helper(call.func))
             }
         return self._registered
 
@@ -419,6 +547,10 @@ class PytreeScreen:
             name = qualify(base, self.bindings)
             if name in ROOT_BASES or "." in name:
                 return True
-            if name in self.local and name not in seen and self._inherits(self.local[name], seen | {name}):
-                return True
+            if name in self.local and name not in seen:
+                local = self.local[name]
+                if any(isinstance(s, ast.FunctionDef) and s.name == "__init_subclass__" for s in local.body):
+                    return True  # it may register its subclasses (`registers_subclasses`)
+                if self._inherits(local, seen | {name}):
+                    return True
         return False

@@ -361,6 +361,7 @@ class TraceScreen:
         self.aliases: dict[str, list[ScreenFunction]] = {}
         self.assigned_to: dict[int, str] = {}  # id of a call or lambda -> the one name it is assigned to
         self.classes: list[ast.ClassDef] = []
+        self.imports: list[ast.Import | ast.ImportFrom] = []
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
         self.built_from: dict[str, set[str]] = {}  # `h = Cls(...)` anywhere: h -> {"Cls"}
         self._static_params: dict[ScreenFunction, set[str]] = {}
@@ -396,6 +397,8 @@ class TraceScreen:
                 self.defs_by_name.setdefault(node.name, []).append(node)
                 if id(node) in class_of:
                     self.method_defs.setdefault(node.name, []).append(node)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                self.imports.append(node)
             elif kind is ast.ClassDef:
                 self.classes.append(node)
                 for child in node.body:
@@ -537,7 +540,14 @@ class TraceScreen:
                 ) or any(type(b) is ast.Name and b.id in maybe for b in cls.bases):
                     maybe.add(cls.name)
                     changed = True
-        return {id(cls) for cls in self.top_classes if cls.name not in maybe}
+        plain = [cls for cls in self.top_classes if cls.name not in maybe]
+        if plain:
+            # with a project, `pytrees.pytree_classes` also knows bases and registration helpers of
+            # other modules (and this module's helpers): whatever it may find is not plain
+            statements = [*self.imports, *self.classes]  # what `PytreeScreen` reads of the statements
+            project = pytrees.PytreeScreen(tree, statements, pytrees.bindings_of(self.imports), self.calls)
+            plain = [cls for cls in plain if not project.may_be_pytree(cls)]
+        return {id(cls) for cls in plain}
 
     def static_params(self, info: ScreenFunction) -> set[str]:
         """Parameters the analysis drops from a traced entry: `self` of a plain class's method, and

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jaxfix.analysis.callgraph import CallSummary, CrossEntry, propagate, summarize_calls
-from jaxfix.analysis.pytrees import ModuleSummary, class_kind, inherited_kind, summarize
+from jaxfix.analysis.pytrees import (
+    REGISTERED,
+    ModuleSummary,
+    class_kind,
+    inherited_kind,
+    registers_subclasses,
+    registrar,
+    summarize,
+)
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.engine.cache import code_fingerprint, store_pickle
 
@@ -179,11 +187,27 @@ class ProjectIndex:
         if module is None:
             return None
         if cls_name in module.classes:
+            cls = module.classes[cls_name]
+            if inherited_only and registers_subclasses(module, cls, self, _seen):
+                return REGISTERED, qualname  # its `__init_subclass__` registers each subclass
             how = inherited_kind if inherited_only else class_kind
-            return how(module, module.classes[cls_name], self, _seen)
+            return how(module, cls, self, _seen)
         target = module.bindings.get(cls_name)  # a re-export: `from .base import Model`
         if target is not None and target != qualname and (module_name, cls_name) not in _seen:
             return self.kind_of(target, _seen | {(module_name, cls_name)}, inherited_only=inherited_only)
+        return None
+
+    def registrar(self, qualname: str, _seen: frozenset = frozenset()) -> str | None:
+        """`pytrees.registrar` for the function `qualname` ("pkg.mod.register") of the project."""
+        module_name, _, name = qualname.rpartition(".")
+        module = self.module(module_name)
+        if module is None:
+            return None
+        if name in module.helpers:
+            return registrar(module, name, self, _seen)
+        target = module.bindings.get(name)  # a re-export: `from .struct import register`
+        if target is not None and target != qualname and (module_name, name) not in _seen:
+            return self.registrar(target, _seen | {(module_name, name)})
         return None
 
     def static_fields_of(self, qualname: str, _seen: frozenset = frozenset()) -> frozenset[str]:
