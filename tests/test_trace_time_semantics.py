@@ -511,6 +511,66 @@ def test_outer_state_negatives():
     assert "LIMIT" in findings[0].message
 
 
+RUNTIME_CACHE = """
+_CACHE = {}
+_REGISTRY = {}
+_DEFAULTS = {"scale": 2.0}
+
+
+def set_step_size(value):
+    _CACHE.clear()
+    _CACHE["step_size"] = value
+
+
+def register(name):
+    def wrap(fn):
+        _REGISTRY[name] = fn  # a decorator's wrapper: runs at import
+        return fn
+
+    return wrap
+
+
+def add_default(name, value):
+    _DEFAULTS[name] = value  # called at module level only: import time
+
+
+@register("sine")
+def sine(x):
+    return jnp.sin(x)
+
+
+add_default("shift", 1.0)
+
+
+@jax.jit
+def leapfrog(q, p):
+    eps = _CACHE["step_size"]
+    return _REGISTRY["sine"](q + eps * p) * _DEFAULTS["scale"]
+
+
+def run_chain(q, p, step_sizes):
+    for eps in step_sizes:
+        set_step_size(eps)
+        q = leapfrog(q, p)
+    return q
+"""
+
+
+def test_a_module_container_changed_at_run_time_and_read_under_jit(tmp_path):
+    """numpyro issue 2000: `_CACHE` is cleared and refilled by `set_step_size`, which `run_chain`
+    calls between runs; `leapfrog` reads it once, at trace time. Registries filled at import
+    (by a decorator's wrapper, or by a module-level call) are not reported."""
+    findings, _ = run(RUNTIME_CACHE, select="JAX404")
+    assert [(f.code, f.line) for f in findings] == [("JAX404", 40)]  # run() adds a header
+    assert "`_CACHE` is changed at run time (`set_step_size`" in findings[0].message
+    mod = load(tmp_path, "import jax\nimport jax.numpy as jnp\n" + textwrap.dedent(RUNTIME_CACHE), "runtime_cache")
+    q, p = jnp.ones(2), jnp.ones(2)
+    mod.set_step_size(0.1)
+    first = mod.leapfrog(q, p)
+    mod.set_step_size(0.5)
+    np.testing.assert_allclose(mod.leapfrog(q, p), first)  # the new step size is not seen
+
+
 def test_outer_state_fixture_shows_trace_time_behaviour(tmp_path):
     folder = FIXTURES / "trace_time_semantics"
     mod = load(tmp_path, (folder / "outer_state.in.py").read_text(), "outer_state_case")

@@ -17,10 +17,12 @@ from codemods.trace_time_semantics.common import (
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import ast_statements
+from jaxfix.analysis import astscan
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     ScreenFunction,
     any_site,
+    function_locals,
     target_names,
 )
 from jaxfix.analysis.trace_sites import own_sites
@@ -51,7 +53,11 @@ class OuterStateMutationRule(Rule):
       set or deque built by that outer scope;
     - an assignment to a name declared `global` or `nonlocal`;
     - a read of a module-level name that the module reassigns (a second module-level assignment,
-      or an assignment in a function that declares it `global`).
+      or an assignment in a function that declares it `global`);
+    - a read of a module-level container that ordinary code changes at run time: a function of
+      the module empties it (`_CACHE.clear()`, `.pop(k)`, `del _CACHE[k]`) or fills it and is
+      itself called from another function (`set_step_size(eps)` in a sampling loop). A registry
+      filled at import (by a decorator's wrapper or a module-level call) is not reported.
 
     ## Why is this bad?
     A traced function's Python body runs once, when it is traced; the compiled program that runs
@@ -66,7 +72,8 @@ class OuterStateMutationRule(Rule):
 
     ## Known problems
     The analysis is within one module: a global reassigned from another module, or a container
-    passed in and mutated through another name, is not seen. Intentional trace-time bookkeeping
+    passed in and mutated through another name, is not seen. A function that fills a container
+    and is called only at module level counts as import-time setup. Intentional trace-time bookkeeping
     (counting traces in a test) is flagged too: silence it with `# noqa: JAX404`.
 
     ## Example
@@ -216,7 +223,14 @@ class OuterStateMutationRule(Rule):
                 for item in node.names:
                     declared[item.name.value] = "global" if isinstance(node, cst.Global) else "nonlocal"
         not_reads: set[cst.CSTNode] = set()
+        written: set[cst.CSTNode] = set()  # containers this function mutates itself (reported as such)
         for node, _stmt in sites:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in CONTAINER_MUTATORS:
+                    written.add(node.func.value)
+            elif isinstance(node, (cst.Assign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                written.update(t.value for t in targets if isinstance(t, cst.Subscript))
             if isinstance(node, cst.Attribute):
                 not_reads.add(node.attr)
             elif isinstance(node, cst.Arg) and node.keyword is not None:
@@ -286,11 +300,24 @@ class OuterStateMutationRule(Rule):
                         )
             elif isinstance(node, cst.Name) and node not in not_reads:
                 name = node.value
-                if name in reported_reads or name not in outer.reassigned or name in declared:
+                if name in reported_reads or name in declared:
+                    continue
+                if name not in outer.reassigned and (name not in outer.changed_by or node in written):
                     continue
                 if (name in facts.locals and name not in declared) or _owner(info, name) is not None:
                     continue
                 reported_reads.add(name)
+                if name not in outer.reassigned:
+                    yield self._report(
+                        ctx,
+                        info,
+                        node,
+                        f"module-level `{name}` is changed at run time (`{outer.changed_by[name]}` fills or empties "
+                        "it), but traced code reads it once, at trace time: later contents are not seen by the "
+                        "compiled function",
+                        f"pass what it holds as an argument (a static one with `static_argnames` if it is a Python value)",
+                    )
+                    continue
                 yield self._report(
                     ctx,
                     info,
@@ -376,11 +403,13 @@ def _container_local(ctx: RuleContext, info: FuncInfo, name: str) -> bool:
 
 
 class _ModuleState:
-    """Module-level names: which hold containers, and which the module reassigns."""
+    """Module-level names: which hold containers, which the module reassigns, and which
+    containers ordinary code changes at run time (`changed_by`: container -> the function)."""
 
-    def __init__(self, containers: set[str], reassigned: set[str]) -> None:
+    def __init__(self, containers: set[str], reassigned: set[str], changed_by: dict[str, str] | None = None) -> None:
         self.containers = containers
         self.reassigned = reassigned
+        self.changed_by = changed_by or {}
 
     @classmethod
     def of(cls, ctx: RuleContext) -> _ModuleState:
@@ -443,7 +472,81 @@ class _ModuleState:
         reassigned = {name for name, vals in values.items() if len(vals) > 1 and name not in defined}
         reassigned |= global_writes
         reassigned -= set(names.bindings)
-        return cls(containers, reassigned)
+        return cls(containers, reassigned, _changed_at_run_time(tree, containers))
+
+
+# Mutators that take contents out: a container they are called on is run-time state, not a
+# registry filled once at import.
+_EMPTYING = frozenset({"clear", "pop", "popitem", "remove", "discard"})
+
+
+def _changed_at_run_time(tree: ast.Module, containers: set[str]) -> dict[str, str]:
+    """Module containers that ordinary code fills or empties after import: a module-level
+    function (or a method of a module-level class) whose own body mutates the container
+    (`C.clear()`, `C[k] = v`, `del C[k]`, `C.update(...)`) and that either empties it (`clear`,
+    `pop`, `del`, ...) or is called from inside a function of the module (not only at module level
+    or as a decorator, which run at import: a registry). Container -> that function's name."""
+    if not containers:
+        return {}
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append(stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            functions.extend(s for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    called_inside: set[str] = set()  # names called from some function body
+    writes: dict[str, list[tuple[str, bool]]] = {}  # container -> (function, empties it)
+    for fn in functions:
+        bound = function_locals(fn)
+        for n in astscan.nodes(fn):
+            kind = type(n)
+            if kind is ast.Call:
+                func = n.func
+                if type(func) is ast.Name:
+                    called_inside.add(func.id)
+                elif type(func) is ast.Attribute:
+                    called_inside.add(func.attr)
+                    head = func.value
+                    if (
+                        type(head) is ast.Name
+                        and head.id in containers
+                        and head.id not in bound
+                        and func.attr in CONTAINER_MUTATORS
+                        and _own_statement(fn, n)
+                    ):
+                        writes.setdefault(head.id, []).append((fn.name, func.attr in _EMPTYING))
+            elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.Delete:
+                targets = n.targets if kind is not ast.AugAssign else [n.target]
+                for t in targets:
+                    if (
+                        type(t) is ast.Subscript
+                        and type(t.value) is ast.Name
+                        and t.value.id in containers
+                        and t.value.id not in bound
+                        and _own_statement(fn, n)
+                    ):
+                        writes.setdefault(t.value.id, []).append((fn.name, kind is ast.Delete))
+    out: dict[str, str] = {}
+    for name, found in writes.items():
+        for function, empties in found:
+            if empties or function in called_inside:
+                out[name] = function
+                break
+    return out
+
+
+def _own_statement(fn: ast.AST, node: ast.AST) -> bool:
+    """`node` (a statement or call of `fn`'s body) is not inside a def nested in `fn`: a nested
+    def is often a decorator's wrapper that runs at import (`register(name)` returning `wrap`)."""
+    stack = list(fn.body)
+    while stack:
+        cur = stack.pop()
+        if cur is node:
+            return True
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(astscan.children(cur))
+    return False
 
 
 def _is_container_ast(value: ast.AST) -> bool:
@@ -482,7 +585,10 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
             else []
         )
     elif kind is ast.Name:
-        return isinstance(n.ctx, ast.Load) and n.id not in fn.locals and n.id in state().reassigned
+        if not isinstance(n.ctx, ast.Load) or n.id in fn.locals:
+            return False
+        outer = state()
+        return n.id in outer.reassigned or n.id in outer.changed_by
     else:
         return False
     return any(name not in fn.locals and _may_be_outer_container(fn, name, state) for name in names)

@@ -313,6 +313,14 @@ def _bind_names(target: ast.AST) -> list[str]:
     return [target.id] if isinstance(target, ast.Name) else []
 
 
+def function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The parameters of `fn` and every local its body binds by statement."""
+    a = fn.args
+    found = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    found.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
+    return found | _assigned_names(fn.body)
+
+
 def _assigned_names(body: list[ast.stmt]) -> set[str]:
     """Every local a function body binds by statement (as `traced.assigned_names` does)."""
     found: set[str] = set()
