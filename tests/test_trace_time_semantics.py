@@ -594,3 +594,62 @@ def test_update_read_only_by_itself_is_manual():
         """
     )
     assert rows(findings) == [("JAX403", "manual")]
+
+
+def test_logging_a_traced_value_is_reported_like_print():
+    """CoVO-MPC issue 2: `logging.info(total_loss_mean)` inside traced code logs a tracer, once.
+    Module-level loggers count; static values, a local named like a logger and untraced code do not."""
+    findings, fixed = run(
+        """
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+        @jax.jit
+        def update(params, batch):
+            loss = jnp.mean((batch - params) ** 2)
+            logging.info(loss)
+            logger.warning("loss %s", loss)
+            logger.info("shape %s", batch.shape)
+            return params - loss
+
+        @jax.jit
+        def local(x, log):
+            log.info(x)  # a parameter: whatever it is, not this module's logger
+            return x
+
+        def eager(x):
+            logging.info(x)
+        """,
+        select="JAX401",
+    )
+    assert [(f.line, f.code, f.fix.safety.value) for f in findings] == [(15, "JAX401", "manual"), (16, "JAX401", "manual")]
+    assert "`logging.info` of a traced value" in findings[0].message and "`logger.warning`" in findings[1].message
+    assert "jax.debug.callback" in findings[0].fix.title
+    assert "logging.info(loss)" in fixed  # nothing rewritten
+
+
+def test_a_numpy_array_indexed_by_a_traced_value():
+    """jax issue 553: `np.arange(x.shape[0])[x]` under jit; also a module-level NumPy table and a
+    local NumPy array indexed by a traced index. Static indices, JAX arrays, and a table rebound
+    elsewhere are not reported."""
+    findings, _ = run(
+        """
+        import numpy as np
+
+        TABLE = np.array([1.0, 2.0, 3.0])
+        OTHER = np.array([1.0, 2.0])
+        OTHER = jnp.asarray(OTHER)
+
+        @jax.jit
+        def f(x, i):
+            a = np.arange(x.shape[0])[x]
+            b = TABLE[i]
+            local = np.zeros(3)
+            c = local[i:]
+            d = TABLE[0] + local[1] + jnp.arange(3)[i] + OTHER[i]
+            return a, b, c, d
+        """,
+        select="JAX402",
+    )
+    assert [(f.line, f.fix.safety.value) for f in findings] == [(16, "unsafe"), (17, "manual"), (19, "manual")]

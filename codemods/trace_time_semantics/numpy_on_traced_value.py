@@ -20,6 +20,7 @@ from codemods.trace_time_semantics.numpy_table import (
     raises_on_tracer,
 )
 from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.model import Finding, ImportRequest, Safety
@@ -184,12 +185,54 @@ class NumpyOnTracedValueRule(Rule):
         return any_site(tree, _may_call_numpy_on_traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        module_arrays: set[str] | None = None
         for info in traced_functions(ctx):
-            for node, stmt in own_sites(info, ctx):
+            sites = list(own_sites(info, ctx))
+            local_arrays: set[str] | None = None
+            for node, stmt in sites:
                 if isinstance(node, cst.Call):
                     finding = self._check(ctx, info, node, stmt)
                     if finding is not None:
                         yield finding
+                elif isinstance(node, cst.Subscript) and _index_traced(info, node, stmt):
+                    if module_arrays is None:
+                        module_arrays = _module_numpy_arrays(ctx)
+                    if local_arrays is None:
+                        local_arrays = _local_numpy_arrays(ctx, sites)
+                    finding = self._check_index(ctx, info, node, module_arrays, local_arrays)
+                    if finding is not None:
+                        yield finding
+
+    def _check_index(self, ctx, info: FuncInfo, sub: cst.Subscript, module_arrays, local_arrays) -> Finding | None:
+        """`np.arange(n)[i]` or `TABLE[i]` (a NumPy array) with a traced index: NumPy converts the
+        index, which a tracer refuses (jax issue 553)."""
+        value = sub.value
+        if isinstance(value, cst.Call):
+            qual = ctx.names.qualify(value.func) or ""
+            if not qual.startswith("numpy.") or qual[len("numpy.") :] not in NUMPY_ARRAY_MAKERS:
+                return None
+            fname = qual[len("numpy.") :]
+            imports: list[ImportRequest] = []
+            spelled, reqs = ctx.names.reference(f"jax.numpy.{fname}")
+            imports.extend(reqs)
+            new_func = cst.parse_expression(spelled, config=ctx.module.config_for_parsing)
+            fix = ctx.rewrite(
+                f"make the array with `jax.numpy.{fname}` (unsafe: 64-bit values become 32-bit unless jax_enable_x64)",
+                Safety.UNSAFE,
+                replace={value.func: new_func},
+                imports=imports,
+            )
+            what = f"a NumPy array (`np.{fname}(...)`) indexed with a traced value raises under a trace"
+        elif isinstance(value, cst.Name) and (
+            (value.value in local_arrays) or (value.value in module_arrays and value.value not in info.facts.locals)
+        ):
+            fix = ctx.manual(
+                f"make `{value.value}` a JAX array (`jnp.asarray(...)`), which a traced index can index, or index it with a static value"
+            )
+            what = f"NumPy array `{value.value}` indexed with a traced value raises under a trace"
+        else:
+            return None
+        return ctx.finding(self, "JAX402", sub, message(what + info.traced_because(), fix), fix)
 
     def _check(self, ctx: RuleContext, info: FuncInfo, call: cst.Call, stmt) -> Finding | None:
         qual = ctx.names.qualify(call.func)
@@ -223,8 +266,103 @@ class NumpyOnTracedValueRule(Rule):
         )
 
 
+# NumPy functions that make a new ndarray (what a subscript of their result indexes)
+NUMPY_ARRAY_MAKERS = frozenset(
+    {"array", "asarray", "arange", "zeros", "ones", "full", "empty", "eye", "identity", "linspace", "logspace",
+     "geomspace", "tri", "diag", "stack", "concatenate", "cumsum", "repeat", "tile", "meshgrid", "indices"}
+)
+
+
+def _index_traced(info: FuncInfo, sub: cst.Subscript, stmt) -> bool:
+    """Some index or slice bound of `sub` may hold a traced value."""
+    traced = info.facts.traced
+    for el in sub.slice:
+        part = el.slice
+        if isinstance(part, cst.Index) and traced(part.value, stmt):
+            return True
+        if isinstance(part, cst.Slice) and any(b is not None and traced(b, stmt) for b in (part.lower, part.upper, part.step)):
+            return True
+    return False
+
+
+def _is_numpy_array_call(ctx: RuleContext, value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    qual = ctx.names.qualify(value.func) or ""
+    return qual.startswith("numpy.") and qual[len("numpy.") :] in NUMPY_ARRAY_MAKERS
+
+
+def _module_numpy_arrays(ctx: RuleContext) -> set[str]:
+    """Module-level names bound once, to a NumPy array (`TABLE = np.array([...])`), never declared
+    global in a function."""
+    counts: dict[str, int] = {}
+    arrays: set[str] = set()
+    for stmt in ctx.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                for t in targets:
+                    if isinstance(t, cst.Name):
+                        counts[t.value] = counts.get(t.value, 0) + 1
+                        if small.value is not None and _is_numpy_array_call(ctx, small.value) and not isinstance(small, cst.AugAssign):
+                            arrays.add(t.value)
+    declared = {n for n, _ in ctx.names.bindings.items()}
+    return {n for n in arrays if counts[n] == 1 and n not in declared and n not in _global_declared(ctx)}
+
+
+def _global_declared(ctx: RuleContext) -> set[str]:
+    """Names some function declares `global` (on the stdlib AST: `global` is a statement)."""
+    return {name for node in ast_statements(ctx.tree.body) if isinstance(node, ast.Global) for name in node.names}
+
+
+def _local_numpy_arrays(ctx: RuleContext, sites) -> set[str]:
+    """Names the traced function binds only to NumPy arrays (every binding a `np.<maker>(...)`)."""
+    kinds: dict[str, bool] = {}
+    for node, _stmt in sites:
+        targets: list = []
+        if isinstance(node, cst.Assign):
+            targets = [(t.target, node.value) for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets = [(node.target, None if isinstance(node, cst.AugAssign) else node.value)]
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            targets = [(node.target, None)]
+        for target, value in targets:
+            if isinstance(target, cst.Name):
+                ok = value is not None and _is_numpy_array_call(ctx, value)
+                kinds[target.value] = kinds.get(target.value, True) and ok
+            else:
+                for name in _names_in(target):
+                    kinds[name] = False
+    return {name for name, only_numpy in kinds.items() if only_numpy}
+
+
+def _names_in(target: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node.value)
+
+    target.visit(V())
+    return found
+
+
 # -- the screen: a NumPy function of the table given a value that may be traced, on the stdlib AST
 def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    if type(n) is ast.Subscript:  # `np.arange(n)[i]`, `TABLE[i]`: a NumPy array may be indexed by a tracer
+        if not (type(n.value) is ast.Name or type(n.value) is ast.Call):
+            return False
+        if type(n.value) is ast.Call and not (fn.screen.names.qualify_ast(n.value.func) or "").startswith("numpy."):
+            return False
+        if type(n.value) is ast.Name and "numpy" not in fn.screen.names.bindings.values():
+            return False
+        parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+        return any(
+            fn.traced(p.lower) or fn.traced(p.upper) or fn.traced(p.step) if isinstance(p, ast.Slice) else fn.traced(p)
+            for p in parts
+        )
     if type(n) is not ast.Call:
         return False
     qual = fn.screen.names.qualify_ast(n.func) or ""

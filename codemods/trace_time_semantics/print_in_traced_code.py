@@ -35,6 +35,10 @@ class PrintInTracedCodeRule(Rule):
     `print` of static values only (`print(x.shape)`, a message string, a static argument) is not
     flagged: printing at trace time is often what was meant.
 
+    The same holds for `logging.info(x)` (any `logging`/`absl.logging` level function, and the
+    methods of a module-level `logging.getLogger(...)` logger) with a traced argument: it logs a
+    tracer, once. Those are reported with a manual fix (`jax.debug.callback`).
+
     ## Known problems
     `jax.debug.print` is unordered by default: several prints in one jitted function may come out
     in a different order than the code (pass `ordered=True` where order matters; it is not added
@@ -88,7 +92,7 @@ class PrintInTracedCodeRule(Rule):
 
     name = "print-in-traced-code"
     codes = (Code("JAX401", "print-in-traced-code", "`print` of a traced value inside traced code", "sometimes"),)
-    prefilter = ("print",)  # then could_match: a trace entry
+    prefilter = ("print", "logging")  # then could_match: a trace entry
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     follows_calls = True  # also in a file whose functions traced code elsewhere calls
     verify_reference = "eager"
@@ -185,22 +189,31 @@ class PrintInTracedCodeRule(Rule):
         return any_site(tree, _may_print_traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        if "print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"):
-            return
+        builtin_print = not ("print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"))
+        loggers = _module_loggers(ctx)
         for info in traced_functions(ctx):
-            if "print" in info.facts.locals:
-                continue
             prints = []
             debug_calls = 0
             for node, stmt in own_sites(info, ctx):
                 if not isinstance(node, cst.Call):
                     continue
+                traced = lambda e, stmt=stmt: info.facts.traced(e, stmt)  # noqa: E731
                 if isinstance(node.func, cst.Name) and node.func.value == "print":
-                    traced = lambda e, stmt=stmt: info.facts.traced(e, stmt)  # noqa: E731
+                    if not builtin_print or "print" in info.facts.locals:
+                        continue
                     if any(_value_traced(a.value, traced) for a in node.args if a.keyword is None):
                         prints.append((node, traced))
                 elif (ctx.names.qualify(node.func) or "").startswith("jax.debug."):
                     debug_calls += 1
+                else:
+                    logged = _log_call(ctx, node, loggers, info.facts.locals)
+                    if logged is not None and any(_value_traced(a.value, traced) for a in node.args):
+                        fix = ctx.manual(
+                            f"log the value at run time: `jax.debug.callback(lambda v: {logged}(\"%s\", v), value)`, "
+                            "or print it with `jax.debug.print`"
+                        )
+                        what = f"`{logged}` of a traced value runs once, at trace time, and logs a tracer"
+                        yield ctx.finding(self, "JAX401", node, message(what + info.traced_because(), fix), fix)
             # several prints in one function: keep their order (jax.debug.print is unordered by default)
             ordered = len(prints) + debug_calls > 1
             for node, traced in prints:
@@ -210,8 +223,45 @@ class PrintInTracedCodeRule(Rule):
                 )
 
 
+# Functions of `logging` (and absl's) that log their arguments, and the same methods of a logger.
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal"})
+LOGGING_MODULES = frozenset({"logging", "absl.logging"})
+
+
+def _module_loggers(ctx: RuleContext) -> set[str]:
+    """Module-level names bound to `logging.getLogger(...)`."""
+    out: set[str] = set()
+    for stmt in ctx.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and isinstance(small.value, cst.Call)
+                    and ctx.names.qualify(small.value.func) in ("logging.getLogger", "absl.logging.get_absl_logger")
+                ):
+                    out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    return out
+
+
+def _log_call(ctx: RuleContext, call: cst.Call, loggers: set[str], local: set[str]) -> str | None:
+    """`logging.info(...)`, `absl.logging.warning(...)` or `logger.info(...)` on a module-level
+    logger: the call as spelled (`logging.info`); None for anything else."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in LOG_METHODS:
+        return None
+    head = func.value
+    if isinstance(head, cst.Name) and head.value in loggers and head.value not in local:
+        return f"{head.value}.{func.attr.value}"
+    qualified = ctx.names.qualify(func) or ""
+    if qualified.rpartition(".")[0] in LOGGING_MODULES:
+        return ctx.module.code_for_node(func).strip()
+    return None
+
+
 # -- the screen: a `print` that may show a traced value, on the stdlib AST ----------------------
 def _may_print_traced(fn: ScreenFunction, n: ast.AST) -> bool:
+    if type(n) is ast.Call and isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS:
+        return any(fn.traced(a.value if isinstance(a, ast.Starred) else a) for a in n.args)
     if not (type(n) is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "print"):
         return False
     for arg in n.args:
