@@ -332,3 +332,26 @@ def test_fields_of_a_parameter_annotated_with_a_class_of_the_module_are_static_w
         """
     )
     assert "t" in traced and "s" not in traced
+
+
+def test_fields_a_pytree_class_marks_static_are_static_on_any_object():
+    """flax `struct.field(pytree_node=False)`: `cfg.training` is aux data wherever `cfg` comes
+    from (here an unannotated jit argument); an array field of the same class is traced."""
+    traced = traced_in(
+        """
+        import jax
+        from flax import struct
+
+        @struct.dataclass
+        class Config:
+            rate: jax.Array
+            training: bool = struct.field(pytree_node=False, default=False)
+
+        @jax.jit
+        def f(cfg, x):
+            s = cfg.training
+            t = cfg.rate
+            return x
+        """
+    )
+    assert "t" in traced and "s" not in traced

@@ -653,3 +653,42 @@ def test_a_numpy_array_indexed_by_a_traced_value():
         select="JAX402",
     )
     assert [(f.line, f.fix.safety.value) for f in findings] == [(16, "unsafe"), (17, "manual"), (19, "manual")]
+
+
+def test_a_traced_value_stored_on_a_module_level_plain_object():
+    """numpyro PR 1976: a guide object, built at module level, caches on `self` inside
+    `__call__`, which a jitted lambda calls: the tracer stays on the object. An object built inside
+    the trace, a pytree, a static value and `__init__` are not reported."""
+    findings, _ = run(
+        """
+        class Guide:
+            def __init__(self, size):
+                self.size = size
+                self.plates = {}
+                self.calls = 0
+
+            def _setup(self, key):
+                self.plates["n"] = jax.random.permutation(key, jnp.arange(self.size))
+                self.calls += 1
+                self.history = [key]
+
+            def __call__(self, key):
+                self._setup(key)
+                return self.plates["n"] * 2
+
+        class Layer:
+            def place(self, r):
+                self.sigma = r * 2.0
+                return self
+
+        guide = Guide(2)
+        out = jax.jit(lambda k: guide(k))(jax.random.PRNGKey(0))
+
+        @jax.jit
+        def simulate(r):
+            return Layer().place(r).sigma
+        """,
+        select="JAX404",
+    )
+    assert [(f.line, f.code) for f in findings] == [(15, "JAX404"), (17, "JAX404")]  # not `self.calls += 1`
+    assert '`self.plates["n"]` stores a traced value on a `Guide` object' in findings[0].message

@@ -32,7 +32,9 @@ class NumpyOnTracedValueRule(Rule):
     ## What it does
     Finds NumPy functions (`np.sin(x)`, `np.where(c, x, y)`, `np.asarray(x)`, ...) called on a
     traced value inside traced code, and rewrites them to the `jax.numpy` function of the same
-    name where that one has the same semantics.
+    name where that one has the same semantics. Also a NumPy array indexed with a traced value
+    (`np.arange(n)[x]`, a module-level `TABLE = np.array(...)` read as `TABLE[i]`, a local NumPy
+    array): NumPy converts the index, which a tracer refuses.
 
     ## Why is this bad?
     NumPy converts its arguments to NumPy arrays, which a tracer refuses: under `jit` the call
@@ -69,7 +71,9 @@ class NumpyOnTracedValueRule(Rule):
     `np.name` becomes `jnp.name` (spelled as the file imports `jax.numpy`, or adding
     `import jax.numpy as jnp`). Manual for functions whose output shape depends on the data
     (`np.unique`, `np.nonzero`, one-argument `np.where`, `np.bincount`, `np.argwhere`) with the
-    `size=` form to use, and for `np.histogram` and `np.ascontiguousarray`.
+    `size=` form to use, and for `np.histogram` and `np.ascontiguousarray`. An indexed
+    `np.<maker>(...)[i]` becomes `jnp.<maker>(...)[i]` (unsafe: 64-bit values become 32-bit); an
+    indexed NumPy array bound to a name is manual (make it a JAX array).
 
     ## Fix safety
     Safe for the functions measured to give the same values and dtypes. Unsafe, with the

@@ -54,6 +54,9 @@ class OuterStateMutationRule(Rule):
     - an assignment to a name declared `global` or `nonlocal`;
     - a read of a module-level name that the module reassigns (a second module-level assignment,
       or an assignment in a function that declares it `global`);
+    - a traced value stored on an object that outlives the trace: `self.cache[k] = v`,
+      `self.last = v`, `self.items.append(v)` in a method of a plain (non-pytree) class that the
+      module instantiates at module level (`guide = Guide(...)`, then `jax.jit(lambda k: guide(k))`);
     - a read of a module-level container that ordinary code changes at run time: a function of
       the module empties it (`_CACHE.clear()`, `.pop(k)`, `del _CACHE[k]`) or fills it and is
       itself called from another function (`set_step_size(eps)` in a sampling loop). A registry
@@ -68,7 +71,8 @@ class OuterStateMutationRule(Rule):
     body is traced once for all iterations.
 
     Containers the function builds itself (`out = []; out.append(x); return out`), mutations of
-    the function's own parameters or `self`, and module constants assigned once are not flagged.
+    the function's own parameters, of `self` of a pytree or of an object built inside the trace,
+    static values stored on `self`, and module constants assigned once are not flagged.
 
     ## Known problems
     The analysis is within one module: a global reassigned from another module, or a container
@@ -239,6 +243,34 @@ class OuterStateMutationRule(Rule):
                 not_reads.update(item.name for item in node.names)
         reported_reads: set[str] = set()
         once = "runs once, when the function is traced, not at every call"
+        # `self` of a method of a plain (non-pytree) class that the module instantiates at module
+        # level (`guide = AutoDelta(2)`): a Python object that outlives the trace. An object built
+        # inside the trace (and returned from it) is not reported.
+        plain_self = (
+            info.positional[0]
+            if info.is_method
+            and info.positional
+            and info.class_name not in jc.pytree_classes
+            and info.class_name in jc.instances.values()
+            and info.name not in _CONSTRUCTION
+            and info.positional[0] not in declared
+            else None
+        )
+
+        def self_store(target: cst.BaseExpression, value: cst.BaseExpression | None, stmt) -> Finding | None:
+            """`self.x = v`, `self.d[k] = v`, `self.x += v` storing a traced value on a plain object."""
+            if plain_self is None or value is None or not isinstance(target, (cst.Attribute, cst.Subscript)):
+                return None
+            root = target
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if not (isinstance(root, cst.Name) and root.value == plain_self and facts.traced(value, stmt)):
+                return None
+            what = (
+                f"`{short(ctx, target)}` stores a traced value on a `{info.class_name}` object, which outlives the "
+                f"trace: it {once}, and the stored tracer leaks"
+            )
+            return self._report(ctx, info, target, what, "return the value and store it outside the traced function")
 
         def outer_container(name: str) -> str | None:
             """Where `name` is a container built outside this function, if it is one."""
@@ -258,6 +290,10 @@ class OuterStateMutationRule(Rule):
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 for target in targets:
+                    stored = self_store(target, node.value, stmt)
+                    if stored is not None:
+                        yield stored
+                        continue
                     for name_node in _target_name_nodes(target):
                         kind = declared.get(name_node.value)
                         if kind == "nonlocal" and _same_trace(info, _owner(info, name_node.value)):
@@ -288,6 +324,12 @@ class OuterStateMutationRule(Rule):
                             yield self._report(ctx, info, target, what, advice)
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 receiver = node.func.value
+                if isinstance(receiver, (cst.Attribute, cst.Subscript)) and node.func.attr.value in CONTAINER_MUTATORS:
+                    traced_arg = next((a.value for a in node.args if facts.traced(a.value, stmt)), None)
+                    stored = self_store(receiver, traced_arg, stmt)
+                    if stored is not None:
+                        yield stored
+                        continue
                 if isinstance(receiver, cst.Name) and node.func.attr.value in CONTAINER_MUTATORS:
                     where = outer_container(receiver.value)
                     if where is not None:
@@ -343,6 +385,8 @@ def _target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
 
 
 _INLINE_REASONS = ("defined inside traced", "called from traced", "read on a traced object")
+# methods that build the object: what they store on `self` belongs to a new object
+_CONSTRUCTION = frozenset({"__init__", "__post_init__", "__check_init__", "__new__", "setup"})
 
 
 def _same_trace(info: FuncInfo, owner: FuncInfo | None) -> bool:
@@ -567,8 +611,11 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
     kind = type(n)
     if kind is ast.Global or kind is ast.Nonlocal:
         return True
+    own_self = fn.positional[0] if fn.is_method and fn.positional else None
     if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
         targets = n.targets if kind is ast.Assign else [n.target]
+        if own_self is not None and any(_rooted_at(t, own_self) for t in targets):
+            return True  # `self.x = v` / `self.d[k] = v` in a method (the rule: a plain class, a traced `v`)
         names = [t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
         for t in targets:  # `a.dct[k] = ...` on an object the module built (mirrors the rule)
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
@@ -579,6 +626,14 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
                     return True
     elif kind is ast.Call:
         func = n.func
+        if (
+            own_self is not None
+            and isinstance(func, ast.Attribute)
+            and func.attr in CONTAINER_MUTATORS
+            and isinstance(func.value, (ast.Attribute, ast.Subscript))
+            and _rooted_at(func.value, own_self)
+        ):
+            return True
         names = (
             [func.value.id]
             if isinstance(func, ast.Attribute) and func.attr in CONTAINER_MUTATORS and isinstance(func.value, ast.Name)
@@ -592,6 +647,15 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
     else:
         return False
     return any(name not in fn.locals and _may_be_outer_container(fn, name, state) for name in names)
+
+
+def _rooted_at(target: ast.AST, name: str) -> bool:
+    """`name.x`, `name.x[k]`, `name.x.y` (an attribute or item of `name`, not `name` itself)."""
+    if not isinstance(target, (ast.Attribute, ast.Subscript)):
+        return False
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        target = target.value
+    return isinstance(target, ast.Name) and target.id == name
 
 
 def _may_be_outer_container(fn: ScreenFunction, name: str, state) -> bool:

@@ -402,8 +402,10 @@ class JitContexts:
     def _static_properties(self) -> frozenset[str]:
         """Properties of the module's pytree classes that return Python values even on a traced
         instance (`nse = property(lambda self: self.indices.shape[-2])`, a `@property` returning
-        `len(self.shape)`): reading them on any traced object is static. Names also declared as
-        array fields of a class of the module are left out."""
+        `len(self.shape)`), and fields they mark static (`training: bool =
+        struct.field(pytree_node=False)`, `eqx.field(static=True)`: aux data): reading them on any
+        traced object is static. Names also declared as array fields of a class of the module are
+        left out."""
         out: set[str] = set()
         fields: set[str] = set()
         for cls in self.class_nodes:
@@ -415,6 +417,8 @@ class JitContexts:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         if small.target.value not in static:
                             fields.add(small.target.value)
+                        elif cls.name.value in self.pytree_classes and self._marked_static(small.value):
+                            out.add(small.target.value)
                     elif isinstance(small, cst.Assign) and cls.name.value in self.pytree_classes:
                         value = small.value
                         if not (
@@ -474,6 +478,17 @@ class JitContexts:
             (stmt.name.value for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)),
         ) or any(isinstance(base.value, cst.Name) and base.value.value in self.pytree_classes for base in node.bases)
 
+    def _marked_static(self, value: cst.BaseExpression | None) -> bool:
+        """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`: pytree aux data."""
+        if not isinstance(value, cst.Call) or not (self.names.qualify(value.func) or "").endswith("field"):
+            return False
+        for arg in value.args:
+            kw = arg.keyword.value if arg.keyword is not None else None
+            lit = arg.value.value if isinstance(arg.value, cst.Name) else None
+            if (kw == "static" and lit == "True") or (kw == "pytree_node" and lit == "False"):
+                return True
+        return False
+
     def _class_static_fields(self, node: cst.ClassDef) -> set[str]:
         """Fields declared with a non-array annotation (`depth: int`, `act: Callable`) or marked
         static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`): pytree aux data or
@@ -492,13 +507,8 @@ class JitContexts:
                 if qual.rsplit(".", 1)[-1] in STATIC_FIELD_TYPES:
                     out.add(small.target.value)
                     continue
-                value = small.value
-                if isinstance(value, cst.Call) and (self.names.qualify(value.func) or "").endswith("field"):
-                    for arg in value.args:
-                        kw = arg.keyword.value if arg.keyword is not None else None
-                        lit = arg.value.value if isinstance(arg.value, cst.Name) else None
-                        if (kw == "static" and lit == "True") or (kw == "pytree_node" and lit == "False"):
-                            out.add(small.target.value)
+                if self._marked_static(small.value):
+                    out.add(small.target.value)
         return out
 
     # -- name resolution --------------------------------------------------------
