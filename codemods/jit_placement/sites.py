@@ -43,11 +43,13 @@ WRAPPING = {
     "jax.remat": "remat",
     "equinox.filter_grad": "filter_grad",
     "equinox.filter_value_and_grad": "filter_value_and_grad",
+    "equinox.filter_vmap": "filter_vmap",
 }
 # Wrappers that return a new function object on every call, so that `jax.jit(jax.grad(f))` is a
 # new cache key each time even for a module function `f` (measured: 3 compiles in 3 calls for
-# grad, vmap, jacrev, value_and_grad, hessian, checkpoint). equinox's `filter_grad` and
-# `filter_value_and_grad` return modules that compare equal for the same function (1 compile).
+# grad, vmap, jacrev, value_and_grad, hessian, checkpoint). equinox's `filter_grad`,
+# `filter_value_and_grad` and `filter_vmap` return modules that compare equal for the same
+# function (1 compile).
 NEW_FUNCTION_WRAPPERS = frozenset({"vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "checkpoint", "remat"})
 TRANSFORMS = {**COMPILING, **WRAPPING}
 # Calls whose function argument runs under a trace: code inside such a function is traced once
@@ -234,6 +236,9 @@ class _SiteFinder:
             return None  # stored, returned or passed on: may well be reused
         if not self._classify(site, target):
             return None
+        if "filter_vmap" in kinds and site.kind != MODULE_FUNCTION and site.manual is None:
+            # the hoist would pass captured values as new arguments, which filter_vmap maps
+            site.manual = "`eqx.filter_vmap` maps every array argument: hoist by hand, captured arrays with `in_axes=None`"
         return self._place(site)
 
     def _bound_calls(self, site: Site, assign: cst.CSTNode | None) -> bool:
