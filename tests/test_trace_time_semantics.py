@@ -692,3 +692,25 @@ def test_a_traced_value_stored_on_a_module_level_plain_object():
     )
     assert [(f.line, f.code) for f in findings] == [(15, "JAX404"), (17, "JAX404")]  # not `self.calls += 1`
     assert '`self.plates["n"]` stores a traced value on a `Guide` object' in findings[0].message
+
+
+def test_a_registry_filled_by_one_off_setup_code_is_not_run_time_state():
+    findings, _ = run(
+        """
+        _KERNELS = {}
+
+        def register(name, fn):
+            _KERNELS[name] = fn
+
+        def setup():
+            register("sin", jnp.sin)  # one-off setup, not a loop: a registry
+
+        setup()
+
+        @jax.jit
+        def apply(x):
+            return _KERNELS["sin"](x)
+        """,
+        select="JAX404",
+    )
+    assert findings == []

@@ -528,8 +528,9 @@ def _changed_at_run_time(tree: ast.Module, containers: set[str]) -> dict[str, st
     """Module containers that ordinary code fills or empties after import: a module-level
     function (or a method of a module-level class) whose own body mutates the container
     (`C.clear()`, `C[k] = v`, `del C[k]`, `C.update(...)`) and that either empties it (`clear`,
-    `pop`, `del`, ...) or is called from inside a function of the module (not only at module level
-    or as a decorator, which run at import: a registry). Container -> that function's name."""
+    `pop`, `del`, ...) or is called in a loop of a function of the module (`for eps in steps:
+    set_step_size(eps)`): not at module level, as a decorator or from one-off setup code, which
+    fill a registry once. Container -> that function's name."""
     if not containers:
         return {}
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -538,18 +539,21 @@ def _changed_at_run_time(tree: ast.Module, containers: set[str]) -> dict[str, st
             functions.append(stmt)
         elif isinstance(stmt, ast.ClassDef):
             functions.extend(s for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    called_inside: set[str] = set()  # names called from some function body
+    called_in_loops: set[str] = set()  # names called in a loop of some function body
     writes: dict[str, list[tuple[str, bool]]] = {}  # container -> (function, empties it)
     for fn in functions:
         bound = function_locals(fn)
         for n in astscan.nodes(fn):
             kind = type(n)
-            if kind is ast.Call:
+            if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+                for inner in n.body:
+                    for m in astscan.nodes(inner):
+                        if type(m) is ast.Call:
+                            f = m.func
+                            called_in_loops.add(f.id if type(f) is ast.Name else getattr(f, "attr", ""))
+            elif kind is ast.Call:
                 func = n.func
-                if type(func) is ast.Name:
-                    called_inside.add(func.id)
-                elif type(func) is ast.Attribute:
-                    called_inside.add(func.attr)
+                if type(func) is ast.Attribute:
                     head = func.value
                     if (
                         type(head) is ast.Name
@@ -573,7 +577,7 @@ def _changed_at_run_time(tree: ast.Module, containers: set[str]) -> dict[str, st
     out: dict[str, str] = {}
     for name, found in writes.items():
         for function, empties in found:
-            if empties or function in called_inside:
+            if empties or function in called_in_loops:
                 out[name] = function
                 break
     return out
