@@ -524,9 +524,8 @@ class _SiteFinder:
             if is_test_case_base(self.qualify(base.value)):
                 return True
             local = module_class(self.idx, base.value)
-            if local is not None and local.name.value not in seen:
-                if self._is_test_case(local, seen | {cls.name.value}):
-                    return True
+            if local is not None and local.name.value not in seen and self._is_test_case(local, seen | {cls.name.value}):
+                return True
         return False
 
     def _under_trace(self, node: cst.CSTNode) -> bool:

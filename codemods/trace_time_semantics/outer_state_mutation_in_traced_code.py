@@ -14,10 +14,10 @@ from codemods.trace_time_semantics.common import (
     short,
     traced_functions,
 )
+from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import ast_statements
-from jaxfix.analysis import astscan
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     ScreenFunction,
@@ -357,7 +357,7 @@ class OuterStateMutationRule(Rule):
                         f"module-level `{name}` is changed at run time (`{outer.changed_by[name]}` fills or empties "
                         "it), but traced code reads it once, at trace time: later contents are not seen by the "
                         "compiled function",
-                        f"pass what it holds as an argument (a static one with `static_argnames` if it is a Python value)",
+                        "pass what it holds as an argument (a static one with `static_argnames` if it is a Python value)",
                     )
                     continue
                 yield self._report(

@@ -88,7 +88,13 @@ import ast
 import libcst as cst
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import MINMAX, FunctionSites, Site, SiteRule, if_chain
+from codemods.traced_control_flow.sites import (
+    MINMAX,
+    FunctionSites,
+    Site,
+    SiteRule,
+    if_chain,
+)
 from codemods.traced_control_flow.split_condition import split_fix
 from codemods.traced_control_flow.static_args import static_argnames_fix
 from codemods.traced_control_flow.where import WhereBuilder, literal_mismatch

@@ -55,7 +55,12 @@ from __future__ import annotations
 import ast
 
 from codemods._command import commands_for
-from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule, shape_arguments
+from codemods.traced_control_flow.sites import (
+    FunctionSites,
+    Site,
+    SiteRule,
+    shape_arguments,
+)
 from codemods.traced_control_flow.static_args import static_argnames_fix
 from jaxfix.analysis.trace_screen import ScreenFunction
 from jaxfix.model import Fix

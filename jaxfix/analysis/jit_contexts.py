@@ -29,8 +29,8 @@ import libcst as cst
 from jaxfix.analysis import pytrees
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_helpers import ModuleCallOracle
-from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.static_values import admits_no_array
+from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.walk import Visitor, is_statement, walk
 
 JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
