@@ -91,12 +91,12 @@ def argument_role(value: Captured, per: str) -> tuple[str, str, bool]:
     if value.needs_static:
         why = value.needs_static
         if kind.static or kind.kind == NUMBER or (kind.kind == PYTREE and kind.hashable):
-            phrase = f"`{label}` becomes a static argument (used as a {why}; {what})"
+            phrase = f"`{label}` becomes a static argument (used as {_a(why)}; {what})"
             if kind.callable and value.variant:
                 return STATIC, phrase + _PER_ITERATION_CALLABLE, True
             return STATIC, phrase, value.external
         if kind.hashable is False:
-            raise ManualFix(f"`{label}` is used as a {why} but holds an unhashable value ({what}); it cannot be a static argument")
+            raise ManualFix(f"`{label}` is used as {_a(why)} but holds an unhashable value ({what}); it cannot be a static argument")
         return STATIC, f"`{label}` becomes a static argument ({why}); its hashability is not established", True
     if kind.traceable:
         phrase = f"`{label}` becomes a traced argument ({what})"
@@ -128,6 +128,11 @@ def argument_role(value: Captured, per: str) -> tuple[str, str, bool]:
         "(its kind is not known from this file)",
         True,
     )
+
+
+def _a(words: str) -> str:
+    """`words` with its indefinite article: "a branch condition", "an argument of range()"."""
+    return f"{'an' if words[:1].lower() in 'aeiou' else 'a'} {words}"
 
 
 _PER_ITERATION_CALLABLE = "; a callable that changes per iteration compiles once per distinct function"

@@ -64,6 +64,7 @@ from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rulebase import RuleContext
 
 _Manual = ManualFix  # the planner's name for "the fix must be done by hand"
+_BLANK = cst.EmptyLine(indent=False)  # a blank line inside a block, without the block's indent (W293)
 _MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault", "popitem", "add", "discard", "sort", "reverse"}
 )
@@ -284,15 +285,24 @@ class _Planner:
             leaving, error = leave(values_for(None), factory=True, per=per), None
         except ManualFix as exc:
             leaving, error = None, exc
+        if site.binding is not None and all(
+            len(self.idx.enclosing_loops(call)) > len(site.loops) for call in site.calls
+        ) and (leaving is None or leaving.unsafe):
+            # already made once per iteration of its loop and reused in an inner one (a hoist above
+            # the inner loop): leaving the function is all that is left, and it is not safe
+            why = str(error) if leaving is None else leaving.unsafe[0]
+            raise _Manual(f"the jitted function is made once per iteration and reused in the inner loop; {why}")
         if site.loops and (leaving is None or leaving.unsafe):
+            best = None
             for loop in reversed(site.loops):  # outermost first: the fewest compiles
                 try:
                     staying = above(values_for(loop), loop)
                 except ManualFix:
                     continue
-                if leaving is None or len(staying.unsafe) < len(leaving.unsafe):
-                    return staying  # safer: what cannot leave the function stays captured
-                break
+                if best is None or len(staying.unsafe) < len(best.unsafe):
+                    best = staying
+            if best is not None and (leaving is None or len(best.unsafe) < len(leaving.unsafe)):
+                return best  # safer: what cannot leave the function stays captured
         if leaving is None:
             raise error
         return leaving
@@ -509,13 +519,13 @@ class _Planner:
                 name = local_name or self._fresh(f"{base.strip('_') or 'fn'}_{'_'.join(reversed(site.kinds))}")
                 stmts = [*prelude, self._statement(f"{name} = {value}", indent=4 * depth)]
                 if prelude:
-                    stmts[-1] = stmts[-1].with_changes(leading_lines=[cst.EmptyLine()])
+                    stmts[-1] = stmts[-1].with_changes(leading_lines=[_BLANK])
             else:
                 name, stmts = local_name, list(prelude)
             block = self.idx.parent(anchor)
             first = isinstance(block, cst.IndentedBlock) and block.body[0] is anchor
             if prelude and not first:
-                stmts[0] = stmts[0].with_changes(leading_lines=[cst.EmptyLine()])
+                stmts[0] = stmts[0].with_changes(leading_lines=[_BLANK])
             if value is None:
                 self._blank_line_before(anchor, replace)  # one blank line after a nested def, as black
             before = {anchor: stmts}
@@ -553,7 +563,7 @@ class _Planner:
             text = black_format(text, 88)
         fdef = cst.parse_statement(text, config=self.ctx.module.config_for_parsing)
         if prelude:
-            ret = fdef.body.body[-1].with_changes(leading_lines=[cst.EmptyLine()])
+            ret = fdef.body.body[-1].with_changes(leading_lines=[_BLANK])
             body = [*[s.with_changes(leading_lines=[]) for s in prelude[:1]], *prelude[1:], ret]
             fdef = fdef.with_changes(body=fdef.body.with_changes(body=body))
         return fdef
@@ -567,7 +577,7 @@ class _Planner:
         for old, new in inner.items():
             new_stmt = new_stmt.deep_replace(old, new)
             del replace[old]
-        replace[stmt] = new_stmt.with_changes(leading_lines=[cst.EmptyLine(), *stmt.leading_lines])
+        replace[stmt] = new_stmt.with_changes(leading_lines=[_BLANK, *stmt.leading_lines])
 
     # lambda -----------------------------------------------------------------------------
     def _fix_lambda(self, site: Site, lam: cst.Lambda) -> tuple[Fix, str]:
@@ -947,16 +957,7 @@ class _Planner:
             new_def_name = self._fresh(f"_{site.function.name.value}_{own}")
         if decision.target == MODULE:
             self.hoisted_defs.add(new_def_name)
-        new_params = list(params.params)
-        if args:
-            if new_params:
-                last = new_params[-1]
-                new_params[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            for i, a in enumerate(args):
-                p = cst.Param(name=cst.Name(a))
-                if i < len(args) - 1:
-                    p = p.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                new_params.append(p)
+        new_params = _append_params(list(params.params), args)
         decorators = list(fdef.decorators)
         if site.kind == "decorated nested def" and static:
             decorators[0] = self._static_decorator(decorators[0], static)
@@ -1097,6 +1098,29 @@ def _callee_name_expr(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Attribute):
         return expr.attr.value
     return None
+
+
+def _append_params(params: list[cst.Param], names: list[str]) -> list[cst.Param]:
+    """`params` with `names` appended, in the layout of the list: one per line when the parameters
+    are one per line (a trailing comma before the closing parenthesis is kept)."""
+    if not names:
+        return params
+    inline = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    last = params[-1].comma if params else cst.MaybeSentinel.DEFAULT
+    multiline = (
+        len(params) >= 2
+        and isinstance(last, cst.Comma)
+        and isinstance(last.whitespace_after, cst.ParenthesizedWhitespace)
+        and isinstance(params[0].comma, cst.Comma)
+        and isinstance(params[0].comma.whitespace_after, cst.ParenthesizedWhitespace)
+    )
+    between = params[0].comma if multiline else inline
+    out = [*params[:-1], params[-1].with_changes(comma=between)] if params else []
+    for i, name in enumerate(names):
+        final = i == len(names) - 1
+        comma = (last if multiline else cst.MaybeSentinel.DEFAULT) if final else between
+        out.append(cst.Param(name=cst.Name(name), comma=comma))
+    return out
 
 
 def _spelled(names: list[str]) -> str:

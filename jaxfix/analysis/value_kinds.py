@@ -236,6 +236,8 @@ class ValueKinds:
         if isinstance(binding, cst.Assign):
             if len(binding.targets) == 1 and isinstance(binding.targets[0].target, cst.Name):
                 return self.of_expr(binding.value, binding, depth + 1)
+            if isinstance(binding.value, cst.Attribute) and binding.value.attr.value == "shape":
+                return _NUMBER  # `n, m = x.shape`: each one an int
             return UNKNOWN_KIND
         if isinstance(binding, cst.AnnAssign):
             ann = self.annotation(binding.annotation.annotation, depth + 1)
@@ -261,11 +263,27 @@ class ValueKinds:
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
             if iterable.func.attr.value in ("keys",) and not iterable.args:
                 return UNKNOWN_KIND
+        if isinstance(iterable, cst.Name) and depth <= _MAX_DEPTH:
+            literal = self._literal_binding(iterable.value, at)
+            if literal is not None:
+                return self.element_of(literal, literal, depth + 1)
         if depth <= _MAX_DEPTH:
             container = self.of_expr(iterable, at, depth + 1)
             if container.kind == ARRAY:
                 return _ARRAY  # rows of an array
         return UNKNOWN_KIND
+
+    def _literal_binding(self, name: str, at: cst.CSTNode) -> cst.BaseExpression | None:
+        """The tuple/list literal `name` is bound to, when that is its only binding."""
+        scope = self.idx.resolve(name, at)
+        if scope is None:
+            return None
+        info = self.idx.scope_info(scope)
+        bindings = info.bindings.get(name, [])
+        if name in info.params or len(bindings) != 1 or not isinstance(bindings[0], cst.Assign):
+            return None
+        value = bindings[0].value
+        return value if isinstance(value, (cst.Tuple, cst.List)) else None
 
     def _param(self, fdef: cst.FunctionDef, name: str, depth: int) -> ValueKind:
         params = fdef.params
