@@ -229,7 +229,7 @@ class ValueKinds:
             return ValueKind(FRESH, f"function `{name}` defined in `{_scope_name(scope)}`", hashable=True, callable=True)
         if isinstance(binding, cst.ClassDef):
             return ValueKind(STATIC, f"class `{name}`", hashable=True, callable=True)
-        if isinstance(binding, cst.For):
+        if isinstance(binding, (cst.For, cst.CompFor)):
             if isinstance(binding.target, cst.Name):
                 return self.element_of(binding.iter, binding, depth + 1)
             return UNKNOWN_KIND
@@ -460,8 +460,8 @@ class ValueKinds:
     def _binary(self, expr: cst.BinaryOperation, at, depth: int) -> ValueKind:
         left, right = self.of_expr(expr.left, at, depth + 1), self.of_expr(expr.right, at, depth + 1)
         kinds = {left.kind, right.kind}
-        if ARRAY in kinds and kinds <= {ARRAY, NUMBER}:
-            return _ARRAY
+        if ARRAY in kinds and not kinds & {STATIC, FRESH, UNHASHABLE}:
+            return _ARRAY  # an array combined with anything it accepts is an array
         if kinds == {NUMBER}:
             return _NUMBER
         if left.what == right.what == "string" and isinstance(expr.operator, cst.Add):
