@@ -26,6 +26,7 @@ from jaxfix.model import Evidence, Finding
 INEFFECTIVE = "ineffective"
 PAYING_CODES = frozenset({"JAX201", "JAX202"})
 _PARTIALS = frozenset({"partial", "functools.partial"})
+_WRAPPING = frozenset({"grad", "value_and_grad", "vmap", "checkpoint", "remat", "filter_grad", "filter_value_and_grad", "filter_vmap"})
 
 
 def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int) -> Evidence:
@@ -34,15 +35,9 @@ def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int
         return evidence
     if evidence.data.get("reference") == "eager" or any(u.get("reference") == "eager" for u in _units(evidence)):
         return evidence  # the original ran eagerly for a control-flow fix: its compiles say nothing
-    counts = None
-    if paying_fixes > 1:
-        name = compiled_name(original, finding.line, finding.column)
-        counts = _per_function(evidence, name) if name else None
+    counts = compile_counts(finding, evidence, original, paying_fixes)
     if counts is None:
-        compiles = evidence.data.get("compiles") or [None, None]
-        if len(compiles) != 2 or compiles[0] is None or compiles[1] is None:
-            return evidence
-        counts = (int(compiles[0]), int(compiles[1]))
+        return evidence
     before, after = counts
     if before == 0 and after == 0:
         note = "the inputs compile nothing in the steady state, so they do not show the fix removing compiles"
@@ -61,6 +56,21 @@ def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int
         headline=headline,
         data={**evidence.data, "payoff": [before, after]},
     )
+
+
+def compile_counts(finding: Finding, evidence: Evidence, original: str, paying_fixes: int) -> tuple[int, int] | None:
+    """Steady-state compiles (original, rewritten) that answer for `finding`: those of its own
+    function when the file has several judged fixes and the counts per function name it, else
+    the evidence's totals; None when the evidence has none."""
+    if paying_fixes > 1:
+        name = compiled_name(original, finding.line, finding.column)
+        counts = _per_function(evidence, name) if name else None
+        if counts is not None:
+            return counts
+    compiles = evidence.data.get("compiles") or [None, None]
+    if len(compiles) != 2 or compiles[0] is None or compiles[1] is None:
+        return None
+    return int(compiles[0]), int(compiles[1])
 
 
 def _units(evidence: Evidence) -> list[dict[str, Any]]:
@@ -109,8 +119,10 @@ def _target_name(expr: ast.expr) -> str | None:
         return expr.id
     if isinstance(expr, ast.Attribute):
         return expr.attr
-    if isinstance(expr, ast.Call) and _dotted(expr.func) in _PARTIALS and expr.args:
-        return _target_name(expr.args[0])
+    if isinstance(expr, ast.Call) and expr.args and (
+        _dotted(expr.func) in _PARTIALS or (_dotted(expr.func) or "").rsplit(".", 1)[-1] in _WRAPPING
+    ):
+        return _target_name(expr.args[0])  # partial(f, ...), grad(f), vmap(f): compiled as `f`
     return None
 
 
