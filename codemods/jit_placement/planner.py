@@ -572,12 +572,17 @@ class _Planner:
         """`stmt` gets one leading blank line (keeping the replacements planned inside it)."""
         if stmt.leading_lines and stmt.leading_lines[0].comment is None:
             return
+        self._with_leading_lines(stmt, [_BLANK, *stmt.leading_lines], replace)
+
+    def _with_leading_lines(self, stmt: cst.CSTNode, lines: list[cst.EmptyLine], replace: dict) -> None:
+        """Replace `stmt` by itself with `lines` before it, the replacements planned inside it applied
+        (a replacement of the statement itself would otherwise hide them)."""
         inner = {old: new for old, new in replace.items() if any(a is stmt for a in self.idx.ancestors(old))}
         new_stmt = stmt
         for old, new in inner.items():
             new_stmt = new_stmt.deep_replace(old, new)
             del replace[old]
-        replace[stmt] = new_stmt.with_changes(leading_lines=[_BLANK, *stmt.leading_lines])
+        replace[stmt] = new_stmt.with_changes(leading_lines=lines)
 
     # lambda -----------------------------------------------------------------------------
     def _fix_lambda(self, site: Site, lam: cst.Lambda) -> tuple[Fix, str]:
@@ -1046,15 +1051,10 @@ class _Planner:
         keeping any replacements planned inside it."""
         if not any(line.comment is None for line in stmt.leading_lines):
             return
-        inner = {old: new for old, new in replace.items() if any(a is stmt for a in self.idx.ancestors(old))}
-        new_stmt = stmt
-        for old, new in inner.items():
-            new_stmt = new_stmt.deep_replace(old, new)
-            del replace[old]
         kept = list(stmt.leading_lines)
         while kept and kept[0].comment is None:
             kept.pop(0)
-        replace[stmt] = new_stmt.with_changes(leading_lines=kept)
+        self._with_leading_lines(stmt, kept, replace)
 
     def _static_decorator(self, dec: cst.Decorator, static: list[str]) -> cst.Decorator:
         d = dec.decorator

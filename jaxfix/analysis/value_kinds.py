@@ -332,17 +332,9 @@ class ValueKinds:
         for call in calls:
             if self.idx.resolve(own, call) is not self.module:
                 continue
-            passed = None
-            position = 0
-            for arg in call.args:
-                if arg.star:
-                    return None  # *args/**kwargs: which value lands on the parameter is not known
-                if arg.keyword is None:
-                    if position < len(positional) and positional[position] == name:
-                        passed = arg.value
-                    position += 1
-                elif arg.keyword.value == name:
-                    passed = arg.value
+            passed = argument_for(call, positional, name)
+            if passed is _STARRED:
+                return None  # *args/**kwargs: which value lands on the parameter is not known
             if passed is None:
                 continue  # the default: counted by the caller of this method
             kinds.append(self.of_expr(passed, call, depth))
@@ -615,18 +607,8 @@ class ValueKinds:
         positional = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]
         out = []
         for call in self._calls_by_name().get(fdef.name.value, []):
-            position = 0
-            passed = None
-            for arg in call.args:
-                if arg.star:
-                    return []
-                if arg.keyword is None:
-                    if position < len(positional) and positional[position] == name:
-                        passed = arg.value
-                    position += 1
-                elif arg.keyword.value == name:
-                    passed = arg.value
-            if passed is None:
+            passed = argument_for(call, positional, name)
+            if passed is None or passed is _STARRED:
                 return []
             out.append((passed, call))
         return out
@@ -785,6 +767,27 @@ _ARRAY_RESULT_METHODS = frozenset(
 _DTYPES = frozenset(
     {"float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "bool_", "complex64", "complex128"}
 )
+
+
+_STARRED = cst.Name("_starred_")  # `argument_for`: the call unpacks *args/**kwargs
+
+
+def argument_for(call: cst.Call, positional: list[str], name: str) -> cst.BaseExpression | None:
+    """The expression `call` passes for parameter `name` (`positional`: the names that take
+    positional arguments, in order); None when it passes none, `_STARRED` when it unpacks
+    *args/**kwargs (then which value lands there is not known)."""
+    position = 0
+    passed = None
+    for arg in call.args:
+        if arg.star:
+            return _STARRED
+        if arg.keyword is None:
+            if position < len(positional) and positional[position] == name:
+                passed = arg.value
+            position += 1
+        elif arg.keyword.value == name:
+            passed = arg.value
+    return passed
 
 
 def _is_slice(expr: cst.Subscript) -> bool:
