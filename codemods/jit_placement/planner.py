@@ -514,6 +514,8 @@ class _Planner:
             title = f"Make the jitted {what} once per value of {_spelled(keys)} in a cached factory `{name}`"
         elif decision.target == ABOVE:
             anchor = self.idx.statement_of(decision.loop)
+            if not isinstance(self.idx.parent(anchor), (cst.IndentedBlock, cst.Module)):
+                raise _Manual("the loop shares its line with the statement before it; hoist above it by hand")
             depth = sum(1 for a in self.idx.ancestors(anchor) if isinstance(a, cst.IndentedBlock))
             if value is not None:
                 name = local_name or self._fresh(f"{base.strip('_') or 'fn'}_{'_'.join(reversed(site.kinds))}")
