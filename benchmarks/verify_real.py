@@ -31,14 +31,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = Path(__file__).resolve().parent / "verify_real"
-EVIDENCE = re.compile(r"^\s*(?P<path>\S+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<verdict>verified|mismatch|unverifiable): (?P<detail>.*)$",
+EVIDENCE = re.compile(r"^\s*(?P<path>\S+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<verdict>verified|mismatch|unverifiable|ineffective): (?P<detail>.*)$",
                       re.IGNORECASE)
 # (program, file, rule code) of rewrites that really are wrong on these programs: verification must
 # catch them, so they count as caught (mismatch) or missed, never as correct fixes.
-KNOWN_WRONG = {
-    ("rl_returns", "returns.py", "JAX201"): "the hoisted lambda gets the frozen (non-pytree) config as a jit "
-    "argument: TypeError where the original closed over it",
-}
+# (rl_returns' JAX201 was one until issue #19: its lambda got the frozen config as a traced argument;
+# the config now keys a cached factory and stays captured, and the fix is verified.)
+KNOWN_WRONG: dict[tuple[str, str, str], str] = {}
 SOURCES = ("pytest", "__main__", "doctest", "recorded", "example", "drive", "synthesized", "guessed")
 
 

@@ -48,7 +48,7 @@ class ImportRequest:
 class Evidence:
     """What differential execution showed about one fix."""
 
-    verdict: str  # "verified" | "mismatch" | "unverifiable"
+    verdict: str  # "verified" | "mismatch" | "unverifiable" | "ineffective" (verified, no compile removed)
     detail: str  # one paragraph for people; the fields below say the same for tools
     data: dict[str, Any] = field(default_factory=dict)  # the numbers: inputs, compiles, times, key path...
     input_source: str = ""  # where the inputs came from: recorded, example, drive, synthesized, ...

@@ -68,23 +68,39 @@ class JitInLoopRule(Rule):
     ```
 
     ## Fix safety
-    The transformed function is hoisted to module level (a bound method to just before the
-    outermost loop where its object does not change) under a new private name. Values the
-    callable captured that change per iteration become explicit arguments, so it still sees
-    each iteration's values; a captured Python value used as a shape, loop bound, slice bound
-    or branch flag becomes a `static_argnames` entry. The user's options (`static_argnums`,
-    `donate_argnums`, ...) are kept; new arguments are appended, so positions do not move. A
-    captured float turned into a traced argument may differ in the last bit (XLA folds
-    constants) and loses weak typing: equal within a few ULP.
+    The transformed function goes to the nearest place where it is the same object every time,
+    value by value (the message says which way each captured value went and why):
 
-    The fix is `safe` when every captured value's kind is known from this file, `unsafe` when a
-    value passed as an argument could be something jit cannot take (the message names it), a
-    global it reads may be rebound, or the loop also uses the object of a hoisted bound method
-    (a changed attribute keeps the value it was traced with), and `manual` when a value needed
-    static is unhashable (list, dict, array), the object of a bound method changes every
-    iteration, or the shape of the code is not one the fix handles (the message says why). For
+    - out of the function, to module level under a new private name: a value the callable
+      captured that is an array, a Python number or a container of them becomes a traced
+      argument; a hashable non-array value that changes per iteration (a string flag, a frozen
+      dataclass, a tuple of ints, an enum member, a module-level function) becomes a
+      `static_argnames` entry, as does a value used as a shape, loop bound, slice bound or
+      branch flag. A captured float turned into a traced argument may differ in the last bit
+      (XLA folds constants) and loses weak typing: equal within a few ULP;
+    - behind a cached factory (`functools.cache`) keyed on the hashable values the function
+      does not change (a frozen config, a mode string), which stay captured: one compile per
+      distinct value;
+    - just above the loop, closure intact, when a value cannot leave the function (its kind is
+      not known from the file, it is a dict of settings, a list or a closure made in the
+      function) but does not change in that loop: one compile per run of the function instead
+      of one per iteration. The outermost loop that allows it is chosen; a bound method's wrapper
+      goes before the outermost loop where its object does not change.
+
+    The user's options (`static_argnums`, `donate_argnums`, ...) are kept; new arguments are
+    appended, so positions do not move. The fix is `safe` when every value's kind is known
+    from this file, `unsafe` when a value passed as an argument could be something jit cannot
+    take (the message names it), a global it reads may be rebound, a callable that changes per
+    iteration becomes a static argument (each distinct one compiles once), or the loop also
+    uses the object of a hoisted bound method; and `manual` when a value that changes per
+    iteration can be neither traced nor static (a dict of settings, a list, a mutable
+    dataclass), is a function made anew each iteration (as a static argument it would be a new
+    cache key every time: pass the arrays it reads instead), the object of a bound method
+    changes every iteration, or the shape of the code is not one the fix handles. For
     `jax.jit(M(k).m)(x)` with `M` a pytree class of this file, `jax.jit(M.m)` is hoisted and
-    called as `(M(k), x)`: `unsafe`, because the object's fields become traced.
+    called as `(M(k), x)`: `unsafe`, because the object's fields become traced. `jaxfix fix
+    --verify` reports a fix that removes no compile on its inputs as `ineffective` and does not
+    write it.
 
     ## References
     - https://docs.jax.dev/en/latest/jit-compilation.html#caching
@@ -168,6 +184,77 @@ class JitInLoopRule(Rule):
                 for n in sizes:
                     x = _run_lambda_jit(x, n)
                 return x
+            """,
+        ),
+        Invalid(
+            """
+            from dataclasses import dataclass
+            from functools import partial
+
+            import jax
+
+
+            @dataclass(frozen=True)
+            class Config:
+                mode: str = "l2"
+
+
+            def loss_fn(cfg, params, batch):
+                return params * batch if cfg.mode == "l2" else params + batch
+
+
+            def train(params, batches, cfg: Config):
+                return [jax.jit(partial(loss_fn, cfg))(params, b) for b in batches]
+            """,
+            fixed="""
+            import functools
+            from dataclasses import dataclass
+            from functools import partial
+
+            import jax
+
+
+            @dataclass(frozen=True)
+            class Config:
+                mode: str = "l2"
+
+
+            def loss_fn(cfg, params, batch):
+                return params * batch if cfg.mode == "l2" else params + batch
+
+
+            @functools.cache
+            def _loss_fn_jit(cfg):
+                return jax.jit(partial(loss_fn, cfg))
+
+
+            def train(params, batches, cfg: Config):
+                return [_loss_fn_jit(cfg)(params, b) for b in batches]
+            """,
+        ),
+        Invalid(
+            """
+            from functools import partial
+
+            import jax
+
+
+            def train(params, batches, cfg, step):
+                for batch in batches:
+                    params = jax.jit(partial(step, cfg))(params, batch)
+                return params
+            """,
+            fixed="""
+            from functools import partial
+
+            import jax
+
+
+            def train(params, batches, cfg, step):
+                step_jit = jax.jit(partial(step, cfg))
+                for batch in batches:
+                    params = step_jit(params, batch)
+                return params
             """,
         ),
     )

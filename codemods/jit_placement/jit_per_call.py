@@ -63,22 +63,35 @@ class JitPerCallRule(Rule):
     ```
 
     ## Fix safety
-    The transformed callable moves to module level under a new private name (a nested `def`
-    moves with it, taking the values it captured from the function as new trailing
-    parameters), and the call passes those values; a captured Python value used as a shape,
-    loop bound, slice bound or branch flag becomes a `static_argnames` entry. For a local
-    `g = jax.jit(f)` the binding line is removed and every `g(...)` calls the hoisted name:
-    exact, since a closure reads the captured values at call time too. A `partial` evaluates
-    its bound values at the binding: if one of them changes before a call, the fix is `manual`.
+    The transformed callable leaves the function (the message says which way each captured
+    value went and why):
 
-    The fix is `safe` when every captured value's kind is known from this file, `unsafe` when a
-    value passed as an argument could be something jit cannot take or a global it reads may be
-    rebound (the message says which), and `manual` when a value needed static is unhashable,
-    the callable is a bound method of an existing object (jit `Cls.method` once instead), or the
-    shape of the code is not one the fix handles. For `jax.jit(M(k).m)(x)` with `M` a pytree
-    class of this file, `jax.jit(M.m)` is hoisted and called as `(M(k), x)`: `unsafe`, because
-    the object's fields become traced (a field used as a shape or Python branch fails to trace);
-    when `M` is not a pytree it is `manual`.
+    - to module level under a new private name (a nested `def` moves with it): a captured array,
+      Python number or container of them becomes a traced argument (a nested def takes it as a
+      new trailing parameter), a value used as a shape, loop bound, slice bound or branch flag a
+      `static_argnames` entry;
+    - behind a cached factory (`functools.cache`) keyed on the hashable non-array values it
+      captures from the function (a frozen config, a mode string, an enum member, a module-level
+      function), which stay captured: one jitted function per distinct value.
+
+    For a local `g = jax.jit(f)` the binding line is removed and every `g(...)` calls the
+    hoisted name: exact, since a closure reads the captured values at call time too. A
+    `partial` evaluates its bound values at the binding: if one of them changes before a call,
+    the fix is `manual`.
+
+    The fix is `safe` when every captured value's kind is known from this file (literals,
+    constructors of this file's classes, annotations, defaults and the values passed at the
+    function's call sites in this file), `unsafe` when a value passed as an argument could be
+    something jit cannot take or a global it reads may be rebound (the message says which), and
+    `manual` when a captured value can be neither traced nor static (a dict of settings, a list,
+    a mutable dataclass), is a function made in the function (a nested def, a lambda, a
+    `partial`: as a static argument it would be a new cache key on every call), the callable is
+    a bound method of an existing object (jit `Cls.method` once instead), or the shape of the
+    code is not one the fix handles. For `jax.jit(M(k).m)(x)` with `M` a pytree class of this
+    file, `jax.jit(M.m)` is hoisted and called as `(M(k), x)`: `unsafe`, because the object's
+    fields become traced (a field used as a shape or Python branch fails to trace); when `M` is
+    not a pytree it is `manual`. `jaxfix fix --verify` reports a fix that removes no compile on
+    its inputs as `ineffective` and does not write it.
 
     ## References
     - https://docs.jax.dev/en/latest/jit-compilation.html#caching
@@ -185,6 +198,31 @@ class JitPerCallRule(Rule):
 
             def step(model, x):
                 return jax.jit(model.apply)(x)
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+
+            def normalize(x, mode: str = "l2"):
+                return jax.jit(lambda v: v / jnp.linalg.norm(v) if mode == "l2" else v / jnp.sum(v))(x)
+            """,
+            fixed="""
+            import functools
+
+            import jax
+            import jax.numpy as jnp
+
+
+            @functools.cache
+            def _normalize_lambda_jit(mode):
+                return jax.jit(lambda v: v / jnp.linalg.norm(v) if mode == "l2" else v / jnp.sum(v))
+
+
+            def normalize(x, mode: str = "l2"):
+                return _normalize_lambda_jit(mode)(x)
             """,
         ),
     )

@@ -1,21 +1,43 @@
 """The hoist planner shared by JAX201-JAX203: the fix for each site (`sites.find_sites`).
 
 `hoists(ctx)` is computed once per file (`ctx.fact`) and read by the three rules, each keeping
-the sites of its own code. A site's `Hoist` holds its fix: the transformed function moved to
-the nearest scope where it is invariant (module level, or before the outermost loop for a
-bound method), the values it captured passed as arguments (those used as shapes, loop bounds
-or branch flags as `static_argnames`), or a `manual` fix saying why that cannot be done
-automatically. All sites of a file are planned together, in source order, because they share
-the pool of new names (`_body_jit`, `_body_jit_2`, ...).
+the sites of its own code. A site's `Hoist` holds its fix, or a `manual` fix saying why it
+cannot be done automatically. The transformed function goes to the nearest place where it is
+the same object every time it runs (`captures` decides which, value by value):
+
+- out of the function, to module level, with the values it captured as arguments (traced, or
+  `static_argnames`), or, when some of them are hashable and do not change in the function (a
+  frozen config, a mode string), behind a cached factory keyed on those (`functools.cache`),
+  which leaves them captured: one compile per distinct key, 0 in the steady state;
+- just above the loop, closure intact, when a captured value cannot leave the function (its kind
+  is unknown, it is unhashable, or a function made in it) but does not change in the loop: one
+  compile per run of the function instead of one per iteration;
+- a module-level loop's wrapper goes before the loop; a bound method's before the outermost
+  loop where its object does not change.
+
+All sites of a file are planned together, in source order, because they share the pool of new
+names (`_body_jit`, `_body_jit_2`, ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
 
+from codemods.jit_placement.captures import (
+    ABOVE,
+    FACTORY,
+    MODULE,
+    STATIC,
+    TRACED,
+    Captured,
+    Decision,
+    ManualFix,
+    above,
+    leave,
+)
 from codemods.jit_placement.sites import (
     MODULE_FUNCTION,
     NEW_OBJECT,
@@ -35,17 +57,17 @@ from jaxfix.analysis.scopes import (
     names_read,
     param_names,
 )
-from jaxfix.analysis.static_positions import (
-    binding_kind,
-    combine,
-    expression_kind,
-    param_kind,
-    static_uses,
-    uses_of,
-)
+from jaxfix.analysis.static_positions import static_uses, uses_of
+from jaxfix.analysis.value_kinds import ValueKinds
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rulebase import RuleContext
+
+_Manual = ManualFix  # the planner's name for "the fix must be done by hand"
+_BLANK = cst.EmptyLine(indent=False)  # a blank line inside a block, without the block's indent (W293)
+_MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault", "popitem", "add", "discard", "sort", "reverse"}
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +103,8 @@ class _Planner:
         self._taken: set[str] | None = None  # names a new binding must avoid; only fixes need them
         self.hoisted_defs: set[str] = set()
         self.imports: list[ImportRequest] = []
+        self.kinds = ValueKinds.of(ctx)
+        self._changed: dict[int, set[str]] = {}
 
     @property
     def taken(self) -> set[str]:
@@ -113,7 +137,9 @@ class _Planner:
             return self._fix_module_function(site)
         if site.kind in ("nested def", "decorated nested def"):
             return self._fix_nested_def(site)
-        return self._fix_inline(site)
+        if isinstance(site.target, cst.Lambda):
+            return self._fix_lambda(site, site.target)
+        return self._fix_partial(site, site.target)
 
     # captured values -----------------------------------------------------------
     def _captures(self, names: Iterable[str], at: cst.CSTNode, loops: list[cst.CSTNode]) -> tuple[list[str], list[str]]:
@@ -136,18 +162,6 @@ class _Planner:
                 raise _Manual(f"it reads class attribute `{name}`")
             args.append(name)
         return args, risky
-
-    def _kind_of(self, name: str, at: cst.CSTNode) -> str:
-        scope = self.idx.resolve(name, at)
-        if scope is None:
-            return "unknown"
-        info = self.idx.scope_info(scope)
-        kinds = [binding_kind(b, name, self.qualify) for b in info.bindings.get(name, [])]
-        if isinstance(scope, cst.FunctionDef) and name in info.params:
-            for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
-                if p.name.value == name:
-                    kinds.append(param_kind(p, self.qualify))
-        return combine(kinds)
 
     def _arg_needs(self, name: str, body: cst.CSTNode, depth: int = 0) -> tuple[str | None, bool]:
         """(why `name` must be static, or None; whether every use is numeric), following calls into
@@ -200,36 +214,111 @@ class _Planner:
         is_static = any(self.qualify(d.decorator) == "staticmethod" for d in scope.decorators)
         return bool(params) and not is_static and params[0].name.value == name
 
-    def _classify_args(
-        self, site: Site, args: list[str], body: cst.CSTNode, at: cst.CSTNode
-    ) -> tuple[list[str], list[str]]:
-        """(static names, unsafe reasons) for captured names that become arguments of `body`."""
-        static, reasons = [], []
-        for name in args:
+    def changed_in(self, loop: cst.CSTNode) -> set[str]:
+        """Names a loop rebinds, or whose object it changes in place (`x.a = ...`, `x[i] = ...`,
+        `x.append(...)`): a value captured from before the loop stays the same only without both."""
+        key = id(loop)
+        if key not in self._changed:
+            names = set(self.idx.assigned_in(loop))
+            qualify = self.qualify
+
+            class _V(cst.CSTVisitor):
+                def _target(self, target: cst.BaseExpression) -> None:
+                    while isinstance(target, (cst.Attribute, cst.Subscript)):
+                        target = target.value
+                        if isinstance(target, cst.Name):
+                            names.add(target.value)
+
+                def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                    self._target(node.target)
+
+                def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                    self._target(node.target)
+
+                def visit_Del(self, node: cst.Del) -> None:
+                    self._target(node.target)
+
+                def visit_Call(self, node: cst.Call) -> None:
+                    func = node.func
+                    if (
+                        isinstance(func, cst.Attribute)
+                        and func.attr.value in _MUTATING_METHODS
+                        and isinstance(func.value, cst.Name)
+                        and qualify(func.value) == func.value.value  # not a module: `jnp.sort`
+                    ):
+                        names.add(func.value.value)
+
+            walk(loop, _V())
+            self._changed[key] = names
+        return self._changed[key]
+
+    def _all_loops_change(self, site: Site) -> set[str]:
+        return self.changed_in(site.loops[-1]) if site.loops else set()
+
+    def _name_values(
+        self, site: Site, names: list[str], body: cst.CSTNode, at: cst.CSTNode, loop: cst.CSTNode | None
+    ) -> list[Captured]:
+        """The captured names of a lambda or nested def as `Captured` values; `loop`: the loop the
+        hoist goes above (None: the hoist leaves the function)."""
+        changed = self.changed_in(loop) if loop is not None else self._all_loops_change(site)
+        out = []
+        for name in names:
             if self._is_instance_param(name, at):
                 raise _Manual(
                     f"it captures `{name}`, the instance; jit the method once (in `__init__`, or with the "
                     "instance as a pytree or static argument)"
                 )
-            kind = self._kind_of(name, at)
             why, numeric = self._arg_needs(name, body)
-            if why:
-                if kind == "unhashable":
-                    raise _Manual(
-                        f"`{name}` is used as a {why} but holds an unhashable value; it cannot be a static argument"
-                    )
-                if kind not in ("hashable", "function", "number"):
-                    reasons.append(f"`{name}` becomes a static argument ({why}); its hashability is not established")
-                static.append(name)
-            elif kind == "function":
-                static.append(name)
-            elif kind == "unknown" and not numeric:
-                reasons.append(f"`{name}` becomes a traced argument; it must be an array, a number or a pytree of them")
+            variant = site.function is None or name in changed
+            out.append(Captured(name, name, self.kinds.of_name(name, at), variant, why, numeric))
+        return out
+
+    def _decide(self, site: Site, values_for: Callable[[cst.CSTNode | None], list[Captured]]) -> Decision:
+        """Where the hoist goes and which way each captured value goes (see `captures`): out of the
+        function when every value can leave it safely; else just above the outermost loop in which
+        the values that cannot leave do not change, when that is safer; else out of the function
+        with what makes it unsafe; else manual."""
+        if site.function is None:
+            return leave(values_for(None), factory=False, per="iteration")  # a module-level loop
+        per = "iteration" if site.loops else "call"
+        try:
+            leaving, error = leave(values_for(None), factory=True, per=per), None
+        except ManualFix as exc:
+            leaving, error = None, exc
+        if site.binding is not None and all(
+            len(self.idx.enclosing_loops(call)) > len(site.loops) for call in site.calls
+        ) and (leaving is None or leaving.unsafe):
+            # already made once per iteration of its loop and reused in an inner one (a hoist above
+            # the inner loop): leaving the function is all that is left, and it is not safe
+            why = str(error) if leaving is None else leaving.unsafe[0]
+            raise _Manual(f"the jitted function is made once per iteration and reused in the inner loop; {why}")
+        if site.loops and (leaving is None or leaving.unsafe):
+            best = None
+            for loop in reversed(site.loops):  # outermost first: the fewest compiles
+                try:
+                    staying = above(values_for(loop), loop)
+                except ManualFix:
+                    continue
+                if best is None or len(staying.unsafe) < len(best.unsafe):
+                    best = staying
+            if best is not None and (leaving is None or len(best.unsafe) < len(leaving.unsafe)):
+                return best  # safer: what cannot leave the function stays captured
+        if leaving is None:
+            raise error
+        return leaving
+
+    def _check_static_under(self, site: Site, static: list[str]) -> None:
         if static and any(k in ("pmap", "filter_pmap") for k in site.kinds):
             raise _Manual("captured static values under pmap need static_broadcasted_argnums; hoist by hand")
         if static and any(k in WRAPPING for k in site.kinds) and site.kinds[0] != "jit":
             raise _Manual("captured static values under this transform chain; hoist by hand")
-        return static, reasons
+
+    @staticmethod
+    def _add_risky(decision: Decision, risky: list[str]) -> None:
+        for g in risky:
+            phrase = f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with"
+            decision.phrases.append(phrase)
+            decision.unsafe.append(phrase)
 
     # spelling ------------------------------------------------------------------------
     def _new_name(self, base: str, site: Site) -> str:
@@ -313,7 +402,8 @@ class _Planner:
             return {}, {anchor: stmts}
         return {anchor: stmts}, {}
 
-    def _call_with(self, call: cst.Call, func_name: str, extra: list[str], keyword: bool) -> cst.Call:
+    def _call_with(self, call: cst.Call, func: str | cst.BaseExpression, extra: list[str], keyword: bool) -> cst.Call:
+        """`call` calling `func` instead, with the names `extra` appended (as keywords with `keyword`)."""
         args = list(call.args)
         if args and extra:
             last = args[-1]
@@ -334,7 +424,7 @@ class _Planner:
             if i < len(extra) - 1:
                 arg = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             args.append(arg)
-        return call.with_changes(func=cst.Name(func_name), args=args)
+        return call.with_changes(func=cst.Name(func) if isinstance(func, str) else func, args=args)
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.ctx.module.code_for_node(node)
@@ -367,35 +457,146 @@ class _Planner:
             raise _Manual(f"the transform's options read `{args[0]}`, which is local or changes per iteration")
         return None
 
-    # inline lambda / partial ------------------------------------------------------------
-    def _fix_inline(self, site: Site) -> tuple[Fix, str]:
-        target = site.target
-        self._check_options(site, site.node)
-        if isinstance(target, cst.Lambda):
-            return self._fix_lambda(site, target)
-        return self._fix_partial(site, target)
-
+    # placing the hoisted callable -------------------------------------------------------
     def _finish(
-        self, site: Site, reasons: list[str], title: str, replace: dict, before: dict, after: dict
+        self,
+        site: Site,
+        reasons: list[str],
+        title: str,
+        replace: dict,
+        before: dict,
+        after: dict,
+        phrases: list[str] | None = None,
     ) -> tuple[Fix, str]:
+        """The fix: unsafe when there are `reasons`; the note lists `phrases` (default: the reasons)."""
         safety = Safety.UNSAFE if reasons else Safety.SAFE
         if site.binding is not None:
             self._remove_binding(site.binding, replace)
         fix = self.ctx.rewrite(
             title, safety, replace=replace, insert_before=before, insert_after=after, imports=self.imports
         )
-        return fix, "; ".join(reasons)
+        return fix, "; ".join(reasons if phrases is None else phrases)
 
+    def _place(
+        self,
+        site: Site,
+        decision: Decision,
+        *,
+        base: str,
+        what: str,
+        prelude: list[cst.BaseStatement],
+        value: str | None,
+        make_call: Callable[[cst.Call, cst.BaseExpression], cst.Call],
+        calls: list[cst.Call],
+        replace: dict,
+        hoist_names: set[str],
+        local_name: str | None = None,
+        remove: cst.CSTNode | None = None,
+    ) -> tuple[Fix, str]:
+        """Put the hoisted callable where `decision` says and call it from `calls`.
+
+        `prelude`: statements the callable needs first (the moved def); `value`: the transform
+        expression that makes it (None: the prelude's decorated def is the callable, named
+        `local_name`); `remove`: the statement the prelude moves away from."""
+        before: dict = {}
+        after: dict = {}
+        keys = decision.keys
+        if decision.target == FACTORY:
+            name = self._new_name(base, site)
+            cache, imports = self.ctx.names.reference("functools.cache")
+            self.imports.extend(imports)
+            returned = value if value is not None else local_name
+            factory = self._factory(name, keys, cache, prelude, returned)
+            before, after = self._hoist_module(site, [factory], set())
+            callee: cst.BaseExpression = cst.Call(
+                func=cst.Name(name), args=_with_commas([cst.Arg(value=cst.Name(k)) for k in keys])
+            )
+            title = f"Make the jitted {what} once per value of {_spelled(keys)} in a cached factory `{name}`"
+        elif decision.target == ABOVE:
+            anchor = self.idx.statement_of(decision.loop)
+            if not isinstance(self.idx.parent(anchor), (cst.IndentedBlock, cst.Module)):
+                raise _Manual("the loop shares its line with the statement before it; hoist above it by hand")
+            depth = sum(1 for a in self.idx.ancestors(anchor) if isinstance(a, cst.IndentedBlock))
+            if value is not None:
+                name = local_name or self._fresh(f"{base.strip('_') or 'fn'}_{'_'.join(reversed(site.kinds))}")
+                stmts = [*prelude, self._statement(f"{name} = {value}", indent=4 * depth)]
+                if prelude:
+                    stmts[-1] = stmts[-1].with_changes(leading_lines=[_BLANK])
+            else:
+                name, stmts = local_name, list(prelude)
+            block = self.idx.parent(anchor)
+            first = isinstance(block, cst.IndentedBlock) and block.body[0] is anchor
+            if prelude and not first:
+                stmts[0] = stmts[0].with_changes(leading_lines=[_BLANK])
+            if value is None:
+                self._blank_line_before(anchor, replace)  # one blank line after a nested def, as black
+            before = {anchor: stmts}
+            callee = cst.Name(name)
+            title = f"Make the jitted {what} once, above the loop, as `{name}`"
+        else:
+            if value is not None:
+                name = self._new_name(base, site)
+                stmt = self._statement(f"{name} = {value}")
+                if prelude:
+                    stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+                stmts = [*prelude, stmt]
+            else:
+                name, stmts = local_name, list(prelude)
+            before, after = self._hoist_module(site, stmts, hoist_names)
+            if after and prelude:
+                raise _Manual("a name the hoisted def needs is bound only after the function")
+            callee = cst.Name(name)
+            title = f"Hoist the transformed {what} to module level as `{name}`"
+        for call in calls:
+            replace[call] = make_call(call, callee)
+        if remove is not None:
+            block = self.idx.parent(remove)
+            replace[remove] = cst.RemovalSentinel.REMOVE
+            if isinstance(block, cst.IndentedBlock) and block.body[0] is remove:
+                self._drop_leading_blank_lines(block.body[1], replace)
+        return self._finish(site, decision.unsafe, title, replace, before, after, decision.phrases)
+
+    def _factory(
+        self, name: str, keys: list[str], cache: str, prelude: list[cst.BaseStatement], returned: str
+    ) -> cst.FunctionDef:
+        """`@functools.cache def name(keys): <prelude>; return <returned>`, black-formatted."""
+        text = f"@{cache}\ndef {name}({', '.join(keys)}):\n    return {returned}\n"
+        if any(len(line) > 88 for line in text.splitlines()):
+            text = black_format(text, 88)
+        fdef = cst.parse_statement(text, config=self.ctx.module.config_for_parsing)
+        if prelude:
+            ret = fdef.body.body[-1].with_changes(leading_lines=[_BLANK])
+            body = [*[s.with_changes(leading_lines=[]) for s in prelude[:1]], *prelude[1:], ret]
+            fdef = fdef.with_changes(body=fdef.body.with_changes(body=body))
+        return fdef
+
+    def _blank_line_before(self, stmt: cst.CSTNode, replace: dict) -> None:
+        """`stmt` gets one leading blank line (keeping the replacements planned inside it)."""
+        if stmt.leading_lines and stmt.leading_lines[0].comment is None:
+            return
+        self._with_leading_lines(stmt, [_BLANK, *stmt.leading_lines], replace)
+
+    def _with_leading_lines(self, stmt: cst.CSTNode, lines: list[cst.EmptyLine], replace: dict) -> None:
+        """Replace `stmt` by itself with `lines` before it, the replacements planned inside it applied
+        (a replacement of the statement itself would otherwise hide them)."""
+        inner = {old: new for old, new in replace.items() if any(a is stmt for a in self.idx.ancestors(old))}
+        new_stmt = stmt
+        for old, new in inner.items():
+            new_stmt = new_stmt.deep_replace(old, new)
+            del replace[old]
+        replace[stmt] = new_stmt.with_changes(leading_lines=lines)
+
+    # lambda -----------------------------------------------------------------------------
     def _fix_lambda(self, site: Site, lam: cst.Lambda) -> tuple[Fix, str]:
+        self._check_options(site, site.node)
         free = self.idx.free_names(lam)
-        args, risky = self._captures(_in_order(free, lam.body), lam, site.loops)
-        reasons = [
-            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
-        ]
-        static, more = self._classify_args(site, args, lam.body, lam)
-        reasons += more
+        names, risky = self._captures(_in_order(free, lam.body), lam, site.loops)
+        decision = self._decide(site, lambda loop: self._name_values(site, names, lam.body, lam, loop))
+        self._add_risky(decision, risky)
+        extra, static = decision.names(TRACED, STATIC), decision.names(STATIC)
+        self._check_static_under(site, static)
         params = lam.params
-        if args and (
+        if extra and (
             params.star_arg is not cst.MaybeSentinel.DEFAULT
             and params.star_arg is not None
             or params.kwonly_params
@@ -405,21 +606,33 @@ class _Planner:
         ):
             raise _Manual("the lambda has defaults or star parameters; add the captured values as parameters by hand")
         keywords = {call: any(a.keyword is not None or a.star for a in call.args) for call in site.calls}
-        if any(keywords.values()) and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+        if any(keywords.values()) and extra and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
             raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
         n_params = len(params.params)
-        new_params = [self._code(p).strip().rstrip(",").strip() for p in params.params] + args
+        new_params = [self._code(p).strip().rstrip(",").strip() for p in params.params] + extra
         body = self._code(lam.body)
         lam_text = f"lambda {', '.join(new_params)}: {body}" if new_params else f"lambda: {body}"
-        base = self._lambda_base(site, lam)
-        name = self._new_name(base, site)
-        hoisted = self._transform_text(site, lam_text, static, n_params, len(args))
-        stmt = self._statement(f"{name} = {hoisted}")
-        before, after = self._hoist_module(site, [stmt], names_read(site.chain[0].func) | _reads_options(site))
-        replace = {call: self._call_with(call, name, args, keywords[call]) for call in site.calls}
-        return self._finish(
-            site, reasons, f"Hoist the transformed lambda to module level as `{name}`", replace, before, after
+        value = self._transform_text(site, lam_text, static, n_params, len(extra))
+        return self._place(
+            site,
+            decision,
+            base=self._lambda_base(site, lam),
+            what="lambda",
+            prelude=[],
+            value=value,
+            make_call=lambda call, callee: self._call_with(call, callee, extra, keywords[call]),
+            calls=site.calls,
+            replace={},
+            hoist_names=names_read(site.chain[0].func) | _reads_options(site),
+            local_name=self._binding_name(site),
         )
+
+    @staticmethod
+    def _binding_name(site: Site) -> str | None:
+        """The user's name for a bound site (`f = jax.jit(...)`): a hoist above the loop keeps it."""
+        if site.binding is None:
+            return None
+        return site.binding.body[0].targets[0].target.value
 
     def _transform_text(self, site: Site, inner: str, static: list[str], n: int = 0, k: int = 0) -> str:
         """Re-spell the transform chain around `inner`: static_argnames on the outer jit, in_axes for new args."""
@@ -451,108 +664,121 @@ class _Planner:
         return [*rest, f"in_axes=({', '.join(['0'] * n + ['None'] * k)})"]
 
     def _fix_partial(self, site: Site, part: cst.Call) -> tuple[Fix, str]:
+        self._check_options(site, site.node)
         func = part.args[0].value
-        bound = part.args[1:]
+        bound = list(part.args[1:])
         if any(a.star for a in bound):
             raise _Manual("the partial unpacks *args/**kwargs; hoist by hand")
-        variant_args, risky = self._captures(_in_order(names_read(part), part), part, site.loops)
-        reasons = [
-            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
-        ]
-        func_reads = names_read(func)
-        if set(variant_args) & func_reads:
-            raise _Manual("the partial wraps a callable that is local or changes per iteration")
-        moving = [a for a in bound if names_read(a.value) & set(variant_args)]
-        keep_kw = [a for a in bound if a.keyword is not None and a not in moving]
-        positional = [a for a in bound if a.keyword is None]
-        move_positional = any(a.keyword is None for a in moving)
-        moved_pos = positional if move_positional else []
-        moved_kw = [a for a in moving if a.keyword is not None]
-        kept_pos = [] if move_positional else positional
-        # static positions, from the wrapped function's body when it is defined in this file
+        captured, risky = self._captures(_in_order(names_read(part), part), part, site.loops)
+        local = set(captured)
+        func_local = local & names_read(func)
         definition = self._module_def(func)
-        static: list[str] = []
-        pos_names: list[str] = []
-        if definition is not None:
-            names = [p.name.value for p in (*definition.params.posonly_params, *definition.params.params)]
-            pos_names = names[: len(moved_pos)]
-            if len(pos_names) < len(moved_pos):
-                raise _Manual("the partial binds more positional arguments than the function names")
-            movers = pos_names + [a.keyword.value for a in moved_kw]
-            uses = {}
-            numeric_params: set[str] = set()
-            for mover in movers:
-                why, numeric = self._arg_needs(mover, definition.body)
-                if why:
-                    uses[mover] = why
-                elif numeric:
-                    numeric_params.add(mover)
-        else:
-            movers = [a.keyword.value for a in moved_kw]
-            uses = {}
-            numeric_params = set()
-        shift = len(moved_pos)
-        if shift and self._has_option(site.chain[0], ("static_argnums", "donate_argnums", "in_axes", "argnums")):
-            raise _Manual("bound positional arguments move to the call; shift the position options by hand")
-        for arg, pname in [*zip(moved_pos, pos_names), *((a, a.keyword.value) for a in moved_kw)]:
-            kind = (
-                expression_kind(arg.value, self.qualify)
-                if not isinstance(arg.value, cst.Name)
-                else self._kind_of(arg.value.value, part)
-            )
-            if pname in uses:
-                if kind == "unhashable":
-                    raise _Manual(f"`{pname}` is used as a {uses[pname]} but gets an unhashable value")
-                if kind not in ("hashable", "number", "function"):
-                    reasons.append(
-                        f"`{pname}` becomes a static argument ({uses[pname]}); its hashability is not established"
+        pos_names = (
+            [p.name.value for p in (*definition.params.posonly_params, *definition.params.params)] if definition else []
+        )
+        positional = [a for a in bound if a.keyword is None]
+
+        def param_of(arg: cst.Arg) -> str:
+            if arg.keyword is not None:
+                return arg.keyword.value
+            index = next(i for i, a in enumerate(positional) if a is arg)
+            return pos_names[index] if index < len(pos_names) else f"#{index}"
+
+        def values_for(loop: cst.CSTNode | None, force_positional: bool = False) -> list[Captured]:
+            changed = self.changed_in(loop) if loop is not None else self._all_loops_change(site)
+            if func_local and (loop is None or func_local & changed):
+                raise _Manual("the partial wraps a callable that is local or changes per iteration")
+            every = self._all_loops_change(site)
+            out = []
+            for arg in bound:
+                reads = names_read(arg.value) & local
+                forced = force_positional and arg.keyword is None
+                if not reads and not forced:
+                    continue
+                pname = param_of(arg)
+                why, numeric = (
+                    self._arg_needs(pname, definition.body) if definition is not None and not pname.startswith("#") else (None, False)
+                )
+                out.append(
+                    Captured(
+                        pname,
+                        self._code(arg.value).strip(),
+                        self.kinds.of_expr(arg.value, part),
+                        variant=forced or site.function is None or bool(reads & changed),
+                        needs_static=why,
+                        numeric=numeric,
+                        keyable=not forced and not reads & every and isinstance(arg.value, cst.Name),
+                        external=definition is None,
+                        key=arg.value.value if isinstance(arg.value, cst.Name) else None,
                     )
-                static.append(pname)
-            elif definition is None:
-                reasons.append(
-                    f"`{self._code(func)}` is not defined in this file, so whether `{self._code(arg.value).strip()}` must be static is unknown; it is passed traced"
                 )
-            elif kind == "unknown" and pname not in numeric_params:
-                reasons.append(
-                    f"`{self._code(arg.value).strip()}` becomes a traced argument; it must be an array, a number or a pytree of them"
-                )
-        if static and site.kinds[0] != "jit" or (static and len(site.kinds) > 1):
+            return out
+
+        decision = self._decide(site, values_for)
+        movers = set(decision.names(TRACED, STATIC))
+        if any(param_of(a) in movers for a in positional) and not all(param_of(a) in movers for a in positional):
+            # bound positional values move to the front of the call together, or not at all
+            forced = values_for(decision.loop, force_positional=True)
+            per = "iteration" if site.loops else "call"
+            if decision.target == ABOVE:
+                decision = above(forced, decision.loop)
+            else:
+                decision = leave(forced, factory=decision.target == FACTORY, per=per)
+            movers = set(decision.names(TRACED, STATIC))
+        self._add_risky(decision, risky)
+        moved = [a for a in bound if param_of(a) in movers]
+        kept = [a for a in bound if param_of(a) not in movers]
+        moved_pos = [a for a in moved if a.keyword is None]
+        moved_kw = [a for a in moved if a.keyword is not None]
+        if moved_pos and definition is None:
+            raise _Manual("the partial binds positional values that change per iteration; hoist by hand")
+        if any(param_of(a).startswith("#") for a in moved_pos):
+            raise _Manual("the partial binds more positional arguments than the function names")
+        if moved_pos and self._has_option(site.chain[0], ("static_argnums", "donate_argnums", "in_axes", "argnums")):
+            raise _Manual("bound positional arguments move to the call; shift the position options by hand")
+        static = [param_of(a) for a in moved if decision.roles.get(param_of(a)) == STATIC]
+        if static and (site.kinds[0] != "jit" or len(site.kinds) > 1):
             if site.kinds[0] != "filter_jit":
                 raise _Manual("captured static values under this transform; hoist by hand")
-            static = []
-        if (moved_pos or moved_kw) and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+            static = []  # filter_jit makes every non-array argument static by itself
+        if moved and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
             raise _Manual("moving bound values into a vmapped/pmapped call needs in_axes; hoist by hand")
-        if definition is None and moved_pos:
-            raise _Manual("the partial binds positional values that change per iteration; hoist by hand")
         func_text = self._code(func).strip()
-        if kept_pos or keep_kw:
-            inner = ", ".join([func_text, *[self._code(a).strip().rstrip(",").strip() for a in [*kept_pos, *keep_kw]]])
+        if kept:
+            inner = ", ".join([func_text, *[self._code(a).strip().rstrip(",").strip() for a in kept]])
             inner_text = f"{self._code(part.func)}({inner})"
         else:
             inner_text = func_text
-        name = self._new_name(_callee_name_expr(func) or "partial", site)
-        hoisted = self._transform_text(site, inner_text, static)
-        stmt = self._statement(f"{name} = {hoisted}")
-        hoist_names = names_read(site.chain[0].func) | _reads_options(site) | func_reads
-        for a in [*kept_pos, *keep_kw]:
-            hoist_names |= names_read(a.value)
-        before, after = self._hoist_module(site, [stmt], hoist_names)
+        value = self._transform_text(site, inner_text, static)
         if site.binding is not None:
             moved_reads: set[str] = set()
-            for a in [*moved_pos, *moved_kw]:
+            for a in moved:
                 moved_reads |= names_read(a.value)
             self._check_not_rebound(site, moved_reads)
-        replace = {}
-        for call in site.calls:
+
+        def make_call(call: cst.Call, callee: cst.BaseExpression) -> cst.Call:
             new_args = (
                 [cst.Arg(value=a.value) for a in moved_pos]
                 + list(call.args)
                 + [cst.Arg(value=a.value, keyword=a.keyword, equal=a.equal) for a in moved_kw]
             )
-            new_args = _with_commas(new_args)
-            replace[call] = call.with_changes(func=cst.Name(name), args=new_args)
-        return self._finish(
-            site, reasons, f"Hoist the transformed partial to module level as `{name}`", replace, before, after
+            return call.with_changes(func=callee, args=_with_commas(new_args))
+
+        hoist_names = names_read(site.chain[0].func) | _reads_options(site) | names_read(func)
+        for a in kept:
+            hoist_names |= names_read(a.value)
+        return self._place(
+            site,
+            decision,
+            base=_callee_name_expr(func) or "partial",
+            what="partial",
+            prelude=[],
+            value=value,
+            make_call=make_call,
+            calls=site.calls,
+            replace={},
+            hoist_names=hoist_names,
+            local_name=self._binding_name(site),
         )
 
     def _has_option(self, call: cst.Call, names: tuple[str, ...]) -> bool:
@@ -701,13 +927,19 @@ class _Planner:
             raise _Manual(f"the def's decorators or defaults read local `{dec_args[0]}`")
         if site.chain:
             self._check_options(site, site.node)
-        args, risky = self._captures(_in_order(free - {fdef.name.value}, fdef.body), fdef.body, site.loops)
-        reasons = [
-            f"global `{g}` may be rebound; the hoisted function keeps the value it was traced with" for g in risky
-        ]
-        static, more = self._classify_args(site, args, fdef.body, fdef.body)
-        reasons += more
         own = fdef.name.value
+        names, risky = self._captures(_in_order(free - {own}, fdef.body), fdef.body, site.loops)
+
+        def values_for(loop: cst.CSTNode | None) -> list[Captured]:
+            values = self._name_values(site, names, fdef.body, fdef.body, loop)
+            if loop is not None and not self._inside(fdef, loop) and any(v.variant for v in values):
+                raise _Manual("the def is made before the loop but reads values the loop changes")
+            return values
+
+        decision = self._decide(site, values_for)
+        self._add_risky(decision, risky)
+        args, static = decision.names(TRACED, STATIC), decision.names(STATIC)
+        self._check_static_under(site, static)
         if args and own in free:
             raise _Manual("the nested def calls itself; add the captured values to its recursive calls by hand")
         params = fdef.params
@@ -721,74 +953,70 @@ class _Planner:
             raise _Manual(
                 "the nested def has defaults or star parameters; add the captured values as parameters by hand"
             )
-        # the name at module level
+        if any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds) and args:
+            raise _Manual("captured values under vmap/pmap need in_axes=None; hoist by hand")
+        # where the def goes, and its name there
+        moves = not (decision.target == ABOVE and not self._inside(fdef, decision.loop))
         new_def_name = own
-        if own in self.idx.scope_info(self.ctx.module).bindings or own in self.hoisted_defs:
+        if decision.target == MODULE and (
+            own in self.idx.scope_info(self.ctx.module).bindings or own in self.hoisted_defs
+        ):
             new_def_name = self._fresh(f"_{site.function.name.value}_{own}")
-        self.hoisted_defs.add(new_def_name)
-        new_params = list(params.params)
-        if args:
-            if new_params:
-                last = new_params[-1]
-                new_params[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            for i, a in enumerate(args):
-                p = cst.Param(name=cst.Name(a))
-                if i < len(args) - 1:
-                    p = p.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                new_params.append(p)
+        if decision.target == MODULE:
+            self.hoisted_defs.add(new_def_name)
+        new_params = _append_params(list(params.params), args)
         decorators = list(fdef.decorators)
-        replace: dict = {}
-        if site.kind == "decorated nested def":
-            if static:
-                decorators[0] = self._static_decorator(decorators[0], static)
+        if site.kind == "decorated nested def" and static:
+            decorators[0] = self._static_decorator(decorators[0], static)
         new_def = fdef.with_changes(
             name=cst.Name(new_def_name),
             params=params.with_changes(params=new_params),
             decorators=decorators,
             leading_lines=[],
         )
-        stmts: list[cst.BaseStatement] = [new_def]
+        replace: dict = {}
+        uses = [
+            use
+            for use in name_uses(scope.body, own)
+            if use is not fdef.name and not any(a is fdef for a in self.idx.ancestors(use))
+        ]
         if site.kind == "nested def":
-            name = self._new_name(own, site)
-            hoisted = self._transform_text(site, new_def_name, static)
-            stmts.append(self._statement(f"{name} = {hoisted}", leading=[cst.EmptyLine(), cst.EmptyLine()]))
-            for call in site.calls:
-                keyword = any(a.keyword is not None or a.star for a in call.args)
-                if keyword and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
-                    raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
-                replace[call] = self._call_with(call, name, args, keyword)
-            # other uses of the def (direct calls) must not lose captured values
-            for use in name_uses(scope.body, own):
-                if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
-                    continue
-                if use is site.target:
-                    continue
-                if args or new_def_name != own:
-                    raise _Manual(f"`{own}` is also used elsewhere in the function")
-            title = f"Move `{own}` to module level and jit it once as `{name}`"
+            value = self._transform_text(site, new_def_name, static)
+            calls = list(site.calls)
+            keywords = {call: any(a.keyword is not None or a.star for a in call.args) for call in calls}
+            if any(keywords.values()) and args and any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds):
+                raise _Manual("keyword arguments under vmap/pmap are mapped; add the captured values by hand")
+            # other uses of the def (direct calls) must keep seeing it, with the values it captured
+            others = [use for use in uses if use is not site.target]
+            if others and (args or new_def_name != own or decision.target == FACTORY):
+                raise _Manual(f"`{own}` is also used elsewhere in the function")
+            local_name = None
         else:
-            name = new_def_name
-            for use in name_uses(scope.body, own):
-                if use is fdef.name or any(a is fdef for a in self.idx.ancestors(use)):
-                    continue
-                call = self.idx.parent(use)
-                keyword = any(a.keyword is not None or a.star for a in call.args)
-                replace[call] = self._call_with(call, name, args, keyword)
-            title = f"Move the jitted `{own}` to module level"
-        if any(k in ("vmap", "pmap", "filter_pmap") for k in site.kinds) and args:
-            raise _Manual("captured values under vmap/pmap need in_axes=None; hoist by hand")
-        # remove the def where it was
-        block = self.idx.parent(fdef)
-        if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
-            raise _Manual("the def is the only statement of its block")
-        replace[fdef] = cst.RemovalSentinel.REMOVE
-        if isinstance(block, cst.IndentedBlock) and block.body[0] is fdef:
-            self._drop_leading_blank_lines(block.body[1], replace)
-        hoist_names = set(outer_reads)
-        before, after = self._hoist_module(site, stmts, hoist_names)
-        if after:
-            raise _Manual("a name the hoisted def needs is bound only after the function")
-        return self._finish(site, reasons, title, replace, before, after)
+            value = None
+            calls = [self.idx.parent(use) for use in uses]
+            keywords = {call: any(a.keyword is not None or a.star for a in call.args) for call in calls}
+            local_name = new_def_name
+        if moves:
+            block = self.idx.parent(fdef)
+            if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
+                raise _Manual("the def is the only statement of its block")
+        return self._place(
+            site,
+            decision,
+            base=own,
+            what=f"`{own}`",
+            prelude=[new_def] if moves else [],
+            value=value,
+            make_call=lambda call, callee: self._call_with(call, callee, args, keywords[call]),
+            calls=calls,
+            replace=replace,
+            hoist_names=set(outer_reads),
+            local_name=local_name,
+            remove=fdef if moves else None,
+        )
+
+    def _inside(self, node: cst.CSTNode, loop: cst.CSTNode | None) -> bool:
+        return loop is not None and any(a is loop for a in self.idx.ancestors(node))
 
     def _check_not_rebound(self, site: Site, names: set[str]) -> None:
         """A partial evaluates its bound values once, at the binding; moved to the calls they are
@@ -825,15 +1053,10 @@ class _Planner:
         keeping any replacements planned inside it."""
         if not any(line.comment is None for line in stmt.leading_lines):
             return
-        inner = {old: new for old, new in replace.items() if any(a is stmt for a in self.idx.ancestors(old))}
-        new_stmt = stmt
-        for old, new in inner.items():
-            new_stmt = new_stmt.deep_replace(old, new)
-            del replace[old]
         kept = list(stmt.leading_lines)
         while kept and kept[0].comment is None:
             kept.pop(0)
-        replace[stmt] = new_stmt.with_changes(leading_lines=kept)
+        self._with_leading_lines(stmt, kept, replace)
 
     def _static_decorator(self, dec: cst.Decorator, static: list[str]) -> cst.Decorator:
         d = dec.decorator
@@ -847,10 +1070,6 @@ class _Planner:
         self.imports.extend(imports)
         text = f"{partial_name}({self._code(d)}, static_argnames=({names}))"
         return dec.with_changes(decorator=cst.parse_expression(text))
-
-
-class _Manual(Exception):
-    """The fix cannot be made automatically; the message says why."""
 
 
 def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
@@ -881,6 +1100,35 @@ def _callee_name_expr(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Attribute):
         return expr.attr.value
     return None
+
+
+def _append_params(params: list[cst.Param], names: list[str]) -> list[cst.Param]:
+    """`params` with `names` appended, in the layout of the list: one per line when the parameters
+    are one per line (a trailing comma before the closing parenthesis is kept)."""
+    if not names:
+        return params
+    inline = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    last = params[-1].comma if params else cst.MaybeSentinel.DEFAULT
+    multiline = (
+        len(params) >= 2
+        and isinstance(last, cst.Comma)
+        and isinstance(last.whitespace_after, cst.ParenthesizedWhitespace)
+        and isinstance(params[0].comma, cst.Comma)
+        and isinstance(params[0].comma.whitespace_after, cst.ParenthesizedWhitespace)
+    )
+    between = params[0].comma if multiline else inline
+    out = [*params[:-1], params[-1].with_changes(comma=between)] if params else []
+    for i, name in enumerate(names):
+        final = i == len(names) - 1
+        comma = (last if multiline else cst.MaybeSentinel.DEFAULT) if final else between
+        out.append(cst.Param(name=cst.Name(name), comma=comma))
+    return out
+
+
+def _spelled(names: list[str]) -> str:
+    """`cfg`, `cfg` and `mode`, `a`, `b` and `c`."""
+    quoted = [f"`{n}`" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:

@@ -388,6 +388,11 @@ class _UseFinder(cst.CSTVisitor):
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
             return "numeric", parent
         if isinstance(parent, cst.Subscript) and parent.value is node:
+            if any(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.ConcatenatedString))
+                for e in parent.slice
+            ):
+                return "other", parent  # `opts["scale"]`: a mapping, which may hold anything
             return "numeric", parent
         if isinstance(parent, cst.Attribute):
             if parent.attr.value in SHAPE_ATTRS | ARRAY_METHODS | {"T", "at", "real", "imag", "mT"}:

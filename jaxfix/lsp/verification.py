@@ -54,6 +54,9 @@ def verify_one(source: str, path: str, finding: Finding, fixed: str, report: Cal
     report(f"running the original and the fixed {finding.code} side by side")
     outcome = verify_change(source, fixed, path, findings=[finding])
     evidence = outcome.evidence
+    own = next((f.fix.evidence for f in getattr(outcome, "findings", []) if f.fix is not None and f.fix.evidence), None)
+    if own is not None and own.verdict == "ineffective":
+        evidence = own  # the fix's own verdict: it behaves alike but removes no compile
     return {
         "verdict": evidence.verdict,
         "detail": evidence.detail,

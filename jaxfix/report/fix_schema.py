@@ -84,6 +84,7 @@ SCHEMA = {
                 "verified",
                 "mismatch",
                 "unverifiable",
+                "ineffective",
                 "not_verified",
                 "files_changed",
                 "files_written",
@@ -138,7 +139,8 @@ SCHEMA = {
                     "enum": [
                         "verified",
                         "mismatch",
-                        "unverifiable"
+                        "unverifiable",
+                        "ineffective"
                     ]
                 },
                 "detail": {

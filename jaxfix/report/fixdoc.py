@@ -69,6 +69,7 @@ def document(run: FixRun) -> dict:
             "verified": verdicts["verified"],
             "mismatch": verdicts["mismatch"],
             "unverifiable": verdicts["unverifiable"],
+            "ineffective": verdicts["ineffective"],
             "not_verified": verdicts["not verified"],
             "files_changed": len(files),
             "files_written": sum(1 for f in files if f["written"]),

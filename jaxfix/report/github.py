@@ -25,7 +25,7 @@ def render(findings: Iterable[Finding]) -> str:
     return "".join(lines)
 
 
-LEVEL = {"verified": "notice", "mismatch": "error", "unverifiable": "warning"}
+LEVEL = {"verified": "notice", "mismatch": "error", "unverifiable": "warning", "ineffective": "warning"}
 
 
 def render_applied(fixes: Iterable[Finding]) -> str:

@@ -73,7 +73,7 @@ def render(findings: Iterable[Finding], *, applied: Iterable[Finding] = ()) -> s
     for f in applied:
         result = _result(f)
         verdict = f.fix.evidence.verdict if f.fix is not None and f.fix.evidence is not None else None
-        result["level"] = {"verified": "note", "mismatch": "error"}.get(verdict or "", "warning")
+        result["level"] = {"verified": "note", "mismatch": "error", "ineffective": "warning"}.get(verdict or "", "warning")
         result["properties"]["fixApplied"] = True
         results.append(result)
     return _log(results)

@@ -11,7 +11,9 @@ combination of the units it is answerable for (`changed.units_for_finding`):
 - `mismatch`: the first output both versions produced that differs: callable, input, key path,
   expected vs got, max difference (nothing derived from an input the original raised on counts,
   and a field the fix adds, `intended`, is compared on the original's leaves);
-- `unverifiable`: why (no inputs, no device, the original itself fails...) and what the user can supply.
+- `unverifiable`: why (no inputs, no device, the original itself fails...) and what the user can supply;
+- `ineffective` (JAX201/JAX202 only, `payoff`): verified, but no fewer steady-state compiles than
+  the original: the fix buys nothing, and `--verify --write` holds it back.
 
 The CLI (`jaxfix verify`, `jaxfix fix --verify`), the fixture tests and the benchmark all call this
 same function.
@@ -28,6 +30,7 @@ from typing import Any
 from jaxfix.model import Evidence, FileResult, Finding
 from jaxfix.verify import branches, figures
 from jaxfix.verify import inputs as inputs_mod
+from jaxfix.verify import payoff
 from jaxfix.verify import screen as screen_mod
 from jaxfix.verify.changed import (
     ChangeSet,
@@ -615,6 +618,7 @@ def verify_change(
         "no changed function, method or property was found", "supply a drive(mod) in --examples FILE"
     )
     attached = []
+    paying = payoff.paying(findings)
     for finding in findings:
         if finding.fix is None:
             attached.append(finding)
@@ -624,6 +628,7 @@ def verify_change(
         if drive is not None and not any(ev.verdict == "mismatch" for ev in chosen):
             chosen = [drive.evidence] + [ev for ev in chosen if ev.verdict != "unverifiable"]
         evidence = combine(chosen) if chosen else verification.evidence
+        evidence = payoff.judge(finding, evidence, original, paying)
         attached.append(finding.with_fix(replace(finding.fix, evidence=evidence)))
     verification.findings = attached
     return verification

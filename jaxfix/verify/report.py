@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from jaxfix.model import Finding
 
-MARK = {"verified": "verified", "mismatch": "MISMATCH", "unverifiable": "unverifiable"}
+MARK = {"verified": "verified", "mismatch": "MISMATCH", "unverifiable": "unverifiable", "ineffective": "ineffective"}
 
 
 def fixes_with_evidence(findings: Iterable[Finding]) -> list[Finding]:
@@ -31,9 +31,10 @@ def summary(findings: Iterable[Finding]) -> str:
     counts = Counter(ev.verdict for ev in evidences)
     sources = Counter(ev.input_source for ev in evidences if ev.verdict == "verified" and ev.input_source)
     total = sum(counts.values())
+    ineffective = f"; {counts['ineffective']} ineffective (no compile removed)" if counts["ineffective"] else ""
     line = (
         f"Verified {counts['verified']} of {total} fix{'es' if total != 1 else ''}"
-        f"; {counts['mismatch']} mismatch; {counts['unverifiable']} unverifiable."
+        f"; {counts['mismatch']} mismatch{ineffective}; {counts['unverifiable']} unverifiable."
     )
     if sources:
         line += " Inputs: " + ", ".join(f"{source} {n}" for source, n in sorted(sources.items())) + "."

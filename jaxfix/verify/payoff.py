@@ -1,0 +1,140 @@
+"""Whether a jit-placement fix pays: the verdict `ineffective`.
+
+A JAX201/JAX202 fix exists to remove compiles. When its evidence is `verified` (the rewrite
+behaves like the original) but shows no fewer steady-state compiles than the original ("4
+compiles -> 4"), the fix keeps behaviour and buys nothing: a closure passed as a static argument
+that is new every time, or a wrapper still made once per call. Its verdict becomes
+`ineffective`, which `--verify --write` holds back like any verdict but `verified`. JAX203 (the
+same module function re-wrapped) is left alone: its original is already a cache hit, and what it
+saves is dispatch time, not compiles.
+
+Where a file has several such fixes, each is judged on the compiles of the function it compiles
+(`jit(<name>)` in the counts per function), when the original text names it; otherwise on the
+file's totals. Inputs on which neither version compiles anything in the steady state show
+nothing either way: the verdict stays, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from jaxfix.model import Evidence, Finding
+
+INEFFECTIVE = "ineffective"
+PAYING_CODES = frozenset({"JAX201", "JAX202"})
+_PARTIALS = frozenset({"partial", "functools.partial"})
+_WRAPPING = frozenset({"grad", "value_and_grad", "vmap", "checkpoint", "remat", "filter_grad", "filter_value_and_grad", "filter_vmap"})
+
+
+def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int) -> Evidence:
+    """`evidence` for `finding`, turned `ineffective` when it shows no compile removed."""
+    if finding.code not in PAYING_CODES or evidence.verdict != "verified":
+        return evidence
+    if evidence.data.get("reference") == "eager" or any(u.get("reference") == "eager" for u in _units(evidence)):
+        return evidence  # the original ran eagerly for a control-flow fix: its compiles say nothing
+    counts = compile_counts(finding, evidence, original, paying_fixes)
+    if counts is None:
+        return evidence
+    before, after = counts
+    if before == 0 and after == 0:
+        note = "the inputs compile nothing in the steady state, so they do not show the fix removing compiles"
+        return replace(evidence, notes=(*evidence.notes, note), data={**evidence.data, "payoff": [before, after]})
+    if after < before:
+        return evidence
+    headline = f"{before} compiles -> {after} (steady state): no compile removed"
+    rest = evidence.detail.splitlines()
+    if rest and evidence.headline and rest[0] == evidence.headline:
+        rest = rest[1:]  # the family's figure, said again by the new first line
+    detail = "\n".join([f"{headline}: the rewrite behaves like the original but compiles as often on these inputs", *rest])
+    return replace(
+        evidence,
+        verdict=INEFFECTIVE,
+        detail=detail,
+        headline=headline,
+        data={**evidence.data, "payoff": [before, after]},
+    )
+
+
+def compile_counts(finding: Finding, evidence: Evidence, original: str, paying_fixes: int) -> tuple[int, int] | None:
+    """Steady-state compiles (original, rewritten) that answer for `finding`: those of its own
+    function when the file has several judged fixes and the counts per function name it, else
+    the evidence's totals; None when the evidence has none."""
+    if paying_fixes > 1:
+        name = compiled_name(original, finding.line, finding.column)
+        counts = _per_function(evidence, name) if name else None
+        if counts is not None:
+            return counts
+    compiles = evidence.data.get("compiles") or [None, None]
+    if len(compiles) != 2 or compiles[0] is None or compiles[1] is None:
+        return None
+    return int(compiles[0]), int(compiles[1])
+
+
+def _units(evidence: Evidence) -> list[dict[str, Any]]:
+    units = evidence.data.get("units")
+    return [u for u in units if isinstance(u, dict)] if isinstance(units, list) else []
+
+
+def _per_function(evidence: Evidence, name: str) -> tuple[int, int] | None:
+    """Compiles of `jit(name)` before and after, summed over the evidence's units."""
+    key = f"jit({name})"
+    before = after = 0
+    seen = False
+    for data in [evidence.data, *_units(evidence)]:
+        pair = data.get("compiles_by_function")
+        if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(p, dict) for p in pair):
+            continue
+        seen = True
+        before += int(pair[0].get(key, 0))
+        after += int(pair[1].get(key, 0))
+    return (before, after) if seen else None
+
+
+def compiled_name(source: str, line: int, column: int) -> str | None:
+    """The name jit gives the function compiled at the finding (`loss_fn` for
+    `jax.jit(partial(loss_fn, cfg))(x)`, `<lambda>`, a nested def's name), or None."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) != line:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node.name  # a decorated nested def: the finding is at its name
+        if isinstance(node, ast.Call) and node.col_offset == column - 1:
+            call = node.func if isinstance(node.func, ast.Call) else node  # `T(F)(x)` or a bound `T(F)`
+            if call.args:
+                return _target_name(call.args[0])
+    return None
+
+
+def _target_name(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Lambda):
+        return "<lambda>"
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Call) and expr.args and (
+        _dotted(expr.func) in _PARTIALS or (_dotted(expr.func) or "").rsplit(".", 1)[-1] in _WRAPPING
+    ):
+        return _target_name(expr.args[0])  # partial(f, ...), grad(f), vmap(f): compiled as `f`
+    return None
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        head = _dotted(expr.value)
+        return f"{head}.{expr.attr}" if head else None
+    return None
+
+
+def paying(findings: Iterable[Finding]) -> int:
+    """How many applied fixes are of the codes judged here."""
+    return sum(1 for f in findings if f.fix is not None and f.code in PAYING_CODES)

@@ -1,0 +1,152 @@
+"""Which way each captured value goes, and where the hoist goes (codemods/jit_placement/captures.py
+through the planner): the finding's message says it, the safety follows it."""
+
+from __future__ import annotations
+
+import textwrap
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+from jaxfix.model import Safety
+
+
+def _one(source: str, unsafe: bool = True):
+    result = analyze(textwrap.dedent(source), "m.py", Config(select=("JAX2",), unsafe_fixes=unsafe), fix=True)
+    assert result.error is None
+    [finding] = result.findings
+    return finding, result.fixed_source
+
+
+def test_message_says_which_way_each_value_went():
+    finding, fixed = _one(
+        """
+        import jax
+        import jax.numpy as jnp
+
+
+        def run(x, scales):
+            out = []
+            for mode in ("a", "b"):
+                for s in scales:
+                    w = jnp.ones(3) * s
+                    out.append(jax.jit(lambda v: v * w if mode == "a" else v + w)(x))
+            return out
+        """
+    )
+    assert finding.fix.safety is Safety.SAFE
+    assert "`w` becomes a traced argument (array)" in finding.message
+    assert "`mode` becomes a static argument (used as a branch condition; string)" in finding.message
+    assert 'static_argnames=("mode",)' in fixed
+
+
+def test_a_callable_changing_per_iteration_is_never_a_safe_static_argument():
+    finding, fixed = _one(
+        """
+        import jax
+        import jax.numpy as jnp
+
+
+        def run(x):
+            return [jax.jit(lambda v: act(v))(x) for act in (jnp.tanh, jnp.sin)]
+        """
+    )
+    assert finding.fix.safety is Safety.UNSAFE
+    assert "`act` becomes a static argument" in finding.message
+    assert "a callable that changes per iteration compiles once per distinct function" in finding.message
+
+
+def test_a_fresh_closure_per_iteration_is_manual_never_static():
+    finding, fixed = _one(
+        """
+        import jax
+        import jax.numpy as jnp
+
+
+        def run(x, ys):
+            out = []
+            for y in ys:
+                loss = lambda p: jnp.sum((p - y) ** 2)
+                out.append(jax.jit(lambda p: jax.grad(loss)(p))(x))
+            return out
+        """
+    )
+    assert finding.fix.safety is Safety.MANUAL and fixed is None
+    assert "`loss` is a lambda, a new function object on every iteration" in finding.message
+    assert "pass the arrays it reads" in finding.message
+
+
+def test_a_partial_made_per_call_is_manual_under_jax202():
+    # the google-deepmind/mctx shape: a functools.partial and a config built per call
+    finding, fixed = _one(
+        """
+        import functools
+
+        import jax
+        import jax.numpy as jnp
+
+
+        def qvalue(x, scale):
+            return x * scale
+
+
+        def run_policy(x, cfg):
+            qtransform = functools.partial(qvalue, scale=cfg["scale"])
+
+            def policy():
+                return qtransform(jnp.tanh(x))
+
+            return jax.jit(policy)()
+        """
+    )
+    assert finding.code == "JAX202" and finding.fix.safety is Safety.MANUAL
+    assert "`qtransform` is a `partial(...)` made here, a new function object on every call" in finding.message
+
+
+def test_unknown_kind_stays_captured_above_the_loop_rather_than_traced():
+    finding, fixed = _one(
+        """
+        import jax
+
+
+        def run(xs, norm):
+            return [jax.jit(lambda v: norm(v))(x) for x in xs]
+        """
+    )
+    assert finding.fix.safety is Safety.SAFE
+    assert "`norm` stays captured: it does not change in the loop" in finding.message
+    assert "    run_lambda_jit = jax.jit(lambda v: norm(v))\n    return [run_lambda_jit(x) for x in xs]" in fixed
+
+
+def test_jax202_with_unknown_values_stays_unsafe_and_says_why():
+    finding, _ = _one(
+        """
+        import jax
+
+
+        def apply(x, norm):
+            return jax.jit(lambda v: norm(v))(x)
+        """,
+        unsafe=False,
+    )
+    assert finding.fix.safety is Safety.UNSAFE
+    assert "`norm` becomes a static argument (callee); its hashability is not established" in finding.message
+
+
+def test_a_value_mutated_in_the_loop_does_not_stay_captured():
+    finding, fixed = _one(
+        """
+        import jax
+
+
+        def run(xs, opts):
+            out = []
+            for x in xs:
+                opts["n"] = len(out)
+                out.append(jax.jit(lambda v: v + opts["n"])(x))
+            return out
+        """
+    )
+    # `opts` changes in place each iteration: captured above the loop it would be traced once,
+    # stale afterwards; as an argument its kind is unknown: unsafe, never the stale closure
+    assert "stays captured" not in finding.message
+    assert finding.fix.safety is not Safety.SAFE
