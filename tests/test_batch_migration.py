@@ -33,6 +33,7 @@ def _run_package_tests(root: Path, log: Path) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.long  # about 40 s: the package's tests twice, plus a verified rewrite of it
 def test_fix_write_verify_keeps_the_package_tests_green_and_compiles_less(tmp_path):
     root = tmp_path / "mlpkg_copy"
     shutil.copytree(PACKAGE, root)

@@ -250,6 +250,7 @@ def test_static_argument_and_new_shapes_have_no_rule(tmp_path):
     assert "<lambda> [eager-body]" in text_report
 
 
+@pytest.mark.long  # pytest run by explain, in a test run by pytest
 def test_pytest_as_the_command_and_clean_program_exits_zero(tmp_path):
     write(
         tmp_path,

@@ -80,6 +80,7 @@ def test_a_fix_in_a_file_that_also_holds_a_long_chain(tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.long  # half a minute to a few minutes of parsing
 def test_ten_megabyte_file_is_read_and_completes(tmp_path):
     # 10 MB that mentions jax but no token of any rule's prefilter: read, decoded, scanned, done.
     # (10 MB that passes the prefilters is accepted too, but takes minutes: see the report.)

@@ -5,7 +5,9 @@ Every fixture text (inputs, expected outputs, negatives) is opened, edited in ea
 imports added inside functions, ...) and edited back; after every step the result must equal
 `engine.analyze` on the same text, fixes and their offsets included. `JAXFIX_FUZZ=long` runs
 every edit at every statement instead of a spread of them; the fuzz suite adds generated
-programs (tests/fuzz/fuzz_support.py)."""
+programs (tests/fuzz/fuzz_support.py). The quick set edits the first texts of each fixture family
+and sweeps the hand-written texts with a spread of edits; `--long` edits every fixture text and
+sweeps every edit at every statement of the hand-written ones."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import libcst as cst
 import pytest
 from fixture_cases import discover_cases
 from incremental_support import KINDS, differences
+from long_support import quick_and_long
 
 from jaxfix.analysis.chunks import (
     ChunkNames,
@@ -33,7 +36,9 @@ TEXTS = sorted({p for c in discover_cases() for p in (c.input, c.expected)})
 LIMIT = None if os.environ.get("JAXFIX_FUZZ") == "long" else len(KINDS)
 
 
-@pytest.mark.parametrize("path", TEXTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path", quick_and_long(TEXTS, group=lambda p: p.parent.name, keep=3), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_same_findings_as_a_full_analysis_under_edits(path: Path):
     assert differences(path.read_text(encoding="utf-8"), limit=LIMIT) == []
 
@@ -123,8 +128,13 @@ def helper(x):  # noqa: JAX201
 
 
 def test_noqa_comments_read_chunk_by_chunk_match_the_whole_text():
-    assert differences(NOQA, limit=None) == []
+    assert differences(NOQA, limit=len(KINDS)) == []
     assert differences(NOQA.replace("\n", "\r\n"), limit=len(KINDS)) == []
+
+
+@pytest.mark.long
+def test_noqa_comments_read_chunk_by_chunk_match_the_whole_text_under_every_edit():
+    assert differences(NOQA, limit=None) == []
 
 
 TIMED = """import time
@@ -341,13 +351,17 @@ def test_a_line_of_another_newline_in_a_crlf_module_is_kept():
     assert analyzer.stats.analysed < analyzer.stats.groups
 
 
+# The module's first block uses four spaces, the function below it two.
+REINDENTED = (
+    "import jax\n\n\ndef first(x):\n    return x + 1\n\n\nSCALE = 2\n\n\n"
+    "@jax.jit\ndef count(x, n):\n  i = 0\n  while i < n:\n    x = x * 2.0\n    i = i + 1\n  return x\n"
+)
+
+
 def test_a_reduced_text_indenting_otherwise_falls_back_to_the_whole_text():
     """The module's first block uses four spaces, the edited function two: a reduced text without
     the first block would give generated code (a `while` turned into loop functions) two."""
-    text = (
-        "import jax\n\n\ndef first(x):\n    return x + 1\n\n\nSCALE = 2\n\n\n"
-        "@jax.jit\ndef count(x, n):\n  i = 0\n  while i < n:\n    x = x * 2.0\n    i = i + 1\n  return x\n"
-    )
+    text = REINDENTED
     config = Config(select=("JAX3",), unsafe_fixes=True)
     analyzer = IncrementalAnalyzer()
     analyzer.analyze(text, "m.py", config)
@@ -355,4 +369,10 @@ def test_a_reduced_text_indenting_otherwise_falls_back_to_the_whole_text():
     got = analyzer.analyze(edited, "m.py", config)
     assert got.findings and got.findings == analyze(edited, "m.py", config).findings
     assert analyzer.stats.whole_text
-    assert differences(text, path="m.py", config=config) == []
+    assert differences(REINDENTED, path="m.py", config=config, limit=len(KINDS)) == []
+
+
+@pytest.mark.long
+def test_a_reduced_text_indenting_otherwise_matches_under_every_edit():
+    config = Config(select=("JAX3",), unsafe_fixes=True)
+    assert differences(REINDENTED, path="m.py", config=config) == []

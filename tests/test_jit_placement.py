@@ -5,7 +5,8 @@ process, as written and as rewritten by jaxfix (from real files in a tmp dir), e
 own module. The drive runs twice per version; a `jax.monitoring` listener counts XLA
 compiles during the second run, which must equal the drive's EXPECT_COMPILES, and the
 outputs of both versions must agree (a few ULP allowed: a constant turned into an
-argument may differ in the last bit).
+argument may differ in the last bit). The quick set runs the first cases' behaviour, `--long`
+every case's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import jax
 import jax.monitoring
 import numpy as np
 import pytest
+from long_support import quick_and_long
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -125,7 +127,7 @@ def test_negative_has_no_findings(case):
     assert result.fixed_source is None
 
 
-@pytest.mark.parametrize("case", POSITIVE)
+@pytest.mark.parametrize("case", quick_and_long(POSITIVE, keep=3))
 def test_behaviour_and_compile_counts(case, tmp_path, compiles):
     drive_module = _load(FIXTURES / f"{case}.drive.py")
     before_file, after_file = tmp_path / f"{case}_before.py", tmp_path / f"{case}_after.py"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from long_support import quick_and_long
 from lsp_support import (
     CLIENTS,
     SERVER_COMMAND,
@@ -38,7 +39,8 @@ from jaxfix.lsp import verification
 from jaxfix.model import Safety
 
 # One server per editor for the whole module (starting one costs ~1.5 s); every test works in
-# a folder of its own, so documents, pyproject.toml files and diagnostics never mix.
+# a folder of its own, so documents, pyproject.toml files and diagnostics never mix. The quick
+# set drives the first editor; the others are long (their encodings: test_lsp_units.py).
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 DEBOUNCE_MS = 30
 EDITORS = ["visual-studio-code", "neovim@v0.11.0", "emacs"]
@@ -50,7 +52,7 @@ CLEAN = "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sin(x)\n"
     config=ClientServerConfig(
         server_command=SERVER_COMMAND, server_env=SERVER_ENV, client_factory=make_recording_client
     ),
-    params=EDITORS,
+    params=quick_and_long(EDITORS),
     scope="module",
 )
 async def client(lsp_client: RecordingClient, request, tmp_path_factory: pytest.TempPathFactory):

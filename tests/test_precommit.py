@@ -24,6 +24,7 @@ def run(cmd, cwd, env):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # pre-commit installs jaxfix into an environment of its own (over a minute)
 def test_hooks_fail_on_bad_code_pass_after_fix_and_pass_with_no_python_files(tmp_path):
     if not Path(PRE_COMMIT).exists():
         pytest.fail("pre-commit is part of the test extra and must be installed")

@@ -169,6 +169,7 @@ sys.stdout.buffer.write(pickle.dumps(out))
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_cross_module_rewrite_behaves_like_original(tmp_path):
     """Run the original and the rewritten package in fresh interpreters with the same drive."""
     outputs = {}

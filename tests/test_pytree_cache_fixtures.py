@@ -4,7 +4,8 @@ Cases are discovered from the folder. The behavioural check runs each case's `.d
 on the original and on the rewritten module in this process (fresh module objects,
 so no shared jit caches) and compares under the drive contract: a key named
 `improves:...` may go from "CRASH:<exc>" in the original to a value in the rewrite
-(reported, accepted); every other difference fails.
+(reported, accepted); every other difference fails. The quick set runs the behaviour of the
+first cases, `--long` of every case.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import black
 import pytest
+from long_support import quick_and_long
 
 from codemods.pytree_cache.cached_property_on_pytree import CachedPropertyOnPytreeRule
 from codemods.pytree_cache.method_cache_on_pytree import MethodCacheOnPytreeRule
@@ -100,7 +102,7 @@ def test_could_match_accepts_every_positive_case(case):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", POSITIVE)
+@pytest.mark.parametrize("case", quick_and_long(POSITIVE, keep=2))
 def test_rewrite_behaves_like_original(case):
     drive = load_drive(FIXTURES / f"{case}.drive.py")
     original = drive.drive(load_module((FIXTURES / f"{case}.in.py").read_text(), case))
@@ -114,7 +116,7 @@ def test_rewrite_behaves_like_original(case):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", POSITIVE)
+@pytest.mark.parametrize("case", quick_and_long(POSITIVE, keep=2))
 def test_property_style_is_safe_and_behaves_like_original(case):
     """cache-style = "property": every fix is safe, no new field, values equal on the same drive."""
     source = (FIXTURES / f"{case}.in.py").read_text()

@@ -199,6 +199,7 @@ def verified(project):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_cache_field_fix_is_verified_with_its_added_leaf_reported(verified):
     ev = verified["model.py"]
     assert ev["verdict"] == "verified", ev["detail"]
@@ -215,6 +216,7 @@ def test_cache_field_fix_is_verified_with_its_added_leaf_reported(verified):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_control_flow_evidence_names_the_jit_error_and_the_branches(verified):
     ev = verified["branch.py"]
     assert ev["verdict"] == "verified", ev["detail"]
@@ -228,6 +230,7 @@ def test_control_flow_evidence_names_the_jit_error_and_the_branches(verified):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_jit_placement_evidence_counts_compiles_per_call(verified):
     ev = verified["train.py"]
     assert ev["verdict"] == "verified", ev["detail"]

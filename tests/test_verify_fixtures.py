@@ -13,6 +13,9 @@ Both go through `verify_result`, the function the CLI calls. The verdict must be
 applied fix must carry that evidence, and `EXPECT_COMPILES` (compiles in the second drive run,
 original vs rewritten) must match when the driver declares it. A positive case whose output equals
 its input (manual findings only) must come back as "nothing was rewritten".
+
+The quick set verifies the first case of each family that rewrites something (verification end
+to end, once per family); `--long` verifies every case.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from fixture_cases import FIXTURES, discover_cases
+from long_support import quick_and_long
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -70,8 +74,14 @@ def _expect_compiles(driver: Path) -> tuple[int, int] | None:
     return None
 
 
+def _rewrites(case: VerifyCase) -> bool:
+    return case.original.read_bytes() != case.rewritten.read_bytes()
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+@pytest.mark.parametrize(
+    "case", quick_and_long(CASES, group=lambda c: c.id.split("/")[0], eligible=_rewrites), ids=lambda c: c.id
+)
 def test_fixture_rewrite_is_verified(case: VerifyCase):
     original = case.original.read_text(encoding="utf-8")
     rewritten = case.rewritten.read_text(encoding="utf-8")

@@ -115,6 +115,7 @@ def test_read_examples_without_running_it():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_declared_examples_of_a_property_are_run_with_grad_and_tree_round_trip():
     before = SELFTEST / "cached_norm.before.py"
     result = verify_change(
@@ -140,6 +141,7 @@ def test_declared_examples_of_a_property_are_run_with_grad_and_tree_round_trip()
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_no_inputs_is_unverifiable_and_says_what_to_supply(tmp_path):
     path = tmp_path / "m.py"
     original = "import jax.numpy as jnp\n\n\nclass Model:\n    def g(self, x):\n        return jnp.sin(x)\n"
@@ -154,6 +156,7 @@ def test_no_inputs_is_unverifiable_and_says_what_to_supply(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_unannotated_parameters_get_guessed_values(tmp_path):
     path = tmp_path / "m.py"
     original = (
@@ -174,6 +177,7 @@ def test_unannotated_parameters_get_guessed_values(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_verified_fix_carries_the_evidence_numbers(tmp_path):
     path = tmp_path / "m.py"
     original = "import jax\nimport jax.numpy as jnp\n\n\ndef g(x: jax.Array, n: int):\n    for i in range(n):\n        x = jax.jit(lambda v: v * 2)(x)\n    return x\n"

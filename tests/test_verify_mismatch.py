@@ -2,7 +2,8 @@
 
 The wrong rewrites are real files beside the self-test cases: a swapped branch, a dropped
 loop-carry variable, and a cache field that steals the gradient. Crashes, hangs and import
-failures of user code are contained and reported, never raised into jaxfix.
+failures of user code are contained and reported, never raised into jaxfix. The quick set
+shows one wrong rewrite caught (the swapped branch); the others are long.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def test_swapped_branch_is_caught_by_the_driver_and_by_synthesized_inputs():
     assert synthesized.evidence.verdict == "mismatch"
 
 
+@pytest.mark.long
 def test_dropped_carry_variable_is_caught_on_the_first_loop_trip():
     result = _verify("traced_if", "wrong-dropped-carry")
     drive = result.unit("drive()").evidence
@@ -61,6 +63,7 @@ def test_dropped_carry_variable_is_caught_on_the_first_loop_trip():
     assert halvings.verdict == "mismatch" and "expected 1, got 0" in halvings.detail
 
 
+@pytest.mark.long
 def test_cache_field_that_steals_the_gradient_is_caught():
     result = _verify("cached_norm", "wrong-cache-field")
     assert result.evidence.verdict == "mismatch"
@@ -97,6 +100,7 @@ def f(x: jax.Array):
 """
 
 
+@pytest.mark.long
 def test_rewrite_that_raises_is_a_mismatch_with_the_error(tmp_path):
     rewritten = ORIGINAL.replace("return jnp.sin(x) * 2", "return jnp.sin(x) @ jnp.ones((2, 2))")
     result = verify_change(*_write(tmp_path, ORIGINAL, rewritten), device="cpu")
@@ -106,6 +110,7 @@ def test_rewrite_that_raises_is_a_mismatch_with_the_error(tmp_path):
     assert "user_mod.py (rewritten by jaxfix)" in ev.detail  # the traceback names the rewritten text
 
 
+@pytest.mark.long
 def test_child_that_exits_is_contained(tmp_path):
     rewritten = ORIGINAL.replace("return jnp.sin(x) * 2", "import os; os._exit(3)")
     result = verify_change(*_write(tmp_path, ORIGINAL, rewritten), device="cpu")
@@ -115,6 +120,7 @@ def test_child_that_exits_is_contained(tmp_path):
     assert result.original.ok and not result.rewritten.ok
 
 
+@pytest.mark.long
 def test_hanging_rewrite_is_stopped_by_the_per_callable_limit(tmp_path):
     rewritten = ORIGINAL.replace("return jnp.sin(x) * 2", "import time; time.sleep(60)")
     result = verify_change(*_write(tmp_path, ORIGINAL, rewritten), device="cpu", timeout=2)
@@ -123,6 +129,7 @@ def test_hanging_rewrite_is_stopped_by_the_per_callable_limit(tmp_path):
     assert "timed out after 2 s" in ev.detail and "rewritten" in ev.detail
 
 
+@pytest.mark.long
 def test_rewritten_module_that_fails_to_import_is_a_mismatch(tmp_path):
     rewritten = ORIGINAL.replace("import jax\n", "import jax\nfrom jax import no_such_name\n").replace("* 2", "* 2.0")
     result = verify_change(*_write(tmp_path, ORIGINAL, rewritten), device="cpu")
@@ -130,6 +137,7 @@ def test_rewritten_module_that_fails_to_import_is_a_mismatch(tmp_path):
     assert "importing the module failed: ImportError" in result.evidence.detail
 
 
+@pytest.mark.long
 def test_original_that_fails_to_import_makes_it_unverifiable(tmp_path):
     broken = ORIGINAL.replace("import jax\n", "import jax\nimport not_installed_anywhere\n")
     result = verify_change(*_write(tmp_path, broken, ORIGINAL.replace("* 2", "* 2.0")), device="cpu")
@@ -161,6 +169,7 @@ def halve_until_small(x: float):
 """
 
 
+@pytest.mark.long
 def test_a_gradient_only_the_eager_original_has_is_noted_not_a_mismatch(tmp_path):
     """The eager original is reverse-differentiable, `lax.while_loop` is not; the original could not
     run under jit at all, so the missing gradient is said, and the values are still compared."""
@@ -170,6 +179,7 @@ def test_a_gradient_only_the_eager_original_has_is_noted_not_a_mismatch(tmp_path
     assert any("cannot be differentiated here" in note for note in unit.notes), unit.notes
 
 
+@pytest.mark.long
 def test_a_gradient_that_only_the_rewrite_lacks_is_still_a_mismatch_when_the_original_ran_as_written(tmp_path):
     result = verify_change(*_write(tmp_path, WHILE_ORIGINAL, WHILE_REWRITTEN), device="cpu", gather=False)
     assert result.unit("halve_until_small").evidence.verdict == "mismatch"

@@ -11,7 +11,7 @@ import pytest
 from jaxfix.verify.api import verify_change
 from jaxfix.verify.inputs import record_calls
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 ORIGINAL = textwrap.dedent(
     '''

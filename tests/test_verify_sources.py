@@ -289,6 +289,7 @@ def test_without_context_a_project_class_is_refused_with_the_reason(shapes):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_synthesized_types_run_in_both_versions(shapes):
     original = (shapes / "shapes.py").read_text()
     rewritten = original.replace("* 2.0", "* (1.0 + 1.0)").replace(
@@ -375,6 +376,7 @@ def suite_verified(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_tests_importing_the_module_through_another_module_give_inputs(suite_verified):
     root, result = suite_verified
     unit = result.unit("smooth")
@@ -384,6 +386,7 @@ def test_tests_importing_the_module_through_another_module_give_inputs(suite_ver
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_property_is_recorded_with_its_instance(suite_verified):
     _, result = suite_verified
     unit = result.unit("Scaler.doubled")
@@ -391,6 +394,7 @@ def test_a_property_is_recorded_with_its_instance(suite_verified):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_suite_failing_on_the_original_is_reported_and_still_used(suite_verified):
     _, result = suite_verified
     [note] = [n for n in result.notes if "pytest" in n]
@@ -399,6 +403,7 @@ def test_a_suite_failing_on_the_original_is_reported_and_still_used(suite_verifi
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_record_timeout_keeps_what_was_recorded(tmp_path):
     write(tmp_path, {
         "pytest.ini": "[pytest]\n",
@@ -437,6 +442,7 @@ SCRIPT_FIXED = SCRIPT.replace(
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_main_block_gives_inputs(tmp_path):
     path = write(tmp_path, {"train.py": SCRIPT}) / "train.py"
     result = verify_change(SCRIPT, SCRIPT_FIXED, str(path), device="cpu")
@@ -446,6 +452,7 @@ def test_the_main_block_gives_inputs(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_record_of_python_script_counts_calls_made_as_main(tmp_path):
     path = write(tmp_path, {"train.py": SCRIPT}) / "train.py"
     recording = record_calls(
@@ -495,6 +502,7 @@ DOCTESTED_FIXED = DOCTESTED.replace(
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_doctest_examples_give_inputs(tmp_path):
     path = write(tmp_path, {"halve.py": DOCTESTED}) / "halve.py"
     result = verify_change(DOCTESTED, DOCTESTED_FIXED, str(path), device="cpu", reference="eager")
@@ -536,6 +544,7 @@ ENDLESS_FIXED = ENDLESS.replace(
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_made_up_inputs_on_which_the_original_loops_forever_are_left_out(tmp_path):
     path = write(tmp_path, {"decay.py": ENDLESS}) / "decay.py"
     started = time.monotonic()
