@@ -128,7 +128,9 @@ def _error(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
 
 
-def _run(paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_cache=False, changed=None, shard=None):
+def _run(
+    paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_cache=False, changed=None, shard=None, keep_text=True
+):
     if paths == ["-"]:
         name = stdin_filename or "-"
         config = resolver.for_path(name if stdin_filename else Path.cwd())
@@ -144,6 +146,7 @@ def _run(paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_ca
         cache_dir=None if no_cache else str(Path.cwd() / CACHE_DIR_NAME),
         changed_since=changed,
         shard=shard_k_n,
+        keep_text=keep_text,
     )
     with progress(not quiet) as bar:
         return run_paths(paths, resolver, options, on_total=bar.total, on_done=bar.advance)
@@ -178,7 +181,7 @@ def check(
     try:
         outcome = _run(
             paths, _resolver(select, ignore, config), fix=False, jobs=jobs, stdin_filename=stdin_filename,
-            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard,
+            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard, keep_text=add_noqa,
         )
     except ConfigError as exc:
         _error(str(exc))

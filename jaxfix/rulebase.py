@@ -90,6 +90,23 @@ class Invalid:
             object.__setattr__(self, "fixed", _example_text(self.fixed))
 
 
+_last_searched: tuple[str | None, dict] = (None, {})  # (text, pattern -> found): the rules of one text ask in turn
+
+
+def _searched(pattern: re.Pattern[str], source: str) -> bool:
+    """`pattern.search(source) is not None`, searched once per text: ten rules share the
+    transform-name pattern, and one search of a large file costs more than all their substring
+    tests together. (A thread analysing another text meanwhile costs a search, never an answer.)"""
+    global _last_searched
+    last = _last_searched
+    if last[0] is not source:
+        last = _last_searched = (source, {})
+    found = last[1]
+    if pattern not in found:
+        found[pattern] = pattern.search(source) is not None
+    return found[pattern]
+
+
 class Rule:
     """Base class. The subclass docstring is the user-facing documentation."""
 
@@ -121,7 +138,7 @@ class Rule:
     def passes_prefilter(cls, source: str) -> bool:
         """The text test before any parse. Must never reject a real match."""
         return any(token in source for token in cls.prefilter) and (
-            cls.prefilter_pattern is None or cls.prefilter_pattern.search(source) is not None
+            cls.prefilter_pattern is None or _searched(cls.prefilter_pattern, source)
         )
 
     def could_match(self, tree: ast.Module) -> bool:

@@ -15,7 +15,10 @@ can be compared too.
     python scripts/findings_snapshot.py save OUT.json [--jobs 2]
     python scripts/findings_snapshot.py compare BEFORE.json AFTER.json   # prints "0 differences" or them
 
-Paths are printed relative to this checkout, so snapshots of two checkouts compare.
+Paths are printed relative to this checkout and the corpus's folder as `<site-packages>`, so
+snapshots of two checkouts compare. The runs use PYTHONHASHSEED=0: some fixes order what they
+write by set iteration (the carry of a loop rewritten to `lax.fori_loop`), which differs between
+processes otherwise.
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS_PACKAGES = ("jax", "flax", "optax")
 
 
+def _site_packages() -> str:
+    spec = importlib.util.find_spec("jax")
+    return os.path.relpath(Path(spec.origin).parent.parent, ROOT) if spec and spec.origin else "<none>"
+
+
+def _plain(text: str) -> str:
+    return text.replace(_site_packages(), "<site-packages>")
+
+
 def corpus_roots() -> list[str]:
     roots = []
     for name in CORPUS_PACKAGES:
@@ -44,7 +56,7 @@ def corpus_roots() -> list[str]:
 
 
 def _jaxfix(args: list[str], jobs: int) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
     cmd = [sys.executable, "-m", "jaxfix", *args, "--select", "ALL", "--no-cache", "-j", str(jobs), "--quiet"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     if proc.returncode not in (0, 1, 2):
@@ -63,13 +75,13 @@ def findings(paths: list[str], jobs: int) -> dict:
         fix = f["fix"]
         rows.append(
             [
-                f["path"], f["line"], f["column"], f["end_line"], f["end_column"], f["code"], f["message"],
+                _plain(f["path"]), f["line"], f["column"], f["end_line"], f["end_column"], f["code"], _plain(f["message"]),
                 None if fix is None else fix["title"],
                 None if fix is None else fix["safety"],
                 None if fix is None else _digest([fix["edits"], fix["imports"], fix["unused_imports"]]),
             ]
         )
-    errors = sorted(line for line in proc.stderr.splitlines() if line.startswith("error:"))
+    errors = sorted(_plain(line) for line in proc.stderr.splitlines() if line.startswith("error:"))
     return {"findings": rows, "errors": errors, "exit": proc.returncode}
 
 
@@ -80,9 +92,9 @@ def fixes(paths: list[str], jobs: int) -> dict:
     current = None
     for line in proc.stdout.splitlines():
         if line.startswith("--- "):
-            current = line[4:].strip()
+            current = _plain(line[4:].strip())
         if current is not None:
-            per_file.setdefault(current, []).append(line)
+            per_file.setdefault(current, []).append(_plain(line))
     errors = sorted(line for line in proc.stderr.splitlines() if line.startswith("error:"))
     return {"diffs": {k: _digest(v) for k, v in sorted(per_file.items())}, "errors": errors, "exit": proc.returncode}
 

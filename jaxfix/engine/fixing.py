@@ -54,9 +54,11 @@ def scan(
     code_filter: Callable[[str], bool] = lambda code: True,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     project: Any = None,
+    tree: ast.Module | None = None,
 ) -> Scan:
-    """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings."""
-    raw = scan_raw(source, path, rules, code_filter=code_filter, options=options, project=project)
+    """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings.
+    A given `tree` must be `ast.parse(source)`."""
+    raw = scan_raw(source, path, rules, code_filter=code_filter, options=options, project=project, tree=tree)
     return settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter)
 
 

@@ -1,10 +1,14 @@
 """A whole checked tree, summarised: module name -> its classes, their bases, and its imports.
 
-Built once, before files are analysed, with the stdlib `ast` only (no libcst, no
-imports of user code), and picklable so it can travel to a process pool. Rules
-reach it as `ctx.project`; `jaxfix.analysis.pytrees` uses it to see that a class
-deriving from `mypkg.base.Model` is a pytree because `Model` subclasses
+Built with the stdlib `ast` only (no libcst, no imports of user code), and picklable so it can
+travel to a process pool. Rules reach it as `ctx.project`; `jaxfix.analysis.pytrees` uses it to
+see that a class deriving from `mypkg.base.Model` is a pytree because `Model` subclasses
 `flax.struct.PyTreeNode` in another file.
+
+`jaxfix check` builds it lazily and learns the call graph's roots from the checks themselves: each
+worker tells, from the tree it parsed for its own file anyway, whether a transform enters one of
+the module's functions (`module_facts`), so no file is parsed twice for the index; only the
+modules the propagation reaches from those roots are summarised besides.
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ from pathlib import Path
 from jaxfix.analysis.callgraph import CallSummary, CrossEntry, propagate, summarize_calls
 from jaxfix.analysis.pytrees import ModuleSummary, class_kind, inherited_kind, summarize
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
-from jaxfix.engine.cache import code_fingerprint, store_pickle
+from jaxfix.engine.cache import code_fingerprint, content_digest, store_pickle
+
+# A summary-store record of a module without trace entries whose summaries were not made
+# (`module_facts`): all the call graph needs to know of it unless the propagation reaches it.
+NO_ENTRIES: tuple[None, None] = (None, None)
 
 
 def module_name_for(path: str | os.PathLike, packages: dict[Path, list[str]] | None = None) -> tuple[str, bool]:
@@ -59,11 +67,15 @@ class ProjectIndex:
     calls: dict[str, CallSummary] = field(default_factory=dict)
     # module -> function -> how traced code of another module enters it (`cross_entries`)
     _entered: dict[str, dict[str, CrossEntry]] | None = None
-    _no_entries: set[str] = field(default_factory=set)  # pending modules whose text names no transform
+    _no_entries: set[str] = field(default_factory=set)  # pending modules known to have no trace entry
     generation: int = 0  # bumped by `refresh` (what the editor's analyses key on)
+    # names `module` was asked about while this is a dict (what a cached result depends on)
+    consulted: dict[str, None] | None = None
 
     def module(self, name: str) -> ModuleSummary | None:
         """The summary of module `name`, parsing its file now if the index is lazy."""
+        if self.consulted is not None:
+            self.consulted[name] = None
         found = self.modules.get(name)
         if found is None and name in self.pending:
             path, is_package = self.pending.pop(name)
@@ -78,8 +90,39 @@ class ProjectIndex:
 
     def call_summary(self, name: str) -> CallSummary | None:
         """The calls and trace entries of module `name` (parsed now if the index is lazy)."""
-        self.module(name)
-        return self.calls.get(name)
+        found = self.calls.get(name)
+        if found is None:
+            self.module(name)
+            found = self.calls.get(name)
+        return found
+
+    def learn(self, name: str, record: tuple[ModuleSummary, CallSummary] | tuple[None, None]) -> None:
+        """What a check found out about module `name` (`module_facts`, or a summary-store record):
+        its summaries, or `NO_ENTRIES`. Propagation then needs to parse nothing to find roots."""
+        if name in self.modules or (name not in self.pending and name not in self.calls):
+            return  # summarised already, or not a module of this index
+        if record[0] is None:
+            self._no_entries.add(name)
+        else:
+            self.modules[name], self.calls[name] = record
+            self.pending.pop(name, None)
+
+    def record(self, name: str) -> tuple[ModuleSummary, CallSummary] | tuple[None, None] | None:
+        """What the summary store should keep of module `name`: its summaries, `NO_ENTRIES`, or
+        None when this index knows neither."""
+        if name in self.modules and name in self.calls:
+            return self.modules[name], self.calls[name]
+        return NO_ENTRIES if name in self._no_entries else None
+
+    def assume_entries(self, entered: dict[str, dict[str, CrossEntry]]) -> None:
+        """Answer `cross_entries` from `entered`, computed elsewhere (a worker of `jaxfix check`
+        is told its file's entries by the process that propagated them), not by propagating here."""
+        self._entered = entered
+
+    def entered_modules(self) -> dict[str, dict[str, CrossEntry]]:
+        """Every module traced code of another module enters, with how (`cross_entries` of each)."""
+        self.cross_entries(None)
+        return dict(self._entered or {})
 
     def cross_entries(self, module_name: str | None) -> dict[str, CrossEntry]:
         """Functions of `module_name` ("f", "Cls.m") that traced code of another module of the
@@ -227,9 +270,9 @@ def build_project_index(
         resolved = path.resolve()
         name, is_package = _module_name(resolved, packages)
         index.paths[str(resolved)] = (name, is_package)
-        key = hashlib.sha256(b"%s\0%d\0%s" % (name.encode(), is_package, data)).hexdigest()
+        key = summary_key(name, is_package, content_digest(data))
         summary = store.get(key)
-        if summary is not None:
+        if summary is not None and summary[0] is not None:
             index.modules[name], index.calls[name] = summary
         else:
             wanted.append((str(path), name, is_package, data, key))
@@ -252,6 +295,33 @@ def build_project_index(
 
 
 _POOL_THRESHOLD = 64
+
+
+def summary_key(name: str, is_package: bool, digest: str) -> str:
+    """A module's key in the summary store: its name, whether it is a package, its bytes' digest."""
+    return hashlib.sha256(f"{name}\0{int(is_package)}\0{digest}".encode()).hexdigest()
+
+
+def module_facts(
+    source: str, tree: ast.Module, name: str, is_package: bool, path: str, encoding: str = "utf-8"
+) -> tuple[ModuleSummary, CallSummary] | tuple[None, None]:
+    """A store record for the module of `source` (parsed as `tree`): its summaries if a transform
+    enters one of its functions (a root of the call graph), else `NO_ENTRIES`.
+
+    The same answer `ProjectIndex.cross_entries` reaches by parsing the file itself: the text test
+    first (on the text it reads, the bytes decoded as UTF-8), then the entries alone, which cost a
+    third of the whole call summary."""
+    text = source if encoding in ("utf-8", "utf-8-sig") else None
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = source
+    if not MAY_NAME_A_TRANSFORM.search(text):
+        return NO_ENTRIES
+    if not summarize_calls(tree, name, path, is_package, calls=False).entries:
+        return NO_ENTRIES
+    return summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package)
 
 
 def _summarize_one(item) -> tuple[tuple[ModuleSummary, CallSummary] | None, str]:
@@ -296,3 +366,38 @@ class _SummaryStore:
         if self._path is None or self._new.keys() == self._old.keys():
             return
         store_pickle(self._path.parent, self._path, (self._code, self._new))
+
+
+class EntriesStore:
+    """The propagation's answer (`ProjectIndex.entered_modules`) for the last few trees checked, by
+    a digest of every module's name and file: an unchanged tree needs no call graph at all."""
+
+    FILE = "project-entries.pickle"
+    KEEP = 8
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self._path = Path(folder) / self.FILE
+        self._code = code_fingerprint()
+        self._known: dict[str, dict[str, dict[str, CrossEntry]]] = {}
+        try:
+            with open(self._path, "rb") as handle:
+                code, known = pickle.load(handle)
+            if code == self._code and isinstance(known, dict):
+                self._known = known
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+            pass
+
+    @staticmethod
+    def tree_digest(modules: dict[str, tuple[str, str]]) -> str:
+        """The digest of a tree: module -> (path as given, digest of the file and package flag)."""
+        return hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()
+
+    def get(self, tree: str) -> dict[str, dict[str, CrossEntry]] | None:
+        return self._known.get(tree)
+
+    def put(self, tree: str, entered: dict[str, dict[str, CrossEntry]]) -> None:
+        known = {k: v for k, v in self._known.items() if k != tree}
+        known = dict(list(known.items())[-(self.KEEP - 1) :])
+        known[tree] = entered
+        self._known = known
+        store_pickle(self._path.parent, self._path, (self._code, known))
