@@ -39,13 +39,13 @@ class BatchOutcome:
         return [f"{o.result.path}: {o.result.error}" for o in self.files if o.result.error]
 
 
-def build_project(paths: list[str], configs: list[Config]):
+def build_project(paths: list[str], configs: list[Config], resolved: list[Path] | None = None):
     """The lazy project index (cross-file facts: pytree bases in other modules, the call graph),
     when a selected rule reads it. Nothing is parsed here: the checks tell it the call graph's
     roots (`jaxfix.engine.runner`), and a module is summarised when a question needs it."""
     wanted = [
         code.code
-        for rule in registry.all_rules()
+        for rule in registry.catalog()
         if rule.uses_project or rule.follows_calls
         for code in rule.codes
     ]
@@ -53,7 +53,7 @@ def build_project(paths: list[str], configs: list[Config]):
         return None
     from jaxfix.engine.project import build_project_index
 
-    return build_project_index(paths, lazy=True)
+    return build_project_index(paths, lazy=True, resolved=resolved)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -103,7 +103,7 @@ def run_paths(
             outcome.errors.append(str(exc))
     # the index covers every discovered file, also those outside --changed-since or the shard
     every = [str(p) for p in found.files]
-    project = build_project(every, list(configs.values())) if configs else None
+    project = build_project(every, list(configs.values()), found.resolved) if configs else None
     modules = {path: (name, is_package) for name, (path, is_package) in project.pending.items()} if project else {}
     jobs = []
     for path, config in configs.items():

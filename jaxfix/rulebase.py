@@ -23,42 +23,11 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.walk import parent_map
 from jaxfix.edits import edits_between
-from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
+from jaxfix.model import Code, Edit, Finding, Fix, ImportRequest, Option, Safety  # noqa: F401 (Code, Option: part of the rule API)
 
 _LONE_LF = re.compile(r"(?<!\r)\n")
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Code:
-    """One stable rule code. `fix` is "always", "sometimes" or "never" (Ruff's availability)."""
-
-    code: str
-    name: str
-    summary: str
-    fix: str = "sometimes"
-
-
-@dataclass(frozen=True)
-class Option:
-    """A rule option, set in `[tool.jaxfix.<rule-name>]`."""
-
-    name: str
-    default: Any
-    doc: str
-    choices: tuple[Any, ...] | None = None
-
-    def validate(self, value: Any) -> str | None:
-        """An error message for a bad value, else None."""
-        expected = type(self.default)
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            return None
-        if type(value) is not expected:
-            return f"expected {expected.__name__}, got {type(value).__name__} {value!r}"
-        if self.choices is not None and value not in self.choices:
-            return f"expected one of {', '.join(map(repr, self.choices))}, got {value!r}"
-        return None
 
 
 def _example_text(code: str) -> str:
@@ -93,7 +62,7 @@ class Invalid:
 _last_searched: tuple[str | None, dict] = (None, {})  # (text, pattern -> found): the rules of one text ask in turn
 
 
-def _searched(pattern: re.Pattern[str], source: str) -> bool:
+def pattern_found(pattern: re.Pattern[str], source: str) -> bool:
     """`pattern.search(source) is not None`, searched once per text: ten rules share the
     transform-name pattern, and one search of a large file costs more than all their substring
     tests together. (A thread analysing another text meanwhile costs a search, never an answer.)"""
@@ -138,7 +107,7 @@ class Rule:
     def passes_prefilter(cls, source: str) -> bool:
         """The text test before any parse. Must never reject a real match."""
         return any(token in source for token in cls.prefilter) and (
-            cls.prefilter_pattern is None or _searched(cls.prefilter_pattern, source)
+            cls.prefilter_pattern is None or pattern_found(cls.prefilter_pattern, source)
         )
 
     def could_match(self, tree: ast.Module) -> bool:

@@ -20,10 +20,16 @@ import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxfix.analysis.callgraph import CallSummary, CrossEntry, propagate, summarize_calls
+from typing import TYPE_CHECKING
+
 from jaxfix.analysis.pytrees import ModuleSummary, class_kind, inherited_kind, summarize
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.engine.cache import code_fingerprint, content_digest, store_pickle
+
+if TYPE_CHECKING:
+    from jaxfix.analysis.callgraph import CallSummary, CrossEntry
+
+# The call graph's analyses (`callgraph`, `trace_screen`) import libcst's side of the analysis:
+# they are imported where a module is summarised, so that a run answered from the cache never does.
 
 # A summary-store record of a module without trace entries whose summaries were not made
 # (`module_facts`): all the call graph needs to know of it unless the propagation reaches it.
@@ -131,18 +137,16 @@ class ProjectIndex:
         Computed once for the whole project, from the modules that may name a jax transform (a
         lazy index reads only those and the modules their traced code calls)."""
         if self._entered is None:
+            from jaxfix.analysis.callgraph import propagate
+
             self._entered = propagate(self.call_summary, self._trace_roots(), is_pytree=self._is_pytree)
         return self._entered.get(module_name or "", {})
 
     def entries_digest(self, path: str | os.PathLike) -> str:
-        """A digest of what other modules make traced in the file at `path` (part of its cache key:
-        an edit elsewhere that changes it must not reuse a cached result)."""
+        """A digest of what other modules make traced in the file at `path` (what its cached result
+        is checked against: an edit elsewhere that changes it must not reuse that result)."""
         name, _ = self.module_for_path(path)
-        found = self.cross_entries(name)
-        if not found:
-            return ""
-        facts = repr(sorted((k, sorted(v.traced), v.reason) for k, v in found.items()))
-        return hashlib.sha256(facts.encode()).hexdigest()[:12]
+        return entries_digest(self.cross_entries(name))
 
     def refresh(self, path: str | os.PathLike) -> None:
         """Summarise the file at `path` again (the editor saved it), or drop it if it is gone."""
@@ -161,6 +165,8 @@ class ProjectIndex:
         self.generation += 1
 
     def _trace_roots(self) -> list[str]:
+        from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+
         roots = [name for name, calls in self.calls.items() if calls.entries]
         for name, (path, _) in list(self.pending.items()):
             if name in self._no_entries:
@@ -233,7 +239,12 @@ class ProjectIndex:
 
 
 def build_project_index(
-    paths: list[str], *, cache_dir: str | os.PathLike | None = None, workers: int = 1, lazy: bool = False
+    paths: list[str],
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    workers: int = 1,
+    lazy: bool = False,
+    resolved: list[Path] | None = None,
 ) -> ProjectIndex:
     """Summarise every Python file in `paths` (files; folders are not walked: pass discovered files).
 
@@ -242,18 +253,19 @@ def build_project_index(
     ~10 s of CPU); the files that do need summarising are spread over `workers` processes.
 
     With `lazy`, nothing is read yet: a module is parsed when a rule first asks about it
-    (`module`), in whichever process asks. A run without a result cache takes this path: only
-    the modules holding the bases of classes that a rule looks at are ever parsed.
+    (`module`), in whichever process asks; `jaxfix check` takes this path (`jaxfix.engine.runner`).
+    `resolved`, when given, is each path resolved (discovery has them: resolving costs a system
+    call per path component).
     """
     index = ProjectIndex()
     packages: dict[Path, list[str]] = {}
     if lazy:
-        for raw in paths:
+        for i, raw in enumerate(paths):
             path = Path(raw)
             if path.suffix in (".py", ".pyi"):
-                resolved = path.resolve()
-                name, is_package = _module_name(resolved, packages)
-                index.paths[str(resolved)] = (name, is_package)
+                real = path.resolve() if resolved is None else resolved[i]
+                name, is_package = _module_name(real, packages)
+                index.paths[str(real)] = (name, is_package)
                 index.pending.setdefault(name, (str(path), is_package))
         return index
     store = _SummaryStore(cache_dir)
@@ -311,13 +323,17 @@ def module_facts(
     The same answer `ProjectIndex.cross_entries` reaches by parsing the file itself: the text test
     first (on the text it reads, the bytes decoded as UTF-8), then the entries alone, which cost a
     third of the whole call summary."""
+    from jaxfix.analysis.callgraph import summarize_calls
+    from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+    from jaxfix.rulebase import pattern_found
+
     text = source if encoding in ("utf-8", "utf-8-sig") else None
     if text is None:
         try:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = source
-    if not MAY_NAME_A_TRANSFORM.search(text):
+    if not pattern_found(MAY_NAME_A_TRANSFORM, text):  # the rules' prefilters searched this text already
         return NO_ENTRIES
     if not summarize_calls(tree, name, path, is_package, calls=False).entries:
         return NO_ENTRIES
@@ -325,6 +341,8 @@ def module_facts(
 
 
 def _summarize_one(item) -> tuple[tuple[ModuleSummary, CallSummary] | None, str]:
+    from jaxfix.analysis.callgraph import summarize_calls
+
     path, name, is_package, data, _ = item
     try:
         tree = ast.parse(Path(path).read_bytes() if data is None else data, filename=path)
@@ -368,9 +386,49 @@ class _SummaryStore:
         store_pickle(self._path.parent, self._path, (self._code, self._new))
 
 
+def entries_digest(entries: dict | None) -> str:
+    """A digest of what other modules' traced code makes traced in one module (`cross_entries`)."""
+    if not entries:
+        return ""
+    facts = repr(sorted((k, sorted(v.traced), v.reason) for k, v in entries.items()))
+    return hashlib.sha256(facts.encode()).hexdigest()[:12]
+
+
+class Entered:
+    """The modules traced code of another module enters: per module, the digest of its entries
+    (`entries_digest`, what cached results are checked against) and the entries themselves, kept
+    pickled until a file of that module is analysed again (unpickling them imports the analyses)."""
+
+    def __init__(self, digests: dict[str, str], packed: dict[str, bytes]) -> None:
+        self.digests = digests
+        self._packed = packed
+        self._entries: dict[str, dict] = {}
+
+    @classmethod
+    def of(cls, entered: dict[str, dict[str, CrossEntry]]) -> "Entered":
+        made = cls({k: entries_digest(v) for k, v in entered.items()}, {})
+        made._entries = dict(entered)
+        return made
+
+    def digest(self, module: str | None) -> str:
+        return self.digests.get(module or "", "")
+
+    def entries(self, module: str | None) -> dict | None:
+        name = module or ""
+        if name not in self._entries and name in self._packed:
+            self._entries[name] = pickle.loads(self._packed[name])
+        return self._entries.get(name)
+
+    def packed(self) -> tuple[dict[str, str], dict[str, bytes]]:
+        packed = dict(self._packed)
+        for name, found in self._entries.items():
+            packed.setdefault(name, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
+        return dict(self.digests), packed
+
+
 class EntriesStore:
-    """The propagation's answer (`ProjectIndex.entered_modules`) for the last few trees checked, by
-    a digest of every module's name and file: an unchanged tree needs no call graph at all."""
+    """The propagation's answer (`Entered`) for the last few trees checked, by a digest of every
+    module's name and file: an unchanged tree needs no call graph at all."""
 
     FILE = "project-entries.pickle"
     KEEP = 8
@@ -378,7 +436,7 @@ class EntriesStore:
     def __init__(self, folder: str | os.PathLike) -> None:
         self._path = Path(folder) / self.FILE
         self._code = code_fingerprint()
-        self._known: dict[str, dict[str, dict[str, CrossEntry]]] = {}
+        self._known: dict[str, tuple[dict[str, str], dict[str, bytes]]] = {}
         try:
             with open(self._path, "rb") as handle:
                 code, known = pickle.load(handle)
@@ -392,12 +450,13 @@ class EntriesStore:
         """The digest of a tree: module -> (path as given, digest of the file and package flag)."""
         return hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()
 
-    def get(self, tree: str) -> dict[str, dict[str, CrossEntry]] | None:
-        return self._known.get(tree)
+    def get(self, tree: str) -> Entered | None:
+        found = self._known.get(tree)
+        return None if found is None else Entered(*found)
 
-    def put(self, tree: str, entered: dict[str, dict[str, CrossEntry]]) -> None:
+    def put(self, tree: str, entered: Entered) -> None:
         known = {k: v for k, v in self._known.items() if k != tree}
         known = dict(list(known.items())[-(self.KEEP - 1) :])
-        known[tree] = entered
+        known[tree] = entered.packed()
         self._known = known
         store_pickle(self._path.parent, self._path, (self._code, known))

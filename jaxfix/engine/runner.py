@@ -23,19 +23,21 @@ from __future__ import annotations
 
 import copy
 import gc
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from jaxfix.engine import analyze
 from jaxfix.engine.cache import CacheEntry, ResultCache, cache_key, content_digest
 from jaxfix.engine.config import Config
+from jaxfix.engine.project import Entered, entries_digest
 from jaxfix.engine.source import SourceError, decode
 from jaxfix.model import FileResult
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 POOL_THRESHOLD = 8  # below this many files a pool costs more than it saves
 
@@ -118,16 +120,6 @@ def run_job(job: Job) -> FileOutcome:
     return outcome
 
 
-def entries_digest(entries: Mapping | None) -> str:
-    """A digest of what other modules make traced in a file (`ProjectIndex.cross_entries`)."""
-    if not entries:
-        return ""
-    import hashlib
-
-    facts = repr(sorted((k, sorted(v.traced), v.reason) for k, v in entries.items()))
-    return hashlib.sha256(facts.encode()).hexdigest()[:12]
-
-
 def job_key(job: Job, digest: str) -> str:
     """The cache key of `job` on a file whose bytes have `digest` (`cache.content_digest`)."""
     module = "" if job.module is None else f"{job.module[0]}:{int(job.module[1])}"
@@ -149,6 +141,8 @@ def analyze_bytes(
             tree = ast.parse(source.text, filename=path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None  # `analyze` reports it
+    from jaxfix.engine.pipeline import analyze  # the rules and libcst: only once a file needs them
+
     result = analyze(source.text, path, config, fix=fix, project=project, tree=tree)
     outcome = FileOutcome(result, encoding=source.encoding, original_bytes=data)
     if facts_of is not None and tree is not None:
@@ -161,6 +155,9 @@ def analyze_bytes(
 def process_pool(workers: int, **kwargs) -> ProcessPoolExecutor:
     """A pool that forks (cheap) unless this process has imported jax: forking a process with
     jax's threads running can deadlock (the LSP server, tests and `explain` import it)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor  # imported here: a cached run starts no pool
+
     method = "spawn" if "jax" in sys.modules else None
     context = multiprocessing.get_context(method) if method else None
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, **kwargs)
@@ -201,6 +198,8 @@ class _Pool:
             self.executor = process_pool(
                 self.workers, initializer=_share_project, initargs=(self.project, self.digests)
             )
+        from concurrent.futures import FIRST_COMPLETED, wait
+
         pending = {}
         for batch in _batches(order, sizes, self.workers):
             future = self.executor.submit(_run_batch, [jobs[i] for i in batch])
@@ -270,18 +269,18 @@ def run_jobs(
     try:
         pool.run([jobs[i] for i in missing], [sizes[i] for i in missing], first)
         if project is not None:
-            entered = session.entered(project) if session is not None else project.entered_modules()
+            entered = session.entered(project) if session is not None else Entered.of(project.entered_modules())
             # the files other modules' traced code enters, unless analysed with those very entries
             again = [
                 i
                 for i, job in enumerate(jobs)
-                if job.module is not None and entries_digest(entered.get(job.module[0])) != results[i].entries_digest
+                if job.module is not None and entered.digest(job.module[0]) != results[i].entries_digest
             ]
 
             def second(k: int, outcome: FileOutcome) -> None:
                 results[again[k]] = outcome
 
-            redo = [replace(jobs[i], entries=entered.get(jobs[i].module[0]), facts=False) for i in again]
+            redo = [replace(jobs[i], entries=entered.entries(jobs[i].module[0]), facts=False) for i in again]
             pool.run(redo, [sizes[i] for i in again], second)
     finally:
         pool.close()

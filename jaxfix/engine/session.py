@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from jaxfix.engine.cache import ResultCache, content_digest
-from jaxfix.engine.project import EntriesStore, ProjectIndex, _SummaryStore, summary_key
+from jaxfix.engine.project import Entered, EntriesStore, ProjectIndex, _SummaryStore, summary_key
 from jaxfix.engine.runner import FileOutcome, Job, job_key
 from jaxfix.engine.source import SourceError, decode
 
@@ -94,14 +94,13 @@ class CacheSession:
         content, _, package = digest.rpartition(":")
         return summary_key(name, package == "1", content)
 
-    def entered(self, project: ProjectIndex) -> dict:
+    def entered(self, project: ProjectIndex) -> Entered:
         """`project.entered_modules()`, reused when every module's file is the one it was."""
         self._data.clear()  # the results are settled: the bytes are no longer needed here
         entries = EntriesStore(self.folder)
         tree = EntriesStore.tree_digest(self.modules)
         known = entries.get(tree)
         if known is not None:
-            project.assume_entries(known)
             return known
         store = self._summaries()
         for name in self.modules:
@@ -109,7 +108,7 @@ class CacheSession:
                 record = store.get(self._key(name))
                 if record is not None:
                     project.learn(name, record)
-        entered = project.entered_modules()
+        entered = Entered.of(project.entered_modules())
         entries.put(tree, entered)
         return entered
 
