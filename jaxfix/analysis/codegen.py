@@ -23,6 +23,17 @@ def black_format(code: str, line_length: int) -> str:
 def preferred_quote(module) -> str:
     """The quote character the file writes its strings with: `'` when its single-line single-quoted
     strings outnumber the double-quoted ones, else `"` (black's choice, and the default)."""
+    single, double = quote_counts(module)
+    return quote_of(single, double)
+
+
+def quote_of(single: int, double: int) -> str:
+    """`preferred_quote` from the counts of `quote_counts` (summed over a file's parts)."""
+    return "'" if single > double else '"'
+
+
+def quote_counts(node) -> tuple[int, int]:
+    """(single-quoted, double-quoted) single-line strings under a libcst `node` holding neither quote."""
     import libcst as cst
 
     counts = {"'": 0, '"': 0}
@@ -33,8 +44,8 @@ def preferred_quote(module) -> str:
             if body[:3] not in ("'''", '"""') and body[:1] in counts and "'" not in body[1:-1] and '"' not in body[1:-1]:
                 counts[body[0]] += 1
 
-    module.visit(Count())
-    return "'" if counts["'"] > counts['"'] else '"'
+    node.visit(Count())
+    return counts["'"], counts['"']
 
 
 def string_literal(value: str, quote: str) -> str:

@@ -377,6 +377,7 @@ class TraceScreen:
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
         self.built_from: dict[str, set[str]] = {}  # `h = Cls(...)` anywhere: h -> {"Cls"}
         self._static_params: dict[ScreenFunction, set[str]] = {}
+        self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
         self.def_parent: dict[int, ast.AST | None] = {}  # id of a def -> its enclosing def, None at top
         self.top_classes: list[ast.ClassDef] = []  # classes outside any function
         self._collect(tree)
@@ -569,9 +570,10 @@ class TraceScreen:
         if id(info.node) in self.assigned_to:
             names.add(self.assigned_to[id(info.node)])
         calls = [c for n in names for c in self.calls_by_name.get(n, ())]
-        calls += [c for c in self.calls if c.func is info.node]
+        by_callee, of_calls = self._calls_by_callee()
+        calls += by_callee.get(id(info.node), [])
         # `jax.jit(jax.jacrev(f))(r, 0)` passes arguments to `f` too
-        calls += [c for c in self.calls if type(c.func) is ast.Call and _names_function(self._unwrap(c.func)[0], names)]
+        calls += [c for c in of_calls if _names_function(self._unwrap(c.func)[0], names)]
         if info.name in _CONSTRUCTION_HOOKS:
             return self._static_params.setdefault(info, out)  # called by the class's name: nothing claimed
         for param, default in defaults.items():
@@ -582,6 +584,17 @@ class TraceScreen:
                 out.add(param)
         self._static_params[info] = out
         return out
+
+    def _calls_by_callee(self) -> tuple[dict[int, list[ast.Call]], list[ast.Call]]:
+        """(id of a called expression -> the calls of it, the calls of a call's result), made once:
+        `static_params` asks per traced function, and scanning every call each time is quadratic
+        in a module of many jitted functions."""
+        if self._callees is None:
+            by_callee: dict[int, list[ast.Call]] = {}
+            for call in self.calls:
+                by_callee.setdefault(id(call.func), []).append(call)
+            self._callees = (by_callee, [c for c in self.calls if type(c.func) is ast.Call])
+        return self._callees
 
     def _enter(self, info: ScreenFunction, traced: set[str]) -> bool:
         grew = not info.in_trace or not traced <= info.traced_params
