@@ -22,7 +22,9 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import io
 import re
+import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -38,7 +40,7 @@ from jaxfix.analysis.chunks import (
     line_starts,
     split_chunks,
 )
-from jaxfix.analysis.codegen import preferred_quote, quote_counts, quote_of
+from jaxfix.analysis.codegen import preferred_quote, quote_counts, quote_of, string_token_quotes
 from jaxfix.analysis.comments import Comment, comments_in
 from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.cstparse import parse_module
@@ -173,6 +175,7 @@ class _Memo:
     _comments: dict[str, tuple[list[Comment], bool]] = field(default_factory=dict)
     _quotes: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     _imports: dict[str, bool] = field(default_factory=dict)
+    _token_quotes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def renewed(self, chunks: list[Chunk]) -> "_Memo":
         texts = {c.text for c in chunks}
@@ -183,6 +186,7 @@ class _Memo:
             {t: c for t, c in self._comments.items() if t in texts},
             {t: q for t, q in self._quotes.items() if t in texts},
             {t: i for t, i in self._imports.items() if t in texts},
+            {t: q for t, q in self._token_quotes.items() if t in texts},
         )
 
     def has_import(self, text: str, tree: ast.Module, chunk: Chunk) -> bool:
@@ -197,8 +201,34 @@ class _Memo:
 
     def comments(self, text: str) -> tuple[list[Comment], bool]:
         if text not in self._comments:
-            self._comments[text] = comments_in(text)
+            if "#" not in text:  # a comment starts with `#`: none to find, nothing to tokenize
+                return [], True
+            self._tokenize(text)
         return self._comments[text]
+
+    def _tokenize(self, text: str) -> None:
+        """One pass of the tokenizer over a chunk for both what is memoised from it: its comments
+        (`comments_in`) and its strings' quotes (`text_quote_counts`)."""
+        found: list[Comment] = []
+        single = double = 0
+        quotes_ok = True
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(text).readline):
+                if token.type == tokenize.COMMENT:
+                    found.append((token.start[0], token.start[1], token.string))
+                elif token.type == tokenize.STRING and quotes_ok:
+                    try:
+                        counted = string_token_quotes(token.string)
+                    except Exception:  # noqa: BLE001 - an f-string libcst rejects: count this chunk otherwise
+                        quotes_ok = False
+                    else:
+                        single, double = single + counted[0], double + counted[1]
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            self._comments[text] = (found, False)
+            return
+        self._comments[text] = (found, True)
+        if quotes_ok:
+            self._token_quotes[text] = (single, double)
 
     def names(self, text: str, statements: list[ast.stmt]) -> ChunkNames | None:
         if text not in self._names:
@@ -211,14 +241,22 @@ class _Memo:
             self._placeholders[text] = _placeholder(text[code_at:])
         return self._placeholders[text]
 
+    def counted(self, text: str) -> tuple[int, int] | None:
+        """The quote counts of a chunk text, if they were counted already (else None)."""
+        found = self._quotes.get(text)
+        return found if found is not None else self._token_quotes.get(text)
+
     def quotes(self, plan: "_Plan", i: int, config: cst.PartialParserConfig) -> tuple[int, int] | None:
         """`quote_counts` of chunk `i`'s statements (None when it cannot be parsed alone)."""
         text = plan.chunks[i].text
         if text not in self._quotes:
-            parsed = self.parsed(plan, i, True, config)
-            self._quotes[text] = None if parsed is None else tuple(
-                map(sum, zip((0, 0), *(quote_counts(s) for s in parsed.statements)))
-            )
+            if text not in self._comments:
+                self._tokenize(text)  # the tokenizer's count: a tenth of a libcst parse
+            counts = self._token_quotes.get(text)
+            if counts is None:
+                parsed = self.parsed(plan, i, True, config)
+                counts = None if parsed is None else tuple(map(sum, zip((0, 0), *(quote_counts(s) for s in parsed.statements))))
+            self._quotes[text] = counts
         return self._quotes[text]
 
     def parsed(self, plan: "_Plan", i: int, kept: bool, config: cst.PartialParserConfig) -> ParsedChunk | None:
@@ -291,7 +329,13 @@ class _Run:
                 split(groups[:half])
                 split(groups[half:])
 
-        split(sorted(todo))
+        # A large group (many functions calling each other) is screened alone, once: in a half it
+        # would be screened again at every level of the split.
+        large = max(8, len(plan.chunks) // 16)
+        for g in sorted(todo):
+            if len(plan.groups[g]) > large:
+                split([g])
+        split(sorted(g for g in todo if len(plan.groups[g]) <= large))
         return clean
 
     def reduced(self, todo: set[int]) -> RawScan | None:
@@ -383,10 +427,28 @@ class _Plan:
 
     def quote(self) -> str:
         """The whole text's `preferred_quote`, for fixes built on a reduced text (whose left-out
-        statements hold strings too): summed over the chunks, each counted once per text."""
-        config = cst.PartialParserConfig(default_indent=self.indent, default_newline=self.context[1])
+        statements hold strings too): summed over the chunks, each counted once per text.
+
+        A chunk not counted yet is first only bounded: each string it could count for holds two
+        of its quote characters. Most texts write one style so much more than the other that the
+        bounds decide, and the chunks are tokenized only when they do not."""
         single = double = 0
-        for i in range(len(self.chunks)):
+        most_single = most_double = 0
+        uncounted = []
+        for i, chunk in enumerate(self.chunks):
+            counts = self.memo.counted(chunk.text)
+            if counts is None:
+                uncounted.append(i)
+                most_single += chunk.text.count("'") // 2
+                most_double += chunk.text.count('"') // 2
+            else:
+                single, double = single + counts[0], double + counts[1]
+        if single + most_single <= double:
+            return '"'
+        if single > double + most_double:
+            return "'"
+        config = cst.PartialParserConfig(default_indent=self.indent, default_newline=self.context[1])
+        for i in uncounted:
             counts = self.memo.quotes(self, i, config)
             if counts is None:
                 return preferred_quote(parse_module(self.source))

@@ -439,6 +439,12 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
+def _load_rules() -> None:
+    from jaxfix.engine import registry
+
+    registry.all_rules()
+
+
 def create_server() -> JaxfixLanguageServer:
     server = JaxfixLanguageServer()
 
@@ -453,6 +459,9 @@ def create_server() -> JaxfixLanguageServer:
             roots = [Path(p)]
         ls.settings.set_roots(roots)
         ls._loop = asyncio.get_running_loop()
+        # The rules (and libcst) are imported now, in the analysis thread, not by the first
+        # document's analysis: what a user opens first is answered in the time of its analysis.
+        ls._analysis_pool.submit(_load_rules)
         try:
             _use_lsp_lines(ls.workspace)
         except AttributeError:  # a pygls without these internals: keep its own documents
