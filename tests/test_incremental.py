@@ -443,3 +443,32 @@ def test_an_import_beside_other_code_is_seen_by_every_reduced_text():
     assert got == analyze(text, "m.py", config).findings
     assert got and all(not f.fix.imports for f in got if f.fix is not None)
     assert differences(text, path="m.py", config=config) == []
+
+
+@pytest.mark.parametrize("path", TEXTS[::7], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_an_edit_spliced_into_the_last_tree_gives_the_parsed_tree(path: Path):
+    """An edit inside one statement reuses the last stdlib tree with that statement parsed alone;
+    the result is the tree `ast.parse` gives the whole text, positions included."""
+    from incremental_support import mutations
+
+    text = path.read_text(encoding="utf-8")
+    typed = text.replace("return ", "return 0 + ", 1)
+    spliced = 0
+    for label, new in [*mutations(text, LIMIT), ("typed", typed)]:
+        analyzer = IncrementalAnalyzer()
+        analyzer.analyze(text, "m.py", Config())
+        tree = analyzer._spliced(new)
+        if tree is None:
+            continue
+        spliced += 1
+        assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(new), include_attributes=True), label
+    assert spliced or "return " not in text
+
+
+def test_an_edit_that_breaks_the_statement_is_reported_from_the_whole_text():
+    text = _module(3)
+    analyzer = IncrementalAnalyzer()
+    analyzer.analyze(text, "m.py", Config())
+    for broken in (text.replace("    if x > 0:", "    if x > (0:"), text.replace("@jax.jit\ndef clip", "@jax.jit\nclip")):
+        result = analyzer.analyze(broken, "m.py", Config())
+        assert result.error == analyze(broken, "m.py", Config()).error is not None

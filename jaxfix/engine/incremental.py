@@ -91,6 +91,7 @@ class IncrementalAnalyzer:
     _key: tuple | None = None  # (config, path, project, its generation)
     _entries: dict[tuple, _Entry] = field(default_factory=dict)
     _memo: "_Memo" = field(default_factory=lambda: _Memo())
+    _last: tuple | None = None  # (text, its stdlib tree, its chunks): what the next edit is spliced into
     stats: Stats = field(default_factory=Stats)
     parse_error: str | None = None  # why the last text did not parse; None when it did
 
@@ -99,7 +100,7 @@ class IncrementalAnalyzer:
         result = FileResult(path=path, source=source)
         self.stats = Stats()
         try:
-            tree = parse_ast(source, path)
+            tree = self._spliced(source) or parse_ast(source, path)
         except AnalysisError as exc:
             self.parse_error = str(exc)
             if not skips_file(source):
@@ -115,6 +116,7 @@ class IncrementalAnalyzer:
         code_filter = lambda code: config.code_selected(code, path)  # noqa: E731
         plan = _Plan(source, tree, self._memo)
         self._memo = plan.memo
+        self._last = (source, tree, plan.chunks)
         run = _Run(plan, path, rules, code_filter, config.options(), project)
         raw, errors = self._raw_findings(run)
         settled = settle(source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments)
@@ -122,6 +124,43 @@ class IncrementalAnalyzer:
         if settled.errors:
             result.error = "; ".join(settled.errors)
         return result
+
+    def _spliced(self, source: str) -> ast.Module | None:
+        """The stdlib tree of `source` from the last text's, when the edit between them lies inside
+        one chunk and keeps its line count: that chunk parsed alone, the other statements reused
+        (None: parse the whole text).
+
+        The text before the chunk ends a statement at depth 0 and the text after it starts one, so
+        the tokenizer and the grammar see the chunk as a sequence of statements of its own: a
+        chunk that parses alone gives, in place, what parsing the whole text gives; one that does
+        not (a bracket left open, a decorator without its def) is parsed with the whole text,
+        which reports the error. `tests/test_incremental.py` checks both trees are the same."""
+        if self._last is None:
+            return None
+        old, tree, chunks = self._last
+        if old == source or not chunks:
+            return None
+        start = _common_prefix(old, source)
+        tail = min(_common_suffix(old, source), len(old) - start, len(source) - start)
+        old_end = len(old) - tail
+        i = bisect.bisect_right([c.start for c in chunks], start) - 1
+        if i < 0:
+            return None
+        chunk = chunks[i]
+        if not (chunk.code_start <= start and old_end < chunk.end):
+            return None
+        new_text = source[chunk.start : chunk.end + len(source) - len(old)]
+        if new_text.count("\n") != chunk.text.count("\n") or "\r" in new_text or "\r" in chunk.text:
+            return None  # later statements would move: parse the whole text
+        try:
+            alone = ast.parse(new_text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if not alone.body:
+            return None
+        ast.increment_lineno(alone, chunk.line - 1)
+        body = [*tree.body[: chunk.statements.start], *alone.body, *tree.body[chunk.statements.stop :]]
+        return ast.Module(body=body, type_ignores=[])
 
     def _raw_findings(self, run: "_Run") -> tuple[list[Finding], list[str]]:
         plan = run.plan
@@ -624,6 +663,30 @@ class _Plan:
             self._spellers[name] = found
         inside = set(group)
         return tuple(sorted(self.chunks[i].text for i in self._spellers[name] if i not in inside))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of `a` and `b` (halving: string comparisons in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _common_suffix(a: str, b: str) -> int:
+    """The length of the longest common suffix of `a` and `b`."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid : len(a) - low] == b[len(b) - mid : len(b) - low]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def _distinct(parsed: list[ParsedChunk | None]) -> list[ParsedChunk | None]:
