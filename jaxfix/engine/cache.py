@@ -75,12 +75,30 @@ class ResultCache:
         try:
             with open(self._entry(key), "rb") as handle:
                 value = pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        except _PICKLE_PROBLEMS:
             return None
         return value if isinstance(value, CacheEntry) and isinstance(value.result, FileResult) else None
 
     def put(self, key: str, entry: CacheEntry) -> None:
         store_pickle(self.folder, self._entry(key), entry)
+
+
+_PICKLE_PROBLEMS = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError)
+
+
+def load_for_this_code(path: Path) -> object | None:
+    """What `store_for_this_code` kept at `path`, if this very code kept it; any problem is None."""
+    try:
+        with open(path, "rb") as handle:
+            code, value = pickle.load(handle)
+    except _PICKLE_PROBLEMS:
+        return None
+    return value if code == code_fingerprint() else None
+
+
+def store_for_this_code(path: Path, value: object) -> None:
+    """Keep `value` at `path` (a file of the cache folder), for this code only (`load_for_this_code`)."""
+    store_pickle(path.parent, path, (code_fingerprint(), value))
 
 
 def store_pickle(folder: Path, entry: Path, value: object) -> None:

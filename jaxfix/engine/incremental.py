@@ -334,10 +334,10 @@ class _Run:
         )
 
     def screened_out(self, todo: set[int]) -> set[int]:
-        """The groups of `todo` that no rule can report on: the stdlib screens (`Rule.could_match`)
-        of the rules whose text test the document passes reject the tree of their statements and
-        the imports, the program whose analysis finds all their findings (the statements of other
-        groups share no name with them). Halves of `todo` are screened together first, so a
+        """The groups of `todo` that no rule can report on: the text tests (`Rule.passes_prefilter`)
+        or the stdlib screens (`Rule.could_match`) of the rules reject the program of their
+        statements and the imports, whose analysis finds all their findings (the statements of
+        other groups share no name with them). Halves of `todo` are screened together first, so a
         document with a few suspect groups is screened a few times over.
 
         None are when traced code of another module enters this one: those rules then run past
@@ -356,9 +356,15 @@ class _Run:
         def admitted(groups: list[int]) -> bool:
             # Not the statements before the chunks that `kept` adds: they share no name with these
             # groups (else they would be one group) and shape only the fixes' text, not what is found.
-            keep = imports | {i for g in groups for i in plan.groups[g]}
-            tree = ast.Module(body=[body[k] for i in sorted(keep) for k in plan.chunks[i].statements], type_ignores=[])
-            return any(rule.could_match(tree) for rule in rules)
+            keep = sorted(imports | {i for g in groups for i in plan.groups[g]})
+            # The text test first, on this program's text (a reduced text adds only placeholders,
+            # which no rule's text test can match in): most rules are out before any tree is built.
+            text = "".join(plan.chunks[i].text for i in keep)
+            asked = [rule for rule in rules if rule.passes_prefilter(text)]
+            if not asked:
+                return False
+            tree = ast.Module(body=[body[k] for i in keep for k in plan.chunks[i].statements], type_ignores=[])
+            return any(rule.could_match(tree) for rule in asked)
 
         def split(groups: list[int]) -> None:
             if not admitted(groups):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jaxfix.analysis.pytrees import ModuleSummary, class_kind, inherited_kind, summarize
-from jaxfix.engine.cache import code_fingerprint, content_digest, store_pickle
+from jaxfix.engine.cache import content_digest, load_for_this_code, store_for_this_code
 
 if TYPE_CHECKING:
     from jaxfix.analysis.callgraph import CallSummary, CrossEntry
@@ -358,17 +358,12 @@ class _SummaryStore:
 
     def __init__(self, folder: str | os.PathLike | None) -> None:
         self._path = Path(folder) / self.FILE if folder is not None else None
-        self._code = code_fingerprint()
         self._old: dict[str, tuple[ModuleSummary, CallSummary]] = {}
         self._new: dict[str, tuple[ModuleSummary, CallSummary]] = {}
         if self._path is not None:
-            try:
-                with open(self._path, "rb") as handle:
-                    code, summaries = pickle.load(handle)
-                if code == self._code and isinstance(summaries, dict):
-                    self._old = summaries
-            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
-                pass
+            summaries = load_for_this_code(self._path)
+            if isinstance(summaries, dict):
+                self._old = summaries
 
     def get(self, key: str) -> tuple[ModuleSummary, CallSummary] | None:
         summary = self._old.get(key)
@@ -383,7 +378,7 @@ class _SummaryStore:
         """Keep exactly the summaries of this run's files (so the store never grows without bound)."""
         if self._path is None or self._new.keys() == self._old.keys():
             return
-        store_pickle(self._path.parent, self._path, (self._code, self._new))
+        store_for_this_code(self._path, self._new)
 
 
 def entries_digest(entries: dict | None) -> str:
@@ -435,15 +430,8 @@ class EntriesStore:
 
     def __init__(self, folder: str | os.PathLike) -> None:
         self._path = Path(folder) / self.FILE
-        self._code = code_fingerprint()
-        self._known: dict[str, tuple[dict[str, str], dict[str, bytes]]] = {}
-        try:
-            with open(self._path, "rb") as handle:
-                code, known = pickle.load(handle)
-            if code == self._code and isinstance(known, dict):
-                self._known = known
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
-            pass
+        known = load_for_this_code(self._path)
+        self._known: dict[str, tuple[dict[str, str], dict[str, bytes]]] = known if isinstance(known, dict) else {}
 
     @staticmethod
     def tree_digest(modules: dict[str, tuple[str, str]]) -> str:
@@ -459,4 +447,4 @@ class EntriesStore:
         known = dict(list(known.items())[-(self.KEEP - 1) :])
         known[tree] = entered.packed()
         self._known = known
-        store_pickle(self._path.parent, self._path, (self._code, known))
+        store_for_this_code(self._path, known)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import pickle
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,19 +86,14 @@ def catalog() -> tuple[RuleCard, ...]:
     this very code, else from the rules (then kept there)."""
     if not _catalog_folder:
         return tuple(RuleCard.of(rule) for rule in all_rules())
-    from jaxfix.engine.cache import code_fingerprint, store_pickle
+    from jaxfix.engine.cache import load_for_this_code, store_for_this_code
 
     path = _catalog_folder[0] / _CATALOG_FILE
-    code = code_fingerprint()
-    try:
-        with open(path, "rb") as handle:
-            stored, cards = pickle.load(handle)
-        if stored == code and isinstance(cards, tuple) and all(isinstance(c, RuleCard) for c in cards):
-            return cards
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
-        pass
+    cards = load_for_this_code(path)
+    if isinstance(cards, tuple) and cards and all(isinstance(c, RuleCard) for c in cards):
+        return cards
     cards = tuple(RuleCard.of(rule) for rule in all_rules())
-    store_pickle(path.parent, path, (code, cards))
+    store_for_this_code(path, cards)
     return cards
 
 
