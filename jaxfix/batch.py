@@ -116,7 +116,7 @@ def run_paths(
     if options.cache_dir is not None:
         from jaxfix.engine.session import CacheSession
 
-        session = CacheSession(options.cache_dir, every, project, keep_text=options.keep_text)
+        session = CacheSession(options.cache_dir, every, project)
     if on_total is not None:
         on_total(len(jobs))
     outcome.files = run_jobs(jobs, options.workers, on_done, project=project, session=session)

@@ -25,7 +25,7 @@ import copy
 import gc
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,66 +171,73 @@ def _run_batch(jobs: list[Job]) -> list[FileOutcome]:
     return [run_job(job) for job in jobs]
 
 
-@dataclass
-class _Pool:
-    """The run's workers, started on first need and kept for the second pass."""
+class _Scheduler:
+    """The run's jobs on its workers (a pool started on first need), largest files first, with a
+    queue this process can still reorder: few batches are handed to the pool at a time, so a job
+    queued later (a second analysis) can go ahead of the rest."""
 
-    workers: int
-    project: object
-    digests: Mapping[str, str] | None = None  # module -> digest of its file (cache entries record them)
-    executor: ProcessPoolExecutor | None = None
+    def __init__(self, jobs: list[Job], sizes: Sequence[int], workers: int, project: object, digests) -> None:
+        self.jobs = jobs  # a queued job is read when its batch is sent: it may still be replaced
+        self.sizes = sizes
+        self.workers = workers
+        self.project = project
+        self.digests = digests
+        self.queue: list[list[int]] = []  # batches of job indices, the next one first
+        self.executor: ProcessPoolExecutor | None = None
+        self.running: dict = {}  # future -> its batch
+        self.target = 1
 
-    def run(self, jobs: Sequence[Job], sizes: Sequence[int], on_done: Callable[[int, FileOutcome], None]) -> None:
-        """Run `jobs`, calling `on_done(i, outcome)` as each finishes: largest files first, so
-        that no large file is left for the end while the other workers idle."""
-        order = sorted(range(len(jobs)), key=lambda i: -sizes[i])
-        if self.workers <= 1 or (len(jobs) < POOL_THRESHOLD and self.executor is None):
-            if self.executor is None:
-                _share_project(self.project, self.digests)
-            for i in order:
-                on_done(i, run_job(jobs[i]))
-            return
-        if self.executor is None:
+    def push(self, indices: Sequence[int], *, first: bool = False) -> None:
+        """Queue the jobs `indices` (at the front with `first`), largest first, in batches of about
+        an eighth of a worker's share of the bytes: large files alone, small ones together."""
+        order = sorted(indices, key=lambda i: -self.sizes[i])
+        batches: list[list[int]] = []
+        current: list[int] = []
+        held = 0
+        for i in order:
+            current.append(i)
+            held += self.sizes[i]
+            if held >= self.target or len(current) >= 32:
+                batches.append(current)
+                current, held = [], 0
+        if current:
+            batches.append(current)
+        self.queue = [*batches, *self.queue] if first else [*self.queue, *batches]
+
+    def start(self, total: int) -> None:
+        """Decide, for `total` jobs queued now, whether a pool pays; size the batches."""
+        self.target = max(1, sum(self.sizes[i] for b in self.queue for i in b) // (self.workers * 8))
+        if self.workers > 1 and total >= POOL_THRESHOLD:
             # fork after the rules are imported: the workers share them
             from jaxfix.engine import registry
 
             registry.all_rules()
-            self.executor = process_pool(
-                self.workers, initializer=_share_project, initargs=(self.project, self.digests)
-            )
+            self.executor = process_pool(self.workers, initializer=_share_project, initargs=(self.project, self.digests))
+        else:
+            _share_project(self.project, self.digests)
+
+    def done(self) -> Iterator[tuple[int, FileOutcome]]:
+        """(job index, outcome) as jobs finish, until nothing is queued or running; the caller may
+        queue more meanwhile."""
+        if self.executor is None:
+            while self.queue:
+                for i in self.queue.pop(0):
+                    yield i, run_job(self.jobs[i])
+            return
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        pending = {}
-        for batch in _batches(order, sizes, self.workers):
-            future = self.executor.submit(_run_batch, [jobs[i] for i in batch])
-            pending[future] = batch
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                for i, outcome in zip(pending.pop(future), future.result()):
-                    on_done(i, outcome)
+        while self.queue or self.running:
+            while self.queue and len(self.running) < 2 * self.workers:
+                batch = self.queue.pop(0)
+                self.running[self.executor.submit(_run_batch, [self.jobs[i] for i in batch])] = batch
+            finished, _ = wait(self.running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                for i, outcome in zip(self.running.pop(future), future.result()):
+                    yield i, outcome
 
     def close(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(cancel_futures=True)
-
-
-def _batches(order: list[int], sizes: Sequence[int], workers: int) -> list[list[int]]:
-    """`order` (largest first) cut into batches of about an eighth of a worker's share of bytes:
-    large files alone, small ones together (one round trip each)."""
-    target = max(1, sum(sizes) // (workers * 8))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    held = 0
-    for i in order:
-        current.append(i)
-        held += sizes[i]
-        if held >= target or len(current) >= 32:
-            batches.append(current)
-            current, held = [], 0
-    if current:
-        batches.append(current)
-    return batches
 
 
 def run_jobs(
@@ -241,10 +248,17 @@ def run_jobs(
     project: object = None,
     session: object = None,
 ) -> list[FileOutcome]:
-    """Outcomes of `jobs`, in their order; `on_done` is called once per job as the first pass
-    settles it (for a progress bar). `project` is the run's lazy project index; `session`
-    (`jaxfix.engine.session.CacheSession`) answers cache lookups and keeps what the run learned."""
+    """Outcomes of `jobs`, in their order; `on_done` is called once per job as its first analysis
+    (or cache hit) settles it, for a progress bar. `project` is the run's lazy project index;
+    `session` (`jaxfix.engine.session.CacheSession`) answers cache lookups and keeps what the run
+    learned.
+
+    With a project, the files that may name a transform (the only possible roots of the call
+    graph) are analysed first; once they are, this process propagates, and while the other files
+    are analysed, the files other modules' traced code enters are analysed again (or, when not
+    started yet, analysed once with their entries)."""
     workers = workers or default_jobs()
+    jobs = list(jobs)
     results: list[FileOutcome | None] = [None] * len(jobs)
     for i, job in enumerate(jobs):
         if session is not None:
@@ -254,39 +268,75 @@ def run_jobs(
     missing = [i for i, outcome in enumerate(results) if outcome is None]
     sizes = [session.size(job.path) if session is not None else _size(job.path) for job in jobs]
     digests = session.module_digests() if session is not None else None
-    pool = _Pool(workers, _worker_view(project), digests)
+    scheduler = _Scheduler(jobs, sizes, workers, _worker_view(project), digests)
+    roots_first = set(missing if project is None else (i for i in missing if _may_be_root(jobs[i].path, session)))
+    scheduler.push(sorted(roots_first))
+    scheduler.push([i for i in missing if i not in roots_first])
+    scheduler.start(len(missing))
+    waiting = len(roots_first)  # first analyses of possible roots still to come
+    entered = None
+    counted: set[int] = set()  # jobs whose first outcome went to `on_done`
 
-    def first(k: int, outcome: FileOutcome) -> None:
-        i = missing[k]
-        results[i] = outcome
-        if outcome.facts is not None:
-            project.learn(jobs[i].module[0], outcome.facts)
-            if session is not None:
-                session.learned(jobs[i].module, outcome.facts)
-        if on_done is not None:
-            on_done(outcome)
+    def settle(i: int) -> None:
+        """After the propagation: analyse job `i` again if it ran with other entries than its own."""
+        module = jobs[i].module
+        if module is not None and entered.digest(module[0]) != results[i].entries_digest:
+            jobs[i] = replace(jobs[i], entries=entered.entries(module[0]), facts=False)
+            scheduler.push([i], first=True)
 
     try:
-        pool.run([jobs[i] for i in missing], [sizes[i] for i in missing], first)
-        if project is not None:
-            entered = session.entered(project) if session is not None else Entered.of(project.entered_modules())
-            # the files other modules' traced code enters, unless analysed with those very entries
-            again = [
-                i
-                for i, job in enumerate(jobs)
-                if job.module is not None and entered.digest(job.module[0]) != results[i].entries_digest
-            ]
-
-            def second(k: int, outcome: FileOutcome) -> None:
-                results[again[k]] = outcome
-
-            redo = [replace(jobs[i], entries=entered.entries(jobs[i].module[0]), facts=False) for i in again]
-            pool.run(redo, [sizes[i] for i in again], second)
+        if project is not None and not roots_first:
+            entered = _propagate(project, session)
+            for i in range(len(jobs)):
+                if results[i] is not None:
+                    settle(i)
+        for i, outcome in scheduler.done():
+            results[i] = outcome
+            if outcome.facts is not None:
+                project.learn(jobs[i].module[0], outcome.facts)
+                if session is not None:
+                    session.learned(jobs[i].module, outcome.facts)
+            if on_done is not None and i not in counted:
+                counted.add(i)
+                on_done(outcome)
+            if project is None:
+                continue
+            if entered is None:
+                waiting -= i in roots_first
+                if waiting == 0:
+                    entered = _propagate(project, session)
+                    for j, queued in enumerate(jobs):  # the files not started yet get their entries now
+                        if results[j] is None and queued.module is not None and entered.digest(queued.module[0]):
+                            jobs[j] = replace(queued, entries=entered.entries(queued.module[0]))
+                    for j in range(len(jobs)):
+                        if results[j] is not None:
+                            settle(j)
+            else:
+                settle(i)
     finally:
-        pool.close()
+        scheduler.close()
     if session is not None:
         session.save(project)
     return results  # type: ignore[return-value]
+
+
+def _propagate(project, session) -> Entered:
+    """What other modules' traced code enters, once every possible root is known."""
+    return session.entered(project) if session is not None else Entered.of(project.entered_modules())
+
+
+def _may_be_root(path: str, session) -> bool:
+    """Could the file at `path` be a root of the call graph (a transform named in it, the test
+    `ProjectIndex` applies to the text it reads)? True when it cannot be read here."""
+    from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+
+    data = session.data(path) if session is not None else None
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return True
+    return MAY_NAME_A_TRANSFORM.search(data.decode("utf-8", errors="replace")) is not None
 
 
 def _worker_view(project: object) -> object:

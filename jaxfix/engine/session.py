@@ -25,7 +25,7 @@ from jaxfix.engine.source import SourceError, decode
 class CacheSession:
     """One run's view of the cache folder: the digest of every file of the run, read once."""
 
-    def __init__(self, folder: str, files: Iterable[str], project: ProjectIndex | None, *, keep_text: bool = True) -> None:
+    def __init__(self, folder: str, files: Iterable[str], project: ProjectIndex | None) -> None:
         self.folder = folder
         self.results = ResultCache(folder)
         self.digests: dict[str, str] = {}
@@ -37,8 +37,7 @@ class CacheSession:
             except OSError:
                 continue  # the worker reports it
             self.digests[path], self.sizes[path] = content_digest(data), len(data)
-            if keep_text:
-                self._data[path] = data
+            self._data[path] = data  # until the results are settled (`entered`)
         # module -> (path as given, digest of its file with the package flag): what results depend on
         self.modules: dict[str, tuple[str, str]] = {}
         if project is not None:
@@ -50,6 +49,10 @@ class CacheSession:
 
     def size(self, path: str) -> int:
         return self.sizes.get(path, 0)
+
+    def data(self, path: str) -> bytes | None:
+        """The bytes of `path` as this session read them (None once the results are settled)."""
+        return self._data.get(path)
 
     def module_digests(self) -> dict[str, str]:
         """module -> digest of its file (what a cache entry records for each module it asked about)."""
@@ -67,7 +70,7 @@ class CacheSession:
             return None
         result, data = entry.result, self._data.get(job.path)
         encoding = None
-        if job.keep_text:
+        if job.keep_text and data is not None:
             try:
                 source = decode(data)
             except SourceError:
