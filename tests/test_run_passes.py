@@ -157,3 +157,17 @@ def test_the_catalog_in_the_cache_folder_is_the_rules_own(tmp_path, monkeypatch)
         assert registry.catalog() == cards  # a stale or broken catalog is made again
     finally:
         registry.catalog.cache_clear()
+
+
+def test_a_file_naming_no_transform_is_analysed_once_with_its_entries(tmp_path, monkeypatch):
+    """`helpers` names no jax transform, so it cannot be a root: it is analysed after the possible
+    roots, when the propagation has told what `model`'s jitted code makes traced in it."""
+    from jaxfix.engine import runner
+
+    plain = "def count(T, dt):\n    return int(T / dt)\n"
+    write(tmp_path, {"pkg/helpers.py": plain, "pkg/model.py": CALLER})
+    analysed: list[str] = []
+    real = runner.run_job
+    monkeypatch.setattr(runner, "run_job", lambda job: analysed.append(Path(job.path).name) or real(job))
+    assert codes(tmp_path, workers=1) == [("helpers.py", "JAX304")]
+    assert analysed.count("helpers.py") == 1 and analysed.index("model.py") < analysed.index("helpers.py")
