@@ -7,9 +7,13 @@ then edits it N times, waiting each time for the diagnostics of that version.
 
     PYTHONPATH=. .venv/bin/python benchmarks/lsp_latency.py [--edits 20] [--lines 2000]
 
-Prints one JSON object: findings, per-edit latencies (ms, debounce subtracted),
-median, p90 and max, and the same edits analysed in this process, incrementally (what the
-server does) and in full (what each edit cost before). The aim is a median under 150 ms.
+Prints one JSON object: findings, the first analysis (`didOpen` to its diagnostics, in the
+server; and in this process, wall and CPU, after the server's own warm-up), per-edit
+latencies (ms, debounce subtracted), median, p90 and max, and the same edits analysed in this
+process, incrementally (what the server does) and in full (what each edit cost before). Aims
+(issue #21): a first analysis within 150 ms, and an edit's median within 50 ms, `--connected`
+(the worst case: one group of 2,000 lines) included. The machine's load is printed with the
+figures: on a busy machine wall times stretch; CPU milliseconds do not, much.
 """
 
 from __future__ import annotations
@@ -117,10 +121,13 @@ async def run(edits: int, lines: int, debounce_ms: int, connected: bool) -> dict
                         return stamp, params
                 await asyncio.sleep(0.0005)
 
+        await asyncio.sleep(3.0)  # the server loads the rules after `initialize`, as an editor's user types
+        opened = time.perf_counter()
         client.text_document_did_open(
             types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
         )
-        _, first = await wait_version(1)
+        stamp, first = await wait_version(1)
+        first_open_ms = (stamp - opened) * 1000
         latencies = []
         # Type at the end of one statement (" + 0" each time): a real, parseable change inside one
         # function, which the server re-analyses (with the statement after it), reusing the rest.
@@ -147,16 +154,24 @@ async def run(edits: int, lines: int, debounce_ms: int, connected: bool) -> dict
     latencies.sort()
     # The same edits analysed in this process: a full analysis (what every edit cost before the
     # server analysed incrementally) and the incremental one the server runs.
-    full, incremental = [], []
+    full, incremental, incremental_cpu = [], [], []
+    from jaxfix.engine.runner import tune_gc
+    from jaxfix.lsp.server import _load_rules
+
+    tune_gc()  # as the server does
+    _load_rules()  # as the server does after `initialize`: rules, black, their caches
     analyzer = IncrementalAnalyzer()
+    t0, c0 = time.perf_counter(), time.process_time()
     analyzer.analyze(text, "big_module.py", Config())
+    first_ms, first_cpu_ms = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
     current = text
     for n in range(edits):
         offset = sum(len(x) for x in current.splitlines(keepends=True)[:line]) + len(target) + 4 * n
         current = current[:offset] + " + 0" + current[offset:]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         analyzer.analyze(current, "big_module.py", Config())
         incremental.append((time.perf_counter() - t0) * 1000)
+        incremental_cpu.append((time.process_time() - c0) * 1000)
         if n < 3:
             t0 = time.perf_counter()
             analyze(current, "big_module.py", Config())
@@ -166,12 +181,16 @@ async def run(edits: int, lines: int, debounce_ms: int, connected: bool) -> dict
         "findings": findings,
         "diagnostics_published": len(first.diagnostics),
         "debounce_ms": debounce_ms,
+        "first_open_ms": round(first_open_ms, 1),
+        "first_analysis_ms": round(first_ms, 1),
+        "first_analysis_cpu_ms": round(first_cpu_ms, 1),
         "edits": edits,
         "median_ms": round(statistics.median(latencies), 1),
         "p90_ms": round(latencies[int(0.9 * (len(latencies) - 1))], 1),
         "max_ms": round(latencies[-1], 1),
         "min_ms": round(latencies[0], 1),
         "incremental_analyze_median_ms": round(statistics.median(incremental), 1),
+        "incremental_analyze_median_cpu_ms": round(statistics.median(incremental_cpu), 1),
         "full_analyze_median_ms": round(statistics.median(full), 1),
         "server_overhead_median_ms": round(statistics.median(latencies) - statistics.median(incremental), 1),
         "rules": [info.code for _, info in registry.all_codes()],

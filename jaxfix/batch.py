@@ -22,6 +22,7 @@ class BatchOptions:
     cache_dir: str | None = None
     changed_since: str | None = None
     shard: tuple[int, int] | None = None  # (K, N), 1-based K
+    keep_text: bool = True  # each outcome keeps its text and bytes (for writing, diffs, --add-noqa)
 
 
 @dataclass
@@ -38,11 +39,13 @@ class BatchOutcome:
         return [f"{o.result.path}: {o.result.error}" for o in self.files if o.result.error]
 
 
-def build_project(paths: list[str], configs: list[Config], options: BatchOptions):
-    """Cross-file facts (pytree base classes defined in other modules), when a selected rule reads them."""
+def build_project(paths: list[str], configs: list[Config], resolved: list[Path] | None = None):
+    """The lazy project index (cross-file facts: pytree bases in other modules, the call graph),
+    when a selected rule reads it. Nothing is parsed here: the checks tell it the call graph's
+    roots (`jaxfix.engine.runner`), and a module is summarised when a question needs it."""
     wanted = [
         code.code
-        for rule in registry.all_rules()
+        for rule in registry.catalog()
         if rule.uses_project or rule.follows_calls
         for code in rule.codes
     ]
@@ -50,21 +53,7 @@ def build_project(paths: list[str], configs: list[Config], options: BatchOptions
         return None
     from jaxfix.engine.project import build_project_index
 
-    # Without a result cache nothing needs the whole index (its fingerprint keys cached results):
-    # modules are then summarised only when a rule asks about one.
-    lazy = options.cache_dir is None
-    index = build_project_index(paths, cache_dir=options.cache_dir, workers=options.workers or default_jobs(), lazy=lazy)
-    index.cross_entries(None)  # the call graph, once, before the index travels to the workers
-    return index
-
-
-def _file_fingerprint(project, project_fingerprint: str, path) -> str:
-    """The project's part of a file's cache key: its facts, and what other modules' traced code
-    makes traced in this file (which a body edit elsewhere can change)."""
-    if not project_fingerprint:
-        return ""
-    digest = project.entries_digest(path)
-    return f"{project_fingerprint}:{digest}" if digest else project_fingerprint
+    return build_project_index(paths, lazy=True, resolved=resolved)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -113,13 +102,22 @@ def run_paths(
         except ConfigError as exc:
             outcome.errors.append(str(exc))
     # the index covers every discovered file, also those outside --changed-since or the shard
-    project = build_project([str(p) for p in found.files], list(configs.values()), options) if configs else None
-    project_fingerprint = project.fingerprint() if project is not None and options.cache_dir is not None else ""
-    jobs = [
-        Job(str(path), config, options.fix, _file_fingerprint(project, project_fingerprint, path), options.cache_dir)
-        for path, config in configs.items()
-    ]
+    every = [str(p) for p in found.files]
+    project = build_project(every, list(configs.values()), found.resolved) if configs else None
+    modules = {path: (name, is_package) for name, (path, is_package) in project.pending.items()} if project else {}
+    jobs = []
+    for path, config in configs.items():
+        module = modules.get(str(path))
+        facts = module is not None  # the file the index has for that module name (not a duplicate)
+        if project is not None and module is None:
+            module = project.module_for_path(path)
+        jobs.append(Job(str(path), config, options.fix, options.cache_dir, module, facts, keep_text=options.keep_text))
+    session = None
+    if options.cache_dir is not None:
+        from jaxfix.engine.session import CacheSession
+
+        session = CacheSession(options.cache_dir, every, project)
     if on_total is not None:
         on_total(len(jobs))
-    outcome.files = run_jobs(jobs, options.workers, on_done, project=project)
+    outcome.files = run_jobs(jobs, options.workers, on_done, project=project, session=session)
     return outcome

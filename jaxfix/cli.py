@@ -20,13 +20,12 @@ from jaxfix.batch import BatchOptions, BatchOutcome, parse_shard, run_paths
 from jaxfix.engine import registry, write_policy
 from jaxfix.engine.cache import CACHE_DIR_NAME
 from jaxfix.engine.config import ConfigError, ConfigResolver, load_pyproject
-from jaxfix.engine.fixing import fix_is_wanted
-from jaxfix.engine.runner import FileOutcome, analyze_bytes, default_jobs
+from jaxfix.engine.runner import FileOutcome, default_jobs
 from jaxfix.progress import progress
 from jaxfix.report import github, jsonfmt, sarif, text
-from jaxfix.report.diff import unified_diff
-from jaxfix.report.migration import write_report
-from jaxfix.ruledocs import render_rule_doc
+
+# Imported where used, not here: the rules, libcst and the fixing loop (`fixing`, `ruledocs`,
+# `runner.analyze_bytes`), which a `check` answered from the cache never needs.
 
 app = typer.Typer(
     name="jaxfix",
@@ -114,6 +113,13 @@ def _split_codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
     return codes
 
 
+def _catalog_from_cache(no_cache: bool) -> None:
+    """With the result cache, the rules' catalog (codes, options) is read from it too: a run whose
+    results are all cached then never imports the rules (`registry.catalog`)."""
+    if not no_cache:
+        registry.keep_catalog_in(Path.cwd() / CACHE_DIR_NAME)
+
+
 def _resolver(select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None) -> ConfigResolver:
     overrides = {"select": _split_codes(select), "extend_ignore": _split_codes(ignore), "unsafe_fixes": unsafe_fixes}
     explicit = None
@@ -128,10 +134,14 @@ def _error(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
 
 
-def _run(paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_cache=False, changed=None, shard=None):
+def _run(
+    paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_cache=False, changed=None, shard=None, keep_text=True
+):
     if paths == ["-"]:
         name = stdin_filename or "-"
         config = resolver.for_path(name if stdin_filename else Path.cwd())
+        from jaxfix.engine.runner import analyze_bytes
+
         outcome = analyze_bytes(sys.stdin.buffer.read(), name, config, fix=fix)
         return BatchOutcome(files=[outcome])
     try:
@@ -144,6 +154,7 @@ def _run(paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_ca
         cache_dir=None if no_cache else str(Path.cwd() / CACHE_DIR_NAME),
         changed_since=changed,
         shard=shard_k_n,
+        keep_text=keep_text,
     )
     with progress(not quiet) as bar:
         return run_paths(paths, resolver, options, on_total=bar.total, on_done=bar.advance)
@@ -175,10 +186,11 @@ def check(
     ] = False,
 ) -> None:
     """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
+    _catalog_from_cache(no_cache)
     try:
         outcome = _run(
             paths, _resolver(select, ignore, config), fix=False, jobs=jobs, stdin_filename=stdin_filename,
-            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard,
+            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard, keep_text=add_noqa,
         )
     except ConfigError as exc:
         _error(str(exc))
@@ -273,6 +285,8 @@ def _fix_summary(changed: list[FileOutcome], remaining: list, write: bool) -> st
     verb = "Fixed" if write else "Would fix"
     summary = f"{verb} {fixed} problem{'s' if fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
     if remaining:
+        from jaxfix.engine.fixing import fix_is_wanted
+
         unsafe = sum(1 for f in remaining if fix_is_wanted(f, unsafe_fixes=True))
         summary += f"; {len(remaining)} remaining" + (f" ({unsafe} with --unsafe-fixes)" if unsafe else "")
     return summary + "."
@@ -320,6 +334,7 @@ def fix(
         raise typer.Exit(2)
     if verify:
         _require_verify_extra()
+    _catalog_from_cache(no_cache)
     try:
         resolver = _resolver(select, ignore, config, unsafe_fixes)
         outcome = _run(
@@ -363,6 +378,8 @@ def fix(
             else:
                 written.add(result.path)
         elif text_out:
+            from jaxfix.report.diff import unified_diff
+
             typer.echo(unified_diff(result.path, result.source, result.fixed_source), nl=False)
             if verify:
                 typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False)
@@ -383,6 +400,8 @@ def fix(
     if not quiet:
         typer.echo(_fix_summary(changed, remaining, write), err=True)
     if report is not None:
+        from jaxfix.report.migration import write_report
+
         write_report(report, [o.result for o in outcome.files], written=write, not_written=frozenset(not_written | held_paths))
     for line in write_errors:
         _error(line)
@@ -482,6 +501,8 @@ def explain_rule(code: Annotated[str, typer.Argument(help="A rule code, e.g. JAX
     if found is None:
         _error(f"unknown rule code {code!r}; `jaxfix rules` lists them")
         raise typer.Exit(2)
+    from jaxfix.ruledocs import render_rule_doc
+
     typer.echo(render_rule_doc(*found))
 
 

@@ -22,6 +22,37 @@ class Safety(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class Code:
+    """One stable rule code (rules declare theirs; `jaxfix.rulebase` re-exports it). `fix` is "always", "sometimes" or "never" (Ruff's availability)."""
+
+    code: str
+    name: str
+    summary: str
+    fix: str = "sometimes"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A rule option, set in `[tool.jaxfix.<rule-name>]` (`jaxfix.rulebase` re-exports it)."""
+
+    name: str
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+
+    def validate(self, value: Any) -> str | None:
+        """An error message for a bad value, else None."""
+        expected = type(self.default)
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            return None
+        if type(value) is not expected:
+            return f"expected {expected.__name__}, got {type(value).__name__} {value!r}"
+        if self.choices is not None and value not in self.choices:
+            return f"expected one of {', '.join(map(repr, self.choices))}, got {value!r}"
+        return None
+
+
+@dataclass(frozen=True)
 class Edit:
     """Replace source[start:end] (character offsets) with `text`."""
 

@@ -20,45 +20,40 @@ from typing import Any, ClassVar, TypeVar
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
-from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
 from jaxfix.analysis.walk import parent_map
 from jaxfix.edits import edits_between
-from jaxfix.model import Edit, Finding, Fix, ImportRequest, Safety
+from jaxfix.model import Code, Edit, Finding, Fix, ImportRequest, Option, Safety  # noqa: F401 (Code, Option: part of the rule API)
 
 _LONE_LF = re.compile(r"(?<!\r)\n")
 
+
+class _ReducedImportMap(ImportMap):
+    """The imports of a reduced text (the editor's): it keeps every statement holding an import, so
+    the bindings are the whole text's; but whether a preferred short name (`jnp`) is free to take
+    depends on every name spelled, also in the left-out code, so an answer that asked about one
+    spelled there is left undecided (the caller analyses the whole text)."""
+
+    _ctx: "RuleContext | None" = None
+
+    @classmethod
+    def of(cls, ctx: "RuleContext") -> "_ReducedImportMap":
+        found = ImportMap.from_module(ctx.module)
+        names = cls(bindings=found.bindings, requests=found.requests, _module=ctx.module)
+        names._ctx = ctx
+        return names
+
+    def reference(self, qualname: str):
+        spelled, requests = super().reference(qualname)
+        if requests and self._ctx is not None:
+            parts = qualname.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                preferred = PREFERRED_IMPORTS.get(".".join(parts[:cut]))
+                if preferred is not None and self._ctx._elsewhere(preferred[0]):
+                    self._ctx.undecided = True
+        return spelled, requests
+
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Code:
-    """One stable rule code. `fix` is "always", "sometimes" or "never" (Ruff's availability)."""
-
-    code: str
-    name: str
-    summary: str
-    fix: str = "sometimes"
-
-
-@dataclass(frozen=True)
-class Option:
-    """A rule option, set in `[tool.jaxfix.<rule-name>]`."""
-
-    name: str
-    default: Any
-    doc: str
-    choices: tuple[Any, ...] | None = None
-
-    def validate(self, value: Any) -> str | None:
-        """An error message for a bad value, else None."""
-        expected = type(self.default)
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            return None
-        if type(value) is not expected:
-            return f"expected {expected.__name__}, got {type(value).__name__} {value!r}"
-        if self.choices is not None and value not in self.choices:
-            return f"expected one of {', '.join(map(repr, self.choices))}, got {value!r}"
-        return None
 
 
 def _example_text(code: str) -> str:
@@ -88,6 +83,23 @@ class Invalid:
         object.__setattr__(self, "code", _example_text(self.code))
         if self.fixed is not None:
             object.__setattr__(self, "fixed", _example_text(self.fixed))
+
+
+_last_searched: tuple[str | None, dict] = (None, {})  # (text, pattern -> found): the rules of one text ask in turn
+
+
+def pattern_found(pattern: re.Pattern[str], source: str) -> bool:
+    """`pattern.search(source) is not None`, searched once per text: ten rules share the
+    transform-name pattern, and one search of a large file costs more than all their substring
+    tests together. (A thread analysing another text meanwhile costs a search, never an answer.)"""
+    global _last_searched
+    last = _last_searched
+    if last[0] is not source:
+        last = _last_searched = (source, {})
+    found = last[1]
+    if pattern not in found:
+        found[pattern] = pattern.search(source) is not None
+    return found[pattern]
 
 
 class Rule:
@@ -121,7 +133,7 @@ class Rule:
     def passes_prefilter(cls, source: str) -> bool:
         """The text test before any parse. Must never reject a real match."""
         return any(token in source for token in cls.prefilter) and (
-            cls.prefilter_pattern is None or cls.prefilter_pattern.search(source) is not None
+            cls.prefilter_pattern is None or pattern_found(cls.prefilter_pattern, source)
         )
 
     def could_match(self, tree: ast.Module) -> bool:
@@ -174,6 +186,7 @@ class RuleContext:
         module: cst.Module | None = None,
         tree: ast.Module | None = None,
         elsewhere: Callable[[str], bool] | None = None,
+        quote: Callable[[], str] | None = None,
     ) -> None:
         self.source = source
         self.path = path
@@ -184,6 +197,8 @@ class RuleContext:
         self._wrapper: MetadataWrapper | None = None
         self._facts: dict[Any, Any] = {}
         self._elsewhere = elsewhere
+        self._quote = quote  # the whole file's quote, for a reduced text (`quote`)
+        self.quote_used: str | None = None  # the quote a fix asked for (its text depends on it)
         self.names_asked: set[str] = set()
         self.undecided = False
 
@@ -217,14 +232,21 @@ class RuleContext:
 
     @property
     def names(self) -> ImportMap:
+        if self._elsewhere is not None:
+            return self.fact(ImportMap, lambda ctx: _ReducedImportMap.of(ctx))
         return self.fact(ImportMap, lambda ctx: ImportMap.from_module(ctx.module))
 
     @property
     def quote(self) -> str:
-        """The quote character for string literals a fix writes: the file's own (`preferred_quote`)."""
+        """The quote character for string literals a fix writes: the file's own (`preferred_quote`),
+        of the whole file also when this context holds a reduced text (the editor's)."""
         from jaxfix.analysis.codegen import preferred_quote
 
-        return self.fact(preferred_quote, lambda ctx: preferred_quote(ctx.module))
+        if self._quote is not None:
+            self.quote_used = self.fact(preferred_quote, lambda ctx: ctx._quote())
+        else:
+            self.quote_used = self.fact(preferred_quote, lambda ctx: preferred_quote(ctx.module))
+        return self.quote_used
 
     def literal(self, value: str) -> str:
         """`value` as a string literal in the file's quote style."""

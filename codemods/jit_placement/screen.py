@@ -93,6 +93,10 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
                 index -= 1
     top = Where(MODULE, False)
     for index, ids in sorted(wanted.items()):
+        if ids == {id(body[index])}:  # a decorated def at module level, no other site in it: no walk
+            if _could_be_site(body[index], tree):
+                yield ScreenSite(False, top)
+            continue
         for node, parent, where in _screen_walk(body[index], tree, top):
             if id(node) in ids and _could_be_site(node, parent):
                 yield ScreenSite(isinstance(node, ast.Call), where)

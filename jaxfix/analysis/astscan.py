@@ -10,7 +10,7 @@ only hold them or plain values; on the jax/flax/optax corpus it takes about half
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 # Leaves no screen asks about: never yielded.
 _LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
@@ -36,9 +36,26 @@ class _Fields(dict):
 _FIELDS = _Fields()
 
 
-def nodes(root: ast.AST) -> Iterator[ast.AST]:
+_last_module: tuple[ast.AST | None, list[ast.AST]] = (None, [])
+
+
+def nodes(root: ast.AST) -> Iterable[ast.AST]:
     """Every node under `root` (itself included) but the `_LEAVES` and the `alias` nodes of
-    import statements, in no particular order."""
+    import statements, in no particular order.
+
+    A module's nodes are listed once and kept until another module is asked about: the screens
+    of several rules, the call graph's entries and the pytree screen all walk the file a check
+    parsed, one after the other (the tree must not change in between; none changes it)."""
+    global _last_module
+    if type(root) is not ast.Module:
+        return _walk(root)
+    last = _last_module
+    if last[0] is not root:
+        last = _last_module = (root, list(_walk(root)))
+    return last[1]
+
+
+def _walk(root: ast.AST) -> Iterator[ast.AST]:
     stack = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
     node_type, leaves, fields_of = ast.AST, _LEAVES, _FIELDS

@@ -110,7 +110,12 @@ class CallSummary:
 # -- per module -----------------------------------------------------------------------------
 
 
-def summarize_calls(tree: ast.Module, module_name: str, path: str, is_package: bool = False) -> CallSummary:
+def summarize_calls(
+    tree: ast.Module, module_name: str, path: str, is_package: bool = False, *, calls: bool = True
+) -> CallSummary:
+    """The module's functions, calls and entries; with `calls=False`, its functions without their
+    calls (a third of the cost), which gives the same `entries`: whether the module is a root of
+    the propagation is all a project needs to know about most modules."""
     stmts = list(ast_statements(tree.body))
     bindings = bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
     local: dict[str, str] = {}  # module-level def / class / instance -> qualified
@@ -134,7 +139,7 @@ def summarize_calls(tree: ast.Module, module_name: str, path: str, is_package: b
                     instances[node.targets[0].id] = ctor
     summary = CallSummary(module=module_name, path=path, classes=classes)
     for node, cls in defs:
-        info = _function_calls(node, cls, module_name, names, instances)
+        info = _function_calls(node, cls, module_name, names, instances) if calls else _function(node, cls)
         summary.functions[info.name] = info
     _find_entries(tree, module_name, names, summary)
     return summary
@@ -158,17 +163,24 @@ def _signature(node) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return positional, params
 
 
-def _function_calls(node, cls: str | None, module: str, names: dict[str, str], instances: dict[str, str]) -> FunctionCalls:
+def _function(node, cls: str | None) -> FunctionCalls:
+    """A function's signature, without its calls."""
     positional, params = _signature(node)
     decos = {dotted(d) for d in node.decorator_list}
     is_method = cls is not None and bool(positional) and not decos & {"staticmethod", "classmethod"}
-    own = _own_nodes(node)
     name = node.name if cls is None else f"{cls}.{node.name}"
+    return FunctionCalls(name, node.lineno, positional, params, cls, is_method, ())
+
+
+def _function_calls(node, cls: str | None, module: str, names: dict[str, str], instances: dict[str, str]) -> FunctionCalls:
+    bare = _function(node, cls)
+    positional, params, is_method, name = bare.positional, bare.params, bare.is_method, bare.name
+    own = _own_nodes(node)
     self_name = positional[0] if is_method else None
     external = _external_prefixes(module)
     candidates = [n for n in own if type(n) is ast.Call and _may_reach_project(n.func, names, self_name, external)]
     if not candidates:  # most functions call only jax, numpy and builtins: no dependencies to compute
-        return FunctionCalls(name, node.lineno, positional, params, cls, is_method, ())
+        return bare
     deps = _Deps(params, names, own, module.split(".", 1)[0] + ".")
     types: dict[str, str] = {}  # local `x = Cls(...)` -> qualified class expression
     for n in own:

@@ -23,18 +23,67 @@ def black_format(code: str, line_length: int) -> str:
 def preferred_quote(module) -> str:
     """The quote character the file writes its strings with: `'` when its single-line single-quoted
     strings outnumber the double-quoted ones, else `"` (black's choice, and the default)."""
+    single, double = quote_counts(module)
+    return quote_of(single, double)
+
+
+def quote_of(single: int, double: int) -> str:
+    """`preferred_quote` from the counts of `quote_counts` (summed over a file's parts)."""
+    return "'" if single > double else '"'
+
+
+def text_quote_counts(text: str) -> tuple[int, int] | None:
+    """`quote_counts` of the module `text` without building its libcst tree: its string tokens
+    (the tokenizer's; an f-string, one token before Python 3.12, is parsed to count the strings
+    inside its braces, as libcst does). None when the text does not tokenize."""
+    import io
+    import tokenize
+
+    single = double = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                counted = string_token_quotes(token.string)
+                single, double = single + counted[0], double + counted[1]
+    except Exception:  # noqa: BLE001 - the tokenizer's errors, or an f-string libcst rejects: count otherwise
+        return None
+    return single, double
+
+
+def string_token_quotes(value: str) -> tuple[int, int]:
+    """What one string token adds to `quote_counts`: itself, or for an f-string, the plain strings
+    inside its braces (libcst's `SimpleString`s there)."""
+    prefix = value[: len(value) - len(value.lstrip("rRbBuUfF"))]
+    if "f" in prefix or "F" in prefix:
+        import libcst as cst
+
+        return quote_counts(cst.parse_expression(value))
+    counted = _counted_quote(value)
+    return int(counted == "'"), int(counted == '"')
+
+
+def _counted_quote(value: str) -> str | None:
+    """The quote a string literal counts for in `preferred_quote` (None: it counts for neither)."""
+    body = value.lstrip("rRbBuUfF")
+    if body[:3] not in ("'''", '"""') and body[:1] in ("'", '"') and "'" not in body[1:-1] and '"' not in body[1:-1]:
+        return body[0]
+    return None
+
+
+def quote_counts(node) -> tuple[int, int]:
+    """(single-quoted, double-quoted) single-line strings under a libcst `node` holding neither quote."""
     import libcst as cst
 
     counts = {"'": 0, '"': 0}
 
     class Count(cst.CSTVisitor):
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            body = node.value.lstrip("rRbBuUfF")
-            if body[:3] not in ("'''", '"""') and body[:1] in counts and "'" not in body[1:-1] and '"' not in body[1:-1]:
-                counts[body[0]] += 1
+            quote = _counted_quote(node.value)
+            if quote is not None:
+                counts[quote] += 1
 
-    module.visit(Count())
-    return "'" if counts["'"] > counts['"'] else '"'
+    node.visit(Count())
+    return counts["'"], counts['"']
 
 
 def string_literal(value: str, quote: str) -> str:

@@ -2,7 +2,10 @@
 
 Keyed by the file's bytes, jaxfix's own code (version plus a hash of its source,
 so an edited rule never serves stale results), the effective config, the fix mode
-and the cross-file facts. Entries are pickled FileResults written atomically; a
+and the file's module name. An entry holds the FileResult and what it depended on in
+other files (the modules its rules asked the project index about, with the digests of
+their files, and what other modules' traced code made traced in it), which the run checks
+before using it (`jaxfix.engine.session`). Entries are pickled and written atomically; a
 corrupt or unreadable entry is a miss, never an error.
 """
 
@@ -14,6 +17,8 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
+
+from dataclasses import dataclass
 
 import codemods
 import jaxfix
@@ -33,13 +38,30 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def cache_key(data: bytes, path: str, config_fingerprint: str, fix: bool, project_fingerprint: str) -> str:
+def content_digest(data: bytes) -> str:
+    """The digest of a file's bytes that the caches of a run key on."""
+    return hashlib.sha256(data).hexdigest()[:32]  # sha256: hardware-accelerated, twice blake2b's speed
+
+
+def cache_key(content: str, path: str, config_fingerprint: str, fix: bool, module: str) -> str:
+    """The key of a file's result: `content` is `content_digest` of its bytes, `module` its module
+    name in the project index ("" without one)."""
     digest = hashlib.sha256()
-    for part in (code_fingerprint(), config_fingerprint, project_fingerprint, "fix" if fix else "check", path):
+    for part in (code_fingerprint(), config_fingerprint, module, "fix" if fix else "check", path, content):
         digest.update(part.encode())
         digest.update(b"\0")
-    digest.update(data)
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A cached result and what it depended on beyond its own file: (module, digest of its file
+    when the result was computed, None for a module not in the project) for every module its
+    rules asked about, and the digest of what other modules' traced code made traced in it."""
+
+    result: FileResult
+    consulted: tuple[tuple[str, str | None], ...] = ()
+    entries_digest: str = ""
 
 
 class ResultCache:
@@ -49,16 +71,34 @@ class ResultCache:
     def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.pickle"
 
-    def get(self, key: str) -> FileResult | None:
+    def get(self, key: str) -> CacheEntry | None:
         try:
             with open(self._entry(key), "rb") as handle:
                 value = pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        except _PICKLE_PROBLEMS:
             return None
-        return value if isinstance(value, FileResult) else None
+        return value if isinstance(value, CacheEntry) and isinstance(value.result, FileResult) else None
 
-    def put(self, key: str, result: FileResult) -> None:
-        store_pickle(self.folder, self._entry(key), result)
+    def put(self, key: str, entry: CacheEntry) -> None:
+        store_pickle(self.folder, self._entry(key), entry)
+
+
+_PICKLE_PROBLEMS = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError)
+
+
+def load_for_this_code(path: Path) -> object | None:
+    """What `store_for_this_code` kept at `path`, if this very code kept it; any problem is None."""
+    try:
+        with open(path, "rb") as handle:
+            code, value = pickle.load(handle)
+    except _PICKLE_PROBLEMS:
+        return None
+    return value if code == code_fingerprint() else None
+
+
+def store_for_this_code(path: Path, value: object) -> None:
+    """Keep `value` at `path` (a file of the cache folder), for this code only (`load_for_this_code`)."""
+    store_pickle(path.parent, path, (code_fingerprint(), value))
 
 
 def store_pickle(folder: Path, entry: Path, value: object) -> None:

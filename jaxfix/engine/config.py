@@ -158,7 +158,7 @@ def _codes(where: str, key: str, value: Any) -> tuple[str, ...]:
 def parse_table(table: dict[str, Any], where: str, root: str | None = None) -> Config:
     """Validate a `[tool.jaxfix]` table into a Config."""
     tables: dict[str, list] = {}
-    for rule in registry.all_rules():
+    for rule in registry.catalog():
         tables.setdefault(rule.table(), []).append(rule)
     config = Config(root=root)
     options: dict[str, dict[str, Any]] = {}

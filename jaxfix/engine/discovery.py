@@ -22,6 +22,7 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 class Discovery:
     files: list[Path] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # one line each, naming the path
+    resolved: list[Path] = field(default_factory=list)  # each file's resolved path, in the same order
 
 
 def _git_root(start: Path) -> Path | None:
@@ -82,6 +83,7 @@ def discover(paths: list[str], resolver: ConfigResolver, *, respect_gitignore: b
         if key not in seen:
             seen.add(key)
             found.files.append(path)
+            found.resolved.append(key)
 
     for raw in paths:
         path = Path(raw)

@@ -44,6 +44,7 @@ class RawScan:
     errors: list[str] = field(default_factory=list)
     names_asked: set[str] = field(default_factory=set)  # fresh names the fixes considered
     undecided: bool = False  # a fresh name was spelled in code left out of the text (`elsewhere`)
+    quote_used: str | None = None  # the file's quote, when a fix wrote a string literal in it
 
 
 def scan(
@@ -54,9 +55,11 @@ def scan(
     code_filter: Callable[[str], bool] = lambda code: True,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     project: Any = None,
+    tree: ast.Module | None = None,
 ) -> Scan:
-    """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings."""
-    raw = scan_raw(source, path, rules, code_filter=code_filter, options=options, project=project)
+    """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings.
+    A given `tree` must be `ast.parse(source)`."""
+    raw = scan_raw(source, path, rules, code_filter=code_filter, options=options, project=project, tree=tree)
     return settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter)
 
 
@@ -71,12 +74,13 @@ def scan_raw(
     tree: ast.Module | None = None,
     parse: Callable[[], cst.Module] | None = None,
     elsewhere: Callable[[str], bool] | None = None,
+    quote: Callable[[], str] | None = None,
 ) -> RawScan:
     """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`).
 
-    `parse` and `elsewhere` serve the language server (`jaxfix.engine.incremental`): the libcst module
-    of `source` assembled from statements parsed before, and whether a name is spelled in code
-    a reduced text left out.
+    `parse`, `elsewhere` and `quote` serve the language server (`jaxfix.engine.incremental`): the
+    libcst module of `source` assembled from statements parsed before, whether a name is spelled in
+    code a reduced text left out, and the quote the whole text writes its strings with.
     """
     entered = _entered_from_elsewhere(project, path)
     candidates = [
@@ -97,7 +101,7 @@ def scan_raw(
         except RecursionError:
             raise AnalysisError("expression nested too deeply for the parser") from None
         ctx = RuleContext(
-            source, path, options=options, project=project, module=module, tree=tree, elsewhere=elsewhere
+            source, path, options=options, project=project, module=module, tree=tree, elsewhere=elsewhere, quote=quote
         )
         for rule in candidates:
             try:
@@ -108,6 +112,7 @@ def scan_raw(
                 result.errors.append(f"internal error in rule {rule.name}: {type(exc).__name__}: {exc}")
         result.names_asked = ctx.names_asked
         result.undecided = ctx.undecided
+        result.quote_used = ctx.quote_used
     return result
 
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import io
 import re
+import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -38,12 +40,14 @@ from jaxfix.analysis.chunks import (
     line_starts,
     split_chunks,
 )
+from jaxfix.analysis.codegen import preferred_quote, quote_counts, quote_of, string_token_quotes
 from jaxfix.analysis.comments import Comment, comments_in
+from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.cstparse import parse_module
 from jaxfix.engine import selected_rules
 from jaxfix.engine.chunkparse import ParsedChunk, assemble, parse_chunk
 from jaxfix.engine.config import Config
-from jaxfix.engine.fixing import AnalysisError, RawScan, parse_ast, scan_raw, settle
+from jaxfix.engine.fixing import AnalysisError, RawScan, _entered_from_elsewhere, parse_ast, scan_raw, settle
 from jaxfix.engine.suppression import skips_file
 from jaxfix.model import Edit, FileResult, Finding
 from jaxfix.rulebase import Rule
@@ -56,13 +60,18 @@ class _Kept:
     finding: Finding
     chunk: int
     line: int  # lines after the chunk's first line (`Chunk.line`, its leading comments included)
-    edits: tuple[tuple[int, int, int], ...]  # (chunk in group, start, end) of each fix edit
+    # (chunk, start, end) of each fix edit: the chunk's place in the group, or for an edit in a chunk
+    # holding imports (a definition hoisted after the imports it needs), -1 - its place among them
+    edits: tuple[tuple[int, int, int], ...]
 
 
 @dataclass
 class _Entry:
     kept: list[_Kept]
     names: dict[str, tuple[str, ...]]  # fresh name a fix asked about -> outside chunks spelling it
+    # chunk holding imports (its place among them) an edit lies in -> the text of the chunk after it
+    anchors: dict[int, str | None] = field(default_factory=dict)
+    quote: str | None = None  # the file's quote, when a fix wrote a string literal with it
 
 
 @dataclass
@@ -70,8 +79,9 @@ class Stats:
     """What the last analysis did, for the benchmark and the tests."""
 
     groups: int = 0
-    analysed: int = 0  # groups analysed (the rest were reused)
+    analysed: int = 0  # groups the rules ran on (the rest were reused or screened)
     whole_text: bool = True
+    screened: int = 0  # groups the stdlib screens found nothing to report in (no libcst parse)
 
 
 @dataclass
@@ -81,6 +91,7 @@ class IncrementalAnalyzer:
     _key: tuple | None = None  # (config, path, project, its generation)
     _entries: dict[tuple, _Entry] = field(default_factory=dict)
     _memo: "_Memo" = field(default_factory=lambda: _Memo())
+    _last: tuple | None = None  # (text, its stdlib tree, its chunks): what the next edit is spliced into
     stats: Stats = field(default_factory=Stats)
     parse_error: str | None = None  # why the last text did not parse; None when it did
 
@@ -89,7 +100,7 @@ class IncrementalAnalyzer:
         result = FileResult(path=path, source=source)
         self.stats = Stats()
         try:
-            tree = parse_ast(source, path)
+            tree = self._spliced(source) or parse_ast(source, path)
         except AnalysisError as exc:
             self.parse_error = str(exc)
             if not skips_file(source):
@@ -105,6 +116,7 @@ class IncrementalAnalyzer:
         code_filter = lambda code: config.code_selected(code, path)  # noqa: E731
         plan = _Plan(source, tree, self._memo)
         self._memo = plan.memo
+        self._last = (source, tree, plan.chunks)
         run = _Run(plan, path, rules, code_filter, config.options(), project)
         raw, errors = self._raw_findings(run)
         settled = settle(source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments)
@@ -112,6 +124,43 @@ class IncrementalAnalyzer:
         if settled.errors:
             result.error = "; ".join(settled.errors)
         return result
+
+    def _spliced(self, source: str) -> ast.Module | None:
+        """The stdlib tree of `source` from the last text's, when the edit between them lies inside
+        one chunk and keeps its line count: that chunk parsed alone, the other statements reused
+        (None: parse the whole text).
+
+        The text before the chunk ends a statement at depth 0 and the text after it starts one, so
+        the tokenizer and the grammar see the chunk as a sequence of statements of its own: a
+        chunk that parses alone gives, in place, what parsing the whole text gives; one that does
+        not (a bracket left open, a decorator without its def) is parsed with the whole text,
+        which reports the error. `tests/test_incremental.py` checks both trees are the same."""
+        if self._last is None:
+            return None
+        old, tree, chunks = self._last
+        if old == source or not chunks:
+            return None
+        start = _common_prefix(old, source)
+        tail = min(_common_suffix(old, source), len(old) - start, len(source) - start)
+        old_end = len(old) - tail
+        i = bisect.bisect_right([c.start for c in chunks], start) - 1
+        if i < 0:
+            return None
+        chunk = chunks[i]
+        if not (chunk.code_start <= start and old_end < chunk.end):
+            return None
+        new_text = source[chunk.start : chunk.end + len(source) - len(old)]
+        if new_text.count("\n") != chunk.text.count("\n") or "\r" in new_text or "\r" in chunk.text:
+            return None  # later statements would move: parse the whole text
+        try:
+            alone = ast.parse(new_text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if not alone.body:
+            return None
+        ast.increment_lineno(alone, chunk.line - 1)
+        body = [*tree.body[: chunk.statements.start], *alone.body, *tree.body[chunk.statements.stop :]]
+        return ast.Module(body=body, type_ignores=[])
 
     def _raw_findings(self, run: "_Run") -> tuple[list[Finding], list[str]]:
         plan = run.plan
@@ -121,18 +170,22 @@ class IncrementalAnalyzer:
             return raw.findings, raw.errors
         keys = [plan.key(group) for group in plan.groups]
         todo = {i for i, key in enumerate(keys) if not self._valid(self._entries.get(key), plan, plan.groups[i])}
+        # Groups no rule's stdlib screen admits have no findings: no libcst parse, no rule runs.
+        clean = run.screened_out(todo)
+        known = {**self._entries, **{keys[i]: _Entry([], {}) for i in clean}}
+        todo -= clean
         raw = None
         if todo and len(todo) < len(keys):
             todo = plan.with_footer_owners(todo)
             raw = run.reduced(todo)
         if raw is None and todo:
             todo, raw = set(range(len(keys))), run.whole()
-        self.stats = Stats(groups=len(keys), analysed=len(todo), whole_text=len(todo) == len(keys))
+        self.stats = Stats(groups=len(keys), analysed=len(todo), whole_text=len(todo) == len(keys), screened=len(clean))
         findings: list[Finding] = []
         entries: dict[tuple, _Entry] = {}
         for i, key in enumerate(keys):
             if i not in todo:
-                entries[key] = self._entries[key]
+                entries[key] = known[key]
                 findings.extend(plan.place(kept, plan.groups[i]) for kept in entries[key].kept)
         if raw is not None:
             findings.extend(raw.findings)
@@ -143,7 +196,12 @@ class IncrementalAnalyzer:
 
     @staticmethod
     def _valid(entry: _Entry | None, plan: "_Plan", group: list[int]) -> bool:
-        return entry is not None and all(plan.spellers(name, group) == texts for name, texts in entry.names.items())
+        return (
+            entry is not None
+            and all(plan.spellers(name, group) == texts for name, texts in entry.names.items())
+            and all(plan.after_import(j) == text for j, text in entry.anchors.items())
+            and (entry.quote is None or plan.quote() == entry.quote)
+        )
 
 
 @dataclass
@@ -154,6 +212,9 @@ class _Memo:
     _placeholders: dict[str, str] = field(default_factory=dict)
     _parsed: dict[tuple, ParsedChunk | None] = field(default_factory=dict)
     _comments: dict[str, tuple[list[Comment], bool]] = field(default_factory=dict)
+    _quotes: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+    _imports: dict[str, bool] = field(default_factory=dict)
+    _token_quotes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def renewed(self, chunks: list[Chunk]) -> "_Memo":
         texts = {c.text for c in chunks}
@@ -162,12 +223,51 @@ class _Memo:
             {t: p for t, p in self._placeholders.items() if t in texts},
             {k: p for k, p in self._parsed.items() if k[0] in texts},
             {t: c for t, c in self._comments.items() if t in texts},
+            {t: q for t, q in self._quotes.items() if t in texts},
+            {t: i for t, i in self._imports.items() if t in texts},
+            {t: q for t, q in self._token_quotes.items() if t in texts},
         )
+
+    def has_import(self, text: str, tree: ast.Module, chunk: Chunk) -> bool:
+        """Whether the statements of `chunk` (of `tree`) hold an import statement at any depth."""
+        if text not in self._imports:
+            self._imports[text] = any(
+                isinstance(node, (ast.Import, ast.ImportFrom))
+                for k in chunk.statements
+                for node in ast_statements([tree.body[k]])
+            )
+        return self._imports[text]
 
     def comments(self, text: str) -> tuple[list[Comment], bool]:
         if text not in self._comments:
-            self._comments[text] = comments_in(text)
+            if "#" not in text:  # a comment starts with `#`: none to find, nothing to tokenize
+                return [], True
+            self._tokenize(text)
         return self._comments[text]
+
+    def _tokenize(self, text: str) -> None:
+        """One pass of the tokenizer over a chunk for both what is memoised from it: its comments
+        (`comments_in`) and its strings' quotes (`text_quote_counts`)."""
+        found: list[Comment] = []
+        single = double = 0
+        quotes_ok = True
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(text).readline):
+                if token.type == tokenize.COMMENT:
+                    found.append((token.start[0], token.start[1], token.string))
+                elif token.type == tokenize.STRING and quotes_ok:
+                    try:
+                        counted = string_token_quotes(token.string)
+                    except Exception:  # noqa: BLE001 - an f-string libcst rejects: count this chunk otherwise
+                        quotes_ok = False
+                    else:
+                        single, double = single + counted[0], double + counted[1]
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            self._comments[text] = (found, False)
+            return
+        self._comments[text] = (found, True)
+        if quotes_ok:
+            self._token_quotes[text] = (single, double)
 
     def names(self, text: str, statements: list[ast.stmt]) -> ChunkNames | None:
         if text not in self._names:
@@ -179,6 +279,24 @@ class _Memo:
         if text not in self._placeholders:
             self._placeholders[text] = _placeholder(text[code_at:])
         return self._placeholders[text]
+
+    def counted(self, text: str) -> tuple[int, int] | None:
+        """The quote counts of a chunk text, if they were counted already (else None)."""
+        found = self._quotes.get(text)
+        return found if found is not None else self._token_quotes.get(text)
+
+    def quotes(self, plan: "_Plan", i: int, config: cst.PartialParserConfig) -> tuple[int, int] | None:
+        """`quote_counts` of chunk `i`'s statements (None when it cannot be parsed alone)."""
+        text = plan.chunks[i].text
+        if text not in self._quotes:
+            if text not in self._comments:
+                self._tokenize(text)  # the tokenizer's count: a tenth of a libcst parse
+            counts = self._token_quotes.get(text)
+            if counts is None:
+                parsed = self.parsed(plan, i, True, config)
+                counts = None if parsed is None else tuple(map(sum, zip((0, 0), *(quote_counts(s) for s in parsed.statements))))
+            self._quotes[text] = counts
+        return self._quotes[text]
 
     def parsed(self, plan: "_Plan", i: int, kept: bool, config: cst.PartialParserConfig) -> ParsedChunk | None:
         """Chunk `i` parsed alone, as itself or (not `kept`) as its placeholder."""
@@ -215,6 +333,56 @@ class _Run:
             parse=lambda: plan.module(plan.source, set(range(len(plan.chunks)))),
         )
 
+    def screened_out(self, todo: set[int]) -> set[int]:
+        """The groups of `todo` that no rule can report on: the text tests (`Rule.passes_prefilter`)
+        or the stdlib screens (`Rule.could_match`) of the rules reject the program of their
+        statements and the imports, whose analysis finds all their findings (the statements of
+        other groups share no name with them). Halves of `todo` are screened together first, so a
+        document with a few suspect groups is screened a few times over.
+
+        None are when traced code of another module enters this one: those rules then run past
+        their screens (`Rule.follows_calls`)."""
+        plan = self.plan
+        if not todo or _entered_from_elsewhere(self.project, self.path):
+            return set()
+        rules = [r for r in self.rules if not r.sees_findings and r.passes_prefilter(plan.source)]
+        if not rules:
+            return set(todo)
+        body = plan.tree.body
+        clean: set[int] = set()
+
+        imports = set(plan.import_chunks)
+
+        def admitted(groups: list[int]) -> bool:
+            # Not the statements before the chunks that `kept` adds: they share no name with these
+            # groups (else they would be one group) and shape only the fixes' text, not what is found.
+            keep = sorted(imports | {i for g in groups for i in plan.groups[g]})
+            # The text test first, on this program's text (a reduced text adds only placeholders,
+            # which no rule's text test can match in): most rules are out before any tree is built.
+            text = "".join(plan.chunks[i].text for i in keep)
+            asked = [rule for rule in rules if rule.passes_prefilter(text)]
+            if not asked:
+                return False
+            tree = ast.Module(body=[body[k] for i in keep for k in plan.chunks[i].statements], type_ignores=[])
+            return any(rule.could_match(tree) for rule in asked)
+
+        def split(groups: list[int]) -> None:
+            if not admitted(groups):
+                clean.update(groups)
+            elif len(groups) > 1:
+                half = len(groups) // 2
+                split(groups[:half])
+                split(groups[half:])
+
+        # A large group (many functions calling each other) is screened alone, once: in a half it
+        # would be screened again at every level of the split.
+        large = max(8, len(plan.chunks) // 16)
+        for g in sorted(todo):
+            if len(plan.groups[g]) > large:
+                split([g])
+        split(sorted(g for g in todo if len(plan.groups[g]) <= large))
+        return clean
+
     def reduced(self, todo: set[int]) -> RawScan | None:
         """The findings of groups `todo` from a text where every other chunk is a placeholder;
         None when that text cannot decide them (then the whole text is analysed)."""
@@ -245,6 +413,7 @@ class _Run:
                 tree=tree,
                 parse=lambda: plan.reduced_module(reduced, keep),
                 elsewhere=lambda name: _spelling(name).search(outside) is not None,
+                quote=plan.quote,
             )
         except AnalysisError:
             return None
@@ -271,9 +440,15 @@ class _Plan:
         if source.startswith("\ufeff") or any(n is None for n in names):
             return
         self.imports_only = [n.imports_only for n in names]
+        # Every chunk holding an import, inside a function too: the imports a fix spells its names
+        # through (`ImportMap`, which reads them all) are the whole text's, so a reduced text keeps
+        # them all, and every analysis depends on their texts.
+        self.import_chunks = [
+            i for i, c in enumerate(self.chunks) if self.imports_only[i] or self.memo.has_import(c.text, tree, c)
+        ]
         self.groups = components(names)
         self.indent = default_indent(source, tree, self.starts)
-        imports = tuple(c.text for c, only in zip(self.chunks, self.imports_only) if only)
+        imports = tuple(self.chunks[i].text for i in self.import_chunks)
         self.context = (self.indent, _first_newline(source), imports)
         self._lines = [c.line for c in self.chunks]
 
@@ -295,6 +470,36 @@ class _Plan:
             return found
         return comments_in(self.source)[0]
 
+    def quote(self) -> str:
+        """The whole text's `preferred_quote`, for fixes built on a reduced text (whose left-out
+        statements hold strings too): summed over the chunks, each counted once per text.
+
+        A chunk not counted yet is first only bounded: each string it could count for holds two
+        of its quote characters. Most texts write one style so much more than the other that the
+        bounds decide, and the chunks are tokenized only when they do not."""
+        single = double = 0
+        most_single = most_double = 0
+        uncounted = []
+        for i, chunk in enumerate(self.chunks):
+            counts = self.memo.counted(chunk.text)
+            if counts is None:
+                uncounted.append(i)
+                most_single += chunk.text.count("'") // 2
+                most_double += chunk.text.count('"') // 2
+            else:
+                single, double = single + counts[0], double + counts[1]
+        if single + most_single <= double:
+            return '"'
+        if single > double + most_double:
+            return "'"
+        config = cst.PartialParserConfig(default_indent=self.indent, default_newline=self.context[1])
+        for i in uncounted:
+            counts = self.memo.quotes(self, i, config)
+            if counts is None:
+                return preferred_quote(parse_module(self.source))
+            single, double = single + counts[0], double + counts[1]
+        return quote_of(single, double)
+
     def placeholder(self, i: int) -> str:
         chunk = self.chunks[i]
         return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start)
@@ -304,7 +509,7 @@ class _Plan:
         by placeholders, assembled from chunks parsed before when it can be."""
         if self.groups is not None:
             config = cst.PartialParserConfig(default_indent=self.indent, default_newline=self.context[1])
-            parsed = [self.memo.parsed(self, i, i in keep, config) for i in range(len(self.chunks))]
+            parsed = _distinct([self.memo.parsed(self, i, i in keep, config) for i in range(len(self.chunks))])
             if all(p is not None for p in parsed):
                 end = self.chunks[-1].end
                 module = assemble(
@@ -338,9 +543,22 @@ class _Plan:
         return (self.context, tuple(self.chunks[i].text for i in group), before)
 
     def kept(self, todo: set[int]) -> set[int]:
-        """Chunks a reduced text keeps for groups `todo`: theirs, the ones before them, imports."""
+        """Chunks a reduced text keeps for groups `todo`: theirs, the ones before them, the chunks
+        holding imports, and the chunk after each of those (what follows code a fix inserts after
+        imports)."""
         chunks = {i for g in todo for i in self.groups[g]}
-        return chunks | {i - 1 for i in chunks if i} | {i for i, only in enumerate(self.imports_only) if only}
+        imports = set(self.import_chunks)
+        after = {i + 1 for i in imports if i + 1 < len(self.chunks)}
+        return chunks | {i - 1 for i in chunks if i} | imports | after
+
+    def after_import(self, j: int) -> str | None:
+        """The text of the chunk after the `j`-th chunk holding imports (None: it is the last chunk)."""
+        i = self.import_chunks[j] + 1
+        return self.chunks[i].text if i < len(self.chunks) else None
+
+    def _anchor(self, k: int, group: list[int]) -> int:
+        """The chunk an edit's place `k` (`_Kept.edits`) is relative to."""
+        return group[k] if k >= 0 else self.import_chunks[-1 - k]
 
     # -- where things are --------------------------------------------------
     def chunk_of_line(self, line: int) -> int | None:
@@ -357,6 +575,10 @@ class _Plan:
             chunk = self.chunks[group[k]]
             if chunk.start <= edit.start and edit.end <= chunk.end and (edit.start < chunk.end or group[k] == own):
                 return k
+        for j, i in enumerate(self.import_chunks):
+            chunk = self.chunks[i]
+            if chunk.start <= edit.start and edit.end <= chunk.end:
+                return -1 - j
         return None
 
     def strays(self, findings: list[Finding], groups: list[list[int]]) -> bool:
@@ -377,7 +599,7 @@ class _Plan:
             k = self.chunk_of_edit(edit, group, chunk)
             if k is None:
                 return None
-            start = self.chunks[group[k]].start
+            start = self.chunks[self._anchor(k, group)].start
             edits.append((k, edit.start - start, edit.end - start))
         return _Kept(finding, group.index(chunk), finding.line - self.chunks[chunk].line, tuple(edits))
 
@@ -389,7 +611,7 @@ class _Plan:
         if finding.fix is None or not finding.fix.edits:
             return moved
         edits = tuple(
-            Edit(self.chunks[group[k]].start + start, self.chunks[group[k]].start + end, edit.text)
+            Edit(self.chunks[self._anchor(k, group)].start + start, self.chunks[self._anchor(k, group)].start + end, edit.text)
             for (k, start, end), edit in zip(kept.edits, finding.fix.edits)
         )
         return replace(moved, fix=replace(finding.fix, edits=edits))
@@ -405,7 +627,12 @@ class _Plan:
                 return {}
             kept[owner[0]].append(relative)
         return {
-            key: _Entry(kept[key], {name: self.spellers(name, group) for name in raw.names_asked})
+            key: _Entry(
+                kept[key],
+                {name: self.spellers(name, group) for name in raw.names_asked},
+                {-1 - k: self.after_import(-1 - k) for found in kept[key] for k, _, _ in found.edits if k < 0},
+                raw.quote_used,
+            )
             for key, group in analysed
         }
 
@@ -442,6 +669,49 @@ class _Plan:
             self._spellers[name] = found
         inside = set(group)
         return tuple(sorted(self.chunks[i].text for i in self._spellers[name] if i not in inside))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of `a` and `b` (halving: string comparisons in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _common_suffix(a: str, b: str) -> int:
+    """The length of the longest common suffix of `a` and `b`."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid : len(a) - low] == b[len(b) - mid : len(b) - low]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _distinct(parsed: list[ParsedChunk | None]) -> list[ParsedChunk | None]:
+    """`parsed` with every repeat of a chunk (the memo gives equal texts one parse) deep-cloned.
+
+    Analyses key facts on node identity (parents, positions, top-level spans): a node object at
+    two places of one module would take the place of the last, and the first copy's findings
+    would be reported at the second's lines, or lost."""
+    seen: set[int] = set()
+    out: list[ParsedChunk | None] = []
+    for chunk in parsed:
+        if chunk is not None and id(chunk) in seen:
+            chunk = ParsedChunk(
+                tuple(line.deep_clone() for line in chunk.leading), tuple(s.deep_clone() for s in chunk.statements)
+            )
+        elif chunk is not None:
+            seen.add(id(chunk))
+        out.append(chunk)
+    return out
 
 
 def _first_newline(source: str) -> str:

@@ -25,8 +25,9 @@ def selected_rules(config: Config, path: str | None = None) -> list[Rule]:
     ]
 
 
-def analyze(source: str, path: str, config: Config, *, fix: bool = False, project=None) -> FileResult:
-    """Find problems in one file's text and, with `fix=True`, compute the fixed text."""
+def analyze(source: str, path: str, config: Config, *, fix: bool = False, project=None, tree=None) -> FileResult:
+    """Find problems in one file's text and, with `fix=True`, compute the fixed text. A given
+    `tree` (the caller parsed the text already) must be `ast.parse(source)`."""
     result = FileResult(path=path, source=source)
     if skips_file(source):
         return result
@@ -40,7 +41,7 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
         project=project,
     )
     try:
-        first = run(source)
+        first = run(source, tree=tree)
     except AnalysisError as exc:
         result.error = str(exc)
         return result

@@ -1,10 +1,14 @@
 """A whole checked tree, summarised: module name -> its classes, their bases, and its imports.
 
-Built once, before files are analysed, with the stdlib `ast` only (no libcst, no
-imports of user code), and picklable so it can travel to a process pool. Rules
-reach it as `ctx.project`; `jaxfix.analysis.pytrees` uses it to see that a class
-deriving from `mypkg.base.Model` is a pytree because `Model` subclasses
+Built with the stdlib `ast` only (no libcst, no imports of user code), and picklable so it can
+travel to a process pool. Rules reach it as `ctx.project`; `jaxfix.analysis.pytrees` uses it to
+see that a class deriving from `mypkg.base.Model` is a pytree because `Model` subclasses
 `flax.struct.PyTreeNode` in another file.
+
+`jaxfix check` builds it lazily and learns the call graph's roots from the checks themselves: each
+worker tells, from the tree it parsed for its own file anyway, whether a transform enters one of
+the module's functions (`module_facts`), so no file is parsed twice for the index; only the
+modules the propagation reaches from those roots are summarised besides.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxfix.analysis.callgraph import CallSummary, CrossEntry, propagate, summarize_calls
+from typing import TYPE_CHECKING
+
 from jaxfix.analysis.pytrees import (
     REGISTERED,
     ModuleSummary,
@@ -26,8 +31,17 @@ from jaxfix.analysis.pytrees import (
     registrar,
     summarize,
 )
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
-from jaxfix.engine.cache import code_fingerprint, store_pickle
+from jaxfix.engine.cache import content_digest, load_for_this_code, store_for_this_code
+
+if TYPE_CHECKING:
+    from jaxfix.analysis.callgraph import CallSummary, CrossEntry
+
+# The call graph's analyses (`callgraph`, `trace_screen`) import libcst's side of the analysis:
+# they are imported where a module is summarised, so that a run answered from the cache never does.
+
+# A summary-store record of a module without trace entries whose summaries were not made
+# (`module_facts`): all the call graph needs to know of it unless the propagation reaches it.
+NO_ENTRIES: tuple[None, None] = (None, None)
 
 
 def module_name_for(path: str | os.PathLike, packages: dict[Path, list[str]] | None = None) -> tuple[str, bool]:
@@ -67,12 +81,16 @@ class ProjectIndex:
     calls: dict[str, CallSummary] = field(default_factory=dict)
     # module -> function -> how traced code of another module enters it (`cross_entries`)
     _entered: dict[str, dict[str, CrossEntry]] | None = None
-    _no_entries: set[str] = field(default_factory=set)  # pending modules whose text names no transform
+    _no_entries: set[str] = field(default_factory=set)  # pending modules known to have no trace entry
     generation: int = 0  # bumped by `refresh` (what the editor's analyses key on)
     _top: frozenset[str] | None = None  # `top_packages`, computed once
+    # names `module` was asked about while this is a dict (what a cached result depends on)
+    consulted: dict[str, None] | None = None
 
     def module(self, name: str) -> ModuleSummary | None:
         """The summary of module `name`, parsing its file now if the index is lazy."""
+        if self.consulted is not None:
+            self.consulted[name] = None
         found = self.modules.get(name)
         if found is None and name in self.pending:
             path, is_package = self.pending.pop(name)
@@ -87,8 +105,39 @@ class ProjectIndex:
 
     def call_summary(self, name: str) -> CallSummary | None:
         """The calls and trace entries of module `name` (parsed now if the index is lazy)."""
-        self.module(name)
-        return self.calls.get(name)
+        found = self.calls.get(name)
+        if found is None:
+            self.module(name)
+            found = self.calls.get(name)
+        return found
+
+    def learn(self, name: str, record: tuple[ModuleSummary, CallSummary] | tuple[None, None]) -> None:
+        """What a check found out about module `name` (`module_facts`, or a summary-store record):
+        its summaries, or `NO_ENTRIES`. Propagation then needs to parse nothing to find roots."""
+        if name in self.modules or (name not in self.pending and name not in self.calls):
+            return  # summarised already, or not a module of this index
+        if record[0] is None:
+            self._no_entries.add(name)
+        else:
+            self.modules[name], self.calls[name] = record
+            self.pending.pop(name, None)
+
+    def record(self, name: str) -> tuple[ModuleSummary, CallSummary] | tuple[None, None] | None:
+        """What the summary store should keep of module `name`: its summaries, `NO_ENTRIES`, or
+        None when this index knows neither."""
+        if name in self.modules and name in self.calls:
+            return self.modules[name], self.calls[name]
+        return NO_ENTRIES if name in self._no_entries else None
+
+    def assume_entries(self, entered: dict[str, dict[str, CrossEntry]]) -> None:
+        """Answer `cross_entries` from `entered`, computed elsewhere (a worker of `jaxfix check`
+        is told its file's entries by the process that propagated them), not by propagating here."""
+        self._entered = entered
+
+    def entered_modules(self) -> dict[str, dict[str, CrossEntry]]:
+        """Every module traced code of another module enters, with how (`cross_entries` of each)."""
+        self.cross_entries(None)
+        return dict(self._entered or {})
 
     def cross_entries(self, module_name: str | None) -> dict[str, CrossEntry]:
         """Functions of `module_name` ("f", "Cls.m") that traced code of another module of the
@@ -97,18 +146,16 @@ class ProjectIndex:
         Computed once for the whole project, from the modules that may name a jax transform (a
         lazy index reads only those and the modules their traced code calls)."""
         if self._entered is None:
+            from jaxfix.analysis.callgraph import propagate
+
             self._entered = propagate(self.call_summary, self._trace_roots(), is_pytree=self._is_pytree)
         return self._entered.get(module_name or "", {})
 
     def entries_digest(self, path: str | os.PathLike) -> str:
-        """A digest of what other modules make traced in the file at `path` (part of its cache key:
-        an edit elsewhere that changes it must not reuse a cached result)."""
+        """A digest of what other modules make traced in the file at `path` (what its cached result
+        is checked against: an edit elsewhere that changes it must not reuse that result)."""
         name, _ = self.module_for_path(path)
-        found = self.cross_entries(name)
-        if not found:
-            return ""
-        facts = repr(sorted((k, sorted(v.traced), v.reason) for k, v in found.items()))
-        return hashlib.sha256(facts.encode()).hexdigest()[:12]
+        return entries_digest(self.cross_entries(name))
 
     def refresh(self, path: str | os.PathLike) -> None:
         """Summarise the file at `path` again (the editor saved it), or drop it if it is gone."""
@@ -128,6 +175,8 @@ class ProjectIndex:
         self.generation += 1
 
     def _trace_roots(self) -> list[str]:
+        from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+
         roots = [name for name, calls in self.calls.items() if calls.entries]
         for name, (path, _) in list(self.pending.items()):
             if name in self._no_entries:
@@ -241,7 +290,12 @@ class ProjectIndex:
 
 
 def build_project_index(
-    paths: list[str], *, cache_dir: str | os.PathLike | None = None, workers: int = 1, lazy: bool = False
+    paths: list[str],
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    workers: int = 1,
+    lazy: bool = False,
+    resolved: list[Path] | None = None,
 ) -> ProjectIndex:
     """Summarise every Python file in `paths` (files; folders are not walked: pass discovered files).
 
@@ -250,18 +304,19 @@ def build_project_index(
     ~10 s of CPU); the files that do need summarising are spread over `workers` processes.
 
     With `lazy`, nothing is read yet: a module is parsed when a rule first asks about it
-    (`module`), in whichever process asks. A run without a result cache takes this path: only
-    the modules holding the bases of classes that a rule looks at are ever parsed.
+    (`module`), in whichever process asks; `jaxfix check` takes this path (`jaxfix.engine.runner`).
+    `resolved`, when given, is each path resolved (discovery has them: resolving costs a system
+    call per path component).
     """
     index = ProjectIndex()
     packages: dict[Path, list[str]] = {}
     if lazy:
-        for raw in paths:
+        for i, raw in enumerate(paths):
             path = Path(raw)
             if path.suffix in (".py", ".pyi"):
-                resolved = path.resolve()
-                name, is_package = _module_name(resolved, packages)
-                index.paths[str(resolved)] = (name, is_package)
+                real = path.resolve() if resolved is None else resolved[i]
+                name, is_package = _module_name(real, packages)
+                index.paths[str(real)] = (name, is_package)
                 index.pending.setdefault(name, (str(path), is_package))
         return index
     store = _SummaryStore(cache_dir)
@@ -278,9 +333,9 @@ def build_project_index(
         resolved = path.resolve()
         name, is_package = _module_name(resolved, packages)
         index.paths[str(resolved)] = (name, is_package)
-        key = hashlib.sha256(b"%s\0%d\0%s" % (name.encode(), is_package, data)).hexdigest()
+        key = summary_key(name, is_package, content_digest(data))
         summary = store.get(key)
-        if summary is not None:
+        if summary is not None and summary[0] is not None:
             index.modules[name], index.calls[name] = summary
         else:
             wanted.append((str(path), name, is_package, data, key))
@@ -305,7 +360,40 @@ def build_project_index(
 _POOL_THRESHOLD = 64
 
 
+def summary_key(name: str, is_package: bool, digest: str) -> str:
+    """A module's key in the summary store: its name, whether it is a package, its bytes' digest."""
+    return hashlib.sha256(f"{name}\0{int(is_package)}\0{digest}".encode()).hexdigest()
+
+
+def module_facts(
+    source: str, tree: ast.Module, name: str, is_package: bool, path: str, encoding: str = "utf-8"
+) -> tuple[ModuleSummary, CallSummary] | tuple[None, None]:
+    """A store record for the module of `source` (parsed as `tree`): its summaries if a transform
+    enters one of its functions (a root of the call graph), else `NO_ENTRIES`.
+
+    The same answer `ProjectIndex.cross_entries` reaches by parsing the file itself: the text test
+    first (on the text it reads, the bytes decoded as UTF-8), then the entries alone, which cost a
+    third of the whole call summary."""
+    from jaxfix.analysis.callgraph import summarize_calls
+    from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+    from jaxfix.rulebase import pattern_found
+
+    text = source if encoding in ("utf-8", "utf-8-sig") else None
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = source
+    if not pattern_found(MAY_NAME_A_TRANSFORM, text):  # the rules' prefilters searched this text already
+        return NO_ENTRIES
+    if not summarize_calls(tree, name, path, is_package, calls=False).entries:
+        return NO_ENTRIES
+    return summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package)
+
+
 def _summarize_one(item) -> tuple[tuple[ModuleSummary, CallSummary] | None, str]:
+    from jaxfix.analysis.callgraph import summarize_calls
+
     path, name, is_package, data, _ = item
     try:
         tree = ast.parse(Path(path).read_bytes() if data is None else data, filename=path)
@@ -321,17 +409,12 @@ class _SummaryStore:
 
     def __init__(self, folder: str | os.PathLike | None) -> None:
         self._path = Path(folder) / self.FILE if folder is not None else None
-        self._code = code_fingerprint()
         self._old: dict[str, tuple[ModuleSummary, CallSummary]] = {}
         self._new: dict[str, tuple[ModuleSummary, CallSummary]] = {}
         if self._path is not None:
-            try:
-                with open(self._path, "rb") as handle:
-                    code, summaries = pickle.load(handle)
-                if code == self._code and isinstance(summaries, dict):
-                    self._old = summaries
-            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
-                pass
+            summaries = load_for_this_code(self._path)
+            if isinstance(summaries, dict):
+                self._old = summaries
 
     def get(self, key: str) -> tuple[ModuleSummary, CallSummary] | None:
         summary = self._old.get(key)
@@ -346,4 +429,73 @@ class _SummaryStore:
         """Keep exactly the summaries of this run's files (so the store never grows without bound)."""
         if self._path is None or self._new.keys() == self._old.keys():
             return
-        store_pickle(self._path.parent, self._path, (self._code, self._new))
+        store_for_this_code(self._path, self._new)
+
+
+def entries_digest(entries: dict | None) -> str:
+    """A digest of what other modules' traced code makes traced in one module (`cross_entries`)."""
+    if not entries:
+        return ""
+    facts = repr(sorted((k, sorted(v.traced), v.reason) for k, v in entries.items()))
+    return hashlib.sha256(facts.encode()).hexdigest()[:12]
+
+
+class Entered:
+    """The modules traced code of another module enters: per module, the digest of its entries
+    (`entries_digest`, what cached results are checked against) and the entries themselves, kept
+    pickled until a file of that module is analysed again (unpickling them imports the analyses)."""
+
+    def __init__(self, digests: dict[str, str], packed: dict[str, bytes]) -> None:
+        self.digests = digests
+        self._packed = packed
+        self._entries: dict[str, dict] = {}
+
+    @classmethod
+    def of(cls, entered: dict[str, dict[str, CrossEntry]]) -> "Entered":
+        made = cls({k: entries_digest(v) for k, v in entered.items()}, {})
+        made._entries = dict(entered)
+        return made
+
+    def digest(self, module: str | None) -> str:
+        return self.digests.get(module or "", "")
+
+    def entries(self, module: str | None) -> dict | None:
+        name = module or ""
+        if name not in self._entries and name in self._packed:
+            self._entries[name] = pickle.loads(self._packed[name])
+        return self._entries.get(name)
+
+    def packed(self) -> tuple[dict[str, str], dict[str, bytes]]:
+        packed = dict(self._packed)
+        for name, found in self._entries.items():
+            packed.setdefault(name, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
+        return dict(self.digests), packed
+
+
+class EntriesStore:
+    """The propagation's answer (`Entered`) for the last few trees checked, by a digest of every
+    module's name and file: an unchanged tree needs no call graph at all."""
+
+    FILE = "project-entries.pickle"
+    KEEP = 8
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self._path = Path(folder) / self.FILE
+        known = load_for_this_code(self._path)
+        self._known: dict[str, tuple[dict[str, str], dict[str, bytes]]] = known if isinstance(known, dict) else {}
+
+    @staticmethod
+    def tree_digest(modules: dict[str, tuple[str, str]]) -> str:
+        """The digest of a tree: module -> (path as given, digest of the file and package flag)."""
+        return hashlib.sha256(repr(sorted(modules.items())).encode()).hexdigest()
+
+    def get(self, tree: str) -> Entered | None:
+        found = self._known.get(tree)
+        return None if found is None else Entered(*found)
+
+    def put(self, tree: str, entered: Entered) -> None:
+        known = {k: v for k, v in self._known.items() if k != tree}
+        known = dict(list(known.items())[-(self.KEEP - 1) :])
+        known[tree] = entered.packed()
+        self._known = known
+        store_for_this_code(self._path, known)

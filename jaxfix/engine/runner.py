@@ -1,26 +1,43 @@
 """Analyse many files, in a process pool when it pays, with deterministic output order.
 
-Each worker reads its own file (so bytes never travel through the pool twice),
-decodes it, consults the result cache, and calls `engine.analyze`. Problems with
-one file become that file's one-line error; the run goes on.
+Each worker reads its own file (so bytes never travel through the pool twice), decodes it,
+parses it once, and calls `engine.analyze` with that tree. Problems with one file become that
+file's one-line error; the run goes on.
+
+With a project index, a run has two passes over the pool, and no barrier before the first:
+
+1. every file is analysed as if no other module's traced code called into it, and the worker
+   also tells, from the tree it parsed anyway, whether a transform enters one of the module's
+   functions (`project.module_facts`): the roots of the call graph, found without a second parse;
+2. this process propagates from those roots (`ProjectIndex.cross_entries`) and the few files that
+   other modules' traced code enters are analysed again, told what is traced in them.
+
+A file's result depends on the project only through those entries and the summaries of the
+modules its rules asked about (`ProjectIndex.module`, recorded while it is analysed), so that
+is what a cached result is checked against: the digests of those modules' files and of its
+entries. An unchanged tree (the same files with the same bytes) reuses the propagation too
+(`project.EntriesStore`): a warm run reads each file, looks its result up, and starts no pool.
 """
 
 from __future__ import annotations
 
+import copy
 import gc
-import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from jaxfix.engine import analyze
-from jaxfix.engine.cache import ResultCache, cache_key
+from jaxfix.engine.cache import CacheEntry, ResultCache, cache_key, content_digest
 from jaxfix.engine.config import Config
+from jaxfix.engine.project import Entered, entries_digest
 from jaxfix.engine.source import SourceError, decode
 from jaxfix.model import FileResult
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 POOL_THRESHOLD = 8  # below this many files a pool costs more than it saves
 
@@ -30,18 +47,26 @@ class Job:
     path: str
     config: Config
     fix: bool
-    project_fingerprint: str = ""
     cache_dir: str | None = None
+    # (name, is_package) of the file's module in the project index, when the run has one
+    module: tuple[str, bool] | None = None
+    # also return what the project index should know of the module (`project.module_facts`)
+    facts: bool = False
+    # what other modules' traced code makes traced here (the second pass); None: nothing
+    entries: Mapping | None = None
+    keep_text: bool = True  # return the text and bytes (writing, diffs, --add-noqa need them)
 
 
-# Facts about the whole run (the project index), set once per process rather than
-# pickled into every job: the index of a large tree is hundreds of kilobytes.
+# Facts about the whole run (the project index, and the digest of each module's file for cache
+# entries), set once per process rather than pickled into every job: the index of a large tree
+# is hundreds of kilobytes.
 _shared_project: object = None
+_shared_digests: Mapping[str, str] = {}
 
 
-def _share_project(project: object) -> None:
-    global _shared_project
-    _shared_project = project
+def _share_project(project: object, digests: Mapping[str, str] | None = None) -> None:
+    global _shared_project, _shared_digests
+    _shared_project, _shared_digests = project, digests or {}
     tune_gc()
 
 
@@ -60,6 +85,11 @@ class FileOutcome:
     encoding: str | None = None
     original_bytes: bytes | None = None
     cached: bool = False
+    # for the project: the module's store record (`module_facts`), when the job asked for it
+    facts: tuple | None = None
+    # for the cache: the modules the analysis asked the project about, and the digest of its entries
+    consulted: tuple[str, ...] = ()
+    entries_digest: str = ""
 
 
 def run_job(job: Job) -> FileOutcome:
@@ -67,54 +97,67 @@ def run_job(job: Job) -> FileOutcome:
         data = Path(job.path).read_bytes()
     except OSError as exc:
         return FileOutcome(FileResult(job.path, "", error=f"cannot read: {exc.strerror or exc}"))
-    if job.cache_dir is None:
-        return analyze_bytes(data, job.path, job.config, fix=job.fix, project=_shared_project)
-    hit = cached_outcome(job, data)
-    if hit is not None:
-        return hit
-    outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=_shared_project)
-    # the source text is the file's bytes decoded, which a hit has anyway: not stored twice
-    ResultCache(job.cache_dir).put(_key(job, data), replace(outcome.result, source=""))
+    project = _shared_project
+    if project is not None:
+        # Only the entries this run propagated count here (the first pass: none yet).
+        project.assume_entries({job.module[0]: dict(job.entries)} if job.entries and job.module else {})
+        project.consulted = {} if job.cache_dir is not None else None
+    try:
+        outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=project, facts_of=job.module if job.facts else None)
+    finally:
+        consulted = tuple(project.consulted or ()) if project is not None else ()
+        if project is not None:
+            project.consulted = None
+    outcome.consulted = consulted
+    outcome.entries_digest = entries_digest(job.entries)
+    if job.cache_dir is not None:
+        # the source text is the file's bytes decoded, which a hit has anyway: not stored twice
+        deps = tuple((name, _shared_digests.get(name)) for name in consulted)
+        entry = CacheEntry(replace(outcome.result, source=""), deps, outcome.entries_digest)
+        ResultCache(job.cache_dir).put(job_key(job, content_digest(data)), entry)
+    if not job.keep_text:
+        outcome.result.source, outcome.original_bytes = "", None
     return outcome
 
 
-def _key(job: Job, data: bytes) -> str:
-    return cache_key(data, job.path, job.config.fingerprint(), job.fix, job.project_fingerprint)
+def job_key(job: Job, digest: str) -> str:
+    """The cache key of `job` on a file whose bytes have `digest` (`cache.content_digest`)."""
+    module = "" if job.module is None else f"{job.module[0]}:{int(job.module[1])}"
+    return cache_key(digest, job.path, job.config.fingerprint(), job.fix, module)
 
 
-def cached_outcome(job: Job, data: bytes | None = None) -> FileOutcome | None:
-    """The cached result of `job`, if its file's bytes, config and project are unchanged."""
-    if job.cache_dir is None:
-        return None
-    if data is None:
-        try:
-            data = Path(job.path).read_bytes()
-        except OSError:
-            return None  # the worker reports it
-    hit = ResultCache(job.cache_dir).get(_key(job, data))
-    if hit is None:
-        return None
-    try:
-        source = decode(data)
-    except SourceError:
-        encoding = None  # a file that does not decode: its cached result is the error
-    else:
-        encoding, hit.source = source.encoding, source.text
-    return FileOutcome(hit, encoding=encoding, original_bytes=data, cached=True)
-
-
-def analyze_bytes(data: bytes, path: str, config: Config, *, fix: bool, project=None) -> FileOutcome:
+def analyze_bytes(
+    data: bytes, path: str, config: Config, *, fix: bool, project=None, facts_of: tuple[str, bool] | None = None
+) -> FileOutcome:
     try:
         source = decode(data)
     except SourceError as exc:
         return FileOutcome(FileResult(path, "", error=str(exc)))
-    result = analyze(source.text, path, config, fix=fix, project=project)
-    return FileOutcome(result, encoding=source.encoding, original_bytes=data)
+    tree = None
+    if facts_of is not None:
+        import ast
+
+        try:
+            tree = ast.parse(source.text, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None  # `analyze` reports it
+    from jaxfix.engine.pipeline import analyze  # the rules and libcst: only once a file needs them
+
+    result = analyze(source.text, path, config, fix=fix, project=project, tree=tree)
+    outcome = FileOutcome(result, encoding=source.encoding, original_bytes=data)
+    if facts_of is not None and tree is not None:
+        from jaxfix.engine.project import module_facts
+
+        outcome.facts = module_facts(source.text, tree, facts_of[0], facts_of[1], path, source.encoding)
+    return outcome
 
 
 def process_pool(workers: int, **kwargs) -> ProcessPoolExecutor:
     """A pool that forks (cheap) unless this process has imported jax: forking a process with
     jax's threads running can deadlock (the LSP server, tests and `explain` import it)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor  # imported here: a cached run starts no pool
+
     method = "spawn" if "jax" in sys.modules else None
     context = multiprocessing.get_context(method) if method else None
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, **kwargs)
@@ -124,36 +167,186 @@ def default_jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
+def _run_batch(jobs: list[Job]) -> list[FileOutcome]:
+    return [run_job(job) for job in jobs]
+
+
+class _Scheduler:
+    """The run's jobs on its workers (a pool started on first need), largest files first, with a
+    queue this process can still reorder: few batches are handed to the pool at a time, so a job
+    queued later (a second analysis) can go ahead of the rest."""
+
+    def __init__(self, jobs: list[Job], sizes: Sequence[int], workers: int, project: object, digests) -> None:
+        self.jobs = jobs  # a queued job is read when its batch is sent: it may still be replaced
+        self.sizes = sizes
+        self.workers = workers
+        self.project = project
+        self.digests = digests
+        self.queue: list[list[int]] = []  # batches of job indices, the next one first
+        self.executor: ProcessPoolExecutor | None = None
+        self.running: dict = {}  # future -> its batch
+        self.target = 1
+
+    def push(self, indices: Sequence[int], *, first: bool = False) -> None:
+        """Queue the jobs `indices` (at the front with `first`), largest first, in batches of about
+        an eighth of a worker's share of the bytes: large files alone, small ones together."""
+        order = sorted(indices, key=lambda i: -self.sizes[i])
+        batches: list[list[int]] = []
+        current: list[int] = []
+        held = 0
+        for i in order:
+            current.append(i)
+            held += self.sizes[i]
+            if held >= self.target or len(current) >= 32:
+                batches.append(current)
+                current, held = [], 0
+        if current:
+            batches.append(current)
+        self.queue = [*batches, *self.queue] if first else [*self.queue, *batches]
+
+    def start(self, total: int) -> None:
+        """Decide, for `total` jobs queued now, whether a pool pays; size the batches."""
+        self.target = max(1, sum(self.sizes[i] for b in self.queue for i in b) // (self.workers * 8))
+        if self.workers > 1 and total >= POOL_THRESHOLD:
+            # fork after the rules are imported: the workers share them
+            from jaxfix.engine import registry
+
+            registry.all_rules()
+            self.executor = process_pool(self.workers, initializer=_share_project, initargs=(self.project, self.digests))
+        else:
+            _share_project(self.project, self.digests)
+
+    def done(self) -> Iterator[tuple[int, FileOutcome]]:
+        """(job index, outcome) as jobs finish, until nothing is queued or running; the caller may
+        queue more meanwhile."""
+        if self.executor is None:
+            while self.queue:
+                for i in self.queue.pop(0):
+                    yield i, run_job(self.jobs[i])
+            return
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        while self.queue or self.running:
+            while self.queue and len(self.running) < 2 * self.workers:
+                batch = self.queue.pop(0)
+                self.running[self.executor.submit(_run_batch, [self.jobs[i] for i in batch])] = batch
+            finished, _ = wait(self.running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                for i, outcome in zip(self.running.pop(future), future.result()):
+                    yield i, outcome
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(cancel_futures=True)
+
+
 def run_jobs(
     jobs: Sequence[Job],
     workers: int | None = None,
     on_done: Callable[[FileOutcome], None] | None = None,
     *,
     project: object = None,
+    session: object = None,
 ) -> list[FileOutcome]:
+    """Outcomes of `jobs`, in their order; `on_done` is called once per job as its first analysis
+    (or cache hit) settles it, for a progress bar. `project` is the run's lazy project index;
+    `session` (`jaxfix.engine.session.CacheSession`) answers cache lookups and keeps what the run
+    learned.
+
+    With a project, the files that may name a transform (the only possible roots of the call
+    graph) are analysed first; once they are, this process propagates, and while the other files
+    are analysed, the files other modules' traced code enters are analysed again (or, when not
+    started yet, analysed once with their entries)."""
     workers = workers or default_jobs()
-    # Cache hits are answered here: on an unchanged tree no pool is started at all.
-    results: list[FileOutcome | None] = []
-    for job in jobs:
-        hit = cached_outcome(job)
-        results.append(hit)
-        if hit is not None and on_done is not None:
-            on_done(hit)
+    jobs = list(jobs)
+    results: list[FileOutcome | None] = [None] * len(jobs)
+    for i, job in enumerate(jobs):
+        if session is not None:
+            results[i] = session.lookup(job)
+            if results[i] is not None and on_done is not None:
+                on_done(results[i])
     missing = [i for i, outcome in enumerate(results) if outcome is None]
-    todo = [jobs[i] for i in missing]
-    if workers <= 1 or len(todo) < POOL_THRESHOLD:
-        _share_project(project)
-        iterator = map(run_job, todo)
-        pool = None
-    else:
-        pool = process_pool(workers, initializer=_share_project, initargs=(project,))
-        iterator = pool.map(run_job, todo, chunksize=max(1, min(16, len(todo) // (workers * 4))))
+    sizes = [session.size(job.path) if session is not None else _size(job.path) for job in jobs]
+    digests = session.module_digests() if session is not None else None
+    scheduler = _Scheduler(jobs, sizes, workers, _worker_view(project), digests)
+    roots_first = set(missing if project is None else (i for i in missing if _may_be_root(jobs[i].path, session)))
+    scheduler.push(sorted(roots_first))
+    scheduler.push([i for i in missing if i not in roots_first])
+    scheduler.start(len(missing))
+    waiting = len(roots_first)  # first analyses of possible roots still to come
+    entered = None
+    counted: set[int] = set()  # jobs whose first outcome went to `on_done`
+
+    def settle(i: int) -> None:
+        """After the propagation: analyse job `i` again if it ran with other entries than its own."""
+        module = jobs[i].module
+        if module is not None and entered.digest(module[0]) != results[i].entries_digest:
+            jobs[i] = replace(jobs[i], entries=entered.entries(module[0]), facts=False)
+            scheduler.push([i], first=True)
+
     try:
-        for i, outcome in zip(missing, iterator):
+        if project is not None and not roots_first:
+            entered = _propagate(project, session)
+            for i in range(len(jobs)):
+                if results[i] is not None:
+                    settle(i)
+        for i, outcome in scheduler.done():
             results[i] = outcome
-            if on_done is not None:
+            if outcome.facts is not None:
+                project.learn(jobs[i].module[0], outcome.facts)
+                if session is not None:
+                    session.learned(jobs[i].module, outcome.facts)
+            if on_done is not None and i not in counted:
+                counted.add(i)
                 on_done(outcome)
+            if project is None:
+                continue
+            if entered is None:
+                waiting -= i in roots_first
+                if waiting == 0:
+                    entered = _propagate(project, session)
+                    for j, queued in enumerate(jobs):  # the files not started yet get their entries now
+                        if results[j] is None and queued.module is not None and entered.digest(queued.module[0]):
+                            jobs[j] = replace(queued, entries=entered.entries(queued.module[0]))
+                    for j in range(len(jobs)):
+                        if results[j] is not None:
+                            settle(j)
+            else:
+                settle(i)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-    return results
+        scheduler.close()
+    if session is not None:
+        session.save(project)
+    return results  # type: ignore[return-value]
+
+
+def _propagate(project, session) -> Entered:
+    """What other modules' traced code enters, once every possible root is known."""
+    return session.entered(project) if session is not None else Entered.of(project.entered_modules())
+
+
+def _may_be_root(path: str, session) -> bool:
+    """Could the file at `path` be a root of the call graph (a transform named in it, the test
+    `ProjectIndex` applies to the text it reads)? True when it cannot be read here."""
+    from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+
+    data = session.data(path) if session is not None else None
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return True
+    return MAY_NAME_A_TRANSFORM.search(data.decode("utf-8", errors="replace")) is not None
+
+
+def _worker_view(project: object) -> object:
+    """The index as the analyses in this process see it: a shallow copy, so the entries a job is
+    told (`assume_entries`) never become this process's own answer; summaries are shared."""
+    return copy.copy(project) if project is not None else None
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -439,6 +439,34 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
+_WARM_UP = """import jax
+
+
+@jax.jit
+def step(x):
+    if x > 0:
+        x = x + 1
+    return x
+
+
+def run(x, n):
+    for i in range(n):
+        x = jax.jit(lambda v: v * 2)(x)
+    return x
+"""
+
+
+def _load_rules() -> None:
+    """What the first analysis would otherwise do the first time: import the rules (with libcst)
+    and black (every fix's code is formatted with it), and fill their caches, by analysing a
+    small module with a few findings."""
+    from jaxfix.analysis.codegen import black_format
+    from jaxfix.engine.config import Config
+
+    black_format("x = 1\n", 88)
+    IncrementalAnalyzer().analyze(_WARM_UP, "<warm-up>", Config())
+
+
 def create_server() -> JaxfixLanguageServer:
     server = JaxfixLanguageServer()
 
@@ -453,6 +481,9 @@ def create_server() -> JaxfixLanguageServer:
             roots = [Path(p)]
         ls.settings.set_roots(roots)
         ls._loop = asyncio.get_running_loop()
+        # The rules (with libcst, and black) are imported now, in the analysis thread, not by the
+        # first document's analysis: what a user opens first is answered in the time of its analysis.
+        ls._analysis_pool.submit(_load_rules)
         try:
             _use_lsp_lines(ls.workspace)
         except AttributeError:  # a pygls without these internals: keep its own documents

@@ -1,0 +1,76 @@
+"""The transform-name text test (`trace_screen.MAY_NAME_A_TRANSFORM`) is written for speed: each
+branch starts with its word and checks what precedes it afterwards. It must match exactly the
+texts its readable form matches, on real code and on texts built to probe the word boundaries."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.rulebase import Rule
+
+READABLE = re.compile(
+    r"\bimport\b[^\n]*\b(?:jax|equinox)\b"
+    r"|\b(?:import|from)\s*\\"
+    r"|\bfrom\s+(?:jax|equinox)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?))?\s+import\b"
+    r"|(?<![\w.])(?:jax|equinox)(?:\s|#[^\n]*)*\.\s*(?:jit|pmap|vmap|grad|value_and_grad|jacfwd|jacrev|hessian|jvp|vjp"
+    r"|linearize|checkpoint|remat|lax|experimental|filter_\w+)\b"
+)
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBES = [
+    "import jax", "reimport jax", "x = 1; import jax", "imports jax", "import_ jax", "import numpy, jax.numpy as jnp",
+    "from jax import jit", "fromjax import x", "from jax.lax import scan", "from jax . experimental . pjit import pjit",
+    "from jax.experimental import pjit", "from jax._src.api import jit", "import \\\n jax", "from\\\n jax import x",
+    "jax.jit(f)", "a.jax.jit(f)", "_jax.jit(f)", "\u00e9jax.jit(f)", "jax .jit", "jax # comment\n.jit", "jax.jitter",
+    "equinox.filter_jit(f)", "xequinox.filter_jit", "equinox.filter_", "jax.numpy.sum", "jax", "",
+]
+
+
+@pytest.mark.parametrize("text", PROBES)
+def test_probes_agree(text):
+    assert (MAY_NAME_A_TRANSFORM.search(text) is None) == (READABLE.search(text) is None)
+
+
+def test_random_texts_agree():
+    pieces = ["import", "from", "jax", "equinox", " ", "\n", "\\", ".", "#", "x", "_", "\u00e9", "jit", "lax",
+              "experimental", "pjit", "filter_jit", "(", ",", "as", "\t", "grad", "\\\n"]
+    rng = random.Random(21)
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 9)))
+        assert (MAY_NAME_A_TRANSFORM.search(text) is None) == (READABLE.search(text) is None), text
+
+
+def test_real_files_agree():
+    files = sorted([*ROOT.glob("jaxfix/**/*.py"), *ROOT.glob("codemods/**/*.py"), *ROOT.glob("fixtures/**/*.py")])
+    assert len(files) > 100
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert (MAY_NAME_A_TRANSFORM.search(text) is None) == (READABLE.search(text) is None), path
+
+
+def test_a_pattern_is_searched_once_per_text():
+    class Counting:
+        searches = 0
+
+        def search(self, text):
+            Counting.searches += 1
+            return READABLE.search(text)
+
+    pattern = Counting()
+
+    class A(Rule):
+        prefilter = ("jax",)
+        prefilter_pattern = pattern
+
+    class B(A):
+        prefilter = ("jit",)
+
+    text = "import jax\njax.jit(f)\n"
+    assert A.passes_prefilter(text) and B.passes_prefilter(text) and A.passes_prefilter(text)
+    assert Counting.searches == 1
+    assert A.passes_prefilter("import jax\n" + "x = 1\n") and Counting.searches == 2  # another text
