@@ -169,3 +169,77 @@ def test_the_projects_own_functions_are_not_staged_jax_operations(tmp_path):
     )
     paths = [p for p in paths if not p.endswith("pkg/__init__.py")]
     assert codes(paths, "sizes.py") == []
+
+
+LOSS = """import jax.numpy as jnp
+
+
+def check_finite(x):
+    if not jnp.all(jnp.isfinite(x)):
+        raise ValueError("non-finite")
+    return x
+
+
+def loss_fn(cfg, params, x, mode="mse"):
+    if cfg.activation == "tanh":
+        params = jnp.tanh(params)
+    if mode == "mse":
+        return jnp.mean(check_finite(params * x) ** 2)
+    return jnp.mean(jnp.abs(params * x))
+"""
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    [
+        "jax.jit(partial(loss_fn, cfg))",
+        "jax.jit(jax.value_and_grad(partial(loss_fn, cfg), argnums=0))",
+        "jax.jit(partial(loss_fn, cfg=cfg), static_argnames=('mode',))",
+    ],
+)
+def test_an_imported_function_jitted_here_is_entered_with_what_a_partial_binds_left_static(tmp_path, wrapper):
+    """A training loop jits a partial of a loss defined in another module: the loss's arrays are
+    traced (so the helper it calls raises on `if`), the config the partial binds is not (its
+    `if cfg.activation == ...` is fine), nor a static argument or a literal default."""
+    train = f"""from functools import partial
+
+import jax
+
+from pkg.losses import loss_fn
+
+
+def train(params, batches, cfg):
+    for x in batches:
+        loss = {wrapper}(params, x)
+    return loss
+"""
+    paths = project(tmp_path, {"pkg/losses.py": LOSS, "pkg/train.py": train})
+    found = findings(paths, "losses.py")
+    assert [(f.code, f.line) for f in found] == [("JAX301", 5)]
+    assert findings(paths, "losses.py", lazy=False) == found
+    entered = build_project_index(paths).cross_entries("pkg.losses")
+    assert set(entered) == {"loss_fn"}
+    # `mode` keeps its literal default unless a call passes it, which is not known here
+    assert entered["loss_fn"].traced == {"params", "x"}
+    assert "`loss_fn` is jitted at " in entered["loss_fn"].reason
+
+
+def test_a_folder_without_init_is_a_namespace_package(tmp_path):
+    """`mypkg/` has no `__init__.py`; `from mypkg.losses import loss_fn` still names
+    `mypkg/losses.py` (run from the folder above it), which the index calls `losses`."""
+    files = {
+        "mypkg/losses.py": LOSS,
+        "mypkg/train.py": "import jax\n\nfrom mypkg.losses import check_finite\n\nstep = jax.jit(check_finite)\n",
+        "other/losses.py": LOSS,
+    }
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths.append(str(path))
+    assert [(f.code, f.line) for f in findings(paths[:2], "losses.py")] == [("JAX301", 5)]
+    # two files named `losses`: which one `mypkg.losses` is follows from the path, not the name
+    index = build_project_index(paths, lazy=True)
+    assert index.call_summary("mypkg.losses") is None  # both are indexed as `losses`: ambiguous
+    assert index.call_summary("elsewhere.losses") is None

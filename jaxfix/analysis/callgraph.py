@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.pytrees import ast_statements, bindings_of, dotted
@@ -85,6 +85,9 @@ class FunctionCalls:
     class_name: str | None
     is_method: bool  # a plain method: its first parameter is the instance
     calls: tuple[CallEdge, ...]
+    # parameters with a literal default (`mode="mse"`): what a transform's caller leaves out stays
+    # that Python value, and whether any call passes them is not known here (so never claimed traced)
+    literal_defaults: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,36 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class ForeignEntry:
+    """A function of another module of the project that a transform here enters:
+    `jax.jit(partial(loss_fn, cfg))` with `loss_fn` imported. Its parameters are known only
+    there, so what the call leaves untraced is kept: the positions and names a `partial` binds,
+    and the transform's static arguments."""
+
+    bound_positional: int
+    bound_names: frozenset[str]
+    statics: "StaticSpec"
+    how: str
+    line: int
+
+
+@dataclass(frozen=True)
+class StaticSpec:
+    """Literal `static_argnames` / `static_argnums` of a transform call; `unknown` when they are
+    not literals (then every parameter counts as static: nothing is claimed)."""
+
+    names: frozenset[str] = frozenset()
+    nums: tuple[int, ...] = ()
+    unknown: bool = False
+
+    def of(self, info: "FunctionCalls") -> set[str]:
+        if self.unknown:
+            return set(info.params)
+        n = len(info.positional)
+        return set(self.names) | {info.positional[i] for i in self.nums if -n <= i < n}
+
+
+@dataclass(frozen=True)
 class CallSummary:
     """What the project needs to know about one module's calls."""
 
@@ -105,6 +138,12 @@ class CallSummary:
     functions: dict[str, FunctionCalls] = field(default_factory=dict)
     entries: dict[str, Entry] = field(default_factory=dict)
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> qualified bases
+    foreign: dict[str, ForeignEntry] = field(default_factory=dict)  # qualified name -> entry
+
+    @property
+    def has_entries(self) -> bool:
+        """Does a transform here enter a function of the project (a root of the propagation)?"""
+        return bool(self.entries or self.foreign)
 
 
 # -- per module -----------------------------------------------------------------------------
@@ -169,12 +208,22 @@ def _function(node, cls: str | None) -> FunctionCalls:
     decos = {dotted(d) for d in node.decorator_list}
     is_method = cls is not None and bool(positional) and not decos & {"staticmethod", "classmethod"}
     name = node.name if cls is None else f"{cls}.{node.name}"
-    return FunctionCalls(name, node.lineno, positional, params, cls, is_method, ())
+    a = node.args
+    with_default = [*zip(positional[len(positional) - len(a.defaults) :], a.defaults)]
+    with_default += [(p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    literal = frozenset(p for p, d in with_default if _is_literal(d))
+    return FunctionCalls(name, node.lineno, positional, params, cls, is_method, (), literal)
+
+
+def _is_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    return isinstance(node, ast.Tuple) and all(_is_literal(e) for e in node.elts)
 
 
 def _function_calls(node, cls: str | None, module: str, names: dict[str, str], instances: dict[str, str]) -> FunctionCalls:
     bare = _function(node, cls)
-    positional, params, is_method, name = bare.positional, bare.params, bare.is_method, bare.name
+    positional, params, is_method = bare.positional, bare.params, bare.is_method
     own = _own_nodes(node)
     self_name = positional[0] if is_method else None
     external = _external_prefixes(module)
@@ -194,7 +243,7 @@ def _function_calls(node, cls: str | None, module: str, names: dict[str, str], i
         edge = _edge(n, cls, module, names, types, instances, self_name, deps, external)
         if edge is not None:
             calls.append(edge)
-    return FunctionCalls(name, node.lineno, positional, params, cls, is_method, tuple(calls))
+    return replace(bare, calls=tuple(calls))
 
 
 # Libraries a project calls but does not define (unless it is one of them: checking flax itself)
@@ -360,35 +409,44 @@ def _find_entries(tree: ast.Module, module: str, names: dict[str, str], summary:
             traced |= old.traced
         summary.entries[name] = Entry(frozenset(traced), old.how if old else how, old.line if old else line)
 
-    by_node: dict[int, FunctionCalls] = {}
+    external = _external_prefixes(module)
+
+    def enter_target(target: ast.AST, bound: tuple[int, frozenset[str]], statics: StaticSpec, how: str, line: int) -> None:
+        info = _local_function(target, names, module, summary)
+        if info is not None:
+            untraced = set(info.positional[: bound[0]]) | bound[1] | statics.of(info) | info.literal_defaults
+            enter(info.name, set(info.params) - untraced, how, line)
+            return
+        q = names.get(target.id) if isinstance(target, ast.Name) else None
+        if q is not None and not q.startswith(module + ".") and not q.startswith(external):
+            summary.foreign.setdefault(q, ForeignEntry(bound[0], bound[1], statics, how, line))
+
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            by_node[id(node)] = summary.functions[node.name]
             for deco in node.decorator_list:
                 found = _transform(deco, qual)
                 if found is not None:
                     tr, options = found
                     info = summary.functions[node.name]
-                    enter(info.name, set(info.params) - _statics(options, info), _how(tr), node.lineno)
+                    untraced = _static_spec(options).of(info) | info.literal_defaults
+                    enter(info.name, set(info.params) - untraced, _how(tr), node.lineno)
     for call in astscan.nodes(tree):
         if type(call) is not ast.Call:
             continue
         q = qual(call.func)
         pos = [a for a in call.args if not isinstance(a, ast.Starred)]
         if q in TRACING and pos:
-            target, peeled = _unwrap(pos[0], qual)
-            info = _local_function(target, names, module, summary)
-            if info is not None:
-                statics = set() if peeled else _statics(call, info)
-                enter(info.name, set(info.params) - statics, _how(q), call.lineno)
+            target, peeled, bound = _unwrap(pos[0], qual)
+            statics = _static_spec(call)
+            if peeled:  # static_argnums count the positions of what jit is given, not the function's
+                statics = StaticSpec(statics.names, (), statics.unknown)
+            enter_target(target, bound, statics, _how(q), call.lineno)
         elif q in BODIES:
             for i in BODIES[q]:
                 fns = (pos[1].elts if len(pos) > 1 and isinstance(pos[1], (ast.List, ast.Tuple)) else []) if i == -1 else pos[i : i + 1]
                 for fn in fns:
-                    target, _ = _unwrap(fn, qual)
-                    info = _local_function(target, names, module, summary)
-                    if info is not None:
-                        enter(info.name, set(info.params), f"a {q.rsplit('.', 1)[-1]} body", call.lineno)
+                    target, _, bound = _unwrap(fn, qual)
+                    enter_target(target, bound, StaticSpec(), f"a {q.rsplit('.', 1)[-1]} body", call.lineno)
 
 
 def _how(transform: str) -> str:
@@ -409,11 +467,22 @@ def _transform(expr: ast.AST, qual: Callable) -> tuple[str, ast.Call | None] | N
     return None
 
 
-def _unwrap(expr: ast.AST, qual: Callable) -> tuple[ast.AST, bool]:
+def _unwrap(expr: ast.AST, qual: Callable) -> tuple[ast.AST, bool, tuple[int, frozenset[str]]]:
+    """Through nested transforms and `functools.partial` to the function: (function, whether a
+    transform or partial was peeled, (positions, names) the partials bind)."""
     peeled = False
-    while isinstance(expr, ast.Call) and expr.args and qual(expr.func) in (TRACING | WRAPPING):
+    positional, keywords = 0, frozenset()
+    while isinstance(expr, ast.Call) and expr.args and not isinstance(expr.args[0], ast.Starred):
+        q = qual(expr.func)
+        if q in PARTIAL:
+            if any(isinstance(a, ast.Starred) for a in expr.args) or any(k.arg is None for k in expr.keywords):
+                break  # what `*args` / `**kw` bind is unknown
+            positional += len(expr.args) - 1
+            keywords |= {k.arg for k in expr.keywords}
+        elif q not in TRACING | WRAPPING:
+            break
         expr, peeled = expr.args[0], True
-    return expr, peeled
+    return expr, peeled, (positional, keywords)
 
 
 def _local_function(expr: ast.AST, names: dict[str, str], module: str, summary: CallSummary) -> FunctionCalls | None:
@@ -424,23 +493,23 @@ def _local_function(expr: ast.AST, names: dict[str, str], module: str, summary: 
     return None
 
 
-def _statics(options: ast.Call | None, info: FunctionCalls) -> set[str]:
-    """Parameters named by literal `static_argnums`/`static_argnames`; with non-literal ones,
-    every parameter (what is static is unknown: nothing is claimed)."""
+def _static_spec(options: ast.Call | None) -> StaticSpec:
+    """The literal `static_argnums`/`static_argnames` of a transform call."""
     if options is None:
-        return set()
-    out: set[str] = set()
+        return StaticSpec()
+    names: set[str] = set()
+    nums: list[int] = []
     for kw in options.keywords:
         if kw.arg not in ("static_argnames", "static_argnums"):
             continue
         values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
         if not all(isinstance(v, ast.Constant) for v in values):
-            return set(info.params)
+            return StaticSpec(unknown=True)
         if kw.arg == "static_argnames":
-            out.update(v.value for v in values if isinstance(v.value, str))
+            names.update(v.value for v in values if isinstance(v.value, str))
         else:
-            out.update(info.positional[v.value] for v in values if type(v.value) is int and -len(info.positional) <= v.value < len(info.positional))
-    return out
+            nums.extend(v.value for v in values if type(v.value) is int)
+    return StaticSpec(frozenset(names), tuple(nums))
 
 
 # -- over the project -------------------------------------------------------------------------
@@ -475,6 +544,23 @@ def propagate(
             traced[key] = set(entry.traced)
             how[key] = f"{entry.how}, {summary.path}:{entry.line}"
             work.append(key)
+        for qualname, foreign in summary.foreign.items():
+            found = _split(qualname, summaries)
+            info = found[2].functions.get(found[1]) if found is not None else None
+            if info is None or info.class_name is not None:
+                continue
+            key = (found[0], info.name)
+            bound = set(info.positional[: foreign.bound_positional]) | foreign.bound_names
+            entered = set(info.params) - bound - foreign.statics.of(info) - info.literal_defaults
+            if not entered or entered <= traced.get(key, set()):
+                continue
+            traced.setdefault(key, set()).update(entered)
+            how.setdefault(key, f"{foreign.how}, {summary.path}:{foreign.line}")
+            work.append(key)
+            named = ", ".join(f"`{p}`" for p in sorted(traced[key]))
+            reason = f"`{info.name}` is {foreign.how} at {summary.path}:{foreign.line} with {named} traced"
+            prev = out.setdefault(key[0], {}).get(key[1])
+            out[key[0]][key[1]] = CrossEntry(frozenset(traced[key]), prev.reason if prev else reason)
     while work and budget > 0:
         budget -= 1
         key = work.pop()
@@ -512,8 +598,8 @@ def _split(qualname: str, summaries: Lookup) -> tuple[str, str, CallSummary] | N
     parts = qualname.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         summary = summaries(".".join(parts[:cut]))
-        if summary is not None:
-            return ".".join(parts[:cut]), ".".join(parts[cut:]), summary
+        if summary is not None:  # named as the project indexes it (`summary.module`)
+            return summary.module, ".".join(parts[cut:]), summary
     return None
 
 

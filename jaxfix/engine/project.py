@@ -70,6 +70,12 @@ def _package_parts(folder: Path, packages: dict[Path, list[str]]) -> list[str]:
     return found
 
 
+def _at_path(path: Path, parts: list[str]) -> bool:
+    """Is `path` the file of the module `parts` (`a/b/c.py` or `a/b/c/__init__.py`)?"""
+    stem = path.parent if path.name == "__init__.py" else path.with_suffix("")
+    return list(stem.parts[-len(parts) :]) == parts
+
+
 @dataclass
 class ProjectIndex:
     modules: dict[str, ModuleSummary] = field(default_factory=dict)
@@ -86,11 +92,13 @@ class ProjectIndex:
     _top: frozenset[str] | None = None  # `top_packages`, computed once
     # names `module` was asked about while this is a dict (what a cached result depends on)
     consulted: dict[str, None] | None = None
+    _aliases: dict[str, str | None] = field(default_factory=dict)  # `_canonical`'s answers
 
     def module(self, name: str) -> ModuleSummary | None:
         """The summary of module `name`, parsing its file now if the index is lazy."""
         if self.consulted is not None:
             self.consulted[name] = None
+        name = self._canonical(name)
         found = self.modules.get(name)
         if found is None and name in self.pending:
             path, is_package = self.pending.pop(name)
@@ -105,11 +113,33 @@ class ProjectIndex:
 
     def call_summary(self, name: str) -> CallSummary | None:
         """The calls and trace entries of module `name` (parsed now if the index is lazy)."""
+        name = self._canonical(name)
         found = self.calls.get(name)
         if found is None:
             self.module(name)
             found = self.calls.get(name)
         return found
+
+    def _canonical(self, name: str) -> str:
+        """`name` as this index knows the module. A folder without `__init__.py` is a namespace
+        package to Python (`from mypkg.model import f` works from the folder above `mypkg`), but
+        no file says where such a package starts, so `mypkg/model.py` is indexed as `model`:
+        a dotted name the index does not know is matched to a module named by its tail whose
+        file sits at the matching path (`.../mypkg/model.py`)."""
+        if name in self.modules or name in self.pending or name in self.calls or "." not in name:
+            return name
+        if name not in self._aliases:
+            parts = name.split(".")
+            found = None
+            for cut in range(1, len(parts)):
+                tail = ".".join(parts[cut:])
+                if tail in self.modules or tail in self.pending or tail in self.calls:
+                    where = [Path(p) for p, (n, _) in self.paths.items() if n == tail]
+                    if len(where) == 1 and _at_path(where[0], parts):
+                        found = tail
+                    break
+            self._aliases[name] = found
+        return self._aliases[name] or name
 
     def learn(self, name: str, record: tuple[ModuleSummary, CallSummary] | tuple[None, None]) -> None:
         """What a check found out about module `name` (`module_facts`, or a summary-store record):
@@ -177,7 +207,7 @@ class ProjectIndex:
     def _trace_roots(self) -> list[str]:
         from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 
-        roots = [name for name, calls in self.calls.items() if calls.entries]
+        roots = [name for name, calls in self.calls.items() if calls.has_entries]
         for name, (path, _) in list(self.pending.items()):
             if name in self._no_entries:
                 continue
@@ -189,7 +219,7 @@ class ProjectIndex:
                 self._no_entries.add(name)
             else:
                 calls = self.call_summary(name)
-                if calls is not None and calls.entries:
+                if calls is not None and calls.has_entries:
                     roots.append(name)
         return sorted(roots)
 
@@ -386,7 +416,7 @@ def module_facts(
             text = source
     if not pattern_found(MAY_NAME_A_TRANSFORM, text):  # the rules' prefilters searched this text already
         return NO_ENTRIES
-    if not summarize_calls(tree, name, path, is_package, calls=False).entries:
+    if not summarize_calls(tree, name, path, is_package, calls=False).has_entries:
         return NO_ENTRIES
     return summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package)
 
