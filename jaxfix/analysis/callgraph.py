@@ -26,39 +26,21 @@ from dataclasses import dataclass, field, replace
 from jaxfix.analysis import astscan
 from jaxfix.analysis.pytrees import ast_statements, bindings_of, dotted
 from jaxfix.analysis.traced import STATIC_ATTRS, is_staged_call_name, is_static_call_name
+from jaxfix.analysis.transforms import (
+    CONSTRUCTION_HOOKS,
+    FUNCTION_WRAPPERS,
+    JIT_NAMES,
+    LAX_BODIES,
+    PARTIAL_NAMES,
+    VMAP_NAMES,
+)
 
 # transforms whose function runs on tracers (each parameter traced but the static ones)
-TRACING = frozenset(
-    {"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit", "jax.vmap", "equinox.filter_vmap"}
-)
+TRACING = JIT_NAMES | VMAP_NAMES
 # transforms that keep the function traceable and are traced when applied under one of TRACING
-WRAPPING = frozenset(
-    {
-        "jax.grad",
-        "jax.value_and_grad",
-        "jax.jacfwd",
-        "jax.jacrev",
-        "jax.hessian",
-        "jax.checkpoint",
-        "jax.remat",
-        "equinox.filter_grad",
-        "equinox.filter_value_and_grad",
-        "equinox.filter_checkpoint",
-    }
-)
-# lax bodies: qualified name -> positions of the function arguments (-1: a list of them)
-BODIES: dict[str, tuple[int, ...]] = {
-    "jax.lax.scan": (0,),
-    "jax.lax.fori_loop": (2,),
-    "jax.lax.while_loop": (0, 1),
-    "jax.lax.cond": (1, 2),
-    "jax.lax.switch": (-1,),
-    "jax.lax.map": (0,),
-    "jax.lax.associative_scan": (0,),
-}
-PARTIAL = frozenset({"functools.partial"})
-# methods a construction `Cls(...)` runs (dataclass / equinox validation hooks included)
-CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
+WRAPPING = FUNCTION_WRAPPERS
+BODIES = LAX_BODIES
+PARTIAL = PARTIAL_NAMES
 STAGED = "*"  # a dependency: a value a jax function made (traced whenever the caller is)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 

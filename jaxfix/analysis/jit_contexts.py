@@ -31,36 +31,19 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
+from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
+    GRAD_NAMES,
+    JIT_NAMES,
+    LAX_BODIES,
+    PARTIAL_NAMES,
+    PASS_THROUGH,
+    VMAP_NAMES,
+)
 from jaxfix.analysis.walk import Visitor, is_statement, walk
 
-JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
-VMAP_NAMES = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap"})
-GRAD_NAMES = frozenset(
-    {
-        "jax.grad",
-        "jax.value_and_grad",
-        "jax.jacfwd",
-        "jax.jacrev",
-        "jax.hessian",
-        "jax.jvp",
-        "jax.vjp",
-        "jax.linearize",
-        "equinox.filter_grad",
-        "equinox.filter_value_and_grad",
-    }
-)
-# Transforms that keep the function traceable without themselves tracing it abstractly.
-PASS_THROUGH = GRAD_NAMES | frozenset({"jax.checkpoint", "jax.remat", "equinox.filter_checkpoint"})
-PARTIAL_NAMES = frozenset({"functools.partial"})
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
 BODY_ARGS: dict[str, tuple[int, ...]] = {
-    "jax.lax.scan": (0,),
-    "jax.lax.fori_loop": (2,),
-    "jax.lax.while_loop": (0, 1),
-    "jax.lax.cond": (1, 2),
-    "jax.lax.switch": (-1,),
-    "jax.lax.map": (0,),
-    "jax.lax.associative_scan": (0,),
+    **LAX_BODIES,
     "jax.vmap": (0,),
     "equinox.filter_vmap": (0,),
     "jax.checkpoint": (0,),

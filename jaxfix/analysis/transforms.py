@@ -1,0 +1,40 @@
+"""The JAX transforms the analyses know, by qualified name: one table for the libcst analysis
+(`jit_contexts`), the stdlib screens and the project call graph (`callgraph`), which must agree
+on what traces a function. Plain data: importing it costs nothing (no libcst)."""
+
+from __future__ import annotations
+
+# Transforms that compile the function they are given (each call of a new object compiles).
+JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
+VMAP_NAMES = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap"})
+GRAD_NAMES = frozenset(
+    {
+        "jax.grad",
+        "jax.value_and_grad",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.jvp",
+        "jax.vjp",
+        "jax.linearize",
+        "equinox.filter_grad",
+        "equinox.filter_value_and_grad",
+    }
+)
+# Transforms that keep the function traceable without themselves tracing it abstractly.
+PASS_THROUGH = GRAD_NAMES | frozenset({"jax.checkpoint", "jax.remat", "equinox.filter_checkpoint"})
+# Those of them that return a new function (`jvp`, `vjp`, `linearize` call theirs at once).
+FUNCTION_WRAPPERS = PASS_THROUGH - {"jax.jvp", "jax.vjp", "jax.linearize"}
+PARTIAL_NAMES = frozenset({"functools.partial"})
+# lax bodies: qualified name -> positions of the function arguments (-1: a list of them)
+LAX_BODIES: dict[str, tuple[int, ...]] = {
+    "jax.lax.scan": (0,),
+    "jax.lax.fori_loop": (2,),
+    "jax.lax.while_loop": (0, 1),
+    "jax.lax.cond": (1, 2),
+    "jax.lax.switch": (-1,),
+    "jax.lax.map": (0,),
+    "jax.lax.associative_scan": (0,),
+}
+# Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
+CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
