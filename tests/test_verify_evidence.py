@@ -251,6 +251,10 @@ def test_a_slower_rewrite_says_why():
     assert why == "the property now recomputes per access"
     assert slower_because("caching", (1e-5, 1e-3), why) == why
     assert slower_because("caching", (1e-3, 1e-3), why) == ""
+    # control flow: a branch rewrite computes both arms; a loop rewrite is a compiled loop
+    assert slower_because("control-flow", (1e-5, 1e-3), "", has_branches=True) == "both branches are now computed"
+    loop = slower_because("control-flow", (1e-5, 1e-3), "", has_branches=False)
+    assert loop == "the original ran eagerly in Python; the rewrite dispatches a compiled loop"
 
 
 def test_the_module_docstring_programs_are_what_the_rules_flag():

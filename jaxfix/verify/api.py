@@ -283,7 +283,7 @@ def _verified(
         f"{before.compiles} compiles -> {after.compiles}, {before.traces} traces -> {after.traces} (steady state)"
     )
     speed = f"{_ms(times[0])} -> {_ms(times[1])} per call"
-    slower = figures.slower_because(family, times, caching_why)
+    slower = figures.slower_because(family, times, caching_why, has_branches=bool(arms))
     if slower:
         speed += f" (slower: {slower})"
     # The eager original compiles nothing: its counts would only say "0 -> 0".

@@ -100,13 +100,19 @@ def control_flow(
     return f"rewritten equals the original run eagerly on {inputs}"
 
 
-def slower_because(family: str, times: tuple[float | None, float | None], caching_why: str) -> str:
-    """Why the rewrite is slower per call (empty when it is not, or nothing measured says why)."""
+def slower_because(
+    family: str, times: tuple[float | None, float | None], caching_why: str, has_branches: bool = True
+) -> str:
+    """Why the rewrite is slower per call (empty when it is not, or nothing measured says why).
+    `has_branches`: the original function has an `if` (a rewrite of it computes both arms)."""
     before, after = times
     if before is None or after is None or after <= before * SLOWER:
         return ""
     if caching_why:
         return caching_why
     if family == CONTROL_FLOW:
-        return "both branches are now computed"
+        if has_branches:
+            return "both branches are now computed"
+        # a `while`/`for` rewritten as a lax loop, compared with the original run eagerly
+        return "the original ran eagerly in Python; the rewrite dispatches a compiled loop"
     return "no measured cause (timings on a shared machine vary)"
