@@ -183,6 +183,41 @@ NEGATIVE = {
             def make(cls):
                 return cls()
         """,
+    # a base of the standard library is no project module's class (`pytrees.NOT_PROJECT_HEADS`):
+    # jax's `class StaggeredTransferPlan(TransferPlan)` with `class TransferPlan(Protocol)`
+    "stdlib_bases": """
+        import abc
+        import functools
+        import typing
+        from typing import Protocol
+
+        class Plan(Protocol):
+            pass
+
+        class Staggered(Plan):
+            @functools.cached_property
+            def norm(self):
+                return 1
+
+        class Other(typing.Generic, abc.ABC):
+            @functools.cached_property
+            def norm(self):
+                return 1
+        """,
+    # a class passed to a builtin's method registers nothing (jax's `object.__new__(Mesh)`)
+    "passed_to_a_builtin": """
+        import functools
+
+        class Mesh:
+            @functools.cached_property
+            def size(self):
+                return 1
+
+        def make():
+            return object.__new__(Mesh)
+
+        EMPTY = object.__new__(Mesh)
+        """,
     "registering_call_for_another_class": """
         import functools
         import jax
