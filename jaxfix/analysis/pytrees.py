@@ -113,16 +113,24 @@ def module_bindings(tree: ast.Module, module_name: str | None = None, is_package
     return bindings_of(imports, module_name, is_package)
 
 
+_BLOCKS = ("cases", "handlers", "finalbody", "orelse", "body")  # reversed: pushed on a stack
+
+
 def ast_statements(nodes: list) -> Iterator[ast.stmt]:
-    """Every statement in `nodes` and nested in their bodies, in source order, without entering
-    expressions (a fraction of `ast.walk`'s cost when only statements matter)."""
-    for node in nodes:
-        if isinstance(node, ast.stmt):
+    """Every statement in `nodes` and nested in their bodies (`body`, `orelse`, `finalbody`, the
+    handlers' and the cases' bodies), in source order, without entering expressions (a fraction of
+    `ast.walk`'s cost when only statements matter). Iterative: a nested generator per level cost
+    a yield per level per statement."""
+    stack = list(reversed(nodes))
+    pop, extend, stmt = stack.pop, stack.extend, ast.stmt
+    while stack:
+        node = pop()
+        if isinstance(node, stmt):
             yield node
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for name in _BLOCKS:
             inner = getattr(node, name, None)
-            if type(inner) is list:
-                yield from ast_statements(inner)
+            if type(inner) is list and inner:
+                extend(reversed(inner))
 
 
 def bindings_of(
