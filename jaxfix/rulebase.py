@@ -140,6 +140,13 @@ class Rule:
         """Second, cheaper-than-libcst filter on the stdlib AST. Must never reject a real match."""
         return True
 
+    def could_match_in(self, ctx: "RuleContext") -> bool:
+        """Third filter, after `could_match` and before the libcst parse: what the file's path, the
+        rule's options and the run's project index (`ctx.path`, `ctx.option`, `ctx.project`, with
+        `ctx.tree`) tell. It must never read `ctx.module`, and never reject a real match; the
+        facts it computes through `ctx.fact` are the rule's own, shared with `check`."""
+        return True
+
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:
         raise NotImplementedError
 
@@ -210,6 +217,10 @@ class RuleContext:
 
             self._module = parse_module(self.source)
         return self._module
+
+    def set_module(self, module: cst.Module) -> None:
+        """The libcst module of `source`, parsed by the caller once some rule needs it."""
+        self._module = module
 
     @property
     def tree(self) -> ast.Module:

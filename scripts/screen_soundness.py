@@ -2,8 +2,8 @@
 
 For every file of the corpus (default: the installed jax, flax and optax source trees) and every
 rule whose text prefilter passes, the rule's `check` runs on the parsed file whether or not its
-`could_match` admits it. A finding on a file the screen rejected is a *miss*: the screen is
-unsound there. Prints, per rule: files passing the prefilter, files (and lines) the screen
+`could_match` and `could_match_in` admit it. A finding on a file the screens rejected is a
+*miss*: a screen is unsound there. Prints, per rule: files passing the prefilter, files (and lines) the screen
 admits, files with findings, findings, misses; exits 1 on any miss. Slow on purpose (it
 libcst-parses everything the prefilters admit); a measurement, not a test.
 
@@ -63,11 +63,16 @@ def one(path: str) -> dict:
     except Exception as exc:  # noqa: BLE001 - an unparsable corpus file is reported, not fatal
         out["error"] = f"{type(exc).__name__}: {exc}"
         return out
-    ctx = RuleContext(source, path, options=Config().options(), project=_project, module=module, tree=tree)
+    # the last screens (`could_match_in`) are asked before the module is set, as the engine does
+    ctx = RuleContext(source, path, options=Config().options(), project=_project, tree=tree)
+    admitted = {
+        rule.name: rule.passes_prefilter(source) and rule.could_match(tree) and rule.could_match_in(ctx)
+        for rule in rules  # the pattern is a screen too
+    }
+    ctx.set_module(module)
     for rule in rules:
-        admitted = rule.passes_prefilter(source) and rule.could_match(tree)  # the pattern is a screen too
         findings = [f"{f.code} {f.line}:{f.column}" for f in rule.check(ctx)]
-        out["rules"][rule.name] = (admitted, findings)
+        out["rules"][rule.name] = (admitted[rule.name], findings)
     return out
 
 

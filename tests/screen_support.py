@@ -11,15 +11,19 @@ from jaxfix.engine.config import Config
 from jaxfix.rulebase import RuleContext
 
 
-def screen_misses(source: str, path: str = "m.py") -> list[str]:
+def screen_misses(source: str, path: str = "m.py", project=None) -> list[str]:
     """`CODE line:col` of every finding a rule reports although its screens (`passes_prefilter`,
-    then `could_match`) reject the text."""
+    `could_match`, then `could_match_in`, asked before the module is parsed, as the engine does)
+    reject the text."""
     tree = ast.parse(source)
+    ctx = RuleContext(source, path, options=Config().options(), project=project, tree=tree)
     rejecting = [r() for r in registry.all_rules() if not r.sees_findings]
-    rejecting = [r for r in rejecting if not (r.passes_prefilter(source) and r.could_match(tree))]
+    rejecting = [
+        r for r in rejecting if not (r.passes_prefilter(source) and r.could_match(tree) and r.could_match_in(ctx))
+    ]
     if not rejecting:
         return []
-    ctx = RuleContext(source, path, options=Config().options(), project=None, module=parse_module(source), tree=tree)
+    ctx.set_module(parse_module(source))
     misses = []
     for rule in rejecting:
         for finding in rule.check(ctx):

@@ -412,6 +412,50 @@ def test_could_match_rejects_files_without_jax():
     assert not LargeConstantRule().could_match(tree)
 
 
+TIMED_REGIONS = {
+    # (text, whether the rule reports): the screen must admit every reported one
+    "jitted_call_timed": ("import jax, time\nf = jax.jit(abs)\nt0 = time.time()\ny = f(1.0)\nprint(time.time() - t0)\n", True),
+    "staged_call_in_a_def": (
+        "import time\nimport jax.numpy as jnp\n\ndef bench(x):\n    t0 = time.perf_counter()\n"
+        "    y = jnp.dot(x, x)\n    dt = time.perf_counter() - t0\n    return y, dt\n",
+        True,
+    ),
+    "semicolons": ("import jax, time\nf = jax.jit(abs)\nt0 = time.time(); a = 1\nt1 = time.time()\ny = f(1.0)\nprint(time.time() - t1)\n", True),
+    "timeit_lambda": ("import jax, timeit\nf = jax.jit(abs)\ntimeit.timeit(lambda: f(1.0), number=3)\n", True),
+    # jax's dispatch.py and compiler.py: compile durations logged around calls of jax internals
+    "no_jax_work_in_the_region": (
+        "import time, logging\nimport jax\n\ndef compile_it(c):\n    start = time.time()\n"
+        "    out = backend_compile(c)\n    logging.info('took %s', time.time() - start)\n    return out\n",
+        False,
+    ),
+    "jax_work_after_the_clock_read": (
+        "import time\nimport jax.numpy as jnp\nt0 = time.monotonic()\nsetup()\nt1 = time.monotonic()\n"
+        "y = jnp.ones(3)\nlog(t1 - t0)\n",
+        False,
+    ),
+    # a def statement reading the clock ends the region (the checker walks the statement it is
+    # given); a clock read inside a lambda of an assignment does not
+    "clock_read_in_a_def_statement": (
+        "import time\nimport jax.numpy as jnp\nt0 = time.time()\ndef later():\n    return time.time()\n"
+        "y = jnp.ones(3)\nprint(time.time() - t0)\n",
+        False,
+    ),
+    "clock_read_in_a_lambda": (
+        "import time\nimport jax.numpy as jnp\nt0 = time.time()\nlater = lambda: time.time()\n"
+        "y = jnp.ones(3)\nprint(time.time() - t0)\n",
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TIMED_REGIONS))
+def test_timing_screen_admits_every_reported_region_and_rejects_regions_without_jax_work(name):
+    source, reported = TIMED_REGIONS[name]
+    found = analyze(source, "bench.py", Config(select=("JAX501",))).findings
+    assert bool(found) == reported, found
+    assert UnblockedTimingRule().could_match(ast.parse(source)) == reported
+
+
 def test_constant_fix_keeps_static_argnames_and_refuses_negative_static_argnums():
     source = """
         from functools import partial

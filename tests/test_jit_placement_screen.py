@@ -110,6 +110,23 @@ POSITIVE = {
             f = jax.jit(lambda v: v * 2)
             return f(x)
         """,
+    "bound_in_a_loop_called_in_a_nested_def_and_at_module_level": """
+        import jax
+
+        def run(xs, n):
+            for i in range(n):
+                f = jax.jit(lambda v: v + i)
+
+                def g(v):
+                    return f(v)
+
+                xs = g(xs) + f(xs)
+            return xs
+
+        for k in range(3):
+            h = jax.jit(lambda v: v * k)
+            print(h(1.0))
+        """,
     "decorated_nested_def": """
         import jax
 
@@ -298,6 +315,27 @@ NEGATIVE = {
             cache["f"] = jax.jit(lambda v: v * 2)
             g = h = jax.jit(lambda v: v)
             return g, h
+        """,
+    # `f = T(F)` is a site only where every other `f` in its scope is called (`_bound_calls`):
+    # jax's lowering.py binds `jax.jit(...)` in a loop and passes it to `export`
+    "bound_then_passed_on_or_never_used": """
+        import jax
+
+        def lower(dims, export):
+            for d in dims:
+                jitted = jax.jit(lambda v: v + d)
+                export(jitted)(d)
+            for d in dims:
+                unused = jax.jit(lambda v: v * d)
+            for d in dims:
+                kept = jax.jit(lambda v: v - d)
+                kept(d)
+                print(kept)
+
+        class Table:
+            for d in range(3):
+                f = jax.jit(lambda v: v + 1)
+                f(d)
         """,
     "under_a_lambda": """
         import jax

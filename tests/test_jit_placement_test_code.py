@@ -128,3 +128,21 @@ def test_methods_of_test_case_classes_are_test_code_in_any_file(tmp_path):
     options = load_pyproject(tmp_path / "pyproject.toml").rule_options
     result = analyze(TEST_CASE_HELPER, "pkg/utils/equivalence.py", Config(select=("ALL",), rule_options=options))
     assert sorted(f.line for f in result.findings) == [9, 17, 22]
+
+
+def test_the_last_screen_leaves_test_modules_out_unless_include_tests(tmp_path, monkeypatch):
+    """`could_match_in`: a test module where only the jit-placement rules could report is not
+    libcst-parsed at all; with `include-tests` it is, and the sites are reported."""
+    import jaxfix.engine.fixing as fixing
+
+    source = HELPER.replace("@jax.jit\ndef positive(x):\n    if x > 0:\n        return x\n    return -x\n", "")
+    assert "positive" not in source
+    parsed = []
+    real = fixing.parse_module
+    monkeypatch.setattr(fixing, "parse_module", lambda text: parsed.append(text) or real(text))
+    assert analyze(source, "tests/helpers.py", Config()).findings == []
+    assert parsed == []
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxfix.jit-placement]\ninclude-tests = true\n")
+    found = analyze(source, "tests/helpers.py", load_pyproject(tmp_path / "pyproject.toml")).findings
+    assert {f.code for f in found} == {"JAX201", "JAX202"}
+    assert len(parsed) == 1

@@ -25,15 +25,22 @@ RULES = (CachedPropertyOnPytreeRule(), MethodCacheOnPytreeRule())
 
 def screen_and_rule(source: str, path: str = "m.py", project=None) -> tuple[bool, list[str]]:
     """(admitted, the codes the rules' `check` report with the screens bypassed). Admitted: every
-    rule that reports admits the text; when none reports, some rule admits it."""
+    rule that reports admits the text (`could_match`, then `could_match_in`); when none reports,
+    some rule admits it."""
     source = textwrap.dedent(source)
     tree = ast.parse(source)
     ctx = RuleContext(source, path, options=Config().options(), project=project, tree=tree)
     reporting = [rule for rule in RULES if any(True for _ in rule.check(ctx))]
     codes = sorted(f.code for rule in reporting for f in rule.check(ctx))
+    # the last screen is asked on a context of its own, holding no libcst module (as in the engine)
+    unparsed = RuleContext(source, path, options=Config().options(), project=project, tree=tree)
+
+    def admits(rule) -> bool:
+        return rule.could_match(tree) and rule.could_match_in(unparsed)
+
     if reporting:
-        return all(rule.could_match(tree) for rule in reporting), codes
-    return any(rule.could_match(tree) for rule in RULES), codes
+        return all(admits(rule) for rule in reporting), codes
+    return any(admits(rule) for rule in RULES), codes
 
 
 POSITIVE = {
@@ -183,6 +190,41 @@ NEGATIVE = {
             def make(cls):
                 return cls()
         """,
+    # a base of the standard library is no project module's class (`pytrees.NOT_PROJECT_HEADS`):
+    # jax's `class StaggeredTransferPlan(TransferPlan)` with `class TransferPlan(Protocol)`
+    "stdlib_bases": """
+        import abc
+        import functools
+        import typing
+        from typing import Protocol
+
+        class Plan(Protocol):
+            pass
+
+        class Staggered(Plan):
+            @functools.cached_property
+            def norm(self):
+                return 1
+
+        class Other(typing.Generic, abc.ABC):
+            @functools.cached_property
+            def norm(self):
+                return 1
+        """,
+    # a class passed to a builtin's method registers nothing (jax's `object.__new__(Mesh)`)
+    "passed_to_a_builtin": """
+        import functools
+
+        class Mesh:
+            @functools.cached_property
+            def size(self):
+                return 1
+
+        def make():
+            return object.__new__(Mesh)
+
+        EMPTY = object.__new__(Mesh)
+        """,
     "registering_call_for_another_class": """
         import functools
         import jax
@@ -261,6 +303,29 @@ def test_a_base_from_another_module_is_admitted(tmp_path, imports, base):
     assert admitted
     # without the project the rule cannot see the base: the screen still admits (it cannot know)
     assert screen_and_rule(Path(model).read_text(), model)[1] == []
+
+
+@pytest.mark.parametrize(
+    "imports, base",
+    [("from .base import Base", "Base"), ("from pkg.base import Base", "Base"), ("import pkg.base", "pkg.base.Base")],
+)
+def test_a_base_the_project_knows_is_no_pytree_is_rejected_with_the_project(tmp_path, imports, base):
+    """jax's `class NamedSharding(jsharding.Sharding)`: `could_match` cannot tell, the project can."""
+    files = _package(
+        tmp_path,
+        "pkg",
+        {
+            "base.py": "import abc\n\nclass Base(abc.ABC):\n    pass\n",
+            "model.py": MODEL.format(imports=imports, base=base),
+        },
+    )
+    project = build_project_index(files)
+    model = next(f for f in files if f.endswith("model.py"))
+    source = Path(model).read_text()
+    assert CachedPropertyOnPytreeRule().could_match(ast.parse(source))
+    admitted, codes = screen_and_rule(source, model, project)
+    assert codes == []
+    assert not admitted
 
 
 def test_a_relatively_imported_decorator_is_admitted(tmp_path):

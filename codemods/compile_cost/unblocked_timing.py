@@ -11,7 +11,8 @@ from codemods._command import commands_for
 from codemods.compile_cost.nodes import own_nodes
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
-from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
 from jaxfix.analysis.walk import walk
@@ -208,7 +209,8 @@ class UnblockedTimingRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        """A jax import and a call of a clock or `timeit` function."""
+        """A jax import and either a `timeit` call of a lambda, or a timed region of some block
+        (`_region_screen`) with a call in it that may be JAX work."""
         idents = set(_CLOCK_IDENTS)
         jax = uses_timeit = False
         starts: list[ast.Call] = []
@@ -229,20 +231,105 @@ class UnblockedTimingRule(Rule):
                 starts.append(node.value)
         if not jax:
             return False
-        for call in starts:  # `t0 = time.perf_counter()`: a timed region can start here
-            func = call.func
-            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in idents:
-                return True
         if uses_timeit:  # `timeit.timeit(lambda: ...)`
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.args[0] if node.args else None, ast.Lambda):
                     return True
                 if isinstance(node, ast.Call) and any(isinstance(k.value, ast.Lambda) for k in node.keywords):
                     return True
+        for call in starts:  # `t0 = time.perf_counter()`: a timed region can start here
+            func = call.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in idents:
+                return _region_screen(tree)
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         return iter(_TimingChecker(self, ctx).run())
+
+
+def _region_screen(tree: ast.Module) -> bool:
+    """`_TimingChecker.run`'s regions on the stdlib AST: whether some block (a module, def, class
+    or compound statement body) has a start `t0 = <clock>()` followed, before the next statement
+    of the block with a clock read, by a call that may be JAX work (`_TimingChecker.is_jax_call`,
+    over-approximated). A clock read is recognised exactly as the checker does (the same import
+    map, the same own-nodes walk), so each start's region here holds the checker's region (the
+    stdlib AST splits `a; b` into two statements: a start there is a start here, a region here
+    may be longer); every start is tried, as a start the checker passes over may be one here."""
+    names = ImportMap.from_ast(tree)
+
+    def is_clock(call: ast.Call) -> bool:
+        return not call.args and not call.keywords and names.qualify_ast(call.func) in CLOCKS
+
+    def jit_expr(e: ast.AST) -> bool:
+        if names.qualify_ast(e) in JIT_NAMES:
+            return True
+        if isinstance(e, ast.Call):
+            q = names.qualify_ast(e.func)
+            given = [*e.args, *(k.value for k in e.keywords)]
+            return q in JIT_NAMES or (q in PARTIAL_NAMES and any(names.qualify_ast(a) in JIT_NAMES for a in given))
+        return False
+
+    jitted: set[str | None] = set()
+    for node in astscan.nodes(tree):
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            if any(jit_expr(d) for d in node.decorator_list):
+                jitted.add(node.name)
+        elif kind is ast.Assign and isinstance(node.value, ast.Call) and jit_expr(node.value.func):
+            jitted.update(dotted(t) for t in node.targets)
+
+    def may_be_jax_call(call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Call) or dotted(func) in jitted:
+            return True
+        q = names.qualify_ast(func)
+        return q not in _NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
+
+    for block in _blocks(tree):
+        clocks = [any(is_clock(c) for c in _own_calls(stmt)) for stmt in block]
+        for i, stmt in enumerate(block):
+            if not (
+                type(stmt) is ast.Assign
+                and len(stmt.targets) == 1
+                and type(stmt.targets[0]) is ast.Name
+                and type(stmt.value) is ast.Call
+                and is_clock(stmt.value)
+            ):
+                continue
+            end = next((j for j in range(i + 1, len(block)) if clocks[j]), None)
+            if end is None:
+                break  # as the checker: no later start of the block has an end either
+            if any(may_be_jax_call(n) for s in block[i + 1 : end] for n in astscan.nodes(s) if type(n) is ast.Call):
+                return True
+    return False
+
+
+def _blocks(tree: ast.Module) -> Iterator[list[ast.stmt]]:
+    """The module's body and every statement list nested in it (the checker's `IndentedBlock`s)."""
+    yield tree.body
+    for stmt in astscan.statements(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if type(block) is list and block and isinstance(block[0], ast.stmt):
+                yield block
+        for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            yield part.body
+
+
+_AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _own_calls(root: ast.AST) -> Iterator[ast.Call]:
+    """`own_nodes(root, cst.Call)` on the stdlib AST: calls under `root`, not inside nested defs,
+    classes or lambdas (`root` itself is entered)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is not root and isinstance(node, _AST_SCOPES):
+            continue
+        if type(node) is ast.Call:
+            yield node
+        stack.extend(astscan.children(node))
 
 
 class _TimingChecker:

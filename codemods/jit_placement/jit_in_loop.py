@@ -263,6 +263,10 @@ class JitInLoopRule(Rule):
         """A transform site inside a loop (`screen.sites`)."""
         return any(site.in_loop for site in sites(tree))
 
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """Not test code left out by `include-tests` (`check` reports nothing there)."""
+        return not skips_test_code(ctx, self)
+
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         """The planner's sites in a loop whose callable is fresh each time (not a module function)."""
         if skips_test_code(ctx, self):

@@ -231,6 +231,10 @@ class JitPerCallRule(Rule):
         """A transform site in the body of a function called more than once (`screen.sites`)."""
         return any(site.per_call for site in sites(tree))
 
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """Not test code left out by `include-tests` (`check` reports nothing there)."""
+        return not skips_test_code(ctx, self)
+
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         """The planner's sites outside loops: the function body makes the callable on each call."""
         if skips_test_code(ctx, self):

@@ -167,6 +167,10 @@ class JitRewrapInLoopRule(Rule):
         """A transform call inside a loop (`screen.sites`); a decorated def is never the same function."""
         return any(site.in_loop and site.call for site in sites(tree))
 
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """Not test code left out by `include-tests` (`check` reports nothing there)."""
+        return not skips_test_code(ctx, self)
+
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         """The planner's sites in a loop whose callable is a module function: a cache hit per iteration."""
         if skips_test_code(ctx, self):

@@ -98,7 +98,7 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
                 yield ScreenSite(False, top)
             continue
         for node, parent, where in _screen_walk(body[index], tree, top):
-            if id(node) in ids and _could_be_site(node, parent):
+            if id(node) in ids and _could_be_site(node, parent) and _may_be_only_called(tree, body[index], parent):
                 yield ScreenSite(isinstance(node, ast.Call), where)
 
 
@@ -197,3 +197,49 @@ def _could_be_site(node: ast.AST, parent: ast.AST | None) -> bool:
         )
         return called or bound
     return True
+
+
+def _may_be_only_called(tree: ast.Module, top: ast.stmt, parent: ast.AST | None) -> bool:
+    """For `f = T(F)` (`parent`, an assignment to one name, inside the top-level statement `top`):
+    whether the planner's `_bound_calls` may accept it. It requires the assignment in a function
+    or at module level (not in a class body), and every `Name` spelling `f` in that scope's body
+    but the target to be the function of a call, and one at least (`scopes.name_uses` sees every
+    stdlib `Name` there, and more, none of which can be a call's function). Anything else is
+    True: the screen only answers no here."""
+    if not (isinstance(parent, ast.Assign) and isinstance(parent.targets[0], ast.Name)):
+        return True
+    owner = _owner([top], parent, tree)
+    if owner is None:
+        return True  # not found: say yes
+    if isinstance(owner, ast.ClassDef):
+        return False
+    target = parent.targets[0]
+    name = target.id
+    walked = astscan.nodes(tree) if owner is tree else (n for stmt in owner.body for n in astscan.nodes(stmt))
+    uses = called = 0
+    for node in walked:
+        kind = type(node)
+        if kind is ast.Name and node.id == name and node is not target:
+            uses += 1
+        elif kind is ast.Call and type(node.func) is ast.Name and node.func.id == name:
+            called += 1
+    return called > 0 and uses == called
+
+
+def _owner(stmts: list, target: ast.stmt, owner: ast.AST) -> ast.AST | None:
+    """The innermost def or class whose body holds the statement `target` (else `owner`), found
+    among `stmts` and the statements nested in them; None when it is not there."""
+    for stmt in stmts:
+        if stmt is target:
+            return owner
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(stmt, field, None)
+            if type(inner) is list and inner:
+                scope = stmt if field == "body" and isinstance(stmt, _SCOPES) else owner
+                found = _owner(inner, target, scope)
+                if found is not None:
+                    return found
+    return None
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

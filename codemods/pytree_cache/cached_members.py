@@ -4,7 +4,8 @@
 each pytree class (`jaxfix.analysis.pytrees.pytree_classes`) with a cached member, its
 `functools.cached_property` methods (JAX101) and its `functools.cache` / `lru_cache` methods
 (JAX102). `may_hold_cached_pytree` is the same question asked on the stdlib AST, the rules'
-`could_match` screen. `PytreeCacheFamily` holds the settings both rules share.
+`could_match` screen, and `may_hold_cached_pytree_in` the same with the project index (their
+`could_match_in`). `PytreeCacheFamily` holds the settings both rules share.
 """
 
 from __future__ import annotations
@@ -113,6 +114,18 @@ def may_hold_cached_pytree(tree: ast.Module, caches: frozenset[str]) -> bool:
     make them a pytree, no base, and are passed to no registering call: those are rejected."""
     cached, screen = _screen(tree)
     return screen is not None and any(found & caches and screen.may_be_pytree(node) for node, found in cached)
+
+
+def may_hold_cached_pytree_in(ctx: RuleContext, caches: frozenset[str]) -> bool:
+    """`may_hold_cached_pytree` with the run's project index: some class with a decorator in
+    `caches` is one `pytrees.pytree_classes(ctx)` reports (read from `ctx.tree`; the rules'
+    `could_match_in`, and the classes `cached_classes` then reuses). A base class or a
+    registration helper in another module of the project is looked up there."""
+    cached, _ = _screen(ctx.tree)
+    if not any(found & caches for _, found in cached):
+        return False
+    names = {name for name, _ in pt.pytree_classes(ctx)}
+    return any(found & caches and node.name in names for node, found in cached)
 
 
 @functools.lru_cache(maxsize=4)

@@ -113,6 +113,7 @@ from codemods.pytree_cache.cached_members import (
     PytreeCacheFamily,
     cached_classes,
     may_hold_cached_pytree,
+    may_hold_cached_pytree_in,
 )
 from codemods.pytree_cache.class_fix import class_fix
 from jaxfix.model import Finding
@@ -303,6 +304,9 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         return may_hold_cached_pytree(tree, CACHED_PROPERTY)
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        return may_hold_cached_pytree_in(ctx, CACHED_PROPERTY)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         style = ctx.option(self, "cache-style")

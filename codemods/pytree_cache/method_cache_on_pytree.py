@@ -65,6 +65,7 @@ from codemods.pytree_cache.cached_members import (
     PytreeCacheFamily,
     cached_classes,
     may_hold_cached_pytree,
+    may_hold_cached_pytree_in,
 )
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -176,6 +177,9 @@ class MethodCacheOnPytreeRule(PytreeCacheFamily, Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         return may_hold_cached_pytree(tree, METHOD_CACHES)
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        return may_hold_cached_pytree_in(ctx, METHOD_CACHES)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for cached in cached_classes(ctx):

@@ -45,6 +45,9 @@ def _module_name(node: cst.BaseExpression | None) -> str | None:
     return None if node is None else dotted_name(node)
 
 
+_LAST_AST_MAP: list = [None, None]  # (tree, its ImportMap): `ImportMap.from_ast`
+
+
 @dataclass
 class ImportMap:
     """Local name -> qualified name, from every import statement in the module."""
@@ -67,7 +70,15 @@ class ImportMap:
     @classmethod
     def from_ast(cls, tree: ast.Module) -> "ImportMap":
         """The same bindings from the stdlib AST, so `could_match` screens qualify names exactly as
-        the rules will (a screen that resolved more or less than the rule could reject a real match)."""
+        the rules will (a screen that resolved more or less than the rule could reject a real match).
+        The map of the last tree asked about is kept: the screens of several rules ask in turn
+        (callers never change it)."""
+        if _LAST_AST_MAP[0] is not tree or type(_LAST_AST_MAP[1]) is not cls:
+            _LAST_AST_MAP[:] = [tree, cls._from_ast(tree)]
+        return _LAST_AST_MAP[1]
+
+    @classmethod
+    def _from_ast(cls, tree: ast.Module) -> "ImportMap":
         bindings: dict[str, str] = {}
         for node in ast_statements(tree.body):
             if isinstance(node, ast.Import):

@@ -25,6 +25,7 @@ traced-value analyses (`jit_contexts`, `trace_screen`) ask `is_pytree_like` and
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -112,16 +113,24 @@ def module_bindings(tree: ast.Module, module_name: str | None = None, is_package
     return bindings_of(imports, module_name, is_package)
 
 
+_BLOCKS = ("cases", "handlers", "finalbody", "orelse", "body")  # reversed: pushed on a stack
+
+
 def ast_statements(nodes: list) -> Iterator[ast.stmt]:
-    """Every statement in `nodes` and nested in their bodies, in source order, without entering
-    expressions (a fraction of `ast.walk`'s cost when only statements matter)."""
-    for node in nodes:
-        if isinstance(node, ast.stmt):
+    """Every statement in `nodes` and nested in their bodies (`body`, `orelse`, `finalbody`, the
+    handlers' and the cases' bodies), in source order, without entering expressions (a fraction of
+    `ast.walk`'s cost when only statements matter). Iterative: a nested generator per level cost
+    a yield per level per statement."""
+    stack = list(reversed(nodes))
+    pop, extend, stmt = stack.pop, stack.extend, ast.stmt
+    while stack:
+        node = pop()
+        if isinstance(node, stmt):
             yield node
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for name in _BLOCKS:
             inner = getattr(node, name, None)
-            if type(inner) is list:
-                yield from ast_statements(inner)
+            if type(inner) is list and inner:
+                extend(reversed(inner))
 
 
 def bindings_of(
@@ -234,6 +243,11 @@ class ModuleSummary:
 # Top-level packages whose registering functions are all in the table above: a decorator or call
 # from one of them that the table does not list registers nothing (`PytreeScreen`).
 TABLE_PACKAGES = frozenset({"jax", "flax", "equinox", "chex"})
+# Heads of qualified names that no project module is taken to have: the standard library's
+# modules and the builtins (`object.__new__(cls)`, `typing.Protocol`). A project index resolves a
+# dotted name through the project's module of that name (`ProjectIndex.kind_of`/`registrar`), and
+# a project that names a top-level module of its own `typing` or `object` shadows Python's.
+NOT_PROJECT_HEADS = frozenset(sys.stdlib_module_names) | frozenset(dir(builtins))
 
 
 def _first_name_calls(root: ast.AST) -> list[ast.Call]:
@@ -461,7 +475,8 @@ class PytreeScreen:
     - it gives the module a name, so relative imports bind names too (`from .struct import
       dataclass`): any name a relative import binds may qualify to anything (`uncertain`);
     - it resolves a dotted base (`pkg.mod.Base`) through another module of the project, which may
-      derive from `flax.struct.PyTreeNode`: every dotted base may make the class a pytree.
+      derive from `flax.struct.PyTreeNode`: every dotted base may make the class a pytree, but
+      one of the standard library or the builtins (`typing.Protocol`, `NOT_PROJECT_HEADS`).
     A bare base that names no class of this module never resolves (a project module always has a
     non-empty dotted name), and a bare base naming one is followed through that class's bases.
     """
@@ -506,7 +521,7 @@ class PytreeScreen:
         if "." not in name:
             return name in self.functions
         top = name.partition(".")[0]
-        return top not in TABLE_PACKAGES and top not in sys.stdlib_module_names
+        return top not in TABLE_PACKAGES and top not in NOT_PROJECT_HEADS
 
     def may_be_pytree(self, node: ast.ClassDef) -> bool:
         for dec in node.decorator_list:  # `decorator_target`: `@d`, `@d(...)`, `@partial(d, ...)`
@@ -545,7 +560,7 @@ class PytreeScreen:
             if text.partition(".")[0] in self.uncertain:
                 return True
             name = qualify(base, self.bindings)
-            if name in ROOT_BASES or "." in name:
+            if name in ROOT_BASES or ("." in name and name.partition(".")[0] not in NOT_PROJECT_HEADS):
                 return True
             if name in self.local and name not in seen:
                 local = self.local[name]

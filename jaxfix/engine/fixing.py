@@ -94,15 +94,16 @@ def scan_raw(
     if candidates:
         candidates = [r for r in candidates if (entered and r.follows_calls) or r.could_match(tree)]
     if candidates:
+        # the module is set below, once some rule's last screen (`could_match_in`) admits the file
+        ctx = RuleContext(source, path, options=options, project=project, tree=tree, elsewhere=elsewhere, quote=quote)
+        candidates = [r for r in candidates if (entered and r.follows_calls) or _admits(r, ctx)]
+    if candidates:
         try:
-            module = parse() if parse is not None else parse_module(source)
+            ctx.set_module(parse() if parse is not None else parse_module(source))
         except cst.ParserSyntaxError as exc:
             raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
         except RecursionError:
             raise AnalysisError("expression nested too deeply for the parser") from None
-        ctx = RuleContext(
-            source, path, options=options, project=project, module=module, tree=tree, elsewhere=elsewhere, quote=quote
-        )
         for rule in candidates:
             try:
                 result.findings.extend(f for f in rule.check(ctx) if code_filter(f.code))
@@ -114,6 +115,15 @@ def scan_raw(
         result.undecided = ctx.undecided
         result.quote_used = ctx.quote_used
     return result
+
+
+def _admits(rule: Rule, ctx: RuleContext) -> bool:
+    """`rule.could_match_in(ctx)`; a screen that fails admits the file (`check` then reports the
+    failure as it reports its own)."""
+    try:
+        return rule.could_match_in(ctx)
+    except Exception:  # noqa: BLE001 - RecursionError included
+        return True
 
 
 def _entered_from_elsewhere(project: Any, path: str) -> bool:
