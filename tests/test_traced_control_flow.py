@@ -279,6 +279,40 @@ def test_not_flagged_outside_a_trace_or_on_static_values():
     assert result.findings == []
 
 
+def test_attribute_set_in_init_from_a_python_annotated_parameter_is_static():
+    """jax's pallas Scheduler: `self.num_stages = num_stages` (`num_stages: int`), read by a loop
+    bound in a class built under a trace. An attribute also written elsewhere (`bump`) or from an
+    unannotated parameter stays traced."""
+    result = run(
+        """
+        import jax
+
+        class Stepper:
+            def __init__(self, x, n: int, m):
+                self.n = n
+                self.m = m
+                self.k = n
+                total = x
+                for _ in range(self.n - 1):
+                    total = total + 1
+                for _ in range(self.m):
+                    total = total + 1
+                for _ in range(self.k):
+                    total = total + 1
+                self.total = total
+
+            def bump(self, v):
+                self.k = v
+
+        @jax.jit
+        def f(x, y):
+            return Stepper(x, 3, y).total
+        """
+    )
+    flagged = sorted(re.search(r"range\((self\.\w+)", f.message).group(1) for f in result.findings)
+    assert flagged == ["self.k", "self.m"]
+
+
 def test_could_match_accepts_every_fixture_input_with_a_jax3_finding():
     from fixture_cases import discover_cases
 

@@ -126,6 +126,18 @@ class NumpyOnTracedValueRule(Rule):
                 return np.sin(x)  # not traced
             """
         ),
+        Valid(
+            """
+            import jax
+            import numpy as np
+
+
+            @jax.jit
+            def rank(x):
+                shape = x.shape if hasattr(x, "shape") else np.asarray(x).shape  # a tracer has a shape
+                return len(shape)
+            """
+        ),
     )
     invalid = (
         Invalid(
@@ -245,7 +257,8 @@ class NumpyOnTracedValueRule(Rule):
         fname = qual[len("numpy.") :]
         if not raises_on_tracer(fname):
             return None
-        if not any(info.facts.traced(a.value, stmt) for a in call.args):
+        traced_args = [a.value for a in call.args if info.facts.traced(a.value, stmt)]
+        if not traced_args or all(_guarded_as_non_array(ctx, call, a) for a in traced_args):
             return None
         positional = [a for a in call.args if a.keyword is None]
         if fname == "where" and (len(positional) != 3 or len(call.args) != 3):
@@ -268,6 +281,40 @@ class NumpyOnTracedValueRule(Rule):
         return ctx.finding(
             self, "JAX402", call, message(f"NumPy `np.{fname}` on a traced value raises under a trace{info.traced_because()}", fix), fix
         )
+
+
+_ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size"})
+
+
+def _guarded_as_non_array(ctx: RuleContext, call: cst.Call, arg: cst.BaseExpression) -> bool:
+    """`a.shape if hasattr(a, "shape") else np.asarray(a).shape` (optax's `check_shapes_equal`),
+    and the same as an `if`/`else` statement: NumPy only sees `a` where it has no array attribute,
+    which a tracer always has."""
+    if not isinstance(arg, cst.Name):
+        return False
+    child: cst.CSTNode = call
+    parent = ctx.parent(child)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+        if isinstance(parent, cst.IfExp) and child is parent.orelse and _tests_array_attr(parent.test, arg.value):
+            return True
+        if isinstance(parent, cst.If) and child is parent.orelse and _tests_array_attr(parent.test, arg.value):
+            return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _tests_array_attr(test: cst.BaseExpression, name: str) -> bool:
+    """`hasattr(name, "shape")` (or dtype/ndim/size)."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr"):
+        return False
+    args = test.args
+    return (
+        len(args) == 2
+        and isinstance(args[0].value, cst.Name)
+        and args[0].value.value == name
+        and isinstance(args[1].value, cst.SimpleString)
+        and args[1].value.evaluated_value in _ARRAY_ATTRS
+    )
 
 
 # NumPy functions that make a new ndarray (what a subscript of their result indexes)

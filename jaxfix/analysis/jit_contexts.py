@@ -39,7 +39,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     PASS_THROUGH,
     VMAP_NAMES,
 )
-from jaxfix.analysis.walk import Visitor, is_statement, walk
+from jaxfix.analysis.walk import Visitor, is_statement, statements, walk
 
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
 BODY_ARGS: dict[str, tuple[int, ...]] = {
@@ -492,7 +492,44 @@ class JitContexts:
                     continue
                 if self._marked_static(small.value):
                     out.add(small.target.value)
-        return out
+        return out | self._init_python_fields(node)
+
+    def _init_python_fields(self, node: cst.ClassDef) -> set[str]:
+        """`self.num_stages = num_stages` in `__init__` where the parameter is annotated as admitting
+        no array (`num_stages: int`), and no other `self.num_stages = ...` anywhere in the class:
+        the attribute holds that Python value wherever the class's methods read it (jax's pallas
+        `Scheduler` loops `for _ in range(self.num_stages - 1)` under a trace)."""
+        from_params: dict[str, bool] = {}  # attribute -> assigned only from a Python-valued parameter
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.FunctionDef):
+                continue
+            params = [*stmt.params.posonly_params, *stmt.params.params]
+            if not params:
+                continue
+            receiver = params[0].name.value
+            python = {
+                p.name.value
+                for p in (*params, *stmt.params.kwonly_params)
+                if p.annotation is not None and admits_no_array(p.annotation.annotation, self.names.qualify)
+            } if stmt.name.value == "__init__" else set()
+            for small in statements(stmt):
+                if isinstance(small, cst.Assign):
+                    targets = [target.target for target in small.targets]
+                    plain = isinstance(small.value, cst.Name) and small.value.value in python
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    targets, plain = [small.target], False
+                else:
+                    continue
+                while targets:
+                    t = targets.pop()
+                    if isinstance(t, (cst.Tuple, cst.List)):  # `self.a, self.b = ...`: never plain
+                        targets.extend(el.value for el in t.elements)
+                        plain = False
+                    elif isinstance(t, cst.StarredElement):
+                        targets.append(t.value)
+                    elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == receiver:
+                        from_params[t.attr.value] = from_params.get(t.attr.value, True) and plain
+        return {attr for attr, plain in from_params.items() if plain}
 
     # -- name resolution --------------------------------------------------------
     def _lookup(self, name: str, scope: FuncInfo | None) -> FuncInfo | None:
