@@ -19,6 +19,7 @@ from codemods.trace_time_semantics.numpy_table import (
     NP_MANUAL,
     raises_on_tracer,
 )
+from jaxfix.analysis.guards import never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
@@ -258,7 +259,9 @@ class NumpyOnTracedValueRule(Rule):
         if not raises_on_tracer(fname):
             return None
         traced_args = [a.value for a in call.args if info.facts.traced(a.value, stmt)]
-        if not traced_args or all(_guarded_as_non_array(ctx, call, a) for a in traced_args):
+        if not traced_args or all(
+            isinstance(a, cst.Name) and never_traced_at(call, a.value, ctx.parent, ctx.names.qualify) for a in traced_args
+        ):
             return None
         positional = [a for a in call.args if a.keyword is None]
         if fname == "where" and (len(positional) != 3 or len(call.args) != 3):
@@ -281,40 +284,6 @@ class NumpyOnTracedValueRule(Rule):
         return ctx.finding(
             self, "JAX402", call, message(f"NumPy `np.{fname}` on a traced value raises under a trace{info.traced_because()}", fix), fix
         )
-
-
-_ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size"})
-
-
-def _guarded_as_non_array(ctx: RuleContext, call: cst.Call, arg: cst.BaseExpression) -> bool:
-    """`a.shape if hasattr(a, "shape") else np.asarray(a).shape` (optax's `check_shapes_equal`),
-    and the same as an `if`/`else` statement: NumPy only sees `a` where it has no array attribute,
-    which a tracer always has."""
-    if not isinstance(arg, cst.Name):
-        return False
-    child: cst.CSTNode = call
-    parent = ctx.parent(child)
-    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda)):
-        if isinstance(parent, cst.IfExp) and child is parent.orelse and _tests_array_attr(parent.test, arg.value):
-            return True
-        if isinstance(parent, cst.If) and child is parent.orelse and _tests_array_attr(parent.test, arg.value):
-            return True
-        child, parent = parent, ctx.parent(parent)
-    return False
-
-
-def _tests_array_attr(test: cst.BaseExpression, name: str) -> bool:
-    """`hasattr(name, "shape")` (or dtype/ndim/size)."""
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr"):
-        return False
-    args = test.args
-    return (
-        len(args) == 2
-        and isinstance(args[0].value, cst.Name)
-        and args[0].value.value == name
-        and isinstance(args[1].value, cst.SimpleString)
-        and args[1].value.evaluated_value in _ARRAY_ATTRS
-    )
 
 
 # NumPy functions that make a new ndarray (what a subscript of their result indexes)

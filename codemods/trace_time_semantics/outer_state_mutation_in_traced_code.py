@@ -17,6 +17,7 @@ from codemods.trace_time_semantics.common import (
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
@@ -29,7 +30,7 @@ from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
 
 CONTAINER_MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
@@ -77,8 +78,11 @@ class OuterStateMutationRule(Rule):
     ## Known problems
     The analysis is within one module: a global reassigned from another module, or a container
     passed in and mutated through another name, is not seen. A function that fills a container
-    and is called only at module level counts as import-time setup. Intentional trace-time bookkeeping
-    (counting traces in a test) is flagged too: silence it with `# noqa: JAX404`.
+    and is called only at module level counts as import-time setup. In test code (`test_*.py`,
+    `*_test.py`, `conftest.py`, files under `tests/`), a `global`/`nonlocal` set to a literal
+    (`num_traces += 1`, `called = True`) is how a test counts traces and is not reported; set
+    `include-tests = true` in `[tool.jaxfix.outer-state-mutation-in-traced-code]` to report it.
+    Elsewhere, intentional trace-time bookkeeping is flagged too: silence it with `# noqa: JAX404`.
 
     ## Example
     ```python
@@ -126,6 +130,14 @@ class OuterStateMutationRule(Rule):
     prefilter = TRANSFORM_TOKENS
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     follows_calls = True  # also in a file whose functions traced code elsewhere calls
+    options = (
+        Option(
+            "include-tests",
+            False,
+            "Also report, in test code, a `global`/`nonlocal` set to a literal inside traced code "
+            "(`num_traces += 1`): how tests count traces.",
+        ),
+    )
     valid = (
         Valid(
             """
@@ -285,6 +297,7 @@ class OuterStateMutationRule(Rule):
                 parent = parent.parent
             return "the module" if name in outer.containers else None
 
+        counts_traces = is_test_module(ctx.path) and not ctx.option(self, "include-tests")
         for node, stmt in sites:
             # assignments to `global`/`nonlocal` names, and item assignments into outer containers
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
@@ -297,6 +310,8 @@ class OuterStateMutationRule(Rule):
                     for name_node in _target_name_nodes(target):
                         kind = declared.get(name_node.value)
                         if kind == "nonlocal" and _same_trace(info, _owner(info, name_node.value)):
+                            continue
+                        if kind is not None and counts_traces and _is_literal(node.value):
                             continue
                         if kind is not None:
                             what = f"assignment to {kind} `{name_node.value}` inside traced code {once}"
@@ -374,6 +389,15 @@ class OuterStateMutationRule(Rule):
 
 
 # -- the decision -------------------------------------------------------------------------------
+def _is_literal(value: cst.BaseExpression | None) -> bool:
+    """`1`, `True`, `"traced"`, `-1`: a trace-time mark that stores no tracer."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(value, cst.Name) and value.value in ("True", "False", "None")
+    )
+
+
 def _target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(target, cst.Name):
         return [target]

@@ -24,6 +24,7 @@ from typing import ClassVar
 import libcst as cst
 
 from codemods.traced_control_flow.split_condition import static_and_traced
+from jaxfix.analysis.guards import never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
@@ -307,15 +308,20 @@ class _SiteFinder:
     def conversion_site(self, n: cst.Call, stmt) -> Site | None:
         q = self.names.qualify(n.func)
         if q in SCALAR_CONVERSIONS and len(n.args) == 1 and not n.args[0].star and self.facts.traced(n.args[0].value, stmt):
-            return Site("JAX304", "convert", n, stmt, (n.args[0].value,))
+            return None if self.guarded(n, n.args[0].value) else Site("JAX304", "convert", n, stmt, (n.args[0].value,))
         if (
             isinstance(n.func, cst.Attribute)
             and n.func.attr.value in ("item", "tolist")
             and not n.args
             and self.facts.traced(n.func.value, stmt)
         ):
-            return Site("JAX304", "method", n, stmt, (n.func.value,))
+            return None if self.guarded(n, n.func.value) else Site("JAX304", "method", n, stmt, (n.func.value,))
         return None
+
+    def guarded(self, n: cst.CSTNode, value: cst.BaseExpression) -> bool:
+        """`if not isinstance(p, jax.core.Tracer): p = p.item()`: the conversion never sees a tracer."""
+        ctx = self.rewrite.ctx
+        return isinstance(value, cst.Name) and never_traced_at(n, value.value, ctx.parent, self.names.qualify)
 
     def minmax_site(self, n: cst.Call, stmt) -> Site | None:
         """Builtin `max(a, b)` / `min(xs)` on traced values: it compares them with `>`/`<` and takes

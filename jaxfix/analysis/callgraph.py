@@ -25,7 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.pytrees import ast_statements, bindings_of, dotted
-from jaxfix.analysis.traced import STATIC_ATTRS, is_staged_call_name, is_static_call_name
+from jaxfix.analysis.static_values import is_static_attr
+from jaxfix.analysis.traced import is_staged_call_name, is_static_call_name
 from jaxfix.analysis.transforms import (
     CONSTRUCTION_HOOKS,
     FUNCTION_WRAPPERS,
@@ -348,7 +349,7 @@ class _Deps:
         if kind is ast.Constant or kind is ast.JoinedStr or kind is ast.Lambda:
             return frozenset()
         if kind is ast.Attribute:
-            return frozenset() if e.attr in STATIC_ATTRS else self.of(e.value)
+            return frozenset() if is_static_attr(e.attr) else self.of(e.value)
         if kind is ast.Call:
             qual = _qualify(e.func, self.names, {})
             if is_static_call_name(qual) or is_static_call_name(dotted(e.func)):

@@ -200,6 +200,7 @@ class JitContexts:
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
         self._find_entries()
+        self._sites_by_target = None  # asked while entries were found, before every jitted alias was known
         self._enter_external()
         self._propagate()
 
@@ -538,6 +539,8 @@ class JitContexts:
             found = self.nested.get(s, {}).get(name)
             if found is not None:
                 return found
+            if name in s.params:  # `def run(f, y): return f(y)`: the argument, not an outer `f`
+                return None
             s = s.parent
         if name in self.aliases:
             return self.aliases[name]
@@ -636,9 +639,23 @@ class JitContexts:
         for p in info.params:
             if p in statics:
                 continue
-            if wrapper == "equinox.filter_jit" and p in info.python_params:
-                continue  # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`)
+            if wrapper == "equinox.filter_jit" and (p in info.python_params or p in self._literal_at_every_call(info)):
+                continue  # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`, `run(x, true=True)`)
             out.add(p)
+        return out
+
+    def _literal_at_every_call(self, info: FuncInfo) -> set[str]:
+        """Parameters every call of `info` in the module gives a Python literal (passed, or the
+        default): `run(x, true=True)` and `run(x, true=False)` (equinox's tests)."""
+        sites = self.call_sites_of(info)
+        bindings = [self.bind_args(info, site.call) for site in sites]
+        if not bindings or any(b is None for b in bindings):
+            return set()
+        out = set()
+        for p in info.params:
+            values = [b.get(p, info.defaults.get(p)) for b in bindings]
+            if all(v is not None and is_hashable_literal(v) for v in values):
+                out.add(p)
         return out
 
     def _find_entries(self) -> None:

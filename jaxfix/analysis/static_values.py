@@ -22,6 +22,12 @@ import libcst as cst
 # Attributes whose value is known at trace time whatever the object.
 STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding"})
 
+
+def is_static_attr(name: str) -> bool:
+    """`x.shape`, ... (`STATIC_ATTRS`), and any dunder read (`f.__name__`, `k.__doc__`,
+    `x.__class__`): Python metadata of the object, never a traced value."""
+    return name in STATIC_ATTRS or (len(name) > 4 and name.startswith("__") and name.endswith("__"))
+
 # Calls whose result is a Python value even when given traced arguments.
 STATIC_CALLS = frozenset(
     {

@@ -44,6 +44,7 @@ from jaxfix.analysis.static_values import (
     TREE_MAP_NAMES,
     UNKNOWN,
     CallOracle,
+    is_static_attr,
     is_static_call_name,
 )
 from jaxfix.analysis.walk import walk
@@ -242,7 +243,7 @@ class FunctionFacts:
         if isinstance(e, cst.FormattedString):
             return False
         if isinstance(e, cst.Attribute):
-            if e.attr.value in STATIC_ATTRS or e.attr.value in self.static_attrs:
+            if is_static_attr(e.attr.value) or e.attr.value in self.static_attrs:
                 return False
             if (
                 self.receiver is not None
