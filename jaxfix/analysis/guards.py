@@ -34,9 +34,9 @@ def never_traced_at(
             in_body = child is up.body
             if in_else and (_has_array_attr(up.test, name) or _is_tracer_test(up.test, name, qualify)):
                 return True
-            if in_body and isinstance(up.test, cst.UnaryOperation) and isinstance(up.test.operator, cst.Not):
-                if _is_tracer_test(up.test.expression, name, qualify):
-                    return True
+            negated = isinstance(up.test, cst.UnaryOperation) and isinstance(up.test.operator, cst.Not)
+            if in_body and negated and _is_tracer_test(up.test.expression, name, qualify):
+                return True
         child, up = up, parent(up)
     return False
 
