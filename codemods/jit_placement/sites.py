@@ -18,6 +18,7 @@ import libcst as cst
 
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
+from jaxfix.analysis.runs_once import functions_run_once
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import Option, Rule, RuleContext
@@ -503,7 +504,7 @@ class _SiteFinder:
             return None
         if site.function.name.value == "__init__":
             return None  # runs once per instance: the usual place to build jitted callables
-        if runs_once(site.function.name.value):
+        if runs_once(site.function.name.value) or self._script_runs_once(site.function):
             return None  # "compiles again on every call" needs more than one call
         if (
             site.kind in ("nested def", "decorated nested def")
@@ -511,6 +512,13 @@ class _SiteFinder:
         ):
             return None
         return site
+
+    def _script_runs_once(self, function: cst.FunctionDef) -> bool:
+        """A module-level function a script calls once (`runs_once.functions_run_once`)."""
+        if function not in self.ctx.module.body:
+            return False
+        once = self.ctx.fact(functions_run_once, lambda ctx: functions_run_once(ctx.module, runs_once))
+        return function.name.value in once
 
     def _in_test_case(self, node: cst.CSTNode) -> bool:
         """`node` is in the body of a class deriving, here or through classes of this module, from

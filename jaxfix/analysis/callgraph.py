@@ -360,8 +360,13 @@ class _Deps:
             if is_staged_call_name(qual) and not (self.package and qual.startswith(self.package)):
                 out |= {STAGED}
             return out
-        if kind is ast.Compare and all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
-            return frozenset()
+        if kind is ast.Compare and all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+            # identity, and membership in a mapping or sequence (a display compares: traced.py's rule)
+            displays = [c for op, c in zip(e.ops, e.comparators) if isinstance(op, (ast.In, ast.NotIn))
+                        and isinstance(c, (ast.List, ast.Tuple, ast.Set))]
+            if not displays:
+                return frozenset()
+            return frozenset().union(self.of(e.left), *(self.of(el) for d in displays for el in d.elts))
         if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             parts = [g.iter for g in e.generators] + ([e.key, e.value] if kind is ast.DictComp else [e.elt])
             return frozenset().union(*(self.of(p) for p in parts))

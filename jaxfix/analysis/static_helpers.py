@@ -25,7 +25,7 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_values import STATIC, UNKNOWN
 from jaxfix.analysis.static_values import is_known_library as _known
 from jaxfix.analysis.traced import analyse_function, param_names
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import statements, walk
 
 # qualified name of a function -> STATIC / TRACED / UNKNOWN, or None when not known there
 Resolver = Callable[[str], "str | None"]
@@ -47,6 +47,7 @@ class ModuleCallOracle:
         self.resolve = resolve
         self.out_of_sight = _imported_out_of_sight(module, own_packages)
         self.static_functions: frozenset[str] = frozenset()
+        self.nested_functions: frozenset[str] = frozenset()
         self.static_functions = frozenset(self._static_functions(module))
 
     # -- CallOracle ------------------------------------------------------------------------
@@ -55,6 +56,9 @@ class ModuleCallOracle:
         if isinstance(func, cst.Name) and func.value in self.static_functions:
             return STATIC
         return self._imported(func)
+
+    def knows_local(self, name: str) -> bool:
+        return name in self.nested_functions
 
     def returns_static(self, func: cst.BaseExpression) -> bool:
         if isinstance(func, cst.Name) and func.value in self.static_functions:
@@ -79,6 +83,7 @@ class ModuleCallOracle:
     def _static_functions(self, module: cst.Module) -> set[str]:
         """Module-level plain functions that return static values whatever their arguments."""
         defs = _plain_functions(module)
+        self.nested_functions = frozenset(name for name, node in defs.items() if id(node) not in {id(s) for s in module.body})
         static: set[str] = set()
         for _ in range(len(defs) + 1):  # grows monotonically: at most one pass per function
             self.static_functions = frozenset(static)
@@ -90,7 +95,10 @@ class ModuleCallOracle:
 
 
 def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    """Undecorated module-level functions bound once (a decorator, e.g. `jit`, may change what is returned)."""
+    """Undecorated functions bound once (a decorator, e.g. `jit`, may change what is returned):
+    module-level ones, and nested ones whose name nothing else in the module binds as a def or a
+    parameter (haiku's `def is_new_rng(a, b): ... return a[0] is not b[0]` inside a function),
+    so that a call of the name means that def wherever it is written."""
     out: dict[str, cst.FunctionDef] = {}
     seen: set[str] = set()
     for stmt in module.body:
@@ -102,6 +110,22 @@ def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
             seen.add(name)
             if not stmt.decorators and not stmt.asynchronous:
                 out[name] = stmt
+    nested: dict[str, list[cst.FunctionDef]] = {}
+    rebound: set[str] = set()  # parameters and assignment targets anywhere
+    top = {id(stmt) for stmt in module.body}
+    for stmt in statements(module):
+        if isinstance(stmt, cst.FunctionDef):
+            rebound.update(param_names(stmt.params))
+            if id(stmt) not in top:
+                nested.setdefault(stmt.name.value, []).append(stmt)
+        elif isinstance(stmt, cst.Assign):
+            rebound.update(t.target.value for t in stmt.targets if isinstance(t.target, cst.Name))
+        elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and isinstance(stmt.target, cst.Name):
+            rebound.add(stmt.target.value)
+    for name, defs in nested.items():
+        if name in seen or name in rebound or len(defs) != 1 or defs[0].decorators or defs[0].asynchronous:
+            continue
+        out[name] = defs[0]
     return out
 
 

@@ -185,6 +185,10 @@ class CallOracle(Protocol):
     def returns_static(self, func: cst.BaseExpression) -> bool:
         """`func` (a name or attribute naming a function) returns a static value whatever its arguments."""
 
+    def knows_local(self, name: str) -> bool:
+        """`name`, a local of the calling function, is a nested def the oracle decides (a name
+        nothing else in the module binds): a call of it is asked about, not left to the default."""
+
 
 # Top-level packages whose functions compute with arrays (or are the standard library): a call
 # into one of them follows the default rule. A function imported from any other module (the

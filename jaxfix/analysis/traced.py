@@ -274,8 +274,8 @@ class FunctionFacts:
         if isinstance(e, cst.BooleanOperation):
             return t(e.left) or t(e.right)
         if isinstance(e, cst.Comparison):
-            if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in e.comparisons):
-                return False
+            if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
+                return self._membership_traced(e, env)
             return t(e.left) or any(t(c.comparator) for c in e.comparisons)
         if isinstance(e, cst.IfExp):
             return t(e.test) or t(e.body) or t(e.orelse)
@@ -293,6 +293,19 @@ class FunctionFacts:
             return t(e.value)
         if isinstance(e, cst.Lambda):
             return False
+        return False
+
+    def _membership_traced(self, e: cst.Comparison, env) -> bool:
+        """Identity is Python's; `k in params` looks a key up in a mapping (haiku's
+        `if k1 in a and k2 in a[k1]`), which stays a Python bool. Only membership in a display
+        compares with `==`: `x in (a, b)` is traced when `x` or an element is. (`k in tracer` would
+        be traced too, but is not how JAX code is written; precision first.)"""
+        left = e.left
+        for c in e.comparisons:
+            if isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, (cst.List, cst.Tuple, cst.Set)):
+                if self.expr_traced(left, env) or any(self.expr_traced(el.value, env) for el in c.comparator.elements):
+                    return True
+            left = c.comparator
         return False
 
     def _comp_traced(self, e, env) -> bool:
@@ -314,7 +327,9 @@ class FunctionFacts:
             return False
         if qual in TREE_MAP_NAMES and self._maps_to_static(e, env):
             return False
-        if self.calls is not None and not (isinstance(e.func, cst.Name) and e.func.value in self.locals):
+        if self.calls is not None and not (
+            isinstance(e.func, cst.Name) and e.func.value in self.locals and not self.calls.knows_local(e.func.value)
+        ):
             verdict = self.calls.call_result(e)
             if verdict in (STATIC, UNKNOWN):
                 return False

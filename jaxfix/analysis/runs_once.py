@@ -1,0 +1,90 @@
+"""Functions of a script that run once: a jitted wrapper built in one compiles once, not per call.
+
+An example or training script (`if __name__ == "__main__":`) is a chain of set-up functions:
+`main` calls `train_and_evaluate` once, which calls `initialize_model` once, which builds
+`jax.jit(init)` and calls it. "A fresh wrapper compiles again on every call of the function"
+(JAX202) needs a second call, and a script's call chain says there is none. Found on jaxopt's
+`examples/deep_learning/distributed_flax_imagenet.py` and haiku's `examples/impala_lite.py`.
+
+A module without a `__main__` block is a library: whoever imports a function may call it any
+number of times, so nothing there runs once by this rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from jaxfix.analysis.walk import children
+
+MODULE = "<module>"
+
+
+@dataclass(frozen=True)
+class _Reference:
+    owner: str  # the module-level function whose own body holds it, MODULE, or "" (elsewhere)
+    called: bool
+    in_loop: bool
+
+
+def functions_run_once(module: cst.Module, once_by_name=lambda name: name == "main") -> frozenset[str]:
+    """Module-level functions of a script referenced exactly once, by a call outside any loop, in
+    the module's own statements or the own body of a function that runs once (`once_by_name`:
+    `main` by convention, or one found here). A function passed on (`app.run(main)`), stored,
+    called twice or from a nested def or a class is not."""
+    if not _is_script(module):
+        return frozenset()
+    functions = {stmt.name.value for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
+    refs: dict[str, list[_Reference]] = {name: [] for name in functions}
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            _collect(stmt.body, stmt.name.value, False, functions, refs)
+            for part in (*stmt.decorators, stmt.params):
+                _collect(part, MODULE, False, functions, refs)
+        else:
+            _collect(stmt, MODULE, False, functions, refs)
+    once: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name in functions - once:
+            found = refs[name]
+            if len(found) != 1 or not found[0].called or found[0].in_loop:
+                continue
+            owner = found[0].owner
+            if owner == MODULE or owner in once or (owner in functions and once_by_name(owner)):
+                once.add(name)
+                changed = True
+    return frozenset(once)
+
+
+def _is_script(module: cst.Module) -> bool:
+    for stmt in module.body:
+        if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.Comparison):
+            left = stmt.test.left
+            if isinstance(left, cst.Name) and left.value == "__name__":
+                return True
+    return False
+
+
+def _collect(node: cst.CSTNode, owner: str, in_loop: bool, functions: set[str], refs: dict) -> None:
+    """References to the module's functions under `node`; `owner` "" once inside a nested scope."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in functions:
+        refs[node.func.value].append(_Reference(owner, True, in_loop))
+        for arg in node.args:
+            _collect(arg, owner, in_loop, functions, refs)
+        return
+    if isinstance(node, cst.Name):
+        if node.value in functions:
+            refs[node.value].append(_Reference(owner, False, in_loop))
+        return
+    if isinstance(node, cst.Attribute):  # `obj.main` names an attribute, not the function
+        _collect(node.value, owner, in_loop, functions, refs)
+        return
+    if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        owner = ""
+    elif isinstance(node, (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        in_loop = True
+    for child in children(node):
+        _collect(child, owner, in_loop, functions, refs)
