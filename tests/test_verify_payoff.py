@@ -180,3 +180,60 @@ def test_fix_verify_write_holds_back_an_ineffective_fix(tmp_path):
     json_run = runner.invoke(app, ["verify", "--output-format", "json", "--device", "cpu", str(path)])
     [item] = json.loads(json_run.stdout)
     assert item["fix"]["evidence"]["verdict"] == "ineffective"
+
+
+# A training script's two bugs in one file: a traced `if` (its fix makes the original run eagerly
+# for verification) and a jitted partial rebuilt every step (its evidence needs compile counts).
+MIXED = """\
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+def loss_fn(scale, w, x):
+    return jnp.mean((x * w - scale) ** 2)
+
+
+@jax.jit
+def clip(g, limit):
+    if jnp.abs(g).max() > limit:
+        return g / jnp.abs(g).max() * limit
+    return g
+
+
+def train(w, xs):
+    for x in xs:
+        g = jax.jit(jax.grad(partial(loss_fn, 2.0), argnums=0))(w, x)
+        w = w - 0.1 * clip(g, 1.0)
+    return w
+"""
+
+MIXED_DRIVE = """\
+import jax.numpy as jnp
+
+
+def drive(mod):
+    return {"w": mod.train(jnp.ones(3), [jnp.arange(3.0) + i for i in range(4)])}
+"""
+
+
+def test_jit_placement_beside_a_control_flow_fix_gets_compile_counts(tmp_path):
+    """The control-flow fix alone is the reference for the hoist: both run under jit and the
+    counts show the per-step compiles gone."""
+    from jaxfix.verify.api import verify_result
+
+    path = tmp_path / "train.py"
+    path.write_text(MIXED)
+    drive = tmp_path / "train.drive.py"
+    drive.write_text(MIXED_DRIVE)
+    result = analyze(MIXED, str(path), Config(select=("JAX2", "JAX3"), unsafe_fixes=True), fix=True)
+    assert sorted(f.code for f in result.fixes_applied) == ["JAX201", "JAX301"]
+    verification = verify_result(result, examples=str(drive), device="cpu", timeout=120)
+    by_code = {f.code: f.fix.evidence for f in verification.findings}
+    assert by_code["JAX301"].verdict == "verified", by_code["JAX301"].detail
+    hoist = by_code["JAX201"]
+    assert hoist.verdict == "verified", hoist.detail
+    before, after = hoist.data["compiles"]
+    assert before > after == 0, hoist.detail
+    assert any("both run under jit" in note for note in verification.notes)

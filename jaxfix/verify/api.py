@@ -638,7 +638,43 @@ def verify_result(result: FileResult, **options: Any) -> FileVerification:
     """Verify the fixes `analyze(..., fix=True)` applied to one file (see `verify_change`)."""
     if result.fixed_source is None or not result.changed:
         return FileVerification(path=result.path, evidence=unverifiable("nothing was rewritten"), findings=list(result.fixes_applied))
-    return verify_change(result.source, result.fixed_source, result.path, findings=list(result.fixes_applied), **options)
+    verification = verify_change(result.source, result.fixed_source, result.path, findings=list(result.fixes_applied), **options)
+    return _count_jit_placement_past_eager_fixes(result, verification, options)
+
+
+def _count_jit_placement_past_eager_fixes(result: FileResult, verification: FileVerification, options: dict) -> FileVerification:
+    """A control-flow fix in the file makes the original run eagerly (it cannot run under jit),
+    and an eager run compiles nothing, so the jit-placement fixes beside it got no compile counts
+    (a training script with a traced `if` and a jit rebuilt per step). Verify those again from
+    the file with only its other fixes applied: both sides then run under jit, and the counts say
+    whether the hoist pays (`payoff.judge`: verified or ineffective)."""
+    if verification.reference != "eager" or options.get("reference"):
+        return verification
+    placement = [f for f in result.fixes_applied if f.fix is not None and _is_jit_placement(f)]
+    others = [f for f in result.fixes_applied if f.fix is not None and not _is_jit_placement(f)]
+    if not placement or not others:
+        return verification
+    from jaxfix.engine import analyze  # the verifier is a front end: the engine is below it
+    from jaxfix.engine.config import Config
+    from jaxfix.model import Safety
+
+    config = Config(
+        select=tuple(sorted({f.code for f in others})), unsafe_fixes=any(f.fix.safety is Safety.UNSAFE for f in others)
+    )
+    base = analyze(result.source, result.path, config, fix=True)
+    if base.error or base.fixed_source is None or base.fixed_source == result.fixed_source:
+        return verification
+    second = verify_change(base.fixed_source, result.fixed_source, result.path, findings=placement, reference="as-written", **options)
+    counted = {(f.code, f.line, f.column): f for f in second.findings}
+    verification.findings = [counted.get((f.code, f.line, f.column), f) if _is_jit_placement(f) else f for f in verification.findings]
+    verification.notes.append(
+        "jit-placement fixes: compared with the file after its other fixes, both run under jit (the original ran eagerly)"
+    )
+    return verification
+
+
+def _is_jit_placement(finding: Finding) -> bool:
+    return figures.family_for(finding.code, family_of(finding)[1]) == figures.JIT_PLACEMENT
 
 
 def verify_file_result(
