@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from jaxfix.model import Evidence, FileResult, Finding
-from jaxfix.verify import branches, figures
+from jaxfix.verify import branches, figures, payoff
 from jaxfix.verify import inputs as inputs_mod
-from jaxfix.verify import payoff
 from jaxfix.verify import screen as screen_mod
 from jaxfix.verify.changed import (
     ChangeSet,
@@ -654,7 +653,9 @@ def _count_jit_placement_past_eager_fixes(result: FileResult, verification: File
     others = [f for f in result.fixes_applied if f.fix is not None and not _is_jit_placement(f)]
     if not placement or not others:
         return verification
-    from jaxfix.engine import analyze  # the verifier is a front end: the engine is below it
+    from jaxfix.engine import (
+        analyze,  # the verifier is a front end: the engine is below it
+    )
     from jaxfix.engine.config import Config
     from jaxfix.model import Safety
 
