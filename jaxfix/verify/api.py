@@ -653,9 +653,8 @@ def _count_jit_placement_past_eager_fixes(result: FileResult, verification: File
     others = [f for f in result.fixes_applied if f.fix is not None and not _is_jit_placement(f)]
     if not placement or not others:
         return verification
-    from jaxfix.engine import (
-        analyze,  # the verifier is a front end: the engine is below it
-    )
+    # the verifier is a front end: the engine is below it (imported here, where it is needed)
+    from jaxfix.engine import analyze
     from jaxfix.engine.config import Config
     from jaxfix.model import Safety
 
