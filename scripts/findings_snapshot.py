@@ -16,9 +16,9 @@ can be compared too.
     python scripts/findings_snapshot.py compare BEFORE.json AFTER.json   # prints "0 differences" or them
 
 Paths are printed relative to this checkout and the corpus's folder as `<site-packages>`, so
-snapshots of two checkouts compare. The runs use PYTHONHASHSEED=0: some fixes order what they
-write by set iteration (the carry of a loop rewritten to `lax.fori_loop`), which differs between
-processes otherwise.
+snapshots of two checkouts compare. The runs use PYTHONHASHSEED=0 as a guard: a fix that orders
+what it writes by set iteration would differ between processes otherwise (the carry of a loop
+rewritten to `lax.fori_loop` once did; tests/test_traced_control_flow.py now checks it does not).
 """
 
 from __future__ import annotations

@@ -470,3 +470,42 @@ def test_traced_shapes_and_slices():
     )
     assert rows(result) == [("JAX307", "manual"), ("JAX307", "manual")]
     assert "output shape would depend on a traced value" in result.findings[0].message
+
+
+def test_a_tuple_carry_keeps_source_order_in_every_process(tmp_path):
+    """`key, ra, rb = step(key, ra, rb)` in a loop: the carry was ordered by set iteration, so two
+    runs of `jaxfix fix` (different PYTHONHASHSEED) wrote different diffs. Source order now."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "sampler.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import jax
+
+            def step(key, ra, rb):
+                key, sub = jax.random.split(key)
+                return key, ra + jax.random.uniform(sub), rb * ra
+
+            @jax.jit
+            def sample(key, n):
+                ra, rb = 1.0, 2.0
+                for _ in range(n):
+                    key, ra, rb = step(key, ra, rb)
+                return ra + rb
+            """
+        )
+    )
+    diffs = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-m", "jaxfix", "fix", "--select", "JAX303", "--unsafe-fixes", "--no-cache", str(path)],
+            capture_output=True, text=True, env=env, check=False,
+        )
+        assert "fori_loop" in out.stdout, out.stdout + out.stderr
+        diffs.add(out.stdout)
+    assert len(diffs) == 1
+    assert "key, ra, rb = jax.lax.fori_loop(0, n, loop_body, (key, ra, rb))" in diffs.pop()

@@ -138,7 +138,7 @@ def ordered_assigned(stmts) -> list[str]:
             return False
 
         def _add(self, target) -> None:
-            for name in assigned_names_in_target(target):
+            for name in target_names(target):
                 if name not in out:
                     out.append(name)
 
@@ -184,16 +184,19 @@ def assigned_names_in_small(s) -> set[str]:
 
 def assigned_names_in_target(t) -> set[str]:
     """Plain names an assignment target binds (not attributes or subscripts)."""
+    return set(target_names(t))
+
+
+def target_names(t) -> list[str]:
+    """`assigned_names_in_target` in source order: `key, ra, rb = ...` gives key, ra, rb (a loop's
+    carry is written in this order, the same in every process whatever PYTHONHASHSEED)."""
     if isinstance(t, cst.Name):
-        return {t.value}
+        return [t.value]
     if isinstance(t, (cst.Tuple, cst.List)):
-        out = set()
-        for el in t.elements:
-            out |= assigned_names_in_target(el.value)
-        return out
+        return [name for el in t.elements for name in target_names(el.value)]
     if isinstance(t, cst.StarredElement):
-        return assigned_names_in_target(t.value)
-    return set()
+        return target_names(t.value)
+    return []
 
 
 def names_read(node) -> set[str]:
