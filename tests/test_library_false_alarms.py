@@ -189,5 +189,93 @@ def test_a_script_function_called_once_builds_its_jitted_wrapper_once():
     assert codes(script % "") == []
     twice = "\n        def sweep():\n            return [initialize_model(jax.random.PRNGKey(0), (3,)) for _ in range(2)]\n"
     assert codes(script % twice) == [("JAX202", 7)]
-    library = (script % "").split("        if __name__")[0]
+    # a module-level call runs once only in a script: a library's importers may call again
+    library = (script % "").split("        def main")[0].replace("def train_and_evaluate", "def fit") + "        fit(0)\n"
     assert codes(library) == [("JAX202", 7)]
+
+
+def test_the_truth_of_an_object_is_a_python_bool():
+    """flax examples/imagenet/train.py: `if dynamic_scale:` on a DynamicScale-or-None whose
+    `.value_and_grad` the step calls; gemma's `if sampler_state.forbidden_token_ids:` on a
+    `Sequence[int] | None` field of an underscored struct class."""
+    source = """
+        from typing import Sequence
+
+        import flax
+        import jax
+        import jax.numpy as jnp
+
+        @flax.struct.dataclass
+        class _State:
+            tokens: jax.Array
+            forbidden: Sequence[int] | None
+
+        @jax.jit
+        def step(state, dynamic_scale, x):
+            if dynamic_scale:
+                x = dynamic_scale.value_and_grad(jnp.sin)(x)
+            if x.sum():
+                x = -x
+            return x
+
+        @jax.jit
+        def sample(state: _State):
+            logits = state.tokens
+            if state.forbidden:
+                logits = logits.at[state.forbidden].set(-1.0)
+            return logits
+        """
+    assert codes(source) == [("JAX301", 17)]  # `if x.sum():` only
+
+
+def test_array_attributes_match_the_installed_jax():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES
+
+    public = {n for n in dir(jax.Array) if not n.startswith("_")} | {n for n in dir(jnp.ones(2)) if not n.startswith("_")}
+    assert public <= ARRAY_ATTRIBUTES, sorted(public - ARRAY_ATTRIBUTES)
+
+
+def test_static_arguments_of_a_jit_over_vmap_are_the_functions_own():
+    """flax examples/lm1b/train.py: `jax.jit(jax.vmap(predict_step, in_axes=...), static_argnums=(3, 4))`
+    and `predict_step` builds `jnp.ones((n, max_decode_len))`."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        def predict_step(inputs, params, key, eos_id, max_decode_len):
+            return jnp.ones((inputs.shape[0], max_decode_len)) * params
+
+        def predict_traced(inputs, params, key, eos_id, max_len):
+            return jnp.ones((inputs.shape[0], max_len)) * params
+
+        jit_pred = jax.jit(jax.vmap(predict_step, in_axes=(0, None, 0, None, None)), static_argnums=(3, 4))
+        jit_traced = jax.jit(jax.vmap(predict_traced, in_axes=(0, None, 0, None, None)))
+        """
+    assert codes(source) == [("JAX307", 9)]
+
+
+def test_a_library_chain_from_train_and_evaluate_runs_once():
+    """flax examples/imagenet/train.py (no `__main__` block; main.py calls train_and_evaluate):
+    `initialized` is called once, from `train_and_evaluate`."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        def initialized(key, model):
+            @jax.jit
+            def init(*args):
+                return model.init(*args)
+            return init(key, jnp.ones((1, 4)))
+
+        def train_and_evaluate(model, key):
+            params = initialized(key, model)
+            return params
+
+        def evaluate(model, key):
+            return initialized(key, model)
+        """
+    assert codes(source) == [("JAX202", 7)]  # reported while `evaluate` calls it too
+    assert codes(source.split("        def evaluate")[0]) == []

@@ -31,10 +31,10 @@ class JitPerCallRule(Rule):
     compile per step.
 
     ## Known problems
-    Not reported inside pytest tests (`test*`) or `main`, which run once (a loop inside them is
-    still JAX201), nor in a function of a script (a module with a `__main__` block) that is
-    called exactly once, outside loops, from code that runs once (`main` -> `train_and_evaluate`
-    -> `initialize_model`), nor in `__init__`, which runs once per instance and is the usual place to
+    Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
+    which run once (a loop inside them is still JAX201), nor in a function the module calls
+    exactly once, outside loops, from one of those or (in a script, a module with a `__main__`
+    block) from its top level (`main` -> `train_and_evaluate` -> `initialize_model`), nor in `__init__`, which runs once per instance and is the usual place to
     build jitted callables. A local `g = jax.jit(f)` made once per call and called inside a
     loop there is a reuse of one jitted object (one compile per call, amortised over the loop)
     and is left alone, as is a transformed function that is stored, returned or passed on,

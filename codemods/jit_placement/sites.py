@@ -117,9 +117,10 @@ class Site:
 
 
 def runs_once(function_name: str) -> bool:
-    """Functions a program calls once by convention, pytest tests and `main`: a transform made in
-    their body compiles once (a loop inside them still repeats it)."""
-    return function_name == "main" or function_name.startswith("test")
+    """Functions a program calls once by convention, pytest tests, `main` and the
+    `train_and_evaluate` of flax's examples: a transform made in their body compiles once (a loop
+    inside them still repeats it)."""
+    return function_name in ("main", "train_and_evaluate") or function_name.startswith("test")
 
 
 # `[tool.jaxfix.jit-placement] include-tests`, shared by JAX201-JAX203

@@ -147,6 +147,16 @@ def _positional(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
 
 
+def _without_none(ann: cst.BaseExpression) -> cst.BaseExpression:
+    """`Sequence[int]` for `Sequence[int] | None` (`pytrees._without_none` on the libcst tree)."""
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        if isinstance(ann.right, cst.Name) and ann.right.value == "None":
+            return ann.left
+        if isinstance(ann.left, cst.Name) and ann.left.value == "None":
+            return ann.right
+    return ann
+
+
 def is_hashable_literal(node: cst.BaseExpression) -> bool:
     """A literal jax accepts as a static argument (hashable Python value)."""
     if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.Imaginary)):
@@ -484,7 +494,7 @@ class JitContexts:
             for small in stmt.body:
                 if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
                     continue
-                ann = small.annotation.annotation
+                ann = _without_none(small.annotation.annotation)
                 if isinstance(ann, cst.Subscript):
                     ann = ann.value
                 qual = self.names.qualify(ann) or ""
@@ -712,8 +722,14 @@ class JitContexts:
                         if jsite.alias:
                             self.aliases.setdefault(jsite.alias, target)
                     else:
+                        # `jax.jit(jax.vmap(f, ...), static_argnums=(3, 4))`: vmap/grad keep `f`'s
+                        # positions, so the jit's static arguments are `f`'s (flax lm1b predict_step)
                         self._mark(target, f"jitted through {', '.join(chain)}")
-                        target.entry_traced |= set(target.params)
+                        statics = set(jsite.static_argnames) | {
+                            target.positional[i] for i in jsite.static_argnums if 0 <= i < len(target.positional)
+                        }
+                        target.static_params |= statics
+                        target.entry_traced |= set(target.params) - statics
                 elif qual in VMAP_NAMES:
                     self._mark(target, f"vectorised ({qual})")
                     target.entry_traced |= set(target.params) - self._vmap_static(target, call)
@@ -1163,7 +1179,7 @@ def _class_annotation(annotation: cst.BaseExpression) -> str | None:
             return _class_annotation(annotation.slice[0].slice.value)
         return None
     text = dotted_name(annotation)
-    return text if text is not None and text.rsplit(".", 1)[-1][:1].isupper() else None
+    return text if text is not None and text.rsplit(".", 1)[-1].lstrip("_")[:1].isupper() else None
 
 
 def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:

@@ -200,7 +200,8 @@ def static_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[st
     for stmt in node.body:
         if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
             continue
-        ann = stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation
+        ann = _without_none(stmt.annotation)
+        ann = ann.value if isinstance(ann, ast.Subscript) else ann
         if (qualify(ann, bindings) or "").rsplit(".", 1)[-1] in STATIC_FIELD_TYPES:
             out.append(stmt.target.id)
             continue
@@ -211,6 +212,18 @@ def static_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[st
                 if (kw.arg == "static" and lit is True) or (kw.arg == "pytree_node" and lit is False):
                     out.append(stmt.target.id)
     return tuple(out)
+
+
+def _without_none(ann: ast.expr) -> ast.expr:
+    """`Sequence[int]` for `Sequence[int] | None` and `None | Sequence[int]` (one level): an
+    optional field holds the same kind of value when set (gemma's `forbidden_token_ids`)."""
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        left, right = ann.left, ann.right
+        if isinstance(right, ast.Constant) and right.value is None:
+            return left
+        if isinstance(left, ast.Constant) and left.value is None:
+            return right
+    return ann
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ An example or training script (`if __name__ == "__main__":`) is a chain of set-u
 (JAX202) needs a second call, and a script's call chain says there is none. Found on jaxopt's
 `examples/deep_learning/distributed_flax_imagenet.py` and haiku's `examples/impala_lite.py`.
 
-A module without a `__main__` block is a library: whoever imports a function may call it any
-number of times, so nothing there runs once by this rule.
+Outside a script only a chain from a function that runs once by convention counts
+(`sites.runs_once`: `main`, flax's `train_and_evaluate`): a module-level call in a library runs
+at import, but whoever imports a function may call it again.
 """
 
 from __future__ import annotations
@@ -29,12 +30,11 @@ class _Reference:
 
 
 def functions_run_once(module: cst.Module, once_by_name=lambda name: name == "main") -> frozenset[str]:
-    """Module-level functions of a script referenced exactly once, by a call outside any loop, in
-    the module's own statements or the own body of a function that runs once (`once_by_name`:
-    `main` by convention, or one found here). A function passed on (`app.run(main)`), stored,
+    """Module-level functions referenced exactly once, by a call outside any loop, in the own body
+    of a function that runs once (`once_by_name`: `main` by convention, or one found here), or,
+    in a script, in the module's own statements. A function passed on (`app.run(main)`), stored,
     called twice or from a nested def or a class is not."""
-    if not _is_script(module):
-        return frozenset()
+    script = _is_script(module)
     functions = {stmt.name.value for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
     refs: dict[str, list[_Reference]] = {name: [] for name in functions}
     for stmt in module.body:
@@ -53,7 +53,7 @@ def functions_run_once(module: cst.Module, once_by_name=lambda name: name == "ma
             if len(found) != 1 or not found[0].called or found[0].in_loop:
                 continue
             owner = found[0].owner
-            if owner == MODULE or owner in once or (owner in functions and once_by_name(owner)):
+            if (owner == MODULE and script) or owner in once or (owner in functions and once_by_name(owner)):
                 once.add(name)
                 changed = True
     return frozenset(once)

@@ -23,6 +23,22 @@ import libcst as cst
 STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding"})
 
 
+# Public attributes and methods of `jax.Array`, a tracer and `numpy.ndarray` (from `dir()` of
+# each, jax 0.10.2; tests/test_library_false_alarms.py checks the list against the installed jax).
+# A value with any other public attribute read is not an array.
+ARRAY_ATTRIBUTES = frozenset(
+    """T addressable_data addressable_shards all any argmax argmin argpartition argsort astype at aval
+    base block_until_ready byteswap choose clip clone committed compress conj conjugate copy
+    copy_to_host_async ctypes cumprod cumsum data delete device device_buffer device_buffers devices
+    diagonal dimension_as_value dot dtype dump dumps fill flags flat flatten format full_lower
+    get_referent getfield global_shards imag is_deleted is_fully_addressable is_fully_replicated
+    is_ready item itemsize mT max mean min nbytes ndim nonzero on_device_size_in_bytes partition
+    platform prod ptp put ravel real repeat reshape resize round searchsorted setfield setflags shape
+    sharding size sort squeeze std strides sum swapaxes take to_concrete_value to_device tobytes
+    tofile tolist trace traceback transpose unsafe_buffer_pointer var view weak_type""".split()
+)
+
+
 def is_static_attr(name: str) -> bool:
     """`x.shape`, ... (`STATIC_ATTRS`), and any dunder read (`f.__name__`, `k.__doc__`,
     `x.__class__`): Python metadata of the object, never a traced value."""

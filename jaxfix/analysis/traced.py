@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_values import (
+    ARRAY_ATTRIBUTES,
     STATIC,
     STATIC_ATTRS,
     TREE_MAP_NAMES,
@@ -206,6 +207,7 @@ class FunctionFacts:
     # passed as sequences, locals only ever assigned sequences): their truth value is static
     sequence_params: frozenset[str] = frozenset()
     _sequences: frozenset[str] | None = None
+    _objects: frozenset[str] | None = None
     # attribute names that are static on any object (properties of the module's pytree classes
     # that return Python values, see JitContexts.static_attrs)
     static_attrs: frozenset[str] = frozenset()
@@ -422,9 +424,20 @@ class FunctionFacts:
             return self._test_traced(e.expression, env)
         if isinstance(e, cst.NamedExpr):
             return self._test_traced(e.value, env)
-        if self.is_sequence(e):
+        if self.is_sequence(e) or self.holds_object(e):
             return False
         return self.expr_traced(e, env)
+
+    def holds_object(self, e: cst.BaseExpression) -> bool:
+        """A name or attribute chain the function also reads a public attribute of that no array
+        has (`dynamic_scale.value_and_grad(...)` after `if dynamic_scale:`, flax's ImageNet step):
+        it holds an object, whose truth (None or not) is a Python bool even when its leaves are
+        traced."""
+        if not isinstance(e, (cst.Name, cst.Attribute)):
+            return False
+        if self._objects is None:
+            self._objects = frozenset(_object_expressions(self.node))
+        return dotted_name(e) in self._objects
 
     def is_sequence(self, e: cst.BaseExpression) -> bool:
         """A Python tuple or list (not an array): a display, a comprehension, `tuple(...)`/`list(...)`,
@@ -436,6 +449,22 @@ class FunctionFacts:
         if isinstance(e, cst.Name):
             return e.value in self.sequences
         return False
+
+
+def _object_expressions(node: cst.CSTNode) -> set[str]:
+    """`a.b` for every `a.b.attr` read under `node` where `attr` is public and no array attribute."""
+    found: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            attr = n.attr.value
+            if not attr.startswith("_") and attr not in ARRAY_ATTRIBUTES:
+                held = dotted_name(n.value)
+                if held is not None:
+                    found.add(held)
+
+    walk(node, V())
+    return found
 
 
 class _Walker:
