@@ -279,3 +279,60 @@ def test_a_library_chain_from_train_and_evaluate_runs_once():
         """
     assert codes(source) == [("JAX202", 7)]  # reported while `evaluate` calls it too
     assert codes(source.split("        def evaluate")[0]) == []
+
+
+def test_auxiliary_data_and_python_properties_of_a_registered_class_are_static():
+    """OTT's LinearProblem: `tree_flatten` returns `tau_a`/`tau_b` as auxiliary data, and
+    `is_balanced -> bool` reads them; the Sinkhorn step branches on both. A child stays traced."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.tree_util.register_pytree_node_class
+        class Problem:
+            def __init__(self, a, tau_a=1.0):
+                self.a = a
+                self.tau_a = tau_a
+
+            @property
+            def is_balanced(self) -> bool:
+                return self.tau_a == 1.0
+
+            def tree_flatten(self):
+                return [self.a], {"tau_a": self.tau_a}
+
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children, **aux)
+
+        @jax.jit
+        def center(f, prob: Problem):
+            if prob.is_balanced:
+                f = f - jnp.mean(f)
+            if prob.tau_a == 1.0:
+                f = f * 2
+            if prob.a.sum() > 0:
+                f = -f
+            return f
+        """
+    assert codes(source) == [("JAX301", 28)]  # `if prob.a.sum() > 0:` only
+
+
+def test_a_python_annotated_parameter_reached_through_a_call_is_static():
+    """OTT `SinkhornOutput.set_cost(..., use_danskin: bool)`, called from traced code: a working
+    program passes a Python bool there; as a jit argument it is traced."""
+    source = """
+        import jax
+
+        def cost(f, use_danskin: bool):
+            return jax.lax.stop_gradient(f) if use_danskin else f
+
+        @jax.jit
+        def run(f, flag):
+            return cost(f, flag)
+
+        @jax.jit
+        def entry(f, use_danskin: bool):
+            return f if use_danskin else -f
+        """
+    assert codes(source) == [("JAX301", 13)]

@@ -503,7 +503,40 @@ class JitContexts:
                     continue
                 if self._marked_static(small.value):
                     out.add(small.target.value)
-        return out | self._init_python_fields(node)
+        return out | self._init_python_fields(node) | self._python_members(node)
+
+    def _python_members(self, node: cst.ClassDef) -> set[str]:
+        """`pytrees._python_members` on the libcst tree: `tree_flatten`'s auxiliary data read from
+        `self`, and properties annotated `-> bool`/`int`/`str`/`float`."""
+        out: set[str] = set()
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.FunctionDef):
+                continue
+            params = stmt.params.params
+            if stmt.name.value == "tree_flatten" and params:
+                receiver = params[0].name.value
+                for small in statements(stmt):
+                    if not isinstance(small, cst.Return) or not isinstance(small.value, cst.Tuple):
+                        continue
+                    if len(small.value.elements) != 2:
+                        continue
+                    aux = small.value.elements[1].value
+                    parts = (
+                        [el.value for el in aux.elements if isinstance(el, cst.DictElement)] if isinstance(aux, cst.Dict)
+                        else [el.value for el in aux.elements] if isinstance(aux, (cst.Tuple, cst.List)) else []
+                    )
+                    out.update(
+                        p.attr.value for p in parts
+                        if isinstance(p, cst.Attribute) and isinstance(p.value, cst.Name) and p.value.value == receiver
+                    )
+            elif (
+                stmt.returns is not None
+                and isinstance(stmt.returns.annotation, cst.Name)
+                and stmt.returns.annotation.value in pytrees.PYTHON_RETURNS
+                and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators)
+            ):
+                out.add(stmt.name.value)
+        return out
 
     def _init_python_fields(self, node: cst.ClassDef) -> set[str]:
         """`self.num_stages = num_stages` in `__init__` where the parameter is annotated as admitting
@@ -1032,6 +1065,9 @@ class JitContexts:
                 newly = self._star_traced(callee, call, facts, stmt_env)
             else:
                 newly = {pname for pname, arg in bound.items() if facts.expr_traced(arg, stmt_env)}
+            # `def set_cost(self, ..., use_danskin: bool)`: a parameter annotated as admitting no
+            # array gets a Python value in a working program (OTT); a jit entry still traces it
+            newly -= callee.python_params
             if callee.is_method and receiver is not None and callee.positional:
                 if callee.class_name in self.pytree_classes and facts.expr_traced(receiver, stmt_env):
                     newly.add(callee.positional[0])

@@ -211,7 +211,37 @@ def static_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[st
                 lit = kw.value.value if isinstance(kw.value, ast.Constant) else None
                 if (kw.arg == "static" and lit is True) or (kw.arg == "pytree_node" and lit is False):
                     out.append(stmt.target.id)
+    out.extend(name for name in _python_members(node) if name not in out)
     return tuple(out)
+
+
+# return annotations of a property that say it gives a Python value
+PYTHON_RETURNS = frozenset({"bool", "int", "str", "float"})
+
+
+def _python_members(node: ast.ClassDef) -> list[str]:
+    """Attributes of a class that hold Python data beyond its annotated fields: the auxiliary data
+    `tree_flatten` returns beside the children (`return [self.geom], {"tau_a": self.tau_a}`: OTT's
+    LinearProblem), and properties annotated `-> bool`/`int`/`str`/`float` (`is_balanced`)."""
+    out: list[str] = []
+    for stmt in node.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        if stmt.name == "tree_flatten" and stmt.args.args:
+            receiver = stmt.args.args[0].arg
+            for ret in ast.walk(stmt):
+                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2:
+                    aux = ret.value.elts[1]
+                    parts = aux.values if isinstance(aux, ast.Dict) else aux.elts if isinstance(aux, (ast.Tuple, ast.List)) else []
+                    out.extend(
+                        p.attr for p in parts
+                        if isinstance(p, ast.Attribute) and isinstance(p.value, ast.Name) and p.value.id == receiver
+                    )
+        elif isinstance(stmt.returns, ast.Name) and stmt.returns.id in PYTHON_RETURNS and any(
+            isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list
+        ):
+            out.append(stmt.name)
+    return out
 
 
 def _without_none(ann: ast.expr) -> ast.expr:
