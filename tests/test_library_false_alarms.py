@@ -5,6 +5,7 @@ still be reported, so a case cannot pass by the rule going quiet."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -336,3 +337,63 @@ def test_a_python_annotated_parameter_reached_through_a_call_is_static():
             return f if use_danskin else -f
         """
     assert codes(source) == [("JAX301", 13)]
+
+
+def test_a_static_property_of_a_class_in_another_module(tmp_path):
+    """OTT: `LinearProblem` (problems/linear_problem.py) keeps `tau_a` in `tree_flatten`'s aux data
+    and `is_balanced` combines it with constants; the Sinkhorn step in another module branches
+    on it. `is_symmetric -> bool` returns `jnp.all(...)`: its annotation is not taken on trust."""
+    from typer.testing import CliRunner
+
+    from jaxfix.cli import app
+
+    pkg = tmp_path / "ot"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "problem.py").write_text(textwrap.dedent(
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.tree_util.register_pytree_node_class
+        class Problem:
+            def __init__(self, cost, tau_a=1.0):
+                self.cost = cost
+                self.tau_a = tau_a
+
+            @property
+            def is_balanced(self) -> bool:
+                return self.tau_a == 1.0 and not self.tau_a < 0
+
+            @property
+            def is_symmetric(self) -> bool:
+                return jnp.all(self.cost == self.cost.T)
+
+            def tree_flatten(self):
+                return (self.cost,), (self.tau_a,)
+
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children, *aux)
+        """
+    ))
+    (pkg / "solver.py").write_text(textwrap.dedent(
+        """
+        import jax
+
+        from ot.problem import Problem
+
+        @jax.jit
+        def step(f, prob: Problem):
+            if prob.is_balanced:
+                f = f - f.mean()
+            if prob.is_symmetric:
+                f = f * 2
+            return f
+        """
+    ))
+    result = CliRunner().invoke(app, ["check", "--no-cache", "--output-format", "json", str(tmp_path)])
+    import json
+
+    found = [(f["code"], Path(f["path"]).name, f["line"]) for f in json.loads(result.stdout)]
+    assert found == [("JAX301", "solver.py", 10)], result.stdout

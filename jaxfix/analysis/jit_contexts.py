@@ -147,6 +147,23 @@ def _positional(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
 
 
+def _axes(expr: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
+    """The elements of an `in_axes` sequence: a tuple or list display, also built with `+` and
+    `* n` (`[0] + [None] * 9`, OTT's k-means); None when not written out."""
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return [el.value for el in expr.elements]
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Add):
+            left, right = _axes(expr.left), _axes(expr.right)
+            return None if left is None or right is None else left + right
+        if isinstance(expr.operator, cst.Multiply):
+            seq, times = (expr.left, expr.right) if isinstance(expr.right, cst.Integer) else (expr.right, expr.left)
+            items = _axes(seq)
+            if items is not None and isinstance(times, cst.Integer) and int(times.value) <= 64:
+                return items * int(times.value)
+    return None
+
+
 def _without_none(ann: cst.BaseExpression) -> cst.BaseExpression:
     """`Sequence[int]` for `Sequence[int] | None` (`pytrees._without_none` on the libcst tree)."""
     if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
@@ -506,36 +523,27 @@ class JitContexts:
         return out | self._init_python_fields(node) | self._python_members(node)
 
     def _python_members(self, node: cst.ClassDef) -> set[str]:
-        """`pytrees._python_members` on the libcst tree: `tree_flatten`'s auxiliary data read from
-        `self`, and properties annotated `-> bool`/`int`/`str`/`float`."""
+        """`tree_flatten`'s auxiliary data read from `self` (`pytrees._python_members` on the libcst
+        tree; the module's own properties are decided from their bodies by `_static_properties`)."""
         out: set[str] = set()
         for stmt in node.body.body:
-            if not isinstance(stmt, cst.FunctionDef):
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != "tree_flatten" or not stmt.params.params:
                 continue
-            params = stmt.params.params
-            if stmt.name.value == "tree_flatten" and params:
-                receiver = params[0].name.value
-                for small in statements(stmt):
-                    if not isinstance(small, cst.Return) or not isinstance(small.value, cst.Tuple):
-                        continue
-                    if len(small.value.elements) != 2:
-                        continue
-                    aux = small.value.elements[1].value
-                    parts = (
-                        [el.value for el in aux.elements if isinstance(el, cst.DictElement)] if isinstance(aux, cst.Dict)
-                        else [el.value for el in aux.elements] if isinstance(aux, (cst.Tuple, cst.List)) else []
-                    )
-                    out.update(
-                        p.attr.value for p in parts
-                        if isinstance(p, cst.Attribute) and isinstance(p.value, cst.Name) and p.value.value == receiver
-                    )
-            elif (
-                stmt.returns is not None
-                and isinstance(stmt.returns.annotation, cst.Name)
-                and stmt.returns.annotation.value in pytrees.PYTHON_RETURNS
-                and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators)
-            ):
-                out.add(stmt.name.value)
+            receiver = stmt.params.params[0].name.value
+            for small in statements(stmt):
+                if not isinstance(small, cst.Return) or not isinstance(small.value, cst.Tuple):
+                    continue
+                if len(small.value.elements) != 2:
+                    continue
+                aux = small.value.elements[1].value
+                parts = (
+                    [el.value for el in aux.elements if isinstance(el, cst.DictElement)] if isinstance(aux, cst.Dict)
+                    else [el.value for el in aux.elements] if isinstance(aux, (cst.Tuple, cst.List)) else []
+                )
+                out.update(
+                    p.attr.value for p in parts
+                    if isinstance(p, cst.Attribute) and isinstance(p.value, cst.Name) and p.value.value == receiver
+                )
         return out
 
     def _init_python_fields(self, node: cst.ClassDef) -> set[str]:
@@ -783,10 +791,9 @@ class JitContexts:
         else:
             arg_value = arg.value
         out = set()
-        if isinstance(arg_value, (cst.Tuple, cst.List)):
-            for i, el in enumerate(arg_value.elements):
-                if isinstance(el.value, cst.Name) and el.value.value == "None" and i < len(info.positional):
-                    out.add(info.positional[i])
+        for i, axis in enumerate(_axes(arg_value) or ()):
+            if isinstance(axis, cst.Name) and axis.value == "None" and i < len(info.positional):
+                out.add(info.positional[i])
         return out
 
     def _body_args(self, call: cst.Call, positions: tuple[int, ...]) -> list[cst.BaseExpression]:

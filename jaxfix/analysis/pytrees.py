@@ -211,37 +211,66 @@ def static_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[st
                 lit = kw.value.value if isinstance(kw.value, ast.Constant) else None
                 if (kw.arg == "static" and lit is True) or (kw.arg == "pytree_node" and lit is False):
                     out.append(stmt.target.id)
-    out.extend(name for name in _python_members(node) if name not in out)
+    out.extend(name for name in _python_members(node, out) if name not in out)
     return tuple(out)
 
 
-# return annotations of a property that say it gives a Python value
-PYTHON_RETURNS = frozenset({"bool", "int", "str", "float"})
-
-
-def _python_members(node: ast.ClassDef) -> list[str]:
-    """Attributes of a class that hold Python data beyond its annotated fields: the auxiliary data
-    `tree_flatten` returns beside the children (`return [self.geom], {"tau_a": self.tau_a}`: OTT's
-    LinearProblem), and properties annotated `-> bool`/`int`/`str`/`float` (`is_balanced`)."""
+def _python_members(node: ast.ClassDef, static: list[str]) -> list[str]:
+    """Attributes of a class that hold Python data beyond its annotated fields (`static`): the
+    auxiliary data `tree_flatten` returns beside the children (`return [self.geom], {"tau_a":
+    self.tau_a}`: OTT's LinearProblem), and properties whose every return combines only those
+    and constants (`is_balanced`: `self.tau_a == 1.0 and self.tau_b == 1.0`; not OTT's
+    `is_symmetric -> bool`, which returns `jnp.all(...)`)."""
     out: list[str] = []
+    properties: list[ast.FunctionDef] = []
     for stmt in node.body:
-        if not isinstance(stmt, ast.FunctionDef):
+        if not isinstance(stmt, ast.FunctionDef) or not stmt.args.args:
             continue
-        if stmt.name == "tree_flatten" and stmt.args.args:
-            receiver = stmt.args.args[0].arg
+        receiver = stmt.args.args[0].arg
+        if stmt.name == "tree_flatten":
             for ret in ast.walk(stmt):
                 if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2:
                     aux = ret.value.elts[1]
                     parts = aux.values if isinstance(aux, ast.Dict) else aux.elts if isinstance(aux, (ast.Tuple, ast.List)) else []
-                    out.extend(
-                        p.attr for p in parts
-                        if isinstance(p, ast.Attribute) and isinstance(p.value, ast.Name) and p.value.id == receiver
-                    )
-        elif isinstance(stmt.returns, ast.Name) and stmt.returns.id in PYTHON_RETURNS and any(
-            isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list
-        ):
-            out.append(stmt.name)
+                    out.extend(p.attr for p in parts if _on(p, receiver))
+        elif any(isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
+            properties.append(stmt)
+    known = set(static) | set(out)
+    grew = True
+    while grew:
+        grew = False
+        for prop in properties:
+            if prop.name in known:
+                continue
+            receiver = prop.args.args[0].arg
+            returns = [r.value for r in ast.walk(prop) if isinstance(r, ast.Return)]
+            if returns and all(r is not None and _combines(r, receiver, known) for r in returns):
+                known.add(prop.name)
+                out.append(prop.name)
+                grew = True
     return out
+
+
+def _on(expr: ast.expr, receiver: str) -> bool:
+    return isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver
+
+
+def _combines(expr: ast.expr, receiver: str, static: set[str]) -> bool:
+    """`expr` is built from constants and the receiver's `static` attributes with comparisons,
+    `and`/`or`/`not` and arithmetic: a Python value whatever the instance's leaves."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if _on(expr, receiver):
+        return expr.attr in static
+    if isinstance(expr, ast.Compare):
+        return _combines(expr.left, receiver, static) and all(_combines(c, receiver, static) for c in expr.comparators)
+    if isinstance(expr, ast.BoolOp):
+        return all(_combines(v, receiver, static) for v in expr.values)
+    if isinstance(expr, ast.UnaryOp):
+        return _combines(expr.operand, receiver, static)
+    if isinstance(expr, ast.BinOp):
+        return _combines(expr.left, receiver, static) and _combines(expr.right, receiver, static)
+    return False
 
 
 def _without_none(ann: ast.expr) -> ast.expr:
