@@ -397,3 +397,26 @@ def test_a_static_property_of_a_class_in_another_module(tmp_path):
 
     found = [(f["code"], Path(f["path"]).name, f["line"]) for f in json.loads(result.stdout)]
     assert found == [("JAX301", "solver.py", 10)], result.stdout
+
+
+def test_vmap_axes_of_a_bound_method_count_after_self():
+    """OTT costs.py: `jax.vmap(self.twist_operator, in_axes=[0, 0, None])` leaves `variable`
+    unbatched (a Python bool), not `dual_vec`."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        class Cost:
+            def twist(self, vec, dual_vec, variable):
+                if variable:
+                    return vec + dual_vec
+                return vec - dual_vec
+
+            def twist_all(self, xs, ys):
+                return jax.vmap(self.twist, in_axes=[0, 0, None])(xs, ys, True)
+
+            def twist_wrong(self, xs, ys):
+                return jax.vmap(self.twist, in_axes=[0, None, 0])(xs, ys, jnp.ones(3) > 0)
+        """
+    assert codes(source.split("            def twist_wrong")[0]) == []
+    assert codes(source) == [("JAX301", 7)]

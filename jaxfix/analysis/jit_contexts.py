@@ -773,7 +773,9 @@ class JitContexts:
                         target.entry_traced |= set(target.params) - statics
                 elif qual in VMAP_NAMES:
                     self._mark(target, f"vectorised ({qual})")
-                    target.entry_traced |= set(target.params) - self._vmap_static(target, call)
+                    # `jax.vmap(self.twist, in_axes=[0, 0, None])`: a bound method's axes count after `self`
+                    bound_method = target.is_method and isinstance(pos[0], cst.Attribute)
+                    target.entry_traced |= set(target.params) - self._vmap_static(target, call, 1 if bound_method else 0)
             if qual in BODY_ARGS and qual not in VMAP_NAMES:
                 for fn_expr in self._body_args(call, BODY_ARGS[qual]):
                     target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
@@ -781,7 +783,7 @@ class JitContexts:
                         self._mark(target, f"body of {qual.rsplit('.', 1)[-1]}")
                         target.entry_traced |= set(target.params)
 
-    def _vmap_static(self, info: FuncInfo, call: cst.Call | None) -> set[str]:
+    def _vmap_static(self, info: FuncInfo, call: cst.Call | None, offset: int = 0) -> set[str]:
         if call is None:
             return set()
         arg = _kwarg(call, "in_axes")
@@ -792,8 +794,8 @@ class JitContexts:
             arg_value = arg.value
         out = set()
         for i, axis in enumerate(_axes(arg_value) or ()):
-            if isinstance(axis, cst.Name) and axis.value == "None" and i < len(info.positional):
-                out.add(info.positional[i])
+            if isinstance(axis, cst.Name) and axis.value == "None" and i + offset < len(info.positional):
+                out.add(info.positional[i + offset])
         return out
 
     def _body_args(self, call: cst.Call, positions: tuple[int, ...]) -> list[cst.BaseExpression]:
