@@ -420,3 +420,26 @@ def test_vmap_axes_of_a_bound_method_count_after_self():
         """
     assert codes(source.split("            def twist_wrong")[0]) == []
     assert codes(source) == [("JAX301", 7)]
+
+
+def test_a_function_of_a_haiku_transform_is_one_object():
+    """jraph examples/game_of_life.py: `jax.jit(net.apply)(params, cg)` in a loop, with
+    `net = hk.without_apply_rng(hk.transform(net_fn))`: `net.apply` is a plain function (a cache
+    hit each step, JAX203), not a fresh bound method that recompiles (JAX201). The fix wraps it
+    once above the loop."""
+    source = textwrap.dedent(
+        """
+        import haiku as hk
+        import jax
+
+        def main(graph):
+            net = hk.without_apply_rng(hk.transform(lambda g: g))
+            params = net.init(jax.random.PRNGKey(0), graph)
+            for _ in range(3):
+                graph = jax.jit(net.apply)(params, graph)
+            return graph
+        """
+    )
+    result = analyze(source, "life.py", Config(select=("JAX2",)), fix=True)
+    assert [f.code for f in result.findings] == ["JAX203"]
+    assert "    _apply_jit = jax.jit(net.apply)\n    for _ in range(3):\n        graph = _apply_jit(params, graph)\n" in result.fixed_source

@@ -803,6 +803,9 @@ class _Planner:
         head = target
         while isinstance(head, cst.Attribute):
             head = head.value
+        if isinstance(head, cst.Name) and not isinstance(self.idx.resolve(head.value, site.node), cst.Module) and site.loops:
+            # `jax.jit(net.apply)` of a local `net = hk.transform(f)`: one function, wrapped once above the loop
+            return self._fix_bound_method(site)
         if (
             isinstance(head, cst.Name)
             and not single_module_binding(self.idx, head.value)

@@ -20,6 +20,7 @@ from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
+from jaxfix.analysis.transforms import FUNCTION_CONTAINERS
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
@@ -488,9 +489,22 @@ class _SiteFinder:
                 return True
             if scope is None:
                 return False
+            if self._function_container(scope, head):
+                site.kind = MODULE_FUNCTION  # `net.apply` of `net = hk.transform(f)`: one function object
+                return True
             site.kind = "bound method"
             return True
         return False
+
+    def _function_container(self, scope: cst.CSTNode, head: cst.Name) -> bool:
+        """`head` is bound once, to a call that returns plain functions (`FUNCTION_CONTAINERS`)."""
+        bindings = self.idx.scope_info(scope).bindings.get(head.value, [])
+        return (
+            len(bindings) == 1
+            and isinstance(bindings[0], cst.Assign)
+            and isinstance(bindings[0].value, cst.Call)
+            and self.qualify(bindings[0].value.func) in FUNCTION_CONTAINERS
+        )
 
     def _place(self, site: Site) -> Site | None:
         anchor = site.node

@@ -38,3 +38,16 @@ LAX_BODIES: dict[str, tuple[int, ...]] = {
 }
 # Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
 CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
+
+# Calls that return a container of plain functions (haiku's `Transformed(init, apply)`): `net.apply`
+# is the same function object on every read, not a fresh bound method
+FUNCTION_CONTAINERS = frozenset(
+    {
+        "haiku.transform",
+        "haiku.transform_with_state",
+        "haiku.without_apply_rng",
+        "haiku.multi_transform",
+        "haiku.multi_transform_with_state",
+        "haiku.without_state",
+    }
+)
