@@ -215,6 +215,7 @@ class _Memo:
     _quotes: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     _imports: dict[str, bool] = field(default_factory=dict)
     _token_quotes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    _spells: dict[str, dict[str, bool]] = field(default_factory=dict)  # text -> name -> spelled in it
 
     def renewed(self, chunks: list[Chunk]) -> "_Memo":
         texts = {c.text for c in chunks}
@@ -226,7 +227,16 @@ class _Memo:
             {t: q for t, q in self._quotes.items() if t in texts},
             {t: i for t, i in self._imports.items() if t in texts},
             {t: q for t, q in self._token_quotes.items() if t in texts},
+            {t: n for t, n in self._spells.items() if t in texts},
         )
+
+    def spells(self, text: str, name: str) -> bool:
+        """Whether the chunk text `text` spells `name` (as a whole word)."""
+        known = self._spells.setdefault(text, {})
+        found = known.get(name)
+        if found is None:
+            found = known[name] = _spelling(name).search(text) is not None
+        return found
 
     def has_import(self, text: str, tree: ast.Module, chunk: Chunk) -> bool:
         """Whether the statements of `chunk` (of `tree`) hold an import statement at any depth."""
@@ -380,7 +390,9 @@ class _Run:
         for g in sorted(todo):
             if len(plan.groups[g]) > large:
                 split([g])
-        split(sorted(g for g in todo if len(plan.groups[g]) <= large))
+        small = sorted(g for g in todo if len(plan.groups[g]) <= large)
+        if small:  # (no group: the imports alone, which no screen need look at)
+            split(small)
         return clean
 
     def reduced(self, todo: set[int]) -> RawScan | None:
@@ -437,6 +449,7 @@ class _Plan:
         names = [self.memo.names(c.text, [tree.body[k] for k in c.statements]) for c in self.chunks]
         self.groups: list[list[int]] | None = None
         self._spellers: dict[str, list[int]] = {}
+        self._quote: str | None = None
         if source.startswith("\ufeff") or any(n is None for n in names):
             return
         self.imports_only = [n.imports_only for n in names]
@@ -471,6 +484,12 @@ class _Plan:
         return comments_in(self.source)[0]
 
     def quote(self) -> str:
+        """The whole text's `preferred_quote` (computed once per plan: `_valid` asks per group)."""
+        if self._quote is None:
+            self._quote = self._preferred_quote()
+        return self._quote
+
+    def _preferred_quote(self) -> str:
         """The whole text's `preferred_quote`, for fixes built on a reduced text (whose left-out
         statements hold strings too): summed over the chunks, each counted once per text.
 
@@ -660,13 +679,10 @@ class _Plan:
     def spellers(self, name: str, group: list[int]) -> tuple[str, ...]:
         """Texts of the chunks outside `group` that spell `name` (what a fresh name depends on)."""
         if name not in self._spellers:
-            found = []
-            chunk_starts = [c.start for c in self.chunks]
-            for match in _spelling(name).finditer(self.source):
-                i = bisect.bisect_right(chunk_starts, match.start()) - 1
-                if i >= 0 and match.start() < self.chunks[i].end and (not found or found[-1] != i):
-                    found.append(i)
-            self._spellers[name] = found
+            # Chunk by chunk, each text searched once per name (an edit changes one): a chunk
+            # starts a line and ends one, so a whole-word match in the text lies in one chunk.
+            spells = self.memo.spells
+            self._spellers[name] = [i for i, chunk in enumerate(self.chunks) if spells(chunk.text, name)]
         inside = set(group)
         return tuple(sorted(self.chunks[i].text for i in self._spellers[name] if i not in inside))
 
