@@ -6,7 +6,7 @@ edit never touched. Findings of a group of top-level statements linked by names
 (`analysis.chunks`) depend only on that group, the module's imports and the statement before
 each of its chunks, so each group's findings are kept under those texts, and an edit
 re-analyses only the groups whose texts changed. They are analysed on a reduced text in which
-every other statement is a placeholder of the same lines and length (`(`, spaces, `)`), so
+every other statement is a placeholder of the same lines and length (a string of spaces), so
 lines, columns and offsets are the document's own and libcst gives each kept statement the
 same comments. Chunks are parsed (`chunkparse`) and tokenized (for JAX001) once per text.
 
@@ -209,7 +209,7 @@ class _Memo:
     """Per chunk text, what costs a parse or a rewrite: only the current document's texts are kept."""
 
     _names: dict[str, ChunkNames | None] = field(default_factory=dict)
-    _placeholders: dict[str, str] = field(default_factory=dict)
+    _placeholders: dict[tuple[str, bool], str] = field(default_factory=dict)
     _parsed: dict[tuple, ParsedChunk | None] = field(default_factory=dict)
     _comments: dict[str, tuple[list[Comment], bool]] = field(default_factory=dict)
     _quotes: dict[str, tuple[int, int] | None] = field(default_factory=dict)
@@ -221,7 +221,7 @@ class _Memo:
         texts = {c.text for c in chunks}
         return _Memo(
             {t: n for t, n in self._names.items() if t in texts},
-            {t: p for t, p in self._placeholders.items() if t in texts},
+            {k: p for k, p in self._placeholders.items() if k[0] in texts},
             {k: p for k, p in self._parsed.items() if k[0] in texts},
             {t: c for t, c in self._comments.items() if t in texts},
             {t: q for t, q in self._quotes.items() if t in texts},
@@ -284,11 +284,13 @@ class _Memo:
             self._names[text] = chunk_names(text, statements)
         return self._names[text]
 
-    def placeholder(self, text: str, code_at: int) -> str:
-        """The statement part of a chunk (from `code_at`) as `_placeholder`."""
-        if text not in self._placeholders:
-            self._placeholders[text] = _placeholder(text[code_at:])
-        return self._placeholders[text]
+    def placeholder(self, text: str, code_at: int, first: bool) -> str:
+        """The statement part of a chunk (from `code_at`) as `_placeholder` (`first`: the
+        module's first chunk)."""
+        key = (text, first)
+        if key not in self._placeholders:
+            self._placeholders[key] = _placeholder(text[code_at:], first)
+        return self._placeholders[key]
 
     def counted(self, text: str) -> tuple[int, int] | None:
         """The quote counts of a chunk text, if they were counted already (else None)."""
@@ -311,10 +313,11 @@ class _Memo:
     def parsed(self, plan: "_Plan", i: int, kept: bool, config: cst.PartialParserConfig) -> ParsedChunk | None:
         """Chunk `i` parsed alone, as itself or (not `kept`) as its placeholder."""
         chunk = plan.chunks[i]
-        key = (chunk.text, kept, config.default_indent, config.default_newline)
+        first = not kept and i == 0
+        key = (chunk.text, kept, config.default_indent, config.default_newline, first)
         if key not in self._parsed:
             code_at = chunk.code_start - chunk.start
-            text = chunk.text if kept else chunk.text[:code_at] + self.placeholder(chunk.text, code_at)
+            text = chunk.text if kept else chunk.text[:code_at] + self.placeholder(chunk.text, code_at, first)
             self._parsed[key] = parse_chunk(text, code_at, config)
         return self._parsed[key]
 
@@ -521,7 +524,7 @@ class _Plan:
 
     def placeholder(self, i: int) -> str:
         chunk = self.chunks[i]
-        return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start)
+        return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start, i == 0)
 
     def module(self, text: str, keep: set[int]) -> cst.Module:
         """The libcst module of `text`: this plan's text with the chunks outside `keep` replaced
@@ -743,14 +746,27 @@ def _spelling(name: str) -> re.Pattern[str]:
 _INDENTED = re.compile(r"^[ \t\f]", re.MULTILINE)  # a line starting with blanks, comment or not
 
 
-def _placeholder(text: str) -> str:
-    """`text` as one statement of the same lines and length: `0` or `(` ... `)`, the rest spaces."""
+def _placeholder(text: str, first: bool = False) -> str:
+    """`text` as one statement of the same lines and length: `0`, a triple-quoted string or
+    `(` ... `)`, the rest spaces.
+
+    A string spanning the lines is one token, which libcst parses in half the time of the blank
+    lines of a parenthesised placeholder (most of a first analysis's placeholders are functions
+    of many lines); it needs three characters on its first and last lines, and is never the
+    module's `first` statement (a string there would be its docstring, after which fixes insert
+    their imports)."""
     lines = [" " * len(body) + ending for body, ending in _LINE.findall(text) if body or ending]
     if len(lines) == 1:
         return "0" + lines[0][1:]
+    last = len(lines[-1].rstrip("\r\n"))
+    if not first and len(lines[0].rstrip("\r\n")) >= 3 and last >= 3:
+        lines[0] = _QUOTES + lines[0][3:]
+        lines[-1] = lines[-1][: last - 3] + _QUOTES + lines[-1][last:]
+        return "".join(lines)
     lines[0] = "(" + lines[0][1:]
     lines[-1] = ")" + lines[-1][1:]
     return "".join(lines)
 
 
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
+_QUOTES = '"' * 3
