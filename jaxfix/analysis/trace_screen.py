@@ -46,6 +46,8 @@ from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
+_ENTRY_NAMES = _TRANSFORMS | frozenset(BODY_ARGS)  # what a call enters a trace through
+_ENTRY_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in _ENTRY_NAMES)
 
 # The text test before the screen (`Rule.prefilter_pattern`): every transform and lax body the
 # analysis follows is named `jax.*` or `equinox.*`, so a name qualifies to one only through an
@@ -439,11 +441,11 @@ class TraceScreen:
         self.built_from: dict[str, set[str]] = {}  # `h = Cls(...)` anywhere: h -> {"Cls"}
         self._static_params: dict[ScreenFunction, set[str]] = {}
         self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
-        self.def_parent: dict[int, ast.AST | None] = {}  # id of a def -> its enclosing def, None at top
-        self.top_classes: list[ast.ClassDef] = []  # classes outside any function
+        self._tree = tree
+        self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
+        self._top_classes: list[ast.ClassDef] = []
+        self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
         self._collect(tree)
-        self._scan_statements(tree)
-        self.plain_method_classes = self._plain_method_classes(tree)
         self._find_entries()
         self._propagate()
 
@@ -562,23 +564,46 @@ class TraceScreen:
         return expr, peeled
 
     # -- what the analysis keeps static on entry ------------------------------------------
+    @property
+    def def_parent(self) -> dict[int, ast.AST | None]:
+        """id of a def in statement position -> its enclosing def (None outside functions)."""
+        if self._def_parent is None:
+            self._scan_statements(self._tree)
+        return self._def_parent
+
+    @property
+    def top_classes(self) -> list[ast.ClassDef]:
+        """The classes outside any function."""
+        if self._def_parent is None:
+            self._scan_statements(self._tree)
+        return self._top_classes
+
+    @property
+    def plain_method_classes(self) -> set[int]:
+        """`_plain_method_classes`, made when a traced method first asks (most modules have none)."""
+        if self._plain_classes is None:
+            self._plain_classes = self._plain_method_classes(self._tree)
+        return self._plain_classes
+
     def _scan_statements(self, tree: ast.Module) -> None:
         """The enclosing def of every def in statement position (None outside functions), and the
         classes outside any function, from the statements alone."""
+        def_parent: dict[int, ast.AST | None] = {}
         stack: list[tuple[ast.AST, ast.AST | None]] = [(st, None) for st in tree.body]
         while stack:
             st, enclosing = stack.pop()
             kind = type(st)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                self.def_parent[id(st)] = enclosing
+                def_parent[id(st)] = enclosing
                 stack.extend((inner, st) for inner in st.body)
                 continue
             if kind is ast.ClassDef and enclosing is None:
-                self.top_classes.append(st)
+                self._top_classes.append(st)
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                 inner = getattr(st, name, None)
                 if type(inner) is list:
                     stack.extend((x, enclosing) for x in inner)
+        self._def_parent = def_parent
 
     def enclosing(self, info: ScreenFunction) -> "ScreenFunction | None | bool":
         """The def `info` is nested in, None at module or class level, True when unknown (a lambda)."""
@@ -683,10 +708,24 @@ class TraceScreen:
                         qual, call = found
                         statics = _statics(call, info) if qual in JIT_NAMES else set()
                         self._enter(info, set(info.params) - statics)
+        # A call names a transform or a lax body only if its function's last name is one's, or
+        # is a name an import binds to one (`from jax import jit as J`): most calls are not
+        # qualified at all.
+        aliases = {local for local, target in self.names.bindings.items() if target in _ENTRY_NAMES}
         for call in self.calls:
+            func = call.func
+            kind = type(func)
+            if kind is ast.Attribute:
+                if func.attr not in _ENTRY_LAST_NAMES:
+                    continue
+            elif kind is ast.Name:
+                if func.id not in _ENTRY_LAST_NAMES and func.id not in aliases:
+                    continue
+            elif kind is not ast.Call:
+                continue  # no dotted name: qualifies to nothing
             pos = _positional(call)
-            found = self._transform_of(call.func) if isinstance(call.func, ast.Call) else None
-            qual = qualify(call.func) if found is None else found[0]
+            found = self._transform_of(func) if kind is ast.Call else None
+            qual = qualify(func) if found is None else found[0]
             if (qual in _TRANSFORMS) and pos:
                 options = call if found is None else found[1]
                 target, peeled = self._unwrap(pos[0])
