@@ -367,7 +367,11 @@ class _Run:
 
         imports = set(plan.import_chunks)
 
-        def admitted(groups: list[int]) -> bool:
+        def admitted(groups: list[int], rules: list[Rule]) -> list[Rule]:
+            """The rules to ask about parts of `groups`: none when no rule admits their program.
+            A rule that rejects it finds nothing in any of these groups, so it is not asked again
+            about their halves: the ones whose text test or screen said no before the first that
+            said yes are left out (the ones after it were not asked)."""
             # Not the statements before the chunks that `kept` adds: they share no name with these
             # groups (else they would be one group) and shape only the fixes' text, not what is found.
             keep = sorted(imports | {i for g in groups for i in plan.groups[g]})
@@ -376,27 +380,31 @@ class _Run:
             text = "".join(plan.chunks[i].text for i in keep)
             asked = [rule for rule in rules if rule.passes_prefilter(text)]
             if not asked:
-                return False
+                return []
             tree = ast.Module(body=[body[k] for i in keep for k in plan.chunks[i].statements], type_ignores=[])
-            return any(rule.could_match(tree) for rule in asked)
+            for k, rule in enumerate(asked):
+                if rule.could_match(tree):
+                    return asked[k:]
+            return []
 
-        def split(groups: list[int]) -> None:
-            if not admitted(groups):
+        def split(groups: list[int], rules: list[Rule]) -> None:
+            still = admitted(groups, rules)
+            if not still:
                 clean.update(groups)
             elif len(groups) > 1:
                 half = len(groups) // 2
-                split(groups[:half])
-                split(groups[half:])
+                split(groups[:half], still)
+                split(groups[half:], still)
 
         # A large group (many functions calling each other) is screened alone, once: in a half it
         # would be screened again at every level of the split.
         large = max(8, len(plan.chunks) // 16)
         for g in sorted(todo):
             if len(plan.groups[g]) > large:
-                split([g])
+                split([g], rules)
         small = sorted(g for g in todo if len(plan.groups[g]) <= large)
         if small:  # (no group: the imports alone, which no screen need look at)
-            split(small)
+            split(small, rules)
         return clean
 
     def reduced(self, todo: set[int]) -> RawScan | None:
