@@ -76,7 +76,7 @@ def _shares_statements(root: ast.Module, previous: ast.AST | None) -> bool:
 
 
 # statement -> the nodes `_walk` yields below it, kept while the statement lives
-_BELOW: "weakref.WeakKeyDictionary[ast.AST, list[ast.AST]]" = weakref.WeakKeyDictionary()
+_BELOW: weakref.WeakKeyDictionary[ast.AST, list[ast.AST]] = weakref.WeakKeyDictionary()
 
 
 def _below(statement: ast.AST) -> list[ast.AST]:

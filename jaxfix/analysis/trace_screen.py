@@ -99,7 +99,7 @@ class _BodyFacts:
     (`engine.incremental` splices the edited statement into the last tree), so only the edited
     function is walked and settled again. Nothing changes a tree once parsed."""
 
-    __slots__ = ("own", "nested", "bindings", "calls_and_loads", "assigned", "settled", "__weakref__")
+    __slots__ = ("__weakref__", "assigned", "bindings", "calls_and_loads", "nested", "own", "settled")
 
     def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         own: list[ast.AST] = []
@@ -131,7 +131,7 @@ class _BodyFacts:
         self.settled: dict[tuple, frozenset[str]] = {}  # (names_key, start) -> traced names
 
 
-_BODY_FACTS: "weakref.WeakKeyDictionary[ast.AST, _BodyFacts]" = weakref.WeakKeyDictionary()
+_BODY_FACTS: weakref.WeakKeyDictionary[ast.AST, _BodyFacts] = weakref.WeakKeyDictionary()
 
 
 def _body_facts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _BodyFacts:
@@ -175,12 +175,16 @@ class ScreenFunction:
         """The nodes of this function's own body, not of nested functions, lambdas or classes
         (whose defs become `children`; decorators and defaults of nested defs are own nodes), nor
         the `Load`/`Store` and operator leaves or import aliases (`astscan.children`)."""
+        return self._own if self._own is not None else self._facts().own
+
+    def _facts(self) -> _BodyFacts:
+        """The body's facts, its nested defs registered as `children` (first time asked)."""
+        facts = _body_facts(self.node)
         if self._own is None:
-            facts = _body_facts(self.node)
             # the nested defs in the order the walk met them, as `_info` registers them
             self._children.extend(self.screen._info(node, self) for node in facts.nested)
             self._own = facts.own
-        return self._own
+        return facts
 
     @property
     def stored(self) -> set[str]:
@@ -318,8 +322,7 @@ class ScreenFunction:
         """Grow `traced_names` to a fixpoint over the own body's bindings (order ignored)."""
         env = self.traced_names
         env |= self.traced_params - self.screen.static_params(self)
-        self.own  # its nested defs become children
-        facts = _body_facts(self.node)
+        facts = self._facts()
         # The fixpoint of a function outside any def depends on its body, the imports' names and
         # the names it starts from only: an edit elsewhere in the document finds it settled.
         key = (self.screen.names_key, frozenset(env)) if self.parent is None else None
@@ -772,8 +775,7 @@ class TraceScreen:
 
     def _propagate_calls(self, info: ScreenFunction) -> list[ScreenFunction]:
         woken: list[ScreenFunction] = []
-        info.own  # its nested defs become children
-        for node in _body_facts(info.node).calls_and_loads:
+        for node in info._facts().calls_and_loads:
             if isinstance(node, ast.Call):
                 callees = self._resolve(node.func, allow_attr=True)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)

@@ -514,7 +514,7 @@ def create_server() -> JaxfixLanguageServer:
         ls._analysis_pool.submit(_load_rules)
         try:
             _warm_protocol(ls)
-        except Exception:  # a pygls whose internals differ: its first messages are a little slower
+        except Exception:  # noqa: BLE001 - a pygls whose internals differ: its first messages are a little slower
             logger.warning("could not prepare pygls' message converters")
         try:
             _use_lsp_lines(ls.workspace)
