@@ -8,7 +8,8 @@ then edits it N times, waiting each time for the diagnostics of that version.
     PYTHONPATH=. .venv/bin/python benchmarks/lsp_latency.py [--edits 20] [--lines 2000]
 
 Prints one JSON object: findings, the first analysis (`didOpen` to its diagnostics, in the
-server; and in this process, wall and CPU, after the server's own warm-up), per-edit
+server; and in this process, wall and CPU, after the server's own warm-up: the median of
+`--first-repeats` fresh analyses, and the least CPU), per-edit
 latencies (ms, debounce subtracted), median, p90 and max, and the same edits analysed in this
 process, incrementally (what the server does) and in full (what each edit cost before). Aims
 (issue #21): a first analysis within 150 ms, and an edit's median within 50 ms, `--connected`
@@ -86,7 +87,7 @@ def build_module(lines: int, wanted: int, connected: bool = False) -> tuple[str,
     return text, len(analyze(text, "x.py", Config()).findings)
 
 
-async def run(edits: int, lines: int, debounce_ms: int, connected: bool) -> dict:
+async def run(edits: int, lines: int, debounce_ms: int, connected: bool, first_repeats: int = 5) -> dict:
     text, findings = build_module(lines, 12, connected)
     published: list[tuple[float, types.PublishDiagnosticsParams]] = []
     client = LanguageClient("jaxfix-bench", "1")
@@ -160,10 +161,18 @@ async def run(edits: int, lines: int, debounce_ms: int, connected: bool) -> dict
 
     tune_gc()  # as the server does
     _load_rules()  # as the server does after `initialize`: rules, black, their caches
-    analyzer = IncrementalAnalyzer()
-    t0, c0 = time.perf_counter(), time.process_time()
-    analyzer.analyze(text, "big_module.py", Config())
-    first_ms, first_cpu_ms = (time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000
+    # The first analysis of a newly opened document, `first_repeats` times (each a fresh analyzer
+    # and a fresh copy of the text, so nothing of the one before is reused): the median, and the
+    # least CPU time (what a busy machine stretches least).
+    firsts, first_cpus = [], []
+    for _ in range(first_repeats):
+        analyzer = IncrementalAnalyzer()
+        fresh = (text + " ")[:-1]  # equal, not identical: caches keyed by the text object miss
+        t0, c0 = time.perf_counter(), time.process_time()
+        analyzer.analyze(fresh, "big_module.py", Config())
+        firsts.append((time.perf_counter() - t0) * 1000)
+        first_cpus.append((time.process_time() - c0) * 1000)
+    first_ms, first_cpu_ms = statistics.median(firsts), statistics.median(first_cpus)
     current = text
     for n in range(edits):
         offset = sum(len(x) for x in current.splitlines(keepends=True)[:line]) + len(target) + 4 * n
@@ -184,6 +193,8 @@ async def run(edits: int, lines: int, debounce_ms: int, connected: bool) -> dict
         "first_open_ms": round(first_open_ms, 1),
         "first_analysis_ms": round(first_ms, 1),
         "first_analysis_cpu_ms": round(first_cpu_ms, 1),
+        "first_analysis_cpu_min_ms": round(min(first_cpus), 1),
+        "first_analysis_repeats": first_repeats,
         "edits": edits,
         "median_ms": round(statistics.median(latencies), 1),
         "p90_ms": round(latencies[int(0.9 * (len(latencies) - 1))], 1),
@@ -204,8 +215,10 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--debounce-ms", type=int, default=200)
     parser.add_argument("--connected", action="store_true", help="helpers jitted and calling each other: one big group")
+    parser.add_argument("--first-repeats", type=int, default=5, help="first analyses in this process (median, min)")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(run(args.edits, args.lines, args.debounce_ms, args.connected)), indent=2))
+    result = asyncio.run(run(args.edits, args.lines, args.debounce_ms, args.connected, max(1, args.first_repeats)))
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

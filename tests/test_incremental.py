@@ -283,12 +283,19 @@ def test_default_indent_matches_libcst_on_odd_layouts(text):
     assert default_indent(text, ast.parse(text)) == cst.parse_module(text).default_indent
 
 
-@pytest.mark.parametrize("text", ["x = 1\n", "def f():\n    return 1\n", "x = (\n  1)\r\n", "f()", 'a = """\r\nb\rc"""\n'])
-def test_placeholder_keeps_lines_and_length_and_parses(text):
-    placeholder = _placeholder(text)
+@pytest.mark.parametrize(
+    "text",
+    ["x = 1\n", "def f():\n    return 1\n", "x = (\n  1)\r\n", "f()", 'a = """\r\nb\rc"""\n', "@d\ndef f(): pass", "f(\n\n  1\n)\n"],
+)
+@pytest.mark.parametrize("first", [False, True])
+def test_placeholder_keeps_lines_and_length_and_parses(text, first):
+    placeholder = _placeholder(text, first)
     assert len(placeholder) == len(text)
     assert [c for c in placeholder if c in "\r\n"] == [c for c in text if c in "\r\n"]
-    assert len(ast.parse(placeholder).body) == 1
+    body = ast.parse(placeholder).body
+    assert len(body) == 1 and isinstance(body[0], ast.Expr)
+    # never a string as the module's first statement: that would be its docstring
+    assert not (first and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str))
 
 
 # -- a module assembled from chunks parsed alone -------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -42,8 +43,11 @@ from jaxfix.analysis.jit_contexts import (
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.static_values import STATIC_ATTRS, is_static_call_name
 from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
+_ENTRY_NAMES = _TRANSFORMS | frozenset(BODY_ARGS)  # what a call enters a trace through
+_ENTRY_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in _ENTRY_NAMES)
 
 # The text test before the screen (`Rule.prefilter_pattern`): every transform and lax body the
 # analysis follows is named `jax.*` or `equinox.*`, so a name qualifies to one only through an
@@ -85,6 +89,58 @@ _TRANSFORMED_CALL_PREFIXES = (
 _SEQUENCE_CALLS = frozenset({"tuple", "list", "dict", "set", "sorted"})
 
 
+class _BodyFacts:
+    """What one def or lambda node's body gives, whichever module's screen asks: its own nodes
+    (`ScreenFunction.own`), the defs and lambdas nested in it, its binding nodes and the names its
+    statements bind, and its settled traced names per start (`ScreenFunction.settle`).
+
+    Kept per node (weakly: they go with the tree): the editor screens a group of functions again
+    after each edit, on a tree whose unedited statements are the same node objects
+    (`engine.incremental` splices the edited statement into the last tree), so only the edited
+    function is walked and settled again. Nothing changes a tree once parsed."""
+
+    __slots__ = ("__weakref__", "assigned", "bindings", "calls_and_loads", "nested", "own", "settled")
+
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        own: list[ast.AST] = []
+        nested: list[ast.AST] = []
+        stack = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+        while stack:
+            n = stack.pop()
+            kind = type(n)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+                nested.append(n)
+                a = n.args
+                stack.extend(d for d in [*getattr(n, "decorator_list", ()), *a.defaults, *a.kw_defaults] if d)
+                continue
+            if kind is ast.ClassDef:
+                stack.extend(n.body)  # its defs are nested; class-level statements are own
+                stack.extend([*n.bases, *n.decorator_list])
+                continue
+            own.append(n)
+            # not the context and operator leaves nor import aliases (`astscan.children`),
+            # which no question about the body asks for: a third of the walk's cost
+            stack.extend(astscan.children(n))
+        self.own = own
+        self.nested = nested
+        self.bindings = [n for n in own if isinstance(n, _BINDERS)]
+        self.calls_and_loads = [
+            n for n in own if type(n) is ast.Call or (type(n) is ast.Attribute and type(n.ctx) is ast.Load)
+        ]
+        self.assigned = frozenset(_assigned_names([] if isinstance(node, ast.Lambda) else node.body))
+        self.settled: dict[tuple, frozenset[str]] = {}  # (names_key, start) -> traced names
+
+
+_BODY_FACTS: weakref.WeakKeyDictionary[ast.AST, _BodyFacts] = weakref.WeakKeyDictionary()
+
+
+def _body_facts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _BodyFacts:
+    facts = _BODY_FACTS.get(node)
+    if facts is None:
+        facts = _BODY_FACTS[node] = _BodyFacts(node)
+    return facts
+
+
 @dataclass(eq=False)
 class ScreenFunction:
     """One def or lambda: its own body's nodes (not nested scopes) and what may be traced in it."""
@@ -111,8 +167,7 @@ class ScreenFunction:
     def locals(self) -> set[str]:
         """Parameters and every name the body binds by statement (as `traced.assigned_names`)."""
         if self._locals is None:
-            body = [] if isinstance(self.node, ast.Lambda) else self.node.body
-            self._locals = set(self.params) | _assigned_names(body)
+            self._locals = set(self.params) | _body_facts(self.node).assigned
         return self._locals
 
     @property
@@ -120,27 +175,16 @@ class ScreenFunction:
         """The nodes of this function's own body, not of nested functions, lambdas or classes
         (whose defs become `children`; decorators and defaults of nested defs are own nodes), nor
         the `Load`/`Store` and operator leaves or import aliases (`astscan.children`)."""
+        return self._own if self._own is not None else self._facts().own
+
+    def _facts(self) -> _BodyFacts:
+        """The body's facts, its nested defs registered as `children` (first time asked)."""
+        facts = _body_facts(self.node)
         if self._own is None:
-            own: list[ast.AST] = []
-            stack = [self.node.body] if isinstance(self.node, ast.Lambda) else list(self.node.body)
-            while stack:
-                node = stack.pop()
-                kind = type(node)
-                if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
-                    self._children.append(self.screen._info(node, self))
-                    a = node.args
-                    stack.extend(d for d in [*getattr(node, "decorator_list", ()), *a.defaults, *a.kw_defaults] if d)
-                    continue
-                if kind is ast.ClassDef:
-                    stack.extend(node.body)  # its defs are children; class-level statements are own
-                    stack.extend([*node.bases, *node.decorator_list])
-                    continue
-                own.append(node)
-                # not the context and operator leaves nor import aliases (`astscan.children`),
-                # which no question about the body asks for: a third of the walk's cost
-                stack.extend(astscan.children(node))
-            self._own = own
-        return self._own
+            # the nested defs in the order the walk met them, as `_info` registers them
+            self._children.extend(self.screen._info(node, self) for node in facts.nested)
+            self._own = facts.own
+        return facts
 
     @property
     def stored(self) -> set[str]:
@@ -278,7 +322,14 @@ class ScreenFunction:
         """Grow `traced_names` to a fixpoint over the own body's bindings (order ignored)."""
         env = self.traced_names
         env |= self.traced_params - self.screen.static_params(self)
-        bindings = [n for n in self.own if isinstance(n, _BINDERS)]
+        facts = self._facts()
+        # The fixpoint of a function outside any def depends on its body, the imports' names and
+        # the names it starts from only: an edit elsewhere in the document finds it settled.
+        key = (self.screen.names_key, frozenset(env)) if self.parent is None else None
+        if key is not None and key in facts.settled:
+            env |= facts.settled[key]
+            return
+        bindings = facts.bindings
         changed = True
         while changed:
             before = len(env)
@@ -286,6 +337,8 @@ class ScreenFunction:
                 for name in self._bound_traced(n, env):
                     env.add(name)
             changed = len(env) != before
+        if key is not None:
+            facts.settled[key] = frozenset(env)
 
     def _bound_traced(self, n: ast.AST, env: set[str]) -> list[str]:
         t = lambda x: self._expr(x, env)  # noqa: E731
@@ -377,6 +430,7 @@ class TraceScreen:
 
     def __init__(self, tree: ast.Module) -> None:
         self.names = ImportMap.from_ast(tree)
+        self.names_key = frozenset(self.names.bindings.items())  # what qualifying a name depends on
         self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `_info`
         self.defs_by_name: dict[str, list[ast.AST]] = {}  # every def, any scope, methods too
         self.method_defs: dict[str, list[ast.AST]] = {}
@@ -390,11 +444,11 @@ class TraceScreen:
         self.built_from: dict[str, set[str]] = {}  # `h = Cls(...)` anywhere: h -> {"Cls"}
         self._static_params: dict[ScreenFunction, set[str]] = {}
         self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
-        self.def_parent: dict[int, ast.AST | None] = {}  # id of a def -> its enclosing def, None at top
-        self.top_classes: list[ast.ClassDef] = []  # classes outside any function
+        self._tree = tree
+        self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
+        self._top_classes: list[ast.ClassDef] = []
+        self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
         self._collect(tree)
-        self._scan_statements(tree)
-        self.plain_method_classes = self._plain_method_classes(tree)
         self._find_entries()
         self._propagate()
 
@@ -481,7 +535,7 @@ class TraceScreen:
         if isinstance(expr, ast.Name):
             # `Cls(x)` runs its `__init__` and the dataclass/equinox hooks; `h(x)` on an instance
             # built from a class of the module runs its `__call__`
-            run = [*self._class_methods({expr.id}, _CONSTRUCTION_HOOKS)]
+            run = [*self._class_methods({expr.id}, CONSTRUCTION_HOOKS)]
             run += self._class_methods(self.built_from.get(expr.id, ()), ("__call__",))
             return [*map(self._info, self.defs_by_name.get(expr.id, ())), *self.aliases.get(expr.id, ()), *run]
         if allow_attr and isinstance(expr, ast.Attribute):
@@ -513,23 +567,46 @@ class TraceScreen:
         return expr, peeled
 
     # -- what the analysis keeps static on entry ------------------------------------------
+    @property
+    def def_parent(self) -> dict[int, ast.AST | None]:
+        """id of a def in statement position -> its enclosing def (None outside functions)."""
+        if self._def_parent is None:
+            self._scan_statements(self._tree)
+        return self._def_parent
+
+    @property
+    def top_classes(self) -> list[ast.ClassDef]:
+        """The classes outside any function."""
+        if self._def_parent is None:
+            self._scan_statements(self._tree)
+        return self._top_classes
+
+    @property
+    def plain_method_classes(self) -> set[int]:
+        """`_plain_method_classes`, made when a traced method first asks (most modules have none)."""
+        if self._plain_classes is None:
+            self._plain_classes = self._plain_method_classes(self._tree)
+        return self._plain_classes
+
     def _scan_statements(self, tree: ast.Module) -> None:
         """The enclosing def of every def in statement position (None outside functions), and the
         classes outside any function, from the statements alone."""
+        def_parent: dict[int, ast.AST | None] = {}
         stack: list[tuple[ast.AST, ast.AST | None]] = [(st, None) for st in tree.body]
         while stack:
             st, enclosing = stack.pop()
             kind = type(st)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                self.def_parent[id(st)] = enclosing
+                def_parent[id(st)] = enclosing
                 stack.extend((inner, st) for inner in st.body)
                 continue
             if kind is ast.ClassDef and enclosing is None:
-                self.top_classes.append(st)
+                self._top_classes.append(st)
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                 inner = getattr(st, name, None)
                 if type(inner) is list:
                     stack.extend((x, enclosing) for x in inner)
+        self._def_parent = def_parent
 
     def enclosing(self, info: ScreenFunction) -> "ScreenFunction | None | bool":
         """The def `info` is nested in, None at module or class level, True when unknown (a lambda)."""
@@ -595,7 +672,7 @@ class TraceScreen:
         calls += by_callee.get(id(info.node), [])
         # `jax.jit(jax.jacrev(f))(r, 0)` passes arguments to `f` too
         calls += [c for c in of_calls if _names_function(self._unwrap(c.func)[0], names)]
-        if info.name in _CONSTRUCTION_HOOKS:
+        if info.name in CONSTRUCTION_HOOKS:
             return self._static_params.setdefault(info, out)  # called by the class's name: nothing claimed
         for param, default in defaults.items():
             if not _hashable_literal(default):
@@ -634,10 +711,24 @@ class TraceScreen:
                         qual, call = found
                         statics = _statics(call, info) if qual in JIT_NAMES else set()
                         self._enter(info, set(info.params) - statics)
+        # A call names a transform or a lax body only if its function's last name is one's, or
+        # is a name an import binds to one (`from jax import jit as J`): most calls are not
+        # qualified at all.
+        aliases = {local for local, target in self.names.bindings.items() if target in _ENTRY_NAMES}
         for call in self.calls:
+            func = call.func
+            kind = type(func)
+            if kind is ast.Attribute:
+                if func.attr not in _ENTRY_LAST_NAMES:
+                    continue
+            elif kind is ast.Name:
+                if func.id not in _ENTRY_LAST_NAMES and func.id not in aliases:
+                    continue
+            elif kind is not ast.Call:
+                continue  # no dotted name: qualifies to nothing
             pos = _positional(call)
-            found = self._transform_of(call.func) if isinstance(call.func, ast.Call) else None
-            qual = qualify(call.func) if found is None else found[0]
+            found = self._transform_of(func) if kind is ast.Call else None
+            qual = qualify(func) if found is None else found[0]
             if (qual in _TRANSFORMS) and pos:
                 options = call if found is None else found[1]
                 target, peeled = self._unwrap(pos[0])
@@ -684,7 +775,7 @@ class TraceScreen:
 
     def _propagate_calls(self, info: ScreenFunction) -> list[ScreenFunction]:
         woken: list[ScreenFunction] = []
-        for node in info.own:
+        for node in info._facts().calls_and_loads:
             if isinstance(node, ast.Call):
                 callees = self._resolve(node.func, allow_attr=True)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
@@ -727,9 +818,6 @@ class TraceScreen:
             if caller.traced(kw.value):
                 out.add(kw.arg if kw.arg in callee.params else next(iter(callee.star_params), kw.arg))
         return out & set(callee.params)
-
-
-_CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
 
 
 def _names_function(expr: ast.AST, names: set[str]) -> bool:

@@ -6,7 +6,7 @@ edit never touched. Findings of a group of top-level statements linked by names
 (`analysis.chunks`) depend only on that group, the module's imports and the statement before
 each of its chunks, so each group's findings are kept under those texts, and an edit
 re-analyses only the groups whose texts changed. They are analysed on a reduced text in which
-every other statement is a placeholder of the same lines and length (`(`, spaces, `)`), so
+every other statement is a placeholder of the same lines and length (a string of spaces), so
 lines, columns and offsets are the document's own and libcst gives each kept statement the
 same comments. Chunks are parsed (`chunkparse`) and tokenized (for JAX001) once per text.
 
@@ -209,29 +209,40 @@ class _Memo:
     """Per chunk text, what costs a parse or a rewrite: only the current document's texts are kept."""
 
     _names: dict[str, ChunkNames | None] = field(default_factory=dict)
-    _placeholders: dict[str, str] = field(default_factory=dict)
+    _placeholders: dict[tuple[str, bool], str] = field(default_factory=dict)
     _parsed: dict[tuple, ParsedChunk | None] = field(default_factory=dict)
     _comments: dict[str, tuple[list[Comment], bool]] = field(default_factory=dict)
     _quotes: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     _imports: dict[str, bool] = field(default_factory=dict)
     _token_quotes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    _spells: dict[str, dict[str, bool]] = field(default_factory=dict)  # text -> name -> spelled in it
 
     def renewed(self, chunks: list[Chunk]) -> "_Memo":
         texts = {c.text for c in chunks}
         return _Memo(
             {t: n for t, n in self._names.items() if t in texts},
-            {t: p for t, p in self._placeholders.items() if t in texts},
+            {k: p for k, p in self._placeholders.items() if k[0] in texts},
             {k: p for k, p in self._parsed.items() if k[0] in texts},
             {t: c for t, c in self._comments.items() if t in texts},
             {t: q for t, q in self._quotes.items() if t in texts},
             {t: i for t, i in self._imports.items() if t in texts},
             {t: q for t, q in self._token_quotes.items() if t in texts},
+            {t: n for t, n in self._spells.items() if t in texts},
         )
+
+    def spells(self, text: str, name: str) -> bool:
+        """Whether the chunk text `text` spells `name` (as a whole word)."""
+        known = self._spells.setdefault(text, {})
+        found = known.get(name)
+        if found is None:
+            found = known[name] = _spelling(name).search(text) is not None
+        return found
 
     def has_import(self, text: str, tree: ast.Module, chunk: Chunk) -> bool:
         """Whether the statements of `chunk` (of `tree`) hold an import statement at any depth."""
         if text not in self._imports:
-            self._imports[text] = any(
+            # an import statement spells `import` (the text test settles most chunks)
+            self._imports[text] = "import" in text and any(
                 isinstance(node, (ast.Import, ast.ImportFrom))
                 for k in chunk.statements
                 for node in ast_statements([tree.body[k]])
@@ -274,11 +285,13 @@ class _Memo:
             self._names[text] = chunk_names(text, statements)
         return self._names[text]
 
-    def placeholder(self, text: str, code_at: int) -> str:
-        """The statement part of a chunk (from `code_at`) as `_placeholder`."""
-        if text not in self._placeholders:
-            self._placeholders[text] = _placeholder(text[code_at:])
-        return self._placeholders[text]
+    def placeholder(self, text: str, code_at: int, first: bool) -> str:
+        """The statement part of a chunk (from `code_at`) as `_placeholder` (`first`: the
+        module's first chunk)."""
+        key = (text, first)
+        if key not in self._placeholders:
+            self._placeholders[key] = _placeholder(text[code_at:], first)
+        return self._placeholders[key]
 
     def counted(self, text: str) -> tuple[int, int] | None:
         """The quote counts of a chunk text, if they were counted already (else None)."""
@@ -301,10 +314,11 @@ class _Memo:
     def parsed(self, plan: "_Plan", i: int, kept: bool, config: cst.PartialParserConfig) -> ParsedChunk | None:
         """Chunk `i` parsed alone, as itself or (not `kept`) as its placeholder."""
         chunk = plan.chunks[i]
-        key = (chunk.text, kept, config.default_indent, config.default_newline)
+        first = not kept and i == 0
+        key = (chunk.text, kept, config.default_indent, config.default_newline, first)
         if key not in self._parsed:
             code_at = chunk.code_start - chunk.start
-            text = chunk.text if kept else chunk.text[:code_at] + self.placeholder(chunk.text, code_at)
+            text = chunk.text if kept else chunk.text[:code_at] + self.placeholder(chunk.text, code_at, first)
             self._parsed[key] = parse_chunk(text, code_at, config)
         return self._parsed[key]
 
@@ -353,7 +367,11 @@ class _Run:
 
         imports = set(plan.import_chunks)
 
-        def admitted(groups: list[int]) -> bool:
+        def admitted(groups: list[int], rules: list[Rule]) -> list[Rule]:
+            """The rules to ask about parts of `groups`: none when no rule admits their program.
+            A rule that rejects it finds nothing in any of these groups, so it is not asked again
+            about their halves: the ones whose text test or screen said no before the first that
+            said yes are left out (the ones after it were not asked)."""
             # Not the statements before the chunks that `kept` adds: they share no name with these
             # groups (else they would be one group) and shape only the fixes' text, not what is found.
             keep = sorted(imports | {i for g in groups for i in plan.groups[g]})
@@ -362,25 +380,31 @@ class _Run:
             text = "".join(plan.chunks[i].text for i in keep)
             asked = [rule for rule in rules if rule.passes_prefilter(text)]
             if not asked:
-                return False
+                return []
             tree = ast.Module(body=[body[k] for i in keep for k in plan.chunks[i].statements], type_ignores=[])
-            return any(rule.could_match(tree) for rule in asked)
+            for k, rule in enumerate(asked):
+                if rule.could_match(tree):
+                    return asked[k:]
+            return []
 
-        def split(groups: list[int]) -> None:
-            if not admitted(groups):
+        def split(groups: list[int], rules: list[Rule]) -> None:
+            still = admitted(groups, rules)
+            if not still:
                 clean.update(groups)
             elif len(groups) > 1:
                 half = len(groups) // 2
-                split(groups[:half])
-                split(groups[half:])
+                split(groups[:half], still)
+                split(groups[half:], still)
 
         # A large group (many functions calling each other) is screened alone, once: in a half it
         # would be screened again at every level of the split.
         large = max(8, len(plan.chunks) // 16)
         for g in sorted(todo):
             if len(plan.groups[g]) > large:
-                split([g])
-        split(sorted(g for g in todo if len(plan.groups[g]) <= large))
+                split([g], rules)
+        small = sorted(g for g in todo if len(plan.groups[g]) <= large)
+        if small:  # (no group: the imports alone, which no screen need look at)
+            split(small, rules)
         return clean
 
     def reduced(self, todo: set[int]) -> RawScan | None:
@@ -437,6 +461,7 @@ class _Plan:
         names = [self.memo.names(c.text, [tree.body[k] for k in c.statements]) for c in self.chunks]
         self.groups: list[list[int]] | None = None
         self._spellers: dict[str, list[int]] = {}
+        self._quote: str | None = None
         if source.startswith("\ufeff") or any(n is None for n in names):
             return
         self.imports_only = [n.imports_only for n in names]
@@ -471,6 +496,12 @@ class _Plan:
         return comments_in(self.source)[0]
 
     def quote(self) -> str:
+        """The whole text's `preferred_quote` (computed once per plan: `_valid` asks per group)."""
+        if self._quote is None:
+            self._quote = self._preferred_quote()
+        return self._quote
+
+    def _preferred_quote(self) -> str:
         """The whole text's `preferred_quote`, for fixes built on a reduced text (whose left-out
         statements hold strings too): summed over the chunks, each counted once per text.
 
@@ -502,7 +533,7 @@ class _Plan:
 
     def placeholder(self, i: int) -> str:
         chunk = self.chunks[i]
-        return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start)
+        return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start, i == 0)
 
     def module(self, text: str, keep: set[int]) -> cst.Module:
         """The libcst module of `text`: this plan's text with the chunks outside `keep` replaced
@@ -660,13 +691,10 @@ class _Plan:
     def spellers(self, name: str, group: list[int]) -> tuple[str, ...]:
         """Texts of the chunks outside `group` that spell `name` (what a fresh name depends on)."""
         if name not in self._spellers:
-            found = []
-            chunk_starts = [c.start for c in self.chunks]
-            for match in _spelling(name).finditer(self.source):
-                i = bisect.bisect_right(chunk_starts, match.start()) - 1
-                if i >= 0 and match.start() < self.chunks[i].end and (not found or found[-1] != i):
-                    found.append(i)
-            self._spellers[name] = found
+            # Chunk by chunk, each text searched once per name (an edit changes one): a chunk
+            # starts a line and ends one, so a whole-word match in the text lies in one chunk.
+            spells = self.memo.spells
+            self._spellers[name] = [i for i, chunk in enumerate(self.chunks) if spells(chunk.text, name)]
         inside = set(group)
         return tuple(sorted(self.chunks[i].text for i in self._spellers[name] if i not in inside))
 
@@ -727,14 +755,27 @@ def _spelling(name: str) -> re.Pattern[str]:
 _INDENTED = re.compile(r"^[ \t\f]", re.MULTILINE)  # a line starting with blanks, comment or not
 
 
-def _placeholder(text: str) -> str:
-    """`text` as one statement of the same lines and length: `0` or `(` ... `)`, the rest spaces."""
+def _placeholder(text: str, first: bool = False) -> str:
+    """`text` as one statement of the same lines and length: `0`, a triple-quoted string or
+    `(` ... `)`, the rest spaces.
+
+    A string spanning the lines is one token, which libcst parses in half the time of the blank
+    lines of a parenthesised placeholder (most of a first analysis's placeholders are functions
+    of many lines); it needs three characters on its first and last lines, and is never the
+    module's `first` statement (a string there would be its docstring, after which fixes insert
+    their imports)."""
     lines = [" " * len(body) + ending for body, ending in _LINE.findall(text) if body or ending]
     if len(lines) == 1:
         return "0" + lines[0][1:]
+    last = len(lines[-1].rstrip("\r\n"))
+    if not first and len(lines[0].rstrip("\r\n")) >= 3 and last >= 3:
+        lines[0] = _QUOTES + lines[0][3:]
+        lines[-1] = lines[-1][: last - 3] + _QUOTES + lines[-1][last:]
+        return "".join(lines)
     lines[0] = "(" + lines[0][1:]
     lines[-1] = ")" + lines[-1][1:]
     return "".join(lines)
 
 
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
+_QUOTES = '"' * 3

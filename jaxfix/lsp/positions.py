@@ -62,8 +62,9 @@ class LineIndex:
     encoding: str = UTF16
 
     def __post_init__(self) -> None:
-        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
-        self.ends = [m.start() for m in _NEWLINE.finditer(self.text)] + [len(self.text)]
+        breaks = [m.span() for m in _NEWLINE.finditer(self.text)]  # one pass of the text for both
+        self.starts = [0, *(end for _, end in breaks)]
+        self.ends = [*(start for start, _ in breaks), len(self.text)]
 
     def line_text(self, line: int) -> str:
         """Line `line` (0-based) without its line break."""
