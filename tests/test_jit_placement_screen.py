@@ -38,6 +38,25 @@ def screen_and_rule(source: str) -> tuple[bool, list[str]]:
 
 
 POSITIVE = {
+    # outside loops a call site's callable named by a name must be a local one (`_bound_names`)
+    "jit_of_a_local_lambda_per_call": """
+        import jax
+
+        def step(x, scale):
+            f = lambda v: v * scale
+            return jax.jit(f)(x)
+        """,
+    "jit_of_a_module_function_in_a_loop": """
+        import jax
+
+        def g(v):
+            return v * 2
+
+        def run(xs):
+            for x in xs:
+                x = jax.jit(g)(x)
+            return xs
+        """,
     # a decorated nested def only ever called in its function's own code (`_def_may_be_only_called`)
     "decorated_def_called_in_a_comprehension": """
         import jax
@@ -279,6 +298,25 @@ POSITIVE = {
 }
 
 NEGATIVE = {
+    # `T(F)` outside loops with `F` a module function or an unknown name: not fresh
+    "jit_of_a_module_function_per_call": """
+        import jax
+        from jax.sharding import PartitionSpec as P
+
+        def _psum(x):
+            return jax.lax.psum(x, "i")
+
+        def broadcast(x):
+            return jax.jit(_psum, out_shardings=P())(x)
+        """,
+    "jit_of_an_imported_function_per_call": """
+        import jax
+        from mylib import kernel
+
+        def run(x):
+            f = jax.jit(kernel)
+            return f(x)
+        """,
     # decorated nested defs the planner leaves alone: the name is returned, passed on, used in a
     # nested function or a class body, or never called (`_def_may_be_only_called`)
     "decorated_def_returned": """
