@@ -444,6 +444,33 @@ def test_could_match_rejects_untraced_modules():
         assert not rule.could_match(tree)
 
 
+NUMPY_INDEXING = {
+    # (text, whether JAX402 reports): a traced index into a name is reported only for a NumPy array
+    # the module or the function makes (`np.<maker>(...)`); the screen looks for that binding
+    "module_table": ("import jax\nimport numpy as np\nT = np.arange(4)\n\n@jax.jit\ndef f(i):\n    return T[i]\n", True),
+    "annotated_module_table": (
+        "import jax\nimport numpy as np\nT: np.ndarray = np.arange(4)\n\n@jax.jit\ndef f(i):\n    return T[i]\n", True
+    ),
+    "local_array": ("import jax\nimport numpy as np\n\n@jax.jit\ndef f(i):\n    t = np.zeros(3)\n    return t[i]\n", True),
+    "maker_call": ("import jax\nimport numpy as np\n\n@jax.jit\ndef f(i):\n    return np.arange(3)[i]\n", True),
+    # jax's pallas kernels: refs and parameters indexed with traced values, numpy imported
+    "ref_or_parameter": (
+        "import jax\nimport numpy as np\nimport jax.numpy as jnp\nSCALE = np.float32(2)\n\n@jax.jit\n"
+        "def f(ref, i):\n    block = ref[i]\n    rows = jnp.arange(3)\n    return block * rows[i] * np.sqrt(2) * SCALE\n",
+        False,
+    ),
+    "not_a_maker": ("import jax\nimport numpy as np\n\n@jax.jit\ndef f(x, i):\n    return np.asarray_chkfinite(x)[i]\n", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_INDEXING))
+def test_numpy_index_screen_admits_reported_tables_and_rejects_other_subscripts(name):
+    source, reported = NUMPY_INDEXING[name]
+    found = analyze(source, "m.py", Config(select=("JAX402",))).findings
+    assert bool(found) == reported, found
+    assert NumpyOnTracedValueRule().could_match(ast.parse(source)) == reported
+
+
 # -- JAX404 -------------------------------------------------------------------------------
 
 
