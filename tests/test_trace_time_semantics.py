@@ -471,6 +471,38 @@ def test_numpy_index_screen_admits_reported_tables_and_rejects_other_subscripts(
     assert NumpyOnTracedValueRule().could_match(ast.parse(source)) == reported
 
 
+ITEM_STORES = {
+    # (text, whether JAX403 reports): the screen leaves out stores into names the function binds to
+    # a container or a NumPy value, or uses as a container (`ArrayEvidence` says: no array)
+    "jnp_array": ("import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3) + x\n    y[0] = 1.0\n    return y\n", True),
+    "traced_parameter": ("import jax\n\n@jax.jit\ndef f(x):\n    x[0] = 1.0\n    return x\n", True),
+    "list_display": (
+        "import jax\n\n@jax.jit\ndef f(x):\n    parts = [x, x]\n    parts[0] = x * 2\n    return parts[0] + parts[1]\n", False
+    ),
+    "unpacked_from_a_tuple": (
+        "import jax\n\n@jax.jit\ndef f(x):\n    a, b = ([x], [x])\n    a[0] = x * 2\n    return a[0] + b[0]\n", False
+    ),
+    "dict_call": ("import jax\n\n@jax.jit\ndef f(x):\n    d = dict()\n    d[0] = x\n    return d[0]\n", False),
+    "numpy_buffer": (
+        "import jax\nimport numpy as np\n\n@jax.jit\ndef f(x):\n    buf = np.zeros(3)\n    buf[0] = 1.0\n    return x + buf.sum()\n", False
+    ),
+    "container_method": (
+        "import jax\n\n@jax.jit\ndef f(x, acc):\n    acc.append(x)\n    acc[0] = x\n    return acc\n", False
+    ),
+    "container_in_a_nested_def_only": (
+        "import jax\n\n@jax.jit\ndef f(x):\n    def g(x):\n        x = [x]\n        return x\n    x[0] = 1.0\n    return g(x)\n", True
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ITEM_STORES))
+def test_item_store_screen_leaves_out_containers(name):
+    source, reported = ITEM_STORES[name]
+    found = analyze(source, "m.py", Config(select=("JAX403",))).findings
+    assert bool(found) == reported, found
+    assert InPlaceUpdateRule().could_match(ast.parse(source)) == reported
+
+
 # -- JAX404 -------------------------------------------------------------------------------
 
 
