@@ -26,6 +26,7 @@ from codemods.trace_time_semantics.in_place_update_on_traced_array import (
     InPlaceUpdateRule,
 )
 from codemods.trace_time_semantics.numpy_on_traced_value import NumpyOnTracedValueRule
+from codemods.trace_time_semantics.outer_state_mutation_in_traced_code import OuterStateMutationRule
 from codemods.trace_time_semantics.print_in_traced_code import PrintInTracedCodeRule
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -545,6 +546,40 @@ def test_outer_state_findings_are_manual():
         assert text in messages
     assert "own.append" not in messages
     assert "global count" in fixed  # nothing rewritten
+
+
+LAMBDA_MUTATIONS = {
+    # (text, whether JAX404 reports): a mutator call in a traced lambda on a name of an enclosing
+    # function reports only when that function binds it to a container (optax's tests:
+    # `lax.cond(c, lambda: opt.update(...), ...)` with `opt` an optimizer made in the test)
+    "enclosing_container": (
+        "import jax\n\ndef outer(x):\n    log = []\n    return jax.lax.cond(x > 0, lambda: log.append(x), lambda: None)\n",
+        True,
+    ),
+    "enclosing_object_in_a_with_block": (
+        "import contextlib\nimport jax\n\ndef outer(make, x):\n    with contextlib.nullcontext():\n        opt = make()\n"
+        "    return jax.lax.cond(x > 0, lambda: opt.update(x), lambda: None)\n",
+        False,
+    ),
+    "enclosing_parameter": (
+        "import jax\n\ndef outer(opt, x):\n    return jax.lax.cond(x > 0, lambda: opt.update(x), lambda: None)\n", False
+    ),
+    "module_container": (
+        "import jax\n\nSEEN = {}\n\ndef outer(x):\n    return jax.lax.cond(x > 0, lambda: SEEN.update(a=x), lambda: None)\n", True
+    ),
+    "module_object": (
+        "import jax\n\nopt = object()\n\ndef outer(x):\n    return jax.lax.cond(x > 0, lambda: opt.update(x), lambda: None)\n",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAMBDA_MUTATIONS))
+def test_outer_state_screen_follows_a_lambdas_enclosing_functions(name):
+    source, reported = LAMBDA_MUTATIONS[name]
+    found = analyze(source, "m.py", Config(select=("JAX404",))).findings
+    assert bool(found) == reported, found
+    assert OuterStateMutationRule().could_match(ast.parse(source)) == reported
 
 
 def test_outer_state_negatives():

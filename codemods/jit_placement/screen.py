@@ -104,10 +104,15 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
                     if _def_may_be_only_called(tree, body[index], node):
                         yield ScreenSite(False, where)
                     continue
+                # Outside loops the planner keeps `T(F)` only for a fresh callable (`_place`,
+                # `Site.fresh`); with `F` a name (no transform between), one resolving to a
+                # function's scope (a nested def, a local lambda or partial: `_classify`). A name
+                # bound nowhere in the top-level statement resolves to the module (a module
+                # function: one cache key for every call) or to nothing: the planner leaves both.
                 if not where.in_loop and type(node.args[0]) is ast.Name:
-                    bound = _bound_names(body[index]) if bound is None else bound
+                    bound = astscan.bound_names(body[index]) if bound is None else bound
                     if node.args[0].id not in bound:
-                        continue  # outside loops only a fresh callable is a site: a local one (`_bound_names`)
+                        continue  # outside loops only a fresh callable is a site: a local one (see below)
                 yield ScreenSite(True, where)
 
 
@@ -233,38 +238,6 @@ def _may_be_only_called(tree: ast.Module, top: ast.stmt, parent: ast.AST | None)
         elif kind is ast.Call and type(node.func) is ast.Name and node.func.id == name:
             called += 1
     return called > 0 and uses == called
-
-
-def _bound_names(top: ast.stmt) -> set[str]:
-    """Every name some code in `top` binds (assigned, deleted, a parameter, a def, a class, an
-    import, an `except ... as`, a match capture, declared global or nonlocal), at any depth.
-
-    Outside loops the planner keeps `T(F)` only for a fresh callable (`_place`, `Site.fresh`);
-    with `F` a name (no transform between), that is a name resolving to a function's scope (a
-    nested def, a local lambda or partial: `_classify`). A name bound nowhere in the top-level
-    statement holding the site resolves to the module (a module function: one cache key for every
-    call) or to nothing, and the planner leaves both alone."""
-    found: set[str] = set()
-    for node in astscan.nodes(top):
-        kind = type(node)
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
-                found.add(node.id)
-        elif kind is ast.arg:
-            found.add(node.arg)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            found.add(node.name)
-        elif kind is ast.Import or kind is ast.ImportFrom:
-            found.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
-        elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
-            if node.name:
-                found.add(node.name)
-        elif kind is ast.MatchMapping:
-            if node.rest:
-                found.add(node.rest)
-        elif kind is ast.Global or kind is ast.Nonlocal:
-            found.update(node.names)
-    return found
 
 
 def _def_may_be_only_called(tree: ast.Module, top: ast.stmt, node: ast.AST) -> bool:
