@@ -743,42 +743,33 @@ def _block_statements(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def _container_local_ast(scope: ast.AST, name: str, qualify) -> bool:
-    """`_container_local` on the stdlib AST: every assignment of `name` in the function's own code
-    (nested defs, lambdas and classes left out) is a container display or constructor, and there is
-    one. A lambda has no assignment statement: no."""
+    """`_container_local` on the stdlib AST, for a function found by `_function_parents`: its own
+    code (nested defs, lambdas and classes left out). A lambda has no assignment statement: no."""
     if type(scope) is ast.Lambda:
         return False
-    values: list[ast.AST | None] = []
+    own: list[ast.AST] = []
     stack: list[ast.AST] = list(scope.body)
     while stack:
         node = stack.pop()
         kind = type(node)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda or kind is ast.ClassDef:
             continue
-        if kind is ast.Assign:
-            for t in node.targets:
-                if type(t) is ast.Name and t.id == name:
-                    values.append(node.value)
-                elif isinstance(t, (ast.Tuple, ast.List, ast.Starred)) and name in target_names(t):
-                    values.append(None)
-        elif kind is ast.AnnAssign and type(node.target) is ast.Name and node.target.id == name:
-            values.append(node.value)
+        own.append(node)
         stack.extend(astscan.children(node))
-    return bool(values) and all(
-        v is not None
-        and (
-            isinstance(v, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
-            or (isinstance(v, ast.Call) and (qualify(v.func) or "") in _CONTAINER_CALLS)
-        )
-        for v in values
-    )
+    return _only_containers(own, name, qualify)
 
 
 def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
     """As `_container_local`: every assignment of `name` in the own body is a container display or
     constructor, and there is one."""
+    return _only_containers(fn.own, name, fn.screen.names.qualify_ast)
+
+
+def _only_containers(nodes, name: str, qualify) -> bool:
+    """Among `nodes` (a function's own), every assignment of `name` is a container display or
+    constructor, and there is one."""
     values: list[ast.AST | None] = []
-    for n in fn.own:
+    for n in nodes:
         if type(n) is ast.Assign:
             for t in n.targets:
                 if type(t) is ast.Name and t.id == name:
@@ -787,7 +778,6 @@ def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
                     values.append(None)
         elif type(n) is ast.AnnAssign and type(n.target) is ast.Name and n.target.id == name:
             values.append(n.value)
-    qualify = fn.screen.names.qualify_ast
     return bool(values) and all(
         v is not None
         and (
