@@ -8,6 +8,7 @@ run, failed, timed out or was interrupted.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from enum import Enum
@@ -590,7 +591,7 @@ def main() -> None:
 
     tune_gc()
     args = sys.argv[1:]
-    if args[:1] == ["check"]:
+    if args[:1] == ["check"] and os.name != "nt":  # on Windows typer expands wildcards in the arguments
         kwargs = plain_arguments(check, args[1:])
         if kwargs is not None:
             try:
