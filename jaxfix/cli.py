@@ -8,10 +8,12 @@ run, failed, timed out or was interrupted.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -588,7 +590,107 @@ def main() -> None:
     from jaxfix.engine.runner import tune_gc
 
     tune_gc()
+    args = sys.argv[1:]
+    if args[:1] == ["check"] and os.name != "nt":  # on Windows typer expands wildcards in the arguments
+        kwargs = plain_arguments(check, args[1:])
+        if kwargs is not None:
+            try:
+                check(**kwargs)
+            except typer.Exit as exc:
+                sys.exit(exc.exit_code)
+            except typer.BadParameter:
+                pass  # found while running (an unknown rule code): typer parses again and says it
+            except KeyboardInterrupt:
+                sys.exit(130)  # as typer does
     app()
+
+
+def plain_arguments(command: Callable, args: list[str]) -> Optional[dict[str, Any]]:
+    """The keyword arguments typer would call `command` with for the command line `args`, or None
+    when the line is anything but plain (`--help`, an unknown option, a missing or invalid value,
+    bundled short flags): typer then parses it and reports what it must.
+
+    Why: typer builds a pydantic adapter for every parameter and imports pydantic to do it, about
+    60 ms of CPU, a fifth of a `check` whose results are all cached (issue #21). The command's own
+    declarations (`Annotated[T, typer.Option(...)]`, read as typer reads them) say all a plain line
+    needs: the option names, the flags, the repeatable lists, `min`/`max`, an enum's choices."""
+    import typing
+
+    from typer.models import ArgumentInfo, OptionInfo
+    from typer.utils import get_params_from_function
+
+    options: dict[str, tuple[str, Any, Any, bool]] = {}  # spelling -> (parameter, type, info, a flag's value)
+    positional = None
+    values: dict[str, Any] = {}
+    for name, meta in get_params_from_function(command).items():
+        info, kind = meta.default, meta.annotation
+        if typing.get_origin(kind) is typing.Union:
+            kind = next(t for t in typing.get_args(kind) if t is not type(None))
+        if isinstance(info, ArgumentInfo) and positional is None and typing.get_origin(kind) is list:
+            positional, values[name] = name, []
+            continue
+        plain = isinstance(info, OptionInfo) and not (info.callback or info.envvar or info.prompt or info.parser)
+        if not plain:
+            return None
+        values[name] = info.default
+        flag = f"--{name.replace('_', '-')}"
+        for spelling in info.param_decls or ([f"{flag}/--no-{name.replace('_', '-')}"] if kind is bool else [flag]):
+            on, _, off = spelling.partition("/")
+            options[on] = (name, kind, info, True)
+            if off:
+                options[off] = (name, kind, info, False)
+    rest = list(args)
+    while rest:
+        token = rest.pop(0)
+        if token == "--":
+            values[positional].extend(rest)
+            break
+        if token == "-" or not token.startswith("-"):
+            values[positional].append(token)
+            continue
+        spelling, equals, attached = token.partition("=") if token.startswith("--") else (token[:2], "", token[2:])
+        if spelling not in options:
+            return None
+        name, kind, info, flag_value = options[spelling]
+        if kind is bool:
+            if equals or attached:
+                return None
+            values[name] = flag_value
+            continue
+        if equals or attached:
+            raw = attached
+        elif rest:
+            raw = rest.pop(0)
+        else:
+            return None
+        many = typing.get_origin(kind) is list
+        value = _plain_value(typing.get_args(kind)[0] if many else kind, info, raw)
+        if value is None:
+            return None
+        values[name] = [*(values[name] or ()), value] if many else value
+    if positional is None or not values[positional]:
+        return None
+    return values
+
+
+def _plain_value(kind: Any, info: Any, raw: str) -> Any:
+    """`raw` as an option of type `kind` takes it; None unless plainly valid (typer then says why)."""
+    from enum import Enum
+
+    if kind is str:
+        return raw
+    if kind is Path:
+        return Path(raw) if raw else None
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return next((member for member in kind if member.value == raw), None)
+    if kind is int or kind is float:
+        try:
+            value = kind(raw)
+        except ValueError:
+            return None
+        low, high = info.min, info.max
+        return None if (low is not None and value < low) or (high is not None and value > high) else value
+    return None
 
 
 if __name__ == "__main__":

@@ -290,3 +290,69 @@ def test_manual_guidance_behind_a_lead_in_is_not_repeated(tmp_path):
     result = CliRunner().invoke(app, ["check", str(target)])
     (line,) = [line for line in result.output.splitlines() if "JAX202" in line]
     assert "manual:" not in line and line.count("read local `backend`") == 1, line
+
+
+# -- `check` without typer's parsing (`cli.plain_arguments`) ---------------------------------
+PLAIN_LINES = [
+    ["src"],
+    ["a.py", "b", "-"],
+    ["--select", "ALL", "-j", "2", "--statistics", "src"],
+    ["src", "--select", "JAX1", "--select=JAX2,JAX3", "--ignore", "JAX101", "-j2", "-q"],
+    ["--no-cache", "--output-format", "json", "--config", "pyproject.toml", "src"],
+    ["--output-format=sarif", "--jobs=3", "--changed-since", "HEAD~1", "--shard", "1/2", "src"],
+    ["--stdin-filename", "m.py", "--add-noqa", "--quiet", "-"],
+    ["--select", "-x", "src"],  # an option's value may start with a dash, as click takes it
+    ["--", "--not-an-option.py", "src"],
+]
+
+
+def _typer_kwargs(args):
+    """What typer itself calls `check` with for `args`: the same declarations, a recording body."""
+    import functools
+
+    import typer
+
+    from jaxfix.cli import check
+
+    seen = []
+    recorder = functools.wraps(check)(lambda **kwargs: seen.append(kwargs))
+    single = typer.Typer()
+    single.command()(recorder)
+    result = CliRunner().invoke(single, args)
+    assert result.exit_code == 0, result.output
+    return seen[0]
+
+
+@pytest.mark.parametrize("args", PLAIN_LINES, ids=" ".join)
+def test_plain_check_lines_parse_as_typer_parses_them(args):
+    from jaxfix.cli import check, plain_arguments
+
+    expected = _typer_kwargs(args)
+    got = plain_arguments(check, args)
+    assert got == expected
+    assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in expected.items()}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["--help", "src"], ["-qj2", "src"], ["--jobs", "0", "src"], ["-j", "two", "src"],
+     ["--output-format", "xml", "src"], ["--bogus", "src"], ["src", "--select"], ["--quiet=1", "src"]],
+    ids=" ".join,
+)
+def test_other_check_lines_are_left_to_typer(args):
+    """Help, unknown options, missing or invalid values: typer parses these and reports them."""
+    from jaxfix.cli import check, plain_arguments
+
+    assert plain_arguments(check, args) is None
+
+
+def test_check_with_an_unknown_code_reports_it_as_typer_does(tmp_path):
+    """An unknown rule code is found while `check` runs: the command line is then typer's to report."""
+    (tmp_path / "m.py").write_text(CLEAN)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxfix", "check", "--select", "NOPE1", "--no-cache", "m.py"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )
+    assert proc.returncode == 2
+    assert "unknown rule code or prefix 'NOPE1'" in proc.stderr
+    assert "Usage:" in proc.stderr

@@ -38,6 +38,55 @@ def screen_and_rule(source: str) -> tuple[bool, list[str]]:
 
 
 POSITIVE = {
+    # outside loops a call site's callable named by a name must be a local one (`_bound_names`)
+    "jit_of_a_local_lambda_per_call": """
+        import jax
+
+        def step(x, scale):
+            f = lambda v: v * scale
+            return jax.jit(f)(x)
+        """,
+    "jit_of_a_module_function_in_a_loop": """
+        import jax
+
+        def g(v):
+            return v * 2
+
+        def run(xs):
+            for x in xs:
+                x = jax.jit(g)(x)
+            return xs
+        """,
+    # a decorated nested def only ever called in its function's own code (`_def_may_be_only_called`)
+    "decorated_def_called_in_a_comprehension": """
+        import jax
+
+        def step(xs):
+            @jax.jit
+            def inner(v):
+                return v * 2
+            return [inner(x) for x in xs]
+        """,
+    "decorated_def_called_through_grad": """
+        import jax
+
+        def step(x):
+            @jax.jit
+            def loss(v):
+                return (v * v).sum()
+            return jax.grad(loss)(x)
+        """,
+    "decorated_def_in_a_loop_of_module_code_called_in_a_class_body": """
+        import jax
+
+        for scale in (1.0, 2.0):
+            @jax.jit
+            def f(v):
+                return v * scale
+
+            class Holder:
+                value = f(1.0)
+        """,
     "import_as_in_loop": """
         import jax as jx
 
@@ -249,6 +298,87 @@ POSITIVE = {
 }
 
 NEGATIVE = {
+    # `T(F)` outside loops with `F` a module function or an unknown name: not fresh
+    "jit_of_a_module_function_per_call": """
+        import jax
+        from jax.sharding import PartitionSpec as P
+
+        def _psum(x):
+            return jax.lax.psum(x, "i")
+
+        def broadcast(x):
+            return jax.jit(_psum, out_shardings=P())(x)
+        """,
+    "jit_of_an_imported_function_per_call": """
+        import jax
+        from mylib import kernel
+
+        def run(x):
+            f = jax.jit(kernel)
+            return f(x)
+        """,
+    # decorated nested defs the planner leaves alone: the name is returned, passed on, used in a
+    # nested function or a class body, or never called (`_def_may_be_only_called`)
+    "decorated_def_returned": """
+        import jax
+
+        def make(scale):
+            @jax.jit
+            def f(x):
+                return x * scale
+            return f
+        """,
+    "decorated_def_passed_on": """
+        import jax
+
+        def make(xs):
+            @jax.jit
+            def f(x):
+                return x * 2
+            return f(xs), jax.vmap(f)
+        """,
+    "decorated_def_called_from_a_nested_function": """
+        import jax
+
+        def outer(xs):
+            @jax.jit
+            def f(x):
+                return x * 2
+
+            def g(v):
+                return f(v)
+            return g(xs)
+        """,
+    "decorated_def_called_from_a_lambda": """
+        import jax
+
+        def outer(xs):
+            @jax.jit
+            def f(x):
+                return x * 2
+            return list(map(lambda v: f(v), xs))
+        """,
+    "decorated_def_used_in_a_class_body_of_its_function": """
+        import jax
+
+        def outer(xs):
+            @jax.jit
+            def f(x):
+                return x * 2
+
+            class Holder:
+                run = f(xs)
+            return Holder
+        """,
+    "decorated_def_never_used": """
+        import jax
+
+        def outer(xs):
+            @jax.jit
+            def f(x):
+                return x * 2
+            return xs
+        """,
     "module_level_jit": """
         import jax
 

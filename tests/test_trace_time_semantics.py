@@ -26,6 +26,7 @@ from codemods.trace_time_semantics.in_place_update_on_traced_array import (
     InPlaceUpdateRule,
 )
 from codemods.trace_time_semantics.numpy_on_traced_value import NumpyOnTracedValueRule
+from codemods.trace_time_semantics.outer_state_mutation_in_traced_code import OuterStateMutationRule
 from codemods.trace_time_semantics.print_in_traced_code import PrintInTracedCodeRule
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -444,6 +445,65 @@ def test_could_match_rejects_untraced_modules():
         assert not rule.could_match(tree)
 
 
+NUMPY_INDEXING = {
+    # (text, whether JAX402 reports): a traced index into a name is reported only for a NumPy array
+    # the module or the function makes (`np.<maker>(...)`); the screen looks for that binding
+    "module_table": ("import jax\nimport numpy as np\nT = np.arange(4)\n\n@jax.jit\ndef f(i):\n    return T[i]\n", True),
+    "annotated_module_table": (
+        "import jax\nimport numpy as np\nT: np.ndarray = np.arange(4)\n\n@jax.jit\ndef f(i):\n    return T[i]\n", True
+    ),
+    "local_array": ("import jax\nimport numpy as np\n\n@jax.jit\ndef f(i):\n    t = np.zeros(3)\n    return t[i]\n", True),
+    "maker_call": ("import jax\nimport numpy as np\n\n@jax.jit\ndef f(i):\n    return np.arange(3)[i]\n", True),
+    # jax's pallas kernels: refs and parameters indexed with traced values, numpy imported
+    "ref_or_parameter": (
+        "import jax\nimport numpy as np\nimport jax.numpy as jnp\nSCALE = np.float32(2)\n\n@jax.jit\n"
+        "def f(ref, i):\n    block = ref[i]\n    rows = jnp.arange(3)\n    return block * rows[i] * np.sqrt(2) * SCALE\n",
+        False,
+    ),
+    "not_a_maker": ("import jax\nimport numpy as np\n\n@jax.jit\ndef f(x, i):\n    return np.asarray_chkfinite(x)[i]\n", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_INDEXING))
+def test_numpy_index_screen_admits_reported_tables_and_rejects_other_subscripts(name):
+    source, reported = NUMPY_INDEXING[name]
+    found = analyze(source, "m.py", Config(select=("JAX402",))).findings
+    assert bool(found) == reported, found
+    assert NumpyOnTracedValueRule().could_match(ast.parse(source)) == reported
+
+
+ITEM_STORES = {
+    # (text, whether JAX403 reports): the screen leaves out stores into names the function binds to
+    # a container or a NumPy value, or uses as a container (`ArrayEvidence` says: no array)
+    "jnp_array": ("import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3) + x\n    y[0] = 1.0\n    return y\n", True),
+    "traced_parameter": ("import jax\n\n@jax.jit\ndef f(x):\n    x[0] = 1.0\n    return x\n", True),
+    "list_display": (
+        "import jax\n\n@jax.jit\ndef f(x):\n    parts = [x, x]\n    parts[0] = x * 2\n    return parts[0] + parts[1]\n", False
+    ),
+    "unpacked_from_a_tuple": (
+        "import jax\n\n@jax.jit\ndef f(x):\n    a, b = ([x], [x])\n    a[0] = x * 2\n    return a[0] + b[0]\n", False
+    ),
+    "dict_call": ("import jax\n\n@jax.jit\ndef f(x):\n    d = dict()\n    d[0] = x\n    return d[0]\n", False),
+    "numpy_buffer": (
+        "import jax\nimport numpy as np\n\n@jax.jit\ndef f(x):\n    buf = np.zeros(3)\n    buf[0] = 1.0\n    return x + buf.sum()\n", False
+    ),
+    "container_method": (
+        "import jax\n\n@jax.jit\ndef f(x, acc):\n    acc.append(x)\n    acc[0] = x\n    return acc\n", False
+    ),
+    "container_in_a_nested_def_only": (
+        "import jax\n\n@jax.jit\ndef f(x):\n    def g(x):\n        x = [x]\n        return x\n    x[0] = 1.0\n    return g(x)\n", True
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ITEM_STORES))
+def test_item_store_screen_leaves_out_containers(name):
+    source, reported = ITEM_STORES[name]
+    found = analyze(source, "m.py", Config(select=("JAX403",))).findings
+    assert bool(found) == reported, found
+    assert InPlaceUpdateRule().could_match(ast.parse(source)) == reported
+
+
 # -- JAX404 -------------------------------------------------------------------------------
 
 
@@ -486,6 +546,40 @@ def test_outer_state_findings_are_manual():
         assert text in messages
     assert "own.append" not in messages
     assert "global count" in fixed  # nothing rewritten
+
+
+LAMBDA_MUTATIONS = {
+    # (text, whether JAX404 reports): a mutator call in a traced lambda on a name of an enclosing
+    # function reports only when that function binds it to a container (optax's tests:
+    # `lax.cond(c, lambda: opt.update(...), ...)` with `opt` an optimizer made in the test)
+    "enclosing_container": (
+        "import jax\n\ndef outer(x):\n    log = []\n    return jax.lax.cond(x > 0, lambda: log.append(x), lambda: None)\n",
+        True,
+    ),
+    "enclosing_object_in_a_with_block": (
+        "import contextlib\nimport jax\n\ndef outer(make, x):\n    with contextlib.nullcontext():\n        opt = make()\n"
+        "    return jax.lax.cond(x > 0, lambda: opt.update(x), lambda: None)\n",
+        False,
+    ),
+    "enclosing_parameter": (
+        "import jax\n\ndef outer(opt, x):\n    return jax.lax.cond(x > 0, lambda: opt.update(x), lambda: None)\n", False
+    ),
+    "module_container": (
+        "import jax\n\nSEEN = {}\n\ndef outer(x):\n    return jax.lax.cond(x > 0, lambda: SEEN.update(a=x), lambda: None)\n", True
+    ),
+    "module_object": (
+        "import jax\n\nopt = object()\n\ndef outer(x):\n    return jax.lax.cond(x > 0, lambda: opt.update(x), lambda: None)\n",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAMBDA_MUTATIONS))
+def test_outer_state_screen_follows_a_lambdas_enclosing_functions(name):
+    source, reported = LAMBDA_MUTATIONS[name]
+    found = analyze(source, "m.py", Config(select=("JAX404",))).findings
+    assert bool(found) == reported, found
+    assert OuterStateMutationRule().could_match(ast.parse(source)) == reported
 
 
 def test_outer_state_negatives():

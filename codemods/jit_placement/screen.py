@@ -97,9 +97,23 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
             if _could_be_site(body[index], tree):
                 yield ScreenSite(False, top)
             continue
+        bound: set[str] | None = None  # names bound in the statement, made when first needed
         for node, parent, where in _screen_walk(body[index], tree, top):
             if id(node) in ids and _could_be_site(node, parent) and _may_be_only_called(tree, body[index], parent):
-                yield ScreenSite(isinstance(node, ast.Call), where)
+                if type(node) is not ast.Call:
+                    if _def_may_be_only_called(tree, body[index], node):
+                        yield ScreenSite(False, where)
+                    continue
+                # Outside loops the planner keeps `T(F)` only for a fresh callable (`_place`,
+                # `Site.fresh`); with `F` a name (no transform between), one resolving to a
+                # function's scope (a nested def, a local lambda or partial: `_classify`). A name
+                # bound nowhere in the top-level statement resolves to the module (a module
+                # function: one cache key for every call) or to nothing: the planner leaves both.
+                if not where.in_loop and type(node.args[0]) is ast.Name:
+                    bound = astscan.bound_names(body[index]) if bound is None else bound
+                    if node.args[0].id not in bound:
+                        continue  # outside loops only a fresh callable is a site: a local one (see below)
+                yield ScreenSite(True, where)
 
 
 def _compiling(expr: ast.AST, names: ImportMap) -> bool:
@@ -223,6 +237,50 @@ def _may_be_only_called(tree: ast.Module, top: ast.stmt, parent: ast.AST | None)
             uses += 1
         elif kind is ast.Call and type(node.func) is ast.Name and node.func.id == name:
             called += 1
+    return called > 0 and uses == called
+
+
+def _def_may_be_only_called(tree: ast.Module, top: ast.stmt, node: ast.AST) -> bool:
+    """For a def decorated with a transform (`node`, inside the top-level statement `top`): whether
+    the planner's `_site_for_decorated` may accept it. It requires the def in a function or at
+    module level (not in a class body), and every use of its name in that scope's body but the def
+    itself (`scopes.name_uses`: each stdlib `Name` spelling it is one) to be in the scope's own
+    code, not in a nested function or lambda (nor, for a function's scope, a class body), and to
+    call it, directly or as the first argument of a call called right there (`W(f)(x)`, where W
+    may be a wrapping transform); one such call at least. Anything else is True."""
+    owner = _owner([top], node, tree)
+    if owner is None:
+        return True  # not found: say yes
+    if isinstance(owner, ast.ClassDef):
+        return False
+    name, in_function = node.name, owner is not tree
+    uses = called = 0
+    stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in owner.body]  # (node, in a nested scope)
+    while stack:
+        n, away = stack.pop()
+        if n is node:
+            continue  # the def itself: its decorators, defaults and body are not uses
+        kind = type(n)
+        if kind is ast.Name:
+            if n.id == name:
+                if away:
+                    return False
+                uses += 1
+            continue
+        if kind is ast.Call and not away:
+            func = n.func
+            if type(func) is ast.Name and func.id == name:
+                called += 1
+            elif type(func) is ast.Call and func.args and type(func.args[0]) is ast.Name and func.args[0].id == name:
+                called += 1
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+            inner = {id(n.body)} if kind is ast.Lambda else set(map(id, n.body))
+            stack.extend((child, away or id(child) in inner) for child in astscan.children(n))
+        elif kind is ast.ClassDef:
+            inner = set(map(id, n.body)) if in_function else set()
+            stack.extend((child, away or id(child) in inner) for child in astscan.children(n))
+        else:
+            stack.extend((child, away) for child in astscan.children(n))
     return called > 0 and uses == called
 
 

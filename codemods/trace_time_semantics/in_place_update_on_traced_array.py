@@ -18,7 +18,8 @@ from codemods.trace_time_semantics.common import (
 )
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
-from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites
+from jaxfix.analysis import astscan
+from jaxfix.analysis.trace_sites import CONTAINER_METHODS, ArrayEvidence, own_sites
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -209,7 +210,18 @@ class InPlaceUpdateRule(Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         """`x[i] = v` / `x[i] += v` on a name that may be traced, in a function that may run under a trace."""
-        return any_site(tree, _may_store_into_traced)
+        not_arrays: dict[int, frozenset[str]] = {}  # id of a function -> `_not_arrays`, once asked
+
+        def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+            roots = _traced_store_roots(fn, n)
+            if not roots:
+                return False
+            known = not_arrays.get(id(fn.node))
+            if known is None:
+                known = not_arrays[id(fn.node)] = _not_arrays(fn)
+            return any(name not in known for name in roots)
+
+        return any_site(tree, may_flag)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in traced_functions(ctx):
@@ -316,15 +328,69 @@ def _store_root(target: ast.AST) -> ast.AST:
     return target
 
 
-def _may_store_into_traced(fn: ScreenFunction, n: ast.AST) -> bool:
-    """Only names the function binds count as arrays (ArrayEvidence): closures and globals do not."""
+def _traced_store_roots(fn: ScreenFunction, n: ast.AST) -> list[str]:
+    """The names an item store `n` stores into that may be traced arrays. Only names the function
+    binds count as arrays (ArrayEvidence): closures and globals do not."""
     targets = n.targets if type(n) is ast.Assign else [n.target] if type(n) is ast.AugAssign else []
+    found = []
     for t in targets:
         if isinstance(t, ast.Subscript):
             root = _store_root(t)
             if isinstance(root, ast.Name) and root.id in fn.stored and fn.traced(root):
-                return True
-    return False
+                found.append(root.id)
+    return found
+
+
+_DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.JoinedStr)
+_DISPLAY_CALLS = frozenset({"list", "dict", "set", "tuple", "sorted", "defaultdict", "OrderedDict", "bytearray"})
+
+
+def _not_arrays(fn: ScreenFunction) -> frozenset[str]:
+    """Names `ArrayEvidence.is_array` says are no arrays in `fn`, from part of its evidence: a
+    binding in the function's own code (nested defs, lambdas and classes left out, as there) to a
+    display, a comprehension, a string, `list(...)`/`dict(...)`/... (`_is_display`) or a NumPy
+    call (`_numpy_value`; an unpacking binds each name to the whole value), or a container
+    method read on the name (`x.append`, `CONTAINER_METHODS`). A lambda's: none."""
+    if isinstance(fn.node, ast.Lambda):
+        return frozenset()
+    names = fn.screen.names
+
+    def display(v: ast.AST) -> bool:
+        return (
+            isinstance(v, _DISPLAYS)
+            or (type(v) is ast.Constant and isinstance(v.value, (str, bytes)))
+            or (type(v) is ast.Call and type(v.func) is ast.Name and v.func.id in _DISPLAY_CALLS)
+        )
+
+    def container(v: ast.AST | None) -> bool:
+        return v is not None and (display(v) or (type(v) is ast.Call and (names.qualify_ast(v.func) or "").startswith("numpy.")))
+
+    def bound(target: ast.AST) -> Iterator[str]:
+        if type(target) is ast.Name:
+            yield target.id
+        elif type(target) is ast.Tuple or type(target) is ast.List:
+            for el in target.elts:
+                if type(el) is not ast.Starred:
+                    yield from bound(el)
+
+    found: set[str] = set()
+    stack: list[ast.AST] = list(fn.node.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda or kind is ast.ClassDef:
+            continue
+        if kind is ast.Assign and container(node.value):
+            for t in node.targets:
+                found.update(bound(t))
+        elif (kind is ast.AnnAssign or kind is ast.NamedExpr) and type(node.target) is ast.Name and container(node.value):
+            found.add(node.target.id)
+        elif kind is ast.AugAssign and type(node.target) is ast.Name and display(node.value):
+            found.add(node.target.id)  # `x += [v]`: `_is_display` only, as `bind` takes it
+        elif kind is ast.Attribute and type(node.value) is ast.Name and node.attr in CONTAINER_METHODS:
+            found.add(node.value.id)
+        stack.extend(astscan.children(node))
+    return frozenset(found)
 
 
 # -- the decision and the fix ------------------------------------------------------------------

@@ -19,6 +19,7 @@ from codemods.trace_time_semantics.numpy_table import (
     NP_MANUAL,
     raises_on_tracer,
 )
+from jaxfix.analysis import astscan
 from jaxfix.analysis.guards import never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.pytrees import ast_statements
@@ -199,7 +200,18 @@ class NumpyOnTracedValueRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         """A NumPy function of the table given a value that may be traced, in a function that may
         run under a trace."""
-        return any_site(tree, _may_call_numpy_on_traced)
+        arrays: frozenset[str] | None = None  # `_numpy_array_names`, once a subscript asks
+
+        def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+            nonlocal arrays
+            if type(n) is ast.Subscript and type(n.value) is ast.Name:
+                if arrays is None:
+                    arrays = _numpy_array_names(tree, fn.screen.names)
+                if n.value.id not in arrays:
+                    return False
+            return _may_call_numpy_on_traced(fn, n)
+
+        return any_site(tree, may_flag)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         module_arrays: set[str] | None = None
@@ -370,11 +382,32 @@ def _names_in(target: cst.CSTNode) -> list[str]:
 
 
 # -- the screen: a NumPy function of the table given a value that may be traced, on the stdlib AST
+def _numpy_maker(names, value: ast.AST) -> bool:
+    """`_is_numpy_array_call` on the stdlib AST: `np.<maker>(...)` of `NUMPY_ARRAY_MAKERS`."""
+    if type(value) is not ast.Call:
+        return False
+    qual = names.qualify_ast(value.func) or ""
+    return qual.startswith("numpy.") and qual[len("numpy.") :] in NUMPY_ARRAY_MAKERS
+
+
+def _numpy_array_names(tree: ast.Module, names) -> frozenset[str]:
+    """Names some assignment anywhere in the module binds to `np.<maker>(...)` (a `Name` target of
+    an `=` or annotated assignment): every name `_check_index` reports indexed is one, since
+    `_module_numpy_arrays` and `_local_numpy_arrays` both need such a binding."""
+    found: set[str] = set()
+    for node in astscan.nodes(tree):
+        kind = type(node)
+        if (kind is ast.Assign or kind is ast.AnnAssign) and node.value is not None and _numpy_maker(names, node.value):
+            targets = node.targets if kind is ast.Assign else [node.target]
+            found.update(t.id for t in targets if type(t) is ast.Name)
+    return frozenset(found)
+
+
 def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
     if type(n) is ast.Subscript:  # `np.arange(n)[i]`, `TABLE[i]`: a NumPy array may be indexed by a tracer
         if not (type(n.value) is ast.Name or type(n.value) is ast.Call):
             return False
-        if type(n.value) is ast.Call and not (fn.screen.names.qualify_ast(n.value.func) or "").startswith("numpy."):
+        if type(n.value) is ast.Call and not _numpy_maker(fn.screen.names, n.value):
             return False
         if type(n.value) is ast.Name and "numpy" not in fn.screen.names.bindings.values():
             return False

@@ -222,7 +222,14 @@ class OuterStateMutationRule(Rule):
                 outer.append(_ModuleState.of_tree(tree, ImportMap.from_ast(tree)))
             return outer[0]
 
-        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state))
+        parents: dict[int, tuple[ast.AST, ...]] = {}  # `_function_parents`, built when a lambda asks
+
+        def chain(fn: ScreenFunction) -> tuple[ast.AST, ...]:
+            if not parents:
+                parents.update(_function_parents(tree))
+            return parents.get(id(fn.node), ())
+
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain))
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):
@@ -622,10 +629,10 @@ def _is_container_ast(value: ast.AST) -> bool:
 
 
 # -- the screen: what `check` could report, on the stdlib AST ----------------------------------
-def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
+def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None) -> bool:
     """`state()` is the module's `_ModuleState`. A container outside the function is the module's
     (a container display or constructor at module level) or, for a nested function, maybe an
-    enclosing function's."""
+    enclosing function's. `chain(fn)`, when given, is a lambda's enclosing functions."""
     kind = type(n)
     if kind is ast.Global or kind is ast.Nonlocal:
         return True
@@ -664,7 +671,7 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state) -> bool:
         return n.id in outer.reassigned or n.id in outer.changed_by
     else:
         return False
-    return any(name not in fn.locals and _may_be_outer_container(fn, name, state) for name in names)
+    return any(name not in fn.locals and _may_be_outer_container(fn, name, state, chain) for name in names)
 
 
 def _rooted_at(target: ast.AST, name: str) -> bool:
@@ -676,9 +683,12 @@ def _rooted_at(target: ast.AST, name: str) -> bool:
     return isinstance(target, ast.Name) and target.id == name
 
 
-def _may_be_outer_container(fn: ScreenFunction, name: str, state) -> bool:
+def _may_be_outer_container(fn: ScreenFunction, name: str, state, chain=None) -> bool:
     """Mirrors the rule's `outer_container`: the first enclosing def binding `name` must bind only
-    containers to it (a lambda's enclosing def is unknown: yes); without one, a module container."""
+    containers to it (a lambda's: `_lambda_may_see_outer_container` when `chain` is given, else
+    yes); without one, a module container."""
+    if chain is not None and isinstance(fn.node, ast.Lambda):
+        return _lambda_may_see_outer_container(chain(fn), name, state, fn.screen.names.qualify_ast)
     scope = fn.screen.enclosing(fn)
     while scope is not None:
         if scope is True:
@@ -689,11 +699,91 @@ def _may_be_outer_container(fn: ScreenFunction, name: str, state) -> bool:
     return name in state().containers
 
 
+def _function_parents(tree: ast.Module) -> dict[int, tuple[ast.AST, ...]]:
+    """id of each lambda -> the functions it is in, innermost first, as `FuncInfo.parent` links
+    them: every def or lambda it is under, in any part of it (a lambda in a default or decorator
+    is the def's); class bodies add nothing."""
+    found: dict[int, tuple[ast.AST, ...]] = {}
+    stack: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(tree, ())]
+    while stack:
+        node, outer = stack.pop()
+        kind = type(node)
+        if kind is ast.Lambda:
+            found[id(node)] = outer
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+            outer = (node, *outer)
+        stack.extend((child, outer) for child in astscan.children(node))
+    return found
+
+
+def _lambda_may_see_outer_container(chain: tuple[ast.AST, ...], name: str, state, qualify) -> bool:
+    """`outer_container` for a lambda (`name` not its own), over its enclosing functions `chain`:
+    the first that binds `name` (`_locals_of`: its parameters and the names its statements
+    assign) decides, by `_container_local`; with none, a module container. On the stdlib AST a
+    function binds `name` surely when it is a parameter or the plain target of an assignment
+    statement of its body (`_block_statements`, the blocks `assigned_names` reads), surely not
+    when no code in it binds the name at all (`astscan.bound_names`); between: unknown, yes."""
+    for scope in chain:
+        args = scope.args
+        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+        assigned = type(scope) is not ast.Lambda and any(
+            (type(stmt) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in stmt.targets))
+            or (type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.target.id == name and stmt.value is not None)
+            for stmt in _block_statements(scope.body)
+        )
+        if name in params or assigned:
+            return _container_local_ast(scope, name, qualify)
+        if name in astscan.bound_names(scope):
+            return True
+    return name in state().containers
+
+
+_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar)
+
+
+def _block_statements(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a function body and of the `if`/`for`/`while`/`with`/`try` blocks in it
+    (`traced._bound_in_block` reads those), not of nested defs, classes or `match` cases."""
+    stack = list(stmts)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, _BLOCKS):
+            stack.extend(stmt.body)
+            stack.extend(getattr(stmt, "orelse", ()))
+            stack.extend(getattr(stmt, "finalbody", ()))
+            for handler in getattr(stmt, "handlers", ()):
+                stack.extend(handler.body)
+
+
+def _container_local_ast(scope: ast.AST, name: str, qualify) -> bool:
+    """`_container_local` on the stdlib AST, for a function found by `_function_parents`: its own
+    code (nested defs, lambdas and classes left out). A lambda has no assignment statement: no."""
+    if type(scope) is ast.Lambda:
+        return False
+    own: list[ast.AST] = []
+    stack: list[ast.AST] = list(scope.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda or kind is ast.ClassDef:
+            continue
+        own.append(node)
+        stack.extend(astscan.children(node))
+    return _only_containers(own, name, qualify)
+
+
 def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
     """As `_container_local`: every assignment of `name` in the own body is a container display or
     constructor, and there is one."""
+    return _only_containers(fn.own, name, fn.screen.names.qualify_ast)
+
+
+def _only_containers(nodes, name: str, qualify) -> bool:
+    """Among `nodes` (a function's own), every assignment of `name` is a container display or
+    constructor, and there is one."""
     values: list[ast.AST | None] = []
-    for n in fn.own:
+    for n in nodes:
         if type(n) is ast.Assign:
             for t in n.targets:
                 if type(t) is ast.Name and t.id == name:
@@ -702,7 +792,6 @@ def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
                     values.append(None)
         elif type(n) is ast.AnnAssign and type(n.target) is ast.Name and n.target.id == name:
             values.append(n.value)
-    qualify = fn.screen.names.qualify_ast
     return bool(values) and all(
         v is not None
         and (

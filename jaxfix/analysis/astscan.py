@@ -137,3 +137,30 @@ def imports_jax(node: ast.AST) -> bool:
     if isinstance(node, ast.ImportFrom):
         return bool(node.module) and node.module.split(".")[0] in ("jax", "equinox", "flax")
     return False
+
+
+def bound_names(root: ast.AST) -> set[str]:
+    """Every name some code under `root` binds, at any depth: assigned or deleted, a parameter, a
+    def or class, an import, an `except ... as`, a match capture, or declared global or nonlocal.
+    (A name not in it is bound nowhere in `root`, in whichever scope.)"""
+    found: set[str] = set()
+    for node in nodes(root):
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                found.add(node.id)
+        elif kind is ast.arg:
+            found.add(node.arg)
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            found.add(node.name)
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            found.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
+        elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
+            if node.name:
+                found.add(node.name)
+        elif kind is ast.MatchMapping:
+            if node.rest:
+                found.add(node.rest)
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            found.update(node.names)
+    return found
