@@ -11,6 +11,7 @@ than once. What is stored, returned or passed on, or already runs under a trace,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -532,6 +533,8 @@ class _SiteFinder:
         """A module-level function a script calls once (`runs_once.functions_run_once`)."""
         if function not in self.ctx.module.body:
             return False
+        if len(re.findall(rf"\b{function.name.value}\b", self.ctx.source)) != 2:
+            return False  # a def and one call spell the name twice: anything else is not once (cheap test first)
         once = self.ctx.fact(functions_run_once, lambda ctx: functions_run_once(ctx.module, runs_once))
         return function.name.value in once
 
