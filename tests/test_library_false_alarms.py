@@ -443,3 +443,23 @@ def test_a_function_of_a_haiku_transform_is_one_object():
     result = analyze(source, "life.py", Config(select=("JAX2",)), fix=True)
     assert [f.code for f in result.findings] == ["JAX203"]
     assert "    _apply_jit = jax.jit(net.apply)\n    for _ in range(3):\n        graph = _apply_jit(params, graph)\n" in result.fixed_source
+
+
+def test_a_nested_helper_reading_its_enclosing_function_stays_traced():
+    """A nested helper is asked of the static-helper oracle only when it reads nothing of its
+    enclosing function: `check(a)` below returns `x.sum() > 0`, traced through the closure."""
+    source = """
+        import jax
+
+        @jax.jit
+        def f(x, y):
+            def check(a):
+                return x.sum() > 0
+
+            def same(a, b):
+                return a is b
+
+            z = y if same(x, y) else x
+            return z if check(y) else -z
+        """
+    assert codes(source) == [("JAX301", 13)]

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 
 import libcst as cst
@@ -24,7 +25,7 @@ import libcst as cst
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_values import STATIC, UNKNOWN
 from jaxfix.analysis.static_values import is_known_library as _known
-from jaxfix.analysis.traced import analyse_function, param_names
+from jaxfix.analysis.traced import analyse_function, assigned_names, param_names
 from jaxfix.analysis.walk import statements, walk
 
 # qualified name of a function -> STATIC / TRACED / UNKNOWN, or None when not known there
@@ -122,11 +123,55 @@ def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
             rebound.update(t.target.value for t in stmt.targets if isinstance(t.target, cst.Name))
         elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and isinstance(stmt.target, cst.Name):
             rebound.add(stmt.target.value)
+    module_names = _module_bindings(module)
     for name, defs in nested.items():
         if name in seen or name in rebound or len(defs) != 1 or defs[0].decorators or defs[0].asynchronous:
             continue
+        if _free_names(defs[0]) - module_names - _BUILTINS:
+            continue  # it reads a variable of an enclosing function, which may be traced there
         out[name] = defs[0]
     return out
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _module_bindings(module: cst.Module) -> set[str]:
+    """Names the module's own statements bind (defs, classes, assignments, imports)."""
+    found: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            found.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(small.target, cst.Name):
+                    found.add(small.target.value)
+                elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        while isinstance(bound, cst.Attribute):
+                            bound = bound.value
+                        if isinstance(bound, cst.Name):
+                            found.add(bound.value)
+    return found
+
+
+def _free_names(node: cst.FunctionDef) -> set[str]:
+    """Names `node` reads that neither its parameters nor its own assignments bind."""
+    read: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            read.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)  # `a.b` reads `a`, not a name `b`
+            return False
+
+    node.body.visit(Names())
+    return read - set(param_names(node.params)) - assigned_names(node)
 
 
 def _returns_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallOracle) -> bool:

@@ -41,7 +41,6 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_values import (
     ARRAY_ATTRIBUTES,
     STATIC,
-    STATIC_ATTRS,
     TREE_MAP_NAMES,
     UNKNOWN,
     CallOracle,
@@ -304,9 +303,9 @@ class FunctionFacts:
         be traced too, but is not how JAX code is written; precision first.)"""
         left = e.left
         for c in e.comparisons:
-            if isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, (cst.List, cst.Tuple, cst.Set)):
-                if self.expr_traced(left, env) or any(self.expr_traced(el.value, env) for el in c.comparator.elements):
-                    return True
+            display = isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, (cst.List, cst.Tuple, cst.Set))
+            if display and (self.expr_traced(left, env) or any(self.expr_traced(el.value, env) for el in c.comparator.elements)):
+                return True
             left = c.comparator
         return False
 
