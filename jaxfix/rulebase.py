@@ -301,6 +301,20 @@ class RuleContext:
             CodePosition(local.end.line + shift, local.end.column),
         )
 
+    def keyword_line(self, node: cst.ClassDef | cst.FunctionDef) -> int:
+        """The line of a top-level definition's `class`/`def` keyword (ast's `lineno`), read from
+        the text: `position` renders the whole statement, which on a large class costs more than
+        the rest of a rule's check. Nested definitions fall back to `position`."""
+        spans = self.fact(_top_level_spans, _top_level_spans)
+        if node not in self.module.body or not spans:
+            return self.position(node.name).start.line
+        start, end = spans[node]
+        keyword = "class" if isinstance(node, cst.ClassDef) else "def"
+        found = re.compile(rf"^[ \t]*(?:async[ \t]+)?{keyword}[ \t]+{node.name.value}\b", re.M).search(self.source, start, end)
+        if found is None:
+            return self.position(node.name).start.line
+        return self.fact(_top_level_lines, _top_level_lines)[node] + self.source.count("\n", start, found.start())
+
     def option(self, rule: type[Rule] | Rule, name: str) -> Any:
         for opt in rule.options:
             if opt.name == name:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections import Counter
 from dataclasses import dataclass
 
 import libcst as cst
@@ -69,17 +70,23 @@ def _find(ctx: RuleContext) -> list[CachedClass]:
     classes = pt.pytree_classes(ctx)
     if not classes:
         return []
-    names = {name for name, _ in classes}
+    names = Counter(name for name, _ in classes)
+    classdefs = [node for node in statements(ctx.module) if isinstance(node, cst.ClassDef)]
+    written = Counter(c.name.value for c in classdefs)
     found = []
-    for classdef in (node for node in statements(ctx.module) if isinstance(node, cst.ClassDef)):
-        # the position (which class of that name) is looked up last: on a large class it costs
-        # a render of the class's top-level statement, and most classes have no cached member
-        if classdef.name.value not in names:
+    for classdef in classdefs:
+        # the position (which class of that name) is looked up last, and only when the name is
+        # not unique: on a large class it costs a render of the class's top-level statement
+        name = classdef.name.value
+        if name not in names:
             continue
         properties, methods = _cached_members(ctx, classdef)
         if not properties and not methods:
             continue
-        info = classes.get((classdef.name.value, ctx.position(classdef.name).start.line))
+        if names[name] == 1 and written[name] == 1:
+            info = next(info for (n, _), info in classes.items() if n == name)
+        else:
+            info = classes.get((name, ctx.keyword_line(classdef)))
         if info is not None:
             found.append(CachedClass(classdef, info, properties, methods))
     return found

@@ -95,7 +95,8 @@ class _ClassFix:
         self.ctx, self.cls, self.info, self.props, self.style = ctx, classdef, info, props, style
         self.imports: list[ImportRequest] = []
         self.replace: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.indent = ctx.position(classdef).start.column + 4
+        top_level = classdef in ctx.module.body  # column 0: no position render of the class needed
+        self.indent = (0 if top_level else ctx.position(classdef).start.column) + 4
 
     def ref(self, qualname: str) -> str:
         spelled, imports = self.ctx.names.reference(qualname)
