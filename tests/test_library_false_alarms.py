@@ -463,3 +463,38 @@ def test_a_nested_helper_reading_its_enclosing_function_stays_traced():
             return z if check(y) else -z
         """
     assert codes(source) == [("JAX301", 13)]
+
+
+def test_keyword_line_is_the_line_ast_gives_a_top_level_definition():
+    """`RuleContext.keyword_line` reads the `class`/`def` line from the text (no position render);
+    it must agree with `ast`'s `lineno` past decorators, comments and blank lines."""
+    import ast
+
+    import libcst as cst
+
+    from jaxfix.rulebase import RuleContext
+
+    source = textwrap.dedent(
+        '''
+        """Doc mentioning class Model."""
+        import dataclasses
+
+        # a comment: class Model is below
+
+
+        @dataclasses.dataclass(
+            frozen=True,
+        )
+        class Model:
+            x: int = 1
+
+        async def fetch(): pass
+
+        class Model:  # the same name again
+            pass
+        '''
+    )
+    ctx = RuleContext(source, "m.py")
+    defs = [s for s in ctx.module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef))]
+    expected = [n.lineno for n in ast.parse(source).body if isinstance(n, (ast.ClassDef, ast.AsyncFunctionDef))]
+    assert [ctx.keyword_line(d) for d in defs] == expected == [11, 14, 16]
