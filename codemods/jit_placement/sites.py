@@ -537,8 +537,8 @@ class _SiteFinder:
         """A module-level function a script calls once (`runs_once.functions_run_once`)."""
         if function not in self.ctx.module.body:
             return False
-        if len(re.findall(rf"\b{function.name.value}\b", self._code_text())) != 2:
-            return False  # a def and one call spell the name twice: anything else is not once (cheap test first)
+        if len(re.findall(rf"\b{function.name.value}\b", self._code_text())) < 2:
+            return False  # never called here: the module walk below is not needed (cheap test first)
         once = self.ctx.fact(functions_run_once, lambda ctx: functions_run_once(ctx.module, runs_once))
         return function.name.value in once
 

@@ -68,23 +68,30 @@ def _is_script(module: cst.Module) -> bool:
     return False
 
 
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+_LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+
+
 def _collect(node: cst.CSTNode, owner: str, in_loop: bool, functions: set[str], refs: dict) -> None:
-    """References to the module's functions under `node`; `owner` "" once inside a nested scope."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in functions:
-        refs[node.func.value].append(_Reference(owner, True, in_loop))
-        for arg in node.args:
-            _collect(arg, owner, in_loop, functions, refs)
-        return
-    if isinstance(node, cst.Name):
-        if node.value in functions:
-            refs[node.value].append(_Reference(owner, False, in_loop))
-        return
-    if isinstance(node, cst.Attribute):  # `obj.main` names an attribute, not the function
-        _collect(node.value, owner, in_loop, functions, refs)
-        return
-    if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-        owner = ""
-    elif isinstance(node, (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-        in_loop = True
-    for child in children(node):
-        _collect(child, owner, in_loop, functions, refs)
+    """References to the module's functions under `node`; `owner` "" once inside a nested scope.
+    Exact type tests and a stack: libcst's node classes are ABCs, whose `isinstance` is slow."""
+    stack = [(node, owner, in_loop)]
+    while stack:
+        n, owner, in_loop = stack.pop()
+        kind = type(n)
+        if kind is cst.Call and type(n.func) is cst.Name and n.func.value in functions:
+            refs[n.func.value].append(_Reference(owner, True, in_loop))
+            stack.extend((arg, owner, in_loop) for arg in n.args)
+            continue
+        if kind is cst.Name:
+            if n.value in functions:
+                refs[n.value].append(_Reference(owner, False, in_loop))
+            continue
+        if kind is cst.Attribute:  # `obj.main` names an attribute, not the function
+            stack.append((n.value, owner, in_loop))
+            continue
+        if kind in _SCOPES:
+            owner = ""
+        elif kind in _LOOPS:
+            in_loop = True
+        stack.extend((child, owner, in_loop) for child in children(n))
