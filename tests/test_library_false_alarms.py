@@ -498,3 +498,31 @@ def test_keyword_line_is_the_line_ast_gives_a_top_level_definition():
     defs = [s for s in ctx.module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef))]
     expected = [n.lineno for n in ast.parse(source).body if isinstance(n, (ast.ClassDef, ast.AsyncFunctionDef))]
     assert [ctx.keyword_line(d) for d in defs] == expected == [11, 14, 16]
+
+
+def test_a_once_called_function_whose_name_is_also_a_word_in_strings():
+    """jraph examples: `def train(...)` builds jitted nested defs, `main` calls it once, and
+    `logging.info("train loss")` spells the name in strings too."""
+    source = """
+        import logging
+
+        import jax
+
+        def train(steps):
+            @jax.jit
+            def update(x):
+                return x * 0.9
+
+            x = 1.0
+            for _ in range(steps):
+                x = update(x)
+            logging.info("train loss %s, train done", x)
+            return x
+
+        def main():
+            return train(3)
+
+        if __name__ == "__main__":
+            main()
+        """
+    assert codes(source) == []
