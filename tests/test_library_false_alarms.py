@@ -463,6 +463,8 @@ def test_a_nested_helper_reading_its_enclosing_function_stays_traced():
             return z if check(y) else -z
         """
     assert codes(source) == [("JAX301", 13)]
+    # the enclosing function's `x` shadows a module-level `x`: the helper still reads the traced one
+    assert codes("\n        x = 0.0\n" + source) == [("JAX301", 15)]
 
 
 def test_keyword_line_is_the_line_ast_gives_a_top_level_definition():

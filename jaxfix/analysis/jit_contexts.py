@@ -28,6 +28,7 @@ import libcst as cst
 
 from jaxfix.analysis import pytrees
 from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
@@ -198,6 +199,7 @@ class JitContexts:
         own_packages: frozenset[str] = frozenset(),
         class_fields: Callable[[str], frozenset[str]] | None = None,
         known_pytrees: frozenset[str] = frozenset(),
+        scopes: Callable[[], ScopeIndex] | None = None,
     ) -> None:
         """`class_fields`: the static fields of a class named as written in this module
         (`SaveAt`, `diffrax.SaveAt`) that another module of the project defines."""
@@ -223,7 +225,7 @@ class JitContexts:
         self.class_nodes: list[cst.ClassDef] = []
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         # calls whose result the module's own helpers or out-of-sight imports decide
-        self.call_oracle = ModuleCallOracle(module, names, own_packages=own_packages)
+        self.call_oracle = ModuleCallOracle(module, names, own_packages=own_packages, scopes=scopes)
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
         self._find_entries()
@@ -1210,6 +1212,7 @@ def jit_contexts(ctx) -> JitContexts:
         own_packages=own_packages(ctx),
         class_fields=project_class_fields(ctx),
         known_pytrees=frozenset(name for name, _ in pytrees.pytree_classes(ctx)),
+        scopes=lambda: ctx.fact(ScopeIndex, ScopeIndex.of),
     )
 
 

@@ -17,15 +17,15 @@
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable
 
 import libcst as cst
 
 from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.scopes import FUNCTION_NODES, ScopeIndex
 from jaxfix.analysis.static_values import STATIC, UNKNOWN
 from jaxfix.analysis.static_values import is_known_library as _known
-from jaxfix.analysis.traced import analyse_function, assigned_names, param_names
+from jaxfix.analysis.traced import analyse_function, param_names
 from jaxfix.analysis.walk import statements, walk
 
 # qualified name of a function -> STATIC / TRACED / UNKNOWN, or None when not known there
@@ -41,14 +41,18 @@ class ModuleCallOracle:
         names: ImportMap,
         resolve: Resolver | None = None,
         own_packages: frozenset[str] = frozenset(),
+        scopes: Callable[[], ScopeIndex] | None = None,
     ) -> None:
         """`own_packages`: the top-level packages of the checked project, out of sight even when
-        one is a known array library (checking diffrax itself, `from diffrax._misc import f`)."""
+        one is a known array library (checking diffrax itself, `from diffrax._misc import f`).
+        `scopes`: the module's `ScopeIndex` (the rule context's, shared), built here when not given
+        and a nested helper needs it."""
         self.names = names
         self.resolve = resolve
         self.out_of_sight = _imported_out_of_sight(module, own_packages)
         self.static_functions: frozenset[str] = frozenset()
         self.nested_functions: frozenset[str] = frozenset()
+        self._scopes = scopes or (lambda: ScopeIndex(module))
         self.static_functions = frozenset(self._static_functions(module))
 
     # -- CallOracle ------------------------------------------------------------------------
@@ -83,7 +87,7 @@ class ModuleCallOracle:
 
     def _static_functions(self, module: cst.Module) -> set[str]:
         """Module-level plain functions that return static values whatever their arguments."""
-        defs = _plain_functions(module)
+        defs = _plain_functions(module, self._scopes)
         self.nested_functions = frozenset(name for name, node in defs.items() if id(node) not in {id(s) for s in module.body})
         static: set[str] = set()
         for _ in range(len(defs) + 1):  # grows monotonically: at most one pass per function
@@ -95,7 +99,7 @@ class ModuleCallOracle:
         return static
 
 
-def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
+def _plain_functions(module: cst.Module, scopes: Callable[[], ScopeIndex]) -> dict[str, cst.FunctionDef]:
     """Undecorated functions bound once (a decorator, e.g. `jit`, may change what is returned):
     module-level ones, and nested ones whose name nothing else in the module binds as a def or a
     parameter (haiku's `def is_new_rng(a, b): ... return a[0] is not b[0]` inside a function),
@@ -123,55 +127,20 @@ def _plain_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
             rebound.update(t.target.value for t in stmt.targets if isinstance(t.target, cst.Name))
         elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and isinstance(stmt.target, cst.Name):
             rebound.add(stmt.target.value)
-    module_names = _module_bindings(module)
     for name, defs in nested.items():
         if name in seen or name in rebound or len(defs) != 1 or defs[0].decorators or defs[0].asynchronous:
             continue
-        if _free_names(defs[0]) - module_names - _BUILTINS:
-            continue  # it reads a variable of an enclosing function, which may be traced there
+        if _reads_enclosing_function(defs[0], scopes()):
+            continue  # a variable of an enclosing function may be traced there
         out[name] = defs[0]
     return out
 
 
-_BUILTINS = frozenset(dir(builtins))
-
-
-def _module_bindings(module: cst.Module) -> set[str]:
-    """Names the module's own statements bind (defs, classes, assignments, imports)."""
-    found: set[str] = set()
-    for stmt in module.body:
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            found.add(stmt.name.value)
-        elif isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign):
-                    found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and isinstance(small.target, cst.Name):
-                    found.add(small.target.value)
-                elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                    for alias in small.names:
-                        bound = alias.asname.name if alias.asname is not None else alias.name
-                        while isinstance(bound, cst.Attribute):
-                            bound = bound.value
-                        if isinstance(bound, cst.Name):
-                            found.add(bound.value)
-    return found
-
-
-def _free_names(node: cst.FunctionDef) -> set[str]:
-    """Names `node` reads that neither its parameters nor its own assignments bind."""
-    read: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            read.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)  # `a.b` reads `a`, not a name `b`
-            return False
-
-    node.body.visit(Names())
-    return read - set(param_names(node.params)) - assigned_names(node)
+def _reads_enclosing_function(node: cst.FunctionDef, scopes: ScopeIndex) -> bool:
+    """`node` reads a name an enclosing function binds (not one of the module or a builtin)."""
+    return any(
+        isinstance(scopes.resolve(name, node.body), FUNCTION_NODES) for name in scopes.free_names(node)
+    )
 
 
 def _returns_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallOracle) -> bool:
