@@ -179,10 +179,6 @@ def single_module_binding(idx: ScopeIndex, name: str) -> bool:
     return len(stmts) == 1 and name not in idx.global_declarations()
 
 
-_COMMENT_OR_DOCSTRING = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|#[^\n]*')
-_CODE_TEXT = "jit_placement.sites.code_text"
-
-
 class _SiteFinder:
     """One walk of the module for transform calls and decorated defs, each kept when it is a site."""
 
@@ -537,14 +533,10 @@ class _SiteFinder:
         """A module-level function a script calls once (`runs_once.functions_run_once`)."""
         if function not in self.ctx.module.body:
             return False
-        if len(re.findall(rf"\b{function.name.value}\b", self._code_text())) < 2:
-            return False  # never called here: the module walk below is not needed (cheap test first)
+        if len(re.findall(rf"\b{function.name.value}\b", self.ctx.source)) < 2:
+            return False  # the text spells it once, in its def: never called, no module walk needed
         once = self.ctx.fact(functions_run_once, lambda ctx: functions_run_once(ctx.module, runs_once))
         return function.name.value in once
-
-    def _code_text(self) -> str:
-        """The module's text without comments and triple-quoted strings (docstrings name functions)."""
-        return self.ctx.fact(_CODE_TEXT, lambda ctx: _COMMENT_OR_DOCSTRING.sub("", ctx.source))
 
     def _in_test_case(self, node: cst.CSTNode) -> bool:
         """`node` is in the body of a class deriving, here or through classes of this module, from
