@@ -688,14 +688,9 @@ class JitContexts:
         info.entry_traced |= self._nonstatic_params(info, statics, site.wrapper)
 
     def _nonstatic_params(self, info: FuncInfo, statics: set[str], wrapper: str) -> set[str]:
-        out = set()
-        for p in info.params:
-            if p in statics:
-                continue
-            if wrapper == "equinox.filter_jit" and (p in info.python_params or p in self._literal_at_every_call(info)):
-                continue  # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`, `run(x, true=True)`)
-            out.add(p)
-        return out
+        # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`, `run(x, true=True)`)
+        python = info.python_params | self._literal_at_every_call(info) if wrapper == "equinox.filter_jit" else set()
+        return {p for p in info.params if p not in statics and p not in python}
 
     def _literal_at_every_call(self, info: FuncInfo) -> set[str]:
         """Parameters every call of `info` in the module gives a Python literal (passed, or the
