@@ -72,12 +72,15 @@ def _install() -> None:
             kept.append(pickle.dumps(Call(args, kwargs, label=f"{source} call {len(kept) + 1}", source=source)))
             state.setdefault("sources", {}).setdefault(name, []).append(source)
         except _Traced:
-            state["skipped"][name] = "some calls were made inside a trace (tracer arguments) and were skipped"
-            return
+            why = "some calls were made inside a trace (tracer arguments) and were skipped"
         except Exception as exc:  # noqa: BLE001
-            state["skipped"][name] = f"a call could not be recorded: {type(exc).__name__}: {exc}"[:300]
+            why = f"a call could not be recorded: {type(exc).__name__}: {exc}"[:300]
+        else:
+            save()
             return
-        save()
+        if name not in state["skipped"]:
+            state["skipped"][name] = why
+            save()  # at once: the process may die in this very call (the bug being fixed)
 
     def wrap(name: str, function, drop_first: bool = False):
         import functools
