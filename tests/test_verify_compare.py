@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from jaxfix.verify.compare import compare, flatten, ulp_distance
+from jaxfix.verify.compare import compare, flatten, identical, ulp_distance
 
 
 def test_identical_trees_are_equal():
@@ -112,3 +112,40 @@ def test_shared_leaves_are_compared_before_a_structure_difference():
 def test_objects_that_are_not_arrays_compare_by_equality():
     assert compare({"name": "x"}, {"name": "x"}) is None
     assert compare({"name": "x"}, {"name": "y"}).reason == "value"
+
+
+def test_identical_means_bit_for_bit():
+    a = flatten((jnp.ones(3), {"n": 2, "x": jnp.array([jnp.nan, 1.0])}))
+    assert identical(a, flatten((jnp.ones(3), {"n": 2, "x": jnp.array([jnp.nan, 1.0])})))
+    assert not identical(a, flatten((jnp.ones(3) + 1e-7, {"n": 2, "x": jnp.array([jnp.nan, 1.0])})))  # 1 ulp: equal, not identical
+    assert not identical(a, flatten((jnp.ones(3), {"n": 3, "x": jnp.array([jnp.nan, 1.0])})))
+    assert not identical(a, None)
+
+
+def test_objects_in_static_data_compare_without_their_addresses():
+    """A flax TrainState keeps optax's functions in its static data; their `at 0x...` differs in
+    every process and must not make two equal states differ."""
+
+    def make():
+        def update(g):
+            return g
+
+        @jax.tree_util.register_pytree_node_class
+        class State:
+            def __init__(self, w, fn):
+                self.w, self.fn = w, fn
+
+            def tree_flatten(self):
+                return (self.w,), self.fn
+
+            @classmethod
+            def tree_unflatten(cls, fn, children):
+                return cls(children[0], fn)
+
+            def __repr__(self):
+                return "State"
+
+        return State(jnp.ones(2), update)
+
+    first, second = flatten(make()), flatten(make())
+    assert " at 0x" not in first.treedef and first.treedef == second.treedef

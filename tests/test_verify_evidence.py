@@ -325,6 +325,34 @@ def test_jit_placement_beside_a_control_flow_fix_does_not_claim_compile_counts()
     assert ev.headline == "10 compiles -> 0 (steady state)" and ev.detail.splitlines()[0] == ev.headline
 
 
+def test_calls_the_main_block_made_count_only_where_both_versions_passed_the_same_values():
+    from jaxfix.verify.api import MAIN_BLOCK, judge
+    from jaxfix.verify.compare import flatten
+
+    first, second = "step call 1 in __main__", "step call 2 in __main__"
+    outputs = {first: jnp.float32(1.0), second: jnp.float32(2.0), MAIN_BLOCK: None}
+    before = _task(outputs, [first, second], observed={"arguments": {first: flatten(jnp.ones(3)), second: flatten(jnp.ones(3))}})
+    after = _task({**outputs, second: jnp.float32(2.5)}, [first, second], observed={
+        "arguments": {first: flatten(jnp.ones(3)), second: flatten(jnp.ones(3) + 1e-7)},  # the last bits of a step
+    })
+    ev = judge("step", "__main__", before, after, device="cpu", reference="as-written")
+    assert ev.verdict == "verified" and ev.data["inputs"] == 1, ev.detail
+    assert ev.data["skipped"] == [f"{second}: its arguments differ between the versions (in the last bits, from earlier calls)"]
+    # the same values passed: the outputs are judged
+    after.observed["arguments"][second] = flatten(jnp.ones(3))
+    assert judge("step", "__main__", before, after, device="cpu", reference="as-written").verdict == "mismatch"
+
+
+def test_the_main_block_ending_alike_is_no_input():
+    from jaxfix.verify.api import MAIN_BLOCK, judge
+
+    before = _task({MAIN_BLOCK: None}, [])
+    ev = judge("step", "__main__", before, _task({MAIN_BLOCK: None}, []), device="cpu", reference="as-written")
+    assert ev.verdict == "unverifiable" and "no output could be compared" in ev.detail
+    ev = judge("step", "__main__", before, _task({MAIN_BLOCK: ValueError}, []), device="cpu", reference="as-written")
+    assert ev.verdict == "mismatch" and "raised ValueError" in ev.detail
+
+
 def _dense_class(with_cache: bool):
     import equinox as eqx
     import jax

@@ -465,6 +465,67 @@ def test_record_of_python_script_counts_calls_made_as_main(tmp_path):
     assert recording.source_of("train") == "recorded"
 
 
+UNPICKLABLE_STATE = '''
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+
+class State(struct.PyTreeNode):
+    w: jax.Array
+    loss_fn: object = struct.field(pytree_node=False)  # a closure: it does not pickle
+
+
+def make_state():
+    target = 2.0
+
+    def loss_fn(w, x):
+        return jnp.sum((w * x - target) ** 2)
+
+    return State(w=jnp.ones(3), loss_fn=loss_fn)
+
+
+@jax.jit
+def step(state, x):
+    loss, grads = jax.value_and_grad(state.loss_fn)(state.w, x)
+    if loss > 4.0:
+        grads = grads / 2.0
+    return state.replace(w=state.w - 0.1 * grads), loss
+
+
+if __name__ == "__main__":
+    state = make_state()
+    for i in range(3):
+        state, loss = step(state, jnp.arange(3.0) + i)
+    print(float(loss))
+'''
+
+
+@pytest.fixture(scope="module")
+def main_block_watched(tmp_path_factory):
+    """The fix of a traced `if` in a jitted step whose state holds a closure (as a flax TrainState
+    holds optax's): verified on the calls the script itself makes again in each version."""
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+    from jaxfix.verify.api import verify_result
+
+    root = write(tmp_path_factory.mktemp("main_watch"), {"train.py": UNPICKLABLE_STATE})
+    path = root / "train.py"
+    result = analyze(path.read_text(), str(path), Config(select=("JAX3",)), fix=True)
+    assert result.changed and [f.code for f in result.findings] == ["JAX301"]
+    return verify_result(result, device="cpu", cwd=str(root))
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_calls_that_cannot_be_recorded_are_made_again_by_the_main_block(main_block_watched):
+    unit = main_block_watched.unit("step")
+    evidence = unit.evidence
+    assert unit.source == "__main__" and evidence.verdict == "verified", evidence.detail
+    assert "original raises TracerBoolConversionError under jit" in evidence.headline
+    assert evidence.headline.endswith("(both branches)")  # loss 5.0 > 4 on the first call, then below
+
+
 # -- doctests -------------------------------------------------------------------------------------
 
 DOCTESTED = '''

@@ -46,6 +46,7 @@ from jaxfix.verify.protocol import (
     VersionResult,
 )
 
+MAIN_CALLS = 8  # calls of a watched callable compared per run of the __main__ block
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
@@ -296,6 +297,93 @@ class Child:
         result.labels = ["drive()"]
         self.measure(result, [lambda: drive(module)], record)
 
+    def run_main_block(self, module: Any, task: Task, result: TaskResult) -> None:
+        """Run the module's `if __name__ == "__main__":` blocks with `task.target` watched: the
+        outputs of its first `MAIN_CALLS` calls made with concrete values are the outputs compared.
+        For calls whose arguments cannot travel to a child (a flax TrainState holds its optimizer's
+        closures, which do not pickle), the script itself makes them again in each version. Each
+        call's arguments go back too (`observed["arguments"]`): a call is compared only where both
+        versions passed the same values (in a training loop, the state after a first step already
+        differs in the last bits between the jitted rewrite and the eager original). For the eager
+        reference only the watched callable runs eagerly: the rest of the script keeps jit in both
+        versions, so its first call gets the same values in both."""
+        import jax
+
+        from jaxfix.verify._recorder.run_main import run_main_blocks
+
+        if task.target_kind not in ("function", "method"):
+            result.error = f"calls of a {task.target_kind} are not watched in the __main__ block"
+            return
+        try:
+            owner, target, name = self.resolve(module, task.target)
+        except AttributeError as exc:
+            result.error = f"cannot find {task.target}: {exc}"
+            return
+        seen: list[tuple[str, FlatTree | None, Outcome]] = []
+        first_pass = [True]
+        lines: dict[str, list[int]] = {}
+        under_jit: dict[str, str | None] = {}
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            if len(seen) >= MAIN_CALLS or _holds_tracer((args, kwargs)):
+                return target(*args, **kwargs)
+            description = describe_call(Call(args, kwargs))
+            try:
+                given = _tree((args, kwargs))
+            except Exception:  # noqa: BLE001 - arguments jax cannot flatten: compared by output only
+                given = None
+            observing = self.job.eager and first_pass[0]
+            key = f"{task.target} call {len(seen) + 1} in __main__"
+            ran: set[int] = set()
+            try:
+                with jax.disable_jit(self.job.eager), lines_run(self.filename, ran) if observing else contextlib.nullcontext():
+                    value = target(*args, **kwargs)
+            except Exception as exc:
+                seen.append((description, given, _error_outcome(exc, self.user_files)))
+                raise
+            finally:
+                if observing:
+                    lines[key] = sorted(ran)
+            if observing and not under_jit:  # what the original does under jit, on the first call
+                under_jit[key] = error_under_jit(target, lambda a, k: target(*a, **k), args, kwargs)
+            seen.append((description, given, Outcome(tree=_tree(_block(value)))))
+            return value
+
+        setattr(owner, name, watched)
+        sys.argv = [self.job.path]
+
+        def record(pass_number: int, index: int, run: Callable[[], Any]) -> None:
+            suffix = "" if pass_number == 1 else " (2nd run)"
+            seen.clear()
+            try:
+                run()
+                ended = Outcome(tree=_tree(None))
+            except TaskTimeout:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the script's own failure is an output
+                ended = _error_outcome(exc, self.user_files)
+            for number, (description, given, outcome) in enumerate(seen, 1):
+                key = f"{task.target} call {number} in __main__{suffix}"
+                result.outputs[key] = outcome
+                result.inputs[key] = description
+                result.observed.setdefault("arguments", {})[key] = given
+                if pass_number == 1:
+                    result.labels.append(key)
+            result.outputs[f"__main__ block{suffix}"] = ended
+            result.inputs[f"__main__ block{suffix}"] = "the module's __main__ block"
+            first_pass[0] = False
+
+        try:
+            # jit stays on for the rest of the script in both versions (for the eager reference too),
+            # so the values reaching the watched callable are computed alike
+            with jax.disable_jit(False):
+                self.measure(result, [lambda: run_main_blocks(module, self.filename, self.job.source)], record)
+        finally:
+            setattr(owner, name, target)
+        if self.job.eager:
+            result.observed["lines"] = lines
+            result.observed["under_jit"] = under_jit
+
     def resolve(self, module: Any, target: str) -> tuple[Any, Any, str]:
         """(owner, attribute value, last name) for a qualname like `Model.loss`."""
         owner, value = None, module
@@ -458,6 +546,8 @@ class Child:
                         self.run_drive(module, task, task_result)
                     elif task.kind == "calls":
                         self.run_calls(module, task, task_result)
+                    elif task.kind == "main":
+                        self.run_main_block(module, task, task_result)
                     else:
                         task_result.error = f"unknown task kind {task.kind!r}"
             except TaskTimeout as exc:
@@ -468,6 +558,16 @@ class Child:
         result.phases["tasks"] = time.perf_counter() - clock
         result.ok = True
         return result
+
+
+def _holds_tracer(value: Any) -> bool:
+    """Whether an output was computed inside a trace (a call from another jitted function)."""
+    import jax
+
+    try:
+        return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
+    except Exception:  # noqa: BLE001 - an output jax cannot flatten holds no tracer we can see
+        return False
 
 
 def _block(value: Any) -> Any:

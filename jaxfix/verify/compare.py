@@ -97,10 +97,15 @@ def flatten(tree: Any) -> FlatTree:
 
     pairs, treedef = jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_none)
     return FlatTree(
-        treedef=str(treedef),
+        treedef=_ADDRESS.sub("", str(treedef)),
         paths=tuple(jax.tree_util.keystr(path) for path, _ in pairs),
         leaves=tuple(to_leaf(value) for _, value in pairs),
     )
+
+
+# Static data of a node may print objects by identity (`<function chain.<locals>.init_fn at 0x7f..>`
+# in a flax TrainState's optimizer): the address differs in every process and says nothing.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _is_none(value: Any) -> bool:
@@ -290,6 +295,24 @@ def _without_node_data(treedef: str) -> str:
         i = j
     out.append(treedef[i:])
     return "".join(out)
+
+
+def identical(a: FlatTree | None, b: FlatTree | None) -> bool:
+    """Whether two trees hold the same values bit for bit (NaNs equal): the same input."""
+    if a is None or b is None or a.treedef != b.treedef or a.paths != b.paths:
+        return False
+    for x, y in zip(a.leaves, b.leaves):
+        if x.kind != y.kind:
+            return False
+        if isinstance(x.value, np.ndarray) or isinstance(y.value, np.ndarray):
+            left, right = np.asarray(x.value), np.asarray(y.value)
+            if left.shape != right.shape or left.dtype != right.dtype:
+                return False
+            if not np.array_equal(left, right, equal_nan=left.dtype.kind in "fc"):
+                return False
+        elif x.value != y.value:
+            return False
+    return True
 
 
 def compare_trees(

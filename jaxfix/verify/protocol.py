@@ -77,7 +77,8 @@ def call(*args: Any, **kwargs: Any) -> Call:
 
 @dataclass
 class Task:
-    """One unit of work in a child. kind: "drive" | "calls" | "examples"."""
+    """One unit of work in a child. kind: "drive" | "calls" | "examples" | "main" (the
+    module's __main__ blocks run with `target` watched: the outputs of its calls are compared)."""
 
     id: str
     kind: str
