@@ -528,3 +528,32 @@ def test_a_once_called_function_whose_name_is_also_a_word_in_strings():
             main()
         """
     assert codes(source) == []
+
+
+def test_an_optimizer_update_whose_result_is_used_is_no_container_mutation():
+    """A trainer class holding its optax optimizer (research scripts, the flax and optax guides):
+    `updates, state = self.opt.update(grads, state)` returns values, which a list's or a dict's
+    `update` never does; `self.history.append(loss)` on the same object still stores a tracer."""
+    source = """
+        from functools import partial
+
+        import jax
+        import optax
+
+
+        class Trainer:
+            def __init__(self, lr):
+                self.opt = optax.adam(lr)
+                self.history = []
+
+            @partial(jax.jit, static_argnums=0)
+            def step(self, params, opt_state, grads, loss):
+                updates, opt_state = self.opt.update(grads, opt_state)
+                %s
+                return optax.apply_updates(params, updates), opt_state
+
+
+        trainer = Trainer(1e-3)
+        """
+    assert codes(source % "pass") == []
+    assert codes(source % "self.history.append(loss)") == [("JAX404", 16)]

@@ -41,8 +41,20 @@ _CONTAINER_CALLS = frozenset(
      "collections.Counter", "defaultdict", "OrderedDict", "deque"}
 )
 
+# Of those, the ones a list, dict, set or deque answers with None: a call of one whose result the
+# code assigns or returns is a method of another kind of object (optax's `updates, state = opt.update(g, state)`).
+_RETURN_NONE = CONTAINER_MUTATORS - {"pop", "setdefault", "popitem"}
+
 # what `_is_container_ast` accepts, read without the imports: the last part of each name
 _CONTAINER_TYPE_NAMES = frozenset(call.rpartition(".")[2] for call in _CONTAINER_CALLS)
+
+
+def _result_used(call: cst.Call, stmt: cst.CSTNode) -> bool:
+    """Whether the statement assigns or returns the value of `call` itself (a lambda's body, such
+    as `lambda: log.append(x)` in a `lax.cond`, is written for its effect and does not count)."""
+    body = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    kinds = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)
+    return any(isinstance(small, kinds) and small.value is call for small in body)
 
 
 class OuterStateMutationRule(Rule):
@@ -345,6 +357,8 @@ class OuterStateMutationRule(Rule):
                             yield self._report(ctx, info, target, what, advice)
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 receiver = node.func.value
+                if node.func.attr.value in _RETURN_NONE and _result_used(node, stmt):
+                    continue
                 if isinstance(receiver, (cst.Attribute, cst.Subscript)) and node.func.attr.value in CONTAINER_MUTATORS:
                     traced_arg = next((a.value for a in node.args if facts.traced(a.value, stmt)), None)
                     stored = self_store(receiver, traced_arg, stmt)
