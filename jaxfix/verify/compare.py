@@ -130,7 +130,7 @@ def _plain(value: Any) -> Any:
     """Objects that are not arrays travel as themselves when they pickle cleanly, else as repr."""
     if value is None or isinstance(value, str | bytes):
         return value
-    return f"<{type(value).__qualname__}> {value!r}"[:500]
+    return _ADDRESS.sub("", f"<{type(value).__qualname__}> {value!r}")[:500]
 
 
 # -- comparison (parent side; numpy only) ---------------------------------------------------------
