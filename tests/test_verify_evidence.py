@@ -339,8 +339,18 @@ def test_calls_the_main_block_made_count_only_where_both_versions_passed_the_sam
     assert ev.verdict == "verified" and ev.data["inputs"] == 1, ev.detail
     assert ev.data["skipped"] == [f"{second}: its arguments differ between the versions (in the last bits, from earlier calls)"]
     # the same values passed: the outputs are judged
-    after.observed["arguments"][second] = flatten(jnp.ones(3))
-    assert judge("step", "__main__", before, after, device="cpu", reference="as-written").verdict == "mismatch"
+    after.observed["arguments"][second] = flatten(jnp.ones(3) + 1e-7)
+    same = dataclasses.replace(after, observed={"arguments": {**after.observed["arguments"], second: flatten(jnp.ones(3))}})
+    assert judge("step", "__main__", before, same, device="cpu", reference="as-written").verdict == "mismatch"
+    # different values, but the rewritten child also ran the original on its own arguments: that
+    # replay is what the call is judged against
+    replayed = _task({second: jnp.float32(2.5)}, []).outputs
+    after.observed["replayed"] = dict(replayed)
+    ev = judge("step", "__main__", before, after, device="cpu", reference="as-written")
+    assert ev.verdict == "verified" and ev.data["inputs"] == 2 and not ev.data["skipped"], ev.detail
+    after.observed["replayed"] = _task({second: jnp.float32(9.0)}, []).outputs
+    ev = judge("step", "__main__", before, after, device="cpu", reference="as-written")
+    assert ev.verdict == "mismatch" and ev.data["output"] == second
 
 
 def test_the_main_block_ending_alike_is_no_input():

@@ -206,8 +206,11 @@ def judge(
         if derived and label in rejected:
             continue  # the original raised on this input: nothing derived from it says anything
         if not _same_arguments(before, after, key):
-            skipped.append(f"{key}: its arguments differ between the versions (in the last bits, from earlier calls)")
-            continue
+            replayed = (after.observed.get("replayed") or {}).get(key)
+            if replayed is None:
+                skipped.append(f"{key}: its arguments differ between the versions (in the last bits, from earlier calls)")
+                continue
+            old = replayed  # the original, run on the rewritten script's own arguments
         if old is None or new is None:
             where = "original" if new is None else "rewritten"
             if derived or source != "drive":
@@ -614,7 +617,9 @@ def verify_change(
         filename = str(Path(path))
         jobs = [
             Job(module_name, filename, original, sys_path, reference == "eager", plan.tasks, filename=filename, task_timeout=timeout),
-            Job(module_name, filename, rewritten, sys_path, False, plan.tasks, filename=f"{filename} (rewritten by jaxfix)", task_timeout=timeout),
+            Job(module_name, filename, rewritten, sys_path, False, plan.tasks, filename=f"{filename} (rewritten by jaxfix)", task_timeout=timeout,
+                reference_source=original if any(t.kind == "main" for t in plan.tasks) else None,
+                reference_eager=reference == "eager"),
         ]
         before, after = run_versions(jobs, choice, timeout=child_timeout, parallel=parallel, cwd=cwd)
         verification.original, verification.rewritten = before, after

@@ -194,6 +194,22 @@ class Child:
         exec(compile(job.source, self.filename, "exec", dont_inherit=True), module.__dict__)
         return module
 
+    def load_reference(self) -> Any:
+        """The original module, loaded beside the rewritten one under its own name (a `main`
+        task runs it on the arguments the rewritten script passes)."""
+        name = f"{self.job.module_name}__jaxfix_original"
+        spec = importlib.util.spec_from_loader(name, loader=None, origin=self.job.path)
+        module = importlib.util.module_from_spec(spec)
+        module.__file__ = self.job.path
+        parent = self.job.module_name.rpartition(".")[0]
+        if parent:
+            module.__package__ = parent
+        source = self.job.reference_source or ""
+        linecache.cache[self.job.path] = (len(source), None, source.splitlines(keepends=True), self.job.path)
+        sys.modules[name] = module
+        exec(compile(source, self.job.path, "exec", dont_inherit=True), module.__dict__)
+        return module
+
     def load_script(self, task: Task) -> Any:
         name = f"_jaxfix_script_{task.id.replace('-', '_').replace('.', '_')}"
         spec = importlib.util.spec_from_loader(name, loader=None, origin=task.script_path)
@@ -306,7 +322,10 @@ class Child:
         versions passed the same values (in a training loop, the state after a first step already
         differs in the last bits between the jitted rewrite and the eager original). For the eager
         reference only the watched callable runs eagerly: the rest of the script keeps jit in both
-        versions, so its first call gets the same values in both."""
+        versions, so its first call gets the same values in both. With `Job.reference_source`
+        (the rewritten version's child) each watched call of the first run also runs the original
+        callable on the very same arguments (`observed["replayed"]`): the parent compares those
+        where the arguments of the two runs differ."""
         import jax
 
         from jaxfix.verify._recorder.run_main import run_main_blocks
@@ -319,6 +338,13 @@ class Child:
         except AttributeError as exc:
             result.error = f"cannot find {task.target}: {exc}"
             return
+        replay = None
+        if self.job.reference_source is not None:
+            try:
+                replay = self.resolve(self.load_reference(), task.target)[1]
+            except Exception as exc:  # noqa: BLE001 - without it, calls are compared across versions only
+                result.observed["replay_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        replayed: dict[str, Outcome] = {}
         seen: list[tuple[str, FlatTree | None, Outcome]] = []
         first_pass = [True]
         lines: dict[str, list[int]] = {}
@@ -346,6 +372,12 @@ class Child:
                     lines[key] = sorted(ran)
             if observing and not under_jit:  # what the original does under jit, on the first call
                 under_jit[key] = error_under_jit(target, lambda a, k: target(*a, **k), args, kwargs)
+            if replay is not None and first_pass[0]:
+                try:
+                    with jax.disable_jit(self.job.reference_eager):
+                        replayed[key] = Outcome(tree=_tree(_block(replay(*args, **kwargs))))
+                except Exception as exc:  # noqa: BLE001 - the original's failure is its output
+                    replayed[key] = _error_outcome(exc, self.user_files)
             seen.append((description, given, Outcome(tree=_tree(_block(value)))))
             return value
 
@@ -383,6 +415,8 @@ class Child:
         if self.job.eager:
             result.observed["lines"] = lines
             result.observed["under_jit"] = under_jit
+        if replayed:
+            result.observed["replayed"] = replayed
 
     def resolve(self, module: Any, target: str) -> tuple[Any, Any, str]:
         """(owner, attribute value, last name) for a qualname like `Model.loss`."""

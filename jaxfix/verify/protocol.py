@@ -105,6 +105,11 @@ class Job:
     task_timeout: float = 60.0
     timing_budget: float = 0.25  # seconds of extra repeats for the median time per call
     max_repeats: int = 5
+    # For `main` tasks of the rewritten version: the original's text, loaded beside it under
+    # another name, so each watched call also runs the original on the very same arguments
+    # (eagerly where `reference_eager`), for calls whose arguments differ between the versions.
+    reference_source: str | None = None
+    reference_eager: bool = False
 
 
 @dataclass
