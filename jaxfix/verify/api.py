@@ -425,9 +425,10 @@ def _plan(
             # Declared inputs come before synthesized ones: the drive exercises this callable.
             plan.units[name] = UnitResult(name, kind, "none", unverifiable(f"{name}: covered by drive() only"))
             continue
-        elif _made_unrecordable_calls(recording, name) and kind in ("function", "method") and context is not None and main_blocks(context.source):
-            # Real calls that could not travel to a child (a TrainState holding optax closures): the
-            # script makes them again in each version and their outputs are compared.
+        elif _main_block_calls_it(recording, name) and kind in ("function", "method") and context is not None and main_blocks(context.source):
+            # Real calls that could not travel to a child (a TrainState holding optax closures), or
+            # that the script did not reach because it failed first (on the bug another fix
+            # repairs): the script makes them again in each version and their outputs are compared.
             task = Task(id=name, kind="main", target=name, target_kind=kind)
             plan.sources[name] = "__main__"
         else:
@@ -498,10 +499,15 @@ def _screen_made_up_inputs(plan, changes, original, results, verification, choic
             ))
 
 
-def _made_unrecordable_calls(recording: inputs_mod.Recording | None, name: str) -> bool:
-    """Whether the recorded run called `name` with concrete values it could not keep."""
-    note = recording.skipped.get(name, "") if recording is not None else ""
-    return note.startswith("a call could not be recorded")
+def _main_block_calls_it(recording: inputs_mod.Recording | None, name: str) -> bool:
+    """Whether running the `__main__` block in each child may give calls of `name` that the
+    recording could not: it called `name` with values it could not keep, or the script failed
+    before it called `name` at all."""
+    if recording is None:
+        return False
+    if recording.skipped.get(name, "").startswith("a call could not be recorded"):
+        return True
+    return recording.main_failed and not recording.count(name) and name not in recording.skipped
 
 
 def _skip_note(recording: inputs_mod.Recording, name: str) -> str:
@@ -595,7 +601,7 @@ def verify_change(
             path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout
         )
         verification.notes.extend(gathered.notes)
-        if gathered.recording.calls or gathered.recording.skipped:
+        if gathered.recording.calls or gathered.recording.skipped or gathered.recording.main_failed:
             recording = gathered.recording
             module_name = recording.module_name or module_name
     context = inputs_mod.Context(original, module_name, sys_path)

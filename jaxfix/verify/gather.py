@@ -118,6 +118,7 @@ def gather_inputs(
             [*command, str(Path(path).resolve())], targets=missing, timeout=left, cwd=str(Path(path).resolve().parent),
             source="__main__", progress=f"recording inputs: {what} of {Path(path).name}", **common,
         )
+        recording.main_failed = has_main and recording.returncode != 0 and not recording.timed_out
         gathered.recording.merge(recording, limit)
         calls = sum(len(v) for v in recording.calls.values())
         note = f"inputs: ran {what} of {Path(path).name}: {calls} call(s) recorded"

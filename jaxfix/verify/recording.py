@@ -35,6 +35,7 @@ class Recording:
     timed_out: bool = False
     seconds: float = 0.0
     sources: dict[str, list[str]] = field(default_factory=dict)  # qualname -> source of each kept call
+    main_failed: bool = False  # the module's __main__ block ran and failed (often the bug being fixed)
 
     def count(self, qualname: str) -> int:
         return len(self.calls.get(qualname, ()))
@@ -55,6 +56,7 @@ class Recording:
             self.skipped.setdefault(name, why)
         self.errors.extend(other.errors)
         self.module_name = self.module_name or other.module_name
+        self.main_failed = self.main_failed or other.main_failed
 
 
 class _Progress:
