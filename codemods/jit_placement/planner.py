@@ -58,6 +58,7 @@ from jaxfix.analysis.scopes import (
     param_names,
 )
 from jaxfix.analysis.static_positions import static_uses, uses_of
+from jaxfix.analysis.transforms import FUNCTION_FIELDS
 from jaxfix.analysis.value_kinds import ValueKinds
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, ImportRequest, Safety
@@ -852,7 +853,8 @@ class _Planner:
             for name in obj_names:
                 other_uses = max(other_uses, len(name_uses(loop, name)))
         reasons = []
-        if other_uses > 1:
+        stored_function = isinstance(target, cst.Attribute) and target.attr.value in FUNCTION_FIELDS
+        if other_uses > 1 and not stored_function:  # `state.apply_fn` reads none of the object's values
             reasons.append(
                 "the loop also uses the object; if it changes the object's attributes, the hoisted function keeps the values it was traced with"
             )
@@ -862,9 +864,9 @@ class _Planner:
         depth = sum(1 for a in self.idx.ancestors(loop_stmt) if isinstance(a, cst.IndentedBlock))
         stmt = self._statement(f"{name} = {hoisted}", indent=4 * depth)
         replace = {call: call.with_changes(func=cst.Name(name)) for call in site.calls}
-        where = "before the loop"
+        what = "function" if stored_function else "method"
         return self._finish(
-            site, reasons, f"Wrap the method once {where} as `{name}`", replace, {loop_stmt: [stmt]}, {}
+            site, reasons, f"Wrap the {what} once before the loop as `{name}`", replace, {loop_stmt: [stmt]}, {}
         )
 
     # bound method of a new object ---------------------------------------------------------

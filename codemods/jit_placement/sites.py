@@ -21,7 +21,7 @@ from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
-from jaxfix.analysis.transforms import FUNCTION_CONTAINERS
+from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
@@ -492,6 +492,9 @@ class _SiteFinder:
                 return False
             if self._function_container(scope, head):
                 site.kind = MODULE_FUNCTION  # `net.apply` of `net = hk.transform(f)`: one function object
+                return True
+            if target.attr.value in FUNCTION_FIELDS and target.value is head:
+                site.kind = MODULE_FUNCTION  # `state.apply_fn` of a flax TrainState: a stored function
                 return True
             site.kind = "bound method"
             return True

@@ -39,6 +39,11 @@ LAX_BODIES: dict[str, tuple[int, ...]] = {
 # Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
 CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
 
+# Attributes that hold a function stored once on their object, not a method: flax's TrainState
+# keeps `apply_fn=model.apply` as a field (`TrainState.create(apply_fn=...)`, kept by
+# `apply_gradients`), so `state.apply_fn` is the same function object on every read
+FUNCTION_FIELDS = frozenset({"apply_fn"})
+
 # Calls that return a container of plain functions (haiku's `Transformed(init, apply)`): `net.apply`
 # is the same function object on every read, not a fresh bound method
 FUNCTION_CONTAINERS = frozenset(
