@@ -526,6 +526,60 @@ def test_calls_that_cannot_be_recorded_are_made_again_by_the_main_block(main_blo
     assert evidence.headline.endswith("(both branches)")  # loss 5.0 > 4 on the first call, then below
 
 
+ENDLESS_SCRIPT = '''
+import time
+
+import jax.numpy as jnp
+
+
+def step(x):
+    return x * 0.5 + 1.0
+
+
+if __name__ == "__main__":
+    x = jnp.ones(3)
+    while True:  # a training loop that runs until stopped
+        x = step(x)
+        if float(x[0]) > 1.99:
+            time.sleep(%s)
+'''
+
+
+def _main_task_result(tmp_path, sleep: str, timeout: float):
+    """The `main` task of a real child on ENDLESS_SCRIPT, watching `step`."""
+    from jaxfix.verify.device import choose_device
+    from jaxfix.verify.protocol import Job, Task
+    from jaxfix.verify.runner import run_versions
+
+    source = ENDLESS_SCRIPT % sleep
+    path = write(tmp_path, {"endless.py": source}) / "endless.py"
+    job = Job("endless", str(path), source, [str(tmp_path)], False, [Task(id="step", kind="main", target="step")],
+              filename=str(path), task_timeout=timeout)
+    (result,) = run_versions([job], choose_device("cpu"), timeout=timeout + 60, cwd=str(tmp_path))
+    assert result.ok, result.error
+    return result.tasks["step"]
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_a_script_is_stopped_once_the_compared_calls_are_kept(tmp_path):
+    task = _main_task_result(tmp_path, "0", 60)
+    assert task.error is None, task.error
+    assert task.labels == [f"step call {n} in __main__" for n in range(1, 9)]
+    assert task.outputs["__main__ block"].tree.leaves[0].value == "stopped after 8 calls of step"
+    assert "step call 8 in __main__ (2nd run)" in task.outputs  # stopped early, so it ran twice
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_calls_made_before_the_time_limit_are_kept(tmp_path):
+    """After 7 calls (x reaches 1.992) the script sleeps past the limit: those 7 are still compared."""
+    task = _main_task_result(tmp_path, "600", 8)
+    assert task.error is None, task.error
+    assert len(task.labels) == 7 and "stopped" in task.observed
+    assert task.outputs["__main__ block"].tree.leaves[0].value == "stopped at the time limit after 7 calls"
+
+
 # -- doctests -------------------------------------------------------------------------------------
 
 DOCTESTED = '''

@@ -55,6 +55,11 @@ class TaskTimeout(BaseException):
     """Raised by the alarm; a BaseException so user `except Exception` cannot swallow it."""
 
 
+class _EnoughCalls(BaseException):
+    """Stops a `__main__` block once a watched callable's compared calls are kept (a training
+    script need not train to the end); a BaseException for the same reason as TaskTimeout."""
+
+
 class Counters:
     def __init__(self) -> None:
         self.traces: collections.Counter[str] = collections.Counter()
@@ -379,19 +384,32 @@ class Child:
                 except Exception as exc:  # noqa: BLE001 - the original's failure is its output
                     replayed[key] = _error_outcome(exc, self.user_files)
             seen.append((description, given, Outcome(tree=_tree(_block(value)))))
+            if len(seen) >= MAIN_CALLS:
+                raise _EnoughCalls()  # what is compared is kept: the script need not run on
             return value
 
         setattr(owner, name, watched)
         sys.argv = [self.job.path]
 
+        def run_script() -> bool:
+            """Run the blocks; True when they were stopped after enough calls."""
+            try:
+                run_main_blocks(module, self.filename, self.job.source)
+            except _EnoughCalls:
+                return True
+            return False
+
         def record(pass_number: int, index: int, run: Callable[[], Any]) -> None:
             suffix = "" if pass_number == 1 else " (2nd run)"
             seen.clear()
+            stopped: TaskTimeout | None = None
             try:
-                run()
-                ended = Outcome(tree=_tree(None))
-            except TaskTimeout:
-                raise
+                enough = run()
+                ended = Outcome(tree=_tree(f"stopped after {MAIN_CALLS} calls of {task.target}" if enough else "finished"))
+            except TaskTimeout as exc:
+                if pass_number != 1 or not seen:
+                    raise
+                stopped, ended = exc, Outcome(tree=_tree(f"stopped at the time limit after {len(seen)} calls"))
             except BaseException as exc:  # noqa: BLE001 - the script's own failure is an output
                 ended = _error_outcome(exc, self.user_files)
             for number, (description, given, outcome) in enumerate(seen, 1):
@@ -404,12 +422,18 @@ class Child:
             result.outputs[f"__main__ block{suffix}"] = ended
             result.inputs[f"__main__ block{suffix}"] = "the module's __main__ block"
             first_pass[0] = False
+            if stopped is not None:
+                raise stopped  # no time left for a second run: the first run's calls are compared
 
         try:
             # jit stays on for the rest of the script in both versions (for the eager reference too),
             # so the values reaching the watched callable are computed alike
             with jax.disable_jit(False):
-                self.measure(result, [lambda: run_main_blocks(module, self.filename, self.job.source)], record)
+                self.measure(result, [run_script], record)
+        except TaskTimeout:
+            if not result.labels:
+                raise
+            result.observed["stopped"] = "the time limit came before a second run of the __main__ block"
         finally:
             setattr(owner, name, target)
         if self.job.eager:
