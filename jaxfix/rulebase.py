@@ -21,7 +21,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
-from jaxfix.analysis.walk import parent_map
+from jaxfix.analysis.walk import children, parent_map
 from jaxfix.edits import edits_between
 from jaxfix.model import Code, Edit, Finding, Fix, ImportRequest, Option, Safety  # noqa: F401 (Code, Option: part of the rule API)
 
@@ -404,7 +404,9 @@ class RuleContext:
             tops[top] = None
         edits: list[Edit] = []
         for top in tops:
-            result = top.visit(rewriter)
+            result = rewriter.whole(top)
+            if result is None:
+                result = top.visit(rewriter)
             if isinstance(result, cst.RemovalSentinel):
                 new_text = ""
             elif isinstance(result, cst.FlattenSentinel):
@@ -436,7 +438,9 @@ def _flat(inserts: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None) -> list
 
 def _names_in(nodes: Iterable) -> set[str]:
     """Identifiers spelled in `nodes` (a fix's old or new nodes): those only the old ones spell
-    are uses the fix removed, whose imports may now be unused."""
+    are uses the fix removed, whose imports may now be unused. (`walk.children`, not libcst's
+    `.children`, which rebuilds each node it is asked about: on a class rewritten whole that
+    cost more than the rest of the fix.)"""
     found: set[str] = set()
     for node in nodes:
         parts = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
@@ -444,9 +448,9 @@ def _names_in(nodes: Iterable) -> set[str]:
             stack = [part] if isinstance(part, cst.CSTNode) else []
             while stack:
                 item = stack.pop()
-                if isinstance(item, cst.Name):
+                if type(item) is cst.Name:
                     found.add(item.value)
-                stack.extend(item.children)
+                stack.extend(children(item))
     return found
 
 
@@ -495,6 +499,14 @@ class _Rewriter(cst.CSTTransformer):
         self._replace = replace
         self._before = insert_before
         self._after = insert_after
+
+    def whole(self, node: cst.CSTNode):
+        """What visiting `node` gives when `node` itself is replaced: the replacement (with its
+        insertions), whatever the visit would have rebuilt inside it, which the replacement
+        discards; None when `node` is not replaced (visit it)."""
+        if node not in self._replace:
+            return None
+        return self.on_leave(node, node)
 
     def on_leave(self, original_node, updated_node):
         result = self._replace.get(original_node, updated_node)
