@@ -402,6 +402,14 @@ class RuleContext:
             if top is None or top not in spans:
                 return None
             tops[top] = None
+        # Only the targets and the nodes above them are visited: the rest of a statement is
+        # rendered as it is, where visiting it would rebuild every node unchanged.
+        parents, path = self.parents, set()
+        for node in targets:
+            while node is not None and id(node) not in path:
+                path.add(id(node))
+                node = parents.get(node)
+        rewriter.path = path
         edits: list[Edit] = []
         for top in tops:
             result = rewriter.whole(top)
@@ -499,6 +507,10 @@ class _Rewriter(cst.CSTTransformer):
         self._replace = replace
         self._before = insert_before
         self._after = insert_after
+        self.path: set[int] | None = None  # ids of the nodes whose children may change (None: all)
+
+    def on_visit(self, node) -> bool:
+        return self.path is None or id(node) in self.path
 
     def whole(self, node: cst.CSTNode):
         """What visiting `node` gives when `node` itself is replaced: the replacement (with its
