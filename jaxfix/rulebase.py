@@ -377,9 +377,7 @@ class RuleContext:
         edits = self._rewrite_statements(rewriter, targets)
         if edits is None:
             edits = edits_between(self.source, self._same_newlines(self.module.visit(rewriter).code))
-        dropped = _names_in(replace or {}) - _names_in(
-            [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)]
-        )
+        dropped = _dropped_names(replace or {}, [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)])
         unused = tuple(self.names.requests[n] for n in sorted(dropped) if n in self.names.requests)
         return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports), unused_imports=unused)
 
@@ -444,21 +442,31 @@ def _flat(inserts: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None) -> list
     return [stmt for stmts in (inserts or {}).values() for stmt in stmts]
 
 
-def _names_in(nodes: Iterable) -> set[str]:
-    """Identifiers spelled in `nodes` (a fix's old or new nodes): those only the old ones spell
-    are uses the fix removed, whose imports may now be unused. (`walk.children`, not libcst's
-    `.children`, which rebuilds each node it is asked about: on a class rewritten whole that
-    cost more than the rest of the fix.)"""
+def _dropped_names(old: Iterable, new: Iterable) -> set[str]:
+    """Identifiers the `old` nodes of a fix spell and its `new` ones do not: uses the fix removed,
+    whose imports may now be unused. A subtree the new nodes share with the old (`with_changes`
+    keeps the children it is not given) spells the same names in both, so it is walked once."""
+    shared: set[int] = set()
+    kept = _names_in(new, shared)
+    return _names_in(old, shared) - kept
+
+
+def _names_in(nodes: Iterable, seen: set[int]) -> set[str]:
+    """Identifiers spelled in `nodes`, but under the nodes in `seen` (ids), which gets the ids of
+    the nodes walked. (`walk.children`, not libcst's `.children`, which rebuilds each node it is
+    asked about: on a class rewritten whole that cost more than the rest of the fix.)"""
     found: set[str] = set()
     for node in nodes:
         parts = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
-        for part in parts:
-            stack = [part] if isinstance(part, cst.CSTNode) else []
-            while stack:
-                item = stack.pop()
-                if type(item) is cst.Name:
-                    found.add(item.value)
-                stack.extend(children(item))
+        stack = [part for part in parts if isinstance(part, cst.CSTNode)]
+        while stack:
+            item = stack.pop()
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if type(item) is cst.Name:
+                found.add(item.value)
+            stack.extend(children(item))
     return found
 
 
