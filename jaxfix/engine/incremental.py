@@ -351,7 +351,7 @@ class _Run:
         """The groups of `todo` that no rule can report on: the text tests (`Rule.passes_prefilter`)
         or the stdlib screens (`Rule.could_match`) of the rules reject the program of their
         statements and the imports, whose analysis finds all their findings (the statements of
-        other groups share no name with them). Halves of `todo` are screened together first, so a
+        other groups share no name with them). Parts of `todo` are screened together first, so a
         document with a few suspect groups is screened a few times over.
 
         None are when traced code of another module enters this one: those rules then run past
@@ -370,7 +370,7 @@ class _Run:
         def admitted(groups: list[int], rules: list[Rule]) -> list[Rule]:
             """The rules to ask about parts of `groups`: none when no rule admits their program.
             A rule that rejects it finds nothing in any of these groups, so it is not asked again
-            about their halves: the ones whose text test or screen said no before the first that
+            about their parts: the ones whose text test or screen said no before the first that
             said yes are left out (the ones after it were not asked)."""
             # Not the statements before the chunks that `kept` adds: they share no name with these
             # groups (else they would be one group) and shape only the fixes' text, not what is found.
@@ -392,11 +392,11 @@ class _Run:
             if not still:
                 clean.update(groups)
             elif len(groups) > 1:
-                half = len(groups) // 2
-                split(groups[:half], still)
-                split(groups[half:], still)
+                parts = min(_SCREEN_PARTS, len(groups))
+                for k in range(parts):
+                    split(groups[k * len(groups) // parts : (k + 1) * len(groups) // parts], still)
 
-        # A large group (many functions calling each other) is screened alone, once: in a half it
+        # A large group (many functions calling each other) is screened alone, once: in a part it
         # would be screened again at every level of the split.
         large = max(8, len(plan.chunks) // 16)
         for g in sorted(todo):
@@ -447,6 +447,13 @@ class _Run:
         if raw.undecided or raw.errors or plan.strays(raw.findings, [plan.groups[g] for g in todo]):
             return None
         return raw
+
+
+# An admitted set of groups is screened again in this many parts: a level of the split screens
+# about the text of the level before, and parts of eight need a third of the levels halves need
+# (on the benchmark's 2,000 lines: 20.2 -> 18.4 ms CPU, min of 15). Which groups come out clean
+# does not change: a group is screened alone last, whatever parts hold it before.
+_SCREEN_PARTS = 8
 
 
 class _Plan:
