@@ -451,8 +451,8 @@ class _Run:
 
 # An admitted set of groups is screened again in this many parts: a level of the split screens
 # about the text of the level before, and parts of eight need a third of the levels halves need
-# (on the benchmark's 2,000 lines: 20.2 -> 18.4 ms CPU, min of 15). Which groups come out clean
-# does not change: a group is screened alone last, whatever parts hold it before.
+# (on the benchmark's 2,000 lines: 20.2 -> 18.4 ms CPU, min of 15). The findings cannot change: a
+# set of groups a rule's screen rejects holds none of that rule's findings, whichever set it is.
 _SCREEN_PARTS = 8
 
 
