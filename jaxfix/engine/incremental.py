@@ -413,15 +413,12 @@ class _Run:
         plan = self.plan
         keep = plan.kept(set(todo))
         analysed = {i for g in todo for i in plan.groups[g]}
-        pieces, cursor, left_out = [], 0, []
-        for i, chunk in enumerate(plan.chunks):
-            if i in keep:
-                continue
-            pieces += [plan.source[cursor : chunk.code_start], plan.placeholder(i)]
-            left_out.append(chunk.text)
-            cursor = chunk.end
+        pieces, cursor = [], 0
+        for first, last in plan.left_out(keep):
+            pieces += [plan.source[cursor : plan.chunks[first].code_start], plan.placeholder(first, last)]
+            cursor = plan.chunks[last].end
         pieces.append(plan.source[cursor:])
-        outside = "\n".join(left_out)
+        outside = "\n".join(chunk.text for i, chunk in enumerate(plan.chunks) if i not in keep)
         reduced = "".join(pieces)
         # The reduced text's tree is the module's with the left-out statements gone (their
         # placeholders are bare constants no rule looks at): no second `ast.parse`.
@@ -538,16 +535,52 @@ class _Plan:
             single, double = single + counts[0], double + counts[1]
         return quote_of(single, double)
 
-    def placeholder(self, i: int) -> str:
-        chunk = self.chunks[i]
-        return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start, i == 0)
+    def left_out(self, keep: set[int]) -> list[tuple[int, int]]:
+        """The runs of chunks outside `keep` (first, last), each one placeholder of a reduced text.
+
+        One placeholder for a run, not one per chunk: the rules walk the reduced module, and on
+        a first analysis most of its statements were placeholders (on the benchmark's 2,000
+        lines, 230 of 278 statements: a quarter of the analysis's CPU time). The left-out code
+        between the run's first and last statements (comments and blank lines included) is
+        spaces either way; only what comes before the run's first statement stays as it was."""
+        runs: list[tuple[int, int]] = []
+        start, count = None, len(self.chunks)
+        for i in range(count):
+            if i in keep:
+                if start is not None:
+                    runs.append((start, i - 1))
+                    start = None
+            elif start is None:
+                start = i
+        if start is not None:
+            runs.append((start, count - 1))
+        return runs
+
+    def placeholder(self, first: int, last: int | None = None) -> str:
+        """The placeholder of chunks `first` to `last` (default: `first` alone), from the first's
+        statements to the end of the last."""
+        chunk = self.chunks[first]
+        if last is None or last == first:
+            return self.memo.placeholder(chunk.text, chunk.code_start - chunk.start, first == 0)
+        return _placeholder(self.source[chunk.code_start : self.chunks[last].end], first == 0)
 
     def module(self, text: str, keep: set[int]) -> cst.Module:
-        """The libcst module of `text`: this plan's text with the chunks outside `keep` replaced
-        by placeholders, assembled from chunks parsed before when it can be."""
+        """The libcst module of `text`: this plan's text with the runs of chunks outside `keep`
+        replaced by placeholders (`left_out`), assembled from chunks parsed before when it can be."""
         if self.groups is not None:
             config = cst.PartialParserConfig(default_indent=self.indent, default_newline=self.context[1])
-            parsed = _distinct([self.memo.parsed(self, i, i in keep, config) for i in range(len(self.chunks))])
+            runs = dict(self.left_out(keep))
+            pieces, i = [], 0
+            while i < len(self.chunks):
+                last = runs.get(i, i)
+                if last == i:
+                    pieces.append(self.memo.parsed(self, i, i in keep, config))
+                else:
+                    chunk = self.chunks[i]
+                    code_at = chunk.code_start - chunk.start
+                    pieces.append(parse_chunk(chunk.text[:code_at] + self.placeholder(i, last), code_at, config))
+                i = last + 1
+            parsed = _distinct(pieces)
             if all(p is not None for p in parsed):
                 end = self.chunks[-1].end
                 module = assemble(
