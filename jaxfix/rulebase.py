@@ -518,7 +518,8 @@ class _Rewriter(cst.CSTTransformer):
         self.path: set[int] | None = None  # ids of the nodes whose children may change (None: all)
 
     def on_visit(self, node) -> bool:
-        return self.path is None or id(node) in self.path
+        # a replaced node's children are not visited either: its replacement discards them
+        return (self.path is None or id(node) in self.path) and node not in self._replace
 
     def whole(self, node: cst.CSTNode):
         """What visiting `node` gives when `node` itself is replaced: the replacement (with its
