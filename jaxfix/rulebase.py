@@ -377,7 +377,8 @@ class RuleContext:
         edits = self._rewrite_statements(rewriter, targets)
         if edits is None:
             edits = edits_between(self.source, self._same_newlines(self.module.visit(rewriter).code))
-        dropped = _dropped_names(replace or {}, [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)])
+        new_nodes = [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)]
+        dropped = _dropped_names(replace or {}, new_nodes)
         unused = tuple(self.names.requests[n] for n in sorted(dropped) if n in self.names.requests)
         return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports), unused_imports=unused)
 
