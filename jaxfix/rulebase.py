@@ -21,7 +21,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
-from jaxfix.analysis.walk import parent_map
+from jaxfix.analysis.walk import children, parent_map
 from jaxfix.edits import edits_between
 from jaxfix.model import Code, Edit, Finding, Fix, ImportRequest, Option, Safety  # noqa: F401 (Code, Option: part of the rule API)
 
@@ -377,9 +377,8 @@ class RuleContext:
         edits = self._rewrite_statements(rewriter, targets)
         if edits is None:
             edits = edits_between(self.source, self._same_newlines(self.module.visit(rewriter).code))
-        dropped = _names_in(replace or {}) - _names_in(
-            [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)]
-        )
+        new_nodes = [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)]
+        dropped = _dropped_names(replace or {}, new_nodes)
         unused = tuple(self.names.requests[n] for n in sorted(dropped) if n in self.names.requests)
         return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports), unused_imports=unused)
 
@@ -402,9 +401,19 @@ class RuleContext:
             if top is None or top not in spans:
                 return None
             tops[top] = None
+        # Only the targets and the nodes above them are visited: the rest of a statement is
+        # rendered as it is, where visiting it would rebuild every node unchanged.
+        parents, path = self.parents, set()
+        for node in targets:
+            while node is not None and id(node) not in path:
+                path.add(id(node))
+                node = parents.get(node)
+        rewriter.path = path
         edits: list[Edit] = []
         for top in tops:
-            result = top.visit(rewriter)
+            result = rewriter.whole(top)
+            if result is None:
+                result = top.visit(rewriter)
             if isinstance(result, cst.RemovalSentinel):
                 new_text = ""
             elif isinstance(result, cst.FlattenSentinel):
@@ -434,19 +443,31 @@ def _flat(inserts: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None) -> list
     return [stmt for stmts in (inserts or {}).values() for stmt in stmts]
 
 
-def _names_in(nodes: Iterable) -> set[str]:
-    """Identifiers spelled in `nodes` (a fix's old or new nodes): those only the old ones spell
-    are uses the fix removed, whose imports may now be unused."""
+def _dropped_names(old: Iterable, new: Iterable) -> set[str]:
+    """Identifiers the `old` nodes of a fix spell and its `new` ones do not: uses the fix removed,
+    whose imports may now be unused. A subtree the new nodes share with the old (`with_changes`
+    keeps the children it is not given) spells the same names in both, so it is walked once."""
+    shared: set[int] = set()
+    kept = _names_in(new, shared)
+    return _names_in(old, shared) - kept
+
+
+def _names_in(nodes: Iterable, seen: set[int]) -> set[str]:
+    """Identifiers spelled in `nodes`, but under the nodes in `seen` (ids), which gets the ids of
+    the nodes walked. (`walk.children`, not libcst's `.children`, which rebuilds each node it is
+    asked about: on a class rewritten whole that cost more than the rest of the fix.)"""
     found: set[str] = set()
     for node in nodes:
         parts = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
-        for part in parts:
-            stack = [part] if isinstance(part, cst.CSTNode) else []
-            while stack:
-                item = stack.pop()
-                if isinstance(item, cst.Name):
-                    found.add(item.value)
-                stack.extend(item.children)
+        stack = [part for part in parts if isinstance(part, cst.CSTNode)]
+        while stack:
+            item = stack.pop()
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if type(item) is cst.Name:
+                found.add(item.value)
+            stack.extend(children(item))
     return found
 
 
@@ -495,6 +516,19 @@ class _Rewriter(cst.CSTTransformer):
         self._replace = replace
         self._before = insert_before
         self._after = insert_after
+        self.path: set[int] | None = None  # ids of the nodes whose children may change (None: all)
+
+    def on_visit(self, node) -> bool:
+        # a replaced node's children are not visited either: its replacement discards them
+        return (self.path is None or id(node) in self.path) and node not in self._replace
+
+    def whole(self, node: cst.CSTNode):
+        """What visiting `node` gives when `node` itself is replaced: the replacement (with its
+        insertions), whatever the visit would have rebuilt inside it, which the replacement
+        discards; None when `node` is not replaced (visit it)."""
+        if node not in self._replace:
+            return None
+        return self.on_leave(node, node)
 
     def on_leave(self, original_node, updated_node):
         result = self._replace.get(original_node, updated_node)

@@ -101,7 +101,22 @@ def pin_indent(node, indent: str):
     new body in a 2-space function of a 4-space module would come out 6 spaces deep."""
     import libcst as cst
 
+    # Blocks live in compound statements and their clauses only: the expressions and simple
+    # statements are not visited (a visit rebuilds each node it enters).
+    holders = (
+        cst.BaseCompoundStatement,
+        cst.BaseSuite,
+        cst.Else,
+        cst.ExceptHandler,
+        cst.ExceptStarHandler,
+        cst.Finally,
+        cst.MatchCase,
+    )
+
     class Pin(cst.CSTTransformer):
+        def on_visit(self, node) -> bool:
+            return isinstance(node, holders)
+
         def leave_IndentedBlock(self, original_node, updated_node):
             return updated_node if updated_node.indent is not None else updated_node.with_changes(indent=indent)
 
