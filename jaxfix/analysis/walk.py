@@ -116,6 +116,39 @@ _DISPATCHING_ON_VISIT = (cst.CSTVisitor.on_visit, Visitor.on_visit)
 _DISPATCHING_ON_LEAVE = (cst.CSTVisitor.on_leave, Visitor.on_leave)
 
 
+def _statement_type_names() -> set[str]:
+    found: set[str] = set()
+    todo: list[type] = [cst.BaseStatement, cst.BaseSmallStatement]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found.add(sub.__name__)
+            todo.append(sub)
+    return found
+
+
+def statement_hooks(cls: type) -> type:
+    """Class decorator for a `Visitor` that defines `enter_statement(node)` and
+    `leave_statement(node)`: they are called for every statement, before its `visit_` method and
+    after its `leave_` method, as an `on_visit`/`on_leave` override testing `is_statement` would
+    call them, while `walk` keeps dispatching per type (an override pays two calls per node)."""
+    for name in _statement_type_names():
+        enter = getattr(cls, "visit_" + name, None)
+        leave = getattr(cls, "leave_" + name, None)
+
+        def visit(self, node, _enter=enter):
+            self.enter_statement(node)
+            return None if _enter is None else _enter(self, node)
+
+        def depart(self, node, _leave=leave):
+            if _leave is not None:
+                _leave(self, node)
+            self.leave_statement(node)
+
+        setattr(cls, "visit_" + name, visit)
+        setattr(cls, "leave_" + name, depart)
+    return cls
+
+
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """Visit `node` and its descendants with `visitor`, as `node.visit(visitor)` would."""
     visitor_type = type(visitor)
