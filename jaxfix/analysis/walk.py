@@ -219,16 +219,40 @@ _STATEMENT_HOLDERS = (
 )
 
 
+class _StatementKinds(dict):
+    """node type -> 1 for a statement (compound, simple line, small), 2 for what holds statements
+    (`_STATEMENT_HOLDERS`), 0 otherwise; `isinstance` against libcst's ABCs is the slow part."""
+
+    def __missing__(self, node_type: type) -> int:
+        if issubclass(node_type, (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSmallStatement)):
+            kind = 1
+        else:
+            kind = 2 if issubclass(node_type, _STATEMENT_HOLDERS) else 0
+        self[node_type] = kind
+        return kind
+
+
+_STATEMENT_KIND = _StatementKinds()
+
+
 def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every statement under `root` (compound, simple lines and their small statements), in
     source order, without entering expressions: finding classes or `global`s this way costs a
-    fraction of a full walk."""
-    for child in children(root):
-        if isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSmallStatement)):
-            yield child
-            yield from statements(child)
-        elif isinstance(child, _STATEMENT_HOLDERS):
-            yield from statements(child)
+    fraction of a full walk. Iterative: a nested generator per level cost a yield per level per
+    statement."""
+    kind_of = _STATEMENT_KIND
+    stack = list(children(root))
+    stack.reverse()
+    pop = stack.pop
+    while stack:
+        node = pop()
+        kind = kind_of[type(node)]
+        if kind:
+            if kind == 1:
+                yield node
+            below = list(children(node))
+            below.reverse()
+            stack += below
 
 
 def own_returns(func: cst.FunctionDef) -> list[cst.Return]:
