@@ -82,14 +82,23 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                     yield item
 
 
+def _handler(visitor_type: type, method: str):
+    """`visitor_type`'s method `method`, or None where it is libcst's default (which does nothing
+    and lets the walk go on: a call per node saved)."""
+    found = getattr(visitor_type, method, None)
+    if found is not None and found is getattr(cst.CSTVisitor, method, None):
+        return None
+    return found
+
+
 def _plan(visitor_type: type, node_type: type) -> tuple:
     key = (visitor_type, node_type)
     plan = _PLANS.get(key)
     if plan is None:
         name = node_type.__name__
         plan = (
-            getattr(visitor_type, "visit_" + name, None),
-            getattr(visitor_type, "leave_" + name, None),
+            _handler(visitor_type, "visit_" + name),
+            _handler(visitor_type, "leave_" + name),
             child_fields(node_type),
         )
         _PLANS[key] = plan
@@ -132,8 +141,8 @@ def statement_hooks(cls: type) -> type:
     after its `leave_` method, as an `on_visit`/`on_leave` override testing `is_statement` would
     call them, while `walk` keeps dispatching per type (an override pays two calls per node)."""
     for name in _statement_type_names():
-        enter = getattr(cls, "visit_" + name, None)
-        leave = getattr(cls, "leave_" + name, None)
+        enter = _handler(cls, "visit_" + name)
+        leave = _handler(cls, "leave_" + name)
 
         def visit(self, node, _enter=enter):
             self.enter_statement(node)
