@@ -4,6 +4,7 @@ which is immutable."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -22,13 +23,16 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.trace_sites import CONTAINER_METHODS, ArrayEvidence, own_sites
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid, pattern_found
 
 # An item assignment has `]` then `=` or an augmented operator (spaces, comments or line breaks
 # between them are not seen; such code is not flagged).
 ITEM_STORES = tuple(
     f"]{space}{op}=" for space in ("", " ") for op in ("", "+", "-", "*", "/", "//", "**", "%", "&", "|", "^", "<<", ">>", "@")
 )
+# Found in a text exactly when one of `ITEM_STORES` is: one search instead of 28 substring scans
+# (0.002 s instead of 0.16 s over the jax/flax/optax sources).
+ITEM_STORE = re.compile(r"\] ?(?:\*\*|//|<<|>>|[-+*/%&|^@])?=")
 
 # augmented operator -> `.at[...]` method
 AT_METHODS = {"+=": "add", "-=": "subtract", "*=": "multiply", "/=": "divide", "**=": "power"}
@@ -207,6 +211,12 @@ class InPlaceUpdateRule(Rule):
             """
         ),
     )
+
+    @classmethod
+    def passes_prefilter(cls, source: str) -> bool:
+        """`Rule.passes_prefilter` with the `ITEM_STORES` test as one `ITEM_STORE` search, after the
+        transform pattern (searched once per text for the rules that share it)."""
+        return pattern_found(cls.prefilter_pattern, source) and pattern_found(ITEM_STORE, source)
 
     def could_match(self, tree: ast.Module) -> bool:
         """`x[i] = v` / `x[i] += v` on a name that may be traced, in a function that may run under a trace."""

@@ -18,7 +18,7 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytest_files import is_test_module
-from jaxfix.analysis.pytrees import ast_statements
+from jaxfix.analysis.pytrees import ast_statements, module_statements
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     ScreenFunction,
@@ -531,7 +531,7 @@ class _ModuleState:
                     values.setdefault(name, []).append(None)
 
         top(tree.body)
-        for node in ast_statements(tree.body):  # defs are statements: no need to walk expressions
+        for node in module_statements(tree):  # defs are statements: no need to walk expressions
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 stmts = list(ast_statements(node.body))  # `global` and assignments are statements
                 declared = {n for stmt in stmts if isinstance(stmt, ast.Global) for n in stmt.names}

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from jaxfix.analysis import astscan
-from jaxfix.analysis.pytrees import ast_statements, bindings_of, dotted
+from jaxfix.analysis.pytrees import bindings_of, dotted, module_statements
 from jaxfix.analysis.static_values import is_static_attr
 from jaxfix.analysis.traced import is_staged_call_name, is_static_call_name
 from jaxfix.analysis.transforms import (
@@ -41,6 +41,9 @@ TRACING = JIT_NAMES | VMAP_NAMES
 # transforms that keep the function traceable and are traced when applied under one of TRACING
 WRAPPING = FUNCTION_WRAPPERS
 BODIES = LAX_BODIES
+# the last name of every transform and lax body: `x.y.name(...)` qualifies to one of them only if
+# `name` is here (qualifying replaces the head of a dotted name, never its last part)
+_LAST_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in (*TRACING, *BODIES))
 PARTIAL = PARTIAL_NAMES
 STAGED = "*"  # a dependency: a value a jax function made (traced whenever the caller is)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -138,7 +141,7 @@ def summarize_calls(
     """The module's functions, calls and entries; with `calls=False`, its functions without their
     calls (a third of the cost), which gives the same `entries`: whether the module is a root of
     the propagation is all a project needs to know about most modules."""
-    stmts = list(ast_statements(tree.body))
+    stmts = module_statements(tree)
     bindings = bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
     local: dict[str, str] = {}  # module-level def / class / instance -> qualified
     instances: dict[str, str] = {}  # module-level `H = Cls(...)` -> the qualified class expression
@@ -418,8 +421,9 @@ def _find_entries(tree: ast.Module, module: str, names: dict[str, str], summary:
                     info = summary.functions[node.name]
                     untraced = _static_spec(options).of(info) | info.literal_defaults
                     enter(info.name, set(info.params) - untraced, _how(tr), node.lineno)
+    last_names = _LAST_NAMES
     for call in astscan.nodes(tree):
-        if type(call) is not ast.Call:
+        if type(call) is not ast.Call or (type(call.func) is ast.Attribute and call.func.attr not in last_names):
             continue
         q = qual(call.func)
         pos = [a for a in call.args if not isinstance(a, ast.Starred)]

@@ -40,7 +40,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     PASS_THROUGH,
     VMAP_NAMES,
 )
-from jaxfix.analysis.walk import Visitor, is_statement, statements, walk
+from jaxfix.analysis.walk import Visitor, statement_hooks, statements, walk
 
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
 BODY_ARGS: dict[str, tuple[int, ...]] = {
@@ -188,6 +188,91 @@ def is_hashable_literal(node: cst.BaseExpression) -> bool:
     return False
 
 
+@statement_hooks
+class _Collector(Visitor):
+    """One pass: functions, methods, nested defs, lambdas, calls, and for each function the
+    calls and attribute reads of its own body with their innermost statement."""
+
+    def __init__(self, ctx: JitContexts) -> None:
+        self.ctx = ctx
+        self.stack: list[FuncInfo] = []
+        self.stmts: list[list[cst.CSTNode]] = [[]]
+        self.classes: list[str] = []
+
+    def enter_statement(self, node: cst.CSTNode) -> None:
+        if self.stack:
+            self.stmts[-1].append(node)
+
+    def leave_statement(self, node: cst.CSTNode) -> None:
+        if self.stack and self.stmts[-1] and self.stmts[-1][-1] is node:
+            self.stmts[-1].pop()
+
+    def _own(self, node: cst.CSTNode) -> None:
+        if self.stack:
+            stmt = self.stmts[-1][-1] if self.stmts[-1] else None
+            self.ctx._own_nodes.setdefault(self.stack[-1], []).append((node, stmt))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node.name.value)
+        self.ctx.static_fields[node.name.value] = self.ctx._class_static_fields(node)
+        self.ctx.class_nodes.append(node)
+        if self.ctx._is_pytree_class(node):
+            self.ctx.pytree_classes.add(node.name.value)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        parent = self.stack[-1] if self.stack else None
+        in_class = self.classes[-1] if self.classes and (parent is None or parent.class_name) else None
+        info = self.ctx._new_info(node, parent, in_class if parent is None else None)
+        if parent is None and in_class is None:
+            self.ctx.module_funcs[node.name.value] = info
+        elif parent is None and in_class is not None:
+            self.ctx.methods.setdefault(node.name.value, []).append(info)
+        else:
+            self.ctx.nested.setdefault(parent, {})[node.name.value] = info
+        self.stack.append(info)
+        self.stmts.append([])
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+        self.stmts.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        parent = self.stack[-1] if self.stack else None
+        info = self.ctx._new_info(node, parent, None)
+        self.stack.append(info)
+        self.stmts.append([])
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.stack.pop()
+        self.stmts.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.ctx.calls.append(CallSite(node, self.stack[-1] if self.stack else None))
+        self._own(node)
+        if not self.stack and self.ctx.names.qualify(node.func) in pytrees.REGISTER_FUNCTIONS:
+            first = _positional(node)
+            if first and isinstance(first[0], cst.Name):
+                self.ctx.pytree_classes.add(first[0].value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._own(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self.stack and not self.classes:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    self.ctx.module_names.add(t.target.value)
+            value = node.value
+            if len(node.targets) == 1 and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                target = node.targets[0].target
+                if isinstance(target, cst.Name):  # `H = PWCFactor(...)`: calls of `H` run its `__call__`
+                    self.ctx.instances[target.value] = value.func.value
+
+
+
 class JitContexts:
     """The per-module answer: `functions` (every def and analysed lambda) with trace facts."""
 
@@ -324,93 +409,7 @@ class JitContexts:
         return info
 
     def _collect(self) -> None:
-        ctx = self
-
-        class V(Visitor):
-            """One pass: functions, methods, nested defs, lambdas, calls, and for each function the
-            calls and attribute reads of its own body with their innermost statement."""
-
-            def __init__(self) -> None:
-                self.stack: list[FuncInfo] = []
-                self.stmts: list[list[cst.CSTNode]] = [[]]
-                self.classes: list[str] = []
-
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                if self.stack and is_statement(node):
-                    self.stmts[-1].append(node)
-                return super().on_visit(node)
-
-            def on_leave(self, original_node: cst.CSTNode) -> None:
-                super().on_leave(original_node)
-                if self.stack and is_statement(original_node):
-                    if self.stmts[-1] and self.stmts[-1][-1] is original_node:
-                        self.stmts[-1].pop()
-
-            def _own(self, node: cst.CSTNode) -> None:
-                if self.stack:
-                    stmt = self.stmts[-1][-1] if self.stmts[-1] else None
-                    ctx._own_nodes.setdefault(self.stack[-1], []).append((node, stmt))
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                self.classes.append(node.name.value)
-                ctx.static_fields[node.name.value] = ctx._class_static_fields(node)
-                ctx.class_nodes.append(node)
-                if ctx._is_pytree_class(node):
-                    ctx.pytree_classes.add(node.name.value)
-
-            def leave_ClassDef(self, node: cst.ClassDef) -> None:
-                self.classes.pop()
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                parent = self.stack[-1] if self.stack else None
-                in_class = self.classes[-1] if self.classes and (parent is None or parent.class_name) else None
-                info = ctx._new_info(node, parent, in_class if parent is None else None)
-                if parent is None and in_class is None:
-                    ctx.module_funcs[node.name.value] = info
-                elif parent is None and in_class is not None:
-                    ctx.methods.setdefault(node.name.value, []).append(info)
-                else:
-                    ctx.nested.setdefault(parent, {})[node.name.value] = info
-                self.stack.append(info)
-                self.stmts.append([])
-
-            def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-                self.stack.pop()
-                self.stmts.pop()
-
-            def visit_Lambda(self, node: cst.Lambda) -> None:
-                parent = self.stack[-1] if self.stack else None
-                info = ctx._new_info(node, parent, None)
-                self.stack.append(info)
-                self.stmts.append([])
-
-            def leave_Lambda(self, node: cst.Lambda) -> None:
-                self.stack.pop()
-                self.stmts.pop()
-
-            def visit_Call(self, node: cst.Call) -> None:
-                ctx.calls.append(CallSite(node, self.stack[-1] if self.stack else None))
-                self._own(node)
-                if not self.stack and ctx.names.qualify(node.func) in pytrees.REGISTER_FUNCTIONS:
-                    first = _positional(node)
-                    if first and isinstance(first[0], cst.Name):
-                        ctx.pytree_classes.add(first[0].value)
-
-            def visit_Attribute(self, node: cst.Attribute) -> None:
-                self._own(node)
-
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if not self.stack and not self.classes:
-                    for t in node.targets:
-                        if isinstance(t.target, cst.Name):
-                            ctx.module_names.add(t.target.value)
-                    value = node.value
-                    if len(node.targets) == 1 and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-                        target = node.targets[0].target
-                        if isinstance(target, cst.Name):  # `H = PWCFactor(...)`: calls of `H` run its `__call__`
-                            ctx.instances[target.value] = value.func.value
-
-        walk(self.module, V())
+        walk(self.module, _Collector(self))
 
     def _static_properties(self) -> frozenset[str]:
         """Properties of the module's pytree classes that return Python values even on a traced

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
@@ -107,9 +107,22 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+_LAST_STATEMENTS: list = [None, None, ()]  # (tree, its body list, `ast_statements(tree.body)`)
+
+
+def module_statements(tree: ast.Module) -> Sequence[ast.stmt]:
+    """`ast_statements(tree.body)` as a tuple, kept until another module is asked about: the call
+    graph, the import map, the pytree summary and several screens list a file's statements one
+    after the other (the tree must not change in between; none changes it)."""
+    last = _LAST_STATEMENTS
+    if last[0] is not tree or last[1] is not tree.body:
+        last[:] = [tree, tree.body, tuple(ast_statements(tree.body))]
+    return last[2]
+
+
 def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
     """Local name -> qualified name for every import in the module (relative ones too, given its name)."""
-    imports = [node for node in ast_statements(tree.body) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    imports = [node for node in module_statements(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
     return bindings_of(imports, module_name, is_package)
 
 
@@ -357,7 +370,7 @@ def param_calls(
 
 
 def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> ModuleSummary:
-    stmts = list(ast_statements(tree.body))
+    stmts = module_statements(tree)
     bindings = bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
     helpers: dict[str, tuple[str, ...]] = {}
     calls: list[ast.Call] = []
@@ -510,7 +523,7 @@ def _compute(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
         module_name, is_package = project.module_for_path(ctx.path)
     summary = summarize(ctx.tree, module_name, is_package)
     result = {}
-    for node in ast_statements(ctx.tree.body):
+    for node in module_statements(ctx.tree):
         if isinstance(node, ast.ClassDef):
             cls = summary.classes.get(node.name)
             if cls is None or cls.line != node.lineno:

@@ -26,7 +26,7 @@ from jaxfix.analysis.scopes import FUNCTION_NODES, ScopeIndex
 from jaxfix.analysis.static_values import STATIC, UNKNOWN
 from jaxfix.analysis.static_values import is_known_library as _known
 from jaxfix.analysis.traced import analyse_function, param_names
-from jaxfix.analysis.walk import statements, walk
+from jaxfix.analysis.walk import children, statements, walk
 
 # qualified name of a function -> STATIC / TRACED / UNKNOWN, or None when not known there
 Resolver = Callable[[str], "str | None"]
@@ -49,24 +49,29 @@ class ModuleCallOracle:
         and a nested helper needs it."""
         self.names = names
         self.resolve = resolve
+        self.module = module
         self.out_of_sight = _imported_out_of_sight(module, own_packages)
-        self.static_functions: frozenset[str] = frozenset()
-        self.nested_functions: frozenset[str] = frozenset()
         self._scopes = scopes or (lambda: ScopeIndex(module))
-        self.static_functions = frozenset(self._static_functions(module))
+        # decided per function on first ask (most files ask about few of their functions or none)
+        self._top: dict[str, cst.FunctionDef] | None = None
+        self._seen: set[str] = set()  # every module-level def's name, with `_top`
+        self._nested: dict[str, cst.FunctionDef] | None = None  # candidates; `_plain` checks the rest
+        self._plain_memo: dict[str, cst.FunctionDef | None] = {}
+        self._static: dict[str, bool] = {}  # final verdicts
+        self._assumed: dict[str, bool] | None = None  # the current round of a fixpoint being run
 
     # -- CallOracle ------------------------------------------------------------------------
     def call_result(self, call: cst.Call) -> str | None:
         func = call.func
-        if isinstance(func, cst.Name) and func.value in self.static_functions:
+        if isinstance(func, cst.Name) and self._is_static(func.value):
             return STATIC
         return self._imported(func)
 
     def knows_local(self, name: str) -> bool:
-        return name in self.nested_functions
+        return self._plain(name) is not None and name not in self._top_defs()
 
     def returns_static(self, func: cst.BaseExpression) -> bool:
-        if isinstance(func, cst.Name) and func.value in self.static_functions:
+        if isinstance(func, cst.Name) and self._is_static(func.value):
             return True
         return self._imported(func) == STATIC
 
@@ -85,25 +90,64 @@ class ModuleCallOracle:
                 return verdict
         return UNKNOWN
 
-    def _static_functions(self, module: cst.Module) -> set[str]:
-        """Module-level plain functions that return static values whatever their arguments."""
-        defs = _plain_functions(module, self._scopes)
-        self.nested_functions = frozenset(name for name, node in defs.items() if id(node) not in {id(s) for s in module.body})
+    def _top_defs(self) -> dict[str, cst.FunctionDef]:
+        if self._top is None:
+            self._top, self._seen = _top_functions(self.module)
+        return self._top
+
+    def _plain(self, name: str) -> cst.FunctionDef | None:
+        """The plain function `name` means wherever it is called (undecorated, bound once), or None."""
+        if name in self._plain_memo:
+            return self._plain_memo[name]
+        node = self._top_defs().get(name)
+        if node is None and name not in self._seen:
+            if self._nested is None:
+                self._nested = _nested_candidates(self.module, self._seen)
+            node = self._nested.get(name)
+            if node is not None and _reads_enclosing_function(node, self._scopes()):
+                node = None  # a variable of an enclosing function may be traced there
+        self._plain_memo[name] = node
+        return node
+
+    def _is_static(self, name: str) -> bool:
+        """Does the plain function `name` return a static value whatever its arguments? The least
+        fixpoint over the functions it may call (helpers may call helpers), decided on first ask:
+        the same verdicts as a fixpoint over every function of the module, since a function's
+        verdict depends only on those of the functions its body names."""
+        if self._assumed is not None and name in self._assumed:
+            return self._assumed[name]
+        verdict = self._static.get(name)
+        if verdict is not None:
+            return verdict
+        if self._plain(name) is None:
+            return False
+        group: dict[str, cst.FunctionDef] = {}
+        todo = [name]
+        while todo:  # the undecided plain functions `name` may reach through the names it reads
+            current = todo.pop()
+            if current in group or current in self._static:
+                continue
+            node = self._plain(current)
+            if node is None:
+                continue
+            group[current] = node
+            todo.extend(_names_read(node))
+        outer = self._assumed
         static: set[str] = set()
-        for _ in range(len(defs) + 1):  # grows monotonically: at most one pass per function
-            self.static_functions = frozenset(static)
-            found = {name for name, node in defs.items() if _returns_static(node, self.names, self)}
+        for _ in range(len(group) + 1):  # grows monotonically: at most one pass per function
+            self._assumed = {n: n in static for n in group}
+            found = {n for n, node in group.items() if _returns_static(node, self.names, self)}
             if found == static:
                 break
             static = found
-        return static
+        self._assumed = outer
+        for n in group:
+            self._static[n] = n in static
+        return self._static[name]
 
 
-def _plain_functions(module: cst.Module, scopes: Callable[[], ScopeIndex]) -> dict[str, cst.FunctionDef]:
-    """Undecorated functions bound once (a decorator, e.g. `jit`, may change what is returned):
-    module-level ones, and nested ones whose name nothing else in the module binds as a def or a
-    parameter (haiku's `def is_new_rng(a, b): ... return a[0] is not b[0]` inside a function),
-    so that a call of the name means that def wherever it is written."""
+def _top_functions(module: cst.Module) -> tuple[dict[str, cst.FunctionDef], set[str]]:
+    """Module-level undecorated functions defined once, and the names of every module-level def."""
     out: dict[str, cst.FunctionDef] = {}
     seen: set[str] = set()
     for stmt in module.body:
@@ -115,6 +159,14 @@ def _plain_functions(module: cst.Module, scopes: Callable[[], ScopeIndex]) -> di
             seen.add(name)
             if not stmt.decorators and not stmt.asynchronous:
                 out[name] = stmt
+    return out, seen
+
+
+def _nested_candidates(module: cst.Module, seen: set[str]) -> dict[str, cst.FunctionDef]:
+    """Nested undecorated functions whose name nothing else in the module binds as a def or a
+    parameter (haiku's `def is_new_rng(a, b): ... return a[0] is not b[0]` inside a function),
+    so that a call of the name means that def wherever it is written; whether one reads a
+    variable of an enclosing function is left to `ModuleCallOracle._plain`."""
     nested: dict[str, list[cst.FunctionDef]] = {}
     rebound: set[str] = set()  # parameters and assignment targets anywhere
     top = {id(stmt) for stmt in module.body}
@@ -127,12 +179,23 @@ def _plain_functions(module: cst.Module, scopes: Callable[[], ScopeIndex]) -> di
             rebound.update(t.target.value for t in stmt.targets if isinstance(t.target, cst.Name))
         elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and isinstance(stmt.target, cst.Name):
             rebound.add(stmt.target.value)
-    for name, defs in nested.items():
-        if name in seen or name in rebound or len(defs) != 1 or defs[0].decorators or defs[0].asynchronous:
-            continue
-        if _reads_enclosing_function(defs[0], scopes()):
-            continue  # a variable of an enclosing function may be traced there
-        out[name] = defs[0]
+    return {
+        name: defs[0]
+        for name, defs in nested.items()
+        if not (name in seen or name in rebound or len(defs) != 1 or defs[0].decorators or defs[0].asynchronous)
+    }
+
+
+def _names_read(node: cst.CSTNode) -> set[str]:
+    """Every `Name` written anywhere under `node`: a superset of the functions it may call."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name:
+            out.add(current.value)
+        else:
+            stack.extend(children(current))
     return out
 
 

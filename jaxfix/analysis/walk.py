@@ -82,14 +82,23 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                     yield item
 
 
+def _handler(visitor_type: type, method: str):
+    """`visitor_type`'s method `method`, or None where it is libcst's default (which does nothing
+    and lets the walk go on: a call per node saved)."""
+    found = getattr(visitor_type, method, None)
+    if found is not None and found is getattr(cst.CSTVisitor, method, None):
+        return None
+    return found
+
+
 def _plan(visitor_type: type, node_type: type) -> tuple:
     key = (visitor_type, node_type)
     plan = _PLANS.get(key)
     if plan is None:
         name = node_type.__name__
         plan = (
-            getattr(visitor_type, "visit_" + name, None),
-            getattr(visitor_type, "leave_" + name, None),
+            _handler(visitor_type, "visit_" + name),
+            _handler(visitor_type, "leave_" + name),
             child_fields(node_type),
         )
         _PLANS[key] = plan
@@ -114,6 +123,39 @@ class Visitor(cst.CSTVisitor):
 # Visitors whose traversal can skip on_visit/on_leave and dispatch from the cached plan.
 _DISPATCHING_ON_VISIT = (cst.CSTVisitor.on_visit, Visitor.on_visit)
 _DISPATCHING_ON_LEAVE = (cst.CSTVisitor.on_leave, Visitor.on_leave)
+
+
+def _statement_type_names() -> set[str]:
+    found: set[str] = set()
+    todo: list[type] = [cst.BaseStatement, cst.BaseSmallStatement]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found.add(sub.__name__)
+            todo.append(sub)
+    return found
+
+
+def statement_hooks(cls: type) -> type:
+    """Class decorator for a `Visitor` that defines `enter_statement(node)` and
+    `leave_statement(node)`: they are called for every statement, before its `visit_` method and
+    after its `leave_` method, as an `on_visit`/`on_leave` override testing `is_statement` would
+    call them, while `walk` keeps dispatching per type (an override pays two calls per node)."""
+    for name in _statement_type_names():
+        enter = _handler(cls, "visit_" + name)
+        leave = _handler(cls, "leave_" + name)
+
+        def visit(self, node, _enter=enter):
+            self.enter_statement(node)
+            return None if _enter is None else _enter(self, node)
+
+        def depart(self, node, _leave=leave):
+            if _leave is not None:
+                _leave(self, node)
+            self.leave_statement(node)
+
+        setattr(cls, "visit_" + name, visit)
+        setattr(cls, "leave_" + name, depart)
+    return cls
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
@@ -186,16 +228,40 @@ _STATEMENT_HOLDERS = (
 )
 
 
+class _StatementKinds(dict):
+    """node type -> 1 for a statement (compound, simple line, small), 2 for what holds statements
+    (`_STATEMENT_HOLDERS`), 0 otherwise; `isinstance` against libcst's ABCs is the slow part."""
+
+    def __missing__(self, node_type: type) -> int:
+        if issubclass(node_type, (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSmallStatement)):
+            kind = 1
+        else:
+            kind = 2 if issubclass(node_type, _STATEMENT_HOLDERS) else 0
+        self[node_type] = kind
+        return kind
+
+
+_STATEMENT_KIND = _StatementKinds()
+
+
 def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every statement under `root` (compound, simple lines and their small statements), in
     source order, without entering expressions: finding classes or `global`s this way costs a
-    fraction of a full walk."""
-    for child in children(root):
-        if isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSmallStatement)):
-            yield child
-            yield from statements(child)
-        elif isinstance(child, _STATEMENT_HOLDERS):
-            yield from statements(child)
+    fraction of a full walk. Iterative: a nested generator per level cost a yield per level per
+    statement."""
+    kind_of = _STATEMENT_KIND
+    stack = list(children(root))
+    stack.reverse()
+    pop = stack.pop
+    while stack:
+        node = pop()
+        kind = kind_of[type(node)]
+        if kind:
+            if kind == 1:
+                yield node
+            below = list(children(node))
+            below.reverse()
+            stack += below
 
 
 def own_returns(func: cst.FunctionDef) -> list[cst.Return]:
