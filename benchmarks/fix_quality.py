@@ -11,7 +11,8 @@ Programs:
   with a cached property and jitted control flow;
 - the projects of benchmarks/verify_real/ (each file jaxfix changes there, verified on the inputs
   `jaxfix fix --verify` finds with no configuration: the project's tests, __main__, doctests,
-  synthesized values); `--no-projects` leaves them out.
+  synthesized values; the probe of (d) and (e) runs a file's own `__main__` block there);
+  `--no-projects` leaves them out.
 
 Each file is fixed as `jaxfix fix --unsafe-fixes` does (every safe and unsafe fix, all rules), and
 the fixed file is verified with `jaxfix.verify` (the function `--verify` calls, on the drive where
@@ -64,12 +65,26 @@ if str(ROOT) not in sys.path:  # run from anywhere: this checkout's jaxfix first
 from jaxfix.engine import analyze  # noqa: E402
 from jaxfix.engine.config import Config  # noqa: E402
 from jaxfix.verify import payoff  # noqa: E402
+from jaxfix.verify._recorder.run_main import main_blocks  # noqa: E402
 from jaxfix.verify.api import verify_result  # noqa: E402
 
 FIXTURES = ROOT / "fixtures"
 PROGRAMS = HERE / "fix_quality"
 PROJECTS = HERE / "verify_real"
 PROBE = HERE / "fix_quality_probe.py"
+# The probe's drive for a project file without one: the module's own `__main__` blocks, as
+# `--verify` runs them (argv: the file alone)
+MAIN_DRIVE = """
+import sys
+
+from jaxfix.verify._recorder.run_main import run_main_blocks
+
+
+def drive(mod):
+    sys.argv = [mod.__file__]
+    with open(mod.__file__, encoding="utf-8") as handle:
+        run_main_blocks(mod, mod.__file__, handle.read())
+"""
 SELECT = "F401,I001,E1,W"
 FAMILIES = {"JAX0": "meta", "JAX1": "pytree caching", "JAX2": "jit placement", "JAX3": "control flow",
             "JAX4": "trace-time semantics", "JAX5": "compile cost"}
@@ -188,21 +203,30 @@ def measure(program: Program, timeout: float) -> tuple[list[FixRow], str, str]:
                 if len(sites) > 1 and shared > 1:
                     row.shared = f"counts of jit({payoff.compiled_name(source, finding.line, finding.column)}), shared by {shared} sites"
         rows.append(row)
-    if program.drive is not None and any(r.code.startswith("JAX2") for r in rows):
+    main_only = program.drive is None and bool(main_blocks(fixed))
+    if (program.drive is not None or main_only) and any(r.code.startswith("JAX2") for r in rows):
         with tempfile.TemporaryDirectory() as tmp:
             before_file, after_file = Path(tmp) / "before" / program.path.name, Path(tmp) / "after" / program.path.name
             before_file.parent.mkdir()
             after_file.parent.mkdir()
             before_file.write_text(source, encoding="utf-8")
             after_file.write_text(fixed, encoding="utf-8")
-            before, after = _probe(before_file, program.drive), _probe(after_file, program.drive)
+            drive = program.drive
+            if main_only:  # a project without a drive: its own __main__ block drives the probe
+                drive = Path(tmp) / "main_drive.py"
+                drive.write_text(MAIN_DRIVE, encoding="utf-8")
+            before, after = _probe(before_file, drive), _probe(after_file, drive)
         added = Counter(f"{r['function']}: {', '.join(r['types'])}" for r in after["non_array"]) - Counter(
             f"{r['function']}: {', '.join(r['types'])}" for r in before["non_array"]
         )
         for row in rows:
             if row.code.startswith("JAX2"):
                 row.non_array_traced = sorted(added)
-                _site_recompiles(row, source, fixed, before.get("sites", {}), after.get("sites", {}))
+                # a drive that failed has no second (steady-state) run: its counts say nothing
+                _site_recompiles(
+                    row, source, fixed, {} if before.get("error") else before.get("sites", {}),
+                    {} if after.get("error") else after.get("sites", {}),
+                )
     return rows, source, fixed
 
 
@@ -244,12 +268,13 @@ def _site_recompiles(row: FixRow, source: str, fixed: str, before: dict, after: 
         return
     original = _site_counts(before, _statement_span(ast.parse(source), row.line))
     rewritten = _site_counts(after, _binding_span(ast.parse(fixed), named.group(1)))
-    if original is None or rewritten is None:
+    if rewritten is None:
         return
     wrappers = rewritten[0]
-    row.recompiles = (max(0, original[1] - wrappers), max(0, rewritten[1] - wrappers))
-    row.site = (f"site: {original[0]} wrappers, {original[1]} compiles -> {rewritten[0]} wrappers, "
-                f"{rewritten[1]} compiles per run")
+    # the original's site may not be reached: a script that dies on the bug another fix repairs
+    row.recompiles = (None if original is None else max(0, original[1] - wrappers), max(0, rewritten[1] - wrappers))
+    was = "not reached" if original is None else f"{original[0]} wrappers, {original[1]} compiles"
+    row.site = f"site: {was} -> {rewritten[0]} wrappers, {rewritten[1]} compiles per run"
 
 
 def lint(pairs: dict[str, tuple[str, str]]) -> dict[str, list[str]]:
@@ -309,7 +334,8 @@ def report(rows: list[FixRow], programs: int, wall: float, listing: bool) -> dic
     print(f"\nverdicts: {dict(sorted(verdicts.items()))}")
     print(f"jit placement: {len(jit)} fixes; steady-state recompiles at the fix's site after the fix: "
           f"0 for {_ratio(len(no_recompile), len(sited))} measured per site "
-          f"(before the fix: 0 for {sum(r.recompiles[0] == 0 for r in sited)}), "
+          f"(before the fix: 0 for {sum(r.recompiles[0] == 0 for r in sited)}, not reached for "
+          f"{sum(r.recompiles[0] is None for r in sited)}), "
           f"and 0 steady-state compiles for {_ratio(len(unsited_zero), len(unsited))} of the others (no drive)")
     print(f"jit placement: steady-state compiles per run as --verify counts them: 0 for {_ratio(len(zero), len(counted))}, "
           f"fewer than before for {_ratio(len(fewer), len(counted))} (a hoist above a loop compiles once per entry)")
