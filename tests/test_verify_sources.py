@@ -577,7 +577,9 @@ def test_calls_made_before_the_time_limit_are_kept(tmp_path):
     task = _main_task_result(tmp_path, "600", 8)
     assert task.error is None, task.error
     assert len(task.labels) == 7 and "stopped" in task.observed
-    assert task.outputs["__main__ block"].tree.leaves[0].value == "stopped at the time limit after 7 calls"
+    assert task.observed["stopped"] == "the time limit came after 7 calls, in the first run"
+    # how the script ended is not an output: the other version may get further in its time
+    assert "__main__ block" not in task.outputs
 
 
 # -- doctests -------------------------------------------------------------------------------------

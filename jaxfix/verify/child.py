@@ -403,13 +403,15 @@ class Child:
             suffix = "" if pass_number == 1 else " (2nd run)"
             seen.clear()
             stopped: TaskTimeout | None = None
+            ended: Outcome | None = None  # how the script ended: compared unless the time limit ended it
             try:
                 enough = run()
                 ended = Outcome(tree=_tree(f"stopped after {MAIN_CALLS} calls of {task.target}" if enough else "finished"))
             except TaskTimeout as exc:
                 if pass_number != 1 or not seen:
                     raise
-                stopped, ended = exc, Outcome(tree=_tree(f"stopped at the time limit after {len(seen)} calls"))
+                stopped = exc  # the other version may have got further in its time: nothing to judge
+                result.observed["stopped"] = f"the time limit came after {len(seen)} calls, in the first run"
             except BaseException as exc:  # noqa: BLE001 - the script's own failure is an output
                 ended = _error_outcome(exc, self.user_files)
             for number, (description, given, outcome) in enumerate(seen, 1):
@@ -419,8 +421,9 @@ class Child:
                 result.observed.setdefault("arguments", {})[key] = given
                 if pass_number == 1:
                     result.labels.append(key)
-            result.outputs[f"__main__ block{suffix}"] = ended
-            result.inputs[f"__main__ block{suffix}"] = "the module's __main__ block"
+            if ended is not None:
+                result.outputs[f"__main__ block{suffix}"] = ended
+                result.inputs[f"__main__ block{suffix}"] = "the module's __main__ block"
             first_pass[0] = False
             if stopped is not None:
                 raise stopped  # no time left for a second run: the first run's calls are compared
@@ -433,7 +436,7 @@ class Child:
         except TaskTimeout:
             if not result.labels:
                 raise
-            result.observed["stopped"] = "the time limit came before a second run of the __main__ block"
+            result.observed.setdefault("stopped", "the time limit came before a second run of the __main__ block")
         finally:
             setattr(owner, name, target)
         if self.job.eager:
