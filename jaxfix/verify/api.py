@@ -151,10 +151,10 @@ MAIN_BLOCK = "__main__ block"  # a `main` task's output: how the script itself e
 def _same_arguments(before: TaskResult, after: TaskResult, key: str) -> bool:
     """For a call the script made in each version (a `main` task): whether both passed the same
     values; outputs of other tasks have no recorded arguments and always count."""
-    given = before.observed.get("arguments") or {}
-    if key not in given:
-        return True
-    return identical(given[key], (after.observed.get("arguments") or {}).get(key))
+    given, got = before.observed.get("arguments") or {}, after.observed.get("arguments") or {}
+    if key not in given or key not in got:
+        return True  # not a call both made: judged (or noted) as an output only one version has
+    return identical(given[key], got[key])
 
 
 def _mismatch(name: str, source: str, family: str, described: str, key: str, what: str, **data: Any) -> Evidence:
