@@ -77,8 +77,15 @@ def main(module_path: str, drive_path: str, out_path: str) -> int:
         """List a creation site; what it makes in the second run is counted."""
         if site is not None:
             sites[site]["creations"] += int(steady[0])
-            sites[site]["compiles"] += 0
         return site
+
+    def called_at(site: int | None, jitted, args: tuple, kwargs: dict):
+        """Call a wrapper, its compiles counted for the site that made it."""
+        active.append(site)
+        try:
+            return jitted(*args, **kwargs)
+        finally:
+            active.pop()
 
     allowed = (jax.Array, np.ndarray, np.generic, int, float, complex, jax.core.Tracer)
 
@@ -113,11 +120,7 @@ def main(module_path: str, drive_path: str, out_path: str) -> int:
             )
             if bad:
                 records.append({"function": label, "types": bad})
-            active.append(site)
-            try:
-                return jitted(*call_args, **call_kwargs)
-            finally:
-                active.pop()
+            return called_at(site, jitted, call_args, call_kwargs)
 
         call.lower = getattr(jitted, "lower", None)
         return call
@@ -139,11 +142,7 @@ def main(module_path: str, drive_path: str, out_path: str) -> int:
 
             @functools.wraps(fun)
             def call(*call_args, **call_kwargs):
-                active.append(site)
-                try:
-                    return jitted(*call_args, **call_kwargs)
-                finally:
-                    active.pop()
+                return called_at(site, jitted, call_args, call_kwargs)
 
             return call
 

@@ -22,6 +22,7 @@ same function.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -403,6 +404,9 @@ def _plan(
     __main__ block), declared, covered by a drive, else synthesized (`context` lets synthesis build
     the project's classes)."""
     plan = _Plan()
+    # whether the module has a `__main__` block: asked only where a callable's calls could not be
+    # recorded, and then once for the module
+    has_main = functools.cache(lambda: context is not None and bool(main_blocks(context.source)))
     if examples is not None and examples.has_drive:
         plan.tasks.append(Task(id="drive()", kind="drive", script_path=examples.path, script_source=examples.source))
         plan.sources["drive()"] = "drive"
@@ -425,7 +429,7 @@ def _plan(
             # Declared inputs come before synthesized ones: the drive exercises this callable.
             plan.units[name] = UnitResult(name, kind, "none", unverifiable(f"{name}: covered by drive() only"))
             continue
-        elif _main_block_calls_it(recording, name) and kind in ("function", "method") and context is not None and main_blocks(context.source):
+        elif _main_block_calls_it(recording, name) and kind in ("function", "method") and has_main():
             # Real calls that could not travel to a child (a TrainState holding optax closures), or
             # that the script did not reach because it failed first (on the bug another fix
             # repairs): the script makes them again in each version and their outputs are compared.

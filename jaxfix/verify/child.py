@@ -188,47 +188,23 @@ class Child:
         parent = job.module_name.rpartition(".")[0]
         if parent:
             importlib.import_module(parent)
-        spec = importlib.util.spec_from_loader(job.module_name, loader=None, origin=job.path)
-        module = importlib.util.module_from_spec(spec)
-        module.__file__ = job.path
-        if parent:
-            module.__package__ = parent
-        lines = job.source.splitlines(keepends=True)
-        linecache.cache[self.filename] = (len(job.source), None, lines, self.filename)
-        sys.modules[job.module_name] = module
-        exec(compile(job.source, self.filename, "exec", dont_inherit=True), module.__dict__)
-        return module
+        return _exec_module(job.module_name, job.source, self.filename, job.path, parent)
 
     def load_reference(self) -> Any:
         """The original module, loaded beside the rewritten one under its own name (a `main`
         task runs it on the arguments the rewritten script passes)."""
-        name = f"{self.job.module_name}__jaxfix_original"
-        spec = importlib.util.spec_from_loader(name, loader=None, origin=self.job.path)
-        module = importlib.util.module_from_spec(spec)
-        module.__file__ = self.job.path
-        parent = self.job.module_name.rpartition(".")[0]
-        if parent:
-            module.__package__ = parent
-        source = self.job.reference_source or ""
-        linecache.cache[self.job.path] = (len(source), None, source.splitlines(keepends=True), self.job.path)
-        sys.modules[name] = module
-        exec(compile(source, self.job.path, "exec", dont_inherit=True), module.__dict__)
-        return module
+        job = self.job
+        parent = job.module_name.rpartition(".")[0]
+        return _exec_module(f"{job.module_name}__jaxfix_original", job.reference_source or "", job.path, job.path, parent)
 
     def load_script(self, task: Task) -> Any:
         name = f"_jaxfix_script_{task.id.replace('-', '_').replace('.', '_')}"
-        spec = importlib.util.spec_from_loader(name, loader=None, origin=task.script_path)
-        script = importlib.util.module_from_spec(spec)
-        script.__file__ = task.script_path
-        sys.modules[name] = script
         self.user_files.add(task.script_path)
         source = task.script_source
         if source is None:
             with open(task.script_path, encoding="utf-8") as handle:
                 source = handle.read()
-        linecache.cache[task.script_path] = (len(source), None, source.splitlines(keepends=True), task.script_path)
-        exec(compile(source, task.script_path, "exec", dont_inherit=True), script.__dict__)
-        return script
+        return _exec_module(name, source, task.script_path, task.script_path)
 
     @contextlib.contextmanager
     def mode(self):
@@ -619,6 +595,20 @@ class Child:
         result.phases["tasks"] = time.perf_counter() - clock
         result.ok = True
         return result
+
+
+def _exec_module(name: str, source: str, filename: str, path: str, package: str = "") -> Any:
+    """Run `source` as a new module `name` (registered in sys.modules, `__file__` = `path`), its
+    code and tracebacks named `filename` (linecache holds the text: it exists on no disk)."""
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=path)
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = path
+    if package:
+        module.__package__ = package
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    sys.modules[name] = module
+    exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
+    return module
 
 
 def _holds_tracer(value: Any) -> bool:
