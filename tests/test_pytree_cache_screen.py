@@ -245,6 +245,35 @@ NEGATIVE = {
 
 
 @pytest.mark.parametrize("name", sorted(POSITIVE))
+def test_text_test_admits_what_the_rule_reports(name):
+    source = textwrap.dedent(POSITIVE[name])
+    assert screen_and_rule(source)[1], "a positive case the rules report"
+    assert all(rule.passes_prefilter(source) for rule in RULES)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "from functools import lru_cache as memo\n...\n    @memo(maxsize=None)",
+        "import functools as ft\n...\n    @ft.cache",
+        "from functools import cache as remember\n...\n    @remember",
+        "import functools\n...\n    @functools.\\\n        cached_property",
+    ],
+)
+def test_text_test_admits_every_spelling_of_a_cache(spelling):
+    """The text test asks for a cache's own name: an alias is bound by an import that spells it."""
+    imports, _, decorator = spelling.partition("\n...\n")
+    source = f"{imports}\nimport flax.struct\n\n@flax.struct.dataclass\nclass M:\n    w: float\n\n{decorator}\n    def f(self):\n        return self.w\n"
+    assert screen_and_rule(source)[1], source
+    assert all(rule.passes_prefilter(source) for rule in RULES), source
+
+
+def test_text_test_rejects_functools_without_a_cache():
+    source = "import functools\n\nf = functools.partial(print, 1)\n"
+    assert not any(rule.passes_prefilter(source) for rule in RULES)
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVE))
 def test_screen_admits_what_the_rule_reports(name):
     admitted, codes = screen_and_rule(POSITIVE[name])
     assert codes, f"{name}: the case must be one the rule reports"

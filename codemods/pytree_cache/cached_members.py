@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -31,11 +32,14 @@ _CACHES = CACHED_PROPERTY | METHOD_CACHES
 class PytreeCacheFamily:
     """What JAX101 and JAX102 share, mixed into both rules: one options table (the old rule name,
     so `[tool.jaxfix.pytree-cache]` keeps working), the project index (a base class defined in
-    another file can make a class a pytree), and the text test (every cache is a `functools` one)."""
+    another file can make a class a pytree), and the text test: every cache is a `functools` one,
+    and its decorator qualifies to `functools.<cache>` only through an import or a dotted name that
+    spells the cache's own name (`from functools import lru_cache as memo`, `@ft.cache`)."""
 
     options_table = "pytree-cache"
     uses_project = True
     prefilter = ("functools",)
+    prefilter_pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(name.rpartition(".")[2] for name in _CACHES)))
 
 
 @dataclass
