@@ -93,6 +93,21 @@ class FileOutcome:
 
 
 def run_job(job: Job) -> FileOutcome:
+    """One file's analysis with the cyclic collector paused: nearly everything it allocates (the
+    trees, the facts of the rules) lives until it returns, so collections during it only walk
+    live objects (corpus check -j 1: ~4% of the CPU). The cycles it leaves are collected at once
+    after it, so memory stays bounded by one file's analysis."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_job(job)
+    finally:
+        if enabled:
+            gc.enable()
+            gc.collect(1)
+
+
+def _run_job(job: Job) -> FileOutcome:
     try:
         data = Path(job.path).read_bytes()
     except OSError as exc:
