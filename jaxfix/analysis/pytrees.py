@@ -567,7 +567,7 @@ class PytreeScreen:
     """
 
     def __init__(
-        self, tree: ast.Module, statements: list[ast.stmt], bindings: dict[str, str], calls: list[ast.Call] | None = None
+        self, tree: ast.Module, statements: Sequence[ast.stmt], bindings: dict[str, str], calls: list[ast.Call] | None = None
     ) -> None:
         """`statements`: `ast_statements(tree.body)`; `bindings`: `bindings_of(statements)`;
         `calls`: every call of the tree, when the caller has them (else found on first need)."""

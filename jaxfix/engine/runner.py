@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from jaxfix.engine.cache import CacheEntry, ResultCache, cache_key, content_digest
 from jaxfix.engine.config import Config
-from jaxfix.engine.project import Entered, entries_digest
+from jaxfix.engine.project import NO_ENTRIES, Entered, entries_digest
 from jaxfix.engine.source import SourceError, decode
 from jaxfix.model import FileResult
 
@@ -285,8 +285,9 @@ def run_jobs(
     digests = session.module_digests() if session is not None else None
     scheduler = _Scheduler(jobs, sizes, workers, _worker_view(project), digests)
     roots_first = set(missing if project is None else (i for i in missing if _may_be_root(jobs[i].path, session)))
+    not_roots = [i for i in missing if i not in roots_first]
     scheduler.push(sorted(roots_first))
-    scheduler.push([i for i in missing if i not in roots_first])
+    scheduler.push(not_roots)
     scheduler.start(len(missing))
     waiting = len(roots_first)  # first analyses of possible roots still to come
     entered = None
@@ -299,6 +300,11 @@ def run_jobs(
             jobs[i] = replace(jobs[i], entries=entered.entries(module[0]), facts=False)
             scheduler.push([i], first=True)
 
+    if project is not None:
+        # What the text test said of the others: the propagation need not read them again to know.
+        for i in not_roots:
+            if jobs[i].facts:
+                project.learn(jobs[i].module[0], NO_ENTRIES)
     try:
         if project is not None and not roots_first:
             entered = _propagate(project, session)
