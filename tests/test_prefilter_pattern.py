@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from codemods.pytree_cache.cached_members import _CACHES, PytreeCacheFamily
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.rulebase import Rule
 
@@ -88,3 +89,17 @@ def test_item_store_pattern_finds_what_the_item_store_tokens_find():
     probes += [path.read_text(encoding="utf-8", errors="replace") for path in files]
     for text in probes:
         assert (ITEM_STORE.search(text) is not None) == any(token in text for token in ITEM_STORES), text[:80]
+
+
+def test_cache_name_pattern_finds_each_cache_name_as_a_word():
+    """The pytree-cache text test (`PytreeCacheFamily.prefilter_pattern`) is the readable
+    `\\b(?:cache|cached_property|lru_cache)\\b`, one alternative per cache the rules know."""
+    names = sorted(name.rpartition(".")[2] for name in _CACHES)
+    readable = re.compile(r"\b(?:%s)\b" % "|".join(names))
+    fast = PytreeCacheFamily.prefilter_pattern
+    probes = [*names, "mycache", "cachex", "_cache", "x.cache", "lru_cache(", "xlru_cache", "cached_propertyx", "cached", ""]
+    rng = random.Random(5)
+    pieces = ["cache", "lru_", "d_property", "d", "_", "x", ".", " ", "\n", "\u00e9", "("]
+    probes += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(20000)]
+    for text in probes:
+        assert (fast.search(text) is None) == (readable.search(text) is None), text
