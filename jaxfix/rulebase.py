@@ -102,6 +102,22 @@ def pattern_found(pattern: re.Pattern[str], source: str) -> bool:
     return found[pattern]
 
 
+_last_tokens: tuple[str | None, dict] = (None, {})  # (text, token -> found), as `_last_searched`
+
+
+def token_found(token: str, source: str) -> bool:
+    """`token in source`, tested once per text: the rules' text tests share tokens (`jit` is four
+    rules' and the transform-name pattern's), and a token a large file lacks is a scan of all of it."""
+    global _last_tokens
+    last = _last_tokens
+    if last[0] is not source:
+        last = _last_tokens = (source, {})
+    found = last[1].get(token)
+    if found is None:
+        found = last[1][token] = token in source
+    return found
+
+
 class Rule:
     """Base class. The subclass docstring is the user-facing documentation."""
 
@@ -131,9 +147,11 @@ class Rule:
 
     @classmethod
     def passes_prefilter(cls, source: str) -> bool:
-        """The text test before any parse. Must never reject a real match."""
-        return any(token in source for token in cls.prefilter) and (
-            cls.prefilter_pattern is None or pattern_found(cls.prefilter_pattern, source)
+        """The text test before any parse. Must never reject a real match. The pattern goes first:
+        most rules share theirs (the transform-name pattern), searched once per text, and a text
+        it rejects needs none of their token scans."""
+        return (cls.prefilter_pattern is None or pattern_found(cls.prefilter_pattern, source)) and any(
+            token_found(token, source) for token in cls.prefilter
         )
 
     def could_match(self, tree: ast.Module) -> bool:
