@@ -64,6 +64,20 @@ def nodes(root: ast.AST) -> Iterable[ast.AST]:
     return last[1]
 
 
+_last_calls: tuple[ast.AST | None, list[ast.Call]] = (None, [])
+
+
+def calls(root: ast.Module) -> list[ast.Call]:
+    """The `ast.Call` nodes of `nodes(root)`, in its order, listed once per module as it is: the
+    call graph's entries, the pytree screens and the trace screen look only at calls, a sixth of
+    the nodes."""
+    global _last_calls
+    last = _last_calls
+    if last[0] is not root:
+        last = _last_calls = (root, [n for n in nodes(root) if type(n) is ast.Call])
+    return last[1]
+
+
 def _shares_statements(root: ast.Module, previous: ast.AST | None) -> bool:
     """Whether `root` holds a statement of the last module walked: a tree built of another's
     statements (the editor's, `engine.incremental`: a group alone, the groups halved, the

@@ -336,7 +336,8 @@ NOT_PROJECT_HEADS = frozenset(sys.stdlib_module_names) | frozenset(dir(builtins)
 
 
 def _first_name_calls(root: ast.AST) -> list[ast.Call]:
-    return [n for n in astscan.nodes(root) if type(n) is ast.Call and n.args and type(n.args[0]) is ast.Name]
+    found = astscan.calls(root) if type(root) is ast.Module else astscan.nodes(root)
+    return [n for n in found if type(n) is ast.Call and n.args and type(n.args[0]) is ast.Name]
 
 
 def param_calls(
@@ -625,7 +626,7 @@ class PytreeScreen:
         """Names passed first to a call that may be a registering one (`summarize`'s `registered`)
         or a registration helper (`ClassSummary.helpers`)."""
         if self._registered is None:
-            calls = self._calls if self._calls is not None else astscan.nodes(self.tree)
+            calls = self._calls if self._calls is not None else astscan.calls(self.tree)
             self._registered = {
                 call.args[0].id
                 for call in calls
