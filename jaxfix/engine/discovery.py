@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from jaxfix.engine.config import ConfigResolver
+
+if TYPE_CHECKING:
+    import pathspec  # imported where a .gitignore is read: most checked folders have none
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -46,6 +48,8 @@ class _IgnoreRules:
             lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return self
+        import pathspec
+
         return _IgnoreRules((*self.specs, (folder, pathspec.GitIgnoreSpec.from_lines(lines))))
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
@@ -117,10 +121,12 @@ def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_giti
         config = resolver.for_path(folder)
         subfolders = []
         for entry in entries:
-            path = Path(entry.path)
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and not entry.name.endswith(PYTHON_SUFFIXES):
+                    continue  # only folders and Python files are ever taken: no path to build
                 is_file = entry.is_file()
+                path = Path(entry.path)
                 resolved = path.resolve() if entry.is_symlink() else resolved_folder / entry.name
             except OSError:
                 continue
