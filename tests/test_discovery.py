@@ -34,6 +34,23 @@ def test_walk_respects_gitignore_excludes_and_build_folders(tmp_path):
     assert found.errors == []
 
 
+def test_gitignore_applies_to_a_folder_given_relative_to_the_current_one(tmp_path, monkeypatch):
+    """`jaxfix check .` (or `src`): a .gitignore found while walking matched the resolved paths
+    against the folder as given, which only an absolute path matched, so it was never applied."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    touch(tmp_path / ".gitignore", "gen/\n*_gen.py\n")
+    touch(tmp_path / "src" / "a.py")
+    touch(tmp_path / "src" / "b_gen.py")
+    touch(tmp_path / "src" / "gen" / "c.py")
+    touch(tmp_path / "src" / "sub" / ".gitignore", "local.py\n")
+    touch(tmp_path / "src" / "sub" / "local.py")
+    touch(tmp_path / "src" / "sub" / "kept.py")
+    monkeypatch.chdir(tmp_path)
+    for given in (".", "src", "./src"):
+        found = discover([given], ConfigResolver())
+        assert names(found, tmp_path) == ["src/a.py", "src/sub/kept.py"], given
+
+
 def test_gitignore_of_parent_applies_when_walking_a_subfolder(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     touch(tmp_path / ".gitignore", "gen/\n")

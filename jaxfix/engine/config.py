@@ -82,7 +82,11 @@ class Config:
         """Patterns match the path relative to the config's folder (or to the folder being walked),
         never the folders above it: checking a tree that lives under site-packages must work.
         `resolved` is `path` already resolved, when the caller has it (discovery does)."""
-        rel = self._relative(path, walk_root, resolved)
+        return self.excluded_relative(self._relative(path, walk_root, resolved))
+
+    def excluded_relative(self, rel: str) -> bool:
+        """`excluded` of a path given as `relative_path` gives it (discovery composes a folder's
+        entries' from the folder's: no path object per file)."""
         component, whole = _exclude_matchers((*DEFAULT_EXCLUDE, *self.exclude))
         if component is not None and any(component.match(os.path.normcase(part)) for part in rel.split("/")):
             return True
@@ -94,6 +98,11 @@ class Config:
             default=str,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def relative_path(self, path: str, walk_root: str | None = None, resolved: Path | None = None) -> str:
+        """`path` as `excluded` matches it: relative to the config's folder or else to `walk_root`
+        (POSIX separators), else as given."""
+        return self._relative(path, walk_root, resolved)
 
     def _relative(self, path: str, fallback_root: str | None = None, resolved: Path | None = None) -> str:
         p = Path(path)

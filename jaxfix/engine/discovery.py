@@ -52,6 +52,26 @@ class _IgnoreRules:
 
         return _IgnoreRules((*self.specs, (folder, pathspec.GitIgnoreSpec.from_lines(lines))))
 
+    def under(self, folder: Path) -> tuple[tuple[pathspec.PathSpec, str], ...]:
+        """(spec, `folder` relative to its base) of each spec whose base holds `folder`: what
+        `ignored_in` composes the folder's entries' paths from."""
+        found = []
+        for base, spec in self.specs:
+            try:
+                found.append((spec, folder.relative_to(base).as_posix()))
+            except ValueError:
+                continue
+        return tuple(found)
+
+    @staticmethod
+    def ignored_in(specs: tuple[tuple[pathspec.PathSpec, str], ...], name: str, is_dir: bool) -> bool:
+        """`ignored` of the entry `name` of the folder `specs` were taken `under`."""
+        for spec, folder in specs:
+            rel = _child(folder, name)
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
     def ignored(self, path: Path, is_dir: bool) -> bool:
         for base, spec in self.specs:
             try:
@@ -112,32 +132,51 @@ def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_giti
     while stack:
         folder, resolved_folder, rules = stack.pop()
         if respect_gitignore:
-            rules = rules.extended(folder)
+            rules = rules.extended(resolved_folder)  # specs match resolved paths: based on one too
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             found.errors.append(f"{folder}: cannot list folder: {exc.strerror or exc}")
             continue
         config = resolver.for_path(folder)
+        # The folder's relative paths, once: an entry's are the folder's and its name.
+        folder_rel = config.relative_path(str(folder), str(top), resolved_folder)
+        specs = rules.under(resolved_folder) if respect_gitignore else ()
         subfolders = []
         for entry in entries:
+            name = entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                if not is_dir and not entry.name.endswith(PYTHON_SUFFIXES):
+                if not is_dir and not name.endswith(PYTHON_SUFFIXES):
                     continue  # only folders and Python files are ever taken: no path to build
                 is_file = entry.is_file()
+                link = entry.is_symlink()
                 path = Path(entry.path)
-                resolved = path.resolve() if entry.is_symlink() else resolved_folder / entry.name
+                resolved = path.resolve() if link else resolved_folder / name
             except OSError:
                 continue
-            if config.excluded(str(path), str(top), resolved=resolved) or (
-                respect_gitignore and rules.ignored(resolved, is_dir)
-            ):
+            if link:  # resolved elsewhere: its relative paths are its own
+                skip = config.excluded(str(path), str(top), resolved=resolved) or (
+                    respect_gitignore and rules.ignored(resolved, is_dir)
+                )
+            else:
+                skip = config.excluded_relative(_child(folder_rel, name)) or (
+                    respect_gitignore and rules.ignored_in(specs, name, is_dir)
+                )
+            if skip:
                 continue
             if is_dir:
-                if (path / "pyvenv.cfg").exists():
+                if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                     continue  # a virtualenv, whatever its name
                 subfolders.append((path, resolved, rules))
             elif is_file and path.suffix in PYTHON_SUFFIXES:
                 yield path, resolved
         stack.extend(reversed(subfolders))
+
+
+def _child(folder: str, name: str) -> str:
+    """The POSIX relative path of entry `name` of a folder whose relative path is `folder` (what
+    `Path(folder, name).as_posix()` gives)."""
+    if folder == ".":
+        return name
+    return folder + name if folder.endswith("/") else f"{folder}/{name}"
