@@ -73,7 +73,9 @@ class ResultCache:
 
     def get(self, key: str) -> CacheEntry | None:
         try:
-            with open(self._entry(key), "rb") as handle:
+            # the path as a string: a warm run looks up every file, and two path joins per lookup
+            # cost as much as reading the entry
+            with open(os.path.join(self.folder, key[:2], f"{key}.pickle"), "rb") as handle:
                 value = pickle.load(handle)
         except _PICKLE_PROBLEMS:
             return None

@@ -93,11 +93,13 @@ class Config:
         return any(_path_matches(rel, p) for p in whole)
 
     def fingerprint(self) -> str:
-        blob = json.dumps(
-            [self.select, self.ignore, self.exclude, self.per_file_ignores, self.unsafe_fixes, self.rule_options],
-            default=str,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        """A digest of what decides findings (part of every cache key: asked once per file, so
+        kept per distinct config; an option holding a list is not hashable, so not kept)."""
+        facts = (self.select, self.ignore, self.exclude, self.per_file_ignores, self.unsafe_fixes, self.rule_options)
+        try:
+            return _fingerprint(*facts)
+        except TypeError:
+            return _fingerprint.__wrapped__(*facts)
 
     def relative_path(self, path: str, walk_root: str | None = None, resolved: Path | None = None) -> str:
         """`path` as `excluded` matches it: relative to the config's folder or else to `walk_root`
@@ -115,6 +117,11 @@ class Config:
                 except ValueError:
                     pass
         return p.as_posix()
+
+
+@functools.lru_cache(maxsize=256)
+def _fingerprint(*facts: object) -> str:
+    return hashlib.sha256(json.dumps(list(facts), default=str).encode()).hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=256)

@@ -342,12 +342,18 @@ def build_project_index(
     packages: dict[Path, list[str]] = {}
     if lazy:
         for i, raw in enumerate(paths):
-            path = Path(raw)
-            if path.suffix in (".py", ".pyi"):
-                real = path.resolve() if resolved is None else resolved[i]
-                name, is_package = _module_name(real, packages)
-                index.paths[str(real)] = (name, is_package)
-                index.pending.setdefault(name, (str(path), is_package))
+            if resolved is not None:  # discovery's paths (`str` of its `Path`s): no path object to build
+                if os.path.splitext(raw)[1] not in (".py", ".pyi"):
+                    continue
+                real, given = resolved[i], raw
+            else:
+                path = Path(raw)
+                if path.suffix not in (".py", ".pyi"):
+                    continue
+                real, given = path.resolve(), str(path)
+            name, is_package = _module_name(real, packages)
+            index.paths[str(real)] = (name, is_package)
+            index.pending.setdefault(name, (given, is_package))
         return index
     store = _SummaryStore(cache_dir)
     wanted: list[tuple[str, str, bool, bytes]] = []  # path, key, is_package, bytes

@@ -33,7 +33,8 @@ class CacheSession:
         self._data: dict[str, bytes] = {}
         for path in files:
             try:
-                data = Path(path).read_bytes()
+                with open(path, "rb") as handle:
+                    data = handle.read()
             except OSError:
                 continue  # the worker reports it
             self.digests[path], self.sizes[path] = content_digest(data), len(data)
