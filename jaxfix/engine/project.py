@@ -88,6 +88,8 @@ class ProjectIndex:
     # module -> function -> how traced code of another module enters it (`cross_entries`)
     _entered: dict[str, dict[str, CrossEntry]] | None = None
     _no_entries: set[str] = field(default_factory=set)  # pending modules known to have no trace entry
+    # module -> (path, is_package) of modules summarised without their calls (`module`), until asked
+    _uncalled: dict[str, tuple[str, bool]] = field(default_factory=dict)
     generation: int = 0  # bumped by `refresh` (what the editor's analyses key on)
     _top: frozenset[str] | None = None  # `top_packages`, computed once
     # names `module` was asked about while this is a dict (what a cached result depends on)
@@ -101,14 +103,8 @@ class ProjectIndex:
         name = self._canonical(name)
         found = self.modules.get(name)
         if found is None and name in self.pending:
-            path, is_package = self.pending.pop(name)
-            summary, error = _summarize_one((path, name, is_package, None, None))
-            if summary is None:
-                self.errors[path] = error
-                self.paths.pop(str(Path(path).resolve()), None)
-            else:
-                found, self.calls[name] = summary
-                self.modules[name] = found
+            self._load(name, calls=False)
+            found = self.modules.get(name)
         return found
 
     def call_summary(self, name: str) -> CallSummary | None:
@@ -116,9 +112,28 @@ class ProjectIndex:
         name = self._canonical(name)
         found = self.calls.get(name)
         if found is None:
-            self.module(name)
-            found = self.calls.get(name)
+            if self.consulted is not None:
+                self.consulted[name] = None
+            if name in self.pending or name in self._uncalled:
+                self._load(name, calls=True)
+                found = self.calls.get(name)
         return found
+
+    def _load(self, name: str, *, calls: bool) -> None:
+        """Parse the file of module `name` (pending, or summarised without its calls) and keep its
+        summary and, with `calls`, its call summary: a pytree question (`kind_of`, asked in every
+        worker) needs only the first, and the call summary costs as much again."""
+        path, is_package = self.pending.pop(name, None) or self._uncalled.pop(name)
+        summary, error = _summarize_one((path, name, is_package, None, None), calls=calls)
+        if summary is None:
+            self.errors[path] = error
+            self.paths.pop(str(Path(path).resolve()), None)
+            return
+        self.modules[name] = summary[0]
+        if calls:
+            self.calls[name] = summary[1]
+        else:
+            self._uncalled[name] = (path, is_package)
 
     def _canonical(self, name: str) -> str:
         """`name` as this index knows the module. A folder without `__init__.py` is a namespace
@@ -144,13 +159,14 @@ class ProjectIndex:
     def learn(self, name: str, record: tuple[ModuleSummary, CallSummary] | tuple[None, None]) -> None:
         """What a check found out about module `name` (`module_facts`, or a summary-store record):
         its summaries, or `NO_ENTRIES`. Propagation then needs to parse nothing to find roots."""
-        if name in self.modules or (name not in self.pending and name not in self.calls):
+        if name in self.calls or (name not in self.pending and name not in self._uncalled):
             return  # summarised already, or not a module of this index
         if record[0] is None:
             self._no_entries.add(name)
         else:
             self.modules[name], self.calls[name] = record
             self.pending.pop(name, None)
+            self._uncalled.pop(name, None)
 
     def record(self, name: str) -> tuple[ModuleSummary, CallSummary] | tuple[None, None] | None:
         """What the summary store should keep of module `name`: its summaries, `NO_ENTRIES`, or
@@ -193,6 +209,7 @@ class ProjectIndex:
         name, is_package = self.paths.get(str(resolved)) or _module_name(resolved, {})
         self.modules.pop(name, None)
         self.calls.pop(name, None)
+        self._uncalled.pop(name, None)
         self._no_entries.discard(name)
         if resolved.is_file() and resolved.suffix in (".py", ".pyi"):
             self.paths[str(resolved)] = (name, is_package)
@@ -208,7 +225,7 @@ class ProjectIndex:
         from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 
         roots = [name for name, calls in self.calls.items() if calls.has_entries]
-        for name, (path, _) in list(self.pending.items()):
+        for name, (path, _) in [*self.pending.items(), *self._uncalled.items()]:
             if name in self._no_entries:
                 continue
             try:
@@ -427,13 +444,15 @@ def module_facts(
     return summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package)
 
 
-def _summarize_one(item) -> tuple[tuple[ModuleSummary, CallSummary] | None, str]:
+def _summarize_one(item, calls: bool = True) -> tuple[tuple[ModuleSummary, CallSummary | None] | None, str]:
+    """(the module's summary, and with `calls` its call summary), or None and why it failed."""
     from jaxfix.analysis.callgraph import summarize_calls
 
     path, name, is_package, data, _ = item
     try:
         tree = ast.parse(Path(path).read_bytes() if data is None else data, filename=path)
-        return (summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package)), ""
+        made = summarize_calls(tree, name, path, is_package) if calls else None
+        return (summarize(tree, name, is_package), made), ""
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
 
