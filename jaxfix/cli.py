@@ -11,19 +11,18 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from jaxfix import __version__
-from jaxfix.batch import BatchOptions, BatchOutcome, parse_shard, run_paths
+from jaxfix import __version__, checkcmd
+from jaxfix.batch import BatchOutcome
+from jaxfix.checkcmd import OutputFormat
 from jaxfix.engine import registry, write_policy
 from jaxfix.engine.cache import CACHE_DIR_NAME
-from jaxfix.engine.config import ConfigError, ConfigResolver, load_pyproject
-from jaxfix.engine.runner import FileOutcome, default_jobs
-from jaxfix.progress import progress
+from jaxfix.engine.config import ConfigError, ConfigResolver
+from jaxfix.engine.runner import FileOutcome
 from jaxfix.report import github, jsonfmt, sarif, text
 
 # Imported where used, not here: the rules, libcst and the fixing loop (`fixing`, `ruledocs`,
@@ -37,13 +36,6 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
-
-
-class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
 
 
 def _version(value: bool) -> None:
@@ -105,68 +97,21 @@ VerifyTimeoutOpt = Annotated[
 ]
 
 
-def _split_codes(values: Optional[list[str]]) -> Optional[tuple[str, ...]]:
-    if values is None:
-        return None
-    codes = tuple(c.strip().upper() for v in values for c in v.split(",") if c.strip())
-    for code in codes:
-        if not registry.known_prefix(code):
-            raise typer.BadParameter(f"unknown rule code or prefix {code!r}")
-    return codes
-
-
-def _catalog_from_cache(no_cache: bool) -> None:
-    """With the result cache, the rules' catalog (codes, options) is read from it too: a run whose
-    results are all cached then never imports the rules (`registry.catalog`)."""
-    if not no_cache:
-        registry.keep_catalog_in(Path.cwd() / CACHE_DIR_NAME)
-
-
 def _resolver(select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None) -> ConfigResolver:
-    overrides = {"select": _split_codes(select), "extend_ignore": _split_codes(ignore), "unsafe_fixes": unsafe_fixes}
-    explicit = None
-    if config is not None:
-        from jaxfix.engine.config import Config
-
-        explicit = load_pyproject(config) or Config(root=str(config.parent))
-    return ConfigResolver(overrides=overrides, explicit=explicit)
-
-
-def _error(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-
-
-def _run(
-    paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_cache=False, changed=None, shard=None, keep_text=True
-):
-    if paths == ["-"]:
-        name = stdin_filename or "-"
-        config = resolver.for_path(name if stdin_filename else Path.cwd())
-        from jaxfix.engine.runner import analyze_bytes
-
-        outcome = analyze_bytes(sys.stdin.buffer.read(), name, config, fix=fix)
-        return BatchOutcome(files=[outcome])
     try:
-        shard_k_n = parse_shard(shard) if shard else None
-    except ValueError as exc:
+        return checkcmd.resolver(select, ignore, config, unsafe_fixes)
+    except checkcmd.UsageError as exc:
         raise typer.BadParameter(str(exc)) from None
-    options = BatchOptions(
-        fix=fix,
-        workers=jobs or default_jobs(),
-        cache_dir=None if no_cache else str(Path.cwd() / CACHE_DIR_NAME),
-        changed_since=changed,
-        shard=shard_k_n,
-        keep_text=keep_text,
-    )
-    with progress(not quiet) as bar:
-        return run_paths(paths, resolver, options, on_total=bar.total, on_done=bar.advance)
 
 
-def _report_errors(outcome: BatchOutcome) -> bool:
-    errors = [*outcome.errors, *outcome.file_errors]
-    for line in errors:
-        _error(line)
-    return bool(errors)
+def _run(paths, resolver, **options) -> BatchOutcome:
+    try:
+        return checkcmd.run(paths, resolver, **options)
+    except checkcmd.UsageError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+_catalog_from_cache, _error, _report_errors = checkcmd.catalog_from_cache, checkcmd.error, checkcmd.report_errors
 
 
 @app.command()
@@ -188,55 +133,15 @@ def check(
     ] = False,
 ) -> None:
     """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
-    _catalog_from_cache(no_cache)
     try:
-        outcome = _run(
-            paths, _resolver(select, ignore, config), fix=False, jobs=jobs, stdin_filename=stdin_filename,
-            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard, keep_text=add_noqa,
+        code = checkcmd.check(
+            paths, select, ignore, config, output_format, statistics, jobs, stdin_filename, quiet, no_cache,
+            changed_since, shard, add_noqa,
         )
-    except ConfigError as exc:
-        _error(str(exc))
-        raise typer.Exit(2)
-    findings = outcome.findings
-    if add_noqa:
-        raise typer.Exit(_add_noqa(outcome, quiet))
-    if statistics:
-        typer.echo(text.statistics(findings), nl=False)
-    elif output_format is OutputFormat.text:
-        typer.echo(text.render(findings), nl=False)
-    else:
-        renderer = {OutputFormat.json: jsonfmt, OutputFormat.sarif: sarif, OutputFormat.github: github}[output_format]
-        typer.echo(renderer.render(findings), nl=False)
-    had_errors = _report_errors(outcome)
-    if output_format is OutputFormat.text and not statistics and not quiet:
-        typer.echo(text.summary(findings, errors=len(outcome.file_errors)), nl=False, err=True)
-    raise typer.Exit(2 if had_errors else (1 if findings else 0))
+    except checkcmd.UsageError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    raise typer.Exit(code)
 
-
-def _add_noqa(outcome: BatchOutcome, quiet: bool) -> int:
-    from jaxfix.engine.noqa import add_noqa
-
-    problems = [*outcome.errors, *outcome.file_errors]
-    total = skipped = 0
-    for item in outcome.files:
-        result = item.result
-        if not result.findings or item.original_bytes is None:
-            continue
-        new_text, added, missed = add_noqa(result.source, result.findings)
-        skipped += missed
-        if new_text != result.source:
-            problem = write_policy.write_fixed(item, new_text)
-            if problem:
-                problems.append(problem)
-            else:
-                total += added
-    for line in problems:
-        _error(line)
-    if not quiet:
-        typer.echo(f"Added noqa to {total} line{'s' if total != 1 else ''}.", err=True)
-        if skipped:
-            typer.echo(f"{skipped} finding(s) sit inside multi-line strings and were left as they are.", err=True)
-    return 2 if problems else 0
 
 
 VERIFY_EXTRA = 'jaxfix: verification needs jax and numpy ({missing} missing): pip install "jaxfix[verify]"'
@@ -587,110 +492,48 @@ def lsp() -> None:
 
 
 def main() -> None:
-    from jaxfix.engine.runner import tune_gc
+    """The command line: `jaxfix.__main__.main` (entry points made before it named this one)."""
+    from jaxfix.__main__ import main as entry
 
-    tune_gc()
-    args = sys.argv[1:]
-    if args[:1] == ["check"] and os.name != "nt":  # on Windows typer expands wildcards in the arguments
-        kwargs = plain_arguments(check, args[1:])
-        if kwargs is not None:
-            try:
-                check(**kwargs)
-            except typer.Exit as exc:
-                sys.exit(exc.exit_code)
-            except typer.BadParameter:
-                pass  # found while running (an unknown rule code): typer parses again and says it
-            except KeyboardInterrupt:
-                sys.exit(130)  # as typer does
-    app()
+    entry()
 
 
-def plain_arguments(command: Callable, args: list[str]) -> Optional[dict[str, Any]]:
-    """The keyword arguments typer would call `command` with for the command line `args`, or None
-    when the line is anything but plain (`--help`, an unknown option, a missing or invalid value,
-    bundled short flags): typer then parses it and reports what it must.
-
-    Why: typer builds a pydantic adapter for every parameter and imports pydantic to do it, about
-    60 ms of CPU, a fifth of a `check` whose results are all cached (issue #21). The command's own
-    declarations (`Annotated[T, typer.Option(...)]`, read as typer reads them) say all a plain line
-    needs: the option names, the flags, the repeatable lists, `min`/`max`, an enum's choices."""
+def check_options(command: Callable = check) -> tuple[dict[str, checkcmd.Option], dict[str, Any]]:
+    """(spelling -> `checkcmd.Option`, parameter -> default) as `command`'s typer declarations
+    (`Annotated[T, typer.Option(...)]`, read as typer reads them) say: what `checkcmd.CHECK_OPTIONS`
+    and `CHECK_DEFAULTS` must be (tests/test_cli.py). Empty when some option is not plain (a
+    callback, an environment variable, a prompt, a parser): typer alone can read those."""
     import typing
 
     from typer.models import ArgumentInfo, OptionInfo
     from typer.utils import get_params_from_function
 
-    options: dict[str, tuple[str, Any, Any, bool]] = {}  # spelling -> (parameter, type, info, a flag's value)
-    positional = None
-    values: dict[str, Any] = {}
+    options: dict[str, checkcmd.Option] = {}
+    defaults: dict[str, Any] = {}
     for name, meta in get_params_from_function(command).items():
         info, kind = meta.default, meta.annotation
         if typing.get_origin(kind) is typing.Union:
             kind = next(t for t in typing.get_args(kind) if t is not type(None))
-        if isinstance(info, ArgumentInfo) and positional is None and typing.get_origin(kind) is list:
-            positional, values[name] = name, []
+        if isinstance(info, ArgumentInfo) and name == checkcmd.POSITIONAL and typing.get_origin(kind) is list:
             continue
-        plain = isinstance(info, OptionInfo) and not (info.callback or info.envvar or info.prompt or info.parser)
-        if not plain:
-            return None
-        values[name] = info.default
+        if not isinstance(info, OptionInfo) or info.callback or info.envvar or info.prompt or info.parser:
+            return {}, {}
+        defaults[name] = info.default
+        many = typing.get_origin(kind) is list
+        base = typing.get_args(kind)[0] if many else kind
         flag = f"--{name.replace('_', '-')}"
         for spelling in info.param_decls or ([f"{flag}/--no-{name.replace('_', '-')}"] if kind is bool else [flag]):
             on, _, off = spelling.partition("/")
-            options[on] = (name, kind, info, True)
+            options[on] = checkcmd.Option(name, base, many, True, info.min, info.max)
             if off:
-                options[off] = (name, kind, info, False)
-    rest = list(args)
-    while rest:
-        token = rest.pop(0)
-        if token == "--":
-            values[positional].extend(rest)
-            break
-        if token == "-" or not token.startswith("-"):
-            values[positional].append(token)
-            continue
-        spelling, equals, attached = token.partition("=") if token.startswith("--") else (token[:2], "", token[2:])
-        if spelling not in options:
-            return None
-        name, kind, info, flag_value = options[spelling]
-        if kind is bool:
-            if equals or attached:
-                return None
-            values[name] = flag_value
-            continue
-        if equals or attached:
-            raw = attached
-        elif rest:
-            raw = rest.pop(0)
-        else:
-            return None
-        many = typing.get_origin(kind) is list
-        value = _plain_value(typing.get_args(kind)[0] if many else kind, info, raw)
-        if value is None:
-            return None
-        values[name] = [*(values[name] or ()), value] if many else value
-    if positional is None or not values[positional]:
-        return None
-    return values
+                options[off] = checkcmd.Option(name, base, many, False, info.min, info.max)
+    return options, defaults
 
 
-def _plain_value(kind: Any, info: Any, raw: str) -> Any:
-    """`raw` as an option of type `kind` takes it; None unless plainly valid (typer then says why)."""
-    from enum import Enum
-
-    if kind is str:
-        return raw
-    if kind is Path:
-        return Path(raw) if raw else None
-    if isinstance(kind, type) and issubclass(kind, Enum):
-        return next((member for member in kind if member.value == raw), None)
-    if kind is int or kind is float:
-        try:
-            value = kind(raw)
-        except ValueError:
-            return None
-        low, high = info.min, info.max
-        return None if (low is not None and value < low) or (high is not None and value > high) else value
-    return None
+def plain_arguments(command: Callable, args: list[str]) -> Optional[dict[str, Any]]:
+    """`checkcmd.parse_check_line` with the options `command` declares (`check_options`)."""
+    options, defaults = check_options(command)
+    return checkcmd.parse_check_line(args, options, defaults) if options else None
 
 
 if __name__ == "__main__":

@@ -346,6 +346,43 @@ def test_other_check_lines_are_left_to_typer(args):
     assert plain_arguments(check, args) is None
 
 
+def test_the_typer_free_check_reads_the_options_typer_declares():
+    """`checkcmd.CHECK_OPTIONS`/`CHECK_DEFAULTS` (what `python -m jaxfix check` parses a plain line
+    with, before typer is imported) are what `cli.check`'s declarations say."""
+    from jaxfix import checkcmd
+    from jaxfix.cli import check_options
+
+    options, defaults = check_options()
+    assert options == checkcmd.CHECK_OPTIONS
+    assert defaults == checkcmd.CHECK_DEFAULTS
+
+
+@pytest.mark.parametrize("args", PLAIN_LINES, ids=" ".join)
+def test_the_typer_free_parser_reads_plain_lines_as_typer(args):
+    from jaxfix import checkcmd
+
+    expected = _typer_kwargs(args)
+    got = checkcmd.parse_check_line(args)
+    assert got == expected
+    assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in expected.items()}
+
+
+def test_a_plain_check_imports_no_typer(tmp_path):
+    """Most runs are cached checks: typer's import was a fifth of one."""
+    (tmp_path / "m.py").write_text(CLEAN)
+    probe = "import runpy, sys\ntry:\n    runpy.run_module('jaxfix', run_name='__main__')\nfinally:\n    print('typer' in sys.modules, file=sys.stderr)\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "check", "--no-cache", "-q", "m.py"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "False"
+    help_run = subprocess.run(
+        [sys.executable, "-c", probe, "check", "--help"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert help_run.returncode == 0 and "Usage" in help_run.stdout
+    assert help_run.stderr.strip().splitlines()[-1] == "True"
+
+
 def test_check_with_an_unknown_code_reports_it_as_typer_does(tmp_path):
     """An unknown rule code is found while `check` runs: the command line is then typer's to report."""
     (tmp_path / "m.py").write_text(CLEAN)
