@@ -142,3 +142,77 @@ def test_cached_fix_diffs_equal_fresh_ones(tmp_path):
     warm = cli("fix", ".", cwd=tmp_path)
     assert fresh[0] == 1 and "+++" in fresh[1]
     assert cold == fresh and warm == fresh
+
+
+# -- the digest memo: a warm run need not read a file whose status is unchanged ----------------
+
+
+def _session(tmp_path, paths):
+    from jaxfix.engine.session import CacheSession
+
+    session = CacheSession(str(tmp_path / ".jaxfix_cache"), [str(p) for p in paths], None)
+    session.save(None)
+    return session
+
+
+def _age(path, seconds):
+    status = path.stat()
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns - seconds * 1_000_000_000))
+
+
+def test_a_file_unchanged_since_the_last_run_is_known_without_reading_it(tmp_path):
+    from jaxfix.engine.cache import content_digest
+
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text(CLEAN)
+    new.write_text(JIT_IN_LOOP)
+    _age(old, 3600)
+    first = _session(tmp_path, [old, new])
+    assert first.data(str(old)) is not None  # nothing known yet: read
+    second = _session(tmp_path, [old, new])
+    assert second.data(str(old)) is None  # known by its status
+    assert second.data(str(new)) is not None  # modified just before the run that recorded it: read
+    assert second.digests[str(old)] == content_digest(old.read_bytes())
+    assert second.digests[str(new)] == content_digest(new.read_bytes())
+
+
+def test_a_file_edited_keeping_its_status_is_read_when_its_last_change_was_recent(tmp_path):
+    """Two writes within one tick of the file system's clock leave the same status; a file changed
+    shortly before the run that recorded it is read again whatever its status (git's rule)."""
+    from jaxfix.engine.cache import content_digest
+
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    before = path.stat()
+    _session(tmp_path, [path])
+    with open(path, "r+b") as handle:  # same inode, same size
+        handle.write(b"y")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_ino == before.st_ino and path.stat().st_size == before.st_size
+    again = _session(tmp_path, [path])
+    assert again.digests[str(path)] == content_digest(b"y = 1\n")
+
+
+def test_an_edit_changes_the_status_and_the_file_is_read(tmp_path):
+    from jaxfix.engine.cache import content_digest
+
+    path = tmp_path / "m.py"
+    path.write_text(CLEAN)
+    _age(path, 3600)
+    _session(tmp_path, [path])
+    path.write_text(JIT_IN_LOOP)
+    _age(path, 3600)  # even an edit dated back an hour: its size or time differs from the record
+    assert _session(tmp_path, [path]).digests[str(path)] == content_digest(JIT_IN_LOOP.encode())
+
+
+def test_a_cached_result_with_its_text_reads_the_file_and_checks_its_bytes(tmp_path):
+    """`--add-noqa` needs the text of a file known by its status: it is read, and a file whose
+    bytes no longer have the recorded digest is analysed again, not answered from the cache."""
+    (tmp_path / "m.py").write_text(JIT_IN_LOOP)
+    _age(tmp_path / "m.py", 3600)
+    assert cli("check", ".", "-q", cwd=tmp_path)[0] == 1
+    assert cli("check", ".", "-q", cwd=tmp_path)[0] == 1  # the memo now knows m.py by its status
+    code, _, _ = cli("check", ".", "-q", "--add-noqa", cwd=tmp_path)
+    assert code == 0
+    assert "# noqa: JAX2" in (tmp_path / "m.py").read_text()
+    assert cli("check", ".", "-q", cwd=tmp_path)[0] == 0

@@ -7,16 +7,19 @@ elsewhere is not. Per module, the project's record of it (`project.module_facts`
 call graph with its summaries, or no entries), in the summary store. Per tree (every module's file
 unchanged), the propagation's answer (`project.EntriesStore`).
 
-A warm run over an unchanged tree therefore reads each file once, hashes it, and looks up one
-result per file: no parse, no call graph, no pool.
+A warm run over an unchanged tree therefore looks up one result per file: no parse, no call
+graph, no pool, and no read either for a file whose status (modification time, size, inode) is the
+one the digest memo recorded it with (`_DigestMemo`); any other file is read and hashed.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from jaxfix.engine.cache import ResultCache, content_digest
+from jaxfix.engine.cache import ResultCache, content_digest, load_for_this_code, store_for_this_code
 from jaxfix.engine.project import Entered, EntriesStore, ProjectIndex, _SummaryStore, summary_key
 from jaxfix.engine.runner import FileOutcome, Job, job_key
 from jaxfix.engine.source import SourceError, decode
@@ -31,14 +34,20 @@ class CacheSession:
         self.digests: dict[str, str] = {}
         self.sizes: dict[str, int] = {}
         self._data: dict[str, bytes] = {}
+        self._memo = _DigestMemo(folder)
         for path in files:
             try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
+                status = os.stat(path)
+                digest = self._memo.digest(path, status)
+                if digest is None:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                    digest = content_digest(data)
+                    self._data[path] = data  # until the results are settled (`entered`)
             except OSError:
                 continue  # the worker reports it
-            self.digests[path], self.sizes[path] = content_digest(data), len(data)
-            self._data[path] = data  # until the results are settled (`entered`)
+            self.digests[path], self.sizes[path] = digest, status.st_size
+            self._memo.keep(path, status, digest)
         # module -> (path as given, digest of its file with the package flag): what results depend on
         self.modules: dict[str, tuple[str, str]] = {}
         if project is not None:
@@ -70,6 +79,14 @@ class CacheSession:
         if any(self.modules.get(name, (None, None))[1] != seen for name, seen in entry.consulted):
             return None
         result, data = entry.result, self._data.get(job.path)
+        if job.keep_text and data is None:  # known by its status: read now, and still those bytes?
+            try:
+                with open(job.path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                return None
+            if content_digest(data) != digest:
+                return None
         encoding = None
         if job.keep_text and data is not None:
             try:
@@ -117,7 +134,9 @@ class CacheSession:
         return entered
 
     def save(self, project: ProjectIndex | None) -> None:
-        """Keep each module's record for the next run (only when this run looked at the store)."""
+        """Keep the digests of this run's files, and each module's record for the next run (only
+        when this run looked at the store)."""
+        self._memo.save()
         if project is None or self._store is None:
             return
         store = self._store
@@ -126,3 +145,44 @@ class CacheSession:
             if record is not None:
                 store.put(self._key(name), record)
         store.save()
+
+
+# A file modified this close before a run started may be modified again within the same tick of
+# the file system's clock, keeping its status: its digest is not trusted from the memo then (the
+# rule git applies to its index, "racily clean" entries).
+_RACY_NS = 2_000_000_000
+
+
+class _DigestMemo:
+    """path -> (modification time, size, inode, digest) of the files of the last run, and when
+    that run started: a file whose status is unchanged and was last modified well before that has
+    the same bytes, and need not be read to know its digest."""
+
+    FILE = "digests.pickle"
+
+    def __init__(self, folder: str) -> None:
+        self._path = Path(folder) / self.FILE
+        self.started = time.time_ns()  # before any status is taken
+        known = load_for_this_code(self._path)
+        valid = isinstance(known, tuple) and len(known) == 2 and isinstance(known[1], dict)
+        self._since, self._old = known if valid else (0, {})
+        self._new: dict[str, tuple[int, int, int, str]] = {}
+        self._misses = 0
+
+    def digest(self, path: str, status: os.stat_result) -> str | None:
+        """The digest of the file at `path` if its `status` says it is unchanged, else None."""
+        old = self._old.get(path)
+        if old is not None and old[:3] == (status.st_mtime_ns, status.st_size, status.st_ino):
+            if status.st_mtime_ns < self._since - _RACY_NS:
+                return old[3]
+        self._misses += 1
+        return None
+
+    def keep(self, path: str, status: os.stat_result, digest: str) -> None:
+        self._new[path] = (status.st_mtime_ns, status.st_size, status.st_ino, digest)
+
+    def save(self) -> None:
+        """Keep exactly this run's files (the memo never grows without bound), once some file had
+        to be read: a run that read none leaves the memo as it is."""
+        if self._misses or self._new.keys() != self._old.keys():
+            store_for_this_code(self._path, (self.started, self._new))
