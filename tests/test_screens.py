@@ -299,6 +299,30 @@ SCREENED = {
                     return (x * size).sum()
                 jax.grad(kernel)(a)
         """, True),
+    # JAX503's screen first bounds the copies by the product of every static loop's trips: an
+    # empty range elsewhere must not zero the bound, 4 x 4 copies stay under it
+    "big_loop_beside_an_empty_one": ("unrolled-python-loop-in-jit", "m.py", """
+        import jax
+
+        for _ in range(0):
+            pass
+
+        @jax.jit
+        def f(x):
+            for i in range(1000):
+                x = jax.numpy.sin(x) + i
+            return x
+        """, True),
+    "sixteen_copies": ("unrolled-python-loop-in-jit", "m.py", """
+        import jax
+
+        @jax.jit
+        def f(x):
+            for i in range(4):
+                for j in range(4):
+                    x = jax.numpy.sin(x) + i * j
+            return x
+        """, False),
 }
 
 
