@@ -177,6 +177,42 @@ SCREENED = {
 
             return lax.fori_loop(0, n, wrapper, init), calls
         """, True),
+    # jax/_src/pallas/mosaic_gpu/pipeline.py: a callback of a traced function, handed to a callable
+    # parameter, assigns its owner's name: inline in the owner's trace
+    "nonlocal_of_an_inline_callback": ("outer-state-mutation-in-traced-code", "m.py", """
+        from jax import lax
+
+        def pipeline(n, compute_context):
+            def compute_block(x):
+                last = None
+
+                def callback(carry):
+                    nonlocal last
+                    last, out = lax.fori_loop(0, n, lambda i, c: c, (carry, carry))
+                    return out
+
+                compute_context(callback)
+                return last
+
+            return lax.cond(n > 0, compute_block, compute_block, 1.0)
+        """, False),
+    "nonlocal_of_a_callback_a_jitted_sibling_calls": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        def run(x):
+            last = None
+
+            def callback(v):
+                nonlocal last
+                last = v
+                return v
+
+            @jax.jit
+            def step(v):
+                return callback(v) + 1
+
+            return step(x), last
+        """, True),
     # optax/_src/base_test.py: test code, left out unless `include-tests`
     "test_module": ("outer-state-mutation-in-traced-code", "pkg/base_test.py", """
         import jax

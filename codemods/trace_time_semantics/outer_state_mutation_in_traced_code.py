@@ -244,7 +244,7 @@ class OuterStateMutationRule(Rule):
                 parents.update(_function_parents(tree))
             return parents.get(id(fn.node), ())
 
-        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain))
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain, tree))
 
     def could_match_in(self, ctx: RuleContext) -> bool:
         """Not test code left out by `include-tests` (`check` reports nothing there)."""
@@ -661,15 +661,20 @@ def _is_container_ast(value: ast.AST) -> bool:
 
 
 # -- the screen: what `check` could report, on the stdlib AST ----------------------------------
-def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None) -> bool:
+def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None, tree=None) -> bool:
     """`state()` is the module's `_ModuleState`. A container outside the function is the module's
     (a container display or constructor at module level) or, for a nested function, maybe an
-    enclosing function's. `chain(fn)`, when given, is a lambda's enclosing functions."""
+    enclosing function's. `chain(fn)`, when given, is a lambda's enclosing functions; `tree`, when
+    given, the module (`_inline_in_owner` reads it)."""
     kind = type(n)
     if kind is ast.Global or kind is ast.Nonlocal:
         # the rule reports an assignment to a declared name; a declared name the function binds
-        # is also looked up outside it (a container's mutation): neither without a binding here
-        return any(name in fn.stored for name in n.names)
+        # is also looked up outside it (a container's mutation): neither without a binding here,
+        # nor for a `nonlocal` of a function that runs inline in the trace of the name's owner
+        stored = [name for name in n.names if name in fn.stored]
+        if not stored:
+            return False
+        return kind is ast.Global or tree is None or not _inline_in_owner(fn, stored, tree)
     if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
         targets = n.targets if kind is ast.Assign else [n.target]
         if any(type(t) is ast.Attribute or type(t) is ast.Subscript for t in targets):
@@ -707,6 +712,48 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None) ->
     else:
         return False
     return any(name not in fn.locals and _may_be_outer_container(fn, name, state, chain) for name in names)
+
+
+def _inline_in_owner(fn: ScreenFunction, names: list[str], tree: ast.Module) -> bool:
+    """Whether the rule's `_same_trace(info, owner)` surely holds for `fn`, a def declaring
+    `names` nonlocal, when the rule traces it: the def `owner` it is nested in surely binds them
+    (a parameter, or the plain target of an assignment statement of its body: `_block_statements`,
+    which the rule's `_locals_of` reads), so the rule's owner is that def; and `fn` has no
+    decorator and every `Name` spelling it in the module is in `owner`'s own code, as the function
+    of a call or as an argument of a call of a name no import binds (`compute_context(callback)`;
+    a transform, a lax body taker or a partial is reached only through an import). Then the rule
+    can trace `fn` only as defined inside, or called from, `owner` traced: both reasons are inline,
+    and `owner` is in the trace."""
+    node = fn.node
+    if type(node) is ast.Lambda or node.decorator_list:
+        return False
+    owner = fn.screen.enclosing(fn)
+    if not isinstance(owner, ScreenFunction) or type(owner.node) is ast.Lambda:
+        return False
+    args = owner.node.args
+    surely = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+    for stmt in _block_statements(owner.node.body):
+        if type(stmt) is ast.Assign:
+            surely.update(t.id for t in stmt.targets if type(t) is ast.Name)
+        elif type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.value is not None:
+            surely.add(stmt.target.id)
+    if not all(name in surely for name in names):
+        return False
+    name, bindings = node.name, fn.screen.names.bindings
+    inline: set[int] = set()  # the Names spelling `fn` that `owner`'s own code calls or passes on
+    for call in owner.own:
+        if type(call) is not ast.Call:
+            continue
+        func = call.func
+        if type(func) is ast.Name and func.id == name:
+            inline.add(id(func))
+        elif type(func) is ast.Name and func.id not in bindings:
+            for arg in (*call.args, *(k.value for k in call.keywords)):
+                if type(arg) is ast.Name and arg.id == name:
+                    inline.add(id(arg))
+    return all(
+        id(other) in inline for other in astscan.nodes(tree) if type(other) is ast.Name and other.id == name
+    )
 
 
 def _plain_self(fn: ScreenFunction) -> str | None:
