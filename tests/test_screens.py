@@ -213,6 +213,34 @@ SCREENED = {
 
             return step(x), last
         """, True),
+    # rlax examples: `self._optimizer.update(...)` whose result is assigned is an optimizer's
+    # method, no container's (which return None); in a `match` case the rule does not know
+    "assigned_update_of_an_attribute": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        class Agent:
+            def __init__(self, optimizer):
+                self._optimizer = optimizer
+
+            def step(self, grads, state):
+                updates, state = self._optimizer.update(grads, state)
+                return updates, state
+
+        agent = Agent(None)
+        step = jax.jit(agent.step)
+        """, False),
+    "update_of_a_module_dict_in_a_match_case": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        SEEN = {}
+
+        @jax.jit
+        def f(x, kind):
+            match kind:
+                case _:
+                    y = SEEN.update(a=x)
+            return x
+        """, True),
     # optax/_src/base_test.py: test code, left out unless `include-tests`
     "test_module": ("outer-state-mutation-in-traced-code", "pkg/base_test.py", """
         import jax

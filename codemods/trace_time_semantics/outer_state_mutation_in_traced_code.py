@@ -691,6 +691,8 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None, tr
                     return True
     elif kind is ast.Call:
         func = n.func
+        if isinstance(func, ast.Attribute) and func.attr in _RETURN_NONE and id(n) in _used_results(fn):
+            return False  # `updates, state = self._opt.update(...)`: no list, dict, set or deque's method
         if (
             isinstance(func, ast.Attribute)
             and func.attr in CONTAINER_MUTATORS
@@ -712,6 +714,25 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None, tr
     else:
         return False
     return any(name not in fn.locals and _may_be_outer_container(fn, name, state, chain) for name in names)
+
+
+def _used_results(fn: ScreenFunction) -> frozenset[int]:
+    """ids of the values a statement of `fn` assigns or returns (`_result_used`), among the
+    statements whose place the rule knows (`traced` records the body and the blocks of `if`,
+    loops, `with` and `try`: `_block_statements`; a lambda has none), once per function."""
+    found = _USED.get(fn.node)
+    if found is None:
+        found = frozenset(
+            id(stmt.value)
+            for stmt in ([] if type(fn.node) is ast.Lambda else _block_statements(fn.node.body))
+            if type(stmt) in _RESULT_STATEMENTS and stmt.value is not None
+        )
+        _USED[fn.node] = found
+    return found
+
+
+_RESULT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+_USED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # def node -> `_used_results`
 
 
 def _inline_in_owner(fn: ScreenFunction, names: list[str], tree: ast.Module) -> bool:
