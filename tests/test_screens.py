@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import textwrap
 from pathlib import Path
 
 import libcst as cst
@@ -83,3 +84,315 @@ def test_transform_pattern_rejects_texts_that_cannot(source):
     assert not MAY_NAME_A_TRANSFORM.search(source)
     bindings = ImportMap.from_ast(ast.parse(source)).bindings
     assert not any(v == "jax" or v.startswith(("jax.lax", "jax.jit", "jax.vmap", "equinox")) for v in bindings.values())
+
+
+# -- the trace-time and jit-placement screens decide like their rules (issue 21) -------------------
+from jaxfix.analysis.cstparse import parse_module  # noqa: E402
+from jaxfix.engine import registry  # noqa: E402
+from jaxfix.engine.config import Config  # noqa: E402
+from jaxfix.rulebase import RuleContext  # noqa: E402
+
+
+def _screened_and_found(rule_name: str, source: str, path: str = "m.py") -> tuple[bool, list[str]]:
+    """(whether the rule's screens admit the text, the findings its `check` reports with the
+    screens bypassed)."""
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    ctx = RuleContext(source, path, options=Config().options(), tree=tree)
+    rule = next(r for r in registry.all_rules() if r.name == rule_name)()
+    admitted = rule.passes_prefilter(source) and rule.could_match(tree) and rule.could_match_in(ctx)
+    ctx.set_module(parse_module(source))
+    return admitted, [f"{f.code} {f.line}" for f in rule.check(ctx)]
+
+
+# (rule, path, text, whether the rule reports): each pattern a screen learnt to reject (the
+# file named is where the corpus has it), beside the reported case it must still admit
+SCREENED = {
+    # flax/core/lift.py `TransformContext.push`: `self` of a class the module never builds
+    "self_store_on_a_class_never_built": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        class Stack:
+            def push(self, x):
+                self.items.append(x)
+                self.last = x
+
+        @jax.jit
+        def f(s, x):
+            s.push(x)
+            return x
+        """, False),
+    "self_store_on_a_module_instance": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        class Stack:
+            def __init__(self):
+                self.items = []
+
+            def push(self, x):
+                self.items.append(x)
+                return x
+
+        stack = Stack()
+        f = jax.jit(lambda x: stack.push(x))
+        """, True),
+    # pallas kernels' `__init__` of a helper built inside the kernel: constructors build an object
+    "self_store_in_a_constructor": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        class Copier:
+            def __init__(self, x):
+                self.x = x
+                self.copies = []
+                self.copies.append(x)
+
+        copier = Copier(0)
+
+        @jax.jit
+        def f(x):
+            return Copier(x).x
+        """, False),
+    # jax/_src/pallas/mosaic_gpu/helpers.py: `nonlocal body` of a name the function never assigns
+    "nonlocal_never_assigned": ("outer-state-mutation-in-traced-code", "m.py", """
+        from jax import lax
+
+        def loop(n, init):
+            def decorator(body):
+                def wrapper(i, carry):
+                    nonlocal body
+                    return body(i, carry)
+                return lax.fori_loop(0, n, wrapper, init)
+            return decorator
+        """, False),
+    "nonlocal_assigned": ("outer-state-mutation-in-traced-code", "m.py", """
+        from jax import lax
+
+        def loop(n, init):
+            calls = 0
+
+            def wrapper(i, carry):
+                nonlocal calls
+                calls += 1
+                return carry + i
+
+            return lax.fori_loop(0, n, wrapper, init), calls
+        """, True),
+    # jax/_src/pallas/mosaic_gpu/pipeline.py: a callback of a traced function, handed to a callable
+    # parameter, assigns its owner's name: inline in the owner's trace
+    "nonlocal_of_an_inline_callback": ("outer-state-mutation-in-traced-code", "m.py", """
+        from jax import lax
+
+        def pipeline(n, compute_context):
+            def compute_block(x):
+                last = None
+
+                def callback(carry):
+                    nonlocal last
+                    last, out = lax.fori_loop(0, n, lambda i, c: c, (carry, carry))
+                    return out
+
+                compute_context(callback)
+                return last
+
+            return lax.cond(n > 0, compute_block, compute_block, 1.0)
+        """, False),
+    "nonlocal_of_a_callback_a_jitted_sibling_calls": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        def run(x):
+            last = None
+
+            def callback(v):
+                nonlocal last
+                last = v
+                return v
+
+            @jax.jit
+            def step(v):
+                return callback(v) + 1
+
+            return step(x), last
+        """, True),
+    # rlax examples: `self._optimizer.update(...)` whose result is assigned is an optimizer's
+    # method, no container's (which return None); in a `match` case the rule does not know
+    "assigned_update_of_an_attribute": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        class Agent:
+            def __init__(self, optimizer):
+                self._optimizer = optimizer
+
+            def step(self, grads, state):
+                updates, state = self._optimizer.update(grads, state)
+                return updates, state
+
+        agent = Agent(None)
+        step = jax.jit(agent.step)
+        """, False),
+    "update_of_a_module_dict_in_a_match_case": ("outer-state-mutation-in-traced-code", "m.py", """
+        import jax
+
+        SEEN = {}
+
+        @jax.jit
+        def f(x, kind):
+            match kind:
+                case _:
+                    y = SEEN.update(a=x)
+            return x
+        """, True),
+    # optax/_src/base_test.py: test code, left out unless `include-tests`
+    "test_module": ("outer-state-mutation-in-traced-code", "pkg/base_test.py", """
+        import jax
+
+        def test_logger():
+            metrics = {}
+
+            def metrics_logger(name, value):
+                metrics[name] = value
+
+            jax.jit(lambda v: metrics_logger("v", v))(1.0)
+        """, False),
+    "same_code_outside_tests": ("outer-state-mutation-in-traced-code", "pkg/base.py", """
+        import jax
+
+        def run():
+            metrics = {}
+
+            def metrics_logger(name, value):
+                metrics[name] = value
+
+            jax.jit(lambda v: metrics_logger("v", v))(1.0)
+        """, True),
+    # flax/linen/summary.py: `new_leaves = leaves.copy()` of a closure's list is no array
+    "copy_of_a_closure_value": ("in-place-update-on-traced-array", "m.py", """
+        import jax
+
+        def inputs(leaves, idxs):
+            def get(dynamic):
+                new_leaves: list = leaves.copy()
+                for i, arg in zip(idxs, dynamic):
+                    new_leaves[i] = arg
+                return new_leaves
+            return jax.jit(get)
+        """, False),
+    # jax's pallas ops (attention_mgpu.py): a ref view `buf.at[i]` is stored into, not an array
+    "ref_view": ("in-place-update-on-traced-array", "m.py", """
+        import jax
+
+        @jax.jit
+        def kernel(bufs, i, acc):
+            out = bufs.at[i]
+            out[...] = acc
+            return acc
+        """, False),
+    # jax/_src/pallas/mosaic_gpu/pipeline.py: a slice of a list unpacked from the carry
+    "slice_of_an_unpacked_carry": ("in-place-update-on-traced-array", "m.py", """
+        from jax import lax
+
+        def run(n, init, f):
+            def body(step, carry):
+                indices, last = carry
+                new = last[:]
+                new[0] = f(indices)
+                return indices, new
+            return lax.fori_loop(0, n, body, init)
+        """, False),
+    "slice_of_an_array": ("in-place-update-on-traced-array", "m.py", """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(x):
+            y = jnp.zeros(3) + x
+            z = y[:]
+            z[0] = 1.0
+            return z
+        """, True),
+    # flax/core/lift.py: `warnings.warn(...)` is not a logging call
+    "warnings_warn": ("print-in-traced-code", "m.py", """
+        import logging
+        import warnings
+        import jax
+
+        @jax.jit
+        def f(x):
+            logging.debug("tracing")
+            warnings.warn(x)
+            return x
+        """, False),
+    "logger_with_an_fstring": ("print-in-traced-code", "m.py", """
+        import logging
+        import jax
+
+        logger = logging.getLogger(__name__)
+
+        @jax.jit
+        def f(x):
+            logger.info(f"value {x}")
+            return x
+        """, True),
+    "logging_keyword": ("print-in-traced-code", "m.py", """
+        import logging
+        import jax
+
+        @jax.jit
+        def f(x):
+            logging.warning("value", extra=x)
+            return x
+        """, True),
+    # jax's pallas examples (all_gather_mgpu.py): a jitted def passed to a profiler is not a site
+    "decorated_def_passed_to_a_profiler": ("jit-in-loop", "m.py", """
+        import jax
+        import profiler
+
+        def tune(a, sizes):
+            for size in sizes:
+                @jax.jit
+                def kernel(x):
+                    return x * size
+                profiler.measure(kernel, aggregate=False)(a)
+        """, False),
+    "decorated_def_through_grad": ("jit-in-loop", "m.py", """
+        import jax
+
+        def tune(a, sizes):
+            for size in sizes:
+                @jax.jit
+                def kernel(x):
+                    return (x * size).sum()
+                jax.grad(kernel)(a)
+        """, True),
+    # JAX503's screen first bounds the copies by the product of every static loop's trips: an
+    # empty range elsewhere must not zero the bound, 4 x 4 copies stay under it
+    "big_loop_beside_an_empty_one": ("unrolled-python-loop-in-jit", "m.py", """
+        import jax
+
+        for _ in range(0):
+            pass
+
+        @jax.jit
+        def f(x):
+            for i in range(1000):
+                x = jax.numpy.sin(x) + i
+            return x
+        """, True),
+    "sixteen_copies": ("unrolled-python-loop-in-jit", "m.py", """
+        import jax
+
+        @jax.jit
+        def f(x):
+            for i in range(4):
+                for j in range(4):
+                    x = jax.numpy.sin(x) + i * j
+            return x
+        """, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCREENED))
+def test_trace_time_and_placement_screens_decide_like_their_rules(name):
+    rule, path, source, reported = SCREENED[name]
+    admitted, found = _screened_and_found(rule, source, path)
+    assert bool(found) == reported, found
+    assert admitted == reported

@@ -13,6 +13,7 @@ from codemods._command import commands_for
 from codemods.compile_cost.nodes import all_nodes, binds_locally, own_nodes
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.pytrees import module_statements
 from jaxfix.analysis.shapes import (
     ast_module_int_constants,
     int_value,
@@ -210,6 +211,16 @@ class UnrolledLoopRule(Rule):
                     return len(range(*vals))
             return 1
 
+        # Copies are a product of static trips of nested loops: at most the product of all the
+        # module's (its statements, listed once for every screen), which rarely passes the bound.
+        bound = 1
+        for node in module_statements(tree):
+            if type(node) is ast.For:
+                bound *= max(trips(node), 1)  # an empty range multiplies nothing it is not around
+                if bound > MIN_UNROLLED_TRIPS:
+                    break
+        else:
+            return False
         # copies of the innermost body of nested static loops: the product of their trips
         traced_loops: set[int] | None = None  # the loops of traced functions' own bodies, on first need
         stack: list[tuple[ast.AST, int]] = [(node, 1) for node in tree.body]

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from codemods.jit_placement.sites import COMPILING, PARTIALS, runs_once
+from codemods.jit_placement.sites import COMPILING, PARTIALS, WRAPPING, runs_once
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 
@@ -84,12 +84,14 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
     # top-level statements' line spans (a decorated def starts at its first decorator)
     starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
     wanted: dict[int, set[int]] = {}  # top-level statement -> ids of the transform sites in it
+    lines: dict[int, set[int]] = {}  # top-level statement -> the lines those sites start on
     for node in astscan.nodes(tree):
         if type(node) in _SITE_TYPES and _is_transform_site(node, names):
             line = node.lineno
             index = bisect.bisect_right(starts, line) - 1
             while index >= 0 and body[index].end_lineno >= line:  # statements may share a line
                 wanted.setdefault(index, set()).add(id(node))
+                lines.setdefault(index, set()).add(line)
                 index -= 1
     top = Where(MODULE, False)
     for index, ids in sorted(wanted.items()):
@@ -98,10 +100,10 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
                 yield ScreenSite(False, top)
             continue
         bound: set[str] | None = None  # names bound in the statement, made when first needed
-        for node, parent, where in _screen_walk(body[index], tree, top):
+        for node, parent, where in _screen_walk(body[index], tree, top, sorted(lines[index])):
             if id(node) in ids and _could_be_site(node, parent) and _may_be_only_called(tree, body[index], parent):
                 if type(node) is not ast.Call:
-                    if _def_may_be_only_called(tree, body[index], node):
+                    if _def_may_be_only_called(tree, body[index], node, names):
                         yield ScreenSite(False, where)
                     continue
                 # Outside loops the planner keeps `T(F)` only for a fresh callable (`_place`,
@@ -144,9 +146,11 @@ def _is_transform_site(node: ast.AST, names: ImportMap) -> bool:
 
 
 def _screen_walk(
-    root: ast.AST, parent: ast.AST | None, where: Where
+    root: ast.AST, parent: ast.AST | None, where: Where, lines: list[int] | None = None
 ) -> Iterator[tuple[ast.AST, ast.AST | None, Where]]:
-    """(node, parent, where) for every node under `root` outside lambdas, iteratively.
+    """(node, parent, where) for every node under `root` outside lambdas, iteratively; given the
+    sorted `lines` the wanted nodes start on, only for nodes whose lines span one of them (the
+    others cannot hold a wanted node: `_may_hold`).
 
     `where` mirrors `ScopeIndex.enclosing_scope/enclosing_function/enclosing_loops`: a def's
     decorators, defaults and annotations and a class's bases run in the outer scope; a def or
@@ -159,7 +163,7 @@ def _screen_walk(
     stack: list[tuple[ast.AST, ast.AST | None, Where]] = [(root, parent, where)]
     while stack:
         node, parent, where = stack.pop()
-        if isinstance(node, ast.Lambda):
+        if isinstance(node, ast.Lambda) or (lines is not None and not _may_hold(node, lines)):
             continue
         yield node, parent, where
         inner: dict[int, Where] = {}  # id(child) -> where, for children that run elsewhere than `node`
@@ -181,6 +185,21 @@ def _screen_walk(
                     stack.append((child, node, looped))
             continue
         stack.extend((child, node, inner.get(id(child), where)) for child in astscan.children(node))
+
+
+def _may_hold(node: ast.AST, lines: list[int]) -> bool:
+    """Whether `node` may be or hold a node starting on one of the sorted `lines`: its lines (from
+    its first decorator, which comes before a def's `def`) span one. A node without a position
+    (arguments, comprehension clauses, `with` items) may."""
+    first = getattr(node, "lineno", None)
+    last = getattr(node, "end_lineno", None)
+    if first is None or last is None:
+        return True
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        first = min(first, *(d.lineno for d in decorators))
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= last
 
 
 def _could_be_site(node: ast.AST, parent: ast.AST | None) -> bool:
@@ -240,14 +259,15 @@ def _may_be_only_called(tree: ast.Module, top: ast.stmt, parent: ast.AST | None)
     return called > 0 and uses == called
 
 
-def _def_may_be_only_called(tree: ast.Module, top: ast.stmt, node: ast.AST) -> bool:
+def _def_may_be_only_called(tree: ast.Module, top: ast.stmt, node: ast.AST, names: ImportMap) -> bool:
     """For a def decorated with a transform (`node`, inside the top-level statement `top`): whether
     the planner's `_site_for_decorated` may accept it. It requires the def in a function or at
     module level (not in a class body), and every use of its name in that scope's body but the def
     itself (`scopes.name_uses`: each stdlib `Name` spelling it is one) to be in the scope's own
     code, not in a nested function or lambda (nor, for a function's scope, a class body), and to
-    call it, directly or as the first argument of a call called right there (`W(f)(x)`, where W
-    may be a wrapping transform); one such call at least. Anything else is True."""
+    call it, directly or as the first positional argument of a call of a wrapping transform
+    called right there (`jax.grad(f)(x)`: `sites.WRAPPING`, as `_wrapped_call` asks; not
+    `profiler.measure(f)(x)`); one such call at least. Anything else is True."""
     owner = _owner([top], node, tree)
     if owner is None:
         return True  # not found: say yes
@@ -271,7 +291,13 @@ def _def_may_be_only_called(tree: ast.Module, top: ast.stmt, node: ast.AST) -> b
             func = n.func
             if type(func) is ast.Name and func.id == name:
                 called += 1
-            elif type(func) is ast.Call and func.args and type(func.args[0]) is ast.Name and func.args[0].id == name:
+            elif (
+                type(func) is ast.Call
+                and func.args
+                and type(func.args[0]) is ast.Name
+                and func.args[0].id == name
+                and names.qualify_ast(func.func) in WRAPPING
+            ):
                 called += 1
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
             inner = {id(n.body)} if kind is ast.Lambda else set(map(id, n.body))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Iterator
 
 import libcst as cst
@@ -225,8 +226,10 @@ class OuterStateMutationRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        """In a function that may run under a trace: a `global`/`nonlocal`, a store into or a mutator
-        call on a name it does not bind, or a read of a module name the module reassigns."""
+        """In a function that may run under a trace: a `global`/`nonlocal` of a name it assigns, a
+        store into or a mutator call on a name it does not bind, a store on `self` in a method of a
+        class the module builds (not a constructor), or a read of a module name the module
+        reassigns."""
         outer: list[_ModuleState] = []  # built on first need: most traced functions never ask
 
         def state() -> _ModuleState:
@@ -241,7 +244,11 @@ class OuterStateMutationRule(Rule):
                 parents.update(_function_parents(tree))
             return parents.get(id(fn.node), ())
 
-        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain))
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain, tree))
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """Not test code left out by `include-tests` (`check` reports nothing there)."""
+        return not (is_test_module(ctx.path) and not ctx.option(self, "include-tests"))
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):
@@ -485,10 +492,19 @@ class _ModuleState:
     """Module-level names: which hold containers, which the module reassigns, and which
     containers ordinary code changes at run time (`changed_by`: container -> the function)."""
 
-    def __init__(self, containers: set[str], reassigned: set[str], changed_by: dict[str, str] | None = None) -> None:
+    def __init__(self, containers: set[str], reassigned: set[str], changed_by=None) -> None:
+        """`changed_by`: the mapping, or a function that makes it when first asked (a walk of every
+        function of the module, which the screen asks for only when traced code reads one of the
+        module's containers)."""
         self.containers = containers
         self.reassigned = reassigned
-        self.changed_by = changed_by or {}
+        self._changed_by = changed_by if changed_by is not None else {}
+
+    @property
+    def changed_by(self) -> dict[str, str]:
+        if callable(self._changed_by):
+            self._changed_by = self._changed_by()
+        return self._changed_by
 
     @classmethod
     def of(cls, ctx: RuleContext) -> _ModuleState:
@@ -531,7 +547,9 @@ class _ModuleState:
                     values.setdefault(name, []).append(None)
 
         top(tree.body)
-        for node in module_statements(tree):  # defs are statements: no need to walk expressions
+        statements = module_statements(tree)  # defs are statements: no need to walk expressions
+        has_global = any(type(stmt) is ast.Global for stmt in statements)  # most modules have none
+        for node in statements if has_global else ():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 stmts = list(ast_statements(node.body))  # `global` and assignments are statements
                 declared = {n for stmt in stmts if isinstance(stmt, ast.Global) for n in stmt.names}
@@ -551,7 +569,7 @@ class _ModuleState:
         reassigned = {name for name, vals in values.items() if len(vals) > 1 and name not in defined}
         reassigned |= global_writes
         reassigned -= set(names.bindings)
-        return cls(containers, reassigned, _changed_at_run_time(tree, containers))
+        return cls(containers, reassigned, lambda: _changed_at_run_time(tree, containers))
 
 
 # Mutators that take contents out: a container they are called on is run-time state, not a
@@ -643,18 +661,26 @@ def _is_container_ast(value: ast.AST) -> bool:
 
 
 # -- the screen: what `check` could report, on the stdlib AST ----------------------------------
-def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None) -> bool:
+def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None, tree=None) -> bool:
     """`state()` is the module's `_ModuleState`. A container outside the function is the module's
     (a container display or constructor at module level) or, for a nested function, maybe an
-    enclosing function's. `chain(fn)`, when given, is a lambda's enclosing functions."""
+    enclosing function's. `chain(fn)`, when given, is a lambda's enclosing functions; `tree`, when
+    given, the module (`_inline_in_owner` reads it)."""
     kind = type(n)
     if kind is ast.Global or kind is ast.Nonlocal:
-        return True
-    own_self = fn.positional[0] if fn.is_method and fn.positional else None
+        # the rule reports an assignment to a declared name; a declared name the function binds
+        # is also looked up outside it (a container's mutation): neither without a binding here,
+        # nor for a `nonlocal` of a function that runs inline in the trace of the name's owner
+        stored = [name for name in n.names if name in fn.stored]
+        if not stored:
+            return False
+        return kind is ast.Global or tree is None or not _inline_in_owner(fn, stored, tree)
     if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
         targets = n.targets if kind is ast.Assign else [n.target]
-        if own_self is not None and any(_rooted_at(t, own_self) for t in targets):
-            return True  # `self.x = v` / `self.d[k] = v` in a method (the rule: a plain class, a traced `v`)
+        if any(type(t) is ast.Attribute or type(t) is ast.Subscript for t in targets):
+            own_self = _plain_self(fn)
+            if own_self is not None and any(_rooted_at(t, own_self) for t in targets):
+                return True  # `self.x = v` / `self.d[k] = v` in a method (the rule: a plain class, a traced `v`)
         names = [t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
         for t in targets:  # `a.dct[k] = ...` on an object the module built (mirrors the rule)
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
@@ -665,14 +691,16 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None) ->
                     return True
     elif kind is ast.Call:
         func = n.func
+        if isinstance(func, ast.Attribute) and func.attr in _RETURN_NONE and id(n) in _used_results(fn):
+            return False  # `updates, state = self._opt.update(...)`: no list, dict, set or deque's method
         if (
-            own_self is not None
-            and isinstance(func, ast.Attribute)
+            isinstance(func, ast.Attribute)
             and func.attr in CONTAINER_MUTATORS
             and isinstance(func.value, (ast.Attribute, ast.Subscript))
-            and _rooted_at(func.value, own_self)
         ):
-            return True
+            own_self = _plain_self(fn)
+            if own_self is not None and _rooted_at(func.value, own_self):
+                return True  # `self.items.append(v)`
         names = (
             [func.value.id]
             if isinstance(func, ast.Attribute) and func.attr in CONTAINER_MUTATORS and isinstance(func.value, ast.Name)
@@ -682,10 +710,87 @@ def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None) ->
         if not isinstance(n.ctx, ast.Load) or n.id in fn.locals:
             return False
         outer = state()
-        return n.id in outer.reassigned or n.id in outer.changed_by
+        return n.id in outer.reassigned or (n.id in outer.containers and n.id in outer.changed_by)
     else:
         return False
     return any(name not in fn.locals and _may_be_outer_container(fn, name, state, chain) for name in names)
+
+
+def _used_results(fn: ScreenFunction) -> frozenset[int]:
+    """ids of the values a statement of `fn` assigns or returns (`_result_used`), among the
+    statements whose place the rule knows (`traced` records the body and the blocks of `if`,
+    loops, `with` and `try`: `_block_statements`; a lambda has none), once per function."""
+    found = _USED.get(fn.node)
+    if found is None:
+        found = frozenset(
+            id(stmt.value)
+            for stmt in ([] if type(fn.node) is ast.Lambda else _block_statements(fn.node.body))
+            if type(stmt) in _RESULT_STATEMENTS and stmt.value is not None
+        )
+        _USED[fn.node] = found
+    return found
+
+
+_RESULT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+_USED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # def node -> `_used_results`
+
+
+def _inline_in_owner(fn: ScreenFunction, names: list[str], tree: ast.Module) -> bool:
+    """Whether the rule's `_same_trace(info, owner)` surely holds for `fn`, a def declaring
+    `names` nonlocal, when the rule traces it: the def `owner` it is nested in surely binds them
+    (a parameter, or the plain target of an assignment statement of its body: `_block_statements`,
+    which the rule's `_locals_of` reads), so the rule's owner is that def; and `fn` has no
+    decorator and every `Name` spelling it in the module is in `owner`'s own code, as the function
+    of a call or as an argument of a call of a name no import binds (`compute_context(callback)`;
+    a transform, a lax body taker or a partial is reached only through an import). Then the rule
+    can trace `fn` only as defined inside, or called from, `owner` traced: both reasons are inline,
+    and `owner` is in the trace."""
+    node = fn.node
+    if type(node) is ast.Lambda or node.decorator_list:
+        return False
+    owner = fn.screen.enclosing(fn)
+    if not isinstance(owner, ScreenFunction) or type(owner.node) is ast.Lambda:
+        return False
+    args = owner.node.args
+    surely = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+    for stmt in _block_statements(owner.node.body):
+        if type(stmt) is ast.Assign:
+            surely.update(t.id for t in stmt.targets if type(t) is ast.Name)
+        elif type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.value is not None:
+            surely.add(stmt.target.id)
+    if not all(name in surely for name in names):
+        return False
+    name, bindings = node.name, fn.screen.names.bindings
+    inline: set[int] = set()  # the Names spelling `fn` that `owner`'s own code calls or passes on
+    for call in owner.own:
+        if type(call) is not ast.Call:
+            continue
+        func = call.func
+        if type(func) is ast.Name and func.id == name:
+            inline.add(id(func))
+        elif type(func) is ast.Name and func.id not in bindings:
+            for arg in (*call.args, *(k.value for k in call.keywords)):
+                if type(arg) is ast.Name and arg.id == name:
+                    inline.add(id(arg))
+    return all(
+        id(other) in inline for other in astscan.nodes(tree) if type(other) is ast.Name and other.id == name
+    )
+
+
+def _plain_self(fn: ScreenFunction) -> str | None:
+    """The rule's `plain_self`, over-approximated: `self` of a method that is no constructor
+    (`_CONSTRUCTION`), of a class some assignment builds (`h = Cls(...)`, `TraceScreen.built_from`:
+    anywhere, where the rule asks for module level); None otherwise."""
+    if not (fn.is_method and fn.positional) or fn.name in _CONSTRUCTION:
+        return None
+    built = _BUILT.get(fn.screen)
+    if built is None:
+        built = _BUILT[fn.screen] = frozenset(c for classes in fn.screen.built_from.values() for c in classes)
+    return fn.positional[0] if fn.class_name in built else None
+
+
+# TraceScreen -> every class name some assignment builds (`_plain_self`), once per screen
+_BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _rooted_at(target: ast.AST, name: str) -> bool:

@@ -185,8 +185,23 @@ class PrintInTracedCodeRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        """A `print` of a value that may be traced, in a function that may run under a trace."""
-        return any_site(tree, _may_print_traced)
+        """A `print` of a value that may be traced, or a logging call (`_may_log`) given one, in a
+        function that may run under a trace."""
+        loggers: list[frozenset[str]] = []  # `_module_loggers`, once a logging method asks
+
+        def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
+            if type(n) is not ast.Call:
+                return False
+            func = n.func
+            if type(func) is ast.Attribute and func.attr in LOG_METHODS:
+                if not loggers:
+                    loggers.append(_module_loggers_ast(tree, fn.screen.names))
+                return _may_log(fn, func, loggers[0]) and any(
+                    _may_show_traced(fn, a) for a in [*n.args, *(k.value for k in n.keywords)]
+                )
+            return _may_print_traced(fn, n)
+
+        return any_site(tree, may_flag)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         builtin_print = not ("print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"))
@@ -226,6 +241,7 @@ class PrintInTracedCodeRule(Rule):
 # Functions of `logging` (and absl's) that log their arguments, and the same methods of a logger.
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log", "fatal"})
 LOGGING_MODULES = frozenset({"logging", "absl.logging"})
+_GET_LOGGER = frozenset({"logging.getLogger", "absl.logging.get_absl_logger"})
 
 
 def _module_loggers(ctx: RuleContext) -> set[str]:
@@ -237,7 +253,7 @@ def _module_loggers(ctx: RuleContext) -> set[str]:
                 if (
                     isinstance(small, cst.Assign)
                     and isinstance(small.value, cst.Call)
-                    and ctx.names.qualify(small.value.func) in ("logging.getLogger", "absl.logging.get_absl_logger")
+                    and ctx.names.qualify(small.value.func) in _GET_LOGGER
                 ):
                     out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
     return out
@@ -259,19 +275,43 @@ def _log_call(ctx: RuleContext, call: cst.Call, loggers: set[str], local: set[st
 
 
 # -- the screen: a `print` that may show a traced value, on the stdlib AST ----------------------
-def _may_print_traced(fn: ScreenFunction, n: ast.AST) -> bool:
-    if type(n) is ast.Call and isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS:
-        return any(fn.traced(a.value if isinstance(a, ast.Starred) else a) for a in n.args)
-    if not (type(n) is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "print"):
+def _may_print_traced(fn: ScreenFunction, n: ast.Call) -> bool:
+    """`print(...)` with an argument the rule reads (positional, `*a` or `**kw`) that may show a
+    traced value."""
+    if not (isinstance(n.func, ast.Name) and n.func.id == "print"):
         return False
-    for arg in n.args:
-        arg = arg.value if isinstance(arg, ast.Starred) else arg
-        if isinstance(arg, ast.JoinedStr):
-            if any(fn.traced(v.value) for v in ast.walk(arg) if isinstance(v, ast.FormattedValue)):
-                return True
-        elif fn.traced(arg):
-            return True
-    return False
+    return any(_may_show_traced(fn, a) for a in [*n.args, *(k.value for k in n.keywords if k.arg is None)])
+
+
+def _may_show_traced(fn: ScreenFunction, arg: ast.AST) -> bool:
+    """`_value_traced`: a traced value, or an f-string with a traced field (its format spec's too)."""
+    if isinstance(arg, ast.Starred):
+        arg = arg.value
+    if isinstance(arg, ast.JoinedStr):
+        return any(fn.traced(v.value) for v in ast.walk(arg) if isinstance(v, ast.FormattedValue))
+    return fn.traced(arg)
+
+
+def _may_log(fn: ScreenFunction, func: ast.Attribute, loggers: frozenset[str]) -> bool:
+    """`_log_call` is not None, or may not be: a method of a module-level logger (whether the
+    function binds the name too is left to the rule), or a function of `logging`/`absl.logging`."""
+    head = func.value
+    if type(head) is ast.Name and head.id in loggers:
+        return True
+    return (fn.screen.names.qualify_ast(func) or "").rpartition(".")[0] in LOGGING_MODULES
+
+
+def _module_loggers_ast(tree: ast.Module, names) -> frozenset[str]:
+    """`_module_loggers` on the stdlib AST: names the module's own statements assign a logger."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        if (
+            type(stmt) is ast.Assign
+            and type(stmt.value) is ast.Call
+            and names.qualify_ast(stmt.value.func) in _GET_LOGGER
+        ):
+            out.update(t.id for t in stmt.targets if type(t) is ast.Name)
+    return frozenset(out)
 
 
 # -- the decision and the fix ------------------------------------------------------------------
