@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from codemods.jit_placement.sites import COMPILING, PARTIALS, WRAPPING, runs_once
 from jaxfix.analysis import astscan
+from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.names import ImportMap
 
 # Where a node runs, as far as the planner cares: `MODULE` (module-level code), `CLASS` (a class
@@ -85,8 +86,10 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
     starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
     wanted: dict[int, set[int]] = {}  # top-level statement -> ids of the transform sites in it
     lines: dict[int, set[int]] = {}  # top-level statement -> the lines those sites start on
-    for node in astscan.nodes(tree):
-        if type(node) in _SITE_TYPES and _is_transform_site(node, names):
+    # the calls, and the defs (statements, at any depth): a sixth of the nodes
+    candidates = [*astscan.calls(tree), *(s for s in pt.module_statements(tree) if type(s) in _SITE_TYPES)]
+    for node in candidates:
+        if _is_transform_site(node, names):
             line = node.lineno
             index = bisect.bisect_right(starts, line) - 1
             while index >= 0 and body[index].end_lineno >= line:  # statements may share a line
