@@ -39,8 +39,15 @@ class UsageError(Exception):
 
 
 def echo(message: str, *, nl: bool = True, err: bool = False) -> None:
+    """`typer.echo` for text: a character the stream cannot encode (a file name on an ASCII
+    terminal) is replaced, not an error."""
     stream = sys.stderr if err else sys.stdout
-    stream.write(message + ("\n" if nl else ""))
+    text = message + ("\n" if nl else "")
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        stream.write(text.encode(encoding, errors="replace").decode(encoding))
     stream.flush()
 
 
