@@ -39,15 +39,19 @@ class UsageError(Exception):
 
 
 def echo(message: str, *, nl: bool = True, err: bool = False) -> None:
-    """`typer.echo` for text: a character the stream cannot encode (a file name on an ASCII
-    terminal) is replaced, not an error."""
+    """`typer.echo` for text: text the stream cannot encode (a file name on a stream set up as
+    ASCII) goes out as UTF-8 bytes, as click writes it, not as an error."""
     stream = sys.stderr if err else sys.stdout
     text = message + ("\n" if nl else "")
     try:
         stream.write(text)
     except UnicodeEncodeError:
-        encoding = getattr(stream, "encoding", None) or "ascii"
-        stream.write(text.encode(encoding, errors="replace").decode(encoding))
+        stream.flush()
+        raw = getattr(stream, "buffer", None)
+        if raw is None:
+            stream.write(text.encode("ascii", errors="replace").decode("ascii"))
+        else:
+            raw.write(text.encode("utf-8", errors="replace"))
     stream.flush()
 
 
