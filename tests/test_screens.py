@@ -83,3 +83,67 @@ def test_transform_pattern_rejects_texts_that_cannot(source):
     assert not MAY_NAME_A_TRANSFORM.search(source)
     bindings = ImportMap.from_ast(ast.parse(source)).bindings
     assert not any(v == "jax" or v.startswith(("jax.lax", "jax.jit", "jax.vmap", "equinox")) for v in bindings.values())
+
+
+# -- the traced-control-flow screen decides "static" where the analysis does -----------------------
+# Each case is correct code the screen used to admit (libcst parse and the rules run for nothing):
+# the family's screens must now reject it, and the family's check, run anyway, must agree.
+import textwrap  # noqa: E402
+
+from jaxfix.analysis.cstparse import parse_module  # noqa: E402
+from jaxfix.engine import registry  # noqa: E402
+from jaxfix.engine.config import Config  # noqa: E402
+from jaxfix.engine.project import build_project_index  # noqa: E402
+from jaxfix.rulebase import RuleContext  # noqa: E402
+
+FAMILY = ("traced-if", "traced-bool-op", "traced-shape", "traced-range", "traced-while", "traced-to-python")
+
+
+def _family_verdicts(source: str, path: str, project=None) -> tuple[set[str], list[str]]:
+    """(family rules whose screens admit `source`, the family's findings with screens bypassed)."""
+    tree = ast.parse(source)
+    ctx = RuleContext(source, path, options=Config().options(), project=project, tree=tree)
+    rules = [r() for r in registry.all_rules() if r.name in FAMILY]
+    admitting = {r.name for r in rules if r.passes_prefilter(source) and r.could_match(tree) and r.could_match_in(ctx)}
+    ctx.set_module(parse_module(source))
+    return admitting, [f"{f.code} {f.line}" for r in rules for f in r.check(ctx)]
+
+
+# Checking a package that is itself a known array library (jax, flax, optax checked as a project):
+# a function imported from it is out of sight for the analysis, its result never traced.
+OWN_PACKAGE_HELPER = {
+    "optax/__init__.py": "",
+    "optax/_src/__init__.py": "",
+    "optax/_src/numerics.py": "def norm(x):\n    return (x * x).sum()\n",
+    "optax/_src/clip.py": textwrap.dedent(
+        """\
+        import jax
+        import jax.numpy as jnp
+        from optax._src import numerics
+        from optax._src.numerics import norm
+
+        @jax.jit
+        def clip(g, limit):
+            block = max(norm(g), 1.0)
+            if numerics.norm(g) > 1.0:
+                g = g * limit
+            return jnp.asarray(g) / block
+        """
+    ),
+}
+
+
+def test_a_function_of_the_checked_package_is_out_of_sight(tmp_path):
+    for rel, text in OWN_PACKAGE_HELPER.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    path = str(tmp_path / "optax/_src/clip.py")
+    source = OWN_PACKAGE_HELPER["optax/_src/clip.py"]
+    # alone (no project) the helpers are optax's, a known library: traced results, reported
+    admitting, found = _family_verdicts(source, path)
+    assert admitting == {"traced-if"} and found == ["JAX301 8", "JAX301 9"]
+    project = build_project_index([str(p) for p in tmp_path.rglob("*.py")])
+    assert project.top_packages() == {"optax"}
+    admitting, found = _family_verdicts(source, path, project)
+    assert admitting == set() and found == []
+    assert screen_misses(source, path, project) == []

@@ -21,6 +21,11 @@ against the jax/flax/optax corpus). The simplifications:
   drops unpassed literal defaults, `in_axes=None` arguments, and `self` of plain classes);
 - properties read on a traced value are traced whatever class defines them; the truth of a
   name is static only for `*args`/`**kwargs` never reassigned.
+
+Where it decides as the analysis does: a call of a function imported from a module the analysis
+cannot see into (`static_helpers.ModuleCallOracle`: relative imports, unknown packages, and with
+the run's project the checked packages themselves, `TraceScreen(tree, own_packages)`) is never
+traced, whatever its arguments.
 """
 
 from __future__ import annotations
@@ -41,7 +46,12 @@ from jaxfix.analysis.jit_contexts import (
     VMAP_NAMES,
 )
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.static_values import STATIC_ATTRS, is_static_call_name
+from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.static_values import (
+    STATIC_ATTRS,
+    is_known_library,
+    is_static_call_name,
+)
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
 
@@ -281,6 +291,8 @@ class ScreenFunction:
         qual = qualify(e.func)
         if is_static_call_name(qual):
             return False
+        if self.screen.out_of_sight and self._out_of_sight(e.func):
+            return False
         args = [*e.args, *(k.value for k in e.keywords)]
         if qual == "getattr" and len(args) >= 2 and isinstance(e.args[1:2] and e.args[1], ast.Constant):
             if len(args) >= 3:
@@ -298,6 +310,21 @@ class ScreenFunction:
             inner = qualify(e.func.func)
             return is_staged_call_name(inner) or (inner or "").startswith(_TRANSFORMED_CALL_PREFIXES)
         return False
+
+    def _out_of_sight(self, func: ast.AST) -> bool:
+        """A function imported from a module this file cannot see into, whose result the analysis
+        calls UNKNOWN, never traced (`static_helpers.ModuleCallOracle._imported`): its dotted name
+        starts with a name a module-level import binds to such a module, and does not end in a
+        class name. A call of a local name is left to the default rule (the analysis asks the
+        oracle about only the locals it knows are plain helpers)."""
+        if type(func) is ast.Name and func.id in self.stored:
+            return False
+        text = dotted(func)
+        return (
+            text is not None
+            and text.split(".", 1)[0] in self.screen.out_of_sight
+            and not text.rsplit(".", 1)[-1][:1].isupper()
+        )
 
     def loop_bindings(self, target: ast.AST, it: ast.AST, env: set[str]) -> list[tuple[str, bool]]:
         """(name, traced) for what a `for` target binds; the counter of `enumerate` is a Python int."""
@@ -428,9 +455,13 @@ class TraceScreen:
     lazily: one walk finds the defs, calls and assignments; only traced functions get their own
     body walked (most functions of a module never are)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> None:
+        """`own_packages`: the checked project's top-level packages (`jit_contexts.own_packages`),
+        whose modules the analysis cannot see into even when one is a known array library."""
         self.names = ImportMap.from_ast(tree)
-        self.names_key = frozenset(self.names.bindings.items())  # what qualifying a name depends on
+        self.out_of_sight = out_of_sight(tree, own_packages)
+        # what qualifying a name and reading a call's result depend on
+        self.names_key = (frozenset(self.names.bindings.items()), self.out_of_sight)
         self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `_info`
         self.defs_by_name: dict[str, list[ast.AST]] = {}  # every def, any scope, methods too
         self.method_defs: dict[str, list[ast.AST]] = {}
@@ -883,15 +914,60 @@ def _statics(call: ast.Call | None, info: ScreenFunction, offset: int = 0) -> se
     return out
 
 
+def out_of_sight(tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Local names bound by module-level imports from modules outside the known libraries, or from
+    the project's own packages: `static_helpers._imported_out_of_sight` on the stdlib AST (relative
+    imports, `from mypkg.ops import f`, `import mypkg.ops as ops`; statements directly in the
+    module body only, as there)."""
+    out: set[str] = set()
+    for st in tree.body:
+        kind = type(st)
+        if kind is ast.ImportFrom:
+            if st.names[0].name == "*":
+                continue
+            if not st.level and _known(st.module or "", own_packages):
+                continue
+            out.update(alias.asname or alias.name for alias in st.names)
+        elif kind is ast.Import:
+            for alias in st.names:
+                if not _known(alias.name, own_packages):
+                    out.add(alias.asname or alias.name.split(".", 1)[0])
+    return frozenset(out)
+
+
+def _known(module: str, own_packages: frozenset[str]) -> bool:
+    return is_known_library(module) and module.split(".", 1)[0] not in own_packages
+
+
+def may_see_less(tree: ast.Module, own_packages: frozenset[str]) -> bool:
+    """Does a module-level import of this module bind a name into one of `own_packages` (so that
+    `TraceScreen(tree, own_packages)` may call traced less than `TraceScreen(tree)`)?"""
+    if not own_packages:
+        return False
+    for st in tree.body:
+        if type(st) is ast.ImportFrom and not st.level and (st.module or "").split(".", 1)[0] in own_packages:
+            return True
+        if type(st) is ast.Import and any(a.name.split(".", 1)[0] in own_packages for a in st.names):
+            return True
+    return False
+
+
 def any_site(tree: ast.Module, may_flag) -> bool:
     """Does `may_flag(function, node)` hold for some node of some traced function's own body?"""
     return any(may_flag(fn, node) for fn in trace_screen(tree).traced_functions() for node in fn.own)
 
 
-_LAST: list = [None, None]  # (tree, screen): the rules of one file ask about the same tree in turn
+# (tree, {own packages: screen}): the rules of one file ask about the same tree in turn, in
+# `could_match` without the project, in `could_match_in` with its packages
+_LAST: list = [None, {}]
 
 
-def trace_screen(tree: ast.Module) -> TraceScreen:
+def trace_screen(tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> TraceScreen:
+    """The screen of `tree`; with the checked project's `own_packages` (`could_match_in`), calls of
+    functions imported from them are out of sight as for the analysis."""
     if _LAST[0] is not tree:
-        _LAST[0], _LAST[1] = tree, TraceScreen(tree)
-    return _LAST[1]
+        _LAST[:] = [tree, {}]
+    screen = _LAST[1].get(own_packages)
+    if screen is None:
+        screen = _LAST[1][own_packages] = TraceScreen(tree, own_packages)
+    return screen
