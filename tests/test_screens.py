@@ -147,3 +147,102 @@ def test_a_function_of_the_checked_package_is_out_of_sight(tmp_path):
     admitting, found = _family_verdicts(source, path, project)
     assert admitting == set() and found == []
     assert screen_misses(source, path, project) == []
+
+
+# Correct programs each of whose names the screen once resolved to a def the analysis never calls:
+# a name is looked up from the call's scope outwards (`JitContexts._lookup`).
+STATIC_BY_LOOKUP = {
+    # optax's tests: one nested `reference_impl` per test, only one of them vmapped
+    "nested-def-of-another-function": """
+        import jax
+
+        class LossTest:
+            def test_scalar(self):
+                def reference_impl(label, logit):
+                    scores = (2 * label - 1) * logit
+                    if scores <= -1.0:
+                        return 0.0
+                    return scores
+
+                return reference_impl(1, 10.0)
+
+            def test_batched(self, labels, logits):
+                def reference_impl(label, logit):
+                    return (2 * label - 1) * logit
+
+                return jax.vmap(reference_impl)(labels, logits)
+        """,
+    # a local variable named like a nested def elsewhere (optax's combine_test)
+    "local-variable-not-the-def": """
+        import jax
+
+        def transformation():
+            def update_fn(updates, state):
+                assert updates == 1
+                return updates, state
+
+            return update_fn
+
+        def test_partition(tx, updates, state):
+            init_fn, update_fn = tx
+            return jax.jit(update_fn)(updates, state)
+        """,
+    # a parameter shadows the def: `jax.jit(update_fn)` jits the argument
+    "parameter-not-the-def": """
+        import jax
+
+        def apply(update_fn, x):
+            return jax.jit(update_fn)(x)
+
+        def make():
+            def update_fn(x):
+                if x > 0:
+                    return x
+                return -x
+
+            return apply(update_fn, 1.0)
+        """,
+}
+
+
+# the same programs where the name does mean the def with the pattern: admitted and reported
+LOOKUP_CONTROLS = {
+    "nested-def-of-another-function": """
+        import jax
+
+        def test_batched(labels, logits):
+            def reference_impl(label, logit):
+                return 0.0 if logit <= -1.0 else logit
+
+            return jax.vmap(reference_impl)(labels, logits)
+        """,
+    "local-variable-not-the-def": """
+        import jax
+
+        def update_fn(updates, state):
+            assert updates == 1
+            return updates, state
+
+        def test_partition(tx, updates, state):
+            init_fn, other_fn = tx
+            return jax.jit(update_fn)(updates, state)
+        """,
+    "parameter-not-the-def": """
+        import jax
+
+        def apply(fn, x):
+            return jax.jit(update_fn)(x)
+
+        def update_fn(x):
+            if x > 0:
+                return x
+            return -x
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_BY_LOOKUP))
+def test_the_screen_resolves_a_called_name_as_the_analysis_does(name):
+    assert _family_verdicts(textwrap.dedent(STATIC_BY_LOOKUP[name]), "m.py") == (set(), [])
+    admitting, found = _family_verdicts(textwrap.dedent(LOOKUP_CONTROLS[name]), "m.py")
+    assert admitting and found

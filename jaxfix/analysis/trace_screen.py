@@ -479,6 +479,8 @@ class TraceScreen:
         self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
         self._top_classes: list[ast.ClassDef] = []
         self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
+        self._scopes: dict[int, ast.AST | None] | None = None  # `_lexical_scopes`, made when first asked
+        self._nested: dict[int, dict[str, list[ast.AST]]] | None = None  # `_nested_defs`, likewise
         self._collect(tree)
         self._find_entries()
         self._propagate()
@@ -559,16 +561,26 @@ class TraceScreen:
                 return fq, expr
         return None
 
-    def _resolve(self, expr: ast.AST, allow_attr: bool) -> list[ScreenFunction]:
-        """Every function `expr` may name: by name in any scope, a jitted alias, a lambda, a method."""
+    def _resolve(self, expr: ast.AST, allow_attr: bool, call: ast.Call | None = None) -> list[ScreenFunction]:
+        """Every function `expr` may name: a def by name, a jitted alias, a lambda, a method.
+        `call`: the call `expr` is written in. A name some nested def has is looked up from the
+        call's scope outwards as the analysis does (`JitContexts._lookup`): the nested defs of
+        the innermost scope that has one, nothing when a parameter comes first, else the defs
+        outside functions; without `call`, or for other names, every def of the name."""
         if isinstance(expr, ast.Lambda):
             return [self._info(expr)]
         if isinstance(expr, ast.Name):
+            defs = self.defs_by_name.get(expr.id, ())
+            if call is not None and any(self.def_parent.get(id(d)) is not None for d in defs):
+                found = self._lexical_lookup(expr.id, call)
+                if found is not None:
+                    return [self._info(d) for d in found]
+                defs = [d for d in defs if self.def_parent.get(id(d)) is None]
             # `Cls(x)` runs its `__init__` and the dataclass/equinox hooks; `h(x)` on an instance
             # built from a class of the module runs its `__call__`
             run = [*self._class_methods({expr.id}, CONSTRUCTION_HOOKS)]
             run += self._class_methods(self.built_from.get(expr.id, ()), ("__call__",))
-            return [*map(self._info, self.defs_by_name.get(expr.id, ())), *self.aliases.get(expr.id, ()), *run]
+            return [*map(self._info, defs), *self.aliases.get(expr.id, ()), *run]
         if allow_attr and isinstance(expr, ast.Attribute):
             head = expr.value
             while isinstance(head, ast.Attribute):
@@ -577,6 +589,51 @@ class TraceScreen:
                 return []  # `jnp.where(...)`: a module's function, not a method
             return [self._info(d) for d in self.method_defs.get(expr.attr, ())]
         return []
+
+    def _lexical_lookup(self, name: str, call: ast.Call) -> list[ast.AST] | None:
+        """The nested defs `name` means in `call`'s scope chain ([] when a parameter of a scope on
+        the way shadows it), or None when no enclosing function has either (a module-level name)."""
+        scopes = self._lexical_scopes()
+        scope = scopes.get(id(call))
+        while scope is not None:
+            found = self._nested_defs().get(id(scope), {}).get(name)
+            if found:
+                return found
+            if name in _param_names(scope):
+                return []
+            scope = scopes.get(id(scope))
+        return None
+
+    def _lexical_scopes(self) -> dict[int, ast.AST | None]:
+        """id of a call, def or lambda -> the innermost def or lambda around it, None outside
+        functions, as the analysis' collector sees it (a def or lambda is the scope of its own
+        decorators, defaults and annotations); walked when a nested def's name is first called."""
+        if self._scopes is None:
+            scopes: dict[int, ast.AST | None] = {}
+            stack: list[tuple[ast.AST, ast.AST | None]] = [(st, None) for st in self._tree.body]
+            while stack:
+                node, scope = stack.pop()
+                kind = type(node)
+                if kind is ast.Call:
+                    scopes[id(node)] = scope
+                elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
+                    scopes[id(node)] = scope
+                    scope = node
+                stack.extend((child, scope) for child in astscan.children(node))
+            self._scopes = scopes
+        return self._scopes
+
+    def _nested_defs(self) -> dict[int, dict[str, list[ast.AST]]]:
+        """id of a def -> name -> the defs directly nested in it (its body, classes in it included)."""
+        if self._nested is None:
+            nested: dict[int, dict[str, list[ast.AST]]] = {}
+            for name, defs in self.defs_by_name.items():
+                for d in defs:
+                    parent = self.def_parent.get(id(d))
+                    if parent is not None:
+                        nested.setdefault(id(parent), {}).setdefault(name, []).append(d)
+            self._nested = nested
+        return self._nested
 
     def _class_methods(self, classes, methods: tuple[str, ...]) -> list[ScreenFunction]:
         return [
@@ -763,17 +820,17 @@ class TraceScreen:
             if (qual in _TRANSFORMS) and pos:
                 options = call if found is None else found[1]
                 target, peeled = self._unwrap(pos[0])
-                for info in self._resolve(target, allow_attr=True):
+                for info in self._resolve(target, allow_attr=True, call=call):
                     offset = 1 if info.is_method and isinstance(target, ast.Attribute) else 0  # `jax.jit(self.f, ...)`
                     statics = _statics(options, info, offset) if qual in JIT_NAMES and not peeled else set()
                     self._enter(info, set(info.params) - statics)
                 alias = self.assigned_to.get(id(call))
                 if alias is not None:
-                    self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False))
+                    self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False, call=call))
             if qual in BODY_ARGS:
                 for fn_expr in _body_args(call, BODY_ARGS[qual]):
                     target, _ = self._unwrap(fn_expr)
-                    for info in self._resolve(target, allow_attr=True):
+                    for info in self._resolve(target, allow_attr=True, call=call):
                         self._enter(info, set(info.params))
 
     # -- propagation ----------------------------------------------------------------------
@@ -808,7 +865,7 @@ class TraceScreen:
         woken: list[ScreenFunction] = []
         for node in info._facts().calls_and_loads:
             if isinstance(node, ast.Call):
-                callees = self._resolve(node.func, allow_attr=True)
+                callees = self._resolve(node.func, allow_attr=True, call=node)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
                 if not callees and info.traced(node.func):
                     callees = [self._info(d) for d in self.method_defs.get("__call__", ())]  # a traced object
@@ -849,6 +906,13 @@ class TraceScreen:
             if caller.traced(kw.value):
                 out.add(kw.arg if kw.arg in callee.params else next(iter(callee.star_params), kw.arg))
         return out & set(callee.params)
+
+
+def _param_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    a = node.args
+    names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+    return names
 
 
 def _names_function(expr: ast.AST, names: set[str]) -> bool:
