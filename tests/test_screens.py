@@ -202,6 +202,19 @@ STATIC_BY_LOOKUP = {
 
             return apply(update_fn, 1.0)
         """,
+    # an instance a function builds: the analysis follows calls of module-level instances only
+    "instance-built-in-a-function": """
+        import jax
+
+        class ScanFn:
+            def __call__(self, carry, x):
+                assert carry
+                return carry, x
+
+        def run(xs):
+            scan_fn = ScanFn()
+            return jax.lax.scan(scan_fn, 0, xs)
+        """,
 }
 
 
@@ -237,6 +250,19 @@ LOOKUP_CONTROLS = {
             if x > 0:
                 return x
             return -x
+        """,
+    "instance-built-in-a-function": """
+        import jax
+
+        class ScanFn:
+            def __call__(self, carry, x):
+                assert carry
+                return carry, x
+
+        scan_fn = ScanFn()
+
+        def run(xs):
+            return jax.lax.scan(scan_fn, 0, xs)
         """,
 }
 

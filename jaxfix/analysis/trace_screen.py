@@ -472,7 +472,7 @@ class TraceScreen:
         self.classes: list[ast.ClassDef] = []
         self.imports: list[ast.Import | ast.ImportFrom] = []
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
-        self.built_from: dict[str, set[str]] = {}  # `h = Cls(...)` anywhere: h -> {"Cls"}
+        self._built_from: dict[str, set[str]] | None = None  # `built_from`, made when first asked
         self._static_params: dict[ScreenFunction, set[str]] = {}
         self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
         self._tree = tree
@@ -502,9 +502,6 @@ class TraceScreen:
             elif kind is ast.Assign:
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     assigned_to[id(node.value)] = node.targets[0].id
-                    value = node.value
-                    if type(value) is ast.Call and type(value.func) is ast.Name:
-                        self.built_from.setdefault(node.targets[0].id, set()).add(value.func.id)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self.defs_by_name.setdefault(node.name, []).append(node)
                 if id(node) in class_of:
@@ -634,6 +631,29 @@ class TraceScreen:
                         nested.setdefault(id(parent), {}).setdefault(name, []).append(d)
             self._nested = nested
         return self._nested
+
+    @property
+    def built_from(self) -> dict[str, set[str]]:
+        """`h = Cls(...)` outside functions and classes: h -> {"Cls"}, whose `__call__` a call of
+        `h` runs (the analysis' `instances`: an instance a function builds is not followed)."""
+        if self._built_from is None:
+            found: dict[str, set[str]] = {}
+            stack = list(self._tree.body)
+            while stack:
+                st = stack.pop()
+                kind = type(st)
+                if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+                    continue
+                if kind is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
+                    value = st.value
+                    if type(value) is ast.Call and type(value.func) is ast.Name:
+                        found.setdefault(st.targets[0].id, set()).add(value.func.id)
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    inner = getattr(st, name, None)
+                    if type(inner) is list:
+                        stack.extend(inner)
+            self._built_from = found
+        return self._built_from
 
     def _class_methods(self, classes, methods: tuple[str, ...]) -> list[ScreenFunction]:
         return [
