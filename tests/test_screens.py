@@ -149,9 +149,11 @@ def test_a_function_of_the_checked_package_is_out_of_sight(tmp_path):
     assert screen_misses(source, path, project) == []
 
 
-# Correct programs each of whose names the screen once resolved to a def the analysis never calls:
-# a name is looked up from the call's scope outwards (`JitContexts._lookup`).
-STATIC_BY_LOOKUP = {
+# Correct programs in which the screen once followed a call the analysis does not follow (or not
+# with those arguments traced), and traced a function with the pattern: a name is looked up from
+# the call's scope outwards (`JitContexts._lookup`), module-level instances only run `__call__`,
+# annotated Python parameters stay static, a called argument runs a pytree class's `__call__`.
+NOT_CALLED_UNDER_A_TRACE = {
     # optax's tests: one nested `reference_impl` per test, only one of them vmapped
     "nested-def-of-another-function": """
         import jax
@@ -215,11 +217,58 @@ STATIC_BY_LOOKUP = {
             scan_fn = ScanFn()
             return jax.lax.scan(scan_fn, 0, xs)
         """,
+    # a parameter annotated as admitting no array gets a Python value through a call
+    "annotated-python-parameter": """
+        import jax
+
+        def pad(x, width, mode: str = "constant"):
+            if mode == "edge":
+                return x
+            return x + width
+
+        @jax.jit
+        def f(x, width, mode):
+            return pad(x, width, mode)
+        """,
+    # calling a local (a partial) is no call of a traced argument's `__call__`
+    "local-callable-not-an-argument": """
+        import functools
+        import jax
+
+        def apply_mask(x, k):
+            return x * k
+
+        @jax.tree_util.register_pytree_node_class
+        class Kernel:
+            def __call__(self, q):
+                if q > 0:
+                    return q
+                return -q
+
+        @jax.jit
+        def forward(x, k):
+            masked = functools.partial(apply_mask, k=k)
+            return masked(x)
+        """,
+    # a traced argument's `__call__` is a pytree class's: a plain class's instance is no argument
+    "plain-class-call": """
+        import jax
+
+        class Kernel:
+            def __call__(self, q):
+                if q > 0:
+                    return q
+                return -q
+
+        @jax.jit
+        def forward(x, kernel):
+            return kernel(x)
+        """,
 }
 
 
 # the same programs where the name does mean the def with the pattern: admitted and reported
-LOOKUP_CONTROLS = {
+CALLED_UNDER_A_TRACE = {
     "nested-def-of-another-function": """
         import jax
 
@@ -264,11 +313,51 @@ LOOKUP_CONTROLS = {
         def run(xs):
             return jax.lax.scan(scan_fn, 0, xs)
         """,
+    "annotated-python-parameter": """
+        import jax
+
+        def pad(x, width, mode="constant"):
+            if mode == "edge":
+                return x
+            return x + width
+
+        @jax.jit
+        def f(x, width, mode):
+            return pad(x, width, mode)
+        """,
+    "local-callable-not-an-argument": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Kernel:
+            def __call__(self, q):
+                if q > 0:
+                    return q
+                return -q
+
+        @jax.jit
+        def forward(x, masked):
+            return masked(x)
+        """,
+    "plain-class-call": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Kernel:
+            def __call__(self, q):
+                if q > 0:
+                    return q
+                return -q
+
+        @jax.jit
+        def forward(x, kernel):
+            return kernel(x)
+        """,
 }
 
 
-@pytest.mark.parametrize("name", sorted(STATIC_BY_LOOKUP))
-def test_the_screen_resolves_a_called_name_as_the_analysis_does(name):
-    assert _family_verdicts(textwrap.dedent(STATIC_BY_LOOKUP[name]), "m.py") == (set(), [])
-    admitting, found = _family_verdicts(textwrap.dedent(LOOKUP_CONTROLS[name]), "m.py")
+@pytest.mark.parametrize("name", sorted(NOT_CALLED_UNDER_A_TRACE))
+def test_the_screen_follows_calls_as_the_analysis_does(name):
+    assert _family_verdicts(textwrap.dedent(NOT_CALLED_UNDER_A_TRACE[name]), "m.py") == (set(), [])
+    admitting, found = _family_verdicts(textwrap.dedent(CALLED_UNDER_A_TRACE[name]), "m.py")
     assert admitting and found

@@ -48,6 +48,9 @@ from jaxfix.analysis.jit_contexts import (
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.static_values import (
+    _ALWAYS_PYTHON_GENERICS,
+    _CONTAINER_GENERICS,
+    PYTHON_ANNOTATIONS,
     STATIC_ATTRS,
     is_known_library,
     is_static_call_name,
@@ -474,6 +477,7 @@ class TraceScreen:
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
         self._built_from: dict[str, set[str]] | None = None  # `built_from`, made when first asked
         self._static_params: dict[ScreenFunction, set[str]] = {}
+        self._python: dict[ScreenFunction, set[str]] = {}  # `_python_params`
         self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
         self._tree = tree
         self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
@@ -887,23 +891,50 @@ class TraceScreen:
             if isinstance(node, ast.Call):
                 callees = self._resolve(node.func, allow_attr=True, call=node)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
-                if not callees and info.traced(node.func):
-                    callees = [self._info(d) for d in self.method_defs.get("__call__", ())]  # a traced object
+                if _rooted_at_param(node.func, info) and info.traced(node.func):
+                    # calling a traced argument (`model(x)`, `self.net(x)`): the `__call__` of a
+                    # class that may be a pytree (the analysis: of the one pytree class defining it)
+                    callees = [*callees, *self._pytree_methods("__call__")]
                     receiver_traced = True
                 for callee in callees:
                     if callee is info:
                         continue
-                    traced = self._bound_traced(info, callee, node)
+                    # a parameter annotated as admitting no array gets a Python value from a call
+                    traced = self._bound_traced(info, callee, node) - self._python_params(callee)
                     if receiver_traced and callee.positional:
                         traced.add(callee.positional[0])
                     if traced and self._enter(callee, traced):
                         woken.append(callee)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                for prop in map(self._info, self.method_defs.get(node.attr, ())):
+                for prop in self._pytree_methods(node.attr):
                     if prop.is_property and prop.positional and info.traced(node.value):
                         if self._enter(prop, {prop.positional[0]}):
                             woken.append(prop)
         return woken
+
+    def _pytree_methods(self, name: str) -> list[ScreenFunction]:
+        """The methods `name` of classes that may be pytrees (not `plain_method_classes`): the
+        analysis follows a traced object's `__call__` and properties into pytree classes only."""
+        defs = self.method_defs.get(name, ())
+        if not defs:
+            return []
+        plain = self.plain_method_classes
+        return [self._info(d) for d in defs if id(self.class_of[id(d)]) not in plain]
+
+    def _python_params(self, info: ScreenFunction) -> set[str]:
+        """Parameters annotated as admitting no array (`static_values.admits_no_array`), which the
+        analysis never makes traced through a call (`FuncInfo.python_params`)."""
+        found = self._python.get(info)
+        if found is None:
+            found = set()
+            if not isinstance(info.node, ast.Lambda):
+                a = info.node.args
+                qualify = self.names.qualify_ast
+                for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                    if p.annotation is not None and _admits_no_array(p.annotation, qualify):
+                        found.add(p.arg)
+            self._python[info] = found
+        return found
 
     @staticmethod
     def _bound_traced(caller: ScreenFunction, callee: ScreenFunction, call: ast.Call) -> set[str]:
@@ -933,6 +964,43 @@ def _param_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> s
     names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
     names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
     return names
+
+
+def _rooted_at_param(expr: ast.AST, info: ScreenFunction) -> bool:
+    """`model`, `self.model`, `cfg.net` whose head is a parameter of `info` its body never rebinds
+    (`JitContexts._rooted_at_param`)."""
+    while type(expr) is ast.Attribute:
+        expr = expr.value
+    return type(expr) is ast.Name and expr.id in info.params and expr.id not in _body_facts(info.node).assigned
+
+
+def _admits_no_array(annotation: ast.AST, qualify) -> bool:
+    """`static_values.admits_no_array` on the stdlib AST: `int`, `bool | None`, `tuple[int, ...]`,
+    `Callable[...]`... admit only Python values."""
+    kind = type(annotation)
+    if kind is ast.BinOp and type(annotation.op) is ast.BitOr:
+        return _admits_no_array(annotation.left, qualify) and _admits_no_array(annotation.right, qualify)
+    if kind is ast.Subscript:
+        base = qualify(annotation.value)
+        if base in _ALWAYS_PYTHON_GENERICS:
+            return True
+        if base not in _CONTAINER_GENERICS:
+            return False
+        index = annotation.slice
+        if type(index) is ast.Tuple:
+            if index.elts and index.col_offset != index.elts[0].col_offset:
+                return False  # `tuple[(int, str)]`: one element, a tuple (libcst's reading)
+            elements = index.elts
+        else:
+            elements = [index]
+        if not elements or any(type(e) is ast.Slice for e in elements):
+            return False
+        return all(
+            (type(e) is ast.Constant and e.value is Ellipsis) or _admits_no_array(e, qualify) for e in elements
+        )
+    if kind is ast.Name or kind is ast.Attribute:
+        return qualify(annotation) in PYTHON_ANNOTATIONS
+    return False
 
 
 def _names_function(expr: ast.AST, names: set[str]) -> bool:
