@@ -152,7 +152,8 @@ def test_a_function_of_the_checked_package_is_out_of_sight(tmp_path):
 # Correct programs in which the screen once followed a call the analysis does not follow (or not
 # with those arguments traced), and traced a function with the pattern: a name is looked up from
 # the call's scope outwards (`JitContexts._lookup`), module-level instances only run `__call__`,
-# annotated Python parameters stay static, a called argument runs a pytree class's `__call__`.
+# annotated Python parameters stay static, a called argument runs a pytree class's `__call__`, a
+# method's arguments bind after `self`, `zip` pairs loop targets with their iterables.
 NOT_CALLED_UNDER_A_TRACE = {
     # optax's tests: one nested `reference_impl` per test, only one of them vmapped
     "nested-def-of-another-function": """
@@ -264,6 +265,35 @@ NOT_CALLED_UNDER_A_TRACE = {
         def forward(x, kernel):
             return kernel(x)
         """,
+    # a method called on an object gets its arguments after `self`
+    "method-arguments-after-self": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Buffer:
+            def copy_in(self, slot):
+                if self.count > 1:
+                    return slot
+                return slot + 1
+
+        BUFFERS = []
+
+        @jax.jit
+        def step(i):
+            return BUFFERS[0].copy_in(i)
+        """,
+    # `zip` pairs each loop target with its own iterable
+    "zip-pairs-targets": """
+        import jax
+
+        @jax.jit
+        def f(xs):
+            out = 0
+            for size, x in zip((1, 2), xs):
+                if size > 1:
+                    out = out + x
+            return out
+        """,
 }
 
 
@@ -352,6 +382,31 @@ CALLED_UNDER_A_TRACE = {
         @jax.jit
         def forward(x, kernel):
             return kernel(x)
+        """,
+    "method-arguments-after-self": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Buffer:
+            def copy_in(self, slot):
+                if self.count > 1:
+                    return slot
+                return slot + 1
+
+        @jax.jit
+        def step(buffer, i):
+            return buffer.copy_in(i)
+        """,
+    "zip-pairs-targets": """
+        import jax
+
+        @jax.jit
+        def f(xs):
+            out = 0
+            for x, size in zip((1, 2), xs):
+                if size > 1:
+                    out = out + x
+            return out
         """,
 }
 

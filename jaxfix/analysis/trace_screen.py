@@ -100,6 +100,7 @@ _TRANSFORMED_CALL_PREFIXES = (
     "jax.checkpoint",
 )
 _SEQUENCE_CALLS = frozenset({"tuple", "list", "dict", "set", "sorted"})
+_ITERATING_CALLS = frozenset({"reversed", "list", "tuple", "sorted"})  # iterate their one argument
 
 
 class _BodyFacts:
@@ -330,20 +331,25 @@ class ScreenFunction:
         )
 
     def loop_bindings(self, target: ast.AST, it: ast.AST, env: set[str]) -> list[tuple[str, bool]]:
-        """(name, traced) for what a `for` target binds; the counter of `enumerate` is a Python int."""
-        if (
-            isinstance(it, ast.Call)
-            and isinstance(target, (ast.Tuple, ast.List))
-            and len(target.elts) == 2
-            and not any(isinstance(el, ast.Starred) for el in target.elts)
-            and len(it.args) == 1
-            and not it.keywords
-            and not isinstance(it.args[0], ast.Starred)
-            and self.screen.names.qualify_ast(it.func) == "enumerate"
-        ):
-            return [(n, False) for n in target_names(target.elts[0])] + self.loop_bindings(
-                target.elts[1], it.args[0], env
-            )
+        """(name, traced) for what a `for` target binds (`FunctionFacts.loop_bindings`): the counter
+        of `enumerate` is a Python int, `zip(a, b)` pairs each target element with its own
+        iterable, `reversed`/`list`/`tuple`/`sorted` of an iterable iterate it."""
+        if type(it) is ast.Call:
+            qual = None
+            plain = not it.keywords and not any(type(a) is ast.Starred for a in it.args)
+            if type(target) is ast.Tuple or type(target) is ast.List:
+                elements = target.elts
+                if plain and it.args and not any(type(el) is ast.Starred for el in elements):
+                    qual = self.screen.names.qualify_ast(it.func)
+                    if qual == "enumerate" and len(elements) == 2 and len(it.args) == 1:
+                        counter = [(n, False) for n in target_names(elements[0])]
+                        return counter + self.loop_bindings(elements[1], it.args[0], env)
+                    if qual == "zip" and len(elements) == len(it.args):
+                        return [pair for el, arg in zip(elements, it.args) for pair in self.loop_bindings(el, arg, env)]
+            if plain and len(it.args) == 1:
+                qual = qual or self.screen.names.qualify_ast(it.func)
+                if qual in _ITERATING_CALLS:
+                    return self.loop_bindings(target, it.args[0], env)
         traced = self._expr(it, env)
         return [(n, traced) for n in target_names(target)]
 
@@ -936,16 +942,25 @@ class TraceScreen:
             self._python[info] = found
         return found
 
-    @staticmethod
-    def _bound_traced(caller: ScreenFunction, callee: ScreenFunction, call: ast.Call) -> set[str]:
-        """Parameters of `callee` that may receive a traced argument of `call` (a method's
-        arguments are matched both with and without `self`)."""
+    def _bound_traced(self, caller: ScreenFunction, callee: ScreenFunction, call: ast.Call) -> set[str]:
+        """Parameters of `callee` that may receive a traced argument of `call`. A plain method of
+        a class outside functions gets its arguments after `self` unless called on its class
+        (`Cls.m(obj, x)`), as `JitContexts.bind_args` binds them; other defs of a class (static
+        and class methods, classes in functions, the hooks a construction runs) are matched both
+        with and without `self`."""
         out: set[str] = set()
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             if any(caller.traced(a) for a in [*call.args, *(k.value for k in call.keywords)]):
                 out.update(callee.params)
             return out
-        shifts = (0, 1) if callee.class_name is not None else (0,)
+        if callee.class_name is None:
+            shifts: tuple[int, ...] = (0,)
+        elif callee.is_method and callee.name not in CONSTRUCTION_HOOKS[1:] and self.def_parent.get(id(callee.node), 0) is None:
+            func = call.func
+            unbound = type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == callee.class_name
+            shifts = (0,) if unbound else (1,)
+        else:
+            shifts = (0, 1)
         for i, arg in enumerate(call.args):
             if caller.traced(arg):
                 for shift in shifts:
