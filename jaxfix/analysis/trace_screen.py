@@ -464,10 +464,14 @@ class TraceScreen:
     lazily: one walk finds the defs, calls and assignments; only traced functions get their own
     body walked (most functions of a module never are)."""
 
-    def __init__(self, tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, tree: ast.Module, own_packages: frozenset[str] = frozenset(), like: "TraceScreen | None" = None
+    ) -> None:
         """`own_packages`: the checked project's top-level packages (`jit_contexts.own_packages`),
-        whose modules the analysis cannot see into even when one is a known array library."""
-        self.names = ImportMap.from_ast(tree)
+        whose modules the analysis cannot see into even when one is a known array library.
+        `like`: a screen of the same tree, whose collected facts (none depends on the project)
+        are taken instead of walking the tree again."""
+        self.names = ImportMap.from_ast(tree) if like is None else like.names
         self.out_of_sight = out_of_sight(tree, own_packages)
         # what qualifying a name and reading a call's result depend on
         self.names_key = (frozenset(self.names.bindings.items()), self.out_of_sight)
@@ -489,11 +493,22 @@ class TraceScreen:
         self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
         self._top_classes: list[ast.ClassDef] = []
         self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
-        self._scopes: dict[int, ast.AST | None] | None = None  # `_lexical_scopes`, made when first asked
+        self._spans: list | None = None  # `_def_spans`, made when first asked
         self._nested: dict[int, dict[str, list[ast.AST]]] | None = None  # `_nested_defs`, likewise
-        self._collect(tree)
+        if like is None:
+            self._collect(tree)
+        else:
+            self._adopt(like)
         self._find_entries()
         self._propagate()
+
+    def _adopt(self, other: "TraceScreen") -> None:
+        """The facts `_collect` and the lazily made module facts found in `other`'s tree (this
+        tree): what the defs, calls, classes and statements are, not what is traced."""
+        for name in _COLLECTED:
+            setattr(self, name, getattr(other, name))
+        if other._def_parent is None:
+            self._top_classes = []  # `_scan_statements` fills it here, not in `other`
 
     def traced_functions(self) -> Iterator[ScreenFunction]:
         return (f for f in list(self.functions.values()) if f.in_trace)
@@ -599,36 +614,44 @@ class TraceScreen:
 
     def _lexical_lookup(self, name: str, call: ast.Call) -> list[ast.AST] | None:
         """The nested defs `name` means in `call`'s scope chain ([] when a parameter of a scope on
-        the way shadows it), or None when no enclosing function has either (a module-level name)."""
-        scopes = self._lexical_scopes()
-        scope = scopes.get(id(call))
+        the way shadows it), or None when no enclosing function has either (a module-level name).
+        The chain is that of the innermost def around the call, its decorators included (the
+        analysis' scope for them); a lambda on the way is not looked at, which only finds more
+        defs than the analysis (whose lookup stops at a lambda's parameter)."""
+        scope = self._enclosing_def(call)
         while scope is not None:
             found = self._nested_defs().get(id(scope), {}).get(name)
             if found:
                 return found
             if name in _param_names(scope):
                 return []
-            scope = scopes.get(id(scope))
+            scope = self.def_parent.get(id(scope))
         return None
 
-    def _lexical_scopes(self) -> dict[int, ast.AST | None]:
-        """id of a call, def or lambda -> the innermost def or lambda around it, None outside
-        functions, as the analysis' collector sees it (a def or lambda is the scope of its own
-        decorators, defaults and annotations); walked when a nested def's name is first called."""
-        if self._scopes is None:
-            scopes: dict[int, ast.AST | None] = {}
-            stack: list[tuple[ast.AST, ast.AST | None]] = [(st, None) for st in self._tree.body]
-            while stack:
-                node, scope = stack.pop()
-                kind = type(node)
-                if kind is ast.Call:
-                    scopes[id(node)] = scope
-                elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
-                    scopes[id(node)] = scope
-                    scope = node
-                stack.extend((child, scope) for child in astscan.children(node))
-            self._scopes = scopes
-        return self._scopes
+    def _enclosing_def(self, node: ast.AST) -> ast.AST | None:
+        """The innermost def whose text (from its first decorator) holds `node`, by position."""
+        spans = self._def_spans()
+        at = (node.lineno, node.col_offset)
+        best = None
+        for begin, end, d in spans:
+            if begin > at:
+                break  # sorted by beginning: no later def holds `node`
+            if at < end:
+                best = d  # a later beginning inside an earlier span is nested in it
+        return best
+
+    def _def_spans(self) -> list[tuple[tuple[int, int], tuple[int, int], ast.AST]]:
+        """(beginning, end, def) of every def, by beginning, made when a nested def's name is first
+        called."""
+        if self._spans is None:
+            spans = []
+            for defs in self.defs_by_name.values():
+                for d in defs:
+                    first = d.decorator_list[0] if d.decorator_list else d
+                    spans.append(((first.lineno, first.col_offset), (d.end_lineno, d.end_col_offset), d))
+            spans.sort(key=lambda span: span[0])
+            self._spans = spans
+        return self._spans
 
     def _nested_defs(self) -> dict[int, dict[str, list[ast.AST]]]:
         """id of a def -> name -> the defs directly nested in it (its body, classes in it included)."""
@@ -1124,6 +1147,12 @@ def any_site(tree: ast.Module, may_flag) -> bool:
     return any(may_flag(fn, node) for fn in trace_screen(tree).traced_functions() for node in fn.own)
 
 
+# what `TraceScreen._adopt` takes from a screen of the same tree
+_COLLECTED = (
+    "defs_by_name", "method_defs", "class_of", "calls", "assigned_to", "classes", "imports", "calls_by_name",
+    "_built_from", "_callees", "_def_parent", "_top_classes", "_plain_classes", "_spans", "_nested",
+)
+
 # (tree, {own packages: screen}): the rules of one file ask about the same tree in turn, in
 # `could_match` without the project, in `could_match_in` with its packages
 _LAST: list = [None, {}]
@@ -1134,7 +1163,9 @@ def trace_screen(tree: ast.Module, own_packages: frozenset[str] = frozenset()) -
     functions imported from them are out of sight as for the analysis."""
     if _LAST[0] is not tree:
         _LAST[:] = [tree, {}]
-    screen = _LAST[1].get(own_packages)
+    screens = _LAST[1]
+    screen = screens.get(own_packages)
     if screen is None:
-        screen = _LAST[1][own_packages] = TraceScreen(tree, own_packages)
+        like = next(iter(screens.values()), None)
+        screen = screens[own_packages] = TraceScreen(tree, own_packages, like)
     return screen
