@@ -297,6 +297,49 @@ NOT_CALLED_UNDER_A_TRACE = {
 }
 
 
+# Correct programs whose test the screen once called traced: the analysis reads the truth of a
+# parameter annotated as a sequence, and of an object the function reads a non-array attribute of,
+# as Python's. Each with the same program without what makes it so: admitted and reported.
+STATIC_TRUTH = {
+    "sequence-annotated-parameter": (
+        """
+        from typing import Sequence
+
+        import jax
+
+        @jax.jit
+        def f(x, sizes: Sequence[int]):
+            if sizes:
+                return x
+            return -x
+        """,
+        ("sizes: Sequence[int]", "sizes"),
+    ),
+    "object-truth": (
+        """
+        import jax
+
+        @jax.jit
+        def step(params, scale, x):
+            if scale:
+                return scale.value_and_grad(params)(x)
+            return x
+        """,
+        ("scale.value_and_grad(params)(x)", "scale * x"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_TRUTH))
+def test_the_screen_reads_a_truth_as_the_analysis_does(name):
+    source, (old, new) = STATIC_TRUTH[name]
+    source = textwrap.dedent(source)
+    assert _family_verdicts(source, "m.py") == (set(), [])
+    assert old in source
+    admitting, found = _family_verdicts(source.replace(old, new), "m.py")
+    assert admitting and found
+
+
 # the same programs where the name does mean the def with the pattern: admitted and reported
 CALLED_UNDER_A_TRACE = {
     "nested-def-of-another-function": """

@@ -49,13 +49,14 @@ from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.static_values import (
     _ALWAYS_PYTHON_GENERICS,
+    ARRAY_ATTRIBUTES,
     _CONTAINER_GENERICS,
     PYTHON_ANNOTATIONS,
     STATIC_ATTRS,
     is_known_library,
     is_static_call_name,
 )
-from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
@@ -176,6 +177,8 @@ class ScreenFunction:
     _children: list["ScreenFunction"] = field(default_factory=list)
     _locals: set[str] | None = None
     _stored: set[str] | None = None
+    _sequences: set[str] | None = None
+    _object_names: set[str] | None = None
 
     @property
     def locals(self) -> set[str]:
@@ -229,9 +232,47 @@ class ScreenFunction:
             return False
         if isinstance(e, ast.Call) and self.screen.names.qualify_ast(e.func) in _SEQUENCE_CALLS:
             return False
-        if isinstance(e, ast.Name) and e.id in self.star_params and e.id not in self.locals - set(self.params):
+        kind = type(e)
+        if kind is ast.Name and e.id in self.star_params and e.id not in self.locals - set(self.params):
             return False
-        return self.traced(e)
+        if not self.traced(e):
+            return False
+        if kind is ast.Name and e.id in self._sequence_params() and e.id not in self.stored - set(self.params):
+            return False  # a parameter annotated as a sequence (`start_indices: Sequence[Any]`), never rebound
+        if kind is ast.Name or kind is ast.Attribute:
+            # `if scale:` / `if eqn.primitive.multiple_results:` on an object the function reads a
+            # non-array attribute of (`scale.value_and_grad(...)`)
+            return dotted(e) not in self._objects()
+        return True
+
+    def _sequence_params(self) -> set[str]:
+        """Parameters annotated `Sequence[...]`, `tuple[...]`, `list`... (`traced._sequence_names`)."""
+        if self._sequences is None:
+            found: set[str] = set()
+            if not isinstance(self.node, ast.Lambda):
+                a = self.node.args
+                qualify = self.screen.names.qualify_ast
+                for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                    ann = p.annotation
+                    if ann is not None:
+                        head = ann.value if type(ann) is ast.Subscript else ann
+                        if (qualify(head) or "").rsplit(".", 1)[-1] in SEQUENCE_TYPES:
+                            found.add(p.arg)
+            self._sequences = found
+        return self._sequences
+
+    def _objects(self) -> set[str]:
+        """`a.b` for every `a.b.attr` read in the def (nested scopes included) whose `attr` is public
+        and no array attribute: an object, whose truth is Python's (`FunctionFacts.holds_object`)."""
+        if self._object_names is None:
+            found: set[str] = set()
+            for n in ast.walk(self.node):
+                if type(n) is ast.Attribute and not n.attr.startswith("_") and n.attr not in ARRAY_ATTRIBUTES:
+                    held = dotted(n.value)
+                    if held is not None:
+                        found.add(held)
+            self._object_names = found
+        return self._object_names
 
     # -- expressions (mirrors FunctionFacts.expr_traced) ------------------------------
     def name_traced(self, name: str, env: set[str]) -> bool:
