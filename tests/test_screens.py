@@ -294,6 +294,21 @@ NOT_CALLED_UNDER_A_TRACE = {
                     out = out + x
             return out
         """,
+    # a `*` argument that is not traced: the analysis binds nothing from it on (nor before it)
+    "untraced-star-argument": """
+        import jax
+
+        def helper(n, x):
+            if n > 1:
+                return x
+            return -x
+
+        SIZES = (2,)
+
+        @jax.jit
+        def f(x):
+            return helper(*SIZES, x)
+        """,
 }
 
 
@@ -450,6 +465,18 @@ CALLED_UNDER_A_TRACE = {
                 if size > 1:
                     out = out + x
             return out
+        """,
+    "untraced-star-argument": """
+        import jax
+
+        def helper(n, x):
+            if n > 1:
+                return x
+            return -x
+
+        @jax.jit
+        def f(x, sizes):
+            return helper(*sizes, x)
         """,
 }
 

@@ -1011,15 +1011,26 @@ class TraceScreen:
         a class outside functions gets its arguments after `self` unless called on its class
         (`Cls.m(obj, x)`), as `JitContexts.bind_args` binds them; other defs of a class (static
         and class methods, classes in functions, the hooks a construction runs) are matched both
-        with and without `self`."""
+        with and without `self`. With a `*` argument, the positional parameters from the first
+        one on if it is traced, none otherwise (`JitContexts._star_traced`)."""
         out: set[str] = set()
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        hook = callee.name in CONSTRUCTION_HOOKS[1:]
+        method = callee.is_method and not hook and self.def_parent.get(id(callee.node), 0) is None
+        starred = [i for i, a in enumerate(call.args) if type(a) is ast.Starred]
+        if hook and (starred or any(k.arg is None for k in call.keywords)):
             if any(caller.traced(a) for a in [*call.args, *(k.value for k in call.keywords)]):
                 out.update(callee.params)
             return out
+        if starred:
+            first = starred[0]
+            if caller.traced(call.args[first]):
+                out.update((callee.positional[1:] if method else callee.positional)[first:])
+            return out
+        if any(k.arg is None for k in call.keywords):
+            return out  # `f(a, **kw)`: the analysis binds nothing
         if callee.class_name is None:
             shifts: tuple[int, ...] = (0,)
-        elif callee.is_method and callee.name not in CONSTRUCTION_HOOKS[1:] and self.def_parent.get(id(callee.node), 0) is None:
+        elif method:
             func = call.func
             unbound = type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == callee.class_name
             shifts = (0,) if unbound else (1,)
