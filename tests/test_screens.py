@@ -222,7 +222,7 @@ NOT_CALLED_UNDER_A_TRACE = {
     "annotated-python-parameter": """
         import jax
 
-        def pad(x, width, mode: str = "constant"):
+        def pad(x, width, mode: str | None = "constant"):
             if mode == "edge":
                 return x
             return x + width
@@ -486,3 +486,24 @@ def test_the_screen_follows_calls_as_the_analysis_does(name):
     assert _family_verdicts(textwrap.dedent(NOT_CALLED_UNDER_A_TRACE[name]), "m.py") == (set(), [])
     admitting, found = _family_verdicts(textwrap.dedent(CALLED_UNDER_A_TRACE[name]), "m.py")
     assert admitting and found
+
+
+ANNOTATIONS = [
+    "int", "bool | None", "int | None", "None", "str", "'int'", "float | jax.Array", "Optional[int]",
+    "typing.Optional[jax.Array]", "tuple[int, ...]", "tuple[(int, str)]", "tuple[int, str]", "Sequence[int]",
+    "list[jax.Array]", "Callable[..., int]", "type[Foo]", "Literal['a', 'b']", "dict[str, int]", "Foo",
+    "jax.Array", "tuple[()]", "tuple", "Union[int, str]",
+]
+
+
+@pytest.mark.parametrize("annotation", ANNOTATIONS)
+def test_the_screen_reads_python_annotations_as_the_analysis_does(annotation):
+    from jaxfix.analysis.static_values import admits_no_array
+    from jaxfix.analysis.trace_screen import _admits_no_array
+
+    source = f"import typing\nimport jax\nfrom typing import Optional, Sequence, Callable, Literal, Union\ndef f(a: {annotation}): pass\n"
+    module = cst.parse_module(source)
+    names = ImportMap.from_module(module)
+    expected = admits_no_array(module.body[-1].params.params[0].annotation.annotation, names.qualify)
+    tree = ast.parse(source)
+    assert _admits_no_array(tree.body[-1].args.args[0].annotation, ImportMap.from_ast(tree).qualify_ast) == expected

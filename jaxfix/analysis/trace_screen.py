@@ -1090,7 +1090,8 @@ def _admits_no_array(annotation: ast.AST, qualify) -> bool:
         )
     if kind is ast.Name or kind is ast.Attribute:
         return qualify(annotation) in PYTHON_ANNOTATIONS
-    return False
+    # `int | None`: libcst's `None` is a name, qualified to "None"; a string annotation is no name
+    return kind is ast.Constant and annotation.value is None
 
 
 def _names_function(expr: ast.AST, names: set[str]) -> bool:
