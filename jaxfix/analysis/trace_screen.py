@@ -14,18 +14,27 @@ against the jax/flax/optax corpus). The simplifications:
   relative or internal import) enters no trace, for the screen as for the analysis;
 - a traced function's names are traced if any assignment anywhere in it makes them so (the
   analysis follows statement order and lets a reassignment drop a name);
-- a callee is any function or method of the module with the called name (the analysis
-  requires one unambiguous candidate), and every parameter that may receive a traced argument
-  is traced, `*args` calls included; every parameter of an entry point is traced except those
-  named by literal `static_argnums`/`static_argnames` of a decorator on it (the analysis also
-  drops unpassed literal defaults, `in_axes=None` arguments, and `self` of plain classes);
-- properties read on a traced value are traced whatever class defines them; the truth of a
-  name is static only for `*args`/`**kwargs` never reassigned.
+- a callee is every def, alias or method the called expression may name (the analysis requires
+  one unambiguous candidate); a name some nested def has is looked up from the innermost def
+  around the call outwards, lambdas skipped (`JitContexts._lookup`), other names mean every def
+  of the name outside functions; every parameter that may receive a traced argument is traced
+  (a plain method's arguments bind after `self`, other defs of a class try both alignments);
+  every parameter of an entry point is traced except those named by literal
+  `static_argnums`/`static_argnames` of a decorator on it and `self` of plain classes and unpassed
+  literal defaults (the analysis also drops `in_axes=None` arguments);
+- properties and `__call__` reached through a traced value are those of every class that may be
+  a pytree; the truth of a name is static only for `*args`/`**kwargs` and sequence-annotated
+  parameters never reassigned, and for objects (below).
 
 Where it decides as the analysis does: a call of a function imported from a module the analysis
 cannot see into (`static_helpers.ModuleCallOracle`: relative imports, unknown packages, and with
 the run's project the checked packages themselves, `TraceScreen(tree, own_packages)`) is never
-traced, whatever its arguments.
+traced, whatever its arguments; a parameter annotated as admitting no array gets no traced value
+from a call (`FuncInfo.python_params`); `f(*xs, y)` binds from its first `*` argument only when
+that is traced (`_star_traced`); only module-level instances run their class's `__call__`; a
+called value runs `__call__` only when rooted at a parameter; `for a, b in zip(xs, ys)` pairs
+targets with iterables; the truth of a name or attribute chain the function reads a public
+non-array attribute of is Python's (`FunctionFacts.holds_object`).
 """
 
 from __future__ import annotations
