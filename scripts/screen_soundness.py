@@ -7,8 +7,10 @@ rule whose text prefilter passes, the rule's `check` runs on the parsed file whe
 admits, files with findings, findings, misses; exits 1 on any miss. Slow on purpose (it
 libcst-parses everything the prefilters admit); a measurement, not a test.
 
-Rules that use a project index (pytree-cache: base classes from other files) are checked with
-one built over the same files, as `jaxfix check` builds it.
+Rules that use a project index (pytree-cache: base classes from other files) or follow calls
+(the traced-code rules: a file other modules' traced code calls into is checked past its screens,
+and the checked packages are out of sight for the analysis) are checked with one built over the
+same files, as `jaxfix check` builds it; a file the engine checks past the screens is admitted.
 
     python scripts/screen_soundness.py [-j 2] [--rules jit-in-loop,pytree-cache] [PATH ...]
 """
@@ -28,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from jaxfix.analysis.cstparse import parse_module  # noqa: E402
 from jaxfix.engine import registry  # noqa: E402
 from jaxfix.engine.config import Config  # noqa: E402
+from jaxfix.engine.fixing import _entered_from_elsewhere  # noqa: E402
 from jaxfix.rulebase import RuleContext  # noqa: E402
 
 PACKAGES = ("jax", "flax", "optax")
@@ -65,8 +68,10 @@ def one(path: str) -> dict:
         return out
     # the last screens (`could_match_in`) are asked before the module is set, as the engine does
     ctx = RuleContext(source, path, options=Config().options(), project=_project, tree=tree)
+    entered = _entered_from_elsewhere(_project, path)
     admitted = {
-        rule.name: rule.passes_prefilter(source) and rule.could_match(tree) and rule.could_match_in(ctx)
+        rule.name: (entered and rule.follows_calls)
+        or (rule.passes_prefilter(source) and rule.could_match(tree) and rule.could_match_in(ctx))
         for rule in rules  # the pattern is a screen too
     }
     ctx.set_module(module)
@@ -97,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     project = None
-    if any(r.uses_project for r in known if r.name in names):
+    if any(r.uses_project or r.follows_calls for r in known if r.name in names):
         from jaxfix.engine.project import build_project_index
 
         project = build_project_index(files, workers=args.jobs)

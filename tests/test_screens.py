@@ -396,3 +396,422 @@ def test_trace_time_and_placement_screens_decide_like_their_rules(name):
     admitted, found = _screened_and_found(rule, source, path)
     assert bool(found) == reported, found
     assert admitted == reported
+
+
+# -- the traced-control-flow screen decides "static" where the analysis does -----------------------
+# Each case is correct code the screen used to admit (libcst parse and the rules run for nothing):
+# the family's screens must now reject it, and the family's check, run anyway, must agree.
+
+from jaxfix.engine.project import build_project_index  # noqa: E402
+
+FAMILY = ("traced-if", "traced-bool-op", "traced-shape", "traced-range", "traced-while", "traced-to-python")
+
+
+def _family_verdicts(source: str, path: str, project=None) -> tuple[set[str], list[str]]:
+    """(family rules whose screens admit `source`, the family's findings with screens bypassed)."""
+    tree = ast.parse(source)
+    ctx = RuleContext(source, path, options=Config().options(), project=project, tree=tree)
+    rules = [r() for r in registry.all_rules() if r.name in FAMILY]
+    admitting = {r.name for r in rules if r.passes_prefilter(source) and r.could_match(tree) and r.could_match_in(ctx)}
+    ctx.set_module(parse_module(source))
+    return admitting, [f"{f.code} {f.line}" for r in rules for f in r.check(ctx)]
+
+
+# Checking a package that is itself a known array library (jax, flax, optax checked as a project):
+# a function imported from it is out of sight for the analysis, its result never traced.
+OWN_PACKAGE_HELPER = {
+    "optax/__init__.py": "",
+    "optax/_src/__init__.py": "",
+    "optax/_src/numerics.py": "def norm(x):\n    return (x * x).sum()\n",
+    "optax/_src/clip.py": textwrap.dedent(
+        """\
+        import jax
+        import jax.numpy as jnp
+        from optax._src import numerics
+        from optax._src.numerics import norm
+
+        @jax.jit
+        def clip(g, limit):
+            block = max(norm(g), 1.0)
+            if numerics.norm(g) > 1.0:
+                g = g * limit
+            return jnp.asarray(g) / block
+        """
+    ),
+}
+
+
+def test_a_function_of_the_checked_package_is_out_of_sight(tmp_path):
+    for rel, text in OWN_PACKAGE_HELPER.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    path = str(tmp_path / "optax/_src/clip.py")
+    source = OWN_PACKAGE_HELPER["optax/_src/clip.py"]
+    # alone (no project) the helpers are optax's, a known library: traced results, reported
+    admitting, found = _family_verdicts(source, path)
+    assert admitting == {"traced-if"} and found == ["JAX301 8", "JAX301 9"]
+    project = build_project_index([str(p) for p in tmp_path.rglob("*.py")])
+    assert project.top_packages() == {"optax"}
+    admitting, found = _family_verdicts(source, path, project)
+    assert admitting == set() and found == []
+    assert screen_misses(source, path, project) == []
+
+
+# Correct programs in which the screen once followed a call the analysis does not follow (or not
+# with those arguments traced), and traced a function with the pattern: a name is looked up from
+# the call's scope outwards (`JitContexts._lookup`), module-level instances only run `__call__`,
+# annotated Python parameters stay static, a called argument runs a pytree class's `__call__`, a
+# method's arguments bind after `self`, `zip` pairs loop targets with their iterables.
+NOT_CALLED_UNDER_A_TRACE = {
+    # optax's tests: one nested `reference_impl` per test, only one of them vmapped
+    "nested-def-of-another-function": """
+        import jax
+
+        class LossTest:
+            def test_scalar(self):
+                def reference_impl(label, logit):
+                    scores = (2 * label - 1) * logit
+                    if scores <= -1.0:
+                        return 0.0
+                    return scores
+
+                return reference_impl(1, 10.0)
+
+            def test_batched(self, labels, logits):
+                def reference_impl(label, logit):
+                    return (2 * label - 1) * logit
+
+                return jax.vmap(reference_impl)(labels, logits)
+        """,
+    # a local variable named like a nested def elsewhere (optax's combine_test)
+    "local-variable-not-the-def": """
+        import jax
+
+        def transformation():
+            def update_fn(updates, state):
+                assert updates == 1
+                return updates, state
+
+            return update_fn
+
+        def test_partition(tx, updates, state):
+            init_fn, update_fn = tx
+            return jax.jit(update_fn)(updates, state)
+        """,
+    # a parameter shadows the def: `jax.jit(update_fn)` jits the argument
+    "parameter-not-the-def": """
+        import jax
+
+        def apply(update_fn, x):
+            return jax.jit(update_fn)(x)
+
+        def make():
+            def update_fn(x):
+                if x > 0:
+                    return x
+                return -x
+
+            return apply(update_fn, 1.0)
+        """,
+    # an instance a function builds: the analysis follows calls of module-level instances only
+    "instance-built-in-a-function": """
+        import jax
+
+        class ScanFn:
+            def __call__(self, carry, x):
+                assert carry
+                return carry, x
+
+        def run(xs):
+            scan_fn = ScanFn()
+            return jax.lax.scan(scan_fn, 0, xs)
+        """,
+    # a parameter annotated as admitting no array gets a Python value through a call
+    "annotated-python-parameter": """
+        import jax
+
+        def pad(x, width, mode: str | None = "constant"):
+            if mode == "edge":
+                return x
+            return x + width
+
+        @jax.jit
+        def f(x, width, mode):
+            return pad(x, width, mode)
+        """,
+    # calling a local (a partial) is no call of a traced argument's `__call__`
+    "local-callable-not-an-argument": """
+        import functools
+        import jax
+
+        def apply_mask(x, k):
+            return x * k
+
+        @jax.tree_util.register_pytree_node_class
+        class Kernel:
+            def __call__(self, q):
+                if q > 0:
+                    return q
+                return -q
+
+        @jax.jit
+        def forward(x, k):
+            masked = functools.partial(apply_mask, k=k)
+            return masked(x)
+        """,
+    # a traced argument's `__call__` is a pytree class's: a plain class's instance is no argument
+    "plain-class-call": """
+        import jax
+
+        class Kernel:
+            def __call__(self, q):
+                if q > 0:
+                    return q
+                return -q
+
+        @jax.jit
+        def forward(x, kernel):
+            return kernel(x)
+        """,
+    # a method called on an object gets its arguments after `self`
+    "method-arguments-after-self": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Buffer:
+            def copy_in(self, slot):
+                if self.count > 1:
+                    return slot
+                return slot + 1
+
+        BUFFERS = []
+
+        @jax.jit
+        def step(i):
+            return BUFFERS[0].copy_in(i)
+        """,
+    # `zip` pairs each loop target with its own iterable
+    "zip-pairs-targets": """
+        import jax
+
+        @jax.jit
+        def f(xs):
+            out = 0
+            for size, x in zip((1, 2), xs):
+                if size > 1:
+                    out = out + x
+            return out
+        """,
+    # a `*` argument that is not traced: the analysis binds nothing from it on (nor before it)
+    "untraced-star-argument": """
+        import jax
+
+        def helper(n, x):
+            if n > 1:
+                return x
+            return -x
+
+        SIZES = (2,)
+
+        @jax.jit
+        def f(x):
+            return helper(*SIZES, x)
+        """,
+}
+
+
+# Correct programs whose test the screen once called traced: the analysis reads the truth of a
+# parameter annotated as a sequence, and of an object the function reads a non-array attribute of,
+# as Python's. Each with the same program without what makes it so: admitted and reported.
+STATIC_TRUTH = {
+    "sequence-annotated-parameter": (
+        """
+        from typing import Sequence
+
+        import jax
+
+        @jax.jit
+        def f(x, sizes: Sequence[int]):
+            if sizes:
+                return x
+            return -x
+        """,
+        ("sizes: Sequence[int]", "sizes"),
+    ),
+    "object-truth": (
+        """
+        import jax
+
+        @jax.jit
+        def step(params, scale, x):
+            if scale:
+                return scale.value_and_grad(params)(x)
+            return x
+        """,
+        ("scale.value_and_grad(params)(x)", "scale * x"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_TRUTH))
+def test_the_screen_reads_a_truth_as_the_analysis_does(name):
+    source, (old, new) = STATIC_TRUTH[name]
+    source = textwrap.dedent(source)
+    assert _family_verdicts(source, "m.py") == (set(), [])
+    assert old in source
+    admitting, found = _family_verdicts(source.replace(old, new), "m.py")
+    assert admitting and found
+
+
+# the same programs where the name does mean the def with the pattern: admitted and reported
+CALLED_UNDER_A_TRACE = {
+    "nested-def-of-another-function": """
+        import jax
+
+        def test_batched(labels, logits):
+            def reference_impl(label, logit):
+                return 0.0 if logit <= -1.0 else logit
+
+            return jax.vmap(reference_impl)(labels, logits)
+        """,
+    "local-variable-not-the-def": """
+        import jax
+
+        def update_fn(updates, state):
+            assert updates == 1
+            return updates, state
+
+        def test_partition(tx, updates, state):
+            init_fn, other_fn = tx
+            return jax.jit(update_fn)(updates, state)
+        """,
+    "parameter-not-the-def": """
+        import jax
+
+        def apply(fn, x):
+            return jax.jit(update_fn)(x)
+
+        def update_fn(x):
+            if x > 0:
+                return x
+            return -x
+        """,
+    "instance-built-in-a-function": """
+        import jax
+
+        class ScanFn:
+            def __call__(self, carry, x):
+                assert carry
+                return carry, x
+
+        scan_fn = ScanFn()
+
+        def run(xs):
+            return jax.lax.scan(scan_fn, 0, xs)
+        """,
+    "annotated-python-parameter": """
+        import jax
+
+        def pad(x, width, mode="constant"):
+            if mode == "edge":
+                return x
+            return x + width
+
+        @jax.jit
+        def f(x, width, mode):
+            return pad(x, width, mode)
+        """,
+    "local-callable-not-an-argument": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Kernel:
+            def __call__(self, q):
+                if q > 0:
+                    return q
+                return -q
+
+        @jax.jit
+        def forward(x, masked):
+            return masked(x)
+        """,
+    "plain-class-call": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Kernel:
+            def __call__(self, q):
+                if q > 0:
+                    return q
+                return -q
+
+        @jax.jit
+        def forward(x, kernel):
+            return kernel(x)
+        """,
+    "method-arguments-after-self": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Buffer:
+            def copy_in(self, slot):
+                if self.count > 1:
+                    return slot
+                return slot + 1
+
+        @jax.jit
+        def step(buffer, i):
+            return buffer.copy_in(i)
+        """,
+    "zip-pairs-targets": """
+        import jax
+
+        @jax.jit
+        def f(xs):
+            out = 0
+            for x, size in zip((1, 2), xs):
+                if size > 1:
+                    out = out + x
+            return out
+        """,
+    "untraced-star-argument": """
+        import jax
+
+        def helper(n, x):
+            if n > 1:
+                return x
+            return -x
+
+        @jax.jit
+        def f(x, sizes):
+            return helper(*sizes, x)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_CALLED_UNDER_A_TRACE))
+def test_the_screen_follows_calls_as_the_analysis_does(name):
+    assert _family_verdicts(textwrap.dedent(NOT_CALLED_UNDER_A_TRACE[name]), "m.py") == (set(), [])
+    admitting, found = _family_verdicts(textwrap.dedent(CALLED_UNDER_A_TRACE[name]), "m.py")
+    assert admitting and found
+
+
+ANNOTATIONS = [
+    "int", "bool | None", "int | None", "None", "str", "'int'", "float | jax.Array", "Optional[int]",
+    "typing.Optional[jax.Array]", "tuple[int, ...]", "tuple[(int, str)]", "tuple[int, str]", "Sequence[int]",
+    "list[jax.Array]", "Callable[..., int]", "type[Foo]", "Literal['a', 'b']", "dict[str, int]", "Foo",
+    "jax.Array", "tuple[()]", "tuple", "Union[int, str]",
+]
+
+
+@pytest.mark.parametrize("annotation", ANNOTATIONS)
+def test_the_screen_reads_python_annotations_as_the_analysis_does(annotation):
+    from jaxfix.analysis.static_values import admits_no_array
+    from jaxfix.analysis.trace_screen import _admits_no_array
+
+    source = f"import typing\nimport jax\nfrom typing import Optional, Sequence, Callable, Literal, Union\ndef f(a: {annotation}): pass\n"
+    module = cst.parse_module(source)
+    names = ImportMap.from_module(module)
+    expected = admits_no_array(module.body[-1].params.params[0].annotation.annotation, names.qualify)
+    tree = ast.parse(source)
+    assert _admits_no_array(tree.body[-1].args.args[0].annotation, ImportMap.from_ast(tree).qualify_ast) == expected

@@ -25,10 +25,16 @@ import libcst as cst
 
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis.guards import never_traced_at
-from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.jit_contexts import (
+    FuncInfo,
+    JitContexts,
+    jit_contexts,
+    own_packages,
+)
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     ScreenFunction,
+    may_see_less,
     trace_screen,
 )
 from jaxfix.analysis.trace_sites import own_sites
@@ -167,6 +173,15 @@ class SiteRule:
         (`jaxfix.analysis.trace_screen`: the stdlib-AST over-approximation of the walk)."""
         return self.codes[0].code in _screened(tree)
 
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """The same screen with what the run's project adds: calls of functions imported from the
+        checked packages themselves are out of sight for the analysis (their result is never
+        traced), so the screen, which saw them as library calls, may call less traced."""
+        packages = own_packages(ctx)
+        if not may_see_less(ctx.tree, packages):
+            return True
+        return self.codes[0].code in _screened(ctx.tree, packages)
+
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         """The findings of the rule's code, the message ending with what the fix does (or, for a
         manual fix, why it must be done by hand)."""
@@ -191,27 +206,28 @@ class SiteRule:
         _RULES[cls.codes[0].code] = cls
 
 
-_LAST_SCREENED: list = [None, frozenset()]  # (tree, codes): the six rules ask about one tree in turn
+_LAST_SCREENED: list = [None, None, frozenset()]  # (tree, packages, codes): the six rules ask in turn
 
 
-def _screened(tree: ast.Module) -> frozenset[str]:
-    """The codes whose `may_flag` holds for some node of some function that may run under a trace:
-    one pass over the tree for all the family's rules (each asking alone would walk it six times)."""
-    if _LAST_SCREENED[0] is not tree:
+def _screened(tree: ast.Module, packages: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The codes whose `may_flag` holds for some node of some function that may run under a trace
+    (`packages`: the project's own, `trace_screen`): one pass over the tree for all the family's
+    rules (each asking alone would walk it six times)."""
+    if _LAST_SCREENED[0] is not tree or _LAST_SCREENED[1] != packages:
         asked: dict[type[ast.AST], list[type[SiteRule]]] = {}
         for rule in _RULES.values():
             for node_type in rule.screened:
                 asked.setdefault(node_type, []).append(rule)
         found: set[str] = set()
-        for fn in trace_screen(tree).traced_functions():
+        for fn in trace_screen(tree, packages).traced_functions():
             for node in fn.own:
                 for rule in asked.get(type(node), ()):
                     if rule.codes[0].code not in found and rule.may_flag(fn, node):
                         found.add(rule.codes[0].code)
             if len(found) == len(_RULES):
                 break
-        _LAST_SCREENED[:] = [tree, frozenset(found)]
-    return _LAST_SCREENED[1]
+        _LAST_SCREENED[:] = [tree, packages, frozenset(found)]
+    return _LAST_SCREENED[2]
 
 
 def if_chain(n: cst.If) -> list[cst.If]:

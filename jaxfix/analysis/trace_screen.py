@@ -14,13 +14,27 @@ against the jax/flax/optax corpus). The simplifications:
   relative or internal import) enters no trace, for the screen as for the analysis;
 - a traced function's names are traced if any assignment anywhere in it makes them so (the
   analysis follows statement order and lets a reassignment drop a name);
-- a callee is any function or method of the module with the called name (the analysis
-  requires one unambiguous candidate), and every parameter that may receive a traced argument
-  is traced, `*args` calls included; every parameter of an entry point is traced except those
-  named by literal `static_argnums`/`static_argnames` of a decorator on it (the analysis also
-  drops unpassed literal defaults, `in_axes=None` arguments, and `self` of plain classes);
-- properties read on a traced value are traced whatever class defines them; the truth of a
-  name is static only for `*args`/`**kwargs` never reassigned.
+- a callee is every def, alias or method the called expression may name (the analysis requires
+  one unambiguous candidate); a name some nested def has is looked up from the innermost def
+  around the call outwards, lambdas skipped (`JitContexts._lookup`), other names mean every def
+  of the name outside functions; every parameter that may receive a traced argument is traced
+  (a plain method's arguments bind after `self`, other defs of a class try both alignments);
+  every parameter of an entry point is traced except those named by literal
+  `static_argnums`/`static_argnames` of a decorator on it and `self` of plain classes and unpassed
+  literal defaults (the analysis also drops `in_axes=None` arguments);
+- properties and `__call__` reached through a traced value are those of every class that may be
+  a pytree; the truth of a name is static only for `*args`/`**kwargs` and sequence-annotated
+  parameters never reassigned, and for objects (below).
+
+Where it decides as the analysis does: a call of a function imported from a module the analysis
+cannot see into (`static_helpers.ModuleCallOracle`: relative imports, unknown packages, and with
+the run's project the checked packages themselves, `TraceScreen(tree, own_packages)`) is never
+traced, whatever its arguments; a parameter annotated as admitting no array gets no traced value
+from a call (`FuncInfo.python_params`); `f(*xs, y)` binds from its first `*` argument only when
+that is traced (`_star_traced`); only module-level instances run their class's `__call__`; a
+called value runs `__call__` only when rooted at a parameter; `for a, b in zip(xs, ys)` pairs
+targets with iterables; the truth of a name or attribute chain the function reads a public
+non-array attribute of is Python's (`FunctionFacts.holds_object`).
 """
 
 from __future__ import annotations
@@ -41,8 +55,17 @@ from jaxfix.analysis.jit_contexts import (
     VMAP_NAMES,
 )
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.static_values import STATIC_ATTRS, is_static_call_name
-from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.static_values import (
+    _ALWAYS_PYTHON_GENERICS,
+    ARRAY_ATTRIBUTES,
+    _CONTAINER_GENERICS,
+    PYTHON_ANNOTATIONS,
+    STATIC_ATTRS,
+    is_known_library,
+    is_static_call_name,
+)
+from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
@@ -87,6 +110,7 @@ _TRANSFORMED_CALL_PREFIXES = (
     "jax.checkpoint",
 )
 _SEQUENCE_CALLS = frozenset({"tuple", "list", "dict", "set", "sorted"})
+_ITERATING_CALLS = frozenset({"reversed", "list", "tuple", "sorted"})  # iterate their one argument
 
 
 class _BodyFacts:
@@ -162,6 +186,8 @@ class ScreenFunction:
     _children: list["ScreenFunction"] = field(default_factory=list)
     _locals: set[str] | None = None
     _stored: set[str] | None = None
+    _sequences: set[str] | None = None
+    _object_names: set[str] | None = None
 
     @property
     def locals(self) -> set[str]:
@@ -215,9 +241,47 @@ class ScreenFunction:
             return False
         if isinstance(e, ast.Call) and self.screen.names.qualify_ast(e.func) in _SEQUENCE_CALLS:
             return False
-        if isinstance(e, ast.Name) and e.id in self.star_params and e.id not in self.locals - set(self.params):
+        kind = type(e)
+        if kind is ast.Name and e.id in self.star_params and e.id not in self.locals - set(self.params):
             return False
-        return self.traced(e)
+        if not self.traced(e):
+            return False
+        if kind is ast.Name and e.id in self._sequence_params() and e.id not in self.stored - set(self.params):
+            return False  # a parameter annotated as a sequence (`start_indices: Sequence[Any]`), never rebound
+        if kind is ast.Name or kind is ast.Attribute:
+            # `if scale:` / `if eqn.primitive.multiple_results:` on an object the function reads a
+            # non-array attribute of (`scale.value_and_grad(...)`)
+            return dotted(e) not in self._objects()
+        return True
+
+    def _sequence_params(self) -> set[str]:
+        """Parameters annotated `Sequence[...]`, `tuple[...]`, `list`... (`traced._sequence_names`)."""
+        if self._sequences is None:
+            found: set[str] = set()
+            if not isinstance(self.node, ast.Lambda):
+                a = self.node.args
+                qualify = self.screen.names.qualify_ast
+                for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                    ann = p.annotation
+                    if ann is not None:
+                        head = ann.value if type(ann) is ast.Subscript else ann
+                        if (qualify(head) or "").rsplit(".", 1)[-1] in SEQUENCE_TYPES:
+                            found.add(p.arg)
+            self._sequences = found
+        return self._sequences
+
+    def _objects(self) -> set[str]:
+        """`a.b` for every `a.b.attr` read in the def (nested scopes included) whose `attr` is public
+        and no array attribute: an object, whose truth is Python's (`FunctionFacts.holds_object`)."""
+        if self._object_names is None:
+            found: set[str] = set()
+            for n in ast.walk(self.node):
+                if type(n) is ast.Attribute and not n.attr.startswith("_") and n.attr not in ARRAY_ATTRIBUTES:
+                    held = dotted(n.value)
+                    if held is not None:
+                        found.add(held)
+            self._object_names = found
+        return self._object_names
 
     # -- expressions (mirrors FunctionFacts.expr_traced) ------------------------------
     def name_traced(self, name: str, env: set[str]) -> bool:
@@ -281,6 +345,8 @@ class ScreenFunction:
         qual = qualify(e.func)
         if is_static_call_name(qual):
             return False
+        if self.screen.out_of_sight and self._out_of_sight(e.func):
+            return False
         args = [*e.args, *(k.value for k in e.keywords)]
         if qual == "getattr" and len(args) >= 2 and isinstance(e.args[1:2] and e.args[1], ast.Constant):
             if len(args) >= 3:
@@ -299,21 +365,41 @@ class ScreenFunction:
             return is_staged_call_name(inner) or (inner or "").startswith(_TRANSFORMED_CALL_PREFIXES)
         return False
 
+    def _out_of_sight(self, func: ast.AST) -> bool:
+        """A function imported from a module this file cannot see into, whose result the analysis
+        calls UNKNOWN, never traced (`static_helpers.ModuleCallOracle._imported`): its dotted name
+        starts with a name a module-level import binds to such a module, and does not end in a
+        class name. A call of a local name is left to the default rule (the analysis asks the
+        oracle about only the locals it knows are plain helpers)."""
+        if type(func) is ast.Name and func.id in self.stored:
+            return False
+        text = dotted(func)
+        return (
+            text is not None
+            and text.split(".", 1)[0] in self.screen.out_of_sight
+            and not text.rsplit(".", 1)[-1][:1].isupper()
+        )
+
     def loop_bindings(self, target: ast.AST, it: ast.AST, env: set[str]) -> list[tuple[str, bool]]:
-        """(name, traced) for what a `for` target binds; the counter of `enumerate` is a Python int."""
-        if (
-            isinstance(it, ast.Call)
-            and isinstance(target, (ast.Tuple, ast.List))
-            and len(target.elts) == 2
-            and not any(isinstance(el, ast.Starred) for el in target.elts)
-            and len(it.args) == 1
-            and not it.keywords
-            and not isinstance(it.args[0], ast.Starred)
-            and self.screen.names.qualify_ast(it.func) == "enumerate"
-        ):
-            return [(n, False) for n in target_names(target.elts[0])] + self.loop_bindings(
-                target.elts[1], it.args[0], env
-            )
+        """(name, traced) for what a `for` target binds (`FunctionFacts.loop_bindings`): the counter
+        of `enumerate` is a Python int, `zip(a, b)` pairs each target element with its own
+        iterable, `reversed`/`list`/`tuple`/`sorted` of an iterable iterate it."""
+        if type(it) is ast.Call:
+            qual = None
+            plain = not it.keywords and not any(type(a) is ast.Starred for a in it.args)
+            if type(target) is ast.Tuple or type(target) is ast.List:
+                elements = target.elts
+                if plain and it.args and not any(type(el) is ast.Starred for el in elements):
+                    qual = self.screen.names.qualify_ast(it.func)
+                    if qual == "enumerate" and len(elements) == 2 and len(it.args) == 1:
+                        counter = [(n, False) for n in target_names(elements[0])]
+                        return counter + self.loop_bindings(elements[1], it.args[0], env)
+                    if qual == "zip" and len(elements) == len(it.args):
+                        return [pair for el, arg in zip(elements, it.args) for pair in self.loop_bindings(el, arg, env)]
+            if plain and len(it.args) == 1:
+                qual = qual or self.screen.names.qualify_ast(it.func)
+                if qual in _ITERATING_CALLS:
+                    return self.loop_bindings(target, it.args[0], env)
         traced = self._expr(it, env)
         return [(n, traced) for n in target_names(target)]
 
@@ -428,9 +514,17 @@ class TraceScreen:
     lazily: one walk finds the defs, calls and assignments; only traced functions get their own
     body walked (most functions of a module never are)."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.names = ImportMap.from_ast(tree)
-        self.names_key = frozenset(self.names.bindings.items())  # what qualifying a name depends on
+    def __init__(
+        self, tree: ast.Module, own_packages: frozenset[str] = frozenset(), like: "TraceScreen | None" = None
+    ) -> None:
+        """`own_packages`: the checked project's top-level packages (`jit_contexts.own_packages`),
+        whose modules the analysis cannot see into even when one is a known array library.
+        `like`: a screen of the same tree, whose collected facts (none depends on the project)
+        are taken instead of walking the tree again."""
+        self.names = ImportMap.from_ast(tree) if like is None else like.names
+        self.out_of_sight = out_of_sight(tree, own_packages)
+        # what qualifying a name and reading a call's result depend on
+        self.names_key = (frozenset(self.names.bindings.items()), self.out_of_sight)
         self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `_info`
         self.defs_by_name: dict[str, list[ast.AST]] = {}  # every def, any scope, methods too
         self.method_defs: dict[str, list[ast.AST]] = {}
@@ -441,16 +535,30 @@ class TraceScreen:
         self.classes: list[ast.ClassDef] = []
         self.imports: list[ast.Import | ast.ImportFrom] = []
         self.calls_by_name: dict[str, list[ast.Call]] = {}  # `f(...)`, `x.f(...)` by `f`
-        self.built_from: dict[str, set[str]] = {}  # `h = Cls(...)` anywhere: h -> {"Cls"}
+        self._built_from: dict[str, set[str]] | None = None  # `built_from`, made when first asked
         self._static_params: dict[ScreenFunction, set[str]] = {}
+        self._python: dict[ScreenFunction, set[str]] = {}  # `_python_params`
         self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
         self._tree = tree
         self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
         self._top_classes: list[ast.ClassDef] = []
         self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
-        self._collect(tree)
+        self._spans: list | None = None  # `_def_spans`, made when first asked
+        self._nested: dict[int, dict[str, list[ast.AST]]] | None = None  # `_nested_defs`, likewise
+        if like is None:
+            self._collect(tree)
+        else:
+            self._adopt(like)
         self._find_entries()
         self._propagate()
+
+    def _adopt(self, other: "TraceScreen") -> None:
+        """The facts `_collect` and the lazily made module facts found in `other`'s tree (this
+        tree): what the defs, calls, classes and statements are, not what is traced."""
+        for name in _COLLECTED:
+            setattr(self, name, getattr(other, name))
+        if other._def_parent is None:
+            self._top_classes = []  # `_scan_statements` fills it here, not in `other`
 
     def traced_functions(self) -> Iterator[ScreenFunction]:
         return (f for f in list(self.functions.values()) if f.in_trace)
@@ -469,9 +577,6 @@ class TraceScreen:
             elif kind is ast.Assign:
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     assigned_to[id(node.value)] = node.targets[0].id
-                    value = node.value
-                    if type(value) is ast.Call and type(value.func) is ast.Name:
-                        self.built_from.setdefault(node.targets[0].id, set()).add(value.func.id)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self.defs_by_name.setdefault(node.name, []).append(node)
                 if id(node) in class_of:
@@ -528,16 +633,26 @@ class TraceScreen:
                 return fq, expr
         return None
 
-    def _resolve(self, expr: ast.AST, allow_attr: bool) -> list[ScreenFunction]:
-        """Every function `expr` may name: by name in any scope, a jitted alias, a lambda, a method."""
+    def _resolve(self, expr: ast.AST, allow_attr: bool, call: ast.Call | None = None) -> list[ScreenFunction]:
+        """Every function `expr` may name: a def by name, a jitted alias, a lambda, a method.
+        `call`: the call `expr` is written in. A name some nested def has is looked up from the
+        call's scope outwards as the analysis does (`JitContexts._lookup`): the nested defs of
+        the innermost scope that has one, nothing when a parameter comes first, else the defs
+        outside functions; without `call`, or for other names, every def of the name."""
         if isinstance(expr, ast.Lambda):
             return [self._info(expr)]
         if isinstance(expr, ast.Name):
+            defs = self.defs_by_name.get(expr.id, ())
+            if call is not None and any(self.def_parent.get(id(d)) is not None for d in defs):
+                found = self._lexical_lookup(expr.id, call)
+                if found is not None:
+                    return [self._info(d) for d in found]
+                defs = [d for d in defs if self.def_parent.get(id(d)) is None]
             # `Cls(x)` runs its `__init__` and the dataclass/equinox hooks; `h(x)` on an instance
             # built from a class of the module runs its `__call__`
             run = [*self._class_methods({expr.id}, CONSTRUCTION_HOOKS)]
             run += self._class_methods(self.built_from.get(expr.id, ()), ("__call__",))
-            return [*map(self._info, self.defs_by_name.get(expr.id, ())), *self.aliases.get(expr.id, ()), *run]
+            return [*map(self._info, defs), *self.aliases.get(expr.id, ()), *run]
         if allow_attr and isinstance(expr, ast.Attribute):
             head = expr.value
             while isinstance(head, ast.Attribute):
@@ -546,6 +661,82 @@ class TraceScreen:
                 return []  # `jnp.where(...)`: a module's function, not a method
             return [self._info(d) for d in self.method_defs.get(expr.attr, ())]
         return []
+
+    def _lexical_lookup(self, name: str, call: ast.Call) -> list[ast.AST] | None:
+        """The nested defs `name` means in `call`'s scope chain ([] when a parameter of a scope on
+        the way shadows it), or None when no enclosing function has either (a module-level name).
+        The chain is that of the innermost def around the call, its decorators included (the
+        analysis' scope for them); a lambda on the way is not looked at, which only finds more
+        defs than the analysis (whose lookup stops at a lambda's parameter)."""
+        scope = self._enclosing_def(call)
+        while scope is not None:
+            found = self._nested_defs().get(id(scope), {}).get(name)
+            if found:
+                return found
+            if name in _param_names(scope):
+                return []
+            scope = self.def_parent.get(id(scope))
+        return None
+
+    def _enclosing_def(self, node: ast.AST) -> ast.AST | None:
+        """The innermost def whose text (from its first decorator) holds `node`, by position."""
+        spans = self._def_spans()
+        at = (node.lineno, node.col_offset)
+        best = None
+        for begin, end, d in spans:
+            if begin > at:
+                break  # sorted by beginning: no later def holds `node`
+            if at < end:
+                best = d  # a later beginning inside an earlier span is nested in it
+        return best
+
+    def _def_spans(self) -> list[tuple[tuple[int, int], tuple[int, int], ast.AST]]:
+        """(beginning, end, def) of every def, by beginning, made when a nested def's name is first
+        called."""
+        if self._spans is None:
+            spans = []
+            for defs in self.defs_by_name.values():
+                for d in defs:
+                    first = d.decorator_list[0] if d.decorator_list else d
+                    spans.append(((first.lineno, first.col_offset), (d.end_lineno, d.end_col_offset), d))
+            spans.sort(key=lambda span: span[0])
+            self._spans = spans
+        return self._spans
+
+    def _nested_defs(self) -> dict[int, dict[str, list[ast.AST]]]:
+        """id of a def -> name -> the defs directly nested in it (its body, classes in it included)."""
+        if self._nested is None:
+            nested: dict[int, dict[str, list[ast.AST]]] = {}
+            for name, defs in self.defs_by_name.items():
+                for d in defs:
+                    parent = self.def_parent.get(id(d))
+                    if parent is not None:
+                        nested.setdefault(id(parent), {}).setdefault(name, []).append(d)
+            self._nested = nested
+        return self._nested
+
+    @property
+    def built_from(self) -> dict[str, set[str]]:
+        """`h = Cls(...)` outside functions and classes: h -> {"Cls"}, whose `__call__` a call of
+        `h` runs (the analysis' `instances`: an instance a function builds is not followed)."""
+        if self._built_from is None:
+            found: dict[str, set[str]] = {}
+            stack = list(self._tree.body)
+            while stack:
+                st = stack.pop()
+                kind = type(st)
+                if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+                    continue
+                if kind is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
+                    value = st.value
+                    if type(value) is ast.Call and type(value.func) is ast.Name:
+                        found.setdefault(st.targets[0].id, set()).add(value.func.id)
+                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    inner = getattr(st, name, None)
+                    if type(inner) is list:
+                        stack.extend(inner)
+            self._built_from = found
+        return self._built_from
 
     def _class_methods(self, classes, methods: tuple[str, ...]) -> list[ScreenFunction]:
         return [
@@ -732,17 +923,17 @@ class TraceScreen:
             if (qual in _TRANSFORMS) and pos:
                 options = call if found is None else found[1]
                 target, peeled = self._unwrap(pos[0])
-                for info in self._resolve(target, allow_attr=True):
+                for info in self._resolve(target, allow_attr=True, call=call):
                     offset = 1 if info.is_method and isinstance(target, ast.Attribute) else 0  # `jax.jit(self.f, ...)`
                     statics = _statics(options, info, offset) if qual in JIT_NAMES and not peeled else set()
                     self._enter(info, set(info.params) - statics)
                 alias = self.assigned_to.get(id(call))
                 if alias is not None:
-                    self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False))
+                    self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False, call=call))
             if qual in BODY_ARGS:
                 for fn_expr in _body_args(call, BODY_ARGS[qual]):
                     target, _ = self._unwrap(fn_expr)
-                    for info in self._resolve(target, allow_attr=True):
+                    for info in self._resolve(target, allow_attr=True, call=call):
                         self._enter(info, set(info.params))
 
     # -- propagation ----------------------------------------------------------------------
@@ -777,36 +968,83 @@ class TraceScreen:
         woken: list[ScreenFunction] = []
         for node in info._facts().calls_and_loads:
             if isinstance(node, ast.Call):
-                callees = self._resolve(node.func, allow_attr=True)
+                callees = self._resolve(node.func, allow_attr=True, call=node)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
-                if not callees and info.traced(node.func):
-                    callees = [self._info(d) for d in self.method_defs.get("__call__", ())]  # a traced object
+                if _rooted_at_param(node.func, info) and info.traced(node.func):
+                    # calling a traced argument (`model(x)`, `self.net(x)`): the `__call__` of a
+                    # class that may be a pytree (the analysis: of the one pytree class defining it)
+                    callees = [*callees, *self._pytree_methods("__call__")]
                     receiver_traced = True
                 for callee in callees:
                     if callee is info:
                         continue
-                    traced = self._bound_traced(info, callee, node)
+                    # a parameter annotated as admitting no array gets a Python value from a call
+                    traced = self._bound_traced(info, callee, node) - self._python_params(callee)
                     if receiver_traced and callee.positional:
                         traced.add(callee.positional[0])
                     if traced and self._enter(callee, traced):
                         woken.append(callee)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                for prop in map(self._info, self.method_defs.get(node.attr, ())):
+                for prop in self._pytree_methods(node.attr):
                     if prop.is_property and prop.positional and info.traced(node.value):
                         if self._enter(prop, {prop.positional[0]}):
                             woken.append(prop)
         return woken
 
-    @staticmethod
-    def _bound_traced(caller: ScreenFunction, callee: ScreenFunction, call: ast.Call) -> set[str]:
-        """Parameters of `callee` that may receive a traced argument of `call` (a method's
-        arguments are matched both with and without `self`)."""
+    def _pytree_methods(self, name: str) -> list[ScreenFunction]:
+        """The methods `name` of classes that may be pytrees (not `plain_method_classes`): the
+        analysis follows a traced object's `__call__` and properties into pytree classes only."""
+        defs = self.method_defs.get(name, ())
+        if not defs:
+            return []
+        plain = self.plain_method_classes
+        return [self._info(d) for d in defs if id(self.class_of[id(d)]) not in plain]
+
+    def _python_params(self, info: ScreenFunction) -> set[str]:
+        """Parameters annotated as admitting no array (`static_values.admits_no_array`), which the
+        analysis never makes traced through a call (`FuncInfo.python_params`)."""
+        found = self._python.get(info)
+        if found is None:
+            found = set()
+            if not isinstance(info.node, ast.Lambda):
+                a = info.node.args
+                qualify = self.names.qualify_ast
+                for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                    if p.annotation is not None and _admits_no_array(p.annotation, qualify):
+                        found.add(p.arg)
+            self._python[info] = found
+        return found
+
+    def _bound_traced(self, caller: ScreenFunction, callee: ScreenFunction, call: ast.Call) -> set[str]:
+        """Parameters of `callee` that may receive a traced argument of `call`. A plain method of
+        a class outside functions gets its arguments after `self` unless called on its class
+        (`Cls.m(obj, x)`), as `JitContexts.bind_args` binds them; other defs of a class (static
+        and class methods, classes in functions, the hooks a construction runs) are matched both
+        with and without `self`. With a `*` argument, the positional parameters from the first
+        one on if it is traced, none otherwise (`JitContexts._star_traced`)."""
         out: set[str] = set()
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        hook = callee.name in CONSTRUCTION_HOOKS[1:]
+        method = callee.is_method and not hook and self.def_parent.get(id(callee.node), 0) is None
+        starred = [i for i, a in enumerate(call.args) if type(a) is ast.Starred]
+        if hook and (starred or any(k.arg is None for k in call.keywords)):
             if any(caller.traced(a) for a in [*call.args, *(k.value for k in call.keywords)]):
                 out.update(callee.params)
             return out
-        shifts = (0, 1) if callee.class_name is not None else (0,)
+        if starred:
+            first = starred[0]
+            if caller.traced(call.args[first]):
+                out.update((callee.positional[1:] if method else callee.positional)[first:])
+            return out
+        if any(k.arg is None for k in call.keywords):
+            return out  # `f(a, **kw)`: the analysis binds nothing
+        if callee.class_name is None:
+            shifts: tuple[int, ...] = (0,)
+        elif method:
+            func = call.func
+            unbound = type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == callee.class_name
+            shifts = (0,) if unbound else (1,)
+        else:
+            shifts = (0, 1)
         for i, arg in enumerate(call.args):
             if caller.traced(arg):
                 for shift in shifts:
@@ -818,6 +1056,51 @@ class TraceScreen:
             if caller.traced(kw.value):
                 out.add(kw.arg if kw.arg in callee.params else next(iter(callee.star_params), kw.arg))
         return out & set(callee.params)
+
+
+def _param_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    a = node.args
+    names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+    return names
+
+
+def _rooted_at_param(expr: ast.AST, info: ScreenFunction) -> bool:
+    """`model`, `self.model`, `cfg.net` whose head is a parameter of `info` its body never rebinds
+    (`JitContexts._rooted_at_param`)."""
+    while type(expr) is ast.Attribute:
+        expr = expr.value
+    return type(expr) is ast.Name and expr.id in info.params and expr.id not in _body_facts(info.node).assigned
+
+
+def _admits_no_array(annotation: ast.AST, qualify) -> bool:
+    """`static_values.admits_no_array` on the stdlib AST: `int`, `bool | None`, `tuple[int, ...]`,
+    `Callable[...]`... admit only Python values."""
+    kind = type(annotation)
+    if kind is ast.BinOp and type(annotation.op) is ast.BitOr:
+        return _admits_no_array(annotation.left, qualify) and _admits_no_array(annotation.right, qualify)
+    if kind is ast.Subscript:
+        base = qualify(annotation.value)
+        if base in _ALWAYS_PYTHON_GENERICS:
+            return True
+        if base not in _CONTAINER_GENERICS:
+            return False
+        index = annotation.slice
+        if type(index) is ast.Tuple:
+            if index.elts and index.col_offset != index.elts[0].col_offset:
+                return False  # `tuple[(int, str)]`: one element, a tuple (libcst's reading)
+            elements = index.elts
+        else:
+            elements = [index]
+        if not elements or any(type(e) is ast.Slice for e in elements):
+            return False
+        return all(
+            (type(e) is ast.Constant and e.value is Ellipsis) or _admits_no_array(e, qualify) for e in elements
+        )
+    if kind is ast.Name or kind is ast.Attribute:
+        return qualify(annotation) in PYTHON_ANNOTATIONS
+    # `int | None`: libcst's `None` is a name, qualified to "None"; a string annotation is no name
+    return kind is ast.Constant and annotation.value is None
 
 
 def _names_function(expr: ast.AST, names: set[str]) -> bool:
@@ -883,15 +1166,68 @@ def _statics(call: ast.Call | None, info: ScreenFunction, offset: int = 0) -> se
     return out
 
 
+def out_of_sight(tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Local names bound by module-level imports from modules outside the known libraries, or from
+    the project's own packages: `static_helpers._imported_out_of_sight` on the stdlib AST (relative
+    imports, `from mypkg.ops import f`, `import mypkg.ops as ops`; statements directly in the
+    module body only, as there)."""
+    out: set[str] = set()
+    for st in tree.body:
+        kind = type(st)
+        if kind is ast.ImportFrom:
+            if st.names[0].name == "*":
+                continue
+            if not st.level and _known(st.module or "", own_packages):
+                continue
+            out.update(alias.asname or alias.name for alias in st.names)
+        elif kind is ast.Import:
+            for alias in st.names:
+                if not _known(alias.name, own_packages):
+                    out.add(alias.asname or alias.name.split(".", 1)[0])
+    return frozenset(out)
+
+
+def _known(module: str, own_packages: frozenset[str]) -> bool:
+    return is_known_library(module) and module.split(".", 1)[0] not in own_packages
+
+
+def may_see_less(tree: ast.Module, own_packages: frozenset[str]) -> bool:
+    """Does a module-level import of this module bind a name into one of `own_packages` (so that
+    `TraceScreen(tree, own_packages)` may call traced less than `TraceScreen(tree)`)?"""
+    if not own_packages:
+        return False
+    for st in tree.body:
+        if type(st) is ast.ImportFrom and not st.level and (st.module or "").split(".", 1)[0] in own_packages:
+            return True
+        if type(st) is ast.Import and any(a.name.split(".", 1)[0] in own_packages for a in st.names):
+            return True
+    return False
+
+
 def any_site(tree: ast.Module, may_flag) -> bool:
     """Does `may_flag(function, node)` hold for some node of some traced function's own body?"""
     return any(may_flag(fn, node) for fn in trace_screen(tree).traced_functions() for node in fn.own)
 
 
-_LAST: list = [None, None]  # (tree, screen): the rules of one file ask about the same tree in turn
+# what `TraceScreen._adopt` takes from a screen of the same tree
+_COLLECTED = (
+    "defs_by_name", "method_defs", "class_of", "calls", "assigned_to", "classes", "imports", "calls_by_name",
+    "_built_from", "_callees", "_def_parent", "_top_classes", "_plain_classes", "_spans", "_nested",
+)
+
+# (tree, {own packages: screen}): the rules of one file ask about the same tree in turn, in
+# `could_match` without the project, in `could_match_in` with its packages
+_LAST: list = [None, {}]
 
 
-def trace_screen(tree: ast.Module) -> TraceScreen:
+def trace_screen(tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> TraceScreen:
+    """The screen of `tree`; with the checked project's `own_packages` (`could_match_in`), calls of
+    functions imported from them are out of sight as for the analysis."""
     if _LAST[0] is not tree:
-        _LAST[0], _LAST[1] = tree, TraceScreen(tree)
-    return _LAST[1]
+        _LAST[:] = [tree, {}]
+    screens = _LAST[1]
+    screen = screens.get(own_packages)
+    if screen is None:
+        like = next(iter(screens.values()), None)
+        screen = screens[own_packages] = TraceScreen(tree, own_packages, like)
+    return screen
