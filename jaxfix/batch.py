@@ -91,13 +91,14 @@ def run_paths(
         files = [p for p in files if in_shard(p, options.shard)]
     configs: dict[Path, Config] = {}
     by_folder: dict[Path, Config] = {}  # files of one folder share its config (a link: its target's)
+    resolved = dict(zip(found.files, found.resolved))
     for path in files:
         try:
             if path.is_symlink():
                 configs[path] = resolver.for_path(path)
             else:
                 if path.parent not in by_folder:
-                    by_folder[path.parent] = resolver.for_path(path.parent)
+                    by_folder[path.parent] = resolver.for_folder(resolved[path].parent)
                 configs[path] = by_folder[path.parent]
         except ConfigError as exc:
             outcome.errors.append(str(exc))

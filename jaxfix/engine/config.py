@@ -242,12 +242,19 @@ class ConfigResolver:
     overrides: dict[str, Any] = field(default_factory=dict)
     explicit: Config | None = None  # from --config; disables discovery
     _by_dir: dict[Path, Config] = field(default_factory=dict)
+    _applied: dict[int, tuple[Config, Config]] = field(default_factory=dict)  # id(found) -> (found, with overrides)
 
     def for_path(self, path: str | Path) -> Config:
         if self.explicit is not None:
             return self._apply(self.explicit)
         folder = Path(path).resolve()
-        folder = folder if folder.is_dir() else folder.parent
+        return self.for_folder(folder if folder.is_dir() else folder.parent)
+
+    def for_folder(self, folder: Path) -> Config:
+        """`for_path` of a folder already resolved (discovery walks resolved folders: resolving
+        costs a system call per path component)."""
+        if self.explicit is not None:
+            return self._apply(self.explicit)
         return self._apply(self._lookup(folder))
 
     def _lookup(self, folder: Path) -> Config:
@@ -260,11 +267,18 @@ class ConfigResolver:
         self._by_dir[folder] = config
         return config
 
-    def _apply(self, config: Config) -> Config:
+    def _apply(self, found: Config) -> Config:
+        """`found` with the command line's overrides, made once per config found (the files of a
+        folder, and the folders under one pyproject.toml, share it)."""
+        known = self._applied.get(id(found))
+        if known is not None and known[0] is found:
+            return known[1]
+        config = found
         changes = {k: v for k, v in self.overrides.items() if v is not None and k != "extend_ignore" and k != "rule_options"}
         if "extend_ignore" in self.overrides and self.overrides["extend_ignore"]:
             changes["ignore"] = (*config.ignore, *self.overrides["extend_ignore"])
         config = replace(config, **changes)
         for rule, values in (self.overrides.get("rule_options") or {}).items():
             config = config.with_options(rule, **values)
+        self._applied[id(found)] = (found, config)
         return config

@@ -138,7 +138,7 @@ def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_giti
         except OSError as exc:
             found.errors.append(f"{folder}: cannot list folder: {exc.strerror or exc}")
             continue
-        config = resolver.for_path(folder)
+        config = resolver.for_folder(resolved_folder)
         # The folder's relative paths, once: an entry's are the folder's and its name.
         folder_rel = config.relative_path(str(folder), str(top), resolved_folder)
         specs = rules.under(resolved_folder) if respect_gitignore else ()
