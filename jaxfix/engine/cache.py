@@ -16,6 +16,7 @@ import hashlib
 import os
 import pickle
 import tempfile
+import time
 from pathlib import Path
 
 from dataclasses import dataclass
@@ -29,12 +30,21 @@ CACHE_DIR_NAME = ".jaxfix_cache"
 
 @functools.cache
 def code_fingerprint() -> str:
+    """A digest of jaxfix's own code (part of every cache key): each source file by its size and
+    modification time, or by its bytes when it changed in the last two seconds (then a second
+    edit within one tick of the file system's clock could keep its status; the session's digest
+    memo applies the same rule to checked files). Reading every file cost a twentieth of a warm check."""
     digest = hashlib.sha256(jaxfix.__version__.encode())
+    recent = time.time_ns() - 2_000_000_000
     for package in (jaxfix, codemods):
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*.py")):
             digest.update(path.relative_to(root).as_posix().encode())
-            digest.update(path.read_bytes())
+            status = path.stat()
+            if status.st_mtime_ns >= recent:
+                digest.update(path.read_bytes())
+            else:
+                digest.update(f"\0{status.st_size}:{status.st_mtime_ns}\0".encode())
     return digest.hexdigest()[:16]
 
 
