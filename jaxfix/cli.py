@@ -135,8 +135,9 @@ def check(
     """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
     try:
         code = checkcmd.check(
-            paths, select, ignore, config, output_format, statistics, jobs, stdin_filename, quiet, no_cache,
-            changed_since, shard, add_noqa,
+            paths, select=select, ignore=ignore, config=config, output_format=output_format, statistics=statistics,
+            jobs=jobs, stdin_filename=stdin_filename, quiet=quiet, no_cache=no_cache, changed_since=changed_since,
+            shard=shard, add_noqa=add_noqa,
         )
     except checkcmd.UsageError as exc:
         raise typer.BadParameter(str(exc)) from None
