@@ -12,7 +12,7 @@ from jaxfix.engine import registry
 from jaxfix.engine.config import Config, ConfigError, ConfigResolver
 from jaxfix.engine.discovery import discover
 from jaxfix.engine.gitutil import GitError, changed_since
-from jaxfix.engine.runner import FileOutcome, Job, default_jobs, run_jobs
+from jaxfix.engine.runner import FileOutcome, Job, run_jobs
 
 
 @dataclass

@@ -8,7 +8,6 @@ run, failed, timed out or was interrupted.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
