@@ -137,10 +137,10 @@ TREE_MAP_NAMES = frozenset(
 PYTHON_ANNOTATIONS = frozenset(
     {"int", "bool", "str", "float", "complex", "bytes", "None", "typing.Callable", "collections.abc.Callable"}
 )
-_ALWAYS_PYTHON_GENERICS = frozenset(
+ALWAYS_PYTHON_GENERICS = frozenset(
     {"typing.Literal", "type", "typing.Type", "typing.Callable", "collections.abc.Callable"}
 )
-_CONTAINER_GENERICS = frozenset(
+CONTAINER_GENERICS = frozenset(
     {
         "tuple",
         "list",
@@ -166,9 +166,9 @@ def admits_no_array(annotation: cst.BaseExpression, qualify) -> bool:
         return admits_no_array(annotation.left, qualify) and admits_no_array(annotation.right, qualify)
     if isinstance(annotation, cst.Subscript):
         base = qualify(annotation.value)
-        if base in _ALWAYS_PYTHON_GENERICS:
+        if base in ALWAYS_PYTHON_GENERICS:
             return True
-        if base not in _CONTAINER_GENERICS:
+        if base not in CONTAINER_GENERICS:
             return False
         elements = [el.slice.value for el in annotation.slice if isinstance(el.slice, cst.Index)]
         if len(elements) != len(annotation.slice):

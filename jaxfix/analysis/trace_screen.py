@@ -57,9 +57,9 @@ from jaxfix.analysis.jit_contexts import (
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.static_values import (
-    _ALWAYS_PYTHON_GENERICS,
+    ALWAYS_PYTHON_GENERICS,
     ARRAY_ATTRIBUTES,
-    _CONTAINER_GENERICS,
+    CONTAINER_GENERICS,
     PYTHON_ANNOTATIONS,
     STATIC_ATTRS,
     is_known_library,
@@ -1081,9 +1081,9 @@ def _admits_no_array(annotation: ast.AST, qualify) -> bool:
         return _admits_no_array(annotation.left, qualify) and _admits_no_array(annotation.right, qualify)
     if kind is ast.Subscript:
         base = qualify(annotation.value)
-        if base in _ALWAYS_PYTHON_GENERICS:
+        if base in ALWAYS_PYTHON_GENERICS:
             return True
-        if base not in _CONTAINER_GENERICS:
+        if base not in CONTAINER_GENERICS:
             return False
         index = annotation.slice
         if type(index) is ast.Tuple:
