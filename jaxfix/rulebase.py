@@ -85,37 +85,37 @@ class Invalid:
             object.__setattr__(self, "fixed", _example_text(self.fixed))
 
 
-_last_searched: tuple[str | None, dict] = (None, {})  # (text, pattern -> found): the rules of one text ask in turn
+# (text, test -> found): the rules of one text ask in turn; a test is a pattern or a token
+_last_searched: tuple[str | None, dict] = (None, {})
+
+
+def _tests_of(source: str) -> dict:
+    """The answers found so far for `source` (a thread analysing another text meanwhile costs a
+    search, never an answer)."""
+    global _last_searched
+    last = _last_searched
+    if last[0] is not source:
+        last = _last_searched = (source, {})
+    return last[1]
 
 
 def pattern_found(pattern: re.Pattern[str], source: str) -> bool:
     """`pattern.search(source) is not None`, searched once per text: ten rules share the
     transform-name pattern, and one search of a large file costs more than all their substring
-    tests together. (A thread analysing another text meanwhile costs a search, never an answer.)"""
-    global _last_searched
-    last = _last_searched
-    if last[0] is not source:
-        last = _last_searched = (source, {})
-    found = last[1]
+    tests together."""
+    found = _tests_of(source)
     if pattern not in found:
         found[pattern] = pattern.search(source) is not None
     return found[pattern]
 
 
-_last_tokens: tuple[str | None, dict] = (None, {})  # (text, token -> found), as `_last_searched`
-
-
 def token_found(token: str, source: str) -> bool:
     """`token in source`, tested once per text: the rules' text tests share tokens (`jit` is four
     rules' and the transform-name pattern's), and a token a large file lacks is a scan of all of it."""
-    global _last_tokens
-    last = _last_tokens
-    if last[0] is not source:
-        last = _last_tokens = (source, {})
-    found = last[1].get(token)
-    if found is None:
-        found = last[1][token] = token in source
-    return found
+    found = _tests_of(source)
+    if token not in found:
+        found[token] = token in source
+    return found[token]
 
 
 class Rule:

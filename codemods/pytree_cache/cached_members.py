@@ -146,7 +146,7 @@ def _screen(tree: ast.Module) -> tuple[list[tuple[ast.ClassDef, frozenset[str]]]
     """The classes with a cache decorator (and which ones) and, when there are any, the pytree
     screen of `tree`: read once for both rules' screens."""
     statements = pt.module_statements(tree)  # shared with the call graph's and the import map's walks
-    bindings = pt.bindings_of([node for node in statements if type(node) is ast.Import or type(node) is ast.ImportFrom])
+    bindings = pt.module_bindings(tree)
     classes = (node for node in statements if isinstance(node, ast.ClassDef))
     cached = [(node, found) for node in classes if (found := _cache_decorators(node, bindings))]
     return cached, pt.PytreeScreen(tree, statements, bindings) if cached else None

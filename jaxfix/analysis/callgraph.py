@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from jaxfix.analysis import astscan
-from jaxfix.analysis.pytrees import bindings_of, dotted, module_statements
+from jaxfix.analysis.pytrees import dotted, module_bindings
 from jaxfix.analysis.static_values import is_static_attr
 from jaxfix.analysis.traced import is_staged_call_name, is_static_call_name
 from jaxfix.analysis.transforms import (
@@ -141,8 +141,7 @@ def summarize_calls(
     """The module's functions, calls and entries; with `calls=False`, its functions without their
     calls (a third of the cost), which gives the same `entries`: whether the module is a root of
     the propagation is all a project needs to know about most modules."""
-    stmts = module_statements(tree)
-    bindings = bindings_of([n for n in stmts if isinstance(n, (ast.Import, ast.ImportFrom))], module_name, is_package)
+    bindings = module_bindings(tree, module_name, is_package)
     local: dict[str, str] = {}  # module-level def / class / instance -> qualified
     instances: dict[str, str] = {}  # module-level `H = Cls(...)` -> the qualified class expression
     classes: dict[str, tuple[str, ...]] = {}

@@ -26,6 +26,10 @@ import jaxfix
 from jaxfix.model import FileResult
 
 CACHE_DIR_NAME = ".jaxfix_cache"
+# A file modified this close before a run started may be modified again within the same tick of
+# the file system's clock, keeping its status (modification time, size, inode): only its bytes
+# say whether it changed (the rule git applies to "racily clean" index entries).
+RACY_NS = 2_000_000_000
 
 
 @functools.cache
@@ -35,7 +39,7 @@ def code_fingerprint() -> str:
     edit within one tick of the file system's clock could keep its status; the session's digest
     memo applies the same rule to checked files). Reading every file cost a twentieth of a warm check."""
     digest = hashlib.sha256(jaxfix.__version__.encode())
-    recent = time.time_ns() - 2_000_000_000
+    recent = time.time_ns() - RACY_NS
     for package in (jaxfix, codemods):
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*.py")):

@@ -72,7 +72,7 @@ class Config:
         if not registry.is_selected(code, self.select, self.ignore):
             return False
         if path is not None and self.per_file_ignores:
-            rel = self._relative(path)
+            rel = self.relative_path(path)
             for pattern, codes in self.per_file_ignores:
                 if _path_matches(rel, pattern) and any(code.startswith(c.upper()) for c in codes):
                     return False
@@ -82,7 +82,7 @@ class Config:
         """Patterns match the path relative to the config's folder (or to the folder being walked),
         never the folders above it: checking a tree that lives under site-packages must work.
         `resolved` is `path` already resolved, when the caller has it (discovery does)."""
-        return self.excluded_relative(self._relative(path, walk_root, resolved))
+        return self.excluded_relative(self.relative_path(path, walk_root, resolved))
 
     def excluded_relative(self, rel: str) -> bool:
         """`excluded` of a path given as `relative_path` gives it (discovery composes a folder's
@@ -102,13 +102,11 @@ class Config:
             return _fingerprint.__wrapped__(*facts)
 
     def relative_path(self, path: str, walk_root: str | None = None, resolved: Path | None = None) -> str:
-        """`path` as `excluded` matches it: relative to the config's folder or else to `walk_root`
-        (POSIX separators), else as given."""
-        return self._relative(path, walk_root, resolved)
-
-    def _relative(self, path: str, fallback_root: str | None = None, resolved: Path | None = None) -> str:
+        """`path` as `excluded` and per-file ignores match it: relative to the config's folder or
+        else to `walk_root` (POSIX separators), else as given. `resolved` is `path` resolved, when
+        the caller has it."""
         p = Path(path)
-        for root in (self.root, fallback_root):
+        for root in (self.root, walk_root):
             if root is not None:
                 if resolved is None:
                     resolved = p.resolve()

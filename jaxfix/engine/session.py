@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from jaxfix.engine.cache import ResultCache, content_digest, load_for_this_code, store_for_this_code
+from jaxfix.engine.cache import RACY_NS, ResultCache, content_digest, load_for_this_code, store_for_this_code
 from jaxfix.engine.project import Entered, EntriesStore, ProjectIndex, _SummaryStore, summary_key
 from jaxfix.engine.runner import FileOutcome, Job, job_key
 from jaxfix.engine.source import SourceError, decode
@@ -147,12 +147,6 @@ class CacheSession:
         store.save()
 
 
-# A file modified this close before a run started may be modified again within the same tick of
-# the file system's clock, keeping its status: its digest is not trusted from the memo then (the
-# rule git applies to its index, "racily clean" entries).
-_RACY_NS = 2_000_000_000
-
-
 class _DigestMemo:
     """path -> (modification time, size, inode, digest) of the files of the last run, and when
     that run started: a file whose status is unchanged and was last modified well before that has
@@ -173,7 +167,7 @@ class _DigestMemo:
         """The digest of the file at `path` if its `status` says it is unchanged, else None."""
         old = self._old.get(path)
         if old is not None and old[:3] == (status.st_mtime_ns, status.st_size, status.st_ino):
-            if status.st_mtime_ns < self._since - _RACY_NS:
+            if status.st_mtime_ns < self._since - RACY_NS:
                 return old[3]
         self._misses += 1
         return None
