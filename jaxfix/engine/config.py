@@ -69,7 +69,7 @@ class Config:
         return replace(self, rule_options=_freeze_options(merged))
 
     def code_selected(self, code: str, path: str | None = None) -> bool:
-        if not registry.is_selected(code, self.select, self.ignore):
+        if not registry.is_selected(code, tuple(self.select), tuple(self.ignore)):  # kept per tuple
             return False
         if path is not None and self.per_file_ignores:
             rel = self.relative_path(path)

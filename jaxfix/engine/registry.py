@@ -112,8 +112,10 @@ def rule_by_name(name: str) -> type[Rule] | None:
     return next((r for r in all_rules() if r.name == name), None)
 
 
+@functools.lru_cache(maxsize=1024)
 def is_selected(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
-    """The most specific matching prefix wins, as in Ruff (`ALL` matches everything)."""
+    """The most specific matching prefix wins, as in Ruff (`ALL` matches everything). Kept per
+    (code, select, ignore): every file of a run asks the same questions."""
 
     def best(prefixes: tuple[str, ...]) -> int:
         lengths = [0 if p.upper() == "ALL" else len(p) for p in prefixes if p.upper() == "ALL" or code.startswith(p.upper())]
