@@ -5,6 +5,8 @@ produce the awkward situations (overlapping fixes, a fix that breaks the code, a
 fix that never converges) that good rules should never produce.
 """
 
+import ast
+
 import libcst as cst
 import pytest
 
@@ -100,3 +102,12 @@ def test_prefilter_keeps_rules_from_libcst_but_syntax_errors_still_show():
     assert scan("x = 1\n", "t.py", [RenameCalls()]).findings == []
     with pytest.raises(AnalysisError, match="syntax error at line 1"):
         scan("def f(:\n", "t.py", [RenameCalls()])
+
+
+@pytest.mark.parametrize("text", ["nonlocal x\n", "def f(a):\n    global a\n", "def f(x, x):\n    pass\n"])
+def test_syntax_check_without_a_tree_accepts_what_the_parser_accepts(text):
+    # A text no rule admits is checked through the symbol table, which refuses these programs
+    # (Python would at import); the parser accepts them, and so does a check, as with a tree.
+    ast.parse(text)
+    assert scan(text, "t.py", [RenameCalls()]).findings == []
+    assert scan(text, "t.py", [RenameCalls()], tree=ast.parse(text)).findings == []

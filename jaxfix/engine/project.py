@@ -418,16 +418,10 @@ def summary_key(name: str, is_package: bool, digest: str) -> str:
     return hashlib.sha256(f"{name}\0{int(is_package)}\0{digest}".encode()).hexdigest()
 
 
-def module_facts(
-    source: str, tree: ast.Module, name: str, is_package: bool, path: str, encoding: str = "utf-8"
-) -> tuple[ModuleSummary, CallSummary] | tuple[None, None]:
-    """A store record for the module of `source` (parsed as `tree`): its summaries if a transform
-    enters one of its functions (a root of the call graph), else `NO_ENTRIES`.
-
-    The same answer `ProjectIndex.cross_entries` reaches by parsing the file itself: the text test
-    first (on the text it reads, the bytes decoded as UTF-8), then the entries alone, which cost a
-    third of the whole call summary."""
-    from jaxfix.analysis.callgraph import summarize_calls
+def may_be_root(source: str, path: str, encoding: str = "utf-8") -> bool:
+    """The text test `ProjectIndex.cross_entries` applies before it parses a file to find roots
+    (on the file's bytes decoded as UTF-8): a text it rejects names no transform, so no function
+    of its module is entered from it (`module_facts` is `NO_ENTRIES` without a parse)."""
     from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
     from jaxfix.rulebase import pattern_found
 
@@ -437,7 +431,20 @@ def module_facts(
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = source
-    if not pattern_found(MAY_NAME_A_TRANSFORM, text):  # the rules' prefilters searched this text already
+    return pattern_found(MAY_NAME_A_TRANSFORM, text)  # the rules' prefilters searched this text already
+
+
+def module_facts(
+    source: str, tree: ast.Module, name: str, is_package: bool, path: str, encoding: str = "utf-8"
+) -> tuple[ModuleSummary, CallSummary] | tuple[None, None]:
+    """A store record for the module of `source` (parsed as `tree`): its summaries if a transform
+    enters one of its functions (a root of the call graph), else `NO_ENTRIES`.
+
+    The same answer `ProjectIndex.cross_entries` reaches by parsing the file itself: the text test
+    first (`may_be_root`), then the entries alone, which cost a third of the whole call summary."""
+    from jaxfix.analysis.callgraph import summarize_calls
+
+    if not may_be_root(source, path, encoding):
         return NO_ENTRIES
     if not summarize_calls(tree, name, path, is_package, calls=False).has_entries:
         return NO_ENTRIES
