@@ -156,7 +156,12 @@ def analyze_bytes(
     except SourceError as exc:
         return FileOutcome(FileResult(path, "", error=str(exc)))
     tree = None
+    root = False  # may a transform enter one of the module's functions (what its facts need a tree for)
     if facts_of is not None:
+        from jaxfix.engine.project import may_be_root
+
+        root = may_be_root(source.text, path, source.encoding)
+    if root:
         import ast
 
         try:
@@ -165,9 +170,13 @@ def analyze_bytes(
             tree = None  # `analyze` reports it
     from jaxfix.engine.pipeline import analyze  # the rules and libcst: only once a file needs them
 
+    # Without a tree, `analyze` parses the text only if some rule looks into it (else it checks
+    # the syntax alone, for less): most files no transform is named in are never parsed.
     result = analyze(source.text, path, config, fix=fix, project=project, tree=tree)
     outcome = FileOutcome(result, encoding=source.encoding, original_bytes=data)
-    if facts_of is not None and tree is not None:
+    if facts_of is not None and not root:
+        outcome.facts = NO_ENTRIES
+    elif tree is not None:
         from jaxfix.engine.project import module_facts
 
         outcome.facts = module_facts(source.text, tree, facts_of[0], facts_of[1], path, source.encoding)
@@ -241,6 +250,19 @@ class _Scheduler:
         else:
             _share_project(self.project, self.digests)
 
+    def submit(self) -> None:
+        """Hand the pool the next batches, up to two per worker in flight."""
+        while self.executor is not None and self.queue and len(self.running) < 2 * self.workers:
+            batch = self.queue.pop(0)
+            self.running[self.executor.submit(_run_batch, [self.jobs[i] for i in batch])] = batch
+
+    def requeue(self, first: set[int]) -> None:
+        """Queue the jobs still waiting again, those of `first` ahead of the others."""
+        waiting = [i for batch in self.queue for i in batch]
+        self.queue = []
+        self.push([i for i in waiting if i in first])
+        self.push([i for i in waiting if i not in first])
+
     def done(self) -> Iterator[tuple[int, FileOutcome]]:
         """(job index, outcome) as jobs finish, until nothing is queued or running; the caller may
         queue more meanwhile."""
@@ -252,9 +274,7 @@ class _Scheduler:
         from concurrent.futures import FIRST_COMPLETED, wait
 
         while self.queue or self.running:
-            while self.queue and len(self.running) < 2 * self.workers:
-                batch = self.queue.pop(0)
-                self.running[self.executor.submit(_run_batch, [self.jobs[i] for i in batch])] = batch
+            self.submit()
             finished, _ = wait(self.running, return_when=FIRST_COMPLETED)
             for future in finished:
                 for i, outcome in zip(self.running.pop(future), future.result()):
@@ -294,11 +314,16 @@ def run_jobs(
     sizes = [session.size(job.path) if session is not None else _size(job.path) for job in jobs]
     digests = session.module_digests() if session is not None else None
     scheduler = _Scheduler(jobs, sizes, workers, _worker_view(project), digests)
-    roots_first = set(missing if project is None else (i for i in missing if _may_be_root(jobs[i].path, session)))
-    not_roots = [i for i in missing if i not in roots_first]
     scheduler.start(missing)
-    scheduler.push(sorted(roots_first))
-    scheduler.push(not_roots)
+    scheduler.push(missing)
+    roots_first = set(missing)
+    if project is not None:
+        # The pool starts on the largest files at once; meanwhile this process reads which files
+        # may be roots, and the jobs not handed out yet are queued again with those first.
+        scheduler.submit()
+        roots_first = {i for i in missing if _may_be_root(jobs[i].path, session)}
+        scheduler.requeue(roots_first)
+    not_roots = [i for i in missing if i not in roots_first]
     waiting = len(roots_first)  # first analyses of possible roots still to come
     entered = None
     counted: set[int] = set()  # jobs whose first outcome went to `on_done`
