@@ -546,6 +546,8 @@ class TraceScreen:
         self._spans: list | None = None  # `_def_spans`, made when first asked
         self._nested: dict[int, dict[str, list[ast.AST]]] | None = None  # `_nested_defs`, likewise
         if like is None:
+            if not self._names_an_entry(tree):
+                return  # nothing of the module runs under a trace: nothing to collect (3 files in 4)
             self._collect(tree)
         else:
             self._adopt(like)
@@ -890,6 +892,34 @@ class TraceScreen:
         info.in_trace = True
         info.traced_params |= traced
         return grew
+
+    def _names_an_entry(self, tree: ast.Module) -> bool:
+        """Could `_find_entries` enter a function: a decorator or a call it would take for a
+        transform or a lax body? Asked of the module's calls and statements (`astscan.calls`,
+        `pytrees.module_statements`: listed once per file, for the call graph too) before the
+        walk of every node `_collect` makes, which a module with no entry never needs."""
+        for node in pytrees.module_statements(tree):
+            if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
+                if any(self._transform_of(deco) is not None for deco in node.decorator_list):
+                    return True
+        qualify = self.names.qualify_ast
+        aliases = {local for local, target in self.names.bindings.items() if target in _ENTRY_NAMES}
+        for call in astscan.calls(tree):
+            func = call.func
+            kind = type(func)
+            if kind is ast.Attribute:
+                if func.attr not in _ENTRY_LAST_NAMES:
+                    continue
+            elif kind is ast.Name:
+                if func.id not in _ENTRY_LAST_NAMES and func.id not in aliases:
+                    continue
+            elif kind is not ast.Call:
+                continue
+            found = self._transform_of(func) if kind is ast.Call else None
+            qual = qualify(func) if found is None else found[0]
+            if (qual in _TRANSFORMS and _positional(call)) or qual in BODY_ARGS:
+                return True
+        return False
 
     def _find_entries(self) -> None:
         qualify = self.names.qualify_ast
