@@ -370,7 +370,10 @@ def test_the_typer_free_parser_reads_plain_lines_as_typer(args):
 def test_a_plain_check_imports_no_typer(tmp_path):
     """Most runs are cached checks: typer's import was a fifth of one."""
     (tmp_path / "m.py").write_text(CLEAN)
-    probe = "import runpy, sys\ntry:\n    runpy.run_module('jaxfix', run_name='__main__')\nfinally:\n    print('typer' in sys.modules, file=sys.stderr)\n"
+    probe = (  # a plain check leaves by os._exit (`checkcmd.hard_exit`): made a SystemExit here
+        "import runpy, sys\nimport jaxfix.checkcmd\njaxfix.checkcmd.hard_exit = sys.exit\n"
+        "try:\n    runpy.run_module('jaxfix', run_name='__main__')\nfinally:\n    print('typer' in sys.modules, file=sys.stderr)\n"
+    )
     proc = subprocess.run(
         [sys.executable, "-c", probe, "check", "--no-cache", "-q", "m.py"], cwd=tmp_path, capture_output=True, text=True
     )
