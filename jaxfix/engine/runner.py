@@ -242,8 +242,9 @@ class _Scheduler:
         total = len(jobs)
         self.target = max(1, sum(self.sizes[i] for i in jobs) // (self.workers * 32))
         if self.workers > 1 and total >= POOL_THRESHOLD:
-            # fork after the rules are imported: the workers share them
-            from jaxfix.engine import registry
+            # fork after the rules and what every job runs are imported: the workers share them
+            from jaxfix.analysis import callgraph  # noqa: F401 - `project.module_facts`
+            from jaxfix.engine import pipeline, registry  # noqa: F401 - `analyze`, the parser's helpers
 
             registry.all_rules()
             self.executor = process_pool(self.workers, initializer=_share_project, initargs=(self.project, self.digests))
