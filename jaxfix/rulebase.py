@@ -20,6 +20,7 @@ from typing import Any, ClassVar, TypeVar
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
+from jaxfix.analysis import filememo
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
 from jaxfix.analysis.walk import children, parent_map
 from jaxfix.edits import edits_between
@@ -87,6 +88,12 @@ class Invalid:
 
 # (text, test -> found): the rules of one text ask in turn; a test is a pattern or a token
 _last_searched: tuple[str | None, dict] = (None, {})
+
+
+@filememo.on_forget
+def _forget_text() -> None:
+    global _last_searched
+    _last_searched = (None, {})
 
 
 def _tests_of(source: str) -> dict:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from jaxfix.analysis import filememo
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.walk import statements
 from jaxfix.rulebase import RuleContext
@@ -150,6 +151,9 @@ def _screen(tree: ast.Module) -> tuple[list[tuple[ast.ClassDef, frozenset[str]]]
     classes = (node for node in statements if isinstance(node, ast.ClassDef))
     cached = [(node, found) for node in classes if (found := _cache_decorators(node, bindings))]
     return cached, pt.PytreeScreen(tree, statements, bindings) if cached else None
+
+
+filememo.on_forget(_screen.cache_clear)
 
 
 def _cache_decorators(node: ast.ClassDef, bindings: dict[str, str]) -> frozenset[str]:

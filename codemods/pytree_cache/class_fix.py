@@ -27,6 +27,7 @@ from codemods.pytree_cache.registration_edits import (
     black,
     replace_in,
 )
+from jaxfix.analysis import filememo
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.codegen import pin_indent
 from jaxfix.model import Fix, ImportRequest, Safety
@@ -86,6 +87,9 @@ def _written_attributes(tree: ast.Module) -> frozenset[str]:
         ):
             found.add(node.args[1].value)
     return frozenset(found)
+
+
+filememo.on_forget(_written_attributes.cache_clear)
 
 
 class _ClassFix:

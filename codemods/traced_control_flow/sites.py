@@ -24,6 +24,7 @@ from typing import ClassVar
 import libcst as cst
 
 from codemods.traced_control_flow.split_condition import static_and_traced
+from jaxfix.analysis import filememo
 from jaxfix.analysis.guards import never_traced_at
 from jaxfix.analysis.jit_contexts import (
     FuncInfo,
@@ -207,6 +208,12 @@ class SiteRule:
 
 
 _LAST_SCREENED: list = [None, None, frozenset()]  # (tree, packages, codes): the six rules ask in turn
+
+
+@filememo.on_forget
+def _forget_file() -> None:
+    _LAST_PREFILTERED[:] = [None, False]
+    _LAST_SCREENED[:] = [None, None, frozenset()]
 
 
 def _screened(tree: ast.Module, packages: frozenset[str] = frozenset()) -> frozenset[str]:

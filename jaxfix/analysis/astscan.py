@@ -13,6 +13,8 @@ import ast
 import weakref
 from collections.abc import Iterable, Iterator
 
+from jaxfix.analysis import filememo
+
 # Leaves no screen asks about: never yielded.
 _LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 # Fields that hold only leaves or plain values (identifiers, flags, constants), in every node type.
@@ -65,6 +67,12 @@ def nodes(root: ast.AST) -> Iterable[ast.AST]:
 
 
 _last_calls: tuple[ast.AST | None, list[ast.Call]] = (None, [])
+
+
+@filememo.on_forget
+def _forget() -> None:
+    global _last_module, _last_calls
+    _last_module = _last_calls = (None, [])
 
 
 def calls(root: ast.Module) -> list[ast.Call]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxfix.analysis import filememo
 from jaxfix.analysis.pytrees import dotted, module_statements
 from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import ImportRequest
@@ -46,6 +47,11 @@ def _module_name(node: cst.BaseExpression | None) -> str | None:
 
 
 _LAST_AST_MAP: list = [None, None]  # (tree, its ImportMap): `ImportMap.from_ast`
+
+
+@filememo.on_forget
+def _forget_import_map() -> None:
+    _LAST_AST_MAP[:] = [None, None]
 
 
 @dataclass

@@ -31,7 +31,7 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
-from jaxfix.analysis import astscan
+from jaxfix.analysis import astscan, filememo
 
 T = TypeVar("T")
 
@@ -108,6 +108,11 @@ def dotted(node: ast.AST) -> str | None:
 
 
 _LAST_STATEMENTS: list = [None, None, ()]  # (tree, its body list, `ast_statements(tree.body)`)
+
+
+@filememo.on_forget
+def _forget_statements() -> None:
+    _LAST_STATEMENTS[:] = [None, None, ()]
 
 
 def module_statements(tree: ast.Module) -> Sequence[ast.stmt]:

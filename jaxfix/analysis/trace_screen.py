@@ -45,7 +45,7 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from jaxfix.analysis import astscan, pytrees
+from jaxfix.analysis import astscan, filememo, pytrees
 from jaxfix.analysis.jit_contexts import (
     BODY_ARGS,
     BODY_KEYWORDS,
@@ -561,6 +561,12 @@ class TraceScreen:
             setattr(self, name, getattr(other, name))
         if other._def_parent is None:
             self._top_classes = []  # `_scan_statements` fills it here, not in `other`
+
+    def release(self) -> None:
+        """Drop everything the screen holds, once its file is done (`filememo.forget`): its
+        functions point back at it, a cycle with the whole tree hanging from it, which the
+        collector would otherwise have to find and walk."""
+        vars(self).clear()
 
     def traced_functions(self) -> Iterator[ScreenFunction]:
         return (f for f in list(self.functions.values()) if f.in_trace)
@@ -1248,6 +1254,13 @@ _COLLECTED = (
 # (tree, {own packages: screen}): the rules of one file ask about the same tree in turn, in
 # `could_match` without the project, in `could_match_in` with its packages
 _LAST: list = [None, {}]
+
+
+@filememo.on_forget
+def _forget_screens() -> None:
+    for screen in _LAST[1].values():
+        screen.release()
+    _LAST[:] = [None, {}]
 
 
 def trace_screen(tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> TraceScreen:

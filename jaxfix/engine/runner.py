@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jaxfix.analysis import filememo
 from jaxfix.engine.cache import CacheEntry, ResultCache, cache_key, content_digest
 from jaxfix.engine.config import Config
 from jaxfix.engine.project import NO_ENTRIES, Entered, entries_digest
@@ -100,14 +101,16 @@ _COLLECT_AFTER = 200_000
 def run_job(job: Job) -> FileOutcome:
     """One file's analysis with the cyclic collector paused: nearly everything it allocates (the
     trees, the facts of the rules) lives until it returns, so collections during it only walk
-    live objects. The cycles jobs leave are collected after a job once they may add up to a few
-    files' worth (`_COLLECT_AFTER`), so memory stays bounded (corpus check -j 1: peak 179 MB, as
-    with the collector running throughout)."""
+    live objects. When it returns, the analyses' memos of the file are dropped (`filememo`), so
+    its trees are freed by reference counting rather than walked by the next collection (corpus
+    check -j 1: 0.4 s less in the collector). The cycles jobs leave are collected after a job once
+    they may add up to a few files' worth (`_COLLECT_AFTER`), so memory stays bounded."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         return _run_job(job)
     finally:
+        filememo.forget()  # the file's tree is freed now, not walked by the collection below
         if enabled:
             gc.enable()
             if gc.get_count()[0] > _COLLECT_AFTER:
