@@ -11,7 +11,6 @@ from pathlib import Path
 from jaxfix.engine import registry
 from jaxfix.engine.config import Config, ConfigError, ConfigResolver
 from jaxfix.engine.discovery import discover
-from jaxfix.engine.gitutil import GitError, changed_since
 from jaxfix.engine.runner import FileOutcome, Job, run_jobs
 
 
@@ -81,6 +80,8 @@ def run_paths(
     outcome = BatchOutcome(errors=list(found.errors))
     files = found.files
     if options.changed_since is not None:
+        from jaxfix.engine.gitutil import GitError, changed_since  # runs git: only when asked
+
         try:
             changed = changed_since(options.changed_since, Path.cwd())
         except GitError as exc:

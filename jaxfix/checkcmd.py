@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from jaxfix.batch import BatchOptions, BatchOutcome, parse_shard, run_paths
-from jaxfix.engine import registry, write_policy
+from jaxfix.engine import registry
 from jaxfix.engine.cache import CACHE_DIR_NAME
 from jaxfix.engine.config import ConfigError, ConfigResolver, load_pyproject
 from jaxfix.engine.runner import default_jobs
 from jaxfix.progress import progress
-from jaxfix.report import github, jsonfmt, sarif, text
+from jaxfix.report import text
 
 
 class OutputFormat(str, Enum):
@@ -154,6 +154,8 @@ def check(
     elif output_format is OutputFormat.text:
         echo(text.render(findings), nl=False)
     else:
+        from jaxfix.report import github, jsonfmt, sarif
+
         renderer = {OutputFormat.json: jsonfmt, OutputFormat.sarif: sarif, OutputFormat.github: github}[output_format]
         echo(renderer.render(findings), nl=False)
     had_errors = report_errors(outcome)
@@ -163,6 +165,7 @@ def check(
 
 
 def _add_noqa(outcome: BatchOutcome, quiet: bool) -> int:
+    from jaxfix.engine import write_policy
     from jaxfix.engine.noqa import add_noqa
 
     problems = [*outcome.errors, *outcome.file_errors]

@@ -15,7 +15,6 @@ import functools
 import hashlib
 import os
 import pickle
-import tempfile
 import time
 from pathlib import Path
 
@@ -123,6 +122,8 @@ def store_pickle(folder: Path, entry: Path, value: object) -> None:
         entry.parent.mkdir(parents=True, exist_ok=True)
         if not (folder / ".gitignore").exists():
             (folder / ".gitignore").write_text("*\n")
+        import tempfile  # here: a cached run writes nothing
+
         fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)

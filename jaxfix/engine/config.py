@@ -17,11 +17,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 from jaxfix.engine import registry
 
 DEFAULT_EXCLUDE = (
@@ -219,6 +214,11 @@ def _rule_options(where: str, table: str, rules: list, value: Any) -> dict[str, 
 
 def load_pyproject(path: Path) -> Config | None:
     """The jaxfix config in one pyproject.toml, or None when it has no [tool.jaxfix]."""
+    if sys.version_info >= (3, 11):  # imported here: most runs read no pyproject.toml
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
