@@ -58,6 +58,23 @@ def test_second_run_reads_the_cache(tmp_path):
     assert cli("check", ".", "-q", "--no-cache", cwd=tmp_path)[1] == third[1]
 
 
+def test_a_fully_cached_run_packs_its_entries_and_the_next_reads_the_pack(tmp_path):
+    make_repo(tmp_path)
+    cache = tmp_path / ".jaxfix_cache"
+    first = cli("check", ".", "-q", cwd=tmp_path)
+    assert not (cache / "results-pack.pickle").exists()  # computed results: one file each
+    assert cli("check", ".", "-q", cwd=tmp_path) == first  # every result from its file: packed
+    assert (cache / "results-pack.pickle").exists()
+    for entry in cache.glob("*/*.pickle"):
+        entry.unlink()  # the pack alone answers now
+    assert cli("check", ".", "-q", cwd=tmp_path) == first
+    assert not list(cache.glob("*/*.pickle"))  # nothing was analysed again
+    (tmp_path / "m1.py").write_text(JIT_IN_LOOP)  # a changed file misses the pack
+    changed = cli("check", ".", "-q", cwd=tmp_path)
+    assert changed[1].count("\n") == first[1].count("\n") + 1
+    assert cli("check", ".", "-q", "--no-cache", cwd=tmp_path) == changed
+
+
 def test_changed_since_only_processes_changed_files(tmp_path):
     make_repo(tmp_path)
     (tmp_path / "m1.py").write_text(JIT_IN_LOOP)

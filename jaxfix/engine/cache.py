@@ -78,24 +78,46 @@ class CacheEntry:
 
 
 class ResultCache:
+    """Results by key, one file each (workers write them as they finish), and a pack of the
+    entries the last fully cached run looked up, in one file: a warm run reads that one file
+    instead of opening one per checked file (855 opens were a sixth of a warm corpus check)."""
+
+    PACK = "results-pack.pickle"
+
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
+        self._pack: dict[str, CacheEntry] | None = None  # read on the first `get`
+        self._unpacked = 0  # lookups the pack did not answer
 
     def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.pickle"
 
     def get(self, key: str) -> CacheEntry | None:
-        try:
-            # the path as a string: a warm run looks up every file, and two path joins per lookup
-            # cost as much as reading the entry
-            with open(os.path.join(self.folder, key[:2], f"{key}.pickle"), "rb") as handle:
-                value = pickle.load(handle)
-        except _PICKLE_PROBLEMS:
-            return None
-        return value if isinstance(value, CacheEntry) and isinstance(value.result, FileResult) else None
+        if self._pack is None:
+            pack = load_for_this_code(self.folder / self.PACK)
+            self._pack = pack if isinstance(pack, dict) else {}
+        value = self._pack.get(key)
+        if value is None:
+            self._unpacked += 1
+            try:
+                # the path as a string: two path joins per lookup cost as much as reading the entry
+                with open(os.path.join(self.folder, key[:2], f"{key}.pickle"), "rb") as handle:
+                    value = pickle.load(handle)
+            except _PICKLE_PROBLEMS:
+                return None
+            if not (isinstance(value, CacheEntry) and isinstance(value.result, FileResult)):
+                return None
+        return value
 
     def put(self, key: str, entry: CacheEntry) -> None:
         store_pickle(self.folder, self._entry(key), entry)
+
+    def save_pack(self, used: dict[str, CacheEntry], lookups: int) -> None:
+        """After a run that made `lookups` lookups and used the entries `used` (key -> entry): when
+        it used one for every lookup and the pack lacked some, pack them (exactly this run's
+        entries: the pack never grows without bound)."""
+        if self._unpacked and len(used) == lookups:
+            store_for_this_code(self.folder / self.PACK, used)
 
 
 _PICKLE_PROBLEMS = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
-from jaxfix.engine.cache import RACY_NS, ResultCache, content_digest, load_for_this_code, store_for_this_code
+from jaxfix.engine.cache import RACY_NS, CacheEntry, ResultCache, content_digest, load_for_this_code, store_for_this_code
 from jaxfix.engine.project import Entered, EntriesStore, ProjectIndex, _SummaryStore, summary_key
 from jaxfix.engine.runner import FileOutcome, Job, job_key
 from jaxfix.engine.source import SourceError, decode
@@ -56,6 +57,8 @@ class CacheSession:
                     self.modules[name] = (path, f"{self.digests[path]}:{int(is_package)}")
         self._store: _SummaryStore | None = None
         self._learned: dict[str, tuple] = {}
+        self._lookups = 0
+        self._used: dict[str, CacheEntry] = {}  # key -> the entry a lookup's outcome came from
 
     def size(self, path: str) -> int:
         return self.sizes.get(path, 0)
@@ -70,10 +73,12 @@ class CacheSession:
 
     def lookup(self, job: Job) -> FileOutcome | None:
         """The cached outcome of `job`, if its file, config and the modules it asked about are unchanged."""
+        self._lookups += 1
         digest = self.digests.get(job.path)
         if digest is None:
             return None
-        entry = self.results.get(job_key(job, digest))
+        key = job_key(job, digest)
+        entry = self.results.get(key)
         if entry is None:
             return None
         if any(self.modules.get(name, (None, None))[1] != seen for name, seen in entry.consulted):
@@ -93,10 +98,11 @@ class CacheSession:
                 source = decode(data)
             except SourceError:
                 pass  # a file that does not decode: its cached result is the error
-            else:
-                encoding, result.source = source.encoding, source.text
+            else:  # on a copy: the entry stays without its text (it may be packed)
+                encoding, result = source.encoding, replace(result, source=source.text)
         else:
             data = None
+        self._used[key] = entry
         return FileOutcome(
             result, encoding=encoding, original_bytes=data, cached=True,
             consulted=tuple(name for name, _ in entry.consulted), entries_digest=entry.entries_digest,
@@ -137,6 +143,7 @@ class CacheSession:
         """Keep the digests of this run's files, and each module's record for the next run (only
         when this run looked at the store)."""
         self._memo.save()
+        self.results.save_pack(self._used, self._lookups)
         if project is None or self._store is None:
             return
         store = self._store
