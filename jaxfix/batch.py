@@ -4,6 +4,7 @@ process (changed since a revision, one shard), config per file, cache, and the p
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +79,8 @@ def run_paths(
 ) -> BatchOutcome:
     found = discover(paths, resolver)
     outcome = BatchOutcome(errors=list(found.errors))
-    files = found.files
+    resolved = dict(zip(found.paths, found.real))
+    files = found.paths  # strings throughout: a path object per file cost a third of a cached run
     if options.changed_since is not None:
         from jaxfix.engine.gitutil import GitError, changed_since  # runs git: only when asked
 
@@ -87,33 +89,33 @@ def run_paths(
         except GitError as exc:
             outcome.errors.append(f"--changed-since {options.changed_since}: {exc}")
             return outcome
-        files = [p for p in files if p.resolve() in changed]
+        files = [p for p in files if Path(resolved[p]) in changed]
     if options.shard is not None:
-        files = [p for p in files if in_shard(p, options.shard)]
-    configs: dict[Path, Config] = {}
-    by_folder: dict[Path, Config] = {}  # files of one folder share its config (a link: its target's)
-    resolved = dict(zip(found.files, found.resolved))
+        files = [p for p in files if in_shard(Path(p), options.shard)]
+    configs: dict[str, Config] = {}
+    by_folder: dict[str, Config] = {}  # files of one folder share its config (a link: its target's)
     for path in files:
         try:
-            if path.is_symlink():
+            if path in found.links:
                 configs[path] = resolver.for_path(path)
             else:
-                if path.parent not in by_folder:
-                    by_folder[path.parent] = resolver.for_folder(resolved[path].parent)
-                configs[path] = by_folder[path.parent]
+                folder = os.path.dirname(path)
+                if folder not in by_folder:
+                    by_folder[folder] = resolver.for_folder(Path(os.path.dirname(resolved[path])))
+                configs[path] = by_folder[folder]
         except ConfigError as exc:
             outcome.errors.append(str(exc))
     # the index covers every discovered file, also those outside --changed-since or the shard
-    every = [str(p) for p in found.files]
-    project = build_project(every, list(configs.values()), found.resolved) if configs else None
+    every = found.paths
+    project = build_project(every, list(configs.values()), found.real) if configs else None
     modules = {path: (name, is_package) for name, (path, is_package) in project.pending.items()} if project else {}
     jobs = []
     for path, config in configs.items():
-        module = modules.get(str(path))
+        module = modules.get(path)
         facts = module is not None  # the file the index has for that module name (not a duplicate)
         if project is not None and module is None:
             module = project.module_for_path(path)
-        jobs.append(Job(str(path), config, options.fix, options.cache_dir, module, facts, keep_text=options.keep_text))
+        jobs.append(Job(path, config, options.fix, options.cache_dir, module, facts, keep_text=options.keep_text))
     session = None
     if options.cache_dir is not None:
         from jaxfix.engine.session import CacheSession

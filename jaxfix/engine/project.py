@@ -44,26 +44,29 @@ if TYPE_CHECKING:
 NO_ENTRIES: tuple[None, None] = (None, None)
 
 
-def module_name_for(path: str | os.PathLike, packages: dict[Path, list[str]] | None = None) -> tuple[str, bool]:
+def module_name_for(path: str | os.PathLike, packages: dict[str, list[str]] | None = None) -> tuple[str, bool]:
     """(dotted module name, is_package) from the file's place among `__init__.py` packages.
     `packages` (folder -> its dotted package parts) saves the walk up for files of one folder."""
-    return _module_name(Path(path).resolve(), {} if packages is None else packages)
+    return _module_name(str(Path(path).resolve()), {} if packages is None else packages)
 
 
-def _module_name(p: Path, packages: dict[Path, list[str]]) -> tuple[str, bool]:
-    """`module_name_for` of an already resolved path."""
-    is_package = p.name == "__init__.py"
-    parts = [*_package_parts(p.parent, packages)]
+def _module_name(real: str, packages: dict[str, list[str]]) -> tuple[str, bool]:
+    """`module_name_for` of an already resolved path (a string: a cached check names every file)."""
+    folder, name = os.path.split(real)
+    stem = os.path.splitext(name)[0]  # `Path.stem`
+    is_package = name == "__init__.py"
+    parts = [*_package_parts(folder, packages)]
     if not is_package:
-        parts.append(p.stem)
-    return ".".join(parts) or p.stem, is_package
+        parts.append(stem)
+    return ".".join(parts) or stem, is_package
 
 
-def _package_parts(folder: Path, packages: dict[Path, list[str]]) -> list[str]:
+def _package_parts(folder: str, packages: dict[str, list[str]]) -> list[str]:
     found = packages.get(folder)
     if found is None:
-        if (folder / "__init__.py").is_file():
-            found = ([] if folder.parent == folder else _package_parts(folder.parent, packages)) + [folder.name]
+        if os.path.isfile(os.path.join(folder, "__init__.py")):
+            parent = os.path.dirname(folder)
+            found = ([] if parent == folder else _package_parts(parent, packages)) + [os.path.basename(folder)]
         else:
             found = []
         packages[folder] = found
@@ -80,6 +83,7 @@ def _at_path(path: Path, parts: list[str]) -> bool:
 class ProjectIndex:
     modules: dict[str, ModuleSummary] = field(default_factory=dict)
     paths: dict[str, tuple[str, bool]] = field(default_factory=dict)  # resolved path -> (module, is_package)
+    given: dict[str, tuple[str, bool]] = field(default_factory=dict)  # path as given -> (module, is_package)
     errors: dict[str, str] = field(default_factory=dict)  # path -> why it was left out
     # lazy index: module -> (path, is_package) of files not summarised yet (see `module`)
     pending: dict[str, tuple[str, bool]] = field(default_factory=dict)
@@ -206,13 +210,15 @@ class ProjectIndex:
     def refresh(self, path: str | os.PathLike) -> None:
         """Summarise the file at `path` again (the editor saved it), or drop it if it is gone."""
         resolved = Path(path).resolve()
-        name, is_package = self.paths.get(str(resolved)) or _module_name(resolved, {})
+        name, is_package = self.paths.get(str(resolved)) or _module_name(str(resolved), {})
         self.modules.pop(name, None)
         self.calls.pop(name, None)
         self._uncalled.pop(name, None)
         self._no_entries.discard(name)
+        self.given.pop(str(path), None)
         if resolved.is_file() and resolved.suffix in (".py", ".pyi"):
             self.paths[str(resolved)] = (name, is_package)
+            self.given[str(path)] = (name, is_package)
             self.pending[name] = (str(path), is_package)
         else:
             self.paths.pop(str(resolved), None)
@@ -266,6 +272,9 @@ class ProjectIndex:
         return self._top
 
     def module_for_path(self, path: str | os.PathLike) -> tuple[str | None, bool]:
+        known = self.given.get(path) if isinstance(path, str) else None
+        if known is not None:  # a path as the index was given it: asked once per checked file
+            return known
         key = str(Path(path).resolve())
         if key in self.paths:
             return self.paths[key]
@@ -356,20 +365,21 @@ def build_project_index(
     call per path component).
     """
     index = ProjectIndex()
-    packages: dict[Path, list[str]] = {}
+    packages: dict[str, list[str]] = {}
     if lazy:
         for i, raw in enumerate(paths):
-            if resolved is not None:  # discovery's paths (`str` of its `Path`s): no path object to build
+            if resolved is not None:  # discovery's paths: no path object to build
                 if os.path.splitext(raw)[1] not in (".py", ".pyi"):
                     continue
-                real, given = resolved[i], raw
+                real, given = str(resolved[i]), raw
             else:
                 path = Path(raw)
                 if path.suffix not in (".py", ".pyi"):
                     continue
-                real, given = path.resolve(), str(path)
+                real, given = str(path.resolve()), str(path)
             name, is_package = _module_name(real, packages)
-            index.paths[str(real)] = (name, is_package)
+            index.paths[real] = (name, is_package)
+            index.given[given] = (name, is_package)
             index.pending.setdefault(name, (given, is_package))
         return index
     store = _SummaryStore(cache_dir)
@@ -383,9 +393,10 @@ def build_project_index(
         except OSError as exc:
             index.errors[str(path)] = f"{type(exc).__name__}: {exc}"
             continue
-        resolved = path.resolve()
+        resolved = str(path.resolve())
         name, is_package = _module_name(resolved, packages)
-        index.paths[str(resolved)] = (name, is_package)
+        index.paths[resolved] = (name, is_package)
+        index.given[str(path)] = (name, is_package)
         key = summary_key(name, is_package, content_digest(data))
         summary = store.get(key)
         if summary is not None and summary[0] is not None:
