@@ -105,6 +105,34 @@ def _screened_and_found(rule_name: str, source: str, path: str = "m.py") -> tupl
     return admitted, [f"{f.code} {f.line}" for f in rule.check(ctx)]
 
 
+BCOO_LIKE = """
+    import jax
+    import numpy as np
+
+    @jax.tree_util.register_pytree_node_class
+    class BCOO:
+        def __init__(self, indices):
+            self.indices = indices
+
+        n_batch = property(lambda self: self.indices.ndim - 2)
+
+        @property
+        def n_sparse(self):
+            return self.indices.shape[-1]
+
+        def tree_flatten(self):
+            return (self.indices,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    @jax.jit
+    def squeeze(arr):
+        keep = np.array([i for i in range(arr.n_sparse) if i + arr.n_batch > 0], dtype=int)
+        return arr.indices[..., keep]
+    """
+
 # (rule, path, text, whether the rule reports): each pattern a screen learnt to reject (the
 # file named is where the corpus has it), beside the reported case it must still admit
 SCREENED = {
@@ -387,6 +415,13 @@ SCREENED = {
                     x = jax.numpy.sin(x) + i * j
             return x
         """, False),
+    # jax/experimental/sparse/bcoo.py `bcoo_squeeze`: `n_sparse` and `n_batch` are properties of
+    # the pytree class returning Python values (`JitContexts.static_attrs`), on any object
+    "static_properties_of_a_pytree": ("numpy-on-traced-value", "m.py", BCOO_LIKE, False),
+    "array_property_of_a_pytree": (
+        "numpy-on-traced-value", "m.py",
+        BCOO_LIKE.replace("return self.indices.shape[-1]", "return self.indices.sum()"), True,
+    ),
 }
 
 
@@ -526,6 +561,25 @@ NOT_CALLED_UNDER_A_TRACE = {
             scan_fn = ScanFn()
             return jax.lax.scan(scan_fn, 0, xs)
         """,
+    # jax's pallas pipeline: `bref.copy_in(...)`, a method two classes define, is not followed
+    "method-several-classes-define": """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Buffer:
+            def copy_in(self, slot):
+                if self.count > 1:
+                    return slot
+                return slot + 1
+
+        class Scheduler:
+            def copy_in(self, buffer, slot):
+                return buffer
+
+        @jax.jit
+        def step(buffer, i):
+            return buffer.copy_in(i)
+        """,
     # a parameter annotated as admitting no array gets a Python value through a call
     "annotated-python-parameter": """
         import jax
@@ -650,7 +704,111 @@ STATIC_TRUTH = {
         """,
         ("scale.value_and_grad(params)(x)", "scale * x"),
     ),
+    # jax's paged_attention_kernel: `program_ids=()` that the one call passes a tuple display
+    "sequence-passed-by-every-call": (
+        """
+        import jax
+
+        def kernel(x, *, ids=()):
+            if ids:
+                a, b = ids
+                return x * a + b
+            return x
+
+        @jax.jit
+        def f(x, i):
+            return kernel(x, ids=(i, i + 1))
+        """,
+        ("ids=(i, i + 1)", "ids=i"),
+    ),
+    # jax's bcoo_dynamic_slice: a sequence parameter rebound to a sequence stays one; rebound
+    # to an array it is traced (the screen once kept every rebound parameter a sequence)
+    "sequence-parameter-rebound-a-sequence": (
+        """
+        from typing import Sequence
+
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(x, starts: Sequence[int]):
+            starts = tuple(jnp.asarray(s) for s in starts)
+            if starts:
+                return x
+            return -x
+        """,
+        ("tuple(jnp.asarray(s) for s in starts)", "jnp.stack(starts)"),
+    ),
+    "star-parameter-rebound-a-sequence": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def f(x, *sizes):
+            sizes = [jnp.asarray(s) for s in sizes]
+            if sizes:
+                return x
+            return -x
+        """,
+        ("[jnp.asarray(s) for s in sizes]", "jnp.stack(sizes)"),
+    ),
+    # jax's pallas pipeline `Scheduler`: `self.num_stages` set from an `int` parameter
+    "python-field-of-self": (
+        """
+        import jax
+
+        class Scheduler:
+            def __init__(self, step, num_stages: int):
+                self.step = step
+                self.num_stages = num_stages
+                for _ in range(self.num_stages - 1):
+                    step = step + 1
+                self.last = step
+
+        @jax.jit
+        def f(step):
+            return Scheduler(step, 3).last
+        """,
+        ("num_stages: int", "num_stages"),
+    ),
+    # jax's BCOO: properties of a pytree class that return Python values, on any object
+    "static-property-of-a-pytree": (
+        """
+        import jax
+
+        @jax.tree_util.register_pytree_node_class
+        class Sparse:
+            def __init__(self, indices):
+                self.indices = indices
+
+            nse = property(lambda self: self.indices.shape[-2])
+
+            @property
+            def n_sparse(self):
+                return self.indices.shape[-1]
+
+            def tree_flatten(self):
+                return (self.indices,), None
+
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+
+        @jax.jit
+        def f(m, x):
+            if m.n_sparse > 1 and m.nse:
+                return x
+            return -x
+        """,
+        ("return self.indices.shape[-1]", "return self.indices.sum()"),
+    ),
 }
+# the same program whose `property(lambda self: ...)` returns an array: admitted and reported
+STATIC_TRUTH["static-lambda-property-of-a-pytree"] = (
+    STATIC_TRUTH["static-property-of-a-pytree"][0],
+    ("lambda self: self.indices.shape[-2]", "lambda self: self.indices.sum()"),
+)
 
 
 @pytest.mark.parametrize("name", sorted(STATIC_TRUTH))
@@ -708,6 +866,28 @@ CALLED_UNDER_A_TRACE = {
 
         def run(xs):
             return jax.lax.scan(scan_fn, 0, xs)
+        """,
+    # `self.copy_in(...)` in a method is its class's method, whichever other class defines one
+    "method-several-classes-define": """
+        import jax
+
+        class Scheduler:
+            def copy_in(self, x):
+                if x > 1:
+                    return x
+                return -x
+
+            def run(self, x):
+                return self.copy_in(x)
+
+        @jax.tree_util.register_pytree_node_class
+        class Buffer:
+            def copy_in(self, slot):
+                return slot
+
+        @jax.jit
+        def step(x):
+            return Scheduler().run(x)
         """,
     "annotated-python-parameter": """
         import jax
@@ -815,3 +995,55 @@ def test_the_screen_reads_python_annotations_as_the_analysis_does(annotation):
     expected = admits_no_array(module.body[-1].params.params[0].annotation.annotation, names.qualify)
     tree = ast.parse(source)
     assert _admits_no_array(tree.body[-1].args.args[0].annotation, ImportMap.from_ast(tree).qualify_ast) == expected
+
+
+def test_a_method_under_an_if_of_its_class_is_followed():
+    """A def under an `if` of a class body is a method for the analysis: `self.copy_in(x)` runs
+    it with `x` bound after `self` (the screen once knew only the defs directly in the body)."""
+    source = textwrap.dedent(
+        """
+        import jax
+
+        class Scheduler:
+            if True:
+                def copy_in(self, x):
+                    if x > 1:
+                        return x
+                    return -x
+
+            def run(self, x):
+                return self.copy_in(x)
+
+        class Other:
+            def copy_in(self, x):
+                return x
+
+        @jax.jit
+        def step(x):
+            return Scheduler().run(x)
+        """
+    )
+    admitting, found = _family_verdicts(source, "m.py")
+    assert admitting == {"traced-if"} and found == ["JAX301 7"]
+    assert screen_misses(source, "m.py") == []
+
+
+def test_an_edited_property_is_seen_by_an_unedited_function_in_the_editor():
+    """The editor keeps an unedited function's settled names (`_BodyFacts.settled`); which
+    attributes are static depends on the module's classes, so an edit of a property (static
+    to array) must not find `k = m.n_sparse` settled as before."""
+    from incremental_support import _same
+
+    from jaxfix.engine import analyze
+    from jaxfix.engine.incremental import IncrementalAnalyzer
+
+    source, (old, new) = STATIC_TRUTH["static-property-of-a-pytree"]
+    static = textwrap.dedent(source).replace("if m.n_sparse > 1 and m.nse:", "k = m.n_sparse\n    if k > 1:")
+    array = static.replace(old, new)
+    config = Config(select=("JAX",))
+    for texts in ((static, array, static), (array, static, array)):
+        analyzer = IncrementalAnalyzer()
+        for text in texts:
+            got = analyzer.analyze(text, "mod.py", config)
+            assert _same(got, analyze(text, "mod.py", config)) is None
+            assert bool(got.findings) == (text is array)

@@ -14,17 +14,25 @@ against the jax/flax/optax corpus). The simplifications:
   relative or internal import) enters no trace, for the screen as for the analysis;
 - a traced function's names are traced if any assignment anywhere in it makes them so (the
   analysis follows statement order and lets a reassignment drop a name);
-- a callee is every def, alias or method the called expression may name (the analysis requires
-  one unambiguous candidate); a name some nested def has is looked up from the innermost def
-  around the call outwards, lambdas skipped (`JitContexts._lookup`), other names mean every def
-  of the name outside functions; every parameter that may receive a traced argument is traced
-  (a plain method's arguments bind after `self`, other defs of a class try both alignments);
+- a called name is every def or alias it may name (the analysis requires one unambiguous
+  candidate); a method call `x.m(...)` runs the one plain method `m` of the classes outside
+  functions, or inside a method `self.m(...)` every method `m` of its class's name (the
+  analysis: of its class, if the module has one class of that name); a name some nested def
+  has is looked up from the innermost def around the call outwards, lambdas skipped
+  (`JitContexts._lookup`), other names mean every def of the name outside functions; every
+  parameter that may receive a traced argument is traced (a plain method's arguments bind
+  after `self`, other defs of a class try both alignments);
   every parameter of an entry point is traced except those named by literal
   `static_argnums`/`static_argnames` of a decorator on it and `self` of plain classes and unpassed
   literal defaults (the analysis also drops `in_axes=None` arguments);
 - properties and `__call__` reached through a traced value are those of every class that may be
-  a pytree; the truth of a name is static only for `*args`/`**kwargs` and sequence-annotated
-  parameters never reassigned, and for objects (below).
+  a pytree; the truth of a name is static only for `*args`/`**kwargs`, parameters annotated as
+  sequences and those every call of the module passes a display (where the calls are surely
+  known), each never rebound but to a sequence, and for objects (below);
+- attributes static on any object are the properties of classes the module's own test makes
+  pytrees that return Python values (read as the screen reads traced values) and the fields
+  such classes mark static, `self.x` static in a method where every class of its name declares
+  `x` Python data (the analysis: the last class of the name, and more ways to declare it).
 
 Where it decides as the analysis does: a call of a function imported from a module the analysis
 cannot see into (`static_helpers.ModuleCallOracle`: relative imports, unknown packages, and with
@@ -71,6 +79,7 @@ from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
 _ENTRY_NAMES = _TRANSFORMS | frozenset(BODY_ARGS)  # what a call enters a trace through
 _ENTRY_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in _ENTRY_NAMES)
+_JIT_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in JIT_NAMES)
 
 # The text test before the screen (`Rule.prefilter_pattern`): every transform and lax body the
 # analysis follows is named `jax.*` or `equinox.*`, so a name qualifies to one only through an
@@ -152,7 +161,8 @@ class _BodyFacts:
             n for n in own if type(n) is ast.Call or (type(n) is ast.Attribute and type(n.ctx) is ast.Load)
         ]
         self.assigned = frozenset(_assigned_names([] if isinstance(node, ast.Lambda) else node.body))
-        self.settled: dict[tuple, frozenset[str]] = {}  # (names_key, start) -> traced names
+        # (names_key, static attributes, self fields, start) -> traced names
+        self.settled: dict[tuple, frozenset[str]] = {}
 
 
 _BODY_FACTS: weakref.WeakKeyDictionary[ast.AST, _BodyFacts] = weakref.WeakKeyDictionary()
@@ -188,6 +198,8 @@ class ScreenFunction:
     _stored: set[str] | None = None
     _sequences: set[str] | None = None
     _object_names: set[str] | None = None
+    _rebinds: set[str] | None = None
+    _receiver: tuple[str | None, frozenset[str]] | None = None
 
     @property
     def locals(self) -> set[str]:
@@ -242,12 +254,14 @@ class ScreenFunction:
         if isinstance(e, ast.Call) and self.screen.names.qualify_ast(e.func) in _SEQUENCE_CALLS:
             return False
         kind = type(e)
-        if kind is ast.Name and e.id in self.star_params and e.id not in self.locals - set(self.params):
+        if kind is ast.Name and e.id in self.star_params and e.id not in self._rebound():
             return False
         if not self.traced(e):
             return False
-        if kind is ast.Name and e.id in self._sequence_params() and e.id not in self.stored - set(self.params):
-            return False  # a parameter annotated as a sequence (`start_indices: Sequence[Any]`), never rebound
+        if kind is ast.Name and e.id in self._sequence_params() and e.id not in self._rebound():
+            # a parameter annotated as a sequence (`start_indices: Sequence[Any]`) or passed one by
+            # every call of the module (`program_ids=(c, b, h, i)`), never rebound
+            return False
         if kind is ast.Name or kind is ast.Attribute:
             # `if scale:` / `if eqn.primitive.multiple_results:` on an object the function reads a
             # non-array attribute of (`scale.value_and_grad(...)`)
@@ -255,7 +269,8 @@ class ScreenFunction:
         return True
 
     def _sequence_params(self) -> set[str]:
-        """Parameters annotated `Sequence[...]`, `tuple[...]`, `list`... (`traced._sequence_names`)."""
+        """Parameters annotated `Sequence[...]`, `tuple[...]`, `list`... (`traced._sequence_names`),
+        and those every call of the module passes a display (`TraceScreen.passed_sequences`)."""
         if self._sequences is None:
             found: set[str] = set()
             if not isinstance(self.node, ast.Lambda):
@@ -267,8 +282,33 @@ class ScreenFunction:
                         head = ann.value if type(ann) is ast.Subscript else ann
                         if (qualify(head) or "").rsplit(".", 1)[-1] in SEQUENCE_TYPES:
                             found.add(p.arg)
+                found |= self.screen.passed_sequences(self)
             self._sequences = found
         return self._sequences
+
+    def _rebound(self) -> set[str]:
+        """Names the body binds other than to a sequence: a sequence parameter in it may hold
+        something else than it was passed (`traced._sequence_names` drops a parameter some `=`,
+        `+=`, `:=` or annotated assignment gives a value that is no sequence; here any binding but
+        such an assignment of a display, comprehension or `tuple(...)`/`list(...)`... counts:
+        loop, `with`, `except` and tuple targets, imports, defs, classes, `global`)."""
+        if self._rebinds is None:
+            self._rebinds = _non_sequence_bindings(self.node, self.own, self.screen.names.qualify_ast)
+        return self._rebinds
+
+    def _self_fields(self) -> tuple[str | None, frozenset[str]]:
+        """(`self`, the fields of its class that hold Python data) for a plain method of a class
+        outside any function, the analysis' `receiver` and `static_fields`: `self.num_stages`
+        reads a Python value there. (None, {}) for any other function."""
+        if self._receiver is None:
+            found: tuple[str | None, frozenset[str]] = (None, frozenset())
+            node = self.node
+            if self.is_method and self.screen.def_parent.get(id(node), 0) is None:
+                fields = self.screen.python_fields(self.class_name)
+                if fields:
+                    found = (self.positional[0], fields)
+            self._receiver = found
+        return self._receiver
 
     def _objects(self) -> set[str]:
         """`a.b` for every `a.b.attr` read in the def (nested scopes included) whose `attr` is public
@@ -304,7 +344,18 @@ class ScreenFunction:
         if kind is ast.Constant or kind is ast.JoinedStr or kind is ast.Lambda:
             return False
         if kind is ast.Attribute:
-            return e.attr not in STATIC_ATTRS and t(e.value)
+            attr = e.attr
+            if attr in STATIC_ATTRS:
+                return False
+            screen = self.screen
+            if attr in (screen._static_attrs if screen._static_attrs is not None else screen.static_attrs()):
+                return False  # a property of the module's pytree classes returning a Python value
+            value = e.value
+            if type(value) is ast.Name:
+                receiver, fields = self._receiver if self._receiver is not None else self._self_fields()
+                if attr in fields and value.id == receiver:
+                    return False  # `self.num_stages`: a field of the class that holds Python data
+            return t(value)
         if kind is ast.Subscript:
             parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
             return t(e.value) or any(
@@ -409,9 +460,14 @@ class ScreenFunction:
         env = self.traced_names
         env |= self.traced_params - self.screen.static_params(self)
         facts = self._facts()
-        # The fixpoint of a function outside any def depends on its body, the imports' names and
-        # the names it starts from only: an edit elsewhere in the document finds it settled.
-        key = (self.screen.names_key, frozenset(env)) if self.parent is None else None
+        # The fixpoint of a function outside any def depends on its body, the imports' names, the
+        # attributes static on any object or on `self` (the module's classes) and the names it
+        # starts from only: an edit elsewhere in the document finds it settled.
+        key = None
+        if self.parent is None:
+            screen = self.screen
+            statics = screen._static_attrs if screen._static_attrs is not None else screen.static_attrs()
+            key = (screen.names_key, statics, self._self_fields(), frozenset(env))
         if key is not None and key in facts.settled:
             env |= facts.settled[key]
             return
@@ -528,7 +584,7 @@ class TraceScreen:
         self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `_info`
         self.defs_by_name: dict[str, list[ast.AST]] = {}  # every def, any scope, methods too
         self.method_defs: dict[str, list[ast.AST]] = {}
-        self.class_of: dict[int, ast.ClassDef] = {}  # id of a def directly in a class body -> the class
+        self.class_of: dict[int, ast.ClassDef] = {}  # id of a def of a class body (under its `if`s too) -> the class
         self.calls: list[ast.Call] = []
         self.aliases: dict[str, list[ScreenFunction]] = {}
         self.assigned_to: dict[int, str] = {}  # id of a call or lambda -> the one name it is assigned to
@@ -545,6 +601,11 @@ class TraceScreen:
         self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
         self._spans: list | None = None  # `_def_spans`, made when first asked
         self._nested: dict[int, dict[str, list[ast.AST]]] | None = None  # `_nested_defs`, likewise
+        self._static_attrs: frozenset[str] | None = None  # `static_attrs`, made when first asked
+        self._fields: dict[str | None, frozenset[str]] = {}  # `python_fields`
+        self._sure_pytrees: set[str] | None = None  # `_surely_pytrees`
+        self._jit_arguments: set[str] | None = None  # `passed_sequences`: names in jit calls' arguments
+        self._lambda_params: set[str] | None = None  # `passed_sequences`: every lambda's parameters
         if like is None:
             if not self._names_an_entry(tree):
                 return  # nothing of the module runs under a trace: nothing to collect (3 files in 4)
@@ -593,9 +654,17 @@ class TraceScreen:
                 self.imports.append(node)
             elif kind is ast.ClassDef:
                 self.classes.append(node)
-                for child in node.body:
+                # its defs, those under an `if`/`try`... of its body too (methods for the analysis)
+                stack = list(node.body)
+                while stack:
+                    child = stack.pop()
                     if type(child) is ast.FunctionDef or type(child) is ast.AsyncFunctionDef:
                         class_of[id(child)] = node
+                    elif type(child) is not ast.ClassDef:
+                        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                            inner = getattr(child, name, None)
+                            if type(inner) is list:
+                                stack.extend(inner)
 
     def _info(self, node, parent: ScreenFunction | None = None) -> ScreenFunction:
         info = self.functions.get(node)
@@ -882,6 +951,178 @@ class TraceScreen:
         self._static_params[info] = out
         return out
 
+    # -- attributes and parameters that hold Python values (as the analysis decides) ------------
+    def static_attrs(self) -> frozenset[str]:
+        """Attribute names static on any object (`JitContexts._static_properties`): properties of
+        the module's pytree classes every return of which is a Python value with the instance
+        traced (`n_sparse` returning `self.indices.shape[-1]`; `nse = property(lambda self:
+        self.indices.shape[-2])`), and the fields such classes mark static, less every name some
+        class of the module declares as an array field. Decided from what the analysis surely
+        sees: classes the module's own test makes pytrees (the project may know more, which only
+        adds properties the analysis also requires to be static), fields static by annotation or
+        marker (a subset of the analysis' `static_fields`, so more array fields), each property
+        body read with the screen's over-approximation (`settle`, order ignored)."""
+        if self._static_attrs is None:
+            self._static_attrs = frozenset()  # the analysis reads the bodies without module attributes
+            self._static_attrs = self._static_properties()
+        return self._static_attrs
+
+    def _static_properties(self) -> frozenset[str]:
+        out: set[str] = set()
+        array_fields: set[str] = set()
+        sure = self._surely_pytrees()
+        qualify = self.names.qualify_ast
+        for cls in self.classes:
+            static = self.python_fields(cls.name)
+            for st in cls.body:
+                kind = type(st)
+                if kind is ast.AnnAssign and type(st.target) is ast.Name:
+                    if st.target.id not in static:
+                        array_fields.add(st.target.id)
+                    elif cls.name in sure and _marked_static(st.value, qualify):
+                        out.add(st.target.id)
+                elif kind is ast.Assign and cls.name in sure:
+                    value = st.value
+                    if not (type(value) is ast.Call and value.args and qualify(value.func) == "property"):
+                        continue
+                    getter = value.args[0]
+                    if type(getter) is ast.Lambda and getter.args.args:
+                        fn = self._info(getter)
+                        if not fn._expr(getter.body, {getter.args.args[0].arg}):
+                            out.update(t.id for t in st.targets if type(t) is ast.Name)
+        for name, defs in self.method_defs.items():
+            if name in out or name in array_fields:
+                continue
+            infos = [self._info(d) for d in defs]
+            if all(i.is_property and i.class_name in sure for i in infos) and all(map(_returns_python, infos)):
+                out.add(name)
+        return frozenset(out - array_fields)
+
+    def _surely_pytrees(self) -> set[str]:
+        """Names of classes the analysis' own test makes pytrees (`JitContexts._is_pytree_class`,
+        in source order, a base among the classes before it): always among its `pytree_classes`."""
+        if self._sure_pytrees is None:
+            qualify = self.names.qualify_ast
+            sure: set[str] = set()
+            for cls in sorted(self.classes, key=lambda c: (c.lineno, c.col_offset)):
+                if pytrees.is_pytree_like(
+                    (qualify(d.func if type(d) is ast.Call else d) for d in cls.decorator_list),
+                    (qualify(b) for b in cls.bases),
+                    (st.name for st in cls.body if type(st) is ast.FunctionDef or type(st) is ast.AsyncFunctionDef),
+                ) or any(type(b) is ast.Name and b.id in sure for b in cls.bases):
+                    sure.add(cls.name)
+            self._sure_pytrees = sure
+        return self._sure_pytrees
+
+    def python_fields(self, class_name: str | None) -> frozenset[str]:
+        """Fields every class named `class_name` declares as Python data, a subset of the analysis'
+        `static_fields` of that name (`JitContexts._class_static_fields`, which keeps the last class
+        of a name): a non-array annotation (`depth: int`), a static marker (`eqx.field(static=True)`),
+        or `self.num_stages = num_stages` from an `__init__` parameter annotated as admitting no
+        array and no other assignment of the attribute in the class (`_init_python_fields`)."""
+        found = self._fields.get(class_name)
+        if found is None:
+            found = frozenset()
+            classes = [cls for cls in self.classes if cls.name == class_name]
+            if classes:
+                found = frozenset.intersection(*(self._class_python_fields(cls) for cls in classes))
+            self._fields[class_name] = found
+        return found
+
+    def _class_python_fields(self, cls: ast.ClassDef) -> frozenset[str]:
+        qualify = self.names.qualify_ast
+        out: set[str] = set()
+        for st in cls.body:
+            if type(st) is not ast.AnnAssign or type(st.target) is not ast.Name:
+                continue
+            ann = pytrees._without_none(st.annotation)
+            if type(ann) is ast.Subscript:
+                ann = ann.value
+            python = (qualify(ann) or "").rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES
+            if python or _marked_static(st.value, qualify):
+                out.add(st.target.id)
+        return frozenset(out | _init_python_fields(cls, qualify))
+
+    def passed_sequences(self, info: ScreenFunction) -> set[str]:
+        """Parameters every call of `info` in the module passes a tuple/list display or a list
+        comprehension (or leaves to a default that is one or None): Python sequences, whose truth
+        is static (`JitContexts._sequence_params`). Decided only where the calls the analysis
+        resolves to `info` are surely known: an undecorated def outside functions and classes,
+        the one def of its name, never named by an assignment (`f_jit = jax.jit(...)` makes an
+        alias) nor in a jit call's arguments (a jitted def has none), nor inside a called
+        expression (`jax.vmap(f)(xs)` is a call of `f` too); every call by its name then
+        resolves to it unless a parameter of a scope around shadows the name, and at least one
+        call outside any such scope must exist."""
+        node = info.node
+        if type(node) is ast.Lambda or node.decorator_list or id(node) in self.class_of:
+            return set()
+        name = node.name
+        if self.defs_by_name.get(name) != [node] or self.def_parent.get(id(node), 0) is not None:
+            return set()
+        if name in self._jit_argument_names() or name in self.assigned_to.values():
+            return set()
+        _, of_calls = self._calls_by_callee()
+        if any(type(n) is ast.Name and n.id == name for c in of_calls for n in ast.walk(c.func)):
+            return set()
+        calls = [c for c in self.calls_by_name.get(name, ()) if type(c.func) is ast.Name]
+        if name in self._lambda_parameter_names():
+            return set()  # `lambda f: f(x)`: whether a call means the def depends on the lambda around
+        if not any(self._lexical_lookup(name, c) is None for c in calls):
+            return set()  # no call surely resolves to the def: the analysis has no sites, no sequences
+        a = node.args
+        positional = info.positional
+        defaults: dict[str, ast.AST] = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+        defaults.update((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+        bound_calls: list[dict[str, ast.AST]] = []
+        for c in calls:
+            if len(c.args) > len(positional) or any(type(x) is ast.Starred for x in c.args):
+                return set()
+            if any(k.arg is None for k in c.keywords):
+                return set()
+            bound = dict(zip(positional, c.args))
+            bound.update((k.arg, k.value) for k in c.keywords)
+            bound_calls.append(bound)
+        out: set[str] = set()
+        for p in info.params:
+            default = defaults.get(p)
+            if default is not None and not (
+                type(default) is ast.Tuple or type(default) is ast.List
+                or (type(default) is ast.Constant and default.value is None)
+            ):
+                continue
+            if all(
+                (type(arg) is ast.Tuple or type(arg) is ast.List or type(arg) is ast.ListComp)
+                if (arg := bound.get(p)) is not None
+                else default is not None
+                for bound in bound_calls
+            ):
+                out.add(p)
+        return out
+
+    def _jit_argument_names(self) -> set[str]:
+        """Every name read in the arguments of a call of a jit transform (`jax.jit(partial(f, ...))`):
+        the defs the analysis may give a jit site."""
+        if self._jit_arguments is None:
+            found: set[str] = set()
+            qualify = self.names.qualify_ast
+            for call in self.calls:
+                func = call.func
+                last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+                if last is None or last not in _JIT_LAST_NAMES and last not in self.names.bindings:
+                    continue
+                if qualify(func) in JIT_NAMES:
+                    for arg in [*call.args, *(k.value for k in call.keywords)]:
+                        found.update(n.id for n in ast.walk(arg) if type(n) is ast.Name)
+            self._jit_arguments = found
+        return self._jit_arguments
+
+    def _lambda_parameter_names(self) -> set[str]:
+        if self._lambda_params is None:
+            self._lambda_params = {
+                p for n in astscan.nodes(self._tree) if type(n) is ast.Lambda for p in _param_names(n)
+            }
+        return self._lambda_params
+
     def _calls_by_callee(self) -> tuple[dict[int, list[ast.Call]], list[ast.Call]]:
         """(id of a called expression -> the calls of it, the calls of a call's result), made once:
         `static_params` asks per traced function, and scanning every call each time is quadratic
@@ -1004,7 +1245,10 @@ class TraceScreen:
         woken: list[ScreenFunction] = []
         for node in info._facts().calls_and_loads:
             if isinstance(node, ast.Call):
-                callees = self._resolve(node.func, allow_attr=True, call=node)
+                if type(node.func) is ast.Attribute:
+                    callees = self._method_callees(node)
+                else:
+                    callees = self._resolve(node.func, allow_attr=True, call=node)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
                 if _rooted_at_param(node.func, info) and info.traced(node.func):
                     # calling a traced argument (`model(x)`, `self.net(x)`): the `__call__` of a
@@ -1026,6 +1270,36 @@ class TraceScreen:
                         if self._enter(prop, {prop.positional[0]}):
                             woken.append(prop)
         return woken
+
+    def _method_callees(self, call: ast.Call) -> list[ScreenFunction]:
+        """The methods `x.m(...)` may run for the analysis (`JitContexts._resolve_callee`): the one
+        plain method `m` of the classes outside functions when there is one (a name several
+        classes define is not followed), and `self.m(...)` inside a method (or a def or lambda
+        nested in one) the method `m` of its class. Static and class methods, properties and
+        the defs of classes inside functions never run so."""
+        func = call.func
+        head = func.value
+        while type(head) is ast.Attribute:
+            head = head.value
+        if type(head) is ast.Name and head.id in self.names.bindings:
+            return []  # `jnp.where(...)`: a module's function, not a method
+        defs = self.method_defs.get(func.attr)
+        if not defs:
+            return []
+        plain = [
+            info for info in map(self._info, defs)
+            if info.is_method and not info.is_property and self.def_parent.get(id(info.node), 0) is None
+        ]
+        found = plain if len(plain) == 1 else []
+        if len(plain) > 1 and type(func.value) is ast.Name:
+            owner = self._enclosing_def(call)
+            while owner is not None and self.def_parent.get(id(owner)) is not None:
+                owner = self.def_parent[id(owner)]
+            if owner is not None and id(owner) in self.class_of:
+                method = self._info(owner)
+                if method.is_method and method.positional[0] == func.value.id:
+                    found = [info for info in plain if info.class_name == method.class_name]
+        return found
 
     def _pytree_methods(self, name: str) -> list[ScreenFunction]:
         """The methods `name` of classes that may be pytrees (not `plain_method_classes`): the
@@ -1092,6 +1366,126 @@ class TraceScreen:
             if caller.traced(kw.value):
                 out.add(kw.arg if kw.arg in callee.params else next(iter(callee.star_params), kw.arg))
         return out & set(callee.params)
+
+
+def _is_sequence_value(e: ast.AST, qualify) -> bool:
+    """A display, a comprehension of a list/set/dict, or `tuple(...)`/`list(...)`/`dict(...)`/
+    `set(...)`/`sorted(...)` (`FunctionFacts.is_sequence` but a name)."""
+    kind = type(e)
+    if kind in (ast.Tuple, ast.List, ast.ListComp, ast.Dict, ast.Set, ast.DictComp, ast.SetComp):
+        return True
+    return kind is ast.Call and qualify(e.func) in _SEQUENCE_CALLS
+
+
+def _non_sequence_bindings(node: ast.AST, own: list[ast.AST], qualify) -> set[str]:
+    """Names `node`'s own body binds in any way but a plain-name `=`/`+=`/`:=`/annotated
+    assignment of a sequence value (an annotated one also when annotated as a sequence)."""
+    if isinstance(node, ast.Lambda):
+        return {n.id for n in own if type(n) is ast.Name and type(n.ctx) is ast.Store}
+    sequence_targets: set[int] = set()
+    other: set[str] = set()
+    stores: list[ast.Name] = []
+    for n in own:
+        kind = type(n)
+        if kind is ast.Name:
+            if type(n.ctx) is ast.Store:
+                stores.append(n)
+        elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign or kind is ast.NamedExpr:
+            value = n.value
+            sequence = value is not None and _is_sequence_value(value, qualify)
+            if kind is ast.AnnAssign and value is not None and not sequence:
+                head = n.annotation.value if type(n.annotation) is ast.Subscript else n.annotation
+                sequence = (qualify(head) or "").rsplit(".", 1)[-1] in SEQUENCE_TYPES
+            if sequence:
+                for target in n.targets if kind is ast.Assign else [n.target]:
+                    if type(target) is ast.Name:
+                        sequence_targets.add(id(target))
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            other.update(alias.asname or alias.name.split(".")[0] for alias in n.names)
+        elif (kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar) and n.name:
+            other.add(n.name)
+        elif kind is ast.MatchMapping and n.rest:
+            other.add(n.rest)
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            other.update(n.names)
+    other.update(n.id for n in stores if id(n) not in sequence_targets)
+    for st in astscan.statements(node):  # defs and classes, nested ones too
+        if type(st) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            other.add(st.name)
+    return other
+
+
+def _marked_static(value: ast.AST | None, qualify) -> bool:
+    """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`: pytree aux data
+    (`JitContexts._marked_static` on the stdlib AST)."""
+    if type(value) is not ast.Call or not (qualify(value.func) or "").endswith("field"):
+        return False
+    return any(
+        type(k.value) is ast.Constant
+        and ((k.arg == "static" and k.value.value is True) or (k.arg == "pytree_node" and k.value.value is False))
+        for k in value.keywords
+    )
+
+
+def _init_python_fields(cls: ast.ClassDef, qualify) -> set[str]:
+    """`self.num_stages = num_stages` in `__init__` from a parameter annotated as admitting no
+    array, and no other assignment of `self.num_stages` in any method of the class
+    (`JitContexts._init_python_fields` on the stdlib AST; a statement with a tuple target counts
+    as another assignment of each attribute in it)."""
+    plain_of: dict[str, bool] = {}
+    for fn in cls.body:
+        if type(fn) is not ast.FunctionDef and type(fn) is not ast.AsyncFunctionDef:
+            continue
+        a = fn.args
+        params = [*a.posonlyargs, *a.args]
+        if not params:
+            continue
+        receiver = params[0].arg
+        python: set[str] = set()
+        if fn.name == "__init__":
+            python = {
+                p.arg for p in (*params, *a.kwonlyargs) if p.annotation and _admits_no_array(p.annotation, qualify)
+            }
+        for st in astscan.statements(fn):
+            kind = type(st)
+            if kind is ast.Assign:
+                targets = list(st.targets)
+                plain = type(st.value) is ast.Name and st.value.id in python
+            elif kind is ast.AugAssign or kind is ast.AnnAssign:
+                targets, plain = [st.target], False
+            else:
+                continue
+            if any(type(t) is not ast.Attribute for t in targets):
+                plain = False  # `self.a, self.b = ...`: never plain (the analysis: not after one)
+            while targets:
+                t = targets.pop()
+                if type(t) is ast.Tuple or type(t) is ast.List:
+                    targets.extend(t.elts)
+                elif type(t) is ast.Starred:
+                    targets.append(t.value)
+                elif type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == receiver:
+                    plain_of[t.attr] = plain_of.get(t.attr, True) and plain
+    return {attr for attr, plain in plain_of.items() if plain}
+
+
+def _returns_python(info: ScreenFunction) -> bool:
+    """Every `return` of the property `info` gives a value the analysis calls Python with `self`
+    traced (`JitContexts._returns_static`): read with the screen's names traced from `self` on."""
+    node = info.node
+    if not info.positional or type(node) is ast.Lambda:
+        return False
+    facts = _body_facts(node)
+    values = [n.value for n in facts.own if type(n) is ast.Return and n.value is not None]
+    if not values:
+        return False
+    env = {info.positional[0]}
+    changed = True
+    while changed:
+        before = len(env)
+        for n in facts.bindings:
+            env.update(info._bound_traced(n, env))
+        changed = len(env) != before
+    return not any(info._expr(v, env) for v in values)
 
 
 def _param_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
