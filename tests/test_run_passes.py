@@ -112,7 +112,9 @@ def test_an_edited_caller_changes_the_entries_of_a_cached_callee(tmp_path, monke
 
 PROBE = """
 import sys
+import jaxfix.checkcmd
 from jaxfix.cli import main
+jaxfix.checkcmd.hard_exit = sys.exit  # a plain check leaves by os._exit: made a SystemExit here
 sys.argv = ["jaxfix", "check", "-q", "-j", "2", "pkg"]
 try:
     main()
