@@ -116,6 +116,12 @@ def pattern_found(pattern: re.Pattern[str], source: str) -> bool:
     return found[pattern]
 
 
+def pattern_known(pattern: re.Pattern[str], source: str, found: bool) -> None:
+    """Record what `pattern_found(pattern, source)` answers, found by a search elsewhere (the
+    process that queued the file searched its bytes): no second search of the text here."""
+    _tests_of(source)[pattern] = found
+
+
 def token_found(token: str, source: str) -> bool:
     """`token in source`, tested once per text: the rules' text tests share tokens (`jit` is four
     rules' and the transform-name pattern's), and a token a large file lacks is a scan of all of it."""

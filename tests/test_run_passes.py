@@ -173,3 +173,21 @@ def test_a_file_naming_no_transform_is_analysed_once_with_its_entries(tmp_path, 
     monkeypatch.setattr(runner, "run_job", lambda job: analysed.append(Path(job.path).name) or real(job))
     assert codes(tmp_path, workers=1) == [("helpers.py", "JAX304")]
     assert analysed.count("helpers.py") == 1 and analysed.index("model.py") < analysed.index("helpers.py")
+
+
+def test_a_worker_takes_the_queueing_process_text_test_only_for_the_bytes_it_tested(tmp_path):
+    """`Job.root_text` spares the worker a search of the file's text; a file rewritten since it was
+    tested (another checksum) is searched again, so a stale answer never hides a finding."""
+    import zlib
+
+    from jaxfix.engine.runner import Job, run_job
+
+    path = tmp_path / "model.py"
+    path.write_text("import jax\n\n\n@jax.jit\ndef f(x):\n    if x > 0:\n        return x\n    return -x\n")
+    config = Config(select=("ALL",))
+    stale = Job(str(path), config, False, module=("model", False), facts=True, root_text=(0, False))
+    assert [f.code for f in run_job(stale).result.findings] == ["JAX301"]
+    crc = zlib.crc32(path.read_bytes())
+    trusted = Job(str(path), config, False, module=("model", False), facts=True, root_text=(crc, True))
+    outcome = run_job(trusted)
+    assert [f.code for f in outcome.result.findings] == ["JAX301"] and outcome.facts != NO_ENTRIES

@@ -429,14 +429,18 @@ def summary_key(name: str, is_package: bool, digest: str) -> str:
     return hashlib.sha256(f"{name}\0{int(is_package)}\0{digest}".encode()).hexdigest()
 
 
-def may_be_root(source: str, path: str, encoding: str = "utf-8") -> bool:
+def may_be_root(source: str, path: str, encoding: str = "utf-8", known: bool | None = None) -> bool:
     """The text test `ProjectIndex.cross_entries` applies before it parses a file to find roots
     (on the file's bytes decoded as UTF-8): a text it rejects names no transform, so no function
-    of its module is entered from it (`module_facts` is `NO_ENTRIES` without a parse)."""
+    of its module is entered from it (`module_facts` is `NO_ENTRIES` without a parse). `known`:
+    the answer for the file's bytes, when the caller has it (`runner._root_test`)."""
     from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
-    from jaxfix.rulebase import pattern_found
+    from jaxfix.rulebase import pattern_found, pattern_known
 
     text = source if encoding in ("utf-8", "utf-8-sig") else None
+    if text is not None and known is not None:
+        pattern_known(MAY_NAME_A_TRANSFORM, text, known)  # the rules' text tests search it too
+        return known
     if text is None:
         try:
             text = Path(path).read_text(encoding="utf-8", errors="replace")

@@ -25,6 +25,7 @@ import copy
 import gc
 import os
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -56,6 +57,8 @@ class Job:
     # what other modules' traced code makes traced here (the second pass); None: nothing
     entries: Mapping | None = None
     keep_text: bool = True  # return the text and bytes (writing, diffs, --add-noqa need them)
+    # (CRC-32 of the bytes tested, the answer) of `_root_test`, when this process tested the file
+    root_text: tuple[int, bool] | None = None
 
 
 # Facts about the whole run (the project index, and the digest of each module's file for cache
@@ -128,7 +131,10 @@ def _run_job(job: Job) -> FileOutcome:
         project.assume_entries({job.module[0]: dict(job.entries)} if job.entries and job.module else {})
         project.consulted = {} if job.cache_dir is not None else None
     try:
-        outcome = analyze_bytes(data, job.path, job.config, fix=job.fix, project=project, facts_of=job.module if job.facts else None)
+        outcome = analyze_bytes(
+            data, job.path, job.config, fix=job.fix, project=project, facts_of=job.module if job.facts else None,
+            root_text=job.root_text,
+        )
     finally:
         consulted = tuple(project.consulted or ()) if project is not None else ()
         if project is not None:
@@ -152,7 +158,8 @@ def job_key(job: Job, digest: str) -> str:
 
 
 def analyze_bytes(
-    data: bytes, path: str, config: Config, *, fix: bool, project=None, facts_of: tuple[str, bool] | None = None
+    data: bytes, path: str, config: Config, *, fix: bool, project=None, facts_of: tuple[str, bool] | None = None,
+    root_text: tuple[int, bool] | None = None,
 ) -> FileOutcome:
     try:
         source = decode(data)
@@ -163,7 +170,8 @@ def analyze_bytes(
     if facts_of is not None:
         from jaxfix.engine.project import may_be_root
 
-        root = may_be_root(source.text, path, source.encoding)
+        known = root_text[1] if root_text is not None and root_text[0] == zlib.crc32(data) else None
+        root = may_be_root(source.text, path, source.encoding, known=known)
     if root:
         import ast
 
@@ -325,7 +333,10 @@ def run_jobs(
         # The pool starts on the largest files at once; meanwhile this process reads which files
         # may be roots, and the jobs not handed out yet are queued again with those first.
         scheduler.submit()
-        roots_first = {i for i in missing if _may_be_root(jobs[i].path, session)}
+        tested = {i: _root_test(jobs[i].path, session) for i in missing}
+        roots_first = {i for i in missing if tested[i][1]}
+        for i in missing:  # the jobs not handed out yet need not search their text again
+            jobs[i] = replace(jobs[i], root_text=tested[i])
         scheduler.requeue(roots_first)
     not_roots = [i for i in missing if i not in roots_first]
     waiting = len(roots_first)  # first analyses of possible roots still to come
@@ -385,9 +396,11 @@ def _propagate(project, session) -> Entered:
     return session.entered(project) if session is not None else Entered.of(project.entered_modules())
 
 
-def _may_be_root(path: str, session) -> bool:
-    """Could the file at `path` be a root of the call graph (a transform named in it, the test
-    `ProjectIndex` applies to the text it reads)? True when it cannot be read here."""
+def _root_test(path: str, session) -> tuple[int, bool]:
+    """(CRC-32 of the bytes read, could the file at `path` be a root of the call graph): a
+    transform named in it, the test `project.may_be_root` applies to the text it reads. (-1, True)
+    when it cannot be read here. The worker that analyses the file takes the answer for bytes
+    with that checksum (a file rewritten since is searched again)."""
     from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 
     data = session.data(path) if session is not None else None
@@ -395,8 +408,8 @@ def _may_be_root(path: str, session) -> bool:
         try:
             data = Path(path).read_bytes()
         except OSError:
-            return True
-    return MAY_NAME_A_TRANSFORM.search(data.decode("utf-8", errors="replace")) is not None
+            return -1, True
+    return zlib.crc32(data), MAY_NAME_A_TRANSFORM.search(data.decode("utf-8", errors="replace")) is not None
 
 
 def _worker_view(project: object) -> object:
