@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
@@ -129,21 +129,37 @@ def module_bindings(tree: ast.Module, module_name: str | None = None, is_package
 _BLOCKS = ("cases", "handlers", "finalbody", "orelse", "body")  # reversed: pushed on a stack
 
 
-def ast_statements(nodes: list) -> Iterator[ast.stmt]:
+class _Blocks(dict):
+    """node type -> (whether it is a statement, the fields of `_BLOCKS` it has, in that order)."""
+
+    def __missing__(self, node_type: type) -> tuple[bool, tuple[str, ...]]:
+        fields = getattr(node_type, "_fields", ())
+        self[node_type] = found = (issubclass(node_type, ast.stmt), tuple(f for f in _BLOCKS if f in fields))
+        return found
+
+
+_BLOCKS_OF = _Blocks()
+
+
+def ast_statements(nodes: list) -> list[ast.stmt]:
     """Every statement in `nodes` and nested in their bodies (`body`, `orelse`, `finalbody`, the
     handlers' and the cases' bodies), in source order, without entering expressions (a fraction of
-    `ast.walk`'s cost when only statements matter). Iterative: a nested generator per level cost
-    a yield per level per statement."""
+    `ast.walk`'s cost when only statements matter). Iterative, with the block fields and the
+    statement test looked up once per node type (half the time of asking each node for all five)."""
+    found: list[ast.stmt] = []
+    append = found.append
     stack = list(reversed(nodes))
-    pop, extend, stmt = stack.pop, stack.extend, ast.stmt
+    pop, extend, blocks_of = stack.pop, stack.extend, _BLOCKS_OF
     while stack:
         node = pop()
-        if isinstance(node, stmt):
-            yield node
-        for name in _BLOCKS:
+        is_statement, blocks = blocks_of[type(node)]
+        if is_statement:
+            append(node)
+        for name in blocks:
             inner = getattr(node, name, None)
             if type(inner) is list and inner:
                 extend(reversed(inner))
+    return found
 
 
 def bindings_of(
