@@ -107,7 +107,8 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
-_LAST_STATEMENTS: list = [None, None, ()]  # (tree, its body list, `ast_statements(tree.body)`)
+# (tree, its body list, `ast_statements(tree.body)`, the imports among them or None until asked)
+_LAST_STATEMENTS: list = [None, None, (), None]
 
 
 def module_statements(tree: ast.Module) -> Sequence[ast.stmt]:
@@ -116,14 +117,24 @@ def module_statements(tree: ast.Module) -> Sequence[ast.stmt]:
     after the other (the tree must not change in between; none changes it)."""
     last = _LAST_STATEMENTS
     if last[0] is not tree or last[1] is not tree.body:
-        last[:] = [tree, tree.body, tuple(ast_statements(tree.body))]
+        last[:] = [tree, tree.body, tuple(ast_statements(tree.body)), None]
     return last[2]
+
+
+def module_imports(tree: ast.Module) -> Sequence[ast.Import | ast.ImportFrom]:
+    """The import statements of `module_statements(tree)`, in its order, kept with them: the import
+    map (`ImportMap.from_ast`) and each `module_bindings` read them in turn."""
+    statements = module_statements(tree)
+    last = _LAST_STATEMENTS
+    if last[3] is None:
+        Import, ImportFrom = ast.Import, ast.ImportFrom
+        last[3] = tuple(node for node in statements if type(node) is Import or type(node) is ImportFrom)
+    return last[3]
 
 
 def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
     """Local name -> qualified name for every import in the module (relative ones too, given its name)."""
-    imports = [node for node in module_statements(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
-    return bindings_of(imports, module_name, is_package)
+    return bindings_of(module_imports(tree), module_name, is_package)
 
 
 _BLOCKS = ("cases", "handlers", "finalbody", "orelse", "body")  # reversed: pushed on a stack
@@ -163,7 +174,7 @@ def ast_statements(nodes: list) -> list[ast.stmt]:
 
 
 def bindings_of(
-    statements: list[ast.stmt], module_name: str | None = None, is_package: bool = False
+    statements: Sequence[ast.stmt], module_name: str | None = None, is_package: bool = False
 ) -> dict[str, str]:
     """`module_bindings` from the module's statements (`ast_statements`), for a caller that has
     them already: the imports among them, in order."""
