@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
@@ -544,22 +544,39 @@ def pytree_classes(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
     return ctx.fact(("jaxfix.analysis.pytrees", "classes"), _compute)
 
 
+def has_pytree_class(ctx: FileFacts, names: Container[str]) -> bool:
+    """Whether a class of ctx's file named in `names` is one `pytree_classes` reports, asking
+    `class_kind` about those classes alone (a screen's question, asked before any rule makes the
+    full fact: the other classes' bases may live in modules of the project that a lazy index
+    would parse to answer). The module summary is shared with `pytree_classes`."""
+    return any(True for _ in _pytree_infos(ctx, names))
+
+
 def _compute(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
+    return {(info.name, info.line): info for info in _pytree_infos(ctx)}
+
+
+def _pytree_infos(ctx: FileFacts, names: Container[str] | None = None) -> Iterator[PytreeInfo]:
+    """The pytree classes of ctx's file in source order (those named in `names`, when given)."""
+    summary = ctx.fact(("jaxfix.analysis.pytrees", "summary"), _module_summary)
     project = ctx.project
-    module_name, is_package = None, False
-    if project is not None and hasattr(project, "module_for_path"):
-        module_name, is_package = project.module_for_path(ctx.path)
-    summary = summarize(ctx.tree, module_name, is_package)
-    result = {}
     for node in module_statements(ctx.tree):
-        if isinstance(node, ast.ClassDef):
+        if isinstance(node, ast.ClassDef) and (names is None or node.name in names):
             cls = summary.classes.get(node.name)
             if cls is None or cls.line != node.lineno:
                 cls = _summarize_one(node, summary)
             found = class_kind(summary, cls, project)
             if found is not None:
-                result[(node.name, node.lineno)] = PytreeInfo(node.name, node.lineno, found[0], found[1])
-    return result
+                yield PytreeInfo(node.name, node.lineno, found[0], found[1])
+
+
+def _module_summary(ctx: FileFacts) -> ModuleSummary:
+    """`summarize` of ctx's file, named as the project index names it."""
+    project = ctx.project
+    module_name, is_package = None, False
+    if project is not None and hasattr(project, "module_for_path"):
+        module_name, is_package = project.module_for_path(ctx.path)
+    return summarize(ctx.tree, module_name, is_package)
 
 
 def _summarize_one(node: ast.ClassDef, summary: ModuleSummary) -> ClassSummary:
@@ -611,7 +628,7 @@ class PytreeScreen:
             for alias in node.names
         }
         self.functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._registered: set[str] | None = None
+        self._first_args: dict[str, list[ast.Call]] | None = None  # `registers`
 
     def _maybe(self, expr: ast.AST, table: Container[str]) -> bool:
         """`expr` qualifies to a name in `table`, or might with a project (a relatively imported head)."""
@@ -645,24 +662,23 @@ class PytreeScreen:
                     return True
             elif self._maybe(dec, DECORATOR_KINDS) or self._maybe_helper(dec):
                 return True
-        if node.name in self.registered():
+        if self.registers(node.name):
             return True
         return self._inherits(node, frozenset())
 
-    def registered(self) -> set[str]:
-        """Names passed first to a call that may be a registering one (`summarize`'s `registered`)
-        or a registration helper (`ClassSummary.helpers`)."""
-        if self._registered is None:
+    def registers(self, name: str) -> bool:
+        """Whether `name` is passed first to a call that may be a registering one (`summarize`'s
+        `registered`) or a registration helper (`ClassSummary.helpers`). The module's calls are
+        grouped by the name passed first once; only the calls passing `name` are qualified."""
+        if self._first_args is None:
             calls = self._calls if self._calls is not None else astscan.calls(self.tree)
-            self._registered = {
-                call.args[0].id
-                for call in calls
-                if type(call) is ast.Call
-                and call.args
-                and type(call.args[0]) is ast.Name
-                and (self._maybe(call.func, CALL_KINDS) or self._maybe_helper(call.func))
-            }
-        return self._registered
+            self._first_args = {}
+            for call in calls:
+                if type(call) is ast.Call and call.args and type(call.args[0]) is ast.Name:
+                    self._first_args.setdefault(call.args[0].id, []).append(call)
+        return any(
+            self._maybe(call.func, CALL_KINDS) or self._maybe_helper(call.func) for call in self._first_args.get(name, ())
+        )
 
     def _inherits(self, node: ast.ClassDef, seen: frozenset[str]) -> bool:
         """`inherited_kind` / `base_kind`, over-approximated for an unknown project."""
