@@ -447,7 +447,8 @@ def _find_entries(tree: ast.Module, module: str, names: dict[str, str], summary:
     last_names = _LAST_NAMES
     # a bare name qualifies to a transform or lax body only through a binding ending in its name
     entry_names = {name for name, target in names.items() if target.rpartition(".")[2] in last_names}
-    for call in astscan.calls_named(tree, last_names, entry_names):  # (only a dotted name qualifies to anything)
+    # `x.jit(...)` or a bare name bound to one (no other kind of function qualifies to anything)
+    for call in astscan.calls_named(tree, last_names, entry_names):
         q = qual(call.func)
         pos = [a for a in call.args if not isinstance(a, ast.Starred)]
         if q in TRACING and pos:
