@@ -10,6 +10,7 @@ import libcst as cst
 
 from codemods._command import commands_for
 from codemods.compile_cost.nodes import all_nodes, binds_locally
+from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.shapes import (
     CREATOR_IDENTS,
@@ -217,7 +218,7 @@ class LargeConstantRule(Rule):
                 and isinstance(stmt.targets[0], ast.Name)
                 and isinstance(stmt.value, (ast.Call, ast.Attribute, ast.BinOp, ast.UnaryOp))
             ):
-                for sub in ast.walk(stmt.value):
+                for sub in astscan.nodes(stmt.value):
                     if isinstance(sub, ast.Call):
                         func = sub.func
                         ident = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
@@ -226,17 +227,18 @@ class LargeConstantRule(Rule):
                             break
         if not candidates:
             return False
-        read = transform = False
-        for node in ast.walk(tree):
-            if not read and isinstance(node, (ast.FunctionDef, ast.Lambda)):
-                read = any(isinstance(sub, ast.Name) and sub.id in candidates for sub in ast.walk(node))
-            elif isinstance(node, ast.Attribute) and node.attr in _TRACING_IDENTS:
-                transform = True
-            elif isinstance(node, ast.Name) and node.id in _TRACING_IDENTS:
-                transform = True
-            if read and transform:
-                return True
-        return False
+        # the module's nodes, listed once for the screens (`astscan.nodes`); the cheap questions first
+        nodes = astscan.nodes(tree)
+        Attribute, Name, tracing = ast.Attribute, ast.Name, _TRACING_IDENTS
+        if not any((type(n) is Attribute and n.attr in tracing) or (type(n) is Name and n.id in tracing) for n in nodes):
+            return False  # no transform mentioned
+        if not any(type(n) is Name and n.id in candidates for n in nodes):
+            return False  # no candidate read anywhere, so in no function
+        return any(
+            (type(n) is ast.FunctionDef or type(n) is ast.Lambda)
+            and any(type(sub) is Name and sub.id in candidates for sub in astscan.nodes(n))
+            for n in nodes
+        )
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = ctx.option(self, "min-constant-elements")

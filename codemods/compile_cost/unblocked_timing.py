@@ -309,16 +309,19 @@ def _region_screen(tree: ast.Module) -> bool:
         return q not in _NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
 
     for block in _blocks(tree):
+        starts = [
+            i
+            for i, stmt in enumerate(block)
+            if type(stmt) is ast.Assign
+            and len(stmt.targets) == 1
+            and type(stmt.targets[0]) is ast.Name
+            and type(stmt.value) is ast.Call
+            and is_clock(stmt.value)
+        ]
+        if not starts:
+            continue  # (the clock reads of a block are looked for only where a region may start)
         clocks = [any(is_clock(c) for c in _own_calls(stmt)) for stmt in block]
-        for i, stmt in enumerate(block):
-            if not (
-                type(stmt) is ast.Assign
-                and len(stmt.targets) == 1
-                and type(stmt.targets[0]) is ast.Name
-                and type(stmt.value) is ast.Call
-                and is_clock(stmt.value)
-            ):
-                continue
+        for i in starts:
             end = next((j for j in range(i + 1, len(block)) if clocks[j]), None)
             if end is None:
                 break  # as the checker: no later start of the block has an end either

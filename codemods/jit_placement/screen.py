@@ -28,7 +28,7 @@ from jaxfix.analysis.names import ImportMap
 # body) or the name of the innermost function whose body runs it.
 MODULE, CLASS = "", "<class>"
 _AST_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_SITE_TYPES = frozenset({ast.Call, ast.FunctionDef, ast.AsyncFunctionDef})
+_SITE_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _SHORT = frozenset(q.rpartition(".")[2] for q in COMPILING)  # jit, pmap, filter_jit, filter_pmap
 
 
@@ -86,8 +86,11 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
     starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in body]
     wanted: dict[int, set[int]] = {}  # top-level statement -> ids of the transform sites in it
     lines: dict[int, set[int]] = {}  # top-level statement -> the lines those sites start on
-    # the calls, and the defs (statements, at any depth): a sixth of the nodes
-    candidates = [*astscan.calls(tree), *(s for s in pt.module_statements(tree) if type(s) in _SITE_TYPES)]
+    # the calls spelled as a transform may be (`x.jit(...)`, or a name an import binds to one),
+    # and the decorated defs (statements, at any depth)
+    compiling = {name for name, target in names.bindings.items() if target in COMPILING}
+    spelled = astscan.calls_named(tree, _SHORT, compiling | {name for name in COMPILING if name not in names.bindings})
+    candidates = [*spelled, *(s for s in pt.module_statements(tree) if type(s) in _SITE_TYPES and s.decorator_list)]
     for node in candidates:
         if _is_transform_site(node, names):
             line = node.lineno

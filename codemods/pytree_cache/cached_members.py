@@ -132,14 +132,13 @@ def may_hold_cached_pytree(tree: ast.Module, caches: frozenset[str]) -> bool:
 
 def may_hold_cached_pytree_in(ctx: RuleContext, caches: frozenset[str]) -> bool:
     """`may_hold_cached_pytree` with the run's project index: some class with a decorator in
-    `caches` is one `pytrees.pytree_classes(ctx)` reports (read from `ctx.tree`; the rules'
-    `could_match_in`, and the classes `cached_classes` then reuses). A base class or a
+    `caches` is one `pytrees.pytree_classes(ctx)` reports (`pytrees.has_pytree_class`: those
+    classes alone are looked up; the rules' `could_match_in`). A base class or a
     registration helper in another module of the project is looked up there."""
     cached, _ = _screen(ctx.tree)
     if not any(found & caches for _, found in cached):
         return False
-    names = {name for name, _ in pt.pytree_classes(ctx)}
-    return any(found & caches and node.name in names for node, found in cached)
+    return pt.has_pytree_class(ctx, {node.name for node, found in cached if found & caches})
 
 
 @functools.lru_cache(maxsize=4)

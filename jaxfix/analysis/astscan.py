@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 
 from jaxfix.analysis import filememo
 
@@ -84,6 +84,18 @@ def calls(root: ast.Module) -> list[ast.Call]:
     if last[0] is not root:
         last = _last_calls = (root, [n for n in nodes(root) if type(n) is ast.Call])
     return last[1]
+
+
+def calls_named(root: ast.Module, attrs: Container[str], names: Container[str]) -> list[ast.Call]:
+    """The calls of `calls(root)`, in its order, whose function is an attribute `x.A` with `A` in
+    `attrs` or a bare name in `names`: where a screen looks for the calls that may qualify to a
+    transform, whose qualified name ends as it is spelled (one comprehension, no call per call)."""
+    Attribute, Name = ast.Attribute, ast.Name
+    return [
+        call
+        for call in calls(root)
+        if ((kind := type(func := call.func)) is Attribute and func.attr in attrs) or (kind is Name and func.id in names)
+    ]
 
 
 def _shares_statements(root: ast.Module, previous: ast.AST | None) -> bool:

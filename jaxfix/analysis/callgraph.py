@@ -138,9 +138,10 @@ class CallSummary:
 def summarize_calls(
     tree: ast.Module, module_name: str, path: str, is_package: bool = False, *, calls: bool = True
 ) -> CallSummary:
-    """The module's functions, calls and entries; with `calls=False`, its functions without their
-    calls (a third of the cost), which gives the same `entries`: whether the module is a root of
-    the propagation is all a project needs to know about most modules."""
+    """The module's functions, calls and entries; with `calls=False`, the same `entries` for a
+    fraction of the cost: whether the module is a root of the propagation is all a project needs
+    to know about most modules. Its `functions` then hold only what an entry names (none of their
+    calls, the others made on first lookup: `_Functions`)."""
     bindings = module_bindings(tree, module_name, is_package)
     local: dict[str, str] = {}  # module-level def / class / instance -> qualified
     instances: dict[str, str] = {}  # module-level `H = Cls(...)` -> the qualified class expression
@@ -155,6 +156,10 @@ def summarize_calls(
             classes[node.name] = tuple(q for q in (_qualify(b, bindings, {}) for b in node.bases) if q)
             defs.extend((child, node.name) for child in node.body if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
     names = {**bindings, **local}
+    if not calls:
+        summary = CallSummary(module=module_name, path=path, functions=_Functions(defs), classes=classes)
+        _find_entries(tree, module_name, names, summary)
+        return summary
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             if isinstance(node.value, ast.Call):
@@ -163,10 +168,29 @@ def summarize_calls(
                     instances[node.targets[0].id] = ctor
     summary = CallSummary(module=module_name, path=path, classes=classes)
     for node, cls in defs:
-        info = _function_calls(node, cls, module_name, names, instances) if calls else _function(node, cls)
+        info = _function_calls(node, cls, module_name, names, instances)
         summary.functions[info.name] = info
     _find_entries(tree, module_name, names, summary)
     return summary
+
+
+class _Functions(dict):
+    """`CallSummary.functions` of `summarize_calls(calls=False)`: a function's signature
+    (`_function`) made when an entry looks it up, not for each of the module's defs (most of
+    them are never entered). The lookups `_find_entries` makes (`[name]`, `get`) see the same
+    functions the full summary holds, the last def of a name winning as there."""
+
+    def __init__(self, defs: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]]) -> None:
+        super().__init__()
+        self._defs = {(node.name if cls is None else f"{cls}.{node.name}"): (node, cls) for node, cls in defs}
+
+    def __missing__(self, name: str) -> FunctionCalls:
+        node, cls = self._defs[name]  # KeyError, as a plain dict raises, for a name with no def
+        self[name] = info = _function(node, cls)
+        return info
+
+    def get(self, name: str, default: FunctionCalls | None = None) -> FunctionCalls | None:  # type: ignore[override]
+        return self[name] if name in self._defs else default
 
 
 def _qualify(node: ast.AST, names: dict[str, str], types: dict[str, str]) -> str | None:
@@ -423,14 +447,8 @@ def _find_entries(tree: ast.Module, module: str, names: dict[str, str], summary:
     last_names = _LAST_NAMES
     # a bare name qualifies to a transform or lax body only through a binding ending in its name
     entry_names = {name for name, target in names.items() if target.rpartition(".")[2] in last_names}
-    for call in astscan.calls(tree):
-        func = call.func
-        kind = type(func)
-        if kind is ast.Attribute:
-            if func.attr not in last_names:
-                continue
-        elif kind is not ast.Name or func.id not in entry_names:
-            continue  # (only a dotted name qualifies to anything)
+    # `x.jit(...)` or a bare name bound to one (no other kind of function qualifies to anything)
+    for call in astscan.calls_named(tree, last_names, entry_names):
         q = qual(call.func)
         pos = [a for a in call.args if not isinstance(a, ast.Starred)]
         if q in TRACING and pos:

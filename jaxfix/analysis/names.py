@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis import filememo
-from jaxfix.analysis.pytrees import dotted, module_statements
+from jaxfix.analysis.pytrees import dotted, module_imports
 from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import ImportRequest
 
@@ -86,7 +86,7 @@ class ImportMap:
     @classmethod
     def _from_ast(cls, tree: ast.Module) -> "ImportMap":
         bindings: dict[str, str] = {}
-        for node in module_statements(tree):
+        for node in module_imports(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname is not None:

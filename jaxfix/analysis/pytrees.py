@@ -107,12 +107,13 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
-_LAST_STATEMENTS: list = [None, None, ()]  # (tree, its body list, `ast_statements(tree.body)`)
+# (tree, its body list, `ast_statements(tree.body)`, the imports among them or None until asked)
+_LAST_STATEMENTS: list = [None, None, (), None]
 
 
 @filememo.on_forget
 def _forget_statements() -> None:
-    _LAST_STATEMENTS[:] = [None, None, ()]
+    _LAST_STATEMENTS[:] = [None, None, (), None]
 
 
 def module_statements(tree: ast.Module) -> Sequence[ast.stmt]:
@@ -121,38 +122,64 @@ def module_statements(tree: ast.Module) -> Sequence[ast.stmt]:
     after the other (the tree must not change in between; none changes it)."""
     last = _LAST_STATEMENTS
     if last[0] is not tree or last[1] is not tree.body:
-        last[:] = [tree, tree.body, tuple(ast_statements(tree.body))]
+        last[:] = [tree, tree.body, tuple(ast_statements(tree.body)), None]
     return last[2]
+
+
+def module_imports(tree: ast.Module) -> Sequence[ast.Import | ast.ImportFrom]:
+    """The import statements of `module_statements(tree)`, in its order, kept with them: the import
+    map (`ImportMap.from_ast`) and each `module_bindings` read them in turn."""
+    statements = module_statements(tree)
+    last = _LAST_STATEMENTS
+    if last[3] is None:
+        Import, ImportFrom = ast.Import, ast.ImportFrom
+        last[3] = tuple(node for node in statements if type(node) is Import or type(node) is ImportFrom)
+    return last[3]
 
 
 def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
     """Local name -> qualified name for every import in the module (relative ones too, given its name)."""
-    imports = [node for node in module_statements(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
-    return bindings_of(imports, module_name, is_package)
+    return bindings_of(module_imports(tree), module_name, is_package)
 
 
 _BLOCKS = ("cases", "handlers", "finalbody", "orelse", "body")  # reversed: pushed on a stack
 
 
-def ast_statements(nodes: list) -> Iterator[ast.stmt]:
+class _Blocks(dict):
+    """node type -> (whether it is a statement, the fields of `_BLOCKS` it has, in that order)."""
+
+    def __missing__(self, node_type: type) -> tuple[bool, tuple[str, ...]]:
+        fields = getattr(node_type, "_fields", ())
+        self[node_type] = found = (issubclass(node_type, ast.stmt), tuple(f for f in _BLOCKS if f in fields))
+        return found
+
+
+_BLOCKS_OF = _Blocks()
+
+
+def ast_statements(nodes: list) -> list[ast.stmt]:
     """Every statement in `nodes` and nested in their bodies (`body`, `orelse`, `finalbody`, the
     handlers' and the cases' bodies), in source order, without entering expressions (a fraction of
-    `ast.walk`'s cost when only statements matter). Iterative: a nested generator per level cost
-    a yield per level per statement."""
+    `ast.walk`'s cost when only statements matter). Iterative, with the block fields and the
+    statement test looked up once per node type (half the time of asking each node for all five)."""
+    found: list[ast.stmt] = []
+    append = found.append
     stack = list(reversed(nodes))
-    pop, extend, stmt = stack.pop, stack.extend, ast.stmt
+    pop, extend, blocks_of = stack.pop, stack.extend, _BLOCKS_OF
     while stack:
         node = pop()
-        if isinstance(node, stmt):
-            yield node
-        for name in _BLOCKS:
+        is_statement, blocks = blocks_of[type(node)]
+        if is_statement:
+            append(node)
+        for name in blocks:
             inner = getattr(node, name, None)
             if type(inner) is list and inner:
                 extend(reversed(inner))
+    return found
 
 
 def bindings_of(
-    statements: list[ast.stmt], module_name: str | None = None, is_package: bool = False
+    statements: Sequence[ast.stmt], module_name: str | None = None, is_package: bool = False
 ) -> dict[str, str]:
     """`module_bindings` from the module's statements (`ast_statements`), for a caller that has
     them already: the imports among them, in order."""
@@ -522,22 +549,39 @@ def pytree_classes(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
     return ctx.fact(("jaxfix.analysis.pytrees", "classes"), _compute)
 
 
+def has_pytree_class(ctx: FileFacts, names: Container[str]) -> bool:
+    """Whether a class of ctx's file named in `names` is one `pytree_classes` reports, asking
+    `class_kind` about those classes alone (a screen's question, asked before any rule makes the
+    full fact: the other classes' bases may live in modules of the project that a lazy index
+    would parse to answer). The module summary is shared with `pytree_classes`."""
+    return any(True for _ in _pytree_infos(ctx, names))
+
+
 def _compute(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
+    return {(info.name, info.line): info for info in _pytree_infos(ctx)}
+
+
+def _pytree_infos(ctx: FileFacts, names: Container[str] | None = None) -> Iterator[PytreeInfo]:
+    """The pytree classes of ctx's file in source order (those named in `names`, when given)."""
+    summary = ctx.fact(("jaxfix.analysis.pytrees", "summary"), _module_summary)
     project = ctx.project
-    module_name, is_package = None, False
-    if project is not None and hasattr(project, "module_for_path"):
-        module_name, is_package = project.module_for_path(ctx.path)
-    summary = summarize(ctx.tree, module_name, is_package)
-    result = {}
     for node in module_statements(ctx.tree):
-        if isinstance(node, ast.ClassDef):
+        if isinstance(node, ast.ClassDef) and (names is None or node.name in names):
             cls = summary.classes.get(node.name)
             if cls is None or cls.line != node.lineno:
                 cls = _summarize_one(node, summary)
             found = class_kind(summary, cls, project)
             if found is not None:
-                result[(node.name, node.lineno)] = PytreeInfo(node.name, node.lineno, found[0], found[1])
-    return result
+                yield PytreeInfo(node.name, node.lineno, found[0], found[1])
+
+
+def _module_summary(ctx: FileFacts) -> ModuleSummary:
+    """`summarize` of ctx's file, named as the project index names it."""
+    project = ctx.project
+    module_name, is_package = None, False
+    if project is not None and hasattr(project, "module_for_path"):
+        module_name, is_package = project.module_for_path(ctx.path)
+    return summarize(ctx.tree, module_name, is_package)
 
 
 def _summarize_one(node: ast.ClassDef, summary: ModuleSummary) -> ClassSummary:
@@ -589,7 +633,7 @@ class PytreeScreen:
             for alias in node.names
         }
         self.functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._registered: set[str] | None = None
+        self._first_args: dict[str, list[ast.Call]] | None = None  # `registers`
 
     def _maybe(self, expr: ast.AST, table: Container[str]) -> bool:
         """`expr` qualifies to a name in `table`, or might with a project (a relatively imported head)."""
@@ -623,24 +667,23 @@ class PytreeScreen:
                     return True
             elif self._maybe(dec, DECORATOR_KINDS) or self._maybe_helper(dec):
                 return True
-        if node.name in self.registered():
+        if self.registers(node.name):
             return True
         return self._inherits(node, frozenset())
 
-    def registered(self) -> set[str]:
-        """Names passed first to a call that may be a registering one (`summarize`'s `registered`)
-        or a registration helper (`ClassSummary.helpers`)."""
-        if self._registered is None:
+    def registers(self, name: str) -> bool:
+        """Whether `name` is passed first to a call that may be a registering one (`summarize`'s
+        `registered`) or a registration helper (`ClassSummary.helpers`). The module's calls are
+        grouped by the name passed first once; only the calls passing `name` are qualified."""
+        if self._first_args is None:
             calls = self._calls if self._calls is not None else astscan.calls(self.tree)
-            self._registered = {
-                call.args[0].id
-                for call in calls
-                if type(call) is ast.Call
-                and call.args
-                and type(call.args[0]) is ast.Name
-                and (self._maybe(call.func, CALL_KINDS) or self._maybe_helper(call.func))
-            }
-        return self._registered
+            self._first_args = {}
+            for call in calls:
+                if type(call) is ast.Call and call.args and type(call.args[0]) is ast.Name:
+                    self._first_args.setdefault(call.args[0].id, []).append(call)
+        return any(
+            self._maybe(call.func, CALL_KINDS) or self._maybe_helper(call.func) for call in self._first_args.get(name, ())
+        )
 
     def _inherits(self, node: ast.ClassDef, seen: frozenset[str]) -> bool:
         """`inherited_kind` / `base_kind`, over-approximated for an unknown project."""
