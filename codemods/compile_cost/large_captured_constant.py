@@ -18,7 +18,7 @@ from jaxfix.analysis.shapes import (
     module_binding_counts,
     module_int_constants,
 )
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, NO_ENTRIES, ScreenEntries, screen_entries
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
@@ -205,10 +205,11 @@ class LargeConstantRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """A module-level assignment to one name of an expression calling an array creator
         (`ones`, `randn`, `normal`, ...), a function that reads that name, and a transform
-        (`jit`, a `lax` loop...) mentioned somewhere."""
+        (`jit`, a `lax` loop...) mentioned somewhere, or `entries` (functions traced code of
+        other modules calls, traced without a transform here)."""
         candidates: set[str] = set()
         for stmt in tree.body:
             if (
@@ -234,9 +235,16 @@ class LargeConstantRule(Rule):
                 transform = True
             elif isinstance(node, ast.Name) and node.id in _TRACING_IDENTS:
                 transform = True
-            if read and transform:
+            if read and (transform or entries):
                 return True
         return False
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """A file traced code of other modules calls into: `could_match` with those functions
+        entered (`screen_entries`; the engine asks only this screen of such a file,
+        `Rule.follows_calls`)."""
+        entries = screen_entries(ctx)
+        return not entries or self.could_match(ctx.tree, entries)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = ctx.option(self, "min-constant-elements")

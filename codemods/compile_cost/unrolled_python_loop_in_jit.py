@@ -19,7 +19,7 @@ from jaxfix.analysis.shapes import (
     int_value,
     module_int_constants,
 )
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, trace_screen
+from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, NO_ENTRIES, ScreenEntries, screen_entries, trace_screen
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rewriting.loops import LoopRewriter
@@ -187,13 +187,14 @@ class UnrolledLoopRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """A jax import and a `for` over `range(...)` whose arguments are integer literals, module-level
         names and arithmetic of those, in the own body of a function that may be traced (the trace
-        screen), nested in enough such loops to make the copies."""
+        screen), nested in enough such loops to make the copies. With `entries` (functions traced
+        code of other modules calls), no jax import is needed: they are traced without one."""
         consts = ast_module_int_constants(tree)
         jax = any(astscan.imports_jax(node) for node in astscan.statements(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
-        if not jax:
+        if not jax and not entries:
             return False
 
         def trips(node: ast.AST) -> int:
@@ -230,7 +231,7 @@ class UnrolledLoopRule(Rule):
             if copies > MIN_UNROLLED_TRIPS and isinstance(node, ast.For):
                 if traced_loops is None:
                     traced_loops = {
-                        id(n) for fn in trace_screen(tree).traced_functions() for n in fn.own if type(n) is ast.For
+                        id(n) for fn in trace_screen(tree, entries=entries).traced_functions() for n in fn.own if type(n) is ast.For
                     }
                 if id(node) in traced_loops:
                     return True
@@ -239,6 +240,13 @@ class UnrolledLoopRule(Rule):
                 if isinstance(block, list):
                     stack.extend((child, copies if name == "body" else outer) for child in block)
         return False
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """A file traced code of other modules calls into: `could_match` with those functions
+        entered (`screen_entries`; the engine asks only this screen of such a file,
+        `Rule.follows_calls`)."""
+        entries = screen_entries(ctx)
+        return not entries or self.could_match(ctx.tree, entries)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = max(ctx.option(self, "max-unrolled-trips"), MIN_UNROLLED_TRIPS)

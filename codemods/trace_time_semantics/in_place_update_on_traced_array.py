@@ -18,7 +18,14 @@ from codemods.trace_time_semantics.common import (
     traced_functions,
 )
 from jaxfix.analysis.jit_contexts import FuncInfo
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
+    ScreenFunction,
+    any_site,
+    screen_entries,
+)
 from jaxfix.analysis import astscan
 from jaxfix.analysis.trace_sites import (
     ARRAY_ANNOTATIONS,
@@ -226,7 +233,7 @@ class InPlaceUpdateRule(Rule):
         transform pattern (searched once per text for the rules that share it)."""
         return pattern_found(cls.prefilter_pattern, source) and pattern_found(ITEM_STORE, source)
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """`x[i] = v` / `x[i] += v` on a name that may be traced, in a function that may run under
         a trace, and that may be an array by the function's evidence (`_ArrayScreen`)."""
         arrays: dict[int, _ArrayScreen] = {}  # id of a function -> its evidence, once asked
@@ -240,7 +247,14 @@ class InPlaceUpdateRule(Rule):
                 known = arrays[id(fn.node)] = _ArrayScreen(fn)
             return known.may_be_array(root)
 
-        return any_site(tree, may_flag)
+        return any_site(tree, may_flag, entries)
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """A file traced code of other modules calls into: `could_match` with those functions
+        entered (`screen_entries`; the engine asks only this screen of such a file,
+        `Rule.follows_calls`)."""
+        entries = screen_entries(ctx)
+        return not entries or self.could_match(ctx.tree, entries)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in traced_functions(ctx):
