@@ -126,9 +126,15 @@ def test_the_screen_enters_what_the_entries_name_and_nothing_else():
         "class B:\n    def m(self, y):\n        return y\n\n\ndef g(z):\n    def f(w):\n        return w\n    return z\n"
     )
     entries = frozenset({("f", frozenset({"x", "n", "gone"})), ("A.m", frozenset({"y"}))})
+    # the module names no transform: its own screen (asked first, as `could_match` is) enters
+    # nothing, and the screen with entries, made after it from what it collected, must still
+    # find the defs the entries name
+    alone = trace_screen(tree)
+    assert not list(alone.traced_functions())
     screen = trace_screen(tree, entries=entries)
     traced = {(fn.class_name, fn.name): fn.traced_names for fn in screen.traced_functions()}
     assert traced == {(None, "f"): {"x", "n"}, ("A", "m"): {"y"}}
+    assert {(fn.class_name, fn.name) for fn in TraceScreen(tree, entries=entries).traced_functions()} == set(traced)
     assert not any(fn.in_trace for fn in TraceScreen(tree).functions.values())
     # the memo keeps a screen per (packages, entries): the one without entries is another
-    assert trace_screen(tree) is not screen and trace_screen(tree, entries=entries) is screen
+    assert trace_screen(tree) is alone and trace_screen(tree, entries=entries) is screen
