@@ -18,7 +18,12 @@ from jaxfix.analysis.shapes import (
     module_binding_counts,
     module_int_constants,
 )
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, NO_ENTRIES, ScreenEntries, screen_entries
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
+    admits_entered,
+)
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
@@ -240,11 +245,9 @@ class LargeConstantRule(Rule):
         return False
 
     def could_match_in(self, ctx: RuleContext) -> bool:
-        """A file traced code of other modules calls into: `could_match` with those functions
-        entered (`screen_entries`; the engine asks only this screen of such a file,
-        `Rule.follows_calls`)."""
-        entries = screen_entries(ctx)
-        return not entries or self.could_match(ctx.tree, entries)
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = ctx.option(self, "min-constant-elements")

@@ -19,7 +19,13 @@ from jaxfix.analysis.shapes import (
     int_value,
     module_int_constants,
 )
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, NO_ENTRIES, ScreenEntries, screen_entries, trace_screen
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
+    admits_entered,
+    trace_screen,
+)
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rewriting.loops import LoopRewriter
@@ -242,11 +248,9 @@ class UnrolledLoopRule(Rule):
         return False
 
     def could_match_in(self, ctx: RuleContext) -> bool:
-        """A file traced code of other modules calls into: `could_match` with those functions
-        entered (`screen_entries`; the engine asks only this screen of such a file,
-        `Rule.follows_calls`)."""
-        entries = screen_entries(ctx)
-        return not entries or self.could_match(ctx.tree, entries)
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = max(ctx.option(self, "max-unrolled-trips"), MIN_UNROLLED_TRIPS)

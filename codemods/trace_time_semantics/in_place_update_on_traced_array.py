@@ -17,16 +17,16 @@ from codemods.trace_time_semantics.common import (
     short,
     traced_functions,
 )
+from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
     ScreenFunction,
+    admits_entered,
     any_site,
-    screen_entries,
 )
-from jaxfix.analysis import astscan
 from jaxfix.analysis.trace_sites import (
     ARRAY_ANNOTATIONS,
     ARRAY_ATTRS,
@@ -250,11 +250,9 @@ class InPlaceUpdateRule(Rule):
         return any_site(tree, may_flag, entries)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
-        """A file traced code of other modules calls into: `could_match` with those functions
-        entered (`screen_entries`; the engine asks only this screen of such a file,
-        `Rule.follows_calls`)."""
-        entries = screen_entries(ctx)
-        return not entries or self.could_match(ctx.tree, entries)
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in traced_functions(ctx):

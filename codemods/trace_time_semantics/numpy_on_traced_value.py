@@ -28,8 +28,8 @@ from jaxfix.analysis.trace_screen import (
     NO_ENTRIES,
     ScreenEntries,
     ScreenFunction,
+    admits_entered,
     any_site,
-    screen_entries,
 )
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.model import Finding, ImportRequest, Safety
@@ -221,11 +221,9 @@ class NumpyOnTracedValueRule(Rule):
         return any_site(tree, may_flag, entries)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
-        """A file traced code of other modules calls into: `could_match` with those functions
-        entered (`screen_entries`; the engine asks only this screen of such a file,
-        `Rule.follows_calls`)."""
-        entries = screen_entries(ctx)
-        return not entries or self.could_match(ctx.tree, entries)
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         module_arrays: set[str] | None = None

@@ -25,9 +25,9 @@ from jaxfix.analysis.trace_screen import (
     NO_ENTRIES,
     ScreenEntries,
     ScreenFunction,
+    admits_entered,
     any_site,
     function_locals,
-    screen_entries,
     target_names,
 )
 from jaxfix.analysis.trace_sites import own_sites
@@ -252,11 +252,10 @@ class OuterStateMutationRule(Rule):
     def could_match_in(self, ctx: RuleContext) -> bool:
         """Not test code left out by `include-tests` (`check` reports nothing there); in a file
         traced code of other modules calls into, `could_match` with those functions entered
-        (`screen_entries`; the engine asks only this screen of such a file, `Rule.follows_calls`)."""
+        (`admits_entered`)."""
         if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):
             return False
-        entries = screen_entries(ctx)
-        return not entries or self.could_match(ctx.tree, entries)
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):

@@ -15,8 +15,8 @@ from jaxfix.analysis.trace_screen import (
     NO_ENTRIES,
     ScreenEntries,
     ScreenFunction,
+    admits_entered,
     any_site,
-    screen_entries,
 )
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -211,11 +211,9 @@ class PrintInTracedCodeRule(Rule):
         return any_site(tree, may_flag, entries)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
-        """A file traced code of other modules calls into: `could_match` with those functions
-        entered (`screen_entries`; the engine asks only this screen of such a file,
-        `Rule.follows_calls`)."""
-        entries = screen_entries(ctx)
-        return not entries or self.could_match(ctx.tree, entries)
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         builtin_print = not ("print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"))

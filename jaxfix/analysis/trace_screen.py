@@ -1287,6 +1287,15 @@ def screen_entries(ctx) -> ScreenEntries:
     return ctx.fact(screen_entries, _screen_entries)
 
 
+def admits_entered(ctx, could_match) -> bool:
+    """The `could_match_in` of a rule that follows calls (`Rule.follows_calls`): True for a file
+    no other module's traced code enters (its `could_match` admitted it already), else
+    `could_match(ctx.tree, entries)` with what enters it (`screen_entries`): the engine asks only
+    this screen of such a file, its text test and `could_match` seeing the file alone."""
+    entries = screen_entries(ctx)
+    return not entries or could_match(ctx.tree, entries)
+
+
 def _screen_entries(ctx) -> ScreenEntries:
     entered = cross_entries(ctx)
     if not entered:
