@@ -154,8 +154,10 @@ class Rule:
     sees_findings: ClassVar[bool] = False
     # reads `ctx.project` (facts about the other files of the run), which the CLI then builds
     uses_project: ClassVar[bool] = False
-    # reports in traced code: also runs, past its text and AST screens, on a file whose functions
-    # traced code of another module calls (`ProjectIndex.cross_entries`); implies `uses_project`
+    # reports in traced code: also runs on a file whose functions traced code of another module
+    # calls (`ProjectIndex.cross_entries`), past its text test and `could_match` (which see the
+    # file alone), screened there by `could_match_in` alone: which must then screen with those
+    # functions entered (`trace_screen.screen_entries(ctx)`) or admit; implies `uses_project`
     follows_calls: ClassVar[bool] = False
 
     @classmethod

@@ -8,9 +8,10 @@ admits, files with findings, findings, misses; exits 1 on any miss. Slow on purp
 libcst-parses everything the prefilters admit); a measurement, not a test.
 
 Rules that use a project index (pytree-cache: base classes from other files) or follow calls
-(the traced-code rules: a file other modules' traced code calls into is checked past its screens,
-and the checked packages are out of sight for the analysis) are checked with one built over the
-same files, as `jaxfix check` builds it; a file the engine checks past the screens is admitted.
+(the traced-code rules: a file other modules' traced code calls into is screened with those
+functions entered, and the checked packages are out of sight for the analysis) are checked with
+one built over the same files, as `jaxfix check` builds it; the screens are asked as the engine
+asks them (`fixing.screens_admit`).
 
     python scripts/screen_soundness.py [-j 2] [--rules jit-in-loop,pytree-cache] [PATH ...]
 """
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from jaxfix.analysis.cstparse import parse_module  # noqa: E402
 from jaxfix.engine import registry  # noqa: E402
 from jaxfix.engine.config import Config  # noqa: E402
-from jaxfix.engine.fixing import _entered_from_elsewhere  # noqa: E402
+from jaxfix.engine.fixing import _entered_from_elsewhere, screens_admit  # noqa: E402
 from jaxfix.rulebase import RuleContext  # noqa: E402
 
 PACKAGES = ("jax", "flax", "optax")
@@ -57,7 +58,9 @@ def one(path: str) -> dict:
         return {"path": path, "lines": 0, "rules": {}, "error": f"{type(exc).__name__}: {exc}"}
     out: dict = {"path": path, "lines": source.count("\n"), "rules": {}}
     rules = [r() for r in registry.all_rules() if r.name in _rule_names]
-    rules = [r for r in rules if any(token in source for token in r.prefilter)]
+    entered = _entered_from_elsewhere(_project, path)
+    # (a rule following calls runs on a file other modules' traced code enters, whatever its text)
+    rules = [r for r in rules if (entered and r.follows_calls) or any(token in source for token in r.prefilter)]
     if not rules:
         return out
     try:
@@ -68,12 +71,7 @@ def one(path: str) -> dict:
         return out
     # the last screens (`could_match_in`) are asked before the module is set, as the engine does
     ctx = RuleContext(source, path, options=Config().options(), project=_project, tree=tree)
-    entered = _entered_from_elsewhere(_project, path)
-    admitted = {
-        rule.name: (entered and rule.follows_calls)
-        or (rule.passes_prefilter(source) and rule.could_match(tree) and rule.could_match_in(ctx))
-        for rule in rules  # the pattern is a screen too
-    }
+    admitted = {rule.name: screens_admit(rule, ctx) for rule in rules}  # the pattern is a screen too
     ctx.set_module(module)
     for rule in rules:
         findings = [f"{f.code} {f.line}:{f.column}" for f in rule.check(ctx)]

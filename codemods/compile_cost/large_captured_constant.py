@@ -19,7 +19,12 @@ from jaxfix.analysis.shapes import (
     module_binding_counts,
     module_int_constants,
 )
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
+    admits_entered,
+)
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
@@ -206,10 +211,11 @@ class LargeConstantRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """A module-level assignment to one name of an expression calling an array creator
         (`ones`, `randn`, `normal`, ...), a function that reads that name, and a transform
-        (`jit`, a `lax` loop...) mentioned somewhere."""
+        (`jit`, a `lax` loop...) mentioned somewhere, or `entries` (functions traced code of
+        other modules calls, traced without a transform here)."""
         candidates: set[str] = set()
         for stmt in tree.body:
             if (
@@ -230,8 +236,10 @@ class LargeConstantRule(Rule):
         # the module's nodes, listed once for the screens (`astscan.nodes`); the cheap questions first
         nodes = astscan.nodes(tree)
         Attribute, Name, tracing = ast.Attribute, ast.Name, _TRACING_IDENTS
-        if not any((type(n) is Attribute and n.attr in tracing) or (type(n) is Name and n.id in tracing) for n in nodes):
-            return False  # no transform mentioned
+        if not entries and not any(
+            (type(n) is Attribute and n.attr in tracing) or (type(n) is Name and n.id in tracing) for n in nodes
+        ):
+            return False  # no transform mentioned (the functions entries name are traced without one)
         if not any(type(n) is Name and n.id in candidates for n in nodes):
             return False  # no candidate read anywhere, so in no function
         return any(
@@ -239,6 +247,11 @@ class LargeConstantRule(Rule):
             and any(type(sub) is Name and sub.id in candidates for sub in astscan.nodes(n))
             for n in nodes
         )
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = ctx.option(self, "min-constant-elements")

@@ -19,7 +19,13 @@ from jaxfix.analysis.shapes import (
     int_value,
     module_int_constants,
 )
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, trace_screen
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
+    admits_entered,
+    trace_screen,
+)
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rewriting.loops import LoopRewriter
@@ -187,13 +193,14 @@ class UnrolledLoopRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """A jax import and a `for` over `range(...)` whose arguments are integer literals, module-level
         names and arithmetic of those, in the own body of a function that may be traced (the trace
-        screen), nested in enough such loops to make the copies."""
+        screen), nested in enough such loops to make the copies. With `entries` (functions traced
+        code of other modules calls), no jax import is needed: they are traced without one."""
         consts = ast_module_int_constants(tree)
         jax = any(astscan.imports_jax(node) for node in astscan.statements(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
-        if not jax:
+        if not jax and not entries:
             return False
 
         def trips(node: ast.AST) -> int:
@@ -230,7 +237,7 @@ class UnrolledLoopRule(Rule):
             if copies > MIN_UNROLLED_TRIPS and isinstance(node, ast.For):
                 if traced_loops is None:
                     traced_loops = {
-                        id(n) for fn in trace_screen(tree).traced_functions() for n in fn.own if type(n) is ast.For
+                        id(n) for fn in trace_screen(tree, entries=entries).traced_functions() for n in fn.own if type(n) is ast.For
                     }
                 if id(node) in traced_loops:
                     return True
@@ -239,6 +246,11 @@ class UnrolledLoopRule(Rule):
                 if isinstance(block, list):
                     stack.extend((child, copies if name == "body" else outer) for child in block)
         return False
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = max(ctx.option(self, "max-unrolled-trips"), MIN_UNROLLED_TRIPS)

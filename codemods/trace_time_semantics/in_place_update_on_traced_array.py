@@ -17,9 +17,16 @@ from codemods.trace_time_semantics.common import (
     short,
     traced_functions,
 )
-from jaxfix.analysis.jit_contexts import FuncInfo
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
 from jaxfix.analysis import astscan
+from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
+    ScreenFunction,
+    admits_entered,
+    any_site,
+)
 from jaxfix.analysis.trace_sites import (
     ARRAY_ANNOTATIONS,
     ARRAY_ATTRS,
@@ -226,7 +233,7 @@ class InPlaceUpdateRule(Rule):
         transform pattern (searched once per text for the rules that share it)."""
         return pattern_found(cls.prefilter_pattern, source) and pattern_found(ITEM_STORE, source)
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """`x[i] = v` / `x[i] += v` on a name that may be traced, in a function that may run under
         a trace, and that may be an array by the function's evidence (`_ArrayScreen`)."""
         arrays: dict[int, _ArrayScreen] = {}  # id of a function -> its evidence, once asked
@@ -240,7 +247,12 @@ class InPlaceUpdateRule(Rule):
                 known = arrays[id(fn.node)] = _ArrayScreen(fn)
             return known.may_be_array(root)
 
-        return any_site(tree, may_flag)
+        return any_site(tree, may_flag, entries)
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in traced_functions(ctx):

@@ -23,7 +23,14 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.guards import never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.pytrees import ast_statements
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
+    ScreenFunction,
+    admits_entered,
+    any_site,
+)
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.model import Finding, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -197,7 +204,7 @@ class NumpyOnTracedValueRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """A NumPy function of the table given a value that may be traced, in a function that may
         run under a trace."""
         arrays: frozenset[str] | None = None  # `_numpy_array_names`, once a subscript asks
@@ -211,7 +218,12 @@ class NumpyOnTracedValueRule(Rule):
                     return False
             return _may_call_numpy_on_traced(fn, n)
 
-        return any_site(tree, may_flag)
+        return any_site(tree, may_flag, entries)
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         module_arrays: set[str] | None = None

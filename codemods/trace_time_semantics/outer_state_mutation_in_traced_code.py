@@ -22,7 +22,10 @@ from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements, module_statements
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
     ScreenFunction,
+    admits_entered,
     any_site,
     function_locals,
     target_names,
@@ -225,7 +228,7 @@ class OuterStateMutationRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """In a function that may run under a trace: a `global`/`nonlocal` of a name it assigns, a
         store into or a mutator call on a name it does not bind, a store on `self` in a method of a
         class the module builds (not a constructor), or a read of a module name the module
@@ -244,11 +247,15 @@ class OuterStateMutationRule(Rule):
                 parents.update(_function_parents(tree))
             return parents.get(id(fn.node), ())
 
-        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain, tree))
+        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain, tree), entries)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
-        """Not test code left out by `include-tests` (`check` reports nothing there)."""
-        return not (is_test_module(ctx.path) and not ctx.option(self, "include-tests"))
+        """Not test code left out by `include-tests` (`check` reports nothing there); in a file
+        traced code of other modules calls into, `could_match` with those functions entered
+        (`admits_entered`)."""
+        if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):
+            return False
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):

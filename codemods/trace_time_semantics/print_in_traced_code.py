@@ -10,7 +10,14 @@ import libcst as cst
 
 from codemods._command import commands_for
 from codemods.trace_time_semantics.common import fits, message, traced_functions
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM, ScreenFunction, any_site
+from jaxfix.analysis.trace_screen import (
+    MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
+    ScreenFunction,
+    admits_entered,
+    any_site,
+)
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -184,7 +191,7 @@ class PrintInTracedCodeRule(Rule):
         ),
     )
 
-    def could_match(self, tree: ast.Module) -> bool:
+    def could_match(self, tree: ast.Module, entries: ScreenEntries = NO_ENTRIES) -> bool:
         """A `print` of a value that may be traced, or a logging call (`_may_log`) given one, in a
         function that may run under a trace."""
         loggers: list[frozenset[str]] = []  # `_module_loggers`, once a logging method asks
@@ -201,7 +208,12 @@ class PrintInTracedCodeRule(Rule):
                 )
             return _may_print_traced(fn, n)
 
-        return any_site(tree, may_flag)
+        return any_site(tree, may_flag, entries)
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """In a file traced code of other modules calls into: `could_match` with those functions
+        entered (`admits_entered`)."""
+        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         builtin_print = not ("print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"))

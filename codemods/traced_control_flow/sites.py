@@ -34,8 +34,11 @@ from jaxfix.analysis.jit_contexts import (
 )
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
+    NO_ENTRIES,
+    ScreenEntries,
     ScreenFunction,
     may_see_less,
+    screen_entries,
     trace_screen,
 )
 from jaxfix.analysis.trace_sites import own_sites
@@ -177,11 +180,16 @@ class SiteRule:
     def could_match_in(self, ctx: RuleContext) -> bool:
         """The same screen with what the run's project adds: calls of functions imported from the
         checked packages themselves are out of sight for the analysis (their result is never
-        traced), so the screen, which saw them as library calls, may call less traced."""
+        traced), so the screen, which saw them as library calls, may call less traced; and the
+        functions traced code of other modules calls are entered (`screen_entries`: the engine
+        asks only this screen of such a file, `Rule.follows_calls`)."""
         packages = own_packages(ctx)
+        entries = screen_entries(ctx)
         if not may_see_less(ctx.tree, packages):
-            return True
-        return self.codes[0].code in _screened(ctx.tree, packages)
+            if not entries:
+                return True  # `could_match` said yes to this very screen
+            packages = frozenset()  # the same screen, shared with the rules screening without them
+        return self.codes[0].code in _screened(ctx.tree, packages, entries)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         """The findings of the rule's code, the message ending with what the fix does (or, for a
@@ -207,7 +215,7 @@ class SiteRule:
         _RULES[cls.codes[0].code] = cls
 
 
-_LAST_SCREENED: list = [None, None, frozenset()]  # (tree, packages, codes): the six rules ask in turn
+_LAST_SCREENED: list = [None, None, frozenset()]  # (tree, (packages, entries), codes): the six rules ask in turn
 
 
 @filememo.on_forget
@@ -216,24 +224,27 @@ def _forget_file() -> None:
     _LAST_SCREENED[:] = [None, None, frozenset()]
 
 
-def _screened(tree: ast.Module, packages: frozenset[str] = frozenset()) -> frozenset[str]:
+def _screened(
+    tree: ast.Module, packages: frozenset[str] = frozenset(), entries: ScreenEntries = NO_ENTRIES
+) -> frozenset[str]:
     """The codes whose `may_flag` holds for some node of some function that may run under a trace
-    (`packages`: the project's own, `trace_screen`): one pass over the tree for all the family's
-    rules (each asking alone would walk it six times)."""
-    if _LAST_SCREENED[0] is not tree or _LAST_SCREENED[1] != packages:
+    (`packages`: the project's own, `entries`: the functions other modules' traced code calls,
+    `trace_screen`): one pass over the tree for all the family's rules (each asking alone would
+    walk it six times)."""
+    if _LAST_SCREENED[0] is not tree or _LAST_SCREENED[1] != (packages, entries):
         asked: dict[type[ast.AST], list[type[SiteRule]]] = {}
         for rule in _RULES.values():
             for node_type in rule.screened:
                 asked.setdefault(node_type, []).append(rule)
         found: set[str] = set()
-        for fn in trace_screen(tree, packages).traced_functions():
+        for fn in trace_screen(tree, packages, entries).traced_functions():
             for node in fn.own:
                 for rule in asked.get(type(node), ()):
                     if rule.codes[0].code not in found and rule.may_flag(fn, node):
                         found.add(rule.codes[0].code)
             if len(found) == len(_RULES):
                 break
-        _LAST_SCREENED[:] = [tree, packages, frozenset(found)]
+        _LAST_SCREENED[:] = [tree, (packages, entries), frozenset(found)]
     return _LAST_SCREENED[2]
 
 

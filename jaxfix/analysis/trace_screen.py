@@ -25,6 +25,9 @@ against the jax/flax/optax corpus). The simplifications:
   every parameter of an entry point is traced except those named by literal
   `static_argnums`/`static_argnames` of a decorator on it and `self` of plain classes and unpassed
   literal defaults (the analysis also drops `in_axes=None` arguments);
+- a function traced code of another module calls (`entries`, from the project's call graph:
+  `screen_entries`) is entered with the parameters passed traced, literal defaults included,
+  every def its name may mean (the analysis enters the one module-level def or method so named);
 - properties and `__call__` reached through a traced value are those of every class that may be
   a pytree; the truth of a name is static only for `*args`/`**kwargs`, parameters annotated as
   sequences and those every call of the module passes a display (where the calls are surely
@@ -61,6 +64,7 @@ from jaxfix.analysis.jit_contexts import (
     PARTIAL_NAMES,
     PASS_THROUGH,
     VMAP_NAMES,
+    cross_entries,
 )
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
@@ -77,6 +81,9 @@ from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
+# functions traced code of other modules calls ("f", "Cls.m") and the parameters it passes traced
+ScreenEntries = frozenset[tuple[str, frozenset[str]]]
+NO_ENTRIES: ScreenEntries = frozenset()
 _ENTRY_NAMES = _TRANSFORMS | frozenset(BODY_ARGS)  # what a call enters a trace through
 _ENTRY_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in _ENTRY_NAMES)
 _JIT_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in JIT_NAMES)
@@ -191,6 +198,7 @@ class ScreenFunction:
     screen: "TraceScreen"
     in_trace: bool = False
     traced_params: set[str] = field(default_factory=set)
+    external_traced: set[str] = field(default_factory=set)  # traced by calls from other modules
     traced_names: set[str] = field(default_factory=set)
     _own: list[ast.AST] | None = None
     _children: list["ScreenFunction"] = field(default_factory=list)
@@ -571,12 +579,22 @@ class TraceScreen:
     body walked (most functions of a module never are)."""
 
     def __init__(
-        self, tree: ast.Module, own_packages: frozenset[str] = frozenset(), like: "TraceScreen | None" = None
+        self,
+        tree: ast.Module,
+        own_packages: frozenset[str] = frozenset(),
+        like: "TraceScreen | None" = None,
+        entries: ScreenEntries = NO_ENTRIES,
     ) -> None:
         """`own_packages`: the checked project's top-level packages (`jit_contexts.own_packages`),
         whose modules the analysis cannot see into even when one is a known array library.
         `like`: a screen of the same tree, whose collected facts (none depends on the project)
-        are taken instead of walking the tree again."""
+        are taken instead of walking the tree again. `entries`: the functions traced code of other
+        modules calls, with the parameters it passes traced (`screen_entries`), entered as the
+        analysis enters them (`JitContexts._enter_external`)."""
+        self.entries = entries
+        if like is not None and entries and not like.collected:
+            like = None  # it stopped before its walk (its module names no entry): these entries need one
+        self.collected = False  # whether `_collect` walked the tree (or `_adopt` took such a walk's facts)
         self.names = ImportMap.from_ast(tree) if like is None else like.names
         self.out_of_sight = out_of_sight(tree, own_packages)
         # what qualifying a name and reading a call's result depend on
@@ -607,11 +625,13 @@ class TraceScreen:
         self._jit_arguments: set[str] | None = None  # `passed_sequences`: names in jit calls' arguments
         self._lambda_params: set[str] | None = None  # `passed_sequences`: every lambda's parameters
         if like is None:
-            if not self._names_an_entry(tree):
+            if not entries and not self._names_an_entry(tree):
                 return  # nothing of the module runs under a trace: nothing to collect (3 files in 4)
             self._collect(tree)
+            self.collected = True
         else:
             self._adopt(like)
+            self.collected = like.collected  # a screen that stopped before its walk gave no facts
         self._find_entries()
         self._propagate()
 
@@ -943,8 +963,8 @@ class TraceScreen:
         if info.name in CONSTRUCTION_HOOKS:
             return self._static_params.setdefault(info, out)  # called by the class's name: nothing claimed
         for param, default in defaults.items():
-            if not _hashable_literal(default):
-                continue
+            if not _hashable_literal(default) or param in info.external_traced:
+                continue  # (a call in another module passes it traced: `_enter_external`)
             index = info.positional.index(param) if param in info.positional else None
             if not any(_may_pass(call, param, index) for call in calls):
                 out.add(param)
@@ -1212,6 +1232,27 @@ class TraceScreen:
                     target, _ = self._unwrap(fn_expr)
                     for info in self._resolve(target, allow_attr=True, call=call):
                         self._enter(info, set(info.params))
+        self._enter_external()
+
+    def _enter_external(self) -> None:
+        """The functions traced code of other modules calls (`entries`), entered with the
+        parameters it passes traced, as `JitContexts._enter_external` enters them: "f" is a def
+        outside classes and functions, "Cls.m" a def directly in the body of a class `Cls` outside
+        functions. The analysis enters only a name that means one def; the screen enters every
+        def the name may mean (a module defining `f` twice: both). Those parameters stay traced
+        whatever their default (`static_params`)."""
+        for name, traced in self.entries:
+            owner, _, fname = name.rpartition(".")
+            if owner:
+                defs = [d for d in self.method_defs.get(fname, ()) if self.class_of[id(d)].name == owner]
+            else:
+                defs = [d for d in self.defs_by_name.get(fname, ()) if id(d) not in self.class_of]
+            for node in defs:
+                if self.def_parent.get(id(node)) is None:  # outside functions (or unknown: entered)
+                    info = self._info(node)
+                    passed = traced & set(info.params)
+                    info.external_traced |= passed
+                    self._enter(info, passed)
 
     # -- propagation ----------------------------------------------------------------------
     def _propagate(self) -> None:
@@ -1634,9 +1675,10 @@ def may_see_less(tree: ast.Module, own_packages: frozenset[str]) -> bool:
     return False
 
 
-def any_site(tree: ast.Module, may_flag) -> bool:
-    """Does `may_flag(function, node)` hold for some node of some traced function's own body?"""
-    return any(may_flag(fn, node) for fn in trace_screen(tree).traced_functions() for node in fn.own)
+def any_site(tree: ast.Module, may_flag, entries: ScreenEntries = NO_ENTRIES) -> bool:
+    """Does `may_flag(function, node)` hold for some node of some traced function's own body
+    (`entries`: as for `trace_screen`)?"""
+    return any(may_flag(fn, node) for fn in trace_screen(tree, entries=entries).traced_functions() for node in fn.own)
 
 
 # what `TraceScreen._adopt` takes from a screen of the same tree
@@ -1645,8 +1687,8 @@ _COLLECTED = (
     "_built_from", "_callees", "_def_parent", "_top_classes", "_plain_classes", "_spans", "_nested",
 )
 
-# (tree, {own packages: screen}): the rules of one file ask about the same tree in turn, in
-# `could_match` without the project, in `could_match_in` with its packages
+# (tree, {(own packages, entries): screen}): the rules of one file ask about the same tree in
+# turn, in `could_match` without the project, in `could_match_in` with its packages or entries
 _LAST: list = [None, {}]
 
 
@@ -1657,14 +1699,47 @@ def _forget_screens() -> None:
     _LAST[:] = [None, {}]
 
 
-def trace_screen(tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> TraceScreen:
+def trace_screen(
+    tree: ast.Module, own_packages: frozenset[str] = frozenset(), entries: ScreenEntries = NO_ENTRIES
+) -> TraceScreen:
     """The screen of `tree`; with the checked project's `own_packages` (`could_match_in`), calls of
-    functions imported from them are out of sight as for the analysis."""
+    functions imported from them are out of sight as for the analysis; with `entries`
+    (`screen_entries`), the functions traced code of other modules calls are entered too.
+
+    The entries are a parameter, not something the screen looks up: a screen reads its tree and
+    nothing else (no project, no I/O), so `could_match(tree)` stays a function of the text, and
+    the rules that know the project (`could_match_in`, through `screen_entries(ctx)`) pass what
+    it says. Hashable, they key the memo beside the packages."""
     if _LAST[0] is not tree:
         _LAST[:] = [tree, {}]
     screens = _LAST[1]
-    screen = screens.get(own_packages)
+    key = (own_packages, entries)
+    screen = screens.get(key)
     if screen is None:
         like = next(iter(screens.values()), None)
-        screen = screens[own_packages] = TraceScreen(tree, own_packages, like)
+        screen = screens[key] = TraceScreen(tree, own_packages, like, entries)
     return screen
+
+
+def screen_entries(ctx) -> ScreenEntries:
+    """What the project's call graph says other modules' traced code makes traced in `ctx`'s
+    file (`jit_contexts.cross_entries`), as the screen takes it: (function name, traced
+    parameters) pairs; `NO_ENTRIES` without a project or when none enters the file. Asked once per
+    file (`ctx.fact`)."""
+    return ctx.fact(screen_entries, _screen_entries)
+
+
+def admits_entered(ctx, could_match) -> bool:
+    """The `could_match_in` of a rule that follows calls (`Rule.follows_calls`): True for a file
+    no other module's traced code enters (its `could_match` admitted it already), else
+    `could_match(ctx.tree, entries)` with what enters it (`screen_entries`): the engine asks only
+    this screen of such a file, its text test and `could_match` seeing the file alone."""
+    entries = screen_entries(ctx)
+    return not entries or could_match(ctx.tree, entries)
+
+
+def _screen_entries(ctx) -> ScreenEntries:
+    entered = cross_entries(ctx)
+    if not entered:
+        return NO_ENTRIES
+    return frozenset((name, frozenset(entry.traced)) for name, entry in entered.items())

@@ -83,6 +83,9 @@ def scan_raw(
     libcst module of `source` assembled from statements parsed before, whether a name is spelled in
     code a reduced text left out, and the quote the whole text writes its strings with.
     """
+    # In a file traced code of another module calls into, the rules that follow calls skip their
+    # text test and `could_match`, which see this file alone (it may not even import jax), and
+    # are screened by `could_match_in` alone, which sees the project's entries (`screens_admit`).
     entered = _entered_from_elsewhere(project, path)
     candidates = [
         r for r in rules if not r.sees_findings and ((entered and r.follows_calls) or r.passes_prefilter(source))
@@ -99,7 +102,7 @@ def scan_raw(
     if candidates:
         # the module is set below, once some rule's last screen (`could_match_in`) admits the file
         ctx = RuleContext(source, path, options=options, project=project, tree=tree, elsewhere=elsewhere, quote=quote)
-        candidates = [r for r in candidates if (entered and r.follows_calls) or _admits(r, ctx)]
+        candidates = [r for r in candidates if _admits(r, ctx)]
     if candidates:
         try:
             ctx.set_module(parse() if parse is not None else parse_module(source))
@@ -118,6 +121,17 @@ def scan_raw(
         result.undecided = ctx.undecided
         result.quote_used = ctx.quote_used
     return result
+
+
+def screens_admit(rule: Rule, ctx: RuleContext) -> bool:
+    """Do `rule`'s screens admit `ctx`'s text (its `tree` given, its module not yet set), asked as
+    `scan_raw` asks them rule by rule: the text test, `could_match` and `could_match_in`, the
+    first two skipped for a rule that follows calls in a file other modules' traced code enters.
+    For the soundness checks (tests, scripts/screen_soundness.py), which run `check` anyway."""
+    entered = rule.follows_calls and _entered_from_elsewhere(ctx.project, ctx.path)
+    if not entered and not (rule.passes_prefilter(ctx.source) and rule.could_match(ctx.tree)):
+        return False
+    return _admits(rule, ctx)
 
 
 def _admits(rule: Rule, ctx: RuleContext) -> bool:
