@@ -422,6 +422,45 @@ SCREENED = {
         "numpy-on-traced-value", "m.py",
         BCOO_LIKE.replace("return self.indices.shape[-1]", "return self.indices.sum()"), True,
     ),
+    # optax/_src/utils.py `check_shapes_equal`: the NumPy call runs only where `a` has no `shape`
+    # (`guards.never_traced_at`), which no tracer lacks
+    "numpy_call_guarded_by_hasattr": ("numpy-on-traced-value", "m.py", """
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def f(a):
+            shape = a.shape if hasattr(a, 'shape') else np.asarray(a).shape
+            return a.reshape(shape)
+        """, False),
+    "numpy_call_guarded_by_not_isinstance": ("numpy-on-traced-value", "m.py", """
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def f(a):
+            if not isinstance(a, jax.core.Tracer):
+                a = np.asarray(a)
+            return a
+        """, False),
+    "numpy_call_in_the_branch_the_guard_does_not_cover": ("numpy-on-traced-value", "m.py", """
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def f(a):
+            shape = np.asarray(a).shape if hasattr(a, 'shape') else a
+            return shape
+        """, True),
+    "numpy_call_guarded_by_a_joined_string": ("numpy-on-traced-value", "m.py", """
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def f(a):
+            shape = a.shape if hasattr(a, 'sh' 'ape') else np.asarray(a).shape
+            return shape
+        """, True),
 }
 
 

@@ -4,6 +4,7 @@ trace; the `jax.numpy` function of the same name is its replacement where the me
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Iterator
 
 import libcst as cst
@@ -20,7 +21,7 @@ from codemods.trace_time_semantics.numpy_table import (
     raises_on_tracer,
 )
 from jaxfix.analysis import astscan
-from jaxfix.analysis.guards import never_traced_at
+from jaxfix.analysis.guards import guarded_in, never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.trace_screen import (
@@ -436,7 +437,23 @@ def _may_call_numpy_on_traced(fn: ScreenFunction, n: ast.AST) -> bool:
     fname = qual[len("numpy.") :]
     if not raises_on_tracer(fname):
         return False
-    return any(fn.traced(a) for a in [*n.args, *(k.value for k in n.keywords)])
+    traced = [a for a in [*n.args, *(k.value for k in n.keywords)] if fn.traced(a)]
+    if not traced:
+        return False
+    # `a.shape if hasattr(a, "shape") else np.asarray(a).shape`: `a` holds no tracer there (`check`)
+    guarded = _guarded(fn).get(id(n), ())
+    return not all(type(a) is ast.Name and a.id in guarded for a in traced)
+
+
+# screen function -> `guards.guarded_in` of it (its nodes and its module's names: one screen's)
+_GUARDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _guarded(fn: ScreenFunction) -> dict[int, set[str]]:
+    found = _GUARDED.get(fn)
+    if found is None:
+        found = _GUARDED[fn] = guarded_in(fn.own, fn.screen.names.qualify_ast)
+    return found
 
 
 # -- the decision -------------------------------------------------------------------------------

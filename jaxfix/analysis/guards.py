@@ -9,9 +9,12 @@ reporting it would be a false alarm.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ast
+from collections.abc import Callable, Iterable
 
 import libcst as cst
+
+from jaxfix.analysis import astscan
 
 # attributes every tracer has: a value without one is no tracer
 ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size"})
@@ -39,6 +42,60 @@ def never_traced_at(
                 return True
         child, up = up, parent(up)
     return False
+
+
+def guarded_in(own: Iterable[ast.AST], qualify: Callable[[ast.AST], str | None]) -> dict[int, set[str]]:
+    """`never_traced_at` on the stdlib AST, for the screens: id of each node of a function's own
+    body under a guarded branch (`own`: its nodes, not nested scopes') -> the names that hold no
+    tracer there. It recognises only what `never_traced_at` does, and a string spelled plainly
+    (`'shape'`, `"shape"`: the stdlib tree joins `'sh' 'ape'`, which libcst does not evaluate)."""
+    out: dict[int, set[str]] = {}
+    for node in own:
+        if type(node) is not ast.If and type(node) is not ast.IfExp:
+            continue
+        test = node.test
+        negated = type(test) is ast.UnaryOp and type(test.op) is ast.Not
+        for name in _guard_names(test, qualify):  # `hasattr(x, "shape")`, `isinstance(x, Tracer)`: else
+            _mark(node.orelse, name, out)
+        if negated:
+            for name in _tracer_test_names(test.operand, qualify):  # `not isinstance(x, Tracer)`: body
+                _mark(node.body, name, out)
+    return out
+
+
+def _guard_names(test: ast.AST, qualify) -> list[str]:
+    if type(test) is not ast.Call or type(test.func) is not ast.Name or test.keywords or len(test.args) != 2:
+        return []
+    subject, what = test.args
+    if type(subject) is not ast.Name:
+        return []
+    if test.func.id == "hasattr":
+        plain = (
+            type(what) is ast.Constant and isinstance(what.value, str) and what.value in ARRAY_ATTRS
+            and what.lineno == what.end_lineno and what.end_col_offset - what.col_offset == len(what.value) + 2
+        )
+        return [subject.id] if plain else []
+    return _tracer_test_names(test, qualify)
+
+
+def _tracer_test_names(test: ast.AST, qualify) -> list[str]:
+    if type(test) is not ast.Call or type(test.func) is not ast.Name or test.func.id != "isinstance":
+        return []
+    if test.keywords or len(test.args) != 2 or type(test.args[0]) is not ast.Name:
+        return []
+    return [test.args[0].id] if qualify(test.args[1]) in ("jax.core.Tracer", "jax._src.core.Tracer") else []
+
+
+def _mark(branch, name: str, out: dict[int, set[str]]) -> None:
+    """Every node of `branch` (a node or a list of statements) up to the nested defs and lambdas,
+    where `never_traced_at` stops climbing."""
+    stack = list(branch) if isinstance(branch, list) else [branch]
+    while stack:
+        node = stack.pop()
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+            continue
+        out.setdefault(id(node), set()).add(name)
+        stack.extend(astscan.children(node))
 
 
 def _has_array_attr(test: cst.BaseExpression, name: str) -> bool:
