@@ -262,9 +262,10 @@ class _Scheduler:
         else:
             _share_project(self.project, self.digests)
 
-    def submit(self) -> None:
-        """Hand the pool the next batches, up to two per worker in flight."""
-        while self.executor is not None and self.queue and len(self.running) < 2 * self.workers:
+    def submit(self, everything: bool = False) -> None:
+        """Hand the pool the next batches, up to two per worker in flight (with `everything`, all
+        of them: this process is about to be busy, and the pool must not wait for it)."""
+        while self.executor is not None and self.queue and (everything or len(self.running) < 2 * self.workers):
             batch = self.queue.pop(0)
             self.running[self.executor.submit(_run_batch, [self.jobs[i] for i in batch])] = batch
 
@@ -375,6 +376,10 @@ def run_jobs(
             if entered is None:
                 waiting -= i in roots_first
                 if waiting == 0:
+                    # The propagation takes this process a while (it may summarise the modules the
+                    # roots call into): the workers get every file left meanwhile. A file it then
+                    # finds entered, analysed without its entries, is analysed again (`settle`).
+                    scheduler.submit(everything=True)
                     entered = _propagate(project, session)
                     for j, queued in enumerate(jobs):  # the files not started yet get their entries now
                         if results[j] is None and queued.module is not None and entered.digest(queued.module[0]):
