@@ -243,3 +243,28 @@ def test_a_folder_without_init_is_a_namespace_package(tmp_path):
     index = build_project_index(paths, lazy=True)
     assert index.call_summary("mypkg.losses") is None  # both are indexed as `losses`: ambiguous
     assert index.call_summary("elsewhere.losses") is None
+
+
+def test_a_lazy_call_summary_answers_and_pickles_as_the_eager_one():
+    """The propagation's summaries find a function's calls when it is looked up
+    (`summarize_calls(lazy=True)`): each lookup, the entries, and the pickled form (what a summary
+    store keeps: a plain dict in the eager order, the last def of a name winning) are the eager ones."""
+    import ast
+    import pickle
+
+    from jaxfix.analysis.callgraph import summarize_calls
+
+    source = (
+        "import jax\nfrom pkg import helpers\n\n\ndef f(x):\n    return helpers.g(x)\n\n\n"
+        "class C:\n    def m(self, x):\n        return f(x)\n\n\ndef f(x):\n    return helpers.h(x)\n\n\n"
+        "step = jax.jit(f)\n"
+    )
+    tree = ast.parse(source)
+    eager = summarize_calls(tree, "pkg.mod", "pkg/mod.py")
+    lazy = summarize_calls(tree, "pkg.mod", "pkg/mod.py", lazy=True)
+    assert lazy.entries == eager.entries and lazy.entries
+    assert all(lazy.functions.get(name) == info for name, info in eager.functions.items())
+    assert lazy.functions.get("missing") is None and "missing" not in lazy.functions
+    back = pickle.loads(pickle.dumps(lazy))
+    assert type(back.functions) is dict and list(back.functions.items()) == list(eager.functions.items())
+    assert back == eager

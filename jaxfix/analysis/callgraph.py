@@ -136,12 +136,13 @@ class CallSummary:
 
 
 def summarize_calls(
-    tree: ast.Module, module_name: str, path: str, is_package: bool = False, *, calls: bool = True
+    tree: ast.Module, module_name: str, path: str, is_package: bool = False, *, calls: bool = True, lazy: bool = False
 ) -> CallSummary:
     """The module's functions, calls and entries; with `calls=False`, the same `entries` for a
     fraction of the cost: whether the module is a root of the propagation is all a project needs
     to know about most modules. Its `functions` then hold only what an entry names (none of their
-    calls, the others made on first lookup: `_Functions`)."""
+    calls, the others made on first lookup: `_Functions`). With `lazy`, each function's calls are
+    found when the propagation first looks it up (a module it reaches is rarely reached whole)."""
     bindings = module_bindings(tree, module_name, is_package)
     local: dict[str, str] = {}  # module-level def / class / instance -> qualified
     instances: dict[str, str] = {}  # module-level `H = Cls(...)` -> the qualified class expression
@@ -166,10 +167,14 @@ def summarize_calls(
                 ctor = _qualify(node.value.func, names, {})
                 if ctor is not None:
                     instances[node.targets[0].id] = ctor
-    summary = CallSummary(module=module_name, path=path, classes=classes)
-    for node, cls in defs:
-        info = _function_calls(node, cls, module_name, names, instances)
-        summary.functions[info.name] = info
+    if lazy:
+        made = _Functions(defs, lambda node, cls: _function_calls(node, cls, module_name, names, instances))
+        summary = CallSummary(module=module_name, path=path, functions=made, classes=classes)
+    else:
+        summary = CallSummary(module=module_name, path=path, classes=classes)
+        for node, cls in defs:
+            info = _function_calls(node, cls, module_name, names, instances)
+            summary.functions[info.name] = info
     _find_entries(tree, module_name, names, summary)
     return summary
 
@@ -180,17 +185,37 @@ class _Functions(dict):
     them are never entered). The lookups `_find_entries` makes (`[name]`, `get`) see the same
     functions the full summary holds, the last def of a name winning as there."""
 
-    def __init__(self, defs: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]]) -> None:
+    def __init__(
+        self,
+        defs: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]],
+        make: Callable[[ast.AST, str | None], FunctionCalls] | None = None,
+    ) -> None:
         super().__init__()
         self._defs = {(node.name if cls is None else f"{cls}.{node.name}"): (node, cls) for node, cls in defs}
+        self._make = make or _function  # or `_function_calls`, for a lazy full summary
 
     def __missing__(self, name: str) -> FunctionCalls:
         node, cls = self._defs[name]  # KeyError, as a plain dict raises, for a name with no def
-        self[name] = info = _function(node, cls)
+        try:
+            info = self._make(node, cls)
+        except RecursionError:  # code nested too deeply to summarise: as if the module had no such def
+            raise KeyError(name) from None
+        self[name] = info
         return info
 
     def get(self, name: str, default: FunctionCalls | None = None) -> FunctionCalls | None:  # type: ignore[override]
-        return self[name] if name in self._defs else default
+        try:
+            return self[name] if name in self._defs else default
+        except KeyError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._defs
+
+    def __reduce__(self):
+        """Pickled whole, as the plain dict the eager summary holds (the same order, the last def
+        of a name winning): a summary store keeps no tree."""
+        return dict, ({name: self[name] for name in self._defs},)
 
 
 def _qualify(node: ast.AST, names: dict[str, str], types: dict[str, str]) -> str | None:

@@ -128,7 +128,8 @@ class ProjectIndex:
         summary and, with `calls`, its call summary: a pytree question (`kind_of`, asked in every
         worker) needs only the first, and the call summary costs as much again."""
         path, is_package = self.pending.pop(name, None) or self._uncalled.pop(name)
-        summary, error = _summarize_one((path, name, is_package, None, None), calls=calls)
+        # a call summary here serves the propagation: each function's calls found when it is reached
+        summary, error = _summarize_one((path, name, is_package, None, None), calls=calls, lazy=True)
         if summary is None:
             self.errors[path] = error
             self.paths.pop(str(Path(path).resolve()), None)
@@ -466,14 +467,17 @@ def module_facts(
     return summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package)
 
 
-def _summarize_one(item, calls: bool = True) -> tuple[tuple[ModuleSummary, CallSummary | None] | None, str]:
-    """(the module's summary, and with `calls` its call summary), or None and why it failed."""
+def _summarize_one(
+    item, calls: bool = True, lazy: bool = False
+) -> tuple[tuple[ModuleSummary, CallSummary | None] | None, str]:
+    """(the module's summary, and with `calls` its call summary), or None and why it failed.
+    `lazy`: the call summary finds each function's calls when it is looked up (`summarize_calls`)."""
     from jaxfix.analysis.callgraph import summarize_calls
 
     path, name, is_package, data, _ = item
     try:
         tree = ast.parse(Path(path).read_bytes() if data is None else data, filename=path)
-        made = summarize_calls(tree, name, path, is_package) if calls else None
+        made = summarize_calls(tree, name, path, is_package, lazy=lazy) if calls else None
         return (summarize(tree, name, is_package), made), ""
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
