@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,21 @@ class Config:
         never the folders above it: checking a tree that lives under site-packages must work.
         `resolved` is `path` already resolved, when the caller has it (discovery does)."""
         return self.excluded_relative(self.relative_path(path, walk_root, resolved))
+
+    def excluded_in(self, folder_rel: str, child: Callable[[str, str], str]) -> Callable[[str], bool]:
+        """`excluded_relative` of the entries of a folder whose relative path is `folder_rel`, as a
+        test of an entry's name (`child(folder_rel, name)` is its relative path): the folder's own
+        components are matched once, not again for each of its entries."""
+        component, whole = _exclude_matchers((*DEFAULT_EXCLUDE, *self.exclude))
+        parts = child(folder_rel, "\0").split("/")[:-1]  # the components an entry's path has before its name
+        folder_hit = component is not None and any(component.match(os.path.normcase(part)) for part in parts)
+
+        def excluded(name: str) -> bool:
+            if folder_hit or (component is not None and component.match(os.path.normcase(name))):
+                return True
+            return any(_path_matches(child(folder_rel, name), p) for p in whole)
+
+        return excluded
 
     def excluded_relative(self, rel: str) -> bool:
         """`excluded` of a path given as `relative_path` gives it (discovery composes a folder's

@@ -155,6 +155,7 @@ def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_giti
         config = resolver.for_folder(resolved_folder)
         # The folder's relative paths, once: an entry's are the folder's and its name.
         folder_rel = config.relative_path(str(folder), str(top), resolved_folder)
+        excluded = config.excluded_in(folder_rel, _child)
         specs = rules.under(resolved_folder) if respect_gitignore else ()
         real_folder = str(resolved_folder)
         given_folder = str(folder)  # as `Path` spells it: "." for the current folder, no "./"
@@ -176,7 +177,7 @@ def _walk(top: Path, rules: _IgnoreRules, resolver: ConfigResolver, respect_giti
                     respect_gitignore and rules.ignored(resolved, is_dir)
                 )
             else:
-                skip = config.excluded_relative(_child(folder_rel, name)) or (
+                skip = excluded(name) or (
                     respect_gitignore and rules.ignored_in(specs, name, is_dir)
                 )
             if skip:
