@@ -93,3 +93,23 @@ def test_explicitly_named_ignored_folder_is_walked_with_its_own_gitignores(tmp_p
     assert discover([str(tmp_path)], ConfigResolver()).files == []
     found = discover([str(tmp_path / ".venv" / "lib" / "pkg")], ConfigResolver())
     assert names(found, tmp_path) == [".venv/lib/pkg/mod.py"]
+
+
+def test_a_gitignore_of_names_is_matched_as_pathspec_matches_it():
+    """The common .gitignore (names, some ending in `/`) is matched without pathspec
+    (`discovery._NameSpec`), with pathspec's answers; any other pattern leaves it to pathspec."""
+    import itertools
+
+    import pathspec
+
+    from jaxfix.engine.discovery import _NameSpec
+
+    lines = [".venv/", "__pycache__/", "*.egg-info/", "build/", "dist", "*.pyc", "# a comment", "", "x?", ".*"]
+    ours, theirs = _NameSpec.of(lines), pathspec.GitIgnoreSpec.from_lines(lines)
+    parts = ["src", "build", "dist", ".venv", "m.egg-info", "a.pyc", "x1", "xy", ".env", "pkg", "m.py"]
+    for depth in (1, 2, 3):
+        for combo in itertools.product(parts, repeat=depth):
+            for path in ("/".join(combo), "/".join(combo) + "/"):
+                assert ours.match_file(path) == theirs.match_file(path), path
+    for other in (["/build"], ["src/gen"], ["!keep.py"], ["**/gen"], ["[ab].py"], ["\\#x"], ["trailing "]):
+        assert _NameSpec.of(other) is None, other
