@@ -82,7 +82,8 @@ def run_paths(
     resolved = dict(zip(found.paths, found.real))
     files = found.paths  # strings throughout: a path object per file cost a third of a cached run
     if options.changed_since is not None:
-        from jaxfix.engine.gitutil import GitError, changed_since  # runs git: only when asked
+        # imported here: it runs git, only when asked
+        from jaxfix.engine.gitutil import GitError, changed_since
 
         try:
             changed = changed_since(options.changed_since, Path.cwd())

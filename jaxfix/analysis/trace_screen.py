@@ -1166,44 +1166,21 @@ class TraceScreen:
         `pytrees.module_statements`: listed once per file, for the call graph too) before the
         walk of every node `_collect` makes, which a module with no entry never needs."""
         for node in pytrees.module_statements(tree):
-            if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
-                if any(self._transform_of(deco) is not None for deco in node.decorator_list):
-                    return True
-        qualify = self.names.qualify_ast
-        aliases = {local for local, target in self.names.bindings.items() if target in _ENTRY_NAMES}
-        for call in astscan.calls(tree):
-            func = call.func
-            kind = type(func)
-            if kind is ast.Attribute:
-                if func.attr not in _ENTRY_LAST_NAMES:
-                    continue
-            elif kind is ast.Name:
-                if func.id not in _ENTRY_LAST_NAMES and func.id not in aliases:
-                    continue
-            elif kind is not ast.Call:
-                continue
-            found = self._transform_of(func) if kind is ast.Call else None
-            qual = qualify(func) if found is None else found[0]
-            if (qual in _TRANSFORMS and _positional(call)) or qual in BODY_ARGS:
+            is_def = type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef
+            if is_def and any(self._transform_of(deco) is not None for deco in node.decorator_list):
                 return True
-        return False
+        return any(
+            (qual in _TRANSFORMS and _positional(call)) or qual in BODY_ARGS
+            for call, qual, _ in self._transform_calls(astscan.calls(tree))
+        )
 
-    def _find_entries(self) -> None:
+    def _transform_calls(self, calls: list[ast.Call]) -> Iterator[tuple[ast.Call, str | None, tuple | None]]:
+        """(call, the name its function qualifies to, `_transform_of` a called call) of each of
+        `calls` that may name a transform or a lax body: its function's last name is one's, or a
+        name an import binds to one (`from jax import jit as J`). Most calls are not qualified."""
         qualify = self.names.qualify_ast
-        for defs in self.defs_by_name.values():
-            for node in defs:
-                for deco in node.decorator_list:
-                    found = self._transform_of(deco)
-                    if found is not None:
-                        info = self._info(node)
-                        qual, call = found
-                        statics = _statics(call, info) if qual in JIT_NAMES else set()
-                        self._enter(info, set(info.params) - statics)
-        # A call names a transform or a lax body only if its function's last name is one's, or
-        # is a name an import binds to one (`from jax import jit as J`): most calls are not
-        # qualified at all.
         aliases = {local for local, target in self.names.bindings.items() if target in _ENTRY_NAMES}
-        for call in self.calls:
+        for call in calls:
             func = call.func
             kind = type(func)
             if kind is ast.Attribute:
@@ -1214,9 +1191,21 @@ class TraceScreen:
                     continue
             elif kind is not ast.Call:
                 continue  # no dotted name: qualifies to nothing
-            pos = _positional(call)
             found = self._transform_of(func) if kind is ast.Call else None
-            qual = qualify(func) if found is None else found[0]
+            yield call, (qualify(func) if found is None else found[0]), found
+
+    def _find_entries(self) -> None:
+        for defs in self.defs_by_name.values():
+            for node in defs:
+                for deco in node.decorator_list:
+                    found = self._transform_of(deco)
+                    if found is not None:
+                        info = self._info(node)
+                        qual, call = found
+                        statics = _statics(call, info) if qual in JIT_NAMES else set()
+                        self._enter(info, set(info.params) - statics)
+        for call, qual, found in self._transform_calls(self.calls):
+            pos = _positional(call)
             if (qual in _TRANSFORMS) and pos:
                 options = call if found is None else found[1]
                 target, peeled = self._unwrap(pos[0])

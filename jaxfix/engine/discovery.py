@@ -58,7 +58,7 @@ class _NameSpec:
     patterns: tuple[tuple[str, bool], ...]  # (the name, whose wildcards `fnmatchcase` reads; folders only)
 
     @classmethod
-    def of(cls, lines: list[str]) -> "_NameSpec | None":
+    def of(cls, lines: list[str]) -> _NameSpec | None:
         patterns = []
         for line in lines:
             if not line or line.startswith("#"):
@@ -91,7 +91,7 @@ class _IgnoreRules:
 
     specs: tuple[tuple[Path, pathspec.PathSpec], ...] = ()
 
-    def extended(self, folder: Path) -> "_IgnoreRules":
+    def extended(self, folder: Path) -> _IgnoreRules:
         gitignore = folder / ".gitignore"
         if not gitignore.is_file():
             return self
