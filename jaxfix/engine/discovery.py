@@ -89,7 +89,7 @@ class _NameSpec:
 class _IgnoreRules:
     """The .gitignore files in force for a folder, each matched relative to its own folder."""
 
-    specs: tuple[tuple[Path, pathspec.PathSpec], ...] = ()
+    specs: tuple[tuple[Path, pathspec.PathSpec | _NameSpec], ...] = ()
 
     def extended(self, folder: Path) -> _IgnoreRules:
         gitignore = folder / ".gitignore"
