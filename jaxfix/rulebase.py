@@ -22,6 +22,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 
 from jaxfix.analysis import filememo
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
+from jaxfix.analysis.trace_screen import admits_entered
 from jaxfix.analysis.walk import children, parent_map
 from jaxfix.edits import edits_between
 from jaxfix.model import Code, Edit, Finding, Fix, ImportRequest, Option, Safety  # noqa: F401 (Code, Option: part of the rule API)
@@ -156,8 +157,9 @@ class Rule:
     uses_project: ClassVar[bool] = False
     # reports in traced code: also runs on a file whose functions traced code of another module
     # calls (`ProjectIndex.cross_entries`), past its text test and `could_match` (which see the
-    # file alone), screened there by `could_match_in` alone: which must then screen with those
-    # functions entered (`trace_screen.screen_entries(ctx)`) or admit; implies `uses_project`
+    # file alone), screened there by `could_match_in` alone, which by default asks
+    # `could_match(tree, entries)` with those functions entered (`trace_screen.admits_entered`);
+    # implies `uses_project`
     follows_calls: ClassVar[bool] = False
 
     @classmethod
@@ -177,8 +179,10 @@ class Rule:
         """Third filter, after `could_match` and before the libcst parse: what the file's path, the
         rule's options and the run's project index (`ctx.path`, `ctx.option`, `ctx.project`, with
         `ctx.tree`) tell. It must never read `ctx.module`, and never reject a real match; the
-        facts it computes through `ctx.fact` are the rule's own, shared with `check`."""
-        return True
+        facts it computes through `ctx.fact` are the rule's own, shared with `check`. A rule that
+        follows calls is screened here with the functions other modules' traced code enters
+        (its `could_match` takes them as `entries`)."""
+        return admits_entered(ctx, self.could_match) if self.follows_calls else True
 
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:
         raise NotImplementedError

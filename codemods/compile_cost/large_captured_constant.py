@@ -23,7 +23,6 @@ from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
-    admits_entered,
 )
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
@@ -247,11 +246,6 @@ class LargeConstantRule(Rule):
             and any(type(sub) is Name and sub.id in candidates for sub in astscan.nodes(n))
             for n in nodes
         )
-
-    def could_match_in(self, ctx: RuleContext) -> bool:
-        """In a file traced code of other modules calls into: `could_match` with those functions
-        entered (`admits_entered`)."""
-        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = ctx.option(self, "min-constant-elements")

@@ -23,7 +23,6 @@ from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
-    admits_entered,
     trace_screen,
 )
 from jaxfix.analysis.traced import is_staged_call_name
@@ -246,11 +245,6 @@ class UnrolledLoopRule(Rule):
                 if isinstance(block, list):
                     stack.extend((child, copies if name == "body" else outer) for child in block)
         return False
-
-    def could_match_in(self, ctx: RuleContext) -> bool:
-        """In a file traced code of other modules calls into: `could_match` with those functions
-        entered (`admits_entered`)."""
-        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         threshold = max(ctx.option(self, "max-unrolled-trips"), MIN_UNROLLED_TRIPS)

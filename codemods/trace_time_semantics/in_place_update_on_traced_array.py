@@ -24,7 +24,6 @@ from jaxfix.analysis.trace_screen import (
     NO_ENTRIES,
     ScreenEntries,
     ScreenFunction,
-    admits_entered,
     any_site,
 )
 from jaxfix.analysis.trace_sites import (
@@ -248,11 +247,6 @@ class InPlaceUpdateRule(Rule):
             return known.may_be_array(root)
 
         return any_site(tree, may_flag, entries)
-
-    def could_match_in(self, ctx: RuleContext) -> bool:
-        """In a file traced code of other modules calls into: `could_match` with those functions
-        entered (`admits_entered`)."""
-        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in traced_functions(ctx):

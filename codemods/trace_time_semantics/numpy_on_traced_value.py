@@ -29,7 +29,6 @@ from jaxfix.analysis.trace_screen import (
     NO_ENTRIES,
     ScreenEntries,
     ScreenFunction,
-    admits_entered,
     any_site,
 )
 from jaxfix.analysis.trace_sites import own_sites
@@ -220,11 +219,6 @@ class NumpyOnTracedValueRule(Rule):
             return _may_call_numpy_on_traced(fn, n)
 
         return any_site(tree, may_flag, entries)
-
-    def could_match_in(self, ctx: RuleContext) -> bool:
-        """In a file traced code of other modules calls into: `could_match` with those functions
-        entered (`admits_entered`)."""
-        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         module_arrays: set[str] | None = None

@@ -25,7 +25,6 @@ from jaxfix.analysis.trace_screen import (
     NO_ENTRIES,
     ScreenEntries,
     ScreenFunction,
-    admits_entered,
     any_site,
     function_locals,
     target_names,
@@ -250,12 +249,11 @@ class OuterStateMutationRule(Rule):
         return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain, tree), entries)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
-        """Not test code left out by `include-tests` (`check` reports nothing there); in a file
-        traced code of other modules calls into, `could_match` with those functions entered
-        (`admits_entered`)."""
+        """Not test code left out by `include-tests` (`check` reports nothing there); then as every
+        rule that follows calls (`Rule.could_match_in`)."""
         if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):
             return False
-        return admits_entered(ctx, self.could_match)
+        return super().could_match_in(ctx)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):

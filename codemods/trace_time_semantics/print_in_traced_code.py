@@ -15,7 +15,6 @@ from jaxfix.analysis.trace_screen import (
     NO_ENTRIES,
     ScreenEntries,
     ScreenFunction,
-    admits_entered,
     any_site,
 )
 from jaxfix.analysis.trace_sites import own_sites
@@ -209,11 +208,6 @@ class PrintInTracedCodeRule(Rule):
             return _may_print_traced(fn, n)
 
         return any_site(tree, may_flag, entries)
-
-    def could_match_in(self, ctx: RuleContext) -> bool:
-        """In a file traced code of other modules calls into: `could_match` with those functions
-        entered (`admits_entered`)."""
-        return admits_entered(ctx, self.could_match)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         builtin_print = not ("print" in ctx.names.bindings or _module_rebinds(ctx.module, "print"))
