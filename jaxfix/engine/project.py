@@ -229,8 +229,6 @@ class ProjectIndex:
         self.generation += 1
 
     def _trace_roots(self) -> list[str]:
-        from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
-
         roots = [name for name, calls in self.calls.items() if calls.has_entries]
         for name, (path, _) in [*self.pending.items(), *self._uncalled.items()]:
             if name in self._no_entries:
@@ -239,7 +237,7 @@ class ProjectIndex:
                 text = Path(path).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            if not MAY_NAME_A_TRANSFORM.search(text):
+            if not may_be_root(text, path):
                 self._no_entries.add(name)
             else:
                 calls = self.call_summary(name)

@@ -406,7 +406,7 @@ def _root_test(path: str, session) -> tuple[int, bool]:
     transform named in it, the test `project.may_be_root` applies to the text it reads. (-1, True)
     when it cannot be read here. The worker that analyses the file takes the answer for bytes
     with that checksum (a file rewritten since is searched again)."""
-    from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+    from jaxfix.engine.project import may_be_root
 
     data = session.data(path) if session is not None else None
     if data is None:
@@ -414,7 +414,7 @@ def _root_test(path: str, session) -> tuple[int, bool]:
             data = Path(path).read_bytes()
         except OSError:
             return -1, True
-    return zlib.crc32(data), MAY_NAME_A_TRANSFORM.search(data.decode("utf-8", errors="replace")) is not None
+    return zlib.crc32(data), may_be_root(data.decode("utf-8", errors="replace"), path)
 
 
 def _worker_view(project: object) -> object:
