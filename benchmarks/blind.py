@@ -40,7 +40,7 @@ LABELS = BLIND / "labels"
 if str(BLIND) not in sys.path:
     sys.path.insert(0, str(BLIND))
 
-import snapshots  # noqa: E402  (benchmarks/blind/snapshots.py)
+import snapshots
 
 FAMILIES = ("JAX1", "JAX2", "JAX3", "JAX4", "JAX5")
 VERDICTS = ("real", "wrong", "debatable")
@@ -98,9 +98,9 @@ def load_recall(pool: str) -> list[dict[str, str]]:
 
 def jaxfix_commit() -> str:
     """The commit of the jaxfix checkout that is measured (`+dirty` when the tree has changes)."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE.parent, capture_output=True, text=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE.parent, capture_output=True, text=True, check=False)
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE.parent,
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, check=False)
     commit = head.stdout.strip() or "unknown"
     return commit + ("+dirty" if dirty.stdout.strip() else "")
 
@@ -119,7 +119,7 @@ def run_jaxfix(pinned: snapshots.Pinned, snapshot: Path) -> tuple[list[Finding],
     """The findings of `jaxfix check --select ALL` on one snapshot, and its stderr."""
     cmd = [sys.executable, "-m", "jaxfix", "check", "--select", "ALL", "--no-cache",
            "--output-format", "json", "-q", str(snapshot)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent, check=False)
     if proc.returncode not in (0, 1, 2) or not proc.stdout.strip():
         raise RuntimeError(f"{pinned.repo}: jaxfix exited {proc.returncode}: {proc.stderr[-500:]}")
     findings = []

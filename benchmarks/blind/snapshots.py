@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 REPOS = HERE / "repos.toml"
