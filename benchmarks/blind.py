@@ -18,6 +18,7 @@ found when a finding of its family is reported in its file within RECALL_SLACK l
     python benchmarks/blind.py --pool dev --root /tmp/blind --mirror /work/.mirror   # fetch first
     python benchmarks/blind.py --pool dev --root /work/blind/dev --list              # every finding
     python benchmarks/blind.py --pool dev --root /work/blind/dev --json
+    python /work/wt/blind/benchmarks/blind.py --root /work/blind/dev --checkout .   # another checkout
 
 It measures; it does not gate: the exit status is 0 unless the tool could not be run at all.
 """
@@ -96,10 +97,10 @@ def load_recall(pool: str) -> list[dict[str, str]]:
     return _rows(LABELS / f"{pool}_recall.tsv", RECALL_COLUMNS)
 
 
-def jaxfix_commit() -> str:
+def jaxfix_commit(checkout: Path) -> str:
     """The commit of the jaxfix checkout that is measured (`+dirty` when the tree has changes)."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE.parent, capture_output=True, text=True, check=False)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE.parent,
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, capture_output=True, text=True, check=False)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=checkout,
                            capture_output=True, text=True, check=False)
     commit = head.stdout.strip() or "unknown"
     return commit + ("+dirty" if dirty.stdout.strip() else "")
@@ -115,11 +116,13 @@ def python_lines(root: Path) -> int:
     return total
 
 
-def run_jaxfix(pinned: snapshots.Pinned, snapshot: Path) -> tuple[list[Finding], str]:
-    """The findings of `jaxfix check --select ALL` on one snapshot, and its stderr."""
+def run_jaxfix(pinned: snapshots.Pinned, snapshot: Path, checkout: Path) -> tuple[list[Finding], str]:
+    """The findings of `jaxfix check --select ALL` on one snapshot, and its stderr.
+
+    `python -m jaxfix` run in `checkout` imports that checkout's jaxfix, whatever is installed."""
     cmd = [sys.executable, "-m", "jaxfix", "check", "--select", "ALL", "--no-cache",
            "--output-format", "json", "-q", str(snapshot)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout, check=False)
     if proc.returncode not in (0, 1, 2) or not proc.stdout.strip():
         raise RuntimeError(f"{pinned.repo}: jaxfix exited {proc.returncode}: {proc.stderr[-500:]}")
     findings = []
@@ -177,7 +180,7 @@ def recall(entries: list[dict[str, str]], findings: list[Finding], measured: set
             "per_family": per_family, "rows": rows}
 
 
-def measure(pool: str, root: Path, mirror: Path | None, only: list[str]) -> dict:
+def measure(pool: str, root: Path, mirror: Path | None, only: list[str], checkout: Path = HERE.parent) -> dict:
     labels = load_labels(pool)
     started = time.monotonic()
     findings: list[Finding] = []
@@ -190,7 +193,7 @@ def measure(pool: str, root: Path, mirror: Path | None, only: list[str]) -> dict
         except RuntimeError as exc:
             print(f"skipped {pinned.repo}: {exc}", file=sys.stderr)
             continue
-        found, stderr = run_jaxfix(pinned, snapshot)
+        found, stderr = run_jaxfix(pinned, snapshot, checkout)
         findings += found
         stale = sorted({row["commit"] for key, row in labels.items()
                         if key[0] == pinned.repo and row["commit"] != pinned.commit})
@@ -209,7 +212,7 @@ def measure(pool: str, root: Path, mirror: Path | None, only: list[str]) -> dict
     vanished = [row for key, row in sorted(labels.items()) if key[0] in measured and key not in reported]
     appeared = [f for f in findings if f.key not in labels]
     return {
-        "pool": pool, "jaxfix_commit": jaxfix_commit(), "seconds": round(time.monotonic() - started, 1),
+        "pool": pool, "jaxfix_commit": jaxfix_commit(checkout), "checkout": str(checkout), "seconds": round(time.monotonic() - started, 1),
         "overall": overall, "families": families, "repos": repos,
         "vanished": vanished, "appeared": [f.__dict__ for f in appeared],
         "recall": recall(load_recall(pool), findings, measured),
@@ -233,7 +236,7 @@ def _table(title: str, rows: dict[str, dict]) -> None:
 
 
 def print_report(result: dict, listing: bool) -> None:
-    print(f"blind pool {result['pool']!r}, jaxfix {result['jaxfix_commit']}, {result['seconds']}s")
+    print(f"blind pool {result['pool']!r}, jaxfix {result['jaxfix_commit']} ({result['checkout']}), {result['seconds']}s")
     _table("family", result["families"])
     _table("repository", {repo: t for repo, t in result["repos"].items()})
     _table("overall", {"all": result["overall"]})
@@ -265,12 +268,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", choices=snapshots.POOLS, default="dev")
     parser.add_argument("--root", type=Path, required=True, help="the snapshots, one <owner>__<name>/ each")
     parser.add_argument("--mirror", type=Path, help="make missing snapshots from bare mirrors <owner>+<name>/repo")
+    parser.add_argument("--checkout", type=Path, default=HERE.parent,
+                        help="the jaxfix checkout to measure (default: this script's); labels stay this script's")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--list", action="store_true", help="also list every finding with its verdict")
     parser.add_argument("repos", nargs="*", help="only repositories whose owner/name contains one of these")
     args = parser.parse_args(argv)
     try:
-        result = measure(args.pool, args.root, args.mirror, args.repos)
+        result = measure(args.pool, args.root, args.mirror, args.repos, args.checkout.resolve())
     except (RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
