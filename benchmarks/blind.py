@@ -19,6 +19,7 @@ found when a finding of its family is reported in its file within RECALL_SLACK l
     python benchmarks/blind.py --pool dev --root /work/blind/dev --list              # every finding
     python benchmarks/blind.py --pool dev --root /work/blind/dev --json
     python /work/wt/blind/benchmarks/blind.py --root /work/blind/dev --checkout .   # another checkout
+    python benchmarks/blind.py --pool heldout --root /tmp/blind/heldout --todo        # rows to label
 
 It measures; it does not gate: the exit status is 0 unless the tool could not be run at all.
 """
@@ -272,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the jaxfix checkout to measure (default: this script's); labels stay this script's")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--list", action="store_true", help="also list every finding with its verdict")
+    parser.add_argument("--todo", action="store_true",
+                        help="print the unlabelled findings as label rows to fill in (verdict `?`, reason = message)")
     parser.add_argument("repos", nargs="*", help="only repositories whose owner/name contains one of these")
     args = parser.parse_args(argv)
     try:
@@ -279,7 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.json:
+    if args.todo:
+        commits = {repo: t["commit"] for repo, t in result["repos"].items()}
+        for f in result["appeared"]:
+            print("\t".join([f["repo"], commits[f["repo"]], f["path"], str(f["line"]), f["code"], "?",
+                             " ".join(f["message"].split())]))
+    elif args.json:
         print(json.dumps(result, indent=1))
     else:
         print_report(result, args.list)
