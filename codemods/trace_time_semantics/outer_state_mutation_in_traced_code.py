@@ -20,6 +20,7 @@ from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements, module_statements
+from jaxfix.analysis.rebinding_order import late_rebound
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -209,6 +210,12 @@ class OuterStateMutationRule(Rule):
             def configure(value):
                 global threshold
                 threshold = value
+
+
+            def sweep(x, values):
+                for value in values:
+                    clip(x)
+                    configure(value)  # after `clip` was traced: it keeps the old threshold
             """
         ),
         Invalid(
@@ -411,8 +418,9 @@ class OuterStateMutationRule(Rule):
                     ctx,
                     info,
                     node,
-                    f"module-level `{name}` is reassigned elsewhere, but traced code reads it once, at trace time: "
-                    "later values are not seen by the compiled function",
+                    f"module-level `{name}` is rebound (line {outer.reassigned[name]}) after a call that can trace "
+                    "this code, but traced code reads it once, at trace time: later values are not seen by the "
+                    "compiled function",
                     f"pass `{name}` as an argument (a static one with `static_argnames` if it is a Python value)",
                 )
 
@@ -497,13 +505,23 @@ class _ModuleState:
     """Module-level names: which hold containers, which the module reassigns, and which
     containers ordinary code changes at run time (`changed_by`: container -> the function)."""
 
-    def __init__(self, containers: set[str], reassigned: set[str], changed_by=None) -> None:
+    def __init__(self, containers: set[str], reassigned: set[str], changed_by=None, late=None) -> None:
         """`changed_by`: the mapping, or a function that makes it when first asked (a walk of every
         function of the module, which the screen asks for only when traced code reads one of the
-        module's containers)."""
+        module's containers). `late`: the reassigned names some rebinding of which can run after a
+        trace (`rebinding_order.late_rebound`), or a function that makes them when first asked."""
         self.containers = containers
-        self.reassigned = reassigned
         self._changed_by = changed_by if changed_by is not None else {}
+        self._late = late if late is not None else dict.fromkeys(reassigned, 0)
+
+    @property
+    def reassigned(self) -> dict[str, int]:
+        """Module names rebound after a trace could have read them (-> the line of one such
+        rebinding, or of the call that makes it): a read of one in traced code can see a stale
+        value. Names only set up at import, in whatever order, are not among them."""
+        if callable(self._late):
+            self._late = self._late()
+        return self._late
 
     @property
     def changed_by(self) -> dict[str, str]:
@@ -538,6 +556,7 @@ class _ModuleState:
                 elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
                     if isinstance(stmt, ast.For):
                         bind(stmt.target, None)
+                        bind(stmt.target, None)  # bound again at every iteration
                     for block in ("body", "orelse", "finalbody"):
                         top(getattr(stmt, block, ()) or ())
                     for handler in getattr(stmt, "handlers", ()) or ():
@@ -574,7 +593,12 @@ class _ModuleState:
         reassigned = {name for name, vals in values.items() if len(vals) > 1 and name not in defined}
         reassigned |= global_writes
         reassigned -= set(names.bindings)
-        return cls(containers, reassigned, lambda: _changed_at_run_time(tree, containers))
+        return cls(
+            containers,
+            reassigned,
+            lambda: _changed_at_run_time(tree, containers),
+            lambda: late_rebound(tree, reassigned, names.qualify_ast),
+        )
 
 
 # Mutators that take contents out: a container they are called on is run-time state, not a
