@@ -287,6 +287,8 @@ class OuterStateMutationRule(Rule):
             elif isinstance(node, (cst.Assign, cst.AugAssign)):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 written.update(t.value for t in targets if isinstance(t, cst.Subscript))
+            if isinstance(node, _COMPREHENSIONS):
+                not_reads.update(_comprehension_locals(node))
             if isinstance(node, cst.Attribute):
                 not_reads.add(node.attr)
             elif isinstance(node, cst.Arg) and node.keyword is not None:
@@ -437,6 +439,28 @@ def _target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(target, cst.StarredElement):
         return _target_name_nodes(target.value)
     return []
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _comprehension_locals(comp: cst.BaseComp) -> list[cst.Name]:
+    """The `Name`s in `comp` that spell a variable its own `for` clauses bind: the comprehension's
+    scope, not the module's (`[x * k for k in range(3)]` reads no global `k`)."""
+    bound: set[str] = set()
+    clause = comp.for_in
+    while clause is not None:
+        bound.update(n.value for n in _target_name_nodes(clause.target))
+        clause = clause.inner_for_in
+    found: list[cst.Name] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value in bound:
+                found.append(n)
+
+    walk(comp, V())
+    return found
 
 
 _INLINE_REASONS = ("defined inside traced", "called from traced", "read on a traced object")

@@ -79,7 +79,7 @@ class _Order:
         self.qualify = qualify
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.jitted: set[str] = set()  # module names bound to a transform's result
-        for stmt in tree.body:
+        for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[stmt.name] = stmt
                 if any(self._is_transform(d) for d in stmt.decorator_list):
@@ -234,6 +234,18 @@ class _Order:
                 return bool(node.args) and self._is_transform(node.args[0])
             return self._is_transform(node.func)
         return (self.qualify(node) or "") in TRACING
+
+
+def _module_level(stmts: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements that run in the module's namespace: its body and the blocks of its `if`,
+    `for`, `while`, `with` and `try` statements (a script's `if __name__ == "__main__":`)."""
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, (ast.If, *_LOOPS, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try))):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _module_level(getattr(stmt, block, []))
+            for handler in getattr(stmt, "handlers", []):
+                yield from _module_level(handler.body)
 
 
 def _named_function(args: list[ast.expr], fresh: frozenset[str]) -> bool:

@@ -36,6 +36,17 @@ LAX_BODIES: dict[str, tuple[int, ...]] = {
     "jax.lax.map": (0,),
     "jax.lax.associative_scan": (0,),
 }
+# Calls that run their first argument on the host, at run time, with concrete values: a function
+# passed there is not traced (its `print`, `nonlocal` write or NumPy call is what it is for)
+HOST_CALLBACKS = frozenset(
+    {
+        "jax.debug.callback",
+        "jax.pure_callback",
+        "jax.experimental.io_callback",
+        "jax.experimental.host_callback.id_tap",
+        "jax.experimental.host_callback.call",
+    }
+)
 # Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
 CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
 
