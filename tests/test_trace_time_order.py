@@ -5,6 +5,7 @@ variant beside it, with a real after-trace rebinding, is still reported."""
 
 from __future__ import annotations
 
+import importlib.util
 import textwrap
 
 import jax
@@ -12,6 +13,7 @@ import jax.numpy as jnp
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
+from jaxfix.engine.project import build_project_index
 
 
 def findings(source: str, path: str = "case.py"):
@@ -284,11 +286,11 @@ def test_the_same_function_called_in_the_trace_is_reported():
     assert [f.message.split(" inside")[0] for f in result.findings] == ["assignment to nonlocal `last_time`"]
 
 
-def test_the_reported_order_is_real():
+def test_the_reported_order_is_real(tmp_path):
     """The buggy shape, run: after a trace, a module-level rebinding is not seen by the compiled
     function (the silent shapes rebind before any trace, so the first trace sees the final value)."""
-    namespace: dict = {}
-    exec(
+    path = tmp_path / "stale_scale.py"
+    path.write_text(
         textwrap.dedent(
             """
             import jax
@@ -305,7 +307,58 @@ def test_the_reported_order_is_real():
             second = step(jnp.ones(()))
             """
         ),
-        namespace,
+        encoding="utf-8",
     )
-    assert float(namespace["first"]) == float(namespace["second"]) == 1.0
-    assert jax.jit(lambda w: w * namespace["scale"])(jnp.ones(())) == 3.0
+    assert names(path.read_text(encoding="utf-8")) == ["scale"]
+    spec = importlib.util.spec_from_file_location("stale_scale", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert float(module.first) == float(module.second) == 1.0  # the compiled step kept scale == 1.0
+    assert float(jax.jit(lambda w: w * module.scale)(jnp.ones(()))) == 3.0
+
+
+# -- JAX402 fix safety: certainly traced, or not safe ---------------------------------------------
+# exoplanet-dev/jaxoplanet@6972b779fd9932db50d03ba451c137edcb6406e4: src/jaxoplanet/starry/light_curves.py
+# calls `np.atleast_2d(...)` in `surface_light_curve`, which only a test of another module vmaps
+# (tests/starry/light_curve_test.py:320, with the surface unmapped: `in_axes=None`): the value there
+# is a concrete mpmath-built table, and a "safe" `jnp` rewrite would change working code
+LIBRARY = """import numpy as np
+
+
+def light_curve(table, theta):
+    return np.atleast_2d(table) * theta
+"""
+CALLER = """import jax
+import jax.numpy as jnp
+from pkg.lib import light_curve
+
+
+def sweep(table, thetas):
+    return jax.vmap(light_curve, in_axes=(0, 0))(table, thetas)
+"""
+
+
+def _project_findings(tmp_path, files: dict[str, str], name: str):
+    paths = []
+    for rel, text in {"pkg/__init__.py": "", **files}.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        paths.append(str(path))
+    index = build_project_index(paths)
+    path = next(p for p in paths if p.endswith(name))
+    return analyze(open(path, encoding="utf-8").read(), path, Config(select=("JAX402",)), project=index).findings
+
+
+def test_numpy_fix_traced_only_through_another_module_is_unsafe(tmp_path):
+    found = _project_findings(tmp_path, {"pkg/lib.py": LIBRARY, "pkg/caller.py": CALLER}, "lib.py")
+    assert [(f.code, f.fix.safety.value) for f in found] == [("JAX402", "unsafe")]
+    assert "another module" in found[0].message
+
+
+def test_numpy_fix_under_a_transform_of_its_own_module_stays_safe(tmp_path):
+    own = LIBRARY.replace("import numpy as np\n", "import jax\nimport numpy as np\n") + (
+        "\n\nsweep = jax.vmap(light_curve)\n"
+    )
+    found = _project_findings(tmp_path, {"pkg/lib.py": own}, "lib.py")
+    assert [(f.code, f.fix.safety.value) for f in found] == [("JAX402", "safe")]

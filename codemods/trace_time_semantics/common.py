@@ -26,6 +26,38 @@ def traced_functions(ctx: RuleContext) -> list[FuncInfo]:
     return list(jc.traced_functions())
 
 
+# reasons `jit_contexts` gives a function traced by a transform of this module itself
+_OWN_ENTRIES = ("jitted", "vectorised", "body of ", "of a partial")
+# reasons that hand the trace on from another function of the module, named in backquotes
+_HANDED_ON = ("defined inside traced `", "called from traced `", "read on a traced object in `", "runs when traced `")
+
+
+def certainly_traced(jc: JitContexts, info: FuncInfo) -> bool:
+    """Whether some chain of reasons leads from `info` to a transform applied in this module (a
+    `jit`, `vmap`, lax body...). A function traced only because another module's code calls it
+    (`FuncInfo.called_from`, the project call graph's reading of that call) is a guess as far as a
+    fix goes: the entry may map only some arguments (`vmap(in_axes=None)`), or be test code."""
+    by_name: dict[str, list[FuncInfo]] = {}
+    for other in jc.functions.values():
+        if other.in_trace:
+            by_name.setdefault(other.name, []).append(other)
+    seen: set[int] = set()
+    work = [info]
+    while work:
+        cur = work.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        for reason in cur.reasons:
+            if reason.startswith(_OWN_ENTRIES):
+                return True
+            if reason.startswith("defined inside traced `") and cur.parent is not None:
+                work.append(cur.parent)
+            elif reason.startswith(_HANDED_ON):
+                work.extend(by_name.get(reason.split("`")[1], ()))
+    return False
+
+
 def code(ctx: RuleContext, node: cst.CSTNode) -> str:
     """`node` as written in the file."""
     return ctx.module.code_for_node(node)

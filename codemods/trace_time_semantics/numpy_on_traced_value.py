@@ -12,6 +12,7 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.trace_time_semantics.common import (
     TRANSFORM_TOKENS,
+    certainly_traced,
     message,
     traced_functions,
 )
@@ -22,7 +23,7 @@ from codemods.trace_time_semantics.numpy_table import (
 )
 from jaxfix.analysis import astscan
 from jaxfix.analysis.guards import guarded_in, never_traced_at
-from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
@@ -292,6 +293,9 @@ class NumpyOnTracedValueRule(Rule):
             dtype = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
             if hazard is None and dtype is not None and not _narrow_dtype(ctx, dtype):
                 hazard = "a 64-bit `dtype=` becomes 32-bit unless jax_enable_x64"
+            if hazard is None and not certainly_traced(ctx.fact(JitContexts, jit_contexts), info):
+                # where the value is in fact concrete, NumPy works today and `jnp` may not (objects, 64 bits)
+                hazard = "traced only through a call in another module; where the value is concrete, NumPy works today"
             imports: list[ImportRequest] = []
             spelled, reqs = ctx.names.reference(f"jax.numpy.{fname}")
             imports.extend(reqs)
