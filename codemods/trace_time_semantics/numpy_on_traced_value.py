@@ -90,7 +90,10 @@ class NumpyOnTracedValueRule(Rule):
     difference in the message, for `argsort` (tie order, int32), `count_nonzero`, `bitwise_and`,
     `left_shift` (int32), `float_power`, `interp`, `cov`, `corrcoef` (float32), `empty_like`
     (zeros), `take` (out-of-bounds mode), and for any call with a `dtype=` argument (64-bit types
-    become 32-bit). Differential verification runs the original eagerly (`jax.disable_jit()`,
+    become 32-bit), and for any call in a function traced only because another module calls it
+    (no chain of reasons reaches a transform of its own module: the call graph's reading of that
+    call, e.g. a `vmap` with `in_axes=None`, may be wrong, and where the value is concrete NumPy
+    works today). Differential verification runs the original eagerly (`jax.disable_jit()`,
     where NumPy accepts JAX arrays) and the rewrite under `jit`.
 
     ## References

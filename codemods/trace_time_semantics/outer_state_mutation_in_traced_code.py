@@ -69,8 +69,14 @@ class OuterStateMutationRule(Rule):
       `cache[k] = v`, `seen.add(k)`, `log.extend(...)`), where the container is a list, dict,
       set or deque built by that outer scope;
     - an assignment to a name declared `global` or `nonlocal`;
-    - a read of a module-level name that the module reassigns (a second module-level assignment,
-      or an assignment in a function that declares it `global`);
+    - a read of a module-level name that the module can rebind *after* a trace, before a later
+      call of the compiled function (`rebinding_order`): a module-level rebinding after a call
+      that traces, or in a module-level loop that also calls the traced function; a `global`
+      write in a function whose own order (a driver loop) or whose callers put it after such a
+      call. Rebindings that only run at import, before anything traces (a NumPy table converted
+      to `jnp`, `N = jnp.int32(N)`, `f = jax.jit(f)`, `setNightColors()` called at module level,
+      a script's setup before it defines the jitted step), are not reported, nor a function
+      the loop itself defines (a new trace each iteration);
     - a traced value stored on an object that outlives the trace: `self.cache[k] = v`,
       `self.last = v`, `self.items.append(v)` in a method of a plain (non-pytree) class that the
       module instantiates at module level (`guide = Guide(...)`, then `jax.jit(lambda k: guide(k))`);
@@ -93,7 +99,10 @@ class OuterStateMutationRule(Rule):
 
     ## Known problems
     The analysis is within one module: a global reassigned from another module, or a container
-    passed in and mutated through another name, is not seen. A function that fills a container
+    passed in and mutated through another name, is not seen. A `global` setter that the module
+    never calls is not reported: whether it runs before the first trace (setup) or after it is
+    unknown, and precision comes first. A function handed to `jax.debug.callback` (or another
+    host callback) runs at every call on concrete values and is not traced code. A function that fills a container
     and is called only at module level counts as import-time setup. Test code (`test_*.py`,
     `*_test.py`, `conftest.py`, files under `tests/`) is not reported: there a side effect inside
     traced code (`num_traces += 1`, `witness.append(x)`) is how a test observes tracing; set
