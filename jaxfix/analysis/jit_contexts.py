@@ -1060,17 +1060,19 @@ class JitContexts:
                 target = self.nested.get(site.caller, {}).get(func.value)
                 if target is not None:
                     called.add(target)
-            if (self.names.qualify(func) or "") not in HOST_CALLBACKS or not site.call.args:
-                continue
-            arg = site.call.args[0].value
-            if isinstance(arg, cst.Lambda):
-                info = self.functions.get(arg)
-            elif isinstance(arg, cst.Name) and site.caller is not None:
-                info = self.nested.get(site.caller, {}).get(arg.value)
-            else:
-                info = None
-            if info is not None:
-                found.add(info)
+            positions = HOST_CALLBACKS.get(self.names.qualify(func) or "", ())
+            for position in positions:
+                if position >= len(site.call.args):
+                    continue
+                arg = site.call.args[position].value
+                if isinstance(arg, cst.Lambda):
+                    info = self.functions.get(arg)
+                elif isinstance(arg, cst.Name) and site.caller is not None:
+                    info = self.nested.get(site.caller, {}).get(arg.value)
+                else:
+                    info = None
+                if info is not None:
+                    found.add(info)
         return found - called
 
     def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
