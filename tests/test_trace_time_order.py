@@ -363,3 +363,32 @@ def test_numpy_fix_under_a_transform_of_its_own_module_stays_safe(tmp_path):
     )
     found = _project_findings(tmp_path, {"pkg/lib.py": own}, "lib.py")
     assert [(f.code, f.fix.safety.value) for f in found] == [("JAX402", "safe")]
+
+
+def test_only_transforms_that_keep_their_trace_count():
+    """Measured (jax 0.10.2): an eager `jax.vmap(f)(x)` or `jax.grad(f)(x)` traces at every call
+    and sees a rebound global; an eager `lax.scan(body, ...)` of a named body keeps its trace
+    (3.0 before and after `S = 3.0`), as `jit` does."""
+    eager = """
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    S = 1.0
+
+
+    def f(x):
+        return x * S
+
+
+    def body(c, x):
+        return c + x * S, None
+
+
+    a = jax.vmap(f)(jnp.ones(2))
+    g = jax.grad(f)(1.0)
+    S = 3.0
+    """
+    assert names(eager) == []
+    scanned = eager.replace("g = jax.grad(f)(1.0)", "r = lax.scan(body, 0.0, jnp.ones(3))")
+    assert names(scanned) == ["S"]

@@ -12,6 +12,7 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.trace_time_semantics.common import (
     TRANSFORM_TOKENS,
+    kept_trace,
     short,
     traced_functions,
 )
@@ -413,6 +414,8 @@ class OuterStateMutationRule(Rule):
                     continue
                 if (name in facts.locals and name not in declared) or _owner(info, name) is not None:
                     continue
+                if name not in outer.changed_by and not kept_trace(jc, info):
+                    continue  # traced only by an eager vmap or grad: every call reads the global again
                 reported_reads.add(name)
                 if name not in outer.reassigned:
                     yield self._report(

@@ -13,9 +13,12 @@ Read on the stdlib AST in execution order:
 - a function of the module: its own body read the same way (a global it writes after a trace,
   `global nbr` in a driver loop); a call of it carries its writes and traces to the caller.
 
-A call "may trace" when it calls a transform's result: a name bound to `jax.jit(...)` (or any
-transform of `transforms.py`), a def decorated with one, `jax.jit(f)(x)` of a named `f`, a lax
-body taker; or a module function whose body does. A global written only by a function the module
+A call "may trace" (and keep that trace for later calls) when it calls a compiling transform's
+result: a name bound to `jax.jit(...)` (`transforms.JIT_NAMES`: jit, pmap, pjit, filter_jit), a
+def decorated with one, `jax.jit(f)(x)` of a named `f`, a lax body taker given a named function;
+or a module function whose body does. Measured with jax 0.10.2: an eager `lax.scan(body, ...)`
+keeps `body`'s trace across calls (a global rebound between two scans is not seen), while an
+eager `jax.vmap(f)(x)` or `jax.grad(f)(x)` traces again at every call and sees the new value. A global written only by a function the module
 never calls is left out (the order is unknown: precision first).
 """
 
@@ -26,10 +29,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from jaxfix.analysis import astscan
-from jaxfix.analysis.transforms import JIT_NAMES, LAX_BODIES, PASS_THROUGH, VMAP_NAMES
+from jaxfix.analysis.transforms import JIT_NAMES, LAX_BODIES
 
-# what makes its function argument run traced when the result (or the call itself) is called
-TRACING = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
+# the transforms whose result keeps its trace for later calls (vmap and grad trace at every call)
+TRACING = JIT_NAMES
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
