@@ -339,7 +339,7 @@ def sweep(table, thetas):
 """
 
 
-def _project_findings(tmp_path, files: dict[str, str], name: str):
+def _project_findings(tmp_path, files: dict[str, str], name: str, select: str = "JAX402"):
     paths = []
     for rel, text in {"pkg/__init__.py": "", **files}.items():
         path = tmp_path / rel
@@ -348,7 +348,7 @@ def _project_findings(tmp_path, files: dict[str, str], name: str):
         paths.append(str(path))
     index = build_project_index(paths)
     path = next(p for p in paths if p.endswith(name))
-    return analyze(open(path, encoding="utf-8").read(), path, Config(select=("JAX402",)), project=index).findings
+    return analyze(open(path, encoding="utf-8").read(), path, Config(select=(select,)), project=index).findings
 
 
 def test_numpy_fix_traced_only_through_another_module_is_unsafe(tmp_path):
@@ -392,3 +392,51 @@ def test_only_transforms_that_keep_their_trace_count():
     assert names(eager) == []
     scanned = eager.replace("g = jax.grad(f)(1.0)", "r = lax.scan(body, 0.0, jnp.ones(3))")
     assert names(scanned) == ["S"]
+
+
+# JAX401 and JAX403 the same way: a site traced only through another module's call is not
+# certainly traced, so the rewrite (`jax.debug.print`, `.at[...].set`) is unsafe there
+PRINTS = """import numpy as np
+
+
+def report(x):
+    print("value", x)
+    return x * 2
+"""
+UPDATES = """import numpy as np
+
+
+def bump(x, i):
+    x[i] = 0.0
+    return x + 1
+"""
+
+
+def _caller(function: str, module: str) -> str:
+    return f"import jax\nfrom pkg.{module} import {function}\n\n\ndef run(x):\n    return jax.jit({function})(x)\n"
+
+
+def test_print_and_update_traced_only_through_another_module_are_unsafe(tmp_path):
+    files = {
+        "pkg/prints.py": PRINTS,
+        "pkg/updates.py": UPDATES,
+        "pkg/a.py": _caller("report", "prints"),
+        "pkg/b.py": "import jax\nimport jax.numpy as jnp\nfrom pkg.updates import bump\n\n\n"
+        "def run(x):\n    return jax.jit(bump)(x, jnp.int32(1))\n",
+    }
+    printed = _project_findings(tmp_path, files, "prints.py", "JAX401")
+    updated = _project_findings(tmp_path, files, "updates.py", "JAX403")
+    assert [(f.code, f.fix.safety.value) for f in printed] == [("JAX401", "unsafe")]
+    assert [(f.code, f.fix.safety.value) for f in updated] == [("JAX403", "unsafe")]
+    assert "another module" in printed[0].message and "another module" in updated[0].message
+
+
+def test_print_and_update_under_their_own_jit_stay_safe(tmp_path):
+    files = {
+        "pkg/prints.py": "import jax\n" + PRINTS + "\n\nreport_jit = jax.jit(report)\n",
+        "pkg/updates.py": "import jax\n" + UPDATES + "\n\nbump_jit = jax.jit(bump)\n",
+    }
+    printed = _project_findings(tmp_path, files, "prints.py", "JAX401")
+    updated = _project_findings(tmp_path, files, "updates.py", "JAX403")
+    assert [(f.code, f.fix.safety.value) for f in printed] == [("JAX401", "safe")]
+    assert [(f.code, f.fix.safety.value) for f in updated] == [("JAX403", "safe")]
