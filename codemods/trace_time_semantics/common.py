@@ -12,6 +12,7 @@ import libcst as cst
 
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.transforms import JIT_NAMES
 from jaxfix.model import Fix, Safety
 from jaxfix.rulebase import RuleContext
 
@@ -24,6 +25,60 @@ def traced_functions(ctx: RuleContext) -> list[FuncInfo]:
     """The functions of the file that run under a trace and whose values are known."""
     jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
     return list(jc.traced_functions())
+
+
+# reasons `jit_contexts` gives a function traced by a transform of this module itself
+_OWN_ENTRIES = ("jitted", "vectorised", "body of ", "of a partial")
+# reasons that hand the trace on from another function of the module, named in backquotes
+_HANDED_ON = ("defined inside traced `", "called from traced `", "read on a traced object in `", "runs when traced `")
+# the short names of the transforms that compile, and keep the trace for later calls
+_COMPILING = frozenset(name.rsplit(".", 1)[-1] for name in JIT_NAMES)
+
+
+def certainly_traced(jc: JitContexts, info: FuncInfo) -> bool:
+    """Whether some chain of reasons leads from `info` to a transform applied in this module (a
+    `jit`, `vmap`, lax body...). A function traced only because another module's code calls it
+    (`FuncInfo.called_from`, the project call graph's reading of that call) is a guess as far as a
+    fix goes: the entry may map only some arguments (`vmap(in_axes=None)`), or be test code."""
+    return _reached(jc, info, lambda reason: reason.startswith(_OWN_ENTRIES))
+
+
+def kept_trace(jc: JitContexts, info: FuncInfo) -> bool:
+    """Whether some chain of reasons leads from `info` to a transform of this module that keeps
+    its trace for later calls: a `jit`/`pmap` (or a partial of one) or a lax body (measured: an
+    eager `lax.scan` reuses its body's trace). An eager `vmap` or `grad` traces at every call."""
+
+    def keeps(reason: str) -> bool:
+        if reason.startswith(("jitted", "body of ")):
+            return True
+        if reason.startswith("vectorised ("):
+            return reason[len("vectorised (") : -1] in JIT_NAMES
+        return reason.endswith(" of a partial") and reason.split(" ", 1)[0] in _COMPILING
+
+    return _reached(jc, info, keeps)
+
+
+def _reached(jc: JitContexts, info: FuncInfo, entry) -> bool:
+    """Some chain of `jit_contexts` reasons from `info` ends at a reason `entry` accepts."""
+    by_name: dict[str, list[FuncInfo]] = {}
+    for other in jc.functions.values():
+        if other.in_trace:
+            by_name.setdefault(other.name, []).append(other)
+    seen: set[int] = set()
+    work = [info]
+    while work:
+        cur = work.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        for reason in cur.reasons:
+            if entry(reason):
+                return True
+            if reason.startswith("defined inside traced `") and cur.parent is not None:
+                work.append(cur.parent)
+            elif reason.startswith(_HANDED_ON):
+                work.extend(by_name.get(reason.split("`")[1], ()))
+    return False
 
 
 def code(ctx: RuleContext, node: cst.CSTNode) -> str:

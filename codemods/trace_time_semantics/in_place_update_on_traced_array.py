@@ -11,6 +11,7 @@ import libcst as cst
 
 from codemods._command import commands_for
 from codemods.trace_time_semantics.common import (
+    certainly_traced,
     code,
     fits,
     message,
@@ -18,7 +19,7 @@ from codemods.trace_time_semantics.common import (
     traced_functions,
 )
 from jaxfix.analysis import astscan
-from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -116,7 +117,9 @@ class InPlaceUpdateRule(Rule):
     Safe for a plain name with `=`, `+=`, `-=`, `*=`, `**=` and the other operators on a static
     index. Unsafe (the message says which hazard) when another name aliases the array, for an
     augmented update on a traced index (repeated indices accumulate), and for `/=` (on an integer
-    array `.divide` returns a float array where NumPy raises). Differential verification runs the
+    array `.divide` returns a float array where NumPy raises), and where the function is traced
+    only because another module calls it (there the array may be a NumPy one, which has no
+    `.at`). Differential verification runs the
     original eagerly on NumPy arrays (its intended semantics; on JAX arrays it always raises) and
     the rewrite under `jit` on JAX arrays.
 
@@ -305,6 +308,8 @@ class InPlaceUpdateRule(Rule):
                 f"on its caller's array; return the new `{name}` instead"
             )
         hazards: list[str] = []
+        if not certainly_traced(ctx.fact(JitContexts, jit_contexts), info):
+            hazards.append(f"traced only through a call in another module; if `{name}` is a NumPy array there, it has no `.at`")
         if _aliased(info, evidence, name):
             hazards.append(f"another name aliases `{name}` (NumPy would update it too)")
         index_traced = any(

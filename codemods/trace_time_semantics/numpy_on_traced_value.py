@@ -12,6 +12,7 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.trace_time_semantics.common import (
     TRANSFORM_TOKENS,
+    certainly_traced,
     message,
     traced_functions,
 )
@@ -22,7 +23,7 @@ from codemods.trace_time_semantics.numpy_table import (
 )
 from jaxfix.analysis import astscan
 from jaxfix.analysis.guards import guarded_in, never_traced_at
-from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
@@ -89,7 +90,10 @@ class NumpyOnTracedValueRule(Rule):
     difference in the message, for `argsort` (tie order, int32), `count_nonzero`, `bitwise_and`,
     `left_shift` (int32), `float_power`, `interp`, `cov`, `corrcoef` (float32), `empty_like`
     (zeros), `take` (out-of-bounds mode), and for any call with a `dtype=` argument (64-bit types
-    become 32-bit). Differential verification runs the original eagerly (`jax.disable_jit()`,
+    become 32-bit), and for any call in a function traced only because another module calls it
+    (no chain of reasons reaches a transform of its own module: the call graph's reading of that
+    call, e.g. a `vmap` with `in_axes=None`, may be wrong, and where the value is concrete NumPy
+    works today). Differential verification runs the original eagerly (`jax.disable_jit()`,
     where NumPy accepts JAX arrays) and the rewrite under `jit`.
 
     ## References
@@ -292,6 +296,9 @@ class NumpyOnTracedValueRule(Rule):
             dtype = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
             if hazard is None and dtype is not None and not _narrow_dtype(ctx, dtype):
                 hazard = "a 64-bit `dtype=` becomes 32-bit unless jax_enable_x64"
+            if hazard is None and not certainly_traced(ctx.fact(JitContexts, jit_contexts), info):
+                # where the value is in fact concrete, NumPy works today and `jnp` may not (objects, 64 bits)
+                hazard = "traced only through a call in another module; where the value is concrete, NumPy works today"
             imports: list[ImportRequest] = []
             spelled, reqs = ctx.names.reference(f"jax.numpy.{fname}")
             imports.extend(reqs)

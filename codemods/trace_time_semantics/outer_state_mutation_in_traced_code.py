@@ -12,6 +12,7 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.trace_time_semantics.common import (
     TRANSFORM_TOKENS,
+    kept_trace,
     short,
     traced_functions,
 )
@@ -20,6 +21,7 @@ from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements, module_statements
+from jaxfix.analysis.rebinding_order import late_rebound
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -68,8 +70,14 @@ class OuterStateMutationRule(Rule):
       `cache[k] = v`, `seen.add(k)`, `log.extend(...)`), where the container is a list, dict,
       set or deque built by that outer scope;
     - an assignment to a name declared `global` or `nonlocal`;
-    - a read of a module-level name that the module reassigns (a second module-level assignment,
-      or an assignment in a function that declares it `global`);
+    - a read of a module-level name that the module can rebind *after* a trace, before a later
+      call of the compiled function (`rebinding_order`): a module-level rebinding after a call
+      that traces, or in a module-level loop that also calls the traced function; a `global`
+      write in a function whose own order (a driver loop) or whose callers put it after such a
+      call. Rebindings that only run at import, before anything traces (a NumPy table converted
+      to `jnp`, `N = jnp.int32(N)`, `f = jax.jit(f)`, `setNightColors()` called at module level,
+      a script's setup before it defines the jitted step), are not reported, nor a function
+      the loop itself defines (a new trace each iteration);
     - a traced value stored on an object that outlives the trace: `self.cache[k] = v`,
       `self.last = v`, `self.items.append(v)` in a method of a plain (non-pytree) class that the
       module instantiates at module level (`guide = Guide(...)`, then `jax.jit(lambda k: guide(k))`);
@@ -92,7 +100,10 @@ class OuterStateMutationRule(Rule):
 
     ## Known problems
     The analysis is within one module: a global reassigned from another module, or a container
-    passed in and mutated through another name, is not seen. A function that fills a container
+    passed in and mutated through another name, is not seen. A `global` setter that the module
+    never calls is not reported: whether it runs before the first trace (setup) or after it is
+    unknown, and precision comes first. A function handed to `jax.debug.callback` (or another
+    host callback) runs at every call on concrete values and is not traced code. A function that fills a container
     and is called only at module level counts as import-time setup. Test code (`test_*.py`,
     `*_test.py`, `conftest.py`, files under `tests/`) is not reported: there a side effect inside
     traced code (`num_traces += 1`, `witness.append(x)`) is how a test observes tracing; set
@@ -209,6 +220,12 @@ class OuterStateMutationRule(Rule):
             def configure(value):
                 global threshold
                 threshold = value
+
+
+            def sweep(x, values):
+                for value in values:
+                    clip(x)
+                    configure(value)  # after `clip` was traced: it keeps the old threshold
             """
         ),
         Invalid(
@@ -280,6 +297,8 @@ class OuterStateMutationRule(Rule):
             elif isinstance(node, (cst.Assign, cst.AugAssign)):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 written.update(t.value for t in targets if isinstance(t, cst.Subscript))
+            if isinstance(node, _COMPREHENSIONS):
+                not_reads.update(_comprehension_locals(node))
             if isinstance(node, cst.Attribute):
                 not_reads.add(node.attr)
             elif isinstance(node, cst.Arg) and node.keyword is not None:
@@ -395,6 +414,8 @@ class OuterStateMutationRule(Rule):
                     continue
                 if (name in facts.locals and name not in declared) or _owner(info, name) is not None:
                     continue
+                if name not in outer.changed_by and not kept_trace(jc, info):
+                    continue  # traced only by an eager vmap or grad: every call reads the global again
                 reported_reads.add(name)
                 if name not in outer.reassigned:
                     yield self._report(
@@ -411,8 +432,9 @@ class OuterStateMutationRule(Rule):
                     ctx,
                     info,
                     node,
-                    f"module-level `{name}` is reassigned elsewhere, but traced code reads it once, at trace time: "
-                    "later values are not seen by the compiled function",
+                    f"module-level `{name}` is rebound (line {outer.reassigned[name]}) after a call that can trace "
+                    "this code, but traced code reads it once, at trace time: later values are not seen by the "
+                    "compiled function",
                     f"pass `{name}` as an argument (a static one with `static_argnames` if it is a Python value)",
                 )
 
@@ -429,6 +451,28 @@ def _target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(target, cst.StarredElement):
         return _target_name_nodes(target.value)
     return []
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _comprehension_locals(comp: cst.BaseComp) -> list[cst.Name]:
+    """The `Name`s in `comp` that spell a variable its own `for` clauses bind: the comprehension's
+    scope, not the module's (`[x * k for k in range(3)]` reads no global `k`)."""
+    bound: set[str] = set()
+    clause = comp.for_in
+    while clause is not None:
+        bound.update(n.value for n in _target_name_nodes(clause.target))
+        clause = clause.inner_for_in
+    found: list[cst.Name] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value in bound:
+                found.append(n)
+
+    walk(comp, V())
+    return found
 
 
 _INLINE_REASONS = ("defined inside traced", "called from traced", "read on a traced object")
@@ -497,13 +541,23 @@ class _ModuleState:
     """Module-level names: which hold containers, which the module reassigns, and which
     containers ordinary code changes at run time (`changed_by`: container -> the function)."""
 
-    def __init__(self, containers: set[str], reassigned: set[str], changed_by=None) -> None:
+    def __init__(self, containers: set[str], reassigned: set[str], changed_by=None, late=None) -> None:
         """`changed_by`: the mapping, or a function that makes it when first asked (a walk of every
         function of the module, which the screen asks for only when traced code reads one of the
-        module's containers)."""
+        module's containers). `late`: the reassigned names some rebinding of which can run after a
+        trace (`rebinding_order.late_rebound`), or a function that makes them when first asked."""
         self.containers = containers
-        self.reassigned = reassigned
         self._changed_by = changed_by if changed_by is not None else {}
+        self._late = late if late is not None else dict.fromkeys(reassigned, 0)
+
+    @property
+    def reassigned(self) -> dict[str, int]:
+        """Module names rebound after a trace could have read them (-> the line of one such
+        rebinding, or of the call that makes it): a read of one in traced code can see a stale
+        value. Names only set up at import, in whatever order, are not among them."""
+        if callable(self._late):
+            self._late = self._late()
+        return self._late
 
     @property
     def changed_by(self) -> dict[str, str]:
@@ -538,6 +592,7 @@ class _ModuleState:
                 elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
                     if isinstance(stmt, ast.For):
                         bind(stmt.target, None)
+                        bind(stmt.target, None)  # bound again at every iteration
                     for block in ("body", "orelse", "finalbody"):
                         top(getattr(stmt, block, ()) or ())
                     for handler in getattr(stmt, "handlers", ()) or ():
@@ -574,7 +629,12 @@ class _ModuleState:
         reassigned = {name for name, vals in values.items() if len(vals) > 1 and name not in defined}
         reassigned |= global_writes
         reassigned -= set(names.bindings)
-        return cls(containers, reassigned, lambda: _changed_at_run_time(tree, containers))
+        return cls(
+            containers,
+            reassigned,
+            lambda: _changed_at_run_time(tree, containers),
+            lambda: late_rebound(tree, reassigned, names.qualify_ast),
+        )
 
 
 # Mutators that take contents out: a container they are called on is run-time state, not a

@@ -4,12 +4,19 @@ and prints a tracer."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 
 import libcst as cst
 
 from codemods._command import commands_for
-from codemods.trace_time_semantics.common import fits, message, traced_functions
+from codemods.trace_time_semantics.common import (
+    certainly_traced,
+    fits,
+    message,
+    traced_functions,
+)
+from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -89,7 +96,9 @@ class PrintInTracedCodeRule(Rule):
     ## Fix safety
     Safe: differential execution runs the original eagerly (`jax.disable_jit()`, where `print`
     shows values) and the rewrite under `jit`, and compares what both write to stdout as well as
-    the returned values, which the fix never changes.
+    the returned values, which the fix never changes. Unsafe where the function is traced only
+    because another module calls it (no transform of its own module reaches it): there the
+    values may be Python objects, which `jax.debug.print` refuses.
 
     ## References
     - https://docs.jax.dev/en/latest/debugging/print_breakpoint.html
@@ -237,8 +246,17 @@ class PrintInTracedCodeRule(Rule):
                         yield ctx.finding(self, "JAX401", node, message(what + info.traced_because(), fix), fix)
             # several prints in one function: keep their order (jax.debug.print is unordered by default)
             ordered = len(prints) + debug_calls > 1
+            certain = not prints or certainly_traced(ctx.fact(JitContexts, jit_contexts), info)
             for node, traced in prints:
                 fix = _PrintFix(ctx, node, traced, ordered).build()
+                if not certain and fix.safety is Safety.SAFE:
+                    # where the values are in fact Python objects, `jax.debug.print` refuses them
+                    fix = dataclasses.replace(
+                        fix,
+                        title=f"{fix.title} (unsafe: traced only through a call in another module; "
+                        "`jax.debug.print` takes only array values)",
+                        safety=Safety.UNSAFE,
+                    )
                 yield ctx.finding(
                     self, "JAX401", node, message("`print` of a traced value runs once, at trace time" + info.traced_because(), fix), fix
                 )

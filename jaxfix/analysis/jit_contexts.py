@@ -34,6 +34,7 @@ from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
     GRAD_NAMES,
+    HOST_CALLBACKS,
     JIT_NAMES,
     LAX_BODIES,
     PARTIAL_NAMES,
@@ -1006,8 +1007,9 @@ class JitContexts:
         """Worklist to a fixpoint: analyse each traced function, push traced arguments into the
         functions it calls, re-analyse those whose traced entry grew (and nested functions, whose
         free variables come from the enclosing trace)."""
+        host = self._host_callbacks()
         for info in self.functions.values():
-            if info.parent is not None:
+            if info.parent is not None and info not in host:
                 self._children.setdefault(info.parent, []).append(info)
         work = [i for i in self.functions.values() if i.in_trace]
         queued = set(work)
@@ -1044,6 +1046,34 @@ class JitContexts:
                 if other not in queued:
                     queued.add(other)
                     work.append(other)
+
+    def _host_callbacks(self) -> set[FuncInfo]:
+        """Nested functions and lambdas handed to a host callback (`transforms.HOST_CALLBACKS`:
+        `jax.debug.callback(log, metrics)`) and never called directly by their enclosing function:
+        they run at run time on concrete values, so being defined inside traced code does not
+        make them traced (Kinetix's `callback` with `nonlocal last_time`)."""
+        found: set[FuncInfo] = set()
+        called: set[FuncInfo] = set()
+        for site in self.calls:
+            func = site.call.func
+            if isinstance(func, cst.Name) and site.caller is not None:
+                target = self.nested.get(site.caller, {}).get(func.value)
+                if target is not None:
+                    called.add(target)
+            positions = HOST_CALLBACKS.get(self.names.qualify(func) or "", ())
+            for position in positions:
+                if position >= len(site.call.args):
+                    continue
+                arg = site.call.args[position].value
+                if isinstance(arg, cst.Lambda):
+                    info = self.functions.get(arg)
+                elif isinstance(arg, cst.Name) and site.caller is not None:
+                    info = self.nested.get(site.caller, {}).get(arg.value)
+                else:
+                    info = None
+                if info is not None:
+                    found.add(info)
+        return found - called
 
     def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
         woken: list[FuncInfo] = []

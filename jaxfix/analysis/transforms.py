@@ -36,6 +36,17 @@ LAX_BODIES: dict[str, tuple[int, ...]] = {
     "jax.lax.map": (0,),
     "jax.lax.associative_scan": (0,),
 }
+# Calls whose function argument runs on concrete values on the host, never on tracers, even when
+# the call itself sits in traced code: qualified name -> positions of the function arguments.
+# Code inside such a callback is never reported as traced.
+HOST_CALLBACKS: dict[str, tuple[int, ...]] = {
+    "jax.pure_callback": (0,),
+    "jax.experimental.io_callback": (0,),
+    "jax.experimental.io_callback.io_callback": (0,),
+    "jax.debug.callback": (0,),
+    "jax.experimental.host_callback.call": (0,),
+    "jax.experimental.host_callback.id_tap": (0,),
+}
 # Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
 CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
 

@@ -1,0 +1,299 @@
+"""Which module globals can be rebound *after* a trace: the order fact behind JAX404's reads.
+
+A jitted function reads a module global once, when it is traced; a rebinding matters only when it
+can run after some call that traces and before a later call of the compiled function. Import-time
+setup (`TABLE = np.array(...)` then `TABLE = jnp.asarray(TABLE)`, `setColors()` called once at
+module level, `f = jax.jit(f)`) runs before any trace and is harmless.
+
+Read on the stdlib AST in execution order:
+- a statement sequence: a rebinding after a statement that may trace;
+- a loop whose body (or header) both may trace and rebinds: iteration k's rebinding precedes
+  iteration k+1's call. A call of a function the loop body itself defines or jits is a fresh
+  function each iteration (a new trace), and does not count;
+- a function of the module: its own body read the same way (a global it writes after a trace,
+  `global nbr` in a driver loop); a call of it carries its writes and traces to the caller.
+
+A call "may trace" (and keep that trace for later calls) when it calls a compiling transform's
+result: a name bound to `jax.jit(...)` (`transforms.JIT_NAMES`: jit, pmap, pjit, filter_jit), a
+def decorated with one, `jax.jit(f)(x)` of a named `f`, a lax body taker given a named function;
+or a module function whose body does. Measured with jax 0.10.2: an eager `lax.scan(body, ...)`
+keeps `body`'s trace across calls (a global rebound between two scans is not seen), while an
+eager `jax.vmap(f)(x)` or `jax.grad(f)(x)` traces again at every call and sees the new value. A global written only by a function the module
+never calls is left out (the order is unknown: precision first).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from jaxfix.analysis import astscan
+from jaxfix.analysis.transforms import JIT_NAMES, LAX_BODIES
+
+# the transforms whose result keeps its trace for later calls (vmap and grad trace at every call)
+TRACING = JIT_NAMES
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclass
+class _Effects:
+    """What running some code does, as far as order goes."""
+
+    traces: bool = False
+    writes: dict[str, int] = field(default_factory=dict)  # candidate globals it rebinds -> a line
+    late: dict[str, int] = field(default_factory=dict)  # of those, rebound after a trace -> a line
+
+    def add(self, other: _Effects) -> None:
+        self.traces |= other.traces
+        _merge(self.writes, other.writes)
+        _merge(self.late, other.late)
+
+    def after_trace(self, writes: dict[str, int]) -> None:
+        """`writes` run after this code traced (if it did)."""
+        if self.traces:
+            _merge(self.late, writes)
+
+
+def _merge(into: dict[str, int], other: dict[str, int]) -> None:
+    for name, line in other.items():
+        into.setdefault(name, line)
+
+
+def late_rebound(
+    tree: ast.Module, candidates: Iterable[str], qualify: Callable[[ast.AST], str | None]
+) -> dict[str, int]:
+    """The `candidates` (module globals bound more than once) that some rebinding can execute
+    after a call that may trace: a module-level rebinding after one, in a module-level loop with
+    one, or a `global` write in a function of the module whose own order (or whose callers') puts
+    it after one. `qualify` names a call's function through the module's imports. Name -> the
+    line of such a rebinding (of a call that makes it, in a function's caller)."""
+    names = set(candidates)
+    if not names:
+        return {}
+    return _Order(tree, names, qualify).late()
+
+
+class _Order:
+    def __init__(self, tree: ast.Module, names: set[str], qualify) -> None:
+        self.tree = tree
+        self.names = names
+        self.qualify = qualify
+        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.jitted: set[str] = set()  # module names bound to a transform's result
+        for stmt in _module_level(tree.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[stmt.name] = stmt
+                if any(self._is_transform(d) for d in stmt.decorator_list):
+                    self.jitted.add(stmt.name)
+        for stmt in astscan.statements(tree):
+            if isinstance(stmt, ast.Assign) and self._transform_call(stmt.value):
+                self.jitted.update(_dotted(t) for t in stmt.targets if _dotted(t))
+        self._summaries: dict[str, _Effects] = {}
+
+    def late(self) -> dict[str, int]:
+        late = self._block(self.tree.body, self.names, frozenset()).late
+        for name in self.functions:  # a function's own order counts, whoever calls it
+            _merge(late, self._summary(name).late)
+        return {name: line for name, line in late.items() if name in self.names}
+
+    # -- a function's summary ------------------------------------------------------------------
+    def _summary(self, name: str) -> _Effects:
+        found = self._summaries.get(name)
+        if found is not None:
+            return found
+        self._summaries[name] = _Effects()  # a recursive call adds nothing
+        fn = self.functions[name]
+        declared = {n for stmt in astscan.nodes(fn) if isinstance(stmt, ast.Global) for n in stmt.names}
+        effects = self._block(fn.body, declared & self.names, frozenset())
+        if name in self.jitted:
+            effects.traces = True  # calling it traces it
+        self._summaries[name] = effects
+        return effects
+
+    @staticmethod
+    def _called(summary: _Effects, line: int) -> _Effects:
+        """A call of a function with `summary`, at `line`: what it rebinds is reported there."""
+        return _Effects(
+            summary.traces, dict.fromkeys(summary.writes, line), dict.fromkeys(summary.late, line)
+        )
+
+    # -- statements ------------------------------------------------------------------------------
+    def _block(self, stmts: list[ast.stmt], assignable: set[str], fresh: frozenset[str]) -> _Effects:
+        """Effects of running `stmts` in order. `assignable`: the candidates a plain assignment
+        here rebinds (all at module level, the declared globals in a function); `fresh`: names
+        an enclosing loop body binds (a call of one is a new function each iteration)."""
+        out = _Effects()
+        for stmt in stmts:
+            effects = self._statement(stmt, assignable, fresh)
+            out.after_trace(effects.writes)
+            out.add(effects)
+        return out
+
+    def _statement(self, stmt: ast.stmt, assignable: set[str], fresh: frozenset[str]) -> _Effects:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out = _Effects()
+            for dec in stmt.decorator_list:
+                out.add(self._expression(dec, fresh))
+            if stmt.name in assignable and not isinstance(stmt, ast.ClassDef):
+                out.writes.setdefault(stmt.name, stmt.lineno)
+            return out
+        if isinstance(stmt, _LOOPS):
+            inner = fresh | _bound_in(stmt.body, self._transform_call)
+            head = self._expression(stmt.iter if not isinstance(stmt, ast.While) else stmt.test, fresh)
+            body = self._block(stmt.body, assignable, inner)
+            if not isinstance(stmt, ast.While):
+                _merge(body.writes, {n: stmt.lineno for n in _targets(stmt.target) & assignable})
+            out = _Effects()
+            out.add(head)
+            out.add(body)
+            body.after_trace(body.writes)  # one iteration's rebinding precedes the next one's call
+            _merge(out.late, body.late)
+            out.add(self._block(stmt.orelse, assignable, fresh))
+            return out
+        if isinstance(stmt, ast.If):
+            out = self._expression(stmt.test, fresh)
+            for block in (stmt.body, stmt.orelse):
+                branch = self._block(block, assignable, fresh)
+                out.after_trace(branch.writes)
+                out.add(branch)
+            return out
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out = _Effects()
+            for item in stmt.items:
+                out.add(self._expression(item.context_expr, fresh))
+            return self._then(out, self._block(stmt.body, assignable, fresh))
+        if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            out = self._block(stmt.body, assignable, fresh)
+            for block in (*(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
+                out = self._then(out, self._block(block, assignable, fresh))
+            return out
+        if isinstance(stmt, ast.Match):
+            out = self._expression(stmt.subject, fresh)
+            for case in stmt.cases:
+                out = self._then(out, self._block(case.body, assignable, fresh))
+            return out
+        # a simple statement: its calls run before its own assignment
+        out = self._expression(stmt, fresh)
+        own: set[str] = set()
+        if isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                own |= _targets(t)
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and (not isinstance(stmt, ast.AnnAssign) or stmt.value):
+            own |= _targets(stmt.target)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            own |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        own_lines = {name: stmt.lineno for name in own & assignable}
+        out.after_trace(own_lines)  # `x = step(x)`: the call runs first
+        _merge(out.writes, own_lines)
+        return out
+
+    @staticmethod
+    def _then(first: _Effects, second: _Effects) -> _Effects:
+        first.after_trace(second.writes)
+        first.add(second)
+        return first
+
+    # -- expressions -----------------------------------------------------------------------------
+    def _expression(self, root: ast.AST, fresh: frozenset[str]) -> _Effects:
+        """The calls in `root` (not in the lambdas, defs or classes it holds)."""
+        out = _Effects()
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _DEFS) and node is not root:
+                continue
+            if isinstance(node, ast.Call):
+                out.add(self._call(node, fresh))
+            stack.extend(astscan.children(node))
+        return out
+
+    def _call(self, call: ast.Call, fresh: frozenset[str]) -> _Effects:
+        func = call.func
+        name = _dotted(func)
+        if name is not None:
+            if name.split(".")[0] in fresh:
+                return _Effects()
+            if name in self.jitted:
+                return _Effects(traces=True)
+            if name in self.functions:
+                return self._called(self._summary(name), call.lineno)
+            if (self.qualify(func) or "") in LAX_BODIES:
+                return _Effects(traces=_named_function(call.args[:1] or call.args, fresh))
+            return _Effects()
+        if isinstance(func, ast.Call) and self._transform_call(func):
+            # `jax.jit(f)(x)`: jit's cache holds `f`'s compilation across calls; a lambda or
+            # partial built here is a new function each time
+            return _Effects(traces=_named_function(func.args[:1], fresh))
+        return _Effects()
+
+    def _transform_call(self, value: ast.AST) -> bool:
+        return isinstance(value, ast.Call) and self._is_transform(value.func)
+
+    def _is_transform(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):  # `@partial(jax.jit, ...)`, `@jax.jit(...)`
+            if (self.qualify(node.func) or "") == "functools.partial":
+                return bool(node.args) and self._is_transform(node.args[0])
+            return self._is_transform(node.func)
+        return (self.qualify(node) or "") in TRACING
+
+
+def _module_level(stmts: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements that run in the module's namespace: its body and the blocks of its `if`,
+    `for`, `while`, `with` and `try` statements (a script's `if __name__ == "__main__":`)."""
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, (ast.If, *_LOOPS, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try))):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _module_level(getattr(stmt, block, []))
+            for handler in getattr(stmt, "handlers", []):
+                yield from _module_level(handler.body)
+
+
+def _named_function(args: list[ast.expr], fresh: frozenset[str]) -> bool:
+    return bool(args) and isinstance(args[0], ast.Name) and args[0].id not in fresh
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """`a`, `a.b.c` as text; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _targets(target: ast.AST) -> set[str]:
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return {n for el in target.elts for n in _targets(el)}
+    if isinstance(target, ast.Starred):
+        return _targets(target.value)
+    return set()
+
+
+def _bound_in(stmts: list[ast.stmt], is_transform_call) -> frozenset[str]:
+    """Names a loop body binds to a new function each iteration: a def, a lambda, or a
+    transform of one (`step = jax.jit(lambda s: ...)`). `jax.jit(update)` of a function made
+    outside is not new: jit's cache keeps `update`'s trace across wrappers (measured: research/jax-semantics.md, section 1)."""
+    found: set[str] = set()
+    assigns: list[ast.Assign] = []
+    for stmt in stmts:
+        for node in astscan.nodes(stmt):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.add(node.name)
+            elif isinstance(node, ast.Assign):
+                assigns.append(node)
+    for node in assigns:
+        value = node.value
+        while is_transform_call(value) and value.args:
+            value = value.args[0]
+        if isinstance(value, (ast.Lambda, ast.Call)) or (isinstance(value, ast.Name) and value.id in found):
+            for t in node.targets:
+                found |= _targets(t)
+    return frozenset(found)

@@ -1,0 +1,442 @@
+"""JAX404 reads of module globals decided by order (issue #29): a rebinding is reported only when it
+can run after a trace and before a later call of the compiled function. Each silent shape comes
+from real code (cited) or from the shapes the blind measurement of issue #29 listed, and the buggy
+variant beside it, with a real after-trace rebinding, is still reported."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import jax
+import jax.numpy as jnp
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+from jaxfix.engine.project import build_project_index
+
+
+def findings(source: str, path: str = "case.py"):
+    result = analyze(textwrap.dedent(source), path, Config(select=("JAX404",)))
+    assert result.error is None, result.error
+    return [(f.line, f.message) for f in result.findings]
+
+
+def names(source: str) -> list[str]:
+    """The globals of the reported reads (`module-level `X``)."""
+    out = []
+    for _, message in findings(source):
+        assert message.startswith("module-level `"), message
+        out.append(message.split("`")[1])
+    return out
+
+
+# google/evojax@acf5252475e4fbf47e0e3f7994c03de11dd3c4ca:evojax/task/slimevolley.py: colour globals
+# set by `setNightColors()` / `setPixelObsMode()` called once at import; `setDayColors` is never
+# called in the module; `Game.setGameState` reads them (traced through the env's jitted step)
+EVOJAX_COLOURS = """
+import jax
+import jax.numpy as jnp
+
+BALL_COLOR = (0, 0, 0)
+AGENT_LEFT_COLOR = (0, 0, 0)
+PIXEL_AGENT_LEFT_COLOR = (1, 1, 1)
+
+
+def setNightColors():
+    global BALL_COLOR, AGENT_LEFT_COLOR
+    BALL_COLOR = (217, 79, 0)
+    AGENT_LEFT_COLOR = (35, 93, 188)
+
+
+def setDayColors():
+    global BALL_COLOR, AGENT_LEFT_COLOR
+    BALL_COLOR = (255, 200, 20)
+    AGENT_LEFT_COLOR = (240, 75, 0)
+
+
+setNightColors()
+
+
+def setPixelObsMode():
+    global AGENT_LEFT_COLOR
+    AGENT_LEFT_COLOR = PIXEL_AGENT_LEFT_COLOR
+
+
+setPixelObsMode()
+
+
+@jax.jit
+def step(x):
+    return x + jnp.asarray(BALL_COLOR)[0] + jnp.asarray(AGENT_LEFT_COLOR)[0]
+"""
+
+
+def test_setters_run_at_import_are_silent():
+    assert findings(EVOJAX_COLOURS) == []
+
+
+def test_setter_called_between_calls_is_reported():
+    buggy = EVOJAX_COLOURS + textwrap.dedent(
+        """
+
+        def render_day_and_night(x):
+            night = step(x)
+            setDayColors()  # after `step` was traced: the compiled step keeps the night colours
+            return night, step(x)
+        """
+    )
+    assert sorted(names(buggy)) == ["AGENT_LEFT_COLOR", "BALL_COLOR"]
+
+
+# vwxyzjn/cleanrl@fe8d8a03c41a7ef5b523e2e354bd01c363e786bb:cleanrl/qdagger_dqn_atari_jax_impalacnn.py:
+# a script whose `__main__` block rebinds `teacher_params` (init, then loaded from bytes) before it
+# defines the jitted `update` that reads it, then calls `update` in the training loop
+CLEANRL_SCRIPT = """
+import jax
+import jax.numpy as jnp
+
+if __name__ == "__main__":
+    teacher_params = jnp.zeros(3)
+    teacher_params = teacher_params + 1.0  # `flax.serialization.from_bytes(...)`
+
+    @jax.jit
+    def update(q, obs):
+        return q + obs @ teacher_params
+
+    q = 0.0
+    for global_step in range(10):
+        q = update(q, jnp.ones(3))
+"""
+
+
+def test_script_rebinding_before_the_traced_function_is_silent():
+    assert findings(CLEANRL_SCRIPT) == []
+
+
+def test_script_rebinding_inside_the_training_loop_is_reported():
+    buggy = CLEANRL_SCRIPT + "        teacher_params = teacher_params * 0.5  # after the trace of `update`\n"
+    assert names(buggy) == ["teacher_params"]
+
+
+# issue #29, shapes 1 (blind pool): a table built in NumPy at import and converted to jnp, an int
+# constant rebound to `jnp.int32`, and the `f = jax.jit(f)` idiom, all before anything is called
+IMPORT_TIME_REBINDINGS = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+TABLE = np.linspace(0.0, 1.0, 8)
+TABLE = jnp.asarray(TABLE)
+N_STEPS = 4
+N_STEPS = jnp.int32(N_STEPS)
+
+
+def energy(x):
+    return jnp.sum(TABLE * x) + N_STEPS
+
+
+energy = jax.jit(energy)
+result = energy(jnp.ones(8))
+"""
+
+
+def test_import_time_conversions_are_silent():
+    assert findings(IMPORT_TIME_REBINDINGS) == []
+
+
+def test_conversion_after_the_first_call_is_reported():
+    buggy = IMPORT_TIME_REBINDINGS + "TABLE = TABLE * 2  # after `energy(...)` traced: it keeps the old table\n"
+    assert names(buggy) == ["TABLE"]
+
+
+# issue #29, shapes 1: loop locals traced within the same iteration (a notebook's sweep that
+# builds and jits its function inside the loop: each iteration traces a new function)
+LOOP_LOCAL = """
+import jax
+import jax.numpy as jnp
+
+for lr in (0.1, 0.01):
+    scale = lr * 2
+
+    def loss(w):
+        return jnp.sum(w * scale)
+
+    g = jax.grad(loss)(jnp.ones(3))
+    step = jax.jit(lambda w: w - scale * w)
+    w = step(jnp.ones(3))
+"""
+
+
+def test_function_made_inside_the_loop_is_silent():
+    assert findings(LOOP_LOCAL) == []
+
+
+def test_function_made_outside_the_loop_is_reported():
+    buggy = """
+    import jax
+    import jax.numpy as jnp
+
+    scale = 1.0
+
+
+    @jax.jit
+    def step(w):
+        return w - scale * w
+
+
+    for lr in (0.1, 0.01):
+        scale = lr * 2  # iteration 2 rebinds after iteration 1 traced `step`
+        w = step(jnp.ones(3))
+    """
+    assert names(buggy) == ["scale"]
+
+
+def test_rejitting_a_function_defined_outside_the_loop_still_reuses_its_trace():
+    """`jax.jit(step)` inside the loop wraps the same function: jit's cache keeps the first trace."""
+    buggy = """
+    import jax
+    import jax.numpy as jnp
+
+    scale = 1.0
+
+
+    def step(w):
+        return w - scale * w
+
+
+    for lr in (0.1, 0.01):
+        scale = lr * 2
+        w = jax.jit(step)(jnp.ones(3))
+    """
+    assert names(buggy) == ["scale"]
+
+
+def test_comprehension_and_lambda_variables_are_not_module_globals():
+    """A comprehension's `for` target (and a lambda's parameter) is its own scope, even when the
+    module rebinds a global of the same name after a trace."""
+    source = """
+    import jax
+    import jax.numpy as jnp
+
+    k = 0
+    lr = 0.1
+
+
+    @jax.jit
+    def f(x):
+        ys = [x * k for k in range(3)]
+        g = lambda lr: x * lr
+        return sum(ys) + g(2.0) + {lr: 1 for lr in range(2)}[0]
+
+
+    for k in range(3):
+        f(jnp.ones(2))
+        lr = lr * 0.5
+    """
+    assert findings(source) == []
+    read = source.replace("return sum(ys)", "return lr + sum(ys)")
+    assert names(read) == ["lr"]
+
+
+# FLAIROx/Kinetix@fac744975567154a90e4d378ced1ad3f143d57c0:experiments/ppo.py: a logging `callback`
+# defined inside the traced update step, with `nonlocal last_time`, passed to `jax.debug.callback`:
+# it runs on the host at every step, with concrete values
+HOST_CALLBACK = """
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def make_train(config):
+    last_time = time.time()
+
+    def train(rng):
+        def update(carry, _):
+            x = carry * 2
+
+            def callback(metric):
+                nonlocal last_time
+                now = time.time()
+                print(np.asarray(metric), now - last_time)
+                last_time = now
+
+            jax.debug.callback(callback, x)
+            jax.debug.callback(lambda m: print(np.mean(m)), x)  # JAX401/402: on the host, not traced
+            return x, None
+
+        return jax.lax.scan(update, rng, None, 3)
+
+    return train
+
+
+out = jax.jit(make_train({}))(jnp.ones(2))
+"""
+
+
+def test_host_callback_is_not_traced_code():
+    result = analyze(HOST_CALLBACK, "ppo.py", Config(select=("JAX4",)))
+    assert result.error is None and result.findings == []
+
+
+def test_the_same_function_called_in_the_trace_is_reported():
+    buggy = HOST_CALLBACK.replace("jax.debug.callback(callback, x)", "callback(x)")
+    result = analyze(buggy, "ppo.py", Config(select=("JAX404",)))
+    assert [f.message.split(" inside")[0] for f in result.findings] == ["assignment to nonlocal `last_time`"]
+
+
+def test_the_reported_order_is_real(tmp_path):
+    """The buggy shape, run: after a trace, a module-level rebinding is not seen by the compiled
+    function (the silent shapes rebind before any trace, so the first trace sees the final value)."""
+    path = tmp_path / "stale_scale.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import jax
+            import jax.numpy as jnp
+
+            scale = 1.0
+
+            @jax.jit
+            def step(w):
+                return w * scale
+
+            first = step(jnp.ones(()))
+            scale = 3.0
+            second = step(jnp.ones(()))
+            """
+        ),
+        encoding="utf-8",
+    )
+    assert names(path.read_text(encoding="utf-8")) == ["scale"]
+    spec = importlib.util.spec_from_file_location("stale_scale", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert float(module.first) == float(module.second) == 1.0  # the compiled step kept scale == 1.0
+    assert float(jax.jit(lambda w: w * module.scale)(jnp.ones(()))) == 3.0
+
+
+# -- JAX402 fix safety: certainly traced, or not safe ---------------------------------------------
+# exoplanet-dev/jaxoplanet@6972b779fd9932db50d03ba451c137edcb6406e4: src/jaxoplanet/starry/light_curves.py
+# calls `np.atleast_2d(...)` in `surface_light_curve`, which only a test of another module vmaps
+# (tests/starry/light_curve_test.py:320, with the surface unmapped: `in_axes=None`): the value there
+# is a concrete mpmath-built table, and a "safe" `jnp` rewrite would change working code
+LIBRARY = """import numpy as np
+
+
+def light_curve(table, theta):
+    return np.atleast_2d(table) * theta
+"""
+CALLER = """import jax
+import jax.numpy as jnp
+from pkg.lib import light_curve
+
+
+def sweep(table, thetas):
+    return jax.vmap(light_curve, in_axes=(0, 0))(table, thetas)
+"""
+
+
+def _project_findings(tmp_path, files: dict[str, str], name: str, select: str = "JAX402"):
+    paths = []
+    for rel, text in {"pkg/__init__.py": "", **files}.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        paths.append(str(path))
+    index = build_project_index(paths)
+    path = next(p for p in paths if p.endswith(name))
+    return analyze(open(path, encoding="utf-8").read(), path, Config(select=(select,)), project=index).findings
+
+
+def test_numpy_fix_traced_only_through_another_module_is_unsafe(tmp_path):
+    found = _project_findings(tmp_path, {"pkg/lib.py": LIBRARY, "pkg/caller.py": CALLER}, "lib.py")
+    assert [(f.code, f.fix.safety.value) for f in found] == [("JAX402", "unsafe")]
+    assert "another module" in found[0].message
+
+
+def test_numpy_fix_under_a_transform_of_its_own_module_stays_safe(tmp_path):
+    own = LIBRARY.replace("import numpy as np\n", "import jax\nimport numpy as np\n") + (
+        "\n\nsweep = jax.vmap(light_curve)\n"
+    )
+    found = _project_findings(tmp_path, {"pkg/lib.py": own}, "lib.py")
+    assert [(f.code, f.fix.safety.value) for f in found] == [("JAX402", "safe")]
+
+
+def test_only_transforms_that_keep_their_trace_count():
+    """Measured (jax 0.10.2): an eager `jax.vmap(f)(x)` or `jax.grad(f)(x)` traces at every call
+    and sees a rebound global; an eager `lax.scan(body, ...)` of a named body keeps its trace
+    (3.0 before and after `S = 3.0`), as `jit` does."""
+    eager = """
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    S = 1.0
+
+
+    def f(x):
+        return x * S
+
+
+    def body(c, x):
+        return c + x * S, None
+
+
+    a = jax.vmap(f)(jnp.ones(2))
+    g = jax.grad(f)(1.0)
+    S = 3.0
+    """
+    assert names(eager) == []
+    scanned = eager.replace("g = jax.grad(f)(1.0)", "r = lax.scan(body, 0.0, jnp.ones(3))")
+    assert names(scanned) == ["S"]
+
+
+# JAX401 and JAX403 the same way: a site traced only through another module's call is not
+# certainly traced, so the rewrite (`jax.debug.print`, `.at[...].set`) is unsafe there
+PRINTS = """import numpy as np
+
+
+def report(x):
+    print("value", x)
+    return x * 2
+"""
+UPDATES = """import numpy as np
+
+
+def bump(x, i):
+    x[i] = 0.0
+    return x + 1
+"""
+
+
+def _caller(function: str, module: str) -> str:
+    return f"import jax\nfrom pkg.{module} import {function}\n\n\ndef run(x):\n    return jax.jit({function})(x)\n"
+
+
+def test_print_and_update_traced_only_through_another_module_are_unsafe(tmp_path):
+    files = {
+        "pkg/prints.py": PRINTS,
+        "pkg/updates.py": UPDATES,
+        "pkg/a.py": _caller("report", "prints"),
+        "pkg/b.py": "import jax\nimport jax.numpy as jnp\nfrom pkg.updates import bump\n\n\n"
+        "def run(x):\n    return jax.jit(bump)(x, jnp.int32(1))\n",
+    }
+    printed = _project_findings(tmp_path, files, "prints.py", "JAX401")
+    updated = _project_findings(tmp_path, files, "updates.py", "JAX403")
+    assert [(f.code, f.fix.safety.value) for f in printed] == [("JAX401", "unsafe")]
+    assert [(f.code, f.fix.safety.value) for f in updated] == [("JAX403", "unsafe")]
+    assert "another module" in printed[0].message and "another module" in updated[0].message
+
+
+def test_print_and_update_under_their_own_jit_stay_safe(tmp_path):
+    files = {
+        "pkg/prints.py": "import jax\n" + PRINTS + "\n\nreport_jit = jax.jit(report)\n",
+        "pkg/updates.py": "import jax\n" + UPDATES + "\n\nbump_jit = jax.jit(bump)\n",
+    }
+    printed = _project_findings(tmp_path, files, "prints.py", "JAX401")
+    updated = _project_findings(tmp_path, files, "updates.py", "JAX403")
+    assert [(f.code, f.fix.safety.value) for f in printed] == [("JAX401", "safe")]
+    assert [(f.code, f.fix.safety.value) for f in updated] == [("JAX403", "safe")]
