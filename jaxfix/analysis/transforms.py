@@ -26,6 +26,11 @@ PASS_THROUGH = GRAD_NAMES | frozenset({"jax.checkpoint", "jax.remat", "equinox.f
 # Those of them that return a new function (`jvp`, `vjp`, `linearize` call theirs at once).
 FUNCTION_WRAPPERS = PASS_THROUGH - {"jax.jvp", "jax.vjp", "jax.linearize"}
 PARTIAL_NAMES = frozenset({"functools.partial"})
+# Options of a transform whose literal values name the arguments it passes through as Python values
+# (hashed into the cache key, never traced): `static_argnums`/`static_argnames` of jit, pjit and
+# filter_jit, and pmap's `static_broadcasted_argnums`.
+STATIC_ARGNUMS_OPTIONS = frozenset({"static_argnums", "static_broadcasted_argnums"})
+STATIC_ARGNAMES_OPTIONS = frozenset({"static_argnames"})
 # lax bodies: qualified name -> positions of the function arguments (-1: a list of them)
 LAX_BODIES: dict[str, tuple[int, ...]] = {
     "jax.lax.scan": (0,),
