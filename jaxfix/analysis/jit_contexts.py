@@ -38,6 +38,8 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     LAX_BODIES,
     PARTIAL_NAMES,
     PASS_THROUGH,
+    STATIC_ARGNAMES_OPTIONS,
+    STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
 )
 from jaxfix.analysis.walk import Visitor, statement_hooks, statements, walk
@@ -652,16 +654,16 @@ class JitContexts:
     def _statics(self, site: JitSite, call: cst.Call | None, skip_first_positional: bool) -> None:
         if call is None:
             return
-        for key in ("static_argnums", "static_argnames"):
+        for key in (*sorted(STATIC_ARGNUMS_OPTIONS), *STATIC_ARGNAMES_OPTIONS):
             arg = _kwarg(call, key)
             if arg is None:
                 continue
-            if key == "static_argnums":
+            if key in STATIC_ARGNUMS_OPTIONS:
                 vals = _literal_ints(arg.value)
                 if vals is None:
                     site.options_known = False
                 else:
-                    site.static_argnums = vals
+                    site.static_argnums = tuple(site.static_argnums) + tuple(vals)
             else:
                 vals = _literal_strs(arg.value)
                 if vals is None:

@@ -44,6 +44,25 @@ def is_static_attr(name: str) -> bool:
     `x.__class__`): Python metadata of the object, never a traced value."""
     return name in STATIC_ATTRS or (len(name) > 4 and name.startswith("__") and name.endswith("__"))
 
+# Methods no array has (see ARRAY_ATTRIBUTES) that iterate a mapping's keys: the keys of a dict
+# are the structure of a pytree, Python values even when its leaves are traced (brax's
+# `for k, v in obs.items(): if k.startswith("pixels/")`). `keys()` yields keys, `items()` pairs.
+KEY_METHODS = frozenset({"keys"})
+ITEM_METHODS = frozenset({"items"})
+# Methods of `str` that no array has: the object is a string, and what they return is a Python
+# value (a bool, a string, a list of strings).
+STR_METHODS = frozenset(
+    """startswith endswith isdigit isalpha isalnum isidentifier islower isupper isspace lower upper
+    casefold capitalize title removeprefix removesuffix lstrip rstrip strip rsplit splitlines
+    zfill ljust rjust center expandtabs encode format_map""".split()
+)
+
+
+def is_static_method(name: str) -> bool:
+    """`x.name(...)` returns a Python value whatever `x` holds (a `str` method no array has)."""
+    return name in STR_METHODS
+
+
 # Calls whose result is a Python value even when given traced arguments.
 STATIC_CALLS = frozenset(
     {

@@ -72,13 +72,16 @@ from jaxfix.analysis.static_values import (
     ALWAYS_PYTHON_GENERICS,
     ARRAY_ATTRIBUTES,
     CONTAINER_GENERICS,
+    ITEM_METHODS,
+    KEY_METHODS,
     PYTHON_ANNOTATIONS,
     STATIC_ATTRS,
     is_known_library,
     is_static_call_name,
+    is_static_method,
 )
 from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
-from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
+from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS, STATIC_ARGNAMES_OPTIONS, STATIC_ARGNUMS_OPTIONS
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
 # functions traced code of other modules calls ("f", "Cls.m") and the parameters it passes traced
@@ -380,6 +383,10 @@ class ScreenFunction:
         if kind is ast.Compare:
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
                 return False
+            operands = (e.left, *e.comparators)
+            if any(type(x) is ast.JoinedStr or (type(x) is ast.Constant and type(x.value) is str) for x in operands):
+                if not any(type(x) is ast.Name for x in operands):
+                    return False  # compares strings (`FunctionFacts.expr_traced`, which also keeps locals)
             return t(e.left) or any(t(c) for c in e.comparators)
         if kind is ast.IfExp:
             return t(e.test) or t(e.body) or t(e.orelse)
@@ -403,6 +410,8 @@ class ScreenFunction:
         qualify = self.screen.names.qualify_ast
         qual = qualify(e.func)
         if is_static_call_name(qual):
+            return False
+        if isinstance(e.func, ast.Attribute) and is_static_method(e.func.attr):
             return False
         if self.screen.out_of_sight and self._out_of_sight(e.func):
             return False
@@ -443,6 +452,15 @@ class ScreenFunction:
         """(name, traced) for what a `for` target binds (`FunctionFacts.loop_bindings`): the counter
         of `enumerate` is a Python int, `zip(a, b)` pairs each target element with its own
         iterable, `reversed`/`list`/`tuple`/`sorted` of an iterable iterate it."""
+        if type(it) is ast.Call and type(it.func) is ast.Attribute and not it.args and not it.keywords:
+            # a mapping's keys are Python values (`FunctionFacts.loop_bindings`)
+            if it.func.attr in KEY_METHODS:
+                return [(n, False) for n in target_names(target)]
+            if it.func.attr in ITEM_METHODS and type(target) in (ast.Tuple, ast.List) and len(target.elts) == 2:
+                key, value = target.elts
+                if type(key) is not ast.Starred and type(value) is not ast.Starred:
+                    traced = self._expr(it.func.value, env)
+                    return [(n, False) for n in target_names(key)] + [(n, traced) for n in target_names(value)]
         if type(it) is ast.Call:
             qual = None
             plain = not it.keywords and not any(type(a) is ast.Starred for a in it.args)
@@ -1615,9 +1633,9 @@ def _statics(call: ast.Call | None, info: ScreenFunction, offset: int = 0) -> se
         values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
         if not all(isinstance(v, ast.Constant) for v in values):
             continue
-        if kw.arg == "static_argnames":
+        if kw.arg in STATIC_ARGNAMES_OPTIONS:
             out.update(v.value for v in values if isinstance(v.value, str))
-        elif kw.arg == "static_argnums":
+        elif kw.arg in STATIC_ARGNUMS_OPTIONS:
             out.update(
                 info.positional[v.value + offset]
                 for v in values

@@ -40,12 +40,15 @@ import libcst as cst
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_values import (
     ARRAY_ATTRIBUTES,
+    ITEM_METHODS,
+    KEY_METHODS,
     STATIC,
     TREE_MAP_NAMES,
     UNKNOWN,
     CallOracle,
     is_static_attr,
     is_static_call_name,
+    is_static_method,
 )
 from jaxfix.analysis.walk import walk
 
@@ -275,6 +278,13 @@ class FunctionFacts:
         if isinstance(e, cst.BooleanOperation):
             return t(e.left) or t(e.right)
         if isinstance(e, cst.Comparison):
+            operands = (e.left, *(c.comparator for c in e.comparisons))
+            if any(_is_str_literal(x) for x in operands) and not any(
+                isinstance(x, cst.Name) and x.value in self.entry_traced for x in operands
+            ):
+                # a comparison with a string literal compares strings (`key == "pixels"`), but a
+                # string given to a jitted function as a traced argument is a bug of its own
+                return False
             if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
                 return self._membership_traced(e, env)
             return t(e.left) or any(t(c.comparator) for c in e.comparisons)
@@ -325,6 +335,8 @@ class FunctionFacts:
     def _call_traced(self, e: cst.Call, env) -> bool:
         qual = self.names.qualify(e.func)
         if is_static_call_name(qual):
+            return False
+        if isinstance(e.func, cst.Attribute) and is_static_method(e.func.attr.value):
             return False
         if qual in TREE_MAP_NAMES and self._maps_to_static(e, env):
             return False
@@ -402,6 +414,15 @@ class FunctionFacts:
                 for el, arg in zip(elements, args):
                     out.extend(self.loop_bindings(el, arg.value, env))
                 return out
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args:
+            method = it.func.attr.value
+            if method in KEY_METHODS:
+                return [(n, False) for n in _target_names(target)]
+            if method in ITEM_METHODS and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                key, value = (el.value for el in target.elements)
+                if not isinstance(key, cst.StarredElement) and not isinstance(value, cst.StarredElement):
+                    traced = self.expr_traced(it.func.value, env)
+                    return [(n, False) for n in _target_names(key)] + [(n, traced) for n in _target_names(value)]
         if isinstance(it, cst.Call) and self.names.qualify(it.func) in ("reversed", "list", "tuple", "sorted"):
             if len(it.args) == 1 and it.args[0].keyword is None and not it.args[0].star:
                 return self.loop_bindings(target, it.args[0].value, env)
@@ -448,6 +469,12 @@ class FunctionFacts:
         if isinstance(e, cst.Name):
             return e.value in self.sequences
         return False
+
+
+def _is_str_literal(e: cst.BaseExpression) -> bool:
+    return isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) and not (
+        isinstance(e, cst.SimpleString) and "b" in e.prefix.lower()
+    )
 
 
 def _object_expressions(node: cst.CSTNode) -> set[str]:

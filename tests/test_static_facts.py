@@ -1,0 +1,217 @@
+"""Static facts the traced-value analysis knows (issue #29, shapes 2), each from real code of the
+blind development pool or of repositories read for it (source named per case), with the buggy
+variant beside it still reported. Facts are read by the libcst analysis and the stdlib screen
+from one table (`static_values`, `transforms`)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+from jaxfix.engine.project import build_project_index
+
+
+def run(source: str, unsafe: bool = False):
+    source = textwrap.dedent(source)
+    result = analyze(source, "t.py", Config(select=("JAX3",), unsafe_fixes=unsafe), fix=True)
+    assert result.error is None, result.error
+    if result.fixed_source is not None:
+        ast.parse(result.fixed_source)
+    return result
+
+
+def lines(result) -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in result.findings]
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    out = []
+    for name, text in {"pkg/__init__.py": "", **files}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        out.append(str(path))
+    return out
+
+
+def project_findings(paths: list[str], name: str) -> list:
+    index = build_project_index(paths, lazy=True)
+    path = next(p for p in paths if p.endswith(name))
+    config = Config(select=("JAX3",))
+    return analyze(Path(path).read_text(), path, config, project=index).findings
+
+
+LIGHT_CURVE = """
+import jax.numpy as jnp
+
+
+def light_curve(deg, theta):
+    if deg == 0:
+        return jnp.ones_like(theta)
+    return jnp.cos(deg * theta)
+"""
+
+
+def test_an_argument_vmap_leaves_unmapped_stays_a_python_value_across_modules(tmp_path):
+    # exoplanet-dev/jaxoplanet@6972b779:tests/starry/light_curve_test.py vmaps
+    # `surface_light_curve` with `in_axes=(None, ..., 0)`: the surface (and its int degrees) is
+    # passed through as it is, so `if surface.ydeg == 0:` in src/jaxoplanet/starry/light_curves.py
+    # is a Python `if` (37 JAX3xx false alarms there before)
+    unmapped = """
+        import jax
+        import jax.numpy as jnp
+        from pkg.lc import light_curve
+
+
+        def test_vmap():
+            return jax.vmap(light_curve, in_axes=(None, 0))(2, jnp.linspace(0, 1, 5))
+    """
+    paths = project(tmp_path, {"pkg/lc.py": LIGHT_CURVE, "tests/test_lc.py": unmapped})
+    assert project_findings(paths, "pkg/lc.py") == []
+    # buggy: the degree is mapped too, a traced value under vmap
+    mapped = unmapped.replace("in_axes=(None, 0)", "in_axes=(0, 0)").replace("(2,", "(jnp.arange(5),")
+    paths = project(tmp_path, {"pkg/lc.py": LIGHT_CURVE, "tests/test_lc.py": mapped})
+    assert [(f.code, f.line) for f in project_findings(paths, "pkg/lc.py")] == [("JAX301", 6)]
+
+
+def test_an_argument_vmap_leaves_unmapped_stays_a_python_value_in_one_module():
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def light_curve(deg, theta):
+            if deg == 0:
+                return jnp.ones_like(theta)
+            return jnp.cos(deg * theta)
+
+        flux = jax.vmap(light_curve, in_axes=(None, 0))(2, jnp.linspace(0, 1, 5))
+    """
+    assert lines(run(src)) == []
+    assert lines(run(src.replace("in_axes=(None, 0)", "in_axes=(0, 0)"))) == [("JAX301", 6)]
+
+
+def test_pmap_static_broadcasted_argnums_are_static(tmp_path):
+    # the pmap spelling of static arguments (brax's training loops pass `num_steps` so); across
+    # modules too
+    src = """
+        import jax
+
+        def step(x, n):
+            for _ in range(n):
+                x = x * 2
+            return x
+
+        run = jax.pmap(step, axis_name="i", static_broadcasted_argnums=(1,))
+    """
+    assert lines(run(src)) == []
+    assert lines(run(src.replace("static_broadcasted_argnums=(1,)", "donate_argnums=(0,)"))) == [("JAX303", 5)]
+    caller = """
+        import jax
+        from pkg.steps import step
+
+        run = jax.pmap(step, axis_name="i", static_broadcasted_argnums=(1,))
+    """
+    body = """
+        def step(x, n):
+            for _ in range(n):
+                x = x * 2
+            return x
+    """
+    paths = project(tmp_path, {"pkg/steps.py": body, "pkg/train.py": caller})
+    assert project_findings(paths, "pkg/steps.py") == []
+    paths = project(tmp_path, {"pkg/steps.py": body, "pkg/train.py": caller.replace("static_broadcasted_argnums", "donate_argnums")})
+    assert [f.code for f in project_findings(paths, "pkg/steps.py")] == ["JAX303"]
+
+
+def test_dict_keys_are_static_values_of_a_traced_mapping():
+    # google/brax@0b96d056:brax/training/agents/ppo/train.py:156 (`_random_translate_pixels`)
+    src = """
+        import jax
+
+        @jax.jit
+        def translate(obs, key):
+            out = {}
+            for k_view, v_view in obs.items():
+                if k_view.startswith("pixels/"):
+                    out[k_view] = v_view * 2
+            return {**obs, **out}
+
+        @jax.jit
+        def by_key(obs):
+            total = 0.0
+            for k in obs.keys():
+                if k == "reward":
+                    total = total + obs[k].sum()
+            return total
+    """
+    assert lines(run(src)) == []
+    # buggy: the value, not the key, decides
+    buggy = """
+        import jax
+
+        @jax.jit
+        def translate(obs):
+            out = {}
+            for k_view, v_view in obs.items():
+                if v_view.sum() > 0:
+                    out[k_view] = v_view * 2
+            return out
+    """
+    assert lines(run(buggy)) == [("JAX301", 8)]
+
+
+def test_keys_paired_through_zip_of_items_are_static():
+    # instadeepai/jumanji@590005b0:jumanji/environments/packing/bin_pack/env.py:598
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def prune(ems, masks):
+            n = 0.0
+            for (direction, a), (_, ma) in zip(ems.items(), masks.items()):
+                for (alt_direction, b), (_, mb) in zip(ems.items(), masks.items()):
+                    inc = a[:, None] <= b[None, :]
+                    if direction == alt_direction:
+                        inc = inc.at[jnp.arange(3), jnp.arange(3)].set(False)
+                    n = n + (inc & ma & mb).sum()
+            return n
+    """
+    assert lines(run(src)) == []
+    buggy = src.replace("if direction == alt_direction:", "if (a == b).all():")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_comparisons_with_string_literals_compare_strings():
+    # key names compared with a literal, as brax@0b96d056:brax/training/agents/bc/train.py:322 does
+    # with dict keys; here a key path element's name
+    src = """
+        import jax
+
+        @jax.jit
+        def pick(tree):
+            out = []
+            for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+                name = path[-1].key
+                if name == "bias":
+                    continue
+                out.append(leaf)
+            return out
+    """
+    assert lines(run(src)) == []
+    # a string handed to a jitted function as a traced argument is still reported (it must be static)
+    buggy = """
+        import jax
+
+        @jax.jit
+        def f(x, mode: str):
+            if mode == "neg":
+                return -x
+            return x
+
+        y = f(1.0, "neg")
+    """
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
