@@ -215,3 +215,37 @@ def test_comparisons_with_string_literals_compare_strings():
         y = f(1.0, "neg")
     """
     assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_a_python_number_conversion_is_reported_once_at_the_conversion():
+    # exoplanet-dev/jaxoplanet@6972b779:src/jaxoplanet/starry/core/rotation.py:28 converts
+    # `ydeg = int(ydeg)` (guarded by `except TypeError`) and then loops `range(ydeg + 1)`: after the
+    # conversion the name holds a Python int; on a tracer the conversion itself fails (JAX304)
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def rotate(ydeg, theta):
+            try:
+                ydeg = int(ydeg)
+            except TypeError as e:
+                raise TypeError("ydeg must be an integer") from e
+            out = []
+            for ell in range(ydeg + 1):
+                out.append(jnp.ones(2 * ell + 1) * theta)
+            return out
+
+        f = jax.jit(rotate, static_argnums=0)
+    """
+    assert lines(run(src)) == []
+    unguarded = """
+        import jax
+
+        @jax.jit
+        def f(x, n):
+            n = int(n)
+            for _ in range(n):
+                x = x * 2
+            return x
+    """
+    assert lines(run(unguarded)) == [("JAX304", 6)]

@@ -76,6 +76,12 @@ STATIC_CALLS = frozenset(
         "id",
         "repr",
         "str",
+        # conversions to Python numbers: a Python value, or they raise on a tracer, and JAX304
+        # reports that at the conversion (jaxoplanet's `ydeg = int(ydeg)` then `range(ydeg + 1)`)
+        "int",
+        "float",
+        "complex",
+        "operator.index",
         # shapes
         "jax.numpy.shape",
         "jax.numpy.ndim",
