@@ -249,3 +249,28 @@ def test_a_python_number_conversion_is_reported_once_at_the_conversion():
             return x
     """
     assert lines(run(unguarded)) == [("JAX304", 6)]
+
+
+def test_the_truth_of_a_set_or_of_a_mapping_merged_into_a_dict_is_its_length():
+    # instadeepai/jumanji@590005b0:jumanji/training/evaluator.py:119 (`if extras:` then
+    # `eval_metrics.update(extras)`) and google-deepmind/penzai@aac7808a:penzai/core/variables.py:336
+    # (`unseen = set(substitution.keys()) - seen; if unseen: raise ...`)
+    src = """
+        import jax
+
+        @jax.jit
+        def evaluate(state, substitution):
+            metrics = {"ret": state.ret}
+            extras = state.timestep.extras
+            if extras:
+                metrics.update(extras)
+            seen = set()
+            unseen = set(substitution.keys()) - seen
+            if unseen:
+                raise ValueError(f"unused: {unseen}")
+            return metrics
+    """
+    assert lines(run(src)) == []
+    # buggy: a traced flag of the same state
+    buggy = src.replace("if extras:", "if state.timestep.done:")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]

@@ -456,16 +456,58 @@ class FunctionFacts:
         if not isinstance(e, (cst.Name, cst.Attribute)):
             return False
         if self._objects is None:
-            self._objects = frozenset(_object_expressions(self.node))
+            self._objects = frozenset()  # while computing
+            self._objects = frozenset(_object_expressions(self.node) | self._mappings())
         return dotted_name(e) in self._objects
+
+    def _mappings(self) -> set[str]:
+        """Names the function unpacks with `**name`, or merges into a dict of its own with
+        `d.update(name)`: mappings, whose truth is their length (jumanji's evaluator:
+        `extras = state.timestep.extras; if extras: metrics.update(extras)`)."""
+        found: set[str] = set()
+        facts = self
+
+        class V(cst.CSTVisitor):
+            def visit_Arg(self, n: cst.Arg) -> None:
+                if n.star == "**" and isinstance(n.value, cst.Name):
+                    found.add(n.value.value)
+
+            def visit_StarredDictElement(self, n: cst.StarredDictElement) -> None:
+                if isinstance(n.value, cst.Name):
+                    found.add(n.value.value)
+
+            def visit_Call(self, n: cst.Call) -> None:
+                f = n.func
+                if (
+                    isinstance(f, cst.Attribute)
+                    and f.attr.value == "update"
+                    and isinstance(f.value, cst.Name)
+                    and len(n.args) == 1
+                    and n.args[0].keyword is None
+                    and not n.args[0].star
+                    and isinstance(n.args[0].value, cst.Name)
+                    and facts.is_sequence(f.value)
+                ):
+                    found.add(n.args[0].value.value)
+
+        walk(self.node, V())
+        return found
 
     def is_sequence(self, e: cst.BaseExpression) -> bool:
         """A Python tuple or list (not an array): a display, a comprehension, `tuple(...)`/`list(...)`,
         or a name that only ever holds one of those (see `sequences`)."""
         if isinstance(e, (cst.Tuple, cst.List, cst.ListComp, cst.Dict, cst.Set, cst.DictComp, cst.SetComp)):
             return True
-        if isinstance(e, cst.Call) and self.names.qualify(e.func) in ("tuple", "list", "dict", "set", "sorted"):
+        if isinstance(e, cst.Call) and self.names.qualify(e.func) in ("tuple", "list", "dict", "set", "frozenset", "sorted"):
             return True
+        if isinstance(e, cst.BinaryOperation):
+            # `set(subs.keys()) - seen` (penzai's `unseen`), `a + [b]`: a set or sequence again; `+`
+            # needs both sides (`[1] + array` is an array)
+            if isinstance(e.operator, (cst.Subtract, cst.BitOr, cst.BitAnd, cst.BitXor)):
+                return self.is_sequence(e.left)
+            if isinstance(e.operator, cst.Add):
+                return self.is_sequence(e.left) and self.is_sequence(e.right)
+            return False
         if isinstance(e, cst.Name):
             return e.value in self.sequences
         return False
