@@ -274,3 +274,67 @@ def test_the_truth_of_a_set_or_of_a_mapping_merged_into_a_dict_is_its_length():
     # buggy: a traced flag of the same state
     buggy = src.replace("if extras:", "if state.timestep.done:")
     assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_a_field_marked_static_through_dataclass_metadata_is_static_on_any_object():
+    # google-deepmind/penzai@aac7808a:penzai/core/named_axes.py:1585 (`data_axis_for_name: dict[...] =
+    # dataclasses.field(metadata={"pytree_node": False})`) read at named_axes.py:259-290
+    src = """
+        import dataclasses
+        import jax
+
+        @dataclasses.dataclass(frozen=True)
+        class View:
+            data_axis_for_name: dict = dataclasses.field(metadata={"pytree_node": False})
+            data_shape: tuple = dataclasses.field(metadata={"pytree_node": False})
+            data_array: jax.Array
+
+        @jax.jit
+        def step(views):
+            out = []
+            name = "batch"
+            for view in views:
+                axis = view.data_axis_for_name[name]
+                if axis < 2:
+                    out.append(view.data_shape[:axis] + view.data_shape[axis + 1 :])
+            return out
+    """
+    assert lines(run(src)) == []
+    # buggy: the array field, not the aux data, decides
+    buggy = src.replace("if axis < 2:", "if view.data_array.sum() < 2:")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_a_static_field_helper_is_recognised_by_what_it_returns():
+    # the helper form of google/neural-tangents@c17e770b:neural_tangents/_src/utils/dataclasses.py:122
+    # (`def field(...): return dataclasses.field(metadata=...)`), here with a literal mark and under
+    # another name: recognised by its `return`, not by a list of names
+    src = """
+        import dataclasses
+        import jax
+
+        def config_value(**kwargs):
+            return dataclasses.field(metadata={"static": True}, **kwargs)
+
+        def flag(**kwargs):
+            return config_value(**kwargs)
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Params:
+            w: jax.Array
+            n_layers: int = config_value(default=2)
+            residual: object = flag(default=True)
+
+        @jax.jit
+        def apply(p, x):
+            for _ in range(p.n_layers):
+                x = x @ p.w
+                if p.residual:
+                    x = x + 1.0
+            return x
+    """
+    assert lines(run(src)) == []
+    # buggy: a helper that does not mark the field static leaves it a traced leaf
+    buggy = src.replace('metadata={"static": True}, ', "")
+    assert sorted(code for code, _ in lines(run(buggy))) == ["JAX301", "JAX303"]

@@ -167,6 +167,33 @@ def _axes(expr: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
     return None
 
 
+def _field_marks(call: cst.Call) -> list[tuple[str | None, object]]:
+    """(keyword, literal) of a field call's `True`/`False`/`None`/number/string keywords and of the
+    literal entries of its `metadata={...}` (`pytrees.ast_field_marks` on the libcst tree)."""
+
+    def literal(e: cst.BaseExpression) -> object:
+        if isinstance(e, cst.Name) and e.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[e.value]
+        if isinstance(e, cst.SimpleString):
+            return e.evaluated_value
+        return _NO_LITERAL
+
+    out: list[tuple[str | None, object]] = []
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "metadata" and isinstance(arg.value, cst.Dict):
+            for el in arg.value.elements:
+                if isinstance(el, cst.DictElement) and isinstance(key := literal(el.key), str):
+                    out.append((key, literal(el.value)))
+        else:
+            out.append((arg.keyword.value, literal(arg.value)))
+    return out
+
+
+_NO_LITERAL = object()
+
+
 def _without_none(ann: cst.BaseExpression) -> cst.BaseExpression:
     """`Sequence[int]` for `Sequence[int] | None` (`pytrees._without_none` on the libcst tree)."""
     if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
@@ -293,6 +320,7 @@ class JitContexts:
         self.class_fields = class_fields
         self._fields_memo: dict[str, frozenset[str]] = {}
         self.module = module
+        self._field_helpers: frozenset[str] | None = None  # `_static_field_helpers`, made when first asked
         self.names = names
         self.external = external or {}  # "f" / "Cls.m" -> callgraph.CrossEntry
         self.functions: dict[cst.CSTNode, FuncInfo] = {}
@@ -431,7 +459,7 @@ class JitContexts:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         if small.target.value not in static:
                             fields.add(small.target.value)
-                        elif cls.name.value in self.pytree_classes and self._marked_static(small.value):
+                        elif self._marked_static(small.value):  # a mark only a pytree reads: aux data
                             out.add(small.target.value)
                     elif isinstance(small, cst.Assign) and cls.name.value in self.pytree_classes:
                         value = small.value
@@ -493,15 +521,35 @@ class JitContexts:
         ) or any(isinstance(base.value, cst.Name) and base.value.value in self.pytree_classes for base in node.bases)
 
     def _marked_static(self, value: cst.BaseExpression | None) -> bool:
-        """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`: pytree aux data."""
-        if not isinstance(value, cst.Call) or not (self.names.qualify(value.func) or "").endswith("field"):
+        """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`,
+        `dataclasses.field(metadata={"pytree_node": False})`, or a call of one of the module's
+        helpers that return such a field: pytree aux data (`pytrees.is_static_field_call` on the
+        libcst tree, deciding with the same `pytrees.marks_static`)."""
+        if not isinstance(value, cst.Call):
             return False
-        for arg in value.args:
-            kw = arg.keyword.value if arg.keyword is not None else None
-            lit = arg.value.value if isinstance(arg.value, cst.Name) else None
-            if (kw == "static" and lit == "True") or (kw == "pytree_node" and lit == "False"):
-                return True
-        return False
+        if isinstance(value.func, cst.Name) and value.func.value in self._static_field_helpers():
+            return True
+        if not (self.names.qualify(value.func) or "").endswith("field"):
+            return False
+        return pytrees.marks_static(_field_marks(value))
+
+    def _static_field_helpers(self) -> frozenset[str]:
+        """Module-level functions every `return` of which makes a static field (`pytrees.static_field_helpers`)."""
+        if self._field_helpers is None:
+            self._field_helpers = frozenset()
+            defs = [s for s in self.module.body if isinstance(s, cst.FunctionDef)]
+            found: set[str] = set()
+            for _ in range(3):
+                before = len(found)
+                for fn in defs:
+                    returns = [r.value for r in statements(fn) if isinstance(r, cst.Return)]
+                    self._field_helpers = frozenset(found)
+                    if returns and all(self._marked_static(v) for v in returns):
+                        found.add(fn.name.value)
+                if len(found) == before:
+                    break
+            self._field_helpers = frozenset(found)
+        return self._field_helpers
 
     def _class_static_fields(self, node: cst.ClassDef) -> set[str]:
         """Fields declared with a non-array annotation (`depth: int`, `act: Callable`) or marked

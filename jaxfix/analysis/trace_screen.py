@@ -632,6 +632,7 @@ class TraceScreen:
         self._python: dict[ScreenFunction, set[str]] = {}  # `_python_params`
         self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
         self._tree = tree
+        self._field_helpers: frozenset[str] | None = None
         self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
         self._top_classes: list[ast.ClassDef] = []
         self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
@@ -1005,6 +1006,12 @@ class TraceScreen:
             self._static_attrs = self._static_properties()
         return self._static_attrs
 
+    def field_helpers(self) -> frozenset[str]:
+        """The module's functions that make a static field (`pytrees.static_field_helpers`)."""
+        if self._field_helpers is None:
+            self._field_helpers = pytrees.static_field_helpers(self._tree, self.names.qualify_ast)
+        return self._field_helpers
+
     def _static_properties(self) -> frozenset[str]:
         out: set[str] = set()
         array_fields: set[str] = set()
@@ -1017,7 +1024,7 @@ class TraceScreen:
                 if kind is ast.AnnAssign and type(st.target) is ast.Name:
                     if st.target.id not in static:
                         array_fields.add(st.target.id)
-                    elif cls.name in sure and _marked_static(st.value, qualify):
+                    elif pytrees.is_static_field_call(st.value, qualify, self.field_helpers()):  # a mark only a pytree reads
                         out.add(st.target.id)
                 elif kind is ast.Assign and cls.name in sure:
                     value = st.value
@@ -1077,7 +1084,7 @@ class TraceScreen:
             if type(ann) is ast.Subscript:
                 ann = ann.value
             python = (qualify(ann) or "").rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES
-            if python or _marked_static(st.value, qualify):
+            if python or pytrees.is_static_field_call(st.value, qualify, self.field_helpers()):
                 out.add(st.target.id)
         return frozenset(out | _init_python_fields(cls, qualify))
 
@@ -1463,16 +1470,6 @@ def _non_sequence_bindings(node: ast.AST, own: list[ast.AST], qualify) -> set[st
     return other
 
 
-def _marked_static(value: ast.AST | None, qualify) -> bool:
-    """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`: pytree aux data
-    (`JitContexts._marked_static` on the stdlib AST)."""
-    if type(value) is not ast.Call or not (qualify(value.func) or "").endswith("field"):
-        return False
-    return any(
-        type(k.value) is ast.Constant
-        and ((k.arg == "static" and k.value.value is True) or (k.arg == "pytree_node" and k.value.value is False))
-        for k in value.keywords
-    )
 
 
 def _init_python_fields(cls: ast.ClassDef, qualify) -> set[str]:
