@@ -23,6 +23,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from codemods.traced_control_flow.fix_safety import proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
 from jaxfix.analysis.guards import never_traced_at
@@ -124,7 +125,8 @@ class FunctionSites:
             self._fixes = {}
             for site in self.sites:
                 rule = _RULES.get(site.code)
-                self._fixes[site] = rule.decide(self, site) if rule is not None else None
+                fix = rule.decide(self, site) if rule is not None else None
+                self._fixes[site] = proven(self.rewrite, site, fix)
         return [(site, self._fixes[site]) for site in self.sites if site.code == code]
 
 

@@ -480,6 +480,9 @@ class JitContexts:
                 continue
             if all(self._returns_static(m) for m in props):
                 out.add(name)
+        for cls in self.class_nodes:
+            # the aux data a hand-written `tree_flatten` returns: Python values on any instance
+            out |= self._python_members(cls)
         return frozenset(out - fields)
 
     def _returns_static(self, info: FuncInfo) -> bool:

@@ -316,19 +316,12 @@ def _python_members(node: ast.ClassDef, static: list[str]) -> list[str]:
     self.tau_a}`: OTT's LinearProblem), and properties whose every return combines only those
     and constants (`is_balanced`: `self.tau_a == 1.0 and self.tau_b == 1.0`; not OTT's
     `is_symmetric -> bool`, which returns `jnp.all(...)`)."""
-    out: list[str] = []
+    out: list[str] = tree_flatten_aux(node)
     properties: list[ast.FunctionDef] = []
     for stmt in node.body:
-        if not isinstance(stmt, ast.FunctionDef) or not stmt.args.args:
+        if not isinstance(stmt, ast.FunctionDef) or not stmt.args.args or stmt.name == "tree_flatten":
             continue
-        receiver = stmt.args.args[0].arg
-        if stmt.name == "tree_flatten":
-            for ret in ast.walk(stmt):
-                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2:
-                    aux = ret.value.elts[1]
-                    parts = aux.values if isinstance(aux, ast.Dict) else aux.elts if isinstance(aux, (ast.Tuple, ast.List)) else []
-                    out.extend(p.attr for p in parts if _on(p, receiver))
-        elif any(isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
+        if any(isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
             properties.append(stmt)
     known = set(static) | set(out)
     grew = True
@@ -343,6 +336,22 @@ def _python_members(node: ast.ClassDef, static: list[str]) -> list[str]:
                 known.add(prop.name)
                 out.append(prop.name)
                 grew = True
+    return out
+
+
+def tree_flatten_aux(node: ast.ClassDef) -> list[str]:
+    """The attributes of `self` a hand-written `tree_flatten` returns as auxiliary data (`return
+    [self.geom], {"tau_a": self.tau_a}`): hashed into the treedef, Python values on every instance
+    (`JitContexts._python_members` on the libcst tree)."""
+    out: list[str] = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.args.args and stmt.name == "tree_flatten":
+            receiver = stmt.args.args[0].arg
+            for ret in ast.walk(stmt):
+                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2:
+                    aux = ret.value.elts[1]
+                    parts = aux.values if isinstance(aux, ast.Dict) else aux.elts if isinstance(aux, (ast.Tuple, ast.List)) else []
+                    out.extend(p.attr for p in parts if _on(p, receiver))
     return out
 
 

@@ -1041,6 +1041,8 @@ class TraceScreen:
             infos = [self._info(d) for d in defs]
             if all(i.is_property and i.class_name in sure for i in infos) and all(map(_returns_python, infos)):
                 out.add(name)
+        for cls in self.classes:
+            out.update(pytrees.tree_flatten_aux(cls))  # aux data (`JitContexts._static_properties`)
         return frozenset(out - array_fields)
 
     def _surely_pytrees(self) -> set[str]:
