@@ -173,7 +173,7 @@ def test_keys_paired_through_zip_of_items_are_static():
         def prune(ems, masks):
             n = 0.0
             for (direction, a), (_, ma) in zip(ems.items(), masks.items()):
-                for (alt_direction, b), (_, mb) in zip(ems.items(), masks.items()):
+                for (alt_direction, b), (_, mb) in zip(ems.items(), masks.items(), strict=False):
                     inc = a[:, None] <= b[None, :]
                     if direction == alt_direction:
                         inc = inc.at[jnp.arange(3), jnp.arange(3)].set(False)
@@ -338,3 +338,25 @@ def test_a_static_field_helper_is_recognised_by_what_it_returns():
     # buggy: a helper that does not mark the field static leaves it a traced leaf
     buggy = src.replace('metadata={"static": True}, ', "")
     assert sorted(code for code, _ in lines(run(buggy))) == ["JAX301", "JAX303"]
+
+
+def test_a_comparison_with_a_key_path_entry_compares_pytree_structure():
+    # google-deepmind/penzai@aac7808a:penzai/deprecated/v1/toolshed/interleave_intermediates.py:155
+    # (`assert tell.keypath[-1] == jax.tree_util.GetAttrKey("shape_logger")` inside a jitted `go`)
+    src = """
+        import jax
+
+        def go(handled, arg):
+            _, out_tells = handled(arg)
+            values = {}
+            for tell in out_tells:
+                assert tell.keypath[-1] == jax.tree_util.GetAttrKey("shape_logger")
+                values[tell.keypath[:-1]] = tell.value
+            return values
+
+        go_jit = jax.jit(go, static_argnums=0)
+    """
+    assert lines(run(src)) == []
+    # buggy: the asserted value is the traced payload
+    buggy = src.replace('assert tell.keypath[-1] == jax.tree_util.GetAttrKey("shape_logger")', "assert tell.value > 0")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX305"]

@@ -58,6 +58,13 @@ STR_METHODS = frozenset(
 )
 
 
+# Key path entries (`jax.tree_util.GetAttrKey("w")`): Python objects; comparing with one compares
+# pytree structure, as comparing with a string literal compares strings.
+TREE_KEY_CLASSES = frozenset(
+    f"jax.tree_util.{n}" for n in ("GetAttrKey", "DictKey", "SequenceKey", "FlattenedIndexKey")
+)
+
+
 def is_static_method(name: str) -> bool:
     """`x.name(...)` returns a Python value whatever `x` holds (a `str` method no array has)."""
     return name in STR_METHODS

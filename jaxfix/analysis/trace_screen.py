@@ -76,6 +76,7 @@ from jaxfix.analysis.static_values import (
     KEY_METHODS,
     PYTHON_ANNOTATIONS,
     STATIC_ATTRS,
+    TREE_KEY_CLASSES,
     is_known_library,
     is_static_call_name,
     is_static_method,
@@ -384,7 +385,12 @@ class ScreenFunction:
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
                 return False
             operands = (e.left, *e.comparators)
-            if any(type(x) is ast.JoinedStr or (type(x) is ast.Constant and type(x.value) is str) for x in operands):
+            if any(
+                type(x) is ast.JoinedStr
+                or (type(x) is ast.Constant and type(x.value) is str)
+                or (type(x) is ast.Call and self.screen.names.qualify_ast(x.func) in TREE_KEY_CLASSES)
+                for x in operands
+            ):
                 if not any(type(x) is ast.Name for x in operands):
                     return False  # compares strings (`FunctionFacts.expr_traced`, which also keeps locals)
             return t(e.left) or any(t(c) for c in e.comparators)
@@ -463,7 +469,7 @@ class ScreenFunction:
                     return [(n, False) for n in target_names(key)] + [(n, traced) for n in target_names(value)]
         if type(it) is ast.Call:
             qual = None
-            plain = not it.keywords and not any(type(a) is ast.Starred for a in it.args)
+            plain = all(k.arg == "strict" for k in it.keywords) and not any(type(a) is ast.Starred for a in it.args)
             if type(target) is ast.Tuple or type(target) is ast.List:
                 elements = target.elts
                 if plain and it.args and not any(type(el) is ast.Starred for el in elements):

@@ -43,6 +43,7 @@ from jaxfix.analysis.static_values import (
     ITEM_METHODS,
     KEY_METHODS,
     STATIC,
+    TREE_KEY_CLASSES,
     TREE_MAP_NAMES,
     UNKNOWN,
     CallOracle,
@@ -279,7 +280,7 @@ class FunctionFacts:
             return t(e.left) or t(e.right)
         if isinstance(e, cst.Comparison):
             operands = (e.left, *(c.comparator for c in e.comparisons))
-            if any(_is_str_literal(x) for x in operands) and not any(
+            if any(self._python_operand(x) for x in operands) and not any(
                 isinstance(x, cst.Name) and x.value in self.entry_traced for x in operands
             ):
                 # a comparison with a string literal compares strings (`key == "pixels"`), but a
@@ -305,6 +306,11 @@ class FunctionFacts:
         if isinstance(e, cst.Lambda):
             return False
         return False
+
+    def _python_operand(self, e: cst.BaseExpression) -> bool:
+        """A string literal or a key path entry built here (`GetAttrKey("w")`): what it is compared
+        with is a Python value of the same kind."""
+        return _is_str_literal(e) or (isinstance(e, cst.Call) and self.names.qualify(e.func) in TREE_KEY_CLASSES)
 
     def _membership_traced(self, e: cst.Comparison, env) -> bool:
         """Identity is Python's; `k in params` looks a key up in a mapping (haiku's
@@ -404,7 +410,12 @@ class FunctionFacts:
             qual = self.names.qualify(it.func)
             elements = [el.value for el in target.elements]
             args = [a for a in it.args if a.keyword is None and not a.star]
-            if any(isinstance(el, cst.StarredElement) for el in target.elements) or len(args) != len(it.args):
+            keywords = [a for a in it.args if a.keyword is not None]
+            if (
+                any(isinstance(el, cst.StarredElement) for el in target.elements)
+                or any(a.star for a in it.args)
+                or any(a.keyword.value != "strict" for a in keywords)  # `zip(a, b, strict=False)` pairs the same
+            ):
                 args = []
             if qual == "enumerate" and len(elements) == 2 and len(args) == 1:
                 out = [(n, False) for n in _target_names(elements[0])]
