@@ -360,3 +360,28 @@ def test_a_comparison_with_a_key_path_entry_compares_pytree_structure():
     # buggy: the asserted value is the traced payload
     buggy = src.replace('assert tell.keypath[-1] == jax.tree_util.GetAttrKey("shape_logger")', "assert tell.value > 0")
     assert [code for code, _ in lines(run(buggy))] == ["JAX305"]
+
+
+def test_a_parameter_annotated_as_a_callable_returning_a_python_value_returns_one():
+    # google-deepmind/penzai@aac7808a:penzai/core/variables.py:244 (`predicate: Callable[[AbstractVariable],
+    # bool] | None`, defaulted to `lambda _: True`, then `if isinstance(leaf, AbstractVariable) and
+    # predicate(leaf):` over the leaves of a traced tree)
+    src = """
+        from typing import Callable
+        import jax
+
+        def unbind(tree, predicate: Callable[[object], bool] | None = None):
+            if predicate is None:
+                predicate = lambda _: True
+            out = []
+            for leaf in jax.tree_util.tree_leaves(tree):
+                if predicate(leaf):
+                    out.append(leaf)
+            return out
+
+        run = jax.jit(unbind, static_argnums=1)
+    """
+    assert lines(run(src)) == []
+    # buggy: a callable that returns arrays (annotated so) gives a traced condition
+    buggy = src.replace("Callable[[object], bool]", "Callable[[object], jax.Array]")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]

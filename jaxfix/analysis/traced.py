@@ -47,6 +47,7 @@ from jaxfix.analysis.static_values import (
     TREE_MAP_NAMES,
     UNKNOWN,
     CallOracle,
+    admits_no_array,
     is_static_attr,
     is_static_call_name,
     is_static_method,
@@ -211,6 +212,7 @@ class FunctionFacts:
     sequence_params: frozenset[str] = frozenset()
     _sequences: frozenset[str] | None = None
     _objects: frozenset[str] | None = None
+    _callables: frozenset[str] | None = None
     # attribute names that are static on any object (properties of the module's pytree classes
     # that return Python values, see JitContexts.static_attrs)
     static_attrs: frozenset[str] = frozenset()
@@ -346,6 +348,8 @@ class FunctionFacts:
             return False
         if qual in TREE_MAP_NAMES and self._maps_to_static(e, env):
             return False
+        if isinstance(e.func, cst.Name) and e.func.value in self._python_callables():
+            return False
         if self.calls is not None and not (
             isinstance(e.func, cst.Name) and e.func.value in self.locals and not self.calls.knows_local(e.func.value)
         ):
@@ -378,6 +382,28 @@ class FunctionFacts:
         ):
             return True  # `jax.vmap(f)(...)`: a transformed function, staged out
         return False
+
+    def _python_callables(self) -> frozenset[str]:
+        """Parameters annotated as callables returning a Python value (`predicate: Callable[[Var],
+        bool]`, penzai's `unbind_variables`), never rebound: what a call of one returns is static."""
+        if self._callables is None:
+            out: set[str] = set()
+            params = self.node.params
+            if isinstance(self.node, cst.FunctionDef):
+                for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+                    ann = p.annotation.annotation if p.annotation is not None else None
+                    if ann is None:
+                        continue
+                    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+                        ann = ann.left if isinstance(ann.right, cst.Name) and ann.right.value == "None" else ann
+                    if not isinstance(ann, cst.Subscript) or self.names.qualify(ann.value) not in _CALLABLES:
+                        continue
+                    last = ann.slice[-1].slice
+                    if isinstance(last, cst.Index) and admits_no_array(last.value, self.names.qualify):
+                        out.add(p.name.value)
+                out -= _rebound_but_to_constant_lambdas(self.node, out)
+            self._callables = frozenset(out)
+        return self._callables
 
     def _maps_to_static(self, e: cst.Call, env) -> bool:
         """`tree_map(f, *trees)` whose `f` returns a static value on any leaves: a lambda whose body
@@ -522,6 +548,62 @@ class FunctionFacts:
         if isinstance(e, cst.Name):
             return e.value in self.sequences
         return False
+
+
+_CALLABLES = frozenset({"typing.Callable", "collections.abc.Callable"})
+
+
+def _rebound_but_to_constant_lambdas(node: cst.FunctionDef, names: set[str]) -> set[str]:
+    """Those of `names` the body binds to anything but a lambda returning a literal (penzai's
+    `if predicate is None: predicate = lambda _: True` keeps `predicate` a bool-valued callable)."""
+    bound = assigned_names(node.body) & names
+    constant_only: dict[str, bool] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, n: cst.Assign) -> None:
+            for t in n.targets:
+                if isinstance(t.target, cst.Name) and t.target.value in bound:
+                    ok = isinstance(n.value, cst.Lambda) and _constant_body(n.value) and len(n.targets) == 1
+                    constant_only[t.target.value] = constant_only.get(t.target.value, True) and ok
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            if isinstance(n.target, cst.Name):
+                constant_only[n.target.value] = False
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            if isinstance(n.target, cst.Name):
+                constant_only[n.target.value] = False
+
+    walk(node.body, V())
+    # bound some other way (a loop target, `with ... as`, an import, a walrus) counts as rebound too
+    return {n for n in bound if not constant_only.get(n, False) or _bound_otherwise(node.body, n)}
+
+
+def _bound_otherwise(body: cst.CSTNode, name: str) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_For(self, n: cst.For) -> None:
+            nonlocal found
+            found |= name in _target_names(n.target)
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            nonlocal found
+            found |= isinstance(n.target, cst.Name) and n.target.value == name
+
+        def visit_AsName(self, n: cst.AsName) -> None:
+            nonlocal found
+            found |= isinstance(n.name, cst.Name) and n.name.value == name
+
+    walk(body, V())
+    return found
+
+
+def _constant_body(lam: cst.Lambda) -> bool:
+    body = lam.body
+    return isinstance(body, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(body, cst.Name) and body.value in ("True", "False", "None")
+    )
 
 
 def _is_str_literal(e: cst.BaseExpression) -> bool:
