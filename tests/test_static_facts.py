@@ -385,3 +385,29 @@ def test_a_parameter_annotated_as_a_callable_returning_a_python_value_returns_on
     # buggy: a callable that returns arrays (annotated so) gives a traced condition
     buggy = src.replace("Callable[[object], bool]", "Callable[[object], jax.Array]")
     assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_a_lax_branch_called_with_fewer_arguments_runs_its_defaults():
+    # written for this test from issue #29's list (no dev-pool site had it): a `lax.cond` branch
+    # called with one operand runs its further parameters with their Python defaults; given the
+    # operand as well (the buggy variant), the parameter is traced and now reported (missed before)
+    src = """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def smooth(x, n=3):
+            for _ in range(n):
+                x = 0.5 * (x + jnp.roll(x, 1))
+            return x
+
+        def keep(x, n=3):
+            return x
+
+        @jax.jit
+        def step(p, x):
+            return lax.cond(p > 0, smooth, keep, x)
+    """
+    assert lines(run(src)) == []
+    buggy = src.replace("def step(p, x):", "def step(p, x, k):").replace("smooth, keep, x)", "smooth, keep, x, k)")
+    assert lines(run(buggy)) == [("JAX303", 7)]

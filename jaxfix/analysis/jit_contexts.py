@@ -36,6 +36,8 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     GRAD_NAMES,
     JIT_NAMES,
     LAX_BODIES,
+    LAX_BODY_ARITY,
+    lax_body_arity,
     PARTIAL_NAMES,
     PASS_THROUGH,
     STATIC_ARGNAMES_OPTIONS,
@@ -165,6 +167,20 @@ def _axes(expr: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
             if items is not None and isinstance(times, cst.Integer) and int(times.value) <= 64:
                 return items * int(times.value)
     return None
+
+
+def _body_arity(qual: str, call: cst.Call) -> int | None:
+    """How many arguments the body of the lax call `call` gets (`transforms.lax_body_arity`)."""
+    plain = not any(a.star or a.keyword is not None for a in call.args)
+    return lax_body_arity(qual, len(call.args), plain)
+
+
+def _defaulted_past(info: "FuncInfo", passed: int | None) -> set[str]:
+    """Parameters of `info` past the first `passed` positional ones that have a default: a body
+    called with fewer arguments runs them with their (Python) default."""
+    if passed is None:
+        return set()
+    return {p for p in info.positional[passed:] if p in info.defaults}
 
 
 def _field_marks(call: cst.Call) -> list[tuple[str | None, object]]:
@@ -830,7 +846,11 @@ class JitContexts:
                     target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
                     if target is not None:
                         self._mark(target, f"body of {qual.rsplit('.', 1)[-1]}")
-                        target.entry_traced |= set(target.params)
+                        arity = _body_arity(qual, call)
+                        target.entry_traced |= set(target.params) - _defaulted_past(target, arity)
+                        # operands the call passes reach the body's defaulted parameters too
+                        if arity is not None:
+                            target.external_traced |= {p for p in target.positional[:arity] if p in target.defaults}
 
     def _vmap_static(self, info: FuncInfo, call: cst.Call | None, offset: int = 0) -> set[str]:
         if call is None:

@@ -82,7 +82,12 @@ from jaxfix.analysis.static_values import (
     is_static_method,
 )
 from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
-from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS, STATIC_ARGNAMES_OPTIONS, STATIC_ARGNUMS_OPTIONS
+from jaxfix.analysis.transforms import (
+    CONSTRUCTION_HOOKS,
+    STATIC_ARGNAMES_OPTIONS,
+    STATIC_ARGNUMS_OPTIONS,
+    lax_body_arity,
+)
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
 # functions traced code of other modules calls ("f", "Cls.m") and the parameters it passes traced
@@ -1252,8 +1257,13 @@ class TraceScreen:
             if qual in BODY_ARGS:
                 for fn_expr in _body_args(call, BODY_ARGS[qual]):
                     target, _ = self._unwrap(fn_expr)
+                    plain = not call.keywords and not any(type(a) is ast.Starred for a in call.args)
+                    arity = lax_body_arity(qual, len(call.args), plain)
                     for info in self._resolve(target, allow_attr=True, call=call):
                         self._enter(info, set(info.params))
+                        # operands reach defaulted parameters (`JitContexts`: the analysis enters so too)
+                        passed = info.positional if arity is None else info.positional[:arity]
+                        info.external_traced |= set(passed)
         self._enter_external()
 
     def _enter_external(self) -> None:

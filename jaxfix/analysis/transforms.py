@@ -41,6 +41,30 @@ LAX_BODIES: dict[str, tuple[int, ...]] = {
     "jax.lax.map": (0,),
     "jax.lax.associative_scan": (0,),
 }
+# How many arguments a lax body is called with: a number, or "operands" for the operands the call
+# passes after its functions (`lax.cond(pred, t, f, *operands)`, `lax.switch(i, branches, *operands)`).
+# A body's parameter past those keeps its default: a Python value (`def branch(x, n=3)`).
+LAX_BODY_ARITY: dict[str, int | str] = {
+    "jax.lax.scan": 2,
+    "jax.lax.fori_loop": 2,
+    "jax.lax.while_loop": 1,
+    "jax.lax.cond": "operands",
+    "jax.lax.switch": "operands",
+    "jax.lax.map": 1,
+    "jax.lax.associative_scan": 2,
+}
+
+
+def lax_body_arity(qual: str, positional: int, plain: bool) -> int | None:
+    """How many arguments a body of the lax call `qual` gets, from the call's count of positional
+    arguments (`plain`: no `*args` and no keywords); None when not known."""
+    arity = LAX_BODY_ARITY.get(qual)
+    if isinstance(arity, int) or arity is None:
+        return arity
+    first = {"jax.lax.cond": 3, "jax.lax.switch": 2}.get(qual)
+    return None if first is None or not plain else max(positional - first, 0)
+
+
 # Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
 CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
 
