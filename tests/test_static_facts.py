@@ -411,3 +411,27 @@ def test_a_lax_branch_called_with_fewer_arguments_runs_its_defaults():
     assert lines(run(src)) == []
     buggy = src.replace("def step(p, x):", "def step(p, x, k):").replace("smooth, keep, x)", "smooth, keep, x, k)")
     assert lines(run(buggy)) == [("JAX303", 7)]
+
+
+def test_a_static_element_of_a_tuple_a_helper_returns_beside_a_traced_one_is_static():
+    # written for this test from issue #29's list ("a static element of a tuple returned beside a
+    # traced one"): the module's own helper returns a sum and a shape entry
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def prepare(x):
+            return jnp.sum(x), x.shape[0]
+
+        @jax.jit
+        def f(x):
+            total, n = prepare(x)
+            out = []
+            for i in range(n):
+                out.append(total * i)
+            return jnp.stack(out)
+    """
+    assert lines(run(src)) == []
+    # buggy: the traced element is the loop bound
+    buggy = src.replace("for i in range(n):", "for i in range(total):")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX303"]

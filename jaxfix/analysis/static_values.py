@@ -233,6 +233,10 @@ class CallOracle(Protocol):
     def returns_static(self, func: cst.BaseExpression) -> bool:
         """`func` (a name or attribute naming a function) returns a static value whatever its arguments."""
 
+    def element_static(self, call: cst.Call, index: int, count: int) -> bool:
+        """Element `index` of the `count`-tuple `call` returns is static (a helper's `return loss,
+        x.shape[0]`), whatever the other elements are."""
+
     def knows_local(self, name: str) -> bool:
         """`name`, a local of the calling function, is a nested def the oracle decides (a name
         nothing else in the module binds): a call of it is asked about, not left to the default."""

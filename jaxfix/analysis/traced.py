@@ -760,6 +760,21 @@ class _Walker:
                 for t_el, v_el in zip(target.elements, value.elements):
                     self.bind(t_el.value, self.f.expr_traced(v_el.value, snapshot), env)
                 return
+        # `loss, n = helper(x)`: a helper of the module returning a static element beside a traced one
+        calls = self.f.calls
+        if (
+            traced
+            and calls is not None
+            and isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value not in self.f.locals
+            and not any(isinstance(el, cst.StarredElement) for el in target.elements)
+        ):
+            count = len(target.elements)
+            for i, t_el in enumerate(target.elements):
+                self.bind(t_el.value, not calls.element_static(value, i, count), env)
+            return
         self.bind(target, traced, env)
 
 
