@@ -435,3 +435,35 @@ def test_a_static_element_of_a_tuple_a_helper_returns_beside_a_traced_one_is_sta
     # buggy: the traced element is the loop bound
     buggy = src.replace("for i in range(n):", "for i in range(total):")
     assert [code for code, _ in lines(run(buggy))] == ["JAX303"]
+
+
+def test_a_not_a_tracer_guard_through_the_module_helper_rules_out_a_tracer():
+    # issue #29's list: `if not is_traced(x):` where the helper does `isinstance(x, jax.core.Tracer)`
+    # (the helper form of equinox's `error_if`, `if not isinstance(pred, jax.core.Tracer)`, which
+    # guards.py already knew written out); recognised by the helper's body, not its name
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def concrete_tracer(x):
+            return isinstance(x, jax.core.Tracer)
+
+        @jax.jit
+        def clip(x, limit):
+            if not concrete_tracer(limit):
+                limit = float(limit)
+                if limit < 0:
+                    raise ValueError("negative limit")
+            return jnp.minimum(x, limit)
+
+        @jax.jit
+        def shift(x, flag):
+            if not concrete_tracer(flag):
+                if flag:
+                    x = x + 1.0
+            return x
+    """
+    assert lines(run(src)) == []
+    # buggy: a helper that tests something else guards nothing
+    buggy = src.replace("return isinstance(x, jax.core.Tracer)", "return isinstance(x, float)")
+    assert sorted(code for code, _ in lines(run(buggy))) == ["JAX301", "JAX304"]
