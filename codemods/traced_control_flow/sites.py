@@ -23,9 +23,10 @@ from typing import ClassVar
 
 import libcst as cst
 
+from codemods.traced_control_flow.fix_safety import proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
-from jaxfix.analysis.guards import never_traced_at
+from jaxfix.analysis.guards import never_traced_at, tracer_test_helpers
 from jaxfix.analysis.jit_contexts import (
     FuncInfo,
     JitContexts,
@@ -124,7 +125,8 @@ class FunctionSites:
             self._fixes = {}
             for site in self.sites:
                 rule = _RULES.get(site.code)
-                self._fixes[site] = rule.decide(self, site) if rule is not None else None
+                fix = rule.decide(self, site) if rule is not None else None
+                self._fixes[site] = proven(self.rewrite, site, fix)
         return [(site, self._fixes[site]) for site in self.sites if site.code == code]
 
 
@@ -326,7 +328,11 @@ class _SiteFinder:
 
     def if_site(self, n: cst.If, stmt) -> Site | None:
         chain = if_chain(n)
-        traced_tests = [i for i, branch in enumerate(chain) if self.facts.test_traced(branch.test, branch)]
+        traced_tests = [
+            i
+            for i, branch in enumerate(chain)
+            if self.facts.test_traced(branch.test, branch) and not self._names_guarded(branch, branch.test)
+        ]
         if not traced_tests:
             return None
         for branch in chain:
@@ -352,10 +358,19 @@ class _SiteFinder:
             return None if self.guarded(n, n.func.value) else Site("JAX304", "method", n, stmt, (n.func.value,))
         return None
 
+    def _names_guarded(self, at: cst.CSTNode, test: cst.BaseExpression) -> bool:
+        """Every traced name `test` reads is one a tracer test around `at` rules out (`if not
+        is_traced(flag): if flag: ...`)."""
+        env = self.facts.env_before(at)
+        names = {n.value for n in _names_in(test) if self.facts.name_traced(n.value, env)}
+        return bool(names) and all(self.guarded(at, cst.Name(name)) for name in names)
+
     def guarded(self, n: cst.CSTNode, value: cst.BaseExpression) -> bool:
-        """`if not isinstance(p, jax.core.Tracer): p = p.item()`: the conversion never sees a tracer."""
+        """`if not isinstance(p, jax.core.Tracer): p = p.item()` (or through the module's own
+        tracer-test helper, `guards.tracer_test_helpers`): the conversion never sees a tracer."""
         ctx = self.rewrite.ctx
-        return isinstance(value, cst.Name) and never_traced_at(n, value.value, ctx.parent, self.names.qualify)
+        helpers = ctx.fact(tracer_test_helpers, lambda c: tracer_test_helpers(c.module, c.names.qualify))
+        return isinstance(value, cst.Name) and never_traced_at(n, value.value, ctx.parent, self.names.qualify, helpers)
 
     def minmax_site(self, n: cst.Call, stmt) -> Site | None:
         """Builtin `max(a, b)` / `min(xs)` on traced values: it compares them with `>`/`<` and takes
@@ -386,3 +401,21 @@ class _SiteFinder:
                 bounds += [b for b in (el.slice.lower, el.slice.upper, el.slice.step) if b is not None]
         traced = tuple(b for b in bounds if self.facts.traced(b, stmt))
         return Site("JAX307", "slice", n, stmt, traced) if traced else None
+
+
+def _names_in(expr: cst.BaseExpression) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    expr.visit(V())
+    return found

@@ -33,6 +33,8 @@ from jaxfix.analysis.transforms import (
     JIT_NAMES,
     LAX_BODIES,
     PARTIAL_NAMES,
+    STATIC_ARGNAMES_OPTIONS,
+    STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
 )
 
@@ -478,7 +480,7 @@ def _find_entries(tree: ast.Module, module: str, names: dict[str, str], summary:
         pos = [a for a in call.args if not isinstance(a, ast.Starred)]
         if q in TRACING and pos:
             target, peeled, bound = _unwrap(pos[0], qual)
-            statics = _static_spec(call)
+            statics = _static_spec(call, vmap=q in VMAP_NAMES)
             if peeled:  # static_argnums count the positions of what jit is given, not the function's
                 statics = StaticSpec(statics.names, (), statics.unknown)
             enter_target(target, bound, statics, _how(q), call.lineno)
@@ -534,22 +536,32 @@ def _local_function(expr: ast.AST, names: dict[str, str], module: str, summary: 
     return None
 
 
-def _static_spec(options: ast.Call | None) -> StaticSpec:
-    """The literal `static_argnums`/`static_argnames` of a transform call."""
+def _static_spec(options: ast.Call | None, vmap: bool = False) -> StaticSpec:
+    """The literal static arguments of a transform call (`transforms.STATIC_ARGNUMS_OPTIONS`,
+    `STATIC_ARGNAMES_OPTIONS`) and, for a vmap (`vmap`: `options` is `jax.vmap(f, ...)` itself),
+    the positions its `in_axes` maps with `None`: an unmapped argument is passed through as it
+    is, so a Python value there stays Python (jaxoplanet's `vmap(surface_light_curve,
+    in_axes=(None, ..., 0))(surface, ...)`)."""
     if options is None:
         return StaticSpec()
     names: set[str] = set()
     nums: list[int] = []
     for kw in options.keywords:
-        if kw.arg not in ("static_argnames", "static_argnums"):
+        if kw.arg not in STATIC_ARGNAMES_OPTIONS and kw.arg not in STATIC_ARGNUMS_OPTIONS:
             continue
         values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
         if not all(isinstance(v, ast.Constant) for v in values):
             return StaticSpec(unknown=True)
-        if kw.arg == "static_argnames":
+        if kw.arg in STATIC_ARGNAMES_OPTIONS:
             names.update(v.value for v in values if isinstance(v.value, str))
         else:
             nums.extend(v.value for v in values if type(v.value) is int)
+    if vmap:
+        axes = next((kw.value for kw in options.keywords if kw.arg == "in_axes"), None)
+        if axes is None and len(options.args) > 1 and not any(isinstance(a, ast.Starred) for a in options.args[:2]):
+            axes = options.args[1]
+        if isinstance(axes, (ast.Tuple, ast.List)):
+            nums.extend(i for i, a in enumerate(axes.elts) if isinstance(a, ast.Constant) and a.value is None)
     return StaticSpec(frozenset(names), tuple(nums))
 
 

@@ -20,25 +20,63 @@ from jaxfix.analysis import astscan
 ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size"})
 
 
+# jax's spellings of the base class of every tracer
+TRACER_CLASSES = frozenset({"jax.core.Tracer", "jax._src.core.Tracer"})
+
+
+def tracer_test_helpers(module: cst.Module, qualify: Callable[[cst.BaseExpression], str | None]) -> frozenset[str]:
+    """Module-level functions that test for a tracer, recognised by what they do, not by name: one
+    parameter, and every `return` is `isinstance(param, jax.core.Tracer)` (or another such helper
+    of it): `def is_traced(x): return isinstance(x, jax.core.Tracer)`."""
+    defs = [s for s in module.body if isinstance(s, cst.FunctionDef) and not s.decorators]
+    found: set[str] = set()
+    for _ in range(3):
+        before = len(found)
+        for fn in defs:
+            params = fn.params.params
+            extra = isinstance(fn.params.star_arg, cst.Param) or fn.params.star_kwarg is not None
+            if len(params) != 1 or extra or fn.params.kwonly_params or fn.params.posonly_params:
+                continue
+            body = fn.body.body
+            returns = [
+                small for line in body if isinstance(line, cst.SimpleStatementLine)
+                for small in line.body if isinstance(small, cst.Return)
+            ]
+            only_returns = all(
+                isinstance(line, cst.SimpleStatementLine)
+                and all(isinstance(x, (cst.Return, cst.Expr)) for x in line.body)
+                for line in body
+            )
+            name = params[0].name.value
+            if returns and only_returns and all(
+                r.value is not None and _is_tracer_test(r.value, name, qualify, found) for r in returns
+            ):
+                found.add(fn.name.value)
+        if len(found) == before:
+            break
+    return frozenset(found)
+
+
 def never_traced_at(
     node: cst.CSTNode,
     name: str,
     parent: Callable[[cst.CSTNode], cst.CSTNode | None],
     qualify: Callable[[cst.BaseExpression], str | None],
+    helpers: frozenset[str] = frozenset(),
 ) -> bool:
     """`node` runs only where the local `name` holds no tracer: in the `else` of
     `hasattr(name, "shape")` or of `isinstance(name, Tracer)`, or in the body of
     `not isinstance(name, Tracer)` (an `if` statement or a conditional expression, up to the
-    enclosing function)."""
+    enclosing function); `helpers` (`tracer_test_helpers`) test as `isinstance(name, Tracer)` does."""
     child, up = node, parent(node)
     while up is not None and not isinstance(up, (cst.FunctionDef, cst.Lambda)):
         if isinstance(up, (cst.If, cst.IfExp)):
             in_else = child is up.orelse
             in_body = child is up.body
-            if in_else and (_has_array_attr(up.test, name) or _is_tracer_test(up.test, name, qualify)):
+            if in_else and (_has_array_attr(up.test, name) or _is_tracer_test(up.test, name, qualify, helpers)):
                 return True
             negated = isinstance(up.test, cst.UnaryOperation) and isinstance(up.test.operator, cst.Not)
-            if in_body and negated and _is_tracer_test(up.test.expression, name, qualify):
+            if in_body and negated and _is_tracer_test(up.test.expression, name, qualify, helpers):
                 return True
         child, up = up, parent(up)
     return False
@@ -83,7 +121,7 @@ def _tracer_test_names(test: ast.AST, qualify) -> list[str]:
         return []
     if test.keywords or len(test.args) != 2 or type(test.args[0]) is not ast.Name:
         return []
-    return [test.args[0].id] if qualify(test.args[1]) in ("jax.core.Tracer", "jax._src.core.Tracer") else []
+    return [test.args[0].id] if qualify(test.args[1]) in TRACER_CLASSES else []
 
 
 def _mark(branch, name: str, out: dict[int, set[str]]) -> None:
@@ -111,14 +149,18 @@ def _has_array_attr(test: cst.BaseExpression, name: str) -> bool:
     )
 
 
-def _is_tracer_test(test: cst.BaseExpression, name: str, qualify) -> bool:
-    """`isinstance(name, jax.core.Tracer)` (the base class of every tracer, as jax spells it)."""
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"):
+def _is_tracer_test(test: cst.BaseExpression, name: str, qualify, helpers=frozenset()) -> bool:
+    """`isinstance(name, jax.core.Tracer)` (the base class of every tracer, as jax spells it), or
+    `helper(name)` of one of `helpers`."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)):
+        return False
+    if test.func.value in helpers:
+        return len(test.args) == 1 and not test.args[0].star and _is_name(test.args[0].value, name)
+    if test.func.value != "isinstance":
         return False
     if len(test.args) != 2 or not _is_name(test.args[0].value, name):
         return False
-    qual = qualify(test.args[1].value) or ""
-    return qual in ("jax.core.Tracer", "jax._src.core.Tracer")
+    return (qualify(test.args[1].value) or "") in TRACER_CLASSES
 
 
 def _is_name(expr: cst.BaseExpression, name: str) -> bool:

@@ -37,8 +37,12 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     HOST_CALLBACKS,
     JIT_NAMES,
     LAX_BODIES,
+    LAX_BODY_ARITY,
+    lax_body_arity,
     PARTIAL_NAMES,
     PASS_THROUGH,
+    STATIC_ARGNAMES_OPTIONS,
+    STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
 )
 from jaxfix.analysis.walk import Visitor, statement_hooks, statements, walk
@@ -164,6 +168,47 @@ def _axes(expr: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
             if items is not None and isinstance(times, cst.Integer) and int(times.value) <= 64:
                 return items * int(times.value)
     return None
+
+
+def _body_arity(qual: str, call: cst.Call) -> int | None:
+    """How many arguments the body of the lax call `call` gets (`transforms.lax_body_arity`)."""
+    plain = not any(a.star or a.keyword is not None for a in call.args)
+    return lax_body_arity(qual, len(call.args), plain)
+
+
+def _defaulted_past(info: "FuncInfo", passed: int | None) -> set[str]:
+    """Parameters of `info` past the first `passed` positional ones that have a default: a body
+    called with fewer arguments runs them with their (Python) default."""
+    if passed is None:
+        return set()
+    return {p for p in info.positional[passed:] if p in info.defaults}
+
+
+def _field_marks(call: cst.Call) -> list[tuple[str | None, object]]:
+    """(keyword, literal) of a field call's `True`/`False`/`None`/number/string keywords and of the
+    literal entries of its `metadata={...}` (`pytrees.ast_field_marks` on the libcst tree)."""
+
+    def literal(e: cst.BaseExpression) -> object:
+        if isinstance(e, cst.Name) and e.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[e.value]
+        if isinstance(e, cst.SimpleString):
+            return e.evaluated_value
+        return _NO_LITERAL
+
+    out: list[tuple[str | None, object]] = []
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "metadata" and isinstance(arg.value, cst.Dict):
+            for el in arg.value.elements:
+                if isinstance(el, cst.DictElement) and isinstance(key := literal(el.key), str):
+                    out.append((key, literal(el.value)))
+        else:
+            out.append((arg.keyword.value, literal(arg.value)))
+    return out
+
+
+_NO_LITERAL = object()
 
 
 def _without_none(ann: cst.BaseExpression) -> cst.BaseExpression:
@@ -292,6 +337,7 @@ class JitContexts:
         self.class_fields = class_fields
         self._fields_memo: dict[str, frozenset[str]] = {}
         self.module = module
+        self._field_helpers: frozenset[str] | None = None  # `_static_field_helpers`, made when first asked
         self.names = names
         self.external = external or {}  # "f" / "Cls.m" -> callgraph.CrossEntry
         self.functions: dict[cst.CSTNode, FuncInfo] = {}
@@ -430,7 +476,7 @@ class JitContexts:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         if small.target.value not in static:
                             fields.add(small.target.value)
-                        elif cls.name.value in self.pytree_classes and self._marked_static(small.value):
+                        elif self._marked_static(small.value):  # a mark only a pytree reads: aux data
                             out.add(small.target.value)
                     elif isinstance(small, cst.Assign) and cls.name.value in self.pytree_classes:
                         value = small.value
@@ -451,6 +497,9 @@ class JitContexts:
                 continue
             if all(self._returns_static(m) for m in props):
                 out.add(name)
+        for cls in self.class_nodes:
+            # the aux data a hand-written `tree_flatten` returns: Python values on any instance
+            out |= self._python_members(cls)
         return frozenset(out - fields)
 
     def _returns_static(self, info: FuncInfo) -> bool:
@@ -492,15 +541,35 @@ class JitContexts:
         ) or any(isinstance(base.value, cst.Name) and base.value.value in self.pytree_classes for base in node.bases)
 
     def _marked_static(self, value: cst.BaseExpression | None) -> bool:
-        """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`: pytree aux data."""
-        if not isinstance(value, cst.Call) or not (self.names.qualify(value.func) or "").endswith("field"):
+        """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`,
+        `dataclasses.field(metadata={"pytree_node": False})`, or a call of one of the module's
+        helpers that return such a field: pytree aux data (`pytrees.is_static_field_call` on the
+        libcst tree, deciding with the same `pytrees.marks_static`)."""
+        if not isinstance(value, cst.Call):
             return False
-        for arg in value.args:
-            kw = arg.keyword.value if arg.keyword is not None else None
-            lit = arg.value.value if isinstance(arg.value, cst.Name) else None
-            if (kw == "static" and lit == "True") or (kw == "pytree_node" and lit == "False"):
-                return True
-        return False
+        if isinstance(value.func, cst.Name) and value.func.value in self._static_field_helpers():
+            return True
+        if not (self.names.qualify(value.func) or "").endswith("field"):
+            return False
+        return pytrees.marks_static(_field_marks(value))
+
+    def _static_field_helpers(self) -> frozenset[str]:
+        """Module-level functions every `return` of which makes a static field (`pytrees.static_field_helpers`)."""
+        if self._field_helpers is None:
+            self._field_helpers = frozenset()
+            defs = [s for s in self.module.body if isinstance(s, cst.FunctionDef)]
+            found: set[str] = set()
+            for _ in range(3):
+                before = len(found)
+                for fn in defs:
+                    returns = [r.value for r in statements(fn) if isinstance(r, cst.Return)]
+                    self._field_helpers = frozenset(found)
+                    if returns and all(self._marked_static(v) for v in returns):
+                        found.add(fn.name.value)
+                if len(found) == before:
+                    break
+            self._field_helpers = frozenset(found)
+        return self._field_helpers
 
     def _class_static_fields(self, node: cst.ClassDef) -> set[str]:
         """Fields declared with a non-array annotation (`depth: int`, `act: Callable`) or marked
@@ -653,16 +722,16 @@ class JitContexts:
     def _statics(self, site: JitSite, call: cst.Call | None, skip_first_positional: bool) -> None:
         if call is None:
             return
-        for key in ("static_argnums", "static_argnames"):
+        for key in (*sorted(STATIC_ARGNUMS_OPTIONS), *STATIC_ARGNAMES_OPTIONS):
             arg = _kwarg(call, key)
             if arg is None:
                 continue
-            if key == "static_argnums":
+            if key in STATIC_ARGNUMS_OPTIONS:
                 vals = _literal_ints(arg.value)
                 if vals is None:
                     site.options_known = False
                 else:
-                    site.static_argnums = vals
+                    site.static_argnums = tuple(site.static_argnums) + tuple(vals)
             else:
                 vals = _literal_strs(arg.value)
                 if vals is None:
@@ -778,7 +847,11 @@ class JitContexts:
                     target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
                     if target is not None:
                         self._mark(target, f"body of {qual.rsplit('.', 1)[-1]}")
-                        target.entry_traced |= set(target.params)
+                        arity = _body_arity(qual, call)
+                        target.entry_traced |= set(target.params) - _defaulted_past(target, arity)
+                        # operands the call passes reach the body's defaulted parameters too
+                        if arity is not None:
+                            target.external_traced |= {p for p in target.positional[:arity] if p in target.defaults}
 
     def _vmap_static(self, info: FuncInfo, call: cst.Call | None, offset: int = 0) -> set[str]:
         if call is None:

@@ -236,7 +236,61 @@ STATIC_FIELD_TYPES = frozenset(
 )
 
 
-def static_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[str, ...]:
+# How a field is marked pytree aux data (static), by keyword and literal value: `eqx.field(static=True)`,
+# flax's `struct.field(pytree_node=False)`, and the same keys in `dataclasses.field(metadata={...})`
+# (penzai's `NamedArrayView`, flax's own `field`). The stdlib-AST readers (`ast_field_marks`) and the
+# libcst analysis (`JitContexts._marked_static`) both decide with `marks_static`.
+STATIC_FIELD_MARKS: dict[str, object] = {"static": True, "pytree_node": False}
+
+
+def marks_static(literals: Iterable[tuple[str | None, object]]) -> bool:
+    """The (keyword, literal) pairs of a field call, its `metadata` entries included, mark it static."""
+    return any(k in STATIC_FIELD_MARKS and v is STATIC_FIELD_MARKS[k] for k, v in literals)
+
+
+def ast_field_marks(call: ast.Call) -> list[tuple[str | None, object]]:
+    """(keyword, literal) of `call`'s literal keywords and of the literal entries of its `metadata={...}`."""
+    out: list[tuple[str | None, object]] = []
+    for kw in call.keywords:
+        if isinstance(kw.value, ast.Constant):
+            out.append((kw.arg, kw.value.value))
+        elif kw.arg == "metadata" and isinstance(kw.value, ast.Dict):
+            out.extend(
+                (k.value, v.value)
+                for k, v in zip(kw.value.keys, kw.value.values)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)
+            )
+    return out
+
+
+def is_static_field_call(value: ast.AST | None, qualify: Callable[[ast.AST], str | None], helpers: Container[str] = ()) -> bool:
+    """`value` makes a static field: a `...field(...)` call marked so (`marks_static`), or a call of
+    one of the module's own `helpers` that return one (`static_field_helpers`)."""
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Name) and value.func.id in helpers:
+        return True
+    return (qualify(value.func) or "").endswith("field") and marks_static(ast_field_marks(value))
+
+
+def static_field_helpers(tree: ast.Module, qualify: Callable[[ast.AST], str | None]) -> frozenset[str]:
+    """Module-level functions that make a static field, recognised by what they do, not by name:
+    every `return` gives a field call marked static (`def static_field(**kw): return
+    dataclasses.field(metadata={"static": True}, **kw)`), or a call of another such helper."""
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found: set[str] = set()
+    for _ in range(3):
+        before = len(found)
+        for name, fn in defs.items():
+            returns = [r.value for r in astscan.statements(fn) if isinstance(r, ast.Return)]
+            if returns and all(is_static_field_call(v, qualify, found) for v in returns):
+                found.add(name)
+        if len(found) == before:
+            break
+    return frozenset(found)
+
+
+def static_field_names(node: ast.ClassDef, bindings: dict[str, str], helpers: Container[str] = ()) -> tuple[str, ...]:
     """Fields of the class body declared with a non-array annotation (`dense: bool`, `act:
     Callable`) or marked static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`):
     pytree aux data or Python config, not traced leaves (the stdlib-AST twin of
@@ -250,12 +304,8 @@ def static_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[st
         if (qualify(ann, bindings) or "").rsplit(".", 1)[-1] in STATIC_FIELD_TYPES:
             out.append(stmt.target.id)
             continue
-        value = stmt.value
-        if isinstance(value, ast.Call) and (qualify(value.func, bindings) or "").endswith("field"):
-            for kw in value.keywords:
-                lit = kw.value.value if isinstance(kw.value, ast.Constant) else None
-                if (kw.arg == "static" and lit is True) or (kw.arg == "pytree_node" and lit is False):
-                    out.append(stmt.target.id)
+        if is_static_field_call(stmt.value, lambda n: qualify(n, bindings), helpers):
+            out.append(stmt.target.id)
     out.extend(name for name in _python_members(node, out) if name not in out)
     return tuple(out)
 
@@ -266,19 +316,12 @@ def _python_members(node: ast.ClassDef, static: list[str]) -> list[str]:
     self.tau_a}`: OTT's LinearProblem), and properties whose every return combines only those
     and constants (`is_balanced`: `self.tau_a == 1.0 and self.tau_b == 1.0`; not OTT's
     `is_symmetric -> bool`, which returns `jnp.all(...)`)."""
-    out: list[str] = []
+    out: list[str] = tree_flatten_aux(node)
     properties: list[ast.FunctionDef] = []
     for stmt in node.body:
-        if not isinstance(stmt, ast.FunctionDef) or not stmt.args.args:
+        if not isinstance(stmt, ast.FunctionDef) or not stmt.args.args or stmt.name == "tree_flatten":
             continue
-        receiver = stmt.args.args[0].arg
-        if stmt.name == "tree_flatten":
-            for ret in ast.walk(stmt):
-                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2:
-                    aux = ret.value.elts[1]
-                    parts = aux.values if isinstance(aux, ast.Dict) else aux.elts if isinstance(aux, (ast.Tuple, ast.List)) else []
-                    out.extend(p.attr for p in parts if _on(p, receiver))
-        elif any(isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
+        if any(isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
             properties.append(stmt)
     known = set(static) | set(out)
     grew = True
@@ -293,6 +336,22 @@ def _python_members(node: ast.ClassDef, static: list[str]) -> list[str]:
                 known.add(prop.name)
                 out.append(prop.name)
                 grew = True
+    return out
+
+
+def tree_flatten_aux(node: ast.ClassDef) -> list[str]:
+    """The attributes of `self` a hand-written `tree_flatten` returns as auxiliary data (`return
+    [self.geom], {"tau_a": self.tau_a}`): hashed into the treedef, Python values on every instance
+    (`JitContexts._python_members` on the libcst tree)."""
+    out: list[str] = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.args.args and stmt.name == "tree_flatten":
+            receiver = stmt.args.args[0].arg
+            for ret in ast.walk(stmt):
+                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2:
+                    aux = ret.value.elts[1]
+                    parts = aux.values if isinstance(aux, ast.Dict) else aux.elts if isinstance(aux, (ast.Tuple, ast.List)) else []
+                    out.extend(p.attr for p in parts if _on(p, receiver))
     return out
 
 
@@ -426,9 +485,10 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
         elif name is not None:
             called_with.setdefault(call.args[0].id, []).append(name)
     classes: dict[str, ClassSummary] = {}
+    field_helpers = static_field_helpers(tree, lambda n: qualify(n, bindings)) if class_defs else frozenset()
     for node in class_defs:
         # A later definition of the same name wins, as at run time.
-        classes[node.name] = _summarize_class(node, bindings, registered, called_with)
+        classes[node.name] = _summarize_class(node, bindings, registered, called_with, field_helpers)
     return ModuleSummary(module_name, classes, bindings, helpers)
 
 
@@ -437,6 +497,7 @@ def _summarize_class(
     bindings: dict[str, str],
     registered: dict[str, tuple[str, str]],
     called_with: dict[str, list[str]],
+    field_helpers: Container[str] = (),
 ) -> ClassSummary:
     kind = via = None
     helpers: list[str] = []
@@ -455,7 +516,7 @@ def _summarize_class(
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init_subclass__":
             hooks = param_calls(stmt, bindings)
     bases = tuple(b for b in (qualify(base, bindings) for base in node.bases) if b is not None)
-    statics = static_field_names(node, bindings)
+    statics = static_field_names(node, bindings, field_helpers)
     return ClassSummary(node.name, node.lineno, bases, kind, via, statics, tuple(helpers), hooks)
 
 

@@ -59,6 +59,7 @@ class ModuleCallOracle:
         self._plain_memo: dict[str, cst.FunctionDef | None] = {}
         self._static: dict[str, bool] = {}  # final verdicts
         self._assumed: dict[str, bool] | None = None  # the current round of a fixpoint being run
+        self._elements: dict[tuple[str, int, int], bool] = {}  # `element_static` verdicts
 
     # -- CallOracle ------------------------------------------------------------------------
     def call_result(self, call: cst.Call) -> str | None:
@@ -66,6 +67,20 @@ class ModuleCallOracle:
         if isinstance(func, cst.Name) and self._is_static(func.value):
             return STATIC
         return self._imported(func)
+
+    def element_static(self, call: cst.Call, index: int, count: int) -> bool:
+        """Element `index` of the `count`-tuple `call` returns is static with every parameter
+        traced: the callee is a plain function of the module whose every `return` is a tuple
+        display of `count` elements, that element static in each (`return loss, x.shape[0]`)."""
+        func = call.func
+        if not isinstance(func, cst.Name):
+            return False
+        key = (func.value, index, count)
+        if key not in self._elements:
+            self._elements[key] = False  # while deciding (a recursive helper): not known
+            node = self._plain(func.value)
+            self._elements[key] = node is not None and _element_static(node, self.names, self, index, count)
+        return self._elements[key]
 
     def knows_local(self, name: str) -> bool:
         return self._plain(name) is not None and name not in self._top_defs()
@@ -233,6 +248,32 @@ def _returns_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallO
         return False
     facts = analyse_function(node, names, param_names(node.params), calls=oracle)
     return not any(facts.traced(v, r) for r, v in zip(returns, values))
+
+
+def _element_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallOracle, index: int, count: int) -> bool:
+    returns = [r for r in statements(node) if isinstance(r, cst.Return)]
+    if not returns or any(
+        not isinstance(r.value, cst.Tuple)
+        or len(r.value.elements) != count
+        or any(isinstance(el, cst.StarredElement) for el in r.value.elements)
+        for r in returns
+    ):
+        return False
+    if any(isinstance(n, (cst.Yield,)) for n in _yields(node)):
+        return False
+    facts = analyse_function(node, names, param_names(node.params), calls=oracle)
+    return not any(facts.traced(r.value.elements[index].value, r) for r in returns)
+
+
+def _yields(node: cst.FunctionDef) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Yield(self, n: cst.Yield) -> None:
+            found.append(n)
+
+    walk(node, V())
+    return found
 
 
 def _imported_out_of_sight(module: cst.Module, own_packages: frozenset[str] = frozenset()) -> frozenset[str]:

@@ -132,19 +132,28 @@ ARRAY_METHODS = frozenset(
 )
 
 
-def static_uses(body: cst.CSTNode, names: Iterable[str], qualify: Qualify) -> dict[str, str]:
-    """{name: why} for each of `names` used in a static position anywhere under `body`."""
-    finder = _StaticFinder(set(names), qualify)
+def static_uses(
+    body: cst.CSTNode, names: Iterable[str], qualify: Qualify, skip: cst.CSTNode | None = None
+) -> dict[str, str]:
+    """{name: why} for each of `names` used in a static position anywhere under `body`, except
+    under `skip` (the statement a fix rewrites)."""
+    finder = _StaticFinder(set(names), qualify, skip)
     walk(body, finder)
     return finder.found
 
 
 class _StaticFinder(cst.CSTVisitor):
-    def __init__(self, names: set[str], qualify: Qualify) -> None:
+    def __init__(self, names: set[str], qualify: Qualify, skip: cst.CSTNode | None = None) -> None:
         super().__init__()
         self.names = names
         self.qualify = qualify
+        self.skip = skip
         self.found: dict[str, str] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.skip:
+            return False
+        return super().on_visit(node)
 
     def _mark(self, node: cst.CSTNode | None, why: str) -> None:
         if node is None:

@@ -44,6 +44,32 @@ def is_static_attr(name: str) -> bool:
     `x.__class__`): Python metadata of the object, never a traced value."""
     return name in STATIC_ATTRS or (len(name) > 4 and name.startswith("__") and name.endswith("__"))
 
+# Methods no array has (see ARRAY_ATTRIBUTES) that iterate a mapping's keys: the keys of a dict
+# are the structure of a pytree, Python values even when its leaves are traced (brax's
+# `for k, v in obs.items(): if k.startswith("pixels/")`). `keys()` yields keys, `items()` pairs.
+KEY_METHODS = frozenset({"keys"})
+ITEM_METHODS = frozenset({"items"})
+# Methods of `str` that no array has: the object is a string, and what they return is a Python
+# value (a bool, a string, a list of strings).
+STR_METHODS = frozenset(
+    """startswith endswith isdigit isalpha isalnum isidentifier islower isupper isspace lower upper
+    casefold capitalize title removeprefix removesuffix lstrip rstrip strip rsplit splitlines
+    zfill ljust rjust center expandtabs encode format_map""".split()
+)
+
+
+# Key path entries (`jax.tree_util.GetAttrKey("w")`): Python objects; comparing with one compares
+# pytree structure, as comparing with a string literal compares strings.
+TREE_KEY_CLASSES = frozenset(
+    f"jax.tree_util.{n}" for n in ("GetAttrKey", "DictKey", "SequenceKey", "FlattenedIndexKey")
+)
+
+
+def is_static_method(name: str) -> bool:
+    """`x.name(...)` returns a Python value whatever `x` holds (a `str` method no array has)."""
+    return name in STR_METHODS
+
+
 # Calls whose result is a Python value even when given traced arguments.
 STATIC_CALLS = frozenset(
     {
@@ -57,6 +83,12 @@ STATIC_CALLS = frozenset(
         "id",
         "repr",
         "str",
+        # conversions to Python numbers: a Python value, or they raise on a tracer, and JAX304
+        # reports that at the conversion (jaxoplanet's `ydeg = int(ydeg)` then `range(ydeg + 1)`)
+        "int",
+        "float",
+        "complex",
+        "operator.index",
         # shapes
         "jax.numpy.shape",
         "jax.numpy.ndim",
@@ -200,6 +232,10 @@ class CallOracle(Protocol):
 
     def returns_static(self, func: cst.BaseExpression) -> bool:
         """`func` (a name or attribute naming a function) returns a static value whatever its arguments."""
+
+    def element_static(self, call: cst.Call, index: int, count: int) -> bool:
+        """Element `index` of the `count`-tuple `call` returns is static (a helper's `return loss,
+        x.shape[0]`), whatever the other elements are."""
 
     def knows_local(self, name: str) -> bool:
         """`name`, a local of the calling function, is a nested def the oracle decides (a name

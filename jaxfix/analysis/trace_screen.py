@@ -72,13 +72,22 @@ from jaxfix.analysis.static_values import (
     ALWAYS_PYTHON_GENERICS,
     ARRAY_ATTRIBUTES,
     CONTAINER_GENERICS,
+    ITEM_METHODS,
+    KEY_METHODS,
     PYTHON_ANNOTATIONS,
     STATIC_ATTRS,
+    TREE_KEY_CLASSES,
     is_known_library,
     is_static_call_name,
+    is_static_method,
 )
 from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
-from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
+from jaxfix.analysis.transforms import (
+    CONSTRUCTION_HOOKS,
+    STATIC_ARGNAMES_OPTIONS,
+    STATIC_ARGNUMS_OPTIONS,
+    lax_body_arity,
+)
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
 # functions traced code of other modules calls ("f", "Cls.m") and the parameters it passes traced
@@ -380,6 +389,15 @@ class ScreenFunction:
         if kind is ast.Compare:
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
                 return False
+            operands = (e.left, *e.comparators)
+            if any(
+                type(x) is ast.JoinedStr
+                or (type(x) is ast.Constant and type(x.value) is str)
+                or (type(x) is ast.Call and self.screen.names.qualify_ast(x.func) in TREE_KEY_CLASSES)
+                for x in operands
+            ):
+                if not any(type(x) is ast.Name for x in operands):
+                    return False  # compares strings (`FunctionFacts.expr_traced`, which also keeps locals)
             return t(e.left) or any(t(c) for c in e.comparators)
         if kind is ast.IfExp:
             return t(e.test) or t(e.body) or t(e.orelse)
@@ -403,6 +421,8 @@ class ScreenFunction:
         qualify = self.screen.names.qualify_ast
         qual = qualify(e.func)
         if is_static_call_name(qual):
+            return False
+        if isinstance(e.func, ast.Attribute) and is_static_method(e.func.attr):
             return False
         if self.screen.out_of_sight and self._out_of_sight(e.func):
             return False
@@ -443,9 +463,18 @@ class ScreenFunction:
         """(name, traced) for what a `for` target binds (`FunctionFacts.loop_bindings`): the counter
         of `enumerate` is a Python int, `zip(a, b)` pairs each target element with its own
         iterable, `reversed`/`list`/`tuple`/`sorted` of an iterable iterate it."""
+        if type(it) is ast.Call and type(it.func) is ast.Attribute and not it.args and not it.keywords:
+            # a mapping's keys are Python values (`FunctionFacts.loop_bindings`)
+            if it.func.attr in KEY_METHODS:
+                return [(n, False) for n in target_names(target)]
+            if it.func.attr in ITEM_METHODS and type(target) in (ast.Tuple, ast.List) and len(target.elts) == 2:
+                key, value = target.elts
+                if type(key) is not ast.Starred and type(value) is not ast.Starred:
+                    traced = self._expr(it.func.value, env)
+                    return [(n, False) for n in target_names(key)] + [(n, traced) for n in target_names(value)]
         if type(it) is ast.Call:
             qual = None
-            plain = not it.keywords and not any(type(a) is ast.Starred for a in it.args)
+            plain = all(k.arg == "strict" for k in it.keywords) and not any(type(a) is ast.Starred for a in it.args)
             if type(target) is ast.Tuple or type(target) is ast.List:
                 elements = target.elts
                 if plain and it.args and not any(type(el) is ast.Starred for el in elements):
@@ -614,6 +643,7 @@ class TraceScreen:
         self._python: dict[ScreenFunction, set[str]] = {}  # `_python_params`
         self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
         self._tree = tree
+        self._field_helpers: frozenset[str] | None = None
         self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
         self._top_classes: list[ast.ClassDef] = []
         self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
@@ -987,6 +1017,12 @@ class TraceScreen:
             self._static_attrs = self._static_properties()
         return self._static_attrs
 
+    def field_helpers(self) -> frozenset[str]:
+        """The module's functions that make a static field (`pytrees.static_field_helpers`)."""
+        if self._field_helpers is None:
+            self._field_helpers = pytrees.static_field_helpers(self._tree, self.names.qualify_ast)
+        return self._field_helpers
+
     def _static_properties(self) -> frozenset[str]:
         out: set[str] = set()
         array_fields: set[str] = set()
@@ -999,7 +1035,7 @@ class TraceScreen:
                 if kind is ast.AnnAssign and type(st.target) is ast.Name:
                     if st.target.id not in static:
                         array_fields.add(st.target.id)
-                    elif cls.name in sure and _marked_static(st.value, qualify):
+                    elif pytrees.is_static_field_call(st.value, qualify, self.field_helpers()):  # a mark only a pytree reads
                         out.add(st.target.id)
                 elif kind is ast.Assign and cls.name in sure:
                     value = st.value
@@ -1016,6 +1052,8 @@ class TraceScreen:
             infos = [self._info(d) for d in defs]
             if all(i.is_property and i.class_name in sure for i in infos) and all(map(_returns_python, infos)):
                 out.add(name)
+        for cls in self.classes:
+            out.update(pytrees.tree_flatten_aux(cls))  # aux data (`JitContexts._static_properties`)
         return frozenset(out - array_fields)
 
     def _surely_pytrees(self) -> set[str]:
@@ -1059,7 +1097,7 @@ class TraceScreen:
             if type(ann) is ast.Subscript:
                 ann = ann.value
             python = (qualify(ann) or "").rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES
-            if python or _marked_static(st.value, qualify):
+            if python or pytrees.is_static_field_call(st.value, qualify, self.field_helpers()):
                 out.add(st.target.id)
         return frozenset(out | _init_python_fields(cls, qualify))
 
@@ -1219,8 +1257,13 @@ class TraceScreen:
             if qual in BODY_ARGS:
                 for fn_expr in _body_args(call, BODY_ARGS[qual]):
                     target, _ = self._unwrap(fn_expr)
+                    plain = not call.keywords and not any(type(a) is ast.Starred for a in call.args)
+                    arity = lax_body_arity(qual, len(call.args), plain)
                     for info in self._resolve(target, allow_attr=True, call=call):
                         self._enter(info, set(info.params))
+                        # operands reach defaulted parameters (`JitContexts`: the analysis enters so too)
+                        passed = info.positional if arity is None else info.positional[:arity]
+                        info.external_traced |= set(passed)
         self._enter_external()
 
     def _enter_external(self) -> None:
@@ -1445,16 +1488,6 @@ def _non_sequence_bindings(node: ast.AST, own: list[ast.AST], qualify) -> set[st
     return other
 
 
-def _marked_static(value: ast.AST | None, qualify) -> bool:
-    """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`: pytree aux data
-    (`JitContexts._marked_static` on the stdlib AST)."""
-    if type(value) is not ast.Call or not (qualify(value.func) or "").endswith("field"):
-        return False
-    return any(
-        type(k.value) is ast.Constant
-        and ((k.arg == "static" and k.value.value is True) or (k.arg == "pytree_node" and k.value.value is False))
-        for k in value.keywords
-    )
 
 
 def _init_python_fields(cls: ast.ClassDef, qualify) -> set[str]:
@@ -1615,9 +1648,9 @@ def _statics(call: ast.Call | None, info: ScreenFunction, offset: int = 0) -> se
         values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
         if not all(isinstance(v, ast.Constant) for v in values):
             continue
-        if kw.arg == "static_argnames":
+        if kw.arg in STATIC_ARGNAMES_OPTIONS:
             out.update(v.value for v in values if isinstance(v.value, str))
-        elif kw.arg == "static_argnums":
+        elif kw.arg in STATIC_ARGNUMS_OPTIONS:
             out.update(
                 info.positional[v.value + offset]
                 for v in values

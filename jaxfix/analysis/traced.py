@@ -40,12 +40,17 @@ import libcst as cst
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.static_values import (
     ARRAY_ATTRIBUTES,
+    ITEM_METHODS,
+    KEY_METHODS,
     STATIC,
+    TREE_KEY_CLASSES,
     TREE_MAP_NAMES,
     UNKNOWN,
     CallOracle,
+    admits_no_array,
     is_static_attr,
     is_static_call_name,
+    is_static_method,
 )
 from jaxfix.analysis.walk import walk
 
@@ -207,6 +212,7 @@ class FunctionFacts:
     sequence_params: frozenset[str] = frozenset()
     _sequences: frozenset[str] | None = None
     _objects: frozenset[str] | None = None
+    _callables: frozenset[str] | None = None
     # attribute names that are static on any object (properties of the module's pytree classes
     # that return Python values, see JitContexts.static_attrs)
     static_attrs: frozenset[str] = frozenset()
@@ -275,6 +281,13 @@ class FunctionFacts:
         if isinstance(e, cst.BooleanOperation):
             return t(e.left) or t(e.right)
         if isinstance(e, cst.Comparison):
+            operands = (e.left, *(c.comparator for c in e.comparisons))
+            if any(self._python_operand(x) for x in operands) and not any(
+                isinstance(x, cst.Name) and x.value in self.entry_traced for x in operands
+            ):
+                # a comparison with a string literal compares strings (`key == "pixels"`), but a
+                # string given to a jitted function as a traced argument is a bug of its own
+                return False
             if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
                 return self._membership_traced(e, env)
             return t(e.left) or any(t(c.comparator) for c in e.comparisons)
@@ -295,6 +308,11 @@ class FunctionFacts:
         if isinstance(e, cst.Lambda):
             return False
         return False
+
+    def _python_operand(self, e: cst.BaseExpression) -> bool:
+        """A string literal or a key path entry built here (`GetAttrKey("w")`): what it is compared
+        with is a Python value of the same kind."""
+        return _is_str_literal(e) or (isinstance(e, cst.Call) and self.names.qualify(e.func) in TREE_KEY_CLASSES)
 
     def _membership_traced(self, e: cst.Comparison, env) -> bool:
         """Identity is Python's; `k in params` looks a key up in a mapping (haiku's
@@ -326,7 +344,11 @@ class FunctionFacts:
         qual = self.names.qualify(e.func)
         if is_static_call_name(qual):
             return False
+        if isinstance(e.func, cst.Attribute) and is_static_method(e.func.attr.value):
+            return False
         if qual in TREE_MAP_NAMES and self._maps_to_static(e, env):
+            return False
+        if isinstance(e.func, cst.Name) and e.func.value in self._python_callables():
             return False
         if self.calls is not None and not (
             isinstance(e.func, cst.Name) and e.func.value in self.locals and not self.calls.knows_local(e.func.value)
@@ -361,6 +383,28 @@ class FunctionFacts:
             return True  # `jax.vmap(f)(...)`: a transformed function, staged out
         return False
 
+    def _python_callables(self) -> frozenset[str]:
+        """Parameters annotated as callables returning a Python value (`predicate: Callable[[Var],
+        bool]`, penzai's `unbind_variables`), never rebound: what a call of one returns is static."""
+        if self._callables is None:
+            out: set[str] = set()
+            params = self.node.params
+            if isinstance(self.node, cst.FunctionDef):
+                for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+                    ann = p.annotation.annotation if p.annotation is not None else None
+                    if ann is None:
+                        continue
+                    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+                        ann = ann.left if isinstance(ann.right, cst.Name) and ann.right.value == "None" else ann
+                    if not isinstance(ann, cst.Subscript) or self.names.qualify(ann.value) not in _CALLABLES:
+                        continue
+                    last = ann.slice[-1].slice
+                    if isinstance(last, cst.Index) and admits_no_array(last.value, self.names.qualify):
+                        out.add(p.name.value)
+                out -= _rebound_but_to_constant_lambdas(self.node, out)
+            self._callables = frozenset(out)
+        return self._callables
+
     def _maps_to_static(self, e: cst.Call, env) -> bool:
         """`tree_map(f, *trees)` whose `f` returns a static value on any leaves: a lambda whose body
         is static with its parameters traced, or a function the oracle knows returns static values."""
@@ -392,7 +436,12 @@ class FunctionFacts:
             qual = self.names.qualify(it.func)
             elements = [el.value for el in target.elements]
             args = [a for a in it.args if a.keyword is None and not a.star]
-            if any(isinstance(el, cst.StarredElement) for el in target.elements) or len(args) != len(it.args):
+            keywords = [a for a in it.args if a.keyword is not None]
+            if (
+                any(isinstance(el, cst.StarredElement) for el in target.elements)
+                or any(a.star for a in it.args)
+                or any(a.keyword.value != "strict" for a in keywords)  # `zip(a, b, strict=False)` pairs the same
+            ):
                 args = []
             if qual == "enumerate" and len(elements) == 2 and len(args) == 1:
                 out = [(n, False) for n in _target_names(elements[0])]
@@ -402,6 +451,15 @@ class FunctionFacts:
                 for el, arg in zip(elements, args):
                     out.extend(self.loop_bindings(el, arg.value, env))
                 return out
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args:
+            method = it.func.attr.value
+            if method in KEY_METHODS:
+                return [(n, False) for n in _target_names(target)]
+            if method in ITEM_METHODS and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                key, value = (el.value for el in target.elements)
+                if not isinstance(key, cst.StarredElement) and not isinstance(value, cst.StarredElement):
+                    traced = self.expr_traced(it.func.value, env)
+                    return [(n, False) for n in _target_names(key)] + [(n, traced) for n in _target_names(value)]
         if isinstance(it, cst.Call) and self.names.qualify(it.func) in ("reversed", "list", "tuple", "sorted"):
             if len(it.args) == 1 and it.args[0].keyword is None and not it.args[0].star:
                 return self.loop_bindings(target, it.args[0].value, env)
@@ -435,19 +493,123 @@ class FunctionFacts:
         if not isinstance(e, (cst.Name, cst.Attribute)):
             return False
         if self._objects is None:
-            self._objects = frozenset(_object_expressions(self.node))
+            self._objects = frozenset()  # while computing
+            self._objects = frozenset(_object_expressions(self.node) | self._mappings())
         return dotted_name(e) in self._objects
+
+    def _mappings(self) -> set[str]:
+        """Names the function unpacks with `**name`, or merges into a dict of its own with
+        `d.update(name)`: mappings, whose truth is their length (jumanji's evaluator:
+        `extras = state.timestep.extras; if extras: metrics.update(extras)`)."""
+        found: set[str] = set()
+        facts = self
+
+        class V(cst.CSTVisitor):
+            def visit_Arg(self, n: cst.Arg) -> None:
+                if n.star == "**" and isinstance(n.value, cst.Name):
+                    found.add(n.value.value)
+
+            def visit_StarredDictElement(self, n: cst.StarredDictElement) -> None:
+                if isinstance(n.value, cst.Name):
+                    found.add(n.value.value)
+
+            def visit_Call(self, n: cst.Call) -> None:
+                f = n.func
+                if (
+                    isinstance(f, cst.Attribute)
+                    and f.attr.value == "update"
+                    and isinstance(f.value, cst.Name)
+                    and len(n.args) == 1
+                    and n.args[0].keyword is None
+                    and not n.args[0].star
+                    and isinstance(n.args[0].value, cst.Name)
+                    and facts.is_sequence(f.value)
+                ):
+                    found.add(n.args[0].value.value)
+
+        walk(self.node, V())
+        return found
 
     def is_sequence(self, e: cst.BaseExpression) -> bool:
         """A Python tuple or list (not an array): a display, a comprehension, `tuple(...)`/`list(...)`,
         or a name that only ever holds one of those (see `sequences`)."""
         if isinstance(e, (cst.Tuple, cst.List, cst.ListComp, cst.Dict, cst.Set, cst.DictComp, cst.SetComp)):
             return True
-        if isinstance(e, cst.Call) and self.names.qualify(e.func) in ("tuple", "list", "dict", "set", "sorted"):
+        if isinstance(e, cst.Call) and self.names.qualify(e.func) in ("tuple", "list", "dict", "set", "frozenset", "sorted"):
             return True
+        if isinstance(e, cst.BinaryOperation):
+            # `set(subs.keys()) - seen` (penzai's `unseen`), `a + [b]`: a set or sequence again; `+`
+            # needs both sides (`[1] + array` is an array)
+            if isinstance(e.operator, (cst.Subtract, cst.BitOr, cst.BitAnd, cst.BitXor)):
+                return self.is_sequence(e.left)
+            if isinstance(e.operator, cst.Add):
+                return self.is_sequence(e.left) and self.is_sequence(e.right)
+            return False
         if isinstance(e, cst.Name):
             return e.value in self.sequences
         return False
+
+
+_CALLABLES = frozenset({"typing.Callable", "collections.abc.Callable"})
+
+
+def _rebound_but_to_constant_lambdas(node: cst.FunctionDef, names: set[str]) -> set[str]:
+    """Those of `names` the body binds to anything but a lambda returning a literal (penzai's
+    `if predicate is None: predicate = lambda _: True` keeps `predicate` a bool-valued callable)."""
+    bound = assigned_names(node.body) & names
+    constant_only: dict[str, bool] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, n: cst.Assign) -> None:
+            for t in n.targets:
+                if isinstance(t.target, cst.Name) and t.target.value in bound:
+                    ok = isinstance(n.value, cst.Lambda) and _constant_body(n.value) and len(n.targets) == 1
+                    constant_only[t.target.value] = constant_only.get(t.target.value, True) and ok
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            if isinstance(n.target, cst.Name):
+                constant_only[n.target.value] = False
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            if isinstance(n.target, cst.Name):
+                constant_only[n.target.value] = False
+
+    walk(node.body, V())
+    # bound some other way (a loop target, `with ... as`, an import, a walrus) counts as rebound too
+    return {n for n in bound if not constant_only.get(n, False) or _bound_otherwise(node.body, n)}
+
+
+def _bound_otherwise(body: cst.CSTNode, name: str) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_For(self, n: cst.For) -> None:
+            nonlocal found
+            found |= name in _target_names(n.target)
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            nonlocal found
+            found |= isinstance(n.target, cst.Name) and n.target.value == name
+
+        def visit_AsName(self, n: cst.AsName) -> None:
+            nonlocal found
+            found |= isinstance(n.name, cst.Name) and n.name.value == name
+
+    walk(body, V())
+    return found
+
+
+def _constant_body(lam: cst.Lambda) -> bool:
+    body = lam.body
+    return isinstance(body, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(body, cst.Name) and body.value in ("True", "False", "None")
+    )
+
+
+def _is_str_literal(e: cst.BaseExpression) -> bool:
+    return isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) and not (
+        isinstance(e, cst.SimpleString) and "b" in e.prefix.lower()
+    )
 
 
 def _object_expressions(node: cst.CSTNode) -> set[str]:
@@ -598,6 +760,21 @@ class _Walker:
                 for t_el, v_el in zip(target.elements, value.elements):
                     self.bind(t_el.value, self.f.expr_traced(v_el.value, snapshot), env)
                 return
+        # `loss, n = helper(x)`: a helper of the module returning a static element beside a traced one
+        calls = self.f.calls
+        if (
+            traced
+            and calls is not None
+            and isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value not in self.f.locals
+            and not any(isinstance(el, cst.StarredElement) for el in target.elements)
+        ):
+            count = len(target.elements)
+            for i, t_el in enumerate(target.elements):
+                self.bind(t_el.value, not calls.element_static(value, i, count), env)
+            return
         self.bind(target, traced, env)
 
 

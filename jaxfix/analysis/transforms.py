@@ -26,6 +26,11 @@ PASS_THROUGH = GRAD_NAMES | frozenset({"jax.checkpoint", "jax.remat", "equinox.f
 # Those of them that return a new function (`jvp`, `vjp`, `linearize` call theirs at once).
 FUNCTION_WRAPPERS = PASS_THROUGH - {"jax.jvp", "jax.vjp", "jax.linearize"}
 PARTIAL_NAMES = frozenset({"functools.partial"})
+# Options of a transform whose literal values name the arguments it passes through as Python values
+# (hashed into the cache key, never traced): `static_argnums`/`static_argnames` of jit, pjit and
+# filter_jit, and pmap's `static_broadcasted_argnums`.
+STATIC_ARGNUMS_OPTIONS = frozenset({"static_argnums", "static_broadcasted_argnums"})
+STATIC_ARGNAMES_OPTIONS = frozenset({"static_argnames"})
 # lax bodies: qualified name -> positions of the function arguments (-1: a list of them)
 LAX_BODIES: dict[str, tuple[int, ...]] = {
     "jax.lax.scan": (0,),
@@ -47,6 +52,30 @@ HOST_CALLBACKS: dict[str, tuple[int, ...]] = {
     "jax.experimental.host_callback.call": (0,),
     "jax.experimental.host_callback.id_tap": (0,),
 }
+# How many arguments a lax body is called with: a number, or "operands" for the operands the call
+# passes after its functions (`lax.cond(pred, t, f, *operands)`, `lax.switch(i, branches, *operands)`).
+# A body's parameter past those keeps its default: a Python value (`def branch(x, n=3)`).
+LAX_BODY_ARITY: dict[str, int | str] = {
+    "jax.lax.scan": 2,
+    "jax.lax.fori_loop": 2,
+    "jax.lax.while_loop": 1,
+    "jax.lax.cond": "operands",
+    "jax.lax.switch": "operands",
+    "jax.lax.map": 1,
+    "jax.lax.associative_scan": 2,
+}
+
+
+def lax_body_arity(qual: str, positional: int, plain: bool) -> int | None:
+    """How many arguments a body of the lax call `qual` gets, from the call's count of positional
+    arguments (`plain`: no `*args` and no keywords); None when not known."""
+    arity = LAX_BODY_ARITY.get(qual)
+    if isinstance(arity, int) or arity is None:
+        return arity
+    first = {"jax.lax.cond": 3, "jax.lax.switch": 2}.get(qual)
+    return None if first is None or not plain else max(positional - first, 0)
+
+
 # Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
 CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
 

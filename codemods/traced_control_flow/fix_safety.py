@@ -1,0 +1,133 @@
+"""What a traced-control-flow fix must prove before it is `safe` (issue #29, item 4).
+
+A rule's `decide` builds the rewrite; this module holds it back when the rewrite could turn code
+that works into code that fails:
+
+- the rewrite makes values traced (`lax.cond`/`jnp.where` results, a `fori_loop`/`while_loop`
+  carry, `jnp.logical_and`) that the function then uses where only a Python value works: a shape,
+  an `axis=`, `int()`, `range()`, a slice bound, a static argument, a branch condition
+  (`static_positions.static_uses`). If the condition was static after all, the original ran and
+  the rewrite raises (ConcretizationTypeError); if it was traced, no rewrite of this site can
+  work. Manual, saying where the value goes;
+- the condition is traced only because it reads a data attribute of a traced object
+  (`state.flag`): whether that attribute is an array leaf or Python aux data of a class this file
+  does not show is a guess (a flag in a custom pytree's `tree_flatten` aux data made a `lax.cond`
+  fail). Unsafe, saying which attribute.
+
+The `static_argnames` fix keeps the Python code and makes no value traced: it is left as decided.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from jaxfix.analysis.body_facts import assigned_names_in
+from jaxfix.analysis.static_positions import static_uses
+from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
+from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.model import Fix, Safety
+from jaxfix.rewriting.functions import FunctionRewrite
+
+# site kinds whose rewrite turns a Python `if`/loop/operator into a traced construct
+_TRACING_KINDS = frozenset({"if", "elif", "ifexp", "minmax", "while", "for", "boolop", "not"})
+
+
+def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
+    """`fix` as decided, or held back (manual or unsafe, with the reason) when its safety is not proven."""
+    if fix is None or fix.safety is not Safety.SAFE or site.kind not in _TRACING_KINDS:
+        return fix
+    if fix.title.startswith("make "):  # the static-argument fix: nothing becomes traced
+        return fix
+    where = _static_use_after(fn, site)
+    if where is not None:
+        name, why = where
+        return fn.ctx.manual(
+            f"a rewrite would make `{name}` a traced value, but the function needs it as a Python value "
+            f"({why}): make the condition static (a static argument) or restructure by hand"
+        )
+    attr = _guessed_attribute(fn, site)
+    if attr is not None:
+        reason = f"`{attr}` may be static aux data of its pytree, which this file does not show"
+        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
+    return fix
+
+
+def _site_statement(fn: FunctionRewrite, site) -> cst.CSTNode:
+    """The statement the rewrite replaces: the site's own compound statement, or the statement
+    holding the site's expression."""
+    if isinstance(site.node, (cst.If, cst.While, cst.For)):
+        return site.node
+    node = site.stmt if site.stmt is not None else site.node
+    return node
+
+
+def _static_use_after(fn: FunctionRewrite, site) -> tuple[str, str] | None:
+    """(name, why) for a value the rewrite makes traced that the function uses in a static position
+    outside the rewritten statement."""
+    stmt = _site_statement(fn, site)
+    names = set(assigned_names_in([stmt])) if isinstance(stmt, (cst.If, cst.While, cst.For)) else set()
+    if isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+        names |= {t.value for t in targets if isinstance(t, cst.Name)}
+    if isinstance(stmt, cst.For):
+        names |= {n.value for n in _names(stmt.target)}
+    if not names:
+        return None
+    body = fn.info.node
+    found = static_uses(body, names, fn.names.qualify, skip=stmt)
+    for name in sorted(found):
+        return name, found[name]
+    return None
+
+
+def _names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _names(el.value)]
+    return []
+
+
+def _guessed_attribute(fn: FunctionRewrite, site) -> str | None:
+    """A data attribute `obj.attr` the traced condition of `site` reads off a traced object (not an
+    array attribute, not a method called), when the condition reads no traced name directly."""
+    test = getattr(site.node, "test", None)
+    if test is None or not isinstance(site.node, (cst.If, cst.While, cst.IfExp)):
+        return None
+    facts = fn.facts
+    env = facts.env_before(site.stmt) if site.stmt is not None else frozenset(facts.all_traced)
+    reads: list[str] = []
+    direct = False
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> bool:
+            nonlocal direct
+            if is_staged_call_name(fn.names.qualify(n.func)):
+                direct = True  # `jnp.sum(state.x)` is traced under the trace whatever `state.x` holds
+                return False
+            # a method called on a traced value computes with it: look at its receiver and arguments
+            for arg in n.args:
+                arg.value.visit(self)
+            (n.func.value if isinstance(n.func, cst.Attribute) else n.func).visit(self)
+            return False
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            attr = n.attr.value
+            if attr in ARRAY_ATTRIBUTES or is_static_attr(attr):
+                return True
+            if facts.expr_traced(n, env) and facts.expr_traced(n.value, env):
+                reads.append(fn.ctx.module.code_for_node(n))
+                return False
+            return True
+
+        def visit_Name(self, n: cst.Name) -> None:
+            nonlocal direct
+            if facts.expr_traced(n, env):
+                direct = True
+
+    test.visit(V())
+    if reads and not direct:
+        return reads[0]
+    return None

@@ -1,0 +1,469 @@
+"""Static facts the traced-value analysis knows (issue #29, shapes 2), each from real code of the
+blind development pool or of repositories read for it (source named per case), with the buggy
+variant beside it still reported. Facts are read by the libcst analysis and the stdlib screen
+from one table (`static_values`, `transforms`)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+from jaxfix.engine.project import build_project_index
+
+
+def run(source: str, unsafe: bool = False):
+    source = textwrap.dedent(source)
+    result = analyze(source, "t.py", Config(select=("JAX3",), unsafe_fixes=unsafe), fix=True)
+    assert result.error is None, result.error
+    if result.fixed_source is not None:
+        ast.parse(result.fixed_source)
+    return result
+
+
+def lines(result) -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in result.findings]
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    out = []
+    for name, text in {"pkg/__init__.py": "", **files}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        out.append(str(path))
+    return out
+
+
+def project_findings(paths: list[str], name: str) -> list:
+    index = build_project_index(paths, lazy=True)
+    path = next(p for p in paths if p.endswith(name))
+    config = Config(select=("JAX3",))
+    return analyze(Path(path).read_text(), path, config, project=index).findings
+
+
+LIGHT_CURVE = """
+import jax.numpy as jnp
+
+
+def light_curve(deg, theta):
+    if deg == 0:
+        return jnp.ones_like(theta)
+    return jnp.cos(deg * theta)
+"""
+
+
+def test_an_argument_vmap_leaves_unmapped_stays_a_python_value_across_modules(tmp_path):
+    # exoplanet-dev/jaxoplanet@6972b779:tests/starry/light_curve_test.py vmaps
+    # `surface_light_curve` with `in_axes=(None, ..., 0)`: the surface (and its int degrees) is
+    # passed through as it is, so `if surface.ydeg == 0:` in src/jaxoplanet/starry/light_curves.py
+    # is a Python `if` (37 JAX3xx false alarms there before)
+    unmapped = """
+        import jax
+        import jax.numpy as jnp
+        from pkg.lc import light_curve
+
+
+        def test_vmap():
+            return jax.vmap(light_curve, in_axes=(None, 0))(2, jnp.linspace(0, 1, 5))
+    """
+    paths = project(tmp_path, {"pkg/lc.py": LIGHT_CURVE, "tests/test_lc.py": unmapped})
+    assert project_findings(paths, "pkg/lc.py") == []
+    # buggy: the degree is mapped too, a traced value under vmap
+    mapped = unmapped.replace("in_axes=(None, 0)", "in_axes=(0, 0)").replace("(2,", "(jnp.arange(5),")
+    paths = project(tmp_path, {"pkg/lc.py": LIGHT_CURVE, "tests/test_lc.py": mapped})
+    assert [(f.code, f.line) for f in project_findings(paths, "pkg/lc.py")] == [("JAX301", 6)]
+
+
+def test_an_argument_vmap_leaves_unmapped_stays_a_python_value_in_one_module():
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def light_curve(deg, theta):
+            if deg == 0:
+                return jnp.ones_like(theta)
+            return jnp.cos(deg * theta)
+
+        flux = jax.vmap(light_curve, in_axes=(None, 0))(2, jnp.linspace(0, 1, 5))
+    """
+    assert lines(run(src)) == []
+    assert lines(run(src.replace("in_axes=(None, 0)", "in_axes=(0, 0)"))) == [("JAX301", 6)]
+
+
+def test_pmap_static_broadcasted_argnums_are_static(tmp_path):
+    # the pmap spelling of static arguments (brax's training loops pass `num_steps` so); across
+    # modules too
+    src = """
+        import jax
+
+        def step(x, n):
+            for _ in range(n):
+                x = x * 2
+            return x
+
+        run = jax.pmap(step, axis_name="i", static_broadcasted_argnums=(1,))
+    """
+    assert lines(run(src)) == []
+    assert lines(run(src.replace("static_broadcasted_argnums=(1,)", "donate_argnums=(0,)"))) == [("JAX303", 5)]
+    caller = """
+        import jax
+        from pkg.steps import step
+
+        run = jax.pmap(step, axis_name="i", static_broadcasted_argnums=(1,))
+    """
+    body = """
+        def step(x, n):
+            for _ in range(n):
+                x = x * 2
+            return x
+    """
+    paths = project(tmp_path, {"pkg/steps.py": body, "pkg/train.py": caller})
+    assert project_findings(paths, "pkg/steps.py") == []
+    paths = project(tmp_path, {"pkg/steps.py": body, "pkg/train.py": caller.replace("static_broadcasted_argnums", "donate_argnums")})
+    assert [f.code for f in project_findings(paths, "pkg/steps.py")] == ["JAX303"]
+
+
+def test_dict_keys_are_static_values_of_a_traced_mapping():
+    # google/brax@0b96d056:brax/training/agents/ppo/train.py:156 (`_random_translate_pixels`)
+    src = """
+        import jax
+
+        @jax.jit
+        def translate(obs, key):
+            out = {}
+            for k_view, v_view in obs.items():
+                if k_view.startswith("pixels/"):
+                    out[k_view] = v_view * 2
+            return {**obs, **out}
+
+        @jax.jit
+        def by_key(obs):
+            total = 0.0
+            for k in obs.keys():
+                if k == "reward":
+                    total = total + obs[k].sum()
+            return total
+    """
+    assert lines(run(src)) == []
+    # buggy: the value, not the key, decides
+    buggy = """
+        import jax
+
+        @jax.jit
+        def translate(obs):
+            out = {}
+            for k_view, v_view in obs.items():
+                if v_view.sum() > 0:
+                    out[k_view] = v_view * 2
+            return out
+    """
+    assert lines(run(buggy)) == [("JAX301", 8)]
+
+
+def test_keys_paired_through_zip_of_items_are_static():
+    # instadeepai/jumanji@590005b0:jumanji/environments/packing/bin_pack/env.py:598
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def prune(ems, masks):
+            n = 0.0
+            for (direction, a), (_, ma) in zip(ems.items(), masks.items()):
+                for (alt_direction, b), (_, mb) in zip(ems.items(), masks.items(), strict=False):
+                    inc = a[:, None] <= b[None, :]
+                    if direction == alt_direction:
+                        inc = inc.at[jnp.arange(3), jnp.arange(3)].set(False)
+                    n = n + (inc & ma & mb).sum()
+            return n
+    """
+    assert lines(run(src)) == []
+    buggy = src.replace("if direction == alt_direction:", "if (a == b).all():")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_comparisons_with_string_literals_compare_strings():
+    # key names compared with a literal, as brax@0b96d056:brax/training/agents/bc/train.py:322 does
+    # with dict keys; here a key path element's name
+    src = """
+        import jax
+
+        @jax.jit
+        def pick(tree):
+            out = []
+            for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+                name = path[-1].key
+                if name == "bias":
+                    continue
+                out.append(leaf)
+            return out
+    """
+    assert lines(run(src)) == []
+    # a string handed to a jitted function as a traced argument is still reported (it must be static)
+    buggy = """
+        import jax
+
+        @jax.jit
+        def f(x, mode: str):
+            if mode == "neg":
+                return -x
+            return x
+
+        y = f(1.0, "neg")
+    """
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_a_python_number_conversion_is_reported_once_at_the_conversion():
+    # exoplanet-dev/jaxoplanet@6972b779:src/jaxoplanet/starry/core/rotation.py:28 converts
+    # `ydeg = int(ydeg)` (guarded by `except TypeError`) and then loops `range(ydeg + 1)`: after the
+    # conversion the name holds a Python int; on a tracer the conversion itself fails (JAX304)
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def rotate(ydeg, theta):
+            try:
+                ydeg = int(ydeg)
+            except TypeError as e:
+                raise TypeError("ydeg must be an integer") from e
+            out = []
+            for ell in range(ydeg + 1):
+                out.append(jnp.ones(2 * ell + 1) * theta)
+            return out
+
+        f = jax.jit(rotate, static_argnums=0)
+    """
+    assert lines(run(src)) == []
+    unguarded = """
+        import jax
+
+        @jax.jit
+        def f(x, n):
+            n = int(n)
+            for _ in range(n):
+                x = x * 2
+            return x
+    """
+    assert lines(run(unguarded)) == [("JAX304", 6)]
+
+
+def test_the_truth_of_a_set_or_of_a_mapping_merged_into_a_dict_is_its_length():
+    # instadeepai/jumanji@590005b0:jumanji/training/evaluator.py:119 (`if extras:` then
+    # `eval_metrics.update(extras)`) and google-deepmind/penzai@aac7808a:penzai/core/variables.py:336
+    # (`unseen = set(substitution.keys()) - seen; if unseen: raise ...`)
+    src = """
+        import jax
+
+        @jax.jit
+        def evaluate(state, substitution):
+            metrics = {"ret": state.ret}
+            extras = state.timestep.extras
+            if extras:
+                metrics.update(extras)
+            seen = set()
+            unseen = set(substitution.keys()) - seen
+            if unseen:
+                raise ValueError(f"unused: {unseen}")
+            return metrics
+    """
+    assert lines(run(src)) == []
+    # buggy: a traced flag of the same state
+    buggy = src.replace("if extras:", "if state.timestep.done:")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_a_field_marked_static_through_dataclass_metadata_is_static_on_any_object():
+    # google-deepmind/penzai@aac7808a:penzai/core/named_axes.py:1585 (`data_axis_for_name: dict[...] =
+    # dataclasses.field(metadata={"pytree_node": False})`) read at named_axes.py:259-290
+    src = """
+        import dataclasses
+        import jax
+
+        @dataclasses.dataclass(frozen=True)
+        class View:
+            data_axis_for_name: dict = dataclasses.field(metadata={"pytree_node": False})
+            data_shape: tuple = dataclasses.field(metadata={"pytree_node": False})
+            data_array: jax.Array
+
+        @jax.jit
+        def step(views):
+            out = []
+            name = "batch"
+            for view in views:
+                axis = view.data_axis_for_name[name]
+                if axis < 2:
+                    out.append(view.data_shape[:axis] + view.data_shape[axis + 1 :])
+            return out
+    """
+    assert lines(run(src)) == []
+    # buggy: the array field, not the aux data, decides
+    buggy = src.replace("if axis < 2:", "if view.data_array.sum() < 2:")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_a_static_field_helper_is_recognised_by_what_it_returns():
+    # the helper form of google/neural-tangents@c17e770b:neural_tangents/_src/utils/dataclasses.py:122
+    # (`def field(...): return dataclasses.field(metadata=...)`), here with a literal mark and under
+    # another name: recognised by its `return`, not by a list of names
+    src = """
+        import dataclasses
+        import jax
+
+        def config_value(**kwargs):
+            return dataclasses.field(metadata={"static": True}, **kwargs)
+
+        def flag(**kwargs):
+            return config_value(**kwargs)
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Params:
+            w: jax.Array
+            n_layers: int = config_value(default=2)
+            residual: object = flag(default=True)
+
+        @jax.jit
+        def apply(p, x):
+            for _ in range(p.n_layers):
+                x = x @ p.w
+                if p.residual:
+                    x = x + 1.0
+            return x
+    """
+    assert lines(run(src)) == []
+    # buggy: a helper that does not mark the field static leaves it a traced leaf
+    buggy = src.replace('metadata={"static": True}, ', "")
+    assert sorted(code for code, _ in lines(run(buggy))) == ["JAX301", "JAX303"]
+
+
+def test_a_comparison_with_a_key_path_entry_compares_pytree_structure():
+    # google-deepmind/penzai@aac7808a:penzai/deprecated/v1/toolshed/interleave_intermediates.py:155
+    # (`assert tell.keypath[-1] == jax.tree_util.GetAttrKey("shape_logger")` inside a jitted `go`)
+    src = """
+        import jax
+
+        def go(handled, arg):
+            _, out_tells = handled(arg)
+            values = {}
+            for tell in out_tells:
+                assert tell.keypath[-1] == jax.tree_util.GetAttrKey("shape_logger")
+                values[tell.keypath[:-1]] = tell.value
+            return values
+
+        go_jit = jax.jit(go, static_argnums=0)
+    """
+    assert lines(run(src)) == []
+    # buggy: the asserted value is the traced payload
+    buggy = src.replace('assert tell.keypath[-1] == jax.tree_util.GetAttrKey("shape_logger")', "assert tell.value > 0")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX305"]
+
+
+def test_a_parameter_annotated_as_a_callable_returning_a_python_value_returns_one():
+    # google-deepmind/penzai@aac7808a:penzai/core/variables.py:244 (`predicate: Callable[[AbstractVariable],
+    # bool] | None`, defaulted to `lambda _: True`, then `if isinstance(leaf, AbstractVariable) and
+    # predicate(leaf):` over the leaves of a traced tree)
+    src = """
+        from typing import Callable
+        import jax
+
+        def unbind(tree, predicate: Callable[[object], bool] | None = None):
+            if predicate is None:
+                predicate = lambda _: True
+            out = []
+            for leaf in jax.tree_util.tree_leaves(tree):
+                if predicate(leaf):
+                    out.append(leaf)
+            return out
+
+        run = jax.jit(unbind, static_argnums=1)
+    """
+    assert lines(run(src)) == []
+    # buggy: a callable that returns arrays (annotated so) gives a traced condition
+    buggy = src.replace("Callable[[object], bool]", "Callable[[object], jax.Array]")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+def test_a_lax_branch_called_with_fewer_arguments_runs_its_defaults():
+    # written for this test from issue #29's list (no dev-pool site had it): a `lax.cond` branch
+    # called with one operand runs its further parameters with their Python defaults; given the
+    # operand as well (the buggy variant), the parameter is traced and now reported (missed before)
+    src = """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        def smooth(x, n=3):
+            for _ in range(n):
+                x = 0.5 * (x + jnp.roll(x, 1))
+            return x
+
+        def keep(x, n=3):
+            return x
+
+        @jax.jit
+        def step(p, x):
+            return lax.cond(p > 0, smooth, keep, x)
+    """
+    assert lines(run(src)) == []
+    buggy = src.replace("def step(p, x):", "def step(p, x, k):").replace("smooth, keep, x)", "smooth, keep, x, k)")
+    assert lines(run(buggy)) == [("JAX303", 7)]
+
+
+def test_a_static_element_of_a_tuple_a_helper_returns_beside_a_traced_one_is_static():
+    # written for this test from issue #29's list ("a static element of a tuple returned beside a
+    # traced one"): the module's own helper returns a sum and a shape entry
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def prepare(x):
+            return jnp.sum(x), x.shape[0]
+
+        @jax.jit
+        def f(x):
+            total, n = prepare(x)
+            out = []
+            for i in range(n):
+                out.append(total * i)
+            return jnp.stack(out)
+    """
+    assert lines(run(src)) == []
+    # buggy: the traced element is the loop bound
+    buggy = src.replace("for i in range(n):", "for i in range(total):")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX303"]
+
+
+def test_a_not_a_tracer_guard_through_the_module_helper_rules_out_a_tracer():
+    # issue #29's list: `if not is_traced(x):` where the helper does `isinstance(x, jax.core.Tracer)`
+    # (the helper form of equinox's `error_if`, `if not isinstance(pred, jax.core.Tracer)`, which
+    # guards.py already knew written out); recognised by the helper's body, not its name
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def concrete_tracer(x):
+            return isinstance(x, jax.core.Tracer)
+
+        @jax.jit
+        def clip(x, limit):
+            if not concrete_tracer(limit):
+                limit = float(limit)
+                if limit < 0:
+                    raise ValueError("negative limit")
+            return jnp.minimum(x, limit)
+
+        @jax.jit
+        def shift(x, flag):
+            if not concrete_tracer(flag):
+                if flag:
+                    x = x + 1.0
+            return x
+    """
+    assert lines(run(src)) == []
+    # buggy: a helper that tests something else guards nothing
+    buggy = src.replace("return isinstance(x, jax.core.Tracer)", "return isinstance(x, float)")
+    assert sorted(code for code, _ in lines(run(buggy))) == ["JAX301", "JAX304"]

@@ -1,0 +1,167 @@
+"""Fix safety of the traced-control-flow rules (issue #29, item 4): `safe` only when the rewrite
+cannot turn working code into failing code (`codemods/traced_control_flow/fix_safety.py`).
+
+Each case runs the code: the program's working path before and after `fix`, and where a rewrite
+would have broken it, the rewrite the rules used to apply, to show the failure it is held back for.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+from jaxfix.model import Safety
+
+
+def run(source: str, unsafe: bool = False):
+    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX3",), unsafe_fixes=unsafe), fix=True)
+    assert result.error is None, result.error
+    return result
+
+
+def load(source: str) -> dict:
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<case>", "exec"), namespace)
+    return namespace
+
+
+AXIS = """
+import jax
+import jax.numpy as jnp
+
+
+def reduce(x, by_rows):
+    if by_rows:
+        ax = 0
+    else:
+        ax = 1
+    return jnp.sum(x, axis=ax)
+
+
+reduce_jit = jax.jit(reduce)
+"""
+
+# what the rule used to write as a safe fix (a `jnp.where` around the condition)
+AXIS_OLD_FIX = AXIS.replace(
+    """    if by_rows:
+        ax = 0
+    else:
+        ax = 1
+""",
+    "    ax = jnp.where(by_rows, 0, 1)\n",
+)
+
+
+def test_a_rewrite_whose_result_feeds_an_axis_is_manual_and_the_program_is_left_as_it_works():
+    # the issue's first broken fix: a condition that was static in practice, whose result fed `axis=`
+    result = run(AXIS, unsafe=True)
+    [finding] = result.findings
+    assert finding.code == "JAX301"
+    assert finding.fix.safety is Safety.MANUAL
+    assert "`ax`" in finding.message and "axis=" in finding.message
+    assert result.fixed_source is None or result.fixed_source == textwrap.dedent(AXIS)
+    x = jnp.arange(6.0).reshape(2, 3)
+    # the working path (eager, and jit with the flag static) runs as before
+    ns = load(AXIS)
+    np.testing.assert_allclose(ns["reduce"](x, True), [3.0, 5.0, 7.0])
+    np.testing.assert_allclose(jax.jit(ns["reduce"], static_argnums=1)(x, False), [3.0, 12.0])
+    # the rewrite it is held back for fails on that same working path
+    old = load(AXIS_OLD_FIX)
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(old["reduce"], static_argnums=1)(x, False)
+
+
+def test_the_safe_fix_still_applies_where_nothing_needs_a_python_value():
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def shift(x, t):
+            if t > 0:
+                y = x + 1.0
+            else:
+                y = x
+            return jnp.sum(y, axis=0)
+    """
+    result = run(src)
+    [finding] = result.findings
+    assert finding.fix.safety is Safety.SAFE
+    fixed = load(result.fixed_source)
+    x = jnp.ones((2, 3))
+    np.testing.assert_allclose(fixed["shift"](x, 1.0), [4.0, 4.0, 4.0])
+    np.testing.assert_allclose(fixed["shift"](x, -1.0), [2.0, 2.0, 2.0])
+    again = run(result.fixed_source)
+    assert again.findings == [] and again.fixed_source is None  # idempotent
+
+
+AUX = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.tree_util.register_pytree_node_class
+class Layer:
+    def __init__(self, w, use_bias):
+        self.w = w
+        self.use_bias = use_bias
+
+    def tree_flatten(self):
+        return (self.w,), (self.use_bias,)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], *aux)
+
+
+@jax.jit
+def apply(layer, x):
+    if layer.use_bias:
+        y = x @ layer.w + 1.0
+    else:
+        y = x @ layer.w
+    return y
+"""
+
+
+def test_a_flag_in_hand_written_tree_flatten_aux_data_is_static():
+    # the issue's second broken fix: a `lax.cond` on a flag read from a custom pytree's aux data.
+    # Modelled on ott-jax/ott's LinearProblem (`tree_flatten` returns `{"tau_a": self.tau_a}` as aux
+    # data), which the project already read inside the class; here the flag is read outside it.
+    assert run(AUX).findings == []
+    ns = load(AUX)
+    w = jnp.eye(2)
+    np.testing.assert_allclose(ns["apply"](ns["Layer"](w, True), jnp.ones(2)), [2.0, 2.0])
+    # buggy: the flag is a child (a traced leaf), reported
+    buggy = AUX.replace("return (self.w,), (self.use_bias,)", "return (self.w, self.use_bias), ()").replace(
+        "return cls(children[0], *aux)", "return cls(*children)"
+    )
+    [finding] = run(buggy).findings
+    assert finding.code == "JAX301"
+
+
+def test_a_condition_on_an_attribute_the_file_cannot_show_is_unsafe():
+    # the class of `cfg` is out of sight: whether `cfg.use_bias` is a leaf or aux data is a guess
+    src = """
+        import jax
+
+        @jax.jit
+        def apply(cfg, x):
+            if cfg.use_bias:
+                y = x + 1.0
+            else:
+                y = x
+            return y
+    """
+    [finding] = run(src).findings
+    assert finding.fix.safety is Safety.UNSAFE
+    assert "`cfg.use_bias` may be static aux data" in finding.message
+    # a value computed with jax from the attribute is traced whatever it holds: still safe
+    [finding] = run(src.replace("if cfg.use_bias:", "if jnp.any(cfg.use_bias):").replace("import jax\n", "import jax\n        import jax.numpy as jnp\n")).findings
+    assert finding.fix.safety is Safety.SAFE
