@@ -40,7 +40,8 @@ class JitPerCallRule(Rule):
     loop there is a reuse of one jitted object (one compile per call, amortised over the loop)
     and is left alone, as is a transformed function that is stored, returned or passed on,
     except `self.f = jax.jit(...)` in a method that this module calls on the same object once
-    per loop iteration (reported, manual). A jitted nested def that is only called, directly or
+    per loop iteration (reported, manual). A `@jax.jit` nested def called in a loop of the same
+    body is reused there the same way and left alone. A jitted nested def that is only called, directly or
     through `jax.grad(f)(x)`/`eqx.filter_grad(f)(m)`, is reported (manual when a wrapper uses
     it); one decorated with `eqx.debug.assert_max_traces`/`chex.assert_max_traces` is a harness
     that counts its traces on purpose and is not. Code that already runs under a trace is not

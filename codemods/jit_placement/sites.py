@@ -410,12 +410,28 @@ class _SiteFinder:
         uses = self._only_called(node.name.value, scope, exclude=node)
         if uses is None:
             return None
+        if self._called_in_own_loop(node, scope):
+            return None  # made once per call, run in a loop there: one compile amortised over the loop
         if uses:
             site.manual = (
                 f"`{node.name.value}` is called through `{uses}`; move the def to module level "
                 "(its captured values as parameters) by hand"
             )
         return self._place(site)
+
+    def _called_in_own_loop(self, node: cst.FunctionDef, scope: cst.CSTNode) -> bool:
+        """The jitted def is called in a loop deeper than the def itself, as a local `g = jax.jit(f)`
+        is (`_bound_calls`): jax-fem's `train_mlp_surrogate` runs its `@jax.jit update` per batch
+        (deepmodeling/jax-fem@912632b5:applications/outdated/multi_scale/trainer.py)."""
+        own = len(self.idx.enclosing_loops(node))
+        if own:
+            return False  # a def made per iteration (JAX201) is a new function on every trip however it is used
+        body = scope.body if not isinstance(scope, cst.Module) else scope
+        for use in name_uses(body, node.name.value):
+            parent = self.idx.parent(use)
+            if isinstance(parent, cst.Call) and parent.func is use and len(self.idx.enclosing_loops(parent)) > own:
+                return True
+        return False
 
     def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> str | None:
         """Whether every use of `name` in `scope` (outside `exclude`) calls it, directly or through
@@ -498,9 +514,11 @@ class _SiteFinder:
                 ):
                     site.kind = "local callable"
                     return True
-                if target.value in param_names(scope.params) and not bindings:
+                if target.value in param_names(scope.params) and not bindings and site.kinds[0].startswith("filter_"):
                     # `eqx.filter_jit(fn)(batch)` per batch, `fn` a parameter: the same function on
-                    # every trip of a loop (a cache hit, JAX203); the wrapper belongs above the loop
+                    # every trip of a loop (a cache hit, JAX203), but equinox builds its wrapper
+                    # anew each time; the wrapper belongs above the loop. (`jax.jit(fn)` of a
+                    # parameter is a cheap C++ cache hit: fixtures/jit_placement/reused_callable.ok.py)
                     site.kind = MODULE_FUNCTION
                     site.manual = (
                         f"`{target.value}` is a parameter: wrap it once before the loop and call that"
