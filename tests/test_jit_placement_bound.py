@@ -25,6 +25,9 @@ def test_bound_lambda_called_twice_becomes_two_calls_of_the_hoisted_name():
         def f(x, k):
             g = jax.jit(lambda v: v * k)
             return g(x) + g(2 * x)
+
+        def run(xs, k):
+            return [f(x, k) for x in xs]
         """)
     assert _rows(result) == [(5, "JAX202", "safe")]
     assert "g = " not in result.fixed_source

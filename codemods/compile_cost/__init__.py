@@ -7,6 +7,8 @@
 - JAX503 `large-captured-constant` (large_captured_constant.py): a jitted function reads a large
   module-level array, embedded in the compiled program as a constant.
 
+`timing_screen.py` is JAX501's stdlib screen with the clock facts it shares with the rule (the
+rule module would pass 700 lines); what waits for a value is `jaxfix.analysis.host_sync`.
 `nodes.py` holds the node searches the three share; static integers and array sizes come from
 `jaxfix.analysis.shapes`.
 """

@@ -8,66 +8,31 @@ from collections.abc import Iterator
 import libcst as cst
 
 from codemods._command import commands_for
-from codemods.compile_cost.nodes import own_nodes
+from codemods.compile_cost.nodes import all_nodes, own_nodes
+from codemods.compile_cost.timing_screen import (
+    CLOCK_IDENTS,
+    CLOCKS,
+    NOT_COMPUTE,
+    TIMEIT_CALLS,
+    region_screen,
+)
 from jaxfix.analysis import astscan
+from jaxfix.analysis.host_sync import (
+    BLOCKING_METHODS,
+    CONTAINER_METHODS,
+    bool_tests,
+    formatted,
+    is_jax_library,
+    tree_map_waits,
+    waits_by_name,
+)
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
-from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
-
-CLOCKS = frozenset(
-    {
-        "time.perf_counter",
-        "time.perf_counter_ns",
-        "time.time",
-        "time.time_ns",
-        "time.monotonic",
-        "time.monotonic_ns",
-        "timeit.default_timer",
-    }
-)
-_CLOCK_IDENTS = frozenset(q.rsplit(".", 1)[-1] for q in CLOCKS)
-TIMEIT_CALLS = {"timeit.timeit": "stmt", "timeit.repeat": "stmt", "timeit.Timer": "stmt"}
-# jax calls that do not start device work worth waiting for (or that wait themselves).
-_NOT_COMPUTE = frozenset(
-    {
-        "jax.random.PRNGKey",
-        "jax.random.key",
-        "jax.random.key_data",
-        "jax.random.wrap_key_data",
-        "jax.numpy.shape",
-        "jax.numpy.ndim",
-        "jax.numpy.size",
-    }
-)
-# Calls that wait for their argument's value (it is copied to the host or printed).
-BLOCKING_CALLS = frozenset(
-    {
-        "jax.block_until_ready",
-        "jax.device_get",
-        "numpy.asarray",
-        "numpy.array",
-        "numpy.asanyarray",
-        "float",
-        "int",
-        "bool",
-        "complex",
-        "print",
-        "repr",
-        "str",
-        "list",
-        "tuple",
-    }
-)
-BLOCKING_METHODS = frozenset({"block_until_ready", "item", "tolist", "__array__"})
-# any NumPy function converts a JAX argument to a host array, which waits for it (`np.argmax(logits)`
-# in vision_transformer's evaluation loop), except those that only read its metadata
-_BLOCKING_PREFIXES = ("numpy.",)
-_NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.iinfo", "numpy.finfo"})
 
 
 class UnblockedTimingRule(Rule):
@@ -94,10 +59,19 @@ class UnblockedTimingRule(Rule):
     `jax.block_until_ready`.
 
     ## Known problems
-    Only regions whose start and end clock reads are in the same block are seen. A helper that
-    blocks inside (a method, a function of another module) is not looked into, so a region that
-    blocks that way is reported. Blocking on some other JAX value of the region than the last one
-    is taken as blocking.
+    Only regions whose start and end clock reads are in the same block are seen; a closing clock
+    read inside a loop (`for ...: log(time.time() - t0)`, an elapsed-since-start log) is not
+    reported. A def or class statement in a region only defines its body: nothing in it runs
+    there. Precision first: a region whose JAX result is handed, after its last JAX call, to
+    code the file does not show (another module's helper, a logger, a method of another object)
+    is not reported, as that code may read the value back (`jaxfix.analysis.host_sync`); a
+    function of this file is looked into. Blocking on some other JAX value of the region than
+    the last one is taken as blocking (one dispatch usually computes them together), as are a
+    Python bool test (`if loss < best:`), an f-string part and a `tree_map` that blocks leaf by
+    leaf (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), out)`), also when they come
+    before the clock read in the closing statement. Splitting a PRNG key is not timed work.
+    JAX work also includes calls of a function of this file that returns JAX work (a plain
+    wrapper) and of a callable made by a function of this file that returns a jitted callable.
 
     ## Example
     ```python
@@ -233,8 +207,8 @@ class UnblockedTimingRule(Rule):
 
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and either a `timeit` call of a lambda, or a timed region of some block
-        (`_region_screen`) with a call in it that may be JAX work."""
-        idents = set(_CLOCK_IDENTS)
+        (`region_screen`) with a call in it that may be JAX work."""
+        idents = set(CLOCK_IDENTS)
         jax = uses_timeit = False
         starts: list[ast.Call] = []
         for node in astscan.statements(tree):
@@ -263,99 +237,28 @@ class UnblockedTimingRule(Rule):
         for call in starts:  # `t0 = time.perf_counter()`: a timed region can start here
             func = call.func
             if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in idents:
-                return _region_screen(tree)
+                return region_screen(tree)
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         return iter(_TimingChecker(self, ctx).run())
 
 
-def _region_screen(tree: ast.Module) -> bool:
-    """`_TimingChecker.run`'s regions on the stdlib AST: whether some block (a module, def, class
-    or compound statement body) has a start `t0 = <clock>()` followed, before the next statement
-    of the block with a clock read, by a call that may be JAX work (`_TimingChecker.is_jax_call`,
-    over-approximated). A clock read is recognised exactly as the checker does (the same import
-    map, the same own-nodes walk), so each start's region here holds the checker's region (the
-    stdlib AST splits `a; b` into two statements: a start there is a start here, a region here
-    may be longer); every start is tried, as a start the checker passes over may be one here."""
-    names = ImportMap.from_ast(tree)
-
-    def is_clock(call: ast.Call) -> bool:
-        return not call.args and not call.keywords and names.qualify_ast(call.func) in CLOCKS
-
-    def jit_expr(e: ast.AST) -> bool:
-        if names.qualify_ast(e) in JIT_NAMES:
-            return True
-        if isinstance(e, ast.Call):
-            q = names.qualify_ast(e.func)
-            given = [*e.args, *(k.value for k in e.keywords)]
-            return q in JIT_NAMES or (q in PARTIAL_NAMES and any(names.qualify_ast(a) in JIT_NAMES for a in given))
-        return False
-
-    jitted: set[str | None] = set()
-    for node in astscan.nodes(tree):
-        kind = type(node)
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            if any(jit_expr(d) for d in node.decorator_list):
-                jitted.add(node.name)
-        elif kind is ast.Assign and isinstance(node.value, ast.Call) and jit_expr(node.value.func):
-            jitted.update(dotted(t) for t in node.targets)
-
-    def may_be_jax_call(call: ast.Call) -> bool:
-        func = call.func
-        if isinstance(func, ast.Call) or dotted(func) in jitted:
-            return True
-        q = names.qualify_ast(func)
-        return q not in _NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
-
-    for block in _blocks(tree):
-        starts = [
-            i
-            for i, stmt in enumerate(block)
-            if type(stmt) is ast.Assign
-            and len(stmt.targets) == 1
-            and type(stmt.targets[0]) is ast.Name
-            and type(stmt.value) is ast.Call
-            and is_clock(stmt.value)
-        ]
-        if not starts:
-            continue  # (the clock reads of a block are looked for only where a region may start)
-        clocks = [any(is_clock(c) for c in _own_calls(stmt)) for stmt in block]
-        for i in starts:
-            end = next((j for j in range(i + 1, len(block)) if clocks[j]), None)
-            if end is None:
-                break  # as the checker: no later start of the block has an end either
-            if any(may_be_jax_call(n) for s in block[i + 1 : end] for n in astscan.nodes(s) if type(n) is ast.Call):
-                return True
-    return False
-
-
-def _blocks(tree: ast.Module) -> Iterator[list[ast.stmt]]:
-    """The module's body and every statement list nested in it (the checker's `IndentedBlock`s)."""
-    yield tree.body
-    for stmt in astscan.statements(tree):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(stmt, name, None)
-            if type(block) is list and block and isinstance(block[0], ast.stmt):
-                yield block
-        for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
-            yield part.body
-
-
-_AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def _own_calls(root: ast.AST) -> Iterator[ast.Call]:
-    """`own_nodes(root, cst.Call)` on the stdlib AST: calls under `root`, not inside nested defs,
-    classes or lambdas (`root` itself is entered)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node is not root and isinstance(node, _AST_SCOPES):
-            continue
-        if type(node) is ast.Call:
-            yield node
-        stack.extend(astscan.children(node))
+def _bound_by(target: cst.BaseExpression) -> set[str]:
+    """What an assignment target binds: names (`a, (b, *c)`) and attribute paths (`self._state`);
+    a subscript target (`out[k] = ...`) stores into the container it names."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_bound_by(e.value) for e in target.elements)) if target.elements else set()
+    if isinstance(target, cst.StarredElement):
+        return _bound_by(target.value)
+    if isinstance(target, cst.Attribute):
+        name = dotted_name(target)
+        return {name} if name else set()
+    if isinstance(target, cst.Subscript):
+        return _bound_by(target.value)
+    return set()
 
 
 class _TimingChecker:
@@ -384,15 +287,23 @@ class _TimingChecker:
         self.jitted: set[str] = set()
         self.region_blocks: list[list[cst.BaseStatement]] = []
         self.timeit_calls: list[cst.Call] = []
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self.local_classes: set[str] = set()
         if any(checker.start_clock(s) for s in self.ctx.module.body):
             self.region_blocks.append(list(self.ctx.module.body))
+        assigns: list[cst.Assign] = []
 
         class V(cst.CSTVisitor):
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                checker.local_classes.add(node.name.value)
+
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                checker.functions.setdefault(node.name.value, []).append(node)
                 if any(checker._is_jit_expr(d.decorator) for d in node.decorators):
                     checker.jitted.add(node.name.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
+                assigns.append(node)
                 value = node.value
                 if isinstance(value, cst.Call) and checker._is_jit_expr(value.func):
                     for t in node.targets:
@@ -409,8 +320,46 @@ class _TimingChecker:
                     checker.timeit_calls.append(node)
 
         walk(self.ctx.module, V())
+        # `step = make_step(...)` where `make_step` returns a jitted callable (issue #33)
+        factories = {name for name, defs in self.functions.items() if len(defs) == 1 and self._returns_jitted(defs[0])}
+        for node in assigns:
+            value = node.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in factories:
+                for t in node.targets:
+                    name = dotted_name(t.target)
+                    if name is not None:
+                        self.jitted.add(name)
 
-    def is_jax_call(self, call: cst.Call) -> bool:
+    def _returns_jitted(self, fn: cst.FunctionDef) -> bool:
+        """`fn` returns `jax.jit(...)`, or a name it binds to a jitted callable (a `@jax.jit` nested def,
+        `g = jax.jit(f)`): a factory of jitted callables."""
+        local_jitted: set[str] = set()
+        defs = [s for s in fn.body.body if isinstance(s, cst.FunctionDef)]
+        for node in [*defs, *own_nodes(fn.body, cst.Assign)]:
+            if isinstance(node, cst.FunctionDef):
+                if any(self._is_jit_expr(d.decorator) for d in node.decorators):
+                    local_jitted.add(node.name.value)
+            elif isinstance(node.value, cst.Call) and self._is_jit_expr(node.value.func):
+                local_jitted.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        for ret in own_nodes(fn.body, cst.Return):
+            value = ret.value
+            if isinstance(value, cst.Call) and self._is_jit_expr(value.func):
+                return True
+            if isinstance(value, cst.Name) and value.value in local_jitted:
+                return True
+        return False
+
+    def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int) -> bool:
+        """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`): a plain wrapper,
+        whose call is JAX work too (issue #33)."""
+        if depth > 2 or fn.asynchronous is not None:
+            return False
+        for ret in own_nodes(fn.body, cst.Return):
+            if ret.value is not None and any(self.is_jax_call(c, depth + 1) for c in own_nodes(ret.value, cst.Call)):
+                return True
+        return False
+
+    def is_jax_call(self, call: cst.Call, depth: int = 0) -> bool:
         func = call.func
         if isinstance(func, cst.Call):  # `jax.jit(f)(x)`, `jax.grad(f)(x)`, `jax.vmap(f)(x)`
             q = self.names.qualify(func.func) or ""
@@ -418,27 +367,86 @@ class _TimingChecker:
         name = dotted_name(func)
         if name is not None and name in self.jitted:
             return True
+        defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
+        if len(defs) == 1 and self._wraps_jax_work(defs[0], depth):
+            return True
         q = self.names.qualify(func)
-        if q is None or q in _NOT_COMPUTE:
+        if q is None or q in NOT_COMPUTE:
             return False
         return is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
 
     def jax_calls(self, node: cst.CSTNode) -> list[cst.Call]:
+        """JAX calls that run when `node` runs: a def or class statement only defines its body."""
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return []
         return [c for c in own_nodes(node, cst.Call) if self.is_jax_call(c)]
 
+    def reads(self, node: cst.CSTNode, results: set[str]) -> bool:
+        """`node` reads a result of the region's JAX work (a name, or an attribute such as
+        `self._state`), or runs JAX work itself."""
+        if names_read(node) & results or self.jax_calls(node):
+            return True
+        return any(dotted_name(a) in results for a in all_nodes(node, cst.Attribute)) if "." in "".join(results) else False
+
     def is_blocking(self, call: cst.Call, results: set[str]) -> bool:
+        """`call` certainly waits for a result (`host_sync`: copies, formats, `block_until_ready`,
+        a `tree_map` that blocks leaf by leaf)."""
         func = call.func
         q = self.names.qualify(func) if not isinstance(func, cst.Call) else None
         if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
             return True
         if q == "jax.block_until_ready":
             return True
-        waits = q in BLOCKING_CALLS or ((q or "").startswith(_BLOCKING_PREFIXES) and q not in _NUMPY_METADATA)
         if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:
-            return bool(names_read(func.value) & results) or bool(self.jax_calls(func.value))
-        if waits:
-            return any(bool(names_read(a.value) & results) or bool(self.jax_calls(a.value)) for a in call.args)
+            return self.reads(func.value, results)
+        if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.BaseString):
+            return any(self.reads(a.value, results) for a in call.args)
+        if waits_by_name(q) or tree_map_waits(call, self.names.qualify):
+            return any(self.reads(a.value, results) for a in call.args)
         return False
+
+    def may_wait(self, call: cst.Call, results: set[str], depth: int = 0) -> bool:
+        """`call` waits for a result, or may: it hands one to code this file does not show (another
+        module's helper, a logger), which could read it back. Precision first: a region whose
+        result goes there is not reported. Not waiting: jax's own functions, storing into a
+        container, a method of the array itself, a class of this file, and a function of this file
+        whose body does not wait on its parameters."""
+        if self.is_blocking(call, results):
+            return True
+        if not any(self.reads(a.value, results) for a in call.args):
+            return False
+        func = call.func
+        if isinstance(func, cst.Call) or self.is_jax_call(call):
+            return False
+        if isinstance(func, cst.Attribute) and (func.attr.value in CONTAINER_METHODS or self.reads(func.value, results)):
+            return False  # `hist.append(loss)`, `out.sum()` (a JAX value's own method queues work)
+        if is_jax_library(self.names.qualify(func)):
+            return False
+        if isinstance(func, cst.Name):
+            if func.value in self.local_classes:
+                return False
+            defs = self.functions.get(func.value, ())
+            if len(defs) == 1 and depth < 2:
+                return self._body_waits(defs[0], depth + 1)
+        return True
+
+    def _body_waits(self, fn: cst.FunctionDef, depth: int) -> bool:
+        """A function of this file waits on its parameters (or may, through code not shown)."""
+        params = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params, *fn.params.posonly_params)}
+        for name in ("star_arg", "star_kwarg"):
+            star = getattr(fn.params, name)
+            if isinstance(star, cst.Param):
+                params.add(star.name.value)
+        return self.waits_in(fn.body, params, depth)
+
+    def waits_in(self, node: cst.CSTNode, results: set[str], depth: int = 0) -> bool:
+        """Code that runs when `node` runs waits (or may wait) for a result: a call, an f-string
+        part, or a Python bool test (`if loss < best:`, `assert ok`) that reads one."""
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if any(self.may_wait(c, results, depth) for c in own_nodes(node, cst.Call)):
+            return True
+        return any(self.reads(e, results) for e in (*formatted(node), *bool_tests(node)))
 
     def is_clock(self, call: cst.Call) -> bool:
         return self.names.qualify(call.func) in CLOCKS and not call.args
@@ -456,7 +464,8 @@ class _TimingChecker:
                 end = next((j for j in range(i + 1, len(stmts)) if self.clock_in(stmts[j])), None)
                 if end is None:
                     break
-                if any(start in names_read(s) for s in stmts[end:]):
+                looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
+                if not looped and any(start in names_read(s) for s in stmts[end:]):
                     found = self.check_region(stmts, i, end)
                     if found is not None:
                         out.append(found)
@@ -479,7 +488,42 @@ class _TimingChecker:
         return None
 
     def clock_in(self, stmt: cst.BaseStatement) -> cst.Call | None:
+        """The first clock read that runs when `stmt` runs (a def statement only defines its body)."""
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return None
         return next((c for c in own_nodes(stmt, cst.Call) if self.is_clock(c)), None)
+
+    def waits_before_clock(self, stmt: cst.BaseStatement, clock: cst.Call, results: set[str]) -> bool:
+        """The closing statement waits for a result before its clock read runs: a call or an
+        f-string part evaluated earlier, left to right (`print(f"{float(loss):.3f} {time.time() - t0}")`,
+        issue #33); `print(out, time.time() - t0)` calls `print` after the clock read."""
+        around: set[int] = set()
+        node: cst.CSTNode | None = clock
+        while node is not None and node is not stmt:
+            around.add(id(node))
+            node = self.ctx.parent(node)
+        earlier: list[cst.CSTNode] = []
+
+        class V(cst.CSTVisitor):
+            done = False
+
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                if self.done or isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    return False
+                if n is clock:
+                    self.done = True
+                    return False
+                if id(n) not in around and isinstance(n, (cst.Call, cst.FormattedStringExpression)):
+                    earlier.append(n)
+                return True
+
+        walk(stmt, V())
+        for n in earlier:
+            if isinstance(n, cst.Call) and self.is_blocking(n, results):
+                return True
+            if isinstance(n, cst.FormattedStringExpression) and self.reads(n.expression, results):
+                return True
+        return False
 
     def check_region(self, stmts, i: int, end: int) -> Finding | None:
         region = stmts[i + 1 : end]
@@ -490,18 +534,20 @@ class _TimingChecker:
         if last is None:
             return None
         results: set[str] = set()
-        for stmt in region:
+        for stmt in region:  # JAX results, and values made from them (`metrics = tree_map(jnp.mean, metrics)`)
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
             for small in own_nodes(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                if small.value is not None and self.jax_calls(small.value):
+                if small.value is not None and self.reads(small.value, results):
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                     for t in targets:
-                        results |= names_read(t)
-        for stmt in region[last:]:
-            if any(self.is_blocking(c, results) for c in own_nodes(stmt, cst.Call)):
-                return None
-        # the end statement itself may block before its clock read (`print(out, time.time() - t0)` does not)
-        fix = self.fix(stmts, i, end, region[last])
+                        results |= _bound_by(t)
+        if any(self.waits_in(stmt, results) for stmt in region[last:]):
+            return None
         clock = self.clock_in(stmts[end])
+        if self.waits_before_clock(stmts[end], clock, results):
+            return None
+        fix = self.fix(stmts, i, end, region[last])
         call = self.jax_calls(region[last])[-1]
         what = self.ctx.module.code_for_node(call.func).strip()
         return self.ctx.finding(

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import replace
 
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.screen import sites
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
-from jaxfix.model import Finding
+from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
 
@@ -39,11 +40,20 @@ class JitPerCallRule(Rule):
     loop there is a reuse of one jitted object (one compile per call, amortised over the loop)
     and is left alone, as is a transformed function that is stored, returned or passed on,
     except `self.f = jax.jit(...)` in a method that this module calls on the same object once
-    per loop iteration (reported, manual). A jitted nested def that is only called, directly or
+    per loop iteration (reported, manual). A `@jax.jit` nested def called in a loop of the same
+    body is reused there the same way and left alone. A jitted nested def that is only called, directly or
     through `jax.grad(f)(x)`/`eqx.filter_grad(f)(m)`, is reported (manual when a wrapper uses
     it); one decorated with `eqx.debug.assert_max_traces`/`chex.assert_max_traces` is a harness
-    that counts its traces on purpose and is not. Code that already runs under a trace is not reported: a transform there is inlined. Which
-    values a call passes is inferred from the code in this file only.
+    that counts its traces on purpose and is not. Code that already runs under a trace is not
+    reported: a transform there is inlined; so is a module function every call of which in this
+    file is in traced code. Nor is a one-shot driver: a function whose own body runs a
+    `for`/`while` loop (a `train` or `evaluate` that builds its jitted callables once and runs
+    them many times) unless this module calls it in a loop or from two places. A jitted local
+    called only from a nested def is a closure's (`variable_jit` returning a wrapper): reused,
+    not reported. `jax.pmap` and `eqx.filter_jit` cache a bound method of the same object
+    (equality, not identity; `jax.jit` does not), and `eqx.filter_jit` the bound method of an
+    `eqx.Module` whatever the instance: not reported. Which values a call passes is inferred
+    from the code in this file only.
     Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
     methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
@@ -81,7 +91,9 @@ class JitPerCallRule(Rule):
     `partial` evaluates its bound values at the binding: if one of them changes before a call,
     the fix is `manual`.
 
-    The fix is `safe` when every captured value's kind is known from this file (literals,
+    The fix is `safe` only when this module shows the function running more than once (called
+    in a loop or from two places): without a caller here the hoist is exact but may remove no
+    compile, and is `unsafe` (the message says so). Then it is `safe` when every captured value's kind is known from this file (literals,
     constructors of this file's classes, annotations, defaults and the values passed at the
     function's call sites in this file), `unsafe` when a value passed as an argument could be
     something jit cannot take or a global it reads may be rebound (the message says which), and
@@ -248,7 +260,13 @@ class JitPerCallRule(Rule):
             if not site.loops:
                 where = f"inside `{site.function.name.value}` on every call"
                 text = f"`{site.spelled}` of a fresh {site.described} {where}: each one is a new cache key and compiles again; hoist it"
-                yield ctx.finding(self, "JAX202", site.reported_at, hoist.message(text), hoist.fix)
+                message, fix = hoist.message(text), hoist.fix
+                if fix.safety is Safety.SAFE and not site.repeats:
+                    # the hoist is exact, but that it removes a compile rests on callers this file does not show
+                    why = f"this module never calls `{site.function.name.value}` more than once"
+                    fix = replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
+                    message = f"{message} (unsafe: {why})"
+                yield ctx.finding(self, "JAX202", site.reported_at, message, fix)
 
 
 # `JitPerCallCommand`: this rule as a libcst codemod command, made on first access

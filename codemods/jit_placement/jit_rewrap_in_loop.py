@@ -23,7 +23,8 @@ class JitRewrapInLoopRule(Rule):
     which is JAX201) applied inside a `for`/`while` body or a comprehension to a function that is
     the same object every time: a function bound once at module level (`jax.jit(f)(x)`) or an attribute of an
     imported module (`jax.jit(jnp.sin)(x)`), called right away or bound to a local name that
-    is then only called.
+    is then only called; also `eqx.filter_jit(fn)(batch)` per batch with `fn` a parameter of the
+    function, which equinox wraps anew on every trip (manual: wrap it once before the loop).
 
     ## Why is this bad?
     The function is the same object, so jit finds its compiled code in the cache and does not

@@ -67,6 +67,11 @@ TRACE_BUDGETS = frozenset({"equinox.debug.assert_max_traces", "chex.assert_max_t
 NEW_OBJECT = "bound method of a new object"  # `M(args).method`: a new object, hence a new cache key
 FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", NEW_OBJECT, "local callable")
 MODULE_FUNCTION = "module function"  # the same function every time: re-wrapping it is a cache hit
+# Transforms whose cache is keyed on the function by equality, so that a bound method of the same
+# object (`jax.pmap(self._buffer.insert)`, `eqx.filter_jit(model.step)`) hits it, unlike `jax.jit`
+# (measured, jax 0.10 on CPU: pmap 1 compile in 4 calls, filter_jit 1 in 3, jit 4 in 4; an
+# `eqx.Module`'s bound method under `filter_jit` is a pytree: 1 compile for 3 new instances).
+CACHES_BOUND_METHODS = frozenset({"pmap", "filter_jit", "filter_pmap"})
 
 
 @dataclass
@@ -88,6 +93,9 @@ class Site:
     binding: cst.SimpleStatementLine | None = None
     manual: str | None = None  # the site is reported, but the fix must be done by hand (why)
     in_test_case: bool = False  # in a class deriving from a `TestCase` (test code, whatever the file)
+    # outside loops: this module shows the function running more than once (called in a loop or
+    # from two places, or a method a loop calls on one object); without it a fix is never `safe`
+    repeats: bool = False
 
     @property
     def fresh(self) -> bool:
@@ -240,6 +248,8 @@ class _SiteFinder:
             return None  # stored, returned or passed on: may well be reused
         if not self._classify(site, target):
             return None
+        if self._cached_bound_method(site, target):
+            return None  # the same bound method hits the transform's cache (`CACHES_BOUND_METHODS`)
         if "filter_vmap" in kinds and site.kind != MODULE_FUNCTION and site.manual is None:
             # the hoist would pass captured values as new arguments, which filter_vmap maps
             site.manual = "`eqx.filter_vmap` maps every array argument: hoist by hand, captured arrays with `in_axes=None`"
@@ -284,10 +294,23 @@ class _SiteFinder:
         own_loops = self.idx.enclosing_loops(site.node)
         if not own_loops and any(len(self.idx.enclosing_loops(c)) > len(own_loops) for c in calls):
             return False
+        if any(self._in_nested_def(c, scope) for c in calls):
+            # called from a nested def, a closure that may be returned and called many times over
+            # the one jitted object (google-deepmind/penzai@aac7808a:penzai/core/variables.py `variable_jit`)
+            return False
         site.calls = calls
         site.binding = stmt
         site.manual = self._bound_shape_problem(stmt, scope, calls)
         return True
+
+    def _in_nested_def(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """`node` is in the body of a def nested in `scope` (lambdas and comprehensions aside)."""
+        for anc in self.idx.ancestors(node):
+            if anc is scope:
+                return False
+            if isinstance(anc, cst.FunctionDef):
+                return True
+        return False
 
     def _stored_on_self(self, site: Site, assign: cst.CSTNode | None) -> bool:
         """`self.attr = T(F)` in a method (not `__init__`/`__post_init__`/`setup`) that this module
@@ -311,6 +334,7 @@ class _SiteFinder:
         caller = self._called_per_iteration(method.name.value)
         if caller is None:
             return False
+        site.repeats = True
         site.manual = (
             f"`{caller}` calls `{method.name.value}` on the same object in a loop, and each call stores a new "
             f"jitted callable on it; build it once (in `__init__`) and reuse it"
@@ -386,12 +410,28 @@ class _SiteFinder:
         uses = self._only_called(node.name.value, scope, exclude=node)
         if uses is None:
             return None
+        if self._called_in_own_loop(node, scope):
+            return None  # made once per call, run in a loop there: one compile amortised over the loop
         if uses:
             site.manual = (
                 f"`{node.name.value}` is called through `{uses}`; move the def to module level "
                 "(its captured values as parameters) by hand"
             )
         return self._place(site)
+
+    def _called_in_own_loop(self, node: cst.FunctionDef, scope: cst.CSTNode) -> bool:
+        """The jitted def is called in a loop deeper than the def itself, as a local `g = jax.jit(f)`
+        is (`_bound_calls`): jax-fem's `train_mlp_surrogate` runs its `@jax.jit update` per batch
+        (deepmodeling/jax-fem@912632b5:applications/outdated/multi_scale/trainer.py)."""
+        own = len(self.idx.enclosing_loops(node))
+        if own:
+            return False  # a def made per iteration (JAX201) is a new function on every trip however it is used
+        body = scope.body if not isinstance(scope, cst.Module) else scope
+        for use in name_uses(body, node.name.value):
+            parent = self.idx.parent(use)
+            if isinstance(parent, cst.Call) and parent.func is use and len(self.idx.enclosing_loops(parent)) > own:
+                return True
+        return False
 
     def _only_called(self, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> str | None:
         """Whether every use of `name` in `scope` (outside `exclude`) calls it, directly or through
@@ -474,6 +514,16 @@ class _SiteFinder:
                 ):
                     site.kind = "local callable"
                     return True
+                if target.value in param_names(scope.params) and not bindings and site.kinds[0].startswith("filter_"):
+                    # `eqx.filter_jit(fn)(batch)` per batch, `fn` a parameter: the same function on
+                    # every trip of a loop (a cache hit, JAX203), but equinox builds its wrapper
+                    # anew each time; the wrapper belongs above the loop. (`jax.jit(fn)` of a
+                    # parameter is a cheap C++ cache hit: fixtures/jit_placement/reused_callable.ok.py)
+                    site.kind = MODULE_FUNCTION
+                    site.manual = (
+                        f"`{target.value}` is a parameter: wrap it once before the loop and call that"
+                    )
+                    return True
             return False
         if isinstance(target, cst.Attribute):
             head = target
@@ -498,6 +548,19 @@ class _SiteFinder:
                 return True
             site.kind = "bound method"
             return True
+        return False
+
+    def _cached_bound_method(self, site: Site, target: cst.BaseExpression) -> bool:
+        """A bound method under a transform that caches it by equality, with no wrapper between
+        that makes a new function (`jax.pmap(jax.vmap(obj.m))` is new each time); for
+        `eqx.filter_jit(M(k).m)`, `M` an `eqx.Module` of this file (its bound method is a pytree)."""
+        if site.kinds[0] not in CACHES_BOUND_METHODS or any(k in NEW_FUNCTION_WRAPPERS for k in site.kinds[1:]):
+            return False
+        if site.kind == "bound method":
+            return True
+        if site.kind == NEW_OBJECT and site.kinds[0] == "filter_jit" and isinstance(target, cst.Attribute):
+            cls = module_class(self.idx, target.value.func)
+            return cls is not None and any(self.qualify(b.value) == "equinox.Module" for b in cls.bases)
         return False
 
     def _function_container(self, scope: cst.CSTNode, head: cst.Name) -> bool:
@@ -525,12 +588,70 @@ class _SiteFinder:
             return None  # runs once per instance: the usual place to build jitted callables
         if runs_once(site.function.name.value) or self._script_runs_once(site.function):
             return None  # "compiles again on every call" needs more than one call
+        site.repeats = site.repeats or self._called_repeatedly(site.function)
+        if self._drives_a_loop(site.function) and not site.repeats:
+            return None  # a one-shot driver (a training loop): builds its jitted callables once per run
+        if self._only_called_under_trace(site.function):
+            return None  # every call is traced by an outer transform: the inner one is inlined
         if (
             site.kind in ("nested def", "decorated nested def")
             and self.idx.enclosing_function(site.definition) is not site.function
         ):
             return None
         return site
+
+    def _drives_a_loop(self, function: cst.FunctionDef) -> bool:
+        """`function`'s own body runs a `for`/`while` loop: a driver (`train`, `evaluate`,
+        `train_mlp_surrogate`) that builds its jitted callables once and runs them many times."""
+        found = False
+
+        class _V(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                nonlocal found
+                if found or (node is not function and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
+                    return False
+                found = isinstance(node, (cst.For, cst.While))
+                return not found
+
+        walk(function, _V())
+        return found
+
+    def _calls_of(self, name: str) -> list[cst.Call]:
+        """Calls in this module spelled `name(...)` or `<obj>.name(...)`."""
+        calls: list[cst.Call] = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                if (isinstance(func, cst.Name) and func.value == name) or (
+                    isinstance(func, cst.Attribute) and func.attr.value == name
+                ):
+                    calls.append(node)
+
+        walk(self.ctx.module, _V())
+        return calls
+
+    def _called_repeatedly(self, function: cst.FunctionDef) -> bool:
+        """This module shows `function` running more than once: called in a loop (`for step in
+        ...: train_and_eval_step(...)`, Kinetix's `sfl.py`) or from two places."""
+        calls = self._calls_of(function.name.value)
+        return len(calls) > 1 or any(self.idx.enclosing_loops(c) for c in calls)
+
+    def _only_called_under_trace(self, function: cst.FunctionDef) -> bool:
+        """A module-level function every call of which in this module is in traced code (a
+        jitted function's body, a scan body): its own `jax.jit` is inlined into the outer trace.
+        A function referenced other than by those calls (exported, passed on) is not."""
+        if function not in self.ctx.module.body:
+            return False
+        name = function.name.value
+        uses = [u for u in name_uses(self.ctx.module, name) if u is not function.name]
+        if not uses:
+            return False
+        for use in uses:
+            parent = self.idx.parent(use)
+            if not (isinstance(parent, cst.Call) and parent.func is use) or not self._under_trace(parent):
+                return False
+        return True
 
     def _script_runs_once(self, function: cst.FunctionDef) -> bool:
         """A module-level function a script calls once (`runs_once.functions_run_once`)."""

@@ -1,0 +1,121 @@
+"""JAX501's fast screen on the stdlib AST, and the clock facts the screen and the rule share.
+
+`region_screen(tree)` over-approximates the rule's timed regions (`unblocked_timing`): every
+region the rule can report, the screen admits, without a libcst parse.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from jaxfix.analysis import astscan
+from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.traced import is_staged_call_name
+
+CLOCKS = frozenset(
+    {
+        "time.perf_counter",
+        "time.perf_counter_ns",
+        "time.time",
+        "time.time_ns",
+        "time.monotonic",
+        "time.monotonic_ns",
+        "timeit.default_timer",
+    }
+)
+CLOCK_IDENTS = frozenset(q.rsplit(".", 1)[-1] for q in CLOCKS)
+TIMEIT_CALLS = {"timeit.timeit": "stmt", "timeit.repeat": "stmt", "timeit.Timer": "stmt"}
+# jax calls that do not start device work worth waiting for (or that wait themselves).
+NOT_COMPUTE = frozenset(
+    {
+        "jax.random.PRNGKey",
+        "jax.random.key",
+        "jax.random.split",  # key bookkeeping: a few bytes, never what a region times
+        "jax.random.fold_in",
+        "jax.random.key_data",
+        "jax.random.wrap_key_data",
+        "jax.numpy.shape",
+        "jax.numpy.ndim",
+        "jax.numpy.size",
+    }
+)
+
+
+def region_screen(tree: ast.Module) -> bool:
+    """`_TimingChecker.run`'s regions on the stdlib AST: whether some block (a module, def, class
+    or compound statement body) has a start `t0 = <clock>()` followed, before the next statement
+    of the block with a clock read, by a call that may be JAX work (`_TimingChecker.is_jax_call`,
+    over-approximated). A clock read is recognised exactly as the checker does (the same import
+    map, the same own-nodes walk), so each start's region here holds the checker's region (the
+    stdlib AST splits `a; b` into two statements: a start there is a start here, a region here
+    may be longer); every start is tried, as a start the checker passes over may be one here."""
+    names = ImportMap.from_ast(tree)
+
+    def is_clock(call: ast.Call) -> bool:
+        return not call.args and not call.keywords and names.qualify_ast(call.func) in CLOCKS
+
+    jitted: set[str | None] = set()
+    for node in astscan.nodes(tree):
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            jitted.add(node.name)  # jitted, or a plain wrapper of JAX work the checker looks into
+        elif kind is ast.Assign and isinstance(node.value, ast.Call):
+            jitted.update(dotted(t) for t in node.targets)  # `f = jax.jit(g)`, `step = make_step()`
+
+    def may_be_jax_call(call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Call) or dotted(func) in jitted:
+            return True
+        q = names.qualify_ast(func)
+        return q not in NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
+
+    for block in _blocks(tree):
+        starts = [
+            i
+            for i, stmt in enumerate(block)
+            if type(stmt) is ast.Assign
+            and len(stmt.targets) == 1
+            and type(stmt.targets[0]) is ast.Name
+            and type(stmt.value) is ast.Call
+            and is_clock(stmt.value)
+        ]
+        if not starts:
+            continue  # (the clock reads of a block are looked for only where a region may start)
+        clocks = [any(is_clock(c) for c in _own_calls(stmt)) for stmt in block]
+        for i in starts:
+            end = next((j for j in range(i + 1, len(block)) if clocks[j]), None)
+            if end is None:
+                break  # as the checker: no later start of the block has an end either
+            if any(may_be_jax_call(n) for s in block[i + 1 : end] for n in astscan.nodes(s) if type(n) is ast.Call):
+                return True
+    return False
+
+
+def _blocks(tree: ast.Module) -> Iterator[list[ast.stmt]]:
+    """The module's body and every statement list nested in it (the checker's `IndentedBlock`s)."""
+    yield tree.body
+    for stmt in astscan.statements(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if type(block) is list and block and isinstance(block[0], ast.stmt):
+                yield block
+        for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            yield part.body
+
+
+_AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _own_calls(root: ast.AST) -> Iterator[ast.Call]:
+    """`_TimingChecker.runs(root)` on the stdlib AST: calls that run when the statement `root` runs,
+    not inside defs, classes or lambdas (a def statement in a region only defines its body)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _AST_SCOPES):
+            continue
+        if type(node) is ast.Call:
+            yield node
+        stack.extend(astscan.children(node))

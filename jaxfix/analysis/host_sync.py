@@ -1,0 +1,165 @@
+"""What waits for a JAX value on the host: the facts JAX501 (a timed region is blocked before its
+clock read) needs, in one place.
+
+JAX dispatches asynchronously; a value is waited for when the host needs its contents: it is
+copied to the host (`np.asarray`, `jax.device_get`, `float`, `.item()`), formatted (`print`, an
+f-string, `str.format`), turned into a Python bool (an `if`/`while`/`assert` test), or waited on
+(`block_until_ready`, also leaf by leaf through `jax.tree_util.tree_map`). Anything else that jax
+itself provides only queues more work. A call into code the file does not show (another module's
+helper, a logger) may wait or not: `may_wait` says so, and a rule that must be sure a region is
+*not* blocked treats it as waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from jaxfix.analysis.walk import walk
+
+# Calls that wait for their argument's value (it is copied to the host or printed).
+BLOCKING_CALLS = frozenset(
+    {
+        "jax.block_until_ready",
+        "jax.device_get",
+        "numpy.asarray",
+        "numpy.array",
+        "numpy.asanyarray",
+        "float",
+        "int",
+        "bool",
+        "complex",
+        "print",
+        "repr",
+        "str",
+        "format",
+        "round",
+        "list",
+        "tuple",
+    }
+)
+BLOCKING_METHODS = frozenset({"block_until_ready", "item", "tolist", "__array__"})
+# any NumPy function converts a JAX argument to a host array, which waits for it (`np.argmax(logits)`
+# in vision_transformer's evaluation loop), except those that only read its metadata
+BLOCKING_PREFIXES = ("numpy.",)
+NUMPY_METADATA = frozenset(
+    {"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.iinfo", "numpy.finfo"}
+)
+# `tree_map(f, *trees)`: waits leaf by leaf when `f` waits on its argument
+# (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), metrics)`, brax's training loops)
+TREE_MAPS = frozenset(
+    {"jax.tree_util.tree_map", "jax.tree.map", "jax.tree_map", "jax.tree_util.tree_map_with_path", "jax.tree.map_with_path"}
+)
+# Calls outside jax that take a JAX value without reading its contents.
+NON_WAITING_CALLS = frozenset(
+    {
+        "len",
+        "isinstance",
+        "type",
+        "id",
+        "dict",
+        "zip",
+        "enumerate",
+        "range",
+        "getattr",
+        "hasattr",
+        "setattr",
+        "sum",
+        "functools.partial",
+        "flax.jax_utils.replicate",  # device_put_replicated: queued
+        "flax.jax_utils.unreplicate",  # `tree_map(lambda x: x[0], tree)`: queued
+    }
+)
+# Methods of Python containers: storing a JAX value does not read it.
+CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "update", "setdefault", "add", "pop", "get", "copy", "items", "keys", "values"}
+)
+
+
+def waits_by_name(qualname: str | None) -> bool:
+    """`qualname` (a call's qualified name) waits for its arguments' values."""
+    q = qualname or ""
+    return q in BLOCKING_CALLS or (q.startswith(BLOCKING_PREFIXES) and q not in NUMPY_METADATA)
+
+
+def is_jax_library(qualname: str | None) -> bool:
+    """A function of jax (or equinox/flax's array helpers) that queues work without waiting."""
+    q = qualname or ""
+    return (q.startswith(("jax.", "equinox.", "optax.")) and not waits_by_name(q)) or q in NON_WAITING_CALLS
+
+
+def bool_tests(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The expressions `node` (a statement) turns into a Python bool by itself: the test of an
+    `if`/`while`/`assert`, of a conditional expression, the operands of `and`/`or`/`not`."""
+    tests: list[cst.BaseExpression] = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is not node and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(n, (cst.If, cst.While, cst.IfExp, cst.Assert)):
+                tests.append(n.test)
+            elif isinstance(n, cst.BooleanOperation):
+                tests.extend((n.left, n.right))
+            elif isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+                tests.append(n.expression)
+            return True
+
+    walk(node, V())
+    return tests
+
+
+def formatted(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Expressions `node` formats into a string: f-string parts (`f"{loss:.4f}"`)."""
+    out: list[cst.BaseExpression] = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is not node and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(n, cst.FormattedStringExpression):
+                out.append(n.expression)
+            return True
+
+    walk(node, V())
+    return out
+
+
+def tree_map_waits(call: cst.Call, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """`tree_map(f, *trees)` whose `f` waits on its leaf: a lambda whose body calls
+    `.block_until_ready()`/`.item()`/... on it or passes it to a waiting call, or a waiting
+    function by name (`jax.tree_util.tree_map(np.asarray, out)`)."""
+    if qualify(call.func) not in TREE_MAPS or not call.args:
+        return False
+    fn = call.args[0].value
+    if isinstance(fn, cst.Lambda):
+        params = {p.name.value for p in fn.params.params}
+        body = fn.body
+        calls: list[cst.Call] = []
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, n: cst.Call) -> None:
+                calls.append(n)
+
+        walk(body, V())
+        for c in calls:
+            f = c.func
+            if isinstance(f, cst.Attribute) and f.attr.value in BLOCKING_METHODS and _reads(f.value, params):
+                return True
+            if waits_by_name(qualify(f)) and any(_reads(a.value, params) for a in c.args):
+                return True
+        return False
+    return waits_by_name(qualify(fn))
+
+
+def _reads(node: cst.CSTNode, names: set[str]) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            nonlocal found
+            found = found or n.value in names
+
+    walk(node, V())
+    return found

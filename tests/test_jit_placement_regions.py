@@ -1,0 +1,317 @@
+"""JAX201-JAX203 on shapes from code nobody prepared (issue #29 shape 3 and item 5, issue #30).
+
+Each must-not-flag case names the code it is modelled on (repo@commit:path); the buggy twin
+beside it is still reported. The cache facts the rules rely on (which transforms cache a bound
+method) are measured here with jax's own compile events, on CPU.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+
+def _rows(source: str) -> list[tuple[int, str, str]]:
+    result = analyze(textwrap.dedent(source), "train.py", Config(select=("JAX2",)), fix=True)
+    assert result.error is None, result.error
+    return [(f.line, f.code, f.fix.safety.value if f.fix else "none") for f in result.findings]
+
+
+CASES = {
+    # google/brax@0b96d056:brax/training/replay_buffers.py (PmapWrapper): `jax.pmap` of a bound method of
+    # the same object per call hits pmap's cache (measured below)
+    "pmap_bound_method_of_one_object": (
+        """
+        import jax
+
+        class PmapWrapper:
+            def __init__(self, buffer):
+                self._buffer = buffer
+
+            def insert(self, state, samples):
+                return jax.pmap(self._buffer.insert_internal)(state, samples)
+        """,
+        [],
+    ),
+    "jit_bound_method_of_one_object": (
+        """
+        import jax
+
+        class JitWrapper:
+            def __init__(self, buffer):
+                self._buffer = buffer
+
+            def insert(self, state, samples):
+                return jax.jit(self._buffer.insert_internal)(state, samples)
+        """,
+        [(9, "JAX202", "manual")],
+    ),
+    # issue #30: a bound method of an `eqx.Module` under `eqx.filter_jit`, which equinox caches
+    "filter_jit_method_of_an_eqx_module": (
+        """
+        import equinox as eqx
+        import jax.numpy as jnp
+
+        class Model(eqx.Module):
+            w: jnp.ndarray
+
+            def apply(self, x):
+                return self.w * x
+
+        def predict(w, x):
+            return eqx.filter_jit(Model(w).apply)(x)
+        """,
+        [],
+    ),
+    "jit_method_of_a_new_object": (
+        """
+        import jax
+        import jax.numpy as jnp
+
+        class Model:
+            def __init__(self, w):
+                self.w = w
+
+            def apply(self, x):
+                return self.w * x
+
+        def predict(w, x):
+            return jax.jit(Model(w).apply)(x)
+        """,
+        [(13, "JAX202", "manual")],
+    ),
+    # google/brax@0b96d056:brax/training/agents/apg/train.py: `train` runs the training loop and
+    # builds its jitted functions once per run
+    "one_shot_driver": (
+        """
+        import jax
+
+        def train(env, state, num_evals):
+            reset_fn = jax.jit(jax.vmap(lambda k: env.reset(k)))
+            state = reset_fn(state)
+            for _ in range(num_evals):
+                state = env.step(state)
+            return state
+        """,
+        [],
+    ),
+    # FLAIROx/Kinetix@fac74497:experiments/sfl.py: the step that builds a pmap is called per eval step
+    "driver_called_per_step": (
+        """
+        import jax
+
+        def train_and_eval_step(state, carry):
+            def single_step(s):
+                return s + 1
+            for c in carry:
+                state = state + c
+            return jax.pmap(single_step)(state)
+
+        def main(state, carry, n):
+            for _ in range(n):
+                state = train_and_eval_step(state, carry)
+            return state
+        """,
+        [(9, "JAX202", "safe")],
+    ),
+    # google-deepmind/penzai@aac7808a:penzai/core/variables.py (`variable_jit`): the jitted local is
+    # called only by the returned closure, which reuses it
+    "jitted_local_used_by_a_returned_closure": (
+        """
+        import jax
+
+        def variable_jit(fun):
+            def inner(x):
+                return fun(x)
+
+            jitted_inner = jax.jit(inner)
+
+            def outer(x):
+                return jitted_inner(x)
+
+            return outer
+        """,
+        [],
+    ),
+    "jitted_local_called_per_call": (
+        """
+        import jax
+
+        def apply(fun, x):
+            def inner(v):
+                return fun(v)
+
+            jitted_inner = jax.jit(inner)
+            return jitted_inner(x)
+
+        def run(fun, xs):
+            return [apply(fun, x) for x in xs]
+        """,
+        [(8, "JAX202", "unsafe")],
+    ),
+    # issue #29 shape 3: an inner jit in a function only ever called under an outer jit is inlined
+    # (FLAIROx/Kinetix@fac74497:kinetix/util/learning.py, whose callers trace it)
+    "inner_jit_only_called_under_jit": (
+        """
+        import jax
+
+        def rollout(x):
+            @jax.jit
+            def inner(v):
+                return v * 2
+
+            return inner(x)
+
+        @jax.jit
+        def step(x):
+            return rollout(x) + 1
+        """,
+        [],
+    ),
+    "inner_jit_also_called_eagerly": (
+        """
+        import jax
+
+        def rollout(x):
+            @jax.jit
+            def inner(v):
+                return v * 2
+
+            return inner(x)
+
+        @jax.jit
+        def step(x):
+            return rollout(x) + 1
+
+        def evaluate(xs):
+            return [rollout(x) for x in xs]
+        """,
+        [(6, "JAX202", "safe")],
+    ),
+    # no caller in the file: the hoist is exact but that it saves a compile is a guess
+    "no_caller_shown_is_unsafe": (
+        """
+        import jax
+
+        def scaled(x, k):
+            return jax.jit(lambda v: v * k)(x)
+        """,
+        [(5, "JAX202", "unsafe")],
+    ),
+    # issue #29 item 5: a bound method / attribute callee jitted in a `while` loop, as in a `for` loop
+    "bound_method_in_a_while_loop": (
+        """
+        import jax
+
+        def run(agent, x, n):
+            i = 0
+            while i < n:
+                x = jax.jit(agent.update)(x)
+                i += 1
+            return x
+        """,
+        [(7, "JAX201", "safe")],
+    ),
+    "attribute_callee_in_a_while_loop": (
+        """
+        import jax
+
+        class Trainer:
+            def fit(self, x, n):
+                while n:
+                    x = jax.jit(self.model.apply)(x)
+                    n -= 1
+                return x
+        """,
+        [(7, "JAX201", "safe")],
+    ),
+    # issue #29 item 5: `eqx.filter_jit(fn)(batch)` re-wrapped per batch
+    "filter_jit_of_a_fresh_lambda_per_batch": (
+        """
+        import equinox as eqx
+
+        def evaluate(fn, batches):
+            return [eqx.filter_jit(lambda b: fn(b) * 2)(b) for b in batches]
+        """,
+        [(5, "JAX201", "safe")],
+    ),
+    "filter_jit_of_a_parameter_per_batch": (
+        """
+        import equinox as eqx
+
+        def evaluate(fn, batches):
+            out = []
+            for b in batches:
+                out.append(eqx.filter_jit(fn)(b))
+            return out
+        """,
+        [(7, "JAX203", "manual")],
+    ),
+    "filter_jit_of_a_parameter_wrapped_once": (
+        """
+        import equinox as eqx
+
+        def evaluate(fn, batches):
+            fn_jit = eqx.filter_jit(fn)
+            return [fn_jit(b) for b in batches]
+        """,
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reported_exactly_where_a_compile_repeats(name):
+    source, expected = CASES[name]
+    assert _rows(source) == expected
+
+
+def _compiles(fn) -> int:
+    seen = []
+
+    def listen(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            seen.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        fn()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    return len(seen)
+
+
+class _Holder:
+    def m(self, x):
+        return x * 3 + 1
+
+
+class _Module(eqx.Module):
+    w: jax.Array
+
+    def m(self, x):
+        return self.w * x - 1
+
+
+def test_which_transforms_cache_a_bound_method():
+    """The facts behind `sites.CACHES_BOUND_METHODS`: pmap and filter_jit hit their cache for a
+    bound method of the same object, jit compiles each new wrapper of one; filter_jit hits for
+    an eqx.Module's method whatever the instance."""
+    holder, x = _Holder(), jnp.arange(3.0)
+    y = x.reshape(1, 3)
+    jax.pmap(holder.m)(y)
+    assert _compiles(lambda: [jax.pmap(holder.m)(y) for _ in range(3)]) == 0
+    eqx.filter_jit(holder.m)(x)
+    assert _compiles(lambda: [eqx.filter_jit(holder.m)(x) for _ in range(3)]) == 0
+    jax.jit(holder.m)(x)
+    assert _compiles(lambda: [jax.jit(holder.m)(x) for _ in range(3)]) == 3
+    modules = [_Module(x + i) for i in range(4)]
+    eqx.filter_jit(modules[0].m)(x)
+    assert _compiles(lambda: [eqx.filter_jit(m.m)(x) for m in modules[1:]]) == 0

@@ -1,0 +1,280 @@
+"""JAX501 on timed regions as real projects write them (issue #29 shape 4, issue #33 item 8).
+
+Each must-not-flag case names the code it is modelled on (repo@commit:path); the buggy twin
+beside it, the same region without what waits, is still reported. The fixed twins are run:
+the inserted `jax.block_until_ready(...)` names a value bound there, the closing clock sees a
+ready array, and a second `fix` pass changes nothing (the fix converges).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import itertools
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from codemods.compile_cost.unblocked_timing import UnblockedTimingRule
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+HEAD = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def step(x):
+    return jnp.tanh(x @ x)
+
+"""
+
+# name: (body, reported)
+REGIONS = {
+    # google/brax@0b96d056:brax/training/agents/ppo/train.py: the timed function is *defined* after
+    # the outer clock read; its body (own clock reads, JAX work) does not run in the outer region,
+    # and it blocks leaf by leaf through `tree_map` before its own clock read
+    "brax_nested_timed_def": (
+        """
+def train(x):
+    t = time.time()
+    def epoch_with_timing(x):
+        t = time.time()
+        metrics = step(x)
+        metrics = jax.tree_util.tree_map(jnp.mean, metrics)
+        jax.tree_util.tree_map(lambda v: v.block_until_ready(), metrics)
+        return metrics, time.time() - t
+    setup = len(str(t))
+    return epoch_with_timing(x), time.time() - t, setup
+""",
+        False,
+    ),
+    "brax_nested_timed_def_unblocked": (
+        """
+def train(x):
+    t = time.time()
+    def epoch_with_timing(x):
+        t = time.time()
+        metrics = step(x)
+        metrics = jax.tree_util.tree_map(jnp.mean, metrics)
+        return metrics, time.time() - t
+    setup = len(str(t))
+    return epoch_with_timing(x), time.time() - t, setup
+""",
+        True,
+    ),
+    # google-deepmind/acme@770bc75e:acme/agents/jax/impala/learning.py: the result goes to another
+    # module's helper (`utils.get_from_first_device`, a `jax.device_get`) before the clock read
+    "acme_result_through_a_helper": (
+        """
+def helper_from_elsewhere(v):
+    return jax.device_get(v)
+
+
+def learner_step(x):
+    start = time.time()
+    results = step(x)
+    results = helper_from_elsewhere(results)
+    return results, time.time() - start
+""",
+        False,
+    ),
+    "acme_result_unread": (
+        """
+def learner_step(x):
+    start = time.time()
+    results = step(x)
+    return results, time.time() - start
+""",
+        True,
+    ),
+    # google/evojax@acf52524:evojax/sim_mgr.py: `if all_done(mask): break` makes a Python bool of
+    # each step's result
+    "evojax_bool_test": (
+        """
+def rollout(x, n):
+    start = time.perf_counter()
+    for _ in range(n):
+        x = step(x)
+        if x.sum() > 1e6:
+            break
+    return x, time.perf_counter() - start
+""",
+        False,
+    ),
+    "evojax_no_test": (
+        """
+def rollout(x, n):
+    start = time.perf_counter()
+    for _ in range(n):
+        x = step(x)
+    return x, time.perf_counter() - start
+""",
+        True,
+    ),
+    # issue #33: `float(loss)` in the f-string runs before the clock read in the same statement
+    "fstring_float_before_clock": (
+        """
+def bench(x):
+    t0 = time.perf_counter()
+    loss = step(x)
+    print(f"loss {float(loss.sum()):.3f} in {time.perf_counter() - t0:.3f}s")
+    return loss
+""",
+        False,
+    ),
+    "print_after_clock": (
+        """
+def bench(x):
+    t0 = time.perf_counter()
+    loss = step(x)
+    print(loss, time.perf_counter() - t0)
+    return loss
+""",
+        True,
+    ),
+    # FLAIROx/Kinetix@fac74497:experiments/sfl.py (real): the results go through a helper of the
+    # same file that only builds a dict of JAX values; nothing waits before the clock read
+    "kinetix_local_helper_does_not_wait": (
+        """
+def stats(x, name):
+    return {f"{name}_mean": x.mean(), f"{name}_median": jnp.median(x)}
+
+
+def log_step(x):
+    t0 = time.time()
+    out = {}
+    learn = step(x)
+    out.update(stats(learn, "learn"))
+    return out, time.time() - t0
+""",
+        True,
+    ),
+    # issue #33: a timed call through a plain wrapper, and through a factory returning a jitted closure
+    "plain_wrapper": (
+        """
+def run(x):
+    return step(x)
+
+
+def bench(x):
+    t0 = time.perf_counter()
+    out = run(x)
+    return out, time.perf_counter() - t0
+""",
+        True,
+    ),
+    "factory_of_jitted_closure": (
+        """
+def make_scale(k):
+    @jax.jit
+    def scale(x):
+        return jnp.tanh(x @ x) * k
+
+    return scale
+
+
+def bench(x):
+    scale = make_scale(2.0)
+    t0 = time.perf_counter()
+    out = scale(x)
+    return out, time.perf_counter() - t0
+""",
+        True,
+    ),
+    "factory_blocked": (
+        """
+def make_scale(k):
+    @jax.jit
+    def scale(x):
+        return jnp.tanh(x @ x) * k
+
+    return scale
+
+
+def bench(x):
+    scale = make_scale(2.0)
+    t0 = time.perf_counter()
+    out = scale(x).block_until_ready()
+    return out, time.perf_counter() - t0
+""",
+        False,
+    ),
+    # google/brax@0b96d056:brax/training/agents/apg/train.py: a log of the time since the run began,
+    # read inside the training loop, is no timed region
+    "elapsed_log_in_a_loop": (
+        """
+def train(x, n):
+    xt = time.time()
+    x = step(x)
+    for it in range(n):
+        print("iteration", it, time.time() - xt)
+        x = step(x)
+    return x
+""",
+        False,
+    ),
+}
+
+_COUNTER = itertools.count()
+
+
+def _findings(source: str):
+    result = analyze(source, "bench.py", Config(select=("JAX501",)), fix=True)
+    assert result.error is None, result.error
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(REGIONS))
+def test_region_reported_exactly_when_nothing_waits(name):
+    body, reported = REGIONS[name]
+    source = HEAD + textwrap.dedent(body)
+    result = _findings(source)
+    assert bool(result.findings) == reported, [f.message for f in result.findings]
+    if reported:  # the stdlib screen admits every reported region
+        assert UnblockedTimingRule().could_match(ast.parse(source))
+
+
+def _load(tmp_path: Path, text: str):
+    name = f"_timing_region_{next(_COUNTER)}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, reported) in REGIONS.items() if reported))
+def test_fix_binds_what_it_waits_on_runs_and_converges(tmp_path, name):
+    """The fixed twin runs (no NameError: the waited-on name is bound where the wait is
+    inserted), returns what the original returns, and a second pass finds nothing to fix."""
+    source = HEAD + textwrap.dedent(REGIONS[name][0])
+    first = _findings(source)
+    assert all(f.fix is not None and f.fix.safety.value == "safe" for f in first.findings)
+    fixed = first.fixed_source
+    assert fixed != source
+    second = _findings(fixed)
+    assert second.findings == [] and second.fixed_source in (None, fixed)
+    old, new = _load(tmp_path, source), _load(tmp_path, fixed)
+    x = jnp.ones((8, 8)) / 8
+    entry = next(n for n in ("train", "learner_step", "rollout", "bench", "log_step") if hasattr(new, n))
+    args = (x, 3) if entry in ("rollout",) else (x,)
+    before, after = getattr(old, entry)(*args), getattr(new, entry)(*args)
+    arrays_before, arrays_after = _arrays(before), _arrays(after)
+    assert arrays_before and len(arrays_before) == len(arrays_after)
+    for b, a in zip(arrays_before, arrays_after):
+        assert jnp.allclose(b, a)
+
+
+def _arrays(value):
+    """The JAX arrays among a result's leaves (elapsed seconds are floats and differ)."""
+    return [leaf for leaf in jax.tree_util.tree_leaves(value) if isinstance(leaf, jax.Array)]
