@@ -1,4 +1,4 @@
-"""Node searches the compile-cost rules (JAX501-JAX503) share: the nodes of a kind in a function's
+"""Node searches the compile-cost rules (JAX501-JAX504) share, and which calls wait for a JAX value: the nodes of a kind in a function's
 own body or anywhere under a node, and whether a function binds a name itself."""
 
 from __future__ import annotations
@@ -8,6 +8,31 @@ import libcst as cst
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.walk import walk
+
+# Calls that wait for their argument's value (it is copied to the host or printed).
+BLOCKING_CALLS = frozenset(
+    {
+        "jax.block_until_ready",
+        "jax.device_get",
+        "numpy.asarray",
+        "numpy.array",
+        "numpy.asanyarray",
+        "float",
+        "int",
+        "bool",
+        "complex",
+        "print",
+        "repr",
+        "str",
+        "list",
+        "tuple",
+    }
+)
+BLOCKING_METHODS = frozenset({"block_until_ready", "item", "tolist", "__array__"})
+# any NumPy function converts a JAX argument to a host array, which waits for it (`np.argmax(logits)`
+# in vision_transformer's evaluation loop), except those that only read its metadata
+BLOCKING_PREFIXES = ("numpy.",)
+NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.iinfo", "numpy.finfo"})
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 

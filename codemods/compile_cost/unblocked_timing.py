@@ -8,7 +8,13 @@ from collections.abc import Iterator
 import libcst as cst
 
 from codemods._command import commands_for
-from codemods.compile_cost.nodes import own_nodes
+from codemods.compile_cost.nodes import (
+    BLOCKING_CALLS,
+    BLOCKING_METHODS,
+    BLOCKING_PREFIXES,
+    NUMPY_METADATA,
+    own_nodes,
+)
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
@@ -44,32 +50,6 @@ _NOT_COMPUTE = frozenset(
         "jax.numpy.size",
     }
 )
-# Calls that wait for their argument's value (it is copied to the host or printed).
-BLOCKING_CALLS = frozenset(
-    {
-        "jax.block_until_ready",
-        "jax.device_get",
-        "numpy.asarray",
-        "numpy.array",
-        "numpy.asanyarray",
-        "float",
-        "int",
-        "bool",
-        "complex",
-        "print",
-        "repr",
-        "str",
-        "list",
-        "tuple",
-    }
-)
-BLOCKING_METHODS = frozenset({"block_until_ready", "item", "tolist", "__array__"})
-# any NumPy function converts a JAX argument to a host array, which waits for it (`np.argmax(logits)`
-# in vision_transformer's evaluation loop), except those that only read its metadata
-_BLOCKING_PREFIXES = ("numpy.",)
-_NUMPY_METADATA = frozenset({"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.iinfo", "numpy.finfo"})
-
-
 class UnblockedTimingRule(Rule):
     """
     ## What it does
@@ -433,7 +413,7 @@ class _TimingChecker:
             return True
         if q == "jax.block_until_ready":
             return True
-        waits = q in BLOCKING_CALLS or ((q or "").startswith(_BLOCKING_PREFIXES) and q not in _NUMPY_METADATA)
+        waits = q in BLOCKING_CALLS or ((q or "").startswith(BLOCKING_PREFIXES) and q not in NUMPY_METADATA)
         if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:
             return bool(names_read(func.value) & results) or bool(self.jax_calls(func.value))
         if waits:

@@ -189,6 +189,8 @@ def _mask(index: int, src: str) -> Cell:
     if commented:
         by_mask = {r.mask: r.src for r in replacements}
         got = ["# " + o if by_mask.get(m.strip()) == o and _TIMING.match(o) else m for m, o in zip(got, core)]
+        written = {line for line in got if line.startswith("# ")}
+        replacements = [r for r in replacements if "# " + r.src not in written]  # commented, not masked
     return Cell(index, src, [*lines[:lead], *got, *lines[len(lines) - trail :]], replacements, commented)
 
 
