@@ -67,7 +67,8 @@ class TimingMagicRule(Rule):
 
     ## Known problems
     The statement of a line magic must be Python on that line. Functions jitted in another
-    module, and helpers that block inside, are not looked into. A call before the `%time` on
+    module are not looked into; a helper that blocks inside counts as waiting only when it is
+    defined in the notebook and calls `block_until_ready` itself. A call before the `%time` on
     arguments of other shapes also counts as a warm-up.
 
     ## Example
@@ -190,20 +191,21 @@ class TimingMagicRule(Rule):
             starts.append(starts[-1] + len(line))
         names = ImportMap.from_ast(ctx.tree)
         jitted = _jitted_names(ctx.tree, names)
+        waiting = _waiting_helpers(ctx.tree)
         timed = list(_timed_code(ctx.tree, lines, starts))
         for item in timed:
             calls = [c for s in item.statements for c in _calls(s) if _is_jax_call(c, names, jitted)]
             if not calls:
                 continue
             last = max(i for i, s in enumerate(item.statements) if any(_is_jax_call(c, names, jitted) for c in _calls(s)))
-            if not any(_blocks(c, names, jitted) for s in item.statements[last:] for c in _calls(s)):
+            if not any(_blocks(c, names, jitted, waiting) for s in item.statements[last:] for c in _calls(s)):
                 yield self._unblocked(ctx, item, item.statements[last], lines, starts)
             if item.magic == "time":
                 first = next((c for c in calls if _callee(c, names) in jitted or isinstance(c.func, ast.Call)), None)
                 if first is not None and not _called_before(first, item, ctx.tree, timed, names):
                     yield self._finding(
                         ctx, "JAX505", item,
-                        f"`%time` of `{_callee(first, names) or ast.unparse(first.func)}(...)` before it was ever called: "
+                        f"`%{'%' if item.stmt_source is None else ''}time` of `{_callee(first, names) or ast.unparse(first.func)}(...)` before it was ever called: "
                         "its one run includes tracing and compiling it; call it once first, or time it with `%timeit`",
                         None,
                     )
@@ -327,10 +329,26 @@ def _is_jax_call(call: ast.Call, names: ImportMap, jitted: set[str]) -> bool:
     return q is not None and q not in _NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
 
 
-def _blocks(call: ast.Call, names: ImportMap, jitted: set[str]) -> bool:
-    """Whether `call` waits for a JAX value: `.block_until_ready()`, `jax.block_until_ready`, or a
-    read of the value (`float`, NumPy, `print`, `.item()`) of an argument that is JAX work."""
+def _waiting_helpers(tree: ast.Module) -> set[str]:
+    """Functions of the text that call `block_until_ready` themselves (a `block_all(xs)` that maps
+    it over a pytree, as Flax's guides time their steps): a call of one waits for its arguments."""
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(
+            isinstance(n, ast.Attribute) and n.attr == "block_until_ready" for n in ast.walk(node)
+        )
+    }
+
+
+def _blocks(call: ast.Call, names: ImportMap, jitted: set[str], waiting: set[str] = frozenset()) -> bool:
+    """Whether `call` waits for a JAX value: `.block_until_ready()`, `jax.block_until_ready`, a
+    function of the text that blocks itself (`waiting`), or a read of the value (`float`, NumPy,
+    `print`, `.item()`) of an argument that is JAX work."""
     func = call.func
+    if dotted(func) in waiting:
+        return True
     if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
         return func.attr == "block_until_ready" or any(_is_jax_call(c, names, jitted) for c in _calls(func.value))
     q = names.qualify_ast(func)
