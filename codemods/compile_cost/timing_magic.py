@@ -14,7 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from codemods._command import commands_for
-from codemods.compile_cost.nodes import BLOCKING_CALLS, BLOCKING_METHODS, BLOCKING_PREFIXES, NUMPY_METADATA
+from codemods.compile_cost.nodes import (
+    BLOCKING_CALLS,
+    BLOCKING_METHODS,
+    BLOCKING_PREFIXES,
+    NUMPY_METADATA,
+)
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
@@ -217,11 +222,11 @@ class TimingMagicRule(Rule):
         if value is not None:
             if item.stmt_source is not None:  # the statement is text in a comment: its own offsets
                 text_lines = item.stmt_source.splitlines(keepends=True)
-                base = lambda n: item.offset + sum(len(t) for t in text_lines[: n - 1])  # noqa: E731
-                src_line = lambda n: text_lines[n - 1]  # noqa: E731
+                base = lambda n: item.offset + sum(len(t) for t in text_lines[: n - 1])
+                src_line = lambda n: text_lines[n - 1]
             else:
-                base = lambda n: starts[n - 1]  # noqa: E731
-                src_line = lambda n: lines[n - 1]  # noqa: E731
+                base = lambda n: starts[n - 1]
+                src_line = lambda n: lines[n - 1]
             a = base(value.lineno) + _chars(src_line(value.lineno), value.col_offset)
             b = base(value.end_lineno) + _chars(src_line(value.end_lineno), value.end_col_offset)
             fix = Fix(
@@ -363,9 +368,8 @@ def _called_before(call: ast.Call, item: _Timed, tree: ast.Module, timed: list[_
     """Whether the function `call` calls was called earlier in the text (code or a timing magic)."""
     target = ast.dump(call.func)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node is not call and getattr(node, "lineno", 0) < item.line:
-            if ast.dump(node.func) == target:
-                return True
+        if isinstance(node, ast.Call) and node is not call and node.lineno < item.line and ast.dump(node.func) == target:
+            return True
     for other in timed:
         if other.line < item.line and any(ast.dump(c.func) == target for s in other.statements for c in _calls(s)):
             return True

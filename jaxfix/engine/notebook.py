@@ -27,7 +27,7 @@ from jaxfix.model import FileResult, Finding
 
 SUFFIX = ".ipynb"
 _MARK = "# %% jaxfix: cell {}"
-_MARK_LINE = re.compile(r"^# %% jaxfix: cell (\d+)$", re.M)
+_MARK_LINE = re.compile(r"^# %% jaxfix: cell (\d+)$", re.MULTILINE)
 # a timing magic at the start of a line (line or cell magic), and its commented form
 _TIMING = re.compile(r"%%?time(it)?(\s|$)")
 _COMMENTED_TIMING = re.compile(r"^# (%%?time(?:it)?(?:\s.*)?)$")
@@ -103,7 +103,7 @@ class NotebookModule:
         changed: dict[int, str] = {}
         for k, (cell, part) in enumerate(zip(self.cells, parts)):
             part = part[1:] if k and part.startswith("\n") else part  # the marker's own newline
-            body = part[:-1] if part.endswith("\n") else part
+            body = part.removesuffix("\n")
             if body == "\n".join(cell.lines):
                 continue
             if not cell.kept:
@@ -118,7 +118,7 @@ def read(text: str) -> tuple[object, NotebookModule]:
 
     try:
         nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
-    except Exception as exc:  # nbformat raises JSON, schema and version errors of many kinds
+    except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and version errors of many kinds
         raise NotebookError(f"not a readable notebook: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     if nb.get("nbformat") != 4:
         raise NotebookError(f"nbformat {nb.get('nbformat')} notebooks are not supported (only version 4)")
@@ -167,7 +167,7 @@ def _mask(index: int, src: str) -> Cell:
         return Cell(index, src, blank, kept=False, problem="an IPython magic over several lines, which jaxfix cannot mask")
     except SyntaxError as exc:
         return Cell(index, src, blank, kept=False, problem=f"does not parse: {exc.msg} (line {exc.lineno})")
-    except Exception as exc:  # IPython's transformer on input it does not expect
+    except Exception as exc:  # noqa: BLE001 - IPython's transformer on input it does not expect
         return Cell(index, src, blank, kept=False, problem=f"IPython input jaxfix cannot read ({type(exc).__name__})")
     if not replacements:
         return Cell(index, src, lines)
@@ -299,7 +299,7 @@ def write_back(text: str, nb, sources: dict[int, str]) -> str:
     new_text = patch_sources(text, sources)
     try:
         again = nbformat.reads(new_text, as_version=nbformat.NO_CONVERT)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - as in `read`
         raise NotebookError(f"rewritten notebook does not read back ({type(exc).__name__}); not written") from None
     for i, cell in enumerate(again.cells):
         want = sources.get(i, nb.cells[i].get("source"))
