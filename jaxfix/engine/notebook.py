@@ -125,11 +125,14 @@ def read(text: str) -> tuple[object, NotebookModule]:
     language = _language(nb)
     if language not in ("python", ""):
         raise NotebookError(f"not a Python notebook (language {language!r}); not checked")
-    cells = []
-    for index, cell in enumerate(nb.cells):
-        if cell.get("cell_type") != "code":
-            continue
-        cells.append(_mask(index, cell.get("source", "")))
+    code = [(i, cell.get("source", "")) for i, cell in enumerate(nb.cells) if cell.get("cell_type") == "code"]
+    return nb, module_of(code)
+
+
+def module_of(code_cells: list[tuple[int, str]]) -> NotebookModule:
+    """The joined module of the code cells `(index in the notebook, source)`, in order (also
+    what the language server builds from an editor's notebook document)."""
+    cells = [_mask(index, source) for index, source in code_cells]
     if not cells:
         cells.append(Cell(index=0, source="", lines=[""]))
     chunks = []
@@ -138,7 +141,7 @@ def read(text: str) -> tuple[object, NotebookModule]:
             chunks.append(_MARK.format(cell.index + 1) + "\n")
         chunks.append("\n".join(cell.lines) + "\n")
     errors = [f"cell {c.index + 1}: {c.problem}" for c in cells if c.problem]
-    return nb, NotebookModule("".join(chunks), cells, errors)
+    return NotebookModule("".join(chunks), cells, errors)
 
 
 def _language(nb) -> str:
