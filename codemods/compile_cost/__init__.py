@@ -7,7 +7,13 @@
 - JAX503 `large-captured-constant` (large_captured_constant.py): a jitted function reads a large
   module-level array, embedded in the compiled program as a constant.
 
-`nodes.py` holds the node searches the three share; static integers and array sizes come from
+- JAX504 `unblocked-timing-magic` (unblocked_timing_magic.py): IPython's `%timeit`/`%time` timing
+  JAX work that nothing waits for.
+- JAX505 `timed-first-call` (timed_first_call.py): `%time` of a jitted function's first call, which
+  times its compile.
+
+`magics.py` reads the timing magics (as jupytext writes them, the form notebooks are analysed in)
+for JAX504 and JAX505. `nodes.py` holds the node searches the rules share and the calls that wait; static integers and array sizes come from
 `jaxfix.analysis.shapes`.
 """
 

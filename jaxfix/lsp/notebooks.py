@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 from lsprotocol import types
 
@@ -22,8 +22,8 @@ from jaxfix.lsp.diagnostics import to_diagnostic, to_range
 from jaxfix.lsp.positions import LineIndex
 from jaxfix.model import Finding
 
-if TYPE_CHECKING:
-    from jaxfix.lsp.server import JaxfixLanguageServer
+# the server, `jaxfix.lsp.server.JaxfixLanguageServer` (which imports this module)
+JaxfixLanguageServer = Any
 
 # Python cells of Jupyter notebooks; the client then syncs them through notebookDocument/*.
 SYNC = types.NotebookDocumentSyncOptions(
@@ -56,11 +56,10 @@ def _cells(ls: JaxfixLanguageServer, notebook_uri: str) -> list[tuple[str, str, 
 
 def _analyze(ls: JaxfixLanguageServer, notebook_uri: str, cells: list[tuple[str, str, bool]]) -> NotebookAnalysis:
     from jaxfix.engine import analyze
-    from jaxfix.lsp.server import _analysis_path, _document_path
 
     module = module_of([(i, text) for i, (_, text, code) in enumerate(cells) if code])
-    config = ls.settings.config_for(_document_path(notebook_uri))
-    result = analyze(module.text, _analysis_path(notebook_uri), config)
+    path, config = ls.path_and_config(notebook_uri)
+    result = analyze(module.text, path, config)
     placed = module.place(result.findings)
     return NotebookAnalysis([(uri, text) for uri, text, _ in cells], module, list(zip(result.findings, placed)))
 

@@ -134,6 +134,10 @@ class JaxfixLanguageServer(LanguageServer):
         return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
     # -- analysis ------------------------------------------------------------
+    def path_and_config(self, uri: str):
+        """The path an analysis of the document `uri` reports, and the config it runs under."""
+        return _analysis_path(uri), self.settings.config_for(_document_path(uri))
+
     def _analyze_now(self, text: str, version: int | None, uri: str, generation: tuple) -> Analysis:
         path = _analysis_path(uri)
         config = self.settings.config_for(_document_path(uri))
