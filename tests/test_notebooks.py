@@ -237,7 +237,19 @@ def test_verify_says_notebooks_are_not_verified_and_write_holds_them_back(tmp_pa
     nb = tmp_path / "colab_timing.ipynb"
     shutil.copy(DATA / "colab_timing.ipynb", nb)
     before = nb.read_bytes()
-    code, out, err = cli("fix", "--no-cache", "--verify", "--write", "--allow-dirty", str(nb))
+    _, _, err = cli("fix", "--no-cache", "--verify", "--write", "--allow-dirty", str(nb))
     assert "held back 3 fix(es)" in err and "JAX201 at cell 3 line 6 (unverifiable)" in err
     assert f"{nb}:cell 5:1:19: JAX504 unverifiable: notebooks are not verified yet" in err
     assert nb.read_bytes() == before
+
+
+def test_magic_lines_keep_their_trailing_blanks(tmp_path):
+    # modelled on google/neural-tangents' notebooks/empirical_ntk_resnet_tf.ipynb: `%%timeit ` (a
+    # trailing blank) after a comment line
+    timed = '# test {"skip": true}\n%%timeit \n# On TPU\nntk_fn(x1, x2)'
+    loop = LOOP.replace("w = jnp.ones(3)\n", "w = jnp.ones(3)\n%time   \n")
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, timed, loop)
+    result = analyze_notebook(nb.read_text(), str(nb), Config(), fix=True)
+    assert result.error is None and [f.code for f in result.findings] == ["JAX201"]
+    cells = nbformat.reads(result.fixed_source, as_version=4).cells
+    assert cells[1].source == timed and "\n%time   \n_loss_grad_jit = " in cells[2].source

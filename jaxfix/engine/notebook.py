@@ -52,6 +52,7 @@ class Cell:
     commented: bool = False  # timing magics written as `# %timeit ...`
     problem: str | None = None  # why the cell was left out as an error
     kept: bool = True  # False: left out of the module (blank lines there), as an error or not Python
+    exact: dict[str, str] = field(default_factory=dict)  # magic lines black gives back changed -> as written
 
 
 @dataclass
@@ -182,19 +183,26 @@ def _mask(index: int, src: str) -> Cell:
         got.pop()
     while got and not got[0].strip():
         got.pop(0)
+    exact: dict[str, str] = {}  # a whole-line magic as black gives it back -> as written (`%%timeit `)
     try:
-        same = len(got) == len(core) and unmask_cell("\n".join(got), replacements) == "\n".join(core)
+        back = unmask_cell("\n".join(got), replacements).split("\n") if len(got) == len(core) else []
     except NothingChanged:  # a mask not found again
-        same = False
-    if not same:
+        back = []
+    for u, o in zip(back, core):
+        if u != o and o.rstrip() == u and u.lstrip().startswith(("%", "!")):
+            exact[u] = o
+    if len(back) != len(core) or any(exact.get(u, u) != o for u, o in zip(back, core)):
         return Cell(index, src, blank, kept=False, problem="IPython input that jaxfix cannot mask and keep as written")
     commented = not any(_COMMENTED_TIMING.match(line) for line in lines)
     if commented:
         by_mask = {r.mask: r.src for r in replacements}
-        got = ["# " + o if by_mask.get(m.strip()) == o and _TIMING.match(o) else m for m, o in zip(got, core)]
-        written = {line for line in got if line.startswith("# ")}
-        replacements = [r for r in replacements if "# " + r.src not in written]  # commented, not masked
-    return Cell(index, src, [*lines[:lead], *got, *lines[len(lines) - trail :]], replacements, commented)
+        got = [
+            "# " + o if by_mask.get(m.strip()) == o and _TIMING.match(o) and (k == 0 or not o.startswith("%%")) else m
+            for k, (m, o) in enumerate(zip(got, core))
+        ]  # (a cell magic only as the cell's first line, where IPython reads one)
+        text = "\n".join(got)
+        replacements = [r for r in replacements if r.mask in text]  # the others are commented, not masked
+    return Cell(index, src, [*lines[:lead], *got, *lines[len(lines) - trail :]], replacements, commented, exact=exact)
 
 
 def _unmask(cell: Cell, text: str) -> str:
@@ -207,7 +215,8 @@ def _unmask(cell: Cell, text: str) -> str:
     from black.report import NothingChanged
 
     try:
-        return unmask_cell(text, cell.replacements) if cell.replacements else text
+        text = unmask_cell(text, cell.replacements) if cell.replacements else text
+        return "\n".join(cell.exact.get(line, line) for line in text.split("\n")) if cell.exact else text
     except NothingChanged:
         raise NotebookError(f"cell {cell.index + 1}: a fix removed masked IPython input; not applied") from None
 
