@@ -134,7 +134,7 @@ def test_write_changes_only_the_fixed_cells_source(tmp_path):
     shutil.copy(DATA / "colab_timing.ipynb", nb)
     before = nb.read_text(encoding="utf-8")
     code, out, _ = cli("fix", "--no-cache", str(nb))  # the dry run: a diff per cell
-    assert "--- a/" + str(nb)[1:] + ":cell 3" in out or f"{nb}:cell 3" in out
+    assert f"--- {nb}:cell 3\n+++ {nb}:cell 3\n" in out  # an absolute path as it is, as for .py files
     assert out.count("+++ ") == 3 and "-%timeit -n 3 -r 1 f(x)\n+%timeit -n 3 -r 1 jax.block_until_ready(f(x))\n" in out
     assert nb.read_text(encoding="utf-8") == before
     code, _, err = cli("fix", "--no-cache", "--write", "--allow-dirty", str(nb))
@@ -253,3 +253,17 @@ def test_magic_lines_keep_their_trailing_blanks(tmp_path):
     assert result.error is None and [f.code for f in result.findings] == ["JAX201"]
     cells = nbformat.reads(result.fixed_source, as_version=4).cells
     assert cells[1].source == timed and "\n%time   \n_loss_grad_jit = " in cells[2].source
+
+
+def test_fix_json_document_carries_cells_and_validates(tmp_path):
+    import jsonschema
+
+    from jaxfix.report.fix_schema import SCHEMA
+
+    nb = tmp_path / "colab_timing.ipynb"
+    shutil.copy(DATA / "colab_timing.ipynb", nb)
+    _, out, _ = cli("fix", "--no-cache", "--output-format", "json", str(nb))
+    document = json.loads(out)
+    jsonschema.validate(document, SCHEMA)
+    assert sorted(f["cell"] for f in document["fixes"]) == [3, 5, 6]
+    assert document["files"][0]["diff"].startswith(f"--- {nb}:cell 3\n+++ {nb}:cell 3\n")

@@ -377,9 +377,10 @@ def cell_diffs(path: str, old: str, new: str) -> str:
     for i, (a, b) in enumerate(zip(before, after)):
         if a.get("source") != b.get("source"):
             name = f"{path}:cell {i + 1}"
+            old_name, new_name = (name, name) if path.startswith("/") else (f"a/{name}", f"b/{name}")  # as git
             out.extend(
                 difflib.unified_diff(
-                    _lines(a.get("source", "")), _lines(b.get("source", "")), fromfile=f"a/{name}", tofile=f"b/{name}"
+                    _lines(a.get("source", "")), _lines(b.get("source", "")), fromfile=old_name, tofile=new_name
                 )
             )
     return "".join(out)
