@@ -174,6 +174,9 @@ def _add_noqa(outcome: BatchOutcome, quiet: bool) -> int:
         result = item.result
         if not result.findings or item.original_bytes is None:
             continue
+        if result.path.endswith(".ipynb"):  # its text is the notebook's JSON, not its cells
+            problems.append(f"{result.path}: --add-noqa does not edit notebooks; add `# noqa: CODE` in the cell")
+            continue
         new_text, added, missed = add_noqa(result.source, result.findings)
         skipped += missed
         if new_text != result.source:

@@ -116,12 +116,13 @@ class Finding:
     end_column: int
     message: str
     fix: Fix | None = None
+    cell: int | None = None  # a notebook's cell (1-based, markdown cells counted); line and column are in it
 
     def with_fix(self, fix: Fix | None) -> "Finding":
         return replace(self, fix=fix)
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
 
 @dataclass

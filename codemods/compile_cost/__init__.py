@@ -6,10 +6,16 @@
   large static `range` in traced code is unrolled into that many copies of its body.
 - JAX503 `large-captured-constant` (large_captured_constant.py): a jitted function reads a large
   module-level array, embedded in the compiled program as a constant.
+- JAX504 `unblocked-timing-magic` (unblocked_timing_magic.py): IPython's `%timeit`/`%time` timing
+  JAX work that nothing waits for.
+- JAX505 `timed-first-call` (timed_first_call.py): `%time` of a jitted function's first call, which
+  times its compile.
 
-`timing_screen.py` is JAX501's stdlib screen with the clock facts it shares with the rule (the
-rule module would pass 700 lines); what waits for a value is `jaxfix.analysis.host_sync`.
-`nodes.py` holds the node searches the three share; static integers and array sizes come from
+`timing_screen.py` is JAX501's stdlib screen with the clock facts it shares with the rules (the
+rule module would pass 700 lines); what waits for a value is `jaxfix.analysis.host_sync`, read by
+JAX501 and by `magics.py`, which reads the timing magics (as jupytext writes them, the form
+notebooks are analysed in) for JAX504 and JAX505. `nodes.py` holds the node searches the rules
+share; static integers and array sizes come from
 `jaxfix.analysis.shapes`.
 """
 

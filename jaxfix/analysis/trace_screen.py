@@ -1309,10 +1309,13 @@ class TraceScreen:
                     queued.add(other)
                     work.append(other)
         if work:  # out of budget: everything may be traced
-            for info in self.functions.values():
-                info.in_trace = True
-                info.traced_params = set(info.params)
-                info.settle()
+            done: set[int] = set()
+            while pending := [f for f in list(self.functions.values()) if id(f) not in done]:
+                for info in pending:  # settling may add functions: they are marked on the next pass
+                    done.add(id(info))
+                    info.in_trace = True
+                    info.traced_params = set(info.params)
+                    info.settle()
 
     def _propagate_calls(self, info: ScreenFunction) -> list[ScreenFunction]:
         woken: list[ScreenFunction] = []

@@ -18,7 +18,7 @@ from jaxfix.engine.config import ConfigResolver
 if TYPE_CHECKING:
     import pathspec  # imported where a .gitignore is read: most checked folders have none
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: `notebook`
 
 
 @dataclass

@@ -161,6 +161,16 @@ def analyze_bytes(
     data: bytes, path: str, config: Config, *, fix: bool, project=None, facts_of: tuple[str, bool] | None = None,
     root_text: tuple[int, bool] | None = None,
 ) -> FileOutcome:
+    if path.endswith(".ipynb"):  # a notebook's code cells, as one module (`notebook`); never a project module
+        from jaxfix.engine.notebook import analyze_notebook
+
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return FileOutcome(FileResult(path, "", error=f"not valid utf-8 at byte {exc.start}"))
+        outcome = FileOutcome(analyze_notebook(text, path, config, fix=fix), encoding="utf-8", original_bytes=data)
+        outcome.facts = NO_ENTRIES if facts_of is not None else None
+        return outcome
     try:
         source = decode(data)
     except SourceError as exc:

@@ -40,7 +40,7 @@ def held_back(path: str, findings: Iterable[Finding]) -> str:
     """Why a file's fixes were not written (they were verified together, so they stay together)."""
     findings = list(findings)
     bad = [f for f in findings if f.fix is not None and (f.fix.evidence is None or f.fix.evidence.verdict != "verified")]
-    codes = ", ".join(f"{f.code} at line {f.line} ({f.fix.evidence.verdict if f.fix.evidence else 'not verified'})" for f in bad)
+    codes = ", ".join(f"{f.code} at {f'cell {f.cell} ' if f.cell is not None else ''}line {f.line} ({f.fix.evidence.verdict if f.fix.evidence else 'not verified'})" for f in bad)
     return f"{path}: held back {len(findings)} fix(es), not written: {codes or 'nothing was verified'}"
 
 

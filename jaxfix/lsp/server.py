@@ -31,7 +31,7 @@ from pygls.workspace import TextDocument
 from jaxfix import __version__
 from jaxfix.engine import analyze
 from jaxfix.engine.incremental import IncrementalAnalyzer
-from jaxfix.lsp import actions, verification
+from jaxfix.lsp import actions, notebooks, verification
 from jaxfix.lsp.diagnostics import match_findings, to_diagnostic, to_range
 from jaxfix.lsp.positions import LineIndex
 from jaxfix.lsp.project import WorkspaceIndex
@@ -86,8 +86,13 @@ def _kind_wanted(kind: str, only: list[str] | None) -> bool:
 
 class JaxfixLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jaxfix", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "jaxfix", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=notebooks.SYNC,
+        )
         self.documents: dict[str, DocumentState] = {}
+        self.notebooks: dict[str, notebooks.NotebookAnalysis] = {}  # by notebook URI (`notebooks`)
+        self.notebook_pending: dict[str, asyncio.Future] = {}
         self.debounce_s = DEFAULT_DEBOUNCE_S
         self.settings = Settings(report=self._show_error)
         self._analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxfix-analyze")
@@ -129,6 +134,10 @@ class JaxfixLanguageServer(LanguageServer):
         return self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
     # -- analysis ------------------------------------------------------------
+    def path_and_config(self, uri: str):
+        """The path an analysis of the document `uri` reports, and the config it runs under."""
+        return _analysis_path(uri), self.settings.config_for(_document_path(uri))
+
     def _analyze_now(self, text: str, version: int | None, uri: str, generation: tuple) -> Analysis:
         path = _analysis_path(uri)
         config = self.settings.config_for(_document_path(uri))
@@ -573,6 +582,23 @@ def create_server() -> JaxfixLanguageServer:
             state.pending.cancel()
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
+    # Notebooks: pygls keeps the notebook and its cells; their diagnostics come from `notebooks`.
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: JaxfixLanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        notebooks.schedule(ls, params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: JaxfixLanguageServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        notebooks.schedule(ls, params.notebook_document.uri, ls.debounce_s)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: JaxfixLanguageServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        notebooks.schedule(ls, params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: JaxfixLanguageServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        notebooks.clear(ls, params.notebook_document.uri)
+
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: JaxfixLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
         if any(is_config_file(_document_path(change.uri)) for change in params.changes):
@@ -591,6 +617,8 @@ def create_server() -> JaxfixLanguageServer:
     )
     async def code_action(ls: JaxfixLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         try:
+            if ls.workspace.get_notebook_document(cell_uri=params.text_document.uri) is not None:
+                return notebooks.code_actions(ls, params.text_document.uri, params)
             return await ls.code_actions(params)
         except Exception as exc:
             logger.exception("code actions failed")

@@ -14,5 +14,9 @@ def _lines(text: str) -> list[str]:
 
 def unified_diff(path: str, old: str, new: str) -> str:
     """git-style a/ and b/ prefixes for relative paths; absolute paths are shown as they are."""
+    if path.endswith(".ipynb"):  # per changed cell, not the notebook's JSON
+        from jaxfix.engine.notebook import cell_diffs
+
+        return cell_diffs(path, old, new)
     old_name, new_name = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
     return "".join(difflib.unified_diff(_lines(old), _lines(new), fromfile=old_name, tofile=new_name))

@@ -267,6 +267,14 @@ SCHEMA = {
                 "path": {
                     "type": "string"
                 },
+                "cell": {
+                    "description": "a notebook's cell (1-based, markdown cells counted), whose lines the positions count; null outside notebooks",
+                    "type": [
+                        "integer",
+                        "null"
+                    ],
+                    "minimum": 1
+                },
                 "line": {
                     "type": "integer",
                     "minimum": 1

@@ -21,7 +21,8 @@ def render(findings: Iterable[Finding]) -> str:
             f"file={_escape(f.path, prop=True)},line={f.line},col={f.column},"
             f"endLine={f.end_line},endColumn={f.end_column},title={_escape(f.code + ' ' + f.name, prop=True)}"
         )
-        lines.append(f"::error {props}::{_escape(f'{f.code} {f.message}')}\n")
+        cell = f"cell {f.cell}: " if f.cell is not None else ""  # a notebook: the line is the cell's
+        lines.append(f"::error {props}::{_escape(f'{cell}{f.code} {f.message}')}\n")
     return "".join(lines)
 
 

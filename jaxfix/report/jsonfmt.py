@@ -15,6 +15,7 @@ def finding_to_dict(finding: Finding) -> dict:
         "code": finding.code,
         "name": finding.name,
         "path": finding.path,
+        "cell": finding.cell,  # a notebook's cell (1-based), whose lines the positions count; else null
         "line": finding.line,
         "column": finding.column,
         "end_line": finding.end_line,

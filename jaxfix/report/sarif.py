@@ -40,7 +40,10 @@ def _result(f: Finding) -> dict:
         ],
         "properties": {"fixSafety": None if f.fix is None else f.fix.safety.value},
     }
-    if f.fix is not None and f.fix.edits:
+    if f.cell is not None:  # a notebook: the region is in that cell, and no replacement is in the file's JSON text
+        result["properties"]["cell"] = f.cell
+        result["message"]["text"] = f"cell {f.cell}: {f.message}"
+    elif f.fix is not None and f.fix.edits:
         result["fixes"] = [
             {
                 "description": {"text": f.fix.title},

@@ -16,10 +16,16 @@ def fix_mark(finding: Finding) -> str:
 
 
 def format_finding(finding: Finding) -> str:
-    line = f"{finding.path}:{finding.line}:{finding.column}: {finding.code} {fix_mark(finding)}{finding.message}"
+    line = f"{where(finding)}: {finding.code} {fix_mark(finding)}{finding.message}"
     if finding.fix is not None and finding.fix.safety is Safety.MANUAL and not _said(finding.fix.title, finding.message):
         line += f" (manual: {finding.fix.title})"
     return line
+
+
+def where(finding: Finding) -> str:
+    """`path:line:col`, or in a notebook `path:cell N:line:col` (Ruff's notebook style)."""
+    cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+    return f"{finding.path}:{cell}{finding.line}:{finding.column}"
 
 
 def _said(guidance: str, message: str) -> bool:

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from jaxfix.model import Finding
+from jaxfix.report.text import where
 
 MARK = {"verified": "verified", "mismatch": "MISMATCH", "unverifiable": "unverifiable", "ineffective": "ineffective"}
 
@@ -20,7 +21,7 @@ def evidence_lines(findings: Iterable[Finding], indent: str = "  ") -> str:
     for finding in fixes_with_evidence(findings):
         ev = finding.fix.evidence
         first, *rest = ev.detail.splitlines() or [""]
-        out.append(f"{indent}{finding.path}:{finding.line}:{finding.column}: {finding.code} {MARK[ev.verdict]}: {first}\n")
+        out.append(f"{indent}{where(finding)}: {finding.code} {MARK[ev.verdict]}: {first}\n")
         out.extend(f"{indent}    {line}\n" for line in rest)
     return "".join(out)
 

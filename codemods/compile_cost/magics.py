@@ -1,0 +1,185 @@
+"""IPython's timing magics as the compile-cost rules read them (JAX504, JAX505): `%timeit` /
+`%time` lines and `%%timeit` / `%%time` cells, commented out as jupytext writes them in a `.py`
+notebook (`# %timeit f(x)`, cells starting at `# %%` lines), the form `jaxfix.engine.notebook`
+hands a notebook's cells to the rules in; and which timed calls are JAX work, and which wait.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from codemods.compile_cost.timing_screen import NOT_COMPUTE
+from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
+from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
+from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.traced import is_staged_call_name
+
+# `# %timeit [options] stmt` / `# %time stmt` (a line magic), `# %%timeit [options]` (a cell's header)
+_LINE_MAGIC = re.compile(r"^# %(timeit|time)(?=\s|$)")
+_CELL_MAGIC = re.compile(r"^# %%(timeit|time)(?=\s|$)")
+_CELL_START = re.compile(r"^# %%(\s|$)")  # jupytext's cell marker
+# `%timeit`'s options before the statement (`-n 10 -r 3 -o`), as IPython's `parse_options` takes them
+_TIMEIT_OPTIONS = re.compile(r"(\s+-(?:[nrp]\s*\S+|[tcqo]+))*\s*")
+
+
+
+@dataclass
+class Timed:
+    """One timed piece of code: a line magic's statement, or a cell magic's body."""
+
+    magic: str  # "timeit" | "time"
+    line: int  # the magic's line (1-based)
+    column: int  # where the statement starts on it (0-based, characters); the header's 2 for a cell
+    statements: list[ast.stmt]
+    offset: int  # of the statement text in the source (a line magic), else 0
+    stmt_source: str | None = None  # a line magic's statement text
+
+
+@dataclass
+class Magics:
+    """What both rules read of one text: its timed code, jitted names and helpers that wait."""
+
+    lines: list[str]
+    starts: list[int]  # offset of each line
+    names: ImportMap
+    jitted: set[str]
+    waiting: set[str]
+    timed: list[Timed]
+
+    @classmethod
+    def of(cls, source: str, tree: ast.Module) -> Magics:
+        lines = source.splitlines(keepends=True)
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line))
+        names = ImportMap.from_ast(tree)
+        return cls(lines, starts, names, jitted_names(tree, names), waiting_helpers(tree), list(timed_code(tree, lines, starts)))
+
+    def jax_calls(self, item: Timed) -> list[ast.Call]:
+        return [c for s in item.statements for c in calls(s) if is_jax_call(c, self.names, self.jitted)]
+
+
+def chars(line: str, byte_col: int) -> int:
+    """A stdlib-AST column (UTF-8 bytes) as characters."""
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def timed_code(tree: ast.Module, lines: list[str], starts: list[int]) -> Iterator[Timed]:
+    """The line magics and cell magics of the text, with their statements."""
+    for n, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r\n")
+        cell = _CELL_MAGIC.match(line)
+        if cell is not None:
+            end = next((k for k in range(n, len(lines)) if _CELL_START.match(lines[k])), len(lines))
+            body = [s for s in tree.body if n < s.lineno <= end]
+            yield Timed(cell.group(1), n, 2, body, 0)
+            continue
+        magic = _LINE_MAGIC.match(line)
+        if magic is None:
+            continue
+        rest = line[magic.end() :]
+        skip = _TIMEIT_OPTIONS.match(rest).end() if magic.group(1) == "timeit" else len(rest) - len(rest.lstrip())
+        stmt = rest[skip:]
+        try:
+            parsed = ast.parse(stmt)
+        except (SyntaxError, ValueError):
+            continue
+        if len(parsed.body) != 1:
+            continue
+        column = magic.end() + skip
+        yield Timed(magic.group(1), n, column, parsed.body, starts[n - 1] + column, stmt)
+
+
+def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:
+    """Names bound to jitted functions: `@jax.jit def f`, `f = jax.jit(...)`, `partial(jax.jit, ...)`."""
+
+    def jit_expr(e: ast.AST) -> bool:
+        if names.qualify_ast(e) in JIT_NAMES:
+            return True
+        if isinstance(e, ast.Call):
+            q = names.qualify_ast(e.func)
+            return q in JIT_NAMES or (q in PARTIAL_NAMES and any(names.qualify_ast(a) in JIT_NAMES for a in e.args))
+        return False
+
+    jitted: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(jit_expr(d) for d in node.decorator_list):
+            jitted.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and jit_expr(node.value.func):
+            jitted.update(filter(None, (dotted(t) for t in node.targets)))
+    return jitted
+
+
+def calls(node: ast.AST) -> list[ast.Call]:
+    """Calls under `node` that run when it runs (not inside nested defs or lambdas)."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n is not node and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Call):
+            out.append(n)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def callee(call: ast.Call, names: ImportMap) -> str | None:
+    return dotted(call.func)
+
+
+def is_jax_call(call: ast.Call, names: ImportMap, jitted: set[str]) -> bool:
+    func = call.func
+    if isinstance(func, ast.Call):  # `jax.jit(f)(x)`, `jax.grad(f)(x)`
+        return (names.qualify_ast(func.func) or "").startswith("jax.")
+    if dotted(func) in jitted:
+        return True
+    q = names.qualify_ast(func)
+    return q is not None and q not in NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
+
+
+def waiting_helpers(tree: ast.Module) -> set[str]:
+    """Functions of the text that call `block_until_ready` themselves (a `block_all(xs)` that maps
+    it over a pytree, as Flax's guides time their steps): a call of one waits for its arguments."""
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(
+            isinstance(n, ast.Attribute) and n.attr == "block_until_ready" for n in ast.walk(node)
+        )
+    }
+
+
+def blocks(call: ast.Call, names: ImportMap, jitted: set[str], waiting: set[str] = frozenset()) -> bool:
+    """Whether `call` waits for a JAX value: `.block_until_ready()`, `jax.block_until_ready`, a
+    function of the text that blocks itself (`waiting`), or a read of the value (`float`, NumPy,
+    `print`, `.item()`) of an argument that is JAX work."""
+    func = call.func
+    if dotted(func) in waiting:
+        return True
+    if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
+        return func.attr == "block_until_ready" or any(is_jax_call(c, names, jitted) for c in calls(func.value))
+    q = names.qualify_ast(func)
+    if q == "jax.block_until_ready":
+        return True
+    if waits_by_name(q):
+        return any(is_jax_call(c, names, jitted) for a in call.args for c in calls(a))
+    return False
+
+
+def called_before(call: ast.Call, item: Timed, tree: ast.Module, timed: list[Timed], names: ImportMap) -> bool:
+    """Whether the function `call` calls was called earlier in the text (code or a timing magic)."""
+    target = ast.dump(call.func)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node is not call and node.lineno < item.line and ast.dump(node.func) == target:
+            return True
+    for other in timed:
+        if other.line < item.line and any(ast.dump(c.func) == target for s in other.statements for c in calls(s)):
+            return True
+    return False
+
+

@@ -1,0 +1,140 @@
+"""JAX505 `timed-first-call`: `%time`/`%%time` of a jitted function that was never called before
+in the notebook: its one run includes tracing and compiling it."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from codemods._command import commands_for
+from codemods.compile_cost.magics import Magics, called_before, callee
+from jaxfix.model import Finding
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class TimedFirstCallRule(Rule):
+    """
+    ## What it does
+    Finds `%time f(x)` and cells that start with `%%time` in notebooks whose timed code calls a
+    function jitted in the notebook (`@jax.jit`, `f = jax.jit(...)`, `jax.jit(f)(x)`) that no
+    earlier statement or timing magic of the notebook calls.
+
+    jaxfix reads a notebook with its timing magics commented out, as jupytext writes them in a
+    `.py` notebook; the rule reads that form in `.py` files too (`# %time f(x)`).
+
+    ## Why is this bad?
+    A jitted function is traced and compiled at its first call. `%time` runs the code once, so
+    it reports the compile time (often seconds) as the function's run time. `%timeit` runs it
+    many times, and JAX's documentation calls the function once before timing it.
+
+    ## Known problems
+    A call before the `%time` on arguments of other shapes or dtypes (which compiles again) also
+    counts as a warm-up; so does a call inside a function defined earlier, whether it ran or not.
+
+    ## Example
+    ```python
+    f = jax.jit(lambda x: x @ x)
+    x = jnp.ones((1000, 1000))
+    %time f(x).block_until_ready()
+    ```
+
+    ## Use instead
+    ```python
+    f = jax.jit(lambda x: x @ x)
+    x = jnp.ones((1000, 1000))
+    f(x).block_until_ready()  # compile
+    %time f(x).block_until_ready()
+    ```
+
+    ## Fix safety
+    No fix: whether the compile time is what the author meant to measure is theirs to say.
+
+    ## References
+    - https://docs.jax.dev/en/latest/faq.html#benchmarking-jax-code
+    - https://ipython.readthedocs.io/en/stable/interactive/magics.html#magic-time
+    """
+
+    name = "timed-first-call"
+    codes = (Code("JAX505", "timed-first-call", "`%time` of a jitted function's first call (times its compile)", "never"),)
+    prefilter = ("%time",)
+    valid = (
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+            f = jax.jit(lambda x: x @ x)
+            x = jnp.ones((100, 100))
+            f(x).block_until_ready()
+            # %time f(x).block_until_ready()
+            """
+        ),
+        Valid(  # near miss: `%timeit` runs it many times
+            """
+            import jax
+            import jax.numpy as jnp
+
+            f = jax.jit(lambda x: x @ x)
+            x = jnp.ones((100, 100))
+            # %timeit f(x).block_until_ready()
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+            f = jax.jit(lambda x: x @ x)
+            x = jnp.ones((100, 100))
+            # %time f(x).block_until_ready()
+            """
+        ),
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+            @jax.jit
+            def step(x):
+                return jnp.tanh(x) * 2
+
+            x = jnp.ones(1000)
+            # %%time
+            y = step(x).block_until_ready()
+            """
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        return True  # the magics are comments: the text test (`prefilter`) is the screen
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        m = Magics.of(ctx.source, ctx.tree)
+        for item in m.timed:
+            if item.magic != "time":
+                continue
+            first = next(
+                (c for c in m.jax_calls(item) if callee(c, m.names) in m.jitted or isinstance(c.func, ast.Call)), None
+            )
+            if first is None or called_before(first, item, ctx.tree, m.timed, m.names):
+                continue
+            what = "`%%time` cell" if item.stmt_source is None else "`%time`"
+            yield Finding(
+                code="JAX505",
+                name=self.name,
+                path=ctx.path,
+                line=item.line,
+                column=item.column + 1,
+                end_line=item.line,
+                end_column=len(m.lines[item.line - 1].rstrip("\r\n")) + 1,
+                message=(
+                    f"{what} of `{callee(first, m.names) or ast.unparse(first.func)}(...)` before it was ever called: "
+                    "its one run includes tracing and compiling it; call it once first, or time it with `%timeit`"
+                ),
+            )
+
+
+# `TimedFirstCallCommand`: the rule as a libcst codemod, made on first access
+__getattr__ = commands_for(TimedFirstCallRule)

@@ -1,0 +1,205 @@
+"""JAX504 `unblocked-timing-magic`: IPython's `%timeit`/`%time` timing JAX work that nothing
+waits for (asynchronous dispatch: it times the dispatch only)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from codemods._command import commands_for
+from codemods.compile_cost.magics import (
+    Magics,
+    Timed,
+    blocks,
+    calls,
+    chars,
+    is_jax_call,
+)
+from jaxfix.model import Edit, Finding, Fix, Safety
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+class UnblockedTimingMagicRule(Rule):
+    """
+    ## What it does
+    Finds IPython's timing magics in notebooks, `%timeit f(x)`, `%time f(x)` and cells that
+    start with `%%timeit` or `%%time`, whose timed code ends in JAX work that nothing waits for:
+    a call of a function jitted in the notebook (`@jax.jit`, `f = jax.jit(...)`,
+    `jax.jit(f)(x)`) or of `jax.numpy`, `jax.lax`, `jax.random`, `jax.nn` functions, with no
+    `.block_until_ready()`, `jax.block_until_ready(...)`, `float(...)`, `np.asarray(...)`,
+    `print(...)`, other read of the value, or call of a helper of the notebook that calls
+    `block_until_ready` itself, after it.
+
+    jaxfix reads a notebook with its timing magics commented out, as jupytext writes them in a
+    `.py` notebook; the rule reads that form in `.py` files too (`# %timeit f(x)`).
+
+    ## Why is this bad?
+    JAX dispatches work asynchronously: a jitted call returns once the computation is queued.
+    `%timeit f(x)` then measures the dispatch, not the computation; JAX's own documentation
+    times `f(x).block_until_ready()`.
+
+    ## Known problems
+    The statement of a line magic must be Python on that line. Functions jitted in another
+    module are not looked into; a helper that blocks inside counts as waiting only when it is
+    defined in the notebook and calls `block_until_ready` itself.
+
+    ## Example
+    ```python
+    f = jax.jit(lambda x: x @ x)
+    x = jnp.ones((1000, 1000))
+    %timeit f(x)
+    ```
+
+    ## Use instead
+    ```python
+    f = jax.jit(lambda x: x @ x)
+    x = jnp.ones((1000, 1000))
+    %timeit jax.block_until_ready(f(x))
+    ```
+
+    ## Fix safety
+    Safe: it wraps the timed statement's value in `jax.block_until_ready(...)`, which returns
+    its argument unchanged (any pytree, where `.block_until_ready()` needs an array) and only
+    waits; in a cell magic, the last statement with JAX work is wrapped. JAX work that is not
+    the value of an expression or assignment (a loop's body) is reported without a fix. A fix
+    that needs `import jax` adds it to the notebook's first import cell.
+
+    ## References
+    - https://docs.jax.dev/en/latest/async_dispatch.html
+    - https://docs.jax.dev/en/latest/faq.html#benchmarking-jax-code
+    - https://ipython.readthedocs.io/en/stable/interactive/magics.html#magic-timeit
+    """
+
+    name = "unblocked-timing-magic"
+    codes = (Code("JAX504", "unblocked-timing-magic", "`%timeit`/`%time` of JAX work that is not waited for", "sometimes"),)
+    prefilter = ("%time",)
+    valid = (
+        Valid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+            f = jax.jit(lambda x: x @ x)
+            x = jnp.ones((100, 100))
+            # %timeit f(x).block_until_ready()
+            """
+        ),
+        Valid(  # warmed up, and waited for
+            """
+            import jax
+            import jax.numpy as jnp
+
+            f = jax.jit(lambda x: x @ x)
+            x = jnp.ones((100, 100))
+            f(x).block_until_ready()
+            # %time jax.block_until_ready(f(x))
+            """
+        ),
+        Valid(  # near miss: plain Python timed
+            """
+            # %timeit sum(range(100))
+            """
+        ),
+    )
+    invalid = (
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+            f = jax.jit(lambda x: x @ x)
+            x = jnp.ones((100, 100))
+            # %timeit -n 10 f(x)
+            """,
+            fixed="""
+            import jax
+            import jax.numpy as jnp
+
+            f = jax.jit(lambda x: x @ x)
+            x = jnp.ones((100, 100))
+            # %timeit -n 10 jax.block_until_ready(f(x))
+            """,
+        ),
+        Invalid(
+            """
+            import jax
+            import jax.numpy as jnp
+
+            @jax.jit
+            def step(x):
+                return jnp.tanh(x) * 2
+
+            x = jnp.ones(1000)
+            step(x).block_until_ready()
+            # %%timeit
+            y = step(x)
+            """,
+            fixed="""
+            import jax
+            import jax.numpy as jnp
+
+            @jax.jit
+            def step(x):
+                return jnp.tanh(x) * 2
+
+            x = jnp.ones(1000)
+            step(x).block_until_ready()
+            # %%timeit
+            y = jax.block_until_ready(step(x))
+            """,
+        ),
+    )
+
+    def could_match(self, tree: ast.Module) -> bool:
+        return True  # the magics are comments: the text test (`prefilter`) is the screen
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        m = Magics.of(ctx.source, ctx.tree)
+        for item in m.timed:
+            work = [i for i, s in enumerate(item.statements) if any(is_jax_call(c, m.names, m.jitted) for c in calls(s))]
+            if not work:
+                continue
+            last = work[-1]
+            if not any(blocks(c, m.names, m.jitted, m.waiting) for s in item.statements[last:] for c in calls(s)):
+                yield self._finding(ctx, m, item, item.statements[last])
+
+    def _finding(self, ctx: RuleContext, m: Magics, item: Timed, stmt: ast.stmt) -> Finding:
+        block, imports = ctx.names.reference("jax.block_until_ready")
+        value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        fix = None
+        if value is not None:
+            if item.stmt_source is not None:  # the statement is text in a comment: its own offsets
+                text_lines = item.stmt_source.splitlines(keepends=True)
+                a = item.offset + chars(text_lines[0], value.col_offset)
+                b = item.offset + sum(map(len, text_lines[: value.end_lineno - 1])) + chars(
+                    text_lines[value.end_lineno - 1], value.end_col_offset
+                )
+            else:
+                a = m.starts[value.lineno - 1] + chars(m.lines[value.lineno - 1], value.col_offset)
+                b = m.starts[value.end_lineno - 1] + chars(m.lines[value.end_lineno - 1], value.end_col_offset)
+            fix = Fix(
+                title=f"wrap it in `{block}(...)`",
+                safety=Safety.SAFE,
+                edits=(Edit(a, a, f"{block}("), Edit(b, b, ")")),
+                imports=tuple(imports),
+            )
+        what = "`%%" + item.magic + "` cell" if item.stmt_source is None else "`%" + item.magic + "`"
+        message = (
+            f"{what} times JAX work that nothing waits for (JAX dispatches asynchronously, so this times "
+            "the dispatch only); " + (fix.title if fix else "block on its result before the cell ends")
+        )
+        return Finding(
+            code="JAX504",
+            name=self.name,
+            path=ctx.path,
+            line=item.line,
+            column=item.column + 1,
+            end_line=item.line,
+            end_column=len(m.lines[item.line - 1].rstrip("\r\n")) + 1,
+            message=message,
+            fix=fix,
+        )
+
+
+# `UnblockedTimingMagicCommand`: the rule as a libcst codemod, made on first access
+__getattr__ = commands_for(UnblockedTimingMagicRule)

@@ -1,0 +1,269 @@
+"""Notebooks (issue #32): `.ipynb` files checked, fixed and written back cell by cell.
+
+The notebooks are written here with nbformat, or copied from tests/data/notebooks/ (written for
+these tests in Colab's layout: 2-space indent, Colab's key order, outputs, no final newline), into
+a temporary folder outside the repository (its own project index and config do not apply).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from typer.testing import CliRunner
+
+from jaxfix.cli import app
+from jaxfix.engine.config import Config
+from jaxfix.engine.notebook import analyze_notebook, read
+
+DATA = Path(__file__).parent / "data" / "notebooks"
+
+IMPORTS = "from functools import partial\n\nimport jax\nimport jax.numpy as jnp"
+LOSS = "def loss(w, x):\n    return jnp.sum((w * x) ** 2)"
+# the issue's example: the second cell builds a jitted grad of a fresh partial in a loop
+LOOP = "w = jnp.ones(3)\nfor step in range(3):\n    g = jax.jit(jax.grad(partial(loss, x=jnp.ones(3))))(w)\n    w = w - 0.1 * g"
+
+
+def cli(*args):
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def notebook(path: Path, *cells: str, markdown_first: bool = False, language: str = "python") -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": language}
+    nb.cells = ([nbformat.v4.new_markdown_cell("# Notes")] if markdown_first else []) + [
+        nbformat.v4.new_code_cell(c) for c in cells
+    ]
+    nbformat.write(nb, path)
+    return path
+
+
+def test_issue_example_is_found_in_its_cell_not_passed(tmp_path):
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, LOOP)
+    code, out, err = cli("check", "--no-cache", str(nb))
+    assert code == 1
+    assert f"{nb}:cell 2:3:9: JAX201" in out
+    assert "All checks passed" not in err
+    # a folder of notebooks: discovered by default
+    code, out, _ = cli("check", "--no-cache", str(tmp_path))
+    assert code == 1 and "cell 2:3:9: JAX201" in out
+
+
+def test_folder_excludes_notebooks_by_config(tmp_path):
+    notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, LOOP)
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxfix]\nextend-exclude = ["*.ipynb"]\n')
+    code, out, _ = cli("check", "--no-cache", str(tmp_path))
+    assert code == 0 and "JAX201" not in out
+
+
+def test_ipython_escapes_are_masked_and_kept(tmp_path):
+    magics = "!pip install -q jax\n%matplotlib inline\n?jax.jit\nfiles = !ls\n" + IMPORTS
+    nb = notebook(tmp_path / "nb.ipynb", magics, LOSS + "\n\n" + LOOP, markdown_first=True)
+    text = nb.read_text()
+    result = analyze_notebook(text, str(nb), Config(), fix=True)
+    assert result.error is None
+    assert [(f.code, f.cell, f.line, f.column) for f in result.findings] == [("JAX201", 3, 6, 9)]
+    fixed = nbformat.reads(result.fixed_source, as_version=4)
+    assert fixed.cells[1].source == magics  # the magics' cell, every byte
+    assert "_loss_grad_jit = jax.jit(" in fixed.cells[2].source  # the hoist lands in the loop's cell
+
+
+def test_cell_that_does_not_parse_is_one_error_the_rest_is_checked(tmp_path):
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, "def broken(:\n    pass", LOOP)
+    code, out, err = cli("check", "--no-cache", str(nb))
+    assert code == 2
+    assert "cell 3:3:9: JAX201" in out
+    assert f"{nb}: cell 2: does not parse" in err
+    assert "All checks passed" not in err
+
+
+def test_not_python_and_not_a_notebook_are_errors_not_passes(tmp_path):
+    r_nb = notebook(tmp_path / "r.ipynb", "x <- 1", language="R")
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{ not json")
+    for path, why in [(r_nb, "not a Python notebook"), (broken, "not a readable notebook")]:
+        code, _, err = cli("check", "--no-cache", str(path))
+        assert code == 2 and why in err and "All checks passed" not in err
+
+
+def test_noqa_in_a_cell(tmp_path):
+    loop = LOOP.replace("(w)\n", "(w)  # noqa: JAX201\n")
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, loop)
+    code, out, _ = cli("check", "--no-cache", str(nb))
+    assert code == 0 and "JAX201" not in out
+
+
+def test_json_sarif_and_github_carry_the_cell(tmp_path):
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, LOOP, markdown_first=True)
+    _, out, _ = cli("check", "--no-cache", "--output-format", "json", str(nb))
+    [finding] = json.loads(out)
+    assert (finding["cell"], finding["line"], finding["column"]) == (3, 3, 9)
+    _, out, _ = cli("check", "--no-cache", "--output-format", "sarif", str(nb))
+    [result] = json.loads(out)["runs"][0]["results"]
+    assert result["properties"]["cell"] == 3 and result["locations"][0]["physicalLocation"]["region"]["startLine"] == 3
+    assert "fixes" not in result  # its edits are offsets in the joined cells, not in the file
+    _, out, _ = cli("check", "--no-cache", "--output-format", "github", str(nb))
+    assert "line=3" in out and "::cell 3: JAX201" in out
+    _, out, _ = cli("check", "--no-cache", "--statistics", str(nb))
+    assert "JAX201" in out
+
+
+def test_the_cache_keys_notebooks_by_their_bytes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, LOOP)
+    first = cli("check", str(nb))
+    assert first[0] == 1 and cli("check", str(nb)) == first  # a hit gives the same
+    notebook(nb, IMPORTS + "\n\n" + LOSS, "w = jnp.ones(3)")
+    code, out, _ = cli("check", str(nb))
+    assert code == 0 and "JAX201" not in out
+
+
+def _without_sources(text: str) -> dict:
+    data = json.loads(text)
+    for cell in data["cells"]:
+        cell.pop("source")
+    return data
+
+
+def test_write_changes_only_the_fixed_cells_source(tmp_path):
+    nb = tmp_path / "colab_timing.ipynb"
+    shutil.copy(DATA / "colab_timing.ipynb", nb)
+    before = nb.read_text(encoding="utf-8")
+    code, out, _ = cli("fix", "--no-cache", str(nb))  # the dry run: a diff per cell
+    assert f"--- {nb}:cell 3\n+++ {nb}:cell 3\n" in out  # an absolute path as it is, as for .py files
+    assert out.count("+++ ") == 3 and "-%timeit -n 3 -r 1 f(x)\n+%timeit -n 3 -r 1 jax.block_until_ready(f(x))\n" in out
+    assert nb.read_text(encoding="utf-8") == before
+    code, _, err = cli("fix", "--no-cache", "--write", "--allow-dirty", str(nb))
+    assert code == 0, err
+    after = nb.read_text(encoding="utf-8")
+    assert _without_sources(after) == _without_sources(before)  # outputs, metadata, counts kept
+    changed = [
+        i for i, (a, b) in enumerate(zip(json.loads(before)["cells"], json.loads(after)["cells"])) if a["source"] != b["source"]
+    ]
+    assert changed == [2, 4, 5]
+    # byte for byte: every changed line of the file is a line of a changed cell's source list
+    old_lines, new_lines = before.splitlines(), after.splitlines()
+    assert not after.endswith("\n") and len(new_lines) == len(old_lines) + 1  # the hoist added one line
+    import difflib
+
+    for line in difflib.ndiff(old_lines, new_lines):
+        if line[:1] in "+-" and line[:2] != "? ":
+            assert line[2:].startswith('        "'), line  # an item of a `source` list, at its indent
+    nbformat.validate(nbformat.reads(after, as_version=nbformat.NO_CONVERT))
+    assert json.loads(after)["cells"][4]["source"] == ["%timeit -n 3 -r 1 jax.block_until_ready(f(x))"]
+    # idempotent: nothing left to fix, the file stays byte-identical
+    code, _, _ = cli("fix", "--no-cache", "--write", "--allow-dirty", str(nb))
+    assert code == 0 and nb.read_text(encoding="utf-8") == after
+
+
+def test_unchanged_notebook_is_byte_identical(tmp_path):
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS, "%timeit jnp.ones(3).block_until_ready()")
+    before = nb.read_bytes()
+    code, _, _ = cli("fix", "--no-cache", "--write", "--allow-dirty", str(nb))
+    assert code == 0 and nb.read_bytes() == before
+
+
+def test_fix_import_goes_to_the_first_import_cell(tmp_path):
+    nb = notebook(
+        tmp_path / "nb.ipynb",
+        "from jax import jit\nimport jax.numpy as jnp",
+        "f = jit(lambda x: x * 2)\nx = jnp.ones(3)\nf(x)",
+        "%timeit f(x)",
+    )
+    result = analyze_notebook(nb.read_text(), str(nb), Config(), fix=True)
+    cells = nbformat.reads(result.fixed_source, as_version=4).cells
+    assert "import jax\n" in cells[0].source and cells[1].source == "f = jit(lambda x: x * 2)\nx = jnp.ones(3)\nf(x)"
+    assert cells[2].source == "%timeit jax.block_until_ready(f(x))"
+
+
+def test_first_timed_call_compiles(tmp_path):
+    cells = (IMPORTS, "f = jax.jit(lambda x: x @ x)\nx = jnp.ones((50, 50))", "%time f(x).block_until_ready()")
+    result = analyze_notebook(notebook(tmp_path / "a.ipynb", *cells).read_text(), "a.ipynb", Config())
+    assert [(f.code, f.cell, f.line, f.column) for f in result.findings] == [("JAX505", 3, 1, 7)]
+    warmed = (*cells[:2], "f(x).block_until_ready()", cells[2])
+    result = analyze_notebook(notebook(tmp_path / "b.ipynb", *warmed).read_text(), "b.ipynb", Config())
+    assert result.findings == []
+
+
+def test_timing_fix_runs_in_ipython_and_waits(tmp_path):
+    """Behaviour: the fixed cells run in a real IPython shell with jax, and the timed statement
+    now returns only once the value is computed (the wrapped call blocks)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    nb = tmp_path / "colab_timing.ipynb"
+    shutil.copy(DATA / "colab_timing.ipynb", nb)
+    result = analyze_notebook(nb.read_text(encoding="utf-8"), str(nb), Config(), fix=True)
+    fixed = nbformat.reads(result.fixed_source, as_version=4)
+    shell = InteractiveShell.instance()
+    try:
+        for cell in fixed.cells:
+            if cell.cell_type != "code":
+                continue
+            source = "\n".join(line for line in cell.source.splitlines() if not line.startswith(("!", "%matplotlib")))
+            outcome = shell.run_cell(source)
+            assert outcome.success, (cell.source, outcome.error_in_exec)
+        assert float(shell.user_ns["y"][0, 0]) == 200.0
+        assert shell.user_ns["w"].shape == (3,)
+    finally:
+        InteractiveShell.clear_instance()
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ("%%bash\necho hi", "x = 1"),  # not Python: left out, no error
+        ("%%timeit\n", "x = 1"),  # a cell magic with no body
+        ("", "   ", "x = 1"),  # empty cells
+    ],
+)
+def test_odd_cells_are_read(tmp_path, cells):
+    nb = notebook(tmp_path / "nb.ipynb", *cells)
+    _, module = read(nb.read_text())
+    assert module.errors == []
+
+
+def test_add_noqa_leaves_notebooks_alone(tmp_path):
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, LOOP)
+    before = nb.read_bytes()
+    code, _, err = cli("check", "--no-cache", "--add-noqa", str(nb))
+    assert code == 2 and "does not edit notebooks" in err and nb.read_bytes() == before
+
+
+def test_verify_says_notebooks_are_not_verified_and_write_holds_them_back(tmp_path):
+    nb = tmp_path / "colab_timing.ipynb"
+    shutil.copy(DATA / "colab_timing.ipynb", nb)
+    before = nb.read_bytes()
+    _, _, err = cli("fix", "--no-cache", "--verify", "--write", "--allow-dirty", str(nb))
+    assert "held back 3 fix(es)" in err and "JAX201 at cell 3 line 6 (unverifiable)" in err
+    assert f"{nb}:cell 5:1:19: JAX504 unverifiable: notebooks are not verified yet" in err
+    assert nb.read_bytes() == before
+
+
+def test_magic_lines_keep_their_trailing_blanks(tmp_path):
+    # modelled on google/neural-tangents' notebooks/empirical_ntk_resnet_tf.ipynb: `%%timeit ` (a
+    # trailing blank) after a comment line
+    timed = '# test {"skip": true}\n%%timeit \n# On TPU\nntk_fn(x1, x2)'
+    loop = LOOP.replace("w = jnp.ones(3)\n", "w = jnp.ones(3)\n%time   \n")
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, timed, loop)
+    result = analyze_notebook(nb.read_text(), str(nb), Config(), fix=True)
+    assert result.error is None and [f.code for f in result.findings] == ["JAX201"]
+    cells = nbformat.reads(result.fixed_source, as_version=4).cells
+    assert cells[1].source == timed and "\n%time   \n_loss_grad_jit = " in cells[2].source
+
+
+def test_fix_json_document_carries_cells_and_validates(tmp_path):
+    import jsonschema
+
+    from jaxfix.report.fix_schema import SCHEMA
+
+    nb = tmp_path / "colab_timing.ipynb"
+    shutil.copy(DATA / "colab_timing.ipynb", nb)
+    _, out, _ = cli("fix", "--no-cache", "--output-format", "json", str(nb))
+    document = json.loads(out)
+    jsonschema.validate(document, SCHEMA)
+    assert sorted(f["cell"] for f in document["fixes"]) == [3, 5, 6]
+    assert document["files"][0]["diff"].startswith(f"--- {nb}:cell 3\n+++ {nb}:cell 3\n")
