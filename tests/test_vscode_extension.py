@@ -69,7 +69,7 @@ def test_extension_drives_the_real_server(built: Path) -> None:
 def test_extension_packages_as_vsix(built: Path) -> None:
     vsix = built / "jaxfix.vsix"
     result = _run(
-        [str(built / "node_modules" / ".bin" / "vsce"), "package", "--allow-missing-repository", "--skip-license", "--out", str(vsix)],
+        [str(built / "node_modules" / ".bin" / "vsce"), "package", "--skip-license", "--out", str(vsix)],
         built,
         timeout=600,
     )
