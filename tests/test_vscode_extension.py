@@ -24,11 +24,29 @@ import pytest
 pytestmark = [pytest.mark.long, pytest.mark.slow]
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
-SOURCES = ["package.json", "package-lock.json", "tsconfig.json", "README.md", ".vscodeignore", "src", "test"]
+SOURCES = [
+    "package.json",
+    "package-lock.json",
+    "tsconfig.json",
+    "README.md",
+    ".vscodeignore",
+    "src",
+    "test",
+]
 
 
-def _run(args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+def _run(
+    args: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        args,
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +54,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A compiled copy of the extension with its node_modules."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip(f"the VS Code extension's test needs node and npm on PATH (node: {node}, npm: {npm})")
+        pytest.skip(
+            f"the VS Code extension's test needs node and npm on PATH (node: {node}, npm: {npm})"
+        )
     work = tmp_path_factory.mktemp("vscode")
     for name in SOURCES:
         source = EXTENSION / name
@@ -45,11 +65,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             shutil.copy2(source, work / name)
     if (EXTENSION / "node_modules" / ".package-lock.json").is_file():
-        (work / "node_modules").symlink_to(EXTENSION / "node_modules", target_is_directory=True)
+        (work / "node_modules").symlink_to(
+            EXTENSION / "node_modules", target_is_directory=True
+        )
     else:
         ping = _run([npm, "ping"], work, timeout=60)
         if ping.returncode != 0:
-            pytest.skip(f"editors/vscode/node_modules is not built and the npm registry is unreachable: {ping.stderr.strip()[-300:]}")
+            pytest.skip(
+                f"editors/vscode/node_modules is not built and the npm registry is unreachable: {ping.stderr.strip()[-300:]}"
+            )
         install = _run([npm, "ci", "--no-audit", "--no-fund"], work, timeout=900)
         assert install.returncode == 0, install.stdout + install.stderr
     compiled = _run([npm, "run", "compile"], work, timeout=300)
@@ -62,14 +86,22 @@ def test_extension_drives_the_real_server(built: Path) -> None:
     result = _run(["node", "--test", "out/test/"], built, timeout=600, env=env)
     report = result.stdout + result.stderr
     assert result.returncode == 0, report
-    assert "# pass 4" in report and "# fail 0" in report, report  # every Node test ran, none skipped
+    assert "# pass 4" in report and "# fail 0" in report, (
+        report
+    )  # every Node test ran, none skipped
     assert "jaxfix.verifyFix verdict: verified" in report, report
 
 
 def test_extension_packages_as_vsix(built: Path) -> None:
     vsix = built / "jaxfix.vsix"
     result = _run(
-        [str(built / "node_modules" / ".bin" / "vsce"), "package", "--skip-license", "--out", str(vsix)],
+        [
+            str(built / "node_modules" / ".bin" / "vsce"),
+            "package",
+            "--skip-license",
+            "--out",
+            str(vsix),
+        ],
         built,
         timeout=600,
     )
@@ -80,8 +112,12 @@ def test_extension_packages_as_vsix(built: Path) -> None:
     main = "extension/" + manifest["main"].removeprefix("./")
     assert main in names  # the entry point VS Code loads
     assert "extension/node_modules/vscode-languageclient/lib/node/main.js" in names
-    assert not any(name.startswith("extension/src/") or name.startswith("extension/test/") for name in names)
-    assert {"onLanguage:python", "onNotebook:jupyter-notebook"} <= set(manifest["activationEvents"])
+    assert not any(
+        name.startswith(("extension/src/", "extension/test/")) for name in names
+    )
+    assert {"onLanguage:python", "onNotebook:jupyter-notebook"} <= set(
+        manifest["activationEvents"]
+    )
     commands = {c["command"] for c in manifest["contributes"]["commands"]}
     assert {"jaxfix.fixAll", "jaxfix.verifyFix", "jaxfix.restart"} <= commands
     settings = manifest["contributes"]["configuration"]["properties"]
