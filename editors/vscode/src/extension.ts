@@ -249,12 +249,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const affected = [...clients.keys()].filter((key) =>
         event.affectsConfiguration('jaxfix', key === DEFAULT_KEY ? undefined : vscode.Uri.parse(key)),
       );
-      if (affected.length > 0) {
-        await Promise.all(affected.map(stopClient));
-        affected.forEach((key) => reportedMissing.delete(key));
-        for (const document of vscode.workspace.textDocuments) {
-          await ensureClient(document);
-        }
+      if (!event.affectsConfiguration('jaxfix')) {
+        return;
+      }
+      await Promise.all(affected.map(stopClient));
+      reportedMissing.clear();
+      for (const document of vscode.workspace.textDocuments) {
+        await ensureClient(document); // restarts the stopped ones, and starts a folder just enabled
       }
     }),
   );
