@@ -21,17 +21,24 @@ from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
-from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS
+from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS, JIT_NAMES, REWRAPPING_JITS, display_name
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
-# Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
+# Transforms that compile (a fresh callable means a fresh cache key and an XLA compile), with the
+# kind the planner fixes them as: `nnx.jit` and pjit take `static_argnames` like `jax.jit`;
+# `jax_dataclasses.jit` marks statics by annotation, so captured static values are hoisted by hand.
 COMPILING = {
     "jax.jit": "jit",
     "jax.pmap": "pmap",
+    "jax.experimental.pjit.pjit": "jit",
     "equinox.filter_jit": "filter_jit",
     "equinox.filter_pmap": "filter_pmap",
+    "flax.nnx.jit": "jit",
+    "flax.nnx.pmap": "pmap",
+    "jax_dataclasses.jit": "jdc_jit",
 }
+assert set(COMPILING) == JIT_NAMES, "the compiling transforms are the table's (jaxfix.analysis.transforms)"
 # Transforms that only wrap: eagerly they retrace on every call whether hoisted or not (measured:
 # 0 compiles per run for a fresh vmap/grad/value_and_grad/checkpoint lambda in a loop), so they
 # matter only under a compiling transform, e.g. `jax.jit(jax.grad(lambda p: ...))`.
@@ -47,6 +54,10 @@ WRAPPING = {
     "equinox.filter_grad": "filter_grad",
     "equinox.filter_value_and_grad": "filter_value_and_grad",
     "equinox.filter_vmap": "filter_vmap",
+    "flax.nnx.vmap": "vmap",
+    "flax.nnx.grad": "grad",
+    "flax.nnx.value_and_grad": "value_and_grad",
+    "flax.nnx.remat": "remat",
 }
 # Wrappers that return a new function object on every call, so that `jax.jit(jax.grad(f))` is a
 # new cache key each time even for a module function `f` (measured: 3 compiles in 3 calls for
@@ -88,13 +99,19 @@ class Site:
     binding: cst.SimpleStatementLine | None = None
     manual: str | None = None  # the site is reported, but the fix must be done by hand (why)
     in_test_case: bool = False  # in a class deriving from a `TestCase` (test code, whatever the file)
+    qualified: list[str] = field(default_factory=list)  # the transforms' qualified names, outermost first
 
     @property
     def fresh(self) -> bool:
         """Each evaluation of the transform makes a new cache key: the callable is new each time,
         or a module function sits under a wrapper that returns a new function object
         (`jax.jit(jax.grad(f))`)."""
-        return self.kind != MODULE_FUNCTION or any(k in NEW_FUNCTION_WRAPPERS for k in self.kinds[1:])
+        return self.kind != MODULE_FUNCTION or self.rewraps or any(k in NEW_FUNCTION_WRAPPERS for k in self.kinds[1:])
+
+    @property
+    def rewraps(self) -> bool:
+        """The outer transform is a new cache key even around the same function (`nnx.jit`)."""
+        return bool(self.qualified) and self.qualified[0] in REWRAPPING_JITS
 
     @property
     def described(self) -> str:
@@ -102,13 +119,18 @@ class Site:
         under a wrapper `module function under `jax.grad``."""
         if self.kind != MODULE_FUNCTION:
             return self.kind
+        if self.rewraps:
+            return f"wrapper of a module function (`{display_name(self.qualified[0])}` makes a new one per call)"
         wrapper = next(k for k in self.kinds[1:] if k in NEW_FUNCTION_WRAPPERS)
         return f"function made by `jax.{wrapper}`"
 
     @property
     def spelled(self) -> str:
         """The transform chain as a message spells it: `jax.jit(...)`, `jax.jit(jax.grad(...))`."""
-        names = [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in self.kinds]
+        if len(self.qualified) == len(self.kinds):
+            names = [display_name(q) for q in self.qualified]
+        else:
+            names = [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in self.kinds]
         return "(".join(names) + "(...)" + ")" * (len(self.kinds) - 1)
 
     @property
@@ -220,6 +242,7 @@ class _SiteFinder:
                 return None  # the outer transform reports it
         chain: list[cst.Call] = [node]
         kinds = [COMPILING[outer]]
+        qualified = [outer]
         target: cst.BaseExpression | None = None
         current = node
         while True:
@@ -231,8 +254,9 @@ class _SiteFinder:
                 break
             chain.append(target)
             kinds.append(inner)
+            qualified.append(self.qualify(target.func) or "")
             current = target
-        site = Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
+        site = Site(node=node, chain=chain, kinds=kinds, target=target, kind="", qualified=qualified)
         if isinstance(parent, cst.Call) and parent.func is node:
             site.call = parent
             site.calls = [parent]
@@ -364,11 +388,13 @@ class _SiteFinder:
         name = self.qualify(dec)
         if name in COMPILING:
             kinds.append(COMPILING[name])
+            qualified = [name]
         elif isinstance(dec, cst.Call) and self.qualify(dec.func) in PARTIALS and dec.args:
             inner = self.qualify(dec.args[0].value)
             if inner not in COMPILING:
                 return None
             kinds.append(COMPILING[inner])
+            qualified = [inner]
         elif isinstance(dec, cst.Call) and self.qualify(dec.func) in COMPILING:
             return None  # @jax.jit(...) factory form: rare; leave it
         else:
@@ -378,7 +404,9 @@ class _SiteFinder:
         scope = self.idx.enclosing_scope(node)
         if isinstance(scope, cst.ClassDef):
             return None
-        site = Site(node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node)
+        site = Site(
+            node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node, qualified=qualified
+        )
         if isinstance(scope, cst.Module):
             if not self.idx.enclosing_loops(node):
                 return None

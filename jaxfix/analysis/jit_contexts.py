@@ -33,6 +33,7 @@ from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
+    FILTERED_JITS,
     GRAD_NAMES,
     JIT_NAMES,
     LAX_BODIES,
@@ -47,6 +48,7 @@ BODY_ARGS: dict[str, tuple[int, ...]] = {
     **LAX_BODIES,
     "jax.vmap": (0,),
     "equinox.filter_vmap": (0,),
+    "flax.nnx.vmap": (0,),
     "jax.checkpoint": (0,),
     "jax.remat": (0,),
 }
@@ -688,7 +690,7 @@ class JitContexts:
 
     def _nonstatic_params(self, info: FuncInfo, statics: set[str], wrapper: str) -> set[str]:
         # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`, `run(x, true=True)`)
-        python = info.python_params | self._literal_at_every_call(info) if wrapper == "equinox.filter_jit" else set()
+        python = info.python_params | self._literal_at_every_call(info) if wrapper in FILTERED_JITS else set()
         return {p for p in info.params if p not in statics and p not in python}
 
     def _literal_at_every_call(self, info: FuncInfo) -> set[str]:
