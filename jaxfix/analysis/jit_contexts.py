@@ -306,6 +306,9 @@ class JitContexts:
         self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
         self.static_fields: dict[str, set[str]] = {}
+        # flax module classes of this module, and the attribute names some of them hold data in
+        self.flax_modules: set[str] = set()
+        self.flax_data: set[str] = set()
         # classes whose instances may be traced: this module's own test (`_is_pytree_class`) and
         # what `pytrees.pytree_classes` knows with the project (bases and registration helpers elsewhere)
         self.pytree_classes: set[str] = set(known_pytrees)
@@ -446,6 +449,11 @@ class JitContexts:
                             )
                             if not facts.traced(getter.body):
                                 out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+        for cls in self.class_nodes:
+            if cls.name.value in self.flax_modules:
+                # `model.num_layers` read on a module inside `nnx.jit`: its config is static
+                out |= self.static_fields.get(cls.name.value, set())
+        fields |= self.flax_data
         for name, infos in self.methods.items():
             props = [m for m in infos if m.is_property and m.class_name in self.pytree_classes]
             if not props or len(props) != len(infos):
@@ -523,7 +531,74 @@ class JitContexts:
                     continue
                 if self._marked_static(small.value):
                     out.add(small.target.value)
-        return out | self._init_python_fields(node) | self._python_members(node)
+        return out | self._init_python_fields(node) | self._python_members(node) | self._flax_config(node)
+
+    def _flax_module(self, node: cst.ClassDef) -> bool:
+        """A flax nnx or linen module class: a flax module base, or a module class before it here."""
+        return any(
+            (self.names.qualify(base.value) or "") in pytrees.FLAX_MODULE_BASES
+            or (isinstance(base.value, cst.Name) and base.value.value in self.flax_modules)
+            for base in node.bases
+        )
+
+    def _flax_config(self, node: cst.ClassDef) -> set[str]:
+        """The attributes of a flax module class that hold Python configuration, static under
+        `nnx.jit`/`Module.apply`: a linen module's annotated dataclass fields, and attributes every
+        `self.X = v` of the class sets to a value made without calls (a literal, a name, an
+        attribute, arithmetic of them) or by `PYTHON_VALUE_CALLS` (`self.n = len(sizes)`). What a
+        call may make (a Variable, an array, a submodule, `self.param(...)`) stays data; the data
+        names are kept in `flax_data` so no object reads them as static."""
+        if not self._flax_module(node):
+            return set()
+        self.flax_modules.add(node.name.value)
+        linen = any((self.names.qualify(b.value) or "").startswith("flax.linen.") for b in node.bases)
+        config: dict[str, bool] = {}
+        for stmt in node.body.body:
+            if linen and isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        config[small.target.value] = True
+            if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
+                continue
+            receiver = stmt.params.params[0].name.value
+            for small in statements(stmt):
+                if isinstance(small, cst.Assign):
+                    targets, value = [t.target for t in small.targets], small.value
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    targets, value = [small.target], small.value
+                else:
+                    continue
+                plain = value is not None and self._python_valued(value)
+                for t in targets:
+                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == receiver:
+                        config[t.attr.value] = config.get(t.attr.value, True) and plain
+                    elif isinstance(t, (cst.Tuple, cst.List)):
+                        for el in t.elements:
+                            v = el.value
+                            if isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == receiver:
+                                config[v.attr.value] = False
+        self.flax_data |= {name for name, plain in config.items() if not plain}
+        return {name for name, plain in config.items() if plain}
+
+    def _python_valued(self, value: cst.BaseExpression) -> bool:
+        """Built without calls other than `pytrees.PYTHON_VALUE_CALLS` (nor comprehensions)."""
+        found = [True]
+        names = self.names
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> bool:
+                if names.qualify(node.func) not in pytrees.PYTHON_VALUE_CALLS:
+                    found[0] = False
+                return found[0]
+
+            def visit_ListComp(self, node: cst.ListComp) -> bool:
+                found[0] = False
+                return False
+
+            visit_GeneratorExp = visit_SetComp = visit_DictComp = visit_ListComp  # type: ignore[assignment]
+
+        value.visit(_V())
+        return found[0]
 
     def _python_members(self, node: cst.ClassDef) -> set[str]:
         """`tree_flatten`'s auxiliary data read from `self` (`pytrees._python_members` on the libcst

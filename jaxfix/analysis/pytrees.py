@@ -231,6 +231,18 @@ def decorator_target(node: ast.AST, bindings: dict[str, str]) -> str | None:
 
 
 # Field annotations (by their last name) that declare Python data, not array leaves.
+# Flax module classes. Their attributes are Python configuration, static under a transform, unless
+# they hold data: measured under `nnx.jit` (flax 0.12), a `Variable`/`Param` attribute's value and a
+# raw array attribute arrive as tracers, an `int` attribute as the int itself; a linen module's
+# dataclass fields are hashable config and its parameters come from `self.param(...)` calls.
+FLAX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.Pytree", "flax.linen.Module"})
+# Calls whose value stored on a module is surely Python data (everything else called may make an
+# array, a Variable or a submodule, and is left traced).
+PYTHON_VALUE_CALLS = frozenset(
+    {"int", "float", "bool", "str", "len", "tuple", "list", "dict", "set", "frozenset", "min", "max", "abs",
+     "round", "sorted", "range", "getattr", "isinstance", "divmod"}
+)
+
 STATIC_FIELD_TYPES = frozenset(
     {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
 )
