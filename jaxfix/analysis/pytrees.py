@@ -53,8 +53,12 @@ EQUINOX = "equinox"  # equinox.Module subclass: eqx.tree_at
 REGISTER_DATACLASS = "register-dataclass"  # jax.tree_util.register_dataclass: dataclasses.replace
 NODE_CLASS = "pytree-node-class"  # register_pytree_node_class: tree_flatten/tree_unflatten methods
 REGISTERED = "registered"  # register_pytree_node / register_pytree_with_keys with separate functions
+# flax.nnx.Module / Pytree / Object subclass: a graph object whose `nnx.jit` rebuilds it inside the
+# trace; its only cache fix is the plain property (docs/frameworks.md: a cache attribute filled
+# eagerly becomes static metadata holding an array, and `nnx.jit` refuses it)
+NNX = "nnx"
 
-INHERITED_KINDS = frozenset({FLAX, EQUINOX})
+INHERITED_KINDS = frozenset({FLAX, EQUINOX, NNX})
 
 # -- The one table of what makes a class a pytree ------------------------------------------------
 # Qualified name -> kind. A kind of None marks a class whose instances cross `jit` with array
@@ -66,9 +70,9 @@ PYTREE_BASES: dict[str, str | None] = {
     "equinox.Module": EQUINOX,
     "equinox._module.Module": EQUINOX,
     "flax.linen.Module": None,
-    "flax.nnx.Module": None,
-    "flax.nnx.Object": None,
-    "flax.nnx.Pytree": None,
+    "flax.nnx.Module": NNX,
+    "flax.nnx.Object": NNX,
+    "flax.nnx.Pytree": NNX,
     "typing.NamedTuple": None,
     "NamedTuple": None,
 }
