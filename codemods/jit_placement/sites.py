@@ -208,7 +208,7 @@ class _SiteFinder:
         self.ctx = ctx
         self.idx = idx
         self.qualify = ctx.names.qualify
-        self._traced_names: set[str] | None = None
+        self._traced_names: dict[str, list[cst.CSTNode]] | None = None
         self._loop_calls: dict[str, str] | None = None  # method name -> who calls it per iteration
 
     def transform_name(self, expr: cst.BaseExpression) -> str | None:
@@ -589,7 +589,7 @@ class _SiteFinder:
         traced = self.traced_names()
         for anc in self.idx.ancestors(node):
             if isinstance(anc, cst.FunctionDef):
-                if anc.name.value in traced:
+                if anc.name.value in traced and self._named_from(anc, traced[anc.name.value]):
                     return True
                 for dec in anc.decorators:
                     d = dec.decorator
@@ -608,9 +608,20 @@ class _SiteFinder:
                 return True  # a lambda body: almost always a traced body (scan/cond/jit) or a key function
         return False
 
-    def traced_names(self) -> set[str]:
+    def _named_from(self, definition: cst.FunctionDef, scopes: list[cst.CSTNode]) -> bool:
+        """A call made in one of `scopes` can name `definition`: a method only from its class body
+        (a class scope is not visible to the functions in it: `pjit.pjit(init)` in `__init__` names
+        a nested `init`, not the class's method `init`, brax's replay_buffers), any other def from
+        its own scope or a scope nested in it."""
+        home = self.idx.enclosing_scope(definition)
+        if isinstance(home, cst.ClassDef):
+            return any(scope is home for scope in scopes)
+        return any(scope is home or any(a is home for a in self.idx.ancestors(scope)) for scope in scopes)
+
+    def traced_names(self) -> dict[str, list[cst.CSTNode]]:
+        """Names passed to a tracing call, each with the scopes of the calls that pass it."""
         if self._traced_names is None:
-            names: set[str] = set()
+            names: dict[str, list[cst.CSTNode]] = {}
             planner = self
 
             class _V(cst.CSTVisitor):
@@ -622,7 +633,7 @@ class _SiteFinder:
                     ):
                         for arg in node.args:
                             if isinstance(arg.value, cst.Name):
-                                names.add(arg.value.value)
+                                names.setdefault(arg.value.value, []).append(planner.idx.enclosing_scope(node))
 
             walk(self.ctx.module, _V())
             self._traced_names = names
