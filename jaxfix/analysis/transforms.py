@@ -170,6 +170,10 @@ def display_name(qualified: str) -> str:
     return qualified
 
 
+# Substrings one of which a file that names a transform or lax body of this table holds (the rules'
+# cheap text test): `nnx`/`linen` for flax's, whose last names (`scan`, `cond`) are common words.
+TRANSFORM_TOKENS = ("jit", "vmap", "lax", "pmap", "shard_map", "nnx", "linen")
+
 # Package prefixes of the transforms above: a name qualifies to one only through an import of one
 # of these (the text screens' prefilter asks for one of them).
 TRANSFORM_PACKAGES = ("jax", "equinox", "flax", "jax_dataclasses")
