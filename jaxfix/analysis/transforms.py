@@ -151,6 +151,12 @@ FUNCTION_CONTAINERS = frozenset(
     }
 )
 
+# Attributes through which a framework's jit wrapper holds the user's function: `functools.wraps`'
+# `__wrapped__`, flax.nnx's `JitFn.f` and `JitWrapped.fun`, equinox's `_JitWrapper._fun`.
+# `jaxfix explain` follows them to charge a compile made through `nnx.jit`/`eqx.filter_jit` to the
+# user's function instead of the framework's internals.
+WRAPPED_FUNCTION_ATTRIBUTES = ("__wrapped__", "f", "fun", "_fun", "fn", "func")
+
 # How messages spell a qualified name: the module prefix its users import it under.
 _DISPLAY_PREFIXES = (
     ("flax.nnx.", "nnx."),
