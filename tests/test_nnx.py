@@ -408,3 +408,69 @@ def test_a_pjit_of_a_nested_def_does_not_hide_a_method_of_the_same_name():
                 self._partitioned_init = pjit.pjit(init)
         """
     assert codes(source) == [("JAX202", 10)]
+
+
+# -- a project's own wrapper that returns a transform of its argument is that transform -----------
+
+WRAPPED = """\
+import jax
+from jax import jit
+
+
+def maybe_jit(fn, *args, **kwargs):
+    return jit(fn, *args, **kwargs)
+
+
+def maybe_jit_if(fn, use_jit=True):
+    return jax.jit(fn) if use_jit else fn
+
+
+def loop_fn(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def run(x, n):
+    for i in range(n):
+        x = maybe_jit(lambda v: v * (i + 1.0))(x)
+    return x
+
+
+def finish(x):
+    return maybe_jit(loop_fn)(x)
+
+
+def loop2(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def run2(x):
+    return maybe_jit_if(loop2)(x)
+"""
+
+
+def test_a_project_wrapper_returning_a_transform_is_that_transform():
+    """Issue #30's `def maybe_jit(fn, *a, **k): return jit(fn, *a, **k)`, then `maybe_jit(f)(...)`
+    per call; a wrapper that may return the function untransformed (`maybe_jit_if`) is not one."""
+    assert codes(WRAPPED) == [("JAX201", 21), ("JAX301", 14)]
+
+
+def test_a_hoist_through_a_project_wrapper_compiles_once():
+    before, after = load(Path("wrapped.py"), WRAPPED), load(Path("wrapped.py"), fixed(WRAPPED))
+    assert "_run_lambda_jit = maybe_jit(lambda v, i: v * (i + 1.0))" in fixed(WRAPPED)
+    x = jnp.linspace(0.5, 1.0, 4)
+    want, n_before = compiles(before.run, x, 4)
+    got, n_after = compiles(after.run, x, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert (n_before, n_after) == (4, 1)
+
+
+def test_a_hoist_above_the_wrappers_def_is_left_to_the_user():
+    below = WRAPPED.replace('def maybe_jit(fn, *args, **kwargs):\n    return jit(fn, *args, **kwargs)\n\n\n', "")
+    below += "\n\ndef maybe_jit(fn, *args, **kwargs):\n    return jit(fn, *args, **kwargs)\n"
+    result = analyze(below, "lib.py", Config(select=("ALL",)), fix=False)
+    [site] = [f for f in result.findings if f.code == "JAX201"]
+    assert site.fix is not None and site.fix.safety.value == "manual" and "defined below" in site.message

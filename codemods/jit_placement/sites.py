@@ -264,10 +264,26 @@ class _SiteFinder:
             return None  # stored, returned or passed on: may well be reused
         if not self._classify(site, target):
             return None
+        if site.manual is None:
+            site.manual = self._wrapper_defined_below(node)
         if "filter_vmap" in kinds and site.kind != MODULE_FUNCTION and site.manual is None:
             # the hoist would pass captured values as new arguments, which filter_vmap maps
             site.manual = "`eqx.filter_vmap` maps every array argument: hoist by hand, captured arrays with `in_axes=None`"
         return self._place(site)
+
+    def _wrapper_defined_below(self, node: cst.Call) -> str | None:
+        """Through a project's own wrapper (`maybe_jit(f)`, `ImportMap.wrappers`) defined after the
+        statement holding the site: a hoist to module level there would call it before its def."""
+        func = node.func
+        if not isinstance(func, cst.Name) or func.value not in self.ctx.names.wrappers:
+            return None
+        body = list(self.ctx.module.body)
+        here = self.idx.statement_in(node, self.ctx.module)
+        where = next((i for i, stmt in enumerate(body) if stmt is here), None)
+        defined = [i for i, stmt in enumerate(body) if isinstance(stmt, cst.FunctionDef) and stmt.name.value == func.value]
+        if where is None or not defined or min(defined) > where:
+            return f"`{func.value}` is defined below this code; hoist by hand below its def"
+        return None
 
     def _bound_calls(self, site: Site, assign: cst.CSTNode | None) -> bool:
         """`f = T(F)` whose name is only ever called, right there: fill `site.calls`/`binding`.
