@@ -474,3 +474,78 @@ def test_a_hoist_above_the_wrappers_def_is_left_to_the_user():
     result = analyze(below, "lib.py", Config(select=("ALL",)), fix=False)
     [site] = [f for f in result.findings if f.code == "JAX201"]
     assert site.fix is not None and site.fix.safety.value == "manual" and "defined below" in site.message
+
+
+# -- framework-traced code: a linen module's __call__ runs under the transform that applies it ------
+
+LINEN_APPLIED = """\
+import jax
+import flax.linen as nn
+
+
+class Block(nn.Module):
+    features: int
+    deterministic: bool = True
+
+    @nn.compact
+    def __call__(self, x, train):
+        if self.deterministic:
+            x = x * 2
+        if train:
+            x = nn.Dropout(0.1)(x, deterministic=False)
+        h = nn.Dense(self.features)(x)
+        if h.sum() > 0:
+            h = -h
+        return h
+
+
+model = Block(4)
+
+
+@jax.jit
+def step(params, x):
+    return model.apply(params, x, True)
+"""
+
+
+def test_a_linen_modules_call_is_traced_where_the_model_is_applied_under_jit():
+    """flax's documented pattern (google/flax@v0.12.8 docs_nnx/linen_intro: `model.apply(params, x)`
+    inside `@jax.jit`): `__call__` runs on tracers, its config fields (`self.deterministic`) are
+    static dataclass fields and `train` is the literal the caller passes; `h` is traced."""
+    assert codes(LINEN_APPLIED) == [("JAX301", 16)]
+    eager = LINEN_APPLIED.replace("@jax.jit\n", "")
+    assert codes(eager) == []  # applied outside any transform: nothing is traced
+    other = LINEN_APPLIED.replace("model.apply(params, x, True)", "model.apply(params, x, True, method=Block.setup)")
+    assert codes(other) == []  # another method runs: not followed
+
+
+def test_a_layer_index_carried_by_a_scan_is_traced():
+    """The recurring LLM/diffusion bug the issue names: `if layer_idx == 0:` in a body scanned over
+    the layers (`lax.scan` and `nnx.scan` alike); the static variant (`range(num_layers)` unrolled
+    in Python) stays silent."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+        from flax import nnx
+
+        def layer(h, layer_idx):
+            if layer_idx == 0:
+                h = h * 2
+            return h + 1.0, None
+
+        def forward(h, num_layers: int):
+            h, _ = jax.lax.scan(layer, h, jnp.arange(num_layers))
+            return h
+
+        def forward_nnx(h, num_layers: int):
+            h, _ = nnx.scan(layer)(h, jnp.arange(num_layers))
+            return h
+
+        @jax.jit
+        def unrolled(h):
+            for layer_idx in range(4):
+                h, _ = layer(h, layer_idx)
+            return h
+        """
+    assert codes(source) == [("JAX301", 7)]
+    assert codes(source.replace("nnx.scan(layer)", "list").replace("jax.lax.scan(layer, h, jnp.arange(num_layers))", "(h, 0)")) == []

@@ -34,6 +34,7 @@ from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
     FILTERED_JITS,
+    LINEN_APPLY,
     GRAD_NAMES,
     JIT_NAMES,
     LAX_BODIES,
@@ -1122,6 +1123,34 @@ class JitContexts:
                     queued.add(other)
                     work.append(other)
 
+    def _linen_applied(self, call: cst.Call) -> FuncInfo | None:
+        """The `__call__` that `model.apply(variables, *args)` runs (flax.linen's `Module.apply`,
+        `transforms.LINEN_APPLY`): `model` a module-level instance of a linen module class of this
+        module, or any receiver when the module defines exactly one linen module class with a
+        `__call__`. A `method=` argument (another method runs) or a positional star is no call."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in LINEN_APPLY) or not call.args:
+            return None
+        if call.args[0].star or call.args[0].keyword is not None or any(
+            a.keyword is not None and a.keyword.value == "method" for a in call.args
+        ):
+            return None
+        linen = [c.name.value for c in self.class_nodes if c.name.value in self.flax_modules and self._is_linen(c)]
+        if isinstance(func.value, cst.Name) and self.instances.get(func.value.value) in linen:
+            return self._method_of(self.instances[func.value.value], "__call__")
+        calls = [m for name in linen if (m := self._method_of(name, "__call__")) is not None]
+        return calls[0] if len(calls) == 1 else None
+
+    def _is_linen(self, node: cst.ClassDef) -> bool:
+        return any(
+            (self.names.qualify(b.value) or "").startswith("flax.linen.")
+            or (isinstance(b.value, cst.Name) and b.value.value in self.flax_modules and self._is_linen_name(b.value.value))
+            for b in node.bases
+        )
+
+    def _is_linen_name(self, name: str) -> bool:
+        return any(c.name.value == name and self._is_linen(c) for c in self.class_nodes)
+
     def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
         woken: list[FuncInfo] = []
         for node, stmt_env in self._calls_in(info):
@@ -1136,6 +1165,10 @@ class JitContexts:
                 ]
                 if len(candidates) == 1:
                     callee, receiver = candidates[0], call.func
+            if callee is None and (applied := self._linen_applied(call)) is not None:
+                # `model.apply(variables, x, train)`: the linen module's `__call__` runs on `x`, `train`
+                callee, receiver = applied, None
+                call = call.with_changes(args=call.args[1:])
             if isinstance(call.func, cst.Name) and (callee is None or callee.name == "__init__"):
                 cls = call.func.value if callee is None else callee.class_name
                 if self._lookup(cls, info) is callee and any(facts.expr_traced(a.value, stmt_env) for a in call.args):

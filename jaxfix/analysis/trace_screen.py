@@ -78,7 +78,7 @@ from jaxfix.analysis.static_values import (
     is_static_call_name,
 )
 from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
-from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
+from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS, LINEN_APPLY
 
 _TRANSFORMS = JIT_NAMES | VMAP_NAMES | PASS_THROUGH
 # functions traced code of other modules calls ("f", "Cls.m") and the parameters it passes traced
@@ -1286,6 +1286,13 @@ class TraceScreen:
                     # class that may be a pytree (the analysis: of the one pytree class defining it)
                     callees = [*callees, *self._pytree_methods("__call__")]
                     receiver_traced = True
+                if type(node.func) is ast.Attribute and node.func.attr in LINEN_APPLY and node.args:
+                    # `model.apply(variables, x)`: a linen module's `__call__` (the analysis'
+                    # `_linen_applied`; here any `__call__` of a class that may be a pytree)
+                    for callee in self._pytree_methods("__call__"):
+                        if callee is not info and any(info.traced(a) for a in node.args):
+                            if self._enter(callee, set(callee.positional[1:]) | set(callee.params) - set(callee.positional[:1])):
+                                woken.append(callee)
                 for callee in callees:
                     if callee is info:
                         continue

@@ -127,6 +127,9 @@ LINEN_LIFTED = frozenset(
         "flax.linen.remat_scan",
     }
 )
+# flax.linen's `Module.apply(variables, *args, method=None)` runs the module's `__call__` on `args`
+# (under whatever transform the caller is in); `init` usually runs eagerly, once.
+LINEN_APPLY = frozenset({"apply"})
 # Flax's performance-guide helper: binds graph objects once so an `nnx.jit` step called per batch
 # skips the Python graph traversal (`nnx.cached_partial(train_step, model, optimizer)`).
 CACHED_PARTIAL = "flax.nnx.cached_partial"
