@@ -549,3 +549,28 @@ def test_a_layer_index_carried_by_a_scan_is_traced():
         """
     assert codes(source) == [("JAX301", 7)]
     assert codes(source.replace("nnx.scan(layer)", "list").replace("jax.lax.scan(layer, h, jnp.arange(num_layers))", "(h, 0)")) == []
+
+
+def test_a_function_called_from_an_nnx_jit_in_another_module_is_traced_there(tmp_path):
+    """The issue's "LR schedule called under pmap in another module", with `nnx.jit` (and `jax.pmap`)
+    in the caller's module: the call graph reads the same table; a static step stays silent."""
+    from jaxfix.batch import BatchOptions, run_paths
+    from jaxfix.engine.config import ConfigResolver
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef schedule(step):\n    if step < 100:\n"
+        "        return jnp.float32(1.0)\n    return jnp.float32(0.1)\n"
+    )
+    train = "{imp}\n\nfrom pkg.helpers import schedule\n\n\n@{jit}\ndef train_step(model, step):\n    return schedule({arg})\n"
+
+    def found(imp, jit, arg="step"):
+        (pkg / "train.py").write_text(train.format(imp=imp, jit=jit, arg=arg))
+        outcome = run_paths([str(pkg)], ConfigResolver(), BatchOptions(workers=1))
+        return [(Path(f.path).name, f.line, f.code) for f in outcome.findings]
+
+    assert found("from flax import nnx", "nnx.jit") == [("helpers.py", 5, "JAX301")]
+    assert found("import jax", "jax.pmap") == [("helpers.py", 5, "JAX301")]
+    assert found("from flax import nnx", "nnx.jit", arg="3") == []
