@@ -1131,6 +1131,11 @@ class JitContexts:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in LINEN_APPLY) or not call.args:
             return None
+        head = func.value
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if isinstance(head, cst.Name) and head.value in self.names.bindings:
+            return None  # `nn.apply(fn, module)`: a module's function, not a model's method
         if call.args[0].star or call.args[0].keyword is not None or any(
             a.keyword is not None and a.keyword.value == "method" for a in call.args
         ):
