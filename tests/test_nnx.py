@@ -574,3 +574,34 @@ def test_a_function_called_from_an_nnx_jit_in_another_module_is_traced_there(tmp
     assert found("from flax import nnx", "nnx.jit") == [("helpers.py", 5, "JAX301")]
     assert found("import jax", "jax.pmap") == [("helpers.py", 5, "JAX301")]
     assert found("from flax import nnx", "nnx.jit", arg="3") == []
+
+
+def test_a_host_callback_defined_in_traced_code_is_not_traced():
+    """FLAIROx/Kinetix@fac744975567154a90e4d378ced1ad3f143d57c0:experiments/ppo.py: the update step
+    defines `def callback(metric, ...)` (a `nonlocal last_time` clock, `if` on concrete metrics,
+    `wandb.log`) and hands it to `jax.debug.callback`: it runs on the host. Called directly from
+    the traced step instead, the same body is traced and reported."""
+    source = """
+        import time
+        import jax
+        import jax.numpy as jnp
+
+        def make_train():
+            last_time = time.time()
+
+            @jax.jit
+            def update(metric):
+                def callback(metric):
+                    nonlocal last_time
+                    last_time = time.time()
+                    if metric.sum() > 0:
+                        print(metric)
+
+                jax.debug.callback(callback, metric)
+                return metric * 2
+
+            return update
+        """
+    assert codes(source) == []
+    called = codes(source.replace("jax.debug.callback(callback, metric)", "callback(metric)"))
+    assert ("JAX301", 14) in called

@@ -34,6 +34,7 @@ from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
     FILTERED_JITS,
+    HOST_CALLBACKS,
     LINEN_APPLY,
     GRAD_NAMES,
     JIT_NAMES,
@@ -319,6 +320,7 @@ class JitContexts:
         self.call_oracle = ModuleCallOracle(module, names, own_packages=own_packages, scopes=scopes)
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
+        self.host_callbacks: set[FuncInfo] = self._host_callbacks()
         self._find_entries()
         self._sites_by_target = None  # asked while entries were found, before every jitted alias was known
         self._enter_external()
@@ -747,7 +749,25 @@ class JitContexts:
                 else:
                     site.static_argnames = vals
 
+    def _host_callbacks(self) -> set[FuncInfo]:
+        """Functions given to `jax.pure_callback`, `io_callback`, `jax.debug.callback`
+        (`transforms.HOST_CALLBACKS`): they run on the host with concrete values (measured: they
+        see `ArrayImpl`), so their body is not traced, even when they are defined inside a traced
+        function (Kinetix's `callback` that logs to wandb from its update step)."""
+        found: set[FuncInfo] = set()
+        for site in self.calls:
+            positions = HOST_CALLBACKS.get(self.names.qualify(site.call.func) or "")
+            if positions is None:
+                continue
+            for fn_expr in self._body_args(site.call, positions):
+                target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
+                if target is not None:
+                    found.add(target)
+        return found
+
     def _mark(self, info: FuncInfo, reason: str) -> None:
+        if info in self.host_callbacks:
+            return  # runs on the host, never under a trace
         if not info.in_trace:
             info.in_trace = True
         if reason not in info.reasons:
@@ -1113,6 +1133,8 @@ class JitContexts:
             wake: list[FuncInfo] = []
             if old is None or old.all_traced != facts.all_traced:
                 for child in self._children.get(info, ()):
+                    if child in self.host_callbacks:
+                        continue  # defined in traced code, run on the host (`jax.debug.callback(child, ...)`)
                     if not child.in_trace:
                         child.in_trace = True
                         child.reasons.append(f"defined inside traced `{info.name}`")
