@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis import pytrees
+from jaxfix.analysis import flax_modules, pytrees
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import ModuleCallOracle
@@ -309,7 +309,8 @@ class JitContexts:
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
         self.static_fields: dict[str, set[str]] = {}
         # flax module classes of this module, and the attribute names some of them hold data in
-        self.flax_modules: set[str] = set()
+        self.flax_classes: set[str] = set()
+        self.linen_classes: set[str] = set()
         self.flax_data: set[str] = set()
         # classes whose instances may be traced: this module's own test (`_is_pytree_class`) and
         # what `pytrees.pytree_classes` knows with the project (bases and registration helpers elsewhere)
@@ -453,7 +454,7 @@ class JitContexts:
                             if not facts.traced(getter.body):
                                 out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
         for cls in self.class_nodes:
-            if cls.name.value in self.flax_modules:
+            if cls.name.value in self.flax_classes:
                 # `model.num_layers` read on a module inside `nnx.jit`: its config is static
                 out |= self.static_fields.get(cls.name.value, set())
         fields |= self.flax_data
@@ -536,72 +537,19 @@ class JitContexts:
                     out.add(small.target.value)
         return out | self._init_python_fields(node) | self._python_members(node) | self._flax_config(node)
 
-    def _flax_module(self, node: cst.ClassDef) -> bool:
-        """A flax nnx or linen module class: a flax module base, or a module class before it here."""
-        return any(
-            (self.names.qualify(base.value) or "") in pytrees.FLAX_MODULE_BASES
-            or (isinstance(base.value, cst.Name) and base.value.value in self.flax_modules)
-            for base in node.bases
-        )
-
     def _flax_config(self, node: cst.ClassDef) -> set[str]:
-        """The attributes of a flax module class that hold Python configuration, static under
-        `nnx.jit`/`Module.apply`: a linen module's annotated dataclass fields, and attributes every
-        `self.X = v` of the class sets to a value made without calls (a literal, a name, an
-        attribute, arithmetic of them) or by `PYTHON_VALUE_CALLS` (`self.n = len(sizes)`). What a
-        call may make (a Variable, an array, a submodule, `self.param(...)`) stays data; the data
-        names are kept in `flax_data` so no object reads them as static."""
-        if not self._flax_module(node):
+        """The Python config attributes of a flax module class (`flax_modules.config_attributes`),
+        static under `nnx.jit`/`Module.apply`; its data attributes go to `flax_data`, so no object
+        reads them as static."""
+        if not flax_modules.is_flax_module(node, self.names.qualify, self.flax_classes):
             return set()
-        self.flax_modules.add(node.name.value)
-        linen = any((self.names.qualify(b.value) or "").startswith("flax.linen.") for b in node.bases)
-        config: dict[str, bool] = {}
-        for stmt in node.body.body:
-            if linen and isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                        config[small.target.value] = True
-            if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
-                continue
-            receiver = stmt.params.params[0].name.value
-            for small in statements(stmt):
-                if isinstance(small, cst.Assign):
-                    targets, value = [t.target for t in small.targets], small.value
-                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                    targets, value = [small.target], small.value
-                else:
-                    continue
-                plain = value is not None and self._python_valued(value)
-                for t in targets:
-                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == receiver:
-                        config[t.attr.value] = config.get(t.attr.value, True) and plain
-                    elif isinstance(t, (cst.Tuple, cst.List)):
-                        for el in t.elements:
-                            v = el.value
-                            if isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == receiver:
-                                config[v.attr.value] = False
-        self.flax_data |= {name for name, plain in config.items() if not plain}
-        return {name for name, plain in config.items() if plain}
-
-    def _python_valued(self, value: cst.BaseExpression) -> bool:
-        """Built without calls other than `pytrees.PYTHON_VALUE_CALLS` (nor comprehensions)."""
-        found = [True]
-        names = self.names
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> bool:
-                if names.qualify(node.func) not in pytrees.PYTHON_VALUE_CALLS:
-                    found[0] = False
-                return found[0]
-
-            def visit_ListComp(self, node: cst.ListComp) -> bool:
-                found[0] = False
-                return False
-
-            visit_GeneratorExp = visit_SetComp = visit_DictComp = visit_ListComp  # type: ignore[assignment]
-
-        value.visit(_V())
-        return found[0]
+        self.flax_classes.add(node.name.value)
+        linen = flax_modules.is_linen(node, self.names.qualify, self.linen_classes)
+        if linen:
+            self.linen_classes.add(node.name.value)
+        config, data = flax_modules.config_attributes(node, self.names.qualify, linen)
+        self.flax_data |= data
+        return config
 
     def _python_members(self, node: cst.ClassDef) -> set[str]:
         """`tree_flatten`'s auxiliary data read from `self` (`pytrees._python_members` on the libcst
@@ -1162,21 +1110,11 @@ class JitContexts:
             a.keyword is not None and a.keyword.value == "method" for a in call.args
         ):
             return None
-        linen = [c.name.value for c in self.class_nodes if c.name.value in self.flax_modules and self._is_linen(c)]
+        linen = sorted(self.linen_classes)
         if isinstance(func.value, cst.Name) and self.instances.get(func.value.value) in linen:
             return self._method_of(self.instances[func.value.value], "__call__")
         calls = [m for name in linen if (m := self._method_of(name, "__call__")) is not None]
         return calls[0] if len(calls) == 1 else None
-
-    def _is_linen(self, node: cst.ClassDef) -> bool:
-        return any(
-            (self.names.qualify(b.value) or "").startswith("flax.linen.")
-            or (isinstance(b.value, cst.Name) and b.value.value in self.flax_modules and self._is_linen_name(b.value.value))
-            for b in node.bases
-        )
-
-    def _is_linen_name(self, name: str) -> bool:
-        return any(c.name.value == name and self._is_linen(c) for c in self.class_nodes)
 
     def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
         woken: list[FuncInfo] = []
