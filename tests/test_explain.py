@@ -466,3 +466,71 @@ def test_join_offers_only_findings_whose_fix_removes_the_miss(tmp_path):
     # does not stop a static argument from changing: only a re-definition would be joined to it.
     assert static.first.kind == "static" and static.matches == []
     assert [m.finding.code for m in redefined.matches] == ["JAX203"]
+
+
+NNX_PLACEMENT = '''\
+from functools import partial
+
+import jax.numpy as jnp
+from flax import nnx
+
+
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(4, 1, rngs=rngs)
+
+    def __call__(self, x):
+        return self.linear(x)
+
+
+def loss_fn(model, x, y, scale):
+    return scale * jnp.mean((model(x) - y) ** 2)
+
+
+model = MLP(nnx.Rngs(0))
+x, y = jnp.ones((8, 4)), jnp.zeros((8, 1))
+for step in range(5):
+    nnx.jit(partial(loss_fn, scale=1.0 + step))(model, x, y)
+'''
+
+EQX_PLACEMENT = '''\
+from functools import partial
+
+import equinox as eqx
+import jax.numpy as jnp
+
+
+def loss_fn(x, scale):
+    return scale * jnp.mean(x ** 2)
+
+
+x = jnp.ones((8, 4))
+for step in range(4):
+    eqx.filter_jit(partial(loss_fn, scale=1.0 + step))(x)
+'''
+
+
+def test_compiles_through_nnx_jit_are_charged_to_the_users_function(tmp_path):
+    """Issue #30: explain said "No function of yours was traced or compiled more than once"
+    although `loss_fn` compiled 5 times under `nnx.jit` (the compiles were charged to flax's
+    internals, `JitWrapped.__call__`). Now: `loss_fn`, 5 compiles, the loop's line, JAX201."""
+    result, report, text_report, _ = explained(tmp_path, "nnx_train.py", NNX_PLACEMENT)
+    assert result.exit_code == 1
+    loss = functions_by_name(report)["loss_fn"]
+    assert (loss["path"], loss["line"], loss["traces"], loss["compiles"]) == ("nnx_train.py", 15, 5, 5)
+    [cause] = loss["recompiles"]
+    assert (cause["line"], cause["count"], cause["kind"]) == (22, 4, "redefined")
+    assert [(f["code"], f["line"]) for f in cause["findings"]] == [("JAX201", 22)]
+    assert "No function of yours" not in text_report
+
+
+def test_compiles_through_eqx_filter_jit_are_charged_to_the_users_function(tmp_path):
+    """equinox jits its own `fun_wrapped` and passes the user's partial as a static part: the
+    compiles are `loss_fn`'s, the miss is a static argument, and the JAX201 at its call site fixes it."""
+    result, report, _, _ = explained(tmp_path, "eqx_train.py", EQX_PLACEMENT)
+    assert result.exit_code == 1
+    loss = functions_by_name(report)["loss_fn"]
+    assert (loss["path"], loss["line"], loss["traces"], loss["compiles"]) == ("eqx_train.py", 7, 4, 4)
+    [cause] = loss["recompiles"]
+    assert (cause["line"], cause["count"], cause["kind"]) == (13, 3, "static")
+    assert [(f["code"], f["line"]) for f in cause["findings"]] == [("JAX201", 13)]

@@ -15,9 +15,9 @@ from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.rulebase import Rule
 
 READABLE = re.compile(
-    r"\bimport\b[^\n]*\b(?:jax|equinox)\b"
+    r"\bimport\b[^\n]*\b(?:jax|equinox|flax|jax_dataclasses)\b"
     r"|\b(?:import|from)\s*\\"
-    r"|\bfrom\s+(?:jax|equinox)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?))?\s+import\b"
+    r"|\bfrom\s+(?:jax|equinox|flax|jax_dataclasses)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?|nnx|linen))?\s+import\b"
     r"|(?<![\w.])(?:jax|equinox)(?:\s|#[^\n]*)*\.\s*(?:jit|pmap|vmap|grad|value_and_grad|jacfwd|jacrev|hessian|jvp|vjp"
     r"|linearize|checkpoint|remat|lax|experimental|filter_\w+)\b"
 )
@@ -29,6 +29,9 @@ PROBES = [
     "from jax.experimental import pjit", "from jax._src.api import jit", "import \\\n jax", "from\\\n jax import x",
     "jax.jit(f)", "a.jax.jit(f)", "_jax.jit(f)", "\u00e9jax.jit(f)", "jax .jit", "jax # comment\n.jit", "jax.jitter",
     "equinox.filter_jit(f)", "xequinox.filter_jit", "equinox.filter_", "jax.numpy.sum", "jax", "",
+    "from flax import nnx", "import flax.linen as nn", "import jax_dataclasses as jdc", "from jax_dataclasses import jit",
+    "from flaxen import x", "import jax_dataclassesx", "from flax.nnx import jit", "from flax . linen import scan",
+    "from flax.struct import dataclass",
 ]
 
 

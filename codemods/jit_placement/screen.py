@@ -23,6 +23,7 @@ from codemods.jit_placement.sites import COMPILING, PARTIALS, WRAPPING, runs_onc
 from jaxfix.analysis import astscan
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.transforms import REWRAPPING_JITS
 
 # Where a node runs, as far as the planner cares: `MODULE` (module-level code), `CLASS` (a class
 # body) or the name of the innermost function whose body runs it.
@@ -117,11 +118,16 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
                 # function's scope (a nested def, a local lambda or partial: `_classify`). A name
                 # bound nowhere in the top-level statement resolves to the module (a module
                 # function: one cache key for every call) or to nothing: the planner leaves both.
-                if not where.in_loop and type(node.args[0]) is ast.Name:
+                if not where.in_loop and type(node.args[0]) is ast.Name and not _rewraps(node.func, names):
                     bound = astscan.bound_names(body[index]) if bound is None else bound
                     if node.args[0].id not in bound:
                         continue  # outside loops only a fresh callable is a site: a local one (see below)
                 yield ScreenSite(True, where)
+
+
+def _rewraps(expr: ast.AST, names: ImportMap) -> bool:
+    """`expr` qualifies to a jit that is a new cache key even around a module function (`nnx.jit`)."""
+    return names.qualify_ast(expr) in REWRAPPING_JITS
 
 
 def _compiling(expr: ast.AST, names: ImportMap) -> bool:

@@ -21,17 +21,24 @@ from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
-from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS
+from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS, JIT_NAMES, REWRAPPING_JITS, display_name
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
-# Transforms that compile (a fresh callable means a fresh cache key and an XLA compile).
+# Transforms that compile (a fresh callable means a fresh cache key and an XLA compile), with the
+# kind the planner fixes them as: `nnx.jit` and pjit take `static_argnames` like `jax.jit`;
+# `jax_dataclasses.jit` marks statics by annotation, so captured static values are hoisted by hand.
 COMPILING = {
     "jax.jit": "jit",
     "jax.pmap": "pmap",
+    "jax.experimental.pjit.pjit": "jit",
     "equinox.filter_jit": "filter_jit",
     "equinox.filter_pmap": "filter_pmap",
+    "flax.nnx.jit": "jit",
+    "flax.nnx.pmap": "pmap",
+    "jax_dataclasses.jit": "jdc_jit",
 }
+assert set(COMPILING) == JIT_NAMES, "the compiling transforms are the table's (jaxfix.analysis.transforms)"
 # Transforms that only wrap: eagerly they retrace on every call whether hoisted or not (measured:
 # 0 compiles per run for a fresh vmap/grad/value_and_grad/checkpoint lambda in a loop), so they
 # matter only under a compiling transform, e.g. `jax.jit(jax.grad(lambda p: ...))`.
@@ -47,6 +54,10 @@ WRAPPING = {
     "equinox.filter_grad": "filter_grad",
     "equinox.filter_value_and_grad": "filter_value_and_grad",
     "equinox.filter_vmap": "filter_vmap",
+    "flax.nnx.vmap": "vmap",
+    "flax.nnx.grad": "grad",
+    "flax.nnx.value_and_grad": "value_and_grad",
+    "flax.nnx.remat": "remat",
 }
 # Wrappers that return a new function object on every call, so that `jax.jit(jax.grad(f))` is a
 # new cache key each time even for a module function `f` (measured: 3 compiles in 3 calls for
@@ -96,13 +107,19 @@ class Site:
     # outside loops: this module shows the function running more than once (called in a loop or
     # from two places, or a method a loop calls on one object); without it a fix is never `safe`
     repeats: bool = False
+    qualified: list[str] = field(default_factory=list)  # the transforms' qualified names, outermost first
 
     @property
     def fresh(self) -> bool:
         """Each evaluation of the transform makes a new cache key: the callable is new each time,
         or a module function sits under a wrapper that returns a new function object
         (`jax.jit(jax.grad(f))`)."""
-        return self.kind != MODULE_FUNCTION or any(k in NEW_FUNCTION_WRAPPERS for k in self.kinds[1:])
+        return self.kind != MODULE_FUNCTION or self.rewraps or any(k in NEW_FUNCTION_WRAPPERS for k in self.kinds[1:])
+
+    @property
+    def rewraps(self) -> bool:
+        """The outer transform is a new cache key even around the same function (`nnx.jit`)."""
+        return bool(self.qualified) and self.qualified[0] in REWRAPPING_JITS
 
     @property
     def described(self) -> str:
@@ -110,13 +127,18 @@ class Site:
         under a wrapper `module function under `jax.grad``."""
         if self.kind != MODULE_FUNCTION:
             return self.kind
+        if self.rewraps:
+            return f"wrapper of a module function (`{display_name(self.qualified[0])}` makes a new one per call)"
         wrapper = next(k for k in self.kinds[1:] if k in NEW_FUNCTION_WRAPPERS)
         return f"function made by `jax.{wrapper}`"
 
     @property
     def spelled(self) -> str:
         """The transform chain as a message spells it: `jax.jit(...)`, `jax.jit(jax.grad(...))`."""
-        names = [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in self.kinds]
+        if len(self.qualified) == len(self.kinds):
+            names = [display_name(q) for q in self.qualified]
+        else:
+            names = [f"{'eqx.' if k.startswith('filter_') else 'jax.'}{k}" for k in self.kinds]
         return "(".join(names) + "(...)" + ")" * (len(self.kinds) - 1)
 
     @property
@@ -194,7 +216,7 @@ class _SiteFinder:
         self.ctx = ctx
         self.idx = idx
         self.qualify = ctx.names.qualify
-        self._traced_names: set[str] | None = None
+        self._traced_names: dict[str, list[cst.CSTNode]] | None = None
         self._loop_calls: dict[str, str] | None = None  # method name -> who calls it per iteration
 
     def transform_name(self, expr: cst.BaseExpression) -> str | None:
@@ -228,6 +250,7 @@ class _SiteFinder:
                 return None  # the outer transform reports it
         chain: list[cst.Call] = [node]
         kinds = [COMPILING[outer]]
+        qualified = [outer]
         target: cst.BaseExpression | None = None
         current = node
         while True:
@@ -239,8 +262,9 @@ class _SiteFinder:
                 break
             chain.append(target)
             kinds.append(inner)
+            qualified.append(self.qualify(target.func) or "")
             current = target
-        site = Site(node=node, chain=chain, kinds=kinds, target=target, kind="")
+        site = Site(node=node, chain=chain, kinds=kinds, target=target, kind="", qualified=qualified)
         if isinstance(parent, cst.Call) and parent.func is node:
             site.call = parent
             site.calls = [parent]
@@ -250,10 +274,26 @@ class _SiteFinder:
             return None
         if self._cached_bound_method(site, target):
             return None  # the same bound method hits the transform's cache (`CACHES_BOUND_METHODS`)
+        if site.manual is None:
+            site.manual = self._wrapper_defined_below(node)
         if "filter_vmap" in kinds and site.kind != MODULE_FUNCTION and site.manual is None:
             # the hoist would pass captured values as new arguments, which filter_vmap maps
             site.manual = "`eqx.filter_vmap` maps every array argument: hoist by hand, captured arrays with `in_axes=None`"
         return self._place(site)
+
+    def _wrapper_defined_below(self, node: cst.Call) -> str | None:
+        """Through a project's own wrapper (`maybe_jit(f)`, `ImportMap.wrappers`) defined after the
+        statement holding the site: a hoist to module level there would call it before its def."""
+        func = node.func
+        if not isinstance(func, cst.Name) or func.value not in self.ctx.names.wrappers:
+            return None
+        body = list(self.ctx.module.body)
+        here = self.idx.statement_in(node, self.ctx.module)
+        where = next((i for i, stmt in enumerate(body) if stmt is here), None)
+        defined = [i for i, stmt in enumerate(body) if isinstance(stmt, cst.FunctionDef) and stmt.name.value == func.value]
+        if where is None or not defined or min(defined) > where:
+            return f"`{func.value}` is defined below this code; hoist by hand below its def"
+        return None
 
     def _bound_calls(self, site: Site, assign: cst.CSTNode | None) -> bool:
         """`f = T(F)` whose name is only ever called, right there: fill `site.calls`/`binding`.
@@ -388,11 +428,13 @@ class _SiteFinder:
         name = self.qualify(dec)
         if name in COMPILING:
             kinds.append(COMPILING[name])
+            qualified = [name]
         elif isinstance(dec, cst.Call) and self.qualify(dec.func) in PARTIALS and dec.args:
             inner = self.qualify(dec.args[0].value)
             if inner not in COMPILING:
                 return None
             kinds.append(COMPILING[inner])
+            qualified = [inner]
         elif isinstance(dec, cst.Call) and self.qualify(dec.func) in COMPILING:
             return None  # @jax.jit(...) factory form: rare; leave it
         else:
@@ -402,7 +444,9 @@ class _SiteFinder:
         scope = self.idx.enclosing_scope(node)
         if isinstance(scope, cst.ClassDef):
             return None
-        site = Site(node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node)
+        site = Site(
+            node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node, qualified=qualified
+        )
         if isinstance(scope, cst.Module):
             if not self.idx.enclosing_loops(node):
                 return None
@@ -682,7 +726,7 @@ class _SiteFinder:
         traced = self.traced_names()
         for anc in self.idx.ancestors(node):
             if isinstance(anc, cst.FunctionDef):
-                if anc.name.value in traced:
+                if anc.name.value in traced and self._named_from(anc, traced[anc.name.value]):
                     return True
                 for dec in anc.decorators:
                     d = dec.decorator
@@ -701,9 +745,20 @@ class _SiteFinder:
                 return True  # a lambda body: almost always a traced body (scan/cond/jit) or a key function
         return False
 
-    def traced_names(self) -> set[str]:
+    def _named_from(self, definition: cst.FunctionDef, scopes: list[cst.CSTNode]) -> bool:
+        """A call made in one of `scopes` can name `definition`: a method only from its class body
+        (a class scope is not visible to the functions in it: `pjit.pjit(init)` in `__init__` names
+        a nested `init`, not the class's method `init`, brax's replay_buffers), any other def from
+        its own scope or a scope nested in it."""
+        home = self.idx.enclosing_scope(definition)
+        if isinstance(home, cst.ClassDef):
+            return any(scope is home for scope in scopes)
+        return any(scope is home or any(a is home for a in self.idx.ancestors(scope)) for scope in scopes)
+
+    def traced_names(self) -> dict[str, list[cst.CSTNode]]:
+        """Names passed to a tracing call, each with the scopes of the calls that pass it."""
         if self._traced_names is None:
-            names: set[str] = set()
+            names: dict[str, list[cst.CSTNode]] = {}
             planner = self
 
             class _V(cst.CSTVisitor):
@@ -715,7 +770,7 @@ class _SiteFinder:
                     ):
                         for arg in node.args:
                             if isinstance(arg.value, cst.Name):
-                                names.add(arg.value.value)
+                                names.setdefault(arg.value.value, []).append(planner.idx.enclosing_scope(node))
 
             walk(self.ctx.module, _V())
             self._traced_names = names

@@ -96,6 +96,14 @@ reported as manual. A `setter`/`deleter` on the name, an assignment or `del` of 
 in the module, a class registered with separate flatten functions, or a `tree_flatten` /
 `tree_unflatten` too irregular to edit is reported as manual, with the reason.
 
+A Flax NNX module (`nnx.Module`, `nnx.Pytree`, `nnx.Object` subclass) is always given the
+property fix, whatever the style (measured, flax 0.12.8): read first inside `nnx.jit`, the
+`cached_property` stores a tracer on the real module and the next call raises
+`UnexpectedTracerError`; filled eagerly, the cached array is a plain attribute, which NNX holds
+as static metadata, and `nnx.jit` raises `ValueError` (arrays cannot be metadata). There is no
+registered cache field to fill in a module; the property keeps its `Variable`s the only state.
+See docs/frameworks.md.
+
 ## References
 - https://docs.jax.dev/en/latest/custom_pytrees.html
 - https://github.com/patrick-kidger/equinox/issues/539

@@ -41,6 +41,12 @@ STATIC_RETURNS = frozenset(
     {"int", "float", "bool", "str", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset"}
     | {f"typing.{n}" for n in ("Tuple", "List", "Dict", "Set", "FrozenSet", "Sequence", "Mapping", "Literal")}
 )
+# measured (flax 0.12.8): an nnx.Module has no registered cache field to fill; a plain attribute is
+# static metadata there (an array in it makes `nnx.jit` raise), so the property is the one fix
+NNX_NOTE = (
+    " (an `nnx.Module` keeps no cache across `nnx.jit`: read first under it, the cache holds a tracer"
+    " and the next call raises `UnexpectedTracerError`; filled eagerly, `nnx.jit` rejects the array as static metadata)"
+)
 STATIC_NOTE = " (its value is static Python data, which a cache leaf would turn into a tracer under jit)"
 
 FIELD_HAZARDS = (
@@ -110,6 +116,8 @@ class _ClassFix:
     def build(self) -> Fix:
         try:
             self._common_checks()
+            if self.info.kind == pt.NNX:
+                return self._property_style(NNX_NOTE)
             if self.style == "property":
                 return self._property_style()
             return self._field_style()

@@ -67,6 +67,7 @@ from codemods.pytree_cache.cached_members import (
     may_hold_cached_pytree,
     may_hold_cached_pytree_in,
 )
+from jaxfix.analysis import pytrees as pt
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -183,6 +184,8 @@ class MethodCacheOnPytreeRule(PytreeCacheFamily, Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for cached in cached_classes(ctx):
+            if cached.info.kind == pt.NNX:
+                continue  # not measured harmful on an nnx graph object (computed once under nnx.jit)
             for member in cached.methods:
                 short = member.qualname.rsplit(".", 1)[-1]
                 fix = ctx.rewrite(

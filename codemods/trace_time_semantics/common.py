@@ -12,12 +12,13 @@ import libcst as cst
 
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.analysis.transforms import JIT_NAMES
+from jaxfix.analysis.transforms import (  # TRANSFORM_TOKENS: the text test of the rules that need no more than a transform's name
+    JIT_NAMES,
+    TRANSFORM_TOKENS,  # noqa: F401
+)
 from jaxfix.model import Fix, Safety
 from jaxfix.rulebase import RuleContext
 
-# The text test of the rules that need no more specific token than a transform's name.
-TRANSFORM_TOKENS = ("jit", "vmap", "lax", "pmap")
 LINE_LENGTH = 88  # black's default, which the fixes wrap to
 
 

@@ -27,6 +27,7 @@ from codemods.traced_control_flow.fix_safety import proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
 from jaxfix.analysis.guards import never_traced_at, tracer_test_helpers
+from jaxfix.analysis.transforms import TRANSFORM_TOKENS
 from jaxfix.analysis.jit_contexts import (
     FuncInfo,
     JitContexts,
@@ -149,7 +150,7 @@ class SiteRule:
 
     codes: ClassVar[tuple[Code, ...]]
     options_table = "traced-control-flow"  # the family's table before the split (it has no options)
-    prefilter = ("jit", "vmap", "lax", "pmap")
+    prefilter = TRANSFORM_TOKENS
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code the rules report needs a jax transform
     follows_calls = True  # also in a file whose functions traced code elsewhere calls
     verify_reference = "eager"  # the original cannot run under jit: compare with it run eagerly

@@ -26,24 +26,26 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis import pytrees
+from jaxfix.analysis import flax_modules, pytrees
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
+    FILTERED_JITS,
     GRAD_NAMES,
     HOST_CALLBACKS,
     JIT_NAMES,
     LAX_BODIES,
     LAX_BODY_ARITY,
-    lax_body_arity,
+    LINEN_APPLY,
     PARTIAL_NAMES,
     PASS_THROUGH,
     STATIC_ARGNAMES_OPTIONS,
     STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
+    lax_body_arity,
 )
 from jaxfix.analysis.walk import Visitor, statement_hooks, statements, walk
 
@@ -52,6 +54,7 @@ BODY_ARGS: dict[str, tuple[int, ...]] = {
     **LAX_BODIES,
     "jax.vmap": (0,),
     "equinox.filter_vmap": (0,),
+    "flax.nnx.vmap": (0,),
     "jax.checkpoint": (0,),
     "jax.remat": (0,),
 }
@@ -351,6 +354,10 @@ class JitContexts:
         self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
         self.static_fields: dict[str, set[str]] = {}
+        # flax module classes of this module, and the attribute names some of them hold data in
+        self.flax_classes: set[str] = set()
+        self.linen_classes: set[str] = set()
+        self.flax_data: set[str] = set()
         # classes whose instances may be traced: this module's own test (`_is_pytree_class`) and
         # what `pytrees.pytree_classes` knows with the project (bases and registration helpers elsewhere)
         self.pytree_classes: set[str] = set(known_pytrees)
@@ -360,6 +367,7 @@ class JitContexts:
         self.call_oracle = ModuleCallOracle(module, names, own_packages=own_packages, scopes=scopes)
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
+        self.host_callbacks: set[FuncInfo] = self._host_callbacks()
         self._find_entries()
         self._sites_by_target = None  # asked while entries were found, before every jitted alias was known
         self._enter_external()
@@ -491,6 +499,11 @@ class JitContexts:
                             )
                             if not facts.traced(getter.body):
                                 out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+        for cls in self.class_nodes:
+            if cls.name.value in self.flax_classes:
+                # `model.num_layers` read on a module inside `nnx.jit`: its config is static
+                out |= self.static_fields.get(cls.name.value, set())
+        fields |= self.flax_data
         for name, infos in self.methods.items():
             props = [m for m in infos if m.is_property and m.class_name in self.pytree_classes]
             if not props or len(props) != len(infos):
@@ -591,7 +604,21 @@ class JitContexts:
                     continue
                 if self._marked_static(small.value):
                     out.add(small.target.value)
-        return out | self._init_python_fields(node) | self._python_members(node)
+        return out | self._init_python_fields(node) | self._python_members(node) | self._flax_config(node)
+
+    def _flax_config(self, node: cst.ClassDef) -> set[str]:
+        """The Python config attributes of a flax module class (`flax_modules.config_attributes`),
+        static under `nnx.jit`/`Module.apply`; its data attributes go to `flax_data`, so no object
+        reads them as static."""
+        if not flax_modules.is_flax_module(node, self.names.qualify, self.flax_classes):
+            return set()
+        self.flax_classes.add(node.name.value)
+        linen = flax_modules.is_linen(node, self.names.qualify, self.linen_classes)
+        if linen:
+            self.linen_classes.add(node.name.value)
+        config, data = flax_modules.config_attributes(node, self.names.qualify, linen)
+        self.flax_data |= data
+        return config
 
     def _python_members(self, node: cst.ClassDef) -> set[str]:
         """`tree_flatten`'s auxiliary data read from `self` (`pytrees._python_members` on the libcst
@@ -739,7 +766,30 @@ class JitContexts:
                 else:
                     site.static_argnames = vals
 
+    def _host_callbacks(self) -> set[FuncInfo]:
+        """Functions given to `jax.pure_callback`, `io_callback`, `jax.debug.callback`
+        (`transforms.HOST_CALLBACKS`): they run on the host with concrete values (measured: they
+        see `ArrayImpl`), so their body is not traced, even when they are defined inside a traced
+        function (Kinetix's `callback` that logs to wandb from its update step). One that is also
+        called directly (`log(x)` beside `jax.debug.callback(log, x)`) runs under the trace too."""
+        found: set[FuncInfo] = set()
+        called: set[FuncInfo] = set()
+        for site in self.calls:
+            positions = HOST_CALLBACKS.get(self.names.qualify(site.call.func) or "")
+            if positions is None:
+                direct = self._resolve_callee(site.call.func, site.caller, allow_attr=False)
+                if direct is not None:
+                    called.add(direct)
+                continue
+            for fn_expr in self._body_args(site.call, positions):
+                target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
+                if target is not None:
+                    found.add(target)
+        return found - called
+
     def _mark(self, info: FuncInfo, reason: str) -> None:
+        if info in self.host_callbacks:
+            return  # runs on the host, never under a trace
         if not info.in_trace:
             info.in_trace = True
         if reason not in info.reasons:
@@ -758,7 +808,7 @@ class JitContexts:
 
     def _nonstatic_params(self, info: FuncInfo, statics: set[str], wrapper: str) -> set[str]:
         # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`, `run(x, true=True)`)
-        python = info.python_params | self._literal_at_every_call(info) if wrapper == "equinox.filter_jit" else set()
+        python = info.python_params | self._literal_at_every_call(info) if wrapper in FILTERED_JITS else set()
         return {p for p in info.params if p not in statics and p not in python}
 
     def _literal_at_every_call(self, info: FuncInfo) -> set[str]:
@@ -1080,9 +1130,8 @@ class JitContexts:
         """Worklist to a fixpoint: analyse each traced function, push traced arguments into the
         functions it calls, re-analyse those whose traced entry grew (and nested functions, whose
         free variables come from the enclosing trace)."""
-        host = self._host_callbacks()
         for info in self.functions.values():
-            if info.parent is not None and info not in host:
+            if info.parent is not None and info not in self.host_callbacks:
                 self._children.setdefault(info.parent, []).append(info)
         work = [i for i in self.functions.values() if i.in_trace]
         queued = set(work)
@@ -1110,6 +1159,8 @@ class JitContexts:
             wake: list[FuncInfo] = []
             if old is None or old.all_traced != facts.all_traced:
                 for child in self._children.get(info, ()):
+                    if child in self.host_callbacks:
+                        continue  # defined in traced code, run on the host (`jax.debug.callback(child, ...)`)
                     if not child.in_trace:
                         child.in_trace = True
                         child.reasons.append(f"defined inside traced `{info.name}`")
@@ -1120,33 +1171,28 @@ class JitContexts:
                     queued.add(other)
                     work.append(other)
 
-    def _host_callbacks(self) -> set[FuncInfo]:
-        """Nested functions and lambdas handed to a host callback (`transforms.HOST_CALLBACKS`:
-        `jax.debug.callback(log, metrics)`) and never called directly by their enclosing function:
-        they run at run time on concrete values, so being defined inside traced code does not
-        make them traced (Kinetix's `callback` with `nonlocal last_time`)."""
-        found: set[FuncInfo] = set()
-        called: set[FuncInfo] = set()
-        for site in self.calls:
-            func = site.call.func
-            if isinstance(func, cst.Name) and site.caller is not None:
-                target = self.nested.get(site.caller, {}).get(func.value)
-                if target is not None:
-                    called.add(target)
-            positions = HOST_CALLBACKS.get(self.names.qualify(func) or "", ())
-            for position in positions:
-                if position >= len(site.call.args):
-                    continue
-                arg = site.call.args[position].value
-                if isinstance(arg, cst.Lambda):
-                    info = self.functions.get(arg)
-                elif isinstance(arg, cst.Name) and site.caller is not None:
-                    info = self.nested.get(site.caller, {}).get(arg.value)
-                else:
-                    info = None
-                if info is not None:
-                    found.add(info)
-        return found - called
+    def _linen_applied(self, call: cst.Call) -> FuncInfo | None:
+        """The `__call__` that `model.apply(variables, *args)` runs (flax.linen's `Module.apply`,
+        `transforms.LINEN_APPLY`): `model` a module-level instance of a linen module class of this
+        module, or any receiver when the module defines exactly one linen module class with a
+        `__call__`. A `method=` argument (another method runs) or a positional star is no call."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in LINEN_APPLY) or not call.args:
+            return None
+        head = func.value
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if isinstance(head, cst.Name) and head.value in self.names.bindings:
+            return None  # `nn.apply(fn, module)`: a module's function, not a model's method
+        if call.args[0].star or call.args[0].keyword is not None or any(
+            a.keyword is not None and a.keyword.value == "method" for a in call.args
+        ):
+            return None
+        linen = sorted(self.linen_classes)
+        if isinstance(func.value, cst.Name) and self.instances.get(func.value.value) in linen:
+            return self._method_of(self.instances[func.value.value], "__call__")
+        calls = [m for name in linen if (m := self._method_of(name, "__call__")) is not None]
+        return calls[0] if len(calls) == 1 else None
 
     def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
         woken: list[FuncInfo] = []
@@ -1162,6 +1208,10 @@ class JitContexts:
                 ]
                 if len(candidates) == 1:
                     callee, receiver = candidates[0], call.func
+            if callee is None and (applied := self._linen_applied(call)) is not None:
+                # `model.apply(variables, x, train)`: the linen module's `__call__` runs on `x`, `train`
+                callee, receiver = applied, None
+                call = call.with_changes(args=call.args[1:])
             if isinstance(call.func, cst.Name) and (callee is None or callee.name == "__init__"):
                 cls = call.func.value if callee is None else callee.class_name
                 if self._lookup(cls, info) is callee and any(facts.expr_traced(a.value, stmt_env) for a in call.args):

@@ -9,15 +9,20 @@ already spell `jax.lax.cond`, and which import would it need otherwise?
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from jaxfix.analysis import filememo
-from jaxfix.analysis.pytrees import dotted, module_imports
+from jaxfix.analysis.pytrees import dotted, module_imports, qualify
+from jaxfix.analysis.transforms import JIT_NAMES, VMAP_NAMES
 from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import ImportRequest
+
+# Transforms a project's own wrapper function may stand for (see `ImportMap.wrappers`).
+WRAPPED_TRANSFORMS = JIT_NAMES | VMAP_NAMES
 
 # How a fix imports a module the file does not import yet: the community's spelling.
 PREFERRED_IMPORTS: dict[str, tuple[str, ImportRequest]] = {
@@ -61,6 +66,9 @@ class ImportMap:
     bindings: dict[str, str] = field(default_factory=dict)
     requests: dict[str, ImportRequest] = field(default_factory=dict)  # local name -> the import binding it
     _module: cst.Module | None = field(default=None, repr=False, compare=False)
+    # module functions that return a transform of their first parameter (`def maybe_jit(fn, *a,
+    # **k): return jax.jit(fn, *a, **k)`): bound to that transform, never used to spell one
+    wrappers: frozenset[str] = frozenset()
     _used_names: set[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -71,7 +79,18 @@ class ImportMap:
                 collector.visit_Import(node)
             elif isinstance(node, cst.ImportFrom):
                 collector.visit_ImportFrom(node)
-        return cls(bindings=collector.bindings, requests=collector.requests, _module=module)
+        bindings = collector.bindings
+        wrappers = {}
+        for node in module.body:
+            if isinstance(node, cst.FunctionDef) and len(node.body.body) <= 4 and not node.decorators:
+                try:
+                    parsed = ast.parse(textwrap.dedent(module.code_for_node(node))).body[0]
+                except SyntaxError:
+                    continue
+                target = _wrapper_target(parsed, bindings)
+                if target is not None:
+                    wrappers[node.name.value] = target
+        return cls(bindings={**bindings, **wrappers}, requests=collector.requests, _module=module, wrappers=frozenset(wrappers))
 
     @classmethod
     def from_ast(cls, tree: ast.Module) -> "ImportMap":
@@ -99,7 +118,13 @@ class ImportMap:
                     continue
                 for alias in node.names:
                     bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        return cls(bindings=bindings)
+        wrappers = {}
+        for node in tree.body:
+            if type(node) is ast.FunctionDef and len(node.body) <= 4 and not node.decorator_list:
+                target = _wrapper_target(node, bindings)
+                if target is not None:
+                    wrappers[node.name] = target
+        return cls(bindings={**bindings, **wrappers}, wrappers=frozenset(wrappers))
 
     def qualify_ast(self, node: ast.AST) -> str | None:
         """`qualify` for a stdlib-AST expression."""
@@ -140,6 +165,8 @@ class ImportMap:
         """How this file spells `qualname`, plus the import needed when it cannot yet."""
         best: str | None = None
         for local, target in self.bindings.items():
+            if local in self.wrappers:
+                continue
             if qualname == target:
                 spelled = local
             elif qualname.startswith(target + "."):
@@ -162,6 +189,37 @@ class ImportMap:
             return ".".join([local, *parts[cut:]]), (request,)
         top = parts[0]
         return qualname, (ImportRequest(top),)
+
+
+def _wrapper_target(fn: ast.FunctionDef, bindings: dict[str, str]) -> str | None:
+    """The transform a project's own wrapper returns of its first parameter, at every return
+    (`def maybe_jit(fn, *a, **k): return jit(fn, *a, **k)`), else None: a wrapper that may return
+    the function untransformed (`return jax.jit(f) if flag else f`) is not one."""
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if not params:
+        return None
+    first = params[0].arg
+    found: set[str] = set()
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return):
+            value = node.value
+            if not (
+                isinstance(value, ast.Call)
+                and value.args
+                and isinstance(value.args[0], ast.Name)
+                and value.args[0].id == first
+            ):
+                return None
+            target = qualify(value.func, bindings)
+            if target not in WRAPPED_TRANSFORMS:
+                return None
+            found.add(target)
+        stack.extend(ast.iter_child_nodes(node))
+    return found.pop() if len(found) == 1 else None
 
 
 class _NameCollector(cst.CSTVisitor):

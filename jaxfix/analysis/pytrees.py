@@ -53,8 +53,12 @@ EQUINOX = "equinox"  # equinox.Module subclass: eqx.tree_at
 REGISTER_DATACLASS = "register-dataclass"  # jax.tree_util.register_dataclass: dataclasses.replace
 NODE_CLASS = "pytree-node-class"  # register_pytree_node_class: tree_flatten/tree_unflatten methods
 REGISTERED = "registered"  # register_pytree_node / register_pytree_with_keys with separate functions
+# flax.nnx.Module / Pytree / Object subclass: a graph object whose `nnx.jit` rebuilds it inside the
+# trace; its only cache fix is the plain property (docs/frameworks.md: a cache attribute filled
+# eagerly becomes static metadata holding an array, and `nnx.jit` refuses it)
+NNX = "nnx"
 
-INHERITED_KINDS = frozenset({FLAX, EQUINOX})
+INHERITED_KINDS = frozenset({FLAX, EQUINOX, NNX})
 
 # -- The one table of what makes a class a pytree ------------------------------------------------
 # Qualified name -> kind. A kind of None marks a class whose instances cross `jit` with array
@@ -66,9 +70,9 @@ PYTREE_BASES: dict[str, str | None] = {
     "equinox.Module": EQUINOX,
     "equinox._module.Module": EQUINOX,
     "flax.linen.Module": None,
-    "flax.nnx.Module": None,
-    "flax.nnx.Object": None,
-    "flax.nnx.Pytree": None,
+    "flax.nnx.Module": NNX,
+    "flax.nnx.Object": NNX,
+    "flax.nnx.Pytree": NNX,
     "typing.NamedTuple": None,
     "NamedTuple": None,
 }
@@ -231,6 +235,18 @@ def decorator_target(node: ast.AST, bindings: dict[str, str]) -> str | None:
 
 
 # Field annotations (by their last name) that declare Python data, not array leaves.
+# Flax module classes. Their attributes are Python configuration, static under a transform, unless
+# they hold data: measured under `nnx.jit` (flax 0.12), a `Variable`/`Param` attribute's value and a
+# raw array attribute arrive as tracers, an `int` attribute as the int itself; a linen module's
+# dataclass fields are hashable config and its parameters come from `self.param(...)` calls.
+FLAX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.Pytree", "flax.linen.Module"})
+# Calls whose value stored on a module is surely Python data (everything else called may make an
+# array, a Variable or a submodule, and is left traced).
+PYTHON_VALUE_CALLS = frozenset(
+    {"int", "float", "bool", "str", "len", "tuple", "list", "dict", "set", "frozenset", "min", "max", "abs",
+     "round", "sorted", "range", "getattr", "isinstance", "divmod"}
+)
+
 STATIC_FIELD_TYPES = frozenset(
     {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
 )

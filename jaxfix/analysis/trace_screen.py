@@ -84,6 +84,7 @@ from jaxfix.analysis.static_values import (
 from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 from jaxfix.analysis.transforms import (
     CONSTRUCTION_HOOKS,
+    LINEN_APPLY,
     STATIC_ARGNAMES_OPTIONS,
     STATIC_ARGNUMS_OPTIONS,
     lax_body_arity,
@@ -98,16 +99,17 @@ _ENTRY_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in _ENTRY_NAMES)
 _JIT_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in JIT_NAMES)
 
 # The text test before the screen (`Rule.prefilter_pattern`): every transform and lax body the
-# analysis follows is named `jax.*` or `equinox.*`, so a name qualifies to one only through an
-# import of jax or equinox (`import jax`, `import a, jax.numpy as jnp`, `from jax import jit`,
+# analysis follows is named `jax.*`, `equinox.*`, `flax.*` or `jax_dataclasses.*`
+# (`transforms.TRANSFORM_PACKAGES`), so a name qualifies to one only through an import of one of
+# them (`import jax`, `import a, jax.numpy as jnp`, `from jax import jit`, `from flax.nnx import jit`,
 # `from jax.lax import scan`, `from jax.experimental.pjit import pjit`, `from equinox import
 # filter_jit`; `from jax._src.api import jit` qualifies to `jax._src.api.jit`, no transform), or
 # spelled out with `jax`/`equinox` unbound by any import (bound by an assignment or a star import).
 # Any text holding none of those spellings has no trace entry for the rules.
 #
 # Written as below it reads:
-#     \bimport\b[^\n]*\b(?:jax|equinox)\b | \b(?:import|from)\s*\\
-#     | \bfrom\s+(?:jax|equinox)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?))?\s+import\b
+#     \bimport\b[^\n]*\b(?:jax|equinox|flax|jax_dataclasses)\b | \b(?:import|from)\s*\\
+#     | \bfrom\s+(?:jax|equinox|flax|jax_dataclasses)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?|nnx|linen))?\s+import\b
 #     | (?<![\w.])(?:jax|equinox)<TRANSFORM_ATTRIBUTE>
 # Each branch starts with its word and checks what precedes it afterwards (a look-behind), so the
 # regex engine skips ahead to the next i, f, j or e instead of trying every branch at every
@@ -117,10 +119,10 @@ _TRANSFORM_ATTRIBUTE = (
     r"|linearize|checkpoint|remat|lax|experimental|filter_\w+)\b"
 )
 MAY_NAME_A_TRANSFORM = re.compile(
-    r"import(?<=(?<!\w)import)\b[^\n]*\b(?:jax|equinox)\b"
+    r"import(?<=(?<!\w)import)\b[^\n]*\b(?:jax|equinox|flax|jax_dataclasses)\b"
     r"|import(?<=(?<!\w)import)\s*\\"
     r"|from(?<=(?<!\w)from)\s*\\"
-    r"|from(?<=(?<!\w)from)\s+(?:jax|equinox)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?))?\s+import\b"
+    r"|from(?<=(?<!\w)from)\s+(?:jax|equinox|flax|jax_dataclasses)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?|nnx|linen))?\s+import\b"
     r"|jax(?<=(?<![\w.])jax)" + _TRANSFORM_ATTRIBUTE + r"|equinox(?<=(?<![\w.])equinox)" + _TRANSFORM_ATTRIBUTE
 )
 
@@ -1331,6 +1333,13 @@ class TraceScreen:
                     # class that may be a pytree (the analysis: of the one pytree class defining it)
                     callees = [*callees, *self._pytree_methods("__call__")]
                     receiver_traced = True
+                if type(node.func) is ast.Attribute and node.func.attr in LINEN_APPLY and node.args:
+                    # `model.apply(variables, x)`: a linen module's `__call__` (the analysis'
+                    # `_linen_applied`; here any `__call__` of a class that may be a pytree)
+                    for callee in self._pytree_methods("__call__"):
+                        if callee is not info and any(info.traced(a) for a in node.args):
+                            if self._enter(callee, set(callee.positional[1:]) | set(callee.params) - set(callee.positional[:1])):
+                                woken.append(callee)
                 for callee in callees:
                     if callee is info:
                         continue

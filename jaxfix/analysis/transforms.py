@@ -1,12 +1,50 @@
-"""The JAX transforms the analyses know, by qualified name: one table for the libcst analysis
-(`jit_contexts`), the stdlib screens and the project call graph (`callgraph`), which must agree
-on what traces a function. Plain data: importing it costs nothing (no libcst)."""
+"""The JAX transforms and framework conventions the analyses know, by qualified name: one table for
+the libcst analysis (`jit_contexts`), the stdlib screens, the project call graph (`callgraph`), the
+jit-placement sites and `jaxfix explain`, which must agree on what traces a function. Plain data:
+importing it costs nothing (no libcst).
+
+Spellings: names are qualified through the file's imports (`from flax import nnx` makes `nnx.jit`
+`flax.nnx.jit`; `from jax.experimental import pjit` makes `pjit.pjit`
+`jax.experimental.pjit.pjit`), so every import form of one name meets the same entry here.
+Measured facts behind the entries are in docs/frameworks.md."""
 
 from __future__ import annotations
 
 # Transforms that compile the function they are given (each call of a new object compiles).
-JIT_NAMES = frozenset({"jax.jit", "jax.pmap", "equinox.filter_jit", "jax.experimental.pjit.pjit"})
-VMAP_NAMES = frozenset({"jax.vmap", "equinox.filter_vmap", "jax.pmap"})
+# `flax.nnx.jit` wraps its function in a new `JitFn` (a dataclass with eq=False) on every call, so
+# even a module function re-wrapped per call compiles again (`REWRAPPING_JITS`).
+JIT_NAMES = frozenset(
+    {
+        "jax.jit",
+        "jax.pmap",
+        "jax.experimental.pjit.pjit",
+        "equinox.filter_jit",
+        "equinox.filter_pmap",
+        "flax.nnx.jit",
+        "flax.nnx.pmap",
+        "jax_dataclasses.jit",
+    }
+)
+# The jits that keep every non-array argument static by themselves (no static_argnames needed).
+FILTERED_JITS = frozenset({"equinox.filter_jit", "equinox.filter_pmap"})
+# Compiling transforms whose wrapper is a new cache key even around the same function: measured,
+# `nnx.jit(loss_fn)(model, x)` four times in a loop compiles 4 times (`jax.jit(loss_fn)`: once).
+REWRAPPING_JITS = frozenset({"flax.nnx.jit", "flax.nnx.pmap"})
+# Transforms whose function runs on tracers, mapped over (or sharded along) an axis: a parameter
+# mapped with `in_axes=None` is still a traced value, but not batched.
+VMAP_NAMES = frozenset(
+    {
+        "jax.vmap",
+        "jax.pmap",
+        "equinox.filter_vmap",
+        "equinox.filter_pmap",
+        "flax.nnx.vmap",
+        "flax.nnx.pmap",
+        "jax.shard_map",
+        "jax.experimental.shard_map.shard_map",
+        "flax.nnx.shard_map",
+    }
+)
 GRAD_NAMES = frozenset(
     {
         "jax.grad",
@@ -19,12 +57,31 @@ GRAD_NAMES = frozenset(
         "jax.linearize",
         "equinox.filter_grad",
         "equinox.filter_value_and_grad",
+        "flax.nnx.grad",
+        "flax.nnx.value_and_grad",
+        "flax.nnx.jvp",
+        "flax.nnx.vjp",
     }
 )
-# Transforms that keep the function traceable without themselves tracing it abstractly.
-PASS_THROUGH = GRAD_NAMES | frozenset({"jax.checkpoint", "jax.remat", "equinox.filter_checkpoint"})
+# Transforms that keep the function traceable without themselves tracing it abstractly. A
+# `jax.custom_jvp`/`custom_vjp` function is one: measured, called eagerly its body sees concrete
+# arrays (`ArrayImpl`), under `jit` tracers, so its body is traced exactly where it is called
+# under a trace (and its `defjvp` rule runs on concrete primals under an eager `grad`).
+PASS_THROUGH = GRAD_NAMES | frozenset(
+    {
+        "jax.checkpoint",
+        "jax.remat",
+        "equinox.filter_checkpoint",
+        "flax.nnx.remat",
+        "jax.custom_jvp",
+        "jax.custom_vjp",
+        "equinox.filter_custom_jvp",
+        "equinox.filter_custom_vjp",
+        "flax.nnx.custom_vjp",
+    }
+)
 # Those of them that return a new function (`jvp`, `vjp`, `linearize` call theirs at once).
-FUNCTION_WRAPPERS = PASS_THROUGH - {"jax.jvp", "jax.vjp", "jax.linearize"}
+FUNCTION_WRAPPERS = PASS_THROUGH - {"jax.jvp", "jax.vjp", "jax.linearize", "flax.nnx.jvp", "flax.nnx.vjp"}
 PARTIAL_NAMES = frozenset({"functools.partial"})
 # Options of a transform whose literal values name the arguments it passes through as Python values
 # (hashed into the cache key, never traced): `static_argnums`/`static_argnames` of jit, pjit and
@@ -40,6 +97,17 @@ LAX_BODIES: dict[str, tuple[int, ...]] = {
     "jax.lax.switch": (-1,),
     "jax.lax.map": (0,),
     "jax.lax.associative_scan": (0,),
+    # flax.nnx's versions take the same positions (and carry modules through the loop)
+    "flax.nnx.scan": (0,),
+    "flax.nnx.fori_loop": (2,),
+    "flax.nnx.while_loop": (0, 1),
+    "flax.nnx.cond": (1, 2),
+    "flax.nnx.switch": (-1,),
+    # flax.linen's lifted control flow over functions of a module (`nn.cond(pred, true_fun,
+    # false_fun, module, *operands)`, `nn.while_loop(cond_fn, body_fn, module, init)`)
+    "flax.linen.cond": (1, 2),
+    "flax.linen.switch": (-1,),
+    "flax.linen.while_loop": (0, 1),
 }
 # Calls whose function argument runs on concrete values on the host, never on tracers, even when
 # the call itself sits in traced code: qualified name -> positions of the function arguments.
@@ -76,6 +144,24 @@ def lax_body_arity(qual: str, positional: int, plain: bool) -> int | None:
     return None if first is None or not plain else max(positional - first, 0)
 
 
+# flax.linen's lifted transforms take a Module class (`nn.scan(Block, ...)`, `nn.jit(Block)`) and
+# trace its `__call__` (or the methods named by `methods=`) when the model is applied.
+LINEN_LIFTED = frozenset(
+    {
+        "flax.linen.jit",
+        "flax.linen.scan",
+        "flax.linen.vmap",
+        "flax.linen.remat",
+        "flax.linen.checkpoint",
+        "flax.linen.remat_scan",
+    }
+)
+# flax.linen's `Module.apply(variables, *args, method=None)` runs the module's `__call__` on `args`
+# (under whatever transform the caller is in); `init` usually runs eagerly, once.
+LINEN_APPLY = frozenset({"apply"})
+# Flax's performance-guide helper: binds graph objects once so an `nnx.jit` step called per batch
+# skips the Python graph traversal (`nnx.cached_partial(train_step, model, optimizer)`).
+CACHED_PARTIAL = "flax.nnx.cached_partial"
 # Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
 CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
 
@@ -96,3 +182,36 @@ FUNCTION_CONTAINERS = frozenset(
         "haiku.without_state",
     }
 )
+
+# Attributes through which a framework's jit wrapper holds the user's function: `functools.wraps`'
+# `__wrapped__`, flax.nnx's `JitFn.f` and `JitWrapped.fun`, equinox's `_JitWrapper._fun`.
+# `jaxfix explain` follows them to charge a compile made through `nnx.jit`/`eqx.filter_jit` to the
+# user's function instead of the framework's internals.
+WRAPPED_FUNCTION_ATTRIBUTES = ("__wrapped__", "f", "fun", "_fun", "fn", "func")
+
+# How messages spell a qualified name: the module prefix its users import it under.
+_DISPLAY_PREFIXES = (
+    ("flax.nnx.", "nnx."),
+    ("flax.linen.", "nn."),
+    ("equinox.", "eqx."),
+    ("jax_dataclasses.", "jdc."),
+    ("jax.experimental.pjit.", ""),
+    ("jax.experimental.shard_map.", ""),
+)
+
+
+def display_name(qualified: str) -> str:
+    """`flax.nnx.jit` -> `nnx.jit`, `equinox.filter_jit` -> `eqx.filter_jit`, `jax.jit` as is."""
+    for prefix, short in _DISPLAY_PREFIXES:
+        if qualified.startswith(prefix):
+            return short + qualified[len(prefix) :]
+    return qualified
+
+
+# Substrings one of which a file that names a transform or lax body of this table holds (the rules'
+# cheap text test): `nnx`/`linen` for flax's, whose last names (`scan`, `cond`) are common words.
+TRANSFORM_TOKENS = ("jit", "vmap", "lax", "pmap", "shard_map", "nnx", "linen")
+
+# Package prefixes of the transforms above: a name qualifies to one only through an import of one
+# of these (the text screens' prefilter asks for one of them).
+TRANSFORM_PACKAGES = ("jax", "equinox", "flax", "jax_dataclasses")

@@ -37,6 +37,15 @@ FAMILIES = {
     "unknown": ("JAX1", "JAX2"),
     "unrecorded": ("JAX1", "JAX2"),
 }
+# a static argument that is a function (equinox's filter_jit keeps the callable static): only a
+# fresh-callable finding at its call site (not JAX203, whose hoist keeps the static value changing)
+SITE_ONLY_FAMILIES = ("JAX201", "JAX202")
+
+
+def _a_function_is_static(miss) -> bool:
+    """JAX's reason shows a function in the changed static argument (`functools.partial(<function ...`)."""
+    text = miss.reason + " " + miss.detail
+    return "functools.partial(" in text or "<function " in text
 
 
 @dataclass
@@ -122,6 +131,11 @@ class Joiner:
     def _join(self, cause: Cause) -> None:
         miss, function = cause.first, cause.function
         prefixes = FAMILIES.get(miss.kind, ())
+        if not prefixes and miss.kind == "static" and miss.site is not None and _a_function_is_static(miss):
+            # `eqx.filter_jit(partial(f, ...))` per call: the fresh callable is a static part of
+            # equinox's jit call, so JAX names a static argument; a jit-placement finding at the
+            # very call site is the fix
+            prefixes = SITE_ONLY_FAMILIES
         if not prefixes:
             return
         found: dict[tuple, Match] = {}
@@ -142,6 +156,9 @@ class Joiner:
 
         if miss.site is not None:
             take(miss.site.path, spans(miss.site.line))
+        if prefixes is SITE_ONLY_FAMILIES:
+            cause.matches = sorted(found.values(), key=lambda m: m.finding.sort_key())
+            return
         if function.path:
             take(function.path, spans(function.line))
         if miss.kind in ("pytree", "unknown", "unrecorded"):

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxfix.analysis.transforms import WRAPPED_FUNCTION_ATTRIBUTES
+
 BOOTSTRAP_DIR = str(Path(__file__).resolve().with_name("_bootstrap"))
 EVENT_LIMIT = 100_000  # per process; beyond it a "truncated" event is written and counting stops
 MESSAGE_LIMIT = 20  # full cache-miss texts kept per function per process
@@ -55,7 +57,9 @@ class RunOutcome:
 
 def child_env(out_dir: str, base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
-    env["JAXFIX_EXPLAIN"] = json.dumps({"out": out_dir, "limit": EVENT_LIMIT, "message_limit": MESSAGE_LIMIT})
+    env["JAXFIX_EXPLAIN"] = json.dumps(
+        {"out": out_dir, "limit": EVENT_LIMIT, "message_limit": MESSAGE_LIMIT, "unwrap": list(WRAPPED_FUNCTION_ATTRIBUTES)}
+    )
     paths = [BOOTSTRAP_DIR, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env

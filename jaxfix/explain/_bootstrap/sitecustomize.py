@@ -28,6 +28,9 @@ def _install() -> None:
     config = json.loads(os.environ["JAXFIX_EXPLAIN"])
     out_path = os.path.join(config["out"], "events-%d.jsonl" % os.getpid())
     limit = int(config.get("limit", 100000))
+    # attributes through which a framework's jit wrapper holds the user's function (nnx's JitFn.f
+    # and JitWrapped.fun, equinox's _JitWrapper._fun): jaxfix's transform table sends them
+    unwrap_attributes = tuple(config.get("unwrap", ("__wrapped__", "f", "fun", "_fun", "fn", "func")))
     message_limit = int(config.get("message_limit", 20))
     lock = threading.Lock()
     state = {"events": 0, "handle": None, "installed": False}
@@ -81,9 +84,9 @@ def _install() -> None:
             local.bodies = []  # keys of top-level non-jit user traces (eager lax bodies) not yet compiled
         return local
 
-    def code_of(fun, filename):
-        import functools
+    import functools
 
+    def code_of(fun, filename):
         target = fun
         for _ in range(10):
             if isinstance(target, functools.partial):
@@ -99,6 +102,50 @@ def _install() -> None:
 
     def absolute(path):
         return os.path.abspath(path) if path and not path.startswith("<") else (path or "")
+
+    def user_code(target):
+        """The code object of the user's function behind a framework's wrapper, or None."""
+        for _ in range(12):
+            if isinstance(target, functools.partial):
+                target = target.func
+                continue
+            code = getattr(target, "__code__", None) or getattr(getattr(target, "__func__", None), "__code__", None)
+            if code is not None:
+                return code if user_file(code.co_filename) else None
+            following = None
+            for attribute in unwrap_attributes:
+                try:
+                    following = getattr(target, attribute, None)
+                except Exception:  # noqa: BLE001 - a property of a foreign object
+                    following = None
+                if following is not None and following is not target:
+                    break
+            if following is None:
+                return None
+            target = following
+        return None
+
+    def wrapped_user_code(fun, frame, depth=40):
+        """The user's function a framework wrapper (`nnx.jit`, `eqx.filter_jit`) traces: behind the
+        traced callable itself, else behind `self` of the library frames between jax and the user."""
+        code = user_code(fun) if fun is not None else None
+        while code is None and frame is not None and depth > 0:
+            if user_file(frame.f_code.co_filename):
+                break
+            owner = frame.f_locals.get("self")
+            if owner is not None:
+                code = user_code(owner)
+            frame = frame.f_back
+            depth -= 1
+        return code
+
+    def key_for_code(code):
+        base = (absolute(code.co_filename), code.co_firstlineno, code.co_name)
+        with lock:
+            if code not in codes:
+                codes[code] = ordinals.get(base, 0)
+                ordinals[base] = codes[code] + 1
+            return [base[0], base[1], base[2], codes[code]]
 
     def key_for(name, filename, line, fun):
         base = (absolute(filename), line or 0, name or "?")
@@ -206,10 +253,25 @@ def _install() -> None:
                 from jax._src import core
 
                 top = bool(core.trace_state_clean())
-                key = key_for(name, filename, line, fun)
                 ts = thread_state()
-                ts.last[(key[0], key[1], key[2])] = key
                 user = user_file(filename)
+                wrapped = None if user else wrapped_user_code(fun, frame)
+                user_site = None
+                if wrapped is not None:
+                    # compiled through a framework's wrapper: charge the user's function
+                    key = key_for_code(wrapped)
+                    ts.redirect = ({name, "<unnamed function>", "<unknown>"}, key)
+                    ts.last[(absolute(filename), line or 0, name or "?")] = key
+                    user = True
+                    caller = frame
+                    while caller is not None and not user_file(caller.f_code.co_filename):
+                        caller = caller.f_back
+                    if caller is not None:  # the user's call of the wrapper, not the framework's call of jit
+                        site = None
+                        user_site = [absolute(caller.f_code.co_filename), caller.f_lineno, 0, caller.f_code.co_name]
+                else:
+                    key = key_for(name, filename, line, fun)
+                ts.last[(key[0], key[1], key[2])] = key
                 if top and user and traced_for not in (None, "jit", "pjit"):
                     ts.bodies.append(key)
                 elif top:
@@ -220,7 +282,7 @@ def _install() -> None:
                     "user": user,
                     "for": traced_for,
                     "top": top,
-                    "site": [absolute(site.group(1)), int(site.group(2)), int(site.group(3) or 0), site.group(4)] if site else None,
+                    "site": [absolute(site.group(1)), int(site.group(2)), int(site.group(3) or 0), site.group(4)] if site else user_site,
                     "never_seen": len(lines) > 1 and "never seen function" in lines[1],
                     "t": time.time(),
                 }
@@ -266,6 +328,11 @@ def _install() -> None:
                     if spot[2] == bare:
                         key, user = candidate, user_file(spot[0])
                         break
+            redirect = getattr(ts, "redirect", None)
+            if not user and redirect is not None and bare in redirect[0]:
+                key, user = redirect[1], True  # the trace/compile of a framework wrapper's miss
+                if kind == "compile":
+                    ts.redirect = None
             if not user and ts.bodies and bare in EAGER_CONTROL_FLOW:
                 # eager lax.scan/fori_loop/while_loop/cond: JAX compiles jit(scan), jit(while) or
                 # jit(cond) for the user's functions just traced; counted for the first of them

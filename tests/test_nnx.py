@@ -1,0 +1,607 @@
+"""Flax NNX and linen, pjit, shard_map and the other spellings of the transform table
+(`jaxfix.analysis.transforms`), issue #30: each spelling is found like `jax.jit`; an NNX module's
+Python config stays static; the NNX examples are found, fixed and behave like their `jax.jit`
+versions (compile counts measured here, on CPU, with the real flax)."""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import itertools
+import sys
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.monitoring
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+_compiles = collections.Counter()
+_counter = itertools.count()
+
+
+def _listener(name, duration, **kwargs):
+    if name == _COMPILE_EVENT:
+        _compiles["all"] += 1
+
+
+jax.monitoring.register_event_duration_secs_listener(_listener)
+
+
+def codes(source: str, path: str = "lib.py") -> list[tuple[str, int]]:
+    result = analyze(textwrap.dedent(source), path, Config(select=("ALL",)), fix=False)
+    assert result.error is None, result.error
+    return sorted((f.code, f.line) for f in result.findings)
+
+
+def fixed(source: str, path: str = "lib.py") -> str:
+    result = analyze(source, path, Config(select=("ALL",), unsafe_fixes=True), fix=True)
+    assert result.error is None, result.error
+    return result.fixed_source if result.fixed_source is not None else source
+
+
+def load(path: Path, source: str | None = None):
+    """A fresh module (its own functions, so its own jit caches)."""
+    name = f"_nnx_example_{path.stem}_{next(_counter)}"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = str(path)
+    sys.modules[name] = module
+    exec(compile(source if source is not None else path.read_text(), str(path), "exec"), module.__dict__)
+    return module
+
+
+def compiles(fn, *args, **kwargs):
+    before = _compiles["all"]
+    out = fn(*args, **kwargs)
+    jax.block_until_ready(out)
+    return out, _compiles["all"] - before
+
+
+# -- the table: every spelling is a transform ------------------------------------------------------
+
+TRACED_IF = """
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, apply",
+    [
+        ("from flax import nnx", "g = nnx.jit(f)"),
+        ("from flax.nnx import jit", "g = jit(f)"),
+        ("from flax import nnx", "g = nnx.vmap(f)"),
+        ("from flax import nnx", "g = nnx.pmap(f)"),
+        ("from jax.experimental import pjit", "g = pjit.pjit(f)"),
+        ("from jax.experimental.pjit import pjit", "g = pjit(f)"),
+        ("import jax_dataclasses as jdc", "g = jdc.jit(f)"),
+        ("import equinox as eqx", "g = eqx.filter_pmap(f)"),
+        ("import jax", "g = jax.shard_map(f, mesh=None, in_specs=None, out_specs=None)"),
+        ("from jax.experimental.shard_map import shard_map", "g = shard_map(f, mesh=None, in_specs=None, out_specs=None)"),
+    ],
+)
+def test_every_spelling_of_a_transform_traces_its_function(imports, apply):
+    source = imports + "\n" + textwrap.dedent(TRACED_IF) + apply + "\n"
+    assert codes(source) == [("JAX301", 4)], source
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "nnx.fori_loop(0, 3, body, x)",
+        "nnx.scan(body, length=3)(0, x)",
+        "nnx.while_loop(lambda c: c[0] < 3, body, (0, x))",
+    ],
+)
+def test_nnx_loop_bodies_are_traced(call):
+    source = f"""
+        from flax import nnx
+
+        def body(i, c):
+            if i == 0:
+                return c
+            return c + i
+
+        def run(x):
+            return {call}
+        """
+    assert ("JAX301", 5) in codes(source)
+
+
+def test_nnx_cond_branches_are_traced():
+    source = """
+        from flax import nnx
+
+        def yes(x):
+            if x > 1:
+                return x
+            return -x
+
+        def run(p, x):
+            return nnx.cond(p, yes, lambda x: x, x)
+        """
+    assert codes(source) == [("JAX301", 5)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)",
+        "io_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)",
+        "jax.debug.callback(host, x)",
+    ],
+)
+def test_host_callbacks_run_on_concrete_values(call):
+    """`transforms.HOST_CALLBACKS`: the callback runs on the host with NumPy values (measured: it
+    sees `ArrayImpl`), so its `if` is fine even when it is defined inside the jitted function."""
+    source = f"""
+        import jax
+        import numpy as np
+        from jax.experimental import io_callback
+
+        @jax.jit
+        def f(x):
+            def host(v):
+                if v > 0:
+                    return np.asarray(v)
+                return -np.asarray(v)
+            return {call}
+        """
+    assert codes(source) == []
+    assert ("JAX301", 9) in codes(source.replace("return " + call, "return host(x)"))
+
+
+def test_a_custom_jvp_body_is_traced_where_it_is_called_under_jit():
+    """Measured: called eagerly a `jax.custom_jvp` function sees concrete arrays, under `jit`
+    tracers; so its body is reported through the jitted caller, not on its own."""
+    body = textwrap.dedent(
+        """
+        import jax
+
+        @jax.custom_jvp
+        def f(x):
+            if x > 0:
+                return x
+            return -x
+        """
+    )
+    assert codes(body) == []
+    assert codes(body + "\n@jax.jit\ndef g(x):\n    return f(x)\n") == [("JAX301", 6)]
+
+
+# -- NNX module attributes: Python config is static, Variables are traced -------------------------
+
+
+def test_nnx_module_config_is_static_and_its_variables_are_traced():
+    """google/flax@v0.12.8:flax/nnx/nn/linear.py `Linear`: `self.use_bias = use_bias` and
+    `self.in_features` are plain attributes (measured under nnx.jit: an int attribute arrives as the
+    int), `self.kernel = nnx.Param(...)` a Variable (arrives as a tracer)."""
+    source = """
+        import jax.numpy as jnp
+        from flax import nnx
+
+        class Linear(nnx.Module):
+            def __init__(self, in_features: int, out_features: int, use_bias: bool = True, *, rngs: nnx.Rngs):
+                self.kernel = nnx.Param(jnp.zeros((in_features, out_features)))
+                self.bias: nnx.Param | None
+                if use_bias:
+                    self.bias = nnx.Param(jnp.zeros((out_features,)))
+                else:
+                    self.bias = nnx.data(None)
+                self.in_features = in_features
+                self.use_bias = use_bias
+                self.count = nnx.Variable(jnp.zeros(()))
+
+            def __call__(self, x):
+                y = x @ self.kernel[...]
+                if self.use_bias:
+                    y = y + self.bias[...]
+                for _ in range(self.in_features):
+                    y = y * 1.0
+                if self.count.value > 2:
+                    y = -y
+                return y
+
+        @nnx.jit
+        def step(model, x):
+            if model.use_bias:
+                x = x + 1
+            if model.count.value > 0:
+                x = -x
+            return model(x)
+        """
+    # the config reads stay silent; the Variable reads are reported, in the method and on the argument
+    assert codes(source) == [("JAX301", 23), ("JAX301", 31)]
+
+
+def test_linen_fields_are_static_config():
+    """google/flax@v0.12.8:flax/linen/linear.py `Dense`: `use_bias: bool = True` is a dataclass field
+    (hashable config), read as `if self.use_bias:` in `__call__` under `jax.jit(model.apply)`."""
+    source = """
+        import jax
+        import flax.linen as nn
+
+        class Dense(nn.Module):
+            features: int
+            use_bias: bool = True
+            act: object = None
+
+            def __call__(self, x):
+                if self.use_bias:
+                    x = x + 1
+                if self.act:
+                    x = self.act(x)
+                return x
+
+        @jax.jit
+        def step(model: Dense, x):
+            if model.act:
+                x = x * 2
+            if x.sum() > 0:
+                x = -x
+            return model(x)
+        """
+    assert codes(source) == [("JAX301", 21)]
+
+
+# -- the NNX examples: found and fixed like their jax.jit versions ---------------------------------
+
+
+def _codes_of(path: Path) -> list[str]:
+    return sorted(code for code, _ in codes(path.read_text(), str(path)))
+
+
+@pytest.mark.parametrize(
+    "nnx_example, jax_example",
+    [("nnx_jit_in_loop.py", "jit_in_loop.py"), ("nnx_traced_branches.py", "traced_branches.py"),
+     ("nnx_pytree_cache.py", "pytree_cache.py")],
+)
+def test_each_nnx_example_is_found_like_its_jax_version(nnx_example, jax_example):
+    assert _codes_of(EXAMPLES / nnx_example) == _codes_of(EXAMPLES / jax_example)
+
+
+def test_the_issues_nnx_training_script_has_its_three_bugs_found():
+    """Issue #30: `nnx.jit(partial(loss_fn, ...))` per step, `if loss > 10.0:` in `@nnx.jit`, the
+    loop timed without blocking: 0 of 3 found before, the `jax.jit` spelling 3 of 3."""
+    assert _codes_of(EXAMPLES / "nnx_train.py") == ["JAX201", "JAX301", "JAX501"]
+
+
+@pytest.mark.parametrize("example", ["nnx_jit_in_loop.py", "nnx_traced_branches.py", "nnx_pytree_cache.py", "nnx_train.py"])
+def test_each_nnx_example_is_fixed_and_the_fix_is_stable(example):
+    path = EXAMPLES / example
+    once = fixed(path.read_text(), str(path))
+    assert once != path.read_text()
+    assert fixed(once, str(path)) == once
+    assert codes(once, str(path)) == []
+
+
+def test_nnx_jit_in_loop_fix_compiles_once():
+    path = EXAMPLES / "nnx_jit_in_loop.py"
+    before, after = load(path), load(path, fixed(path.read_text(), str(path)))
+    x = jnp.linspace(-1.0, 1.0, 5)
+    for name in ("run_partial", "run_lambda"):
+        expected, n_before = compiles(getattr(before, name), before.Gain(5), x)
+        got, n_after = compiles(getattr(after, name), after.Gain(5), x)
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+        assert (n_before, n_after) == (8, 1), name
+        _, again = compiles(getattr(after, name), after.Gain(5), x + 1.0)
+        assert again == 0, name  # steady state: the hoisted jit is a cache hit
+
+
+def test_nnx_jit_rewraps_even_a_module_function():
+    """Why `nnx.jit(f)` per call is reported even for a module function (`REWRAPPING_JITS`):
+    measured here, `jax.jit(f)` four times compiles once, `nnx.jit(f)` four times compiles 4 times."""
+    from flax import nnx
+
+    def f(x):
+        return jnp.sin(x) * 2.0
+
+    x = jnp.ones(3)
+    _, jitted = compiles(lambda: [jax.jit(f)(x) for _ in range(4)])
+    _, nnx_jitted = compiles(lambda: [nnx.jit(f)(x) for _ in range(4)])
+    assert (jitted, nnx_jitted) == (1, 4)
+    source = """
+        import jax.numpy as jnp
+        from flax import nnx
+
+        def f(x):
+            return jnp.sin(x)
+
+        def run(x, n):
+            for _ in range(n):
+                x = nnx.jit(f)(x)
+            return x
+
+        def once(x):
+            return nnx.jit(f)(x)
+        """
+    assert codes(source) == [("JAX201", 10), ("JAX202", 14)]
+    assert codes(source.replace("nnx.jit(f)", "jax.jit(f)").replace("from flax import nnx", "import jax")) == [
+        ("JAX203", 10)
+    ]
+
+
+def test_nnx_traced_branches_fix_behaves_like_the_eager_original():
+    path = EXAMPLES / "nnx_traced_branches.py"
+    before, after = load(path), load(path, fixed(path.read_text(), str(path)))
+    for x in (3.0, 1.0, 0.5, -2.0, 100.0):
+        model = before.Clip()
+        with pytest.raises(jax.errors.TracerBoolConversionError):
+            before.soft_clip(model, jnp.float32(x))
+        with jax.disable_jit():
+            want_clip = before.soft_clip(model, jnp.float32(x))
+            want_count = before.count_halvings(model, jnp.float32(x))
+        np.testing.assert_allclose(after.soft_clip(after.Clip(), jnp.float32(x)), want_clip, rtol=1e-6)
+        assert int(after.count_halvings(after.Clip(), jnp.float32(x))) == int(want_count)
+
+
+def test_nnx_cached_property_breaks_under_nnx_jit_and_the_property_fix_does_not():
+    """The measured facts behind JAX101 on an nnx.Module (docs/frameworks.md)."""
+    path = EXAMPLES / "nnx_pytree_cache.py"
+    before, after = load(path), load(path, fixed(path.read_text(), str(path)))
+    xs = jnp.arange(6.0).reshape(3, 2)
+    dist = before.Gaussian(jnp.zeros(2), jnp.array([0.0, -0.5]))
+    first = before.total_log_prob(dist, xs)
+    assert isinstance(vars(dist)["precision"], jax.core.Tracer)  # the tracer leaked onto the real module
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        before.total_log_prob(dist, xs)
+    eager = before.Gaussian(jnp.zeros(2), jnp.array([0.0, -0.5]))
+    _ = eager.precision  # filled outside jit: an array in a static attribute
+    with pytest.raises(ValueError, match="metadata"):
+        before.total_log_prob(eager, xs)
+    fixed_dist = after.Gaussian(jnp.zeros(2), jnp.array([0.0, -0.5]))
+    np.testing.assert_allclose(after.total_log_prob(fixed_dist, xs), first, rtol=1e-6)
+    np.testing.assert_allclose(after.total_log_prob(fixed_dist, xs), first, rtol=1e-6)
+    assert "precision" not in vars(fixed_dist)
+
+
+def test_nnx_training_script_fix_runs_and_compiles_once_per_evaluation():
+    path = EXAMPLES / "nnx_train.py"
+    before, after = load(path), load(path, fixed(path.read_text(), str(path)))
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        before.train(steps=1)
+    assert np.isfinite(after.train(steps=3))
+    from flax import nnx
+
+    model_b, model_a = before.MLP(4, 1, rngs=nnx.Rngs(0)), after.MLP(4, 1, rngs=nnx.Rngs(0))
+    x, y = jnp.ones((8, 4)), jnp.zeros((8, 1))
+    want, n_before = compiles(before.evaluate, model_b, x, y)
+    got, n_after = compiles(after.evaluate, model_a, x, y)
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-6)
+    assert (n_before, n_after) == (5, 1)
+
+
+# -- regressions the table's new spellings exposed ---------------------------------------------------
+
+
+def test_a_pjit_of_a_nested_def_does_not_hide_a_method_of_the_same_name():
+    """google/brax@0b96d056328d15ea7ebfd3ce07f42be72ec76e40:brax/training/replay_buffers.py:
+    `PjitWrapper.__init__` pjits its nested `def init(...)`; `PmapWrapper.init` (a method, which
+    no name in `__init__` can reach) still re-wraps a bound method with `jax.pmap` per call."""
+    source = """
+        import jax
+        from jax.experimental import pjit
+
+        class PmapWrapper:
+            def __init__(self, buffer):
+                self._buffer = buffer
+
+            def init(self, keys):
+                return jax.pmap(self._buffer.init)(keys)
+
+        class PjitWrapper:
+            def __init__(self, buffer):
+                def init(keys):
+                    return jax.vmap(buffer.init)(keys)
+
+                self._partitioned_init = pjit.pjit(init)
+        """
+    assert codes(source) == [("JAX202", 10)]
+
+
+# -- a project's own wrapper that returns a transform of its argument is that transform -----------
+
+WRAPPED = """\
+import jax
+from jax import jit
+
+
+def maybe_jit(fn, *args, **kwargs):
+    return jit(fn, *args, **kwargs)
+
+
+def maybe_jit_if(fn, use_jit=True):
+    return jax.jit(fn) if use_jit else fn
+
+
+def loop_fn(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def run(x, n):
+    for i in range(n):
+        x = maybe_jit(lambda v: v * (i + 1.0))(x)
+    return x
+
+
+def finish(x):
+    return maybe_jit(loop_fn)(x)
+
+
+def loop2(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def run2(x):
+    return maybe_jit_if(loop2)(x)
+"""
+
+
+def test_a_project_wrapper_returning_a_transform_is_that_transform():
+    """Issue #30's `def maybe_jit(fn, *a, **k): return jit(fn, *a, **k)`, then `maybe_jit(f)(...)`
+    per call; a wrapper that may return the function untransformed (`maybe_jit_if`) is not one."""
+    assert codes(WRAPPED) == [("JAX201", 21), ("JAX301", 14)]
+
+
+def test_a_hoist_through_a_project_wrapper_compiles_once():
+    before, after = load(Path("wrapped.py"), WRAPPED), load(Path("wrapped.py"), fixed(WRAPPED))
+    assert "_run_lambda_jit = maybe_jit(lambda v, i: v * (i + 1.0))" in fixed(WRAPPED)
+    x = jnp.linspace(0.5, 1.0, 4)
+    want, n_before = compiles(before.run, x, 4)
+    got, n_after = compiles(after.run, x, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert (n_before, n_after) == (4, 1)
+
+
+def test_a_hoist_above_the_wrappers_def_is_left_to_the_user():
+    below = WRAPPED.replace('def maybe_jit(fn, *args, **kwargs):\n    return jit(fn, *args, **kwargs)\n\n\n', "")
+    below += "\n\ndef maybe_jit(fn, *args, **kwargs):\n    return jit(fn, *args, **kwargs)\n"
+    result = analyze(below, "lib.py", Config(select=("ALL",)), fix=False)
+    [site] = [f for f in result.findings if f.code == "JAX201"]
+    assert site.fix is not None and site.fix.safety.value == "manual" and "defined below" in site.message
+
+
+# -- framework-traced code: a linen module's __call__ runs under the transform that applies it ------
+
+LINEN_APPLIED = """\
+import jax
+import flax.linen as nn
+
+
+class Block(nn.Module):
+    features: int
+    deterministic: bool = True
+
+    @nn.compact
+    def __call__(self, x, train):
+        if self.deterministic:
+            x = x * 2
+        if train:
+            x = nn.Dropout(0.1)(x, deterministic=False)
+        h = nn.Dense(self.features)(x)
+        if h.sum() > 0:
+            h = -h
+        return h
+
+
+model = Block(4)
+
+
+@jax.jit
+def step(params, x):
+    return model.apply(params, x, True)
+"""
+
+
+def test_a_linen_modules_call_is_traced_where_the_model_is_applied_under_jit():
+    """flax's documented pattern (google/flax@v0.12.8 docs_nnx/linen_intro: `model.apply(params, x)`
+    inside `@jax.jit`): `__call__` runs on tracers, its config fields (`self.deterministic`) are
+    static dataclass fields and `train` is the literal the caller passes; `h` is traced."""
+    assert codes(LINEN_APPLIED) == [("JAX301", 16)]
+    eager = LINEN_APPLIED.replace("@jax.jit\n", "")
+    assert codes(eager) == []  # applied outside any transform: nothing is traced
+    other = LINEN_APPLIED.replace("model.apply(params, x, True)", "model.apply(params, x, True, method=Block.setup)")
+    assert codes(other) == []  # another method runs: not followed
+
+
+def test_a_layer_index_carried_by_a_scan_is_traced():
+    """The recurring LLM/diffusion bug the issue names: `if layer_idx == 0:` in a body scanned over
+    the layers (`lax.scan` and `nnx.scan` alike); the static variant (`range(num_layers)` unrolled
+    in Python) stays silent."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+        from flax import nnx
+
+        def layer(h, layer_idx):
+            if layer_idx == 0:
+                h = h * 2
+            return h + 1.0, None
+
+        def forward(h, num_layers: int):
+            h, _ = jax.lax.scan(layer, h, jnp.arange(num_layers))
+            return h
+
+        def forward_nnx(h, num_layers: int):
+            h, _ = nnx.scan(layer)(h, jnp.arange(num_layers))
+            return h
+
+        @jax.jit
+        def unrolled(h):
+            for layer_idx in range(4):
+                h, _ = layer(h, layer_idx)
+            return h
+        """
+    assert codes(source) == [("JAX301", 7)]
+    assert codes(source.replace("nnx.scan(layer)", "list").replace("jax.lax.scan(layer, h, jnp.arange(num_layers))", "(h, 0)")) == []
+
+
+def test_a_function_called_from_an_nnx_jit_in_another_module_is_traced_there(tmp_path):
+    """The issue's "LR schedule called under pmap in another module", with `nnx.jit` (and `jax.pmap`)
+    in the caller's module: the call graph reads the same table; a static step stays silent."""
+    from jaxfix.batch import BatchOptions, run_paths
+    from jaxfix.engine.config import ConfigResolver
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef schedule(step):\n    if step < 100:\n"
+        "        return jnp.float32(1.0)\n    return jnp.float32(0.1)\n"
+    )
+    train = "{imp}\n\nfrom pkg.helpers import schedule\n\n\n@{jit}\ndef train_step(model, step):\n    return schedule({arg})\n"
+
+    def found(imp, jit, arg="step"):
+        (pkg / "train.py").write_text(train.format(imp=imp, jit=jit, arg=arg))
+        outcome = run_paths([str(pkg)], ConfigResolver(), BatchOptions(workers=1))
+        return [(Path(f.path).name, f.line, f.code) for f in outcome.findings]
+
+    assert found("from flax import nnx", "nnx.jit") == [("helpers.py", 5, "JAX301")]
+    assert found("import jax", "jax.pmap") == [("helpers.py", 5, "JAX301")]
+    assert found("from flax import nnx", "nnx.jit", arg="3") == []
+
+
+def test_a_host_callback_defined_in_traced_code_is_not_traced():
+    """FLAIROx/Kinetix@fac744975567154a90e4d378ced1ad3f143d57c0:experiments/ppo.py: the update step
+    defines `def callback(metric, ...)` (a `nonlocal last_time` clock, `if` on concrete metrics,
+    `wandb.log`) and hands it to `jax.debug.callback`: it runs on the host. Called directly from
+    the traced step instead, the same body is traced and reported."""
+    source = """
+        import time
+        import jax
+        import jax.numpy as jnp
+
+        def make_train():
+            last_time = time.time()
+
+            @jax.jit
+            def update(metric):
+                def callback(metric):
+                    nonlocal last_time
+                    last_time = time.time()
+                    if metric.sum() > 0:
+                        print(metric)
+
+                jax.debug.callback(callback, metric)
+                return metric * 2
+
+            return update
+        """
+    assert codes(source) == []
+    called = codes(source.replace("jax.debug.callback(callback, metric)", "callback(metric)"))
+    assert ("JAX301", 14) in called
