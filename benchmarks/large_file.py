@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -84,17 +85,19 @@ def generate(lines: int) -> str:
     return HEADER + "".join(BLOCK.format(i=i) for i in range(count))
 
 
-def run_child(argv: list[str], cwd: str) -> tuple[float, float, subprocess.CompletedProcess]:
-    """Wall seconds and peak RSS (MB) of one jaxfix run in a fresh process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def run_child(argv: list[str], cwd: str) -> tuple[float, float, float, subprocess.CompletedProcess]:
+    """Wall seconds, CPU seconds and peak RSS (MB) of one jaxfix run in a fresh process. On a
+    machine busy with other work compare CPU seconds: wall time stretches with the load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "jaxfix", *argv], cwd=cwd, capture_output=True, text=True, check=False
     )
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     # ru_maxrss of the children is the largest so far; measure sizes in increasing order
-    return wall, max(peak, before) / 1024, proc
+    return wall, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024, proc
 
 
 def main() -> None:
@@ -107,44 +110,42 @@ def main() -> None:
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="jaxfix-large-"))
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
-    print(f"{'lines':>7} {'findings':>8} {'check s':>8} {'MB':>6} {'fix s':>8} {'MB':>6} {'fixed':>6}")
+    print(f"{'lines':>7} {'findings':>8} {'check s':>8} {'cpu s':>7} {'MB':>6} {'fix s':>8} {'cpu s':>7} {'MB':>6} {'fixed':>6}")
     for size in sizes:
         path = folder / f"gen_{size}.py"
         path.write_text(generate(size))
         lines = path.read_text().count("\n")
         common = ["--select", "ALL", "--no-cache", "-q", "-j", "1"]
-        check_s, check_mb, proc = run_child(["check", *common, "--output-format", "json", path.name], str(folder))
+        check_s, check_cpu, check_mb, proc = run_child(["check", *common, "--output-format", "json", path.name], str(folder))
         findings = len(json.loads(proc.stdout or "[]"))
-        fix_s = fix_mb = float("nan")
+        fix_s = fix_cpu = fix_mb = float("nan")
         fixed = 0
         if not args.no_fix:
-            fix_s, fix_mb, proc = run_child(
+            fix_s, fix_cpu, fix_mb, proc = run_child(
                 ["fix", *common, "--write", "--unsafe-fixes", "--allow-dirty", "--output-format", "json", path.name],
                 str(folder),
             )
             if proc.returncode == 2:
                 print(proc.stderr, file=sys.stderr)
             try:
-                fixed = len(json.loads(proc.stdout).get("applied", []))
-            except (ValueError, AttributeError):
+                fixed = sum(f.get("fixes", 0) for f in json.loads(proc.stdout).get("files", []))
+            except (ValueError, AttributeError, TypeError):
                 fixed = -1
-        rows.append((lines, findings, check_s, check_mb, fix_s, fix_mb))
-        print(f"{lines:>7} {findings:>8} {check_s:>8.2f} {check_mb:>6.0f} {fix_s:>8.2f} {fix_mb:>6.0f} {fixed:>6}", flush=True)
-    print("\ngrowth per doubling of the file (time ratio ^ (1 / log2(size ratio))):")
-    for (l0, _, c0, _, f0, _), (l1, _, c1, _, f1, _) in zip(rows, rows[1:]):
-        doublings = max(1e-9, (l1 / l0)).bit_length() - 1 if False else _log2(l1 / l0)
-        per = lambda a, b: (b / a) ** (1 / doublings) if a > 0 and doublings > 0 else float("nan")  # noqa: E731
-        print(f"  {l0:>6} -> {l1:>6}: check {per(c0, c1):.2f}x, fix {per(f0, f1):.2f}x")
+        rows.append((lines, check_s, check_cpu, fix_s, fix_cpu))
+        print(
+            f"{lines:>7} {findings:>8} {check_s:>8.2f} {check_cpu:>7.2f} {check_mb:>6.0f} "
+            f"{fix_s:>8.2f} {fix_cpu:>7.2f} {fix_mb:>6.0f} {fixed:>6}",
+            flush=True,
+        )
+    print("\ngrowth per doubling of the file (time ratio ^ (1 / log2(size ratio))), wall and CPU:")
+    for (l0, *a), (l1, *b) in zip(rows, rows[1:]):
+        doublings = math.log2(l1 / l0)
+        ratio = [(y / x) ** (1 / doublings) if x > 0 else float("nan") for x, y in zip(a, b)]
+        print(f"  {l0:>6} -> {l1:>6}: check {ratio[0]:.2f}x (cpu {ratio[1]:.2f}x), fix {ratio[2]:.2f}x (cpu {ratio[3]:.2f}x)")
     if not args.keep:
         for p in folder.iterdir():
             p.unlink()
         os.rmdir(folder)
-
-
-def _log2(x: float) -> float:
-    import math
-
-    return math.log2(x)
 
 
 if __name__ == "__main__":
