@@ -580,7 +580,7 @@ def lsp() -> None:
     try:
         import pygls  # noqa: F401  (the optional extra `jaxfix[lsp]`)
     except ImportError:
-        _error("the language server needs pygls: pip install 'jaxfix[lsp]'")
+        _error("the language server needs pygls: install jaxfix's `lsp` extra (from a clone: pip install '.[lsp]')")
         raise typer.Exit(2) from None
     from jaxfix.lsp import serve
 
