@@ -212,6 +212,7 @@ CHECK_DEFAULTS: dict[str, Any] = {
     "select": None, "ignore": None, "config": None, "output_format": OutputFormat.text, "statistics": False,
     "jobs": None, "stdin_filename": None, "quiet": False, "no_cache": False, "changed_since": None, "shard": None,
     "add_noqa": False, "fix_": False, "unsafe_fixes": None, "diff": False, "show_fixes": False, "watch": False,
+    "allow_dirty": False,
 }
 CHECK_OPTIONS: dict[str, Option] = {
     "--select": Option("select", str, many=True),
@@ -236,6 +237,7 @@ CHECK_OPTIONS: dict[str, Option] = {
     "--show-fixes": Option("show_fixes", bool),
     "--watch": Option("watch", bool),
     "-w": Option("watch", bool),
+    "--allow-dirty": Option("allow_dirty", bool),
 }
 # Options the typer-free path leaves to `jaxfix.cli.check` (they run `fix` or a watch loop).
 FOR_TYPER = ("fix_", "diff", "watch")
@@ -305,7 +307,7 @@ def main_plain(args: list[str]) -> None:
     kwargs = parse_check_line(args)
     if kwargs is None or any(kwargs[name] for name in FOR_TYPER):
         return
-    kwargs = {k: v for k, v in kwargs.items() if k not in ("unsafe_fixes", *FOR_TYPER)}
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("unsafe_fixes", "allow_dirty", *FOR_TYPER)}
     try:
         code = check(**kwargs)
     except UsageError:

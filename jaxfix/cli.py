@@ -155,19 +155,22 @@ def check(
     watch: Annotated[
         bool, typer.Option("--watch", "-w", help="Check again whenever a file under the paths changes.")
     ] = False,
+    allow_dirty: Annotated[
+        bool, typer.Option("--allow-dirty", help="With --fix: write even into files with uncommitted changes.")
+    ] = False,
 ) -> None:
     """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
     paths = paths or ["."]
     if watch:
         _watch(paths, quiet, lambda: check(
             paths, select, ignore, config, output_format, statistics, jobs, stdin_filename, quiet, no_cache,
-            changed_since, shard, add_noqa, fix_, unsafe_fixes, diff, show_fixes, watch=False,
+            changed_since, shard, add_noqa, fix_, unsafe_fixes, diff, show_fixes, watch=False, allow_dirty=allow_dirty,
         ))
     if fix_ or diff:
         _fix_from_check(
             paths, write=fix_ and not diff, unsafe_fixes=unsafe_fixes, select=select, ignore=ignore, config=config,
             jobs=jobs, stdin_filename=stdin_filename, quiet=quiet, no_cache=no_cache, changed_since=changed_since,
-            shard=shard, output_format=output_format, show_fixes=show_fixes,
+            shard=shard, output_format=output_format, show_fixes=show_fixes, allow_dirty=allow_dirty,
         )
     try:
         code = checkcmd.check(
@@ -186,7 +189,7 @@ def _fix_from_check(paths: list[str], **options) -> None:
         paths, write=options["write"], unsafe_fixes=options["unsafe_fixes"], select=options["select"],
         ignore=options["ignore"], config=options["config"], jobs=options["jobs"],
         stdin_filename=options["stdin_filename"], quiet=options["quiet"], no_cache=options["no_cache"],
-        changed_since=options["changed_since"], shard=options["shard"], allow_dirty=False, report=None,
+        changed_since=options["changed_since"], shard=options["shard"], allow_dirty=options["allow_dirty"], report=None,
         verify=False, device="auto", examples=None, record=None, record_timeout=180.0, verify_timeout=60.0,
         output_format=options["output_format"], show_fixes=options["show_fixes"],
     )
