@@ -91,3 +91,32 @@ def test_the_fix_summary_comes_after_the_errors(tmp_path):
     assert proc.returncode == 2
     assert any(line.startswith("error:") for line in lines)
     assert lines[-1].startswith("Would fix"), lines
+
+
+def test_watch_checks_again_when_a_file_changes(tmp_path):
+    import time
+
+    path = tmp_path / "m.py"
+    path.write_text(PROGRAM)
+    err = tmp_path / "watch.err"
+    with open(err, "w") as stream:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "jaxfix", "check", "--watch", "--no-cache", "m.py"],
+            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stream,
+        )
+    try:
+
+        def runs() -> int:
+            return err.read_text().count("Watching for file changes")
+
+        deadline = time.monotonic() + 240
+        while runs() < 1 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert runs() == 1 and "Found 1 problem" in err.read_text()
+        path.write_text(PROGRAM.replace("    if x.sum() > limit:\n        x = x / limit\n", ""))
+        while runs() < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert runs() == 2 and err.read_text().count("All checks passed!") == 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
