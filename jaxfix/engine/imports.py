@@ -56,12 +56,12 @@ def _split_head(text: str, tree: ast.Module | None = None) -> tuple[str, str]:
         offset = text.find("\n", offset) + 1
         if offset == 0:
             return text, ""
-    # comments and blank lines just above the statement stay with it, in the rest
+    # comments and blank lines just above the statement stay with it, in the rest (never a line
+    # of the statement before: a string's last line may start with `#`)
     head_lines = text[:offset].splitlines(keepends=True)
-    while head_lines and (not head_lines[-1].strip() or head_lines[-1].lstrip().startswith("#")):
+    kept = body[cut - 1].end_lineno or len(head_lines)
+    while len(head_lines) > kept and (not head_lines[-1].strip() or head_lines[-1].lstrip().startswith("#")):
         offset -= len(head_lines.pop())
-    if "\r" in text[:offset] and not text[:offset].endswith("\n"):
-        return text, ""
     return text[:offset], text[offset:]
 
 
