@@ -11,7 +11,7 @@ import functools
 
 from jaxfix.engine import registry
 from jaxfix.engine.config import Config
-from jaxfix.engine.fixing import AnalysisError, Scan, fix_until_stable, scan
+from jaxfix.engine.fixing import AnalysisError, fix_until_stable, scan
 from jaxfix.engine.suppression import skips_file
 from jaxfix.model import FileResult
 from jaxfix.rulebase import Rule
@@ -40,12 +40,6 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
         options=config.options(),
         project=project,
     )
-    if fix:
-        # A fix round changes a few statements of the file; the next round's analysis reuses the
-        # findings of every group of statements whose text did not change (the editor's
-        # incremental analysis, which gives what `scan` gives), so a file with thousands of
-        # findings is not analysed whole again each round (issue #33).
-        run = _incremental_scan(path, config, project)
     try:
         first = run(source, tree=tree)
     except AnalysisError as exc:
@@ -66,18 +60,3 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
         result.error = outcome.error if result.error is None else f"{result.error}; {outcome.error}"
     result.fixed_source = outcome.text if outcome.text != source else None
     return result
-
-
-def _incremental_scan(path: str, config: Config, project):
-    """`scan` of successive texts of one file through one `IncrementalAnalyzer`."""
-    from jaxfix.engine.incremental import IncrementalAnalyzer
-
-    analyzer = IncrementalAnalyzer()
-
-    def run(text: str, tree=None) -> Scan:
-        result = analyzer.analyze(text, path, config, project=project)
-        if analyzer.parse_error is not None:
-            raise AnalysisError(analyzer.parse_error)
-        return Scan(findings=result.findings, errors=[result.error] if result.error else [])
-
-    return run
