@@ -134,6 +134,7 @@ def check(
     changed_since: Optional[str] = None,
     shard: Optional[str] = None,
     add_noqa: bool = False,
+    show_fixes: bool = False,
 ) -> int:
     """`jaxfix check`; the exit code (0 nothing found, 1 findings, 2 a file or the config could
     not be handled). Raises `UsageError` for a command line found wrong while running."""
@@ -152,7 +153,7 @@ def check(
     if statistics:
         echo(text.statistics(findings), nl=False)
     elif output_format is OutputFormat.text:
-        echo(text.render(findings), nl=False)
+        echo(text.render(findings, show_fixes=show_fixes), nl=False)
     else:
         from jaxfix.report import github, jsonfmt, sarif
 
@@ -213,7 +214,8 @@ POSITIONAL = "paths"
 CHECK_DEFAULTS: dict[str, Any] = {
     "select": None, "ignore": None, "config": None, "output_format": OutputFormat.text, "statistics": False,
     "jobs": None, "stdin_filename": None, "quiet": False, "no_cache": False, "changed_since": None, "shard": None,
-    "add_noqa": False,
+    "add_noqa": False, "fix_": False, "unsafe_fixes": None, "diff": False, "show_fixes": False, "watch": False,
+    "allow_dirty": False,
 }
 CHECK_OPTIONS: dict[str, Option] = {
     "--select": Option("select", str, many=True),
@@ -230,7 +232,18 @@ CHECK_OPTIONS: dict[str, Option] = {
     "--changed-since": Option("changed_since", str),
     "--shard": Option("shard", str),
     "--add-noqa": Option("add_noqa", bool),
+    "--fix": Option("fix_", bool),
+    "--no-fix": Option("fix_", bool, flag_value=False),
+    "--unsafe-fixes": Option("unsafe_fixes", bool),
+    "--no-unsafe-fixes": Option("unsafe_fixes", bool, flag_value=False),
+    "--diff": Option("diff", bool),
+    "--show-fixes": Option("show_fixes", bool),
+    "--watch": Option("watch", bool),
+    "-w": Option("watch", bool),
+    "--allow-dirty": Option("allow_dirty", bool),
 }
+# Options the typer-free path leaves to `jaxfix.cli.check` (they run `fix` or a watch loop).
+FOR_TYPER = ("fix_", "diff", "watch")
 
 
 def parse_check_line(args: list[str], options: dict[str, Option] | None = None, defaults=None) -> dict[str, Any] | None:
@@ -295,8 +308,9 @@ def main_plain(args: list[str]) -> None:
     """Run a plain `check` line (`args` after `check`) and exit; return when the line is for typer
     to parse (not plain, or found wrong while running: typer then reports it with the usage)."""
     kwargs = parse_check_line(args)
-    if kwargs is None:
+    if kwargs is None or any(kwargs[name] for name in FOR_TYPER):
         return
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("unsafe_fixes", "allow_dirty", *FOR_TYPER)}
     try:
         code = check(**kwargs)
     except UsageError:

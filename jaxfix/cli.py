@@ -52,19 +52,28 @@ def _main(
     """jaxfix: JAX jit anti-patterns, found, fixed and verified."""
 
 
-PathsArg = Annotated[list[str], typer.Argument(help="Files or folders to process; `-` reads standard input.")]
+PathsArg = Annotated[
+    Optional[list[str]],
+    typer.Argument(metavar="PATHS", help="Files or folders to process (default: `.`); `-` reads standard input.", show_default=False),
+]
 SelectOpt = Annotated[
-    Optional[list[str]], typer.Option("--select", help="Rule codes or prefixes to enable (replaces config); repeatable.")
+    Optional[list[str]],
+    typer.Option("--select", metavar="CODES", help="Rule codes or prefixes to enable (replaces config); repeatable."),
 ]
 IgnoreOpt = Annotated[
-    Optional[list[str]], typer.Option("--ignore", help="Rule codes or prefixes to disable (added to config); repeatable.")
+    Optional[list[str]],
+    typer.Option("--ignore", metavar="CODES", help="Rule codes or prefixes to disable (added to config); repeatable."),
 ]
 ConfigOpt = Annotated[
-    Optional[Path], typer.Option("--config", help="Use this pyproject.toml instead of discovering one per file.")
+    Optional[Path],
+    typer.Option("--config", metavar="FILE", help="Use this pyproject.toml instead of discovering one per file."),
 ]
-JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")]
+JobsOpt = Annotated[
+    Optional[int], typer.Option("--jobs", "-j", metavar="N", min=1, help="Worker processes (default: all cores).")
+]
 StdinNameOpt = Annotated[
-    Optional[str], typer.Option("--stdin-filename", help="Path to report (and to find config from) for `-`.")
+    Optional[str],
+    typer.Option("--stdin-filename", metavar="PATH", help="Path to report (and to find config from) for `-`."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary line.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help=f"Do not read or write {CACHE_DIR_NAME}/.")]
@@ -115,7 +124,7 @@ _catalog_from_cache, _error, _report_errors = checkcmd.catalog_from_cache, check
 
 @app.command()
 def check(
-    paths: PathsArg,
+    paths: PathsArg = None,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     config: ConfigOpt = None,
@@ -130,18 +139,87 @@ def check(
     add_noqa: Annotated[
         bool, typer.Option("--add-noqa", help="Add `# noqa: CODE` comments for every current finding.")
     ] = False,
+    fix_: Annotated[
+        bool, typer.Option("--fix/--no-fix", help="Apply the safe fixes (as `jaxfix fix --write`).")
+    ] = False,
+    unsafe_fixes: Annotated[
+        Optional[bool],
+        typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="With --fix or --diff: also the fixes marked unsafe."),
+    ] = None,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print the fixes as unified diffs, change nothing (as `jaxfix fix`).")
+    ] = False,
+    show_fixes: Annotated[
+        bool, typer.Option("--show-fixes", help="Print each finding's fix under it, and the fixes --fix applied.")
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="Check again whenever a file under the paths changes.")
+    ] = False,
+    allow_dirty: Annotated[
+        bool, typer.Option("--allow-dirty", help="With --fix: write even into files with uncommitted changes.")
+    ] = False,
 ) -> None:
     """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
+    paths = paths or ["."]
+    if watch:
+        _watch(paths, quiet, lambda: check(
+            paths, select, ignore, config, output_format, statistics, jobs, stdin_filename, quiet, no_cache,
+            changed_since, shard, add_noqa, fix_, unsafe_fixes, diff, show_fixes, watch=False, allow_dirty=allow_dirty,
+        ))
+    if fix_ or diff:
+        _fix_from_check(
+            paths, write=fix_ and not diff, unsafe_fixes=unsafe_fixes, select=select, ignore=ignore, config=config,
+            jobs=jobs, stdin_filename=stdin_filename, quiet=quiet, no_cache=no_cache, changed_since=changed_since,
+            shard=shard, output_format=output_format, show_fixes=show_fixes, allow_dirty=allow_dirty,
+        )
     try:
         code = checkcmd.check(
             paths, select=select, ignore=ignore, config=config, output_format=output_format, statistics=statistics,
             jobs=jobs, stdin_filename=stdin_filename, quiet=quiet, no_cache=no_cache, changed_since=changed_since,
-            shard=shard, add_noqa=add_noqa,
+            shard=shard, add_noqa=add_noqa, show_fixes=show_fixes,
         )
     except checkcmd.UsageError as exc:
         raise typer.BadParameter(str(exc)) from None
     raise typer.Exit(code)
 
+
+def _fix_from_check(paths: list[str], **options) -> None:
+    """`check --fix` / `check --diff` (Ruff's spellings): `fix --write` / `fix`, same output."""
+    fix(
+        paths, write=options["write"], unsafe_fixes=options["unsafe_fixes"], select=options["select"],
+        ignore=options["ignore"], config=options["config"], jobs=options["jobs"],
+        stdin_filename=options["stdin_filename"], quiet=options["quiet"], no_cache=options["no_cache"],
+        changed_since=options["changed_since"], shard=options["shard"], allow_dirty=options["allow_dirty"], report=None,
+        verify=False, device="auto", examples=None, record=None, record_timeout=180.0, verify_timeout=60.0,
+        output_format=options["output_format"], show_fixes=options["show_fixes"],
+    )
+
+
+def _watch(paths: list[str], quiet: bool, run: Callable[[], None]) -> None:
+    """Run `run` (one check), then again after every change of a Python file or config under
+    `paths`, until interrupted (Ctrl-C). `watchfiles` waits for the changes (inotify, not polling)."""
+    import watchfiles
+
+    def once() -> None:
+        try:
+            run()
+        except typer.Exit:
+            pass
+        if not quiet:
+            typer.echo("Watching for file changes (Ctrl-C to stop).", err=True)
+
+    def wanted(_change, path: str) -> bool:
+        return path.endswith((".py", ".pyi", ".ipynb", "pyproject.toml")) and CACHE_DIR_NAME not in path
+
+    once()
+    try:
+        for _changes in watchfiles.watch(*[p for p in paths if p != "-"], watch_filter=wanted, raise_interrupt=False):
+            if sys.stderr.isatty():
+                typer.echo("\x1b[2J\x1b[H", nl=False, err=True)  # a clear screen per run, as Ruff does
+            once()
+    except KeyboardInterrupt:
+        pass
+    raise typer.Exit(0)
 
 
 VERIFY_EXTRA = 'jaxfix: verification needs jax and numpy ({missing} missing): pip install "jaxfix[verify]"'
@@ -187,6 +265,21 @@ def _verify_changed(items: list[FileOutcome], device: str, examples, record, tim
         item.result.fixes_applied = verification.findings
 
 
+def _fixes_shown(changed: list[FileOutcome], write: bool) -> str:
+    """Ruff's `--show-fixes` listing: per file, how many fixes of each rule were (or would be) applied."""
+    from collections import Counter
+
+    if not any(o.result.fixes_applied for o in changed):
+        return ""
+    lines = [f"{'Fixed' if write else 'Would fix'}:"]
+    for item in changed:
+        counts = Counter((f.code, f.name) for f in item.result.fixes_applied)
+        if counts:
+            lines.append(f"- {item.result.path}:")
+            lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(counts.items())]
+    return "\n".join(lines) + "\n"
+
+
 def _fix_summary(changed: list[FileOutcome], remaining: list, write: bool) -> str:
     fixed = sum(len(o.result.fixes_applied) for o in changed)
     verb = "Fixed" if write else "Would fix"
@@ -201,7 +294,7 @@ def _fix_summary(changed: list[FileOutcome], remaining: list, write: bool) -> st
 
 @app.command()
 def fix(
-    paths: PathsArg,
+    paths: PathsArg = None,
     write: Annotated[bool, typer.Option("--write", help="Apply the fixes to the files (default: print diffs only).")] = False,
     unsafe_fixes: Annotated[
         Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes marked unsafe.")
@@ -233,8 +326,10 @@ def fix(
         OutputFormat,
         typer.Option("--output-format", help="text: diffs (and evidence); json: one document (jaxfix.report.fix_schema); sarif; github."),
     ] = OutputFormat.text,
+    show_fixes: Annotated[bool, typer.Option("--show-fixes", help="List the fixes applied, per file and rule.")] = False,
 ) -> None:
     """Show the fixes as unified diffs (a dry run), or apply them with --write."""
+    paths = paths or ["."]
     text_out = output_format is OutputFormat.text
     if not text_out and paths == ["-"] and write:
         _error("`fix - --write` prints the fixed source; it cannot also print --output-format " + output_format.value)
@@ -304,8 +399,6 @@ def fix(
             output_format, outcome, all_changed, write=write, verify=verify, written=written,
             held_back=not_written | held_paths, errors=[*write_errors, *outcome.errors, *outcome.file_errors],
         )
-    if not quiet:
-        typer.echo(_fix_summary(changed, remaining, write), err=True)
     if report is not None:
         from jaxfix.report.migration import write_report
 
@@ -313,6 +406,10 @@ def fix(
     for line in write_errors:
         _error(line)
     had_errors = _report_errors(outcome) or bool(write_errors)
+    if show_fixes and text_out:
+        typer.echo(_fixes_shown(changed, write), nl=False, err=True)
+    if not quiet:  # the summary closes the output, after the `error:` lines (as Ruff's does)
+        typer.echo(_fix_summary(changed, remaining, write), err=True)
     if verify and not quiet:
         typer.echo(verify_report.summary(f for o in outcome.files for f in o.result.fixes_applied), nl=False, err=True)
     if had_errors:
@@ -348,7 +445,7 @@ def _print_fix_run(output_format: OutputFormat, outcome: BatchOutcome, changed: 
 
 @app.command("verify")
 def verify_command(
-    paths: PathsArg,
+    paths: PathsArg = None,
     device: DeviceOpt = "auto",
     examples: ExamplesOpt = None,
     record: RecordOpt = None,
@@ -365,6 +462,7 @@ def verify_command(
 ) -> None:
     """Compute the fixes, run old and new code on the same inputs, and report per fix: verified, mismatch
     or unverifiable. Nothing is written. Exit 1 when any fix mismatches."""
+    paths = paths or ["."]
     _require_verify_extra()
     try:
         outcome = _run(
@@ -478,13 +576,14 @@ def explain_command(
     raise typer.Exit(result.exit_code)
 
 
+@app.command("server", help="Run the language server (stdio); the same as `jaxfix lsp` (Ruff's name for it).")
 @app.command("lsp")
 def lsp() -> None:
     """Run the language server (stdio) for editor diagnostics and quick fixes; see docs/editors.md."""
     try:
         import pygls  # noqa: F401  (the optional extra `jaxfix[lsp]`)
     except ImportError:
-        _error("the language server needs pygls: pip install 'jaxfix[lsp]'")
+        _error("the language server needs pygls: install jaxfix's `lsp` extra (from a clone: pip install '.[lsp]')")
         raise typer.Exit(2) from None
     from jaxfix.lsp import serve
 

@@ -21,7 +21,11 @@ def render_rule_doc(rule: type[Rule], info: Code) -> str:
     others = [c.code for c in rule.codes if c.code != info.code]
     if others:
         lines += [f"Rule `{rule.name}` also reports: {', '.join(others)}.", ""]
-    lines += [rule.doc(), ""]
+    doc = rule.doc()
+    options = _option_lines(rule)
+    if options and "\n## Options\n" in f"\n{doc}\n":
+        doc, options = _into_options_section(doc, options), []  # one `## Options` per page
+    lines += [doc, ""]
     for number, example in enumerate(rule.invalid, 1):
         lines += [f"## Reported ({number})", "", "```python", example.code.rstrip(), "```", ""]
         if example.fixed is not None:
@@ -30,13 +34,27 @@ def render_rule_doc(rule: type[Rule], info: Code) -> str:
             lines += ["No automatic fix: the finding says what to do.", ""]
     for number, example in enumerate(rule.valid, 1):
         lines += [f"## Not reported ({number})", "", "```python", example.code.rstrip(), "```", ""]
-    if rule.options:
-        lines += ["## Options", ""]
-        for opt in rule.options:
-            choices = f" (one of {', '.join(map(repr, opt.choices))})" if opt.choices else ""
-            lines.append(f"- `[tool.jaxfix.{rule.table()}] {opt.name}` = `{opt.default!r}`{choices}: {opt.doc}")
-        lines.append("")
+    if options:
+        lines += ["## Options", "", *options, ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _option_lines(rule: type[Rule]) -> list[str]:
+    lines = []
+    for opt in rule.options:
+        choices = f" (one of {', '.join(map(repr, opt.choices))})" if opt.choices else ""
+        lines.append(f"- `[tool.jaxfix.{rule.table()}] {opt.name}` = `{opt.default!r}`{choices}: {opt.doc}")
+    return lines
+
+
+def _into_options_section(doc: str, options: list[str]) -> str:
+    """`doc` with the option list at the end of its own `## Options` section."""
+    lines = doc.split("\n")
+    start = lines.index("## Options")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join([*lines[:end], "", *options, *([""] if end < len(lines) else []), *lines[end:]])
 
 
 def render_index() -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from jaxfix.engine.imports import add_imports, remove_unused_imports
 from jaxfix.model import ImportRequest
 
@@ -69,3 +71,31 @@ def test_only_requested_imports_are_removed():
     text = "import os\nimport sys\n\nx = 1\n"
     assert remove_unused_imports(text, [ImportRequest("sys")]) == "import os\n\nx = 1\n"
     assert remove_unused_imports(text, []) == text
+
+
+# -- only the head of a long file is edited (issue #33) ----------------------------------------
+HEAD_CASES = [
+    # imports, a decorated definition after a comment, more code below
+    'import functools\nimport jax\n\nX = 1\n\n\n# a comment\n@functools.cache\ndef f():\n    return 1\n\n\ndef g():\n    return jax.numpy.ones(3)\n',
+    # a string whose last line starts with `#` right before the cut
+    'import functools\nimport jax\nS = """\n# not a comment"""\ndef f():\n    return jax\n',
+    # CRLF newlines
+    'import functools\r\nimport jax\r\n\r\nY = 2\r\n\r\ndef f():\r\n    return jax\r\n',
+    # an import after code: the head reaches it
+    '"""Doc."""\nimport jax\n\ndef f():\n    return jax\n\nimport functools\n\nZ = 3\n\ndef h():\n    return 0\n',
+]
+
+
+@pytest.mark.parametrize("text", HEAD_CASES)
+def test_editing_the_head_gives_what_editing_the_whole_module_gives(text, monkeypatch):
+    from jaxfix.engine import imports
+
+    add = [ImportRequest("typing"), ImportRequest("jax.numpy", alias="jnp"), ImportRequest("os", "path")]
+    remove = [ImportRequest("functools")]
+    fast = imports.apply_import_requests(text, add, remove)
+    head, rest = imports._split_head(text)
+    assert head + rest == text
+    monkeypatch.setattr(imports, "_split_head", lambda text, tree=None: (text, ""))
+    whole = imports.apply_import_requests(text, add, remove)
+    assert fast == whole
+    assert ("import functools" in fast) == ("functools." in text) and "import typing" in fast

@@ -221,35 +221,7 @@ class _Planner:
         key = id(loop)
         if key not in self._changed:
             names = set(self.idx.assigned_in(loop))
-            qualify = self.qualify
-
-            class _V(cst.CSTVisitor):
-                def _target(self, target: cst.BaseExpression) -> None:
-                    while isinstance(target, (cst.Attribute, cst.Subscript)):
-                        target = target.value
-                        if isinstance(target, cst.Name):
-                            names.add(target.value)
-
-                def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-                    self._target(node.target)
-
-                def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                    self._target(node.target)
-
-                def visit_Del(self, node: cst.Del) -> None:
-                    self._target(node.target)
-
-                def visit_Call(self, node: cst.Call) -> None:
-                    func = node.func
-                    if (
-                        isinstance(func, cst.Attribute)
-                        and func.attr.value in _MUTATING_METHODS
-                        and isinstance(func.value, cst.Name)
-                        and qualify(func.value) == func.value.value  # not a module: `jnp.sort`
-                    ):
-                        names.add(func.value.value)
-
-            walk(loop, _V())
+            walk(loop, _ChangedInPlace(names, self.qualify))
             self._changed[key] = names
         return self._changed[key]
 
@@ -1077,17 +1049,54 @@ class _Planner:
         return dec.with_changes(decorator=cst.parse_expression(text))
 
 
+class _ChangedInPlace(cst.CSTVisitor):
+    """Adds to `names` the names whose object a loop changes in place (`_Planner.changed_in`)."""
+
+    def __init__(self, names: set[str], qualify) -> None:
+        super().__init__()
+        self.names, self.qualify = names, qualify
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        while isinstance(target, (cst.Attribute, cst.Subscript)):
+            target = target.value
+            if isinstance(target, cst.Name):
+                self.names.add(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._target(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _MUTATING_METHODS
+            and isinstance(func.value, cst.Name)
+            and self.qualify(func.value) == func.value.value  # not a module: `jnp.sort`
+        ):
+            self.names.add(func.value.value)
+
+
 def _in_order(names: set[str], node: cst.CSTNode) -> list[str]:
     """`names` in the order they first appear under `node` (then any not found, sorted)."""
     seen: list[str] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value in names and n.value not in seen:
-                seen.append(n.value)
-
-    walk(node, _V())
+    walk(node, _FirstSeen(names, seen))
     return seen + sorted(names - set(seen))
+
+
+class _FirstSeen(cst.CSTVisitor):
+    def __init__(self, names: set[str], seen: list[str]) -> None:
+        super().__init__()
+        self.names, self.seen = names, seen
+
+    def visit_Name(self, n: cst.Name) -> None:
+        if n.value in self.names and n.value not in self.seen:
+            self.seen.append(n.value)
 
 
 def _reads_options(site: Site) -> set[str]:

@@ -647,53 +647,57 @@ def _always_returns(stmts: list[cst.BaseStatement]) -> bool:
 
 
 def _contains_return(stmts) -> bool:
+    finder = _ReturnFinder()
+    for s in stmts:
+        walk(s, finder)
+    return finder.found
+
+
+class _ReturnFinder(cst.CSTVisitor):
+    """A `return` of the statements themselves (not of a nested def or lambda)."""
+
     found = False
 
-    class V(cst.CSTVisitor):
-        def visit_Return(self, node) -> None:
-            nonlocal found
-            found = True
+    def visit_Return(self, node) -> None:
+        self.found = True
 
-        def visit_FunctionDef(self, node) -> bool:
-            return False
+    def visit_FunctionDef(self, node) -> bool:
+        return False
 
-        def visit_Lambda(self, node) -> bool:
-            return False
-
-    for s in stmts:
-        walk(s, V())
-    return found
+    def visit_Lambda(self, node) -> bool:
+        return False
 
 
 def _contains_return_in_loop(stmts) -> bool:
+    finder = _ReturnInLoopFinder()
+    for s in stmts:
+        finder.depth = 0
+        walk(s, finder)
+    return finder.found
+
+
+class _ReturnInLoopFinder(cst.CSTVisitor):
+    depth = 0
     found = False
 
-    class V(cst.CSTVisitor):
-        depth = 0
+    def visit_For(self, node) -> None:
+        self.depth += 1
 
-        def visit_For(self, node) -> None:
-            self.depth += 1
+    def leave_For(self, node) -> None:
+        self.depth -= 1
 
-        def leave_For(self, node) -> None:
-            self.depth -= 1
+    def visit_While(self, node) -> None:
+        self.depth += 1
 
-        def visit_While(self, node) -> None:
-            self.depth += 1
+    def leave_While(self, node) -> None:
+        self.depth -= 1
 
-        def leave_While(self, node) -> None:
-            self.depth -= 1
+    def visit_Return(self, node) -> None:
+        if self.depth:
+            self.found = True
 
-        def visit_Return(self, node) -> None:
-            nonlocal found
-            if self.depth:
-                found = True
-
-        def visit_FunctionDef(self, node) -> bool:
-            return False
-
-    for s in stmts:
-        walk(s, V())
-    return found
+    def visit_FunctionDef(self, node) -> bool:
+        return False
 
 
 def _all_returns(stmts) -> list[cst.SimpleStatementLine]:

@@ -83,38 +83,10 @@ class WhereBuilder:
             text = f"{where}({pred}, {a}, {safe})" if taken_when_true else f"{where}({pred}, {safe}, {a})"
             return fn.parse_expr(text)
 
-        class V(cst.CSTVisitor):
-            def visit_Call(self, c: cst.Call) -> None:
-                q = fn.names.qualify(c.func) or ""
-                name = q.rsplit(".", 1)[-1]
-                if q.startswith("jax.numpy.") and name in UNSAFE_OPS and c.args:
-                    a0 = c.args[0].value
-                    if fn.traced(a0, None):
-                        safe = UNSAFE_OPS[name] or "1.0"
-                        replacements[a0] = guard(a0, safe)
-
-            def visit_BinaryOperation(self, b: cst.BinaryOperation) -> None:
-                if isinstance(b.operator, (cst.Divide, cst.FloorDivide, cst.Modulo)) and fn.traced(b.right, None):
-                    if not isinstance(b.right, (cst.Integer, cst.Float)):
-                        replacements[b.right] = guard(b.right, "1")
-                if isinstance(b.operator, cst.Power) and fn.traced(b.left, None):
-                    if not (isinstance(b.right, cst.Integer) and int(b.right.value, 0) >= 0):
-                        replacements[b.left] = guard(b.left, "1.0")
-
-        walk(e, V())
+        walk(e, _NanProneArguments(fn, replacements, guard))
         if not replacements:
             return self.fn.code_of(e)
-
-        class T(cst.CSTTransformer):
-            def on_leave(self, original, updated):
-                if original in replacements:
-                    rep = replacements[original]
-                    if isinstance(original, cst.BaseExpression) and original.lpar:
-                        rep = rep.with_changes(lpar=original.lpar, rpar=original.rpar)
-                    return rep
-                return updated
-
-        return self.fn.ctx.module.code_for_node(e.visit(T()))
+        return self.fn.ctx.module.code_for_node(e.visit(_Replace(replacements)))
 
     def is_cheap(self, e: cst.BaseExpression) -> bool:
         """Cheap and pure enough to evaluate when not taken: names, arithmetic, `CHEAP_JNP` calls."""
@@ -138,6 +110,48 @@ class WhereBuilder:
                 return all(self.is_cheap(a.value) and not a.star for a in e.args)
             return False
         return False
+
+
+class _NanProneArguments(cst.CSTVisitor):
+    """Maps each traced argument of a NaN-prone op in an expression to its guarded form
+    (`WhereBuilder.double_where`; one class, not one per call)."""
+
+    def __init__(self, fn, replacements: dict, guard) -> None:
+        super().__init__()
+        self.fn, self.replacements, self.guard = fn, replacements, guard
+
+    def visit_Call(self, c: cst.Call) -> None:
+        q = self.fn.names.qualify(c.func) or ""
+        name = q.rsplit(".", 1)[-1]
+        if q.startswith("jax.numpy.") and name in UNSAFE_OPS and c.args:
+            a0 = c.args[0].value
+            if self.fn.traced(a0, None):
+                safe = UNSAFE_OPS[name] or "1.0"
+                self.replacements[a0] = self.guard(a0, safe)
+
+    def visit_BinaryOperation(self, b: cst.BinaryOperation) -> None:
+        if isinstance(b.operator, (cst.Divide, cst.FloorDivide, cst.Modulo)) and self.fn.traced(b.right, None):
+            if not isinstance(b.right, (cst.Integer, cst.Float)):
+                self.replacements[b.right] = self.guard(b.right, "1")
+        if isinstance(b.operator, cst.Power) and self.fn.traced(b.left, None):
+            if not (isinstance(b.right, cst.Integer) and int(b.right.value, 0) >= 0):
+                self.replacements[b.left] = self.guard(b.left, "1.0")
+
+
+class _Replace(cst.CSTTransformer):
+    """Replaces the nodes of `replacements` keeping their parentheses."""
+
+    def __init__(self, replacements: dict) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original, updated):
+        if original in self.replacements:
+            rep = self.replacements[original]
+            if isinstance(original, cst.BaseExpression) and original.lpar:
+                rep = rep.with_changes(lpar=original.lpar, rpar=original.rpar)
+            return rep
+        return updated
 
 
 def literal_mismatch(exprs) -> bool:

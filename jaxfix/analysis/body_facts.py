@@ -43,75 +43,81 @@ def statement_kinds(n: cst.CSTNode, loop: bool = False) -> set[str]:
     """Constructs in `n`'s body that block moving it into a function (not descending into defs)."""
     kinds: set[str] = set()
 
-    class V(Visitor):
-        loops = 0
-
-        def visit_FunctionDef(self, node) -> bool:
-            return False
-
-        def visit_Lambda(self, node) -> bool:
-            return False
-
-        def visit_ClassDef(self, node) -> bool:
-            return False
-
-        def on_visit(self, node) -> bool:
-            if isinstance(node, (cst.For, cst.While)) and node is not n:
-                self.loops += 1  # `break`/`continue` inside a nested loop leave only that loop
-            return super().on_visit(node)
-
-        def on_leave(self, original_node) -> None:
-            if isinstance(original_node, (cst.For, cst.While)) and original_node is not n:
-                self.loops -= 1
-            super().on_leave(original_node)
-
-        def visit_Break(self, node) -> None:
-            if not self.loops:
-                kinds.add("break")
-
-        def visit_Continue(self, node) -> None:
-            if not self.loops:
-                kinds.add("continue")
-
-        def visit_Return(self, node) -> None:
-            if loop:
-                kinds.add("return")
-
-        def visit_Raise(self, node) -> None:
-            kinds.add("raise")
-
-        def visit_Yield(self, node) -> None:
-            kinds.add("yield")
-
-        def visit_Global(self, node) -> None:
-            kinds.add("global")
-
-        def visit_Nonlocal(self, node) -> None:
-            kinds.add("global")
-
-        def visit_Del(self, node) -> None:
-            kinds.add("del")
-
-        def visit_Expr(self, node: cst.Expr) -> None:
-            if not isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
-                kinds.add("side-effect")
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if _has_subscript_or_attr(node.target):
-                kinds.add("side-effect")
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if _has_subscript_or_attr(node.target):
-                kinds.add("side-effect")
-
     body = n.body
-    walk(body, V())
+    walk(body, _StatementKinds(n, loop, kinds))
     if isinstance(n, cst.If):
         orelse = n.orelse
         while orelse is not None:
-            walk(orelse.body, V())
+            walk(orelse.body, _StatementKinds(n, loop, kinds))
             orelse = orelse.orelse if isinstance(orelse, cst.If) else None
     return kinds
+
+
+class _StatementKinds(Visitor):
+    """The visitor of `statement_kinds` (defined once: a class made per call costs every later
+    `isinstance` against libcst's visitor ABCs a walk over all of them, issue #33)."""
+
+    def __init__(self, n: cst.CSTNode, loop: bool, kinds: set[str]) -> None:
+        super().__init__()
+        self.n, self.loop, self.kinds, self.loops = n, loop, kinds, 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, (cst.For, cst.While)) and node is not self.n:
+            self.loops += 1  # `break`/`continue` inside a nested loop leave only that loop
+        return super().on_visit(node)
+
+    def on_leave(self, original_node) -> None:
+        if isinstance(original_node, (cst.For, cst.While)) and original_node is not self.n:
+            self.loops -= 1
+        super().on_leave(original_node)
+
+    def visit_Break(self, node) -> None:
+        if not self.loops:
+            self.kinds.add("break")
+
+    def visit_Continue(self, node) -> None:
+        if not self.loops:
+            self.kinds.add("continue")
+
+    def visit_Return(self, node) -> None:
+        if self.loop:
+            self.kinds.add("return")
+
+    def visit_Raise(self, node) -> None:
+        self.kinds.add("raise")
+
+    def visit_Yield(self, node) -> None:
+        self.kinds.add("yield")
+
+    def visit_Global(self, node) -> None:
+        self.kinds.add("global")
+
+    def visit_Nonlocal(self, node) -> None:
+        self.kinds.add("global")
+
+    def visit_Del(self, node) -> None:
+        self.kinds.add("del")
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if not isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+            self.kinds.add("side-effect")
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if _has_subscript_or_attr(node.target):
+            self.kinds.add("side-effect")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if _has_subscript_or_attr(node.target):
+            self.kinds.add("side-effect")
 
 
 def _has_subscript_or_attr(t) -> bool:
@@ -127,40 +133,46 @@ def _has_subscript_or_attr(t) -> bool:
 def ordered_assigned(stmts) -> list[str]:
     """Names the statements bind (assignments, loop targets, walrus, nested defs), first binding first."""
     out: list[str] = []
-
-    class V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node) -> bool:
-            if node.name.value not in out:
-                out.append(node.name.value)
-            return False
-
-        def visit_Lambda(self, node) -> bool:
-            return False
-
-        def _add(self, target) -> None:
-            for name in target_names(target):
-                if name not in out:
-                    out.append(name)
-
-        def visit_AssignTarget(self, node) -> None:
-            self._add(node.target)
-
-        def visit_AugAssign(self, node) -> None:
-            self._add(node.target)
-
-        def visit_AnnAssign(self, node) -> None:
-            if node.value is not None:
-                self._add(node.target)
-
-        def visit_For(self, node) -> None:
-            self._add(node.target)
-
-        def visit_NamedExpr(self, node) -> None:
-            self._add(node.target)
-
     for s in stmts:
-        walk(s, V())
+        walk(s, _Assigned(out))
     return out
+
+
+class _Assigned(cst.CSTVisitor):
+    """The visitor of `ordered_assigned`, appending to `out` (one class, not one per call)."""
+
+    def __init__(self, out: list[str]) -> None:
+        super().__init__()
+        self.out = out
+
+    def visit_FunctionDef(self, node) -> bool:
+        if node.name.value not in self.out:
+            self.out.append(node.name.value)
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def _add(self, target) -> None:
+        for name in target_names(target):
+            if name not in self.out:
+                self.out.append(name)
+
+    def visit_AssignTarget(self, node) -> None:
+        self._add(node.target)
+
+    def visit_AugAssign(self, node) -> None:
+        self._add(node.target)
+
+    def visit_AnnAssign(self, node) -> None:
+        if node.value is not None:
+            self._add(node.target)
+
+    def visit_For(self, node) -> None:
+        self._add(node.target)
+
+    def visit_NamedExpr(self, node) -> None:
+        self._add(node.target)
 
 
 def assigned_names_in(stmts) -> set[str]:
@@ -204,11 +216,15 @@ def names_read(node) -> set[str]:
     if node is None:
         return set()
     out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.add(n.value)
-
-    walk(node, V())
+    walk(node, _NamesSpelled(out))
     return out
+
+
+class _NamesSpelled(cst.CSTVisitor):
+    def __init__(self, out: set[str]) -> None:
+        super().__init__()
+        self.out = out
+
+    def visit_Name(self, n: cst.Name) -> None:
+        self.out.add(n.value)
 

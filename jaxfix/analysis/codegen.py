@@ -99,25 +99,41 @@ def pin_indent(node, indent: str):
     indented by `indent`, the step of the block it goes into. libcst leaves such a block's
     `indent` unset, and an unset one renders with the *file's* default wherever it is placed: a
     new body in a 2-space function of a 4-space module would come out 6 spaces deep."""
-    import libcst as cst
+    return node.visit(_pin_class()(indent))
 
-    # Blocks live in compound statements and their clauses only: the expressions and simple
-    # statements are not visited (a visit rebuilds each node it enters).
-    holders = (
-        cst.BaseCompoundStatement,
-        cst.BaseSuite,
-        cst.Else,
-        cst.ExceptHandler,
-        cst.ExceptStarHandler,
-        cst.Finally,
-        cst.MatchCase,
-    )
 
-    class Pin(cst.CSTTransformer):
-        def on_visit(self, node) -> bool:
-            return isinstance(node, holders)
+def _pin_class() -> type:
+    """The transformer of `pin_indent`, made once (libcst imported lazily here): a class made per
+    call costs every later `isinstance` against libcst's visitor ABCs a walk over all of them."""
+    global _PIN
+    if _PIN is None:
+        import libcst as cst
 
-        def leave_IndentedBlock(self, original_node, updated_node):
-            return updated_node if updated_node.indent is not None else updated_node.with_changes(indent=indent)
+        # Blocks live in compound statements and their clauses only: the expressions and simple
+        # statements are not visited (a visit rebuilds each node it enters).
+        holders = (
+            cst.BaseCompoundStatement,
+            cst.BaseSuite,
+            cst.Else,
+            cst.ExceptHandler,
+            cst.ExceptStarHandler,
+            cst.Finally,
+            cst.MatchCase,
+        )
 
-    return node.visit(Pin())
+        class Pin(cst.CSTTransformer):
+            def __init__(self, indent: str) -> None:
+                super().__init__()
+                self.indent = indent
+
+            def on_visit(self, node) -> bool:
+                return isinstance(node, holders)
+
+            def leave_IndentedBlock(self, original_node, updated_node):
+                return updated_node if updated_node.indent is not None else updated_node.with_changes(indent=self.indent)
+
+        _PIN = Pin
+    return _PIN
+
+
+_PIN: type | None = None

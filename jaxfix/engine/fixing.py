@@ -7,6 +7,7 @@ depends only on the rule interface, never on config discovery or the registry.
 from __future__ import annotations
 
 import ast
+import bisect
 import symtable
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Any
 import libcst as cst
 
 from jaxfix.analysis.cstparse import parse_module
-from jaxfix.edits import apply_edits, overlaps
+from jaxfix.edits import apply_edits
 from jaxfix.engine.imports import apply_import_requests
 from jaxfix.engine.linemap import LineMap
 from jaxfix.engine.suppression import is_suppressed
@@ -203,11 +204,36 @@ def fix_is_wanted(finding: Finding, unsafe_fixes: bool) -> bool:
 
 
 def _non_overlapping(findings: list[Finding]) -> list[Finding]:
+    """The findings whose fixes touch no earlier chosen fix's text, in order: one pass over the
+    chosen edits sorted by offset (bisect), not every pair (quadratic on a file with thousands)."""
     chosen: list[Finding] = []
+    taken: list[tuple[int, int]] = []  # (start, end) of the chosen edits, sorted
     for finding in findings:
-        if not any(overlaps(finding.fix.edits, other.fix.edits) for other in chosen):
-            chosen.append(finding)
+        spans = [(e.start, e.end) for e in finding.fix.edits]
+        if any(_touches(taken, start, end) for start, end in spans):
+            continue
+        chosen.append(finding)
+        for span in spans:
+            bisect.insort(taken, span)
     return chosen
+
+
+def _touches(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Does the edit `start:end` overlap one of `taken` (sorted), as `edits.overlaps` judges: a
+    shared point, or the same start or the same end, counts (two inserts at one point)."""
+    i = bisect.bisect_left(taken, (start, -1))
+    # a chosen edit starting before `start` may reach past it; chosen edits never overlap each
+    # other, so only the one just before can (and the ones from `start` up to `end`)
+    if i > 0:
+        s, e = taken[i - 1]
+        if start < e or e == end:
+            return True
+    while i < len(taken) and taken[i][0] <= end:
+        s, e = taken[i]
+        if (start < e and s < end) or s == start or e == end:
+            return True
+        i += 1
+    return False
 
 
 @dataclass
@@ -243,10 +269,11 @@ def fix_until_stable(
         if not wanted:
             return outcome
         chosen = _non_overlapping(wanted)
-        new_text = apply_edits(outcome.text, [e for f in chosen for e in f.fix.edits])
+        edits = [e for f in chosen for e in f.fix.edits]
+        edited = apply_edits(outcome.text, edits)
         try:
             new_text = apply_import_requests(
-                new_text,
+                edited,
                 add=[imp for f in chosen for imp in f.fix.imports],
                 remove=[imp for f in chosen for imp in f.fix.unused_imports],
             )
@@ -257,7 +284,8 @@ def fix_until_stable(
             outcome.error = f"internal error: fixes for {codes} produced code that does not parse ({exc}); not applied"
             return outcome
         outcome.applied.extend(outcome.lines.original(f) for f in chosen)
-        outcome.lines.record(outcome.text, new_text)
+        outcome.lines.record_edits(outcome.text, edits)
+        outcome.lines.record(edited, new_text)  # the imports' lines (only their block is diffed)
         outcome.text = new_text
         outcome.remaining = next_scan.findings
         outcome.rounds = round_number

@@ -38,8 +38,20 @@ def _said(guidance: str, message: str) -> bool:
     return guidance in message or bool(reason) and reason in message
 
 
-def render(findings: Iterable[Finding]) -> str:
-    return "".join(format_finding(f) + "\n" for f in findings)
+def render(findings: Iterable[Finding], show_fixes: bool = False) -> str:
+    """One line per finding; with `show_fixes`, the fix `jaxfix fix` would apply under it (the
+    same title `fix` reports: one finding, one fix)."""
+    if not show_fixes:
+        return "".join(format_finding(f) + "\n" for f in findings)
+    return "".join(format_finding(f) + "\n" + fix_line(f) for f in findings)
+
+
+def fix_line(finding: Finding) -> str:
+    fix = finding.fix
+    if fix is None:
+        return ""
+    kind = fix.safety.value if fix.applicable else "manual"
+    return f"    fix ({kind}): {fix.title}\n"
 
 
 def statistics(findings: Iterable[Finding]) -> str:
@@ -62,7 +74,7 @@ def summary(findings: list[Finding], errors: int = 0) -> str:
     unsafe = sum(1 for f in findings if fix_mark(f) == "[-] ")
     text = f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}."
     if safe:
-        text += f" [*] {safe} fixable with `jaxfix fix --write`."
+        text += f" [*] {safe} fixable with `jaxfix check --fix`."
     if unsafe:
         text += f" [-] {unsafe} more with `--unsafe-fixes`."
     return text + "\n"
