@@ -59,10 +59,17 @@ class Finding:
     code: str
     message: str
     safety: str | None  # the fix's safety, None when no fix is offered
+    cell: int | None = None  # a notebook's cell (its `line` counts from the cell's top)
+
+    @property
+    def where(self) -> str:
+        """The label's `path`: a notebook finding's cell is part of it (`nb.ipynb#cell12`), since
+        its line counts from the top of the cell and two cells can share a line number."""
+        return self.path if self.cell is None else f"{self.path}#cell{self.cell}"
 
     @property
     def key(self) -> tuple[str, str, int, str]:
-        return (self.repo, self.path, self.line, self.code)
+        return (self.repo, self.where, self.line, self.code)
 
     @property
     def family(self) -> str:
@@ -131,7 +138,7 @@ def run_jaxfix(pinned: snapshots.Pinned, snapshot: Path, checkout: Path) -> tupl
         path = Path(item["path"]).resolve().relative_to(snapshot.resolve()).as_posix()
         fix = item.get("fix") or {}
         findings.append(Finding(pinned.repo, path, int(item["line"]), item["code"], item["message"],
-                                fix.get("safety")))
+                                fix.get("safety"), item.get("cell")))
     return findings, proc.stderr
 
 
@@ -215,9 +222,9 @@ def measure(pool: str, root: Path, mirror: Path | None, only: list[str], checkou
     return {
         "pool": pool, "jaxfix_commit": jaxfix_commit(checkout), "checkout": str(checkout), "seconds": round(time.monotonic() - started, 1),
         "overall": overall, "families": families, "repos": repos,
-        "vanished": vanished, "appeared": [f.__dict__ for f in appeared],
+        "vanished": vanished, "appeared": [{**f.__dict__, "where": f.where} for f in appeared],
         "recall": recall(load_recall(pool), findings, measured),
-        "findings": [{**f.__dict__, "verdict": (labels.get(f.key) or {}).get("verdict", "unlabelled")}
+        "findings": [{**f.__dict__, "where": f.where, "verdict": (labels.get(f.key) or {}).get("verdict", "unlabelled")}
                      for f in findings],
     }
 
@@ -257,11 +264,11 @@ def print_report(result: dict, listing: bool) -> None:
         print(f"  {row['verdict']:<9} {row['code']} {row['repo']}:{row['path']}:{row['line']}  {row['reason']}")
     print(f"appeared (reported, no label): {len(result['appeared'])}")
     for f in result["appeared"]:
-        print(f"  {f['code']} {f['repo']}:{f['path']}:{f['line']}  {f['message'][:110]}")
+        print(f"  {f['code']} {f['repo']}:{f['where']}:{f['line']}  {f['message'][:110]}")
     if listing:
         print("\nall findings:")
         for f in result["findings"]:
-            print(f"  {f['verdict']:<10} {f['code']} {f['safety'] or '-':<6} {f['repo']}:{f['path']}:{f['line']}")
+            print(f"  {f['verdict']:<10} {f['code']} {f['safety'] or '-':<6} {f['repo']}:{f['where']}:{f['line']}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.todo:
         commits = {repo: t["commit"] for repo, t in result["repos"].items()}
         for f in result["appeared"]:
-            print("\t".join([f["repo"], commits[f["repo"]], f["path"], str(f["line"]), f["code"], "?",
+            print("\t".join([f["repo"], commits[f["repo"]], f["where"], str(f["line"]), f["code"], "?",
                              " ".join(f["message"].split())]))
     elif args.json:
         print(json.dumps(result, indent=1))
