@@ -440,3 +440,42 @@ def test_print_and_update_under_their_own_jit_stay_safe(tmp_path):
     updated = _project_findings(tmp_path, files, "updates.py", "JAX403")
     assert [(f.code, f.fix.safety.value) for f in printed] == [("JAX401", "safe")]
     assert [(f.code, f.fix.safety.value) for f in updated] == [("JAX403", "safe")]
+
+
+# google/neural-tangents@c17e770bb74f1771da7be4a69fabfa68b6078960:
+# notebooks/Disentangling_Trainability_and_Generalization.ipynb (cells joined as jaxfix reads a
+# notebook): `x_train` is rebound in a setup cell after an earlier cell ran a jitted function, but
+# the function that reads it is defined (and first traced) only in a later cell: its trace sees
+# the last value, so no rebinding can go stale.
+NOTEBOOK_SETUP_BEFORE_DEF = """
+import jax
+import jax.numpy as jnp
+
+x_train = jnp.zeros(3)
+
+@jax.jit
+def warm(x):
+    return x + 1
+
+warm(x_train)
+x_train = jnp.ones(3)
+
+@jax.jit
+def experiment(w):
+    return w * x_train
+
+experiment(1.0)
+"""
+
+
+def test_a_rebinding_before_the_reading_function_exists_is_silent():
+    assert names(NOTEBOOK_SETUP_BEFORE_DEF) == []
+
+
+def test_a_rebinding_after_the_reading_function_traced_is_still_reported():
+    source = NOTEBOOK_SETUP_BEFORE_DEF + "x_train = jnp.full(3, 2.0)\nexperiment(1.0)\n"
+    assert names(source) == ["x_train"]
+    # and it is a real bug: the second call still multiplies by the traced-in ones
+    namespace: dict = {}
+    exec(textwrap.dedent(source), namespace)
+    assert float(namespace["experiment"](1.0)[0]) == 1.0

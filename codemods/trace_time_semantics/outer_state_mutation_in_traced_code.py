@@ -21,7 +21,7 @@ from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements, module_statements
-from jaxfix.analysis.rebinding_order import late_rebound
+from jaxfix.analysis.rebinding_order import Late, late_rebound
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -416,6 +416,8 @@ class OuterStateMutationRule(Rule):
                     continue
                 if name not in outer.changed_by and not kept_trace(jc, info):
                     continue  # traced only by an eager vmap or grad: every call reads the global again
+                if name in outer.late and not outer.late[name].after(_defined_at(ctx, info)):
+                    continue  # every late rebinding runs before the function exists (a notebook's setup cells)
                 reported_reads.add(name)
                 if name not in outer.reassigned:
                     yield self._report(
@@ -440,6 +442,13 @@ class OuterStateMutationRule(Rule):
 
     def _report(self, ctx: RuleContext, info: FuncInfo, node: cst.CSTNode, message: str, advice: str) -> Finding:
         return ctx.finding(self, "JAX404", node, message + info.traced_because(), ctx.manual(advice))
+
+
+def _defined_at(ctx: RuleContext, info: FuncInfo) -> int:
+    """The line of the module-level def that holds `info` (itself, or the function it is nested in)."""
+    while info.parent is not None:
+        info = info.parent
+    return ctx.position(info.node).start.line
 
 
 # -- the decision -------------------------------------------------------------------------------
@@ -548,16 +557,21 @@ class _ModuleState:
         trace (`rebinding_order.late_rebound`), or a function that makes them when first asked."""
         self.containers = containers
         self._changed_by = changed_by if changed_by is not None else {}
-        self._late = late if late is not None else dict.fromkeys(reassigned, 0)
+        self._late = late if late is not None else {name: Late(0, None) for name in reassigned}
 
     @property
-    def reassigned(self) -> dict[str, int]:
-        """Module names rebound after a trace could have read them (-> the line of one such
-        rebinding, or of the call that makes it): a read of one in traced code can see a stale
-        value. Names only set up at import, in whatever order, are not among them."""
+    def late(self) -> dict[str, Late]:
+        """Module names rebound after a trace could have read them, and where such rebindings run
+        (`rebinding_order.Late`): a read of one in traced code can see a stale value. Names only
+        set up at import, in whatever order, are not among them."""
         if callable(self._late):
             self._late = self._late()
         return self._late
+
+    @property
+    def reassigned(self) -> dict[str, int]:
+        """`late`'s names -> the line of one such rebinding, or of the call that makes it."""
+        return {name: late.line for name, late in self.late.items()}
 
     @property
     def changed_by(self) -> dict[str, str]:

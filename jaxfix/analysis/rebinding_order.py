@@ -44,16 +44,23 @@ class _Effects:
     traces: bool = False
     writes: dict[str, int] = field(default_factory=dict)  # candidate globals it rebinds -> a line
     late: dict[str, int] = field(default_factory=dict)  # of those, rebound after a trace -> a line
+    last_late: dict[str, int] = field(default_factory=dict)  # the same -> the last such line
 
     def add(self, other: _Effects) -> None:
         self.traces |= other.traces
         _merge(self.writes, other.writes)
-        _merge(self.late, other.late)
+        self.add_late(other.late)
+        self.add_late(other.last_late)
 
     def after_trace(self, writes: dict[str, int]) -> None:
         """`writes` run after this code traced (if it did)."""
         if self.traces:
-            _merge(self.late, writes)
+            self.add_late(writes)
+
+    def add_late(self, lines: dict[str, int]) -> None:
+        _merge(self.late, lines)
+        for name, line in lines.items():
+            self.last_late[name] = max(line, self.last_late.get(name, line))
 
 
 def _merge(into: dict[str, int], other: dict[str, int]) -> None:
@@ -61,14 +68,29 @@ def _merge(into: dict[str, int], other: dict[str, int]) -> None:
         into.setdefault(name, line)
 
 
+@dataclass(frozen=True)
+class Late:
+    """A global some rebinding of which can run after a trace."""
+
+    line: int  # the line of one such rebinding (or of the call that makes it)
+    # the last module-level line at which one runs (a statement, or a call of a function that
+    # makes one); None when a function's own order makes one, whenever that function is called
+    last: int | None
+
+    def after(self, line: int) -> bool:
+        """Such a rebinding can run after `line` (a traced function defined there can read a value
+        its trace did not see). One that only runs before the function exists is harmless."""
+        return self.last is None or self.last > line
+
+
 def late_rebound(
     tree: ast.Module, candidates: Iterable[str], qualify: Callable[[ast.AST], str | None]
-) -> dict[str, int]:
+) -> dict[str, Late]:
     """The `candidates` (module globals bound more than once) that some rebinding can execute
     after a call that may trace: a module-level rebinding after one, in a module-level loop with
     one, or a `global` write in a function of the module whose own order (or whose callers') puts
-    it after one. `qualify` names a call's function through the module's imports. Name -> the
-    line of such a rebinding (of a call that makes it, in a function's caller)."""
+    it after one. `qualify` names a call's function through the module's imports. Name -> where
+    such rebindings run (`Late`)."""
     names = set(candidates)
     if not names:
         return {}
@@ -92,11 +114,16 @@ class _Order:
                 self.jitted.update(_dotted(t) for t in stmt.targets if _dotted(t))
         self._summaries: dict[str, _Effects] = {}
 
-    def late(self) -> dict[str, int]:
-        late = self._block(self.tree.body, self.names, frozenset()).late
-        for name in self.functions:  # a function's own order counts, whoever calls it
-            _merge(late, self._summary(name).late)
-        return {name: line for name, line in late.items() if name in self.names}
+    def late(self) -> dict[str, Late]:
+        module = self._block(self.tree.body, self.names, frozenset())
+        found = {name: Late(line, module.last_late[name]) for name, line in module.late.items()}
+        for fn in self.functions:  # a function's own order counts, whoever calls it
+            for name, line in self._summary(fn).late.items():
+                if name not in found:
+                    found[name] = Late(line, None)
+                elif found[name].last is not None:
+                    found[name] = Late(found[name].line, None)
+        return {name: late for name, late in found.items() if name in self.names}
 
     # -- a function's summary ------------------------------------------------------------------
     def _summary(self, name: str) -> _Effects:
@@ -116,7 +143,10 @@ class _Order:
     def _called(summary: _Effects, line: int) -> _Effects:
         """A call of a function with `summary`, at `line`: what it rebinds is reported there."""
         return _Effects(
-            summary.traces, dict.fromkeys(summary.writes, line), dict.fromkeys(summary.late, line)
+            summary.traces,
+            dict.fromkeys(summary.writes, line),
+            dict.fromkeys(summary.late, line),
+            dict.fromkeys(summary.late, line),
         )
 
     # -- statements ------------------------------------------------------------------------------
@@ -149,7 +179,8 @@ class _Order:
             out.add(head)
             out.add(body)
             body.after_trace(body.writes)  # one iteration's rebinding precedes the next one's call
-            _merge(out.late, body.late)
+            out.add_late(body.late)
+            out.add_late(body.last_late)
             out.add(self._block(stmt.orelse, assignable, fresh))
             return out
         if isinstance(stmt, ast.If):
