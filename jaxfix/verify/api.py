@@ -39,12 +39,13 @@ from jaxfix.verify.changed import (
     family_of,
     units_for_finding,
 )
-from jaxfix.verify.compare import compare_trees, identical
+from jaxfix.verify.compare import compare_printed, compare_trees, identical
 from jaxfix.verify.device import DeviceChoice, choose_device
 from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, gather_inputs
 from jaxfix.verify.intended import added_fields as fields_added
 from jaxfix.verify.protocol import Job, Task, TaskResult, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
+from jaxfix.verify.watch import watch_for
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RECORD_LIMIT = 5
@@ -146,7 +147,8 @@ def _evidence(verdict: str, detail: str, data: dict[str, Any], *, source: str, f
     )
 
 
-MAIN_BLOCK = "__main__ block"  # a `main` task's output: how the script itself ended
+MAIN_BLOCK = "__main__ block"
+PRINTED_SUFFIX = " printed"  # a call's printed lines (`watch.printed`), judged with the call's arguments  # a `main` task's output: how the script itself ended
 
 
 def _same_arguments(before: TaskResult, after: TaskResult, key: str) -> bool:
@@ -206,7 +208,7 @@ def judge(
         described = before.inputs.get(key) or after.inputs.get(key) or label
         if derived and label in rejected:
             continue  # the original raised on this input: nothing derived from it says anything
-        if not _same_arguments(before, after, key):
+        if not _same_arguments(before, after, label if key.endswith(PRINTED_SUFFIX) else key):
             replayed = (after.observed.get("replayed") or {}).get(key)
             if replayed is None:
                 skipped.append(f"{key}: its arguments differ between the versions (in the last bits, from earlier calls)")
@@ -231,6 +233,8 @@ def judge(
             )
         if old.tree is not None and new.tree is not None:
             result = compare_trees(old.tree, new.tree, prefix=key, added_fields=added_fields)
+            if key.endswith(PRINTED_SUFFIX):
+                result = replace(result, difference=compare_printed(key, old.tree, new.tree))
             diff = result.difference
             if diff is not None:
                 return _mismatch(
@@ -344,6 +348,7 @@ def _verified(
                 ).items()
             },
             "slower_because": slower,
+            "timing": [before.observed.get("timing"), after.observed.get("timing")],
         },
         source=source, family=family, headline=headline, notes=notes,
     )
@@ -625,11 +630,13 @@ def verify_change(
     if plan.tasks and choice.available:
         child_timeout = STARTUP_ALLOWANCE + timeout * len(plan.tasks)
         filename = str(Path(path))
+        watch = watch_for([f.code for f in findings if f.fix is not None])
         jobs = [
-            Job(module_name, filename, original, sys_path, reference == "eager", plan.tasks, filename=filename, task_timeout=timeout),
+            Job(module_name, filename, original, sys_path, reference == "eager", plan.tasks, filename=filename, task_timeout=timeout,
+                watch=watch),
             Job(module_name, filename, rewritten, sys_path, False, plan.tasks, filename=f"{filename} (rewritten by jaxfix)", task_timeout=timeout,
                 reference_source=original if any(t.kind == "main" for t in plan.tasks) else None,
-                reference_eager=reference == "eager"),
+                reference_eager=reference == "eager", watch=watch),
         ]
         before, after = run_versions(jobs, choice, timeout=child_timeout, parallel=parallel, cwd=cwd)
         verification.original, verification.rewritten = before, after

@@ -34,6 +34,7 @@ from jaxfix.verify.observe import (
     caching_counts,
     describe_call,
     error_under_jit,
+    filled_reads,
     lines_run,
 )
 from jaxfix.verify.protocol import (
@@ -45,6 +46,7 @@ from jaxfix.verify.protocol import (
     TaskResult,
     VersionResult,
 )
+from jaxfix.verify.watch import MUTABLE, PRINTED, TIMING, Clocks, numpy_backed, printed, printed_text, to_numpy
 
 MAIN_CALLS = 8  # calls of a watched callable compared per run of the __main__ block
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
@@ -162,6 +164,7 @@ class Child:
         self.job = job
         self.counters = Counters()
         self.user_files = {job.path, self.filename}
+        self.clocks = Clocks() if TIMING in getattr(job, "watch", ()) else None
 
     @property
     def filename(self) -> str:
@@ -205,6 +208,25 @@ class Child:
             with open(task.script_path, encoding="utf-8") as handle:
                 source = handle.read()
         return _exec_module(name, source, task.script_path, task.script_path)
+
+    @contextlib.contextmanager
+    def watched(self, result: TaskResult, pass_number: int, key: str):
+        """One call's printed lines (an output, `<key> printed`) and clock order (`observed["timing"]`),
+        for the families whose fixes promise them (`Job.watch`)."""
+        lines: list[str] = []
+        capture = PRINTED in getattr(self.job, "watch", ()) and pass_number == 1
+        try:
+            with contextlib.ExitStack() as stack:
+                if capture:
+                    stack.enter_context(printed(lines))
+                if self.clocks is not None:
+                    counts = result.observed.setdefault("timing", {}) if pass_number == 1 else {}
+                    stack.enter_context(self.clocks.watching(counts))
+                yield
+        finally:
+            if capture:
+                result.outputs[f"{key} printed"] = Outcome(tree=_tree(printed_text(lines)))
+                result.inputs.setdefault(f"{key} printed", result.inputs.get(key, key))
 
     @contextlib.contextmanager
     def mode(self):
@@ -328,7 +350,7 @@ class Child:
         replayed: dict[str, Outcome] = {}
         seen: list[tuple[str, FlatTree | None, Outcome]] = []
         first_pass = [True]
-        lines: dict[str, list[int]] = {}
+        lines: dict[str, dict[int, int]] = {}
         under_jit: dict[str, str | None] = {}
 
         def watched(*args: Any, **kwargs: Any) -> Any:
@@ -341,16 +363,17 @@ class Child:
                 given = None
             observing = self.job.eager and first_pass[0]
             key = f"{task.target} call {len(seen) + 1} in __main__"
-            ran: set[int] = set()
+            ran: collections.Counter = collections.Counter()
             try:
                 with jax.disable_jit(self.job.eager), lines_run(self.filename, ran) if observing else contextlib.nullcontext():
-                    value = target(*args, **kwargs)
+                    with self.watched(result, 1 if first_pass[0] else 2, key):
+                        value = target(*args, **kwargs)
             except Exception as exc:
                 seen.append((description, given, _error_outcome(exc, self.user_files)))
                 raise
             finally:
                 if observing:
-                    lines[key] = sorted(ran)
+                    lines[key] = dict(sorted(ran.items()))
             if observing and not under_jit:  # what the original does under jit, on the first call
                 under_jit[key] = error_under_jit(target, lambda a, k: target(*a, **k), args, kwargs)
             if replay is not None and first_pass[0]:
@@ -462,7 +485,13 @@ class Child:
             return
         kind = task.target_kind
 
+        mutable = self.job.eager and MUTABLE in getattr(self.job, "watch", ())
+        if mutable:
+            numpy_backed(module)  # the original's in-place updates mean NumPy's (see watch.py)
+
         def invoke(args: tuple, kwargs: dict) -> Any:
+            if mutable:
+                args, kwargs = to_numpy((args, kwargs))
             if kind == "property":
                 return getattr(args[0], name)
             return getattr(owner, name)(*args, **kwargs)
@@ -482,16 +511,16 @@ class Child:
             return
         runs = [(lambda a=a, k=k: invoke(a, k)) for _, a, k, _ in prepared]
         result.labels = [label for label, *_ in prepared]
-        lines: dict[str, list[int]] = {}
+        lines: dict[str, dict[int, int]] = {}
 
         def record(pass_number: int, index: int, run: Callable[[], Any]) -> None:
             label, _, _, description = prepared[index]
             key = label if pass_number == 1 else f"{label} (2nd run)"
             result.inputs[key] = description
-            ran: set[int] = set()
+            ran: collections.Counter = collections.Counter()
             tracing = lines_run(self.filename, ran) if self.job.eager and pass_number == 1 else contextlib.nullcontext()
             try:
-                with tracing:
+                with tracing, self.watched(result, pass_number, key):
                     value = run()
                 result.outputs[key] = Outcome(tree=_tree(_block(value)))
             except TaskTimeout:
@@ -499,7 +528,7 @@ class Child:
             except Exception as exc:
                 result.outputs[key] = _error_outcome(exc, self.user_files)
             if self.job.eager and pass_number == 1:
-                lines[label] = sorted(ran)
+                lines[label] = dict(sorted(ran.items()))
 
         self.measure(result, runs, record)
         if self.job.eager:
@@ -533,6 +562,9 @@ class Child:
                         raise
                     except Exception as exc:
                         result.outputs[key] = _error_outcome(exc, self.user_files)
+            if kind == "property" and args:
+                for what, run in filled_reads(args[0], name).items():
+                    self.probe(result, f"{label} {what}", description, run)
             if task.tree_roundtrip and kind in ("property", "method") and args:
                 copy = jax.tree.map(lambda x: x, args[0])  # fresh instance for the closure checks
                 checks = {
@@ -543,14 +575,17 @@ class Child:
                     "eager, after the closure": lambda: invoke((copy, *args[1:]), kwargs),
                 }
                 for what, run in checks.items():
-                    key = f"{label} {what}"
-                    result.inputs[key] = description
-                    try:
-                        result.outputs[key] = Outcome(tree=_tree(_block(run())))
-                    except TaskTimeout:
-                        raise
-                    except Exception as exc:
-                        result.outputs[key] = _error_outcome(exc, self.user_files)
+                    self.probe(result, f"{label} {what}", description, run)
+
+    def probe(self, result: TaskResult, key: str, description: str, run: Callable[[], Any]) -> None:
+        """One more output derived from an input (a probe of the instance, a read through a cache)."""
+        result.inputs[key] = description
+        try:
+            result.outputs[key] = Outcome(tree=_tree(_block(run())))
+        except TaskTimeout:
+            raise
+        except Exception as exc:
+            result.outputs[key] = _error_outcome(exc, self.user_files)
 
     def run(self) -> VersionResult:
         job = self.job
@@ -562,6 +597,8 @@ class Child:
             result.error = f"jax failed to start: {type(exc).__name__}: {exc}"
             return result
         result.phases["start jax"] = time.perf_counter() - clock
+        if self.clocks is not None:
+            self.clocks.install()  # before the module loads: `from time import perf_counter` sees it
         clock = time.perf_counter()
         try:
             with self.alarm(job.task_timeout), self.mode():

@@ -232,6 +232,38 @@ def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = 
     return Difference(path, reason, _short(exp), _short(out), diff, None, tuple(int(i) for i in bad))
 
 
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
+
+
+def compare_printed(path: str, expected: FlatTree, got: FlatTree) -> Difference | None:
+    """Printed lines (one text leaf each side, `watch.printed`): the words equal, the numbers within
+    float32's tolerance (the eager original may print a Python float computed in double precision
+    where the jitted rewrite prints a float32)."""
+    exp = expected.leaves[0].value if len(expected.leaves) == 1 else None
+    out = got.leaves[0].value if len(got.leaves) == 1 else None
+    if not isinstance(exp, str) or not isinstance(out, str):
+        return compare(expected, got, prefix=path)
+    if exp == out:
+        return None
+    exp_lines, out_lines = exp.splitlines(), out.splitlines()
+    if len(exp_lines) != len(out_lines):
+        return Difference(path, "value", f"{len(exp_lines)} printed line(s): {exp[:160]!r}", f"{len(out_lines)}: {out[:160]!r}")
+    rtol, atol = TOLERANCES["float32"]
+    for a, b in zip(exp_lines, out_lines):
+        if _NUMBER.sub("#", a) != _NUMBER.sub("#", b):
+            return Difference(path, "value", repr(a)[:200], repr(b)[:200])
+        for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b)):
+            if x == y:
+                continue
+            try:
+                fx, fy = float(x), float(y)
+            except ValueError:
+                return Difference(path, "value", repr(a)[:200], repr(b)[:200])
+            if not np.isclose(fx, fy, rtol=max(rtol, 1e-5), atol=atol):
+                return Difference(path, "value", repr(a)[:200], repr(b)[:200], abs(fx - fy))
+    return None
+
+
 def _weak_numbers(expected: Leaf, got: Leaf, exp: np.ndarray, out: np.ndarray) -> bool:
     """A Python number from the original against a weak-typed array of another numeric kind."""
     numeric = exp.dtype.kind in "iuf" and out.dtype.kind in "iuf"

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from jaxfix.model import Evidence, Finding
+from jaxfix.verify.watch import timing_verdict
 
 INEFFECTIVE = "ineffective"
 PAYING_CODES = frozenset({"JAX201", "JAX202"})
@@ -30,8 +31,18 @@ _WRAPPING = frozenset({"grad", "value_and_grad", "vmap", "checkpoint", "remat", 
 
 
 def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int) -> Evidence:
-    """`evidence` for `finding`, turned `ineffective` when it shows no compile removed."""
-    if finding.code not in PAYING_CODES or evidence.verdict != "verified":
+    """`evidence` for `finding`, turned `ineffective` when it shows no compile removed (JAX201,
+    JAX202), no clock read moved after a wait (JAX501), or a filled cache that still recomputes
+    under jit (JAX101)."""
+    if evidence.verdict != "verified":
+        return evidence
+    if finding.code == "JAX501":
+        why = _first(timing_verdict(*pair) for pair in _pairs(evidence, "timing"))
+        return _ineffective(evidence, why, "the timed region still excludes the computation") if why else evidence
+    if finding.code == "JAX101":
+        why = _first(_cache_unused(*pair) for pair in _pairs(evidence, "observed", ("original", "rewritten")))
+        return _ineffective(evidence, why, "the cache is not used") if why else evidence
+    if finding.code not in PAYING_CODES:
         return evidence
     if evidence.data.get("reference") == "eager" or any(u.get("reference") == "eager" for u in _units(evidence)):
         return evidence  # the original ran eagerly for a control-flow fix: its compiles say nothing
@@ -43,7 +54,8 @@ def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int
         note = "the inputs compile nothing in the steady state, so they do not show the fix removing compiles"
         return replace(evidence, notes=(*evidence.notes, note), data={**evidence.data, "payoff": [before, after]})
     if after < before:
-        return evidence
+        why = _first_run_unchanged(evidence) if paying_fixes == 1 else None
+        return _ineffective(evidence, why, "no compile removed on new values") if why else evidence
     headline = f"{before} compiles -> {after} (steady state): no compile removed"
     rest = evidence.detail.splitlines()
     if rest and evidence.headline and rest[0] == evidence.headline:
@@ -138,3 +150,60 @@ def _dotted(expr: ast.expr) -> str | None:
 def paying(findings: Iterable[Finding]) -> int:
     """How many applied fixes are of the codes judged here."""
     return sum(1 for f in findings if f.fix is not None and f.code in PAYING_CODES)
+
+
+def _pairs(evidence: Evidence, key: str, names: tuple[Any, Any] = (0, 1)) -> list[tuple[Any, Any]]:
+    """(original, rewritten) of measurement `key` in the evidence and each of its units."""
+    out = []
+    for data in [evidence.data, *_units(evidence)]:
+        pair = data.get(key)
+        try:
+            out.append((pair[names[0]], pair[names[1]]))
+        except (KeyError, IndexError, TypeError):
+            continue
+    return out
+
+
+def _first(reasons: Iterable[str | None]) -> str | None:
+    return next((r for r in reasons if r), None)
+
+
+def _cache_unused(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str | None:
+    """A JAX101 field fix whose filled cache still recomputes the property inside jit."""
+    if not before or not after or "filled_jit_ops" not in after:
+        return None
+    old, new = before.get("jit_ops"), after["filled_jit_ops"]
+    if not old or new is None or new < old:
+        return None
+    return f"after with_caches() the property still puts {new} ops into the traced program (original: {old})"
+
+
+def _ineffective(evidence: Evidence, why: str, short: str) -> Evidence:
+    rest = evidence.detail.splitlines()
+    if rest and evidence.headline and rest[0] == evidence.headline:
+        rest = rest[1:]
+    return replace(
+        evidence,
+        verdict=INEFFECTIVE,
+        detail="\n".join([f"{short}: {why}", *rest]),
+        headline=short,
+        data={**evidence.data, "ineffective_because": why},
+    )
+
+
+def _first_run_unchanged(evidence: Evidence) -> str | None:
+    """The steady state repeats the very same inputs, so a value the rewrite wrongly made static
+    (one compile per distinct value) hits the cache there. The first run shows it: where the
+    original compiles several times per call (a jit in a loop), a rewrite that removes those
+    compiles compiles fewer times in the first run too."""
+    first = evidence.data.get("first_run_compiles")
+    calls = evidence.data.get("calls") or 0
+    if not isinstance(first, list) or len(first) != 2 or first[0] is None or first[1] is None or calls < 1:
+        return None
+    old, new = int(first[0]), int(first[1])
+    if old <= calls or new < old:
+        return None
+    return (
+        f"the first run compiles {old} times in {calls} call(s) -> {new}: the steady state hits the cache only "
+        f"because it repeats the same values (a value made static compiles once per distinct value)"
+    )
