@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, gather_inputs
 from jaxfix.verify.intended import added_fields as fields_added
 from jaxfix.verify.protocol import Job, Task, TaskResult, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
-from jaxfix.verify.watch import watch_for
+from jaxfix.verify.watch import reorder_scale, watch_for
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RECORD_LIMIT = 5
@@ -179,6 +180,7 @@ def judge(
     family: str = "",
     added_fields: frozenset[str] = frozenset(),
     arms: list[branches.Arms] | None = None,
+    codes: list[str] = (),  # type: ignore[assignment]  # the rules whose fixes changed this unit
 ) -> Evidence:
     """Compare one task's outputs of the original (`before`) and the rewritten (`after`) version.
 
@@ -232,7 +234,8 @@ def judge(
                 reason="raised", got=new_crash,
             )
         if old.tree is not None and new.tree is not None:
-            result = compare_trees(old.tree, new.tree, prefix=key, added_fields=added_fields)
+            scale = reorder_scale(codes, (before.observed.get("lines") or {}).get(label))
+            result = compare_trees(old.tree, new.tree, prefix=key, added_fields=added_fields, scale=scale)
             if key.endswith(PRINTED_SUFFIX):
                 result = replace(result, difference=compare_printed(key, old.tree, new.tree))
             diff = result.difference
@@ -404,6 +407,7 @@ def _plan(
     examples: inputs_mod.ExamplesFile | None,
     recording: inputs_mod.Recording | None,
     context: inputs_mod.Context | None = None,
+    run_main: bool = True,
 ) -> _Plan:
     """Per changed callable, its inputs: recorded (--record, or the project's tests, doctests and
     __main__ block), declared, covered by a drive, else synthesized (`context` lets synthesis build
@@ -411,7 +415,7 @@ def _plan(
     plan = _Plan()
     # whether the module has a `__main__` block: asked only where a callable's calls could not be
     # recorded, and then once for the module
-    has_main = functools.cache(lambda: context is not None and bool(main_blocks(context.source)))
+    has_main = functools.cache(lambda: run_main and context is not None and bool(main_blocks(context.source)))
     if examples is not None and examples.has_drive:
         plan.tasks.append(Task(id="drive()", kind="drive", script_path=examples.path, script_source=examples.source))
         plan.sources["drive()"] = "drive"
@@ -472,9 +476,7 @@ def _plan(
 def _families(findings: list[Finding], changes: ChangeSet) -> dict[str, str]:
     """Per changed callable (and the drive), the family of the fixes it answers for."""
     out: dict[str, str] = {}
-    for finding in findings:
-        if finding.fix is None:
-            continue
+    for finding in findings:  # applied fixes, or the original's findings an edit of the user's answers for
         family = figures.family_for(finding.code, family_of(finding)[1])
         if not family:
             continue
@@ -555,6 +557,8 @@ def verify_change(
     cwd: str | None = None,
     record_timeout: float = DEFAULT_RECORD_TIMEOUT,
     gather: bool = True,
+    announce: Callable[[str], None] | None = None,
+    run_main: bool = True,
 ) -> FileVerification:
     """Verify that `rewritten` behaves like `original` (the text of the file at `path`).
 
@@ -607,14 +611,15 @@ def verify_change(
         verification.notes.extend(f"recorder: {e}" for e in recording.errors)
     elif gather and recording is None and examples_file is None and targets:
         gathered = gather_inputs(
-            path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout
+            path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout,
+            announce=announce, run_main=run_main,
         )
         verification.notes.extend(gathered.notes)
         if gathered.recording.calls or gathered.recording.skipped or gathered.recording.main_failed:
             recording = gathered.recording
             module_name = recording.module_name or module_name
     context = inputs_mod.Context(original, module_name, sys_path)
-    plan = _plan(changes, examples_file, recording, context)
+    plan = _plan(changes, examples_file, recording, context, run_main=run_main)
     results: dict[str, UnitResult] = {
         name: replace(unit, evidence=replace(unit.evidence, input_source=unit.evidence.input_source or unit.source))
         for name, unit in plan.units.items()
@@ -630,7 +635,7 @@ def verify_change(
     if plan.tasks and choice.available:
         child_timeout = STARTUP_ALLOWANCE + timeout * len(plan.tasks)
         filename = str(Path(path))
-        watch = watch_for([f.code for f in findings if f.fix is not None])
+        watch = watch_for([f.code for f in findings])
         jobs = [
             Job(module_name, filename, original, sys_path, reference == "eager", plan.tasks, filename=filename, task_timeout=timeout,
                 watch=watch),
@@ -652,6 +657,7 @@ def verify_change(
                     task.id, plan.sources[task.id], before.tasks[task.id], after.tasks[task.id], device=used,
                     reference=reference, family=families.get(task.id, ""), added_fields=added,
                     arms=branches.arms_of(original, task.target) if task.target and reference == "eager" else None,
+                    codes=[f.code for f in findings],
                 )
             if task.kind == "drive" and examples_file and examples_file.expect_compiles is not None:
                 evidence = replace(evidence, data={**evidence.data, "expect_compiles": list(examples_file.expect_compiles)})

@@ -16,6 +16,7 @@ import ast
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,13 @@ def _docstring_owners(source: str, targets: dict[str, str]) -> list[str]:
     return found
 
 
+def _short(test: Path | str, root: Path | str) -> str:
+    try:
+        return str(Path(test).relative_to(root))
+    except ValueError:
+        return str(test)
+
+
 def _missing(targets: dict[str, str], recording: Recording) -> dict[str, str]:
     return {name: kind for name, kind in targets.items() if not recording.count(name)}
 
@@ -71,9 +79,13 @@ def gather_inputs(
     sys_path: list[str],
     limit: int,
     timeout: float = DEFAULT_RECORD_TIMEOUT,
+    announce: Callable[[str], None] | None = None,
+    run_main: bool = True,
 ) -> Gathered:
     """Record calls of `targets` (qualname -> kind) of the file at `path` (text `source`) from
-    the project's own tests, doctests and `__main__` block."""
+    the project's own tests, doctests and `__main__` block (not with `run_main=False`).
+    `announce` hears, before anything runs, which of the user's code will run and the time limit
+    (a `__main__` block may be a real training run with side effects)."""
     gathered = Gathered(Recording({}, None, 0, ""))
     if not targets:
         return gathered
@@ -81,6 +93,16 @@ def gather_inputs(
     common = dict(path=path, limit=limit, module_name=module_name, sys_path=sys_path)
 
     root, why, tests = suite.select_tests(path)
+    doctests = _docstring_owners(source, targets)
+    has_main = run_main and bool(main_blocks(source))
+    if announce is not None:
+        plan = [f"{len(tests)} test file(s) of the project's pytest suite ({', '.join(_short(t, root) for t in tests[:3])}"
+                f"{', ...' if len(tests) > 3 else ''})"] if tests else []
+        plan += ["the doctests of " + ", ".join(doctests)] if doctests else []
+        plan += [f"the `if __name__ == \"__main__\":` block of {Path(path).name} (with its side effects; --no-run-main skips it)"] if has_main else []
+        if plan:
+            announce(f"will run the original code to record inputs: {'; then, for callables still without calls, '.join(plan)}; "
+                     f"time limit {timeout:g} s in all (--record-timeout)")
     if tests:
         recording = record_calls(
             suite.pytest_command(root, tests), targets=targets, timeout=timeout, cwd=str(root), source="pytest",
@@ -102,7 +124,8 @@ def gather_inputs(
 
     missing = _missing(targets, gathered.recording)
     doctests = _docstring_owners(source, missing)
-    has_main = bool(main_blocks(source))
+    if not run_main and main_blocks(source):
+        gathered.notes.append(f"inputs: the __main__ block of {Path(path).name} was not run (--no-run-main)")
     left = deadline - time.monotonic()
     if missing and (doctests or has_main):
         if left < MIN_SOURCE_SECONDS:

@@ -187,3 +187,20 @@ def timing_verdict(before: dict[str, int] | None, after: dict[str, int] | None) 
         f"no clock read waits for the computation any more often: {old} of {(before or {}).get('reads', 0)} "
         f"clock reads came after a wait -> {new} of {after['reads']} (the wait is not before the clock read)"
     )
+
+
+# Rewrites that reorder a loop's arithmetic (a Python loop -> `fori_loop`/`while_loop`, compiled as
+# one program): float results are compared with the tolerance scaled to the loop's length.
+REORDERING = frozenset({"JAX302", "JAX303", "JAX502"})
+MIN_REORDER_SCALE = 16
+DEFAULT_REORDER_SCALE = 64  # the loop's length is unknown (the original ran under jit)
+
+
+def reorder_scale(codes: list[str], lines: dict[int, int] | None) -> int:
+    """1, or for a reordering rewrite the trips of the longest loop the eager original ran (the
+    most any line of the file ran for this input), at least MIN_REORDER_SCALE."""
+    if not REORDERING & set(codes):
+        return 1
+    if not lines:
+        return DEFAULT_REORDER_SCALE
+    return max(MIN_REORDER_SCALE, max(int(n) for n in lines.values()))
