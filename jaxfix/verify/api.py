@@ -329,6 +329,11 @@ def _verified(
         )
     if agreed:
         notes.append(f"{len(agreed)} output(s) raise the same error in both versions")
+    weak = count == 1 and source != "drive"
+    if weak:
+        notes.append(
+            "weak: the evidence rests on a single call; supply more inputs (--examples FILE, --record \"CMD\") to strengthen it"
+        )
     # One line each: the family's figure, then how it was verified, then what was left out.
     detail = "\n".join([*([headline] if headline else []), detail, *notes])
     return _evidence(
@@ -351,6 +356,7 @@ def _verified(
                 ).items()
             },
             "slower_because": slower,
+            "weak": weak,
             "timing": [before.observed.get("timing"), after.observed.get("timing")],
         },
         source=source, family=family, headline=headline, notes=notes,
