@@ -7,8 +7,9 @@ generator under `codemods/` (arguments of `jax.debug.print` reordered, `.at[i].a
 `block_until_ready` after the clock read, a per-iteration value made static, ...). Mutants are
 applied one at a time to a temporary copy of `jaxfix/` and `codemods/` (the real tree is never
 edited). The programs are the fixtures' `.in.py` files copied out without their drive files (so
-verification has no declared inputs: zero configuration), the `benchmarks/verify_real` projects and
-`examples/`. For each mutant:
+verification has no declared inputs: zero configuration), the `benchmarks/verify_real` projects,
+`examples/` and `benchmarks/verify_mutants_programs/` (small programs written as users write them).
+For each mutant:
 
 1. `jaxfix fix --unsafe-fixes` (no verification) runs with the mutated tree on the programs that
    have a finding of the mutant's rule codes; the programs whose diff differs from the unmutated
@@ -43,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+USER_PROGRAMS = Path(__file__).resolve().parent / "verify_mutants_programs"  # written as users write them
 EVIDENCE = re.compile(
     r"^\s*(?P<path>\S+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) "
     r"(?P<verdict>verified|mismatch|unverifiable|ineffective|weak|error): (?P<detail>.*)$",
@@ -134,12 +136,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "block_until_ready inserted after the clock read",
     ),
     Mutant(
-        "block-first-call",
+        "block-before-start",
         "codemods/compile_cost/unblocked_timing.py",
-        "call = self.jax_calls(small if small is not None else last_stmt)[-1]",
-        "call = self.jax_calls(small if small is not None else last_stmt)[0]",
+        "insert_before={stmts[end]: [new]},",
+        "insert_before={stmts[i]: [new]},",
         ("JAX501",),
-        "the wait wraps the first JAX call of the statement, not the last",
+        "block_until_ready inserted before the timed region starts, not before its end",
     ),
     # --- jit placement ------------------------------------------------------------------------
     Mutant(
@@ -248,6 +250,11 @@ def programs(work: Path) -> dict[str, Path]:
             folder = work / "verify_real" / project.name
             shutil.copytree(project, folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
             out[f"verify_real:{project.name}"] = folder
+    for project in sorted(USER_PROGRAMS.iterdir()):
+        if project.is_dir():
+            folder = work / "user" / project.name
+            shutil.copytree(project, folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+            out[f"user:{project.name}"] = folder
     for example in sorted((ROOT / "examples").glob("*.py")):
         if example.name == "verify_examples.py":
             continue  # declared inputs, not a program: zero configuration here
