@@ -311,3 +311,38 @@ def test_fix_verify_says_what_it_runs_and_no_run_main_skips_the_main_block(tmp_p
     announced = [line for line in done.stderr.splitlines() if "will run the original code" in line]
     assert announced and "__main__" in announced[0] and "time limit 180 s" in announced[0], done.stderr
     assert (tmp_path / "ran_main.txt").exists()
+
+
+CRASHING_SCRIPT = """\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def clip_step(x):
+    if x > 1.0:
+        return x / 2.0
+    return x + 0.5
+
+
+if __name__ == "__main__":
+    x = jnp.float32(0.2)
+    for _ in range(6):
+        x = clip_step(x)
+    print(x)
+"""
+
+
+def test_evidence_goes_beyond_the_first_crashing_call(tmp_path):
+    # the original raises under jit on its first call (the bug being fixed): recorded as it runs,
+    # the __main__ block would stop there with one call and one branch; the changed callable runs
+    # eagerly while recording, so the loop goes on and both arms are reached
+    path = tmp_path / "clipper.py"
+    path.write_text(CRASHING_SCRIPT)
+    source, fixed, findings = _fixed(path, "JAX301")
+    verification = verify_change(source, fixed, str(path), findings=findings, device="cpu")
+    evidence = verification.findings[0].fix.evidence
+    assert evidence.verdict == "verified", evidence.detail
+    assert evidence.input_source.startswith("__main__"), evidence.input_source
+    assert evidence.data["inputs"] >= 5 and not evidence.data["weak"], evidence.detail
+    assert "(both branches)" in evidence.detail, evidence.detail

@@ -606,6 +606,7 @@ def verify_change(
         recording = inputs_mod.record_calls(
             record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd, timeout=record_timeout,
             module_name=module_name, sys_path=sys_path, progress=f"recording inputs: {record_cmd}",
+            eager=list(targets) if reference == "eager" else (),
         )
         if recording.module_name:
             module_name = recording.module_name
@@ -618,7 +619,7 @@ def verify_change(
     elif gather and recording is None and examples_file is None and targets:
         gathered = gather_inputs(
             path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout,
-            announce=announce, run_main=run_main,
+            announce=announce, run_main=run_main, eager=reference == "eager",
         )
         verification.notes.extend(gathered.notes)
         if gathered.recording.calls or gathered.recording.skipped or gathered.recording.main_failed:

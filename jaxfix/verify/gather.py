@@ -81,6 +81,7 @@ def gather_inputs(
     timeout: float = DEFAULT_RECORD_TIMEOUT,
     announce: Callable[[str], None] | None = None,
     run_main: bool = True,
+    eager: bool = False,
 ) -> Gathered:
     """Record calls of `targets` (qualname -> kind) of the file at `path` (text `source`) from
     the project's own tests, doctests and `__main__` block (not with `run_main=False`).
@@ -90,7 +91,9 @@ def gather_inputs(
     if not targets:
         return gathered
     deadline = time.monotonic() + timeout
-    common = dict(path=path, limit=limit, module_name=module_name, sys_path=sys_path)
+    # eager: the original of a control-flow fix raises under jit; the changed callables run
+    # eagerly while recording, so the program goes on past the first such call
+    common = dict(path=path, limit=limit, module_name=module_name, sys_path=sys_path, eager=list(targets) if eager else ())
 
     root, why, tests = suite.select_tests(path)
     doctests = _docstring_owners(source, targets)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,16 +145,18 @@ def record_calls(
     module_name: str | None = None,
     sys_path: list[str] | None = None,
     progress: str | None = None,
+    eager: Iterable[str] = (),
 ) -> Recording:
     """Run `command` (a shell command line, or an argv list) with the recorder watching `path`'s
     `targets` (qualname -> kind); calls are labelled `source`. `module_name`/`sys_path` tell the
     recorder how to import `path` when the command runs it as a script. `progress`: what to show
-    on a terminal while it runs."""
+    on a terminal while it runs. `eager`: targets run under `jax.disable_jit()` (the original of a
+    control-flow fix raises under jit: the program goes on past that call)."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="jaxfix-record-") as tmp:
         config = {
             "path": os.path.realpath(path), "targets": targets, "limit": limit, "out": tmp, "source": source,
-            "module_name": module_name, "sys_path": sys_path or [],
+            "module_name": module_name, "sys_path": sys_path or [], "eager": sorted(eager),
         }
         code, output, timed_out = _run(command, recorder_env(config), cwd, timeout, _Progress(progress))
         merged: dict[str, list[bytes]] = {}
