@@ -129,7 +129,7 @@ def parameter_uses(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, st
                     uses[i.id] = "int"
         elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in names:
             if n.attr in _ARRAY_ATTRIBUTES:
-                array(n.value.id, 1)
+                array(n.value.id, 2 if n.attr == "T" else 1)  # a transpose reads as a matrix
         elif isinstance(n, ast.Call):
             func = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
             if func in _BOUNDS:

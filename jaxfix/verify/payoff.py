@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from jaxfix.model import Evidence, Finding
-from jaxfix.verify.watch import timing_verdict
+from jaxfix.verify.watch import timing_figure, timing_verdict
 
 INEFFECTIVE = "ineffective"
 PAYING_CODES = frozenset({"JAX201", "JAX202"})
@@ -37,8 +37,11 @@ def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int
     if evidence.verdict != "verified":
         return evidence
     if finding.code == "JAX501":
-        why = _first(timing_verdict(*pair) for pair in _pairs(evidence, "timing"))
-        return _ineffective(evidence, why, "the timed region still excludes the computation") if why else evidence
+        pairs = [pair for pair in _pairs(evidence, "timing") if pair[1] and pair[1].get("reads")]
+        why = _first(timing_verdict(*pair) for pair in pairs)
+        if why:
+            return _ineffective(evidence, why, "the timed region still excludes the computation")
+        return _own_figure(evidence, timing_figure(pairs)) if pairs else evidence
     if finding.code == "JAX101":
         why = _first(_cache_unused(*pair) for pair in _pairs(evidence, "observed", ("original", "rewritten")))
         return _ineffective(evidence, why, "the cache is not used") if why else evidence
@@ -207,3 +210,12 @@ def _first_run_unchanged(evidence: Evidence) -> str | None:
         f"the first run compiles {old} times in {calls} call(s) -> {new}: the steady state hits the cache only "
         f"because it repeats the same values (a value made static compiles once per distinct value)"
     )
+
+
+def _own_figure(evidence: Evidence, headline: str) -> Evidence:
+    """The evidence led by the figure of this fix's own effect (a timing fix in a function whose
+    jit hoist removed compiles is not verified by those compiles)."""
+    rest = evidence.detail.splitlines()
+    if rest and evidence.headline and rest[0] == evidence.headline:
+        rest = rest[1:]
+    return replace(evidence, detail="\n".join([headline, *rest]), headline=headline)

@@ -189,6 +189,14 @@ def timing_verdict(before: dict[str, int] | None, after: dict[str, int] | None) 
     )
 
 
+def timing_figure(pairs: list[tuple[dict | None, dict]]) -> str:
+    """'the timed region now includes the computation: 2 of 4 clock reads come after a wait (original: 0)'."""
+    old = sum((before or {}).get("waited", 0) for before, _ in pairs)
+    new = sum(after.get("waited", 0) for _, after in pairs)
+    reads = sum(after.get("reads", 0) for _, after in pairs)
+    return f"the timed region now includes the computation: {new} of {reads} clock reads come after a wait (original: {old})"
+
+
 # Rewrites that reorder a loop's arithmetic (a Python loop -> `fori_loop`/`while_loop`, compiled as
 # one program): float results are compared with the tolerance scaled to the loop's length.
 REORDERING = frozenset({"JAX302", "JAX303", "JAX502"})
