@@ -179,16 +179,15 @@ def _verify_changed(
     """Attach differential-execution evidence to every applied fix of the changed files; before
     running the user's code for inputs, say which code and the time limit (on stderr)."""
     try:
-        from jaxfix.verify.api import verify_result
+        from jaxfix.verify.api import verify_results
     except ImportError as exc:
         typer.echo(VERIFY_EXTRA.format(missing=getattr(exc, "name", None) or "a module"), err=True)
         raise typer.Exit(2)
-    for item in items:
-        verification = verify_result(
-            item.result, device=device, examples=str(examples) if examples else None, record_cmd=record, timeout=timeout,
-            record_timeout=record_timeout, run_main=run_main,
-            announce=lambda line, path=item.result.path: typer.echo(f"{path}: {line}", err=True),
-        )
+    verifications = verify_results(  # the project's tests run once for all the changed files
+        [item.result for item in items], device=device, examples=str(examples) if examples else None, record_cmd=record,
+        timeout=timeout, record_timeout=record_timeout, run_main=run_main, announce=lambda line: typer.echo(line, err=True),
+    )
+    for item, verification in zip(items, verifications):
         for note in verification.notes:  # where the inputs came from: one line per source that ran
             typer.echo(f"{item.result.path}: {note}", err=True)
         item.result.fixes_applied = verification.findings

@@ -346,3 +346,27 @@ def test_evidence_goes_beyond_the_first_crashing_call(tmp_path):
     assert evidence.input_source.startswith("__main__"), evidence.input_source
     assert evidence.data["inputs"] >= 5 and not evidence.data["weak"], evidence.detail
     assert "(both branches)" in evidence.detail, evidence.detail
+
+
+def test_one_test_run_records_every_changed_file(tmp_path):
+    # `fix --verify` over a project records the suite once for all changed files, not once per file
+    from jaxfix.verify import suite
+    from jaxfix.verify.recording import record_files
+
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (tmp_path / "alpha.py").write_text("def double(x):\n    return x * 2\n")
+    (tmp_path / "beta.py").write_text("def halve(x):\n    return x / 2\n")
+    (tmp_path / "test_both.py").write_text(
+        "from alpha import double\nfrom beta import halve\n\n\ndef test_both():\n"
+        "    assert double(3) == 6\n    assert halve(double(5)) == 5\n"
+    )
+    watched = [
+        {"path": str(tmp_path / "alpha.py"), "targets": {"double": "function"}, "module_name": "alpha"},
+        {"path": str(tmp_path / "beta.py"), "targets": {"halve": "function"}, "module_name": "beta"},
+    ]
+    alpha, beta = record_files(
+        suite.pytest_command(tmp_path, [tmp_path / "test_both.py"]), watched, cwd=str(tmp_path), source="pytest", timeout=120
+    )
+    assert alpha.returncode == 0, alpha.output_tail
+    assert alpha.count("double") == 2 and not alpha.count("halve")
+    assert beta.count("halve") == 1 and beta.module_name == "beta"

@@ -41,7 +41,7 @@ from jaxfix.verify.changed import (
     units_for_finding,
 )
 from jaxfix.verify.device import DeviceChoice, choose_device
-from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, gather_inputs
+from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, SuiteRun, gather_inputs
 from jaxfix.verify.intended import added_fields as fields_added
 from jaxfix.verify.protocol import Job, Task, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
@@ -273,6 +273,7 @@ def verify_change(
     gather: bool = True,
     announce: Callable[[str], None] | None = None,
     run_main: bool = True,
+    suite_run: SuiteRun | None = None,
 ) -> FileVerification:
     """Verify that `rewritten` behaves like `original` (the text of the file at `path`).
 
@@ -327,7 +328,7 @@ def verify_change(
     elif gather and recording is None and examples_file is None and targets:
         gathered = gather_inputs(
             path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout,
-            announce=announce, run_main=run_main, eager=reference == "eager",
+            announce=announce, run_main=run_main, eager=reference == "eager", suite_run=suite_run,
         )
         verification.notes.extend(gathered.notes)
         if gathered.recording.calls or gathered.recording.skipped or gathered.recording.main_failed:
@@ -410,6 +411,56 @@ def verify_result(result: FileResult, **options: Any) -> FileVerification:
         return FileVerification(path=result.path, evidence=unverifiable("nothing was rewritten"), findings=list(result.fixes_applied))
     verification = verify_change(result.source, result.fixed_source, result.path, findings=list(result.fixes_applied), **options)
     return _count_jit_placement_past_eager_fixes(result, verification, options)
+
+
+def verify_results(results: list[FileResult], **options: Any) -> list[FileVerification]:
+    """`verify_result` for each changed file of one run; with zero configuration, the project's
+    test suite runs once for all of them (each file watched in the same recording), not once per
+    file (`suite.select_tests` per file, their union per project root)."""
+    shared: dict[str, SuiteRun] = {}
+    if not options.get("examples") and not options.get("record_cmd") and options.get("gather", True):
+        shared = _run_suite_once([r for r in results if r.fixed_source is not None and r.changed], options)
+    return [verify_result(r, **options, suite_run=shared.get(r.path)) for r in results]
+
+
+def _run_suite_once(results: list[FileResult], options: dict[str, Any]) -> dict[str, SuiteRun]:
+    from jaxfix.verify import suite
+    from jaxfix.verify.recording import record_files
+
+    by_root: dict[Path, list[tuple[FileResult, dict, list[Path], str | None]]] = {}
+    for result in results:
+        try:
+            changes = changed_callables(result.source, result.fixed_source or result.source)
+        except SyntaxError:
+            continue
+        targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
+        root, why, tests = suite.select_tests(result.path)
+        if not targets or not tests:
+            continue
+        module_name, sys_path = module_name_for(result.path)
+        watch = {"path": result.path, "targets": targets, "module_name": module_name, "sys_path": sys_path,
+                 "eager": list(targets) if reference_for(list(result.fixes_applied)) == "eager" else ()}
+        by_root.setdefault(root, []).append((result, watch, tests, why))
+    out: dict[str, SuiteRun] = {}
+    timeout = float(options.get("record_timeout", DEFAULT_RECORD_TIMEOUT))
+    announce = options.get("announce")
+    for root, files in by_root.items():
+        if len(files) < 2:
+            continue  # one file: its own gathering runs the same tests
+        tests = sorted({t for *_, file_tests, _ in files for t in file_tests})
+        if announce is not None:
+            announce(
+                f"{root}: will run the original code to record inputs: {len(tests)} test file(s) of the project's pytest suite, "
+                f"once for {len(files)} changed files; time limit {timeout:g} s (--record-timeout)"
+            )
+        recordings = record_files(
+            suite.pytest_command(root, tests), [watch for _, watch, _, _ in files],
+            limit=int(options.get("record_limit", DEFAULT_RECORD_LIMIT)), timeout=timeout, cwd=str(root), source="pytest",
+            progress=f"recording inputs: pytest on {len(tests)} test file(s) for {len(files)} changed files",
+        )
+        for (result, _, _, why), recording in zip(files, recordings):
+            out[result.path] = SuiteRun(recording, tests, why, len(files), timeout)
+    return out
 
 
 def _count_jit_placement_past_eager_fixes(result: FileResult, verification: FileVerification, options: dict) -> FileVerification:
