@@ -370,3 +370,12 @@ def test_one_test_run_records_every_changed_file(tmp_path):
     assert alpha.returncode == 0, alpha.output_tail
     assert alpha.count("double") == 2 and not alpha.count("halve")
     assert beta.count("halve") == 1 and beta.module_name == "beta"
+
+
+def test_addresses_in_text_outputs_are_not_compared():
+    def text(value: str) -> FlatTree:
+        return FlatTree("PyTreeDef(*)", ("",), (Leaf(value, kind="object"),))
+
+    same = compare_trees(text("<Model object at 0x7f00aa>"), text("<Model object at 0x7f11bb>"))
+    assert same.difference is None
+    assert compare_trees(text("<Model object at 0x7f00aa>"), text("<Other object at 0x7f00aa>")).difference is not None

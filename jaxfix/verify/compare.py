@@ -201,6 +201,10 @@ def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = 
     if expected.kind == "object":
         if expected.value == got.value:
             return None
+        if isinstance(expected.value, str) and isinstance(got.value, str) and (
+            _ADDRESS.sub("", expected.value) == _ADDRESS.sub("", got.value)
+        ):
+            return None  # `<Model object at 0x7f..>`: an address differs in every process and says nothing
         return Difference(path, "value", repr(expected.value)[:200], repr(got.value)[:200])
     if expected.kind == "key" and expected.key_impl != got.key_impl:
         return Difference(path, "key", f"key impl {expected.key_impl}", f"key impl {got.key_impl}")
