@@ -379,3 +379,24 @@ def test_addresses_in_text_outputs_are_not_compared():
     same = compare_trees(text("<Model object at 0x7f00aa>"), text("<Model object at 0x7f11bb>"))
     assert same.difference is None
     assert compare_trees(text("<Model object at 0x7f00aa>"), text("<Other object at 0x7f00aa>")).difference is not None
+
+
+def test_each_fix_is_led_by_its_own_figure():
+    # three fixes in one function share the unit's evidence; a timing fix and a re-wrap are not
+    # "verified" by the compiles the jit hoist removed
+    from jaxfix.model import Evidence, Finding, Fix, Safety
+    from jaxfix.verify import payoff
+
+    shared = Evidence(
+        "verified", "5 compiles -> 0 (steady state)\nverified on 5 pytest inputs", headline="5 compiles -> 0 (steady state)",
+        data={"compiles": [5, 0], "time_per_call": [2.06, 0.297], "timing": [{"reads": 10, "waited": 0}, {"reads": 10, "waited": 5}]},
+    )
+
+    def finding(code: str) -> Finding:
+        return Finding(code, "n", "train.py", 3, 5, 3, 9, "m", Fix("t", Safety.SAFE, evidence=shared))
+
+    timing = payoff.judge(finding("JAX501"), shared, "", 1)
+    assert timing.verdict == "verified" and timing.headline.startswith("the timed region now includes the computation: 5 of 10")
+    rewrap = payoff.judge(finding("JAX203"), shared, "", 1)
+    assert rewrap.headline.startswith("the same function was re-wrapped (a cache hit): per call 2.06e+03 ms -> 297 ms")
+    assert "compiles" not in rewrap.detail.splitlines()[0]

@@ -45,6 +45,15 @@ def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int
     if finding.code == "JAX101":
         why = _first(_cache_unused(*pair) for pair in _pairs(evidence, "observed", ("original", "rewritten")))
         return _ineffective(evidence, why, "the cache is not used") if why else evidence
+    if finding.code == "JAX203":
+        # the re-wrap was a cache hit already: its own effect is dispatch time, not the compiles a
+        # hoist in the same function removed
+        times = evidence.data.get("time_per_call") or [None, None]
+        if len(times) == 2 and None not in times:
+            return _own_figure(
+                evidence, f"the same function was re-wrapped (a cache hit): per call {times[0] * 1e3:.3g} ms -> {times[1] * 1e3:.3g} ms"
+            )
+        return evidence
     if finding.code not in PAYING_CODES:
         return evidence
     if evidence.data.get("reference") == "eager" or any(u.get("reference") == "eager" for u in _units(evidence)):
