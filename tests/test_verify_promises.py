@@ -400,3 +400,18 @@ def test_each_fix_is_led_by_its_own_figure():
     rewrap = payoff.judge(finding("JAX203"), shared, "", 1)
     assert rewrap.headline.startswith("the same function was re-wrapped (a cache hit): per call 2.06e+03 ms -> 297 ms")
     assert "compiles" not in rewrap.detail.splitlines()[0]
+
+
+def test_a_fix_that_adds_a_parameter_is_judged_through_its_callers(tmp_path):
+    # JAX503 passes the captured constant in: the original's recorded calls of `embed` cannot be
+    # made on the rewrite (a missing argument was a false mismatch); `encode`, changed alike, answers
+    program = ROOT / "benchmarks" / "verify_mutants_programs" / "constant_user" / "embed.py"
+    path = tmp_path / "embed.py"
+    path.write_text(program.read_text())
+    source, fixed, findings = _fixed(path, "JAX503")
+    assert "def embed(ids, scale, TABLE):" in fixed
+    verification = verify_change(source, fixed, str(path), findings=findings, device="cpu")
+    assert [f.fix.evidence.verdict for f in verification.findings] == ["verified"], verification.findings[0].fix.evidence.detail
+    first = fixed.replace("def embed(ids, scale, TABLE):", "def embed(TABLE, ids, scale):")
+    verification = verify_change(source, first, str(path), findings=findings, device="cpu")
+    assert [f.fix.evidence.verdict for f in verification.findings] == ["mismatch"]

@@ -141,6 +141,15 @@ def _plan(
             plan.units[name] = UnitResult(name, change.kind, "none", unverifiable(f"{name} was removed by the rewrite"))
             continue
         kind = change.kind
+        if _signature(change.original) != _signature(change.rewritten):
+            # a fix that adds a parameter (JAX503 passes the constant in): calls of the original
+            # cannot be made on the rewrite; its callers, changed alike, answer for it
+            plan.units[name] = UnitResult(name, kind, "none", unverifiable(
+                f"{name}: its parameters changed ({', '.join(_signature(change.original))} -> "
+                f"{', '.join(_signature(change.rewritten))}); judged through its changed callers",
+                signature_changed=True,
+            ))
+            continue
         task = Task(id=name, kind="calls", target=name, target_kind=kind, tree_roundtrip=kind in ("property", "method"))
         if recording is not None and recording.count(name):
             task.calls_pickle = inputs_mod.pickle.dumps(recording.calls[name])
@@ -185,6 +194,11 @@ def _plan(
             unverifiable("module-level code changed (it runs at import)", "supply a drive(mod) in --examples FILE"),
         )
     return plan
+
+
+def _signature(info) -> tuple[str, ...]:
+    """A callable's parameters by name and kind (what a recorded call binds to)."""
+    return tuple(f"{p.name}{'=' if p.default is not None else ''}" for p in info.params) if info is not None else ()
 
 
 def _families(findings: list[Finding], changes: ChangeSet) -> dict[str, str]:
@@ -395,6 +409,9 @@ def verify_change(
             attached.append(finding)
             continue
         names = units_for_finding(finding, changes)
+        if names and all(results[n].evidence.data.get("signature_changed") for n in names if n in results):
+            names = [n for n in units_for_finding(replace(finding, line=0), changes)  # every changed callable
+                     if n in results and not results[n].evidence.data.get("signature_changed")] or names
         chosen = [results[n].evidence for n in names if n in results]
         if drive is not None and not any(ev.verdict == "mismatch" for ev in chosen):
             chosen = [drive.evidence] + [ev for ev in chosen if ev.verdict != "unverifiable"]
