@@ -270,7 +270,7 @@ def run_jaxfix(tree: Path, folder: Path, *args: str, timeout: float, command: st
     env["PYTHONPATH"] = str(tree)
     env["JAXFIX_NO_CACHE"] = "1"
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    command = [sys.executable, "-m", "jaxfix.cli", command, *(("--unsafe-fixes",) if command == "fix" else ()), *args, "."]
+    command = [sys.executable, "-m", "jaxfix.cli", command, "--no-cache", *(("--unsafe-fixes",) if command == "fix" else ()), *args, "."]
     try:
         return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
@@ -293,10 +293,34 @@ def evidence(done: subprocess.CompletedProcess, codes: tuple[str, ...] | None) -
     return out
 
 
-def codes_in(done: subprocess.CompletedProcess) -> set[str]:
-    return {m["code"] for line in done.stdout.splitlines() if (m := FINDING.match(line))} | set(
-        re.findall(r"\b(JAX\d{3})\b", done.stdout)
-    )
+def _owner(path: str, progs: dict[str, Path], root: Path) -> str | None:
+    """The program a path printed by a run over `root` belongs to."""
+    full = (root / path.removeprefix("a/").removeprefix("b/")).resolve()
+    for name, folder in progs.items():
+        if folder.resolve() in full.parents:
+            return name
+    return None
+
+
+def codes_by_program(done: subprocess.CompletedProcess, progs: dict[str, Path], root: Path) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {name: set() for name in progs}
+    for line in done.stdout.splitlines():
+        m = FINDING.match(line)
+        if m and (name := _owner(m["path"], progs, root)):
+            out[name].add(m["code"])
+    return out
+
+
+def diffs_by_program(done: subprocess.CompletedProcess, progs: dict[str, Path], root: Path) -> dict[str, str]:
+    """The unified diff `fix` printed over `root`, split per program."""
+    out: dict[str, list[str]] = {name: [] for name in progs}
+    current = None
+    for line in done.stdout.splitlines():
+        if line.startswith("--- "):
+            current = _owner(line[4:].strip(), progs, root)
+        if current is not None:
+            out[current].append(line)
+    return {name: "\n".join(lines) for name, lines in out.items()}
 
 
 @dataclass
@@ -346,13 +370,11 @@ def main(argv: list[str] | None = None) -> int:
         progs = programs(work / "programs")
         scratch = work / "scratch"
         scratch.mkdir()
-        # the unmutated diffs (no verification: quick), and which rule codes each program has
-        base_diff: dict[str, str] = {}
-        base_codes: dict[str, set[str]] = {}
-        for name, folder in progs.items():
-            folder = fresh(folder, scratch)
-            base_diff[name] = run_jaxfix(base_tree, folder, timeout=args.timeout).stdout
-            base_codes[name] = codes_in(run_jaxfix(base_tree, folder, timeout=args.timeout, command="check"))
+        # the unmutated diffs (no verification: quick), and which rule codes each program has: one
+        # run over all programs, split per program
+        root = work / "programs"
+        base_diff = diffs_by_program(run_jaxfix(base_tree, root, timeout=args.timeout * 4), progs, root)
+        base_codes = codes_by_program(run_jaxfix(base_tree, root, timeout=args.timeout * 4, command="check"), progs, root)
         results: list[Result] = []
         verify_on: set[str] = set()
         for mutant in mutants:
@@ -361,11 +383,9 @@ def main(argv: list[str] | None = None) -> int:
             tree = work / f"mutant-{mutant.name}"
             _copy_tree(tree, base_tree)
             apply(mutant, tree)
-            for name, folder in progs.items():
-                if not base_codes[name] & set(mutant.codes):
-                    continue
-                done = run_jaxfix(tree, fresh(folder, scratch), timeout=args.timeout)
-                if done.stdout != base_diff[name]:
+            mutated = diffs_by_program(run_jaxfix(tree, root, timeout=args.timeout * 4), progs, root)
+            for name in progs:
+                if base_codes[name] & set(mutant.codes) and mutated[name] != base_diff[name]:
                     result.touched.append(name)
             for name in result.touched[: args.max_programs]:
                 verify_on.add(name)
