@@ -66,8 +66,7 @@ def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int
         note = "the inputs compile nothing in the steady state, so they do not show the fix removing compiles"
         return replace(evidence, notes=(*evidence.notes, note), data={**evidence.data, "payoff": [before, after]})
     if after < before:
-        why = _first_run_unchanged(evidence) if paying_fixes == 1 else None
-        return _ineffective(evidence, why, "no compile removed on new values") if why else evidence
+        return evidence
     headline = f"{before} compiles -> {after} (steady state): no compile removed"
     rest = evidence.detail.splitlines()
     if rest and evidence.headline and rest[0] == evidence.headline:
@@ -201,25 +200,6 @@ def _ineffective(evidence: Evidence, why: str, short: str) -> Evidence:
         headline=short,
         data={**evidence.data, "ineffective_because": why},
     )
-
-
-def _first_run_unchanged(evidence: Evidence) -> str | None:
-    """The steady state repeats the very same inputs, so a value the rewrite wrongly made static
-    (one compile per distinct value) hits the cache there. The first run shows it: where the
-    original compiles several times per call (a jit in a loop), a rewrite that removes those
-    compiles compiles fewer times in the first run too."""
-    first = evidence.data.get("first_run_compiles")
-    calls = evidence.data.get("calls") or 0
-    if not isinstance(first, list) or len(first) != 2 or first[0] is None or first[1] is None or calls < 1:
-        return None
-    old, new = int(first[0]), int(first[1])
-    if old <= calls or new < old:
-        return None
-    return (
-        f"the first run compiles {old} times in {calls} call(s) -> {new}: the steady state hits the cache only "
-        f"because it repeats the same values (a value made static compiles once per distinct value)"
-    )
-
 
 def _own_figure(evidence: Evidence, headline: str) -> Evidence:
     """The evidence led by the figure of this fix's own effect (a timing fix in a function whose
