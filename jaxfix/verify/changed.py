@@ -106,11 +106,10 @@ _BOUNDS = frozenset({"range", "fori_loop"})
 
 def parameter_uses(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
     """How the body uses each parameter that is never rebound: indexed (`x[i, j]`: "array:2"),
-    an array attribute read (`x.shape`: "array:1"), or a loop bound / index (`range(n)`,
-    `fori_loop(0, n, ...)`, `x[n]`: "int"). Guessed inputs follow it: an int counter is not
+    an array attribute read (`x.shape`: "array:1"), or a loop bound / index / integer arithmetic
+    (`range(n)`, `fori_loop(0, n, ...)`, `x[n]`, `n % 2`, `n // 2`: "int"). Guessed inputs follow it: an int counter is not
     given 1.5, and an indexed parameter gets an array with as many dimensions."""
     names = {p.arg for p in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
-    rebound = {t.id for n in ast.walk(node) for t in _targets(n) if isinstance(t, ast.Name)}
     uses: dict[str, str] = {}
 
     def array(name: str, ndim: int) -> None:
@@ -130,21 +129,17 @@ def parameter_uses(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, st
         elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in names:
             if n.attr in _ARRAY_ATTRIBUTES:
                 array(n.value.id, 2 if n.attr == "T" else 1)  # a transpose reads as a matrix
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod | ast.FloorDiv):
+            # `n % 2`, `n // 2`: integer arithmetic (a float would change a loop carry's dtype)
+            if isinstance(n.left, ast.Name) and n.left.id in names and not uses.get(n.left.id, "").startswith("array"):
+                uses[n.left.id] = "int"
         elif isinstance(n, ast.Call):
             func = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
             if func in _BOUNDS:
                 for arg in n.args[:2] if func == "fori_loop" else n.args:
                     if isinstance(arg, ast.Name) and arg.id in names and not uses.get(arg.id, "").startswith("array"):
                         uses[arg.id] = "int"
-    return {k: v for k, v in uses.items() if k not in rebound or v.startswith("array")}
-
-
-def _targets(n: ast.AST) -> list[ast.expr]:
-    if isinstance(n, ast.Assign):
-        return list(n.targets)
-    if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For)):
-        return [n.target]
-    return []
+    return uses
 
 
 def callables(source: str) -> dict[str, CallableInfo]:
