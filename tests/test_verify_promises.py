@@ -415,3 +415,14 @@ def test_a_fix_that_adds_a_parameter_is_judged_through_its_callers(tmp_path):
     first = fixed.replace("def embed(ids, scale, TABLE):", "def embed(TABLE, ids, scale):")
     verification = verify_change(source, first, str(path), findings=findings, device="cpu")
     assert [f.fix.evidence.verdict for f in verification.findings] == ["mismatch"]
+
+
+def test_a_cache_shown_unused_is_ineffective_even_beside_an_unverifiable_member():
+    from jaxfix.model import Evidence, Finding, Fix, Safety
+    from jaxfix.verify import payoff
+
+    used = {"observed": {"original": {"jit_ops": 3}, "rewritten": {"jit_ops": 3, "filled_jit_ops": 3}}}
+    combined = Evidence("unverifiable", "Model.total: no inputs", {"units": [used, {"why": "no inputs"}]})
+    finding = Finding("JAX101", "n", "m.py", 3, 5, 3, 9, "m", Fix("t", Safety.UNSAFE, evidence=combined))
+    assert payoff.judge(finding, combined, "", 0).verdict == "ineffective"
+    assert payoff.judge(finding.with_fix(None), Evidence("unverifiable", "x", {"units": [{"why": "no inputs"}]}), "", 0).verdict == "unverifiable"

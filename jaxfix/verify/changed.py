@@ -261,8 +261,9 @@ def units_for_finding(finding: Finding, changes: ChangeSet) -> list[str]:
         owner = around.class_name
         if owner and finding.code in CLASS_WIDE_FIXES:
             # the fix rewrites the class (every cached property, one `with_caches()`): it answers
-            # for each member it changed, not only the property it was reported on
-            return sorted(name for name in changed if name.rpartition(".")[0] == owner)
+            # for each property it changed, not only the one it was reported on
+            kinds = {c.qualname: c.kind for c in changes.callables}
+            return sorted(name for name in changed if name.rpartition(".")[0] == owner and kinds.get(name) == "property")
         return [around.qualname]
     return sorted(changed)
 

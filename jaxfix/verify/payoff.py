@@ -33,18 +33,21 @@ _WRAPPING = frozenset({"grad", "value_and_grad", "vmap", "checkpoint", "remat", 
 def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int) -> Evidence:
     """`evidence` for `finding`, turned `ineffective` when it shows no compile removed (JAX201,
     JAX202), no clock read moved after a wait (JAX501), or a filled cache that still recomputes
-    under jit (JAX101)."""
-    if evidence.verdict != "verified":
+    under jit (JAX101). For the last two, a unit that ran and shows it is enough even where
+    another unit of the fix could not be verified (the fix does not do what it promises)."""
+    if evidence.verdict not in ("verified", "unverifiable"):
         return evidence
     if finding.code == "JAX501":
         pairs = [pair for pair in _pairs(evidence, "timing") if pair[1] and pair[1].get("reads")]
         why = _first(timing_verdict(*pair) for pair in pairs)
         if why:
             return _ineffective(evidence, why, "the timed region still excludes the computation")
-        return _own_figure(evidence, timing_figure(pairs)) if pairs else evidence
+        return _own_figure(evidence, timing_figure(pairs)) if pairs and evidence.verdict == "verified" else evidence
     if finding.code == "JAX101":
         why = _first(_cache_unused(*pair) for pair in _pairs(evidence, "observed", ("original", "rewritten")))
         return _ineffective(evidence, why, "the cache is not used") if why else evidence
+    if evidence.verdict != "verified":
+        return evidence
     if finding.code == "JAX203":
         # the re-wrap was a cache hit already: its own effect is dispatch time, not the compiles a
         # hoist in the same function removed
