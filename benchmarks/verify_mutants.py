@@ -248,12 +248,12 @@ def programs(work: Path) -> dict[str, Path]:
     for project in sorted((ROOT / "benchmarks" / "verify_real").iterdir()):
         if project.is_dir():
             folder = work / "verify_real" / project.name
-            shutil.copytree(project, folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+            shutil.copytree(project, folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".jaxfix_cache"))
             out[f"verify_real:{project.name}"] = folder
     for project in sorted(USER_PROGRAMS.iterdir()):
         if project.is_dir():
             folder = work / "user" / project.name
-            shutil.copytree(project, folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+            shutil.copytree(project, folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".jaxfix_cache"))
             out[f"user:{project.name}"] = folder
     for example in sorted((ROOT / "examples").glob("*.py")):
         if example.name == "verify_examples.py":
