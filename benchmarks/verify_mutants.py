@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--only", nargs="*", default=None, help="mutant names")
-    parser.add_argument("--max-programs", type=int, default=2, help="programs verified per mutant")
+    parser.add_argument("--max-programs", type=int, default=3, help="programs verified per mutant")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per jaxfix run")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--ref", default=None, help="take jaxfix/ and codemods/ from this git commit (default: the working tree)")
