@@ -79,6 +79,8 @@ def test_printed_numbers_compare_within_float32_tolerance():
     assert compare_printed("p", text("sum 0.30000000000000004"), text("sum 0.3")) is None
     assert compare_printed("p", text("x 1.5 y -2.0"), text("x -2.0 y 1.5")) is not None
     assert compare_printed("p", text("a | 1.0"), text("a1.0")) is not None
+    # `{scale = }` of a Python number eagerly, of the traced array in the rewrite: the same value
+    assert compare_printed("p", text("scale = 1.5!"), text("scale = Array(1.5, dtype=float32, weak_type=True)!")) is None
 
 
 TIMING = """\

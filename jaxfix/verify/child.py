@@ -98,7 +98,7 @@ class Child:
         self.job = job
         self.counters = Counters()
         self.user_files = {job.path, self.filename}
-        self.clocks = Clocks() if TIMING in getattr(job, "watch", ()) else None
+        self.clocks = Clocks(self.user_files) if TIMING in getattr(job, "watch", ()) else None
 
     @property
     def filename(self) -> str:

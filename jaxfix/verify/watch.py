@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -92,13 +94,20 @@ def numpy_backed(module: Any) -> None:
             setattr(module, name, view)
 
 
+def _in_jax(filename: str) -> bool:
+    return f"{os.sep}jax{os.sep}" in filename or f"{os.sep}jaxlib{os.sep}" in filename
+
+
 class Clocks:
     """Patches the `time` module's clocks and jax's waits once; records only inside `watching()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, user_files: set[str] | None = None) -> None:
         self.events: list[str] | None = None
         self.tick = 0.0
         self._installed = False
+        # waits count where the user's code makes them; clock reads tick anywhere but inside jax
+        # (which reads the clock while it compiles), so `timeit` in the user's code ticks too
+        self.user_files = user_files
 
     def install(self) -> None:
         if self._installed:
@@ -115,7 +124,7 @@ class Clocks:
         real_block = jax.block_until_ready
 
         def block_until_ready(x: Any) -> Any:
-            if self.events is not None:
+            if self.events is not None and self._from_user():
                 self.events.append("wait")
             return real_block(x)
 
@@ -127,15 +136,18 @@ class Clocks:
         method = ArrayImpl.block_until_ready
 
         def array_block(array: Any) -> Any:
-            if self.events is not None:
+            if self.events is not None and self._from_user():
                 self.events.append("wait")
             return method(array)
 
         ArrayImpl.block_until_ready = array_block
 
+    def _from_user(self) -> bool:
+        return self.user_files is None or sys._getframe(2).f_code.co_filename in self.user_files
+
     def _clock(self, real: Any, scale: int = 1) -> Any:
         def clock() -> Any:
-            if self.events is None:
+            if self.events is None or _in_jax(sys._getframe(1).f_code.co_filename):
                 return real()
             self.events.append("clock")
             self.tick += 1.0
