@@ -103,6 +103,9 @@ RecordTimeoutOpt = Annotated[
 VerifyTimeoutOpt = Annotated[
     float, typer.Option("--verify-timeout", min=1, help="Seconds allowed per verified callable.")
 ]
+NoRunMainOpt = Annotated[
+    bool, typer.Option("--no-run-main", help="Never run the files' `if __name__ == \"__main__\":` blocks for inputs.")
+]
 
 
 def _resolver(select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None) -> ConfigResolver:
@@ -248,18 +251,21 @@ def _require_verify_extra() -> None:
         raise typer.Exit(2)
 
 
-def _verify_changed(items: list[FileOutcome], device: str, examples, record, timeout: float, record_timeout: float = 180.0) -> None:
-    """Attach differential-execution evidence to every applied fix of the changed files."""
+def _verify_changed(
+    items: list[FileOutcome], device: str, examples, record, timeout: float, record_timeout: float = 180.0, run_main: bool = True
+) -> None:
+    """Attach differential-execution evidence to every applied fix of the changed files; before
+    running the user's code for inputs, say which code and the time limit (on stderr)."""
     try:
-        from jaxfix.verify.api import verify_result
+        from jaxfix.verify.api import verify_results
     except ImportError as exc:
         typer.echo(VERIFY_EXTRA.format(missing=getattr(exc, "name", None) or "a module"), err=True)
         raise typer.Exit(2)
-    for item in items:
-        verification = verify_result(
-            item.result, device=device, examples=str(examples) if examples else None, record_cmd=record, timeout=timeout,
-            record_timeout=record_timeout,
-        )
+    verifications = verify_results(  # the project's tests run once for all the changed files
+        [item.result for item in items], device=device, examples=str(examples) if examples else None, record_cmd=record,
+        timeout=timeout, record_timeout=record_timeout, run_main=run_main, announce=lambda line: typer.echo(line, err=True),
+    )
+    for item, verification in zip(items, verifications):
         for note in verification.notes:  # where the inputs came from: one line per source that ran
             typer.echo(f"{item.result.path}: {note}", err=True)
         item.result.fixes_applied = verification.findings
@@ -322,6 +328,7 @@ def fix(
     record: RecordOpt = None,
     record_timeout: RecordTimeoutOpt = 180.0,
     verify_timeout: VerifyTimeoutOpt = 60.0,
+    no_run_main: NoRunMainOpt = False,
     output_format: Annotated[
         OutputFormat,
         typer.Option("--output-format", help="text: diffs (and evidence); json: one document (jaxfix.report.fix_schema); sarif; github."),
@@ -359,7 +366,7 @@ def fix(
     if verify:
         from jaxfix.verify import report as verify_report
 
-        _verify_changed(changed, device, examples, record, verify_timeout, record_timeout)
+        _verify_changed(changed, device, examples, record, verify_timeout, record_timeout, run_main=not no_run_main)
     for item in changed:
         result = item.result
         if verify and write and not write_policy.all_verified(result.fixes_applied):
@@ -451,6 +458,13 @@ def verify_command(
     record: RecordOpt = None,
     record_timeout: RecordTimeoutOpt = 180.0,
     verify_timeout: VerifyTimeoutOpt = 60.0,
+    no_run_main: NoRunMainOpt = False,
+    base: Annotated[
+        Optional[str], typer.Option("--base", metavar="REF", help="Verify your own edit: PATH against itself at git commit REF.")
+    ] = None,
+    original: Annotated[
+        Optional[Path], typer.Option("--original", metavar="FILE", help="Verify your own edit: PATH against FILE.")
+    ] = None,
     unsafe_fixes: Annotated[
         Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also verify fixes marked unsafe.")
     ] = None,
@@ -461,9 +475,19 @@ def verify_command(
     quiet: QuietOpt = False,
 ) -> None:
     """Compute the fixes, run old and new code on the same inputs, and report per fix: verified, mismatch
-    or unverifiable. Nothing is written. Exit 1 when any fix mismatches."""
+    or unverifiable. Nothing is written. Exit 1 when any fix mismatches. With --base/--original, verify
+    the edit you made yourself instead (docs/verify.md)."""
     paths = paths or ["."]
     _require_verify_extra()
+    if base is not None or original is not None:
+        from jaxfix.verify.edit import verify_edits
+
+        raise typer.Exit(verify_edits(
+            [str(p) for p in paths], base=base, original=str(original) if original else None, echo=typer.echo,
+            device=device, examples=str(examples) if examples else None, record_cmd=record, timeout=verify_timeout,
+            record_timeout=record_timeout, run_main=not no_run_main,
+            announce=lambda line: typer.echo(line, err=True),
+        ))
     try:
         outcome = _run(
             paths, _resolver(select, ignore, config, unsafe_fixes), fix=True, jobs=None, stdin_filename=None,
@@ -475,7 +499,7 @@ def verify_command(
     from jaxfix.verify import report as verify_report
 
     changed = [o for o in outcome.files if o.result.changed]
-    _verify_changed(changed, device, examples, record, verify_timeout, record_timeout)
+    _verify_changed(changed, device, examples, record, verify_timeout, record_timeout, run_main=not no_run_main)
     findings = [f for o in changed for f in o.result.fixes_applied]
     if output_format is OutputFormat.text:
         typer.echo(verify_report.evidence_lines(findings, indent=""), nl=False)

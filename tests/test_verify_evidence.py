@@ -163,10 +163,11 @@ def test_branch_arms_are_read_from_executed_lines():
 
 
 def test_gradients_of_an_input_the_original_rejects_are_not_compared(tmp_path):
-    # The original raises on a guessed Python float (no .reshape); the rewrite returns a float
+    # The original raises on a guessed Python float (no .ravel); the rewrite returns a float
     # scalar there, so it alone has a gradient for that input. Before, that was a MISMATCH.
-    original = "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sum(x.reshape(-1) ** 2)\n"
-    rewritten = original.replace("x.reshape(-1)", "jnp.ravel(x)")
+    # (`.ravel()` is not one of the uses that make guesses arrays only: `changed.parameter_uses`.)
+    original = "import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sum(x.ravel() ** 2)\n"
+    rewritten = original.replace("x.ravel()", "jnp.ravel(x)")
     path = tmp_path / "user_mod.py"
     path.write_text(original)
     ev = verify_change(original, rewritten, str(path), device="cpu").unit("f").evidence

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,19 +40,22 @@ from jaxfix.verify.changed import (
     family_of,
     units_for_finding,
 )
-from jaxfix.verify.compare import compare_trees, identical
 from jaxfix.verify.device import DeviceChoice, choose_device
-from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, gather_inputs
+from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, SuiteRun, gather_inputs
 from jaxfix.verify.intended import added_fields as fields_added
-from jaxfix.verify.protocol import Job, Task, TaskResult, VersionResult
+from jaxfix.verify.protocol import Job, Task, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
+from jaxfix.verify.verdicts import (  # noqa: F401 - judge, combine, MAIN_BLOCK: the verifier's API
+    MAIN_BLOCK,
+    SUPPLY,
+    combine,
+    judge,
+    unverifiable,
+)
+from jaxfix.verify.watch import watch_for
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RECORD_LIMIT = 5
-SUPPLY = (
-    "supply inputs: --examples FILE (EXAMPLES = {{'{name}': [call(...)]}} or drive(mod)), "
-    "or --record \"CMD\" to record calls while CMD runs the original"
-)
 
 
 @dataclass
@@ -102,288 +106,6 @@ def reference_for(findings: list[Finding]) -> str:
     return "as-written"
 
 
-# -- verdicts -------------------------------------------------------------------------------------
-
-
-def _ms(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
-
-
-def unverifiable(why: str, supply: str = "", **data: Any) -> Evidence:
-    detail = why if not supply else f"{why}; {supply}"
-    return Evidence("unverifiable", detail, {"why": why, "supply": supply, **data})
-
-
-# Drive convention (from the pytree-cache fixtures): an output named "improves:..." may hold the
-# string "CRASH:<ExceptionName>" where the code under test raised. Original CRASH vs a value in the
-# rewrite is an improvement (reported, not compared); a rewrite CRASH where the original gave a
-# value is a mismatch, under any name.
-IMPROVES = "improves:"
-
-
-def _crash_marker(outcome) -> str | None:
-    tree = outcome.tree
-    if tree is None or len(tree.leaves) != 1 or tree.leaves[0].kind != "object":
-        return None
-    value = tree.leaves[0].value
-    return value if isinstance(value, str) and value.startswith("CRASH:") else None
-
-
-def _base_label(key: str, labels: list[str]) -> str:
-    key = key.removesuffix(" (2nd run)")
-    for label in sorted(labels, key=len, reverse=True):
-        if key == label or key.startswith(label + " "):
-            return label
-    return key
-
-
-def _evidence(verdict: str, detail: str, data: dict[str, Any], *, source: str, family: str, headline: str = "", notes=()) -> Evidence:
-    return Evidence(
-        verdict, detail, {**data, "source": data.get("source", source)},
-        input_source=source, family=family, headline=headline, notes=tuple(notes),
-    )
-
-
-MAIN_BLOCK = "__main__ block"  # a `main` task's output: how the script itself ended
-
-
-def _same_arguments(before: TaskResult, after: TaskResult, key: str) -> bool:
-    """For a call the script made in each version (a `main` task): whether both passed the same
-    values; outputs of other tasks have no recorded arguments and always count."""
-    given, got = before.observed.get("arguments") or {}, after.observed.get("arguments") or {}
-    if key not in given or key not in got:
-        return True  # not a call both made: judged (or noted) as an output only one version has
-    return identical(given[key], got[key])
-
-
-def _mismatch(name: str, source: str, family: str, described: str, key: str, what: str, **data: Any) -> Evidence:
-    on = f" on {described} ({source})" if described and described != key else ""
-    return _evidence(
-        "mismatch", f"mismatch in {name}{on}: output {key!r}: {what}",
-        {"callable": name, "input": described, "output": key, **data}, source=source, family=family, headline=what,
-    )
-
-
-def judge(
-    name: str,
-    source: str,
-    before: TaskResult,
-    after: TaskResult,
-    *,
-    device: str,
-    reference: str,
-    family: str = "",
-    added_fields: frozenset[str] = frozenset(),
-    arms: list[branches.Arms] | None = None,
-) -> Evidence:
-    """Compare one task's outputs of the original (`before`) and the rewritten (`after`) version.
-
-    Only values both versions produced are compared: where the original raised on an input,
-    nothing derived from that input (its gradients, probes, second run) is compared, and an output
-    only one version has is noted, not judged (a drive's named output stays judged: it is the
-    drive's own return value). Leaves under `added_fields` (fields the rewrite added to a class)
-    are compared on the original's leaves and reported as intended.
-    """
-    if before.error or after.error:
-        which = "original" if before.error else "rewritten"
-        error = before.error or after.error
-        ev = unverifiable(f"{name}: could not run on the {which} version: {error}", SUPPLY.format(name=name))
-        return replace(ev, input_source=source, family=family)
-    labels = before.labels or after.labels
-    rejected = {
-        label for label in labels if (o := before.outputs.get(label)) is not None and o.tree is None
-    }  # inputs the original raised on
-    compared: set[str] = set()
-    skipped: list[str] = []
-    agreed: list[str] = []
-    intended: list[str] = []
-    for key in dict.fromkeys([*before.outputs, *after.outputs]):
-        old, new = before.outputs.get(key), after.outputs.get(key)
-        label = _base_label(key, labels)
-        derived = key != label
-        described = before.inputs.get(key) or after.inputs.get(key) or label
-        if derived and label in rejected:
-            continue  # the original raised on this input: nothing derived from it says anything
-        if not _same_arguments(before, after, key):
-            replayed = (after.observed.get("replayed") or {}).get(key)
-            if replayed is None:
-                skipped.append(f"{key}: its arguments differ between the versions (in the last bits, from earlier calls)")
-                continue
-            old = replayed  # the original, run on the rewritten script's own arguments
-        if old is None or new is None:
-            where = "original" if new is None else "rewritten"
-            if derived or source != "drive":
-                skipped.append(f"{key}: exists only in the {where} version")
-                continue
-            return _mismatch(name, source, family, described, key, f"exists only in the {where} version", reason="structure")
-        old_crash, new_crash = _crash_marker(old), _crash_marker(new)
-        if old_crash and key.startswith(IMPROVES):
-            # The drive caught the original's failure; the rewrite may repair it (or fail alike).
-            skipped.append(f"{key}: the original raised {old_crash[len('CRASH:'):]}" + ("" if new_crash else ", the rewrite returns a value"))
-            continue
-        if new_crash and not old_crash:
-            return _mismatch(
-                name, source, family, described, key,
-                f"the rewritten code raised {new_crash[len('CRASH:'):]} where the original returned a value",
-                reason="raised", got=new_crash,
-            )
-        if old.tree is not None and new.tree is not None:
-            result = compare_trees(old.tree, new.tree, prefix=key, added_fields=added_fields)
-            diff = result.difference
-            if diff is not None:
-                return _mismatch(
-                    name, source, family, described, key, diff.message,
-                    path=diff.path, reason=diff.reason, expected=diff.expected, got=diff.got,
-                    max_difference=diff.max_abs_diff, max_ulp=diff.max_ulp,
-                )
-            intended.extend(result.added)
-            if label != MAIN_BLOCK:  # the script ending alike is checked, but it is no input
-                compared.add(label)
-        elif old.tree is not None and reference == "eager" and derived and " grad wrt " in key:
-            # The eager original is differentiable; the rewrite (a lax loop) may not be in reverse
-            # mode. The original could not run under jit at all, so there is no compiled gradient
-            # to keep: said, not judged.
-            skipped.append(f"{key}: the rewrite cannot be differentiated here ({new.error_type}); only the eager original could")
-        elif old.tree is not None:
-            ev = _mismatch(
-                name, source, family, described, key,
-                f"the rewritten code raised {new.error} where the original returned a value",
-                reason="raised", got=new.error,
-            )
-            return replace(ev, detail=f"{ev.detail}\n{new.trace}".rstrip())
-        elif new.tree is not None:
-            skipped.append(f"{key}: the original raised {old.error}; the rewrite returns a value")
-        elif old.error_type != new.error_type:
-            skipped.append(f"{key}: the original raised {old.error}, the rewritten code {new.error}")
-        else:
-            agreed.append(f"{key}: both raise {old.error_type}")  # behaviour kept, but proves little
-    if not compared:
-        why = f"{name}: no output could be compared"
-        reasons = skipped + agreed
-        if reasons:
-            why += f" ({reasons[0]}{'' if len(reasons) == 1 else f'; and {len(reasons) - 1} more'})"
-        ev = unverifiable(why, SUPPLY.format(name=name), skipped=skipped, both_raised=agreed)
-        return replace(ev, input_source=source, family=family, notes=tuple(skipped + agreed))
-    return _verified(
-        name, source, before, after, device=device, reference=reference, family=family,
-        compared=[label for label in labels if label in compared] or sorted(compared),
-        skipped=skipped, agreed=agreed, intended=intended, added_fields=added_fields, arms=arms or [],
-    )
-
-
-def _verified(
-    name: str, source: str, before: TaskResult, after: TaskResult, *, device: str, reference: str, family: str,
-    compared: list[str], skipped: list[str], agreed: list[str], intended: list[str],
-    added_fields: frozenset[str], arms: list[branches.Arms],
-) -> Evidence:
-    """The verified evidence: the family's figure first, then inputs, device, counts and times."""
-    count = len(compared)
-    if source == "drive":
-        what = f"1 drive run ({count} output{'s' if count != 1 else ''})"
-    else:
-        what = f"{count} {source} input{'s' if count != 1 else ''}"
-    times = (before.time_per_call, after.time_per_call)
-    caching_text, caching_why = figures.caching(before.observed.get("caching"), after.observed.get("caching"))
-    if family == figures.CONTROL_FLOW and source != "drive":
-        headline = figures.control_flow(before.observed, compared, arms)
-    elif family == figures.JIT_PLACEMENT and reference == "eager":
-        # A control-flow fix in the same file makes the original run eagerly: it compiles nothing.
-        headline = "compiles not compared: the original ran eagerly for a control-flow fix in the same file"
-    elif family == figures.JIT_PLACEMENT:
-        ran = [label for label in before.labels if (o := before.outputs.get(label)) is not None and o.tree is not None]
-        headline = figures.jit_placement(before.compiles, after.compiles, max(len(ran), 1))
-    elif family == figures.CACHING:
-        headline = caching_text
-    else:
-        headline = ""
-    eager = " (original run eagerly)" if reference == "eager" else ""
-    counts = (
-        f"{before.compiles} compiles -> {after.compiles}, {before.traces} traces -> {after.traces} (steady state)"
-    )
-    speed = f"{_ms(times[0])} -> {_ms(times[1])} per call"
-    slower = figures.slower_because(family, times, caching_why, has_branches=bool(arms))
-    if slower:
-        speed += f" (slower: {slower})"
-    # The eager original compiles nothing: its counts would only say "0 -> 0".
-    detail = f"verified on {what} on {device}{eager}: " + (speed if reference == "eager" else f"{counts}, {speed}")
-    notes = []
-    if intended:
-        fields = ", ".join(f"`{f}`" for f in sorted(added_fields) if any(f in p for p in intended))
-        notes.append(
-            f"the fix adds field {fields} on purpose: compared on the original's leaves, "
-            f"{len(intended)} added leaf(s) reported as intended (e.g. {intended[0]})"
-        )
-    if skipped:
-        notes.append(
-            f"{len(skipped)} output(s) not compared because the original raised or only one version has them "
-            f"(first: {skipped[0]})"
-        )
-    if agreed:
-        notes.append(f"{len(agreed)} output(s) raise the same error in both versions")
-    # One line each: the family's figure, then how it was verified, then what was left out.
-    detail = "\n".join([*([headline] if headline else []), detail, *notes])
-    return _evidence(
-        "verified",
-        detail,
-        {
-            "callable": name, "inputs": count, "source": source, "device": device, "reference": reference,
-            "compiles": [before.compiles, after.compiles], "traces": [before.traces, after.traces],
-            "first_run_compiles": [before.first_compiles, after.first_compiles],
-            "time_per_call": list(times), "calls": before.calls,
-            "compiles_by_function": [before.compiles_by_fun, after.compiles_by_fun], "skipped": skipped,
-            "both_raised": agreed, "intended": intended,
-            "observed": {"original": before.observed.get("caching") or {}, "rewritten": after.observed.get("caching") or {}}
-            if family == figures.CACHING else {},
-            "under_jit": {k: v for k, v in (before.observed.get("under_jit") or {}).items() if k in compared},
-            "branches": {
-                str(line): c
-                for line, c in branches.coverage(
-                    arms, {k: (before.observed.get("lines") or {}).get(k, ()) for k in compared}
-                ).items()
-            },
-            "slower_because": slower,
-        },
-        source=source, family=family, headline=headline, notes=notes,
-    )
-
-
-def combine(evidences: list[Evidence]) -> Evidence:
-    """One verdict from several units: any mismatch wins, then verified only if all are."""
-    unique: dict[int, Evidence] = {}
-    for ev in evidences:
-        unique.setdefault(id(ev), ev)
-    evidences = list(unique.values())
-    if not evidences:
-        return unverifiable("no changed callable was found for this fix")
-    for ev in evidences:
-        if ev.verdict == "mismatch":
-            return ev
-    if len(evidences) == 1:
-        return evidences[0]
-    sources = ", ".join(dict.fromkeys(ev.input_source for ev in evidences if ev.input_source))
-    family = next((ev.family for ev in evidences if ev.family), "")
-    if all(ev.verdict == "verified" for ev in evidences):
-        total = sum(ev.data.get("inputs", 0) for ev in evidences)
-        before = sum(ev.data["compiles"][0] or 0 for ev in evidences)
-        after = sum(ev.data["compiles"][1] or 0 for ev in evidences)
-        names = ", ".join(ev.data.get("callable", "?") for ev in evidences)
-        headlines = [f"{ev.data.get('callable', '?')}: {ev.headline}" for ev in evidences if ev.headline]
-        detail = f"verified {names}: {total} inputs in all, {before} compiles -> {after} (steady state)"
-        if headlines:
-            detail += "; " + "; ".join(headlines)
-        return Evidence(
-            "verified",
-            detail,
-            {"inputs": total, "compiles": [before, after], "units": [ev.data for ev in evidences],
-             "device": evidences[0].data.get("device")},
-            input_source=sources, family=family, headline="; ".join(headlines),
-        )
-    reasons = [ev.detail for ev in evidences if ev.verdict == "unverifiable"]
-    return Evidence("unverifiable", "; ".join(reasons), {"units": [ev.data for ev in evidences]}, input_source=sources, family=family)
-
-
 # -- the plan -------------------------------------------------------------------------------------
 
 
@@ -399,6 +121,7 @@ def _plan(
     examples: inputs_mod.ExamplesFile | None,
     recording: inputs_mod.Recording | None,
     context: inputs_mod.Context | None = None,
+    run_main: bool = True,
 ) -> _Plan:
     """Per changed callable, its inputs: recorded (--record, or the project's tests, doctests and
     __main__ block), declared, covered by a drive, else synthesized (`context` lets synthesis build
@@ -406,7 +129,7 @@ def _plan(
     plan = _Plan()
     # whether the module has a `__main__` block: asked only where a callable's calls could not be
     # recorded, and then once for the module
-    has_main = functools.cache(lambda: context is not None and bool(main_blocks(context.source)))
+    has_main = functools.cache(lambda: run_main and context is not None and bool(main_blocks(context.source)))
     if examples is not None and examples.has_drive:
         plan.tasks.append(Task(id="drive()", kind="drive", script_path=examples.path, script_source=examples.source))
         plan.sources["drive()"] = "drive"
@@ -418,6 +141,15 @@ def _plan(
             plan.units[name] = UnitResult(name, change.kind, "none", unverifiable(f"{name} was removed by the rewrite"))
             continue
         kind = change.kind
+        if _signature(change.original) != _signature(change.rewritten):
+            # a fix that adds a parameter (JAX503 passes the constant in): calls of the original
+            # cannot be made on the rewrite; its callers, changed alike, answer for it
+            plan.units[name] = UnitResult(name, kind, "none", unverifiable(
+                f"{name}: its parameters changed ({', '.join(_signature(change.original))} -> "
+                f"{', '.join(_signature(change.rewritten))}); judged through its changed callers",
+                signature_changed=True,
+            ))
+            continue
         task = Task(id=name, kind="calls", target=name, target_kind=kind, tree_roundtrip=kind in ("property", "method"))
         if recording is not None and recording.count(name):
             task.calls_pickle = inputs_mod.pickle.dumps(recording.calls[name])
@@ -464,12 +196,15 @@ def _plan(
     return plan
 
 
+def _signature(info) -> tuple[str, ...]:
+    """A callable's parameters by name and kind (what a recorded call binds to)."""
+    return tuple(f"{p.name}{'=' if p.default is not None else ''}" for p in info.params) if info is not None else ()
+
+
 def _families(findings: list[Finding], changes: ChangeSet) -> dict[str, str]:
     """Per changed callable (and the drive), the family of the fixes it answers for."""
     out: dict[str, str] = {}
-    for finding in findings:
-        if finding.fix is None:
-            continue
+    for finding in findings:  # applied fixes, or the original's findings an edit of the user's answers for
         family = figures.family_for(finding.code, family_of(finding)[1])
         if not family:
             continue
@@ -550,6 +285,9 @@ def verify_change(
     cwd: str | None = None,
     record_timeout: float = DEFAULT_RECORD_TIMEOUT,
     gather: bool = True,
+    announce: Callable[[str], None] | None = None,
+    run_main: bool = True,
+    suite_run: SuiteRun | None = None,
 ) -> FileVerification:
     """Verify that `rewritten` behaves like `original` (the text of the file at `path`).
 
@@ -591,6 +329,7 @@ def verify_change(
         recording = inputs_mod.record_calls(
             record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd, timeout=record_timeout,
             module_name=module_name, sys_path=sys_path, progress=f"recording inputs: {record_cmd}",
+            eager=list(targets) if reference == "eager" else (),
         )
         if recording.module_name:
             module_name = recording.module_name
@@ -602,14 +341,15 @@ def verify_change(
         verification.notes.extend(f"recorder: {e}" for e in recording.errors)
     elif gather and recording is None and examples_file is None and targets:
         gathered = gather_inputs(
-            path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout
+            path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout,
+            announce=announce, run_main=run_main, eager=reference == "eager", suite_run=suite_run,
         )
         verification.notes.extend(gathered.notes)
         if gathered.recording.calls or gathered.recording.skipped or gathered.recording.main_failed:
             recording = gathered.recording
             module_name = recording.module_name or module_name
     context = inputs_mod.Context(original, module_name, sys_path)
-    plan = _plan(changes, examples_file, recording, context)
+    plan = _plan(changes, examples_file, recording, context, run_main=run_main)
     results: dict[str, UnitResult] = {
         name: replace(unit, evidence=replace(unit.evidence, input_source=unit.evidence.input_source or unit.source))
         for name, unit in plan.units.items()
@@ -625,11 +365,13 @@ def verify_change(
     if plan.tasks and choice.available:
         child_timeout = STARTUP_ALLOWANCE + timeout * len(plan.tasks)
         filename = str(Path(path))
+        watch = watch_for([f.code for f in findings])
         jobs = [
-            Job(module_name, filename, original, sys_path, reference == "eager", plan.tasks, filename=filename, task_timeout=timeout),
+            Job(module_name, filename, original, sys_path, reference == "eager", plan.tasks, filename=filename, task_timeout=timeout,
+                watch=watch),
             Job(module_name, filename, rewritten, sys_path, False, plan.tasks, filename=f"{filename} (rewritten by jaxfix)", task_timeout=timeout,
                 reference_source=original if any(t.kind == "main" for t in plan.tasks) else None,
-                reference_eager=reference == "eager"),
+                reference_eager=reference == "eager", watch=watch),
         ]
         before, after = run_versions(jobs, choice, timeout=child_timeout, parallel=parallel, cwd=cwd)
         verification.original, verification.rewritten = before, after
@@ -645,6 +387,7 @@ def verify_change(
                     task.id, plan.sources[task.id], before.tasks[task.id], after.tasks[task.id], device=used,
                     reference=reference, family=families.get(task.id, ""), added_fields=added,
                     arms=branches.arms_of(original, task.target) if task.target and reference == "eager" else None,
+                    codes=[f.code for f in findings],
                 )
             if task.kind == "drive" and examples_file and examples_file.expect_compiles is not None:
                 evidence = replace(evidence, data={**evidence.data, "expect_compiles": list(examples_file.expect_compiles)})
@@ -666,6 +409,9 @@ def verify_change(
             attached.append(finding)
             continue
         names = units_for_finding(finding, changes)
+        if names and all(results[n].evidence.data.get("signature_changed") for n in names if n in results):
+            names = [n for n in units_for_finding(replace(finding, line=0), changes)  # every changed callable
+                     if n in results and not results[n].evidence.data.get("signature_changed")] or names
         chosen = [results[n].evidence for n in names if n in results]
         if drive is not None and not any(ev.verdict == "mismatch" for ev in chosen):
             chosen = [drive.evidence] + [ev for ev in chosen if ev.verdict != "unverifiable"]
@@ -686,6 +432,56 @@ def verify_result(result: FileResult, **options: Any) -> FileVerification:
         return FileVerification(path=result.path, evidence=evidence, findings=findings)
     verification = verify_change(result.source, result.fixed_source, result.path, findings=list(result.fixes_applied), **options)
     return _count_jit_placement_past_eager_fixes(result, verification, options)
+
+
+def verify_results(results: list[FileResult], **options: Any) -> list[FileVerification]:
+    """`verify_result` for each changed file of one run; with zero configuration, the project's
+    test suite runs once for all of them (each file watched in the same recording), not once per
+    file (`suite.select_tests` per file, their union per project root)."""
+    shared: dict[str, SuiteRun] = {}
+    if not options.get("examples") and not options.get("record_cmd") and options.get("gather", True):
+        shared = _run_suite_once([r for r in results if r.fixed_source is not None and r.changed], options)
+    return [verify_result(r, **options, suite_run=shared.get(r.path)) for r in results]
+
+
+def _run_suite_once(results: list[FileResult], options: dict[str, Any]) -> dict[str, SuiteRun]:
+    from jaxfix.verify import suite
+    from jaxfix.verify.recording import record_files
+
+    by_root: dict[Path, list[tuple[FileResult, dict, list[Path], str | None]]] = {}
+    for result in results:
+        try:
+            changes = changed_callables(result.source, result.fixed_source or result.source)
+        except SyntaxError:
+            continue
+        targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
+        root, why, tests = suite.select_tests(result.path)
+        if not targets or not tests:
+            continue
+        module_name, sys_path = module_name_for(result.path)
+        watch = {"path": result.path, "targets": targets, "module_name": module_name, "sys_path": sys_path,
+                 "eager": list(targets) if reference_for(list(result.fixes_applied)) == "eager" else ()}
+        by_root.setdefault(root, []).append((result, watch, tests, why))
+    out: dict[str, SuiteRun] = {}
+    timeout = float(options.get("record_timeout", DEFAULT_RECORD_TIMEOUT))
+    announce = options.get("announce")
+    for root, files in by_root.items():
+        if len(files) < 2:
+            continue  # one file: its own gathering runs the same tests
+        tests = sorted({t for *_, file_tests, _ in files for t in file_tests})
+        if announce is not None:
+            announce(
+                f"{root}: will run the original code to record inputs: {len(tests)} test file(s) of the project's pytest suite, "
+                f"once for {len(files)} changed files; time limit {timeout:g} s (--record-timeout)"
+            )
+        recordings = record_files(
+            suite.pytest_command(root, tests), [watch for _, watch, _, _ in files],
+            limit=int(options.get("record_limit", DEFAULT_RECORD_LIMIT)), timeout=timeout, cwd=str(root), source="pytest",
+            progress=f"recording inputs: pytest on {len(tests)} test file(s) for {len(files)} changed files",
+        )
+        for (result, _, _, why), recording in zip(files, recordings):
+            out[result.path] = SuiteRun(recording, tests, why, len(files), timeout)
+    return out
 
 
 def _count_jit_placement_past_eager_fixes(result: FileResult, verification: FileVerification, options: dict) -> FileVerification:

@@ -2,14 +2,16 @@
 
 A control-flow fix is only as well verified as the branches its inputs reached: "equals the
 original on 6 inputs" means little if all six took the same arm. The eager reference run records
-the line numbers it executed per input (`child`), and this module maps them onto the `if`
-statements of the changed callable in the original text.
+the line numbers it executed per input, with how often each ran (`child`), and this module maps
+them onto the `if` statements of the changed callable in the original text: each arm counts its
+executions (an `if` in a loop that took the false arm 117 times and the true arm never is "only the
+false branch", however many body lines ran once).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -20,6 +22,8 @@ class Arms:
     line: int
     body: frozenset[int]
     orelse: frozenset[int]
+    first: int = 0  # the body's first line: it runs once each time the true arm is taken
+    loop_first: bool = False  # ... unless it is a loop header, which runs once per trip
 
     def taken(self, lines: Iterable[int]) -> str | None:
         """'true', 'false' or None (the `if` was not reached) for one input's executed lines."""
@@ -57,16 +61,26 @@ def arms_of(source: str, qualname: str) -> list[Arms]:
     if node is None:
         return []
     return [
-        Arms(n.lineno, _lines(n.body), _lines(n.orelse))
+        Arms(n.lineno, _lines(n.body), _lines(n.orelse), n.body[0].lineno, isinstance(n.body[0], ast.For | ast.While | ast.AsyncFor))
         for n in ast.walk(node)
         if isinstance(n, ast.If)
     ]
 
 
 def coverage(arms: list[Arms], lines_per_input: dict[str, Iterable[int]]) -> dict[int, dict[str, int]]:
-    """Per `if` line: how many inputs took its true and its false arm."""
+    """Per `if` line: how many times its true and its false arm ran, over all inputs. With lines
+    given as a set (no counts), each input counts once for the arm it took."""
     counts: dict[int, dict[str, int]] = {a.line: {"true": 0, "false": 0} for a in arms}
     for lines in lines_per_input.values():
+        if isinstance(lines, Mapping):
+            for arm in arms:
+                ran = int(lines.get(arm.line, 0))
+                true = min(int(lines.get(arm.first, 0)), ran)
+                if arm.loop_first and true:
+                    true = min(true, 1)  # a loop header counts trips: the arm was entered at least once
+                counts[arm.line]["true"] += true
+                counts[arm.line]["false"] += ran - true
+            continue
         lines = set(lines)
         for arm in arms:
             taken = arm.taken(lines)

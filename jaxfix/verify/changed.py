@@ -25,6 +25,9 @@ class Param:
     annotation: str | None  # source text
     default: str | None  # source text
     kind: str  # "positional" | "keyword" | "var"
+    # how the body uses an unannotated parameter, for guessed inputs: "array:N" (indexed with N
+    # indices, or its .shape read), "int" (a loop bound or an index), or ""
+    use: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,15 +88,58 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef, kind: str) -> tuple[Pa
     text = lambda n: None if n is None else ast.unparse(n)  # noqa: E731
     positional = [*a.posonlyargs, *a.args]
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    params = [Param(p.arg, text(p.annotation), text(d), "positional") for p, d in zip(positional, defaults)]
+    uses = parameter_uses(node)
+    params = [Param(p.arg, text(p.annotation), text(d), "positional", uses.get(p.arg, "")) for p, d in zip(positional, defaults)]
     if kind == "classmethod" and params:
         params = params[1:]
-    params += [Param(p.arg, text(p.annotation), text(d), "keyword") for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    params += [Param(p.arg, text(p.annotation), text(d), "keyword", uses.get(p.arg, "")) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
     if a.vararg:
         params.append(Param(a.vararg.arg, text(a.vararg.annotation), None, "var"))
     if a.kwarg:
         params.append(Param(a.kwarg.arg, text(a.kwarg.annotation), None, "var"))
     return tuple(params)
+
+
+_ARRAY_ATTRIBUTES = frozenset({"shape", "ndim", "T", "at", "dtype", "size", "reshape", "sum", "mean"})
+_BOUNDS = frozenset({"range", "fori_loop"})
+
+
+def parameter_uses(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """How the body uses each parameter that is never rebound: indexed (`x[i, j]`: "array:2"),
+    an array attribute read (`x.shape`: "array:1"), or a loop bound / index / integer arithmetic
+    (`range(n)`, `fori_loop(0, n, ...)`, `x[n]`, `n % 2`, `n // 2`: "int"). Guessed inputs follow it: an int counter is not
+    given 1.5, and an indexed parameter gets an array with as many dimensions."""
+    names = {p.arg for p in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+    uses: dict[str, str] = {}
+
+    def array(name: str, ndim: int) -> None:
+        known = uses.get(name, "")
+        if known.startswith("array:"):
+            ndim = max(ndim, int(known.partition(":")[2]))
+        uses[name] = f"array:{ndim}"
+
+    for n in ast.walk(node):
+        if isinstance(n, ast.Subscript):
+            if isinstance(n.value, ast.Name) and n.value.id in names:
+                index = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+                array(n.value.id, sum(1 for i in index if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))))
+            for i in (n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]):
+                if isinstance(i, ast.Name) and i.id in names and i.id not in uses:
+                    uses[i.id] = "int"
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in names:
+            if n.attr in _ARRAY_ATTRIBUTES:
+                array(n.value.id, 2 if n.attr == "T" else 1)  # a transpose reads as a matrix
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod | ast.FloorDiv):
+            # `n % 2`, `n // 2`: integer arithmetic (a float would change a loop carry's dtype)
+            if isinstance(n.left, ast.Name) and n.left.id in names and not uses.get(n.left.id, "").startswith("array"):
+                uses[n.left.id] = "int"
+        elif isinstance(n, ast.Call):
+            func = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            if func in _BOUNDS:
+                for arg in n.args[:2] if func == "fori_loop" else n.args:
+                    if isinstance(arg, ast.Name) and arg.id in names and not uses.get(arg.id, "").startswith("array"):
+                        uses[arg.id] = "int"
+    return uses
 
 
 def callables(source: str) -> dict[str, CallableInfo]:
@@ -212,5 +258,14 @@ def units_for_finding(finding: Finding, changes: ChangeSet) -> list[str]:
         # a method of a class whose other parts changed: fall back to everything below
         around = None
     if around is not None and around.qualname in changed:
+        owner = around.class_name
+        if owner and finding.code in CLASS_WIDE_FIXES:
+            # the fix rewrites the class (every cached property, one `with_caches()`): it answers
+            # for each property it changed, not only the one it was reported on
+            kinds = {c.qualname: c.kind for c in changes.callables}
+            return sorted(name for name in changed if name.rpartition(".")[0] == owner and kinds.get(name) == "property")
         return [around.qualname]
     return sorted(changed)
+
+
+CLASS_WIDE_FIXES = frozenset({"JAX101"})  # fixes that rewrite the whole class of their finding

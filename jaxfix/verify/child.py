@@ -26,24 +26,42 @@ import signal
 import statistics
 import sys
 import time
-import traceback
 from typing import Any, Callable
 
-from jaxfix.verify.compare import FlatTree, Outcome, flatten
+from jaxfix.verify.compare import FlatTree, Outcome
 from jaxfix.verify.observe import (
     caching_counts,
     describe_call,
     error_under_jit,
+    filled_reads,
     lines_run,
 )
 from jaxfix.verify.protocol import (
-    ArrayArg,
     Call,
-    Construct,
     Job,
     Task,
     TaskResult,
     VersionResult,
+)
+from jaxfix.verify.values import (
+    _block,
+    _differentiable,
+    _error_outcome,
+    _fill_added_defaults,
+    _float_scalar,
+    _holds_tracer,
+    _restore,
+    _tree,
+)
+from jaxfix.verify.watch import (
+    MUTABLE,
+    PRINTED,
+    TIMING,
+    Clocks,
+    numpy_backed,
+    printed,
+    printed_text,
+    to_numpy,
 )
 
 MAIN_CALLS = 8  # calls of a watched callable compared per run of the __main__ block
@@ -75,93 +93,12 @@ class Counters:
         return collections.Counter(self.traces), collections.Counter(self.compiles)
 
 
-def _error_outcome(exc: BaseException, user_files: set[str]) -> Outcome:
-    frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if f.filename in user_files] or frames[-3:]
-    trace = "".join(traceback.format_list(mine[-3:]))
-    message = str(exc).strip().splitlines()
-    first = message[0][:300] if message else ""
-    name = type(exc).__name__
-    return Outcome(error=f"{name}: {first}" if first else name, error_type=f"{type(exc).__module__}.{type(exc).__qualname__}", trace=trace)
-
-
-def _tree(value: Any) -> FlatTree:
-    return flatten(value)
-
-
-def _restore(tree: Any) -> Any:
-    """ArrayArg leaves -> jax arrays on the default device (weak type kept where possible);
-    Construct leaves -> the objects they describe, built from restored arguments."""
-    import jax
-    import jax.numpy as jnp
-
-    def one(leaf: Any) -> Any:
-        if isinstance(leaf, Construct):
-            return leaf.build(_restore)
-        if not isinstance(leaf, ArrayArg):
-            return leaf
-        if not leaf.jax:
-            return leaf.value
-        array = jnp.asarray(leaf.value)
-        if leaf.weak_type:
-            try:  # no public API makes a weak-typed array from data
-                from jax._src.lax import lax as lax_internal
-
-                array = lax_internal._convert_element_type(array, array.dtype, weak_type=True)
-            except Exception:
-                pass
-        return array
-
-    return jax.tree.map(one, tree, is_leaf=lambda x: isinstance(x, ArrayArg))
-
-
-def _fill_added_defaults(value: Any, seen: set[int]) -> None:
-    """Give recorded dataclass instances (flax structs, eqx.Modules, dataclasses) the defaults of
-    fields their class has but the recording lacks.
-
-    An instance recorded from the original is unpickled into the rewritten module's class, which
-    may have gained a field (JAX101's cache field): unpickling restores only the recorded
-    attributes, so without its default the new field reads as the class's sentinel.
-    """
-    import dataclasses
-
-    if id(value) in seen:
-        return
-    seen.add(id(value))
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            _fill_added_defaults(item, seen)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _fill_added_defaults(item, seen)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        state = getattr(value, "__dict__", None)
-        for spec in dataclasses.fields(value):
-            present, held = _recorded_field(value, state, spec.name)
-            if present:
-                _fill_added_defaults(held, seen)
-            elif spec.default is not dataclasses.MISSING:
-                object.__setattr__(value, spec.name, spec.default)
-            elif spec.default_factory is not dataclasses.MISSING:
-                object.__setattr__(value, spec.name, spec.default_factory())
-
-
-def _recorded_field(value: Any, state: dict | None, name: str) -> tuple[bool, Any]:
-    """Whether the unpickled instance holds field `name`, and its value: from its `__dict__`
-    (a class attribute of the same name is only a default), or, for a slotted class, its slot."""
-    if state is not None:
-        return (True, state[name]) if name in state else (False, None)
-    try:
-        return True, object.__getattribute__(value, name)
-    except AttributeError:
-        return False, None
-
-
 class Child:
     def __init__(self, job: Job) -> None:
         self.job = job
         self.counters = Counters()
         self.user_files = {job.path, self.filename}
+        self.clocks = Clocks(self.user_files) if TIMING in getattr(job, "watch", ()) else None
 
     @property
     def filename(self) -> str:
@@ -205,6 +142,25 @@ class Child:
             with open(task.script_path, encoding="utf-8") as handle:
                 source = handle.read()
         return _exec_module(name, source, task.script_path, task.script_path)
+
+    @contextlib.contextmanager
+    def watched(self, result: TaskResult, pass_number: int, key: str):
+        """One call's printed lines (an output, `<key> printed`) and clock order (`observed["timing"]`),
+        for the families whose fixes promise them (`Job.watch`)."""
+        lines: list[str] = []
+        capture = PRINTED in getattr(self.job, "watch", ()) and pass_number == 1
+        try:
+            with contextlib.ExitStack() as stack:
+                if capture:
+                    stack.enter_context(printed(lines))
+                if self.clocks is not None:
+                    counts = result.observed.setdefault("timing", {}) if pass_number == 1 else {}
+                    stack.enter_context(self.clocks.watching(counts))
+                yield
+        finally:
+            if capture:
+                result.outputs[f"{key} printed"] = Outcome(tree=_tree(printed_text(lines)))
+                result.inputs.setdefault(f"{key} printed", result.inputs.get(key, key))
 
     @contextlib.contextmanager
     def mode(self):
@@ -328,7 +284,7 @@ class Child:
         replayed: dict[str, Outcome] = {}
         seen: list[tuple[str, FlatTree | None, Outcome]] = []
         first_pass = [True]
-        lines: dict[str, list[int]] = {}
+        lines: dict[str, dict[int, int]] = {}
         under_jit: dict[str, str | None] = {}
 
         def watched(*args: Any, **kwargs: Any) -> Any:
@@ -341,16 +297,17 @@ class Child:
                 given = None
             observing = self.job.eager and first_pass[0]
             key = f"{task.target} call {len(seen) + 1} in __main__"
-            ran: set[int] = set()
+            ran: collections.Counter = collections.Counter()
             try:
                 with jax.disable_jit(self.job.eager), lines_run(self.filename, ran) if observing else contextlib.nullcontext():
-                    value = target(*args, **kwargs)
+                    with self.watched(result, 1 if first_pass[0] else 2, key):
+                        value = target(*args, **kwargs)
             except Exception as exc:
                 seen.append((description, given, _error_outcome(exc, self.user_files)))
                 raise
             finally:
                 if observing:
-                    lines[key] = sorted(ran)
+                    lines[key] = dict(sorted(ran.items()))
             if observing and not under_jit:  # what the original does under jit, on the first call
                 under_jit[key] = error_under_jit(target, lambda a, k: target(*a, **k), args, kwargs)
             if replay is not None and first_pass[0]:
@@ -462,7 +419,13 @@ class Child:
             return
         kind = task.target_kind
 
+        mutable = self.job.eager and MUTABLE in getattr(self.job, "watch", ())
+        if mutable:
+            numpy_backed(module)  # the original's in-place updates mean NumPy's (see watch.py)
+
         def invoke(args: tuple, kwargs: dict) -> Any:
+            if mutable:
+                args, kwargs = to_numpy((args, kwargs))
             if kind == "property":
                 return getattr(args[0], name)
             return getattr(owner, name)(*args, **kwargs)
@@ -482,16 +445,16 @@ class Child:
             return
         runs = [(lambda a=a, k=k: invoke(a, k)) for _, a, k, _ in prepared]
         result.labels = [label for label, *_ in prepared]
-        lines: dict[str, list[int]] = {}
+        lines: dict[str, dict[int, int]] = {}
 
         def record(pass_number: int, index: int, run: Callable[[], Any]) -> None:
             label, _, _, description = prepared[index]
             key = label if pass_number == 1 else f"{label} (2nd run)"
             result.inputs[key] = description
-            ran: set[int] = set()
+            ran: collections.Counter = collections.Counter()
             tracing = lines_run(self.filename, ran) if self.job.eager and pass_number == 1 else contextlib.nullcontext()
             try:
-                with tracing:
+                with tracing, self.watched(result, pass_number, key):
                     value = run()
                 result.outputs[key] = Outcome(tree=_tree(_block(value)))
             except TaskTimeout:
@@ -499,7 +462,7 @@ class Child:
             except Exception as exc:
                 result.outputs[key] = _error_outcome(exc, self.user_files)
             if self.job.eager and pass_number == 1:
-                lines[label] = sorted(ran)
+                lines[label] = dict(sorted(ran.items()))
 
         self.measure(result, runs, record)
         if self.job.eager:
@@ -533,6 +496,9 @@ class Child:
                         raise
                     except Exception as exc:
                         result.outputs[key] = _error_outcome(exc, self.user_files)
+            if kind == "property" and args:
+                for what, run in filled_reads(args[0], name).items():
+                    self.probe(result, f"{label} {what}", description, run)
             if task.tree_roundtrip and kind in ("property", "method") and args:
                 copy = jax.tree.map(lambda x: x, args[0])  # fresh instance for the closure checks
                 checks = {
@@ -543,14 +509,17 @@ class Child:
                     "eager, after the closure": lambda: invoke((copy, *args[1:]), kwargs),
                 }
                 for what, run in checks.items():
-                    key = f"{label} {what}"
-                    result.inputs[key] = description
-                    try:
-                        result.outputs[key] = Outcome(tree=_tree(_block(run())))
-                    except TaskTimeout:
-                        raise
-                    except Exception as exc:
-                        result.outputs[key] = _error_outcome(exc, self.user_files)
+                    self.probe(result, f"{label} {what}", description, run)
+
+    def probe(self, result: TaskResult, key: str, description: str, run: Callable[[], Any]) -> None:
+        """One more output derived from an input (a probe of the instance, a read through a cache)."""
+        result.inputs[key] = description
+        try:
+            result.outputs[key] = Outcome(tree=_tree(_block(run())))
+        except TaskTimeout:
+            raise
+        except Exception as exc:
+            result.outputs[key] = _error_outcome(exc, self.user_files)
 
     def run(self) -> VersionResult:
         job = self.job
@@ -562,6 +531,8 @@ class Child:
             result.error = f"jax failed to start: {type(exc).__name__}: {exc}"
             return result
         result.phases["start jax"] = time.perf_counter() - clock
+        if self.clocks is not None:
+            self.clocks.install()  # before the module loads: `from time import perf_counter` sees it
         clock = time.perf_counter()
         try:
             with self.alarm(job.task_timeout), self.mode():
@@ -609,52 +580,6 @@ def _exec_module(name: str, source: str, filename: str, path: str, package: str 
     sys.modules[name] = module
     exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
     return module
-
-
-def _holds_tracer(value: Any) -> bool:
-    """Whether an output was computed inside a trace (a call from another jitted function)."""
-    import jax
-
-    try:
-        return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
-    except Exception:  # noqa: BLE001 - an output jax cannot flatten holds no tracer we can see
-        return False
-
-
-def _block(value: Any) -> Any:
-    """Wait for asynchronous dispatch so timings measure the computation."""
-    try:
-        import jax
-
-        jax.block_until_ready(value)
-    except Exception:
-        pass
-    return value
-
-
-def _float_scalar(tree: FlatTree) -> bool:
-    if len(tree.leaves) != 1 or tree.paths != ("",):
-        return False
-    value = tree.leaves[0].value
-    if isinstance(value, float):
-        return True
-    return getattr(value, "shape", None) == () and getattr(getattr(value, "dtype", None), "kind", "") == "f"
-
-
-def _differentiable(arg: Any) -> bool:
-    import jax
-    import numpy as np
-
-    leaves = jax.tree.leaves(arg)
-    if not leaves:
-        return False
-    for leaf in leaves:
-        if isinstance(leaf, float):
-            continue
-        dtype = getattr(leaf, "dtype", None)
-        if not isinstance(leaf, jax.Array) or dtype is None or not np.issubdtype(dtype, np.inexact):
-            return False
-    return True
 
 
 def main(argv: list[str]) -> int:

@@ -16,6 +16,7 @@ import ast
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,18 @@ from jaxfix.verify.recording import Recording, record_calls
 
 DEFAULT_RECORD_TIMEOUT = 180.0
 MIN_SOURCE_SECONDS = 10.0  # a source is not started with less time than this left
+
+
+@dataclass
+class SuiteRun:
+    """The project's tests, run once for several changed files (`api.verify_results`): this
+    file's share of that one recording, and what ran."""
+
+    recording: Recording
+    tests: list[Path]
+    why: str | None
+    files: int  # how many changed files the one run watched
+    timeout: float
 
 
 @dataclass
@@ -51,6 +64,13 @@ def _docstring_owners(source: str, targets: dict[str, str]) -> list[str]:
     return found
 
 
+def _short(test: Path | str, root: Path | str) -> str:
+    try:
+        return str(Path(test).relative_to(root))
+    except ValueError:
+        return str(test)
+
+
 def _missing(targets: dict[str, str], recording: Recording) -> dict[str, str]:
     return {name: kind for name, kind in targets.items() if not recording.count(name)}
 
@@ -71,27 +91,54 @@ def gather_inputs(
     sys_path: list[str],
     limit: int,
     timeout: float = DEFAULT_RECORD_TIMEOUT,
+    announce: Callable[[str], None] | None = None,
+    run_main: bool = True,
+    eager: bool = False,
+    suite_run: SuiteRun | None = None,
 ) -> Gathered:
     """Record calls of `targets` (qualname -> kind) of the file at `path` (text `source`) from
-    the project's own tests, doctests and `__main__` block."""
+    the project's own tests, doctests and `__main__` block (not with `run_main=False`).
+    `announce` hears, before anything runs, which of the user's code will run and the time limit
+    (a `__main__` block may be a real training run with side effects)."""
     gathered = Gathered(Recording({}, None, 0, ""))
     if not targets:
         return gathered
     deadline = time.monotonic() + timeout
-    common = dict(path=path, limit=limit, module_name=module_name, sys_path=sys_path)
+    # eager: the original of a control-flow fix raises under jit; the changed callables run
+    # eagerly while recording, so the program goes on past the first such call
+    common = dict(path=path, limit=limit, module_name=module_name, sys_path=sys_path, eager=list(targets) if eager else ())
 
-    root, why, tests = suite.select_tests(path)
-    if tests:
+    if suite_run is not None:  # the suite already ran once for all changed files
+        root, why, tests = Path(path).parent, suite_run.why, []
+    else:
+        root, why, tests = suite.select_tests(path)
+    doctests = _docstring_owners(source, targets)
+    has_main = run_main and bool(main_blocks(source))
+    if announce is not None:
+        plan = [f"{len(tests)} test file(s) of the project's pytest suite ({', '.join(_short(t, root) for t in tests[:3])}"
+                f"{', ...' if len(tests) > 3 else ''})"] if tests else []
+        plan += ["the doctests of " + ", ".join(doctests)] if doctests else []
+        plan += [f"the `if __name__ == \"__main__\":` block of {Path(path).name} (with its side effects; --no-run-main skips it)"] if has_main else []
+        if plan:
+            announce(f"{path}: will run the original code to record inputs: {'; then, for callables still without calls, '.join(plan)}; "
+                     f"time limit {timeout:g} s in all (--record-timeout)")
+    if suite_run is not None:
+        tests, timeout_used = suite_run.tests, suite_run.timeout
+        recording = suite_run.recording
+    if tests and suite_run is None:
+        timeout_used = timeout
         recording = record_calls(
             suite.pytest_command(root, tests), targets=targets, timeout=timeout, cwd=str(root), source="pytest",
             progress=f"recording inputs: pytest on {len(tests)} test file(s) that import {Path(path).name}", **common,
         )
+    if tests:
         gathered.recording.merge(recording, limit)
         gathered.recording.returncode = recording.returncode
         calls = sum(len(v) for v in recording.calls.values())
-        note = f"inputs: ran {len(tests)} test file(s) of the project's pytest suite ({why}): {calls} call(s) recorded"
+        once = f", once for {suite_run.files} changed files" if suite_run is not None and suite_run.files > 1 else ""
+        note = f"inputs: ran {len(tests)} test file(s) of the project's pytest suite ({why}{once}): {calls} call(s) recorded"
         if recording.timed_out:
-            note += f"; stopped at the time limit ({timeout:g} s, --record-timeout), the calls recorded so far are used"
+            note += f"; stopped at the time limit ({timeout_used:g} s, --record-timeout), the calls recorded so far are used"
         elif "No module named pytest" in recording.output_tail:
             note = f"inputs: the project has a pytest suite ({why}) but pytest is not installed in this environment"
         elif recording.returncode not in (0, 5):
@@ -102,7 +149,8 @@ def gather_inputs(
 
     missing = _missing(targets, gathered.recording)
     doctests = _docstring_owners(source, missing)
-    has_main = bool(main_blocks(source))
+    if not run_main and main_blocks(source):
+        gathered.notes.append(f"inputs: the __main__ block of {Path(path).name} was not run (--no-run-main)")
     left = deadline - time.monotonic()
     if missing and (doctests or has_main):
         if left < MIN_SOURCE_SECONDS:

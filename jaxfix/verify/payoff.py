@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from jaxfix.model import Evidence, Finding
+from jaxfix.verify.watch import timing_figure, timing_verdict
 
 INEFFECTIVE = "ineffective"
 PAYING_CODES = frozenset({"JAX201", "JAX202"})
@@ -30,8 +31,33 @@ _WRAPPING = frozenset({"grad", "value_and_grad", "vmap", "checkpoint", "remat", 
 
 
 def judge(finding: Finding, evidence: Evidence, original: str, paying_fixes: int) -> Evidence:
-    """`evidence` for `finding`, turned `ineffective` when it shows no compile removed."""
-    if finding.code not in PAYING_CODES or evidence.verdict != "verified":
+    """`evidence` for `finding`, turned `ineffective` when it shows no compile removed (JAX201,
+    JAX202), no clock read moved after a wait (JAX501), or a filled cache that still recomputes
+    under jit (JAX101). For the last two, a unit that ran and shows it is enough even where
+    another unit of the fix could not be verified (the fix does not do what it promises)."""
+    if evidence.verdict not in ("verified", "unverifiable"):
+        return evidence
+    if finding.code == "JAX501":
+        pairs = [pair for pair in _pairs(evidence, "timing") if pair[1] and pair[1].get("reads")]
+        why = _first(timing_verdict(*pair) for pair in pairs)
+        if why:
+            return _ineffective(evidence, why, "the timed region still excludes the computation")
+        return _own_figure(evidence, timing_figure(pairs)) if pairs and evidence.verdict == "verified" else evidence
+    if finding.code == "JAX101":
+        why = _first(_cache_unused(*pair) for pair in _pairs(evidence, "observed", ("original", "rewritten")))
+        return _ineffective(evidence, why, "the cache is not used") if why else evidence
+    if evidence.verdict != "verified":
+        return evidence
+    if finding.code == "JAX203":
+        # the re-wrap was a cache hit already: its own effect is dispatch time, not the compiles a
+        # hoist in the same function removed
+        times = evidence.data.get("time_per_call") or [None, None]
+        if len(times) == 2 and None not in times:
+            return _own_figure(
+                evidence, f"the same function was re-wrapped (a cache hit): per call {times[0] * 1e3:.3g} ms -> {times[1] * 1e3:.3g} ms"
+            )
+        return evidence
+    if finding.code not in PAYING_CODES:
         return evidence
     if evidence.data.get("reference") == "eager" or any(u.get("reference") == "eager" for u in _units(evidence)):
         return evidence  # the original ran eagerly for a control-flow fix: its compiles say nothing
@@ -138,3 +164,50 @@ def _dotted(expr: ast.expr) -> str | None:
 def paying(findings: Iterable[Finding]) -> int:
     """How many applied fixes are of the codes judged here."""
     return sum(1 for f in findings if f.fix is not None and f.code in PAYING_CODES)
+
+
+def _pairs(evidence: Evidence, key: str, names: tuple[Any, Any] = (0, 1)) -> list[tuple[Any, Any]]:
+    """(original, rewritten) of measurement `key` in the evidence and each of its units."""
+    out = []
+    for data in [evidence.data, *_units(evidence)]:
+        pair = data.get(key)
+        try:
+            out.append((pair[names[0]], pair[names[1]]))
+        except (KeyError, IndexError, TypeError):
+            continue
+    return out
+
+
+def _first(reasons: Iterable[str | None]) -> str | None:
+    return next((r for r in reasons if r), None)
+
+
+def _cache_unused(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str | None:
+    """A JAX101 field fix whose filled cache still recomputes the property inside jit."""
+    if not before or not after or "filled_jit_ops" not in after:
+        return None
+    old, new = before.get("jit_ops"), after["filled_jit_ops"]
+    if not old or new is None or new < old:
+        return None
+    return f"after with_caches() the property still puts {new} ops into the traced program (original: {old})"
+
+
+def _ineffective(evidence: Evidence, why: str, short: str) -> Evidence:
+    rest = evidence.detail.splitlines()
+    if rest and evidence.headline and rest[0] == evidence.headline:
+        rest = rest[1:]
+    return replace(
+        evidence,
+        verdict=INEFFECTIVE,
+        detail="\n".join([f"{short}: {why}", *rest]),
+        headline=short,
+        data={**evidence.data, "ineffective_because": why},
+    )
+
+def _own_figure(evidence: Evidence, headline: str) -> Evidence:
+    """The evidence led by the figure of this fix's own effect (a timing fix in a function whose
+    jit hoist removed compiles is not verified by those compiles)."""
+    rest = evidence.detail.splitlines()
+    if rest and evidence.headline and rest[0] == evidence.headline:
+        rest = rest[1:]
+    return replace(evidence, detail="\n".join([headline, *rest]), headline=headline)

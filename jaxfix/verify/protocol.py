@@ -110,6 +110,9 @@ class Job:
     # (eagerly where `reference_eager`), for calls whose arguments differ between the versions.
     reference_source: str | None = None
     reference_eager: bool = False
+    # What the fixes promise besides returned values (`watch.PRINTED`, `watch.TIMING`): the child
+    # then also compares printed lines, or orders clock reads and waits (`jaxfix/verify/watch.py`).
+    watch: tuple[str, ...] = ()
 
 
 @dataclass

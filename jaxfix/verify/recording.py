@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,36 +146,72 @@ def record_calls(
     module_name: str | None = None,
     sys_path: list[str] | None = None,
     progress: str | None = None,
+    eager: Iterable[str] = (),
 ) -> Recording:
     """Run `command` (a shell command line, or an argv list) with the recorder watching `path`'s
     `targets` (qualname -> kind); calls are labelled `source`. `module_name`/`sys_path` tell the
     recorder how to import `path` when the command runs it as a script. `progress`: what to show
-    on a terminal while it runs."""
+    on a terminal while it runs. `eager`: targets run under `jax.disable_jit()` (the original of a
+    control-flow fix raises under jit: the program goes on past that call)."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="jaxfix-record-") as tmp:
         config = {
             "path": os.path.realpath(path), "targets": targets, "limit": limit, "out": tmp, "source": source,
-            "module_name": module_name, "sys_path": sys_path or [],
+            "module_name": module_name, "sys_path": sys_path or [], "eager": sorted(eager),
         }
         code, output, timed_out = _run(command, recorder_env(config), cwd, timeout, _Progress(progress))
-        merged: dict[str, list[bytes]] = {}
-        sources: dict[str, list[str]] = {}
-        skipped: dict[str, str] = {}
-        errors: list[str] = []
-        found_name = None
-        for file in sorted(Path(tmp).glob("rec-*.pkl")):
-            try:
-                data = pickle.loads(file.read_bytes())
-            except Exception as exc:  # noqa: BLE001 - a process killed mid-write
-                errors.append(f"{file.name}: {exc}")
-                continue
-            found_name = found_name or data.get("module_name")
-            for name, calls in data.get("calls", {}).items():
-                room = max(0, limit - len(merged.setdefault(name, [])))
-                merged[name].extend(calls[:room])
-                sources.setdefault(name, []).extend(data.get("sources", {}).get(name, [source] * len(calls))[:room])
-            skipped.update(data.get("skipped", {}))
-            errors.extend(data.get("errors", []))
+        return _collect(Path(tmp), "", limit, source, code, output, timed_out, started)
+
+
+def record_files(
+    command: str | list[str],
+    watched: list[dict],
+    *,
+    limit: int = 5,
+    timeout: float = 600.0,
+    cwd: str | None = None,
+    source: str = "recorded",
+    progress: str | None = None,
+) -> list[Recording]:
+    """`record_calls` watching several files at once (each a dict of path, targets, module_name,
+    sys_path, eager): one run of `command` (the project's test suite) gives each file its
+    recording, in the order given."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="jaxfix-record-") as tmp:
+        files = [
+            {"path": os.path.realpath(w["path"]), "targets": w["targets"], "module_name": w.get("module_name"),
+             "sys_path": w.get("sys_path") or [], "eager": sorted(w.get("eager") or ())}
+            for w in watched
+        ]
+        config = {**files[0], "limit": limit, "out": tmp, "source": source, "also": files[1:]}
+        code, output, timed_out = _run(command, recorder_env(config), cwd, timeout, _Progress(progress))
+        return [
+            _collect(Path(tmp), "" if n == 0 else f"-{n}", limit, source, code, output, timed_out, started)
+            for n in range(len(files))
+        ]
+
+
+def _collect(folder: Path, suffix: str, limit: int, source: str, code: int, output: str, timed_out: bool, started: float) -> Recording:
+    """The calls the recorder's processes wrote for one watched file (`rec-<pid><suffix>.pkl`)."""
+    merged: dict[str, list[bytes]] = {}
+    sources: dict[str, list[str]] = {}
+    skipped: dict[str, str] = {}
+    errors: list[str] = []
+    found_name = None
+    mine = re.compile(rf"rec-\d+{re.escape(suffix)}\.pkl")
+    for file in sorted(f for f in folder.iterdir() if mine.fullmatch(f.name)):
+        try:
+            data = pickle.loads(file.read_bytes())
+        except Exception as exc:  # noqa: BLE001 - a process killed mid-write
+            errors.append(f"{file.name}: {exc}")
+            continue
+        found_name = found_name or data.get("module_name")
+        for name, calls in data.get("calls", {}).items():
+            room = max(0, limit - len(merged.setdefault(name, [])))
+            merged[name].extend(calls[:room])
+            sources.setdefault(name, []).extend(data.get("sources", {}).get(name, [source] * len(calls))[:room])
+        skipped.update(data.get("skipped", {}))
+        errors.extend(data.get("errors", []))
     return Recording(
         merged, found_name, code, output[-4000:], skipped, errors, timed_out=timed_out, seconds=time.monotonic() - started,
         sources=sources,

@@ -28,11 +28,14 @@ def evidence_lines(findings: Iterable[Finding], indent: str = "  ") -> str:
 
 def summary(findings: Iterable[Finding]) -> str:
     """`Verified 2 of 3 fixes; 0 mismatch; 1 unverifiable. Inputs: example 1, synthesized 1.`"""
-    evidences = [f.fix.evidence for f in fixes_with_evidence(findings)]
+    # one entry per site: a fix listed twice (the same finding reached from two files' lists) counts once
+    sites = {(f.path, f.line, f.column, f.code): f.fix.evidence for f in fixes_with_evidence(findings)}
+    evidences = list(sites.values())
     counts = Counter(ev.verdict for ev in evidences)
     sources = Counter(ev.input_source for ev in evidences if ev.verdict == "verified" and ev.input_source)
     total = sum(counts.values())
-    ineffective = f"; {counts['ineffective']} ineffective (no compile removed)" if counts["ineffective"] else ""
+    kinds = sorted({"no compile removed" if ev.data.get("payoff") else ev.headline or "no saving" for ev in evidences if ev.verdict == "ineffective"})
+    ineffective = f"; {counts['ineffective']} ineffective ({', '.join(kinds)})" if counts["ineffective"] else ""
     line = (
         f"Verified {counts['verified']} of {total} fix{'es' if total != 1 else ''}"
         f"; {counts['mismatch']} mismatch{ineffective}; {counts['unverifiable']} unverifiable."

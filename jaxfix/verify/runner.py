@@ -104,10 +104,34 @@ def run_versions(
         folder = Path(tmp)
         if parallel:
             launched = [_Launched(job, device, folder, f"v{i}", cwd) for i, job in enumerate(jobs)]
-            deadline = time.monotonic() + timeout
-            return [one.finish(deadline) for one in launched]
+            start = time.monotonic()
+            deadline = start + timeout
+            results = [launched[0].finish(deadline)]
+            limit = hang_limit(results[0], timeout)
+            results += [one.finish(min(deadline, start + limit)) for one in launched[1:]]
+            return [_say_limit(r, results[0], limit, timeout) for r in results]
         results = []
         for i, job in enumerate(jobs):
+            limit = timeout if not results else hang_limit(results[0], timeout)
             one = _Launched(job, device, folder, f"v{i}", cwd)
-            results.append(one.finish(time.monotonic() + timeout))
+            results.append(_say_limit(one.finish(time.monotonic() + limit), results[0] if results else None, limit, timeout))
         return results
+
+
+HANG_FACTOR = 5.0  # the rewrite may take this many times the original's own time before it counts as hanging
+HANG_FLOOR = 60.0  # ... and never less than this (jax start on a busy machine, compiling what the original ran eagerly)
+
+
+def hang_limit(original: VersionResult, timeout: float) -> float:
+    """The rewritten version's limit: HANG_FACTOR times the original's time on the same inputs (at
+    least HANG_FLOOR), not the flat per-module limit, so a rewrite that hangs is stopped early."""
+    if not original.ok or original.wall <= 0:
+        return timeout
+    return min(timeout, max(HANG_FLOOR, HANG_FACTOR * original.wall))
+
+
+def _say_limit(result: VersionResult, original: VersionResult | None, limit: float, timeout: float) -> VersionResult:
+    if result is original or original is None or result.ok or limit >= timeout or not (result.error or "").startswith("timed out"):
+        return result
+    result.error = f"{result.error} (the limit: {HANG_FACTOR:g}x the original's {original.wall:.1f} s, at least {HANG_FLOOR:g} s)"
+    return result

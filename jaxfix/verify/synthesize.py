@@ -398,9 +398,16 @@ def _jaxtyping(items: list[ast.expr], dtype_name: str, name: str, text: str, dim
     return [ArrayArg(_array_values(dtype, shape, v), jax=as_jax) for v in range(3)]
 
 
-def _guesses() -> list[object]:
+def _guesses(use: str = "") -> list[object]:
     # Scalars of both signs, 0/1/many as ints, and a small mixed-sign array. Inputs the original
-    # rejects are not compared, so a wrong guess costs coverage, not correctness.
+    # rejects are not compared, so a wrong guess costs coverage, not correctness; the body's own
+    # use of the parameter (`changed.parameter_uses`) narrows them: a loop bound or an index gets
+    # ints, an indexed parameter arrays with as many dimensions (4 long: `x[-1]`, `x[1:3]`, `x[2]`).
+    if use == "int":
+        return [0, 1, 3]
+    if use.startswith("array:"):
+        ndim = max(int(use.partition(":")[2]), 1)
+        return [ArrayArg(_array_values("float32", (4,) * ndim, v)) for v in range(2)]
     return [1.5, -2.0, 0, 3, ArrayArg(_array_values("float32", (3,), 0))]
 
 
@@ -414,8 +421,12 @@ def candidates(param: Param, dims: _Dims, guess: bool = False, context: Context 
                 return [OMIT]
         if not guess:
             raise CannotSynthesize(f"parameter `{param.name}` has no annotation")
-        return _guesses()
+        return _guesses(param.use)
     text = param.annotation.strip("'\"")
+    ndim = int(param.use.partition(":")[2]) if param.use.startswith("array:") else 0
+    if ndim >= 2 and (text in ARRAY_NAMES or text in NUMPY_NAMES):
+        # an unshaped array annotation on a parameter the body indexes with several indices
+        return [ArrayArg(_array_values("float32", (4,) * ndim, v), jax=text not in NUMPY_NAMES) for v in range(3)]
     try:
         node = ast.parse(text, mode="eval").body
     except SyntaxError:

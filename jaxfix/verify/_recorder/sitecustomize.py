@@ -1,10 +1,14 @@
 """jaxfix's call recorder, loaded by Python at start-up in every process of a `--record` command.
 
 Configured through the JAXFIX_RECORD environment variable (JSON: path, targets, limit, out,
-source, module_name, sys_path). When the watched file is imported, its changed callables are
+source, module_name, sys_path, eager; `also`: more files to watch, each with its own path,
+targets, module_name, eager, written to `out/rec-<pid>-<n>.pkl`). When the watched file is imported, its changed callables are
 wrapped; each call made with concrete values (no tracers) is kept, up to `limit` per callable,
 labelled with the current source (`set_source`), and written at once to `out/rec-<pid>.pkl`, so
 processes that end with os._exit (xdist workers) or are killed at the time limit lose nothing.
+The callables in `eager` (those a control-flow fix changes: the original raises under jit, the bug
+being fixed) run under `jax.disable_jit()` when called with concrete values, so the program goes
+on past its first crash and later calls and both branches are recorded too.
 
 A process started as `python watched.py ...` would run the file as `__main__`, which no import
 hook sees: it is replaced (execv) by `python -m jaxfix.verify._recorder.run_main watched.py ...`,
@@ -20,13 +24,21 @@ import sys
 
 def _install() -> None:
     config = json.loads(os.environ["JAXFIX_RECORD"])
+    _CURRENT["source"] = config.get("source") or "recorded"
+    # One recording may watch several files (`also`: the other changed files of one `fix --verify`
+    # run, so the test suite runs once for all of them); each file keeps its own state and file.
+    for number, watched in enumerate([config, *config.get("also", [])]):
+        _watch({**config, **watched}, "" if number == 0 else f"-{number}")
+    _run_watched_script_as_module(config, os.path.realpath(config["path"]))
+
+
+def _watch(config: dict, suffix: str) -> None:
     target_path = os.path.realpath(config["path"])
     stem = os.path.splitext(os.path.basename(target_path))[0]
     targets = config["targets"]  # qualname -> kind
     limit = int(config["limit"])
-    out = os.path.join(config["out"], f"rec-{os.getpid()}.pkl")
+    out = os.path.join(config["out"], f"rec-{os.getpid()}{suffix}.pkl")
     state = {"module_name": None, "calls": {}, "skipped": {}, "errors": []}
-    _CURRENT["source"] = config.get("source") or "recorded"
 
     def save() -> None:
         import pickle
@@ -82,13 +94,25 @@ def _install() -> None:
             state["skipped"][name] = why
             save()  # at once: the process may die in this very call (the bug being fixed)
 
+    eager = set(config.get("eager") or ())
+
+    def call(name: str, function, args: tuple, kwargs: dict):
+        if name not in eager:
+            return function(*args, **kwargs)
+        import jax
+
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves((args, kwargs))):
+            return function(*args, **kwargs)
+        with jax.disable_jit():
+            return function(*args, **kwargs)
+
     def wrap(name: str, function, drop_first: bool = False):
         import functools
 
         @functools.wraps(function)
         def recorder(*args, **kwargs):
             remember(name, args[1:] if drop_first else args, kwargs)
-            return function(*args, **kwargs)
+            return call(name, function, args, kwargs)
 
         return recorder
 
@@ -105,7 +129,7 @@ def _install() -> None:
 
         def __call__(self, *args, **kwargs):
             remember(self._name, args, kwargs)
-            return self.__wrapped__(*args, **kwargs)
+            return call(self._name, self.__wrapped__, args, kwargs)
 
         def __getattr__(self, attr):
             return getattr(self.__wrapped__, attr)
@@ -162,7 +186,6 @@ def _install() -> None:
             return spec
 
     sys.meta_path.insert(0, _Finder())
-    _run_watched_script_as_module(config, target_path)
 
 
 def _run_watched_script_as_module(config: dict, target_path: str) -> None:
