@@ -1,0 +1,237 @@
+"""`fix --verify` on a notebook: its code cells, run in order, are the inputs.
+
+A notebook has no callable a test calls: its cells are a script whose `__main__` block is the
+cell sequence. So each version (original, rewritten) runs as the joined module the engine
+analysed (`jaxfix.engine.notebook`: IPython input masked into inert string literals, timing magics
+commented out) from top to bottom in a fresh `__main__` namespace, in its own child (`runner`,
+`child`'s drive task, under `--timeout`), twice: the second run is the steady state whose
+compiles are counted, as for a script. What is compared is what a notebook shows: the values its
+cells left in the namespace (arrays, numbers and pytrees of them, each named with the cell that
+last assigns it). A value that differs between two runs of the original (a clock, an unseeded
+random draw) says nothing and is left out, as is a name only one version has (a hoisted jit).
+Positions in the evidence are the notebook's: `cell N`, `cell N, line L`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from jaxfix.model import Evidence, FileResult, Finding
+from jaxfix.verify import payoff
+from jaxfix.verify.compare import identical
+
+NAME = "notebook cells"
+SOURCE = "notebook"
+
+# The drive each child runs: the joined module, executed as `__main__` in a fresh namespace.
+DRIVE = '''
+import builtins, linecache, types
+
+
+def _shown(value):
+    import jax
+    import numpy as np
+
+    if isinstance(value, (types.ModuleType, type)) or callable(value):
+        return False
+    try:
+        leaves = jax.tree.leaves(value)
+    except Exception:
+        return False
+    kinds = (jax.Array, np.ndarray, np.generic, bool, int, float, complex)
+    return bool(leaves) and all(isinstance(leaf, kinds) for leaf in leaves)
+
+
+def drive(mod):
+    text, filename = mod.JAXFIX_CELLS, mod.JAXFIX_FILENAME
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": mod.__file__,
+                 "display": lambda *args, **kwargs: None}  # IPython's display(): output only
+    exec(compile(text, filename, "exec", dont_inherit=True), namespace)
+    cell_of = mod.JAXFIX_CELL_OF
+    return {f"{name} (cell {cell_of[name]})": value for name, value in namespace.items()
+            if name in cell_of and not name.startswith("_") and _shown(value)}
+'''
+
+
+def cell_of_names(module) -> dict[str, int]:
+    """Per top-level name of the joined module, the (1-based) notebook cell that last binds it."""
+    starts, lines = module.starts(), module.text.splitlines()
+    out: dict[str, int] = {}
+    for stmt in ast.parse(module.text).body:
+        names: list[str] = []
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(stmt.name)
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            names.extend((a.asname or a.name).split(".")[0] for a in stmt.names)
+        else:
+            stack: list[ast.AST] = [stmt]
+            while stack:  # stores outside nested scopes (loops, ifs, withs at top level)
+                node = stack.pop()
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.append(node.id)
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                    stack.extend(ast.iter_child_nodes(node))
+        cell = module.locate(stmt.lineno, 1, starts, lines)[0]
+        for name in names:
+            out[name] = cell
+    return out
+
+
+def _job_source(text: str, filename: str, cell_of: dict[str, int]) -> str:
+    """The module each child imports: only data (importing runs nothing); the drive runs it."""
+    return f"JAXFIX_CELLS = {text!r}\nJAXFIX_FILENAME = {filename!r}\nJAXFIX_CELL_OF = {cell_of!r}\n"
+
+
+def in_cells(text: str, filename: str, module) -> str:
+    """`text` with each `File "<filename>", line N` (and `line N` after it) as `cell C, line L`."""
+    starts, lines = module.starts(), module.text.splitlines()
+
+    def one(match: re.Match) -> str:
+        cell, line, _ = module.locate(int(match.group(2)), 1, starts, lines)
+        return f"{match.group(1)}cell {cell}, line {line}"
+
+    return re.sub(rf'(File "{re.escape(filename)}", )line (\d+)', one, text)
+
+
+def _at_module(finding: Finding, module) -> Finding:
+    """`finding` (at a cell's line) at its line in the joined module, as `payoff` reads it."""
+    order = [c.index + 1 for c in module.cells]
+    if finding.cell not in order:
+        return finding
+    start = module.starts()[order.index(finding.cell)]
+    return replace(finding, line=start + finding.line - 1, end_line=start + finding.end_line - 1)
+
+
+def _drop(task, keys: set[str]) -> None:
+    for key in keys:
+        for suffix in ("", " (2nd run)"):
+            task.outputs.pop(key + suffix, None)
+            task.inputs.pop(key + suffix, None)
+
+
+def verify_notebook(
+    result: FileResult,
+    *,
+    device: Any = "auto",
+    timeout: float | None = None,
+    parallel: bool = True,
+    cwd: str | None = None,
+    **ignored: Any,
+) -> Any:
+    """Verify the fixes applied to a notebook (`result.source` and `fixed_source` are its JSON
+    text) by running both versions' cells; the answer is `api.verify_result`'s."""
+    from jaxfix.engine.notebook import NotebookError, read  # the engine is below this front end
+    from jaxfix.verify.api import (
+        DEFAULT_TIMEOUT,
+        FileVerification,
+        combine,
+        judge,
+        reference_for,
+        unverifiable,
+    )
+    from jaxfix.verify.device import DeviceChoice, choose_device
+    from jaxfix.verify.protocol import Job, Task
+    from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
+
+    findings = list(result.fixes_applied)
+
+    def answer(evidence: Evidence, **more: Any) -> FileVerification:
+        attached = [f.with_fix(replace(f.fix, evidence=evidence)) if f.fix is not None else f for f in findings]
+        return FileVerification(path=result.path, evidence=evidence, findings=attached, **more)
+
+    try:
+        (_, before_nb), (_, after_nb) = read(result.source), read(result.fixed_source or "")
+    except NotebookError as exc:
+        return answer(unverifiable(f"cannot read the notebook: {exc}"))
+    left_out = [c.index + 1 for c in before_nb.cells if c.problem]
+    if left_out:
+        return answer(unverifiable(
+            f"cell(s) {', '.join(map(str, left_out))} could not be read, so the notebook cannot run as a script",
+            "fix those cells, or supply a drive(mod) with `jaxfix verify --examples`",
+        ))
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    reference = ignored.get("reference") or reference_for(findings)
+    choice = device if isinstance(device, DeviceChoice) else choose_device(device)
+    if not choice.available:
+        return answer(unverifiable(choice.description), device=choice.description, reference=reference)
+    path = Path(result.path).resolve()
+    filename = str(Path(result.path))
+    cell_of = cell_of_names(before_nb)
+    task = Task(id=NAME, kind="drive", script_path=f"{filename} (cells)", script_source=DRIVE)
+    module_name = "_jaxfix_notebook_" + re.sub(r"\W", "_", path.stem)
+    common = dict(sys_path=[str(path.parent)], tasks=[task], task_timeout=timeout)
+    rewritten_name = f"{filename} (rewritten by jaxfix)"
+    jobs = [
+        Job(module_name, str(path), _job_source(before_nb.text, filename, cell_of), eager=reference == "eager",
+            filename=filename, **common),
+        Job(module_name, str(path), _job_source(after_nb.text, rewritten_name, cell_of), eager=False,
+            filename=rewritten_name, **common),
+    ]
+    before, after = run_versions(
+        jobs, choice, timeout=STARTUP_ALLOWANCE + 2 * timeout, parallel=parallel, cwd=cwd or str(path.parent)
+    )
+    verification = FileVerification(
+        path=result.path, evidence=unverifiable("not run"), reference=reference, device=before.device or choice.description,
+        original=before, rewritten=after,
+    )
+    codes = len([c for c in before_nb.cells if c.kept])
+    verification.notes.append(f"inputs: ran the notebook's {codes} code cell(s) in order as its __main__ block, twice per version")
+    if not before.ok or not after.ok or NAME not in before.tasks or NAME not in after.tasks:
+        which = "original" if not before.ok else "rewritten"
+        error = before.error if not before.ok else after.error
+        evidence = unverifiable(f"the {which} notebook could not run: {error}")
+    else:
+        old, new = before.tasks[NAME], after.tasks[NAME]
+        old.labels, new.labels = [], []
+        names = {k.removesuffix(" (2nd run)") for k in [*old.outputs, *new.outputs]}
+        noisy = {
+            k for k in names
+            if (a := old.outputs.get(k)) is not None and (b := old.outputs.get(k + " (2nd run)")) is not None
+            and a.tree is not None and b.tree is not None and not identical(a.tree, b.tree)
+        }
+        one_sided = {k for k in names - noisy if (k in old.outputs) != (k in new.outputs)}
+        _drop(old, noisy | one_sided)
+        _drop(new, noisy | one_sided)
+        if noisy:
+            verification.notes.append(
+                f"left out {len(noisy)} value(s) that differ between two runs of the original notebook "
+                f"(a clock or unseeded randomness): {', '.join(sorted(noisy))}"
+            )
+        if one_sided:
+            verification.notes.append(f"not compared, only one version has them: {', '.join(sorted(one_sided))}")
+        from jaxfix.verify import figures
+        from jaxfix.verify.changed import family_of
+
+        family = next((fam for f in findings if f.fix is not None
+                       and (fam := figures.family_for(f.code, family_of(f)[1]))), "")
+        evidence = judge(NAME, SOURCE, old, new, device=verification.device, reference=reference, family=family)
+        detail = in_cells(in_cells(evidence.detail, filename, before_nb), rewritten_name, after_nb)
+        compared = sorted(k for k in old.outputs if not k.endswith(" (2nd run)") and k in new.outputs)
+        detail = re.sub(
+            rf"verified on \d+ {SOURCE} inputs?",
+            f"verified on a run of the notebook's cells ({len(compared)} value(s) compared: {', '.join(compared)})",
+            detail,
+        ).replace(" per call", " per run of the cells")
+        evidence = replace(evidence, detail=detail)
+    changed = sorted({f.cell for f in findings if f.fix is not None and f.cell})
+    if changed:
+        evidence = replace(evidence, notes=(*evidence.notes, f"the fixes changed cell(s) {', '.join(map(str, changed))}"))
+    verification.evidence = evidence
+    paying = payoff.paying(findings)
+    verification.findings = [
+        f if f.fix is None else f.with_fix(replace(f.fix, evidence=_judged(f, evidence, before_nb, paying)))
+        for f in findings
+    ]
+    verification.evidence = combine([evidence])
+    return verification
+
+
+def _judged(finding: Finding, evidence: Evidence, module, paying: int) -> Evidence:
+    """`payoff.judge` (verified but no fewer compiles: ineffective) on the joined module."""
+    judged = payoff.judge(_at_module(finding, module), evidence, module.text, paying)
+    return judged
