@@ -28,7 +28,7 @@ NAME = "notebook cells"
 SOURCE = "notebook"
 
 # The drive each child runs: the joined module, executed as `__main__` in a fresh namespace.
-DRIVE = '''
+DRIVE = """
 import builtins, linecache, types
 
 
@@ -55,7 +55,27 @@ def drive(mod):
     cell_of = mod.JAXFIX_CELL_OF
     return {f"{name} (cell {cell_of[name]})": value for name, value in namespace.items()
             if name in cell_of and not name.startswith("_") and _shown(value)}
-'''
+"""
+
+
+_TIMED = re.compile(r"^# %%?time(?:it)?(?P<rest>(?:\s.*)?)$")
+_TIMEIT_OPTIONS = re.compile(r"^\s*(?:-[nrp]\s*\d+\s*|-[tcqo](?:\s+|$))*")
+
+
+def runnable(module) -> str:
+    """The joined module with each timing magic jaxfix commented out (`# %timeit -n 3 f(x)`)
+    running its statement once (`f(x)`), as IPython runs it (more often): a fix inside the magic
+    (`.block_until_ready()` appended) is then run, not skipped. Lines keep their numbers."""
+    lines = module.text.split("\n")
+    starts = module.starts()
+    for k, cell in enumerate(module.cells):
+        if not cell.commented:
+            continue  # its `# %timeit` lines are the user's own comments
+        for i in range(starts[k] - 1, starts[k] - 1 + len(cell.lines)):
+            match = _TIMED.match(lines[i])
+            if match:
+                lines[i] = _TIMEIT_OPTIONS.sub("", match.group("rest"), count=1).strip()
+    return "\n".join(lines)
 
 
 def cell_of_names(module) -> dict[str, int]:
@@ -70,11 +90,16 @@ def cell_of_names(module) -> dict[str, int]:
             names.extend((a.asname or a.name).split(".")[0] for a in stmt.names)
         else:
             stack: list[ast.AST] = [stmt]
-            while stack:  # stores outside nested scopes (loops, ifs, withs at top level)
+            while (
+                stack
+            ):  # stores outside nested scopes (loops, ifs, withs at top level)
                 node = stack.pop()
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     names.append(node.id)
-                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                if not isinstance(
+                    node,
+                    ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda,
+                ):
                     stack.extend(ast.iter_child_nodes(node))
         cell = module.locate(stmt.lineno, 1, starts, lines)[0]
         for name in names:
@@ -104,7 +129,9 @@ def _at_module(finding: Finding, module) -> Finding:
     if finding.cell not in order:
         return finding
     start = module.starts()[order.index(finding.cell)]
-    return replace(finding, line=start + finding.line - 1, end_line=start + finding.end_line - 1)
+    return replace(
+        finding, line=start + finding.line - 1, end_line=start + finding.end_line - 1
+    )
 
 
 def _drop(task, keys: set[str]) -> None:
@@ -125,12 +152,14 @@ def verify_notebook(
 ) -> Any:
     """Verify the fixes applied to a notebook (`result.source` and `fixed_source` are its JSON
     text) by running both versions' cells; the answer is `api.verify_result`'s."""
-    from jaxfix.engine.notebook import NotebookError, read  # the engine is below this front end
+    from jaxfix.engine.notebook import (  # the engine is below this front end
+        NotebookError,
+        read,
+    )
     from jaxfix.verify.api import (
         DEFAULT_TIMEOUT,
         FileVerification,
         combine,
-        judge,
         reference_for,
         unverifiable,
     )
@@ -141,94 +170,240 @@ def verify_notebook(
     findings = list(result.fixes_applied)
 
     def answer(evidence: Evidence, **more: Any) -> FileVerification:
-        attached = [f.with_fix(replace(f.fix, evidence=evidence)) if f.fix is not None else f for f in findings]
-        return FileVerification(path=result.path, evidence=evidence, findings=attached, **more)
+        attached = [
+            f.with_fix(replace(f.fix, evidence=evidence)) if f.fix is not None else f
+            for f in findings
+        ]
+        return FileVerification(
+            path=result.path, evidence=evidence, findings=attached, **more
+        )
 
     try:
-        (_, before_nb), (_, after_nb) = read(result.source), read(result.fixed_source or "")
+        (_, before_nb), (_, after_nb) = (
+            read(result.source),
+            read(result.fixed_source or ""),
+        )
     except NotebookError as exc:
         return answer(unverifiable(f"cannot read the notebook: {exc}"))
     left_out = [c.index + 1 for c in before_nb.cells if c.problem]
     if left_out:
-        return answer(unverifiable(
-            f"cell(s) {', '.join(map(str, left_out))} could not be read, so the notebook cannot run as a script",
-            "fix those cells, or supply a drive(mod) with `jaxfix verify --examples`",
-        ))
+        return answer(
+            unverifiable(
+                f"cell(s) {', '.join(map(str, left_out))} could not be read, so the notebook cannot run as a script",
+                "fix those cells, or supply a drive(mod) with `jaxfix verify --examples`",
+            )
+        )
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     reference = ignored.get("reference") or reference_for(findings)
     choice = device if isinstance(device, DeviceChoice) else choose_device(device)
     if not choice.available:
-        return answer(unverifiable(choice.description), device=choice.description, reference=reference)
+        return answer(
+            unverifiable(choice.description),
+            device=choice.description,
+            reference=reference,
+        )
     path = Path(result.path).resolve()
     filename = str(Path(result.path))
     cell_of = cell_of_names(before_nb)
-    task = Task(id=NAME, kind="drive", script_path=f"{filename} (cells)", script_source=DRIVE)
+    task = Task(
+        id=NAME, kind="drive", script_path=f"{filename} (cells)", script_source=DRIVE
+    )
     module_name = "_jaxfix_notebook_" + re.sub(r"\W", "_", path.stem)
-    common = dict(sys_path=[str(path.parent)], tasks=[task], task_timeout=timeout)
+    common: dict[str, Any] = {
+        "sys_path": [str(path.parent)],
+        "tasks": [task],
+        "task_timeout": timeout,
+    }
     rewritten_name = f"{filename} (rewritten by jaxfix)"
     jobs = [
-        Job(module_name, str(path), _job_source(before_nb.text, filename, cell_of), eager=reference == "eager",
-            filename=filename, **common),
-        Job(module_name, str(path), _job_source(after_nb.text, rewritten_name, cell_of), eager=False,
-            filename=rewritten_name, **common),
+        Job(
+            module_name,
+            str(path),
+            _job_source(runnable(before_nb), filename, cell_of),
+            eager=reference == "eager",
+            filename=filename,
+            **common,
+        ),
+        Job(
+            module_name,
+            str(path),
+            _job_source(runnable(after_nb), rewritten_name, cell_of),
+            eager=False,
+            filename=rewritten_name,
+            **common,
+        ),
     ]
     before, after = run_versions(
-        jobs, choice, timeout=STARTUP_ALLOWANCE + 2 * timeout, parallel=parallel, cwd=cwd or str(path.parent)
+        jobs,
+        choice,
+        timeout=STARTUP_ALLOWANCE + 2 * timeout,
+        parallel=parallel,
+        cwd=cwd or str(path.parent),
     )
     verification = FileVerification(
-        path=result.path, evidence=unverifiable("not run"), reference=reference, device=before.device or choice.description,
-        original=before, rewritten=after,
+        path=result.path,
+        evidence=unverifiable("not run"),
+        reference=reference,
+        device=before.device or choice.description,
+        original=before,
+        rewritten=after,
     )
     codes = len([c for c in before_nb.cells if c.kept])
-    verification.notes.append(f"inputs: ran the notebook's {codes} code cell(s) in order as its __main__ block, twice per version")
-    if not before.ok or not after.ok or NAME not in before.tasks or NAME not in after.tasks:
+    verification.notes.append(
+        f"inputs: ran the notebook's {codes} code cell(s) in order as its __main__ block, twice per version"
+    )
+    if (
+        not before.ok
+        or not after.ok
+        or NAME not in before.tasks
+        or NAME not in after.tasks
+    ):
         which = "original" if not before.ok else "rewritten"
         error = before.error if not before.ok else after.error
         evidence = unverifiable(f"the {which} notebook could not run: {error}")
     else:
-        old, new = before.tasks[NAME], after.tasks[NAME]
-        old.labels, new.labels = [], []
-        names = {k.removesuffix(" (2nd run)") for k in [*old.outputs, *new.outputs]}
-        noisy = {
-            k for k in names
-            if (a := old.outputs.get(k)) is not None and (b := old.outputs.get(k + " (2nd run)")) is not None
-            and a.tree is not None and b.tree is not None and not identical(a.tree, b.tree)
-        }
-        one_sided = {k for k in names - noisy if (k in old.outputs) != (k in new.outputs)}
-        _drop(old, noisy | one_sided)
-        _drop(new, noisy | one_sided)
-        if noisy:
-            verification.notes.append(
-                f"left out {len(noisy)} value(s) that differ between two runs of the original notebook "
-                f"(a clock or unseeded randomness): {', '.join(sorted(noisy))}"
-            )
-        if one_sided:
-            verification.notes.append(f"not compared, only one version has them: {', '.join(sorted(one_sided))}")
-        from jaxfix.verify import figures
-        from jaxfix.verify.changed import family_of
-
-        family = next((fam for f in findings if f.fix is not None
-                       and (fam := figures.family_for(f.code, family_of(f)[1]))), "")
-        evidence = judge(NAME, SOURCE, old, new, device=verification.device, reference=reference, family=family)
-        detail = in_cells(in_cells(evidence.detail, filename, before_nb), rewritten_name, after_nb)
-        compared = sorted(k for k in old.outputs if not k.endswith(" (2nd run)") and k in new.outputs)
-        detail = re.sub(
-            rf"verified on \d+ {SOURCE} inputs?",
-            f"verified on a run of the notebook's cells ({len(compared)} value(s) compared: {', '.join(compared)})",
-            detail,
-        ).replace(" per call", " per run of the cells")
-        evidence = replace(evidence, detail=detail)
+        evidence = _judge_runs(
+            before.tasks[NAME],
+            after.tasks[NAME],
+            findings,
+            verification,
+            reference,
+            Path(result.path).name,
+            (filename, before_nb),
+            (rewritten_name, after_nb),
+        )
     changed = sorted({f.cell for f in findings if f.fix is not None and f.cell})
     if changed:
-        evidence = replace(evidence, notes=(*evidence.notes, f"the fixes changed cell(s) {', '.join(map(str, changed))}"))
+        evidence = replace(
+            evidence,
+            notes=(
+                *evidence.notes,
+                f"the fixes changed cell(s) {', '.join(map(str, changed))}",
+            ),
+        )
     verification.evidence = evidence
     paying = payoff.paying(findings)
     verification.findings = [
-        f if f.fix is None else f.with_fix(replace(f.fix, evidence=_judged(f, evidence, before_nb, paying)))
+        f
+        if f.fix is None
+        else f.with_fix(
+            replace(f.fix, evidence=_judged(f, evidence, before_nb, paying))
+        )
         for f in findings
     ]
     verification.evidence = combine([evidence])
     return verification
+
+
+RAN = "a run of its code cells in order"
+
+
+def _judge_runs(
+    old, new, findings, verification, reference, name, *versions
+) -> Evidence:
+    """The evidence from the drive's outputs of both versions: a run that raised first (with the
+    cell and line), then the values both runs left, compared by `api.judge`."""
+    from jaxfix.verify import figures
+    from jaxfix.verify.api import judge, unverifiable
+    from jaxfix.verify.changed import family_of
+
+    def cells(text: str) -> str:
+        text = re.sub(
+            r'  File "[^"\n]* \(cells\)", line \d+, in drive\n(    .*\n)?', "", text
+        )  # the runner's own frame
+        for filename, module in versions:
+            text = in_cells(text, filename, module)
+        return text
+
+    supply = "give it more time with --timeout, or supply a drive(mod) with `jaxfix verify --examples`"
+    for task, which in ((old, "original"), (new, "rewritten")):
+        if task.error:
+            return unverifiable(
+                f"the {which} notebook's cells did not run: {cells(task.error)}", supply
+            )
+    raised = {
+        which: task.outputs.get(key)
+        for which, task in (("original", old), ("rewritten", new))
+        for key in ("drive()", "drive() (2nd run)")
+        if task.outputs.get(key) is not None
+    }
+    if "original" in raised:
+        o = raised["original"]
+        return unverifiable(
+            f"the original notebook fails when its cells run in order: {o.error}\n{cells(o.trace)}".rstrip(),
+            "make the notebook run from top to bottom in a fresh kernel",
+        )
+    if "rewritten" in raised:
+        o = raised["rewritten"]
+        return Evidence(
+            "mismatch",
+            f"mismatch in {name}: the rewritten notebook raised {o.error} where the original ran to the end\n{cells(o.trace)}".rstrip(),
+            {
+                "reason": "raised",
+                "got": o.error,
+                "callable": name,
+                "output": "the cells",
+            },
+            input_source=SOURCE,
+            headline=f"the rewritten notebook raised {o.error}",
+        )
+    old.labels, new.labels = [], []
+    names = {k.removesuffix(" (2nd run)") for k in [*old.outputs, *new.outputs]}
+    noisy = {
+        k
+        for k in names
+        if (a := old.outputs.get(k)) is not None
+        and (b := old.outputs.get(k + " (2nd run)")) is not None
+        and a.tree is not None
+        and b.tree is not None
+        and not identical(a.tree, b.tree)
+    }
+    one_sided = {k for k in names - noisy if (k in old.outputs) != (k in new.outputs)}
+    for task in (old, new):
+        _drop(task, noisy | one_sided)
+        for key in task.inputs:
+            task.inputs[key] = RAN
+    if noisy:
+        verification.notes.append(
+            f"left out {len(noisy)} value(s) that differ between two runs of the original notebook "
+            f"(a clock or unseeded randomness): {', '.join(sorted(noisy))}"
+        )
+    if one_sided:
+        verification.notes.append(
+            f"not compared, only one version has them: {', '.join(sorted(one_sided))}"
+        )
+    compared = sorted(
+        k for k in old.outputs if not k.endswith(" (2nd run)") and k in new.outputs
+    )
+    if not compared:
+        return unverifiable(
+            "the notebook's cells leave no array or number that both versions compute alike in two runs",
+            "bind what a cell computes to a name (`loss = step(w)`), or supply a drive(mod) with `jaxfix verify --examples`",
+        )
+    family = next(
+        (
+            fam
+            for f in findings
+            if f.fix is not None
+            and (fam := figures.family_for(f.code, family_of(f)[1]))
+        ),
+        "",
+    )
+    evidence = judge(
+        name,
+        SOURCE,
+        old,
+        new,
+        device=verification.device,
+        reference=reference,
+        family=family,
+    )
+    detail = re.sub(
+        rf"verified on \d+ {SOURCE} inputs?",
+        f"verified on a run of the notebook's cells ({len(compared)} value(s) compared: {', '.join(compared)})",
+        cells(evidence.detail),
+    ).replace(" per call", " per run of the cells")
+    return replace(evidence, detail=detail)
 
 
 def _judged(finding: Finding, evidence: Evidence, module, paying: int) -> Evidence:
