@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from jaxfix.cli import app
 from jaxfix.engine.config import Config
-from jaxfix.engine.notebook import analyze_notebook, patch_sources, read
+from jaxfix.engine.notebook import analyze_notebook, patch_sources, read, runnable
 from jaxfix.verify.api import verify_result
-from jaxfix.verify.notebook import cell_of_names, in_cells, runnable
+from jaxfix.verify.notebook import cell_of_names, in_cells
 
 DATA = Path(__file__).parent / "data" / "notebooks"
 IMPORTS = "from functools import partial\n\nimport jax\nimport jax.numpy as jnp"

@@ -2,14 +2,14 @@
 
 A notebook has no callable a test calls: its cells are a script whose `__main__` block is the
 cell sequence. So each version (original, rewritten) runs as the joined module the engine
-analysed (`jaxfix.engine.notebook`: IPython input masked into inert string literals, timing magics
-commented out) from top to bottom in a fresh `__main__` namespace, in its own child (`runner`,
-`child`'s drive task, under `--timeout`), twice: the second run is the steady state whose
-compiles are counted, as for a script. What is compared is what a notebook shows: the values its
-cells left in the namespace (arrays, numbers and pytrees of them, each named with the cell that
-last assigns it). A value that differs between two runs of the original (a clock, an unseeded
-random draw) says nothing and is left out, as is a name only one version has (a hoisted jit).
-Positions in the evidence are the notebook's: `cell N`, `cell N, line L`.
+analysed (`jaxfix.engine.notebook.runnable`: IPython input inert, a timing magic's statement run
+once) from top to bottom in a fresh `__main__` namespace, in its own child (`runner`, `child`'s
+drive task, under `--timeout`), twice: the second run is the steady state whose compiles are
+counted, as for a script. What is compared is what a notebook shows: the values its cells left
+in the namespace (arrays, numbers and pytrees of them, each named with the cell that last binds
+it). A value that differs between two runs of the original (a clock, an unseeded random draw)
+says nothing and is left out, as is a name only one version has (a hoisted jit). Positions in
+the evidence are the notebook's: `cell N`, `cell N, line L`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from jaxfix.engine.notebook import runnable
 from jaxfix.model import Evidence, FileResult, Finding
 from jaxfix.verify import payoff
 from jaxfix.verify.compare import identical
@@ -56,26 +57,6 @@ def drive(mod):
     return {f"{name} (cell {cell_of[name]})": value for name, value in namespace.items()
             if name in cell_of and not name.startswith("_") and _shown(value)}
 """
-
-
-_TIMED = re.compile(r"^# %%?time(?:it)?(?P<rest>(?:\s.*)?)$")
-_TIMEIT_OPTIONS = re.compile(r"^\s*(?:-[nrp]\s*\d+\s*|-[tcqo](?:\s+|$))*")
-
-
-def runnable(module) -> str:
-    """The joined module with each timing magic jaxfix commented out (`# %timeit -n 3 f(x)`)
-    running its statement once (`f(x)`), as IPython runs it (more often): a fix inside the magic
-    (`.block_until_ready()` appended) is then run, not skipped. Lines keep their numbers."""
-    lines = module.text.split("\n")
-    starts = module.starts()
-    for k, cell in enumerate(module.cells):
-        if not cell.commented:
-            continue  # its `# %timeit` lines are the user's own comments
-        for i in range(starts[k] - 1, starts[k] - 1 + len(cell.lines)):
-            match = _TIMED.match(lines[i])
-            if match:
-                lines[i] = _TIMEIT_OPTIONS.sub("", match.group("rest"), count=1).strip()
-    return "\n".join(lines)
 
 
 def cell_of_names(module) -> dict[str, int]:
