@@ -52,7 +52,11 @@ def test_explain_runs_the_cells_and_names_cells(tmp_path):
 def test_explain_reports_a_failing_cell_by_cell_and_line(tmp_path):
     notebook(tmp_path / "bad.ipynb", IMPORTS, "x = jnp.ones(2)\nraise ValueError('stop here')")
     run = subprocess.run(
-        [sys.executable, "-m", "jaxfix", "explain", "bad.ipynb"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "jaxfix", "explain", "bad.ipynb"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 2  # the command failed
     assert f'File "{(tmp_path / "bad.ipynb").resolve()}", cell 3, line 2' in run.stderr

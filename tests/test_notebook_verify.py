@@ -80,7 +80,9 @@ def test_a_wrong_rewrite_is_a_mismatch_naming_the_cell(tmp_path):
 
 
 def test_values_that_change_between_runs_are_left_out_not_mismatched(tmp_path):
-    clock = "import time\nstarted = time.perf_counter()\nkey = jax.random.PRNGKey(0)\nnoise = jax.random.normal(key, (3,))"
+    clock = (
+        "import time\nstarted = time.perf_counter()\nkey = jax.random.PRNGKey(0)\nnoise = jax.random.normal(key, (3,))"
+    )
     nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, clock, LOOP)
     verification = verify_result(fixed(nb))
     assert verification.findings[0].fix.evidence.verdict == "verified"
@@ -98,7 +100,9 @@ def test_timing_magic_fix_runs_its_statement(tmp_path):
     assert "\njax.block_until_ready(f(x))\n" in runnable(module)  # `%timeit -n 3 -r 1 ...` runs once
     verification = verify_result(result)
     assert {(f.code, f.cell, f.fix.evidence.verdict) for f in verification.findings} == {
-        ("JAX201", 3, "verified"), ("JAX504", 5, "verified"), ("JAX504", 6, "verified"),
+        ("JAX201", 3, "verified"),
+        ("JAX504", 5, "verified"),
+        ("JAX504", 6, "verified"),
     }
     wrong = with_cell(fixed(nb), 4, "jax.block_until_ready(f(x))", "f(x).tolist().block_until_ready()")
     evidence = verify_result(wrong).evidence
@@ -122,10 +126,17 @@ def test_original_that_fails_is_unverifiable_with_its_cell(tmp_path):
 
 
 def test_in_cells_maps_module_lines():
-    _, module = read(nbformat.writes(nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("a = 1\nb = 2"), nbformat.v4.new_code_cell("c = 3")
-    ])))
-    assert in_cells('File "n.ipynb", line 4, in <module>', "n.ipynb", module) == 'File "n.ipynb", cell 2, line 1, in <module>'
+    _, module = read(
+        nbformat.writes(
+            nbformat.v4.new_notebook(
+                cells=[nbformat.v4.new_code_cell("a = 1\nb = 2"), nbformat.v4.new_code_cell("c = 3")]
+            )
+        )
+    )
+    assert (
+        in_cells('File "n.ipynb", line 4, in <module>', "n.ipynb", module)
+        == 'File "n.ipynb", cell 2, line 1, in <module>'
+    )
 
 
 def test_verify_write_writes_verified_notebook_fixes(tmp_path):

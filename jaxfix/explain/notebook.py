@@ -67,6 +67,4 @@ def place(collected, causes) -> None:
                 if f.path.endswith(SUFFIX) and f.cell is None:
                     cell, line = cell_line(f.path, f.line)
                     end_cell, end_line = cell_line(f.path, f.end_line)
-                    match.finding = replace(
-                        f, cell=cell, line=line, end_line=end_line if end_cell == cell else line
-                    )
+                    match.finding = replace(f, cell=cell, line=line, end_line=end_line if end_cell == cell else line)

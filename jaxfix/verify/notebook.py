@@ -4,7 +4,7 @@ A notebook has no callable a test calls: its cells are a script whose `__main__`
 cell sequence. So each version (original, rewritten) runs as the joined module the engine
 analysed (`jaxfix.engine.notebook.runnable`: IPython input inert, a timing magic's statement run
 once) from top to bottom in a fresh `__main__` namespace, in its own child (`runner`, `child`'s
-drive task, under `--timeout`), twice: the second run is the steady state whose compiles are
+drive task, under `--verify-timeout`), twice: the second run is the steady state whose compiles are
 counted, as for a script. What is compared is what a notebook shows: the values its cells left
 in the namespace (arrays, numbers and pytrees of them, each named with the cell that last binds
 it). A value that differs between two runs of the original (a clock, an unseeded random draw)
@@ -71,9 +71,7 @@ def cell_of_names(module) -> dict[str, int]:
             names.extend((a.asname or a.name).split(".")[0] for a in stmt.names)
         else:
             stack: list[ast.AST] = [stmt]
-            while (
-                stack
-            ):  # stores outside nested scopes (loops, ifs, withs at top level)
+            while stack:  # stores outside nested scopes (loops, ifs, withs at top level)
                 node = stack.pop()
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     names.append(node.id)
@@ -110,9 +108,7 @@ def _at_module(finding: Finding, module) -> Finding:
     if finding.cell not in order:
         return finding
     start = module.starts()[order.index(finding.cell)]
-    return replace(
-        finding, line=start + finding.line - 1, end_line=start + finding.end_line - 1
-    )
+    return replace(finding, line=start + finding.line - 1, end_line=start + finding.end_line - 1)
 
 
 def _drop(task, keys: set[str]) -> None:
@@ -151,13 +147,8 @@ def verify_notebook(
     findings = list(result.fixes_applied)
 
     def answer(evidence: Evidence, **more: Any) -> FileVerification:
-        attached = [
-            f.with_fix(replace(f.fix, evidence=evidence)) if f.fix is not None else f
-            for f in findings
-        ]
-        return FileVerification(
-            path=result.path, evidence=evidence, findings=attached, **more
-        )
+        attached = [f.with_fix(replace(f.fix, evidence=evidence)) if f.fix is not None else f for f in findings]
+        return FileVerification(path=result.path, evidence=evidence, findings=attached, **more)
 
     try:
         (_, before_nb), (_, after_nb) = (
@@ -171,7 +162,7 @@ def verify_notebook(
         return answer(
             unverifiable(
                 f"cell(s) {', '.join(map(str, left_out))} could not be read, so the notebook cannot run as a script",
-                "fix those cells, or supply a drive(mod) with `jaxfix verify --examples`",
+                "make those cells parse (shell commands as `!` lines)",
             )
         )
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
@@ -186,9 +177,7 @@ def verify_notebook(
     path = Path(result.path).resolve()
     filename = str(Path(result.path))
     cell_of = cell_of_names(before_nb)
-    task = Task(
-        id=NAME, kind="drive", script_path=f"{filename} (cells)", script_source=DRIVE
-    )
+    task = Task(id=NAME, kind="drive", script_path=f"{filename} (cells)", script_source=DRIVE)
     module_name = "_jaxfix_notebook_" + re.sub(r"\W", "_", path.stem)
     common: dict[str, Any] = {
         "sys_path": [str(path.parent)],
@@ -230,15 +219,12 @@ def verify_notebook(
         rewritten=after,
     )
     codes = len([c for c in before_nb.cells if c.kept])
+    if ignored.get("examples") or ignored.get("record_cmd"):
+        verification.notes.append("inputs: --examples and --record are not used for a notebook: its cells are the inputs")
     verification.notes.append(
         f"inputs: ran the notebook's {codes} code cell(s) in order as its __main__ block, twice per version"
     )
-    if (
-        not before.ok
-        or not after.ok
-        or NAME not in before.tasks
-        or NAME not in after.tasks
-    ):
+    if not before.ok or not after.ok or NAME not in before.tasks or NAME not in after.tasks:
         which = "original" if not before.ok else "rewritten"
         error = before.error if not before.ok else after.error
         evidence = unverifiable(f"the {which} notebook could not run: {error}")
@@ -265,11 +251,7 @@ def verify_notebook(
     verification.evidence = evidence
     paying = payoff.paying(findings)
     verification.findings = [
-        f
-        if f.fix is None
-        else f.with_fix(
-            replace(f.fix, evidence=_judged(f, evidence, before_nb, paying))
-        )
+        f if f.fix is None else f.with_fix(replace(f.fix, evidence=_judged(f, evidence, before_nb, paying)))
         for f in findings
     ]
     verification.evidence = combine([evidence])
@@ -279,9 +261,7 @@ def verify_notebook(
 RAN = "a run of its code cells in order"
 
 
-def _judge_runs(
-    old, new, findings, verification, reference, name, *versions
-) -> Evidence:
+def _judge_runs(old, new, findings, verification, reference, name, *versions) -> Evidence:
     """The evidence from the drive's outputs of both versions: a run that raised first (with the
     cell and line), then the values both runs left, compared by `api.judge`."""
     from jaxfix.verify import figures
@@ -296,12 +276,10 @@ def _judge_runs(
             text = in_cells(text, filename, module)
         return text
 
-    supply = "give it more time with --timeout, or supply a drive(mod) with `jaxfix verify --examples`"
+    supply = "give it more time with --verify-timeout"
     for task, which in ((old, "original"), (new, "rewritten")):
         if task.error:
-            return unverifiable(
-                f"the {which} notebook's cells did not run: {cells(task.error)}", supply
-            )
+            return unverifiable(f"the {which} notebook's cells did not run: {cells(task.error)}", supply)
     raised = {
         which: task.outputs.get(key)
         for which, task in (("original", old), ("rewritten", new))
@@ -350,24 +328,15 @@ def _judge_runs(
             f"(a clock or unseeded randomness): {', '.join(sorted(noisy))}"
         )
     if one_sided:
-        verification.notes.append(
-            f"not compared, only one version has them: {', '.join(sorted(one_sided))}"
-        )
-    compared = sorted(
-        k for k in old.outputs if not k.endswith(" (2nd run)") and k in new.outputs
-    )
+        verification.notes.append(f"not compared, only one version has them: {', '.join(sorted(one_sided))}")
+    compared = sorted(k for k in old.outputs if not k.endswith(" (2nd run)") and k in new.outputs)
     if not compared:
         return unverifiable(
             "the notebook's cells leave no array or number that both versions compute alike in two runs",
-            "bind what a cell computes to a name (`loss = step(w)`), or supply a drive(mod) with `jaxfix verify --examples`",
+            "bind what a cell computes to a name (`loss = step(w)`)",
         )
     family = next(
-        (
-            fam
-            for f in findings
-            if f.fix is not None
-            and (fam := figures.family_for(f.code, family_of(f)[1]))
-        ),
+        (fam for f in findings if f.fix is not None and (fam := figures.family_for(f.code, family_of(f)[1]))),
         "",
     )
     evidence = judge(
