@@ -148,3 +148,20 @@ def test_verify_write_writes_verified_notebook_fixes(tmp_path):
     nbformat.validate(after)
     assert "_loss_grad_jit = jax.jit(" in after.cells[2].source
     assert after.cells[4].source == "%timeit -n 3 -r 1 jax.block_until_ready(f(x))"
+
+
+def test_a_fix_whose_code_never_runs_is_unverifiable_not_verified(tmp_path):
+    # the fixed function is defined but no cell calls it: the values agree, but say nothing of it
+    train = (
+        "def train(w):\n    for step in range(3):\n"
+        "        g = jax.jit(jax.grad(partial(loss, x=jnp.ones(3))))(w)\n        w = w - 0.1 * g\n    return w"
+    )
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS + "\n\n" + LOSS, train, "w0 = jnp.ones(3)")
+    [finding] = verify_result(fixed(nb)).findings
+    evidence = finding.fix.evidence
+    assert (finding.cell, evidence.verdict) == (3, "unverifiable")
+    assert "the rewritten code in cell 3 never ran when the cells ran in order" in evidence.detail
+    # called from a later cell: it runs, and is verified
+    nb = notebook(tmp_path / "nb2.ipynb", IMPORTS + "\n\n" + LOSS, train, "w0 = train(jnp.ones(3))")
+    [finding] = verify_result(fixed(nb)).findings
+    assert finding.fix.evidence.verdict == "verified", finding.fix.evidence.detail

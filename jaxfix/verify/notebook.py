@@ -15,6 +15,7 @@ the evidence are the notebook's: `cell N`, `cell N, line L`.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -29,8 +30,11 @@ NAME = "notebook cells"
 SOURCE = "notebook"
 
 # The drive each child runs: the joined module, executed as `__main__` in a fresh namespace.
-DRIVE = """
-import builtins, linecache, types
+LINES = "lines run"  # the drive's output that is no value: the module lines its first run ran
+DRIVE = (
+    f"LINES = {LINES!r}\n"
+    + """
+import builtins, contextlib, linecache, types
 
 
 def _shown(value):
@@ -47,16 +51,29 @@ def _shown(value):
     return bool(leaves) and all(isinstance(leaf, kinds) for leaf in leaves)
 
 
+_runs = []
+
+
 def drive(mod):
+    from jaxfix.verify.observe import lines_run
+
     text, filename = mod.JAXFIX_CELLS, mod.JAXFIX_FILENAME
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": mod.__file__,
                  "display": lambda *args, **kwargs: None}  # IPython's display(): output only
-    exec(compile(text, filename, "exec", dont_inherit=True), namespace)
+    ran = set()
+    first = not _runs
+    _runs.append(1)
+    with lines_run(filename, ran) if first else contextlib.nullcontext():  # the first run only
+        exec(compile(text, filename, "exec", dont_inherit=True), namespace)
     cell_of = mod.JAXFIX_CELL_OF
-    return {f"{name} (cell {cell_of[name]})": value for name, value in namespace.items()
-            if name in cell_of and not name.startswith("_") and _shown(value)}
+    out = {f"{name} (cell {cell_of[name]})": value for name, value in namespace.items()
+           if name in cell_of and not name.startswith("_") and _shown(value)}
+    if first:
+        out[LINES] = ",".join(map(str, sorted(ran)))
+    return out
 """
+)
 
 
 def cell_of_names(module) -> dict[str, int]:
@@ -220,10 +237,13 @@ def verify_notebook(
     )
     codes = len([c for c in before_nb.cells if c.kept])
     if ignored.get("examples") or ignored.get("record_cmd"):
-        verification.notes.append("inputs: --examples and --record are not used for a notebook: its cells are the inputs")
+        verification.notes.append(
+            "inputs: --examples and --record are not used for a notebook: its cells are the inputs"
+        )
     verification.notes.append(
         f"inputs: ran the notebook's {codes} code cell(s) in order as its __main__ block, twice per version"
     )
+    not_run: list[int] = []
     if not before.ok or not after.ok or NAME not in before.tasks or NAME not in after.tasks:
         which = "original" if not before.ok else "rewritten"
         error = before.error if not before.ok else after.error
@@ -236,6 +256,7 @@ def verify_notebook(
             verification,
             reference,
             Path(result.path).name,
+            not_run,
             (filename, before_nb),
             (rewritten_name, after_nb),
         )
@@ -248,22 +269,22 @@ def verify_notebook(
                 f"the fixes changed cell(s) {', '.join(map(str, changed))}",
             ),
         )
-    verification.evidence = evidence
     paying = payoff.paying(findings)
     verification.findings = [
-        f if f.fix is None else f.with_fix(replace(f.fix, evidence=_judged(f, evidence, before_nb, paying)))
+        f if f.fix is None else f.with_fix(replace(f.fix, evidence=_judged(f, evidence, before_nb, paying, not_run)))
         for f in findings
     ]
-    verification.evidence = combine([evidence])
+    verification.evidence = combine([f.fix.evidence for f in verification.findings if f.fix is not None] or [evidence])
     return verification
 
 
 RAN = "a run of its code cells in order"
 
 
-def _judge_runs(old, new, findings, verification, reference, name, *versions) -> Evidence:
+def _judge_runs(old, new, findings, verification, reference, name, not_run, *versions) -> Evidence:
     """The evidence from the drive's outputs of both versions: a run that raised first (with the
-    cell and line), then the values both runs left, compared by `api.judge`."""
+    cell and line), then the values both runs left, compared by `api.judge`. `not_run` gets the
+    cells whose changed code the rewritten run never reached."""
     from jaxfix.verify import figures
     from jaxfix.verify.api import judge, unverifiable
     from jaxfix.verify.changed import family_of
@@ -307,6 +328,12 @@ def _judge_runs(old, new, findings, verification, reference, name, *versions) ->
             headline=f"the rewritten notebook raised {o.error}",
         )
     old.labels, new.labels = [], []
+    for task in (old, new):
+        task.inputs.pop(LINES, None)
+    old.outputs.pop(LINES, None)
+    lines = new.outputs.pop(LINES, None)
+    ran = {int(n) for n in str(lines.tree.leaves[0].value).split(",") if n} if lines and lines.tree else set()
+    not_run[:] = _never_ran(versions[0][1].text, versions[1][1], ran)
     names = {k.removesuffix(" (2nd run)") for k in [*old.outputs, *new.outputs]}
     noisy = {
         k
@@ -356,7 +383,46 @@ def _judge_runs(old, new, findings, verification, reference, name, *versions) ->
     return replace(evidence, detail=detail)
 
 
-def _judged(finding: Finding, evidence: Evidence, module, paying: int) -> Evidence:
-    """`payoff.judge` (verified but no fewer compiles: ineffective) on the joined module."""
-    judged = payoff.judge(_at_module(finding, module), evidence, module.text, paying)
-    return judged
+def _judged(finding: Finding, evidence: Evidence, module, paying: int, not_run: list[int]) -> Evidence:
+    """`payoff.judge` (verified but no fewer compiles: ineffective) on the joined module; a fix
+    whose cell's changed code never ran is unverifiable, whatever the values say."""
+    if finding.cell in not_run and evidence.verdict in ("verified", "ineffective"):
+        from jaxfix.verify.api import unverifiable
+
+        return replace(
+            unverifiable(
+                f"the rewritten code in cell {finding.cell} never ran when the cells ran in order",
+                "call what the fix changed in a later cell",
+            ),
+            input_source=SOURCE,
+        )
+    return payoff.judge(_at_module(finding, module), evidence, module.text, paying)
+
+
+def _never_ran(before_text: str, after, ran: set[int]) -> list[int]:
+    """The cells of the rewritten module `after` with changed statements of which none ran (a
+    statement ran when a line of its span, decorators included, is in `ran`)."""
+    old, new = before_text.split("\n"), after.text.split("\n")
+    changed: set[int] = set()
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            changed.update(
+                n for n in range(j1 + 1, j2 + 1) if new[n - 1].strip() and not new[n - 1].lstrip().startswith("#")
+            )
+    if not changed:
+        return []
+    spans = []
+    for node in ast.walk(ast.parse(after.text)):
+        if isinstance(node, ast.stmt):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            spans.append((first, node.end_lineno or node.lineno))
+    starts, lines = after.starts(), after.text.splitlines()
+    reached: dict[int, bool] = {}
+    for n in sorted(changed):
+        around = [s for s in spans if s[0] <= n <= s[1]]
+        if not around:
+            continue
+        first, last = min(around, key=lambda s: s[1] - s[0])  # the innermost statement
+        cell = after.locate(n, 1, starts, lines)[0]
+        reached[cell] = reached.get(cell, False) or any(first <= k <= last for k in ran)
+    return sorted(cell for cell, hit in reached.items() if not hit)
