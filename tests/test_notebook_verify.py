@@ -165,3 +165,23 @@ def test_a_fix_whose_code_never_runs_is_unverifiable_not_verified(tmp_path):
     nb = notebook(tmp_path / "nb2.ipynb", IMPORTS + "\n\n" + LOSS, train, "w0 = train(jnp.ones(3))")
     [finding] = verify_result(fixed(nb)).findings
     assert finding.fix.evidence.verdict == "verified", finding.fix.evidence.detail
+
+
+# modelled on exoplanet-dev/jaxoplanet docs/tutorials/introduction-to-jax.ipynb (dev pool): a
+# tutorial cell calls a jitted function with a Python `if` inside `try`, its value never bound
+RELU = "@jax.jit\ndef relu(x):\n    if x > 0:\n        return x\n    else:\n        return 0.0"
+CALL = "try:\n    relu(2.0)\nexcept Exception as ex:\n    print(type(ex).__name__)"
+
+
+def test_calls_of_a_changed_function_are_watched(tmp_path):
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS, RELU, CALL, "z = jnp.zeros(2)")
+    result = analyze_notebook(nb.read_text(), str(nb), Config(unsafe_fixes=True), fix=True)
+    assert [f.code for f in result.fixes_applied] == ["JAX301"]  # `x` made static: a Python float here
+    [finding] = verify_result(result).findings
+    evidence = finding.fix.evidence
+    assert evidence.verdict == "verified", evidence.detail
+    assert "relu call 1 (defined in cell 3)" in evidence.detail  # compared with the eager original
+    source = nbformat.reads(result.fixed_source, as_version=4).cells[2].source
+    result.fixed_source = patch_sources(result.fixed_source, {2: source.replace("return x\n", "return 2 * x\n")})
+    evidence = verify_result(result).findings[0].fix.evidence
+    assert evidence.verdict == "mismatch" and "output 'relu call 1 (defined in cell 3)'" in evidence.detail

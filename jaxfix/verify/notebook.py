@@ -7,8 +7,10 @@ once) from top to bottom in a fresh `__main__` namespace, in its own child (`run
 drive task, under `--verify-timeout`), twice: the second run is the steady state whose compiles are
 counted, as for a script. What is compared is what a notebook shows: the values its cells left
 in the namespace (arrays, numbers and pytrees of them, each named with the cell that last binds
-it). A value that differs between two runs of the original (a clock, an unseeded random draw)
-says nothing and is left out, as is a name only one version has (a hoisted jit). Positions in
+it), and the values of the cells' calls of each top-level function the fix changed (`watched`,
+as `verify` watches a script's `__main__` calls). A value that differs between two runs of the
+original (a clock, an unseeded random draw) says nothing and is left out, as is a name only one
+version has (a hoisted jit). A fix whose changed statements never ran is unverifiable. Positions in
 the evidence are the notebook's: `cell N`, `cell N, line L`.
 """
 
@@ -34,7 +36,7 @@ LINES = "lines run"  # the drive's output that is no value: the module lines its
 DRIVE = (
     f"LINES = {LINES!r}\n"
     + """
-import builtins, contextlib, linecache, types
+import ast, builtins, contextlib, functools, linecache, types
 
 
 def _shown(value):
@@ -52,6 +54,32 @@ def _shown(value):
 
 
 _runs = []
+CALLS = 8  # calls of a watched function kept per run
+
+
+class _Watched:
+    # A function the fix changed, as the cells see it: each call's value is kept (not those made
+    # inside a trace); attributes (`.lower`, `.clear_cache`) are the function's own.
+
+    def __init__(self, name, target, kept):
+        self.__wrapped__, self._name, self._kept = target, name, kept
+        functools.update_wrapper(self, target)
+
+    def __call__(self, *args, **kwargs):
+        import jax
+
+        value = self.__wrapped__(*args, **kwargs)
+        kept = self._kept.setdefault(self._name, [])
+        try:
+            traced = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves((args, kwargs, value)))
+        except Exception:
+            traced = True
+        if len(kept) < CALLS and not traced and _shown(value):
+            kept.append(value)
+        return value
+
+    def __getattr__(self, name):
+        return getattr(self.__wrapped__, name)
 
 
 def drive(mod):
@@ -64,11 +92,21 @@ def drive(mod):
     ran = set()
     first = not _runs
     _runs.append(1)
+    calls = {}
+    tree = compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     with lines_run(filename, ran) if first else contextlib.nullcontext():  # the first run only
-        exec(compile(text, filename, "exec", dont_inherit=True), namespace)
+        for statement in tree.body:  # one at a time: a changed function is watched once defined
+            exec(compile(ast.Module([statement], []), filename, "exec", dont_inherit=True), namespace)
+            for name in mod.JAXFIX_WATCH:
+                target = namespace.get(name)
+                if callable(target) and not isinstance(target, _Watched):
+                    namespace[name] = _Watched(name, target, calls)
     cell_of = mod.JAXFIX_CELL_OF
     out = {f"{name} (cell {cell_of[name]})": value for name, value in namespace.items()
            if name in cell_of and not name.startswith("_") and _shown(value)}
+    for name, values in calls.items():
+        for number, value in enumerate(values, 1):
+            out[f"{name} call {number} (defined in cell {cell_of.get(name, '?')})"] = value
     if first:
         out[LINES] = ",".join(map(str, sorted(ran)))
     return out
@@ -103,9 +141,25 @@ def cell_of_names(module) -> dict[str, int]:
     return out
 
 
-def _job_source(text: str, filename: str, cell_of: dict[str, int]) -> str:
+def _job_source(text: str, filename: str, cell_of: dict[str, int], watch: list[str]) -> str:
     """The module each child imports: only data (importing runs nothing); the drive runs it."""
-    return f"JAXFIX_CELLS = {text!r}\nJAXFIX_FILENAME = {filename!r}\nJAXFIX_CELL_OF = {cell_of!r}\n"
+    return (
+        f"JAXFIX_CELLS = {text!r}\nJAXFIX_FILENAME = {filename!r}\nJAXFIX_CELL_OF = {cell_of!r}\n"
+        f"JAXFIX_WATCH = {watch!r}\n"
+    )
+
+
+def watched(before_text: str, after_text: str) -> list[str]:
+    """The functions defined at the top of the cells whose definition the fix changed: the cells'
+    calls of them are compared, as `verify` compares a script's `__main__` calls."""
+    from jaxfix.verify.changed import changed_callables
+
+    changes = changed_callables(before_text, after_text)
+    return sorted(
+        c.qualname
+        for c in changes.callables
+        if c.status == "changed" and c.kind == "function" and "." not in c.qualname
+    )
 
 
 def in_cells(text: str, filename: str, module) -> str:
@@ -194,6 +248,7 @@ def verify_notebook(
     path = Path(result.path).resolve()
     filename = str(Path(result.path))
     cell_of = cell_of_names(before_nb)
+    watch = watched(before_nb.text, after_nb.text)
     task = Task(id=NAME, kind="drive", script_path=f"{filename} (cells)", script_source=DRIVE)
     module_name = "_jaxfix_notebook_" + re.sub(r"\W", "_", path.stem)
     common: dict[str, Any] = {
@@ -206,7 +261,7 @@ def verify_notebook(
         Job(
             module_name,
             str(path),
-            _job_source(runnable(before_nb), filename, cell_of),
+            _job_source(runnable(before_nb), filename, cell_of, watch),
             eager=reference == "eager",
             filename=filename,
             **common,
@@ -214,7 +269,7 @@ def verify_notebook(
         Job(
             module_name,
             str(path),
-            _job_source(runnable(after_nb), rewritten_name, cell_of),
+            _job_source(runnable(after_nb), rewritten_name, cell_of, watch),
             eager=False,
             filename=rewritten_name,
             **common,
@@ -380,6 +435,7 @@ def _judge_runs(old, new, findings, verification, reference, name, not_run, *ver
         f"verified on a run of the notebook's cells ({len(compared)} value(s) compared: {', '.join(compared)})",
         cells(evidence.detail),
     ).replace(" per call", " per run of the cells")
+    detail = re.sub(r" on (\d+) inputs?\b", r" on \1 value(s) of the cells", detail, count=1)
     return replace(evidence, detail=detail)
 
 
