@@ -233,16 +233,6 @@ def test_add_noqa_leaves_notebooks_alone(tmp_path):
     assert code == 2 and "does not edit notebooks" in err and nb.read_bytes() == before
 
 
-def test_verify_says_notebooks_are_not_verified_and_write_holds_them_back(tmp_path):
-    nb = tmp_path / "colab_timing.ipynb"
-    shutil.copy(DATA / "colab_timing.ipynb", nb)
-    before = nb.read_bytes()
-    _, _, err = cli("fix", "--no-cache", "--verify", "--write", "--allow-dirty", str(nb))
-    assert "held back 3 fix(es)" in err and "JAX201 at cell 3 line 6 (unverifiable)" in err
-    assert f"{nb}:cell 5:1:19: JAX504 unverifiable: notebooks are not verified yet" in err
-    assert nb.read_bytes() == before
-
-
 def test_magic_lines_keep_their_trailing_blanks(tmp_path):
     # modelled on google/neural-tangents' notebooks/empirical_ntk_resnet_tf.ipynb: `%%timeit ` (a
     # trailing blank) after a comment line

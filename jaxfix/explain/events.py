@@ -25,9 +25,10 @@ class Site:
     line: int
     column: int  # 0 when JAX did not give one
     function: str
+    cell: int | None = None  # in a notebook: the cell, and `line` is the line in it
 
     def show(self, cwd: str | None = None) -> str:
-        where = f"{display_path(self.path, cwd)}:{self.line}" + (f":{self.column}" if self.column else "")
+        where = at(self.path, self.cell, self.line, cwd) + (f":{self.column}" if self.column else "")
         return f"{where} in {self.function}"
 
 
@@ -63,6 +64,7 @@ class Function:
     retraces: list[Miss] = field(default_factory=list)
     compiles_by_pid: dict[int, int] = field(default_factory=dict)
     pids: set[int] = field(default_factory=set)
+    cell: int | None = None  # defined in a notebook: its cell, and `line` is the line in it
 
     @property
     def key(self) -> tuple[str, int, str, int]:
@@ -90,6 +92,11 @@ class Function:
         """Traced or compiled more than once in one process (the user's functions only: JAX's
         eager ops compile once per new shape and dtype by design)."""
         return self.user and (bool(self.retraces) or any(n > 1 for n in self.compiles_by_pid.values()))
+
+
+def at(path: str, cell: int | None, line: int, cwd: str | None = None) -> str:
+    """`path:line`, or `path:cell N:line` in a notebook (as `check` prints it)."""
+    return f"{display_path(path, cwd)}:" + (f"cell {cell}:" if cell else "") + f"{line}"
 
 
 def display_path(path: str, cwd: str | None = None) -> str:

@@ -21,7 +21,9 @@ from pathlib import Path
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config, ConfigError, ConfigResolver
+from jaxfix.engine.notebook import NotebookError
 from jaxfix.explain.events import Function, Miss
+from jaxfix.explain.notebook import notebook_source
 from jaxfix.model import Finding
 
 # Which rule families have a fix that removes a miss of each kind (by code prefix). A static
@@ -89,11 +91,12 @@ class Joiner:
         result: _FileFacts | str
         if not path or path.startswith("<"):
             result = f"code in {path or 'an unknown file'} has no file to analyze"
-        elif not path.endswith((".py", ".pyi")) or not os.path.isfile(path):
+        elif not path.endswith((".py", ".pyi", ".ipynb")) or not os.path.isfile(path):
             result = f"{path}: not a Python source file jaxfix can read"
         else:
             try:
-                source = Path(path).read_bytes().decode("utf-8")
+                # a notebook: its joined module, whose lines the notebook's run reported
+                source = notebook_source(path) if path.endswith(".ipynb") else Path(path).read_bytes().decode("utf-8")
                 config = self.resolver.for_path(path)
                 every_rule = replace(config, select=("JAX",), ignore=(), per_file_ignores=())
                 file_result = analyze(source, path, every_rule, project=self.project)
@@ -106,7 +109,7 @@ class Joiner:
                     if file_result.error is None or file_result.findings
                     else f"{path}: {file_result.error}"
                 )
-            except (OSError, UnicodeDecodeError, ConfigError) as exc:
+            except (OSError, UnicodeDecodeError, ConfigError, NotebookError) as exc:
                 result = f"{path}: {exc}"
             except Exception as exc:  # noqa: BLE001 - a rule's bug must not lose the report of a long run
                 result = f"{path}: jaxfix could not analyze it ({type(exc).__name__}: {exc})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from jaxfix.explain.events import Collected, Function, display_path
+from jaxfix.explain.events import Collected, Function, at, display_path
 from jaxfix.explain.join import Cause
 from jaxfix.explain.run import RunOutcome
 
@@ -35,7 +35,7 @@ def _cause_lines(cause: Cause, cwd: str | None) -> list[str]:
             f = match.finding
             off = "" if match.selected else "; not selected by your config"
             lines.append(
-                f"    -> {f.code} {f.name} (fix: {_fix(f)}{off}) at {display_path(f.path, cwd)}:{f.line}:{f.column}"
+                f"    -> {f.code} {f.name} (fix: {_fix(f)}{off}) at {at(f.path, f.cell, f.line, cwd)}:{f.column}"
             )
     else:
         lines.append("    -> no rule matches" + (f" ({cause.note})" if cause.note else "") + "; JAX's reason is above")
@@ -71,7 +71,7 @@ def render_text(
             if f.kind != "jit":
                 name += f" [{f.kind}]"
             rows.append(
-                (name, f"{display_path(f.path, cwd)}:{f.line}", str(f.traces), str(f.compiles), f"{f.compile_seconds:.3f}")
+                (name, at(f.path, f.cell, f.line, cwd), str(f.traces), str(f.compiles), f"{f.compile_seconds:.3f}")
             )
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
         out.append("")
@@ -92,7 +92,7 @@ def render_text(
         out.append("Recompilations:")
         for f in recompiled:
             name = f.name + (f" #{f.ordinal + 1}" if f.ordinal else "")
-            out.append(f"{name} ({display_path(f.path, cwd)}:{f.line}): traced {f.traces} times, compiled {f.compiles} times")
+            out.append(f"{name} ({at(f.path, f.cell, f.line, cwd)}): traced {f.traces} times, compiled {f.compiles} times")
             for cause in causes.get(f.key, []):
                 out.extend(_cause_lines(cause, cwd))
             if not f.retraces:
@@ -114,6 +114,7 @@ def _finding_dict(match, cwd: str | None) -> dict:
         "name": f.name,
         "path": display_path(f.path, cwd),
         "line": f.line,
+        "cell": f.cell,
         "column": f.column,
         "end_line": f.end_line,
         "end_column": f.end_column,
@@ -128,6 +129,7 @@ def _function_dict(f: Function, causes: list[Cause], cwd: str | None) -> dict:
         "name": f.name,
         "path": display_path(f.path, cwd),
         "line": f.line,
+        "cell": f.cell,
         "ordinal": f.ordinal,
         "kind": f.kind,
         "user": f.user,
@@ -142,6 +144,7 @@ def _function_dict(f: Function, causes: list[Cause], cwd: str | None) -> dict:
             {
                 "path": display_path(c.first.site.path, cwd) if c.first.site else None,
                 "line": c.first.site.line if c.first.site else None,
+                "cell": c.first.site.cell if c.first.site else None,
                 "column": c.first.site.column if c.first.site else None,
                 "function": c.first.site.function if c.first.site else None,
                 "count": len(c.misses),

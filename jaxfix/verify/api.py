@@ -426,10 +426,10 @@ def verify_result(result: FileResult, **options: Any) -> FileVerification:
     """Verify the fixes `analyze(..., fix=True)` applied to one file (see `verify_change`)."""
     if result.fixed_source is None or not result.changed:
         return FileVerification(path=result.path, evidence=unverifiable("nothing was rewritten"), findings=list(result.fixes_applied))
-    if result.path.endswith(".ipynb"):  # its text is the notebook's JSON; running its cells is not done yet
-        evidence = unverifiable("notebooks are not verified yet (their cells are not run)")
-        findings = [f.with_fix(replace(f.fix, evidence=evidence)) if f.fix is not None else f for f in result.fixes_applied]
-        return FileVerification(path=result.path, evidence=evidence, findings=findings)
+    if result.path.endswith(".ipynb"):  # its text is the notebook's JSON: its cells, run in order, are the inputs
+        from jaxfix.verify.notebook import verify_notebook
+
+        return verify_notebook(result, **options)
     verification = verify_change(result.source, result.fixed_source, result.path, findings=list(result.fixes_applied), **options)
     return _count_jit_placement_past_eager_fixes(result, verification, options)
 
