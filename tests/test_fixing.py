@@ -56,6 +56,29 @@ class NeverConverges(Rule):
         yield ctx.finding(self, "TST3", stmt, "grow", ctx.rewrite("grow", Safety.SAFE, insert_before={stmt: [grown]}))
 
 
+class Restyles(Rule):
+    """A rule whose finding outlives its fix with another fix: `x = 1` gets a `# one` comment,
+    then, commented, a rename. As a `while` fixed by a static argument and then again by a
+    `while_loop` rewrite would be: two stacked fixes at one site (issue #33)."""
+
+    name = "restyles"
+    codes = (Code("TST4", "restyles", "a site with two fixes in turn"),)
+    prefilter = ("x = 1",)
+
+    def check(self, ctx):
+        from jaxfix.model import Edit, Fix
+
+        at = ctx.source.find("x = 1")
+        if at == -1:
+            return
+        stmt = ctx.module.body[0]
+        if ctx.source.find("  # one", at) == -1:
+            fix = Fix("comment it", Safety.SAFE, (Edit(at + 5, at + 5, "  # one"),))
+        else:
+            fix = Fix("rename it", Safety.SAFE, (Edit(at, at + 1, "renamed"),))
+        yield ctx.finding(self, "TST4", stmt, "x", fix)
+
+
 def _walk(node):
     yield node
     for child in node.children:
@@ -86,8 +109,31 @@ def test_fix_that_breaks_the_code_is_discarded_and_reported():
 
 
 def test_fix_loop_is_bounded():
-    outcome = run("grow = 1\n", NeverConverges(), max_rounds=3)
+    # four nested calls: each round renames the outermost one left, three rounds leave one
+    outcome = run("y = old_a(old_b(old_c(old_d(1))))\n", RenameCalls(), max_rounds=3)
     assert outcome.rounds == 3 and "did not converge" in outcome.error
+    assert outcome.text == "y = new_a(new_b(new_c(old_d(1))))\n"
+
+
+def test_a_finding_its_own_fix_recreates_is_not_fixed_again():
+    """A later round applies only fixes the first scan showed: the re-created finding waits for
+    the next run instead of growing the file to the round limit."""
+    outcome = run("grow = 1\n", NeverConverges(), max_rounds=3)
+    assert outcome.rounds == 1 and outcome.error is None
+    assert outcome.text == "grow = 1\ngrow = 1\n" and [f.code for f in outcome.remaining] == ["TST3"]
+
+
+def test_a_site_never_gets_two_stacked_fixes():
+    """Before (issue #33), round 2 applied the rename on top of round 1's comment."""
+    first = scan("x = 1\n", "t.py", [Restyles()])
+    assert [f.fix.title for f in first.findings] == ["comment it"]  # what `check` shows
+    outcome = run("x = 1\n", Restyles())
+    assert outcome.text == "x = 1  # one\n"  # the fix `check` named, and only it
+    assert [f.fix.title for f in outcome.applied] == ["comment it"]
+    assert [f.fix.title for f in outcome.remaining] == ["rename it"]  # the next `check` shows it
+    # a second run is a new `check`: it applies the fix that one shows
+    again = run(outcome.text, Restyles())
+    assert again.text == "renamed = 1  # one\n"
 
 
 def test_noqa_suppresses_by_code_and_prefix_and_bare():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import symtable
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -236,6 +237,34 @@ def _touches(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return False
 
 
+class ShownFixes:
+    """The fixes the first scan (what `check` shows) names, counted by code, line and fix title.
+
+    One finding, one fix (issue #33): a later round applies a fix only where the first scan
+    showed that same fix at that line and no earlier round applied it. So a site fixed once is
+    not fixed again on top (a static argument added after a `while_loop` rewrite of the same
+    loop), and a finding `check` called manual is not rewritten because another fix changed its
+    code (a JAX303 loop made fixable by the JAX403 fix of its body). A fix that only had to wait
+    for an overlapping one still applies, and may move (a `jnp.where` in a loop body the
+    `while_loop` rewrite moved): the line map places it at its line in the original. What is
+    held back stays in `remaining`; the next `check` shows it with the fix it then has."""
+
+    def __init__(self, findings: Sequence[Finding], unsafe_fixes: bool) -> None:
+        self._left = Counter(_shown(f) for f in findings if fix_is_wanted(f, unsafe_fixes))
+
+    def allows(self, finding: Finding, lines: LineMap) -> bool:
+        """Is `finding` (positioned in the latest text) a fix the first scan showed, not yet applied?"""
+        return self._left[_shown(lines.original(finding))] > 0
+
+    def take(self, placed: Finding) -> None:
+        """`placed` (at its line in the original) is applied."""
+        self._left[_shown(placed)] -= 1
+
+
+def _shown(finding: Finding) -> tuple[str, int, str]:
+    return finding.code, finding.line, finding.fix.title if finding.fix else ""
+
+
 @dataclass
 class FixOutcome:
     text: str
@@ -259,13 +288,15 @@ def fix_until_stable(
     max_rounds: int = MAX_FIX_ROUNDS,
 ) -> FixOutcome:
     """Apply non-overlapping wanted fixes, rescan, repeat; fixes that overlapped wait a round.
+    A later round applies only fixes the first scan showed and no round applied yet (`ShownFixes`).
 
     Every round's result must parse, or the round is discarded and reported: a
     rule bug can cost a fix, never the user's code.
     """
     outcome = FixOutcome(text=source, remaining=first.findings)
+    shown = ShownFixes(first.findings, unsafe_fixes)
     for round_number in range(1, max_rounds + 1):
-        wanted = [f for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes)]
+        wanted = [f for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes) and shown.allows(f, outcome.lines)]
         if not wanted:
             return outcome
         chosen = _non_overlapping(wanted)
@@ -283,13 +314,18 @@ def fix_until_stable(
             codes = ", ".join(sorted({f.code for f in chosen}))
             outcome.error = f"internal error: fixes for {codes} produced code that does not parse ({exc}); not applied"
             return outcome
-        outcome.applied.extend(outcome.lines.original(f) for f in chosen)
+        placed = [outcome.lines.original(f) for f in chosen]
+        outcome.applied.extend(placed)
+        for f in placed:
+            shown.take(f)
         outcome.lines.record_edits(outcome.text, edits)
         outcome.lines.record(edited, new_text)  # the imports' lines (only their block is diffed)
         outcome.text = new_text
         outcome.remaining = next_scan.findings
         outcome.rounds = round_number
-    leftover = sorted({f.code for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes)})
+    leftover = sorted(
+        {f.code for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes) and shown.allows(f, outcome.lines)}
+    )
     if leftover:
         outcome.error = f"fixes did not converge after {max_rounds} rounds ({', '.join(leftover)})"
     return outcome
