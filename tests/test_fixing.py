@@ -57,9 +57,10 @@ class NeverConverges(Rule):
 
 
 class Restyles(Rule):
-    """A rule whose finding outlives its fix with another fix: `x = 1` gets a `# one` comment,
-    then, commented, a rename. As a `while` fixed by a static argument and then again by a
-    `while_loop` rewrite would be: two stacked fixes at one site (issue #33)."""
+    """A rule whose finding outlives its fix with another fix, as a `while` given a static
+    argument (an edit of the decorator line above it) and then rewritten to `lax.while_loop`
+    would: `x = 1` first gets a `# static` comment on the line above it, then, still found, a rename. Two
+    stacked fixes at one site (issue #33)."""
 
     name = "restyles"
     codes = (Code("TST4", "restyles", "a site with two fixes in turn"),)
@@ -71,9 +72,9 @@ class Restyles(Rule):
         at = ctx.source.find("x = 1")
         if at == -1:
             return
-        stmt = ctx.module.body[0]
-        if ctx.source.find("  # one", at) == -1:
-            fix = Fix("comment it", Safety.SAFE, (Edit(at + 5, at + 5, "  # one"),))
+        stmt = next(s for s in ctx.module.body if "x = 1" in ctx.module.code_for_node(s))
+        if "# static" not in ctx.source:
+            fix = Fix("mark it static", Safety.SAFE, (Edit(at - 1, at - 1, "  # static"),))
         else:
             fix = Fix("rename it", Safety.SAFE, (Edit(at, at + 1, "renamed"),))
         yield ctx.finding(self, "TST4", stmt, "x", fix)
@@ -115,25 +116,25 @@ def test_fix_loop_is_bounded():
     assert outcome.text == "y = new_a(new_b(new_c(old_d(1))))\n"
 
 
-def test_a_finding_its_own_fix_recreates_is_not_fixed_again():
-    """A later round applies only fixes the first scan showed: the re-created finding waits for
-    the next run instead of growing the file to the round limit."""
+def test_a_finding_its_fix_did_not_touch_is_not_fixed_again():
+    """The re-created finding is on a site round 1 fixed without rewriting it: it waits for the
+    next run instead of growing the file up to the round limit."""
     outcome = run("grow = 1\n", NeverConverges(), max_rounds=3)
     assert outcome.rounds == 1 and outcome.error is None
     assert outcome.text == "grow = 1\ngrow = 1\n" and [f.code for f in outcome.remaining] == ["TST3"]
 
 
 def test_a_site_never_gets_two_stacked_fixes():
-    """Before (issue #33), round 2 applied the rename on top of round 1's comment."""
-    first = scan("x = 1\n", "t.py", [Restyles()])
-    assert [f.fix.title for f in first.findings] == ["comment it"]  # what `check` shows
-    outcome = run("x = 1\n", Restyles())
-    assert outcome.text == "x = 1  # one\n"  # the fix `check` named, and only it
-    assert [f.fix.title for f in outcome.applied] == ["comment it"]
+    """Before (issue #33), round 2 applied the rename on top of round 1's marker."""
+    first = scan("y = 0\nx = 1\n", "t.py", [Restyles()])
+    assert [(f.line, f.fix.title) for f in first.findings] == [(2, "mark it static")]  # what `check` shows
+    outcome = run("y = 0\nx = 1\n", Restyles())
+    assert outcome.text == "y = 0  # static\nx = 1\n"  # the fix `check` named, and only it
+    assert [(f.line, f.fix.title) for f in outcome.applied] == [(2, "mark it static")]
     assert [f.fix.title for f in outcome.remaining] == ["rename it"]  # the next `check` shows it
+    assert outcome.error is None
     # a second run is a new `check`: it applies the fix that one shows
-    again = run(outcome.text, Restyles())
-    assert again.text == "renamed = 1  # one\n"
+    assert run(outcome.text, Restyles()).text == "y = 0  # static\nrenamed = 1\n"
 
 
 def test_noqa_suppresses_by_code_and_prefix_and_bare():

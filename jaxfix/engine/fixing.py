@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import bisect
 import symtable
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -237,32 +236,49 @@ def _touches(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return False
 
 
-class ShownFixes:
-    """The fixes the first scan (what `check` shows) names, counted by code, line and fix title.
+class FixedSites:
+    """One finding, one fix (issue #33), in lines of the original text.
 
-    One finding, one fix (issue #33): a later round applies a fix only where the first scan
-    showed that same fix at that line and no earlier round applied it. So a site fixed once is
-    not fixed again on top (a static argument added after a `while_loop` rewrite of the same
-    loop), and a finding `check` called manual is not rewritten because another fix changed its
-    code (a JAX303 loop made fixable by the JAX403 fix of its body). A fix that only had to wait
-    for an overlapping one still applies, and may move (a `jnp.where` in a loop body the
-    `while_loop` rewrite moved): the line map places it at its line in the original. What is
-    held back stays in `remaining`; the next `check` shows it with the fix it then has."""
+    A later round does not fix again a site an earlier round fixed (same code, same line), unless
+    the first fix rewrote that site and the finding is on its output: a rule continuing its own
+    rewrite (the split of `if static and traced:` whose nested `if` then gets its `jnp.where`). So
+    a `while` given a static argument is not then rewritten to `lax.while_loop` on top. And a
+    finding the first scan (what `check` shows) had with no fix to apply (manual) is not fixed
+    because another fix changed its code (a JAX303 loop made fixable by the JAX403 fix of its
+    body). New findings a fix causes (a constant passed on to the caller) are fixed as before.
+    What is held back stays in `remaining`; the next `check` shows it with the fix it then has."""
 
-    def __init__(self, findings: Sequence[Finding], unsafe_fixes: bool) -> None:
-        self._left = Counter(_shown(f) for f in findings if fix_is_wanted(f, unsafe_fixes))
+    def __init__(self, first: Sequence[Finding], unsafe_fixes: bool) -> None:
+        self._unfixed = {(f.code, f.line) for f in first if not fix_is_wanted(f, unsafe_fixes)}
+        self._fixed: dict[tuple[str, int], list[tuple[int, int]]] = {}  # site -> its fix's edited lines
+
+    def record(self, text: str, chosen: Sequence[Finding], lines: LineMap) -> None:
+        """`chosen` (positioned in `text`, mapped by `lines` so far) are applied to `text`."""
+        starts = _line_starts(text)
+        for finding in chosen:
+            spans = self._fixed.setdefault((finding.code, lines.original(finding).line), [])
+            for edit in finding.fix.edits:
+                first = bisect.bisect_right(starts, edit.start) + 1
+                last = bisect.bisect_right(starts, max(edit.start, edit.end - 1)) + 1
+                spans.append((lines.original_line(first), lines.original_line(last)))
 
     def allows(self, finding: Finding, lines: LineMap) -> bool:
-        """Is `finding` (positioned in the latest text) a fix the first scan showed, not yet applied?"""
-        return self._left[_shown(lines.original(finding))] > 0
+        """May a later round fix `finding` (positioned in the latest text)?"""
+        placed = lines.original(finding)
+        site = (placed.code, placed.line)
+        if site in self._unfixed:
+            return False
+        spans = self._fixed.get(site)
+        return spans is None or any(a <= placed.line <= b for a, b in spans)
 
-    def take(self, placed: Finding) -> None:
-        """`placed` (at its line in the original) is applied."""
-        self._left[_shown(placed)] -= 1
 
-
-def _shown(finding: Finding) -> tuple[str, int, str]:
-    return finding.code, finding.line, finding.fix.title if finding.fix else ""
+def _line_starts(text: str) -> list[int]:
+    """Offsets where the 2nd, 3rd, ... lines of `text` begin (a bisect gives an offset's 1-based line)."""
+    starts, at = [], text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    return starts
 
 
 @dataclass
@@ -288,15 +304,15 @@ def fix_until_stable(
     max_rounds: int = MAX_FIX_ROUNDS,
 ) -> FixOutcome:
     """Apply non-overlapping wanted fixes, rescan, repeat; fixes that overlapped wait a round.
-    A later round applies only fixes the first scan showed and no round applied yet (`ShownFixes`).
+    A later round fixes no site twice and no finding the first scan had unfixable (`FixedSites`).
 
     Every round's result must parse, or the round is discarded and reported: a
     rule bug can cost a fix, never the user's code.
     """
     outcome = FixOutcome(text=source, remaining=first.findings)
-    shown = ShownFixes(first.findings, unsafe_fixes)
+    sites = FixedSites(first.findings, unsafe_fixes)
     for round_number in range(1, max_rounds + 1):
-        wanted = [f for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes) and shown.allows(f, outcome.lines)]
+        wanted = [f for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes) and sites.allows(f, outcome.lines)]
         if not wanted:
             return outcome
         chosen = _non_overlapping(wanted)
@@ -314,17 +330,15 @@ def fix_until_stable(
             codes = ", ".join(sorted({f.code for f in chosen}))
             outcome.error = f"internal error: fixes for {codes} produced code that does not parse ({exc}); not applied"
             return outcome
-        placed = [outcome.lines.original(f) for f in chosen]
-        outcome.applied.extend(placed)
-        for f in placed:
-            shown.take(f)
+        outcome.applied.extend(outcome.lines.original(f) for f in chosen)
+        sites.record(outcome.text, chosen, outcome.lines)
         outcome.lines.record_edits(outcome.text, edits)
         outcome.lines.record(edited, new_text)  # the imports' lines (only their block is diffed)
         outcome.text = new_text
         outcome.remaining = next_scan.findings
         outcome.rounds = round_number
     leftover = sorted(
-        {f.code for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes) and shown.allows(f, outcome.lines)}
+        {f.code for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes) and sites.allows(f, outcome.lines)}
     )
     if leftover:
         outcome.error = f"fixes did not converge after {max_rounds} rounds ({', '.join(leftover)})"
