@@ -13,10 +13,10 @@ import textwrap
 
 import jax
 import jax.numpy as jnp
+from pytree_cache_support import load_module
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
-from pytree_cache_support import load_module
 
 CONFIG = Config(select=("ALL",), unsafe_fixes=True)
 

@@ -249,7 +249,8 @@ class FixedSites:
     What is held back stays in `remaining`; the next `check` shows it with the fix it then has."""
 
     def __init__(self, first: Sequence[Finding], unsafe_fixes: bool) -> None:
-        self._unfixed = {(f.code, f.line) for f in first if not fix_is_wanted(f, unsafe_fixes)}
+        wanted = {(f.code, f.line) for f in first if fix_is_wanted(f, unsafe_fixes)}
+        self._unfixed = {(f.code, f.line) for f in first if not fix_is_wanted(f, unsafe_fixes)} - wanted
         self._fixed: dict[tuple[str, int], list[tuple[int, int]]] = {}  # site -> its fix's edited lines
 
     def record(self, text: str, chosen: Sequence[Finding], lines: LineMap) -> None:
@@ -312,7 +313,11 @@ def fix_until_stable(
     outcome = FixOutcome(text=source, remaining=first.findings)
     sites = FixedSites(first.findings, unsafe_fixes)
     for round_number in range(1, max_rounds + 1):
-        wanted = [f for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes) and sites.allows(f, outcome.lines)]
+        wanted = [
+            f
+            for f in outcome.remaining
+            if fix_is_wanted(f, unsafe_fixes) and (round_number == 1 or sites.allows(f, outcome.lines))
+        ]
         if not wanted:
             return outcome
         chosen = _non_overlapping(wanted)
