@@ -229,7 +229,7 @@ def test_pytree_metadata_change_joins_cached_property_finding_across_files(tmp_p
     assert "`model`: Model pytree metadata" in cause["reason"]
     assert "different input pytree" in cause["jax_explanation"]
     assert [(f["code"], f["path"], f["line"], f["fix"]) for f in cause["findings"]] == [
-        ("JAX101", "model.py", 12, "unsafe")
+        ("JAX101", "model.py", 12, "safe")  # the default (property) style's fix is safe
     ]
 
 

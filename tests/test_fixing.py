@@ -56,6 +56,30 @@ class NeverConverges(Rule):
         yield ctx.finding(self, "TST3", stmt, "grow", ctx.rewrite("grow", Safety.SAFE, insert_before={stmt: [grown]}))
 
 
+class Restyles(Rule):
+    """A rule whose finding outlives its fix with another fix, as a `while` given a static
+    argument (an edit of the decorator line above it) and then rewritten to `lax.while_loop`
+    would: `x = 1` first gets a `# static` comment on the line above it, then, still found, a rename. Two
+    stacked fixes at one site (issue #33)."""
+
+    name = "restyles"
+    codes = (Code("TST4", "restyles", "a site with two fixes in turn"),)
+    prefilter = ("x = 1",)
+
+    def check(self, ctx):
+        from jaxfix.model import Edit, Fix
+
+        at = ctx.source.find("x = 1")
+        if at == -1:
+            return
+        stmt = next(s for s in ctx.module.body if "x = 1" in ctx.module.code_for_node(s))
+        if "# static" not in ctx.source:
+            fix = Fix("mark it static", Safety.SAFE, (Edit(at - 1, at - 1, "  # static"),))
+        else:
+            fix = Fix("rename it", Safety.SAFE, (Edit(at, at + 1, "renamed"),))
+        yield ctx.finding(self, "TST4", stmt, "x", fix)
+
+
 def _walk(node):
     yield node
     for child in node.children:
@@ -86,8 +110,31 @@ def test_fix_that_breaks_the_code_is_discarded_and_reported():
 
 
 def test_fix_loop_is_bounded():
-    outcome = run("grow = 1\n", NeverConverges(), max_rounds=3)
+    # four nested calls: each round renames the outermost one left, three rounds leave one
+    outcome = run("y = old_a(old_b(old_c(old_d(1))))\n", RenameCalls(), max_rounds=3)
     assert outcome.rounds == 3 and "did not converge" in outcome.error
+    assert outcome.text == "y = new_a(new_b(new_c(old_d(1))))\n"
+
+
+def test_a_finding_its_fix_did_not_touch_is_not_fixed_again():
+    """The re-created finding is on a site round 1 fixed without rewriting it: it waits for the
+    next run instead of growing the file up to the round limit."""
+    outcome = run("grow = 1\n", NeverConverges(), max_rounds=3)
+    assert outcome.rounds == 1 and outcome.error is None
+    assert outcome.text == "grow = 1\ngrow = 1\n" and [f.code for f in outcome.remaining] == ["TST3"]
+
+
+def test_a_site_never_gets_two_stacked_fixes():
+    """Before (issue #33), round 2 applied the rename on top of round 1's marker."""
+    first = scan("y = 0\nx = 1\n", "t.py", [Restyles()])
+    assert [(f.line, f.fix.title) for f in first.findings] == [(2, "mark it static")]  # what `check` shows
+    outcome = run("y = 0\nx = 1\n", Restyles())
+    assert outcome.text == "y = 0  # static\nx = 1\n"  # the fix `check` named, and only it
+    assert [(f.line, f.fix.title) for f in outcome.applied] == [(2, "mark it static")]
+    assert [f.fix.title for f in outcome.remaining] == ["rename it"]  # the next `check` shows it
+    assert outcome.error is None
+    # a second run is a new `check`: it applies the fix that one shows
+    assert run(outcome.text, Restyles()).text == "y = 0  # static\nrenamed = 1\n"
 
 
 def test_noqa_suppresses_by_code_and_prefix_and_bare():

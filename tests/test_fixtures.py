@@ -21,7 +21,11 @@ UPDATE = os.environ.get("JAXFIX_UPDATE_GOLDEN") == "1"
 
 
 def _config(case) -> Config:
-    return Config(select=("ALL",), unsafe_fixes=case.unsafe)
+    config = Config(select=("ALL",), unsafe_fixes=case.unsafe)
+    if case.family == "pytree_cache":
+        # its goldens are of the opt-in field style (fixtures/pytree_cache/README.md)
+        config = config.with_options("pytree-cache", **{"cache-style": "field"})
+    return config
 
 
 def _findings_text(findings) -> str:

@@ -138,18 +138,22 @@ def test_project_index_survives_bad_files(tmp_path):
     assert set(index.errors) == {str(bad), str(tmp_path / "missing.py")}
 
 
+FIELD = Config(unsafe_fixes=True).with_options("pytree-cache", **{"cache-style": "field"})
+
+
 def test_cross_module_findings_need_the_index():
+    """The goldens are of the opt-in field style (`cache-style = "field"`)."""
     path = CROSS / "pkg" / "model.py"
     source = path.read_text()
-    alone = analyze(source, str(path), Config(unsafe_fixes=True), fix=True)
+    alone = analyze(source, str(path), FIELD, fix=True)
     assert alone.findings == []  # the base class lives elsewhere: nothing known, nothing flagged
     index = build_project_index(sorted(str(p) for p in (CROSS / "pkg").rglob("*.py")))
-    result = analyze(source, str(path), Config(unsafe_fixes=True), fix=True, project=index)
+    result = analyze(source, str(path), FIELD, fix=True, project=index)
     assert result.error is None
     rows = sorted(f"{f.line}:{f.column} {f.code} {f.fix.safety.value}" for f in result.findings)
     assert rows == sorted((CROSS / "model.findings.txt").read_text().splitlines())
     assert result.fixed_source == (CROSS / "model.expected.py").read_text()
-    again = analyze(result.fixed_source, str(path), Config(unsafe_fixes=True), fix=True, project=index)
+    again = analyze(result.fixed_source, str(path), FIELD, fix=True, project=index)
     assert again.fixed_source is None
 
 
@@ -228,15 +232,20 @@ def _jaxfix(*args, cwd):
 @pytest.mark.slow
 def test_cli_builds_the_project_index_and_reads_cache_style(tmp_path):
     """End to end: the CLI sees the base class in another file, and `cache-style` from pyproject.toml."""
-    shutil.copytree(CROSS / "pkg", tmp_path / "pkg")
+    fielded = tmp_path / "fielded"
+    shutil.copytree(CROSS / "pkg", fielded / "pkg")
+    (fielded / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "field"\n')
     proc = _jaxfix(
-        "fix", ".", "--unsafe-fixes", "--write", "--allow-dirty", "--no-cache", "-q", "-j", "1", cwd=tmp_path
+        "fix", ".", "--unsafe-fixes", "--write", "--allow-dirty", "--no-cache", "-q", "-j", "1", cwd=fielded
     )
     assert proc.returncode in (0, 1), proc.stderr
-    assert (tmp_path / "pkg" / "model.py").read_text() == (CROSS / "model.expected.py").read_text()
+    assert (fielded / "pkg" / "model.py").read_text() == (CROSS / "model.expected.py").read_text()
 
     other = tmp_path / "styled"
     shutil.copytree(CROSS / "pkg", other / "pkg")
+    proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)  # no config: the property style
+    assert proc.returncode == 1
+    assert proc.stdout.count("JAX101 [*]") == 3 and proc.stdout.count("JAX102 [*]") == 1  # all safe
     (other / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "property"\n')
     proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)
     assert proc.returncode == 1

@@ -18,7 +18,8 @@ from jaxfix.engine.config import Config
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pytree_cache_support import FIXTURES, load_module  # noqa: E402
 
-FIELD = Config(unsafe_fixes=True)
+# the opt-in field style (`cache-style = "field"`); the default is the property style
+FIELD = Config(unsafe_fixes=True).with_options("pytree-cache", **{"cache-style": "field"})
 
 COUNTED = """
 import functools
@@ -263,13 +264,16 @@ def test_manual_for_setter_and_unchanged_text():
 
 def test_property_style_is_safe_field_style_is_unsafe_and_says_why():
     source = (FIXTURES / "flax_node_unsafe.in.py").read_text()
-    field = {f.code: f.fix for f in analyze(source, "m.py", Config()).findings}
+    field_style = Config().with_options("pytree-cache", **{"cache-style": "field"})
+    field = {f.code: f.fix for f in analyze(source, "m.py", field_style).findings}
     assert field["JAX101"].safety.value == "unsafe" and "tree structure" in field["JAX101"].title
     assert "gradient" in field["JAX101"].title and "checkpoints" in field["JAX101"].title
     assert field["JAX102"].safety.value == "safe"
     # without --unsafe-fixes only the safe JAX102 fix is applied
-    safe_only = analyze(source, "m.py", Config(), fix=True).fixed_source
+    safe_only = analyze(source, "m.py", field_style, fix=True).fixed_source
     assert "lru_cache" not in safe_only and "functools.cached_property" in safe_only
+    # the default style is the property style: every fix safe
+    assert {f.fix.safety.value for f in analyze(source, "m.py", Config()).findings} == {"safe"}
     prop = Config().with_options("pytree-cache", **{"cache-style": "property"})
     assert {f.fix.safety.value for f in analyze(source, "m.py", prop).findings} == {"safe"}
 
@@ -298,7 +302,9 @@ def test_libcst_command_gives_the_same_text():
     source = (FIXTURES / "equinox_unsafe.in.py").read_text()
     command = PytreeCacheCommand(CodemodContext(filename="equinox_unsafe.in.py"), unsafe_fixes=True)
     out = command.transform_module(cst.parse_module(source)).code
-    assert out == (FIXTURES / "equinox_unsafe.out.py").read_text()
+    # the command has no options: it applies the default (property) style, as `jaxfix fix` does
+    assert out == analyze(source, "equinox_unsafe.in.py", Config(unsafe_fixes=True), fix=True).fixed_source
+    assert "with_caches" not in out and "functools.cached_property" not in out
 
 
 EDGES = Path(__file__).resolve().parent / "data" / "pytree_cache_edges.py"

@@ -52,29 +52,44 @@ class Layer(eqx.Module):
     def gram(self) -> jax.Array:
         return self.w @ self.w.T
 ```
-This is the `cache-style = "property"` fix: no cache at all, which under jit costs nothing (XLA
-removes the duplicate work). The default `"field"` fix keeps a cache the pytree way: a
-registered cache field read by the property, filled by `layer = layer.with_caches()` once,
-outside jit (its exact output is in the examples below).
+This is the default fix, `cache-style = "property"`: no cache at all, which under jit costs
+nothing (XLA removes the duplicate work), and the class's tree structure is unchanged. The
+opt-in `"field"` fix keeps a cache the pytree way: a registered cache field read by the
+property, filled by `layer = layer.with_caches()` once, outside jit:
+```python
+class Layer(eqx.Module):
+    w: jax.Array
+    _gram_cache: typing.Optional[jax.Array] = eqx.field(default=None)
+
+    @property
+    def gram(self) -> jax.Array:
+        if self._gram_cache is not None:
+            return self._gram_cache
+        return self.w @ self.w.T
+
+    def with_caches(self):
+        # (a docstring: return a copy with the caches filled; call it outside jit)
+        return eqx.tree_at(lambda m: m._gram_cache, self, self.gram, is_leaf=lambda x: x is None)
+```
 
 ## Options
-`cache-style` (`[tool.jaxfix.pytree-cache]`): `"field"` (default) rewrites as above: a
-registered cache field per property, annotated `Optional[<return type>]` (`Any` without a
-return annotation), filled functionally by one `with_caches()` method in the class kind's copy
-idiom (`self.replace`, `eqx.tree_at`, `dataclasses.replace`, or `tree_flatten` /
-`tree_unflatten` with the cache appended to the children; a subclass chains to
-`super().with_caches()`). `"property"` turns the `cached_property` into a plain `property`: no
-new field, no cache.
+`cache-style` (`[tool.jaxfix.pytree-cache]`): `"property"` (default) turns the
+`cached_property` into a plain `property`: no new field, no cache. `"field"` (opt-in) rewrites
+as shown above: a registered cache field per property, annotated `Optional[<return type>]`
+(`Any` without a return annotation), filled functionally by one `with_caches()` method in the
+class kind's copy idiom (`self.replace`, `eqx.tree_at`, `dataclasses.replace`, or
+`tree_flatten` / `tree_unflatten` with the cache appended to the children; a subclass chains to
+`super().with_caches()`).
 
 ## Fix safety
 The two styles differ in what they promise.
 
-`cache-style = "property"` is **safe**: the class keeps its fields, so its tree structure,
+`cache-style = "property"` (the default) is **safe**: the class keeps its fields, so its tree structure,
 its checkpoints and its gradients are those of the original on every path where the original
 works, and no tracer is ever stored (the leak is gone). Eager code recomputes on each access;
 under jit XLA removes the duplicate computation.
 
-`cache-style = "field"` (the default) is **unsafe**, measured on flax 0.12.8 / equinox 0.13.8:
+`cache-style = "field"` (opt-in) is **unsafe**, measured on flax 0.12.8 / equinox 0.13.8:
 - tree structure: the class gains a `None` leaf, so its treedef changes (code comparing
   treedefs, or a `jit` cache warmed before, sees a new structure), and `None` vs filled are two
   compilations;
@@ -143,9 +158,9 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
     options = (
         Option(
             "cache-style",
-            "field",
-            "How JAX101 is fixed: `field` (registered cache field + `with_caches()`, unsafe) or "
-            "`property` (plain property, safe).",
+            "property",
+            "How JAX101 is fixed: `property` (plain property, safe; the default) or `field` "
+            "(registered cache field + `with_caches()`, unsafe: a new pytree leaf).",
             choices=("field", "property"),
         ),
     )
@@ -197,9 +212,7 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                 def norm(self) -> jax.Array:
                     return jnp.linalg.norm(self.w)
             """,
-            fixed='''
-            import typing
-
+            fixed="""
             import flax.struct
             import jax
             import jax.numpy as jnp
@@ -207,18 +220,11 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
 
             class Model(flax.struct.PyTreeNode):
                 w: jax.Array
-                _norm_cache: typing.Optional[jax.Array] = flax.struct.field(default=None)
 
                 @property
                 def norm(self) -> jax.Array:
-                    if self._norm_cache is not None:
-                        return self._norm_cache
                     return jnp.linalg.norm(self.w)
-
-                def with_caches(self):
-                    """Return a copy with the caches filled; call it outside jit."""
-                    return self.replace(_norm_cache=self.norm)
-            ''',
+            """,
         ),
         Invalid(
             """
@@ -272,41 +278,27 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                 def tree_unflatten(cls, aux_data, children):
                     return cls(*children)
             """,
-            fixed='''
-            import typing
-
+            fixed="""
             import jax
             import jax.numpy as jnp
 
 
             @jax.tree_util.register_pytree_node_class
             class Params:
-                _norm_cache: typing.Any = None
-
                 def __init__(self, w):
                     self.w = w
 
                 @property
                 def norm(self):
-                    if self._norm_cache is not None:
-                        return self._norm_cache
                     return jnp.linalg.norm(self.w)
 
                 def tree_flatten(self):
-                    return (self.w, self._norm_cache), None
+                    return (self.w,), None
 
                 @classmethod
                 def tree_unflatten(cls, aux_data, children):
-                    *children, _norm_cache = children
-                    obj = cls(*children)
-                    obj._norm_cache = _norm_cache
-                    return obj
-
-                def with_caches(self):
-                    """Return a copy with the caches filled; call it outside jit."""
-                    children, aux_data = self.tree_flatten()
-                    return type(self).tree_unflatten(aux_data, (*children[:-1], self.norm))
-            ''',
+                    return cls(*children)
+            """,
         ),
     )
 

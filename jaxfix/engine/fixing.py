@@ -236,6 +236,52 @@ def _touches(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return False
 
 
+class FixedSites:
+    """One finding, one fix (issue #33), in lines of the original text.
+
+    A later round does not fix again a site an earlier round fixed (same code, same line), unless
+    the first fix rewrote that site and the finding is on its output: a rule continuing its own
+    rewrite (the split of `if static and traced:` whose nested `if` then gets its `jnp.where`). So
+    a `while` given a static argument is not then rewritten to `lax.while_loop` on top. And a
+    finding the first scan (what `check` shows) had with no fix to apply (manual) is not fixed
+    because another fix changed its code (a JAX303 loop made fixable by the JAX403 fix of its
+    body). New findings a fix causes (a constant passed on to the caller) are fixed as before.
+    What is held back stays in `remaining`; the next `check` shows it with the fix it then has."""
+
+    def __init__(self, first: Sequence[Finding], unsafe_fixes: bool) -> None:
+        wanted = {(f.code, f.line) for f in first if fix_is_wanted(f, unsafe_fixes)}
+        self._unfixed = {(f.code, f.line) for f in first if not fix_is_wanted(f, unsafe_fixes)} - wanted
+        self._fixed: dict[tuple[str, int], list[tuple[int, int]]] = {}  # site -> its fix's edited lines
+
+    def record(self, text: str, chosen: Sequence[Finding], lines: LineMap) -> None:
+        """`chosen` (positioned in `text`, mapped by `lines` so far) are applied to `text`."""
+        starts = _line_starts(text)
+        for finding in chosen:
+            spans = self._fixed.setdefault((finding.code, lines.original(finding).line), [])
+            for edit in finding.fix.edits:
+                first = bisect.bisect_right(starts, edit.start) + 1
+                last = bisect.bisect_right(starts, max(edit.start, edit.end - 1)) + 1
+                spans.append((lines.original_line(first), lines.original_line(last)))
+
+    def allows(self, finding: Finding, lines: LineMap) -> bool:
+        """May a later round fix `finding` (positioned in the latest text)?"""
+        placed = lines.original(finding)
+        site = (placed.code, placed.line)
+        if site in self._unfixed:
+            return False
+        spans = self._fixed.get(site)
+        return spans is None or any(a <= placed.line <= b for a, b in spans)
+
+
+def _line_starts(text: str) -> list[int]:
+    """Offsets where the 2nd, 3rd, ... lines of `text` begin (a bisect gives an offset's 1-based line)."""
+    starts, at = [], text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    return starts
+
+
 @dataclass
 class FixOutcome:
     text: str
@@ -259,13 +305,19 @@ def fix_until_stable(
     max_rounds: int = MAX_FIX_ROUNDS,
 ) -> FixOutcome:
     """Apply non-overlapping wanted fixes, rescan, repeat; fixes that overlapped wait a round.
+    A later round fixes no site twice and no finding the first scan had unfixable (`FixedSites`).
 
     Every round's result must parse, or the round is discarded and reported: a
     rule bug can cost a fix, never the user's code.
     """
     outcome = FixOutcome(text=source, remaining=first.findings)
+    sites = FixedSites(first.findings, unsafe_fixes)
     for round_number in range(1, max_rounds + 1):
-        wanted = [f for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes)]
+        wanted = [
+            f
+            for f in outcome.remaining
+            if fix_is_wanted(f, unsafe_fixes) and (round_number == 1 or sites.allows(f, outcome.lines))
+        ]
         if not wanted:
             return outcome
         chosen = _non_overlapping(wanted)
@@ -284,12 +336,15 @@ def fix_until_stable(
             outcome.error = f"internal error: fixes for {codes} produced code that does not parse ({exc}); not applied"
             return outcome
         outcome.applied.extend(outcome.lines.original(f) for f in chosen)
+        sites.record(outcome.text, chosen, outcome.lines)
         outcome.lines.record_edits(outcome.text, edits)
         outcome.lines.record(edited, new_text)  # the imports' lines (only their block is diffed)
         outcome.text = new_text
         outcome.remaining = next_scan.findings
         outcome.rounds = round_number
-    leftover = sorted({f.code for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes)})
+    leftover = sorted(
+        {f.code for f in outcome.remaining if fix_is_wanted(f, unsafe_fixes) and sites.allows(f, outcome.lines)}
+    )
     if leftover:
         outcome.error = f"fixes did not converge after {max_rounds} rounds ({', '.join(leftover)})"
     return outcome

@@ -1,6 +1,6 @@
 """Which changes of tree structure a rewrite makes on purpose: the class fields it adds.
 
-JAX101's `cache-style = "field"` fix adds a registered `_<name>_cache` field (None until
+JAX101's opt-in `cache-style = "field"` fix adds a registered `_<name>_cache` field (None until
 `with_caches()` fills it), so every tree that holds such an instance, a gradient with respect to
 it included, gains a leaf. That leaf is the fix, not a defect: outputs are compared on the
 original's leaves and the added one is named in the evidence. The fields are read from the two
