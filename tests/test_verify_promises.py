@@ -31,9 +31,13 @@ from jaxfix.verify.watch import reorder_scale, timing_verdict
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _fixed(path: Path, code: str) -> tuple[str, str, list]:
+def _fixed(path: Path, code: str, **options: str) -> tuple[str, str, list]:
+    """`options`: the pytree-cache rules' options (`cache_style="field"`, the opt-in style)."""
     source = path.read_text()
-    result = analyze(source, str(path), Config(select=(code,), unsafe_fixes=True), fix=True)
+    config = Config(select=(code,), unsafe_fixes=True)
+    if options:
+        config = config.with_options("pytree-cache", **{k.replace("_", "-"): v for k, v in options.items()})
+    result = analyze(source, str(path), config, fix=True)
     assert result.fixed_source and result.fixes_applied, result.findings
     return source, result.fixed_source, result.fixes_applied
 
@@ -147,7 +151,7 @@ class Model:
 def cached(tmp_path_factory):
     path = tmp_path_factory.mktemp("cached") / "model.py"
     path.write_text(CACHED)
-    return (path, *_fixed(path, "JAX101"))
+    return (path, *_fixed(path, "JAX101", cache_style="field"))  # with_caches() is the field style's path
 
 
 def test_values_read_after_with_caches_are_compared(cached):

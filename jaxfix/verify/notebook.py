@@ -36,7 +36,7 @@ LINES = "lines run"  # the drive's output that is no value: the module lines its
 DRIVE = (
     f"LINES = {LINES!r}\n"
     + """
-import ast, builtins, contextlib, functools, linecache, types
+import ast, builtins, collections, contextlib, functools, linecache, types
 
 
 def _shown(value):
@@ -89,7 +89,7 @@ def drive(mod):
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     namespace = {"__name__": "__main__", "__builtins__": builtins, "__file__": mod.__file__,
                  "display": lambda *args, **kwargs: None}  # IPython's display(): output only
-    ran = set()
+    ran = collections.Counter()  # observe.lines_run counts each line's executions
     first = not _runs
     _runs.append(1)
     calls = {}
