@@ -184,6 +184,9 @@ def project(tmp_path_factory):
     (root / "branch.py").write_text(BRANCH)
     (root / "train.py").write_text(TRAIN)
     (root / "examples.py").write_text(MODEL_EXAMPLES)
+    # the caching evidence below is the field style's (`with_caches()`), opt-in since the default
+    # became the plain property
+    (root / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "field"\n')
     return root
 
 
