@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,3 +52,18 @@ def discover_cases() -> list[Case]:
         for path in sorted(folder.glob("*.ok.py")):
             cases.append(Case(folder.name, path.name[: -len(".ok.py")], folder, False))
     return cases
+
+
+_loaded = itertools.count()
+
+
+def load_as_module(path: Path, source: str | None = None):
+    """Run `source` (default: the file's text) as a fresh module named after `path` with a unique
+    name: its own functions, so its own jit caches; registered in sys.modules, as dataclasses need."""
+    name = f"_jaxfix_loaded_{path.stem.replace('.', '_')}_{next(_loaded)}"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = str(path)
+    sys.modules[name] = module
+    exec(compile(source if source is not None else path.read_text(), str(path), "exec"), module.__dict__)
+    return module

@@ -6,9 +6,6 @@ versions (compile counts measured here, on CPU, with the real flax)."""
 from __future__ import annotations
 
 import collections
-import importlib.util
-import itertools
-import sys
 import textwrap
 from pathlib import Path
 
@@ -17,6 +14,7 @@ import jax.monitoring
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fixture_cases import load_as_module
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -25,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _compiles = collections.Counter()
-_counter = itertools.count()
 
 
 def _listener(name, duration, **kwargs):
@@ -48,15 +45,7 @@ def fixed(source: str, path: str = "lib.py") -> str:
     return result.fixed_source if result.fixed_source is not None else source
 
 
-def load(path: Path, source: str | None = None):
-    """A fresh module (its own functions, so its own jit caches)."""
-    name = f"_nnx_example_{path.stem}_{next(_counter)}"
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    module.__file__ = str(path)
-    sys.modules[name] = module
-    exec(compile(source if source is not None else path.read_text(), str(path), "exec"), module.__dict__)
-    return module
+load = load_as_module
 
 
 def compiles(fn, *args, **kwargs):

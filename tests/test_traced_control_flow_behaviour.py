@@ -15,21 +15,16 @@ The quick set runs the first cases, `--long` every case.
 from __future__ import annotations
 
 import collections
-import importlib.util
-import itertools
-import sys
-from pathlib import Path
 
 import jax
 import jax.monitoring
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from fixture_cases import discover_cases
+from fixture_cases import discover_cases, load_as_module
 from long_support import quick_and_long
 
 CASES = [c for c in discover_cases() if c.family == "traced_control_flow" and c.positive]
-_counter = itertools.count()
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _compiles: collections.Counter = collections.Counter()
 
@@ -42,15 +37,7 @@ def _listener(name, duration, **kwargs):
 jax.monitoring.register_event_duration_secs_listener(_listener)
 
 
-def load(path: Path, source: str | None = None):
-    """Load a fixture as a fresh module with a unique name (distinct functions, distinct jit caches)."""
-    name = f"_cf_fixture_{path.stem.replace('.', '_')}_{next(_counter)}"
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    module = importlib.util.module_from_spec(spec)
-    module.__file__ = str(path)
-    sys.modules[name] = module
-    exec(compile(source if source is not None else path.read_text(), str(path), "exec"), module.__dict__)
-    return module
+load = load_as_module
 
 
 def load_driver(case):
