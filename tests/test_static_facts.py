@@ -467,3 +467,23 @@ def test_a_not_a_tracer_guard_through_the_module_helper_rules_out_a_tracer():
     # buggy: a helper that tests something else guards nothing
     buggy = src.replace("return isinstance(x, jax.core.Tracer)", "return isinstance(x, float)")
     assert sorted(code for code, _ in lines(run(buggy))) == ["JAX301", "JAX304"]
+
+
+def test_printing_the_abstract_type_of_a_traced_value_is_a_trace_time_print():
+    # `print(f"{jax.typeof(x) = }")` inside jit is how JAX's own docs show a tracer's type ("JAX
+    # sharp bits"/explicit-sharding tutorial): the value printed is a Python object, and a
+    # `jax.debug.print` of it would fail (a type is not an array). The value itself is still reported.
+    src = textwrap.dedent(
+        """
+        import jax
+
+        @jax.jit
+        def f(y):
+            print(f"{jax.typeof(y) = }")
+            print("aval", jax.core.get_aval(y))
+            print("value", y)
+            return y * 2
+        """
+    )
+    result = analyze(src, "t.py", Config(select=("JAX4",)), fix=True)
+    assert [(f.code, f.line) for f in result.findings] == [("JAX401", 8)]

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable
 
 import libcst as cst
 
+from jaxfix.analysis.static_values import STATIC_ATTRS
 from jaxfix.analysis.walk import walk
 
 Qualify = Callable[[cst.BaseExpression], "str | None"]
 
-SHAPE_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "aval", "weak_type"})
 # jax.numpy constructors whose every argument is static
 _ALL_STATIC = frozenset(
     f"jax.numpy.{n}"
@@ -231,7 +231,7 @@ class _NameCollector(cst.CSTVisitor):
             self.found.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        if node.attr.value in SHAPE_ATTRS:
+        if node.attr.value in STATIC_ATTRS:
             return False
         walk(node.value, self)
         return False
@@ -404,7 +404,7 @@ class _UseFinder(cst.CSTVisitor):
                 return "other", parent  # `opts["scale"]`: a mapping, which may hold anything
             return "numeric", parent
         if isinstance(parent, cst.Attribute):
-            if parent.attr.value in SHAPE_ATTRS | ARRAY_METHODS | {"T", "at", "real", "imag", "mT"}:
+            if parent.attr.value in STATIC_ATTRS | ARRAY_METHODS | {"T", "at", "real", "imag", "mT"}:
                 return "numeric", parent
             return "other", parent
         if isinstance(parent, cst.Arg) and len(self._parents) > 1 and isinstance(self._parents[-2], cst.Call):

@@ -20,7 +20,7 @@ from typing import Protocol
 import libcst as cst
 
 # Attributes whose value is known at trace time whatever the object.
-STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding"})
+STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "weak_type", "sharding", "aval"})
 
 
 # Public attributes and methods of `jax.Array`, a tracer and `numpy.ndarray` (from `dir()` of
@@ -104,6 +104,10 @@ STATIC_CALLS = frozenset(
         "jax.ShapeDtypeStruct",
         "jax.core.is_constant_dim",
         "jax.lax.axis_size",
+        # the abstract value (shape, dtype, weak type, sharding) of an array: `print(jax.typeof(x))`
+        # inside jit is the documented way to see a tracer's type at trace time
+        "jax.typeof",
+        "jax.core.get_aval",
         # dtypes
         "jax.numpy.dtype",
         "jax.numpy.result_type",
