@@ -9,6 +9,8 @@ applied one at a time to a temporary copy of `jaxfix/` and `codemods/` (the real
 edited). The programs are the fixtures' `.in.py` files copied out without their drive files (so
 verification has no declared inputs: zero configuration), the `benchmarks/verify_real` projects,
 `examples/` and `benchmarks/verify_mutants_programs/` (small programs written as users write them).
+A mutant of an opt-in fix style carries the pyproject.toml that asks for it (`config`, passed as
+`--config` to its runs and to its unmutated baseline): JAX101's registered cache field is opt-in.
 For each mutant:
 
 1. `jaxfix fix --unsafe-fixes` (no verification) runs with the mutated tree on the programs that
@@ -64,7 +66,12 @@ class Mutant:
     codes: tuple[str, ...]
     why: str
     count: int = 1
+    config: str = ""  # a pyproject.toml for every run of this mutant (and its unmutated baseline)
 
+
+# JAX101's default fix is the plain property; the registered cache field (`with_caches()`) the
+# caching mutants change is opt-in, so their runs ask for it.
+FIELD_STYLE = '[tool.jaxfix.pytree-cache]\ncache-style = "field"\n'
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- trace-time semantics -----------------------------------------------------------------
@@ -109,6 +116,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ("JAX101",),
         "with_caches() fills every cache with the first property's value",
         count=2,
+        config=FIELD_STYLE,
     ),
     Mutant(
         "with-caches-fills-none",
@@ -117,6 +125,7 @@ MUTANTS: tuple[Mutant, ...] = (
         'ret = f"return {start}.replace()"',
         ("JAX101",),
         "with_caches() fills no cache",
+        config=FIELD_STYLE,
     ),
     Mutant(
         "cache-guard-inverted",
@@ -125,6 +134,7 @@ MUTANTS: tuple[Mutant, ...] = (
         'f"if {me}.{cache} is None:\\n    return {me}.{cache}\\n"',
         ("JAX101",),
         "the cached property returns its cache when the cache is empty",
+        config=FIELD_STYLE,
     ),
     # --- timing -------------------------------------------------------------------------------
     Mutant(
@@ -373,23 +383,43 @@ def main(argv: list[str] | None = None) -> int:
         # the unmutated diffs (no verification: quick), and which rule codes each program has: one
         # run over all programs, split per program
         root = work / "programs"
-        base_diff = diffs_by_program(run_jaxfix(base_tree, root, timeout=args.timeout * 4), progs, root)
-        base_codes = codes_by_program(run_jaxfix(base_tree, root, timeout=args.timeout * 4, command="check"), progs, root)
+        baselines: dict[str, tuple[dict[str, str], dict[str, set[str]]]] = {}
+
+        def config_args(config: str) -> tuple[str, ...]:
+            if not config:
+                return ()
+            path = work / f"config-{abs(hash(config))}.toml"
+            path.write_text(config)
+            return ("--config", str(path))
+
+        def baseline(config: str) -> tuple[dict[str, str], dict[str, set[str]]]:
+            """The unmutated diffs (no verification: quick) and rule codes per program under `config`."""
+            if config not in baselines:
+                extra = config_args(config)
+                diff = diffs_by_program(run_jaxfix(base_tree, root, *extra, timeout=args.timeout * 4), progs, root)
+                codes = codes_by_program(
+                    run_jaxfix(base_tree, root, *extra, timeout=args.timeout * 4, command="check"), progs, root
+                )
+                baselines[config] = (diff, codes)
+            return baselines[config]
+
         results: list[Result] = []
-        verify_on: set[str] = set()
+        verify_on: set[tuple[str, str]] = set()
         for mutant in mutants:
             t0 = time.perf_counter()
             result = Result(mutant.name, mutant.why)
             tree = work / f"mutant-{mutant.name}"
             _copy_tree(tree, base_tree)
             apply(mutant, tree)
-            mutated = diffs_by_program(run_jaxfix(tree, root, timeout=args.timeout * 4), progs, root)
+            base_diff, base_codes = baseline(mutant.config)
+            extra = config_args(mutant.config)
+            mutated = diffs_by_program(run_jaxfix(tree, root, *extra, timeout=args.timeout * 4), progs, root)
             for name in progs:
                 if base_codes[name] & set(mutant.codes) and mutated[name] != base_diff[name]:
                     result.touched.append(name)
             for name in result.touched[: args.max_programs]:
-                verify_on.add(name)
-                done = run_jaxfix(tree, fresh(progs[name], scratch), "--verify", timeout=args.timeout)
+                verify_on.add((name, mutant.config))
+                done = run_jaxfix(tree, fresh(progs[name], scratch), *extra, "--verify", timeout=args.timeout)
                 found = evidence(done, mutant.codes)
                 result.verdicts[name] = [f["verdict"] for f in found]
                 if done.returncode not in (0, 1) and not found:
@@ -406,13 +436,14 @@ def main(argv: list[str] | None = None) -> int:
         # false alarms: the same programs, unmutated
         false_alarms: list[dict] = []
         base_verdicts: dict[str, list[str]] = {}
-        for name in sorted(verify_on):
-            done = run_jaxfix(base_tree, fresh(progs[name], scratch), "--verify", timeout=args.timeout)
+        for name, config in sorted(verify_on):
+            label = name + (" (field cache style)" if config == FIELD_STYLE else " (config)" if config else "")
+            done = run_jaxfix(base_tree, fresh(progs[name], scratch), *config_args(config), "--verify", timeout=args.timeout)
             found = evidence(done, None)
-            base_verdicts[name] = [f"{f['code']} {f['verdict']}" for f in found]
+            base_verdicts[label] = [f"{f['code']} {f['verdict']}" for f in found]
             for f in found:
                 if f["verdict"] in ("mismatch", "ineffective"):
-                    false_alarms.append({"program": name, **f})
+                    false_alarms.append({"program": label, **f})
     scored = [r for r in results if r.outcome != "untouched"]
     caught = [r for r in scored if r.outcome.startswith("caught")]
     summary = {
