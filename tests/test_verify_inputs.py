@@ -178,6 +178,27 @@ def test_unannotated_parameters_get_guessed_values(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.long
+def test_a_guessed_int_that_makes_lax_branches_differ_in_type_is_no_mismatch(tmp_path):
+    # fixtures/traced_control_flow/multi_assign: an int guess for `step` leaves the false arm's
+    # `step` an int while the true arm makes it float; eagerly a Python `if` allows that, `lax.cond`
+    # does not (TypeError). The original never ran under jit, so this is the guess, not the fix
+    # (a false mismatch in benchmarks/verify_mutants.py on unmutated code). Swapped arms still mismatch.
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "traced_control_flow"
+    original = (fixture / "multi_assign.in.py").read_text()
+    good = (fixture / "multi_assign.out.py").read_text()
+    path = tmp_path / "multi_assign.py"
+    path.write_text(original)
+    result = verify_change(original, good, str(path), device="cpu", reference="eager")
+    unit = result.unit("clip_step")
+    assert unit.source == "guessed" and unit.evidence.verdict == "verified", unit.evidence.detail
+    swapped = good.replace("true_branch, false_branch, step)", "false_branch, true_branch, step)")
+    assert swapped != good
+    wrong = verify_change(original, swapped, str(path), device="cpu", reference="eager")
+    assert wrong.unit("clip_step").evidence.verdict == "mismatch"
+
+
+@pytest.mark.slow
+@pytest.mark.long
 def test_a_verified_fix_carries_the_evidence_numbers(tmp_path):
     path = tmp_path / "m.py"
     original = "import jax\nimport jax.numpy as jnp\n\n\ndef g(x: jax.Array, n: int):\n    for i in range(n):\n        x = jax.jit(lambda v: v * 2)(x)\n    return x\n"

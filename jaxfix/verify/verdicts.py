@@ -166,6 +166,11 @@ def judge(
             # mode. The original could not run under jit at all, so there is no compiled gradient
             # to keep: said, not judged.
             skipped.append(f"{key}: the rewrite cannot be differentiated here ({new.error_type}); only the eager original could")
+        elif old.tree is not None and reference == "eager" and source == "guessed" and _needs_one_type(new.error):
+            # A guessed int beside float arithmetic: the eager original's branches return different
+            # dtypes, which a Python `if` allows and `lax.cond`/`while_loop` does not. The original
+            # never ran under jit on any input, so this says what the guess was, not what the fix did.
+            skipped.append(f"{key}: on this guessed input the branches give different types, which lax control flow rejects")
         elif old.tree is not None:
             ev = _mismatch(
                 name, source, family, described, key,
@@ -191,6 +196,21 @@ def judge(
         compared=[label for label in labels if label in compared] or sorted(compared),
         skipped=skipped, agreed=agreed, intended=intended, added_fields=added_fields, arms=arms or [],
     )
+
+
+# What JAX says when the arms of `lax.cond`/`switch` or a loop's carry change type (dtype or
+# structure), as raised by jax 0.10.2.
+_ONE_TYPE_ERRORS = (
+    "branches must have equal output types",
+    "branch outputs must have same type structure",
+    "body_fun output and input must have identical types",
+    "must have identical types",
+    "the input carry",
+)
+
+
+def _needs_one_type(error: str | None) -> bool:
+    return bool(error) and error.startswith("TypeError") and any(text in error for text in _ONE_TYPE_ERRORS)
 
 
 def _verified(
