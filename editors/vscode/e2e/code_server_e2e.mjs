@@ -1,0 +1,258 @@
+// The packaged extension in a real VS Code: code-server (from npm) driven by Debian's Chromium
+// through playwright-core. A manual check (see ../README.md, "End-to-end in code-server"), not
+// part of `npm test` or CI: it needs a code-server install and a browser.
+//
+// It installs the .vsix, opens a workspace with one JAX file, waits for the jaxfix diagnostics
+// in the Problems panel, applies a jaxfix quick fix through Ctrl+. and saves, then reads the
+// file back from disk and checks the edit (the finding is gone, the program prints the same).
+//
+//   node code_server_e2e.mjs --code-server DIR --vsix FILE --jaxfix EXE [--python EXE]
+//        [--chromium /usr/bin/chromium] [--work /tmp/vscode-e2e/run] [--shots DIR]
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const { values: opt } = parseArgs({
+  options: {
+    'code-server': { type: 'string' },
+    vsix: { type: 'string' },
+    jaxfix: { type: 'string' },
+    python: { type: 'string' },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+    work: { type: 'string', default: '/tmp/vscode-e2e/run' },
+    shots: { type: 'string' },
+    port: { type: 'string', default: '18080' },
+  },
+});
+for (const name of ['code-server', 'vsix', 'jaxfix']) {
+  if (!opt[name]) {
+    console.error(`missing --${name}`);
+    process.exit(2);
+  }
+}
+const codeServer = path.resolve(opt['code-server'], 'out/node/entry.js');
+const vsix = path.resolve(opt.vsix);
+const jaxfix = path.resolve(opt.jaxfix);
+const python = opt.python ? path.resolve(opt.python) : path.join(path.dirname(jaxfix), 'python');
+const work = path.resolve(opt.work);
+const shots = path.resolve(opt.shots ?? work);
+const port = Number(opt.port);
+
+// The workspace: a traced `if` in a jitted function (JAX301) and a jit of a fresh partial in a loop (JAX201).
+const DEMO = `from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def signed_total(x):
+    if x.sum() > 0:
+        return x.sum()
+    return -x.sum()
+
+
+def scale(x, factor):
+    return x * factor
+
+
+def run(xs):
+    out = []
+    for x in xs:
+        out.append(jax.jit(partial(scale, factor=2.0))(x))
+    return out
+
+
+if __name__ == "__main__":
+    print(run([jnp.ones(3), jnp.arange(3.0)]))  # signed_total raises until JAX301 is fixed
+`;
+const FIX_LINE = 21; // the JAX201 site, 1-based
+const FIX_CODE = 'JAX201';
+
+fs.rmSync(work, { recursive: true, force: true });
+const ws = path.join(work, 'ws');
+const userData = path.join(work, 'data');
+const extensions = path.join(work, 'extensions');
+fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+fs.mkdirSync(shots, { recursive: true });
+const demoPath = path.join(ws, 'demo.py');
+fs.writeFileSync(demoPath, DEMO);
+fs.writeFileSync(path.join(ws, '.vscode/settings.json'), JSON.stringify({ 'jaxfix.path': [jaxfix] }, null, 2));
+fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'security.workspace.trust.enabled': false,
+  'telemetry.telemetryLevel': 'off',
+  'extensions.ignoreRecommendations': true,
+  'update.mode': 'none',
+  'editor.minimap.enabled': false,
+}, null, 2));
+
+const config = path.join(work, 'config.yaml');
+fs.writeFileSync(config, 'auth: none\ncert: false\n'); // not ~/.config/code-server/config.yaml
+const common = ['--config', config, '--user-data-dir', userData, '--extensions-dir', extensions];
+function log(...args) {
+  console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...args);
+}
+
+log('installing', vsix);
+const install = spawnSync(process.execPath, [codeServer, ...common, '--install-extension', vsix], { encoding: 'utf8' });
+process.stdout.write(install.stdout + install.stderr);
+if (install.status !== 0) {
+  throw new Error(`--install-extension failed (${install.status})`);
+}
+const listed = spawnSync(process.execPath, [codeServer, ...common, '--list-extensions', '--show-versions'], { encoding: 'utf8' });
+log('extensions:', listed.stdout.trim());
+if (!/^jaxfix\.jaxfix@/m.test(listed.stdout)) {
+  throw new Error('jaxfix.jaxfix is not in --list-extensions');
+}
+
+log('starting code-server on port', port);
+const server = spawn(process.execPath, [
+  codeServer, ...common, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
+  '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws,
+], { stdio: ['ignore', 'pipe', 'pipe'] });
+const serverLog = fs.createWriteStream(path.join(work, 'code-server.log'));
+server.stdout.pipe(serverLog);
+server.stderr.pipe(serverLog);
+
+async function waitForHttp(url, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) {
+        return;
+      }
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not answer in ${ms} ms`);
+}
+
+/** What `jaxfix check` says about the file on disk: the codes found. */
+function codesOnDisk() {
+  const r = spawnSync(jaxfix, ['check', '--select', 'ALL', '--no-cache', '--output-format', 'json', '-q', demoPath], { encoding: 'utf8' });
+  return JSON.parse(r.stdout).map((f) => f.code).sort();
+}
+
+function runDemo() {
+  const r = spawnSync(python, [demoPath], { encoding: 'utf8', env: { ...process.env, JAX_PLATFORMS: 'cpu' } });
+  if (r.status !== 0) {
+    throw new Error(`demo.py failed: ${r.stderr}`);
+  }
+  return r.stdout.trim();
+}
+
+let browser;
+let failed = false;
+try {
+  const before = runDemo();
+  log('demo.py prints', JSON.stringify(before), '; jaxfix check on disk:', codesOnDisk().join(' '));
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000);
+  browser = await chromium.launch({ executablePath: opt.chromium, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on('pageerror', (e) => log('page error:', e.message));
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
+  log('workbench loaded');
+  await page.waitForTimeout(3000); // let the workbench settle before sending keys
+
+  // Open demo.py with Quick Open.
+  await page.keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').waitFor();
+  await page.keyboard.type('demo.py');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'demo.py' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.monaco-editor .view-lines', { hasText: 'signed_total' }).waitFor({ timeout: 60_000 });
+  log('demo.py open');
+
+  // The Problems panel, with both findings.
+  await page.keyboard.press('Control+Shift+M');
+  const markers = page.locator('.markers-panel');
+  await markers.waitFor({ timeout: 30_000 });
+  for (const code of ['JAX301', FIX_CODE]) {
+    await markers.locator('.monaco-list-row', { hasText: code }).first().waitFor({ timeout: 180_000 });
+  }
+  const problemRows = await markers.locator('.monaco-list-row').allInnerTexts();
+  log('Problems panel:', problemRows.map((t) => t.replace(/\s+/g, ' ')).join(' | '));
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: path.join(shots, 'diagnostics.png') });
+
+  // Ctrl+. on the JAX201 line, pick the jaxfix fix (not the noqa or verify actions).
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+G');
+  await page.locator('.quick-input-widget input').waitFor();
+  await page.keyboard.type(`${FIX_LINE}:20`);
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(500);
+  await page.keyboard.press('Control+.');
+  const menu = page.locator('.action-widget');
+  await menu.waitFor({ timeout: 30_000 });
+  const items = menu.locator('.monaco-list-row.action');
+  await items.first().waitFor();
+  const titles = await items.allInnerTexts();
+  log('quick fix menu:', titles.map((t) => t.replace(/\s+/g, ' ')).join(' | '));
+  // Keyboard, as a user would (the menu's pointer block swallows mouse hovers): move the focus to the fix, Enter.
+  const wanted = (label) => label.startsWith(`${FIX_CODE}:`) && !/noqa|verify/i.test(label);
+  const focused = menu.locator('.monaco-list-row.action.focused');
+  for (let i = 0; i < titles.length && !wanted((await focused.getAttribute('aria-label')) ?? ''); i++) {
+    await page.keyboard.press('ArrowDown');
+  }
+  const chosen = (await focused.getAttribute('aria-label')) ?? '';
+  if (!wanted(chosen)) {
+    throw new Error(`no ${FIX_CODE} fix in the quick fix menu`);
+  }
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(shots, 'quickfix-menu.png') });
+  log('applying:', chosen);
+  await page.keyboard.press('Enter');
+  await page.locator('.monaco-editor .view-lines', { hasText: '_scale_jit' }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Control+S');
+  const end = Date.now() + 30_000;
+  while (fs.readFileSync(demoPath, 'utf8') === DEMO && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  // The fixed line's diagnostic leaves the Problems panel once the server re-analyses.
+  await markers.locator('.monaco-list-row', { hasText: FIX_CODE }).waitFor({ state: 'detached', timeout: 60_000 });
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: path.join(shots, 'fixed.png') });
+
+  const after = fs.readFileSync(demoPath, 'utf8');
+  if (after === DEMO) {
+    throw new Error('demo.py on disk is unchanged after the quick fix and save');
+  }
+  const diff = spawnSync('diff', ['-u', '--label', 'before', '--label', 'after', '-', demoPath], { input: DEMO, encoding: 'utf8' });
+  log('demo.py on disk after the quick fix:\n' + diff.stdout);
+  const codes = codesOnDisk();
+  log('jaxfix check on disk after:', codes.join(' ') || '(none)');
+  if (codes.includes(FIX_CODE)) {
+    throw new Error(`${FIX_CODE} is still reported after its quick fix`);
+  }
+  const printed = runDemo();
+  log('demo.py prints', JSON.stringify(printed));
+  if (printed !== before) {
+    throw new Error(`demo.py printed ${JSON.stringify(printed)} after the fix, ${JSON.stringify(before)} before`);
+  }
+  log(`PASS: diagnostics shown, ${FIX_CODE} quick fix applied through the UI, file saved, finding gone, same output; screenshots in ${shots}`);
+} catch (error) {
+  failed = true;
+  log('FAIL:', error.stack ?? error);
+  if (browser) {
+    const pages = browser.contexts().flatMap((c) => c.pages());
+    if (pages.length > 0) {
+      await pages[0].screenshot({ path: path.join(shots, 'failure.png') }).catch(() => {});
+    }
+  }
+} finally {
+  await browser?.close();
+  server.kill();
+  log('code-server log:', path.join(work, 'code-server.log'));
+}
+process.exit(failed ? 1 : 0);
