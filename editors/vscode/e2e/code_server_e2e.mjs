@@ -185,62 +185,118 @@ try {
   await page.waitForTimeout(500);
   await page.screenshot({ path: path.join(shots, 'diagnostics.png') });
 
-  // Ctrl+. on the JAX201 line, pick the jaxfix fix (not the noqa or verify actions).
-  await page.locator('.monaco-editor .view-lines').first().click();
-  await page.keyboard.press('Control+G');
-  await page.locator('.quick-input-widget input').waitFor();
-  await page.keyboard.type(`${FIX_LINE}:20`);
-  await page.keyboard.press('Enter');
-  await page.waitForTimeout(500);
-  await page.keyboard.press('Control+.');
-  const menu = page.locator('.action-widget');
-  await menu.waitFor({ timeout: 30_000 });
-  const items = menu.locator('.monaco-list-row.action');
-  await items.first().waitFor();
-  const titles = await items.allInnerTexts();
-  log('quick fix menu:', titles.map((t) => t.replace(/\s+/g, ' ')).join(' | '));
-  // Keyboard, as a user would (the menu's pointer block swallows mouse hovers): move the focus to the fix, Enter.
-  const wanted = (label) => label.startsWith(`${FIX_CODE}:`) && !/noqa|verify/i.test(label);
-  const focused = menu.locator('.monaco-list-row.action.focused');
-  for (let i = 0; i < titles.length && !wanted((await focused.getAttribute('aria-label')) ?? ''); i++) {
-    await page.keyboard.press('ArrowDown');
+  /** Ctrl+. at `line:column`, then the keyboard (as a user would; the menu's pointer block swallows mouse hovers) to the action `wanted` picks, then Enter. */
+  async function quickFix(line, column, wanted, shot) {
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+G');
+    await page.locator('.quick-input-widget input').waitFor();
+    await page.keyboard.type(`${line}:${column}`);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(500);
+    await page.keyboard.press('Control+.');
+    const menu = page.locator('.action-widget');
+    await menu.waitFor({ timeout: 30_000 });
+    const items = menu.locator('.monaco-list-row.action');
+    await items.first().waitFor();
+    const titles = await items.allInnerTexts();
+    log('quick fix menu:', titles.map((t) => t.replace(/\s+/g, ' ')).join(' | '));
+    const focused = menu.locator('.monaco-list-row.action.focused');
+    for (let i = 0; i < titles.length && !wanted((await focused.getAttribute('aria-label')) ?? ''); i++) {
+      await page.keyboard.press('ArrowDown');
+    }
+    const chosen = (await focused.getAttribute('aria-label')) ?? '';
+    if (!wanted(chosen)) {
+      throw new Error(`no wanted action in the quick fix menu at ${line}:${column}`);
+    }
+    await page.waitForTimeout(300);
+    if (shot) {
+      await page.screenshot({ path: path.join(shots, shot) });
+    }
+    log('choosing:', chosen);
+    await page.keyboard.press('Enter');
   }
-  const chosen = (await focused.getAttribute('aria-label')) ?? '';
-  if (!wanted(chosen)) {
-    throw new Error(`no ${FIX_CODE} fix in the quick fix menu`);
+
+  /** A command from the Command Palette (F1), by its title. */
+  async function paletteCommand(title) {
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input').waitFor();
+    await page.keyboard.type(title);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 30_000 });
+    await page.keyboard.press('Enter');
   }
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: path.join(shots, 'quickfix-menu.png') });
-  log('applying:', chosen);
-  await page.keyboard.press('Enter');
+
+  /** Save, and wait until the file on disk differs from `previous`. */
+  async function saveChanged(previous) {
+    await page.keyboard.press('Control+S');
+    const end = Date.now() + 30_000;
+    while (fs.readFileSync(demoPath, 'utf8') === previous && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return fs.readFileSync(demoPath, 'utf8');
+  }
+
+  // The lightbulb's "verify this fix" (the extension's jaxfix.verifyFix, routed to the folder's server):
+  // its verdict comes back as a notification.
+  await quickFix(FIX_LINE, 20, (label) => label.startsWith(`${FIX_CODE}:`) && /verify/i.test(label));
+  const toast = page.locator('.notification-toast', { hasText: `jaxfix: ${FIX_CODE}:` });
+  await toast.waitFor({ timeout: 180_000 });
+  const verdict = (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ');
+  log('verify notification:', verdict);
+  await page.screenshot({ path: path.join(shots, 'verify.png') });
+  await page.keyboard.press('Escape');
+
+  // The quick fix itself: hoist, applied through the menu and saved.
+  await quickFix(FIX_LINE, 20, (label) => label.startsWith(`${FIX_CODE}:`) && !/noqa|verify/i.test(label), 'quickfix-menu.png');
   await page.locator('.monaco-editor .view-lines', { hasText: '_scale_jit' }).first().waitFor({ timeout: 30_000 });
-  await page.keyboard.press('Control+S');
-  const end = Date.now() + 30_000;
-  while (fs.readFileSync(demoPath, 'utf8') === DEMO && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const afterQuickFix = await saveChanged(DEMO);
   // The fixed line's diagnostic leaves the Problems panel once the server re-analyses.
   await markers.locator('.monaco-list-row', { hasText: FIX_CODE }).waitFor({ state: 'detached', timeout: 60_000 });
   await page.waitForTimeout(500);
   await page.screenshot({ path: path.join(shots, 'fixed.png') });
+  const hoisted = spawnSync('diff', ['-u', '--label', 'before', '--label', 'after', '-', demoPath], { input: DEMO, encoding: 'utf8' });
+  log('demo.py on disk after the quick fix:\n' + hoisted.stdout);
+  if (codesOnDisk().includes(FIX_CODE)) {
+    throw new Error(`${FIX_CODE} is still reported after its quick fix`);
+  }
+
+  // "jaxfix: Fix all safely fixable problems" from the Command Palette: the JAX301 rewrite.
+  await paletteCommand('jaxfix: Fix all safely fixable problems');
+  await page.locator('.monaco-editor .view-lines', { hasText: 'lax.cond' }).first().waitFor({ timeout: 60_000 });
+  await saveChanged(afterQuickFix);
+  await markers.locator('.monaco-list-row', { hasText: 'JAX301' }).waitFor({ state: 'detached', timeout: 60_000 });
+  log('fix-all applied; Problems panel:', (await markers.innerText()).replace(/\s+/g, ' '));
+
+  // "jaxfix: Show the server log": the Output panel names the command the setting chose.
+  await paletteCommand('jaxfix: Show the server log');
+  const outputView = page.locator('.output-view', { hasText: `jaxfix: starting ${jaxfix} lsp (from jaxfix.path)` });
+  await outputView.waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: path.join(shots, 'server-log.png') });
+  log('server log shows the jaxfix.path command');
 
   const after = fs.readFileSync(demoPath, 'utf8');
   if (after === DEMO) {
     throw new Error('demo.py on disk is unchanged after the quick fix and save');
   }
   const diff = spawnSync('diff', ['-u', '--label', 'before', '--label', 'after', '-', demoPath], { input: DEMO, encoding: 'utf8' });
-  log('demo.py on disk after the quick fix:\n' + diff.stdout);
+  log('demo.py on disk after the quick fix and fix-all:\n' + diff.stdout);
   const codes = codesOnDisk();
   log('jaxfix check on disk after:', codes.join(' ') || '(none)');
-  if (codes.includes(FIX_CODE)) {
-    throw new Error(`${FIX_CODE} is still reported after its quick fix`);
+  if (codes.length > 0) {
+    throw new Error(`still reported after the quick fix and fix-all: ${codes.join(' ')}`);
   }
   const printed = runDemo();
   log('demo.py prints', JSON.stringify(printed));
   if (printed !== before) {
     throw new Error(`demo.py printed ${JSON.stringify(printed)} after the fix, ${JSON.stringify(before)} before`);
   }
-  log(`PASS: diagnostics shown, ${FIX_CODE} quick fix applied through the UI, file saved, finding gone, same output; screenshots in ${shots}`);
+  // signed_total raised (traced `if`) before fix-all; after it, it runs and keeps both branches.
+  const call = spawnSync(python, ['-c', 'import demo, jax.numpy as jnp; print(demo.signed_total(jnp.ones(3)), demo.signed_total(-jnp.ones(3)))'],
+    { cwd: ws, encoding: 'utf8', env: { ...process.env, JAX_PLATFORMS: 'cpu' } });
+  log('signed_total(ones), signed_total(-ones):', call.stdout.trim() || call.stderr);
+  if (call.stdout.trim() !== '3.0 3.0') {
+    throw new Error('signed_total after fix-all does not give 3.0 for both signs');
+  }
+  log(`PASS: diagnostics shown, verify verdict shown, ${FIX_CODE} quick fix and fix-all applied through the UI, file saved, findings gone, same output, server log shown; screenshots in ${shots}`);
 } catch (error) {
   failed = true;
   log('FAIL:', error.stack ?? error);
