@@ -24,6 +24,7 @@ const { values: opt } = parseArgs({
     work: { type: 'string', default: '/tmp/vscode-e2e/run' },
     shots: { type: 'string' },
     port: { type: 'string', default: '18080' },
+    trace: { type: 'boolean', default: false }, // jaxfix.trace.server = verbose: the LSP messages in the jaxfix output log under --work/data/logs
   },
 });
 for (const name of ['code-server', 'vsix', 'jaxfix']) {
@@ -68,6 +69,19 @@ def run(xs):
 if __name__ == "__main__":
     print(run([jnp.ones(3), jnp.arange(3.0)]))  # signed_total raises until JAX301 is fixed
 `;
+// A notebook whose one cell has a traced `if` (JAX301): cells reach the server as vscode-notebook-cell documents.
+const NOTEBOOK = JSON.stringify({
+  cells: [{
+    cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+    source: ['import jax\n', '\n', '\n', '@jax.jit\n', 'def f(x):\n', '    if x > 0:\n', '        return x\n', '    return -x\n'],
+  }],
+  metadata: {
+    kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' },
+    language_info: { name: 'python' },
+  },
+  nbformat: 4,
+  nbformat_minor: 5,
+}, null, 1);
 const FIX_LINE = 21; // the JAX201 site, 1-based
 const FIX_CODE = 'JAX201';
 
@@ -80,7 +94,8 @@ fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
 fs.mkdirSync(shots, { recursive: true });
 const demoPath = path.join(ws, 'demo.py');
 fs.writeFileSync(demoPath, DEMO);
-fs.writeFileSync(path.join(ws, '.vscode/settings.json'), JSON.stringify({ 'jaxfix.path': [jaxfix] }, null, 2));
+fs.writeFileSync(path.join(ws, 'cells.ipynb'), NOTEBOOK);
+fs.writeFileSync(path.join(ws, '.vscode/settings.json'), JSON.stringify({ 'jaxfix.path': [jaxfix], ...(opt.trace ? { 'jaxfix.trace.server': 'verbose' } : {}) }, null, 2));
 fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({
   'workbench.startupEditor': 'none',
   'workbench.tips.enabled': false,
@@ -268,10 +283,29 @@ try {
 
   // "jaxfix: Show the server log": the Output panel names the command the setting chose.
   await paletteCommand('jaxfix: Show the server log');
-  const outputView = page.locator('.output-view', { hasText: `jaxfix: starting ${jaxfix} lsp (from jaxfix.path)` });
+  // (with --trace the first line has scrolled out of the virtualized view: only the panel is checked)
+  const outputView = page.locator('.output-view', opt.trace ? {} : { hasText: `jaxfix: starting ${jaxfix} lsp (from jaxfix.path)` });
   await outputView.waitFor({ timeout: 30_000 });
   await page.screenshot({ path: path.join(shots, 'server-log.png') });
   log('server log shows the jaxfix.path command');
+
+  // A notebook: its cell's finding appears under the notebook in the Problems panel.
+  await page.keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').waitFor();
+  await page.keyboard.type('cells.ipynb');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'cells.ipynb' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.notebook-editor .view-lines', { hasText: 'def f(x)' }).first().waitFor({ timeout: 60_000 });
+  await page.keyboard.press('Control+Shift+M');
+  await markers.locator('.monaco-list-row', { hasText: 'JAX301' }).first().waitFor({ timeout: 120_000 });
+  log('notebook: Problems panel:', (await markers.innerText()).replace(/\s+/g, ' '));
+  await page.waitForTimeout(2000); // a second server linting the notebook would add its copy by now
+  const notebookRows = await markers.locator('.monaco-list-row', { hasText: 'JAX301' }).count();
+  if (notebookRows !== 1) {
+    throw new Error(`the notebook's JAX301 is listed ${notebookRows} times`);
+  }
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: path.join(shots, 'notebook.png') });
 
   const after = fs.readFileSync(demoPath, 'utf8');
   if (after === DEMO) {
@@ -296,7 +330,7 @@ try {
   if (call.stdout.trim() !== '3.0 3.0') {
     throw new Error('signed_total after fix-all does not give 3.0 for both signs');
   }
-  log(`PASS: diagnostics shown, verify verdict shown, ${FIX_CODE} quick fix and fix-all applied through the UI, file saved, findings gone, same output, server log shown; screenshots in ${shots}`);
+  log(`PASS: diagnostics shown, verify verdict shown, ${FIX_CODE} quick fix and fix-all applied through the UI, file saved, findings gone, same output, server log shown, notebook cell diagnosed once; screenshots in ${shots}`);
 } catch (error) {
   failed = true;
   log('FAIL:', error.stack ?? error);
