@@ -179,7 +179,7 @@ async function ensureClient(document: vscode.TextDocument): Promise<void> {
     middleware: folder === undefined ? outsideFoldersOnly() : undefined,
     // The client syncs every notebook the server's notebookSelector matches, whatever the
     // documentSelector says: without this each folder's server (and the one for no folder)
-    // would lint every notebook in the window, and the Problems panel would list it twice.
+    // would be sent, and lint, every notebook in the window.
     notebookDocumentOptions: {
       filterCells: (notebook, cells) => (folderOfUri(notebook.uri)?.uri.toString() ?? DEFAULT_KEY) === key ? cells : [],
     },
