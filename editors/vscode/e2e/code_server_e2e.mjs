@@ -307,6 +307,44 @@ try {
   await page.waitForTimeout(500);
   await page.screenshot({ path: path.join(shots, 'notebook.png') });
 
+  // The cell's quick fix (edits built from the cell URIs as VS Code sent them), applied and saved.
+  await page.locator('.notebook-editor .view-line', { hasText: 'if x > 0' }).first().click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Control+.');
+  const nbMenu = page.locator('.action-widget');
+  await nbMenu.waitFor({ timeout: 30_000 });
+  const nbItems = nbMenu.locator('.monaco-list-row.action');
+  await nbItems.first().waitFor();
+  const nbTitles = await nbItems.allInnerTexts();
+  log('notebook quick fix menu:', nbTitles.map((t) => t.replace(/\s+/g, ' ')).join(' | '));
+  const nbFocused = nbMenu.locator('.monaco-list-row.action.focused');
+  const nbWanted = (label) => label.startsWith('JAX301:') && !/noqa|verify/i.test(label);
+  for (let i = 0; i < nbTitles.length && !nbWanted((await nbFocused.getAttribute('aria-label')) ?? ''); i++) {
+    await page.keyboard.press('ArrowDown');
+  }
+  const nbChosen = (await nbFocused.getAttribute('aria-label')) ?? '';
+  if (!nbWanted(nbChosen)) {
+    throw new Error('no JAX301 fix in the notebook cell\'s quick fix menu');
+  }
+  log('choosing:', nbChosen);
+  await page.keyboard.press('Enter');
+  await page.locator('.notebook-editor .view-lines', { hasText: 'where' }).first().waitFor({ timeout: 30_000 });
+  const notebookPath = path.join(ws, 'cells.ipynb');
+  await page.keyboard.press('Control+S');
+  const nbEnd = Date.now() + 30_000;
+  while (!fs.readFileSync(notebookPath, 'utf8').includes('where') && Date.now() < nbEnd) {
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const cellSource = JSON.parse(fs.readFileSync(notebookPath, 'utf8')).cells.map((c) => [].concat(c.source).join('')).join('\n# ---\n');
+  log('cells.ipynb on disk after the cell quick fix:\n' + cellSource);
+  await markers.locator('.monaco-list-row', { hasText: 'JAX301' }).waitFor({ state: 'detached', timeout: 60_000 });
+  await page.screenshot({ path: path.join(shots, 'notebook-fixed.png') });
+  const nbCheck = spawnSync(jaxfix, ['check', '--select', 'ALL', '--no-cache', '--output-format', 'json', '-q', notebookPath], { encoding: 'utf8' });
+  const nbCodes = JSON.parse(nbCheck.stdout).map((f) => f.code);
+  if (!cellSource.includes('where') || nbCodes.length > 0) {
+    throw new Error(`cells.ipynb after its quick fix: ${nbCodes.join(' ') || 'no findings'}, where ${cellSource.includes('where') ? 'present' : 'absent'}`);
+  }
+
   const after = fs.readFileSync(demoPath, 'utf8');
   if (after === DEMO) {
     throw new Error('demo.py on disk is unchanged after the quick fix and save');
@@ -330,7 +368,7 @@ try {
   if (call.stdout.trim() !== '3.0 3.0') {
     throw new Error('signed_total after fix-all does not give 3.0 for both signs');
   }
-  log(`PASS: diagnostics shown, verify verdict shown, ${FIX_CODE} quick fix and fix-all applied through the UI, file saved, findings gone, same output, server log shown, notebook cell diagnosed once; screenshots in ${shots}`);
+  log(`PASS: diagnostics shown, verify verdict shown, ${FIX_CODE} quick fix and fix-all applied through the UI, file saved, findings gone, same output, server log shown, notebook cell diagnosed once and fixed; screenshots in ${shots}`);
 } catch (error) {
   failed = true;
   log('FAIL:', error.stack ?? error);
