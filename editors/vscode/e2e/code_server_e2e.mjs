@@ -130,7 +130,7 @@ log('starting code-server on port', port);
 const server = spawn(process.execPath, [
   codeServer, ...common, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
   '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws,
-], { stdio: ['ignore', 'pipe', 'pipe'] });
+], { stdio: ['ignore', 'pipe', 'pipe'], detached: true }); // its own process group: its helpers (file watcher, extension host) end with it
 const serverLog = fs.createWriteStream(path.join(work, 'code-server.log'));
 server.stdout.pipe(serverLog);
 server.stderr.pipe(serverLog);
@@ -380,7 +380,11 @@ try {
   }
 } finally {
   await browser?.close();
-  server.kill();
+  try {
+    process.kill(-server.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
   log('code-server log:', path.join(work, 'code-server.log'));
 }
 process.exit(failed ? 1 : 0);
