@@ -61,7 +61,11 @@ def open_notebook(client: RecordingClient, name: str, cells: list[tuple[types.No
     path = client.root / name
     path.write_text("{}")  # the editor's buffer is what counts
     uri = path.as_uri()
-    cell_uris = [f"vscode-notebook-cell:{path}#C{i}" for i in range(len(cells))]
+    # VS Code's shape: the fragment is the cell handle and the base64 of the notebook's scheme, whose
+    # `=` padding arrives percent-encoded (seen from code-server 4.100.3 / VS Code 1.100.3:
+    # `vscode-notebook-cell://HOST:PORT/ws/cells.ipynb#W0sdnNjb2RlLXJlbW90ZQ%3D%3D`); pygls keys
+    # documents by the unquoted URI, so a lookup by the URI as sent finds no cell text.
+    cell_uris = [f"vscode-notebook-cell:{path}#W{i}sZmlsZQ%3D%3D" for i in range(len(cells))]
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
             notebook_document=types.NotebookDocument(

@@ -49,7 +49,7 @@ def _cells(ls: JaxfixLanguageServer, notebook_uri: str) -> list[tuple[str, str, 
         return None
     out = []
     for cell in notebook.cells:
-        doc = ls.workspace.text_documents.get(cell.document)
+        doc = ls.open_document(cell.document)  # pygls keys documents by the unquoted URI
         out.append((cell.document, doc.source if doc is not None else "", cell.kind == types.NotebookCellKind.Code))
     return out
 
@@ -77,7 +77,7 @@ async def lint(ls: JaxfixLanguageServer, notebook_uri: str) -> None:
     encoding = ls._encoding()
     for number, (uri, text) in enumerate(analysis.cells, start=1):
         index = LineIndex(text, encoding)
-        doc = ls.workspace.text_documents.get(uri)
+        doc = ls.open_document(uri)
         version = doc.version if doc is not None else None
         diagnostics = [to_diagnostic(f, index, version) for _, f in analysis.found if f.cell == number]
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))

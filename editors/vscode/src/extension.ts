@@ -70,12 +70,25 @@ async function pythonExtensionInterpreter(scope: vscode.Uri | undefined): Promis
   }
 }
 
+/**
+ * The notebook a cell document belongs to. Its URI is asked of VS Code, not made from the cell's:
+ * in a remote window (code-server, Remote-SSH, WSL) a cell URI keeps the remote authority
+ * (`vscode-notebook-cell://host:port/...`) while the notebook is a plain `file:` URI.
+ */
+function notebookOf(cell: vscode.TextDocument): vscode.NotebookDocument | undefined {
+  return vscode.workspace.notebookDocuments.find((notebook) => notebook.getCells().some((c) => c.document === cell));
+}
+
 /** The outermost workspace folder holding the document (notebook cells count as their notebook file). */
 function folderOf(document: vscode.TextDocument): vscode.WorkspaceFolder | undefined {
-  let uri = document.uri;
-  if (uri.scheme === 'vscode-notebook-cell') {
-    uri = uri.with({ scheme: 'file', fragment: '' });
-  }
+  return folderOfUri(
+    document.uri.scheme === 'vscode-notebook-cell'
+      ? notebookOf(document)?.uri ?? document.uri.with({ scheme: 'file', authority: '', fragment: '' })
+      : document.uri,
+  );
+}
+
+function folderOfUri(uri: vscode.Uri): vscode.WorkspaceFolder | undefined {
   const folder = vscode.workspace.getWorkspaceFolder(uri);
   if (folder === undefined) {
     return undefined;
@@ -164,6 +177,12 @@ async function ensureClient(document: vscode.TextDocument): Promise<void> {
     traceOutputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     middleware: folder === undefined ? outsideFoldersOnly() : undefined,
+    // The client syncs every notebook the server's notebookSelector matches, whatever the
+    // documentSelector says: without this each folder's server (and the one for no folder)
+    // would be sent, and lint, every notebook in the window.
+    notebookDocumentOptions: {
+      filterCells: (notebook, cells) => (folderOfUri(notebook.uri)?.uri.toString() ?? DEFAULT_KEY) === key ? cells : [],
+    },
   };
   const client = new JaxfixClient('jaxfix', folder ? `jaxfix (${folder.name})` : 'jaxfix', serverOptions, clientOptions);
   clients.set(key, client);
@@ -242,6 +261,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('jaxfix.restart', restartAll),
     vscode.commands.registerCommand('jaxfix.showLogs', () => output.show()),
     vscode.workspace.onDidOpenTextDocument((document) => void ensureClient(document)),
+    vscode.workspace.onDidOpenNotebookDocument((notebook) => void ensureNotebookClient(notebook)),
     vscode.workspace.onDidChangeWorkspaceFolders(async (event) => {
       await Promise.all(event.removed.map((folder) => stopClient(folder.uri.toString())));
     }),
@@ -261,6 +281,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   for (const document of vscode.workspace.textDocuments) {
     await ensureClient(document);
+  }
+  for (const notebook of vscode.workspace.notebookDocuments) {
+    await ensureNotebookClient(notebook);
+  }
+}
+
+/** The server for a notebook's folder, started by its first Python cell. */
+async function ensureNotebookClient(notebook: vscode.NotebookDocument): Promise<void> {
+  const cell = notebook.getCells().find((c) => isPython(c.document));
+  if (cell !== undefined) {
+    await ensureClient(cell.document);
   }
 }
 

@@ -126,7 +126,9 @@ function open(name: string, text: string): string {
 
 before(async () => {
   folder = fs.mkdtempSync(path.join(os.tmpdir(), 'jaxfix-vscode-'));
-  const python = process.env.JAXFIX_TEST_PYTHON;
+  const given = process.env.JAXFIX_TEST_PYTHON;
+  // a relative path (as in the README's `../../.venv/bin/python`) is relative to here, not to the server's cwd
+  const python = given && given.includes(path.sep) ? path.resolve(given) : given;
   const settings = { ...DEFAULT_SETTINGS, interpreter: python ? [python] : [], debounceMs: 30 };
   const command = serverCommand(settings, folder);
   assert.ok(command, 'no jaxfix server found: set JAXFIX_TEST_PYTHON or put jaxfix on PATH');
