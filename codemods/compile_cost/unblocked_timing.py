@@ -14,6 +14,7 @@ from codemods.compile_cost.timing_screen import (
     CLOCKS,
     NOT_COMPUTE,
     TIMEIT_CALLS,
+    TRANSFERS,
     region_screen,
 )
 from jaxfix.analysis import astscan
@@ -61,7 +62,9 @@ class UnblockedTimingRule(Rule):
     ## Known problems
     Only regions whose start and end clock reads are in the same block are seen; a closing clock
     read inside a loop (`for ...: log(time.time() - t0)`, an elapsed-since-start log) is not
-    reported. A def or class statement in a region only defines its body: nothing in it runs
+    reported. A region whose only JAX work is a host-to-device transfer (`jax.device_put`) is
+    not reported: serving and input pipelines issue transfers asynchronously on purpose, to
+    overlap with the running step, and time the issue cost. A def or class statement in a region only defines its body: nothing in it runs
     there. Precision first: a region whose JAX result is handed, after its last JAX call, to
     code the file does not show (another module's helper, a logger, a method of another object)
     is not reported, as that code may read the value back (`jaxfix.analysis.host_sync`); a
@@ -531,7 +534,7 @@ class _TimingChecker:
         for k, stmt in enumerate(region):
             if self.jax_calls(stmt):
                 last = k
-        if last is None:
+        if last is None or self._transfers_only(region):
             return None
         results: set[str] = set()
         for stmt in region:  # JAX results, and values made from them (`metrics = tree_map(jnp.mean, metrics)`)
@@ -558,6 +561,12 @@ class _TimingChecker:
             f"so this times the dispatch only); {fix.title}",
             fix,
         )
+
+    def _transfers_only(self, region: list[cst.BaseStatement]) -> bool:
+        """Every JAX call of the region is a host-to-device transfer (`TRANSFERS`): an asynchronous
+        copy issued on purpose, not device work the timer is meant to wait for."""
+        calls = [c for stmt in region for c in self.jax_calls(stmt)]
+        return all(self.names.qualify(c.func) in TRANSFERS for c in calls)
 
     def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
         """The last small statement in `stmt` (at any depth, not in nested scopes) with a JAX call."""
