@@ -467,3 +467,35 @@ def test_a_not_a_tracer_guard_through_the_module_helper_rules_out_a_tracer():
     # buggy: a helper that tests something else guards nothing
     buggy = src.replace("return isinstance(x, jax.core.Tracer)", "return isinstance(x, float)")
     assert sorted(code for code, _ in lines(run(buggy))) == ["JAX301", "JAX304"]
+
+
+def test_the_body_of_an_isinstance_test_for_a_concrete_class_sees_no_tracer():
+    # stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:src/levanter/analysis/visualization.py:303:
+    # a jitted `_concatenate` whose NumPy branch runs only when the elements are NumPy arrays (dead
+    # under the trace: a tracer is never an `np.ndarray`); JAX402's fix there was safe and wrong
+    src = """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @partial(jax.jit, out_shardings=None)
+        def concatenate(x):
+            if isinstance(x[0], np.ndarray):
+                return np.concatenate(x)
+            return jnp.concatenate(x)
+
+        @jax.jit
+        def scale(x, k):
+            if isinstance(k, (int, float)):
+                if k > 1:
+                    return x * k
+            return x
+    """
+    result = analyze(textwrap.dedent(src), "t.py", Config(select=("ALL",)), fix=False)
+    assert [(f.code, f.line) for f in result.findings] == []
+    # buggy: a test for a class tracers do belong to guards nothing
+    buggy = src.replace("np.ndarray)", "jax.Array)").replace("(int, float)", "(int, jax.Array)")
+    result = analyze(textwrap.dedent(buggy), "t.py", Config(select=("ALL",)), fix=False)
+    assert sorted(f.code for f in result.findings) == ["JAX301", "JAX402"]
