@@ -499,3 +499,26 @@ def test_the_body_of_an_isinstance_test_for_a_concrete_class_sees_no_tracer():
     buggy = src.replace("np.ndarray)", "jax.Array)").replace("(int, float)", "(int, jax.Array)")
     result = analyze(textwrap.dedent(buggy), "t.py", Config(select=("ALL",)), fix=False)
     assert sorted(f.code for f in result.findings) == ["JAX301", "JAX402"]
+
+
+def test_a_method_no_array_has_called_on_a_traced_object_returns_no_traced_value():
+    # stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:src/levanter/inference/jit_scheduler.py:247
+    # (`tokens.axis_size("position")` on a haliax NamedArray under `eqx.filter_jit`: a static int)
+    # and src/levanter/inference/page_table.py:329; an array method on the same value is traced
+    src = """
+        import equinox as eqx
+        import jax.numpy as jnp
+
+        @eqx.filter_jit
+        def assign(buffer, tokens):
+            n = tokens.axis_size("position")
+            if n > 4:
+                return buffer[:n]
+            return buffer
+    """
+    assert lines(run(src)) == []
+    buggy = src.replace('tokens.axis_size("position")', "tokens.sum()")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301", "JAX307"]
+    # a container's content method hands back a leaf: still traced
+    content = src.replace('tokens.axis_size("position")', 'tokens.get("position")')
+    assert [code for code, _ in lines(run(content))] == ["JAX301", "JAX307"]
