@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 
 import libcst as cst
 
@@ -96,7 +97,10 @@ class UnblockedTimingRule(Rule):
     on the names the region's last JAX call assigns, just before the closing clock read; where
     that assignment is inside a loop or branch and the name may not exist before it, it wraps
     the call in place (`out = jax.block_until_ready(f(x))`), which waits on every trip; a call
-    whose result is discarded is wrapped in place. A `timeit` lambda's body is wrapped.
+    whose result is discarded is wrapped in place. A `timeit` lambda's body is wrapped. Unsafe
+    when the wait lands on a host-to-device transfer (`jax.device_put` last in the region, as a
+    learner that queues new params for actor threads does): transfers are issued asynchronously
+    on purpose, and waiting there changes the pipeline's overlap.
 
     ## References
     - https://docs.jax.dev/en/latest/async_dispatch.html
@@ -574,6 +578,15 @@ class _TimingChecker:
         return smalls[-1] if smalls else None
 
     def fix(self, stmts, i: int, end: int, last_stmt: cst.BaseStatement) -> Fix:
+        fix = self._fix(stmts, i, end, last_stmt)
+        small = self.last_simple(last_stmt)
+        calls = self.jax_calls(small if small is not None else last_stmt)
+        if fix.safety is Safety.SAFE and calls and self.names.qualify(calls[-1].func) in TRANSFERS:
+            why = "the wait lands on a transfer, which pipelines issue asynchronously on purpose"
+            return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
+        return fix
+
+    def _fix(self, stmts, i: int, end: int, last_stmt: cst.BaseStatement) -> Fix:
         imports: list[ImportRequest] = []
         block, reqs = self.names.reference("jax.block_until_ready")
         imports.extend(reqs)
