@@ -112,7 +112,8 @@ def _truthiness_of_parameter(fn: FunctionRewrite, site) -> str | None:
     node = fn.info.node
     params = node.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    if test.value not in names or test.value in assigned_names_in(list(node.body.body)):
+    body = node.body.body if isinstance(node, cst.FunctionDef) else []  # a lambda binds nothing
+    if test.value not in names or test.value in assigned_names_in(list(body)):
         return None
     return test.value
 
