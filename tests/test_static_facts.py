@@ -487,3 +487,58 @@ def test_printing_the_abstract_type_of_a_traced_value_is_a_trace_time_print():
     )
     result = analyze(src, "t.py", Config(select=("JAX4",)), fix=True)
     assert [(f.code, f.line) for f in result.findings] == [("JAX401", 8)]
+
+
+def test_the_body_of_an_isinstance_test_for_a_concrete_class_sees_no_tracer():
+    # stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:src/levanter/analysis/visualization.py:303:
+    # a jitted `_concatenate` whose NumPy branch runs only when the elements are NumPy arrays (dead
+    # under the trace: a tracer is never an `np.ndarray`); JAX402's fix there was safe and wrong
+    src = """
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @partial(jax.jit, out_shardings=None)
+        def concatenate(x):
+            if isinstance(x[0], np.ndarray):
+                return np.concatenate(x)
+            return jnp.concatenate(x)
+
+        @jax.jit
+        def scale(x, k):
+            if isinstance(k, (int, float)):
+                if k > 1:
+                    return x * k
+            return x
+    """
+    result = analyze(textwrap.dedent(src), "t.py", Config(select=("ALL",)), fix=False)
+    assert [(f.code, f.line) for f in result.findings] == []
+    # buggy: a test for a class tracers do belong to guards nothing
+    buggy = src.replace("np.ndarray)", "jax.Array)").replace("(int, float)", "(int, jax.Array)")
+    result = analyze(textwrap.dedent(buggy), "t.py", Config(select=("ALL",)), fix=False)
+    assert sorted(f.code for f in result.findings) == ["JAX301", "JAX402"]
+
+
+def test_a_method_no_array_has_called_on_a_traced_object_returns_no_traced_value():
+    # stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:src/levanter/inference/jit_scheduler.py:247
+    # (`tokens.axis_size("position")` on a haliax NamedArray under `eqx.filter_jit`: a static int)
+    # and src/levanter/inference/page_table.py:329; an array method on the same value is traced
+    src = """
+        import equinox as eqx
+        import jax.numpy as jnp
+
+        @eqx.filter_jit
+        def assign(buffer, tokens):
+            n = tokens.axis_size("position")
+            if n > 4:
+                return buffer[:n]
+            return buffer
+    """
+    assert lines(run(src)) == []
+    buggy = src.replace('tokens.axis_size("position")', "tokens.sum()")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301", "JAX307"]
+    # a container's content method hands back a leaf: still traced
+    content = src.replace('tokens.axis_size("position")', 'tokens.get("position")')
+    assert [code for code, _ in lines(run(content))] == ["JAX301", "JAX307"]

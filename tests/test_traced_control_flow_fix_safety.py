@@ -165,3 +165,57 @@ def test_a_condition_on_an_attribute_the_file_cannot_show_is_unsafe():
     # a value computed with jax from the attribute is traced whatever it holds: still safe
     [finding] = run(src.replace("if cfg.use_bias:", "if jnp.any(cfg.use_bias):").replace("import jax\n", "import jax\n        import jax.numpy as jnp\n")).findings
     assert finding.fix.safety is Safety.SAFE
+
+
+# Modelled on stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:
+# src/levanter/layers/attention.py:704 (`_maybe_flatten(q, axes, name)`: `if axes:` on a list of
+# `Axis` objects). The analysis took `axes` for traced; the `lax.cond` it wrote as safe raises on
+# the list. Now the fix is unsafe; a comparison on the same parameter keeps its safe fix.
+TRUTHINESS = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+@eqx.filter_jit
+def maybe_flatten(q, axes):
+    if axes:
+        q = q.reshape(-1)
+    else:
+        q = q[None]
+    return q
+"""
+
+
+def test_a_bare_parameter_truthiness_test_gets_no_safe_lax_cond():
+    result = run(TRUTHINESS)
+    unsafe = [f for f in result.findings if f.line == 9]
+    assert unsafe and all(f.fix is None or f.fix.safety is not Safety.SAFE for f in unsafe)
+    assert result.fixed_source is None or "if axes:" in result.fixed_source
+    ns = load(TRUTHINESS)  # the working program: filter_jit keeps the list static, Python decides
+    assert ns["maybe_flatten"](jnp.ones((2, 2)), ["batch"]).shape == (4,)
+    assert ns["maybe_flatten"](jnp.ones((2, 2)), []).shape == (1, 2, 2)
+    # the rewrite it is held back for: `lax.cond` cannot take a list of Python objects
+    with pytest.raises(TypeError):
+        jax.lax.cond(["batch"], lambda: 1, lambda: 0)
+
+
+def test_a_truthiness_test_on_a_local_bound_from_jax_work_keeps_its_safe_fix():
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def clip(x):
+            big = jnp.sum(x) > 1.0
+            if big:
+                y = x / 2.0
+            else:
+                y = x
+            return y
+    """
+    result = run(src)
+    [finding] = result.findings
+    assert finding.fix.safety is Safety.SAFE
+    fixed = load(result.fixed_source)
+    np.testing.assert_allclose(fixed["clip"](jnp.ones(3)), [0.5, 0.5, 0.5])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import itertools
+import queue
 import sys
 import textwrap
 from pathlib import Path
@@ -221,6 +222,31 @@ def train(x, n):
 """,
         False,
     ),
+    # erfanzar/EasyDeL@090a03b2e0b3606bd38e0e3fcfdc640cd7e6e246:
+    # easydel/inference/esurge/runners/executors/batch_preparer.py:1121: a prefetch transfer issued
+    # asynchronously on purpose (kept for the next step); the timer measures the issue cost
+    "easydel_async_prefetch_transfer": (
+        """
+class Prep:
+    def start_async_prep(self, payload):
+        device_put_start = time.time()
+        self._pending_transfer = jax.device_put(payload)
+        device_put_took = time.time() - device_put_start
+        return device_put_took
+""",
+        False,
+    ),
+    # the same timer around a step's device work after the transfer is still reported
+    "easydel_transfer_then_step_unblocked": (
+        """
+def bench(x):
+    t0 = time.time()
+    y = jax.device_put(x)
+    out = step(y)
+    return out, time.time() - t0
+""",
+        True,
+    ),
 }
 
 _COUNTER = itertools.count()
@@ -278,3 +304,42 @@ def test_fix_binds_what_it_waits_on_runs_and_converges(tmp_path, name):
 def _arrays(value):
     """The JAX arrays among a result's leaves (elapsed seconds are floats and differ)."""
     return [leaf for leaf in jax.tree_util.tree_leaves(value) if isinstance(leaf, jax.Array)]
+
+
+# vwxyzjn/cleanba@d1f8979c33e4e1c3d4e67f460afcebb42b6889d4:cleanba/cleanba_impala.py:692-712: the
+# learner's `training_time` spans the jitted update and a `device_put` of the new params queued for
+# the actor threads; nothing waits before the clock (a queue's `put` stores the reference). Missed
+# before (recall set); the wait would land on the transfer, so the fix is unsafe.
+LEARNER = HEAD + textwrap.dedent(
+    """
+import queue
+
+
+def learner(x, params_queue):
+    training_time_start = time.time()
+    x = step(x)
+    for _ in range(2):
+        device_params = jax.device_put(x)
+        params_queue.put(device_params)
+    if True:
+        print("training time", time.time() - training_time_start)
+    return x
+"""
+)
+
+
+def test_a_learner_region_that_queues_a_transfer_is_reported_with_an_unsafe_fix(tmp_path):
+    first = analyze(LEARNER, "learner.py", Config(select=("JAX501",), unsafe_fixes=True), fix=True)
+    assert [(f.code, f.fix.safety.value) for f in first.findings] == [("JAX501", "unsafe")]
+    assert "a transfer" in first.findings[0].fix.title
+    fixed = first.fixed_source
+    again = analyze(fixed, "learner.py", Config(select=("JAX501",), unsafe_fixes=True), fix=True)
+    assert again.findings == [] and again.fixed_source in (None, fixed)
+    old, new = _load(tmp_path, LEARNER), _load(tmp_path, fixed)
+    x = jnp.ones((4, 4)) / 4
+    q_old, q_new = queue.Queue(), queue.Queue()
+    assert jnp.allclose(old.learner(x, q_old), new.learner(x, q_new))
+    assert q_new.qsize() == 2 and jnp.allclose(q_new.get(), q_old.get())
+    # the twin that reads the params back (float) before the clock waits: not reported
+    blocked = LEARNER.replace("params_queue.put(device_params)", "params_queue.put(float(device_params.sum()))")
+    assert _findings(blocked).findings == []

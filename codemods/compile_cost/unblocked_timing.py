@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 
 import libcst as cst
 
@@ -14,6 +15,7 @@ from codemods.compile_cost.timing_screen import (
     CLOCKS,
     NOT_COMPUTE,
     TIMEIT_CALLS,
+    TRANSFERS,
     region_screen,
 )
 from jaxfix.analysis import astscan
@@ -61,7 +63,9 @@ class UnblockedTimingRule(Rule):
     ## Known problems
     Only regions whose start and end clock reads are in the same block are seen; a closing clock
     read inside a loop (`for ...: log(time.time() - t0)`, an elapsed-since-start log) is not
-    reported. A def or class statement in a region only defines its body: nothing in it runs
+    reported. A region whose only JAX work is a host-to-device transfer (`jax.device_put`) is
+    not reported: serving and input pipelines issue transfers asynchronously on purpose, to
+    overlap with the running step, and time the issue cost. A def or class statement in a region only defines its body: nothing in it runs
     there. Precision first: a region whose JAX result is handed, after its last JAX call, to
     code the file does not show (another module's helper, a logger, a method of another object)
     is not reported, as that code may read the value back (`jaxfix.analysis.host_sync`); a
@@ -93,7 +97,10 @@ class UnblockedTimingRule(Rule):
     on the names the region's last JAX call assigns, just before the closing clock read; where
     that assignment is inside a loop or branch and the name may not exist before it, it wraps
     the call in place (`out = jax.block_until_ready(f(x))`), which waits on every trip; a call
-    whose result is discarded is wrapped in place. A `timeit` lambda's body is wrapped.
+    whose result is discarded is wrapped in place. A `timeit` lambda's body is wrapped. Unsafe
+    when the wait lands on a host-to-device transfer (`jax.device_put` last in the region, as a
+    learner that queues new params for actor threads does): transfers are issued asynchronously
+    on purpose, and waiting there changes the pipeline's overlap.
 
     ## References
     - https://docs.jax.dev/en/latest/async_dispatch.html
@@ -531,7 +538,7 @@ class _TimingChecker:
         for k, stmt in enumerate(region):
             if self.jax_calls(stmt):
                 last = k
-        if last is None:
+        if last is None or self._transfers_only(region):
             return None
         results: set[str] = set()
         for stmt in region:  # JAX results, and values made from them (`metrics = tree_map(jnp.mean, metrics)`)
@@ -559,12 +566,27 @@ class _TimingChecker:
             fix,
         )
 
+    def _transfers_only(self, region: list[cst.BaseStatement]) -> bool:
+        """Every JAX call of the region is a host-to-device transfer (`TRANSFERS`): an asynchronous
+        copy issued on purpose, not device work the timer is meant to wait for."""
+        calls = [c for stmt in region for c in self.jax_calls(stmt)]
+        return all(self.names.qualify(c.func) in TRANSFERS for c in calls)
+
     def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
         """The last small statement in `stmt` (at any depth, not in nested scopes) with a JAX call."""
         smalls = [s for s in own_nodes(stmt, cst.BaseSmallStatement) if self.jax_calls(s)]
         return smalls[-1] if smalls else None
 
     def fix(self, stmts, i: int, end: int, last_stmt: cst.BaseStatement) -> Fix:
+        fix = self._fix(stmts, i, end, last_stmt)
+        small = self.last_simple(last_stmt)
+        calls = self.jax_calls(small if small is not None else last_stmt)
+        if fix.safety is Safety.SAFE and calls and self.names.qualify(calls[-1].func) in TRANSFERS:
+            why = "the wait lands on a transfer, which pipelines issue asynchronously on purpose"
+            return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
+        return fix
+
+    def _fix(self, stmts, i: int, end: int, last_stmt: cst.BaseStatement) -> Fix:
         imports: list[ImportRequest] = []
         block, reqs = self.names.reference("jax.block_until_ready")
         imports.extend(reqs)

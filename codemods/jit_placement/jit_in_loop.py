@@ -36,7 +36,9 @@ class JitInLoopRule(Rule):
     Only calls made right where the transform is created are reported; a transformed function
     that is stored, returned or passed on may be reused and is left alone. Code that already
     runs under a trace (inside a jitted, vmapped, scanned... function, or a lambda) is not
-    reported: a transform there is inlined. Eager `vmap`/`grad`/`checkpoint` without a
+    reported: a transform there is inlined. A nested def, lambda or partial bound in the function
+    above the loop is the same object on every trip: `jax.jit` of it is a cache hit and not
+    reported (`filter_jit`'s wrapper is rebuilt each trip: JAX203, manual). Eager `vmap`/`grad`/`checkpoint` without a
     compiling transform retrace on every call whether hoisted or not, so they are not reported
     on their own, but under `jax.jit` they make a new cache key each time even for a
     module-level function (`jax.jit(jax.grad(f))`); equinox's `filter_grad` of a module function

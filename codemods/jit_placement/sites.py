@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from codemods.jit_placement.loop_invariant import bound_above_loop
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
@@ -281,6 +282,18 @@ class _SiteFinder:
             site.manual = "`eqx.filter_vmap` maps every array argument: hoist by hand, captured arrays with `in_axes=None`"
         return self._place(site)
 
+    def _fresh_per_trip(self, site: Site, name: str, bindings: list[cst.CSTNode]) -> bool:
+        """A local callable bound above the loop is the same object every trip (`loop_invariant`):
+        no site for `jax.jit` of it, a manual one for `filter_jit`'s wrapper made anew each trip."""
+        if not bound_above_loop(self.idx, site.node, bindings) or site.rewraps:
+            return True
+        if any(k in NEW_FUNCTION_WRAPPERS for k in site.kinds[1:]):
+            return True  # `jax.jit(jax.grad(f))`: a new function each trip
+        if not site.kinds[0].startswith("filter_"):
+            return False
+        site.kind, site.manual = MODULE_FUNCTION, f"`{name}` is bound above the loop: wrap it once there and call that"
+        return True
+
     def _wrapper_defined_below(self, node: cst.Call) -> str | None:
         """Through a project's own wrapper (`maybe_jit(f)`, `ImportMap.wrappers`) defined after the
         statement holding the site: a hoist to module level there would call it before its def."""
@@ -543,7 +556,7 @@ class _SiteFinder:
                 ):
                     site.kind = "nested def"
                     site.definition = bindings[0]
-                    return True
+                    return self._fresh_per_trip(site, target.value, bindings)
                 if (
                     bindings
                     and all(
@@ -557,7 +570,7 @@ class _SiteFinder:
                     and target.value not in param_names(scope.params)
                 ):
                     site.kind = "local callable"
-                    return True
+                    return self._fresh_per_trip(site, target.value, bindings)
                 if target.value in param_names(scope.params) and not bindings and site.kinds[0].startswith("filter_"):
                     # `eqx.filter_jit(fn)(batch)` per batch, `fn` a parameter: the same function on
                     # every trip of a loop (a cache hit, JAX203), but equinox builds its wrapper

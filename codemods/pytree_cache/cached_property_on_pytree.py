@@ -117,7 +117,11 @@ property fix, whatever the style (measured, flax 0.12.8): read first inside `nnx
 `UnexpectedTracerError`; filled eagerly, the cached array is a plain attribute, which NNX holds
 as static metadata, and `nnx.jit` raises `ValueError` (arrays cannot be metadata). There is no
 registered cache field to fill in a module; the property keeps its `Variable`s the only state.
-See docs/frameworks.md.
+See docs/frameworks.md. On an NNX module the finding depends on the cached value
+(`cached_value.py`): a plain Python object (a string, a config or quantizer object, None: a return
+annotation or every `return` says so) never holds a tracer and is not reported; an array gets the
+safe fix; a value the file cannot classify (`self.config.make_mask()`) is reported with the fix
+marked unsafe, since a property re-runs the body at every read.
 
 ## References
 - https://docs.jax.dev/en/latest/custom_pytrees.html
@@ -128,17 +132,21 @@ See docs/frameworks.md.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 
 from codemods._command import commands_for
 from codemods.pytree_cache.cached_members import (
     CACHED_PROPERTY,
+    CachedClass,
     PytreeCacheFamily,
     cached_classes,
     may_hold_cached_pytree,
     may_hold_cached_pytree_in,
 )
+from codemods.pytree_cache.cached_value import PYTHON_VALUE, UNKNOWN_VALUE, cached_value
 from codemods.pytree_cache.class_fix import class_fix
+from jaxfix.analysis import pytrees as pt
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
 
@@ -313,7 +321,12 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
         for cached in cached_classes(ctx):
             if not cached.properties:
                 continue
-            fix = class_fix(ctx, cached, style)
+            unsure = ""
+            if cached.info.kind == pt.NNX:
+                cached, unsure = _nnx_members(ctx, cached)
+                if not cached.properties:
+                    continue
+            fix = class_fix(ctx, cached, style, unsure)
             name = cached.classdef.name.value
             for member in cached.properties:
                 yield ctx.finding(
@@ -325,6 +338,21 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                     f"under jit",
                     fix,
                 )
+
+
+def _nnx_members(ctx: RuleContext, cached: CachedClass) -> tuple[CachedClass, str]:
+    """An `nnx.Module`'s cached properties worth reporting: not those whose value is certainly a
+    plain Python object (never a tracer; `cached_value`), and why the property fix is unsafe when
+    one of the rest may be one."""
+    kept, unsure = [], ""
+    for member in cached.properties:
+        value, why = cached_value(ctx, member.func)
+        if value == PYTHON_VALUE:
+            continue
+        if value == UNKNOWN_VALUE and not unsure:
+            unsure = f"`{member.name}`: {why}"
+        kept.append(member)
+    return dataclasses.replace(cached, properties=kept), unsure
 
 
 # `<Name>Command` for each rule: libcst codemod commands, made on first access

@@ -56,9 +56,12 @@ FIELD_HAZARDS = (
 )
 
 
-def class_fix(ctx: RuleContext, cached: CachedClass, style: str) -> Fix:
-    """The one fix shared by every JAX101 finding of `cached.classdef` (`style`: "field" or "property")."""
-    return _ClassFix(ctx, cached.classdef, cached.info, cached.properties, style).build()
+def class_fix(ctx: RuleContext, cached: CachedClass, style: str, unsure: str = "") -> Fix:
+    """The one fix shared by every JAX101 finding of `cached.classdef` (`style`: "field" or "property").
+    `unsure` (why a cached value may be a plain Python object) makes the property fix unsafe."""
+    fix = _ClassFix(ctx, cached.classdef, cached.info, cached.properties, style)
+    fix.unsure = unsure
+    return fix.build()
 
 
 def _stmt(code: str, indent: int = 4, step: str = "    ") -> cst.BaseStatement:
@@ -103,6 +106,7 @@ class _ClassFix:
 
     def __init__(self, ctx: RuleContext, classdef: cst.ClassDef, info: pt.PytreeInfo, props: list[CachedMember], style: str):
         self.ctx, self.cls, self.info, self.props, self.style = ctx, classdef, info, props, style
+        self.unsure = ""
         self.imports: list[ImportRequest] = []
         self.replace: dict[cst.CSTNode, cst.CSTNode] = {}
         top_level = classdef in ctx.module.body  # column 0: no position render of the class needed
@@ -152,9 +156,11 @@ class _ClassFix:
         for p in self.props:
             self.replace[p.decorator] = p.decorator.with_changes(decorator=cst.Name("property"))
         names = ", ".join(f"`{p.name}`" for p in self.props)
+        if self.unsure:
+            note = f"{note} (unsafe: {self.unsure}; a property re-runs the body at every read)"
         return self.ctx.rewrite(
             f"Make {names} a plain `property` (recomputed per access; no tracer is ever stored){note}",
-            Safety.SAFE,
+            Safety.UNSAFE if self.unsure else Safety.SAFE,
             replace=self.replace,
         )
 

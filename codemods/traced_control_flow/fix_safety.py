@@ -12,7 +12,9 @@ that works into code that fails:
 - the condition is traced only because it reads a data attribute of a traced object
   (`state.flag`): whether that attribute is an array leaf or Python aux data of a class this file
   does not show is a guess (a flag in a custom pytree's `tree_flatten` aux data made a `lax.cond`
-  fail). Unsafe, saying which attribute.
+  fail). Unsafe, saying which attribute;
+- the condition is a bare parameter's truthiness (`if axes:`): the caller may pass a container
+  whose emptiness Python decides. Unsafe, saying which parameter.
 
 The `static_argnames` fix keeps the Python code and makes no value traced: it is left as decided.
 """
@@ -47,6 +49,13 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
             f"a rewrite would make `{name}` a traced value, but the function needs it as a Python value "
             f"({why}): make the condition static (a static argument) or restructure by hand"
         )
+    name = _truthiness_of_parameter(fn, site)
+    if name is not None:
+        reason = (
+            f"`{name}` is tested for truthiness: if the caller passes a list, dict or None (its emptiness), "
+            f"`lax.cond` cannot take it"
+        )
+        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
     attr = _guessed_attribute(fn, site)
     if attr is not None:
         reason = f"`{attr}` may be static aux data of its pytree, which this file does not show"
@@ -88,6 +97,25 @@ def _names(target: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for el in target.elements for n in _names(el.value)]
     return []
+
+
+def _truthiness_of_parameter(fn: FunctionRewrite, site) -> str | None:
+    """The parameter an `if name:` / `if not name:` tests bare, when nothing in the function rebinds
+    it: what it holds is the callers' choice, and a truthiness test is how Python code asks whether
+    a container is empty (stanford-crfm/levanter@9263f81 src/levanter/layers/attention.py:704,
+    `if axes:` on a list of `Axis` objects, where a `lax.cond` broke the code)."""
+    test = getattr(site.node, "test", None)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if not isinstance(test, cst.Name) or not isinstance(site.node, (cst.If, cst.IfExp)):
+        return None
+    node = fn.info.node
+    params = node.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    body = node.body.body if isinstance(node, cst.FunctionDef) else []  # a lambda binds nothing
+    if test.value not in names or test.value in assigned_names_in(list(body)):
+        return None
+    return test.value
 
 
 def _guessed_attribute(fn: FunctionRewrite, site) -> str | None:

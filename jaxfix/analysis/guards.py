@@ -22,6 +22,13 @@ ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size"})
 
 # jax's spellings of the base class of every tracer
 TRACER_CLASSES = frozenset({"jax.core.Tracer", "jax._src.core.Tracer"})
+# classes no tracer is an instance of: in the body of `isinstance(x, np.ndarray)` (or of `x[0]`,
+# an element of a list) `x` holds concrete values (stanford-crfm/levanter@9263f81
+# src/levanter/analysis/visualization.py:303, a NumPy branch of a jitted function, dead under jit)
+CONCRETE_CLASSES = frozenset(
+    {"numpy.ndarray", "numpy.generic", "numpy.number", "numpy.integer", "numpy.floating", "numpy.bool_"}
+    | {"int", "float", "bool", "complex", "str", "bytes"}
+)
 
 
 def tracer_test_helpers(module: cst.Module, qualify: Callable[[cst.BaseExpression], str | None]) -> frozenset[str]:
@@ -78,6 +85,8 @@ def never_traced_at(
             negated = isinstance(up.test, cst.UnaryOperation) and isinstance(up.test.operator, cst.Not)
             if in_body and negated and _is_tracer_test(up.test.expression, name, qualify, helpers):
                 return True
+            if in_body and _is_concrete_test(up.test, name, qualify):
+                return True
         child, up = up, parent(up)
     return False
 
@@ -98,7 +107,24 @@ def guarded_in(own: Iterable[ast.AST], qualify: Callable[[ast.AST], str | None])
         if negated:
             for name in _tracer_test_names(test.operand, qualify):  # `not isinstance(x, Tracer)`: body
                 _mark(node.body, name, out)
+        for name in _concrete_test_names(test, qualify):  # `isinstance(x, np.ndarray)`: body
+            _mark(node.body, name, out)
     return out
+
+
+def _concrete_test_names(test: ast.AST, qualify) -> list[str]:
+    """`isinstance(x, C)` or `isinstance(x[i], C)` with every class in `CONCRETE_CLASSES`: [x]."""
+    if type(test) is not ast.Call or type(test.func) is not ast.Name or test.func.id != "isinstance":
+        return []
+    if test.keywords or len(test.args) != 2:
+        return []
+    subject, what = test.args
+    if type(subject) is ast.Subscript:
+        subject = subject.value
+    if type(subject) is not ast.Name:
+        return []
+    classes = what.elts if type(what) is ast.Tuple else [what]
+    return [subject.id] if classes and all(qualify(c) in CONCRETE_CLASSES for c in classes) else []
 
 
 def _guard_names(test: ast.AST, qualify) -> list[str]:
@@ -161,6 +187,21 @@ def _is_tracer_test(test: cst.BaseExpression, name: str, qualify, helpers=frozen
     if len(test.args) != 2 or not _is_name(test.args[0].value, name):
         return False
     return (qualify(test.args[1].value) or "") in TRACER_CLASSES
+
+
+def _is_concrete_test(test: cst.BaseExpression, name: str, qualify) -> bool:
+    """`_concrete_test_names` on libcst: `isinstance(name, C)` / `isinstance(name[i], C)`, C concrete."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"):
+        return False
+    if len(test.args) != 2 or any(a.keyword is not None or a.star for a in test.args):
+        return False
+    subject, what = test.args[0].value, test.args[1].value
+    if isinstance(subject, cst.Subscript):
+        subject = subject.value
+    if not _is_name(subject, name):
+        return False
+    classes = [e.value for e in what.elements] if isinstance(what, cst.Tuple) else [what]
+    return bool(classes) and all((qualify(c) or "") in CONCRETE_CLASSES for c in classes)
 
 
 def _is_name(expr: cst.BaseExpression, name: str) -> bool:

@@ -74,6 +74,8 @@ NON_WAITING_CALLS = frozenset(
 # Methods of Python containers: storing a JAX value does not read it.
 CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "update", "setdefault", "add", "pop", "get", "copy", "items", "keys", "values"}
+    # `queue.Queue`: the reference is stored; a consumer thread reads it, after this clock
+    | {"put", "put_nowait"}
 )
 
 

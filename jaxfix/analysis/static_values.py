@@ -70,6 +70,33 @@ def is_static_method(name: str) -> bool:
     return name in STR_METHODS
 
 
+# Methods of a mapping or sequence that hand back what it holds (`params.get("w")`, `d.pop(k)`):
+# on a traced container, their result is a leaf, traced.
+CONTENT_METHODS = frozenset({"get", "values", "pop", "popitem", "setdefault", "unfreeze"})
+
+
+def is_object_method(func: cst.BaseExpression) -> bool:
+    """`obj.m` (obj a name or an attribute chain) with `m` public, no method of an array
+    (`ARRAY_ATTRIBUTES`) and no container's content method: `obj` is an object no array is, of a
+    class this file does not show (a haliax `NamedArray`'s `axis_size`/`has_axis`,
+    stanford-crfm/levanter@9263f81 `layers/attention.py:143`, `inference/jit_scheduler.py:247`).
+    Called with no traced argument, what it returns is unknown: never a reason to report."""
+    if not isinstance(func, cst.Attribute):
+        return False
+    name = func.attr.value
+    head = func.value
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    return (
+        isinstance(head, cst.Name)
+        and not name.startswith("_")
+        and name not in ARRAY_ATTRIBUTES
+        and name not in CONTENT_METHODS
+        and name not in ITEM_METHODS
+        and name not in KEY_METHODS
+    )
+
+
 # Calls whose result is a Python value even when given traced arguments.
 STATIC_CALLS = frozenset(
     {

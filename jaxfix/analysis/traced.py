@@ -50,6 +50,7 @@ from jaxfix.analysis.static_values import (
     admits_no_array,
     is_static_attr,
     is_static_call_name,
+    is_object_method,
     is_static_method,
 )
 from jaxfix.analysis.walk import walk
@@ -369,9 +370,9 @@ class FunctionFacts:
         if args_traced:
             return True
         if isinstance(e.func, cst.Attribute):
-            # a method of a traced value (`x.sum()`), or a module function (`jnp.ones(3)`)
+            # a method of a traced value (`x.sum()`; not an object's own, `is_object_method`), or a module function
             if self.expr_traced(e.func.value, env):
-                return True
+                return not is_object_method(e.func)
         if is_staged_call_name(qual):
             # inside a trace every jax.numpy/lax/random operation is staged out, even on constants
             return True

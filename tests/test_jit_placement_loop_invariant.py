@@ -1,0 +1,97 @@
+"""JAX201 on a local callable bound above the loop that re-wraps it (held-out labels, issue #29):
+the same function object every trip, so `jax.jit` finds its compiled code in the cache; not a
+"fresh nested def inside a loop". The def inside the loop is still reported. Compile counts are
+measured with the real jax on CPU."""
+
+from __future__ import annotations
+
+import collections
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.monitoring
+import jax.numpy as jnp
+from fixture_cases import load_as_module
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+_compiles = collections.Counter()
+
+
+def _listener(name, duration, **kwargs):
+    if name == "/jax/core/compile/backend_compile_duration":
+        _compiles["all"] += 1
+
+
+jax.monitoring.register_event_duration_secs_listener(_listener)
+
+# Modelled on erfanzar/EasyDeL@090a03b2e0b3606bd38e0e3fcfdc640cd7e6e246:easydel/infra/base_module.py:1938
+# (`def _shard(x): return x` above the loop; `jax.jit(_shard, out_shardings=...)(arr)` per module,
+# lines 1991-2034), with a buggy twin that defines the function inside the loop.
+ABOVE = '''
+import jax
+import jax.numpy as jnp
+
+
+def init_all(arrays):
+    def _shard(x):
+        return x * 2.0
+
+    out = []
+    for arr in arrays:
+        arr = jax.jit(_shard)(arr)
+        out.append(arr)
+    return out
+
+
+def init_all_lambda(arrays):
+    double = lambda x: x * 2.0
+    return [jax.jit(double)(arr) for arr in arrays]
+'''
+
+INSIDE = '''
+import jax
+import jax.numpy as jnp
+
+
+def init_all(arrays):
+    out = []
+    for arr in arrays:
+        def _shard(x):
+            return x * 2.0
+
+        arr = jax.jit(_shard)(arr)
+        out.append(arr)
+    return out
+'''
+
+
+def _codes(source: str) -> list[tuple[str, int]]:
+    result = analyze(textwrap.dedent(source), "init.py", Config(select=("JAX2",)), fix=False)
+    assert result.error is None, result.error
+    return sorted((f.code, f.line) for f in result.findings)
+
+
+def test_a_def_above_the_loop_is_not_fresh_per_iteration():
+    assert _codes(ABOVE) == []
+
+
+def test_the_def_inside_the_loop_is_still_reported():
+    assert _codes(INSIDE) == [("JAX201", 12)]
+
+
+def test_compiles_measured_same_object_once_fresh_def_every_trip():
+    shapes = [jnp.ones(3) for _ in range(4)]
+    above = load_as_module(Path("init_above.py"), ABOVE)
+    inside = load_as_module(Path("init_inside.py"), INSIDE)
+    _compiles.clear()
+    above.init_all(shapes)
+    assert _compiles["all"] == 1  # one function object, one shape: one compile for 4 trips
+    _compiles.clear()
+    above.init_all_lambda(shapes)
+    assert _compiles["all"] == 1
+    _compiles.clear()
+    inside.init_all(shapes)
+    assert _compiles["all"] == 4  # a new function object per trip: a compile per trip

@@ -1,0 +1,136 @@
+"""JAX101 on an `nnx.Module` decides from what the cached property returns (issue #29, held-out
+labels): a plain Python object is never a tracer, so it is not reported; an array is, with the
+safe property fix; a value the file cannot classify is reported with an unsafe fix. Real flax on CPU."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+from fixture_cases import load_as_module
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+# Modelled on erfanzar/EasyDeL@090a03b2e0b3606bd38e0e3fcfdc640cd7e6e246:
+#   easydel/layers/attention/_flexible.py:827 (`quantizer -> EasyQuantizer`, a plain Python class),
+#   easydel/infra/base_module.py:723 (`lossfn_type`, a string) and
+#   easydel/modules/stablelm/modeling_stablelm.py:649 (returns None),
+# each beside an array-valued twin (`base_module.py:671`, a RoPE table) that is still reported.
+SOURCE = '''
+from functools import cached_property
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+
+class Quantizer:
+    def __init__(self, bits):
+        self.bits = bits
+
+
+class Attention(nnx.Module):
+    def __init__(self, bits: int, dim: int):
+        self.bits = bits
+        self.dim = dim
+        self.w = nnx.Param(jnp.ones((dim,)))
+
+    @cached_property
+    def quantizer(self) -> Quantizer:
+        return Quantizer(self.bits)
+
+    @cached_property
+    def loss_type(self):
+        if self.bits > 4:
+            kind = "ForCausalLM"
+        else:
+            kind = "ForSequenceClassification"
+        return kind
+
+    @cached_property
+    def warm(self):
+        self._seen = True
+
+    def __call__(self, x):
+        return x * self.w[...] * self.quantizer.bits
+
+
+class Rotary(nnx.Module):
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.w = nnx.Param(jnp.ones((dim,)))
+
+    @cached_property
+    def frequencies(self):
+        return jnp.arange(self.dim, dtype=jnp.float32) / self.dim
+
+    def __call__(self, x):
+        return x * self.w[...] + self.frequencies
+'''
+
+# The value is a config object's method result: this file cannot tell array from Python object
+# (erfanzar/EasyDeL@090a03b2e0b3606bd38e0e3fcfdc640cd7e6e246:easydel/infra/base_module.py:651,
+# `self.config.get_basic_causal_mask()`): reported, but the fix is unsafe.
+UNSURE = '''
+from functools import cached_property
+
+from flax import nnx
+
+
+class Model(nnx.Module):
+    def __init__(self, config):
+        self.config = config
+
+    @cached_property
+    def causal_mask(self):
+        return self.config.get_basic_causal_mask()
+'''
+
+
+def _findings(source: str, fix: bool = False):
+    result = analyze(textwrap.dedent(source), "model.py", Config(select=("JAX101",)), fix=fix)
+    assert result.error is None, result.error
+    return result
+
+
+def test_python_valued_cached_properties_of_an_nnx_module_are_not_reported():
+    result = _findings(SOURCE)
+    rows = [(f.line, f.fix.safety.value) for f in result.findings]
+    assert rows == [(SOURCE.splitlines().index("    def frequencies(self):"), "safe")]
+
+
+def test_the_array_valued_twin_is_fixed_and_the_fix_is_stable():
+    result = _findings(SOURCE, fix=True)
+    fixed = result.fixed_source
+    assert "    @property\n    def frequencies(self):" in fixed
+    assert "    @cached_property\n    def quantizer(self) -> Quantizer:" in fixed  # untouched
+    assert "    @cached_property\n    def loss_type(self):" in fixed
+    again = analyze(fixed, "model.py", Config(select=("JAX101",)), fix=True)
+    assert again.findings == [] and again.fixed_source in (None, fixed)
+
+
+def test_python_valued_caches_hold_no_tracer_and_the_array_one_does():
+    """Why the Python values are not reported: read first under `jax.jit` of a closure over the
+    module, the quantizer and the string stay Python objects; the array cache stores a tracer."""
+    mod = load_as_module(Path("cache_values.py"), SOURCE)
+    att = mod.Attention(bits=8, dim=3)
+    out = jax.jit(lambda x: att(x) + len(att.loss_type))(jnp.ones(3))
+    assert jnp.allclose(out, 8.0 + len("ForCausalLM"))
+    assert isinstance(att.__dict__["quantizer"], mod.Quantizer) and att.__dict__["loss_type"] == "ForCausalLM"
+    rot = mod.Rotary(dim=3)
+    jax.jit(lambda x: rot(x))(jnp.ones(3))
+    assert isinstance(rot.__dict__["frequencies"], jax.core.Tracer)  # the reported twin leaks
+
+    fixed = load_as_module(Path("cache_values_fixed.py"), _findings(SOURCE, fix=True).fixed_source)
+    rot = fixed.Rotary(dim=3)
+    first = jax.jit(lambda x: rot(x))(jnp.ones(3))
+    assert "frequencies" not in rot.__dict__ and jnp.allclose(rot(jnp.ones(3)), first)
+
+
+def test_a_value_the_file_cannot_classify_is_reported_with_an_unsafe_fix():
+    result = _findings(UNSURE)
+    assert [(f.line, f.fix.safety.value) for f in result.findings] == [(11, "unsafe")]
+    assert "does not show whether its value is an array" in result.findings[0].fix.title
