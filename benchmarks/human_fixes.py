@@ -10,7 +10,8 @@ module a cross-file detection needs), and prints:
 - recall at the fixed site: a finding of the expected family (JAX1xx pytree
   cache, JAX2xx jit placement, JAX3xx control flow, JAX4xx trace-time
   semantics, JAX5xx compile cost/timing) within 2 lines of the fixed line of
-  before.py; overall and split by `needs` ("file": the file shows everything;
+  before.py (or of `site_lines`, where the anti-pattern the human removed spans
+  two places, e.g. a nested def and the jit call wrapping it); overall and split by `needs` ("file": the file shows everything;
   "project": it takes another module or the framework's conventions);
 - findings of that family at the fixed site of the after-versions (the human's
   fix must stay silent; target 0).
@@ -103,7 +104,8 @@ def run_case(case: Path) -> Outcome:
         return out
     fam = _family(spec["code"])
     line = spec["fixed_line"]
-    near = [f for f in found_b if abs(f["line"] - line) <= WINDOW]
+    sites = [line, *spec.get("site_lines", [])]
+    near = [f for f in found_b if any(abs(f["line"] - s) <= WINDOW for s in sites)]
     out.before_near = [f"{f['code']}@{f['line']}" for f in near]
     out.caught = any(_family(f["code"]) == fam for f in near)
     lo, hi = after_site(

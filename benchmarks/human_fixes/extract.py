@@ -4,8 +4,9 @@ Reads `case.toml` ([source] repo/commit/parent/path, `keep` = top-level or
 `Class.method` names plus "imports"; optional [[context]] path/keep for files a
 cross-file detection needs) and writes before.py/after.py (and context/) with
 only the kept statements, so a case stays small but every kept line is the
-project's own code. The fixed line is given upstream (`fixed_line_upstream`)
-and mapped into the trimmed before.py. Needs the mirror under /work/.mirror
+project's own code. The fixed line is given upstream (`fixed_line_upstream`,
+plus `extra_lines_upstream` where the anti-pattern spans two places, e.g. a
+nested def and the jit call that wraps it) and mapped into the trimmed before.py. Needs the mirror under /work/.mirror
 (the `fetch` tool); the committed case files are what the benchmark reads.
 
     python benchmarks/human_fixes/extract.py benchmarks/human_fixes/cases/<slug>
@@ -107,6 +108,9 @@ def build(case_dir: Path) -> None:
     line = fixed + 1  # the one-line header shifts everything by one
     toml_path = case_dir / "case.toml"
     toml_text = re.sub(r"(?m)^fixed_line = .*$", f"fixed_line = {line}", toml_path.read_text())
+    extra = [mapping[n] + 1 for n in src.get("extra_lines_upstream", []) if n in mapping]
+    if extra:
+        toml_text = re.sub(r"(?m)^site_lines = .*$", f"site_lines = {extra}", toml_text)
     toml_path.write_text(toml_text)
     print(case_dir.name, "fixed line in before.py:", line)
     for ctx in spec.get("context", []):
