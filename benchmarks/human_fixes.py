@@ -17,6 +17,7 @@ module a cross-file detection needs), and prints:
   fix must stay silent; target 0).
 
     python benchmarks/human_fixes.py [--json OUT] [--only SLUG ...]
+    PYTHONPATH=/path/to/other/checkout python benchmarks/human_fixes.py   # measure another jaxfix
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import tomllib
 
 CASES = Path(__file__).parent / "human_fixes" / "cases"
 WINDOW = 2
@@ -66,7 +68,8 @@ def _check(root: Path) -> list[dict]:
     proc = subprocess.run(
         [sys.executable, "-m", "jaxfix", "check", "--select", "ALL", "--no-cache",
          "--output-format", "json", "-q", str(root)],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
+        cwd=root.parent,  # not the caller's cwd: `-m` puts it first on sys.path (PYTHONPATH picks the jaxfix)
     )
     if proc.returncode not in (0, 1):
         raise RuntimeError(proc.stderr.strip()[-400:])

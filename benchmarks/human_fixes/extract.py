@@ -18,8 +18,9 @@ import ast
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 MIRRORS = Path("/work/.mirror")
 

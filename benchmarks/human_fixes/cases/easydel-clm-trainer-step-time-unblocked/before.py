@@ -181,6 +181,162 @@ class CausalLanguageModelTrainer(BaseTrainer):
             initialize_state_function=initialize_state_function,
         )
 
+    def initialize_state(
+            self,
+            model_parameters: Optional[flax.core.FrozenDict] = None,
+            state: Optional[EasyDeLState] = None,
+    ) -> Tuple[EasyDeLState, Mapping[str, Callable], Mapping[str, Callable]]:
+        if (
+                model_parameters is None
+                and state is None
+                and self.rapture is None
+                and self.checkpoint_path is None
+        ):
+            raise RuntimeError(
+                "You are passing `model_parameters=None`, `state=None`, and `checkpoint_path=None` and also you are not"
+                " using LoRA, if you are "
+                "Using LoRA make sure to pass parameters and Rapture Config correctly otherwise pass the "
+                "model_parameters or state."
+            )
+        if model_parameters is None and state is None:
+            model_parameters = self.lora_parameters
+        with self.mesh:
+            shard_fns, gather_fns = make_shard_and_gather_fns(
+                self.state_partition_spec, mesh=self.mesh
+            )
+            if state is not None:
+                sharded_state = state
+                params = (
+                    sharded_state.params
+                    if not self.arguments.do_shard_fns
+                    else jax.tree_util.tree_map(
+                        lambda f, x: f(x), shard_fns.params, sharded_state.params
+                    )
+                )
+                sharded_state.params = params
+                if sharded_state.opt_state is None:
+                    prefix_print(
+                        "Action", "Optimizer State is not Found!, initializing one."
+                    )
+                    with jax.default_device(self.arguments.offload_device):
+                        sharded_state = sharded_state.init_opt_state()
+                        opt_state = (
+                            sharded_state.opt_state
+                            if not self.arguments.do_shard_fns
+                            else jax.tree_util.tree_map(
+                                lambda f, x: f(x),
+                                shard_fns.opt_state,
+                                sharded_state.opt_state,
+                            )
+                        )
+                        sharded_state = sharded_state.replace(opt_state=opt_state)
+            elif self.finetune:
+                if model_parameters is None and self.checkpoint_path is not None:
+                    prefix_print("Action", f"Loading Model From {self.checkpoint_path}")
+                    with jax.default_device(self.arguments.offload_device):
+                        sharded_state = EasyDeLState.load_state(
+                            verbose=self.arguments.verbose,
+                            state_shard_fns=shard_fns,
+                            init_optimizer_state=True,
+                            checkpoint_path=self.checkpoint_path,
+                            input_shape=self.arguments.init_input_shape,
+                            config_kwargs=self.arguments.loaded_model_config_kwargs,
+                        )
+                        state_shape = jax.eval_shape(lambda: sharded_state)
+                        state_partition_spec = match_partition_rules(
+                            self.config.get_partition_rules(
+                                fully_sharded_data_parallel=self.arguments.fully_sharded_data_parallel
+                            )
+                            if self.arguments.custom_rule is None
+                            else self.arguments.custom_rule,
+                            state_shape,
+                        )
+
+                        spec_named_sharding = self.specs_to_name_sharding(
+                            state_partition_spec
+                        )
+                        empty_sharding = jax.sharding.NamedSharding(
+                            spec=PartitionSpec(), mesh=self.arguments.get_mesh()
+                        )
+                        sharded_train_step_function = jax.jit(
+                            create_casual_language_model_train_step(
+                                partition_spec=self.arguments.step_partition_spec,
+                                label_smoothing_factor=self.arguments.label_smoothing_factor,
+                                z_loss=self.arguments.z_loss,
+                            ),
+                            in_shardings=(spec_named_sharding, empty_sharding),
+                            out_shardings=(
+                                spec_named_sharding,
+                                empty_sharding,
+                                empty_sharding,
+                            ),
+                            donate_argnums=(0, 0),
+                        )
+
+                        sharded_eval_step_function = jax.jit(
+                            create_casual_language_model_evaluation_step(
+                                self.arguments.step_partition_spec
+                            ),
+                            in_shardings=(spec_named_sharding, empty_sharding),
+                            out_shardings=(
+                                empty_sharding,
+                                empty_sharding,
+                                empty_sharding,
+                            ),
+                            donate_argnums=(0, 0),
+                        )
+
+                        self.state_partition_spec = state_partition_spec
+                        self.state_named_sharding = spec_named_sharding
+                        self.state_shape = state_shape
+                        self.sharded_train_step_function = sharded_train_step_function
+                        self.sharded_eval_step_function = sharded_eval_step_function
+
+                    if self.arguments.remove_ckpt_after_load:
+                        os.remove(self.checkpoint_path)
+                elif model_parameters is not None and self.checkpoint_path is None:
+                    prefix_print("Action", "Sharding Passed Parameters")
+                    if not isinstance(model_parameters, flax.core.FrozenDict):
+                        prefix_print(
+                            "Warning",
+                            "Model Parameters should be like FrozenDict({'params': params}) make sure to "
+                            "pass as type FrozenDict in case of not getting UnExcepted Errors ",
+                        )
+
+                    model_parameters = (
+                        model_parameters
+                        if not self.arguments.do_shard_fns
+                        else jax.tree_util.tree_map(
+                            lambda f, x: f(x),
+                            shard_fns.params,
+                            model_parameters,
+                        )
+                    )
+                    sharded_state = self.create_sharded_state_from_params_function(
+                        model_parameters
+                    )
+                elif model_parameters is not None and self.checkpoint_path is not None:
+                    raise EasyDeLTimerError(
+                        "You can't pass `model_parameters` and `checkpoint_path` at same time"
+                    )
+                else:
+                    raise EasyDeLTimerError(
+                        "You should pass `model_parameters` or `checkpoint_path` to trainer in order to load model"
+                    )
+            else:
+                sharded_state = self.initialize_state_function()
+                params = (
+                    sharded_state.params
+                    if not self.arguments.do_shard_fns
+                    else jax.tree_util.tree_map(
+                        lambda f, x: f(x), shard_fns.params, sharded_state.params
+                    )
+                )
+                sharded_state.params = params
+
+            self.sharded_state = sharded_state
+            return sharded_state, shard_fns, gather_fns
+
     def train(
             self,
             model_parameters: Optional[flax.core.FrozenDict] = None,
