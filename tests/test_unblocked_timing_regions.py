@@ -259,6 +259,44 @@ def train(x):
 """,
         False,
     ),
+    # AI-Hypercomputer/maxdiffusion@e2cb67f2:src/maxdiffusion/trainers/wan_trainer.py (human_fixes
+    # maxdiffusion-wan-trainer-step-time-unblocked): the clock read follows the step, the previous
+    # trip's reading is carried by an alias (`last = new_time`); the fix (b4b5a457) blocks first
+    "maxdiffusion_loop_carried_alias_start": (
+        """
+import datetime
+
+
+def train(x):
+    last = datetime.datetime.now()
+    deltas = []
+    for _ in range(3):
+        x = step(x)
+        new_time = datetime.datetime.now()
+        deltas.append(new_time - last)
+        last = new_time
+    return x, deltas
+""",
+        True,
+    ),
+    "maxdiffusion_loop_carried_alias_start_blocked": (
+        """
+import datetime
+
+
+def train(x):
+    last = datetime.datetime.now()
+    deltas = []
+    for _ in range(3):
+        x = step(x)
+        x.block_until_ready()
+        new_time = datetime.datetime.now()
+        deltas.append(new_time - last)
+        last = new_time
+    return x, deltas
+""",
+        False,
+    ),
     # a timestamp taken at the end of a trip that the next trip's clock read does not use: no region
     "loop_timestamp_not_an_elapsed_time": (
         """

@@ -58,11 +58,31 @@ def carried_region(
     clock_in: Callable[[cst.BaseStatement], cst.Call | None],
 ) -> Statements | None:
     """A loop body's region from the start at `i` round to the first clock read of the next trip,
-    laid out as one block (`stmts[i:] + stmts[:first + 1]`), when that read uses `start`."""
+    laid out as one block (`stmts[i:] + stmts[:first + 1]`), when the trip uses `start` between
+    that read and `i` (`delta = now() - last`, or `t = now()` then `log(t - last)`)."""
     first = next((j for j in range(i) if clock_in(stmts[j]) is not None), None)
-    if first is None or start not in names_read(stmts[first]):
+    if first is None or not any(start in names_read(s) for s in stmts[first:i]):
         return None
     return stmts[i:] + stmts[: first + 1]
+
+
+def alias_start(stmts: Statements, i: int, start_clock: Callable[[cst.BaseStatement], str | None]) -> str | None:
+    """`last = new_time` where `new_time = now()` earlier in the block: the next trip's start
+    (maxdiffusion's trainers: `new_time - last_step_completion`, then `last_step_completion = new_time`)."""
+    stmt = stmts[i]
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if not (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and isinstance(small.value, cst.Name)
+    ):
+        return None
+    if any(start_clock(s) == small.value.value for s in stmts[:i]):
+        return small.targets[0].target.value
+    return None
 
 
 def tail_after_last_call(

@@ -98,6 +98,20 @@ def region_screen(tree: ast.Module) -> bool:
             and type(stmt.value) is ast.Call
             and is_clock(stmt.value)
         ]
+        if looped and starts:  # `last = new_time` of a clock value: the next trip's start (the checker's `alias_start`)
+            clocked = {block[i].targets[0].id for i in starts}
+            starts = sorted(
+                {*starts}
+                | {
+                    i
+                    for i, stmt in enumerate(block)
+                    if type(stmt) is ast.Assign
+                    and len(stmt.targets) == 1
+                    and type(stmt.targets[0]) is ast.Name
+                    and type(stmt.value) is ast.Name
+                    and stmt.value.id in clocked
+                }
+            )
         if not starts:
             continue  # (the clock reads of a block are looked for only where a region may start)
         clocks = [any(is_clock(c) for c in _own_calls(stmt)) for stmt in block]
@@ -105,15 +119,15 @@ def region_screen(tree: ast.Module) -> bool:
             end = next((j for j in range(i + 1, len(block)) if clocks[j]), None)
             region = block[i + 1 : end]
             if end is None:
-                # as the checker: a loop body's last start may close at the top of the next trip
-                first = next((j for j in range(i) if clocks[j]), None) if looped else None
+                if not looped:
+                    break  # as the checker: no later start of the block has an end either
+                # as the checker: a loop body's start may close at the top of the next trip
+                first = next((j for j in range(i) if clocks[j]), None)
                 if first is None:
-                    break
+                    continue
                 region = block[i + 1 :] + block[:first]
             if any(may_be_jax_call(n) for s in region for n in astscan.nodes(s) if type(n) is ast.Call):
                 return True
-            if end is None:
-                break
     return False
 
 

@@ -10,6 +10,7 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.compile_cost.nodes import all_nodes, own_nodes
 from codemods.compile_cost.timed_regions import (
+    alias_start,
     carried_region,
     tail_after_last_call,
     timeit_findings,
@@ -50,8 +51,8 @@ class UnblockedTimingRule(Rule):
     their `_ns` forms, `timeit.default_timer()` and `datetime.datetime.now()`) up to the next
     statement of the same block that reads the clock again, which runs JAX work and reads the
     clock before that work is done. In a loop body, a start taken after the body's last clock
-    read closes at the first clock read of the next trip that uses it (`delta = now() - last`
-    ... `last = now()`, a step time). A `with Timer(...):` body is a timed region too when the
+    read closes at the first clock read of the next trip when the trip uses it (`delta = now()
+    - last` ... `last = now()`, or `new = now()` ... `last = new`: a step time). A `with Timer(...):` body is a timed region too when the
     class is defined in this file and its `__enter__` and `__exit__` both read a clock.
     JAX work is a call of a function jitted in this module (`@jax.jit`, `f_jit = jax.jit(f)`,
     `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place) or of `jax.numpy`, `jax.lax`,
@@ -499,18 +500,22 @@ class _TimingChecker:
         for stmts, looped in self.region_blocks:
             i = 0
             while i < len(stmts):
-                start = self.start_clock(stmts[i])
+                start = self.start_clock(stmts[i]) or (alias_start(stmts, i, self.start_clock) if looped else None)
                 if start is None:
                     i += 1
                     continue
                 end = next((j for j in range(i + 1, len(stmts)) if self.clock_in(stmts[j])), None)
                 if end is None:
-                    carried = carried_region(stmts, i, start, self.clock_in) if looped else None
+                    if not looped:
+                        break
+                    carried = carried_region(stmts, i, start, self.clock_in)
                     if carried is not None:  # `last = now()` closing at the top of the next trip
                         found = self.check_region(carried, 0, len(carried) - 1)
                         if found is not None:
                             out.append(found)
-                    break
+                        break
+                    i += 1  # a later start (`last = new_time`) may still carry
+                    continue
                 looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
                 if not looped and any(start in names_read(s) for s in stmts[end:]):
                     found = self.check_region(stmts, i, end)
