@@ -247,6 +247,243 @@ def bench(x):
 """,
         True,
     ),
+    # AI-Hypercomputer/maxtext@6eb495e2:MaxText/train.py (benchmarks/human_fixes
+    # maxtext-step-time-datetime-unblocked): the step time is a wall-clock difference whose start
+    # is taken at the end of the previous trip; the fix (4c4b7af1) blocks on the state first
+    "maxtext_loop_carried_datetime_step_time": (
+        """
+import datetime
+
+
+def train(x):
+    last = datetime.datetime.now()
+    deltas = []
+    for _ in range(3):
+        x = step(x)
+        delta = datetime.datetime.now() - last
+        last = datetime.datetime.now()
+        deltas.append(delta)
+    return x, deltas
+""",
+        True,
+    ),
+    "maxtext_loop_carried_datetime_step_time_blocked": (
+        """
+import datetime
+
+
+def train(x):
+    last = datetime.datetime.now()
+    deltas = []
+    for _ in range(3):
+        x = step(x)
+        jax.block_until_ready(x)
+        delta = datetime.datetime.now() - last
+        last = datetime.datetime.now()
+        deltas.append(delta)
+    return x, deltas
+""",
+        False,
+    ),
+    # AI-Hypercomputer/maxdiffusion@e2cb67f2:src/maxdiffusion/trainers/wan_trainer.py (human_fixes
+    # maxdiffusion-wan-trainer-step-time-unblocked): the clock read follows the step, the previous
+    # trip's reading is carried by an alias (`last = new_time`); the fix (b4b5a457) blocks first
+    "maxdiffusion_loop_carried_alias_start": (
+        """
+import datetime
+
+
+def train(x):
+    last = datetime.datetime.now()
+    deltas = []
+    for _ in range(3):
+        x = step(x)
+        new_time = datetime.datetime.now()
+        deltas.append(new_time - last)
+        last = new_time
+    return x, deltas
+""",
+        True,
+    ),
+    "maxdiffusion_loop_carried_alias_start_blocked": (
+        """
+import datetime
+
+
+def train(x):
+    last = datetime.datetime.now()
+    deltas = []
+    for _ in range(3):
+        x = step(x)
+        x.block_until_ready()
+        new_time = datetime.datetime.now()
+        deltas.append(new_time - last)
+        last = new_time
+    return x, deltas
+""",
+        False,
+    ),
+    # a timestamp taken at the end of a trip that the next trip's clock read does not use: no region
+    "loop_timestamp_not_an_elapsed_time": (
+        """
+import datetime
+
+
+def train(x):
+    stamps = []
+    for _ in range(3):
+        stamps.append(datetime.datetime.now())
+        x = step(x)
+        stamp = datetime.datetime.now()
+        stamps.append(stamp)
+    return x, stamps
+""",
+        False,
+    ),
+    # instadeepai/Mava@8ae61c13:jax_distribution/systems/examples/ippo_anakin_example.py
+    # (human_fixes mava-anakin-timeit-unblocked): a timer class of the file times its `with` body
+    "mava_timer_class_with_body": (
+        """
+import timeit
+
+
+class TimeIt:
+    def __init__(self, tag):
+        self.tag = tag
+
+    def __enter__(self):
+        self.start = timeit.default_timer()
+        return self
+
+    def __exit__(self, *args):
+        self.elapsed_secs = timeit.default_timer() - self.start
+
+
+def train(x):
+    with TimeIt(tag="EXECUTION"):
+        x = step(x)
+    return x
+""",
+        True,
+    ),
+    "mava_timer_class_with_body_blocked": (
+        """
+import timeit
+
+
+class TimeIt:
+    def __init__(self, tag):
+        self.tag = tag
+
+    def __enter__(self):
+        self.start = timeit.default_timer()
+        return self
+
+    def __exit__(self, *args):
+        self.elapsed_secs = timeit.default_timer() - self.start
+
+
+def train(x):
+    with TimeIt(tag="EXECUTION"):
+        x = step(x)
+        jax.block_until_ready(x)
+    return x
+""",
+        False,
+    ),
+    # a context manager of the file that reads no clock is no timer
+    "context_manager_without_a_clock": (
+        """
+class Scope:
+    def __enter__(self):
+        self.depth = 1
+        return self
+
+    def __exit__(self, *args):
+        self.depth = 0
+
+
+def train(x):
+    with Scope():
+        x = step(x)
+    return x
+""",
+        False,
+    ),
+    # erfanzar/EasyDeL@3ee3f56d:src/easydel/trainer/causal_language_model_trainer/
+    # causal_language_model_trainer.py (human_fixes easydel-clm-trainer-step-time-unblocked): the
+    # jitted step is stored on the trainer under another name and called through it
+    "easydel_jitted_step_through_an_attribute_alias": (
+        """
+class Trainer:
+    def __init__(self):
+        sharded_train_step_function = jax.jit(lambda x: jnp.tanh(x @ x))
+        self.sharded_train_step_function = sharded_train_step_function
+
+    def run(self, x):
+        time_start = time.time()
+        x = self.sharded_train_step_function(x)
+        total_time = time.time() - time_start
+        return x, total_time
+
+
+def train(x):
+    return Trainer().run(x)
+""",
+        True,
+    ),
+    "easydel_jitted_step_through_an_attribute_alias_blocked": (
+        """
+class Trainer:
+    def __init__(self):
+        sharded_train_step_function = jax.jit(lambda x: jnp.tanh(x @ x))
+        self.sharded_train_step_function = sharded_train_step_function
+
+    def run(self, x):
+        time_start = time.time()
+        x = self.sharded_train_step_function(x)
+        x.block_until_ready()
+        total_time = time.time() - time_start
+        return x, total_time
+
+
+def train(x):
+    return Trainer().run(x)
+""",
+        False,
+    ),
+    # maxtext's loop again: a helper that reads the *previous* batch runs before the step in the
+    # same `with` block; it waits for nothing the step computes
+    "wait_before_the_last_call_in_the_same_block": (
+        """
+def consume(v):
+    return jax.device_get(v)
+
+
+def train(x):
+    t0 = time.time()
+    with jax.default_device(jax.devices()[0]):
+        consume(x)
+        x = step(x)
+    return x, time.time() - t0
+""",
+        True,
+    ),
+    "wait_after_the_last_call_in_the_same_block": (
+        """
+def consume(v):
+    return jax.device_get(v)
+
+
+def train(x):
+    t0 = time.time()
+    with jax.default_device(jax.devices()[0]):
+        x = step(x)
+        consume(x)
+    return x, time.time() - t0
+""",
+        False,
+    ),
 }
 
 _COUNTER = itertools.count()

@@ -23,6 +23,10 @@ CLOCKS = frozenset(
         "time.monotonic",
         "time.monotonic_ns",
         "timeit.default_timer",
+        # a wall-clock timestamp: `datetime.now() - t0` is an elapsed time too (MaxText's step
+        # time, benchmarks/human_fixes maxtext-step-time-datetime-unblocked)
+        "datetime.datetime.now",
+        "datetime.datetime.utcnow",
     }
 )
 CLOCK_IDENTS = frozenset(q.rsplit(".", 1)[-1] for q in CLOCKS)
@@ -70,8 +74,9 @@ def region_screen(tree: ast.Module) -> bool:
         kind = type(node)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             jitted.add(node.name)  # jitted, or a plain wrapper of JAX work the checker looks into
-        elif kind is ast.Assign and isinstance(node.value, ast.Call):
-            jitted.update(dotted(t) for t in node.targets)  # `f = jax.jit(g)`, `step = make_step()`
+        elif kind is ast.Assign and isinstance(node.value, (ast.Call, ast.Name, ast.Attribute)):
+            # `f = jax.jit(g)`, `step = make_step()`, and aliases (`self.step = step`)
+            jitted.update(dotted(t) for t in node.targets)
 
     def may_be_jax_call(call: ast.Call) -> bool:
         func = call.func
@@ -80,7 +85,19 @@ def region_screen(tree: ast.Module) -> bool:
         q = names.qualify_ast(func)
         return q not in NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
 
-    for block in _blocks(tree):
+    timers = timer_classes_ast(tree, is_clock)
+    if timers:  # `with Timer(): ...` where `Timer.__enter__`/`__exit__` read the clock
+        for node in astscan.nodes(tree):
+            if (
+                type(node) in (ast.With, ast.AsyncWith)
+                and any(
+                    type(item.context_expr) is ast.Call and dotted(item.context_expr.func) in timers
+                    for item in node.items
+                )
+                and any(may_be_jax_call(n) for s in node.body for n in astscan.nodes(s) if type(n) is ast.Call)
+            ):
+                return True
+    for block, looped in _blocks(tree):
         starts = [
             i
             for i, stmt in enumerate(block)
@@ -90,28 +107,68 @@ def region_screen(tree: ast.Module) -> bool:
             and type(stmt.value) is ast.Call
             and is_clock(stmt.value)
         ]
+        if looped and starts:  # `last = new_time` of a clock value: the next trip's start (the checker's `alias_start`)
+            clocked = {block[i].targets[0].id for i in starts}
+            starts = sorted(
+                {*starts}
+                | {
+                    i
+                    for i, stmt in enumerate(block)
+                    if type(stmt) is ast.Assign
+                    and len(stmt.targets) == 1
+                    and type(stmt.targets[0]) is ast.Name
+                    and type(stmt.value) is ast.Name
+                    and stmt.value.id in clocked
+                }
+            )
         if not starts:
             continue  # (the clock reads of a block are looked for only where a region may start)
         clocks = [any(is_clock(c) for c in _own_calls(stmt)) for stmt in block]
         for i in starts:
             end = next((j for j in range(i + 1, len(block)) if clocks[j]), None)
+            region = block[i + 1 : end]
             if end is None:
-                break  # as the checker: no later start of the block has an end either
-            if any(may_be_jax_call(n) for s in block[i + 1 : end] for n in astscan.nodes(s) if type(n) is ast.Call):
+                if not looped:
+                    break  # as the checker: no later start of the block has an end either
+                # as the checker: a loop body's start may close at the top of the next trip
+                first = next((j for j in range(i) if clocks[j]), None)
+                if first is None:
+                    continue
+                region = block[i + 1 :] + block[:first]
+            if any(may_be_jax_call(n) for s in region for n in astscan.nodes(s) if type(n) is ast.Call):
                 return True
     return False
 
 
-def _blocks(tree: ast.Module) -> Iterator[list[ast.stmt]]:
-    """The module's body and every statement list nested in it (the checker's `IndentedBlock`s)."""
-    yield tree.body
+def timer_classes_ast(tree: ast.Module, is_clock) -> set[str]:
+    """Classes of this module used as timers: `__enter__` and `__exit__` (or the async pair)
+    both read a clock (`with TimeIt("step"): out = step(x)` times its body, Mava's examples)."""
+    out: set[str] = set()
+    for node in astscan.nodes(tree):
+        if type(node) is not ast.ClassDef:
+            continue
+        methods = {
+            m.name: m for m in node.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef)
+        }
+        for enter, exit_ in (("__enter__", "__exit__"), ("__aenter__", "__aexit__")):
+            if enter in methods and exit_ in methods and all(
+                any(type(c) is ast.Call and is_clock(c) for c in ast.walk(methods[m])) for m in (enter, exit_)
+            ):
+                out.add(node.name)
+    return out
+
+
+def _blocks(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], bool]]:
+    """The module's body and every statement list nested in it (the checker's `IndentedBlock`s),
+    each with whether it is the body of a `for`/`while` loop."""
+    yield tree.body, False
     for stmt in astscan.statements(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(stmt, name, None)
             if type(block) is list and block and isinstance(block[0], ast.stmt):
-                yield block
+                yield block, name == "body" and type(stmt) in (ast.For, ast.AsyncFor, ast.While)
         for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
-            yield part.body
+            yield part.body, False
 
 
 _AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

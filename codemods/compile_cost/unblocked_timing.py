@@ -10,6 +10,14 @@ import libcst as cst
 
 from codemods._command import commands_for
 from codemods.compile_cost.nodes import all_nodes, own_nodes
+from codemods.compile_cost.timed_regions import (
+    alias_start,
+    carried_region,
+    tail_after_last_call,
+    timeit_findings,
+    timer_classes,
+    timer_with,
+)
 from codemods.compile_cost.timing_screen import (
     CLOCK_IDENTS,
     CLOCKS,
@@ -17,6 +25,7 @@ from codemods.compile_cost.timing_screen import (
     TIMEIT_CALLS,
     TRANSFERS,
     region_screen,
+    timer_classes_ast,
 )
 from jaxfix.analysis import astscan
 from jaxfix.analysis.host_sync import (
@@ -29,7 +38,7 @@ from jaxfix.analysis.host_sync import (
     waits_by_name,
 )
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
-from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
 from jaxfix.analysis.walk import walk
@@ -41,8 +50,12 @@ class UnblockedTimingRule(Rule):
     """
     ## What it does
     Finds a timed region, `t0 = time.perf_counter()` (also `time.time()`, `time.monotonic()`,
-    their `_ns` forms and `timeit.default_timer()`) up to the next statement of the same block
-    that reads the clock again, which runs JAX work and reads the clock before that work is done.
+    their `_ns` forms, `timeit.default_timer()` and `datetime.datetime.now()`) up to the next
+    statement of the same block that reads the clock again, which runs JAX work and reads the
+    clock before that work is done. In a loop body, a start taken after the body's last clock
+    read closes at the first clock read of the next trip when the trip uses it (`delta = now()
+    - last` ... `last = now()`, or `new = now()` ... `last = new`: a step time). A `with Timer(...):` body is a timed region too when the
+    class is defined in this file and its `__enter__` and `__exit__` both read a clock.
     JAX work is a call of a function jitted in this module (`@jax.jit`, `f_jit = jax.jit(f)`,
     `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
@@ -75,7 +88,12 @@ class UnblockedTimingRule(Rule):
     leaf (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), out)`), also when they come
     before the clock read in the closing statement. Splitting a PRNG key is not timed work.
     JAX work also includes calls of a function of this file that returns JAX work (a plain
-    wrapper) and of a callable made by a function of this file that returns a jitted callable.
+    wrapper), of a callable made by a function of this file that returns a jitted callable,
+    and of a name or attribute bound to one of these (`self.train_step = train_step`). Inside a
+    `with`/`if` block, only what runs after the block's last JAX call can wait for it (a call
+    before it that reads the previous batch does not); where that call is inside a loop of the
+    block, the whole block counts, as the next trip runs the earlier code again. Timers made
+    elsewhere (another module's timer class, `pytest-benchmark`'s fixture) are not seen.
 
     ## Example
     ```python
@@ -97,10 +115,11 @@ class UnblockedTimingRule(Rule):
     on the names the region's last JAX call assigns, just before the closing clock read; where
     that assignment is inside a loop or branch and the name may not exist before it, it wraps
     the call in place (`out = jax.block_until_ready(f(x))`), which waits on every trip; a call
-    whose result is discarded is wrapped in place. A `timeit` lambda's body is wrapped. Unsafe
-    when the wait lands on a host-to-device transfer (`jax.device_put` last in the region, as a
-    learner that queues new params for actor threads does): transfers are issued asynchronously
-    on purpose, and waiting there changes the pipeline's overlap.
+    whose result is discarded is wrapped in place. A `timeit` lambda's body is wrapped. In a
+    timer's `with` body the wait goes after the body's last statement. Unsafe when the wait lands
+    on a host-to-device transfer (`jax.device_put` last in the region, as a learner that queues
+    new params for actor threads does): transfers are issued asynchronously on purpose, and
+    waiting there changes the pipeline's overlap.
 
     ## References
     - https://docs.jax.dev/en/latest/async_dispatch.html
@@ -109,7 +128,9 @@ class UnblockedTimingRule(Rule):
 
     name = "unblocked-timing"
     codes = (Code("JAX501", "unblocked-timing", "timed region reads the clock before JAX work is done", "always"),)
-    prefilter = ("perf_counter", "time.time", "monotonic", "default_timer", "timeit", "import time", "time_ns")
+    prefilter = (
+        "perf_counter", "time.time", "monotonic", "default_timer", "timeit", "import time", "time_ns", "datetime",
+    )
     valid = (
         Valid(
             """
@@ -235,6 +256,8 @@ class UnblockedTimingRule(Rule):
                 starts.append(node.value)
         if not jax:
             return False
+        if timer_classes_ast(tree, lambda c: not c.args and ImportMap.from_ast(tree).qualify_ast(c.func) in CLOCKS):
+            return region_screen(tree)
         if uses_timeit:  # `timeit.timeit(lambda: ...)`
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.args[0] if node.args else None, ast.Lambda):
@@ -292,12 +315,14 @@ class _TimingChecker:
         """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
         checker = self
         self.jitted: set[str] = set()
-        self.region_blocks: list[list[cst.BaseStatement]] = []
+        self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
+        self.timers = timer_classes(self.ctx.module, self.is_clock)
+        self.timer_withs: list[tuple[cst.With, cst.Call]] = []
         self.timeit_calls: list[cst.Call] = []
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         self.local_classes: set[str] = set()
         if any(checker.start_clock(s) for s in self.ctx.module.body):
-            self.region_blocks.append(list(self.ctx.module.body))
+            self.region_blocks.append((list(self.ctx.module.body), False))
         assigns: list[cst.Assign] = []
 
         class V(cst.CSTVisitor):
@@ -320,7 +345,14 @@ class _TimingChecker:
 
             def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
                 if any(checker.start_clock(s) for s in node.body):
-                    checker.region_blocks.append(list(node.body))
+                    parent = checker.ctx.parent(node)
+                    looped = isinstance(parent, (cst.For, cst.While)) and parent.body is node
+                    checker.region_blocks.append((list(node.body), looped))
+
+            def visit_With(self, node: cst.With) -> None:
+                call = timer_with(node, checker.timers) if checker.timers else None
+                if call is not None and isinstance(node.body, cst.IndentedBlock):
+                    checker.timer_withs.append((node, call))
 
             def visit_Call(self, node: cst.Call) -> None:
                 if checker.names.qualify(node.func) in TIMEIT_CALLS:
@@ -336,6 +368,17 @@ class _TimingChecker:
                     name = dotted_name(t.target)
                     if name is not None:
                         self.jitted.add(name)
+        # aliases: `self.train_step = train_step` of a jitted local (EasyDeL's trainers)
+        grew = True
+        while grew:
+            grew = False
+            for node in assigns:
+                if isinstance(node.value, (cst.Name, cst.Attribute)) and dotted_name(node.value) in self.jitted:
+                    for t in node.targets:
+                        name = dotted_name(t.target)
+                        if name is not None and name not in self.jitted:
+                            self.jitted.add(name)
+                            grew = True
 
     def _returns_jitted(self, fn: cst.FunctionDef) -> bool:
         """`fn` returns `jax.jit(...)`, or a name it binds to a jitted callable (a `@jax.jit` nested def,
@@ -461,23 +504,36 @@ class _TimingChecker:
     # the walk ------------------------------------------------------------------------------------------
     def run(self) -> list[Finding]:
         out: list[Finding] = []
-        for stmts in self.region_blocks:
+        for stmts, looped in self.region_blocks:
             i = 0
             while i < len(stmts):
-                start = self.start_clock(stmts[i])
+                start = self.start_clock(stmts[i]) or (alias_start(stmts, i, self.start_clock) if looped else None)
                 if start is None:
                     i += 1
                     continue
                 end = next((j for j in range(i + 1, len(stmts)) if self.clock_in(stmts[j])), None)
                 if end is None:
-                    break
+                    if not looped:
+                        break
+                    carried = carried_region(stmts, i, start, self.clock_in)
+                    if carried is not None:  # `last = now()` closing at the top of the next trip
+                        found = self.check_region(carried, 0, len(carried) - 1)
+                        if found is not None:
+                            out.append(found)
+                        break
+                    i += 1  # a later start (`last = new_time`) may still carry
+                    continue
                 looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
                 if not looped and any(start in names_read(s) for s in stmts[end:]):
                     found = self.check_region(stmts, i, end)
                     if found is not None:
                         out.append(found)
                 i = end
-        out.extend(self.check_timeit())
+        out.extend(timeit_findings(self))
+        for node, call in self.timer_withs:
+            found = self.check_timer_with(node, call)
+            if found is not None:
+                out.append(found)
         return out
 
     def start_clock(self, stmt: cst.BaseStatement) -> str | None:
@@ -540,21 +596,13 @@ class _TimingChecker:
                 last = k
         if last is None or self._transfers_only(region):
             return None
-        results: set[str] = set()
-        for stmt in region:  # JAX results, and values made from them (`metrics = tree_map(jnp.mean, metrics)`)
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                continue
-            for small in own_nodes(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                if small.value is not None and self.reads(small.value, results):
-                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                    for t in targets:
-                        results |= _bound_by(t)
-        if any(self.waits_in(stmt, results) for stmt in region[last:]):
+        results = self.results(region)
+        if self.waits_after_last(region, last, results):
             return None
         clock = self.clock_in(stmts[end])
         if self.waits_before_clock(stmts[end], clock, results):
             return None
-        fix = self.fix(stmts, i, end, region[last])
+        fix = self.fix(stmts, region[last], before=stmts[end])
         call = self.jax_calls(region[last])[-1]
         what = self.ctx.module.code_for_node(call.func).strip()
         return self.ctx.finding(
@@ -572,13 +620,59 @@ class _TimingChecker:
         calls = [c for stmt in region for c in self.jax_calls(stmt)]
         return all(self.names.qualify(c.func) in TRANSFERS for c in calls)
 
+    def results(self, region) -> set[str]:
+        """JAX results of the region, and values made from them (`metrics = tree_map(jnp.mean, metrics)`)."""
+        results: set[str] = set()
+        for stmt in region:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            for small in own_nodes(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                if small.value is not None and self.reads(small.value, results):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    for t in targets:
+                        results |= _bound_by(t)
+        return results
+
+    def waits_after_last(self, region, last: int, results: set[str]) -> bool:
+        """The region waits for a result at or after its last JAX call (`tail_after_last_call`:
+        inside a compound statement, only what runs after that call counts)."""
+        tail = tail_after_last_call(region[last], lambda n: bool(self.jax_calls(n)))
+        if tail is None:
+            head = self.waits_in(region[last], results)
+        else:
+            smalls, tests = tail
+            head = any(self.waits_in(n, results) for n in smalls) or any(self.reads(t, results) for t in tests)
+        return head or any(self.waits_in(stmt, results) for stmt in region[last + 1 :])
+
+    def check_timer_with(self, node: cst.With, timer: cst.Call) -> Finding | None:
+        """`with TimeIt(...): out = step(x)`: the timer reads the clock on exit, after the body."""
+        region = list(node.body.body)
+        last = next((k for k in reversed(range(len(region))) if self.jax_calls(region[k])), None)
+        if last is None or self._transfers_only(region):
+            return None
+        results = self.results(region)
+        if self.waits_after_last(region, last, results):
+            return None
+        fix = self.fix(region, region[last], after=region[-1])
+        call = self.jax_calls(region[last])[-1]
+        what = self.ctx.module.code_for_node(call.func).strip()
+        timer_name = self.ctx.module.code_for_node(timer.func).strip()
+        return self.ctx.finding(
+            self.rule,
+            "JAX501",
+            timer,
+            f"`{timer_name}` reads the clock on exit, before the result of `{what}(...)` is ready (JAX "
+            f"dispatches asynchronously, so this times the dispatch only); {fix.title}",
+            fix,
+        )
+
     def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
         """The last small statement in `stmt` (at any depth, not in nested scopes) with a JAX call."""
         smalls = [s for s in own_nodes(stmt, cst.BaseSmallStatement) if self.jax_calls(s)]
         return smalls[-1] if smalls else None
 
-    def fix(self, stmts, i: int, end: int, last_stmt: cst.BaseStatement) -> Fix:
-        fix = self._fix(stmts, i, end, last_stmt)
+    def fix(self, stmts, last_stmt: cst.BaseStatement, *, before=None, after=None) -> Fix:
+        fix = self._fix(stmts, last_stmt, before=before, after=after)
         small = self.last_simple(last_stmt)
         calls = self.jax_calls(small if small is not None else last_stmt)
         if fix.safety is Safety.SAFE and calls and self.names.qualify(calls[-1].func) in TRANSFERS:
@@ -586,7 +680,9 @@ class _TimingChecker:
             return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
         return fix
 
-    def _fix(self, stmts, i: int, end: int, last_stmt: cst.BaseStatement) -> Fix:
+    def _fix(self, stmts, last_stmt: cst.BaseStatement, *, before=None, after=None) -> Fix:
+        """Block on the last JAX call's results just before `before` (the closing clock read) or
+        just after `after` (the last statement of a timer's `with` body)."""
         imports: list[ImportRequest] = []
         block, reqs = self.names.reference("jax.block_until_ready")
         imports.extend(reqs)
@@ -605,7 +701,8 @@ class _TimingChecker:
                 return self.ctx.rewrite(
                     f"insert `{block}({text})` before reading the clock",
                     Safety.SAFE,
-                    insert_before={stmts[end]: [new]},
+                    insert_before={before: [new]} if before is not None else None,
+                    insert_after={after: [new]} if after is not None else None,
                     imports=imports,
                 )
             if isinstance(small, cst.Assign):
@@ -632,39 +729,6 @@ class _TimingChecker:
             bound |= assigned_names(cst.IndentedBlock(body=[s]))
         bound |= names_read(small.value)
         return bound
-
-    def check_timeit(self) -> list[Finding]:
-        out = []
-        for call in self.timeit_calls:
-            q = self.names.qualify(call.func)
-            stmt = next((a.value for a in call.args if a.keyword is None), None)
-            kw = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "stmt"), None)
-            stmt = kw if kw is not None else stmt
-            if not isinstance(stmt, cst.Lambda):
-                continue
-            body = stmt.body
-            calls = [body] if isinstance(body, cst.Call) else []
-            calls += own_nodes(body, cst.Call)
-            if not any(self.is_jax_call(c) for c in calls) or any(self.is_blocking(c, set()) for c in calls):
-                continue
-            imports: list[ImportRequest] = []
-            block, reqs = self.names.reference("jax.block_until_ready")
-            imports.extend(reqs)
-            new_body = cst.Call(func=cst.parse_expression(block), args=[cst.Arg(body.with_changes(lpar=[], rpar=[]))])
-            fix = self.ctx.rewrite(
-                f"wrap the lambda's result in `{block}(...)`", Safety.SAFE, replace={body: new_body}, imports=imports
-            )
-            out.append(
-                self.ctx.finding(
-                    self.rule,
-                    "JAX501",
-                    call,
-                    f"`{q.rsplit('.', 1)[-1]}` times a lambda that returns before its JAX work is done "
-                    f"(asynchronous dispatch); {fix.title}",
-                    fix,
-                )
-            )
-        return out
 
 
 # `UnblockedTimingCommand`: the rule as a libcst codemod, made on first access

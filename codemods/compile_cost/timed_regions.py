@@ -1,0 +1,165 @@
+"""Timed regions JAX501 sees beyond `t0 = clock()` ... `clock() - t0` in one block.
+
+- A loop-carried region: a loop body whose last start (`last = now()`) closes at the top of the
+  next trip (`dt = now() - last` before the step): MaxText's step time.
+- A timer class of this module: `with TimeIt("run"): out = learn(x)` where the class's
+  `__enter__` and `__exit__` read the clock (Mava's examples); the region is the `with` body.
+
+- `timeit.timeit(lambda: ...)` (`timeit_findings`).
+
+The stdlib-AST screen (`timing_screen.region_screen`) admits the same regions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from codemods.compile_cost.nodes import own_nodes
+from jaxfix.analysis.scopes import names_read
+from jaxfix.model import Finding, ImportRequest, Safety
+
+Statements = list[cst.BaseStatement]
+
+
+def timer_classes(module: cst.Module, is_clock: Callable[[cst.Call], bool]) -> set[str]:
+    """Classes of this module whose `__enter__`/`__exit__` (or the async pair) both read a clock."""
+    out: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            methods = {
+                s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)
+            } if isinstance(node.body, cst.IndentedBlock) else {}
+            for enter, exit_ in (("__enter__", "__exit__"), ("__aenter__", "__aexit__")):
+                if enter in methods and exit_ in methods and all(
+                    any(is_clock(c) for c in own_nodes(methods[m].body, cst.Call)) for m in (enter, exit_)
+                ):
+                    out.add(node.name.value)
+
+    module.visit(V())
+    return out
+
+
+def timer_with(node: cst.With, timers: set[str]) -> cst.Call | None:
+    """The `Timer(...)` item of `with Timer(...):` when `Timer` is a timer class of this module."""
+    for item in node.items:
+        call = item.item
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in timers:
+            return call
+    return None
+
+
+def carried_region(
+    stmts: Statements,
+    i: int,
+    start: str,
+    clock_in: Callable[[cst.BaseStatement], cst.Call | None],
+) -> Statements | None:
+    """A loop body's region from the start at `i` round to the first clock read of the next trip,
+    laid out as one block (`stmts[i:] + stmts[:first + 1]`), when the trip uses `start` between
+    that read and `i` (`delta = now() - last`, or `t = now()` then `log(t - last)`)."""
+    first = next((j for j in range(i) if clock_in(stmts[j]) is not None), None)
+    if first is None or not any(start in names_read(s) for s in stmts[first:i]):
+        return None
+    return stmts[i:] + stmts[: first + 1]
+
+
+def alias_start(stmts: Statements, i: int, start_clock: Callable[[cst.BaseStatement], str | None]) -> str | None:
+    """`last = new_time` where `new_time = now()` earlier in the block: the next trip's start
+    (maxdiffusion's trainers: `new_time - last_step_completion`, then `last_step_completion = new_time`)."""
+    stmt = stmts[i]
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if not (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and isinstance(small.value, cst.Name)
+    ):
+        return None
+    if any(start_clock(s) == small.value.value for s in stmts[:i]):
+        return small.targets[0].target.value
+    return None
+
+
+def tail_after_last_call(
+    stmt: cst.BaseStatement, has_jax_call: Callable[[cst.CSTNode], bool]
+) -> tuple[list[cst.BaseSmallStatement], list[cst.BaseExpression]] | None:
+    """What runs in the compound `stmt` after its last small statement with JAX work: the later
+    small statements and the tests of later `if`/`while`s, in source order. A wait before the
+    last JAX call in the same `with`/`if` block (`load_next_batch(it, batch)` ahead of the train
+    step) does not wait for that call. None where the last call is inside a loop of `stmt`
+    (what precedes it runs again after it on the next trip) or `stmt` is a simple line."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return None
+    seq: list[tuple[cst.CSTNode, bool]] = []  # small statements and If/While tests, in order
+    depth = [0]
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is not stmt and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(n, (cst.For, cst.While)):
+                depth[0] += 1
+            if isinstance(n, (cst.If, cst.While)):
+                seq.append((n.test, depth[0] > 0))
+            elif isinstance(n, cst.BaseSmallStatement):
+                seq.append((n, depth[0] > 0))
+                return False
+            return True
+
+        def on_leave(self, n: cst.CSTNode) -> None:
+            if isinstance(n, (cst.For, cst.While)):
+                depth[0] -= 1
+
+    stmt.visit(V())
+    last = next(
+        (k for k in reversed(range(len(seq))) if isinstance(seq[k][0], cst.BaseSmallStatement) and has_jax_call(seq[k][0])),
+        None,
+    )
+    if last is None or seq[last][1]:
+        return None
+    rest = seq[last:]
+    return (
+        [n for n, _ in rest if isinstance(n, cst.BaseSmallStatement)],
+        [n for n, _ in rest if not isinstance(n, cst.BaseSmallStatement)],
+    )
+
+
+def timeit_findings(checker) -> list[Finding]:
+    """`timeit.timeit(lambda: f(x))` (also `repeat`, `Timer`) timing a lambda that returns before its
+    JAX work is done: wrap the lambda's body in `jax.block_until_ready`."""
+    out = []
+    for call in checker.timeit_calls:
+        q = checker.names.qualify(call.func)
+        stmt = next((a.value for a in call.args if a.keyword is None), None)
+        kw = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "stmt"), None)
+        stmt = kw if kw is not None else stmt
+        if not isinstance(stmt, cst.Lambda):
+            continue
+        body = stmt.body
+        calls = [body] if isinstance(body, cst.Call) else []
+        calls += own_nodes(body, cst.Call)
+        if not any(checker.is_jax_call(c) for c in calls) or any(checker.is_blocking(c, set()) for c in calls):
+            continue
+        imports: list[ImportRequest] = []
+        block, reqs = checker.names.reference("jax.block_until_ready")
+        imports.extend(reqs)
+        new_body = cst.Call(func=cst.parse_expression(block), args=[cst.Arg(body.with_changes(lpar=[], rpar=[]))])
+        fix = checker.ctx.rewrite(
+            f"wrap the lambda's result in `{block}(...)`", Safety.SAFE, replace={body: new_body}, imports=imports
+        )
+        out.append(
+            checker.ctx.finding(
+                checker.rule,
+                "JAX501",
+                call,
+                f"`{q.rsplit('.', 1)[-1]}` times a lambda that returns before its JAX work is done "
+                f"(asynchronous dispatch); {fix.title}",
+                fix,
+            )
+        )
+    return out
