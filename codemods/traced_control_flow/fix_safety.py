@@ -12,7 +12,13 @@ that works into code that fails:
 - the condition is traced only because it reads a data attribute of a traced object
   (`state.flag`): whether that attribute is an array leaf or Python aux data of a class this file
   does not show is a guess (a flag in a custom pytree's `tree_flatten` aux data made a `lax.cond`
-  fail). Unsafe, saying which attribute.
+  fail). Unsafe, saying which attribute;
+- the condition is the bare truthiness of a value (`if axes:`, `while not todo:`) that this file
+  does not show to be an array or a number: under a trace, `None` and a list/tuple/dict (of
+  arrays, or of static things) pass such a test today, and `lax.cond`/`jnp.where` accept only a
+  scalar array. levanter's `_maybe_flatten(q, axes, name)` (`if axes:` on a list of axes built by
+  a project helper from `q.axes`) ran under jit and its `lax.cond` rewrite raised. Unsafe, saying
+  which value.
 
 The `static_argnames` fix keeps the Python code and makes no value traced: it is left as decided.
 """
@@ -27,6 +33,7 @@ from jaxfix.analysis.body_facts import assigned_names_in
 from jaxfix.analysis.static_positions import static_uses
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
 from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.analysis.value_kinds import ARRAY, NUMBER, ValueKinds
 from jaxfix.model import Fix, Safety
 from jaxfix.rewriting.functions import FunctionRewrite
 
@@ -51,7 +58,30 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
     if attr is not None:
         reason = f"`{attr}` may be static aux data of its pytree, which this file does not show"
         return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
+    tested = _truthiness_of_unknown(fn, site)
+    if tested is not None:
+        reason = (
+            f"`{tested}` is tested for truthiness and this file does not show it is an array: a `None` or a "
+            "list/tuple/dict passes that test under a trace, and the rewrite needs a scalar array"
+        )
+        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
     return fix
+
+
+def _truthiness_of_unknown(fn: FunctionRewrite, site) -> str | None:
+    """The code of `x` when the condition of `site` is `x` or `not x` with `x` a name, attribute or
+    item read whose value kind is not known to be an array or a number."""
+    if site.kind not in ("if", "elif", "ifexp", "while"):
+        return None
+    test = getattr(site.node, "test", None)
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if not isinstance(test, (cst.Name, cst.Attribute, cst.Subscript)):
+        return None
+    kind = ValueKinds.of(fn.ctx).of_expr(test, site.node)
+    if kind.kind in (ARRAY, NUMBER):
+        return None
+    return fn.ctx.module.code_for_node(test)
 
 
 def _site_statement(fn: FunctionRewrite, site) -> cst.CSTNode:
