@@ -16,9 +16,17 @@ needed). levanter, from the bare mirror the `fetch` tool leaves (or `git clone` 
     /tmp/suites/lev-venv/bin/pip install -e . pytest gitpython chex jax==0.10.2 jaxlib==0.10.2 haliax==1.4.dev413
     /tmp/suites/lev-venv/bin/pip install -e <this checkout>   # only for `verify_cost.py --project`
 
+EasyDeL likewise (`erfanzar+EasyDeL`, commit below, into /tmp/suites/easydel; a plain
+`git checkout -- .` works), venv /tmp/suites/edl-venv: `pip install -e . pytest pillow` (pip
+resolves jax 0.9.2: its pinned eformer/ejkernel do not install beside 0.10.2). Its model tests
+(tests/modules) compare against torch, which is not installed here: the tests run are those of
+the changed modules that need no torch (a file that imports a torch-only model fails to collect
+and is counted as an error, before and after alike).
+
 Run (from this checkout, with its own venv active):
 
-    python benchmarks/blind/suites.py --root /tmp/suites --python levanter=/tmp/suites/lev-venv/bin/python
+    python benchmarks/blind/suites.py --root /tmp/suites --python levanter=/tmp/suites/lev-venv/bin/python \
+        --python easydel=/tmp/suites/edl-venv/bin/python
 
 It prints per repository: the safe fixes applied, tests passed/failed/skipped before and after,
 every test whose outcome changed, and the driver's output before and after. It measures; it exits
@@ -69,6 +77,18 @@ for name, run in [
         print(name, "FAILS", type(e).__name__, str(e).splitlines()[0][:120])
 ''',
     },
+    "easydel": {
+        "repo": "erfanzar/EasyDeL",
+        "commit": "090a03b2e0b3606bd38e0e3fcfdc640cd7e6e246",
+        "jax": "0.9.2 (what its pinned dependencies install)",
+        "tests": [
+            "tests/inference/test_request_distribution_bounds.py", "tests/layers/test_mrope_partial_rotary.py",
+            "tests/layers/test_linear_quantized_sharding.py",
+            "tests/infra/test_loss_utils_blockwise_dtype.py", "tests/infra/test_attention_multihost_fallback.py",
+            "tests/infra/test_auto_sharding_regex.py", "tests/infra/test_extract_static_parameters.py",
+            "tests/infra/test_generation_esurge_kwargs_surface.py", "tests/infra/test_base_state_load_optimizer.py",
+        ],
+    },
 }
 
 
@@ -81,7 +101,7 @@ def run_tests(python: str, cwd: Path, tests: list[str], xml: Path) -> dict[str, 
     """Outcome per test id (passed / failed / error / skipped) from a junit report."""
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     subprocess.run(
-        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={xml}", *tests],
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors", f"--junitxml={xml}", *tests],
         cwd=cwd, env=env, capture_output=True, text=True, check=False,
     )
     outcomes = {}
