@@ -170,7 +170,7 @@ def test_a_condition_on_an_attribute_the_file_cannot_show_is_unsafe():
 # Modelled on stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:
 # src/levanter/layers/attention.py:704 (`_maybe_flatten(q, axes, name)`: `if axes:` on a list of
 # `Axis` objects). The analysis took `axes` for traced; the `lax.cond` it wrote as safe raises on
-# the list. Now the fix is unsafe; a comparison on the same parameter keeps its safe fix.
+# the list. Now the fix is unsafe.
 TRUTHINESS = """
 import equinox as eqx
 import jax
@@ -200,15 +200,64 @@ def test_a_bare_parameter_truthiness_test_gets_no_safe_lax_cond():
         jax.lax.cond(["batch"], lambda: 1, lambda: 0)
 
 
-def test_a_truthiness_test_on_a_local_bound_from_jax_work_keeps_its_safe_fix():
+# The same site as levanter's `_reshape_axes_for_bshd_bins` calls it: its nested
+# `_maybe_flatten(q, axes, name)` tests `if axes:` on a list of axes that a project helper
+# (`_bin_and_group_axes_by_function`) built from the traced `q`. The list's truthiness is its
+# length, static under jit; the old safe `lax.cond(axes, ...)` raised "Pred must be a scalar" (run
+# before and after on levanter's own code: benchmarks/blind/suites.py).
+TRUTHY_LIST = """
+import jax
+import jax.numpy as jnp
+
+
+def _bins(q):
+    groups = {"B": [], "S": [q.shape[0]]}
+    groups["B"] = [part for part in jnp.split(q, 2) if part.ndim == 1]
+    return groups
+
+
+def _maybe_stack(q, parts):
+    if parts:
+        q = jnp.stack(parts)
+    else:
+        q = q[None]
+    return q
+
+
+@jax.jit
+def reshape(q):
+    groups = _bins(q)
+    return _maybe_stack(q, groups["B"])
+"""
+
+
+def test_truthiness_of_a_value_not_shown_to_be_an_array_is_unsafe():
+    result = run(TRUTHY_LIST)
+    [finding] = result.findings
+    assert finding.code == "JAX301"
+    assert finding.fix.safety is Safety.UNSAFE
+    assert "`parts` is tested for truthiness" in finding.message
+    assert result.fixed_source is None  # a plain `fix --write` leaves the working code alone
+    q = jnp.arange(4.0)
+    assert load(TRUTHY_LIST)["reshape"](q).shape == (2, 2)
+    # the rewrite it is held back from: `lax.cond` on a list raises, under jit and eagerly
+    rewritten = run(TRUTHY_LIST, unsafe=True).fixed_source
+    assert "lax.cond(parts" in rewritten
+    with pytest.raises(TypeError, match="Pred must be a scalar"):
+        load(rewritten)["reshape"](q)
+
+
+def test_truthiness_of_a_value_computed_with_jax_stays_safe():
+    # buggy variant beside them: the tested value is an array computed in the function, so `if m:`
+    # raises under jit today, and the `lax.cond` rewrite is the fix
     src = """
         import jax
         import jax.numpy as jnp
 
         @jax.jit
         def clip(x):
-            big = jnp.sum(x) > 1.0
-            if big:
+            m = jnp.any(x > 1.0)
+            if m:
                 y = x / 2.0
             else:
                 y = x
@@ -218,4 +267,8 @@ def test_a_truthiness_test_on_a_local_bound_from_jax_work_keeps_its_safe_fix():
     [finding] = result.findings
     assert finding.fix.safety is Safety.SAFE
     fixed = load(result.fixed_source)
-    np.testing.assert_allclose(fixed["clip"](jnp.ones(3)), [0.5, 0.5, 0.5])
+    np.testing.assert_allclose(fixed["clip"](jnp.array([4.0, 0.0])), [2.0, 0.0])
+    np.testing.assert_allclose(fixed["clip"](jnp.array([0.5, 0.0])), [0.5, 0.0])
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        load(src)["clip"](jnp.array([4.0, 0.0]))
+    assert run(result.fixed_source).findings == []  # idempotent

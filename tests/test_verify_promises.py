@@ -378,6 +378,33 @@ def test_one_test_run_records_every_changed_file(tmp_path):
     assert beta.count("halve") == 1 and beta.module_name == "beta"
 
 
+def test_record_cmd_runs_once_for_every_changed_file(tmp_path):
+    # `fix --verify --record CMD` over several changed files runs CMD once, not once per file: on
+    # stanford-crfm/levanter@9263f81 five changed files ran a 3-minute test command five times
+    from jaxfix.model import FileResult
+    from jaxfix.verify.api import verify_results
+
+    (tmp_path / "alpha.py").write_text("def double(x):\n    return x * 2\n")
+    (tmp_path / "beta.py").write_text("def halve(x):\n    return x / 2\n")
+    (tmp_path / "test_both.py").write_text(
+        "from alpha import double\nfrom beta import halve\n\n\ndef test_both():\n"
+        "    open('runs.txt', 'a').write('run\\n')\n"
+        "    assert double(3) == 6\n    assert halve(double(5)) == 5\n"
+    )
+    results = [
+        FileResult(str(tmp_path / "alpha.py"), "def double(x):\n    return x * 2\n", fixed_source="def double(x):\n    return x + x\n"),
+        FileResult(str(tmp_path / "beta.py"), "def halve(x):\n    return x / 2\n", fixed_source="def halve(x):\n    return x * 0.5\n"),
+    ]
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider test_both.py"
+    alpha, beta = verify_results(results, record_cmd=command, cwd=str(tmp_path), device="cpu", timeout=120, record_timeout=120)
+    assert (tmp_path / "runs.txt").read_text() == "run\n"
+    for verification, name in ((alpha, "double"), (beta, "halve")):
+        assert any("one run for all changed files" in note for note in verification.notes), verification.notes
+        unit = verification.unit(name)
+        assert unit is not None and unit.evidence.verdict == "verified", unit and unit.evidence.detail
+        assert unit.evidence.input_source.startswith("recorded"), unit.evidence.input_source
+
+
 def test_addresses_in_text_outputs_are_not_compared():
     def text(value: str) -> FlatTree:
         return FlatTree("PyTreeDef(*)", ("",), (Leaf(value, kind="object"),))

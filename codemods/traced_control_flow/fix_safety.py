@@ -13,8 +13,12 @@ that works into code that fails:
   (`state.flag`): whether that attribute is an array leaf or Python aux data of a class this file
   does not show is a guess (a flag in a custom pytree's `tree_flatten` aux data made a `lax.cond`
   fail). Unsafe, saying which attribute;
-- the condition is a bare parameter's truthiness (`if axes:`): the caller may pass a container
-  whose emptiness Python decides. Unsafe, saying which parameter.
+- the condition is the bare truthiness of a value (`if axes:`, `while not todo:`) that this file
+  does not show to be an array or a number: under a trace, `None` and a list/tuple/dict (of
+  arrays, or of static things) pass such a test today, and `lax.cond`/`jnp.where` accept only a
+  scalar array. levanter's `_maybe_flatten(q, axes, name)` (`if axes:` on a list of axes built by
+  a project helper from `q.axes`) ran under jit and its `lax.cond` rewrite raised. Unsafe, saying
+  which value.
 
 The `static_argnames` fix keeps the Python code and makes no value traced: it is left as decided.
 """
@@ -29,6 +33,7 @@ from jaxfix.analysis.body_facts import assigned_names_in
 from jaxfix.analysis.static_positions import static_uses
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
 from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.analysis.value_kinds import ARRAY, NUMBER, ValueKinds
 from jaxfix.model import Fix, Safety
 from jaxfix.rewriting.functions import FunctionRewrite
 
@@ -49,18 +54,34 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
             f"a rewrite would make `{name}` a traced value, but the function needs it as a Python value "
             f"({why}): make the condition static (a static argument) or restructure by hand"
         )
-    name = _truthiness_of_parameter(fn, site)
-    if name is not None:
-        reason = (
-            f"`{name}` is tested for truthiness: if the caller passes a list, dict or None (its emptiness), "
-            f"`lax.cond` cannot take it"
-        )
-        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
     attr = _guessed_attribute(fn, site)
     if attr is not None:
         reason = f"`{attr}` may be static aux data of its pytree, which this file does not show"
         return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
+    tested = _truthiness_of_unknown(fn, site)
+    if tested is not None:
+        reason = (
+            f"`{tested}` is tested for truthiness and this file does not show it is an array: a `None` or a "
+            "list/tuple/dict passes that test under a trace, and the rewrite needs a scalar array"
+        )
+        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
     return fix
+
+
+def _truthiness_of_unknown(fn: FunctionRewrite, site) -> str | None:
+    """The code of `x` when the condition of `site` is `x` or `not x` with `x` a name, attribute or
+    item read whose value kind is not known to be an array or a number."""
+    if site.kind not in ("if", "elif", "ifexp", "while"):
+        return None
+    test = getattr(site.node, "test", None)
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if not isinstance(test, (cst.Name, cst.Attribute, cst.Subscript)):
+        return None
+    kind = ValueKinds.of(fn.ctx).of_expr(test, site.node)
+    if kind.kind in (ARRAY, NUMBER):
+        return None
+    return fn.ctx.module.code_for_node(test)
 
 
 def _site_statement(fn: FunctionRewrite, site) -> cst.CSTNode:
@@ -97,25 +118,6 @@ def _names(target: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for el in target.elements for n in _names(el.value)]
     return []
-
-
-def _truthiness_of_parameter(fn: FunctionRewrite, site) -> str | None:
-    """The parameter an `if name:` / `if not name:` tests bare, when nothing in the function rebinds
-    it: what it holds is the callers' choice, and a truthiness test is how Python code asks whether
-    a container is empty (stanford-crfm/levanter@9263f81 src/levanter/layers/attention.py:704,
-    `if axes:` on a list of `Axis` objects, where a `lax.cond` broke the code)."""
-    test = getattr(site.node, "test", None)
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test = test.expression
-    if not isinstance(test, cst.Name) or not isinstance(site.node, (cst.If, cst.IfExp)):
-        return None
-    node = fn.info.node
-    params = node.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    body = node.body.body if isinstance(node, cst.FunctionDef) else []  # a lambda binds nothing
-    if test.value not in names or test.value in assigned_names_in(list(body)):
-        return None
-    return test.value
 
 
 def _guessed_attribute(fn: FunctionRewrite, site) -> str | None:

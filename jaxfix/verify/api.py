@@ -325,18 +325,21 @@ def verify_change(
     if recording is not None and recording.module_name:
         module_name = recording.module_name
     targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
-    if record_cmd and recording is None:
-        recording = inputs_mod.record_calls(
-            record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd, timeout=record_timeout,
-            module_name=module_name, sys_path=sys_path, progress=f"recording inputs: {record_cmd}",
-            eager=list(targets) if reference == "eager" else (),
-        )
+    if record_cmd:
+        shared = recording is not None  # `verify_results` ran CMD once for every changed file
+        if recording is None:
+            recording = inputs_mod.record_calls(
+                record_cmd, path=path, targets=targets, limit=record_limit, cwd=cwd, timeout=record_timeout,
+                module_name=module_name, sys_path=sys_path, progress=f"recording inputs: {record_cmd}",
+                eager=list(targets) if reference == "eager" else (),
+            )
         if recording.module_name:
             module_name = recording.module_name
         recorded = sum(len(v) for v in recording.calls.values())
         stopped = f", stopped at the time limit ({record_timeout:g} s)" if recording.timed_out else ""
+        once = ", one run for all changed files" if shared else ""
         verification.notes.append(
-            f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode}{stopped})"
+            f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode}{stopped}{once})"
         )
         verification.notes.extend(f"recorder: {e}" for e in recording.errors)
     elif gather and recording is None and examples_file is None and targets:
@@ -439,9 +442,47 @@ def verify_results(results: list[FileResult], **options: Any) -> list[FileVerifi
     test suite runs once for all of them (each file watched in the same recording), not once per
     file (`suite.select_tests` per file, their union per project root)."""
     shared: dict[str, SuiteRun] = {}
-    if not options.get("examples") and not options.get("record_cmd") and options.get("gather", True):
-        shared = _run_suite_once([r for r in results if r.fixed_source is not None and r.changed], options)
+    changed = [r for r in results if r.fixed_source is not None and r.changed]
+    if options.get("record_cmd") and not options.get("examples"):
+        # `--record CMD` likewise: one run of CMD watching every changed file, not one per file
+        recorded = _record_once(changed, options)
+        return [verify_result(r, **options, recording=recorded.get(r.path)) for r in results]
+    if not options.get("examples") and options.get("gather", True):
+        shared = _run_suite_once(changed, options)
     return [verify_result(r, **options, suite_run=shared.get(r.path)) for r in results]
+
+
+def _watch(result: FileResult) -> dict | None:
+    """What the recorder watches in `result`'s file: its changed callables, how to import it, and
+    which callables run eagerly (the original of a control-flow fix raises under jit); None when
+    no callable changed."""
+    try:
+        changes = changed_callables(result.source, result.fixed_source or result.source)
+    except SyntaxError:
+        return None
+    targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
+    if not targets:
+        return None
+    module_name, sys_path = module_name_for(result.path)
+    return {"path": result.path, "targets": targets, "module_name": module_name, "sys_path": sys_path,
+            "eager": list(targets) if reference_for(list(result.fixes_applied)) == "eager" else ()}
+
+
+def _record_once(results: list[FileResult], options: dict[str, Any]) -> dict[str, inputs_mod.Recording]:
+    """One run of `record_cmd` with the recorder watching every changed file (two or more); a
+    single file records in `verify_result` as before."""
+    from jaxfix.verify.recording import record_files
+
+    watched = [(r, w) for r in results if (w := _watch(r)) is not None]
+    if len(watched) < 2:
+        return {}
+    command = options["record_cmd"]
+    recordings = record_files(
+        command, [w for _, w in watched], limit=int(options.get("record_limit", DEFAULT_RECORD_LIMIT)),
+        timeout=float(options.get("record_timeout", DEFAULT_RECORD_TIMEOUT)), cwd=options.get("cwd"), source="recorded",
+        progress=f"recording inputs: {command} (once for {len(watched)} changed files)",
+    )
+    return {r.path: recording for (r, _), recording in zip(watched, recordings)}
 
 
 def _run_suite_once(results: list[FileResult], options: dict[str, Any]) -> dict[str, SuiteRun]:
@@ -450,17 +491,12 @@ def _run_suite_once(results: list[FileResult], options: dict[str, Any]) -> dict[
 
     by_root: dict[Path, list[tuple[FileResult, dict, list[Path], str | None]]] = {}
     for result in results:
-        try:
-            changes = changed_callables(result.source, result.fixed_source or result.source)
-        except SyntaxError:
+        watch = _watch(result)
+        if watch is None:
             continue
-        targets = {c.qualname: c.kind for c in changes.callables if c.status == "changed"}
         root, why, tests = suite.select_tests(result.path)
-        if not targets or not tests:
+        if not tests:
             continue
-        module_name, sys_path = module_name_for(result.path)
-        watch = {"path": result.path, "targets": targets, "module_name": module_name, "sys_path": sys_path,
-                 "eager": list(targets) if reference_for(list(result.fixes_applied)) == "eager" else ()}
         by_root.setdefault(root, []).append((result, watch, tests, why))
     out: dict[str, SuiteRun] = {}
     timeout = float(options.get("record_timeout", DEFAULT_RECORD_TIMEOUT))
