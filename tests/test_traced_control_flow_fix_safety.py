@@ -272,3 +272,41 @@ def test_truthiness_of_a_value_computed_with_jax_stays_safe():
     with pytest.raises(jax.errors.TracerBoolConversionError):
         load(src)["clip"](jnp.array([4.0, 0.0]))
     assert run(result.fixed_source).findings == []  # idempotent
+
+
+# Modelled on google/tunix@c7d8950f12a9:tunix/models/qwen3/model.py:997: `if num_ep > 1:` reads
+# `global_send_sizes`, which an earlier `if num_ep > 1:` binds; the rewrite passes it to the branch
+# on every path, so with the condition false it raises NameError where the original ran.
+UNBOUND_ON_SOME_PATHS = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def combine(x):
+    k = jnp.sum(x)
+    y = x + 1.0
+    if k > 1.0:
+        sizes = x * 2.0
+    if k > 1.0:
+        y = y + sizes
+    return y
+"""
+
+
+def test_a_rewrite_reading_a_name_bound_on_some_paths_only_is_unsafe():
+    result = run(UNBOUND_ON_SOME_PATHS)
+    [second] = [f for f in result.findings if f.line == 12]
+    assert second.fix.safety is Safety.UNSAFE
+    assert "`sizes` is bound on some paths only" in second.message
+    # what it is held back from: eagerly, the original runs with the condition false; the rewrite raises
+    rewritten = run(UNBOUND_ON_SOME_PATHS, unsafe=True).fixed_source
+    x = jnp.array([0.1, 0.2])
+    with jax.disable_jit():
+        np.testing.assert_allclose(load(UNBOUND_ON_SOME_PATHS)["combine"](x), [1.1, 1.2])
+        with pytest.raises(NameError):
+            load(rewritten)["combine"](x)
+    # bound before on every path: the same rewrite stays safe
+    bound = UNBOUND_ON_SOME_PATHS.replace("    y = x + 1.0\n", "    y = x + 1.0\n    sizes = jnp.zeros_like(x)\n")
+    [again] = [f for f in run(bound).findings if f.line == 13]
+    assert again.fix.safety is Safety.SAFE

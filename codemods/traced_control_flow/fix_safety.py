@@ -29,7 +29,8 @@ from dataclasses import replace
 
 import libcst as cst
 
-from jaxfix.analysis.body_facts import assigned_names_in
+from jaxfix.analysis.body_facts import assigned_names_in, names_read
+from jaxfix.analysis.definite_binding import maybe_unbound_before
 from jaxfix.analysis.static_positions import static_uses
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
 from jaxfix.analysis.traced import is_staged_call_name
@@ -54,6 +55,13 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
             f"a rewrite would make `{name}` a traced value, but the function needs it as a Python value "
             f"({why}): make the condition static (a static argument) or restructure by hand"
         )
+    unbound = _maybe_unbound_read(fn, site)
+    if unbound is not None:
+        reason = (
+            f"`{unbound}` is bound on some paths only before this point; the rewrite reads it on every path "
+            "(a `NameError` where the original ran)"
+        )
+        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
     attr = _guessed_attribute(fn, site)
     if attr is not None:
         reason = f"`{attr}` may be static aux data of its pytree, which this file does not show"
@@ -82,6 +90,20 @@ def _truthiness_of_unknown(fn: FunctionRewrite, site) -> str | None:
     if kind.kind in (ARRAY, NUMBER):
         return None
     return fn.ctx.module.code_for_node(test)
+
+
+def _maybe_unbound_read(fn: FunctionRewrite, site) -> str | None:
+    """A local the rewritten statement reads (and does not bind itself) that an earlier branch
+    binds on some paths only (`definite_binding`)."""
+    func = fn.info.node
+    if not isinstance(func, cst.FunctionDef):
+        return None
+    stmt = _site_statement(fn, site)
+    if not isinstance(stmt, cst.BaseStatement):
+        return None
+    read = names_read(stmt) - assigned_names_in([stmt])
+    unbound = read & maybe_unbound_before(func, stmt)
+    return min(unbound) if unbound else None
 
 
 def _site_statement(fn: FunctionRewrite, site) -> cst.CSTNode:
