@@ -140,18 +140,20 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "block-after-clock",
         "codemods/compile_cost/unblocked_timing.py",
-        "insert_before={stmts[end]: [new]},",
-        "insert_after={stmts[end]: [new]},",
+        "insert_before={before: [new]} if before is not None else None,\n"
+        "                    insert_after={after: [new]} if after is not None else None,",
+        "insert_before={after: [new]} if after is not None else None,\n"
+        "                    insert_after={before: [new]} if before is not None else None,",
         ("JAX501",),
         "block_until_ready inserted after the clock read",
     ),
     Mutant(
         "block-before-start",
         "codemods/compile_cost/unblocked_timing.py",
-        "insert_before={stmts[end]: [new]},",
-        "insert_before={stmts[i]: [new]},",
+        "insert_before={before: [new]} if before is not None else None,",
+        "insert_before={stmts[0]: [new]} if before is not None else None,",
         ("JAX501",),
-        "block_until_ready inserted before the timed region starts, not before its end",
+        "block_until_ready inserted at the top of the timed block, before the region starts, not before its end",
     ),
     # --- jit placement ------------------------------------------------------------------------
     Mutant(

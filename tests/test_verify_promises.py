@@ -459,3 +459,20 @@ def test_a_cache_shown_unused_is_ineffective_even_beside_an_unverifiable_member(
     finding = Finding("JAX101", "n", "m.py", 3, 5, 3, 9, "m", Fix("t", Safety.UNSAFE, evidence=combined))
     assert payoff.judge(finding, combined, "", 0).verdict == "ineffective"
     assert payoff.judge(finding.with_fix(None), Evidence("unverifiable", "x", {"units": [{"why": "no inputs"}]}), "", 0).verdict == "unverifiable"
+
+
+def test_every_mutant_of_the_mutation_benchmark_still_applies_to_the_generators():
+    # benchmarks/verify_mutants.py edits the fix generators by exact text; a refactor of a generator
+    # that drops that text stops the whole benchmark (as JAX501's fix signature change once did)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import verify_mutants
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    stale = [
+        (m.name, (ROOT / m.path).read_text().count(m.old), m.count)
+        for m in verify_mutants.MUTANTS
+        if (ROOT / m.path).read_text().count(m.old) != m.count
+    ]
+    assert stale == []
+    assert len(verify_mutants.MUTANTS) >= 15
