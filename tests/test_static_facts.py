@@ -9,6 +9,8 @@ import ast
 import textwrap
 from pathlib import Path
 
+import jax
+
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 from jaxfix.engine.project import build_project_index
@@ -542,3 +544,27 @@ def test_a_method_no_array_has_called_on_a_traced_object_returns_no_traced_value
     # a container's content method hands back a leaf: still traced
     content = src.replace('tokens.axis_size("position")', 'tokens.get("position")')
     assert [code for code, _ in lines(run(content))] == ["JAX301", "JAX307"]
+
+
+def test_psum_of_a_python_number_is_the_axis_size_a_python_int():
+    # `lax.psum(1, axis)` is JAX's idiom for an axis size and returns an `int` (google/tunix@c7d8950
+    # tunix/models/qwen3/model.py:56 `num_ep = jax.lax.psum(1, "expert")` inside shard_map, then
+    # `if num_ep > 1:`). The psum of an array is traced and still reported.
+    src = """
+        import jax
+        import jax.numpy as jnp
+
+        def f(x):
+            n = jax.lax.psum(1, "i")
+            if n > 1:
+                return x * 2
+            return x
+
+        g = jax.jit(jax.vmap(f, axis_name="i"))
+    """
+    assert lines(run(src)) == []
+    buggy = src.replace('jax.lax.psum(1, "i")', 'jax.lax.psum(x, "i")')
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+    ns = {}
+    exec(textwrap.dedent(src), ns)
+    assert ns["g"](jax.numpy.ones(3)).tolist() == [2.0, 2.0, 2.0]  # the program works as written

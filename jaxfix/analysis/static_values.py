@@ -248,6 +248,17 @@ TRACED = "traced"  # an array under the trace
 UNKNOWN = "unknown"  # undecidable here (a helper whose body is elsewhere): never a reason to flag
 
 
+# Collectives that JAX folds to a Python value when given a Python number: `lax.psum(1, axis)` is
+# the idiom for an axis size, and returns an `int` under vmap/pmap/shard_map (measured, jax 0.10.2:
+# `type(lax.psum(1, "i"))` is `int` inside `jit(vmap(f, axis_name="i"))`). With an array it is traced.
+FOLDED_ON_A_NUMBER = frozenset({"jax.lax.psum"})
+
+
+def is_folded_on_a_number(qualname: str | None, first_is_number: bool) -> bool:
+    """`qualname(<a Python number literal>, ...)` returns a Python value (`FOLDED_ON_A_NUMBER`)."""
+    return first_is_number and qualname in FOLDED_ON_A_NUMBER
+
+
 def is_static_call_name(qualname: str | None) -> bool:
     """`qualname` (a qualified function name) returns a Python value whatever its arguments."""
     return qualname in STATIC_CALLS or (qualname is not None and qualname.startswith(STATIC_PREFIXES))

@@ -78,6 +78,7 @@ from jaxfix.analysis.static_values import (
     STATIC_ATTRS,
     TREE_KEY_CLASSES,
     is_known_library,
+    is_folded_on_a_number,
     is_static_call_name,
     is_static_method,
 )
@@ -423,6 +424,10 @@ class ScreenFunction:
         qualify = self.screen.names.qualify_ast
         qual = qualify(e.func)
         if is_static_call_name(qual):
+            return False
+        first = e.args[0] if e.args else None
+        number = isinstance(first, ast.Constant) and type(first.value) in (int, float)
+        if is_folded_on_a_number(qual, number):
             return False
         if isinstance(e.func, ast.Attribute) and is_static_method(e.func.attr):
             return False

@@ -49,6 +49,7 @@ from jaxfix.analysis.static_values import (
     CallOracle,
     admits_no_array,
     is_static_attr,
+    is_folded_on_a_number,
     is_static_call_name,
     is_object_method,
     is_static_method,
@@ -344,6 +345,8 @@ class FunctionFacts:
     def _call_traced(self, e: cst.Call, env) -> bool:
         qual = self.names.qualify(e.func)
         if is_static_call_name(qual):
+            return False
+        if is_folded_on_a_number(qual, bool(e.args) and isinstance(e.args[0].value, (cst.Integer, cst.Float))):
             return False
         if isinstance(e.func, cst.Attribute) and is_static_method(e.func.attr.value):
             return False
