@@ -568,3 +568,33 @@ def test_psum_of_a_python_number_is_the_axis_size_a_python_int():
     ns = {}
     exec(textwrap.dedent(src), ns)
     assert ns["g"](jax.numpy.ones(3)).tolist() == [2.0, 2.0, 2.0]  # the program works as written
+
+
+def test_what_a_numpy_call_returns_is_never_traced():
+    # jax-ml/bonsai@36284254 bonsai/models/sam2/model_sam2_transforms.py:97-123: a jitted method
+    # converts with `np.array(masks)` (which raises on a tracer: reported there, JAX402) and hands
+    # the NumPy copy to a NumPy helper; the helper's in-place NumPy work never runs under a trace.
+    src = """
+        from functools import partial
+
+        import jax
+        import numpy as np
+
+        def fill_holes(mask, area):
+            filled = mask.copy()
+            areas = np.zeros_like(mask)
+            if area > 0:
+                filled[areas <= area] = 1.0
+            return filled
+
+        @partial(jax.jit, static_argnames=["area"])
+        def post(masks, area):
+            masks_np = np.array(masks)
+            return fill_holes(masks_np[0], area)
+    """
+    result = analyze(textwrap.dedent(src), "t.py", Config(select=("JAX3", "JAX4")), fix=True)
+    assert [(f.code, f.line) for f in result.findings] == [("JAX402", 16)]
+    # the helper given the traced value itself is still reported
+    buggy = src.replace("fill_holes(masks_np[0], area)", "fill_holes(masks[0], area)")
+    result = analyze(textwrap.dedent(buggy), "t.py", Config(select=("JAX3", "JAX4")), fix=True)
+    assert {f.code for f in result.findings} >= {"JAX402", "JAX403"}

@@ -259,9 +259,19 @@ def is_folded_on_a_number(qualname: str | None, first_is_number: bool) -> bool:
     return first_is_number and qualname in FOLDED_ON_A_NUMBER
 
 
+# NumPy functions return NumPy values: given a tracer they raise (`TracerArrayConversionError`,
+# which JAX402 reports at that call), so nothing after such a call runs under the trace and what
+# they return is never traced (jax-ml/bonsai@3628425 `bonsai/models/sam2/model_sam2_transforms.py`:
+# `masks_np = np.array(masks)` in a jitted method, then a NumPy helper on `masks_np[b, m]`).
+CONCRETE_PREFIXES = ("numpy.",)
+
+
 def is_static_call_name(qualname: str | None) -> bool:
-    """`qualname` (a qualified function name) returns a Python value whatever its arguments."""
-    return qualname in STATIC_CALLS or (qualname is not None and qualname.startswith(STATIC_PREFIXES))
+    """`qualname` (a qualified function name) returns a value that is never traced whatever its
+    arguments: a Python value, or a NumPy one (`CONCRETE_PREFIXES`)."""
+    return qualname in STATIC_CALLS or (
+        qualname is not None and qualname.startswith(STATIC_PREFIXES + CONCRETE_PREFIXES)
+    )
 
 
 class CallOracle(Protocol):
