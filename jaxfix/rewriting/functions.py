@@ -203,15 +203,23 @@ class FunctionRewrite:
         if not fix.edits:
             return fix
         source = self.ctx.source
-        starts = [0]
-        for line in source.splitlines(keepends=True):
-            starts.append(starts[-1] + len(line))
+        starts = self.ctx.fact(_splitline_starts, _splitline_starts)
         pos = self.ctx.position(node)
         a = min(starts[pos.start.line - 1], *(e.start for e in fix.edits))
         b = max(starts[min(pos.end.line, len(starts) - 1)], *(e.end for e in fix.edits))
-        new_text = apply_edits(source, list(fix.edits))
-        tail = len(source) - b
-        return replace(fix, edits=(Edit(a, b, new_text[a : len(new_text) - tail]),))
+        # every edit lies in [a, b]: only that window is rebuilt (the whole text per fix made a
+        # file with thousands of fixes quadratic)
+        window = apply_edits(source[a:b], [replace(e, start=e.start - a, end=e.end - a) for e in fix.edits])
+        return replace(fix, edits=(Edit(a, b, window),))
+
+
+def _splitline_starts(ctx: RuleContext) -> list[int]:
+    """Offsets where the lines of `ctx.source` begin, as `str.splitlines` splits them (computed
+    once per file: `spanning` asks it per fix)."""
+    starts = [0]
+    for line in ctx.source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
 
 
 def _is_inside(a: cst.CSTNode, b: cst.CSTNode, ctx: RuleContext) -> bool:
