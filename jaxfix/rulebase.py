@@ -468,7 +468,7 @@ class RuleContext:
         """In a CRLF-only file, the CRLF of new text too: a rule that builds a statement from text
         (`cst.parse_statement("...\\n")`) around the file's own code gets its newline stored as an
         explicit LF, which would write a lone LF into the file."""
-        if "\r\n" in self.source and "\n" not in self.source.replace("\r\n", ""):
+        if self.fact(_crlf_only, _crlf_only):
             return _LONE_LF.sub("\r\n", text)
         return text
 
@@ -585,3 +585,8 @@ def _file_quote(ctx: RuleContext) -> str:
 
     counts = text_quote_counts(ctx.source)
     return preferred_quote(ctx.module) if counts is None else quote_of(*counts)
+
+
+def _crlf_only(ctx: RuleContext) -> bool:
+    """Does every line of the file end in CRLF (asked per fix: searched once per file)."""
+    return "\r\n" in ctx.source and "\n" not in ctx.source.replace("\r\n", "")
