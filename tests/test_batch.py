@@ -44,35 +44,42 @@ def make_repo(tmp_path, count=4):
 
 def test_second_run_reads_the_cache(tmp_path):
     make_repo(tmp_path)
+    cache = tmp_path / ".jaxfix_cache"
     first = cli("check", ".", "-q", cwd=tmp_path)
-    entries = list((tmp_path / ".jaxfix_cache").glob("*/*.pickle"))  # results; the project index has its own file
-    assert len(entries) == 4
-    # A poisoned entry would show up if the second run re-analysed: instead prove reuse by mtime.
-    stamps = {p: p.stat().st_mtime_ns for p in entries}
+    # one file holds every result (the run writes it once, not one file per checked file)
+    assert not list(cache.glob("*/*.pickle"))
+    pack = cache / "results-pack.pickle"
+    stamp = pack.stat().st_mtime_ns
     second = cli("check", ".", "-q", cwd=tmp_path)
     assert first == second and first[0] == 1
-    assert {p: p.stat().st_mtime_ns for p in entries} == stamps
+    assert pack.stat().st_mtime_ns == stamp  # a warm run leaves the pack as it is
     (tmp_path / "m1.py").write_text(JIT_IN_LOOP)  # a changed file is analysed again
     third = cli("check", ".", "-q", cwd=tmp_path)
     assert third[1].count("\n") == first[1].count("\n") + 1
     assert cli("check", ".", "-q", "--no-cache", cwd=tmp_path)[1] == third[1]
 
 
-def test_a_fully_cached_run_packs_its_entries_and_the_next_reads_the_pack(tmp_path):
+def packed_files(cache):
+    from jaxfix.engine.cache import load_for_this_code
+
+    return sorted(os.path.basename(path) for (path, _), _ in load_for_this_code(cache / "results-pack.pickle").values())
+
+
+def test_the_pack_keeps_the_files_other_runs_checked(tmp_path):
     make_repo(tmp_path)
     cache = tmp_path / ".jaxfix_cache"
     first = cli("check", ".", "-q", cwd=tmp_path)
-    assert not (cache / "results-pack.pickle").exists()  # computed results: one file each
-    assert cli("check", ".", "-q", cwd=tmp_path) == first  # every result from its file: packed
-    assert (cache / "results-pack.pickle").exists()
-    for entry in cache.glob("*/*.pickle"):
-        entry.unlink()  # the pack alone answers now
+    assert packed_files(cache) == ["m0.py", "m1.py", "m2.py", "m3.py"]
+    (tmp_path / "m2.py").write_text(CLEAN)
+    assert cli("check", "m2.py", "-q", cwd=tmp_path)[0] == 0  # a run over one file: its new result...
+    assert packed_files(cache) == ["m0.py", "m1.py", "m2.py", "m3.py"]  # ...and the others' kept
+    (tmp_path / "m2.py").write_text(JIT_IN_LOOP)
     assert cli("check", ".", "-q", cwd=tmp_path) == first
-    assert not list(cache.glob("*/*.pickle"))  # nothing was analysed again
-    (tmp_path / "m1.py").write_text(JIT_IN_LOOP)  # a changed file misses the pack
-    changed = cli("check", ".", "-q", cwd=tmp_path)
-    assert changed[1].count("\n") == first[1].count("\n") + 1
-    assert cli("check", ".", "-q", "--no-cache", cwd=tmp_path) == changed
+    (tmp_path / "m3.py").unlink()  # a file gone: its entry goes with the next write
+    (tmp_path / "m1.py").write_text(JIT_IN_LOOP)
+    changed = cli("check", "m1.py", "-q", cwd=tmp_path)
+    assert changed[0] == 1 and packed_files(cache) == ["m0.py", "m1.py", "m2.py"]
+    assert cli("check", "m1.py", "-q", "--no-cache", cwd=tmp_path) == changed
 
 
 def test_changed_since_only_processes_changed_files(tmp_path):

@@ -1086,3 +1086,34 @@ def test_an_edited_property_is_seen_by_an_unedited_function_in_the_editor():
             got = analyzer.analyze(text, "mod.py", config)
             assert _same(got, analyze(text, "mod.py", config)) is None
             assert bool(got.findings) == (text is array)
+
+
+# Shape of jax 0.10.2's jax/experimental/pallas/ops/gpu/attention.py (`mha`): a custom_vjp stacked
+# on partial(jax.jit, static_argnames=...); the static argument's `if` is a Python branch.
+STACKED_STATIC = '''
+import functools
+import jax
+import jax.numpy as jnp
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=[2])
+@functools.partial(jax.jit, static_argnames=["causal"])
+def mha(q, k, causal):
+    if causal:
+        q = jnp.tril(q)
+    return q @ k
+'''
+
+
+def test_a_custom_vjp_over_a_jit_with_static_arguments_is_screened_out():
+    from codemods.traced_control_flow.traced_if import TracedIfRule
+
+    tree = ast.parse(STACKED_STATIC)
+    assert not TracedIfRule().could_match(tree)  # `causal` is static under the jit: no libcst parse
+    traced = STACKED_STATIC.replace("if causal:", "if k.sum() > 0:")
+    assert TracedIfRule().could_match(ast.parse(traced))
+    assert screen_misses(traced) == [] and screen_misses(STACKED_STATIC) == []
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+
+    assert [f.code for f in analyze(traced, "m.py", Config()).findings] == ["JAX301"]

@@ -16,11 +16,12 @@ from __future__ import annotations
 import ast
 import bisect
 import weakref
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from codemods.jit_placement.sites import COMPILING, PARTIALS, WRAPPING, runs_once
-from jaxfix.analysis import astscan
+from jaxfix.analysis import astscan, filememo
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.transforms import REWRAPPING_JITS
@@ -258,17 +259,39 @@ def _may_be_only_called(tree: ast.Module, top: ast.stmt, parent: ast.AST | None)
         return True  # not found: say yes
     if isinstance(owner, ast.ClassDef):
         return False
-    target = parent.targets[0]
-    name = target.id
-    walked = astscan.nodes(tree) if owner is tree else (n for stmt in owner.body for n in astscan.nodes(stmt))
-    uses = called = 0
-    for node in walked:
-        kind = type(node)
-        if kind is ast.Name and node.id == name and node is not target:
-            uses += 1
-        elif kind is ast.Call and type(node.func) is ast.Name and node.func.id == name:
-            called += 1
-    return called > 0 and uses == called
+    names, calls = _name_counts(tree, owner)
+    name = parent.targets[0].id
+    called = calls[name]
+    return called > 0 and names[name] - 1 == called  # every `Name` but the target's own is called
+
+
+_COUNTS: list = [None, {}]  # [tree, {id(scope): (Name counts, call counts)}]: `_name_counts` of the last tree
+
+
+@filememo.on_forget
+def _forget_counts() -> None:
+    _COUNTS[:] = [None, {}]
+
+
+def _name_counts(tree: ast.Module, owner: ast.AST) -> tuple[Counter, Counter]:
+    """(how often each name is spelled as a `Name`, how often it is the function of a call) in the
+    scope `owner` (the module, or a def whose body it counts), counted once per scope: asked per
+    site, walking the module for each made a file with thousands of module-level jits quadratic."""
+    if _COUNTS[0] is not tree:
+        _COUNTS[:] = [tree, {}]
+    found = _COUNTS[1].get(id(owner))
+    if found is None:
+        names: Counter = Counter()
+        calls: Counter = Counter()
+        walked = astscan.nodes(tree) if owner is tree else (n for stmt in owner.body for n in astscan.nodes(stmt))
+        for node in walked:
+            kind = type(node)
+            if kind is ast.Name:
+                names[node.id] += 1
+            elif kind is ast.Call and type(node.func) is ast.Name:
+                calls[node.func.id] += 1
+        found = _COUNTS[1][id(owner)] = (names, calls)
+    return found
 
 
 def _def_may_be_only_called(tree: ast.Module, top: ast.stmt, node: ast.AST, names: ImportMap) -> bool:

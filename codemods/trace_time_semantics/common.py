@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis import filememo
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.transforms import (  # TRANSFORM_TOKENS: the text test of the rules that need no more than a transform's name
@@ -61,10 +62,7 @@ def kept_trace(jc: JitContexts, info: FuncInfo) -> bool:
 
 def _reached(jc: JitContexts, info: FuncInfo, entry) -> bool:
     """Some chain of `jit_contexts` reasons from `info` ends at a reason `entry` accepts."""
-    by_name: dict[str, list[FuncInfo]] = {}
-    for other in jc.functions.values():
-        if other.in_trace:
-            by_name.setdefault(other.name, []).append(other)
+    by_name = _traced_by_name(jc)
     seen: set[int] = set()
     work = [info]
     while work:
@@ -80,6 +78,26 @@ def _reached(jc: JitContexts, info: FuncInfo, entry) -> bool:
             elif reason.startswith(_HANDED_ON):
                 work.extend(by_name.get(reason.split("`")[1], ()))
     return False
+
+
+_BY_NAME: list = [None, {}]  # [JitContexts, its traced functions by name]: `_traced_by_name` of the last one
+
+
+@filememo.on_forget
+def _forget_by_name() -> None:
+    _BY_NAME[:] = [None, {}]
+
+
+def _traced_by_name(jc: JitContexts) -> dict[str, list[FuncInfo]]:
+    """The traced functions of `jc` by name, made once per analysis: `_reached` asks per finding,
+    and building it each time made a file with thousands of findings quadratic."""
+    if _BY_NAME[0] is not jc:
+        by_name: dict[str, list[FuncInfo]] = {}
+        for other in jc.functions.values():
+            if other.in_trace:
+                by_name.setdefault(other.name, []).append(other)
+        _BY_NAME[:] = [jc, by_name]
+    return _BY_NAME[1]
 
 
 def code(ctx: RuleContext, node: cst.CSTNode) -> str:

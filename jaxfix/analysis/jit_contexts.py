@@ -986,14 +986,16 @@ class JitContexts:
         return self._resolve_callee(expr, scope, allow_attr=False), chain
 
     def _assigned_name(self, call: cst.Call) -> str | None:
-        for stmt in self.module.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
-                        t = small.targets[0].target
-                        if isinstance(t, cst.Name):
-                            return t.value
-        return None
+        """The name a module-level `name = call` binds (the values indexed once: asked per call,
+        a walk of the module body each made a file with thousands of jits quadratic)."""
+        if getattr(self, "_assigned", None) is None:
+            self._assigned = {}
+            for stmt in self.module.body:
+                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+                    if isinstance(target, cst.Name):
+                        self._assigned.setdefault(id(small.value), target.value)
+        return self._assigned.get(id(call))
 
     def _enter_external(self) -> None:
         """Functions that traced code of another module calls with traced arguments."""

@@ -1242,13 +1242,18 @@ class TraceScreen:
     def _find_entries(self) -> None:
         for defs in self.defs_by_name.values():
             for node in defs:
-                for deco in node.decorator_list:
-                    found = self._transform_of(deco)
-                    if found is not None:
-                        info = self._info(node)
-                        qual, call = found
-                        statics = _statics(call, info) if qual in JIT_NAMES else set()
-                        self._enter(info, set(info.params) - statics)
+                found = [f for deco in node.decorator_list if (f := self._transform_of(deco)) is not None]
+                # As `JitContexts._find_entries`: a jit or vmap decorator enters its function; a
+                # pass-through one (grad, checkpoint, custom_vjp) does not (its body is traced
+                # where it is called under a trace, which propagation follows). The static
+                # arguments of a jit among the decorators are Python values under every one
+                # (`JitContexts._entry` takes them out of the whole entry). Pallas kernels stack
+                # `custom_vjp` on `partial(jax.jit, static_argnames=...)`: entering every parameter
+                # there admitted six jax files to the libcst analysis for nothing (issue #33).
+                if any(qual in JIT_NAMES or qual in VMAP_NAMES for qual, _ in found):
+                    info = self._info(node)
+                    statics = set().union(*(_statics(call, info) for qual, call in found if qual in JIT_NAMES))
+                    self._enter(info, set(info.params) - statics)
         for call, qual, found in self._transform_calls(self.calls):
             pos = _positional(call)
             if (qual in _TRANSFORMS) and pos:

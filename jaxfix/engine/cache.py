@@ -78,46 +78,47 @@ class CacheEntry:
 
 
 class ResultCache:
-    """Results by key, one file each (workers write them as they finish), and a pack of the
-    entries the last fully cached run looked up, in one file: a warm run reads that one file
-    instead of opening one per checked file (855 opens were a sixth of a warm corpus check)."""
+    """Results by key, all in one file (the pack), written once per run by the main process after
+    the run (`save`): a first run over the jax/flax/optax corpus wrote one file per checked file,
+    855 temporary files renamed into 256 folders, a third of its time (issue #33 item 7); a warm
+    run reads that one file instead of opening one per checked file.
+
+    The pack holds one entry per slot (a file's path and the mode, check or fix): this run's
+    entries, and those of earlier runs for the files this run did not look at (so checking one
+    folder, then another, keeps both), while their files exist."""
 
     PACK = "results-pack.pickle"
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
-        self._pack: dict[str, CacheEntry] | None = None  # read on the first `get`
-        self._unpacked = 0  # lookups the pack did not answer
+        self._pack: dict[str, tuple[tuple[str, bool], CacheEntry]] | None = None  # read on the first `get`
 
-    def _entry(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.pickle"
-
-    def get(self, key: str) -> CacheEntry | None:
+    def _packed(self) -> dict[str, tuple[tuple[str, bool], CacheEntry]]:
         if self._pack is None:
             pack = load_for_this_code(self.folder / self.PACK)
             self._pack = pack if isinstance(pack, dict) else {}
-        value = self._pack.get(key)
-        if value is None:
-            self._unpacked += 1
-            try:
-                # the path as a string: two path joins per lookup cost as much as reading the entry
-                with open(os.path.join(self.folder, key[:2], f"{key}.pickle"), "rb") as handle:
-                    value = pickle.load(handle)
-            except _PICKLE_PROBLEMS:
-                return None
-            if not (isinstance(value, CacheEntry) and isinstance(value.result, FileResult)):
-                return None
-        return value
+        return self._pack
 
-    def put(self, key: str, entry: CacheEntry) -> None:
-        store_pickle(self.folder, self._entry(key), entry)
+    def get(self, key: str) -> CacheEntry | None:
+        value = self._packed().get(key)
+        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], CacheEntry)):
+            return None
+        return value[1] if isinstance(value[1].result, FileResult) else None
 
-    def save_pack(self, used: dict[str, CacheEntry], lookups: int) -> None:
-        """After a run that made `lookups` lookups and used the entries `used` (key -> entry): when
-        it used one for every lookup and the pack lacked some, pack them (exactly this run's
-        entries: the pack never grows without bound)."""
-        if self._unpacked and len(used) == lookups:
-            store_for_this_code(self.folder / self.PACK, used)
+    def save(self, entries: dict[str, tuple[tuple[str, bool], CacheEntry]]) -> None:
+        """Keep `entries` (key -> (slot, entry): every result this run used or computed) with the
+        earlier entries of the slots this run did not fill; one write, and none when the pack
+        would stay as it is (a warm run)."""
+        old = self._packed()
+        slots = {slot for slot, _ in entries.values()}
+        kept = {
+            key: value for key, value in old.items()
+            if key not in entries and value[0] not in slots and os.path.exists(value[0][0])
+        }
+        pack = {**kept, **entries}
+        if pack.keys() != old.keys():
+            store_for_this_code(self.folder / self.PACK, pack)
+            self._pack = pack
 
 
 _PICKLE_PROBLEMS = (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError)

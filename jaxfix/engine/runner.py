@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jaxfix.analysis import filememo
-from jaxfix.engine.cache import CacheEntry, ResultCache, cache_key, content_digest
+from jaxfix.engine.cache import CacheEntry, cache_key, content_digest
 from jaxfix.engine.config import Config
 from jaxfix.engine.project import NO_ENTRIES, Entered, entries_digest
 from jaxfix.engine.source import SourceError, decode
@@ -94,6 +94,8 @@ class FileOutcome:
     # for the cache: the modules the analysis asked the project about, and the digest of its entries
     consulted: tuple[str, ...] = ()
     entries_digest: str = ""
+    # for the cache: (key, entry) of a computed result, which the run's session keeps (`CacheSession.save`)
+    cache_entry: tuple[str, CacheEntry] | None = None
 
 
 # Objects left since the last collection (live ones included) past which a finished job is
@@ -145,7 +147,7 @@ def _run_job(job: Job) -> FileOutcome:
         # the source text is the file's bytes decoded, which a hit has anyway: not stored twice
         deps = tuple((name, _shared_digests.get(name)) for name in consulted)
         entry = CacheEntry(replace(outcome.result, source=""), deps, outcome.entries_digest)
-        ResultCache(job.cache_dir).put(job_key(job, content_digest(data)), entry)
+        outcome.cache_entry = (job_key(job, content_digest(data)), entry)  # written once, by the session
     if not job.keep_text:
         outcome.result.source, outcome.original_bytes = "", None
     return outcome
@@ -374,6 +376,9 @@ def run_jobs(
                     settle(i)
         for i, outcome in scheduler.done():
             results[i] = outcome
+            if session is not None and outcome.cache_entry is not None:
+                session.computed(jobs[i], *outcome.cache_entry)
+                outcome.cache_entry = None
             if outcome.facts is not None:
                 project.learn(jobs[i].module[0], outcome.facts)
                 if session is not None:

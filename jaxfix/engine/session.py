@@ -57,8 +57,8 @@ class CacheSession:
                     self.modules[name] = (path, f"{self.digests[path]}:{int(is_package)}")
         self._store: _SummaryStore | None = None
         self._learned: dict[str, tuple] = {}
-        self._lookups = 0
-        self._used: dict[str, CacheEntry] = {}  # key -> the entry a lookup's outcome came from
+        # key -> (slot, entry): the entries lookups answered from and the results computed, for the pack
+        self._used: dict[str, tuple[tuple[str, bool], CacheEntry]] = {}
 
     def size(self, path: str) -> int:
         return self.sizes.get(path, 0)
@@ -73,7 +73,6 @@ class CacheSession:
 
     def lookup(self, job: Job) -> FileOutcome | None:
         """The cached outcome of `job`, if its file, config and the modules it asked about are unchanged."""
-        self._lookups += 1
         digest = self.digests.get(job.path)
         if digest is None:
             return None
@@ -102,11 +101,15 @@ class CacheSession:
                 encoding, result = source.encoding, replace(result, source=source.text)
         else:
             data = None
-        self._used[key] = entry
+        self._used[key] = ((job.path, job.fix), entry)
         return FileOutcome(
             result, encoding=encoding, original_bytes=data, cached=True,
             consulted=tuple(name for name, _ in entry.consulted), entries_digest=entry.entries_digest,
         )
+
+    def computed(self, job: Job, key: str, entry: CacheEntry) -> None:
+        """Keep the result a worker computed for `job` (under `key`) for the pack this run writes."""
+        self._used[key] = ((job.path, job.fix), entry)
 
     def learned(self, module: tuple[str, bool], record: tuple) -> None:
         self._learned[module[0]] = record
@@ -143,7 +146,7 @@ class CacheSession:
         """Keep the digests of this run's files, and each module's record for the next run (only
         when this run looked at the store)."""
         self._memo.save()
-        self.results.save_pack(self._used, self._lookups)
+        self.results.save(self._used)
         if project is None or self._store is None:
             return
         store = self._store

@@ -72,13 +72,12 @@ class FunctionRewrite:
         """A name free in this function: not read or bound in it, nor at module level, nor an
         enclosing function's local, nor given to another fix of this function in this scan."""
         if self._taken is None:
-            taken = set(names_read(self.info.node)) | set(self.jc.module_funcs) | set(self.jc.module_names)
-            taken |= set(self.names.bindings)
+            taken = set(names_read(self.info.node))
             parent = self.info.parent
             while parent is not None:
                 taken |= parent.facts.locals if parent.facts is not None else set()
                 parent = parent.parent
-            self._taken = taken
+            self._taken = _Taken(taken, _module_taken(self.ctx, self.jc))
         return self.ctx.fresh_name(base, self._taken)
 
     def code_of(self, e: cst.CSTNode) -> str:
@@ -203,15 +202,46 @@ class FunctionRewrite:
         if not fix.edits:
             return fix
         source = self.ctx.source
-        starts = [0]
-        for line in source.splitlines(keepends=True):
-            starts.append(starts[-1] + len(line))
+        starts = self.ctx.fact(_splitline_starts, _splitline_starts)
         pos = self.ctx.position(node)
         a = min(starts[pos.start.line - 1], *(e.start for e in fix.edits))
         b = max(starts[min(pos.end.line, len(starts) - 1)], *(e.end for e in fix.edits))
-        new_text = apply_edits(source, list(fix.edits))
-        tail = len(source) - b
-        return replace(fix, edits=(Edit(a, b, new_text[a : len(new_text) - tail]),))
+        # every edit lies in [a, b]: only that window is rebuilt (the whole text per fix made a
+        # file with thousands of fixes quadratic)
+        window = apply_edits(source[a:b], [replace(e, start=e.start - a, end=e.end - a) for e in fix.edits])
+        return replace(fix, edits=(Edit(a, b, window),))
+
+
+def _module_taken(ctx: RuleContext, jc: JitContexts) -> frozenset[str]:
+    """The module's functions, module-level names and import bindings: taken for every fresh name
+    of the file (made once per file and analysis, not copied into each function's set)."""
+    made: dict[int, tuple[JitContexts, frozenset[str]]] = ctx.fact(_module_taken, lambda ctx: {})
+    if id(jc) not in made:
+        names = frozenset(jc.module_funcs) | frozenset(jc.module_names) | frozenset(ctx.names.bindings)
+        made[id(jc)] = (jc, names)  # the analysis kept with its names: its id stays its own
+    return made[id(jc)][1]
+
+
+class _Taken(set):
+    """A function's taken names (those `fresh_name` adds too) in front of the module's, which
+    are shared by every function of the file rather than copied into each (quadratic on a file
+    with thousands of fixed functions)."""
+
+    def __init__(self, own: set[str], shared: frozenset[str]) -> None:
+        super().__init__(own)
+        self.shared = shared
+
+    def __contains__(self, name: object) -> bool:
+        return set.__contains__(self, name) or name in self.shared
+
+
+def _splitline_starts(ctx: RuleContext) -> list[int]:
+    """Offsets where the lines of `ctx.source` begin, as `str.splitlines` splits them (computed
+    once per file: `spanning` asks it per fix)."""
+    starts = [0]
+    for line in ctx.source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
 
 
 def _is_inside(a: cst.CSTNode, b: cst.CSTNode, ctx: RuleContext) -> bool:
