@@ -20,7 +20,7 @@ import libcst as cst
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.static_values import admits_no_array, is_known_library
 from jaxfix.analysis.value_kinds import ARRAY, NUMBER, PYTREE, STATIC, UNHASHABLE, ValueKinds
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import own_returns
 from jaxfix.rulebase import RuleContext
 
 ARRAY_VALUE = "array"
@@ -89,21 +89,5 @@ def _is_pytree_class(ctx: RuleContext, ann: cst.BaseExpression, qual: str) -> bo
 
 
 def _returned(func: cst.FunctionDef) -> list[tuple[cst.Return, cst.BaseExpression | None]]:
-    """The `return` statements of `func` itself (not of nested functions, lambdas or classes)."""
-    found: list[tuple[cst.Return, cst.BaseExpression | None]] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append((node, node.value))
-
-    walk(func, _V())
-    return found
+    """The `return` statements of `func` itself (`walk.own_returns`) with their values."""
+    return [(r, r.value) for r in own_returns(func)]

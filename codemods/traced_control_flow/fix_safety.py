@@ -61,19 +61,22 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
             f"`{unbound}` is bound on some paths only before this point; the rewrite reads it on every path "
             "(a `NameError` where the original ran)"
         )
-        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
+        return _unsafe(fix, reason)
     attr = _guessed_attribute(fn, site)
     if attr is not None:
-        reason = f"`{attr}` may be static aux data of its pytree, which this file does not show"
-        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
+        return _unsafe(fix, f"`{attr}` may be static aux data of its pytree, which this file does not show")
     tested = _truthiness_of_unknown(fn, site)
     if tested is not None:
         reason = (
             f"`{tested}` is tested for truthiness and this file does not show it is an array: a `None` or a "
             "list/tuple/dict passes that test under a trace, and the rewrite needs a scalar array"
         )
-        return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
+        return _unsafe(fix, reason)
     return fix
+
+
+def _unsafe(fix: Fix, reason: str) -> Fix:
+    return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
 
 
 def _truthiness_of_unknown(fn: FunctionRewrite, site) -> str | None:
