@@ -214,6 +214,33 @@ def test_nnx_module_config_is_static_and_its_variables_are_traced():
     assert codes(source) == [("JAX301", 23), ("JAX301", 31)]
 
 
+def test_nnx_config_computed_with_python_builtins_is_static():
+    """AI-Hypercomputer/maxdiffusion@7cfb880:src/maxdiffusion/models/wan/autoencoder_kl_wan.py:1072
+    (`self.temporal_downsample_factor = 2 ** sum(temperal_downsample)` in `__init__`, a chunk
+    count computed from it under `@nnx.jit`; the early return it guards became a safe `lax.cond`
+    with branches of different shapes). A `jnp.sum` of the same argument is data, still reported."""
+    source = """
+        import jax.numpy as jnp
+        from flax import nnx
+
+        class Encoder(nnx.Module):
+            def __init__(self, temporal_downsample=(True, False)):
+                self.factor = 2 ** sum(temporal_downsample)
+                self.any_down = any(temporal_downsample)
+
+            @nnx.jit
+            def encode(self, x):
+                chunks = x.shape[1] // self.factor
+                if chunks <= 1 or not self.any_down:
+                    return x
+                return x * 2
+        """
+    assert codes(source) == []
+    assert codes(source.replace("2 ** sum(temporal_downsample)", "2 ** jnp.sum(jnp.asarray(temporal_downsample))")) == [
+        ("JAX301", 13)
+    ]
+
+
 def test_linen_fields_are_static_config():
     """google/flax@v0.12.8:flax/linen/linear.py `Dense`: `use_bias: bool = True` is a dataclass field
     (hashable config), read as `if self.use_bias:` in `__call__` under `jax.jit(model.apply)`."""

@@ -244,7 +244,7 @@ FLAX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.P
 # array, a Variable or a submodule, and is left traced).
 PYTHON_VALUE_CALLS = frozenset(
     {"int", "float", "bool", "str", "len", "tuple", "list", "dict", "set", "frozenset", "min", "max", "abs",
-     "round", "sorted", "range", "getattr", "isinstance", "divmod"}
+     "round", "sorted", "range", "getattr", "isinstance", "divmod", "sum", "any", "all"}
 )
 
 STATIC_FIELD_TYPES = frozenset(
