@@ -580,3 +580,16 @@ def test_a_learner_region_that_queues_a_transfer_is_reported_with_an_unsafe_fix(
     # the twin that reads the params back (float) before the clock waits: not reported
     blocked = LEARNER.replace("params_queue.put(device_params)", "params_queue.put(float(device_params.sum()))")
     assert _findings(blocked).findings == []
+
+
+def test_the_message_names_the_timed_call_not_an_array_built_for_its_argument():
+    # written as a user would (an equinox script): `simulate(model, jnp.ones(3), tol)` was
+    # reported as "the result of `jnp.ones(...)`"
+    src = HEAD + """
+def main():
+    t = time.perf_counter()
+    y = step(jnp.ones((3, 3)))
+    return time.perf_counter() - t, y
+"""
+    [finding] = _findings(src).findings
+    assert "the result of `step(...)`" in finding.message, finding.message

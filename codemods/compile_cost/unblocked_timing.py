@@ -431,6 +431,14 @@ class _TimingChecker:
             return []
         return [c for c in own_nodes(node, cst.Call) if self.is_jax_call(c)]
 
+    def last_outer_call(self, node: cst.CSTNode) -> cst.Call:
+        """The last JAX call of `node` that is not an argument of another one: the call a message
+        names (`simulate(model, jnp.ones(3))` is `simulate`, not `jnp.ones`)."""
+        calls = self.jax_calls(node)
+        inner = {id(c) for outer in calls for c in all_nodes(outer, cst.Call) if c is not outer}
+        outer = [c for c in calls if id(c) not in inner]
+        return (outer or calls)[-1]
+
     def reads(self, node: cst.CSTNode, results: set[str]) -> bool:
         """`node` reads a result of the region's JAX work (a name, or an attribute such as
         `self._state`), or runs JAX work itself."""
@@ -603,7 +611,7 @@ class _TimingChecker:
         if self.waits_before_clock(stmts[end], clock, results):
             return None
         fix = self.fix(stmts, region[last], before=stmts[end])
-        call = self.jax_calls(region[last])[-1]
+        call = self.last_outer_call(region[last])
         what = self.ctx.module.code_for_node(call.func).strip()
         return self.ctx.finding(
             self.rule,
@@ -654,7 +662,7 @@ class _TimingChecker:
         if self.waits_after_last(region, last, results):
             return None
         fix = self.fix(region, region[last], after=region[-1])
-        call = self.jax_calls(region[last])[-1]
+        call = self.last_outer_call(region[last])
         what = self.ctx.module.code_for_node(call.func).strip()
         timer_name = self.ctx.module.code_for_node(timer.func).strip()
         return self.ctx.finding(
