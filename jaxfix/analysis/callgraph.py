@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.pytrees import dotted, module_bindings
-from jaxfix.analysis.static_values import is_static_attr
-from jaxfix.analysis.traced import is_staged_call_name, is_static_call_name
+from jaxfix.analysis.static_values import is_static_attr, returns_untraced
+from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.analysis.transforms import (
     CONSTRUCTION_HOOKS,
     FUNCTION_WRAPPERS,
@@ -405,7 +405,7 @@ class _Deps:
             return frozenset() if is_static_attr(e.attr) else self.of(e.value)
         if kind is ast.Call:
             qual = _qualify(e.func, self.names, {})
-            if is_static_call_name(qual) or is_static_call_name(dotted(e.func)):
+            if returns_untraced(qual) or returns_untraced(dotted(e.func)):
                 return frozenset()
             out = frozenset().union(*(self.of(a) for a in e.args), *(self.of(k.value) for k in e.keywords))
             if isinstance(e.func, ast.Attribute) and (qual is None or e.func.attr in ("item", "tolist")):

@@ -267,11 +267,16 @@ CONCRETE_PREFIXES = ("numpy.",)
 
 
 def is_static_call_name(qualname: str | None) -> bool:
-    """`qualname` (a qualified function name) returns a value that is never traced whatever its
-    arguments: a Python value, or a NumPy one (`CONCRETE_PREFIXES`)."""
-    return qualname in STATIC_CALLS or (
-        qualname is not None and qualname.startswith(STATIC_PREFIXES + CONCRETE_PREFIXES)
-    )
+    """`qualname` (a qualified function name) returns a Python value whatever its arguments (a
+    query without side effects: `split_condition` may evaluate it earlier)."""
+    return qualname in STATIC_CALLS or (qualname is not None and qualname.startswith(STATIC_PREFIXES))
+
+
+def returns_untraced(qualname: str | None) -> bool:
+    """`qualname` returns a value that is never traced whatever its arguments: a Python value
+    (`is_static_call_name`), or a NumPy one (`CONCRETE_PREFIXES`; not side-effect free:
+    `np.random.*`)."""
+    return is_static_call_name(qualname) or (qualname is not None and qualname.startswith(CONCRETE_PREFIXES))
 
 
 class CallOracle(Protocol):

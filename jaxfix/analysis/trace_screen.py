@@ -77,10 +77,10 @@ from jaxfix.analysis.static_values import (
     PYTHON_ANNOTATIONS,
     STATIC_ATTRS,
     TREE_KEY_CLASSES,
-    is_known_library,
     is_folded_on_a_number,
-    is_static_call_name,
+    is_known_library,
     is_static_method,
+    returns_untraced,
 )
 from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 from jaxfix.analysis.transforms import (
@@ -423,7 +423,7 @@ class ScreenFunction:
         t = lambda x: self._expr(x, env)  # noqa: E731
         qualify = self.screen.names.qualify_ast
         qual = qualify(e.func)
-        if is_static_call_name(qual):
+        if returns_untraced(qual):
             return False
         first = e.args[0] if e.args else None
         number = isinstance(first, ast.Constant) and type(first.value) in (int, float)

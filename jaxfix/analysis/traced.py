@@ -48,11 +48,12 @@ from jaxfix.analysis.static_values import (
     UNKNOWN,
     CallOracle,
     admits_no_array,
-    is_static_attr,
     is_folded_on_a_number,
-    is_static_call_name,
     is_object_method,
+    is_static_attr,
+    is_static_call_name,
     is_static_method,
+    returns_untraced,
 )
 from jaxfix.analysis.walk import walk
 
@@ -344,7 +345,7 @@ class FunctionFacts:
 
     def _call_traced(self, e: cst.Call, env) -> bool:
         qual = self.names.qualify(e.func)
-        if is_static_call_name(qual):
+        if returns_untraced(qual):
             return False
         if is_folded_on_a_number(qual, bool(e.args) and isinstance(e.args[0].value, (cst.Integer, cst.Float))):
             return False
