@@ -9,10 +9,7 @@ ready array, and a second `fix` pass changes nothing (the fix converges).
 from __future__ import annotations
 
 import ast
-import importlib.util
-import itertools
 import queue
-import sys
 import textwrap
 from pathlib import Path
 
@@ -21,6 +18,7 @@ import jax.numpy as jnp
 import pytest
 
 from codemods.compile_cost.unblocked_timing import UnblockedTimingRule
+from fixture_cases import load_as_module
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 
@@ -486,8 +484,6 @@ def train(x):
     ),
 }
 
-_COUNTER = itertools.count()
-
 
 def _findings(source: str):
     result = analyze(source, "bench.py", Config(select=("JAX501",)), fix=True)
@@ -506,14 +502,7 @@ def test_region_reported_exactly_when_nothing_waits(name):
 
 
 def _load(tmp_path: Path, text: str):
-    name = f"_timing_region_{next(_COUNTER)}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_as_module(tmp_path / "timing_region.py", text)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, (_, reported) in REGIONS.items() if reported))

@@ -598,35 +598,39 @@ class _TimingChecker:
 
     def check_region(self, stmts, i: int, end: int) -> Finding | None:
         region = stmts[i + 1 : end]
-        last = None
-        for k, stmt in enumerate(region):
-            if self.jax_calls(stmt):
-                last = k
-        if last is None or self._transfers_only(region):
+        unblocked = self.unblocked(region)
+        if unblocked is None:
             return None
-        results = self.results(region)
-        if self.waits_after_last(region, last, results):
-            return None
+        last, results = unblocked
         clock = self.clock_in(stmts[end])
         if self.waits_before_clock(stmts[end], clock, results):
             return None
         fix = self.fix(stmts, region[last], before=stmts[end])
-        call = self.last_outer_call(region[last])
-        what = self.ctx.module.code_for_node(call.func).strip()
         return self.ctx.finding(
-            self.rule,
-            "JAX501",
-            clock,
-            f"the clock is read before the result of `{what}(...)` is ready (JAX dispatches asynchronously, "
-            f"so this times the dispatch only); {fix.title}",
-            fix,
+            self.rule, "JAX501", clock, f"the clock is read {self.before_ready(region[last], fix)}", fix
         )
 
-    def _transfers_only(self, region: list[cst.BaseStatement]) -> bool:
-        """Every JAX call of the region is a host-to-device transfer (`TRANSFERS`): an asynchronous
-        copy issued on purpose, not device work the timer is meant to wait for."""
-        calls = [c for stmt in region for c in self.jax_calls(stmt)]
-        return all(self.names.qualify(c.func) in TRANSFERS for c in calls)
+    def unblocked(self, region: list[cst.BaseStatement]) -> tuple[int, set[str]] | None:
+        """(index of the region's last statement with JAX work, the region's JAX results) when
+        nothing in the region waits for them after that work; None when something waits, when the
+        region has no JAX work, or when all of it is host-to-device transfers (`TRANSFERS`: copies
+        issued asynchronously on purpose, not device work a timer is meant to wait for)."""
+        calls = [self.jax_calls(stmt) for stmt in region]
+        last = max((k for k, found in enumerate(calls) if found), default=None)
+        if last is None or all(self.names.qualify(c.func) in TRANSFERS for found in calls for c in found):
+            return None
+        results = self.results(region)
+        if self.waits_after_last(region, last, results):
+            return None
+        return last, results
+
+    def before_ready(self, last_stmt: cst.BaseStatement, fix: Fix) -> str:
+        """The rest of the message: the timed call whose result is not ready, and the fix."""
+        what = self.ctx.module.code_for_node(self.last_outer_call(last_stmt).func).strip()
+        return (
+            f"before the result of `{what}(...)` is ready (JAX dispatches asynchronously, so this times "
+            f"the dispatch only); {fix.title}"
+        )
 
     def results(self, region) -> set[str]:
         """JAX results of the region, and values made from them (`metrics = tree_map(jnp.mean, metrics)`)."""
@@ -655,24 +659,14 @@ class _TimingChecker:
     def check_timer_with(self, node: cst.With, timer: cst.Call) -> Finding | None:
         """`with TimeIt(...): out = step(x)`: the timer reads the clock on exit, after the body."""
         region = list(node.body.body)
-        last = next((k for k in reversed(range(len(region))) if self.jax_calls(region[k])), None)
-        if last is None or self._transfers_only(region):
+        unblocked = self.unblocked(region)
+        if unblocked is None:
             return None
-        results = self.results(region)
-        if self.waits_after_last(region, last, results):
-            return None
+        last, _ = unblocked
         fix = self.fix(region, region[last], after=region[-1])
-        call = self.last_outer_call(region[last])
-        what = self.ctx.module.code_for_node(call.func).strip()
         timer_name = self.ctx.module.code_for_node(timer.func).strip()
-        return self.ctx.finding(
-            self.rule,
-            "JAX501",
-            timer,
-            f"`{timer_name}` reads the clock on exit, before the result of `{what}(...)` is ready (JAX "
-            f"dispatches asynchronously, so this times the dispatch only); {fix.title}",
-            fix,
-        )
+        message = f"`{timer_name}` reads the clock on exit, {self.before_ready(region[last], fix)}"
+        return self.ctx.finding(self.rule, "JAX501", timer, message, fix)
 
     def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
         """The last small statement in `stmt` (at any depth, not in nested scopes) with a JAX call."""
@@ -680,21 +674,21 @@ class _TimingChecker:
         return smalls[-1] if smalls else None
 
     def fix(self, stmts, last_stmt: cst.BaseStatement, *, before=None, after=None) -> Fix:
-        fix = self._fix(stmts, last_stmt, before=before, after=after)
         small = self.last_simple(last_stmt)
+        fix = self._fix(stmts, last_stmt, small, before=before, after=after)
         calls = self.jax_calls(small if small is not None else last_stmt)
         if fix.safety is Safety.SAFE and calls and self.names.qualify(calls[-1].func) in TRANSFERS:
             why = "the wait lands on a transfer, which pipelines issue asynchronously on purpose"
             return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
         return fix
 
-    def _fix(self, stmts, last_stmt: cst.BaseStatement, *, before=None, after=None) -> Fix:
-        """Block on the last JAX call's results just before `before` (the closing clock read) or
-        just after `after` (the last statement of a timer's `with` body)."""
+    def _fix(self, stmts, last_stmt: cst.BaseStatement, small, *, before=None, after=None) -> Fix:
+        """Block on the last JAX call's results (in `small`, `last_simple(last_stmt)`) just before
+        `before` (the closing clock read) or just after `after` (the last statement of a timer's
+        `with` body)."""
         imports: list[ImportRequest] = []
         block, reqs = self.names.reference("jax.block_until_ready")
         imports.extend(reqs)
-        small = self.last_simple(last_stmt)
         if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and small.value is not None:
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
             target = targets[-1]
