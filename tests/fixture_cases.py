@@ -67,3 +67,19 @@ def load_as_module(path: Path, source: str | None = None):
     sys.modules[name] = module
     exec(compile(source if source is not None else path.read_text(), str(path), "exec"), module.__dict__)
     return module
+
+
+def run_jax3(source: str, unsafe: bool = False):
+    """The traced control-flow rules (JAX3xx) on `source` (dedented), fixing: the result, after
+    checking it analysed without error and that any rewritten text parses."""
+    import ast
+    import textwrap
+
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+
+    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX3",), unsafe_fixes=unsafe), fix=True)
+    assert result.error is None, result.error
+    if result.fixed_source is not None:
+        ast.parse(result.fixed_source)
+    return result

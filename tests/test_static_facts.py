@@ -5,7 +5,6 @@ from one table (`static_values`, `transforms`)."""
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from pathlib import Path
 
@@ -14,15 +13,7 @@ import jax
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 from jaxfix.engine.project import build_project_index
-
-
-def run(source: str, unsafe: bool = False):
-    source = textwrap.dedent(source)
-    result = analyze(source, "t.py", Config(select=("JAX3",), unsafe_fixes=unsafe), fix=True)
-    assert result.error is None, result.error
-    if result.fixed_source is not None:
-        ast.parse(result.fixed_source)
-    return result
+from fixture_cases import run_jax3 as run
 
 
 def lines(result) -> list[tuple[str, int]]:

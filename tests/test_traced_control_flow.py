@@ -14,15 +14,7 @@ import pytest
 from codemods.traced_control_flow import RULES
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
-
-
-def run(source: str, unsafe: bool = False):
-    source = textwrap.dedent(source)
-    result = analyze(source, "t.py", Config(select=("JAX3",), unsafe_fixes=unsafe), fix=True)
-    assert result.error is None, result.error
-    if result.fixed_source is not None:
-        ast.parse(result.fixed_source)
-    return result
+from fixture_cases import run_jax3 as run
 
 
 def rows(result) -> list[tuple[str, str]]:

@@ -14,15 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxfix.engine import analyze
-from jaxfix.engine.config import Config
 from jaxfix.model import Safety
-
-
-def run(source: str, unsafe: bool = False):
-    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX3",), unsafe_fixes=unsafe), fix=True)
-    assert result.error is None, result.error
-    return result
+from fixture_cases import run_jax3 as run
 
 
 def load(source: str) -> dict:
