@@ -20,11 +20,11 @@ from codemods.trace_time_semantics.common import (
 )
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
-    ScreenFunction,
     any_site,
 )
 from jaxfix.analysis.trace_sites import (
