@@ -177,6 +177,57 @@ def test_gradients_of_an_input_the_original_rejects_are_not_compared(tmp_path):
     assert any("the original raised AttributeError" in s for s in ev.data["skipped"])
 
 
+EQX_CACHED = """\
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+class Poly(eqx.Module):
+    a: jax.Array
+    scale: float = eqx.field(static=True)
+
+    @functools.cached_property
+    def norm(self) -> jax.Array:
+        return jnp.sum(self.a**2) * self.scale
+"""
+
+
+def test_an_equinox_cache_changing_the_originals_structure_is_not_a_mismatch(tmp_path):
+    # equinox keeps a filled cached_property in the instance's static data: after the first read
+    # the original's treedef reads `Poly[((Missing, ...), 2.0)]`, the rewrite's stays `Poly[(Missing,
+    # 2.0)]`. Seen as a MISMATCH on a newcomer's equinox script (the gradient's structure).
+    original = EQX_CACHED
+    rewritten = original.replace("@functools.cached_property", "@property")
+    path = tmp_path / "poly.py"
+    path.write_text(original)
+    examples = tmp_path / "examples.py"
+    examples.write_text(
+        "import jax.numpy as jnp\nfrom jaxfix.verify import call\n\n"
+        "EXAMPLES = {'Poly.norm': lambda mod: [call(mod.Poly(jnp.arange(3.0), 2.0))]}\n"
+    )
+    ev = verify_change(original, rewritten, str(path), device="cpu", examples=str(examples), gather=False)
+    ev = ev.unit("Poly.norm").evidence
+    assert ev.verdict == "verified", ev.detail
+    assert any("`Poly` changes its tree structure once its cached property is read" in n for n in ev.notes), ev.notes
+
+
+def test_the_uncached_class_may_differ_only_in_its_own_node_data():
+    from jaxfix.verify.compare import FlatTree, to_leaf
+
+    def tree(treedef):
+        return FlatTree(treedef=treedef, paths=(".a",), leaves=(to_leaf(1.0),))
+
+    before = tree("PyTreeDef(CustomNode(Poly[((Missing, Missing), 2.0)], [*]))")
+    after = tree("PyTreeDef(CustomNode(Poly[(Missing, 2.0)], [*]))")
+    assert compare_trees(before, after, uncached=frozenset({"Poly"})).difference is None
+    assert compare_trees(before, after).difference is not None  # only for the class the fix uncached
+    other = tree("PyTreeDef(CustomNode(Other[(Missing, 2.0)], [*]))")
+    assert compare_trees(before, other, uncached=frozenset({"Poly"})).difference is not None
+
+
 DONATING = """\
 import jax
 
