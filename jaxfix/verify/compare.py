@@ -240,6 +240,10 @@ def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = 
 
 
 _ARRAY_REPR = re.compile(r"Array\((.*?), dtype=\w+(?:, weak_type=True)?\)", re.S)
+# what a `print` inside `jax.grad`/`value_and_grad` shows even when the original runs eagerly
+# (`jax.disable_jit()` does not stop differentiation tracing): `GradTracer(primal=1.5,
+# typeof(tangent)=f32[])`, whose value is the primal that `jax.debug.print` prints
+_TRACER_PRIMAL = re.compile(r"\w*Tracer\(primal=(.*?), typeof\(tangent\)=[\w\[\],]*\)", re.S)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
 
 
@@ -256,6 +260,7 @@ def compare_printed(path: str, expected: FlatTree, got: FlatTree) -> Difference 
     # `{v = }` / `{v!r}` of a traced value print the jitted array's repr where the eager original
     # printed the Python number it was given: the same value
     exp, out = _ARRAY_REPR.sub(r"\1", exp), _ARRAY_REPR.sub(r"\1", out)
+    exp, out = _TRACER_PRIMAL.sub(r"\1", exp), _TRACER_PRIMAL.sub(r"\1", out)
     exp_lines, out_lines = exp.splitlines(), out.splitlines()
     if len(exp_lines) != len(out_lines):
         return Difference(path, "value", f"{len(exp_lines)} printed line(s): {exp[:160]!r}", f"{len(out_lines)}: {out[:160]!r}")
