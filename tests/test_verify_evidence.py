@@ -19,6 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxfix.cli import app
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 from jaxfix.verify import branches
 from jaxfix.verify.api import verify_change
 from jaxfix.verify.compare import compare, compare_trees
@@ -226,6 +228,64 @@ def test_the_uncached_class_may_differ_only_in_its_own_node_data():
     assert compare_trees(before, after).difference is not None  # only for the class the fix uncached
     other = tree("PyTreeDef(CustomNode(Other[(Missing, 2.0)], [*]))")
     assert compare_trees(before, other, uncached=frozenset({"Poly"})).difference is not None
+
+
+NNX_STEP = """\
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class Line(nnx.Module):
+    def __init__(self, rngs):
+        self.fc = nnx.Linear(3, 1, rngs=rngs)
+
+    def __call__(self, x):
+        return self.fc(x)
+
+
+def loss_fn(model, x, y):
+    return jnp.mean((model(x) - y) ** 2)
+
+
+@nnx.jit
+def train_step(model, optimizer, x, y):
+    loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+    optimizer.update(model, grads)
+    if loss > 100.0:
+        loss = loss / 10.0
+    return loss
+
+
+if __name__ == "__main__":
+    model = Line(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+    x = jnp.ones((8, 3))
+    y = jnp.zeros((8, 1))
+    for _ in range(4):
+        print(float(train_step(model, optimizer, x, y)))
+"""
+
+
+@pytest.mark.long
+def test_a_step_that_updates_its_nnx_arguments_in_place_is_verified_from_the_main_block(tmp_path):
+    # `optimizer.update` swaps the model's Variables in place. The probes of a watched call (the
+    # original replayed on the rewrite's arguments, the call under jit) ran on those objects after
+    # the call had updated them: one optimizer step too many, a MISMATCH at call 2 on a newcomer's
+    # NNX script. They now run on a copy of the arguments taken before the call.
+    original = NNX_STEP
+    rewritten = original.replace(
+        "    if loss > 100.0:\n        loss = loss / 10.0\n", "    loss = jnp.where(loss > 100.0, loss / 10.0, loss)\n"
+    )
+    assert rewritten != original
+    path = tmp_path / "nnx_step.py"
+    path.write_text(original)
+    findings = analyze(original, str(path), Config(select=("JAX301",)), fix=False).findings
+    ev = verify_change(original, rewritten, str(path), findings=findings, device="cpu", cwd=str(tmp_path))
+    ev = ev.unit("train_step").evidence
+    assert ev.verdict == "verified", ev.detail
+    assert ev.input_source == "__main__"
 
 
 DONATING = """\
