@@ -38,7 +38,7 @@ _COMPILING_LAST = frozenset(name.rpartition(".")[2] for name in COMPILING)
 @dataclass(frozen=True)
 class FactoryCall:
     """`call` of the module function `factory` inside a loop; `made` says which jitted function it
-    returns new each time (`function \`step\``, or `function`)."""
+    returns new each time ("function `step`", or "function")."""
 
     call: cst.Call
     factory: str
@@ -46,19 +46,11 @@ class FactoryCall:
 
 
 def screen_admits(tree: ast.Module) -> bool:
-    """Loosely, on the stdlib AST: some module function names a compiling transform (by its last
-    name: `jit`, `pmap`, `filter_jit`) and some loop calls a module function by name. Every file
-    `factory_calls` finds something in passes."""
-    factories = {
-        st.name
-        for st in tree.body
-        if isinstance(st, ast.FunctionDef)
-        and any(
-            (isinstance(n, ast.Attribute) and n.attr in _COMPILING_LAST)
-            or (isinstance(n, ast.Name) and n.id in _COMPILING_LAST)
-            for n in ast.walk(st)
-        )
-    }
+    """Loosely, on the stdlib AST: some module function returns a value and, in its body (not its
+    own decorators: a jitted function called in a loop is no factory), calls a compiling transform
+    or decorates a nested def with one (by last name: `jit`, `pmap`, `filter_jit`), and some loop
+    calls it by name. Every file `factory_calls` finds something in passes."""
+    factories = {st.name for st in tree.body if isinstance(st, ast.FunctionDef) and _may_be_factory(st)}
     if not factories:
         return False
     for node in ast.walk(tree):
@@ -67,6 +59,30 @@ def screen_admits(tree: ast.Module) -> bool:
                 if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in factories:
                     return True
     return False
+
+
+def _may_be_factory(fn: ast.FunctionDef) -> bool:
+    returns = jits = False
+    for node in (n for st in fn.body for n in ast.walk(st)):
+        if isinstance(node, ast.Return) and node.value is not None:
+            returns = True
+        elif isinstance(node, ast.Call) and _last_name(node.func) in _COMPILING_LAST:
+            jits = True
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            jits = jits or any(_last_name(d.func if isinstance(d, ast.Call) else d) in _COMPILING_LAST for d in node.decorator_list)
+            # `@partial(jax.jit, ...)`: the transform is the partial's first argument
+            jits = jits or any(
+                isinstance(d, ast.Call) and d.args and _last_name(d.args[0]) in _COMPILING_LAST for d in node.decorator_list
+            )
+        if returns and jits:
+            return True
+    return False
+
+
+def _last_name(expr: ast.AST) -> str | None:
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def factory_calls(ctx: RuleContext, idx: ScopeIndex) -> list[FactoryCall]:
@@ -93,7 +109,7 @@ def factory_calls(ctx: RuleContext, idx: ScopeIndex) -> list[FactoryCall]:
 
 
 def _returns_fresh_jit(fn: cst.FunctionDef, names: ImportMap) -> str | None:
-    """Which jitted function `fn` returns new on every call (`function \`step\``) (a nested def decorated with
+    """Which jitted function `fn` returns new on every call ("function `step`") (a nested def decorated with
     a compiling transform, or a compiling transform applied to a lambda, a partial, a nested def
     or a new wrapper such as `jax.grad(f)`), when every `return` of `fn` returns one; None
     otherwise, and for a memoised `fn`."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 import symtable
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -165,17 +166,19 @@ def check_syntax(source: str, path: str) -> None:
         parse_ast(source, path)
 
 
-def _newer_python(source: str) -> bool:
-    """Whether text this interpreter rejects is Python all the same: libcst's parser reads the
-    newest grammar (PEP 695 `type` aliases and type parameters), the stdlib `ast` that the screens
-    and the verifier need only the running interpreter's."""
-    if sys.version_info >= (3, 12):
+# PEP 695 (Python 3.12): `type Alias = ...`, `def f[T](...)`, `class C[T]:`
+_PEP_695 = re.compile(r"^[ \t]*(?:type[ \t]+\w+[ \t]*(?:\[[^\]\n]*\])?[ \t]*=|(?:async[ \t]+)?def[ \t]+\w+[ \t]*\[|class[ \t]+\w+[ \t]*\[)", re.M)
+
+
+def _newer_python(source: str, line: int | None) -> bool:
+    """Whether the line this interpreter rejects is Python 3.12 syntax (a `type` alias or type
+    parameters), which the stdlib `ast` the screens and the verifier need reads only from 3.12 on.
+    A pattern, not a second parser: libcst's native parser would overflow its stack on text the
+    interpreter refuses for nesting too deep."""
+    if sys.version_info >= (3, 12) or not line:
         return False
-    try:
-        cst.parse_module(source)
-    except Exception:  # noqa: BLE001 - not Python in any version: the interpreter's error stands
-        return False
-    return True
+    lines = source.splitlines()
+    return 0 < line <= len(lines) and _PEP_695.match(lines[line - 1]) is not None
 
 
 def parse_ast(source: str, path: str) -> ast.Module:
@@ -183,7 +186,7 @@ def parse_ast(source: str, path: str) -> ast.Module:
     try:
         return ast.parse(source, filename=path)
     except SyntaxError as exc:
-        if _newer_python(source):
+        if _newer_python(source, exc.lineno):
             raise AnalysisError(
                 f"line {exc.lineno} uses syntax newer than this Python "
                 f"({sys.version_info.major}.{sys.version_info.minor}) parses (a `type` statement or "
