@@ -168,7 +168,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "hoist-drops-static-argnames",
-        "codemods/jit_placement/planner.py",
+        "codemods/jit_placement/plan_layout.py",
         "return [*rest, f\"static_argnames=({', '.join(names)}{',' if len(names) == 1 else ''})\"]",
         "return rest",
         ("JAX201", "JAX202"),

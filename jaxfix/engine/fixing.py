@@ -326,9 +326,13 @@ def fix_until_stable(
     *,
     unsafe_fixes: bool = False,
     max_rounds: int = MAX_FIX_ROUNDS,
+    per_round: int | None = None,
 ) -> FixOutcome:
     """Apply non-overlapping wanted fixes, rescan, repeat; fixes that overlapped wait a round.
     A later round fixes no site twice and no finding the first scan had unfixable (`FixedSites`).
+    All the non-overlapping fixes of a round are applied in one pass over the text, and `rescan`
+    may reuse what they left alone (`pipeline._rescanner`). `per_round`: apply at most that many
+    fixes a round (the tests check one at a time gives the batched text).
 
     Every round's result must parse, or the round is discarded and reported: a
     rule bug can cost a fix, never the user's code.
@@ -343,7 +347,7 @@ def fix_until_stable(
         ]
         if not wanted:
             return outcome
-        chosen = _non_overlapping(wanted)
+        chosen = _non_overlapping(wanted)[:per_round]
         edits = [e for f in chosen for e in f.fix.edits]
         edited = apply_edits(outcome.text, edits)
         try:
