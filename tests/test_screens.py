@@ -1026,14 +1026,14 @@ ANNOTATIONS = [
 @pytest.mark.parametrize("annotation", ANNOTATIONS)
 def test_the_screen_reads_python_annotations_as_the_analysis_does(annotation):
     from jaxfix.analysis.static_values import admits_no_array
-    from jaxfix.analysis.trace_screen import _admits_no_array
+    from jaxfix.analysis.screen_facts import admits_no_array as screen_admits_no_array
 
     source = f"import typing\nimport jax\nfrom typing import Optional, Sequence, Callable, Literal, Union\ndef f(a: {annotation}): pass\n"
     module = cst.parse_module(source)
     names = ImportMap.from_module(module)
     expected = admits_no_array(module.body[-1].params.params[0].annotation.annotation, names.qualify)
     tree = ast.parse(source)
-    assert _admits_no_array(tree.body[-1].args.args[0].annotation, ImportMap.from_ast(tree).qualify_ast) == expected
+    assert screen_admits_no_array(tree.body[-1].args.args[0].annotation, ImportMap.from_ast(tree).qualify_ast) == expected
 
 
 def test_a_method_under_an_if_of_its_class_is_followed():

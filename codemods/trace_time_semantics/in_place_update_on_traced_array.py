@@ -22,11 +22,11 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.eager_arrays import eager_array_names, eager_array_names_cst
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
-    ScreenFunction,
     any_site,
 )
 from jaxfix.analysis.trace_sites import (

@@ -25,11 +25,11 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.guards import guarded_in, never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.pytrees import ast_statements
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
-    ScreenFunction,
     any_site,
 )
 from jaxfix.analysis.trace_sites import own_sites

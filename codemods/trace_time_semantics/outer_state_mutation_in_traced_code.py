@@ -22,14 +22,16 @@ from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements, module_statements
 from jaxfix.analysis.rebinding_order import Late, late_rebound
+from jaxfix.analysis.screen_function import (
+    ScreenFunction,
+    function_locals,
+    target_names,
+)
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
-    ScreenFunction,
     any_site,
-    function_locals,
-    target_names,
 )
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.analysis.traced import assigned_names, param_names

@@ -17,11 +17,11 @@ from codemods.trace_time_semantics.common import (
     traced_functions,
 )
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
-    ScreenFunction,
     any_site,
 )
 from jaxfix.analysis.trace_sites import own_sites

@@ -27,23 +27,23 @@ from codemods.traced_control_flow.fix_safety import proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
 from jaxfix.analysis.guards import never_traced_at, tracer_test_helpers
-from jaxfix.analysis.transforms import TRANSFORM_TOKENS
 from jaxfix.analysis.jit_contexts import (
     FuncInfo,
     JitContexts,
     jit_contexts,
     own_packages,
 )
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
     ScreenEntries,
-    ScreenFunction,
     may_see_less,
     screen_entries,
     trace_screen,
 )
 from jaxfix.analysis.trace_sites import own_sites
+from jaxfix.analysis.transforms import TRANSFORM_TOKENS
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.rewriting.loops import LoopRewriter

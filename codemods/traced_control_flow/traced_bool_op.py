@@ -54,7 +54,7 @@ import libcst as cst
 
 from codemods._command import commands_for
 from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule
-from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.rulebase import Code, Invalid, Rule, Valid

@@ -106,7 +106,7 @@ from jaxfix.analysis.body_facts import (
     ordered_assigned,
     statement_kinds,
 )
-from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, ImportRequest
 from jaxfix.rewriting.functions import FunctionRewrite

@@ -58,7 +58,7 @@ from codemods.traced_control_flow.sites import (
     Site,
     SiteRule,
 )
-from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.model import Fix
 from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.rulebase import Code, Invalid, Rule, Valid

@@ -73,7 +73,7 @@ import ast
 from codemods._command import commands_for
 from codemods.traced_control_flow.sites import FunctionSites, Site, SiteRule
 from codemods.traced_control_flow.static_args import static_argnames_fix
-from jaxfix.analysis.trace_screen import ScreenFunction
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.model import Fix
 from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.rulebase import Code, Invalid, Rule, Valid

@@ -52,14 +52,11 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
-from jaxfix.analysis import astscan, filememo, pytrees
+from jaxfix.analysis import astscan, filememo, pytrees, screen_facts
 from jaxfix.analysis.jit_contexts import (
     BODY_ARGS,
-    BODY_KEYWORDS,
     JIT_NAMES,
     PARTIAL_NAMES,
     PASS_THROUGH,
@@ -67,27 +64,13 @@ from jaxfix.analysis.jit_contexts import (
     cross_entries,
 )
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.static_values import (
-    ALWAYS_PYTHON_GENERICS,
-    ARRAY_ATTRIBUTES,
-    CONTAINER_GENERICS,
-    ITEM_METHODS,
-    KEY_METHODS,
-    PYTHON_ANNOTATIONS,
-    STATIC_ATTRS,
-    TREE_KEY_CLASSES,
-    is_folded_on_a_number,
     is_known_library,
-    is_static_method,
-    returns_untraced,
 )
-from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 from jaxfix.analysis.transforms import (
     CONSTRUCTION_HOOKS,
     LINEN_APPLY,
-    STATIC_ARGNAMES_OPTIONS,
-    STATIC_ARGNUMS_OPTIONS,
     lax_body_arity,
 )
 
@@ -126,488 +109,6 @@ MAY_NAME_A_TRANSFORM = re.compile(
     r"|from(?<=(?<!\w)from)\s+(?:jax|equinox|flax|jax_dataclasses)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?|nnx|linen))?\s+import\b"
     r"|jax(?<=(?<![\w.])jax)" + _TRANSFORM_ATTRIBUTE + r"|equinox(?<=(?<![\w.])equinox)" + _TRANSFORM_ATTRIBUTE
 )
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_TRANSFORMED_CALL_PREFIXES = (
-    "jax.vmap",
-    "jax.grad",
-    "jax.value_and_grad",
-    "jax.jacfwd",
-    "jax.jacrev",
-    "jax.hessian",
-    "jax.checkpoint",
-)
-_SEQUENCE_CALLS = frozenset({"tuple", "list", "dict", "set", "sorted"})
-_ITERATING_CALLS = frozenset({"reversed", "list", "tuple", "sorted"})  # iterate their one argument
-
-
-class _BodyFacts:
-    """What one def or lambda node's body gives, whichever module's screen asks: its own nodes
-    (`ScreenFunction.own`), the defs and lambdas nested in it, its binding nodes and the names its
-    statements bind, and its settled traced names per start (`ScreenFunction.settle`).
-
-    Kept per node (weakly: they go with the tree): the editor screens a group of functions again
-    after each edit, on a tree whose unedited statements are the same node objects
-    (`engine.incremental` splices the edited statement into the last tree), so only the edited
-    function is walked and settled again. Nothing changes a tree once parsed."""
-
-    __slots__ = ("__weakref__", "assigned", "bindings", "calls_and_loads", "nested", "own", "settled")
-
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
-        own: list[ast.AST] = []
-        nested: list[ast.AST] = []
-        stack = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
-        while stack:
-            n = stack.pop()
-            kind = type(n)
-            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
-                nested.append(n)
-                a = n.args
-                stack.extend(d for d in [*getattr(n, "decorator_list", ()), *a.defaults, *a.kw_defaults] if d)
-                continue
-            if kind is ast.ClassDef:
-                stack.extend(n.body)  # its defs are nested; class-level statements are own
-                stack.extend([*n.bases, *n.decorator_list])
-                continue
-            own.append(n)
-            # not the context and operator leaves nor import aliases (`astscan.children`),
-            # which no question about the body asks for: a third of the walk's cost
-            stack.extend(astscan.children(n))
-        self.own = own
-        self.nested = nested
-        self.bindings = [n for n in own if isinstance(n, _BINDERS)]
-        self.calls_and_loads = [
-            n for n in own if type(n) is ast.Call or (type(n) is ast.Attribute and type(n.ctx) is ast.Load)
-        ]
-        self.assigned = frozenset(_assigned_names([] if isinstance(node, ast.Lambda) else node.body))
-        # (names_key, static attributes, self fields, start) -> traced names
-        self.settled: dict[tuple, frozenset[str]] = {}
-
-
-_BODY_FACTS: weakref.WeakKeyDictionary[ast.AST, _BodyFacts] = weakref.WeakKeyDictionary()
-
-
-def _body_facts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> _BodyFacts:
-    facts = _BODY_FACTS.get(node)
-    if facts is None:
-        facts = _BODY_FACTS[node] = _BodyFacts(node)
-    return facts
-
-
-@dataclass(eq=False)
-class ScreenFunction:
-    """One def or lambda: its own body's nodes (not nested scopes) and what may be traced in it."""
-
-    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-    name: str
-    parent: "ScreenFunction | None"
-    class_name: str | None
-    params: list[str]
-    positional: list[str]
-    star_params: set[str]
-    is_property: bool
-    is_method: bool  # a plain method of a class outside any function: `self` is its first parameter
-    screen: "TraceScreen"
-    in_trace: bool = False
-    traced_params: set[str] = field(default_factory=set)
-    external_traced: set[str] = field(default_factory=set)  # traced by calls from other modules
-    traced_names: set[str] = field(default_factory=set)
-    _own: list[ast.AST] | None = None
-    _children: list["ScreenFunction"] = field(default_factory=list)
-    _locals: set[str] | None = None
-    _stored: set[str] | None = None
-    _sequences: set[str] | None = None
-    _object_names: set[str] | None = None
-    _rebinds: set[str] | None = None
-    _receiver: tuple[str | None, frozenset[str]] | None = None
-
-    @property
-    def locals(self) -> set[str]:
-        """Parameters and every name the body binds by statement (as `traced.assigned_names`)."""
-        if self._locals is None:
-            self._locals = set(self.params) | _body_facts(self.node).assigned
-        return self._locals
-
-    @property
-    def own(self) -> list[ast.AST]:
-        """The nodes of this function's own body, not of nested functions, lambdas or classes
-        (whose defs become `children`; decorators and defaults of nested defs are own nodes), nor
-        the `Load`/`Store` and operator leaves or import aliases (`astscan.children`)."""
-        return self._own if self._own is not None else self._facts().own
-
-    def _facts(self) -> _BodyFacts:
-        """The body's facts, its nested defs registered as `children` (first time asked)."""
-        facts = _body_facts(self.node)
-        if self._own is None:
-            # the nested defs in the order the walk met them, as `_info` registers them
-            self._children.extend(self.screen._info(node, self) for node in facts.nested)
-            self._own = facts.own
-        return facts
-
-    @property
-    def stored(self) -> set[str]:
-        """Every name the own body binds, comprehension and walrus targets included."""
-        if self._stored is None:
-            self._stored = self.locals | {n.id for n in self.own if type(n) is ast.Name and type(n.ctx) is ast.Store}
-        return self._stored
-
-    @property
-    def children(self) -> list["ScreenFunction"]:
-        self.own
-        return self._children
-
-    # -- the questions rules ask -------------------------------------------------------
-    def traced(self, e: ast.AST | None) -> bool:
-        """May `e` hold a traced value somewhere in this function?"""
-        return e is not None and self._expr(e, self.traced_names)
-
-    def test_traced(self, e: ast.AST) -> bool:
-        """May `bool(e)` need a traced value (the truth of a tuple/list display is its length)?"""
-        if isinstance(e, ast.BoolOp):
-            return any(self.test_traced(v) for v in e.values)
-        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
-            return self.test_traced(e.operand)
-        if isinstance(e, ast.NamedExpr):
-            return self.test_traced(e.value)
-        if isinstance(e, (ast.Tuple, ast.List, ast.ListComp, ast.Dict, ast.Set, ast.DictComp, ast.SetComp)):
-            return False
-        if isinstance(e, ast.Call) and self.screen.names.qualify_ast(e.func) in _SEQUENCE_CALLS:
-            return False
-        kind = type(e)
-        if kind is ast.Name and e.id in self.star_params and e.id not in self._rebound():
-            return False
-        if not self.traced(e):
-            return False
-        if kind is ast.Name and e.id in self._sequence_params() and e.id not in self._rebound():
-            # a parameter annotated as a sequence (`start_indices: Sequence[Any]`) or passed one by
-            # every call of the module (`program_ids=(c, b, h, i)`), never rebound
-            return False
-        if kind is ast.Name or kind is ast.Attribute:
-            # `if scale:` / `if eqn.primitive.multiple_results:` on an object the function reads a
-            # non-array attribute of (`scale.value_and_grad(...)`)
-            return dotted(e) not in self._objects()
-        return True
-
-    def _sequence_params(self) -> set[str]:
-        """Parameters annotated `Sequence[...]`, `tuple[...]`, `list`... (`traced._sequence_names`),
-        and those every call of the module passes a display (`TraceScreen.passed_sequences`)."""
-        if self._sequences is None:
-            found: set[str] = set()
-            if not isinstance(self.node, ast.Lambda):
-                a = self.node.args
-                qualify = self.screen.names.qualify_ast
-                for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
-                    ann = p.annotation
-                    if ann is not None:
-                        head = ann.value if type(ann) is ast.Subscript else ann
-                        if (qualify(head) or "").rsplit(".", 1)[-1] in SEQUENCE_TYPES:
-                            found.add(p.arg)
-                found |= self.screen.passed_sequences(self)
-            self._sequences = found
-        return self._sequences
-
-    def _rebound(self) -> set[str]:
-        """Names the body binds other than to a sequence: a sequence parameter in it may hold
-        something else than it was passed (`traced._sequence_names` drops a parameter some `=`,
-        `+=`, `:=` or annotated assignment gives a value that is no sequence; here any binding but
-        such an assignment of a display, comprehension or `tuple(...)`/`list(...)`... counts:
-        loop, `with`, `except` and tuple targets, imports, defs, classes, `global`)."""
-        if self._rebinds is None:
-            self._rebinds = _non_sequence_bindings(self.node, self.own, self.screen.names.qualify_ast)
-        return self._rebinds
-
-    def _self_fields(self) -> tuple[str | None, frozenset[str]]:
-        """(`self`, the fields of its class that hold Python data) for a plain method of a class
-        outside any function, the analysis' `receiver` and `static_fields`: `self.num_stages`
-        reads a Python value there. (None, {}) for any other function."""
-        if self._receiver is None:
-            found: tuple[str | None, frozenset[str]] = (None, frozenset())
-            node = self.node
-            if self.is_method and self.screen.def_parent.get(id(node), 0) is None:
-                fields = self.screen.python_fields(self.class_name)
-                if fields:
-                    found = (self.positional[0], fields)
-            self._receiver = found
-        return self._receiver
-
-    def _objects(self) -> set[str]:
-        """`a.b` for every `a.b.attr` read in the def (nested scopes included) whose `attr` is public
-        and no array attribute: an object, whose truth is Python's (`FunctionFacts.holds_object`)."""
-        if self._object_names is None:
-            found: set[str] = set()
-            for n in ast.walk(self.node):
-                if type(n) is ast.Attribute and not n.attr.startswith("_") and n.attr not in ARRAY_ATTRIBUTES:
-                    held = dotted(n.value)
-                    if held is not None:
-                        found.add(held)
-            self._object_names = found
-        return self._object_names
-
-    # -- expressions (mirrors FunctionFacts.expr_traced) ------------------------------
-    def name_traced(self, name: str, env: set[str]) -> bool:
-        if name in env:
-            return True
-        if name in self.locals:
-            return False
-        parent = self.parent
-        while parent is not None:
-            if parent.in_trace and name in parent.locals:
-                return name in parent.traced_names
-            parent = parent.parent
-        return False
-
-    def _expr(self, e: ast.AST, env: set[str]) -> bool:  # noqa: C901
-        t = lambda x: x is not None and self._expr(x, env)  # noqa: E731
-        kind = type(e)
-        if kind is ast.Name:
-            return self.name_traced(e.id, env)
-        if kind is ast.Constant or kind is ast.JoinedStr or kind is ast.Lambda:
-            return False
-        if kind is ast.Attribute:
-            attr = e.attr
-            if attr in STATIC_ATTRS:
-                return False
-            screen = self.screen
-            if attr in (screen._static_attrs if screen._static_attrs is not None else screen.static_attrs()):
-                return False  # a property of the module's pytree classes returning a Python value
-            value = e.value
-            if type(value) is ast.Name:
-                receiver, fields = self._receiver if self._receiver is not None else self._self_fields()
-                if attr in fields and value.id == receiver:
-                    return False  # `self.num_stages`: a field of the class that holds Python data
-            return t(value)
-        if kind is ast.Subscript:
-            parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-            return t(e.value) or any(
-                (t(p.lower) or t(p.upper) or t(p.step)) if isinstance(p, ast.Slice) else t(p) for p in parts
-            )
-        if kind is ast.Call:
-            return self._call(e, env)
-        if kind is ast.BinOp:
-            return t(e.left) or t(e.right)
-        if kind is ast.UnaryOp:
-            return t(e.operand)
-        if kind is ast.BoolOp:
-            return any(t(v) for v in e.values)
-        if kind is ast.Compare:
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
-                return False
-            operands = (e.left, *e.comparators)
-            if any(
-                type(x) is ast.JoinedStr
-                or (type(x) is ast.Constant and type(x.value) is str)
-                or (type(x) is ast.Call and self.screen.names.qualify_ast(x.func) in TREE_KEY_CLASSES)
-                for x in operands
-            ):
-                if not any(type(x) is ast.Name for x in operands):
-                    return False  # compares strings (`FunctionFacts.expr_traced`, which also keeps locals)
-            return t(e.left) or any(t(c) for c in e.comparators)
-        if kind is ast.IfExp:
-            return t(e.test) or t(e.body) or t(e.orelse)
-        if kind is ast.Tuple or kind is ast.List or kind is ast.Set:
-            return any(t(el) for el in e.elts)
-        if kind is ast.Dict:
-            return any(t(k) for k in e.keys) or any(t(v) for v in e.values)
-        if kind is ast.NamedExpr or kind is ast.Starred:
-            return t(e.value)
-        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
-            inner = set(env)
-            for gen in e.generators:
-                for name, traced in self.loop_bindings(gen.target, gen.iter, inner):
-                    (inner.add if traced else inner.discard)(name)
-            parts = [e.key, e.value] if kind is ast.DictComp else [e.elt]
-            return any(self._expr(p, inner) for p in parts)
-        return False
-
-    def _call(self, e: ast.Call, env: set[str]) -> bool:
-        t = lambda x: self._expr(x, env)  # noqa: E731
-        qualify = self.screen.names.qualify_ast
-        qual = qualify(e.func)
-        if returns_untraced(qual):
-            return False
-        first = e.args[0] if e.args else None
-        number = isinstance(first, ast.Constant) and type(first.value) in (int, float)
-        if is_folded_on_a_number(qual, number):
-            return False
-        if isinstance(e.func, ast.Attribute) and is_static_method(e.func.attr):
-            return False
-        if self.screen.out_of_sight and self._out_of_sight(e.func):
-            return False
-        args = [*e.args, *(k.value for k in e.keywords)]
-        if qual == "getattr" and len(args) >= 2 and isinstance(e.args[1:2] and e.args[1], ast.Constant):
-            if len(args) >= 3:
-                return False
-            attr = e.args[1].value
-            if isinstance(attr, str) and attr.isidentifier():
-                return attr not in STATIC_ATTRS and t(e.args[0])
-        if any(t(a) for a in args):
-            return True
-        if isinstance(e.func, ast.Attribute) and t(e.func.value):
-            return True
-        if is_staged_call_name(qual):
-            return True
-        if isinstance(e.func, ast.Call):
-            inner = qualify(e.func.func)
-            return is_staged_call_name(inner) or (inner or "").startswith(_TRANSFORMED_CALL_PREFIXES)
-        return False
-
-    def _out_of_sight(self, func: ast.AST) -> bool:
-        """A function imported from a module this file cannot see into, whose result the analysis
-        calls UNKNOWN, never traced (`static_helpers.ModuleCallOracle._imported`): its dotted name
-        starts with a name a module-level import binds to such a module, and does not end in a
-        class name. A call of a local name is left to the default rule (the analysis asks the
-        oracle about only the locals it knows are plain helpers)."""
-        if type(func) is ast.Name and func.id in self.stored:
-            return False
-        text = dotted(func)
-        return (
-            text is not None
-            and text.split(".", 1)[0] in self.screen.out_of_sight
-            and not text.rsplit(".", 1)[-1][:1].isupper()
-        )
-
-    def loop_bindings(self, target: ast.AST, it: ast.AST, env: set[str]) -> list[tuple[str, bool]]:
-        """(name, traced) for what a `for` target binds (`FunctionFacts.loop_bindings`): the counter
-        of `enumerate` is a Python int, `zip(a, b)` pairs each target element with its own
-        iterable, `reversed`/`list`/`tuple`/`sorted` of an iterable iterate it."""
-        if type(it) is ast.Call and type(it.func) is ast.Attribute and not it.args and not it.keywords:
-            # a mapping's keys are Python values (`FunctionFacts.loop_bindings`)
-            if it.func.attr in KEY_METHODS:
-                return [(n, False) for n in target_names(target)]
-            if it.func.attr in ITEM_METHODS and type(target) in (ast.Tuple, ast.List) and len(target.elts) == 2:
-                key, value = target.elts
-                if type(key) is not ast.Starred and type(value) is not ast.Starred:
-                    traced = self._expr(it.func.value, env)
-                    return [(n, False) for n in target_names(key)] + [(n, traced) for n in target_names(value)]
-        if type(it) is ast.Call:
-            qual = None
-            plain = all(k.arg == "strict" for k in it.keywords) and not any(type(a) is ast.Starred for a in it.args)
-            if type(target) is ast.Tuple or type(target) is ast.List:
-                elements = target.elts
-                if plain and it.args and not any(type(el) is ast.Starred for el in elements):
-                    qual = self.screen.names.qualify_ast(it.func)
-                    if qual == "enumerate" and len(elements) == 2 and len(it.args) == 1:
-                        counter = [(n, False) for n in target_names(elements[0])]
-                        return counter + self.loop_bindings(elements[1], it.args[0], env)
-                    if qual == "zip" and len(elements) == len(it.args):
-                        return [pair for el, arg in zip(elements, it.args) for pair in self.loop_bindings(el, arg, env)]
-            if plain and len(it.args) == 1:
-                qual = qual or self.screen.names.qualify_ast(it.func)
-                if qual in _ITERATING_CALLS:
-                    return self.loop_bindings(target, it.args[0], env)
-        traced = self._expr(it, env)
-        return [(n, traced) for n in target_names(target)]
-
-    # -- the traced set of this function's own body ------------------------------------
-    def settle(self) -> None:
-        """Grow `traced_names` to a fixpoint over the own body's bindings (order ignored)."""
-        env = self.traced_names
-        env |= self.traced_params - self.screen.static_params(self)
-        facts = self._facts()
-        # The fixpoint of a function outside any def depends on its body, the imports' names, the
-        # attributes static on any object or on `self` (the module's classes) and the names it
-        # starts from only: an edit elsewhere in the document finds it settled.
-        key = None
-        if self.parent is None:
-            screen = self.screen
-            statics = screen._static_attrs if screen._static_attrs is not None else screen.static_attrs()
-            key = (screen.names_key, statics, self._self_fields(), frozenset(env))
-        if key is not None and key in facts.settled:
-            env |= facts.settled[key]
-            return
-        bindings = facts.bindings
-        changed = True
-        while changed:
-            before = len(env)
-            for n in bindings:
-                for name in self._bound_traced(n, env):
-                    env.add(name)
-            changed = len(env) != before
-        if key is not None:
-            facts.settled[key] = frozenset(env)
-
-    def _bound_traced(self, n: ast.AST, env: set[str]) -> list[str]:
-        t = lambda x: self._expr(x, env)  # noqa: E731
-        if isinstance(n, ast.Assign):
-            return [name for target in n.targets for name in _bind_names(target)] if t(n.value) else []
-        if isinstance(n, ast.AnnAssign):
-            return _bind_names(n.target) if n.value is not None and t(n.value) else []
-        if isinstance(n, ast.AugAssign):
-            return _bind_names(n.target) if t(n.value) or t(n.target) else []
-        if isinstance(n, (ast.For, ast.AsyncFor)):
-            return [name for name, traced in self.loop_bindings(n.target, n.iter, env) if traced]
-        if isinstance(n, (ast.With, ast.AsyncWith)):
-            return [name for item in n.items if item.optional_vars is not None and t(item.context_expr)
-                    for name in _bind_names(item.optional_vars)]
-        if isinstance(n, ast.NamedExpr):
-            return _bind_names(n.target) if t(n.value) else []
-        return []
-
-
-_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)
-
-
-def target_names(target: ast.AST) -> list[str]:
-    """Names an assignment target binds (`a`, `a, (b, *c)`), on the stdlib AST."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for el in target.elts for n in target_names(el)]
-    if isinstance(target, ast.Starred):
-        return target_names(target.value)
-    return []
-
-
-def _bind_names(target: ast.AST) -> list[str]:
-    """Names a traced assignment to `target` makes traced: `x[i] = v` and `x.a = v` taint `x`."""
-    names = target_names(target)
-    if names or isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
-        return names
-    while isinstance(target, (ast.Subscript, ast.Attribute)):
-        target = target.value
-    return [target.id] if isinstance(target, ast.Name) else []
-
-
-def function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The parameters of `fn` and every local its body binds by statement."""
-    a = fn.args
-    found = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-    found.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
-    return found | _assigned_names(fn.body)
-
-
-def _assigned_names(body: list[ast.stmt]) -> set[str]:
-    """Every local a function body binds by statement (as `traced.assigned_names` does)."""
-    found: set[str] = set()
-    stack = list(body)
-    while stack:
-        s = stack.pop()
-        if isinstance(s, ast.Assign):
-            for t in s.targets:
-                found.update(target_names(t))
-        elif isinstance(s, ast.AugAssign) or (isinstance(s, ast.AnnAssign) and s.value is not None):
-            found.update(target_names(s.target))
-        elif isinstance(s, (ast.Import, ast.ImportFrom)):
-            for alias in s.names:
-                if alias.name != "*":
-                    found.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(s.name)
-            continue
-        elif isinstance(s, (ast.For, ast.AsyncFor)):
-            found.update(target_names(s.target))
-        elif isinstance(s, (ast.With, ast.AsyncWith)):
-            for item in s.items:
-                if item.optional_vars is not None:
-                    found.update(target_names(item.optional_vars))
-        elif isinstance(s, ast.ExceptHandler) and s.name:
-            found.add(s.name)
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            inner = getattr(s, name, None)
-            if type(inner) is list:
-                stack.extend(inner)
-    return found
-
 
 class TraceScreen:
     """The screen for one module: which functions may run under a trace. Functions are looked at
@@ -760,7 +261,7 @@ class TraceScreen:
             return qual, None
         if isinstance(expr, ast.Call):
             fq = qualify(expr.func)
-            pos = _positional(expr)
+            pos = screen_facts.positional(expr)
             if fq in PARTIAL_NAMES and pos and qualify(pos[0]) in _TRANSFORMS:
                 return qualify(pos[0]), expr
             if fq in _TRANSFORMS and not pos:
@@ -807,7 +308,7 @@ class TraceScreen:
             found = self._nested_defs().get(id(scope), {}).get(name)
             if found:
                 return found
-            if name in _param_names(scope):
+            if name in screen_facts.param_names(scope):
                 return []
             scope = self.def_parent.get(id(scope))
         return None
@@ -885,7 +386,7 @@ class TraceScreen:
         peeled = False
         while isinstance(expr, ast.Call):
             q = self.names.qualify_ast(expr.func)
-            pos = _positional(expr)
+            pos = screen_facts.positional(expr)
             if not pos or not (q in PARTIAL_NAMES or q in _TRANSFORMS):
                 break
             expr, peeled = pos[0], True
@@ -996,14 +497,14 @@ class TraceScreen:
         by_callee, of_calls = self._calls_by_callee()
         calls += by_callee.get(id(info.node), [])
         # `jax.jit(jax.jacrev(f))(r, 0)` passes arguments to `f` too
-        calls += [c for c in of_calls if _names_function(self._unwrap(c.func)[0], names)]
+        calls += [c for c in of_calls if screen_facts.names_function(self._unwrap(c.func)[0], names)]
         if info.name in CONSTRUCTION_HOOKS:
             return self._static_params.setdefault(info, out)  # called by the class's name: nothing claimed
         for param, default in defaults.items():
-            if not _hashable_literal(default) or param in info.external_traced:
+            if not screen_facts.hashable_literal(default) or param in info.external_traced:
                 continue  # (a call in another module passes it traced: `_enter_external`)
             index = info.positional.index(param) if param in info.positional else None
-            if not any(_may_pass(call, param, index) for call in calls):
+            if not any(screen_facts.may_pass(call, param, index) for call in calls):
                 out.add(param)
         self._static_params[info] = out
         return out
@@ -1057,7 +558,7 @@ class TraceScreen:
             if name in out or name in array_fields:
                 continue
             infos = [self._info(d) for d in defs]
-            if all(i.is_property and i.class_name in sure for i in infos) and all(map(_returns_python, infos)):
+            if all(i.is_property and i.class_name in sure for i in infos) and all(map(screen_facts.returns_python, infos)):
                 out.add(name)
         for cls in self.classes:
             out.update(pytrees.tree_flatten_aux(cls))  # aux data (`JitContexts._static_properties`)
@@ -1084,7 +585,7 @@ class TraceScreen:
         `static_fields` of that name (`JitContexts._class_static_fields`, which keeps the last class
         of a name): a non-array annotation (`depth: int`), a static marker (`eqx.field(static=True)`),
         or `self.num_stages = num_stages` from an `__init__` parameter annotated as admitting no
-        array and no other assignment of the attribute in the class (`_init_python_fields`)."""
+        array and no other assignment of the attribute in the class (`screen_facts.init_python_fields`)."""
         found = self._fields.get(class_name)
         if found is None:
             found = frozenset()
@@ -1106,7 +607,7 @@ class TraceScreen:
             python = (qualify(ann) or "").rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES
             if python or pytrees.is_static_field_call(st.value, qualify, self.field_helpers()):
                 out.add(st.target.id)
-        return frozenset(out | _init_python_fields(cls, qualify))
+        return frozenset(out | screen_facts.init_python_fields(cls, qualify))
 
     def passed_sequences(self, info: ScreenFunction) -> set[str]:
         """Parameters every call of `info` in the module passes a tuple/list display or a list
@@ -1184,7 +685,7 @@ class TraceScreen:
     def _lambda_parameter_names(self) -> set[str]:
         if self._lambda_params is None:
             self._lambda_params = {
-                p for n in astscan.nodes(self._tree) if type(n) is ast.Lambda for p in _param_names(n)
+                p for n in astscan.nodes(self._tree) if type(n) is ast.Lambda for p in screen_facts.param_names(n)
             }
         return self._lambda_params
 
@@ -1215,7 +716,7 @@ class TraceScreen:
             if is_def and any(self._transform_of(deco) is not None for deco in node.decorator_list):
                 return True
         return any(
-            (qual in _TRANSFORMS and _positional(call)) or qual in BODY_ARGS
+            (qual in _TRANSFORMS and screen_facts.positional(call)) or qual in BODY_ARGS
             for call, qual, _ in self._transform_calls(astscan.calls(tree))
         )
 
@@ -1252,22 +753,22 @@ class TraceScreen:
                 # there admitted six jax files to the libcst analysis for nothing (issue #33).
                 if any(qual in JIT_NAMES or qual in VMAP_NAMES for qual, _ in found):
                     info = self._info(node)
-                    statics = set().union(*(_statics(call, info) for qual, call in found if qual in JIT_NAMES))
+                    statics = set().union(*(screen_facts.statics(call, info) for qual, call in found if qual in JIT_NAMES))
                     self._enter(info, set(info.params) - statics)
         for call, qual, found in self._transform_calls(self.calls):
-            pos = _positional(call)
+            pos = screen_facts.positional(call)
             if (qual in _TRANSFORMS) and pos:
                 options = call if found is None else found[1]
                 target, peeled = self._unwrap(pos[0])
                 for info in self._resolve(target, allow_attr=True, call=call):
                     offset = 1 if info.is_method and isinstance(target, ast.Attribute) else 0  # `jax.jit(self.f, ...)`
-                    statics = _statics(options, info, offset) if qual in JIT_NAMES and not peeled else set()
+                    statics = screen_facts.statics(options, info, offset) if qual in JIT_NAMES and not peeled else set()
                     self._enter(info, set(info.params) - statics)
                 alias = self.assigned_to.get(id(call))
                 if alias is not None:
                     self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False, call=call))
             if qual in BODY_ARGS:
-                for fn_expr in _body_args(call, BODY_ARGS[qual]):
+                for fn_expr in screen_facts.body_args(call, BODY_ARGS[qual]):
                     target, _ = self._unwrap(fn_expr)
                     plain = not call.keywords and not any(type(a) is ast.Starred for a in call.args)
                     arity = lax_body_arity(qual, len(call.args), plain)
@@ -1338,7 +839,7 @@ class TraceScreen:
                 else:
                     callees = self._resolve(node.func, allow_attr=True, call=node)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
-                if _rooted_at_param(node.func, info) and info.traced(node.func):
+                if screen_facts.rooted_at_param(node.func, info) and info.traced(node.func):
                     # calling a traced argument (`model(x)`, `self.net(x)`): the `__call__` of a
                     # class that may be a pytree (the analysis: of the one pytree class defining it)
                     callees = [*callees, *self._pytree_methods("__call__")]
@@ -1415,7 +916,7 @@ class TraceScreen:
                 a = info.node.args
                 qualify = self.names.qualify_ast
                 for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
-                    if p.annotation is not None and _admits_no_array(p.annotation, qualify):
+                    if p.annotation is not None and screen_facts.admits_no_array(p.annotation, qualify):
                         found.add(p.arg)
             self._python[info] = found
         return found
@@ -1461,224 +962,6 @@ class TraceScreen:
             if caller.traced(kw.value):
                 out.add(kw.arg if kw.arg in callee.params else next(iter(callee.star_params), kw.arg))
         return out & set(callee.params)
-
-
-def _is_sequence_value(e: ast.AST, qualify) -> bool:
-    """A display, a comprehension of a list/set/dict, or `tuple(...)`/`list(...)`/`dict(...)`/
-    `set(...)`/`sorted(...)` (`FunctionFacts.is_sequence` but a name)."""
-    kind = type(e)
-    if kind in (ast.Tuple, ast.List, ast.ListComp, ast.Dict, ast.Set, ast.DictComp, ast.SetComp):
-        return True
-    return kind is ast.Call and qualify(e.func) in _SEQUENCE_CALLS
-
-
-def _non_sequence_bindings(node: ast.AST, own: list[ast.AST], qualify) -> set[str]:
-    """Names `node`'s own body binds in any way but a plain-name `=`/`+=`/`:=`/annotated
-    assignment of a sequence value (an annotated one also when annotated as a sequence)."""
-    if isinstance(node, ast.Lambda):
-        return {n.id for n in own if type(n) is ast.Name and type(n.ctx) is ast.Store}
-    sequence_targets: set[int] = set()
-    other: set[str] = set()
-    stores: list[ast.Name] = []
-    for n in own:
-        kind = type(n)
-        if kind is ast.Name:
-            if type(n.ctx) is ast.Store:
-                stores.append(n)
-        elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign or kind is ast.NamedExpr:
-            value = n.value
-            sequence = value is not None and _is_sequence_value(value, qualify)
-            if kind is ast.AnnAssign and value is not None and not sequence:
-                head = n.annotation.value if type(n.annotation) is ast.Subscript else n.annotation
-                sequence = (qualify(head) or "").rsplit(".", 1)[-1] in SEQUENCE_TYPES
-            if sequence:
-                for target in n.targets if kind is ast.Assign else [n.target]:
-                    if type(target) is ast.Name:
-                        sequence_targets.add(id(target))
-        elif kind is ast.Import or kind is ast.ImportFrom:
-            other.update(alias.asname or alias.name.split(".")[0] for alias in n.names)
-        elif (kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar) and n.name:
-            other.add(n.name)
-        elif kind is ast.MatchMapping and n.rest:
-            other.add(n.rest)
-        elif kind is ast.Global or kind is ast.Nonlocal:
-            other.update(n.names)
-    other.update(n.id for n in stores if id(n) not in sequence_targets)
-    for st in astscan.statements(node):  # defs and classes, nested ones too
-        if type(st) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            other.add(st.name)
-    return other
-
-
-
-
-def _init_python_fields(cls: ast.ClassDef, qualify) -> set[str]:
-    """`self.num_stages = num_stages` in `__init__` from a parameter annotated as admitting no
-    array, and no other assignment of `self.num_stages` in any method of the class
-    (`JitContexts._init_python_fields` on the stdlib AST; a statement with a tuple target counts
-    as another assignment of each attribute in it)."""
-    plain_of: dict[str, bool] = {}
-    for fn in cls.body:
-        if type(fn) is not ast.FunctionDef and type(fn) is not ast.AsyncFunctionDef:
-            continue
-        a = fn.args
-        params = [*a.posonlyargs, *a.args]
-        if not params:
-            continue
-        receiver = params[0].arg
-        python: set[str] = set()
-        if fn.name == "__init__":
-            python = {
-                p.arg for p in (*params, *a.kwonlyargs) if p.annotation and _admits_no_array(p.annotation, qualify)
-            }
-        for st in astscan.statements(fn):
-            kind = type(st)
-            if kind is ast.Assign:
-                targets = list(st.targets)
-                plain = type(st.value) is ast.Name and st.value.id in python
-            elif kind is ast.AugAssign or kind is ast.AnnAssign:
-                targets, plain = [st.target], False
-            else:
-                continue
-            if any(type(t) is not ast.Attribute for t in targets):
-                plain = False  # `self.a, self.b = ...`: never plain (the analysis: not after one)
-            while targets:
-                t = targets.pop()
-                if type(t) is ast.Tuple or type(t) is ast.List:
-                    targets.extend(t.elts)
-                elif type(t) is ast.Starred:
-                    targets.append(t.value)
-                elif type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == receiver:
-                    plain_of[t.attr] = plain_of.get(t.attr, True) and plain
-    return {attr for attr, plain in plain_of.items() if plain}
-
-
-def _returns_python(info: ScreenFunction) -> bool:
-    """Every `return` of the property `info` gives a value the analysis calls Python with `self`
-    traced (`JitContexts._returns_static`): read with the screen's names traced from `self` on."""
-    node = info.node
-    if not info.positional or type(node) is ast.Lambda:
-        return False
-    facts = _body_facts(node)
-    values = [n.value for n in facts.own if type(n) is ast.Return and n.value is not None]
-    if not values:
-        return False
-    env = {info.positional[0]}
-    changed = True
-    while changed:
-        before = len(env)
-        for n in facts.bindings:
-            env.update(info._bound_traced(n, env))
-        changed = len(env) != before
-    return not any(info._expr(v, env) for v in values)
-
-
-def _param_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
-    a = node.args
-    names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-    names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
-    return names
-
-
-def _rooted_at_param(expr: ast.AST, info: ScreenFunction) -> bool:
-    """`model`, `self.model`, `cfg.net` whose head is a parameter of `info` its body never rebinds
-    (`JitContexts._rooted_at_param`)."""
-    while type(expr) is ast.Attribute:
-        expr = expr.value
-    return type(expr) is ast.Name and expr.id in info.params and expr.id not in _body_facts(info.node).assigned
-
-
-def _admits_no_array(annotation: ast.AST, qualify) -> bool:
-    """`static_values.admits_no_array` on the stdlib AST: `int`, `bool | None`, `tuple[int, ...]`,
-    `Callable[...]`... admit only Python values."""
-    kind = type(annotation)
-    if kind is ast.BinOp and type(annotation.op) is ast.BitOr:
-        return _admits_no_array(annotation.left, qualify) and _admits_no_array(annotation.right, qualify)
-    if kind is ast.Subscript:
-        base = qualify(annotation.value)
-        if base in ALWAYS_PYTHON_GENERICS:
-            return True
-        if base not in CONTAINER_GENERICS:
-            return False
-        index = annotation.slice
-        if type(index) is ast.Tuple:
-            if index.elts and index.col_offset != index.elts[0].col_offset:
-                return False  # `tuple[(int, str)]`: one element, a tuple (libcst's reading)
-            elements = index.elts
-        else:
-            elements = [index]
-        if not elements or any(type(e) is ast.Slice for e in elements):
-            return False
-        return all(
-            (type(e) is ast.Constant and e.value is Ellipsis) or _admits_no_array(e, qualify) for e in elements
-        )
-    if kind is ast.Name or kind is ast.Attribute:
-        return qualify(annotation) in PYTHON_ANNOTATIONS
-    # `int | None`: libcst's `None` is a name, qualified to "None"; a string annotation is no name
-    return kind is ast.Constant and annotation.value is None
-
-
-def _names_function(expr: ast.AST, names: set[str]) -> bool:
-    return type(expr) is ast.Name and expr.id in names
-
-
-def _hashable_literal(node: ast.AST) -> bool:
-    """A literal jax accepts as a static argument (as `jit_contexts.is_hashable_literal`)."""
-    if isinstance(node, ast.Constant):
-        return node.value is not Ellipsis
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        return _hashable_literal(node.operand)
-    if isinstance(node, ast.Tuple):
-        return all(_hashable_literal(el) for el in node.elts)
-    return False
-
-
-def _may_pass(call: ast.Call, param: str, index: int | None) -> bool:
-    """Could `call` pass `param` (by keyword, at `index` or later positionally, or through `*`/`**`)?"""
-    if any(k.arg is None or k.arg == param for k in call.keywords):
-        return True
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return True
-    # a method called on an instance shifts by one; counting from index - 1 covers both
-    return index is not None and len(call.args) >= index
-
-
-def _positional(call: ast.Call) -> list[ast.AST]:
-    return [a for a in call.args if not isinstance(a, ast.Starred)]
-
-
-def _body_args(call: ast.Call, positions: tuple[int, ...]) -> list[ast.AST]:
-    pos = _positional(call)
-    out: list[ast.AST] = []
-    for i in positions:
-        if i == -1:
-            if len(pos) > 1 and isinstance(pos[1], (ast.List, ast.Tuple)):
-                out.extend(pos[1].elts)
-        elif i < len(pos):
-            out.append(pos[i])
-    out.extend(k.value for k in call.keywords if k.arg in BODY_KEYWORDS)
-    return out
-
-
-def _statics(call: ast.Call | None, info: ScreenFunction, offset: int = 0) -> set[str]:
-    """Parameters named by literal `static_argnums`/`static_argnames` of a jit call (`offset`:
-    leading parameters the jitted callable has bound, 1 for a bound method)."""
-    if call is None:
-        return set()
-    out: set[str] = set()
-    for kw in call.keywords:
-        values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
-        if not all(isinstance(v, ast.Constant) for v in values):
-            continue
-        if kw.arg in STATIC_ARGNAMES_OPTIONS:
-            out.update(v.value for v in values if isinstance(v.value, str))
-        elif kw.arg in STATIC_ARGNUMS_OPTIONS:
-            out.update(
-                info.positional[v.value + offset]
-                for v in values
-                if type(v.value) is int and 0 <= v.value + offset < len(info.positional)
-            )
-    return out
 
 
 def out_of_sight(tree: ast.Module, own_packages: frozenset[str] = frozenset()) -> frozenset[str]:
