@@ -127,7 +127,25 @@ class NnxStepWithoutCachedPartialRule(Rule):
                 for x, y in batches:
                     loss = train_step(model, optimizer, x, y)
                 return loss
-            """
+            """,
+            fixed="""
+            import optax
+            from flax import nnx
+
+
+            @nnx.jit
+            def train_step(model, optimizer, x, y):
+                return model(x).mean()
+
+
+            def fit(batches):
+                model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+                optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+                train_step_cached = nnx.cached_partial(train_step, model, optimizer)
+                for x, y in batches:
+                    loss = train_step_cached(x, y)
+                return loss
+            """,
         ),
     )
 
