@@ -114,3 +114,10 @@ def test_the_rewritten_loop_trains_the_same_model(tmp_path):
     for a, b in zip(jax.tree_util.tree_leaves(params_a), jax.tree_util.tree_leaves(params_b)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     assert float(losses_b[-1]) < float(losses_b[0])  # it trained: the cached step updated `model`
+
+
+def test_every_spelling_of_nnx_jit_is_screened_and_reported():
+    for spelled in ("from flax.nnx import jit as J\n@J\n", "from functools import partial\n@partial(nnx.jit, donate_argnums=0)\n"):
+        source = HEAD.replace("@nnx.jit\n", spelled) + LOOP
+        assert NnxStepWithoutCachedPartialRule().could_match(ast.parse(textwrap.dedent(source)))
+        assert [safety for _, safety in rows(source)[0]] == ["unsafe"]

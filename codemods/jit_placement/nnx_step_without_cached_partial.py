@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 import libcst as cst
 
 from codemods._command import commands_for
-from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.pytrees import NNX, PYTREE_BASES
 from jaxfix.analysis.transforms import CACHED_PARTIAL, PARTIAL_NAMES
@@ -150,13 +150,12 @@ class NnxStepWithoutCachedPartialRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        """A def decorated with something naming `jit` (an `nnx.jit` maybe) and a call of it
-        inside a loop."""
+        """A module-level def decorated with `nnx.jit` and a call of it by name inside a loop."""
+        qualify = ImportMap.from_ast(tree).qualify_ast
         steps = {
             node.name
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and any("jit" in ast.unparse(d) for d in node.decorator_list)
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef) and any(_names_nnx_jit(d, qualify) for d in node.decorator_list)
         }
         if not steps:
             return False
@@ -217,6 +216,15 @@ class NnxStepWithoutCachedPartialRule(Rule):
             insert_before={loop: [binding]},
             imports=imports,
         )
+
+
+def _names_nnx_jit(decorator: ast.AST, qualify) -> bool:
+    """`_is_nnx_jit` on the stdlib AST, without the graph-mode test (the screen admits more)."""
+    if type(decorator) is ast.Call:
+        if qualify(decorator.func) in PARTIAL_NAMES and decorator.args:
+            return qualify(decorator.args[0]) == NNX_JIT
+        return qualify(decorator.func) == NNX_JIT
+    return qualify(decorator) == NNX_JIT
 
 
 def _trimmed(args) -> list[cst.Arg]:
