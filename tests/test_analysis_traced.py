@@ -598,3 +598,54 @@ def test_static_argnums_of_a_jitted_bound_method_count_after_self():
     )
     traced = traced_names(jc, "do")
     assert "key" in traced and "shape" not in traced
+
+
+# AI-Hypercomputer/maxdiffusion@305154ab:src/maxdiffusion/generate_sdxl.py (`run_inference`): the
+# fori_loop body is a name bound to `functools.partial(loop_body, ...)`; the keywords it binds are
+# traced where their values are (an array computed under the jit) and static where they are Python
+# values (`config`, bound by the jitted partial). Fixed upstream in d9a69396 with `lax.cond`.
+PARTIAL_BODY = """
+import functools
+import jax
+import jax.numpy as jnp
+
+
+def loop_body(step, args, guidance_rescale, config):
+    latents = args
+    if config.do_classifier_free_guidance:
+        latents = latents * 2
+    if guidance_rescale > 0:
+        latents = latents * guidance_rescale
+    return latents
+
+
+def run_inference(states, config):
+    guidance_rescale = states.mean() * config.guidance_rescale
+    loop_body_p = functools.partial(loop_body, guidance_rescale=guidance_rescale, config=config)
+    return jax.lax.fori_loop(0, config.num_inference_steps, loop_body_p, states)
+
+
+def run(config, states):
+    p_run_inference = jax.jit(functools.partial(run_inference, config=config))
+    return p_run_inference(states)
+"""
+
+
+def test_a_partial_lax_body_is_traced_with_its_bound_keywords_as_their_values():
+    jc = contexts(PARTIAL_BODY)
+    assert traced_names(jc, "loop_body") >= {"step", "args", "guidance_rescale"}
+    assert "config" not in traced_names(jc, "loop_body")
+
+
+def test_a_partial_lax_body_reports_the_traced_if_and_not_the_config_one():
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+
+    found = analyze(textwrap.dedent(PARTIAL_BODY), "t.py", Config(select=("JAX3",))).findings
+    assert [(f.line, f.code) for f in found] == [(11, "JAX301")]
+    # a Python value bound by the partial stays static: no finding
+    static = PARTIAL_BODY.replace(
+        "guidance_rescale = states.mean() * config.guidance_rescale",
+        "guidance_rescale = config.guidance_rescale",
+    )
+    assert analyze(textwrap.dedent(static), "t.py", Config(select=("JAX3",))).findings == []

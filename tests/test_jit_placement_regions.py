@@ -102,6 +102,41 @@ CASES = {
         """,
         [],
     ),
+    # erfanzar/EasyDeL@96a925b8:src/easydel/inference/generation_pipeline/pipeline.py: a generator
+    # method that streams tokens (`while True: ... yield`) is called once per request, not once
+    # per process: its per-call `jax.jit(lambda: ...)()` compiles per request (fixed upstream in
+    # eff32005 by a cached compiled helper)
+    "streaming_generator_method": (
+        """
+        import jax
+
+        class Pipeline:
+            def generate(self, input_ids, sharding):
+                kwargs = jax.jit(lambda: self.model.prepare(input_ids), out_shardings=sharding)()
+                state = kwargs
+                while True:
+                    if state is None:
+                        break
+                    yield state
+                    state = self.step(state)
+        """,
+        [(6, "JAX202", "manual")],
+    ),
+    # the same loop in a module function that yields stays a one-shot driver (a `train` that yields
+    # metrics per epoch runs once per process)
+    "yielding_driver_function": (
+        """
+        import jax
+
+        def train(env, state, num_evals):
+            reset_fn = jax.jit(jax.vmap(lambda k: env.reset(k)))
+            state = reset_fn(state)
+            for _ in range(num_evals):
+                state = env.step(state)
+                yield state
+        """,
+        [],
+    ),
     # FLAIROx/Kinetix@fac74497:experiments/sfl.py: the step that builds a pmap is called per eval step
     "driver_called_per_step": (
         """

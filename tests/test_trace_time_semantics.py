@@ -835,3 +835,50 @@ def test_a_registry_filled_by_one_off_setup_code_is_not_run_time_state():
         select="JAX404",
     )
     assert findings == []
+
+
+# -- item stores into a `jax.numpy` array in code nothing traces (eager_arrays) ---------------
+
+
+def test_eager_fixture_rewrite_matches_numpy(tmp_path):
+    """The EasyDeL case (fixtures/trace_time_semantics/eager_at.in.py): the original raises on
+    every input; the rewrite returns what the same code computes on a NumPy array."""
+    folder = FIXTURES / "trace_time_semantics"
+    original = load(tmp_path, (folder / "eager_at.in.py").read_text(), "eager_orig")
+    rewritten = load(tmp_path, (folder / "eager_at.out.py").read_text(), "eager_new")
+    with pytest.raises(TypeError, match="immutable"):
+        original.create_sinusoidal_positions(4, 6)
+    inv_freq = 1.0 / (10000 ** (np.arange(0, 6, 2) / 6))
+    inp = np.einsum("i , j -> i j", np.arange(4), inv_freq).astype("float32")
+    expected = np.zeros((4, 6))
+    expected[:, :3] = np.sin(inp)
+    expected[:, 3:] = np.cos(inp)
+    np.testing.assert_allclose(rewritten.create_sinusoidal_positions(4, 6), expected, rtol=1e-6)
+
+
+def test_eager_augmented_store_on_an_index_name_is_unsafe():
+    findings, fixed = run(
+        """
+        def counts(labels, n):
+            hist = jnp.zeros(n)
+            for k in labels:
+                hist[k] += 1.0
+            hist[0] = 2.0
+            return hist
+        """,
+        unsafe=True,
+    )
+    assert rows(findings) == [("JAX403", "unsafe"), ("JAX403", "safe")]
+    assert "hist = hist.at[k].add(1.0)" in fixed and "hist = hist.at[0].set(2.0)" in fixed
+
+
+def test_eager_store_is_screened_and_negatives_stay_silent():
+    """The screen admits the eager store (no transform in the file); a NumPy array, a parameter,
+    a name rebound to NumPy on one path, containers and functional updates are not reported
+    (fixtures/trace_time_semantics/eager_at_ok.ok.py, run by test_fixtures too)."""
+    source = "import jax.numpy as jnp\n\ndef f(n):\n    out = jnp.ones(n)\n    out[0] = 1.0\n    return out\n"
+    assert InPlaceUpdateRule().could_match(ast.parse(source))
+    assert rows(analyze(source, "m.py", Config(select=("JAX403",))).findings) == [("JAX403", "safe")]
+    ok = (FIXTURES / "trace_time_semantics" / "eager_at_ok.ok.py").read_text()
+    assert not InPlaceUpdateRule().could_match(ast.parse(ok))
+    assert analyze(ok, "ok.py", Config(select=("JAX403",))).findings == []

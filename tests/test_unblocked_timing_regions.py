@@ -482,6 +482,34 @@ def train(x):
 """,
         False,
     ),
+    # erfanzar/EasyDeL@f886ca05:easydel/inference/vinference/vinference.py `measure_flops`: `func`
+    # is a parameter, but `func.cost_analysis()` shows it is a compiled JAX function (human fix
+    # eea36e73 wraps the call in `jax.block_until_ready`)
+    "compiled_parameter_shown_by_cost_analysis": (
+        """
+def measure_flops(func, *args):
+    start_time = time.perf_counter()
+    flops = func.cost_analysis()
+    result = func(*args)
+    end_time = time.perf_counter()
+    return result, flops, end_time - start_time
+
+def bench(x):
+    return measure_flops(step.lower(x).compile(), x)
+""",
+        True,
+    ),
+    # the same timer around a parameter nothing shows to be JAX work: not reported
+    "plain_parameter_timed": (
+        """
+def measure(func, *args):
+    start_time = time.perf_counter()
+    result = func(*args)
+    end_time = time.perf_counter()
+    return result, end_time - start_time
+""",
+        False,
+    ),
 }
 
 
@@ -582,3 +610,43 @@ def main():
 """
     [finding] = _findings(src).findings
     assert "the result of `step(...)`" in finding.message, finding.message
+
+
+# AI-Hypercomputer/maxdiffusion@0af353d6:src/maxdiffusion/trainers/sdxl_trainer.py
+# (`training_loop`): the jitted step is a parameter; only the profiler's step annotation around its
+# call says it is the device step (human fix blocks on the loss before the clock). A convention:
+# reported with an unsafe fix.
+ANNOTATED = HEAD + """
+import datetime
+
+
+def training_loop(p_train_step, state, batches):
+    last_step_completion = datetime.datetime.now()
+    times = []
+    for step_num, batch in enumerate(batches):
+        with jax.profiler.StepTraceAnnotation("train", step_num=step_num):
+            (state, metric) = p_train_step(state, batch)
+        new_time = datetime.datetime.now()
+        times.append(new_time - last_step_completion)
+        last_step_completion = new_time
+    return state, metric, times
+"""
+
+
+def test_a_step_under_the_profilers_step_annotation_is_reported_with_an_unsafe_fix(tmp_path):
+    first = analyze(ANNOTATED, "trainer.py", Config(select=("JAX501",), unsafe_fixes=True), fix=True)
+    assert [(f.code, f.fix.safety.value) for f in first.findings] == [("JAX501", "unsafe")]
+    assert "StepTraceAnnotation" in first.findings[0].fix.title
+    assert UnblockedTimingRule().could_match(ast.parse(ANNOTATED))
+    fixed = first.fixed_source
+    again = analyze(fixed, "trainer.py", Config(select=("JAX501",), unsafe_fixes=True), fix=True)
+    assert again.findings == [] and again.fixed_source in (None, fixed)
+    old, new = _load(tmp_path, ANNOTATED), _load(tmp_path, fixed)
+    two_step = jax.jit(lambda s, b: (s + b, (s * b).sum()))
+    batches = [jnp.ones((2, 2)), 2 * jnp.ones((2, 2))]
+    assert jnp.allclose(old.training_loop(two_step, jnp.zeros((2, 2)), batches)[0], new.training_loop(two_step, jnp.zeros((2, 2)), batches)[0])
+    # without the annotation nothing shows `p_train_step` to be JAX work: not reported
+    plain = ANNOTATED.replace('with jax.profiler.StepTraceAnnotation("train", step_num=step_num):\n            ', "")
+    assert "StepTraceAnnotation" not in plain
+    result = _findings(plain)
+    assert result.error is None and result.findings == []

@@ -13,6 +13,7 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.analysis.transforms import STAGE_METHODS, STEP_ANNOTATIONS
 
 CLOCKS = frozenset(
     {
@@ -77,6 +78,16 @@ def region_screen(tree: ast.Module) -> bool:
         elif kind is ast.Assign and isinstance(node.value, (ast.Call, ast.Name, ast.Attribute)):
             # `f = jax.jit(g)`, `step = make_step()`, and aliases (`self.step = step`)
             jitted.update(dotted(t) for t in node.targets)
+        elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in STAGE_METHODS:
+            jitted.add(dotted(node.func.value))  # `func.cost_analysis()`: a compiled function
+        elif kind is ast.With and any(
+            type(item.context_expr) is ast.Call and names.qualify_ast(item.context_expr.func) in STEP_ANNOTATIONS
+            for item in node.items
+        ):
+            # the checker's `_annotated_steps`: callees assigned in a profiler step's body
+            jitted.update(
+                dotted(s.value.func) for s in node.body if type(s) is ast.Assign and type(s.value) is ast.Call
+            )
 
     def may_be_jax_call(call: ast.Call) -> bool:
         func = call.func

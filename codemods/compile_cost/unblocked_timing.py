@@ -42,6 +42,7 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
 from jaxfix.analysis.walk import walk
+from jaxfix.analysis.transforms import STAGE_METHODS, STEP_ANNOTATIONS
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -315,6 +316,7 @@ class _TimingChecker:
         """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
         checker = self
         self.jitted: set[str] = set()
+        self.convention: dict[str, str] = {}  # jitted names taken by a convention -> why (unsafe fixes)
         self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
         self.timers = timer_classes(self.ctx.module, self.is_clock)
         self.timer_withs: list[tuple[cst.With, cst.Call]] = []
@@ -353,10 +355,20 @@ class _TimingChecker:
                 call = timer_with(node, checker.timers) if checker.timers else None
                 if call is not None and isinstance(node.body, cst.IndentedBlock):
                     checker.timer_withs.append((node, call))
+                if any(
+                    isinstance(item.item, cst.Call) and checker.names.qualify(item.item.func) in STEP_ANNOTATIONS
+                    for item in node.items
+                ):
+                    checker._annotated_steps(node)
 
             def visit_Call(self, node: cst.Call) -> None:
-                if checker.names.qualify(node.func) in TIMEIT_CALLS:
+                func = node.func
+                if checker.names.qualify(func) in TIMEIT_CALLS:
                     checker.timeit_calls.append(node)
+                elif isinstance(func, cst.Attribute) and func.attr.value in STAGE_METHODS:
+                    name = dotted_name(func.value)
+                    if name is not None:
+                        checker.jitted.add(name)  # `func.cost_analysis()`: a compiled JAX function
 
         walk(self.ctx.module, V())
         # `step = make_step(...)` where `make_step` returns a jitted callable (issue #33)
@@ -379,6 +391,21 @@ class _TimingChecker:
                         if name is not None and name not in self.jitted:
                             self.jitted.add(name)
                             grew = True
+
+    def _annotated_steps(self, node: cst.With) -> None:
+        """`with jax.profiler.StepTraceAnnotation(...): state, m = p_train_step(...)`: the callee of
+        an assignment in the body is the project's device step by the profiler's convention
+        (`STEP_ANNOTATIONS`), unless an import says it is a library's function. A guess: a wait
+        added for it is an unsafe fix (`convention`)."""
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        for stmt in node.body.body:
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+                    name = dotted_name(small.value.func)
+                    if name is not None and name.split(".", 1)[0] not in self.names.bindings and name not in self.jitted:
+                        self.jitted.add(name)
+                        self.convention[name] = "called inside `jax.profiler.StepTraceAnnotation`, taken for the device step"
 
     def _returns_jitted(self, fn: cst.FunctionDef) -> bool:
         """`fn` returns `jax.jit(...)`, or a name it binds to a jitted callable (a `@jax.jit` nested def,
@@ -679,6 +706,10 @@ class _TimingChecker:
         calls = self.jax_calls(small if small is not None else last_stmt)
         if fix.safety is Safety.SAFE and calls and self.names.qualify(calls[-1].func) in TRANSFERS:
             why = "the wait lands on a transfer, which pipelines issue asynchronously on purpose"
+            return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
+        guessed = dotted_name(calls[-1].func) if calls else None
+        if fix.safety is Safety.SAFE and guessed in self.convention:
+            why = f"`{guessed}` is {self.convention[guessed]}"
             return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
         return fix
 

@@ -658,7 +658,7 @@ class _SiteFinder:
         if runs_once(site.function.name.value) or self._script_runs_once(site.function):
             return None  # "compiles again on every call" needs more than one call
         site.repeats = site.repeats or self._called_repeatedly(site.function)
-        if self._drives_a_loop(site.function) and not site.repeats:
+        if self._drives_a_loop(site.function) and not site.repeats and not self._streams(site.function):
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
         if self._only_called_under_trace(site.function):
             return None  # every call is traced by an outer transform: the inner one is inlined
@@ -680,6 +680,26 @@ class _SiteFinder:
                 if found or (node is not function and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
                     return False
                 found = isinstance(node, (cst.For, cst.While))
+                return not found
+
+        walk(function, _V())
+        return found
+
+    def _streams(self, function: cst.FunctionDef) -> bool:
+        """`function` is a generator method (its own body yields, its class defines it): an API
+        that hands results to its caller as they come (`GenerationPipeline.generate` yielding
+        tokens, EasyDeL), called once per request by code this module does not show, not a
+        training driver run once per process."""
+        if not isinstance(self.idx.parent(self.idx.parent(function)), cst.ClassDef):
+            return False  # the parent of a method is the class's IndentedBlock
+        found = False
+
+        class _V(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                nonlocal found
+                if found or (node is not function and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
+                    return False
+                found = isinstance(node, cst.Yield)
                 return not found
 
         walk(function, _V())

@@ -19,6 +19,8 @@ from codemods.trace_time_semantics.common import (
     traced_functions,
 )
 from jaxfix.analysis import astscan
+from jaxfix.analysis.eager_arrays import eager_array_names, eager_array_names_cst
+from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
@@ -249,7 +251,7 @@ class InPlaceUpdateRule(Rule):
                 known = arrays[id(fn.node)] = _ArrayScreen(fn)
             return known.may_be_array(root)
 
-        return any_site(tree, may_flag, entries)
+        return any_site(tree, may_flag, entries) or _eager_store(tree, ImportMap.from_ast(tree).qualify_ast)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for info in traced_functions(ctx):
@@ -270,6 +272,47 @@ class InPlaceUpdateRule(Rule):
                 finding = self._check(ctx, info, evidence, node, subs, len(targets))
                 if finding is not None:
                     yield finding
+        yield from self._check_eager(ctx)
+
+    def _check_eager(self, ctx: RuleContext) -> Iterator[Finding]:
+        """Item stores in code nothing traces, into a name every binding of which is a
+        `jax.numpy` constructor (`eager_arrays`): they raise `TypeError` on the first run."""
+        jc = ctx.fact(JitContexts, jit_contexts)
+        for info in jc.functions.values():
+            if info.in_trace or not isinstance(info.node, cst.FunctionDef):
+                continue
+            stores = _own_item_stores(info.node)
+            if not stores:
+                continue
+            arrays = eager_array_names_cst(info.node, ctx.names.qualify)
+            if not arrays:
+                continue
+            evidence = None
+            for node, subs, n_targets in stores:
+                target = subs[0]
+                root = target.value
+                chain = []
+                while isinstance(root, (cst.Subscript, cst.Attribute)):
+                    chain.append(root)
+                    root = root.value
+                if not isinstance(root, cst.Name) or root.value not in arrays:
+                    continue
+                if any(isinstance(el.slice, cst.Index) and _is_string(el.slice.value) for el in target.slice):
+                    continue
+                name = root.value
+                what = (
+                    f"`{short(ctx, target)}` assigns into an immutable JAX array (`{name}` is made by "
+                    "`jax.numpy`; this raises `TypeError` even outside `jit`)"
+                )
+                if chain:
+                    fix = ctx.manual("a nested target: write `x = x.at[i, j].set(v)` if `x[i]` is a basic index")
+                elif n_targets != 1 or len(subs) != 1:
+                    fix = ctx.manual("several targets: write one `x = x.at[...].set(v)` per target")
+                else:
+                    if evidence is None:
+                        evidence = ArrayEvidence(info, ctx.names)
+                    fix = self._fix(ctx, info, evidence, node, target, name, eager=True)
+                yield ctx.finding(self, "JAX403", target, message(what, fix), fix)
 
     def _check(self, ctx, info, evidence: ArrayEvidence, node, subs, n_targets) -> Finding | None:
         facts = info.facts
@@ -300,23 +343,25 @@ class InPlaceUpdateRule(Rule):
             fix = self._fix(ctx, info, evidence, node, target, name)
         return ctx.finding(self, "JAX403", target, message(what + info.traced_because(), fix), fix)
 
-    def _fix(self, ctx, info, evidence, node, target: cst.Subscript, name: str) -> Fix:
-        facts = info.facts
+    def _fix(self, ctx, info, evidence, node, target: cst.Subscript, name: str, eager: bool = False) -> Fix:
+        """The rewrite of one item store; `eager`: in code nothing traces, into a name only
+        `jax.numpy` constructors bind (an index there may be any array: it counts as traced)."""
+        traced = (lambda e, at: not isinstance(e, (cst.Integer, cst.UnaryOperation))) if eager else info.facts.traced
         if not _read_after(info, node, name):
             return ctx.manual(
                 f"`{name}` is not read after the update: the in-place update was the function's effect "
                 f"on its caller's array; return the new `{name}` instead"
             )
         hazards: list[str] = []
-        if not certainly_traced(ctx.fact(JitContexts, jit_contexts), info):
+        if not eager and not certainly_traced(ctx.fact(JitContexts, jit_contexts), info):
             hazards.append(f"traced only through a call in another module; if `{name}` is a NumPy array there, it has no `.at`")
         if _aliased(info, evidence, name):
             hazards.append(f"another name aliases `{name}` (NumPy would update it too)")
         index_traced = any(
-            isinstance(el.slice, cst.Index) and facts.traced(el.slice.value, node) for el in target.slice
+            isinstance(el.slice, cst.Index) and traced(el.slice.value, node) for el in target.slice
         ) or any(
             isinstance(el.slice, cst.Slice)
-            and any(p is not None and facts.traced(p, node) for p in (el.slice.lower, el.slice.upper, el.slice.step))
+            and any(p is not None and traced(p, node) for p in (el.slice.lower, el.slice.upper, el.slice.step))
             for el in target.slice
         )
         index_text = code(ctx, target)[len(name) :]  # `[i, 1:]`, as written
@@ -349,6 +394,55 @@ class InPlaceUpdateRule(Rule):
         safety = Safety.UNSAFE if hazards else Safety.SAFE
         title = f"use `{name} = {name}.at[...].{verb}(...)`" + (f" (unsafe: {'; '.join(hazards)})" if hazards else "")
         return ctx.rewrite(title, safety, replace={node: new})
+
+
+def _own_item_stores(func: cst.FunctionDef) -> list[tuple[cst.CSTNode, list[cst.Subscript], int]]:
+    """The item stores of `func`'s own body (nested defs and classes left out): (the statement,
+    its subscript targets, how many targets it has)."""
+    out = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is not func and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(n, cst.Assign):
+                targets = [t.target for t in n.targets]
+            elif isinstance(n, cst.AugAssign):
+                targets = [n.target]
+            else:
+                return True
+            subs = [t for t in targets if isinstance(t, cst.Subscript)]
+            if subs:
+                out.append((n, subs, len(targets)))
+            return True
+
+    walk(func, V())
+    return out
+
+
+def _eager_store(tree: ast.Module, qualify) -> bool:
+    """The screen of `_check_eager`: some function (any, traced or not: the screen does not ask)
+    stores an item into a name `eager_arrays.eager_array_names` gives, with no string key."""
+    for func in ast.walk(tree):
+        if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            continue
+        roots = set()
+        stack = list(func.body)
+        while stack:
+            n = stack.pop()
+            kind = type(n)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                continue
+            targets = n.targets if kind is ast.Assign else [n.target] if kind is ast.AugAssign else ()
+            for t in targets:
+                if type(t) is ast.Subscript and not _string(t.slice):
+                    root = _store_root(t)
+                    if type(root) is ast.Name:
+                        roots.add(root.id)
+            stack.extend(ast.iter_child_nodes(n))
+        if roots and roots & eager_array_names(func, qualify):
+            return True
+    return False
 
 
 # -- the screen: an item store into a name that may hold a traced array, on the stdlib AST -------

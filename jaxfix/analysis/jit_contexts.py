@@ -895,6 +895,17 @@ class JitContexts:
             if qual in BODY_ARGS and qual not in VMAP_NAMES:
                 for fn_expr in self._body_args(call, BODY_ARGS[qual]):
                     target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
+                    if target is None and (bound := self._partial_body(fn_expr, site.caller)) is not None:
+                        # `fori_loop(0, n, partial(body, cfg=c), init)`, or a name bound once to
+                        # that partial: the lax call passes the parameters the partial leaves
+                        # open; the bound ones are traced where the partial's arguments are
+                        # (`_propagate_calls` reads the partial as a call)
+                        target, fixed = bound
+                        self._mark(target, f"body of {qual.rsplit('.', 1)[-1]} (through a partial)")
+                        open_params = [p for p in target.positional[len(fixed[0]) :] if p not in fixed[1]]
+                        arity = _body_arity(qual, call)
+                        target.entry_traced |= set(open_params[:arity] if arity is not None else open_params)
+                        continue
                     if target is not None:
                         self._mark(target, f"body of {qual.rsplit('.', 1)[-1]}")
                         arity = _body_arity(qual, call)
@@ -931,6 +942,34 @@ class JitContexts:
             if arg.keyword is not None and arg.keyword.value in BODY_KEYWORDS:
                 out.append(arg.value)
         return out
+
+    def _partial_body(self, expr, scope: FuncInfo | None):
+        """For a lax body written `partial(f, *a, **k)`, or a name its scope binds exactly once to
+        such a call: (`f`'s FuncInfo, (the positional arguments bound, the keywords bound)).
+        None for anything else (a star argument, a name bound twice, `f` not of this module)."""
+        if isinstance(expr, cst.Name):
+            body = scope.node.body if scope is not None and isinstance(scope.node, cst.FunctionDef) else self.module
+            values = [
+                stmt.value
+                for stmt in _flat_statements(body)
+                if isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign))
+                and any(
+                    isinstance(t, cst.Name) and t.value == expr.value
+                    for t in ([t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target])
+                )
+            ]
+            if len(values) != 1:
+                return None
+            expr = values[0]
+        if not (isinstance(expr, cst.Call) and self.names.qualify(expr.func) in PARTIAL_NAMES):
+            return None
+        pos = _positional(expr)
+        if not pos or any(a.star for a in expr.args):
+            return None
+        target = self._resolve_callee(pos[0], scope, allow_attr=False)
+        if target is None or target.is_method:
+            return None
+        return target, (pos[1:], {a.keyword.value for a in expr.args if a.keyword is not None})
 
     def _partial_bound(self, expr, scope: FuncInfo | None, target: FuncInfo) -> set[str]:
         """Parameters of `target` fixed by `functools.partial` on the way to a transform: written in
@@ -1218,6 +1257,15 @@ class JitContexts:
                 cls = call.func.value if callee is None else callee.class_name
                 if self._lookup(cls, info) is callee and any(facts.expr_traced(a.value, stmt_env) for a in call.args):
                     woken.extend(self._construction_hooks(cls, info))
+            if callee is None and self.names.qualify(call.func) in PARTIAL_NAMES:
+                # `partial(f, cfg=v)` built in traced code: a deferred call of `f`, which can only
+                # run inside this trace (its arguments are this trace's values)
+                pos = _positional(call)
+                callee = self._resolve_callee(pos[0], info, allow_attr=False) if pos else None
+                if callee is not None and not callee.is_method and not call.args[0].star:
+                    call = call.with_changes(func=pos[0], args=call.args[1:])
+                else:
+                    callee = None
             if callee is None or callee is info:
                 continue
             bound = self.bind_args(callee, call)

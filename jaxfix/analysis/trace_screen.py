@@ -770,6 +770,17 @@ class TraceScreen:
                     self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False, call=call))
             if qual in BODY_ARGS:
                 for fn_expr in screen_facts.body_args(call, BODY_ARGS[qual]):
+                    if isinstance(fn_expr, ast.Name) and not self._resolve(fn_expr, allow_attr=False, call=call):
+                        # a name bound to `partial(body, ...)` (`JitContexts._partial_body`): any
+                        # partial call assigned to that name, wherever (the screen admits more)
+                        bound = [
+                            c for c in self.calls
+                            if self.assigned_to.get(id(c)) == fn_expr.id and self.names.qualify_ast(c.func) in PARTIAL_NAMES
+                        ]
+                        for c in bound:
+                            for info in self._resolve(self._unwrap(c)[0], allow_attr=False, call=c):
+                                self._enter(info, set(info.params))
+                                info.external_traced |= set(info.positional)
                     target, _ = self._unwrap(fn_expr)
                     plain = not call.keywords and not any(type(a) is ast.Starred for a in call.args)
                     arity = lax_body_arity(qual, len(call.args), plain)
@@ -851,6 +862,14 @@ class TraceScreen:
                     for callee in self._pytree_methods("__call__"):
                         if callee is not info and any(info.traced(a) for a in node.args):
                             if self._enter(callee, set(callee.positional[1:]) | set(callee.params) - set(callee.positional[:1])):
+                                woken.append(callee)
+                pos = screen_facts.positional(node)
+                if pos and self.names.qualify_ast(node.func) in PARTIAL_NAMES:
+                    # `partial(f, cfg=v)` built in traced code: a deferred call of `f` in this
+                    # trace (`JitContexts._propagate_calls`); every parameter may be given
+                    for callee in self._resolve(pos[0], allow_attr=False, call=node):
+                        if callee is not info and any(info.traced(a) for a in (*pos[1:], *(k.value for k in node.keywords))):
+                            if self._enter(callee, set(callee.params)):
                                 woken.append(callee)
                 for callee in callees:
                     if callee is info:

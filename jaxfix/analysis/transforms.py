@@ -163,6 +163,13 @@ LINEN_APPLY = frozenset({"apply"})
 # skips the Python graph traversal (`nnx.cached_partial(train_step, model, optimizer)`).
 CACHED_PARTIAL = "flax.nnx.cached_partial"
 # Methods a construction `Cls(...)` runs (dataclass and equinox validation hooks included).
+# Methods only JAX's staged functions have (`jax.stages.Lowered`/`Compiled`: `f.lower(x).compile()`
+# or an AOT-compiled step): a name they are called on holds a jitted or compiled JAX function, so
+# calling it dispatches device work asynchronously (EasyDeL's `measure_flops(func, ...)`).
+STAGE_METHODS = frozenset({"cost_analysis", "memory_analysis"})
+# The profiler's mark of one training step: what a project calls inside it is its device step by
+# convention (maxdiffusion's and maxtext's trainers), a guess the rules word as one.
+STEP_ANNOTATIONS = frozenset({"jax.profiler.StepTraceAnnotation"})
 CONSTRUCTION_HOOKS = ("__init__", "__post_init__", "__check_init__")
 
 # Attributes that hold a function stored once on their object, not a method: flax's TrainState
