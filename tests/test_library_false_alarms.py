@@ -195,6 +195,35 @@ def test_a_script_function_called_once_builds_its_jitted_wrapper_once():
     assert codes(library) == [("JAX202", 7)]
 
 
+def test_a_notebook_function_called_once_builds_its_jitted_wrappers_once():
+    """google/evojax@acf5252475e4fbf47e0e3f7994c03de11dd3c4ca:examples/notebooks/TutorialTaskImplementation.ipynb (cell 10, dev pool
+    labels): `render(task, solver, policy)` jits bound methods of its arguments and the notebook
+    calls it once, at the top level of a cell: a notebook's top level runs once, like a script's.
+    Called in a loop of a cell, each call compiles again and it is reported."""
+    notebook = """
+        # %% jaxfix: cell 1
+        import jax
+        import jax.numpy as jnp
+
+        class Task:
+            def step(self, x):
+                return x + 1
+
+        def render(task, x):
+            step_fn = jax.jit(task.step)
+            return step_fn(x)
+
+        # %% jaxfix: cell 2
+        CALLS
+        """
+    assert codes(notebook.replace("CALLS", "imgs = render(Task(), jnp.ones(3))")) == []
+    looped = "for _ in range(3):\n            imgs = render(Task(), jnp.ones(3))"
+    assert codes(notebook.replace("CALLS", looped)) == [("JAX202", 11)]
+    # the same text without cell markers is a library module: importers may call `render` again
+    library = notebook.replace("CALLS", "imgs = render(Task(), jnp.ones(3))").replace("# %% jaxfix: cell 1", "").replace("# %% jaxfix: cell 2", "")
+    assert codes(library) == [("JAX202", 11)]
+
+
 def test_the_truth_of_an_object_is_a_python_bool():
     """flax examples/imagenet/train.py: `if dynamic_scale:` on a DynamicScale-or-None whose
     `.value_and_grad` the step calls; gemma's `if sampler_state.forbidden_token_ids:` on a

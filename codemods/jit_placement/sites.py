@@ -716,7 +716,7 @@ class _SiteFinder:
             return False
         if len(re.findall(rf"\b{function.name.value}\b", self.ctx.source)) < 2:
             return False  # the text spells it once, in its def: never called, no module walk needed
-        once = self.ctx.fact(functions_run_once, lambda ctx: functions_run_once(ctx.module, runs_once))
+        once = self.ctx.fact(functions_run_once, lambda ctx: functions_run_once(ctx.module, runs_once, ctx.source))
         return function.name.value in once
 
     def _in_test_case(self, node: cst.CSTNode) -> bool:
