@@ -10,9 +10,7 @@ agreeing with `check`. Real jax on CPU, real files in tmp dirs.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import itertools
-import sys
 import textwrap
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from fixture_cases import discover_cases
+from fixture_cases import discover_cases, load_as_module
 
 from codemods.compile_cost.large_captured_constant import LargeConstantRule
 from codemods.compile_cost.unblocked_timing import UnblockedTimingRule
@@ -46,14 +44,9 @@ def codes(result) -> list[str]:
 
 
 def load(tmp_path: Path, text: str):
-    name = f"_compile_cost_case_{next(_COUNTER)}"
-    path = tmp_path / f"{name}.py"
+    path = tmp_path / f"_compile_cost_case_{next(_COUNTER)}.py"
     path.write_text(text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_as_module(path)
 
 
 # -- JAX501 -----------------------------------------------------------------------------------------

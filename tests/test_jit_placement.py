@@ -12,15 +12,14 @@ every case's.
 from __future__ import annotations
 
 import collections
-import importlib.util
 import itertools
-import sys
 from pathlib import Path
 
 import jax
 import jax.monitoring
 import numpy as np
 import pytest
+from fixture_cases import load_as_module
 from long_support import quick_and_long
 
 from jaxfix.engine import analyze
@@ -42,12 +41,7 @@ def _findings(result) -> list[str]:
 
 
 def _load(path: Path):
-    name = f"_jaxfix_jit_fixture_{next(_COUNTER)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_as_module(path)
 
 
 class _Compiles:

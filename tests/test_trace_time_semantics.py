@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from fixture_cases import FIXTURES, discover_cases
+from fixture_cases import FIXTURES, discover_cases, load_as_module
 
 from codemods import trace_time_semantics as tts
 from codemods.trace_time_semantics import numpy_table
@@ -26,7 +26,9 @@ from codemods.trace_time_semantics.in_place_update_on_traced_array import (
     InPlaceUpdateRule,
 )
 from codemods.trace_time_semantics.numpy_on_traced_value import NumpyOnTracedValueRule
-from codemods.trace_time_semantics.outer_state_mutation_in_traced_code import OuterStateMutationRule
+from codemods.trace_time_semantics.outer_state_mutation_in_traced_code import (
+    OuterStateMutationRule,
+)
 from codemods.trace_time_semantics.print_in_traced_code import PrintInTracedCodeRule
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -49,11 +51,7 @@ def rows(findings):
 def load(tmp_path: Path, source: str, name: str):
     path = tmp_path / f"{name}.py"
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_as_module(path)
 
 
 def printed(fn, *args) -> str:

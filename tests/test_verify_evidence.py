@@ -177,6 +177,38 @@ def test_gradients_of_an_input_the_original_rejects_are_not_compared(tmp_path):
     assert any("the original raised AttributeError" in s for s in ev.data["skipped"])
 
 
+DONATING = """\
+import jax
+
+
+def step(x):
+    return x * 2.0
+
+
+def run(x: jax.Array, n: int = 3):
+    for _ in range(n):
+        x = jax.jit(step, donate_argnums=0)(x)
+    return x
+"""
+
+
+def test_inputs_a_donating_jit_freed_are_copied_before_the_next_run(tmp_path):
+    # `donate_argnums` deletes the caller's array on the first call; the second run (the one
+    # whose compiles are counted) and the timing repeats used to raise "Buffer has been deleted
+    # or donated" in both versions, so 7 of 8 inputs compared nothing and the timing was that
+    # of an error. Now each run that finds its inputs freed runs on a fresh copy.
+    original = DONATING
+    rewritten = original.replace(
+        "def run(", "_step_jit = jax.jit(step, donate_argnums=0)\n\n\ndef run("
+    ).replace("jax.jit(step, donate_argnums=0)(x)", "_step_jit(x)")
+    path = tmp_path / "donating.py"
+    path.write_text(original)
+    ev = verify_change(original, rewritten, str(path), device="cpu", gather=False).unit("run").evidence
+    assert ev.verdict == "verified", ev.detail
+    raised = ev.data.get("both_raised", [])
+    assert not [r for r in raised if "grad" not in r], raised  # only gradients through a donation raise
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("evidence")

@@ -7,9 +7,11 @@ import ast
 from collections.abc import Iterable
 
 from codemods._command import commands_for
+from codemods.jit_placement.factories import factory_calls, screen_admits
 from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.screen import sites
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
+from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -24,7 +26,9 @@ class JitInLoopRule(Rule):
     `lambda`, a `functools.partial(...)`, a nested `def` (also one decorated with `@jax.jit`), a
     bound method `obj.m` or the method of a new object `M(k).m`; called right away
     (`jax.jit(f)(x)`) or bound to a local name that is then only called (`g = jax.jit(f)`,
-    `g(x)`).
+    `g(x)`). Also a call, inside a loop, of a module function that returns a new jitted function
+    every time (a factory: `def make_step(lr):` with a nested `@jax.jit def step` it returns) with
+    arguments the loop does not change, whose result the loop calls.
 
     ## Why is this bad?
     jit caches compiled code per function object. A fresh lambda, partial or nested def is a
@@ -70,7 +74,12 @@ class JitInLoopRule(Rule):
     ```
 
     ## Fix safety
-    The transformed function goes to the nearest place where it is the same object every time,
+    A factory call is `manual`: call it once before the loop, or memoise the factory with
+    `functools.cache` (its arguments must then be hashable). A factory whose arguments change per
+    trip (one model or learning rate per iteration) compiles once per configuration by nature
+    and is not reported, nor is a memoised one.
+
+    Otherwise the transformed function goes to the nearest place where it is the same object every time,
     value by value (the message says which way each captured value went and why):
 
     - out of the function, to module level under a new private name: a value the callable
@@ -262,8 +271,9 @@ class JitInLoopRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        """A transform site inside a loop (`screen.sites`)."""
-        return any(site.in_loop for site in sites(tree))
+        """A transform site inside a loop (`screen.sites`), or a call in a loop of a module function
+        that may be a factory of jitted functions (`factories.screen_admits`)."""
+        return any(site.in_loop for site in sites(tree)) or screen_admits(tree)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
         """Not test code left out by `include-tests` (`check` reports nothing there)."""
@@ -280,6 +290,18 @@ class JitInLoopRule(Rule):
             if site.loops and site.fresh:
                 text = f"`{site.spelled}` of a fresh {site.described} inside a loop: each one is a new cache key and compiles again; hoist it"
                 yield ctx.finding(self, "JAX201", site.reported_at, hoist.message(text), hoist.fix)
+        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
+        for made in factory_calls(ctx, idx):
+            name = made.factory
+            fix = ctx.manual(
+                f"call `{name}(...)` once before the loop (its arguments do not change in it), "
+                f"or memoise `{name}` with `functools.cache`"
+            )
+            text = (
+                f"`{name}(...)` returns a new jitted {made.made} on every call, and it is called "
+                "inside a loop with arguments the loop does not change: each trip compiles again"
+            )
+            yield ctx.finding(self, "JAX201", made.call, f"{text}; {fix.title}", fix)
 
 
 # `JitInLoopCommand`: this rule as a libcst codemod command, made on first access

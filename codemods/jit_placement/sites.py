@@ -22,7 +22,13 @@ from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
-from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS, JIT_NAMES, REWRAPPING_JITS, display_name
+from jaxfix.analysis.transforms import (
+    FUNCTION_CONTAINERS,
+    FUNCTION_FIELDS,
+    JIT_NAMES,
+    REWRAPPING_JITS,
+    display_name,
+)
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
@@ -184,6 +190,12 @@ def _decorator_target(dec: cst.BaseExpression) -> cst.BaseExpression:
 def find_sites(ctx: RuleContext, idx: ScopeIndex) -> list[Site]:
     """Every site of the file, in source order."""
     return list(_SiteFinder(ctx, idx).sites())
+
+
+def runs_under_trace(ctx: RuleContext, idx: ScopeIndex, node: cst.CSTNode) -> bool:
+    """`node` is in a function some transform of this module traces (or in a lambda body): a
+    transform there is inlined into the caller's trace and compiles nothing on its own."""
+    return _SiteFinder(ctx, idx)._under_trace(node)
 
 
 def sibling_of(idx: ScopeIndex, node: cst.CSTNode, siblings: list[cst.CSTNode]) -> cst.CSTNode | None:

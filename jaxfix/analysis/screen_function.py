@@ -8,9 +8,10 @@ from __future__ import annotations
 import ast
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from jaxfix.analysis import astscan
+from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.static_values import (
     ARRAY_ATTRIBUTES,
@@ -24,8 +25,21 @@ from jaxfix.analysis.static_values import (
 )
 from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 
-if TYPE_CHECKING:  # the screen owns its functions; only the annotation names it
-    from jaxfix.analysis.trace_screen import TraceScreen
+
+class ModuleScreen(Protocol):
+    """What a function reads from its module's screen (`trace_screen.TraceScreen`, which imports
+    this module: the screen owns its functions)."""
+
+    names: ImportMap
+    names_key: tuple
+    out_of_sight: frozenset[str]
+    def_parent: dict[int, ast.AST | None]
+
+    def info_of(self, node: ast.AST, parent: "ScreenFunction | None" = None) -> "ScreenFunction": ...
+    def static_attrs(self) -> frozenset[str]: ...
+    def static_params(self, info: "ScreenFunction") -> set[str]: ...
+    def python_fields(self, class_name: str | None) -> frozenset[str]: ...
+    def passed_sequences(self, info: "ScreenFunction") -> set[str]: ...
 
 _TRANSFORMED_CALL_PREFIXES = (
     "jax.vmap",
@@ -106,7 +120,7 @@ class ScreenFunction:
     star_params: set[str]
     is_property: bool
     is_method: bool  # a plain method of a class outside any function: `self` is its first parameter
-    screen: "TraceScreen"
+    screen: ModuleScreen
     in_trace: bool = False
     traced_params: set[str] = field(default_factory=set)
     external_traced: set[str] = field(default_factory=set)  # traced by calls from other modules
@@ -138,8 +152,8 @@ class ScreenFunction:
         """The body's facts, its nested defs registered as `children` (first time asked)."""
         facts = body_facts(self.node)
         if self._own is None:
-            # the nested defs in the order the walk met them, as `_info` registers them
-            self._children.extend(self.screen._info(node, self) for node in facts.nested)
+            # the nested defs in the order the walk met them, as `info_of` registers them
+            self._children.extend(self.screen.info_of(node, self) for node in facts.nested)
             self._own = facts.own
         return facts
 
@@ -267,7 +281,7 @@ class ScreenFunction:
             if attr in STATIC_ATTRS:
                 return False
             screen = self.screen
-            if attr in (screen._static_attrs if screen._static_attrs is not None else screen.static_attrs()):
+            if attr in screen.static_attrs():
                 return False  # a property of the module's pytree classes returning a Python value
             value = e.value
             if type(value) is ast.Name:
@@ -409,7 +423,7 @@ class ScreenFunction:
         key = None
         if self.parent is None:
             screen = self.screen
-            statics = screen._static_attrs if screen._static_attrs is not None else screen.static_attrs()
+            statics = screen.static_attrs()
             key = (screen.names_key, statics, self._self_fields(), frozenset(env))
         if key is not None and key in facts.settled:
             env |= facts.settled[key]

@@ -136,7 +136,7 @@ class TraceScreen:
         self.out_of_sight = out_of_sight(tree, own_packages)
         # what qualifying a name and reading a call's result depend on
         self.names_key = (frozenset(self.names.bindings.items()), self.out_of_sight)
-        self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `_info`
+        self.functions: dict[ast.AST, ScreenFunction] = {}  # made on demand by `info_of`
         self.defs_by_name: dict[str, list[ast.AST]] = {}  # every def, any scope, methods too
         self.method_defs: dict[str, list[ast.AST]] = {}
         self.class_of: dict[int, ast.ClassDef] = {}  # id of a def of a class body (under its `if`s too) -> the class
@@ -224,7 +224,8 @@ class TraceScreen:
                             if type(inner) is list:
                                 stack.extend(inner)
 
-    def _info(self, node, parent: ScreenFunction | None = None) -> ScreenFunction:
+    def info_of(self, node, parent: ScreenFunction | None = None) -> ScreenFunction:
+        """The one `ScreenFunction` of a def or lambda node (made on first ask)."""
         info = self.functions.get(node)
         if info is not None:
             if info.parent is None and parent is not None:
@@ -275,26 +276,26 @@ class TraceScreen:
         the innermost scope that has one, nothing when a parameter comes first, else the defs
         outside functions; without `call`, or for other names, every def of the name."""
         if isinstance(expr, ast.Lambda):
-            return [self._info(expr)]
+            return [self.info_of(expr)]
         if isinstance(expr, ast.Name):
             defs = self.defs_by_name.get(expr.id, ())
             if call is not None and any(self.def_parent.get(id(d)) is not None for d in defs):
                 found = self._lexical_lookup(expr.id, call)
                 if found is not None:
-                    return [self._info(d) for d in found]
+                    return [self.info_of(d) for d in found]
                 defs = [d for d in defs if self.def_parent.get(id(d)) is None]
             # `Cls(x)` runs its `__init__` and the dataclass/equinox hooks; `h(x)` on an instance
             # built from a class of the module runs its `__call__`
             run = [*self._class_methods({expr.id}, CONSTRUCTION_HOOKS)]
             run += self._class_methods(self.built_from.get(expr.id, ()), ("__call__",))
-            return [*map(self._info, defs), *self.aliases.get(expr.id, ()), *run]
+            return [*map(self.info_of, defs), *self.aliases.get(expr.id, ()), *run]
         if allow_attr and isinstance(expr, ast.Attribute):
             head = expr.value
             while isinstance(head, ast.Attribute):
                 head = head.value
             if isinstance(head, ast.Name) and head.id in self.names.bindings:
                 return []  # `jnp.where(...)`: a module's function, not a method
-            return [self._info(d) for d in self.method_defs.get(expr.attr, ())]
+            return [self.info_of(d) for d in self.method_defs.get(expr.attr, ())]
         return []
 
     def _lexical_lookup(self, name: str, call: ast.Call) -> list[ast.AST] | None:
@@ -375,7 +376,7 @@ class TraceScreen:
 
     def _class_methods(self, classes, methods: tuple[str, ...]) -> list[ScreenFunction]:
         return [
-            self._info(d)
+            self.info_of(d)
             for m in methods
             for d in self.method_defs.get(m, ())
             if self.class_of[id(d)].name in classes
@@ -439,7 +440,7 @@ class TraceScreen:
         if isinstance(info.node, ast.Lambda) or id(info.node) not in self.def_parent:
             return True
         parent = self.def_parent[id(info.node)]
-        return None if parent is None else self._info(parent)
+        return None if parent is None else self.info_of(parent)
 
     def _plain_method_classes(self, tree: ast.Module) -> set[int]:
         """ids of classes outside any function that cannot be pytrees by the analysis' local test
@@ -551,13 +552,13 @@ class TraceScreen:
                         continue
                     getter = value.args[0]
                     if type(getter) is ast.Lambda and getter.args.args:
-                        fn = self._info(getter)
+                        fn = self.info_of(getter)
                         if not fn._expr(getter.body, {getter.args.args[0].arg}):
                             out.update(t.id for t in st.targets if type(t) is ast.Name)
         for name, defs in self.method_defs.items():
             if name in out or name in array_fields:
                 continue
-            infos = [self._info(d) for d in defs]
+            infos = [self.info_of(d) for d in defs]
             if all(i.is_property and i.class_name in sure for i in infos) and all(map(screen_facts.returns_python, infos)):
                 out.add(name)
         for cls in self.classes:
@@ -752,7 +753,7 @@ class TraceScreen:
                 # `custom_vjp` on `partial(jax.jit, static_argnames=...)`: entering every parameter
                 # there admitted six jax files to the libcst analysis for nothing (issue #33).
                 if any(qual in JIT_NAMES or qual in VMAP_NAMES for qual, _ in found):
-                    info = self._info(node)
+                    info = self.info_of(node)
                     statics = set().union(*(screen_facts.statics(call, info) for qual, call in found if qual in JIT_NAMES))
                     self._enter(info, set(info.params) - statics)
         for call, qual, found in self._transform_calls(self.calls):
@@ -794,7 +795,7 @@ class TraceScreen:
                 defs = [d for d in self.defs_by_name.get(fname, ()) if id(d) not in self.class_of]
             for node in defs:
                 if self.def_parent.get(id(node)) is None:  # outside functions (or unknown: entered)
-                    info = self._info(node)
+                    info = self.info_of(node)
                     passed = traced & set(info.params)
                     info.external_traced |= passed
                     self._enter(info, passed)
@@ -883,7 +884,7 @@ class TraceScreen:
         if not defs:
             return []
         plain = [
-            info for info in map(self._info, defs)
+            info for info in map(self.info_of, defs)
             if info.is_method and not info.is_property and self.def_parent.get(id(info.node), 0) is None
         ]
         found = plain if len(plain) == 1 else []
@@ -892,7 +893,7 @@ class TraceScreen:
             while owner is not None and self.def_parent.get(id(owner)) is not None:
                 owner = self.def_parent[id(owner)]
             if owner is not None and id(owner) in self.class_of:
-                method = self._info(owner)
+                method = self.info_of(owner)
                 if method.is_method and method.positional[0] == func.value.id:
                     found = [info for info in plain if info.class_name == method.class_name]
         return found
@@ -904,7 +905,7 @@ class TraceScreen:
         if not defs:
             return []
         plain = self.plain_method_classes
-        return [self._info(d) for d in defs if id(self.class_of[id(d)]) not in plain]
+        return [self.info_of(d) for d in defs if id(self.class_of[id(d)]) not in plain]
 
     def _python_params(self, info: ScreenFunction) -> set[str]:
         """Parameters annotated as admitting no array (`static_values.admits_no_array`), which the

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import symtable
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,11 +165,30 @@ def check_syntax(source: str, path: str) -> None:
         parse_ast(source, path)
 
 
+def _newer_python(source: str) -> bool:
+    """Whether text this interpreter rejects is Python all the same: libcst's parser reads the
+    newest grammar (PEP 695 `type` aliases and type parameters), the stdlib `ast` that the screens
+    and the verifier need only the running interpreter's."""
+    if sys.version_info >= (3, 12):
+        return False
+    try:
+        cst.parse_module(source)
+    except Exception:  # noqa: BLE001 - not Python in any version: the interpreter's error stands
+        return False
+    return True
+
+
 def parse_ast(source: str, path: str) -> ast.Module:
     """`ast.parse`, with the one-line `AnalysisError` every front end reports."""
     try:
         return ast.parse(source, filename=path)
     except SyntaxError as exc:
+        if _newer_python(source):
+            raise AnalysisError(
+                f"line {exc.lineno} uses syntax newer than this Python "
+                f"({sys.version_info.major}.{sys.version_info.minor}) parses (a `type` statement or "
+                "`def f[T]` generics, Python 3.12): run jaxfix with that Python to check this file"
+            ) from None
         raise AnalysisError(f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}") from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}") from None

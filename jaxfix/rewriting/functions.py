@@ -164,15 +164,18 @@ class FunctionRewrite:
         """`def name(params):` holding `body` (`pass` when empty), ending in `return ret` when given,
         indented like the block of statement `at` that it goes into."""
         indent = self.block_indent(at)
-        text = "".join(self.ctx.module.code_for_node(s) for s in body) or "pass\n"
+        text = "".join(self.ctx.module.code_for_node(s) for s in body)
         if ret is not None:
             text += f"return {ret}\n"
+        text = text or "pass\n"
         src = f"def {name}({', '.join(params)}):\n" + textwrap.indent(text, indent, lambda line: True)
         src = "\n".join(line.rstrip() if not line.strip() else line for line in src.split("\n"))
         return pin_indent(self.parse_stmt(src), indent)
 
     def layout(self, n: cst.CSTNode, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        """Blank lines as black puts them: around nested defs, none at the start of a block."""
+        """Blank lines as black puts them: around nested defs, none at the start of a block. The
+        comments of `n`'s own lines (`if x:  # why`, `else:  # why`, a comment line before `elif`),
+        which no copied body carries, go with the last statement, the one that replaces `n`'s line."""
         block, index = self.enclosing_block(n)
         at_start = block is not None and index == 0
         out = []
@@ -185,7 +188,7 @@ class FunctionRewrite:
             elif isinstance(stmt, cst.FunctionDef) or isinstance(stmts[i - 1], cst.FunctionDef):
                 stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
             out.append(stmt)
-        return out
+        return _keep_header_comments(n, out)
 
     def finish(self, title: str, hazards: list[str], *, span: cst.CSTNode | None = None, **kw) -> Fix:
         """The rewrite `kw` (see `RuleContext.rewrite`): unsafe with the hazards in its title when there
@@ -251,3 +254,44 @@ def _is_inside(a: cst.CSTNode, b: cst.CSTNode, ctx: RuleContext) -> bool:
             return True
         p = ctx.parent(p)
     return False
+
+
+def _header_comments(n: cst.CSTNode) -> list[str]:
+    """Comments on the header lines of a compound statement and of its `else` clause, the comment
+    lines before its `elif`/`else` and those at the end of its blocks: the text a rewrite that
+    copies only the blocks' statements (and an `elif` without its leading lines) would drop."""
+    out: list[str] = []
+
+    def block(b: cst.BaseSuite) -> None:
+        if isinstance(b, cst.IndentedBlock):
+            if b.header.comment is not None:
+                out.append(b.header.comment.value)
+            out.extend(line.comment.value for line in b.footer if line.comment is not None)
+        elif isinstance(b, cst.SimpleStatementSuite) and b.trailing_whitespace.comment is not None:
+            out.append(b.trailing_whitespace.comment.value)
+
+    def clause(c: cst.CSTNode | None) -> None:
+        if c is None:
+            return
+        out.extend(line.comment.value for line in c.leading_lines if line.comment is not None)
+        if isinstance(c, cst.Else):  # an `elif` is copied whole into the false branch, all but its leading lines
+            block(c.body)
+
+    if isinstance(n, (cst.If, cst.While, cst.For)):
+        block(n.body)
+        clause(n.orelse)
+    return out
+
+
+def _keep_header_comments(n: cst.CSTNode, stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    comments = _header_comments(n)
+    if not comments or not stmts:
+        return stmts
+    last = stmts[-1]
+    if len(comments) == 1 and isinstance(last, cst.SimpleStatementLine) and last.trailing_whitespace.comment is None:
+        trailing = last.trailing_whitespace.with_changes(
+            whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(comments[0])
+        )
+        return [*stmts[:-1], last.with_changes(trailing_whitespace=trailing)]
+    lines = [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
+    return [*stmts[:-1], last.with_changes(leading_lines=[*last.leading_lines, *lines])]

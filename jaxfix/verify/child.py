@@ -52,6 +52,8 @@ from jaxfix.verify.values import (
     _holds_tracer,
     _restore,
     _tree,
+    copy_arrays,
+    donated,
 )
 from jaxfix.verify.watch import (
     MUTABLE,
@@ -443,7 +445,18 @@ class Child:
         if not prepared and unbuilt:
             result.error = f"no input could be built: {unbuilt[0]}"
             return
-        runs = [(lambda a=a, k=k: invoke(a, k)) for _, a, k, _ in prepared]
+        spares = [_spare((a, k)) for _, a, k, _ in prepared]
+        inputs = [(a, k) for _, a, k, _ in prepared]
+
+        def current(index: int) -> tuple[tuple, dict]:
+            if donated(inputs[index]):  # a donating call freed them: go on with a fresh copy
+                inputs[index] = copy_arrays(spares[index])
+            return inputs[index]
+
+        def invoke_input(index: int) -> Any:
+            return invoke(*current(index))
+
+        runs = [(lambda i=i: invoke_input(i)) for i in range(len(prepared))]
         result.labels = [label for label, *_ in prepared]
         lines: dict[str, dict[int, int]] = {}
 
@@ -479,7 +492,8 @@ class Child:
             except Exception as exc:  # noqa: BLE001 - a measurement that cannot be taken is left out
                 result.observed["caching_error"] = f"{type(exc).__name__}: {exc}"
 
-        for label, args, kwargs, description in prepared:
+        for index, (label, _, _, description) in enumerate(prepared):
+            args, kwargs = current(index)
             first = result.outputs.get(label)
             if task.grads and first is not None and first.tree is not None and _float_scalar(first.tree):
                 argnums = tuple(i for i, a in enumerate(args) if _differentiable(a))
@@ -497,9 +511,10 @@ class Child:
                     except Exception as exc:
                         result.outputs[key] = _error_outcome(exc, self.user_files)
             if kind == "property" and args:
-                for what, run in filled_reads(args[0], name).items():
+                for what, run in filled_reads(current(index)[0][0], name).items():
                     self.probe(result, f"{label} {what}", description, run)
             if task.tree_roundtrip and kind in ("property", "method") and args:
+                args, kwargs = current(index)
                 copy = jax.tree.map(lambda x: x, args[0])  # fresh instance for the closure checks
                 checks = {
                     "after tree_map": lambda: invoke((jax.tree.map(lambda x: x, args[0]), *args[1:]), kwargs),
@@ -509,6 +524,7 @@ class Child:
                     "eager, after the closure": lambda: invoke((copy, *args[1:]), kwargs),
                 }
                 for what, run in checks.items():
+                    args, kwargs = current(index)  # the checks' lambdas read these names when they run
                     self.probe(result, f"{label} {what}", description, run)
 
     def probe(self, result: TaskResult, key: str, description: str, run: Callable[[], Any]) -> None:
@@ -566,6 +582,15 @@ class Child:
         result.phases["tasks"] = time.perf_counter() - clock
         result.ok = True
         return result
+
+
+def _spare(inputs: Any) -> Any:
+    """A copy of one input's arrays kept aside for `donated` inputs, or the inputs themselves when
+    they cannot be copied (an object jax cannot flatten: it holds no array a call can donate)."""
+    try:
+        return copy_arrays(inputs)
+    except Exception:  # noqa: BLE001
+        return inputs
 
 
 def _exec_module(name: str, source: str, filename: str, path: str, package: str = "") -> Any:

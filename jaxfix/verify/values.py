@@ -106,6 +106,28 @@ def _holds_tracer(value: Any) -> bool:
         return False
 
 
+def donated(value: Any) -> bool:
+    """Whether a call deleted an array of `value`: a jit with `donate_argnums` (or
+    `eqx.filter_jit(donate="all")`) frees its arguments' buffers, so the next run on the same
+    inputs would raise in both versions and compare nothing."""
+    import jax
+
+    try:
+        leaves = jax.tree.leaves(value)
+    except Exception:  # noqa: BLE001 - a value jax cannot flatten holds no array we can see
+        return False
+    return any(isinstance(leaf, jax.Array) and leaf.is_deleted() for leaf in leaves)
+
+
+def copy_arrays(value: Any) -> Any:
+    """`value` with every JAX array copied (same device): a spare of the inputs that a donating
+    call cannot delete. Other leaves are shared; pytree nodes are rebuilt."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.tree.map(lambda leaf: jnp.copy(leaf) if isinstance(leaf, jax.Array) else leaf, value)
+
+
 def _block(value: Any) -> Any:
     """Wait for asynchronous dispatch so timings measure the computation."""
     try:

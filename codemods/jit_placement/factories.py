@@ -1,0 +1,231 @@
+"""Factories of jitted functions, called once per trip of a loop.
+
+A module function that returns a new compiled function on every call (`def make_step(lr):` with
+a nested `@jax.jit def step(x)` it returns, or `return jax.jit(lambda x: ...)`) hands out a new
+cache key each time. Called inside a loop with arguments the loop does not change, every trip
+traces and compiles again a function that did not change (#33: "a wrapper that returns a jitted
+closure"). Calls whose arguments change per trip (a new learning rate, a new model size) compile
+once per configuration by nature, and are left alone, as are factories memoised with
+`functools.cache`/`lru_cache` and calls in code that already runs under a trace (inlined).
+
+`screen_admits` is the stdlib screen (a factory and a call of it by name in a loop, loosely);
+`factory_calls` decides on the libcst tree.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+
+from codemods.jit_placement.sites import (
+    COMPILING,
+    NEW_FUNCTION_WRAPPERS,
+    PARTIALS,
+    WRAPPING,
+    runs_under_trace,
+)
+from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.scopes import ScopeIndex
+from jaxfix.analysis.walk import walk
+from jaxfix.rulebase import RuleContext
+
+MEMOISERS = frozenset({"functools.cache", "functools.lru_cache"})
+_COMPILING_LAST = frozenset(name.rpartition(".")[2] for name in COMPILING)
+
+
+@dataclass(frozen=True)
+class FactoryCall:
+    """`call` of the module function `factory` inside a loop; `made` says which jitted function it
+    returns new each time (`function \`step\``, or `function`)."""
+
+    call: cst.Call
+    factory: str
+    made: str
+
+
+def screen_admits(tree: ast.Module) -> bool:
+    """Loosely, on the stdlib AST: some module function names a compiling transform (by its last
+    name: `jit`, `pmap`, `filter_jit`) and some loop calls a module function by name. Every file
+    `factory_calls` finds something in passes."""
+    factories = {
+        st.name
+        for st in tree.body
+        if isinstance(st, ast.FunctionDef)
+        and any(
+            (isinstance(n, ast.Attribute) and n.attr in _COMPILING_LAST)
+            or (isinstance(n, ast.Name) and n.id in _COMPILING_LAST)
+            for n in ast.walk(st)
+        )
+    }
+    if not factories:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in factories:
+                    return True
+    return False
+
+
+def factory_calls(ctx: RuleContext, idx: ScopeIndex) -> list[FactoryCall]:
+    """Calls of a factory of this module inside a loop, with arguments the loop does not rebind,
+    whose result is called in that loop, outside traced code."""
+    factories = {
+        st.name.value: made
+        for st in ctx.module.body
+        if isinstance(st, cst.FunctionDef) and (made := _returns_fresh_jit(st, ctx.names)) is not None
+    }
+    if not factories:
+        return []
+    found: list[FactoryCall] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Name) and func.value in factories:
+                if _per_trip_and_unchanged(ctx, idx, node):
+                    found.append(FactoryCall(node, func.value, factories[func.value]))
+
+    walk(ctx.module, _Calls())
+    return found
+
+
+def _returns_fresh_jit(fn: cst.FunctionDef, names: ImportMap) -> str | None:
+    """Which jitted function `fn` returns new on every call (`function \`step\``) (a nested def decorated with
+    a compiling transform, or a compiling transform applied to a lambda, a partial, a nested def
+    or a new wrapper such as `jax.grad(f)`), when every `return` of `fn` returns one; None
+    otherwise, and for a memoised `fn`."""
+    if any(names.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in MEMOISERS for d in fn.decorators):
+        return None
+    nested = {
+        st.name.value: st
+        for st in _own_statements(fn)
+        if isinstance(st, cst.FunctionDef)
+    }
+    bound: dict[str, cst.BaseExpression] = {}
+    returns: list[cst.BaseExpression | None] = []
+    for st in _own_statements(fn):
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    bound[small.targets[0].target.value] = small.value
+                elif isinstance(small, cst.Return):
+                    returns.append(small.value)
+    if not returns:
+        return None
+    made = []
+    for value in returns:
+        name = _fresh_jit(value, nested, bound, names)
+        if name is None:
+            return None
+        made.append(name)
+    return made[0]
+
+
+def _fresh_jit(value, nested, bound, names: ImportMap) -> str | None:
+    if isinstance(value, cst.Name):
+        definition = nested.get(value.value)
+        if definition is not None:
+            return f"function `{value.value}`" if any(_compiling_decorator(d.decorator, names) for d in definition.decorators) else None
+        if value.value in bound:
+            return f"function `{value.value}`" if _fresh_jit_call(bound[value.value], nested, names) else None
+        return None
+    if _fresh_jit_call(value, nested, names):
+        return "function"
+    return None
+
+
+def _fresh_jit_call(value, nested, names: ImportMap) -> bool:
+    """`jax.jit(<something new per call>)`: a lambda, a partial, a nested def, a new wrapper."""
+    if not (isinstance(value, cst.Call) and names.qualify(value.func) in COMPILING and value.args):
+        return False
+    target = value.args[0].value
+    if isinstance(target, cst.Lambda):
+        return True
+    if isinstance(target, cst.Name):
+        return target.value in nested
+    if isinstance(target, cst.Call):
+        qual = names.qualify(target.func)
+        return qual in PARTIALS or WRAPPING.get(qual) in NEW_FUNCTION_WRAPPERS
+    return False
+
+
+def _compiling_decorator(dec: cst.BaseExpression, names: ImportMap) -> bool:
+    if names.qualify(dec) in COMPILING:
+        return True
+    if isinstance(dec, cst.Call):
+        qual = names.qualify(dec.func)
+        if qual in COMPILING:
+            return True  # `@jax.jit(static_argnums=...)` style factories of decorators
+        return qual in PARTIALS and bool(dec.args) and names.qualify(dec.args[0].value) in COMPILING
+    return False
+
+
+def _per_trip_and_unchanged(ctx: RuleContext, idx: ScopeIndex, call: cst.Call) -> bool:
+    """`call` runs once per trip of a loop that rebinds none of the names in its arguments, its
+    result is called in that loop, and no trace runs it."""
+    loops = idx.enclosing_loops(call)
+    if not loops:
+        return False
+    varying = idx.assigned_in(loops[0])
+    for arg in call.args:
+        if any(name in varying for name in _names_in(arg.value)):
+            return False
+    if not _result_called(idx, call, loops[0]):
+        return False
+    return not runs_under_trace(ctx, idx, call)
+
+
+def _result_called(idx: ScopeIndex, call: cst.Call, loop: cst.CSTNode) -> bool:
+    """`F(...)(x)`, or `g = F(...)` with `g` called in the same loop."""
+    parent = idx.parent(call)
+    if isinstance(parent, cst.Call) and parent.func is call:
+        return True
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        name = parent.targets[0].target.value
+        calls = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if isinstance(node.func, cst.Name) and node.func.value == name:
+                    calls.append(node)
+
+        walk(loop, _V())
+        return bool(calls)
+    return False
+
+
+def _names_in(expr: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            out.add(node.value)
+
+    walk(expr, _V())
+    return out
+
+
+def _own_statements(fn: cst.FunctionDef):
+    """The statements of `fn`'s body, into compound statements but not into nested defs/classes."""
+    stack = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
+    while stack:
+        st = stack.pop(0)
+        yield st
+        if isinstance(st, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for attr in ("body", "orelse", "handlers", "finalbody"):
+            inner = getattr(st, attr, None)
+            if isinstance(inner, cst.IndentedBlock):
+                stack.extend(inner.body)
+            elif isinstance(inner, (cst.Else, cst.Finally)) and isinstance(inner.body, cst.IndentedBlock):
+                stack.extend(inner.body.body)
+            elif isinstance(inner, cst.If):
+                stack.append(inner)
+            elif isinstance(inner, (list, tuple)):
+                for handler in inner:
+                    if isinstance(getattr(handler, "body", None), cst.IndentedBlock):
+                        stack.extend(handler.body.body)
+

@@ -1,0 +1,196 @@
+"""JAX201 on a factory of jitted functions called once per trip (issue #33, item 8: "a wrapper
+that returns a jitted closure" was missed). A module function that returns a new jitted closure
+hands out a new cache key per call; with arguments the loop does not change, every trip compiles
+a function that did not change. Compile counts are measured with the real jax on CPU; the
+negatives (a factory per configuration, a memoised one, one that re-wraps a module function, a
+result not called in the loop, a loop under a trace) stay silent."""
+
+from __future__ import annotations
+
+import collections
+import textwrap
+from pathlib import Path
+
+import jax
+import jax.monitoring
+import jax.numpy as jnp
+import pytest
+from fixture_cases import load_as_module
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+_compiles = collections.Counter()
+
+
+def _listener(name, duration, **kwargs):
+    if name == "/jax/core/compile/backend_compile_duration":
+        _compiles["all"] += 1
+
+
+jax.monitoring.register_event_duration_secs_listener(_listener)
+
+FACTORY = '''
+import functools
+
+import jax
+import jax.numpy as jnp
+
+
+def make_step(scale):
+    @jax.jit
+    def step(x):
+        return x * scale
+
+    return step
+
+
+def make_update(scale):
+    return jax.jit(lambda x: x + scale)
+
+
+def run(x, n):
+    for _ in range(n):
+        step = make_step(2.0)
+        x = step(x)
+    return x
+
+
+def run_inline(x, n):
+    for _ in range(n):
+        x = make_update(1.0)(x)
+    return x
+
+
+def run_hoisted(x, n):
+    step = make_step(2.0)
+    for _ in range(n):
+        x = step(x)
+    return x
+'''
+
+
+def _codes(source: str) -> list[tuple[str, int, str]]:
+    result = analyze(textwrap.dedent(source), "train.py", Config(select=("JAX2",)), fix=False)
+    assert result.error is None, result.error
+    return sorted((f.code, f.line, f.fix.safety.value if f.fix else "none") for f in result.findings)
+
+
+def test_a_factory_called_per_trip_with_unchanged_arguments_is_reported_manual():
+    assert _codes(FACTORY) == [("JAX201", 22, "manual"), ("JAX201", 29, "manual")]
+
+
+def test_the_message_names_the_factory_and_the_way_out():
+    result = analyze(textwrap.dedent(FACTORY), "train.py", Config(select=("JAX201",)), fix=False)
+    message = result.findings[0].message
+    assert "`make_step(...)` returns a new jitted function `step` on every call" in message
+    assert "once before the loop" in message and "functools.cache" in message
+
+
+def test_compiles_measured_one_per_trip_against_one_hoisted():
+    module = load_as_module(Path("factory.py"), FACTORY)
+    x = jnp.ones(3)
+    _compiles.clear()
+    module.run(x, 4)
+    assert _compiles["all"] == 4  # a new closure per trip: a compile per trip
+    _compiles.clear()
+    module.run_inline(x, 4)
+    assert _compiles["all"] == 4
+    _compiles.clear()
+    module.run_hoisted(x, 4)
+    assert _compiles["all"] == 1
+    assert jnp.allclose(module.run(x, 3), module.run_hoisted(x, 3))
+
+
+NEGATIVES = {
+    # one compile per configuration is inherent: the argument changes every trip
+    "per_configuration": '''
+        import jax
+
+        def make_step(lr):
+            @jax.jit
+            def step(x):
+                return x * lr
+            return step
+
+        def sweep(x, lrs):
+            for lr in lrs:
+                step = make_step(lr)
+                x = step(x)
+            return x
+    ''',
+    # memoised: the same jitted function for the same arguments
+    "memoised": '''
+        import functools
+        import jax
+
+        @functools.lru_cache(maxsize=None)
+        def make_step(scale):
+            return jax.jit(lambda x: x * scale)
+
+        def run(x, n):
+            for _ in range(n):
+                x = make_step(2.0)(x)
+            return x
+    ''',
+    # re-wrapping one module function is a cache hit (JAX203's business, not a new function)
+    "module_function": '''
+        import jax
+
+        def double(x):
+            return x * 2
+
+        def make_step():
+            return jax.jit(double)
+
+        def run(x, n):
+            for _ in range(n):
+                x = make_step()(x)
+            return x
+    ''',
+    # the result is kept, not called in the loop
+    "stored": '''
+        import jax
+
+        def make_step(scale):
+            return jax.jit(lambda x: x * scale)
+
+        def build(n):
+            steps = []
+            for _ in range(n):
+                steps.append(make_step(2.0))
+            return steps
+    ''',
+    # the loop runs inside a jitted function: the inner jit is inlined into that one trace
+    "under_trace": '''
+        import jax
+
+        def make_step(scale):
+            return jax.jit(lambda x: x * scale)
+
+        @jax.jit
+        def run(x):
+            for _ in range(3):
+                x = make_step(2.0)(x)
+            return x
+    ''',
+    # not a factory: it returns an array
+    "plain_helper": '''
+        import jax
+
+        def apply(x, scale):
+            return jax.jit(lambda v: v * scale)(x)
+
+        def run(x, n):
+            for _ in range(n):
+                x = apply(x, 2.0)
+            return x
+    ''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVES))
+def test_factories_that_do_not_recompile_needlessly_are_not_reported(name):
+    result = analyze(textwrap.dedent(NEGATIVES[name]), "train.py", Config(select=("JAX2",)), fix=False)
+    assert result.error is None, result.error
+    assert [f.line for f in result.findings if "returns a new jitted function" in f.message] == []
