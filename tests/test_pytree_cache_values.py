@@ -198,3 +198,39 @@ def test_struct_dataclass_python_caches_hold_no_tracer_and_the_array_one_does():
     assert inp.__dict__["batch_size"] == 2 and inp.__dict__["max_len"] == 3
     assert inp.__dict__["layout"] is mod.Layout.NESTED and inp.__dict__["has_vision"] is True
     assert isinstance(inp.__dict__["scale"], jax.core.Tracer)
+
+
+# Arithmetic on the class's array-annotated fields is an array (benchmarks/realworld
+# `pytree/eqx_module_cached_property_flag.py`, `periapsis = self.a * (1 - self.e)` with
+# `a: jax.Array`): the property fix stays safe. The same arithmetic on an `int` field is not
+# shown to be an array: reported with the fix unsafe.
+FIELDS = '''
+from functools import cached_property
+
+import equinox as eqx
+import jax
+
+
+class Orbit(eqx.Module):
+    a: jax.Array
+    e: jax.Array
+    n: int
+
+    @cached_property
+    def periapsis(self):
+        return self.a * (1 - self.e)
+
+    @cached_property
+    def doubled(self):
+        return self.n * 2
+'''
+
+
+def test_arithmetic_on_array_fields_is_an_array_and_on_other_fields_unknown():
+    result = _findings(FIELDS)
+    lines = FIELDS.splitlines()
+    rows = [(f.line, f.fix.safety.value) for f in result.findings]
+    assert rows == [(lines.index("    def periapsis(self):"), "unsafe"), (lines.index("    def doubled(self):"), "unsafe")]
+    assert "`doubled`: this file does not show" in result.findings[0].fix.title
+    alone = FIELDS.split("    @cached_property\n    def doubled")[0]
+    assert [f.fix.safety.value for f in _findings(alone).findings] == ["safe"]

@@ -345,7 +345,7 @@ def _members_worth_reporting(ctx: RuleContext, cached: CachedClass) -> tuple[Cac
     labels, google-deepmind/gemma `gm/utils/_types.py:83`, `gm/ckpts/_checkpoint.py:107`)."""
     kept, unsure = [], ""
     for member in cached.properties:
-        value, why = cached_value(ctx, member.func)
+        value, why = cached_value(ctx, member.func, cached.classdef)
         if value == PYTHON_VALUE:
             continue
         if value == UNKNOWN_VALUE and not unsure:
