@@ -19,6 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxfix.cli import app
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
 from jaxfix.verify import branches
 from jaxfix.verify.api import verify_change
 from jaxfix.verify.compare import compare, compare_trees
@@ -175,6 +177,115 @@ def test_gradients_of_an_input_the_original_rejects_are_not_compared(tmp_path):
     assert ev.input_source == "guessed"
     assert not any("grad" in note and "exists only" in note for note in ev.data["skipped"]), ev.data["skipped"]
     assert any("the original raised AttributeError" in s for s in ev.data["skipped"])
+
+
+EQX_CACHED = """\
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+class Poly(eqx.Module):
+    a: jax.Array
+    scale: float = eqx.field(static=True)
+
+    @functools.cached_property
+    def norm(self) -> jax.Array:
+        return jnp.sum(self.a**2) * self.scale
+"""
+
+
+def test_an_equinox_cache_changing_the_originals_structure_is_not_a_mismatch(tmp_path):
+    # equinox keeps a filled cached_property in the instance's static data: after the first read
+    # the original's treedef reads `Poly[((Missing, ...), 2.0)]`, the rewrite's stays `Poly[(Missing,
+    # 2.0)]`. Seen as a MISMATCH on a newcomer's equinox script (the gradient's structure).
+    original = EQX_CACHED
+    rewritten = original.replace("@functools.cached_property", "@property")
+    path = tmp_path / "poly.py"
+    path.write_text(original)
+    examples = tmp_path / "examples.py"
+    examples.write_text(
+        "import jax.numpy as jnp\nfrom jaxfix.verify import call\n\n"
+        "EXAMPLES = {'Poly.norm': lambda mod: [call(mod.Poly(jnp.arange(3.0), 2.0))]}\n"
+    )
+    ev = verify_change(original, rewritten, str(path), device="cpu", examples=str(examples), gather=False)
+    ev = ev.unit("Poly.norm").evidence
+    assert ev.verdict == "verified", ev.detail
+    assert any("`Poly` changes its tree structure once its cached property is read" in n for n in ev.notes), ev.notes
+
+
+def test_the_uncached_class_may_differ_only_in_its_own_node_data():
+    from jaxfix.verify.compare import FlatTree, to_leaf
+
+    def tree(treedef):
+        return FlatTree(treedef=treedef, paths=(".a",), leaves=(to_leaf(1.0),))
+
+    before = tree("PyTreeDef(CustomNode(Poly[((Missing, Missing), 2.0)], [*]))")
+    after = tree("PyTreeDef(CustomNode(Poly[(Missing, 2.0)], [*]))")
+    assert compare_trees(before, after, uncached=frozenset({"Poly"})).difference is None
+    assert compare_trees(before, after).difference is not None  # only for the class the fix uncached
+    other = tree("PyTreeDef(CustomNode(Other[(Missing, 2.0)], [*]))")
+    assert compare_trees(before, other, uncached=frozenset({"Poly"})).difference is not None
+
+
+NNX_STEP = """\
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class Line(nnx.Module):
+    def __init__(self, rngs):
+        self.fc = nnx.Linear(3, 1, rngs=rngs)
+
+    def __call__(self, x):
+        return self.fc(x)
+
+
+def loss_fn(model, x, y):
+    return jnp.mean((model(x) - y) ** 2)
+
+
+@nnx.jit
+def train_step(model, optimizer, x, y):
+    loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+    optimizer.update(model, grads)
+    if loss > 100.0:
+        loss = loss / 10.0
+    return loss
+
+
+if __name__ == "__main__":
+    model = Line(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+    x = jnp.ones((8, 3))
+    y = jnp.zeros((8, 1))
+    for _ in range(4):
+        print(float(train_step(model, optimizer, x, y)))
+"""
+
+
+@pytest.mark.long
+def test_a_step_that_updates_its_nnx_arguments_in_place_is_verified_from_the_main_block(tmp_path):
+    # `optimizer.update` swaps the model's Variables in place. The probes of a watched call (the
+    # original replayed on the rewrite's arguments, the call under jit) ran on those objects after
+    # the call had updated them: one optimizer step too many, a MISMATCH at call 2 on a newcomer's
+    # NNX script. They now run on a copy of the arguments taken before the call.
+    original = NNX_STEP
+    rewritten = original.replace(
+        "    if loss > 100.0:\n        loss = loss / 10.0\n", "    loss = jnp.where(loss > 100.0, loss / 10.0, loss)\n"
+    )
+    assert rewritten != original
+    path = tmp_path / "nnx_step.py"
+    path.write_text(original)
+    findings = analyze(original, str(path), Config(select=("JAX301",)), fix=False).findings
+    ev = verify_change(original, rewritten, str(path), findings=findings, device="cpu", cwd=str(tmp_path))
+    ev = ev.unit("train_step").evidence
+    assert ev.verdict == "verified", ev.detail
+    assert ev.input_source == "__main__"
 
 
 DONATING = """\

@@ -85,6 +85,11 @@ def test_printed_numbers_compare_within_float32_tolerance():
     assert compare_printed("p", text("a | 1.0"), text("a1.0")) is not None
     # `{scale = }` of a Python number eagerly, of the traced array in the rewrite: the same value
     assert compare_printed("p", text("scale = 1.5!"), text("scale = Array(1.5, dtype=float32, weak_type=True)!")) is None
+    # a `print` inside `jax.value_and_grad` shows the GradTracer even in the eager original
+    # (disable_jit does not stop differentiation): its primal is what `jax.debug.print` prints
+    assert compare_printed("p", text("loss GradTracer(primal=1.1032009, typeof(tangent)=f32[])"), text("loss 1.1032009")) is None
+    assert compare_printed("p", text("v GradTracer(primal=[1. 1.], typeof(tangent)=f32[2])"), text("v [1. 1.]")) is None
+    assert compare_printed("p", text("loss GradTracer(primal=1.5, typeof(tangent)=f32[])"), text("loss 2.5")) is not None
 
 
 TIMING = """\

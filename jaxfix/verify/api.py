@@ -43,6 +43,7 @@ from jaxfix.verify.changed import (
 from jaxfix.verify.device import DeviceChoice, choose_device
 from jaxfix.verify.gather import DEFAULT_RECORD_TIMEOUT, SuiteRun, gather_inputs
 from jaxfix.verify.intended import added_fields as fields_added
+from jaxfix.verify.intended import uncached_classes
 from jaxfix.verify.protocol import Job, Task, VersionResult
 from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
 from jaxfix.verify.verdicts import (  # noqa: F401 - judge, combine, MAIN_BLOCK: the verifier's API
@@ -359,6 +360,7 @@ def verify_change(
     }
     families = _families(findings, changes)
     added = fields_added(original, rewritten)
+    uncached = uncached_classes(original, rewritten)
     if plan.tasks and not choice.available:
         for task in plan.tasks:
             results[task.id] = UnitResult(task.id, task.target_kind, plan.sources[task.id], unverifiable(choice.description))
@@ -390,7 +392,7 @@ def verify_change(
                     task.id, plan.sources[task.id], before.tasks[task.id], after.tasks[task.id], device=used,
                     reference=reference, family=families.get(task.id, ""), added_fields=added,
                     arms=branches.arms_of(original, task.target) if task.target and reference == "eager" else None,
-                    codes=[f.code for f in findings],
+                    codes=[f.code for f in findings], uncached=uncached,
                 )
             if task.kind == "drive" and examples_file and examples_file.expect_compiles is not None:
                 evidence = replace(evidence, data={**evidence.data, "expect_compiles": list(examples_file.expect_compiles)})

@@ -299,6 +299,11 @@ class Child:
                 given = None
             observing = self.job.eager and first_pass[0]
             key = f"{task.target} call {len(seen) + 1} in __main__"
+            # The probes below run on a copy of the arguments as they come in: a call that updates
+            # them in place (an NNX optimizer step) has changed them by the time it returns, and
+            # must not advance the script's state a second time either.
+            probing = (observing and not under_jit) or (replay is not None and first_pass[0])
+            before = _spare((args, kwargs)) if probing else None
             ran: collections.Counter = collections.Counter()
             try:
                 with jax.disable_jit(self.job.eager), lines_run(self.filename, ran) if observing else contextlib.nullcontext():
@@ -311,11 +316,13 @@ class Child:
                 if observing:
                     lines[key] = dict(sorted(ran.items()))
             if observing and not under_jit:  # what the original does under jit, on the first call
-                under_jit[key] = error_under_jit(target, lambda a, k: target(*a, **k), args, kwargs)
+                a, k = _spare(before)
+                under_jit[key] = error_under_jit(target, lambda a, k: target(*a, **k), a, k)
             if replay is not None and first_pass[0]:
+                a, k = _spare(before)
                 try:
                     with jax.disable_jit(self.job.reference_eager):
-                        replayed[key] = Outcome(tree=_tree(_block(replay(*args, **kwargs))))
+                        replayed[key] = Outcome(tree=_tree(_block(replay(*a, **k))))
                 except Exception as exc:  # noqa: BLE001 - the original's failure is its output
                     replayed[key] = _error_outcome(exc, self.user_files)
             seen.append((description, given, Outcome(tree=_tree(_block(value)))))

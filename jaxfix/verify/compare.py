@@ -240,6 +240,10 @@ def compare_leaves(path: str, expected: Leaf, got: Leaf, *, strict_weak: bool = 
 
 
 _ARRAY_REPR = re.compile(r"Array\((.*?), dtype=\w+(?:, weak_type=True)?\)", re.S)
+# what a `print` inside `jax.grad`/`value_and_grad` shows even when the original runs eagerly
+# (`jax.disable_jit()` does not stop differentiation tracing): `GradTracer(primal=1.5,
+# typeof(tangent)=f32[])`, whose value is the primal that `jax.debug.print` prints
+_TRACER_PRIMAL = re.compile(r"\w*Tracer\(primal=(.*?), typeof\(tangent\)=[\w\[\],]*\)", re.S)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
 
 
@@ -256,6 +260,7 @@ def compare_printed(path: str, expected: FlatTree, got: FlatTree) -> Difference 
     # `{v = }` / `{v!r}` of a traced value print the jitted array's repr where the eager original
     # printed the Python number it was given: the same value
     exp, out = _ARRAY_REPR.sub(r"\1", exp), _ARRAY_REPR.sub(r"\1", out)
+    exp, out = _TRACER_PRIMAL.sub(r"\1", exp), _TRACER_PRIMAL.sub(r"\1", out)
     exp_lines, out_lines = exp.splitlines(), out.splitlines()
     if len(exp_lines) != len(out_lines):
         return Difference(path, "value", f"{len(exp_lines)} printed line(s): {exp[:160]!r}", f"{len(out_lines)}: {out[:160]!r}")
@@ -287,6 +292,7 @@ class Comparison:
 
     difference: Difference | None
     added: tuple[str, ...] = ()
+    restructured: tuple[str, ...] = ()  # classes whose node data alone differed, as `uncached` allows
 
 
 def _under_added_field(path: str, added_fields: frozenset[str]) -> str | None:
@@ -313,8 +319,13 @@ def _tidy_separators(text: str) -> str:
     return text
 
 
-def _without_node_data(treedef: str) -> str:
-    """`treedef` text with each custom node's static data (`CustomNode(Name[DATA], ...)`) left out.
+def _node_names(treedef: str) -> set[str]:
+    return set(re.findall(r"CustomNode\((\w+)\[", treedef))
+
+
+def _without_node_data(treedef: str, only: frozenset[str] | None = None) -> str:
+    """`treedef` text with each custom node's static data (`CustomNode(Name[DATA], ...)`) left out
+    (of the nodes of classes named in `only`, when given).
 
     A class that gained a field carries the new field name in that data (equinox lists its fields
     there); with the added leaves removed, what remains must still be the same classes holding the
@@ -324,7 +335,9 @@ def _without_node_data(treedef: str) -> str:
     while (start := treedef.find(marker, i)) != -1:
         bracket = treedef.find("[", start + len(marker))
         comma = treedef.find(",", start + len(marker))
-        if bracket == -1 or (comma != -1 and comma < bracket):
+        if bracket == -1 or (comma != -1 and comma < bracket) or (
+            only is not None and treedef[start + len(marker) : bracket] not in only
+        ):
             out.append(treedef[i : start + len(marker)])
             i = start + len(marker)
             continue
@@ -366,13 +379,15 @@ def compare_trees(
     prefix: str = "",
     added_fields: frozenset[str] = frozenset(),
     scale: int = 1,
+    uncached: frozenset[str] = frozenset(),
 ) -> Comparison:
     """Compare two trees; leaves under a field in `added_fields` that only `got` has are intended.
 
     When the structures differ, the leaves both sides share are compared first: "the gradient of
     `.a` went from [2, 4, 6] to 0" says more than "a leaf `._cache` appeared". An added leaf is
     accepted only when removing it leaves exactly the original's structure; any other change of
-    structure is still a difference.
+    structure is still a difference. The node data of the classes in `uncached` (whose cached
+    property the rewrite removed, `intended.uncached_classes`) may differ when all else is equal.
     """
     if not isinstance(expected, FlatTree):
         expected = flatten(expected)
@@ -387,6 +402,9 @@ def compare_trees(
                 return Comparison(diff)
     if same_structure:
         return Comparison(None)
+    if uncached and expected.paths == got.paths:
+        if _without_node_data(expected.treedef, uncached) == _without_node_data(got.treedef, uncached):
+            return Comparison(None, restructured=tuple(sorted(uncached & _node_names(expected.treedef))))
     ours = set(expected.paths)
     missing = [p for p in expected.paths if p not in theirs]
     extra = [(i, p) for i, p in enumerate(got.paths) if p not in ours]

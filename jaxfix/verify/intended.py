@@ -1,4 +1,5 @@
-"""Which changes of tree structure a rewrite makes on purpose: the class fields it adds.
+"""Which changes of tree structure a rewrite makes on purpose: the class fields it adds, and the
+cached properties it removes.
 
 JAX101's opt-in `cache-style = "field"` fix adds a registered `_<name>_cache` field (None until
 `with_caches()` fills it), so every tree that holds such an instance, a gradient with respect to
@@ -45,3 +46,41 @@ def added_fields(original: str, rewritten: str) -> frozenset[str]:
         if cls in before:
             added.update(names - before[cls])
     return frozenset(added)
+
+
+def uncached_classes(original: str, rewritten: str) -> frozenset[str]:
+    """Names of classes a method of which is decorated with a `cached_property` (any spelling
+    ending so, or an alias the rewrite turned into `property`) in `original` and not in `rewritten`.
+
+    equinox keeps a filled `cached_property` in the instance's static data, so the original's tree
+    structure changes once the property is read (`CustomNode(Model[(Missing, 1.0)])` becomes
+    `CustomNode(Model[((Missing, ... ), 1.0)])`) and the rewrite's does not: that change of the
+    node's data is the defect JAX101 removes, not one the fix makes."""
+    try:
+        before, after = _decorated(original), _decorated(rewritten)
+    except SyntaxError:
+        return frozenset()
+    out: set[str] = set()
+    for (cls, method), decorators in before.items():
+        now = after.get((cls, method), ())
+        gone = [d for d in decorators if d not in now]
+        if any(d.endswith("cached_property") for d in gone) or (gone and "property" in now):
+            out.add(cls.rpartition(".")[2])
+    return frozenset(out)
+
+
+def _decorated(source: str) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(class, method) -> its decorators' source text, for the methods of every class."""
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                name = prefix + node.name
+                for stmt in node.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        found[(name, stmt.name)] = tuple(ast.unparse(d) for d in stmt.decorator_list)
+                walk(node.body, name + ".")
+
+    walk(ast.parse(source).body, "")
+    return found
