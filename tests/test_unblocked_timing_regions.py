@@ -650,3 +650,38 @@ def test_a_step_under_the_profilers_step_annotation_is_reported_with_an_unsafe_f
     assert "StepTraceAnnotation" not in plain
     result = _findings(plain)
     assert result.error is None and result.findings == []
+
+
+# AI-Hypercomputer/maxdiffusion@7cfb8801d41d1728f0232cd7ee59e900a151fecf:src/maxdiffusion/trainers/stable_diffusion_trainer.py:205-224
+# (held-out2 labels): a lap timer whose trip hands the step's metrics to another module's writer
+# (`train_utils.write_metrics`, double-buffered: it converts the previous step's loss). Whether that
+# waits the file does not show; if it does, each lap spans one device step and the figure is right.
+# Still reported (the same project later fixed its SDXL trainer by blocking: benchmarks/human_fixes),
+# but the fix is unsafe with the reason. The twin with nothing handed on keeps its safe fix.
+LAP = HEAD + textwrap.dedent(
+    """
+import datetime
+
+from train_utils import write_metrics
+
+
+def train(x, writer):
+    last = datetime.datetime.now()
+    for _ in range(3):
+        x = step(x)
+        new_time = datetime.datetime.now()
+        write_metrics(writer, x, new_time - last)
+        last = new_time
+    return x
+"""
+)
+
+
+def test_a_lap_timer_whose_trip_may_wait_gets_an_unsafe_fix():
+    result = analyze(LAP, "trainer.py", Config(select=("JAX501",), unsafe_fixes=True), fix=True)
+    assert [(f.code, f.fix.safety.value) for f in result.findings] == [("JAX501", "unsafe")]
+    assert "`write_metrics(...)`, which may wait on it" in result.findings[0].message
+    twin = LAP.replace("        write_metrics(writer, x, new_time - last)\n", "        writer.append(new_time - last)\n")
+    assert twin != LAP
+    result = analyze(twin, "trainer.py", Config(select=("JAX501",)), fix=True)
+    assert [(f.code, f.fix.safety.value) for f in result.findings] == [("JAX501", "safe")]

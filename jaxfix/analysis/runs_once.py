@@ -13,6 +13,7 @@ at import, but whoever imports a function may call it again.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -29,12 +30,15 @@ class _Reference:
     in_loop: bool
 
 
-def functions_run_once(module: cst.Module, once_by_name=lambda name: name == "main") -> frozenset[str]:
+def functions_run_once(
+    module: cst.Module, once_by_name=lambda name: name == "main", source: str = ""
+) -> frozenset[str]:
     """Module-level functions referenced exactly once, by a call outside any loop, in the own body
     of a function that runs once (`once_by_name`: `main` by convention, or one found here), or,
     in a script, in the module's own statements. A function passed on (`app.run(main)`), stored,
-    called twice or from a nested def or a class is not."""
-    script = _is_script(module)
+    called twice or from a nested def or a class is not. `source`: the module's text, which
+    says whether it is a notebook (`is_notebook_text`), a script too."""
+    script = _is_script(module) or is_notebook_text(source)
     functions = {stmt.name.value for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
     refs: dict[str, list[_Reference]] = {name: [] for name in functions}
     for stmt in module.body:
@@ -57,6 +61,16 @@ def functions_run_once(module: cst.Module, once_by_name=lambda name: name == "ma
                 once.add(name)
                 changed = True
     return frozenset(once)
+
+
+_CELL_MARK = re.compile(r"^# ?%%", re.MULTILINE)
+
+
+def is_notebook_text(source: str) -> bool:
+    """A notebook, as jaxfix reads one (its code cells joined with `# %%` markers) or as jupytext
+    writes one (`.py` percent format): its top level runs once, cell after cell, and every call
+    of its functions is in it (google/evojax's tutorial notebooks call `render(...)` once)."""
+    return bool(_CELL_MARK.search(source))
 
 
 def _is_script(module: cst.Module) -> bool:

@@ -23,7 +23,7 @@ import libcst as cst
 
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import FUNCTION_NODES, ScopeIndex
-from jaxfix.analysis.static_values import STATIC, UNKNOWN
+from jaxfix.analysis.static_values import FUNCTION_CACHES, STATIC, UNKNOWN
 from jaxfix.analysis.static_values import is_known_library as _known
 from jaxfix.analysis.traced import analyse_function, param_names
 from jaxfix.analysis.walk import children, statements, walk
@@ -107,7 +107,7 @@ class ModuleCallOracle:
 
     def _top_defs(self) -> dict[str, cst.FunctionDef]:
         if self._top is None:
-            self._top, self._seen = _top_functions(self.module)
+            self._top, self._seen = _top_functions(self.module, self.names)
         return self._top
 
     def _plain(self, name: str) -> cst.FunctionDef | None:
@@ -161,8 +161,9 @@ class ModuleCallOracle:
         return self._static[name]
 
 
-def _top_functions(module: cst.Module) -> tuple[dict[str, cst.FunctionDef], set[str]]:
-    """Module-level undecorated functions defined once, and the names of every module-level def."""
+def _top_functions(module: cst.Module, names: ImportMap) -> tuple[dict[str, cst.FunctionDef], set[str]]:
+    """Module-level functions defined once, undecorated or only memoised (`@functools.cache`:
+    the same result), and the names of every module-level def."""
     out: dict[str, cst.FunctionDef] = {}
     seen: set[str] = set()
     for stmt in module.body:
@@ -172,9 +173,15 @@ def _top_functions(module: cst.Module) -> tuple[dict[str, cst.FunctionDef], set[
                 out.pop(name, None)
                 continue
             seen.add(name)
-            if not stmt.decorators and not stmt.asynchronous:
+            if not stmt.asynchronous and all(is_memoised(d, names) for d in stmt.decorators):
                 out[name] = stmt
     return out, seen
+
+
+def is_memoised(decorator: cst.Decorator, names: ImportMap) -> bool:
+    """`@functools.cache`, `@functools.lru_cache`, `@functools.lru_cache(maxsize=...)`."""
+    d = decorator.decorator
+    return names.qualify(d.func if isinstance(d, cst.Call) else d) in FUNCTION_CACHES
 
 
 def _nested_candidates(module: cst.Module, seen: set[str]) -> dict[str, cst.FunctionDef]:
@@ -246,7 +253,11 @@ def _returns_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallO
     values = [r.value for r in returns if r.value is not None]
     if not values or yields:
         return False
-    facts = analyse_function(node, names, param_names(node.params), calls=oracle)
+    # a memoised function's arguments are hashed: a tracer (unhashable) never reaches its body
+    # (google/tunix `rl/common.py:295`, `inspect.signature` of a model class, held-out2 labels)
+    memoised = bool(node.decorators)  # `_plain` admits only memoising decorators
+    traced_params = [] if memoised else param_names(node.params)
+    facts = analyse_function(node, names, traced_params, calls=oracle)
     return not any(facts.traced(v, r) for r, v in zip(returns, values))
 
 

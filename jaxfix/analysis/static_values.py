@@ -243,6 +243,11 @@ def admits_no_array(annotation: cst.BaseExpression, qualify) -> bool:
 
 
 # What a call's result is, for a `CallOracle`.
+# Memoising decorators of functions: their arguments are hashed, and a tracer is unhashable, so a
+# call of one never takes a traced argument (`static_helpers`: what it returns is decided with
+# every parameter static); they are also the method caches JAX102 looks for.
+FUNCTION_CACHES = frozenset({"functools.cache", "functools.lru_cache"})
+
 STATIC = "static"  # a Python value whatever the arguments (the helper only reads shapes/dtypes)
 TRACED = "traced"  # an array under the trace
 UNKNOWN = "unknown"  # undecidable here (a helper whose body is elsewhere): never a reason to flag

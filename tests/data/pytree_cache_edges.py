@@ -11,7 +11,7 @@ class Empty(eqx.Module):
     @cached_property
     def b(this):
         """doc"""
-        return 1.0
+        return jax.numpy.ones(())
 
 
 class OneLine(struct.PyTreeNode):

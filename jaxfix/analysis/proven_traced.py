@@ -1,0 +1,123 @@
+"""Values this file *proves* traced, as opposed to values inferred to be (issue #29: safe needs proof).
+
+`jit_contexts` takes a value as traced on any hint: a caller in another module, a framework
+convention (a module's `__call__`), the one pytree class whose `__call__` a traced argument may
+be, a data attribute of a traced object. That is right for deciding what to look at, and wrong
+for promising that a rewrite is safe: on twelve repositories nobody had tuned on (held-out2),
+none of the 23 traced-control-flow findings was real, and the safe fixes among them broke code.
+
+Here the same walk runs from proof only. A function's parameters are proven traced when this
+file applies a transform to the function itself (`jax.jit(f)`, `@jax.vmap`, a `lax.scan` body:
+`DIRECT_REASONS`); a callee's parameter is proven traced when a call in this file passes it a
+value proven traced in the caller. Everything an array operation makes inside a traced function
+is traced either way (`jnp.sum(x)`, even on constants). The result never exceeds the full
+analysis: a proven name is one the full analysis also takes as traced.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.traced import FunctionFacts, analyse_function
+
+# why a function is traced that this file shows directly: a transform applied to it here
+DIRECT_REASONS = ("jitted", "vectorised", "body of")
+
+
+def is_direct(info: FuncInfo) -> bool:
+    """This file applies a transform to `info` itself (not a caller, another module or a convention)."""
+    return info.called_from is None and any(
+        r.startswith(DIRECT_REASONS) or r.endswith(" of a partial") for r in info.reasons
+    )
+
+
+class ProvenTraced:
+    """Per-function facts computed from proven entries only (see the module docstring)."""
+
+    def __init__(self, jc: JitContexts) -> None:
+        self.jc = jc
+        self._facts: dict[FuncInfo, FunctionFacts] | None = None
+
+    def facts(self, info: FuncInfo) -> FunctionFacts | None:
+        """What is proven traced inside `info`, or None when nothing there is (not in a trace)."""
+        if self._facts is None:
+            self._facts = self._run()
+        return self._facts.get(info)
+
+    def _analyse(self, info: FuncInfo, seeds: set[str], done: dict[FuncInfo, FunctionFacts]) -> FunctionFacts:
+        full = info.facts
+
+        def outer(name: str) -> bool:
+            p = info.parent
+            while p is not None:
+                pf = done.get(p)
+                if pf is not None and name in pf.locals:
+                    return name in pf.all_traced
+                p = p.parent
+            return False
+
+        return analyse_function(
+            info.node,
+            self.jc.names,
+            seeds,
+            outer,
+            receiver=full.receiver,
+            static_fields=full.static_fields,
+            param_fields=full.param_fields,
+            sequence_params=full.sequence_params,
+            static_attrs=full.static_attrs,
+            calls=full.calls,
+        )
+
+    def _run(self) -> dict[FuncInfo, FunctionFacts]:
+        jc = self.jc
+        infos = [i for i in jc.functions.values() if i.in_trace and i.facts is not None]
+        seeds = {i: (set(i.facts.entry_traced) if is_direct(i) else set()) for i in infos}
+        done: dict[FuncInfo, FunctionFacts] = {}
+        children: dict[FuncInfo, list[FuncInfo]] = {}
+        for i in infos:
+            if i.parent is not None:
+                children.setdefault(i.parent, []).append(i)
+        # parents before their nested functions (free variables come from the enclosing trace)
+        work = sorted(infos, key=_depth)
+        budget = 20 * max(len(infos), 1)
+        while work and budget > 0:
+            budget -= 1
+            info = work.pop(0)
+            facts = done[info] = self._analyse(info, seeds[info], done)
+            entry = frozenset(facts.entry_traced)
+            woken: list[FuncInfo] = list(children.get(info, ()))
+            for node, stmt in jc._own_nodes.get(info, ()):
+                if not isinstance(node, cst.Call):
+                    continue
+                callee = jc._resolve_callee(node.func, info)
+                if callee is None or callee is info or callee not in seeds:
+                    continue
+                env = facts.before.get(stmt, entry) if stmt is not None else entry
+                bound = jc.bind_args(callee, node)
+                newly = {p for p, arg in bound.items() if facts.expr_traced(arg, env)} if bound else set()
+                receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+                if callee.is_method and receiver is not None and callee.positional:
+                    if callee.class_name in jc.pytree_classes and facts.expr_traced(receiver, env):
+                        newly.add(callee.positional[0])
+                newly &= set(callee.facts.entry_traced)
+                if not newly <= seeds[callee]:
+                    seeds[callee] |= newly
+                    woken.append(callee)
+            for w in woken:
+                if w not in work:
+                    work.append(w)
+        return done
+
+
+def _depth(info: FuncInfo) -> int:
+    d, p = 0, info.parent
+    while p is not None:
+        d, p = d + 1, p.parent
+    return d
+
+
+def proven_traced(ctx) -> ProvenTraced:
+    """The shared fact, for `ctx.fact(ProvenTraced, proven_traced)`."""
+    return ProvenTraced(ctx.fact(JitContexts, jit_contexts))
