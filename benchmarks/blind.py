@@ -167,8 +167,8 @@ def tally(findings: list[Finding], labels: dict) -> dict:
 
 def recall(entries: list[dict[str, str]], findings: list[Finding], measured: set[str]) -> dict:
     by_file = defaultdict(list)
-    for finding in findings:
-        by_file[(finding.repo, finding.path)].append(finding)
+    for finding in findings:  # a notebook entry names its cell (`nb.ipynb#cell12`), as labels do
+        by_file[(finding.repo, finding.where)].append(finding)
     rows = []
     for entry in entries:
         if entry["repo"] not in measured:

@@ -81,3 +81,13 @@ def test_recall_needs_the_family_in_the_file_within_the_slack():
     result = blind.recall(entries, findings, measured={"o/r"})
     assert [row["found"] for row in result["rows"]] == [True, False, False]
     assert result["per_family"]["JAX2"] == {"entries": 2, "found": 1, "recall": 0.5}
+
+
+def test_recall_matches_a_notebook_entry_by_its_cell():
+    """A notebook entry names its cell (`nb.ipynb#cell22`) as labels do; a finding in another cell
+    at the same line does not count (found missing on heldout3's SimCLR.ipynb#cell22 entry)."""
+    entries = [{"repo": "o/r", "path": "nb.ipynb#cell22", "line": "1", "family": "JAX5", "description": "d"}]
+    hit = blind.Finding("o/r", "nb.ipynb", 1, "JAX504", "msg", "safe", cell=22)
+    other_cell = blind.Finding("o/r", "nb.ipynb", 1, "JAX504", "msg", "safe", cell=23)
+    assert blind.recall(entries, [hit], measured={"o/r"})["found"] == 1
+    assert blind.recall(entries, [other_cell], measured={"o/r"})["found"] == 0
