@@ -572,6 +572,11 @@ class _BranchRewrite:
         problem = self.fn.guard_problem(n.test, None)
         if problem:
             return self.fn.ctx.manual(problem)
+        if _structure(n.body) != _structure(n.orelse):
+            return self.fn.ctx.manual(
+                "the two sides differ in structure (a `None`, or tuples of other lengths), which "
+                "`lax.cond`/`jnp.where` reject: make the condition static, or give both sides the same shape"
+            )
         imports: list[ImportRequest] = []
         hazards: list[str] = []
         where = self.where.where_chain([(n.test, n.body)], n.orelse, imports, hazards)
@@ -613,6 +618,16 @@ def _fix_minmax(fn: FunctionRewrite, call: cst.Call) -> Fix:
         hazards.append("a Python number argument becomes an array")
     new = fn.parse_expr(text).with_changes(lpar=call.lpar, rpar=call.rpar)
     return fn.finish(f"replace with `jnp.{name}imum`", hazards, replace={call: new}, imports=imports)
+
+
+def _structure(e: cst.BaseExpression) -> object:
+    """What `lax.cond` compares of a branch's value that the text shows: `None`, and the items of
+    a tuple display (anything else may be any array)."""
+    if isinstance(e, cst.Name) and e.value == "None":
+        return None
+    if isinstance(e, cst.Tuple):
+        return tuple(_structure(el.value) for el in e.elements if not isinstance(el, cst.StarredElement))
+    return "value"
 
 
 def _final_else(chain: list[cst.If]) -> list[cst.BaseStatement] | None:

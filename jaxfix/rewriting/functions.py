@@ -81,8 +81,11 @@ class FunctionRewrite:
         return self.ctx.fresh_name(base, self._taken)
 
     def code_of(self, e: cst.CSTNode) -> str:
-        """`e`'s source without its own parentheses, for splicing into generated code."""
-        return self.ctx.module.code_for_node(strip_parens(e) if isinstance(e, cst.BaseExpression) else e)
+        """`e`'s source without its own parentheses, for splicing into generated code; a tuple keeps
+        them (`lambda: (k.quant, k.scale)`, an argument: without them its items would split)."""
+        if isinstance(e, cst.BaseExpression) and not (isinstance(e, cst.Tuple) and e.lpar):
+            e = strip_parens(e)
+        return self.ctx.module.code_for_node(e)
 
     def predicate(self, e: cst.BaseExpression, imports: list[ImportRequest]) -> cst.BaseExpression:
         """The condition as an array expression: `and`/`or`/`not` become `jnp.logical_*`."""
