@@ -639,3 +639,43 @@ def test_a_memoised_helper_never_receives_a_tracer():
             return -x
     """
     assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
+
+
+# jax-ml/jax-llm-examples@8b4b24602e06:llama3/llama3_jax/model.py:97,256 (held-out3 labels, tuned
+# on after that pool was measured): a module-level lambda helper is a helper like a def. `type(x)`
+# of a traced pytree is its Python class, so `is_type(k, QuantArray)` is a Python bool, and a
+# `lax.cond` put there traced both branches and read `.quant` of a plain array (38 safe fixes at
+# wrong findings broke the repository's tests). A lambda whose body reads the array is still traced.
+LAMBDA_HELPER = """
+import jax
+import jax.numpy as jnp
+
+is_type = lambda x, cls: type(x).__name__ == cls.__name__
+positive = lambda x: x.sum() > 0
+
+
+class QuantArray:
+    pass
+
+
+@jax.jit
+def einsum(x, w):
+    if is_type(w, QuantArray):
+        return x
+    return x @ w
+
+
+@jax.jit
+def flip(x):
+    if positive(x):
+        return x
+    return -x
+"""
+
+
+def test_a_module_lambda_helper_is_decided_like_a_def():
+    assert lines(run(LAMBDA_HELPER)) == [("JAX301", 22)]  # `positive(x)` only
+    twin = LAMBDA_HELPER.replace("is_type = lambda x, cls:", "def is_type(x, cls):\n    return")
+    assert lines(run(twin)) == [("JAX301", 23)]  # the def decides alike (one line lower)
+    rebound = LAMBDA_HELPER.replace("positive = lambda x: x.sum() > 0", "positive = lambda x: x.sum() > 0\nis_type = print")
+    assert lines(run(rebound)) == [("JAX301", 16), ("JAX301", 23)]  # bound twice: no longer a helper

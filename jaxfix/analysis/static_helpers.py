@@ -161,10 +161,11 @@ class ModuleCallOracle:
         return self._static[name]
 
 
-def _top_functions(module: cst.Module, names: ImportMap) -> tuple[dict[str, cst.FunctionDef], set[str]]:
+def _top_functions(module: cst.Module, names: ImportMap) -> tuple[dict[str, cst.FunctionDef | cst.Lambda], set[str]]:
     """Module-level functions defined once, undecorated or only memoised (`@functools.cache`:
-    the same result), and the names of every module-level def."""
-    out: dict[str, cst.FunctionDef] = {}
+    the same result), or bound once to a lambda (`is_type = lambda x, cls: type(x).__name__ ==
+    cls.__name__`, jax-ml/jax-llm-examples), and the names of every module-level def or binding."""
+    out: dict[str, cst.FunctionDef | cst.Lambda] = {}
     seen: set[str] = set()
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef):
@@ -175,7 +176,30 @@ def _top_functions(module: cst.Module, names: ImportMap) -> tuple[dict[str, cst.
             seen.add(name)
             if not stmt.asynchronous and all(is_memoised(d, names) for d in stmt.decorators):
                 out[name] = stmt
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets = small.targets if isinstance(small, cst.Assign) else []
+                for target in targets:
+                    for name in _bound_names(target.target):
+                        if name in seen:
+                            out.pop(name, None)
+                            continue
+                        seen.add(name)
+                        if (
+                            len(targets) == 1
+                            and isinstance(target.target, cst.Name)
+                            and isinstance(small.value, cst.Lambda)
+                        ):
+                            out[name] = small.value
     return out, seen
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _bound_names(el.value)]
+    return []
 
 
 def is_memoised(decorator: cst.Decorator, names: ImportMap) -> bool:
@@ -228,8 +252,12 @@ def _reads_enclosing_function(node: cst.FunctionDef, scopes: ScopeIndex) -> bool
     )
 
 
-def _returns_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallOracle) -> bool:
-    """Every `return` of `node` gives a static value with all parameters traced, and it yields nothing."""
+def _returns_static(node: cst.FunctionDef | cst.Lambda, names: ImportMap, oracle: ModuleCallOracle) -> bool:
+    """Every `return` of `node` (a lambda's body) gives a static value with all parameters traced,
+    and it yields nothing."""
+    if isinstance(node, cst.Lambda):
+        facts = analyse_function(node, names, param_names(node.params), calls=oracle)
+        return not facts.traced(node.body)
     returns: list[cst.Return] = []
     yields: list[cst.CSTNode] = []
 
@@ -262,6 +290,14 @@ def _returns_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallO
 
 
 def _element_static(node: cst.FunctionDef, names: ImportMap, oracle: ModuleCallOracle, index: int, count: int) -> bool:
+    if isinstance(node, cst.Lambda):  # a tuple display as its body, that element static
+        body = node.body
+        if not isinstance(body, cst.Tuple) or len(body.elements) != count:
+            return False
+        element = body.elements[index]
+        if isinstance(element, cst.StarredElement):
+            return False
+        return not analyse_function(node, names, param_names(node.params), calls=oracle).traced(element.value)
     returns = [r for r in statements(node) if isinstance(r, cst.Return)]
     if not returns or any(
         not isinstance(r.value, cst.Tuple)
