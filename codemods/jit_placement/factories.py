@@ -26,6 +26,7 @@ from codemods.jit_placement.sites import (
     WRAPPING,
     runs_under_trace,
 )
+from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.walk import walk
@@ -46,35 +47,70 @@ class FactoryCall:
 
 
 def screen_admits(tree: ast.Module) -> bool:
-    """Loosely, on the stdlib AST: some module function returns a value and, in its body (not its
-    own decorators: a jitted function called in a loop is no factory), calls a compiling transform
-    or decorates a nested def with one (by last name: `jit`, `pmap`, `filter_jit`), and some loop
-    calls it by name. Every file `factory_calls` finds something in passes."""
-    factories = {st.name for st in tree.body if isinstance(st, ast.FunctionDef) and _may_be_factory(st)}
+    """Loosely, on the stdlib AST: a module function whose body calls a compiling transform or
+    decorates a nested def with one (by last name: `jit`, `pmap`, `filter_jit`; its own decorators
+    do not count: a jitted function called in a loop is no factory), and a call of that function by
+    name on the lines of a loop. Every file `factory_calls` finds something in passes. Reads the
+    lists `astscan` keeps of the module's nodes: no walk of its own (most files stop at the first
+    test, a jit call inside a module function being rare)."""
+    spans = {st.name: (st.body[0].lineno, st.end_lineno) for st in tree.body if type(st) is ast.FunctionDef}
+    if not spans:
+        return False
+    jits: list[ast.AST] = list(astscan.calls_named(tree, _COMPILING_LAST, _COMPILING_LAST))
+    jits += [d for d in _nested_jit_decorated(tree)]
+    if not jits:
+        return False
+    # qualified through the imports as the rules read them (`from jax._src import api; api.jit` is
+    # jax's own internals, no transform)
+    qualify = ImportMap.from_ast(tree).qualify_ast
+    lines = [n.lineno for n in jits if _jit_named(n, qualify)]
+    factories = {name for name, (first, last) in spans.items() if any(first <= line <= last for line in lines)}
     if not factories:
         return False
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in factories:
-                    return True
-    return False
+    calls = [c.lineno for c in astscan.calls(tree) if type(c.func) is ast.Name and c.func.id in factories]
+    if not calls:
+        return False
+    loops = [
+        (n.lineno, n.end_lineno)
+        for n in astscan.nodes(tree)
+        if type(n) in (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    ]
+    return any(first <= line <= last for line in calls for first, last in loops)
 
 
-def _may_be_factory(fn: ast.FunctionDef) -> bool:
-    returns = jits = False
-    for node in (n for st in fn.body for n in ast.walk(st)):
-        if isinstance(node, ast.Return) and node.value is not None:
-            returns = True
-        elif isinstance(node, ast.Call) and _last_name(node.func) in _COMPILING_LAST:
-            jits = True
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            jits = jits or any(_last_name(d.func if isinstance(d, ast.Call) else d) in _COMPILING_LAST for d in node.decorator_list)
-            # `@partial(jax.jit, ...)`: the transform is the partial's first argument
-            jits = jits or any(
-                isinstance(d, ast.Call) and d.args and _last_name(d.args[0]) in _COMPILING_LAST for d in node.decorator_list
-            )
-        if returns and jits:
+def _nested_jit_decorated(tree: ast.Module) -> list[ast.AST]:
+    """Defs nested in module functions (statements only: a def cannot sit in an expression)
+    decorated with a compiling transform (`@jax.jit`, `@jax.jit(...)`, `@partial(jax.jit, ...)`)."""
+    found: list[ast.AST] = []
+    stack = [st for top in tree.body if type(top) is ast.FunctionDef for st in top.body]
+    while stack:
+        st = stack.pop()
+        kind = type(st)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            if any(
+                _last_name(d.func if type(d) is ast.Call else d) in _COMPILING_LAST
+                or (type(d) is ast.Call and d.args and _last_name(d.args[0]) in _COMPILING_LAST)
+                for d in st.decorator_list
+            ):
+                found.append(st)
+            stack.extend(st.body)
+        elif kind is not ast.ClassDef:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(st, field, None)
+                if type(inner) is list:
+                    stack.extend(inner)
+    return found
+
+
+def _jit_named(node: ast.AST, qualify) -> bool:
+    """A call of a compiling transform, or a def decorated with one, qualified through the imports."""
+    if type(node) is ast.Call:
+        return qualify(node.func) in COMPILING
+    for d in node.decorator_list:
+        target = d.func if type(d) is ast.Call else d
+        if qualify(target) in COMPILING:
+            return True
+        if type(d) is ast.Call and d.args and qualify(d.args[0]) in COMPILING:
             return True
     return False
 

@@ -19,7 +19,7 @@ from codemods.trace_time_semantics.common import (
     traced_functions,
 )
 from jaxfix.analysis import astscan
-from jaxfix.analysis.eager_arrays import eager_array_names, eager_array_names_cst
+from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names, eager_array_names_cst
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.screen_function import ScreenFunction
@@ -420,29 +420,48 @@ def _own_item_stores(func: cst.FunctionDef) -> list[tuple[cst.CSTNode, list[cst.
     return out
 
 
+_CONSTRUCTOR_NAMES = frozenset(name.rpartition(".")[2] for name in ARRAY_CONSTRUCTORS)
+
+
 def _eager_store(tree: ast.Module, qualify) -> bool:
     """The screen of `_check_eager`: some function (any, traced or not: the screen does not ask)
-    stores an item into a name `eager_arrays.eager_array_names` gives, with no string key."""
-    for func in ast.walk(tree):
-        if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
-            continue
-        roots = set()
-        stack = list(func.body)
-        while stack:
-            n = stack.pop()
-            kind = type(n)
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
-                continue
-            targets = n.targets if kind is ast.Assign else [n.target] if kind is ast.AugAssign else ()
-            for t in targets:
+    stores an item into a name `eager_arrays.eager_array_names` gives, with no string key.
+
+    A file with no call spelled like a constructor (`zeros`, `array`, ...: `astscan`'s list of the
+    module's calls) stops there; then a walk of the statements alone (stores and defs are
+    statements) finds the item stores, and only the functions holding one are read, each once."""
+    if not astscan.calls_named(tree, _CONSTRUCTOR_NAMES, _CONSTRUCTOR_NAMES):
+        return False
+    stores: list[tuple[int, str]] = []
+    functions: list[ast.AST] = []
+    stack: list[ast.AST] = list(tree.body)  # statements only: stores and defs are statements
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is ast.Assign or kind is ast.AugAssign:
+            for t in n.targets if kind is ast.Assign else (n.target,):
                 if type(t) is ast.Subscript and not _string(t.slice):
                     root = _store_root(t)
                     if type(root) is ast.Name:
-                        roots.add(root.id)
-            stack.extend(ast.iter_child_nodes(n))
-        if roots and roots & eager_array_names(func, qualify):
-            return True
-    return False
+                        stores.append((n.lineno, root.id))
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            functions.append(n)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(n, field, None)
+            if type(inner) is list:
+                stack.extend(inner)
+    if not stores or not functions:
+        return False
+    roots: dict[int, tuple[ast.AST, set[str]]] = {}
+    for line, name in stores:
+        # the innermost function around the store (the screen may take a nested def's store for
+        # its parent's as well: it only has to admit every file the rule reports in)
+        around = [f for f in functions if f.lineno <= line <= f.end_lineno]
+        if around:
+            func = max(around, key=lambda f: f.lineno)
+            roots.setdefault(id(func), (func, set()))[1].add(name)
+    return any(names & eager_array_names(func, qualify) for func, names in roots.values())
 
 
 # -- the screen: an item store into a name that may hold a traced array, on the stdlib AST -------
