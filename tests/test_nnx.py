@@ -625,3 +625,51 @@ def test_a_host_callback_defined_in_traced_code_is_not_traced():
     assert codes(source) == []
     called = codes(source.replace("jax.debug.callback(callback, metric)", "callback(metric)"))
     assert ("JAX301", 14) in called
+
+
+# The training step Flax's NNX basics teach: the model is applied inside a `loss_fn` that
+# `nnx.value_and_grad` differentiates within the `@nnx.jit` step. A transform applied in traced
+# code runs its function inside that trace, so `__call__` sees traced activations; the `print`
+# there was missed (found only when the step called the model itself). `self.depth` stays static.
+GRAD_STEP = """
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class MLP(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs):
+        self.linear = nnx.Linear(3, 2, rngs=rngs)
+        self.depth = 2
+
+    def __call__(self, x):
+        y = self.linear(x)
+        print("depth", self.depth)
+        print("activations", y)
+        return y
+
+
+def loss_fn(model, x):
+    return jnp.sum(model(x) ** 2)
+
+
+@nnx.jit
+def train_step(model, optimizer, x):
+    loss, grads = nnx.value_and_grad(loss_fn)(model, x)
+    optimizer.update(model, grads)
+    return loss
+"""
+
+
+def test_a_model_applied_in_a_loss_differentiated_inside_the_jitted_step_is_traced(tmp_path):
+    assert codes(GRAD_STEP) == [("JAX401", 16)]  # the activations; `self.depth` is static config
+    assert codes(GRAD_STEP.replace("nnx.value_and_grad(loss_fn)", "jax.value_and_grad(loss_fn)")) == [("JAX401", 16)]
+    result = analyze(textwrap.dedent(GRAD_STEP), "train.py", Config(select=("ALL",)), fix=True)
+    assert result.error is None and "jax.debug.print" in result.fixed_source
+    fixed = load_as_module(tmp_path / "train.py", result.fixed_source)
+    model = fixed.MLP(fixed.nnx.Rngs(0))
+    optimizer = fixed.nnx.Optimizer(model, fixed.optax.adam(1e-2), wrt=fixed.nnx.Param)
+    loss = fixed.train_step(model, optimizer, jnp.ones((4, 3)))
+    jax.effects_barrier()
+    assert np.isfinite(float(loss))

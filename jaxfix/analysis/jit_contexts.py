@@ -1266,6 +1266,17 @@ class JitContexts:
                     call = call.with_changes(func=pos[0], args=call.args[1:])
                 else:
                     callee = None
+            if callee is None and isinstance(call.func, cst.Call):
+                # `nnx.value_and_grad(loss_fn)(model, x)` in traced code: the transformed function
+                # runs inside this trace, on these arguments (a transform under a trace is inlined)
+                inner = call.func
+                qual = self.names.qualify(inner.func)
+                pos = _positional(inner)
+                if pos and (qual in PASS_THROUGH or qual in JIT_NAMES or qual in VMAP_NAMES):
+                    target, chain = self._unwrap(pos[0], info)
+                    if target is not None and not chain and not target.is_method:
+                        callee = target
+                        call = call.with_changes(func=pos[0])
             if callee is None or callee is info:
                 continue
             bound = self.bind_args(callee, call)
