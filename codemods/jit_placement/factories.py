@@ -29,10 +29,10 @@ from codemods.jit_placement.sites import (
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.scopes import ScopeIndex
+from jaxfix.analysis.static_helpers import is_memoised
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import RuleContext
 
-MEMOISERS = frozenset({"functools.cache", "functools.lru_cache"})
 _COMPILING_LAST = frozenset(name.rpartition(".")[2] for name in COMPILING)
 
 
@@ -48,9 +48,9 @@ class FactoryCall:
 
 def screen_admits(tree: ast.Module) -> bool:
     """Loosely, on the stdlib AST: a module function whose body calls a compiling transform or
-    decorates a nested def with one (by last name: `jit`, `pmap`, `filter_jit`; its own decorators
-    do not count: a jitted function called in a loop is no factory), and a call of that function by
-    name on the lines of a loop. Every file `factory_calls` finds something in passes. Reads the
+    decorates a nested def with one (found by last name, `jit`, `pmap`, `filter_jit`, then qualified
+    through the imports; its own decorators do not count: a jitted function called in a loop is no
+    factory), and a call of that function by name on the lines of a loop. Every file `factory_calls` finds something in passes. Reads the
     lists `astscan` keeps of the module's nodes: no walk of its own (most files stop at the first
     test, a jit call inside a module function being rare)."""
     spans = {st.name: (st.body[0].lineno, st.end_lineno) for st in tree.body if type(st) is ast.FunctionDef}
@@ -149,7 +149,7 @@ def _returns_fresh_jit(fn: cst.FunctionDef, names: ImportMap) -> str | None:
     a compiling transform, or a compiling transform applied to a lambda, a partial, a nested def
     or a new wrapper such as `jax.grad(f)`), when every `return` of `fn` returns one; None
     otherwise, and for a memoised `fn`."""
-    if any(names.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in MEMOISERS for d in fn.decorators):
+    if any(is_memoised(d, names) for d in fn.decorators):
         return None
     nested = {
         st.name.value: st
