@@ -30,7 +30,7 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import is_memoised
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import own_returns, walk
 from jaxfix.rulebase import RuleContext
 
 _COMPILING_LAST = frozenset(name.rpartition(".")[2] for name in COMPILING)
@@ -79,27 +79,20 @@ def screen_admits(tree: ast.Module) -> bool:
 
 
 def _nested_jit_decorated(tree: ast.Module) -> list[ast.AST]:
-    """Defs nested in module functions (statements only: a def cannot sit in an expression)
-    decorated with a compiling transform (`@jax.jit`, `@jax.jit(...)`, `@partial(jax.jit, ...)`)."""
-    found: list[ast.AST] = []
-    stack = [st for top in tree.body if type(top) is ast.FunctionDef for st in top.body]
-    while stack:
-        st = stack.pop()
-        kind = type(st)
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            if any(
-                _last_name(d.func if type(d) is ast.Call else d) in _COMPILING_LAST
-                or (type(d) is ast.Call and d.args and _last_name(d.args[0]) in _COMPILING_LAST)
-                for d in st.decorator_list
-            ):
-                found.append(st)
-            stack.extend(st.body)
-        elif kind is not ast.ClassDef:
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-                inner = getattr(st, field, None)
-                if type(inner) is list:
-                    stack.extend(inner)
-    return found
+    """Defs below module level (methods of classes too: the screen may admit more than the rule
+    reports) decorated with a compiling transform (`@jax.jit`, `@jax.jit(...)`, `@partial(jax.jit, ...)`)."""
+    top = {id(st) for st in tree.body}  # a module function's own decorators make it no factory
+    return [
+        st
+        for st in astscan.statements(tree)
+        if (type(st) is ast.FunctionDef or type(st) is ast.AsyncFunctionDef)
+        and id(st) not in top
+        and any(
+            _last_name(d.func if type(d) is ast.Call else d) in _COMPILING_LAST
+            or (type(d) is ast.Call and d.args and _last_name(d.args[0]) in _COMPILING_LAST)
+            for d in st.decorator_list
+        )
+    ]
 
 
 def _jit_named(node: ast.AST, qualify) -> bool:
@@ -151,29 +144,17 @@ def _returns_fresh_jit(fn: cst.FunctionDef, names: ImportMap) -> str | None:
     otherwise, and for a memoised `fn`."""
     if any(is_memoised(d, names) for d in fn.decorators):
         return None
-    nested = {
-        st.name.value: st
-        for st in _own_statements(fn)
-        if isinstance(st, cst.FunctionDef)
-    }
+    nested: dict[str, cst.FunctionDef] = {}
     bound: dict[str, cst.BaseExpression] = {}
-    returns: list[cst.BaseExpression | None] = []
     for st in _own_statements(fn):
-        if isinstance(st, cst.SimpleStatementLine):
+        if isinstance(st, cst.FunctionDef):
+            nested[st.name.value] = st
+        elif isinstance(st, cst.SimpleStatementLine):
             for small in st.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                     bound[small.targets[0].target.value] = small.value
-                elif isinstance(small, cst.Return):
-                    returns.append(small.value)
-    if not returns:
-        return None
-    made = []
-    for value in returns:
-        name = _fresh_jit(value, nested, bound, names)
-        if name is None:
-            return None
-        made.append(name)
-    return made[0]
+    made = [_fresh_jit(r.value, nested, bound, names) for r in own_returns(fn)]
+    return made[0] if made and None not in made else None
 
 
 def _fresh_jit(value, nested, bound, names: ImportMap) -> str | None:
@@ -262,9 +243,9 @@ def _names_in(expr: cst.CSTNode) -> set[str]:
 
 def _own_statements(fn: cst.FunctionDef):
     """The statements of `fn`'s body, into compound statements but not into nested defs/classes."""
-    stack = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
+    stack = list(reversed(fn.body.body)) if isinstance(fn.body, cst.IndentedBlock) else []
     while stack:
-        st = stack.pop(0)
+        st = stack.pop()
         yield st
         if isinstance(st, (cst.FunctionDef, cst.ClassDef)):
             continue

@@ -195,7 +195,8 @@ def find_sites(ctx: RuleContext, idx: ScopeIndex) -> list[Site]:
 def runs_under_trace(ctx: RuleContext, idx: ScopeIndex, node: cst.CSTNode) -> bool:
     """`node` is in a function some transform of this module traces (or in a lambda body): a
     transform there is inlined into the caller's trace and compiles nothing on its own."""
-    return _SiteFinder(ctx, idx)._under_trace(node)
+    finder = ctx.fact(runs_under_trace, lambda c: _SiteFinder(c, idx))  # its traced names, once per file
+    return finder._under_trace(node)
 
 
 def sibling_of(idx: ScopeIndex, node: cst.CSTNode, siblings: list[cst.CSTNode]) -> cst.CSTNode | None:

@@ -434,9 +434,7 @@ def _eager_store(tree: ast.Module, qualify) -> bool:
         return False
     stores: list[tuple[int, str]] = []
     functions: list[ast.AST] = []
-    stack: list[ast.AST] = list(tree.body)  # statements only: stores and defs are statements
-    while stack:
-        n = stack.pop()
+    for n in astscan.statements(tree):  # stores and defs are statements
         kind = type(n)
         if kind is ast.Assign or kind is ast.AugAssign:
             for t in n.targets if kind is ast.Assign else (n.target,):
@@ -444,13 +442,8 @@ def _eager_store(tree: ast.Module, qualify) -> bool:
                     root = _store_root(t)
                     if type(root) is ast.Name:
                         stores.append((n.lineno, root.id))
-            continue
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             functions.append(n)
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            inner = getattr(n, field, None)
-            if type(inner) is list:
-                stack.extend(inner)
     if not stores or not functions:
         return False
     roots: dict[int, tuple[ast.AST, set[str]]] = {}
