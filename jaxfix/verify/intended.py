@@ -14,24 +14,30 @@ from __future__ import annotations
 import ast
 
 
-def _class_fields(source: str) -> dict[str, set[str]]:
-    """Per class (dotted by nesting): the names its body annotates or assigns."""
-    found: dict[str, set[str]] = {}
+def _classes(source: str) -> list[tuple[str, ast.ClassDef]]:
+    """Every class of `source` nested in classes only, named dotted by nesting (`Outer.Inner`)."""
+    found: list[tuple[str, ast.ClassDef]] = []
 
     def walk(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
-            if not isinstance(node, ast.ClassDef):
-                continue
-            name = prefix + node.name
-            names = found.setdefault(name, set())
-            for stmt in node.body:
-                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    names.add(stmt.target.id)
-                elif isinstance(stmt, ast.Assign):
-                    names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-            walk(node.body, name + ".")
+            if isinstance(node, ast.ClassDef):
+                found.append((prefix + node.name, node))
+                walk(node.body, prefix + node.name + ".")
 
     walk(ast.parse(source).body, "")
+    return found
+
+
+def _class_fields(source: str) -> dict[str, set[str]]:
+    """Per class (dotted by nesting): the names its body annotates or assigns."""
+    found: dict[str, set[str]] = {}
+    for name, node in _classes(source):
+        names = found.setdefault(name, set())
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                names.add(stmt.target.id)
+            elif isinstance(stmt, ast.Assign):
+                names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
     return found
 
 
@@ -71,16 +77,9 @@ def uncached_classes(original: str, rewritten: str) -> frozenset[str]:
 
 def _decorated(source: str) -> dict[tuple[str, str], tuple[str, ...]]:
     """(class, method) -> its decorators' source text, for the methods of every class."""
-    found: dict[tuple[str, str], tuple[str, ...]] = {}
-
-    def walk(body: list[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if isinstance(node, ast.ClassDef):
-                name = prefix + node.name
-                for stmt in node.body:
-                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        found[(name, stmt.name)] = tuple(ast.unparse(d) for d in stmt.decorator_list)
-                walk(node.body, name + ".")
-
-    walk(ast.parse(source).body, "")
-    return found
+    return {
+        (name, stmt.name): tuple(ast.unparse(d) for d in stmt.decorator_list)
+        for name, node in _classes(source)
+        for stmt in node.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
