@@ -4,7 +4,7 @@ with the same NNX graph objects, which it traverses again in Python on every cal
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import libcst as cst
 
