@@ -23,10 +23,14 @@ from jaxfix.rulebase import RuleContext
 
 CALLER = "import jax\n\nfrom pkg.model import clip\n\n\n@jax.jit\ndef step(x):\n    return clip(x)\n"
 
-# (the called module, none importing jax, the call in `step`, the finding): one per rule that
+JNP = "import jax.numpy as jnp\n\n\n"
+
+# (the called module, none naming a transform, the call in `step`, the finding): one per rule that
 # follows calls, each reported only because `train.py`'s jitted `step` calls `clip`
 REPORTED = {
-    "traced-if": ("def clip(x):\n    if x > 0:\n        return x\n    return -x\n", "clip(x)", ("JAX301", 2)),
+    # conditions shown traced in the file itself (an array operation): a bare `if x > 0:` that only
+    # the caller's module makes traced is not reported (`test_a_condition_only_the_caller_traces...`)
+    "traced-if": (JNP + "def clip(x):\n    if jnp.sum(x) > 0:\n        return x\n    return -x\n", "clip(x)", ("JAX301", 5)),
     "print": ("def clip(x):\n    print(x)\n    return x\n", "clip(x)", ("JAX401", 2)),
     "numpy": ("import numpy as np\n\n\ndef clip(x):\n    return np.log(x)\n", "clip(x)", ("JAX402", 5)),
     "in-place": ("def clip(x):\n    x[0] = 1\n    return x\n", "clip(x)", ("JAX403", 2)),
@@ -39,15 +43,15 @@ REPORTED = {
     ),
     # a literal default a call elsewhere passes traced stays traced (`TraceScreen.static_params`)
     "passed-default": (
-        "def clip(x, flag=True):\n    if flag:\n        return x\n    return -x\n",
+        JNP + "def clip(x, flag=True):\n    if jnp.any(flag):\n        return x\n    return -x\n",
         "clip(x, x > 0)",
-        ("JAX301", 2),
+        ("JAX301", 5),
     ),
     # "Cls.m": a method, entered with its arguments after `self`
     "method": (
-        "class Scaler:\n    def clip(self, x):\n        if x > 0:\n            return x\n        return -x\n",
+        JNP + "class Scaler:\n    def clip(self, x):\n        if jnp.any(x > 0):\n            return x\n        return -x\n",
         "Scaler().clip(x)",
-        ("JAX301", 3),
+        ("JAX301", 6),
     ),
 }
 
@@ -109,6 +113,14 @@ def test_an_entered_function_is_still_reported(tmp_path, monkeypatch, case):
     assert screen_misses(model, path, project=index) == []
     # without the project nothing enters `clip`: the screens reject the file, rightly
     assert analyze(model, path, Config()).findings == []
+
+
+def test_a_condition_only_the_callers_module_makes_traced_is_not_reported(tmp_path):
+    # issue #29: on code nobody tuned on, every `if` traced only through another module's caller
+    # was wrong (levanter, scenic); the module does not show the value is an array
+    model = "def clip(x):\n    if x > 0:\n        return x\n    return -x\n"
+    path, index = _project(tmp_path, model, "clip(x)")
+    assert analyze(model, path, Config(), project=index).findings == []
 
 
 @pytest.mark.parametrize("case", sorted(CLEAN))

@@ -203,7 +203,7 @@ def test_nnx_module_config_is_static_and_its_variables_are_traced():
                 return y
 
         @nnx.jit
-        def step(model, x):
+        def step(model: Linear, x):  # annotated as Flax's NNX basics write it: the class is shown
             if model.use_bias:
                 x = x + 1
             if model.count.value > 0:
@@ -408,7 +408,8 @@ def test_a_pjit_of_a_nested_def_does_not_hide_a_method_of_the_same_name():
     `PjitWrapper.__init__` pjits its nested `def init(...)`; `PmapWrapper.init` (a method, which
     no name in `__init__` can reach) still re-wraps a bound method per call. Brax's method uses
     `jax.pmap`, which caches bound methods (measured, see test_jit_placement_regions), so the case
-    keeps the shape with `jax.jit`, which does not."""
+    keeps the shape with `jax.jit`, which does not, and with `sample` for `init` (a jit of an
+    initialiser builds state once per model: `state_builders`)."""
     source = """
         import jax
         from jax.experimental import pjit
@@ -417,15 +418,15 @@ def test_a_pjit_of_a_nested_def_does_not_hide_a_method_of_the_same_name():
             def __init__(self, buffer):
                 self._buffer = buffer
 
-            def init(self, keys):
-                return jax.jit(self._buffer.init)(keys)
+            def sample(self, keys):
+                return jax.jit(self._buffer.sample)(keys)
 
         class PjitWrapper:
             def __init__(self, buffer):
-                def init(keys):
-                    return jax.vmap(buffer.init)(keys)
+                def sample(keys):
+                    return jax.vmap(buffer.sample)(keys)
 
-                self._partitioned_init = pjit.pjit(init)
+                self._partitioned_sample = pjit.pjit(sample)
         """
     assert codes(source) == [("JAX202", 10)]
 
@@ -580,9 +581,12 @@ def test_a_function_called_from_an_nnx_jit_in_another_module_is_traced_there(tmp
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
+    # (a bare `if step < 100:` there is not reported: only the other module shows `step` traced,
+    # and such findings were all wrong on code nobody tuned on; a `print` runs at trace time whatever
+    # `step` holds, and is)
     (pkg / "helpers.py").write_text(
-        "import jax.numpy as jnp\n\n\ndef schedule(step):\n    if step < 100:\n"
-        "        return jnp.float32(1.0)\n    return jnp.float32(0.1)\n"
+        "import jax.numpy as jnp\n\n\ndef schedule(step):\n    print(step)\n"
+        "    return jnp.float32(1.0)\n"
     )
     train = "{imp}\n\nfrom pkg.helpers import schedule\n\n\n@{jit}\ndef train_step(model, step):\n    return schedule({arg})\n"
 
@@ -591,8 +595,8 @@ def test_a_function_called_from_an_nnx_jit_in_another_module_is_traced_there(tmp
         outcome = run_paths([str(pkg)], ConfigResolver(), BatchOptions(workers=1))
         return [(Path(f.path).name, f.line, f.code) for f in outcome.findings]
 
-    assert found("from flax import nnx", "nnx.jit") == [("helpers.py", 5, "JAX301")]
-    assert found("import jax", "jax.pmap") == [("helpers.py", 5, "JAX301")]
+    assert found("from flax import nnx", "nnx.jit") == [("helpers.py", 5, "JAX401")]
+    assert found("import jax", "jax.pmap") == [("helpers.py", 5, "JAX401")]
     assert found("from flax import nnx", "nnx.jit", arg="3") == []
 
 

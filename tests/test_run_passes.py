@@ -165,12 +165,12 @@ def test_a_file_naming_no_transform_is_analysed_once_with_its_entries(tmp_path, 
     roots, when the propagation has told what `model`'s jitted code makes traced in it."""
     from jaxfix.engine import runner
 
-    plain = "def count(T, dt):\n    return int(T / dt)\n"
+    plain = "def count(T, dt):\n    print(T)\n    return T / dt\n"
     write(tmp_path, {"pkg/helpers.py": plain, "pkg/model.py": CALLER})
     analysed: list[str] = []
     real = runner.run_job
     monkeypatch.setattr(runner, "run_job", lambda job: analysed.append(Path(job.path).name) or real(job))
-    assert codes(tmp_path, workers=1) == [("helpers.py", "JAX304")]
+    assert codes(tmp_path, workers=1) == [("helpers.py", "JAX401")]
     assert analysed.count("helpers.py") == 1 and analysed.index("model.py") < analysed.index("helpers.py")
 
 

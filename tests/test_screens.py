@@ -835,7 +835,7 @@ STATIC_TRUTH = {
                 return cls(*children)
 
         @jax.jit
-        def f(m, x):
+        def f(m: Sparse, x):
             if m.n_sparse > 1 and m.nse:
                 return x
             return -x
@@ -951,7 +951,7 @@ CALLED_UNDER_A_TRACE = {
                 return -q
 
         @jax.jit
-        def forward(x, masked):
+        def forward(x, masked: Kernel):
             return masked(x)
         """,
     "plain-class-call": """
@@ -965,7 +965,7 @@ CALLED_UNDER_A_TRACE = {
                 return -q
 
         @jax.jit
-        def forward(x, kernel):
+        def forward(x, kernel: Kernel):
             return kernel(x)
         """,
     "method-arguments-after-self": """

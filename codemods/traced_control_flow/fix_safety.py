@@ -38,7 +38,7 @@ from jaxfix.analysis.definite_binding import maybe_unbound_before
 from jaxfix.analysis.static_positions import static_uses
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
-from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.analysis.traced import is_staged_call_name, read_off_known
 from jaxfix.analysis.value_kinds import ARRAY, NUMBER, ValueKinds
 from jaxfix.model import Fix, Safety
 from jaxfix.rewriting.functions import FunctionRewrite
@@ -81,6 +81,14 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
     if unproven is not None:
         return _unsafe(fix, unproven)
     return fix
+
+
+def is_proven_traced(fn: FunctionRewrite, site) -> bool:
+    """This file proves the condition or operand of `site` traced (`_unproven`): the family reports
+    only such sites. On four pools of public code nobody had tuned on, 1 of 208 traced-control-flow
+    findings inferred from a caller in another module, a framework convention or a guessed pytree
+    class was real; where the analysis cannot tell, it does not report (issue #29)."""
+    return _unproven(fn, site) is None
 
 
 def _unproven(fn: FunctionRewrite, site) -> str | None:
@@ -190,6 +198,8 @@ def _guessed_attribute(fn: FunctionRewrite, site) -> str | None:
     env = facts.env_before(site.stmt) if site.stmt is not None else frozenset(facts.all_traced)
     reads: list[str] = []
     direct = False
+    # objects whose class this file shows: the method's receiver, parameters annotated with a class
+    known = set(fn.info.class_annotations) | ({facts.receiver} if facts.receiver else set())
 
     class V(cst.CSTVisitor):
         def visit_Call(self, n: cst.Call) -> bool:
@@ -208,7 +218,11 @@ def _guessed_attribute(fn: FunctionRewrite, site) -> str | None:
             if attr in ARRAY_ATTRIBUTES or is_static_attr(attr):
                 return True
             if facts.expr_traced(n, env) and facts.expr_traced(n.value, env):
-                reads.append(fn.ctx.module.code_for_node(n))
+                if read_off_known(n, known):
+                    nonlocal direct
+                    direct = True
+                else:
+                    reads.append(fn.ctx.module.code_for_node(n))
                 return False
             return True
 

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from codemods.traced_control_flow.fix_safety import proven
+from codemods.traced_control_flow.fix_safety import is_proven_traced, proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
 from jaxfix.analysis.guards import never_traced_at, tracer_test_helpers
@@ -264,7 +264,8 @@ def _find_all(ctx: RuleContext) -> list[FunctionSites]:
     found = []
     for info in list(jc.traced_functions()):
         rewrite = FunctionRewrite(ctx, jc, info)
-        found.append(FunctionSites(rewrite, _SiteFinder(rewrite, info).run(ctx)))
+        sites = [s for s in _SiteFinder(rewrite, info).run(ctx) if is_proven_traced(rewrite, s)]
+        found.append(FunctionSites(rewrite, sites))
     return found
 
 

@@ -17,9 +17,12 @@ A traced value has no Python truth value: the first trace raises
 `TracerBoolConversionError` (or `ConcretizationTypeError`). The code only ever worked eagerly.
 
 ## Known problems
-The analysis is within one module. A parameter that callers in other modules pass as a Python
-value is assumed traced unless it has a literal default that no call site in this module
-passes. A function imported from the project (not from jax, NumPy or another array library)
+Reported only where this module proves the value traced: a parameter of a function it
+transforms (and what such a function passes on through calls this module shows), a data
+attribute of an object whose class it shows (the method's receiver, a parameter annotated with
+the class), or what an array operation makes. A value only a caller in another module, a
+framework convention or a guessed class makes traced is not reported: on public code nobody
+had tuned on, such findings were all wrong. A function imported from the project (not from jax, NumPy or another array library)
 has its body elsewhere: whether its result is traced is undecidable here, so a condition on
 it is not reported. A `jnp.where` rewrite broadcasts: if the two original branches returned different
 shapes, the rewrite returns the broadcast shape (the original could never run under jit).

@@ -12,8 +12,12 @@ and never flagged (long static loops are JAX502's).
 eagerly.
 
 ## Known problems
-The analysis is within one module: a parameter that callers elsewhere pass as a Python value is
-assumed traced. `lax.fori_loop` with traced bounds is not reverse-differentiable; in a function
+Reported only where this module proves the value traced: a parameter of a function it
+transforms (and what such a function passes on through calls this module shows), a data
+attribute of an object whose class it shows (the method's receiver, a parameter annotated with
+the class), or what an array operation makes. A value only a caller in another module, a
+framework convention or a guessed class makes traced is not reported: on public code nobody
+had tuned on, such findings were all wrong. `lax.fori_loop` with traced bounds is not reverse-differentiable; in a function
 the module differentiates, a static bound (`static_argnames`) is the fix that keeps gradients
 working.
 

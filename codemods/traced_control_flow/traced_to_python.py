@@ -17,9 +17,13 @@ eagerly.
 A function is followed into the functions and methods it calls (`self.method`, a class's
 `__init__`, a module-level instance's `__call__`), and, with the project index that `jaxfix check`
 and the editor build, into other modules of the project: the finding then names the caller
-(`traced here because `step` (jitted, train.py:12) calls `update` with `x` traced`). A parameter
-that only callers outside the checked files pass as a Python value is assumed traced unless it
-has a literal default that no call site in this module passes.
+(`traced here because `step` (jitted, train.py:12) calls `update` with `x` traced`).
+Reported only where a module proves the value traced: a parameter of a function it transforms
+(and what such a function passes on through calls it shows), a data attribute of an object whose
+class it shows (the method's receiver, a parameter annotated with the class), or what an array
+operation makes (in another module too). A value only a caller in another module, a framework
+convention or a guessed class makes traced is not reported: on public code nobody had tuned on,
+such findings were all wrong.
 
 ## Example
 ```python

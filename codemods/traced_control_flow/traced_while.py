@@ -12,8 +12,12 @@ none: the first trace raises `TracerBoolConversionError` (or `ConcretizationType
 loop only ever worked eagerly.
 
 ## Known problems
-The analysis is within one module: a parameter that callers elsewhere pass as a Python value is
-assumed traced. `lax.while_loop` is not reverse-differentiable; in a function the module
+Reported only where this module proves the value traced: a parameter of a function it
+transforms (and what such a function passes on through calls this module shows), a data
+attribute of an object whose class it shows (the method's receiver, a parameter annotated with
+the class), or what an array operation makes. A value only a caller in another module, a
+framework convention or a guessed class makes traced is not reported: on public code nobody
+had tuned on, such findings were all wrong. `lax.while_loop` is not reverse-differentiable; in a function the module
 differentiates, a static bound (`static_argnames`) is the fix that keeps gradients working.
 
 ## Example

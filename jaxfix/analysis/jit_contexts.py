@@ -206,6 +206,8 @@ def _field_marks(call: cst.Call) -> list[tuple[str | None, object]]:
             for el in arg.value.elements:
                 if isinstance(el, cst.DictElement) and isinstance(key := literal(el.key), str):
                     out.append((key, literal(el.value)))
+        elif arg.keyword.value == "metadata" and isinstance(arg.value, cst.Call) and dotted_name(arg.value.func) == "dict":
+            out.extend((a.keyword.value, literal(a.value)) for a in arg.value.args if a.keyword is not None)
         else:
             out.append((arg.keyword.value, literal(arg.value)))
     return out
@@ -354,6 +356,7 @@ class JitContexts:
         self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
         self._children: dict[FuncInfo, list[FuncInfo]] = {}
         self.static_fields: dict[str, set[str]] = {}
+        self.static_classes: set[str] = set()  # `pytrees.is_static_class`: instances hold no traced leaf
         # flax module classes of this module, and the attribute names some of them hold data in
         self.flax_classes: set[str] = set()
         self.linen_classes: set[str] = set()
@@ -571,9 +574,23 @@ class JitContexts:
         if self._field_helpers is None:
             self._field_helpers = frozenset()
             defs = [s for s in self.module.body if isinstance(s, cst.FunctionDef)]
+            lambdas = {
+                small.targets[0].target.value: small.value.body
+                for stmt in self.module.body
+                if isinstance(stmt, cst.SimpleStatementLine)
+                for small in stmt.body
+                if isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Lambda)
+            }
             found: set[str] = set()
             for _ in range(3):
                 before = len(found)
+                for name, body in lambdas.items():
+                    self._field_helpers = frozenset(found)
+                    if self._marked_static(body):
+                        found.add(name)
                 for fn in defs:
                     returns = [r.value for r in statements(fn) if isinstance(r, cst.Return)]
                     self._field_helpers = frozenset(found)
@@ -589,11 +606,17 @@ class JitContexts:
         static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`): pytree aux data or
         Python config, not traced leaves."""
         out: set[str] = set()
+        static_class = pytrees.is_static_class(self.names.qualify(d.decorator) for d in node.decorators)
+        if static_class:
+            self.static_classes.add(node.name.value)
         for stmt in node.body.body:
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
             for small in stmt.body:
                 if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+                    continue
+                if static_class:
+                    out.add(small.target.value)
                     continue
                 ann = _without_none(small.annotation.annotation)
                 if isinstance(ann, cst.Subscript):
@@ -862,7 +885,9 @@ class JitContexts:
                 if bound:
                     # `jax.jit(partial(f, flag=True))`: the bound arguments are Python constants
                     self._mark(target, f"{qual.rsplit('.', 1)[-1]} of a partial")
-                    target.entry_traced |= set(target.params) - bound
+                    statics = self._partial_statics(call, target, bound) if qual in JIT_NAMES else set()
+                    target.static_params |= statics
+                    target.entry_traced |= set(target.params) - bound - statics
                     if qual in GRAD_NAMES or any(q in GRAD_NAMES for q in chain):
                         target.differentiated = True
                     continue
@@ -970,6 +995,21 @@ class JitContexts:
         if target is None or target.is_method:
             return None
         return target, (pos[1:], {a.keyword.value for a in expr.args if a.keyword is not None})
+
+    def _partial_statics(self, call: cst.Call, target: FuncInfo, bound: set[str]) -> set[str]:
+        """The static arguments of `jax.pmap(partial(f, ...), static_broadcasted_argnums=(0, 1))`
+        (jit's alike) as `f`'s parameters: the positions count from the first parameter the partial
+        leaves open (scenic's polyvit `train_step(task, dataset, modality, ...)`, pmapped as a
+        partial with keywords bound and its three leading arguments static)."""
+        jsite = JitSite(node=call, wrapper="", call=call)
+        self._statics(jsite, call, True)
+        lead = 0
+        while lead < len(target.positional) and target.positional[lead] in bound:
+            lead += 1
+        open_positional = target.positional[lead:]
+        return set(jsite.static_argnames) | {
+            open_positional[i] for i in jsite.static_argnums if -len(open_positional) <= i < len(open_positional)
+        }
 
     def _partial_bound(self, expr, scope: FuncInfo | None, target: FuncInfo) -> set[str]:
         """Parameters of `target` fixed by `functools.partial` on the way to a transform: written in
@@ -1160,6 +1200,9 @@ class JitContexts:
             # an instance of a plain class cannot be a traced argument: `self` is a Python object
             entry.discard(info.positional[0])
         for p in list(entry):
+            if info.class_annotations.get(p) in self.static_classes:
+                entry.discard(p)  # `cfg: Config` of a `register_static` class: hashed, never traced
+                continue
             default = info.defaults.get(p)
             if p in info.external_traced:
                 continue  # passed traced by a call in another module
@@ -1235,48 +1278,64 @@ class JitContexts:
         calls = [m for name in linen if (m := self._method_of(name, "__call__")) is not None]
         return calls[0] if len(calls) == 1 else None
 
+    def call_target(
+        self, call: cst.Call, info: FuncInfo, facts: FunctionFacts, env, *, guess: bool = True
+    ) -> tuple[FuncInfo | None, cst.BaseExpression | None, cst.Call]:
+        """(the function `call` runs, the object it runs on as `self` or None, the call as that
+        function sees it). Beyond a plain call of a function or method of this module: a linen
+        `model.apply(variables, x)` runs `__call__` on `x`; a `partial(f, ...)` built in traced code,
+        and a transform applied there (`nnx.value_and_grad(loss_fn)(model, x)`), run `f` in this
+        trace. With `guess`, calling a traced argument (`model(x)`) runs the `__call__` of the one
+        pytree class of the module that defines one (a guess the proof, `proven_traced`, does not make)."""
+        callee = self._resolve_callee(call.func, info)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if callee is None and isinstance(call.func, cst.Name) and call.func.value in info.class_annotations:
+            # `model(x)` with `model: Model` (a class of this module): `Model.__call__` on `model`
+            callee = self._method_of(info.class_annotations[call.func.value], "__call__")
+            receiver = call.func if callee is not None else None
+        if callee is None and guess and self._rooted_at_param(call.func, info) and facts.expr_traced(call.func, env):
+            # calling a traced argument (`model(x)`): the `__call__` of the one pytree class of the
+            # module that defines it. Locals (`partial(...)` objects, closures) are not guessed at.
+            candidates = [
+                m for m in self.methods.get("__call__", []) if m.is_method and m.class_name in self.pytree_classes
+            ]
+            if len(candidates) == 1:
+                callee, receiver = candidates[0], call.func
+        if callee is None and (applied := self._linen_applied(call)) is not None:
+            # `model.apply(variables, x, train)`: the linen module's `__call__` runs on `x`, `train`
+            callee, receiver = applied, None
+            call = call.with_changes(args=call.args[1:])
+        if callee is None and self.names.qualify(call.func) in PARTIAL_NAMES:
+            # `partial(f, cfg=v)` built in traced code: a deferred call of `f`, which can only
+            # run inside this trace (its arguments are this trace's values)
+            pos = _positional(call)
+            callee = self._resolve_callee(pos[0], info, allow_attr=False) if pos else None
+            if callee is not None and not callee.is_method and not call.args[0].star:
+                call = call.with_changes(func=pos[0], args=call.args[1:])
+            else:
+                callee = None
+        if callee is None and isinstance(call.func, cst.Call):
+            # `nnx.value_and_grad(loss_fn)(model, x)` in traced code: the transformed function
+            # runs inside this trace, on these arguments (a transform under a trace is inlined)
+            inner = call.func
+            qual = self.names.qualify(inner.func)
+            pos = _positional(inner)
+            if pos and (qual in PASS_THROUGH or qual in JIT_NAMES or qual in VMAP_NAMES):
+                target, chain = self._unwrap(pos[0], info)
+                if target is not None and not chain and not target.is_method:
+                    callee = target
+                    call = call.with_changes(func=pos[0])
+        return callee, receiver, call
+
     def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
         woken: list[FuncInfo] = []
         for node, stmt_env in self._calls_in(info):
-            call = node
-            callee = self._resolve_callee(call.func, info)
-            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-            if callee is None and self._rooted_at_param(call.func, info) and facts.expr_traced(call.func, stmt_env):
-                # calling a traced argument (`model(x)`): the `__call__` of the one pytree class of the
-                # module that defines it. Locals (`partial(...)` objects, closures) are not guessed at.
-                candidates = [
-                    m for m in self.methods.get("__call__", []) if m.is_method and m.class_name in self.pytree_classes
-                ]
-                if len(candidates) == 1:
-                    callee, receiver = candidates[0], call.func
-            if callee is None and (applied := self._linen_applied(call)) is not None:
-                # `model.apply(variables, x, train)`: the linen module's `__call__` runs on `x`, `train`
-                callee, receiver = applied, None
-                call = call.with_changes(args=call.args[1:])
-            if isinstance(call.func, cst.Name) and (callee is None or callee.name == "__init__"):
-                cls = call.func.value if callee is None else callee.class_name
-                if self._lookup(cls, info) is callee and any(facts.expr_traced(a.value, stmt_env) for a in call.args):
+            resolved = self._resolve_callee(node.func, info)
+            if isinstance(node.func, cst.Name) and (resolved is None or resolved.name == "__init__"):
+                cls = node.func.value if resolved is None else resolved.class_name
+                if self._lookup(cls, info) is resolved and any(facts.expr_traced(a.value, stmt_env) for a in node.args):
                     woken.extend(self._construction_hooks(cls, info))
-            if callee is None and self.names.qualify(call.func) in PARTIAL_NAMES:
-                # `partial(f, cfg=v)` built in traced code: a deferred call of `f`, which can only
-                # run inside this trace (its arguments are this trace's values)
-                pos = _positional(call)
-                callee = self._resolve_callee(pos[0], info, allow_attr=False) if pos else None
-                if callee is not None and not callee.is_method and not call.args[0].star:
-                    call = call.with_changes(func=pos[0], args=call.args[1:])
-                else:
-                    callee = None
-            if callee is None and isinstance(call.func, cst.Call):
-                # `nnx.value_and_grad(loss_fn)(model, x)` in traced code: the transformed function
-                # runs inside this trace, on these arguments (a transform under a trace is inlined)
-                inner = call.func
-                qual = self.names.qualify(inner.func)
-                pos = _positional(inner)
-                if pos and (qual in PASS_THROUGH or qual in JIT_NAMES or qual in VMAP_NAMES):
-                    target, chain = self._unwrap(pos[0], info)
-                    if target is not None and not chain and not target.is_method:
-                        callee = target
-                        call = call.with_changes(func=pos[0])
+            callee, receiver, call = self.call_target(node, info, facts, stmt_env)
             if callee is None or callee is info:
                 continue
             bound = self.bind_args(callee, call)
@@ -1325,15 +1384,20 @@ class JitContexts:
             start += 1
         return set()
 
+    def construction_hooks_of(self, class_name: str) -> list[FuncInfo]:
+        """The `__post_init__`/`__check_init__` (dataclass, equinox) a construction of the module's
+        pytree class `class_name` runs."""
+        if class_name not in self.pytree_classes or class_name in self.module_funcs or class_name in self.module_names:
+            return []
+        hooks = (self._method_of(class_name, hook) for hook in ("__post_init__", "__check_init__"))
+        return [h for h in hooks if h is not None and h.positional]
+
     def _construction_hooks(self, class_name: str, caller: FuncInfo) -> list[FuncInfo]:
         """A pytree class built with traced fields runs `__post_init__`/`__check_init__` (dataclass,
         equinox) on them: `self` is traced there."""
-        if class_name not in self.pytree_classes or class_name in self.module_funcs or class_name in self.module_names:
-            return []
         out = []
-        for hook in ("__post_init__", "__check_init__"):
-            found = self._method_of(class_name, hook)
-            if found is not None and found.positional and found.positional[0] not in found.entry_traced:
+        for found in self.construction_hooks_of(class_name):
+            if found.positional[0] not in found.entry_traced:
                 found.entry_traced.add(found.positional[0])
                 self._mark(found, f"runs when traced `{caller.name}` builds a `{class_name}`")
                 out.append(found)

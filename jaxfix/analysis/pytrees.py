@@ -240,6 +240,8 @@ def decorator_target(node: ast.AST, bindings: dict[str, str]) -> str | None:
 # raw array attribute arrive as tracers, an `int` attribute as the int itself; a linen module's
 # dataclass fields are hashable config and its parameters come from `self.param(...)` calls.
 FLAX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.Pytree", "flax.linen.Module"})
+# the accessor of a Variable's array (`self.count.value`): reads the Variable's data, not Python config
+VARIABLE_VALUE_ATTRIBUTES = frozenset({"value"})
 # Calls whose value stored on a module is surely Python data (everything else called may make an
 # array, a Variable or a submodule, and is left traced).
 PYTHON_VALUE_CALLS = frozenset(
@@ -276,6 +278,9 @@ def ast_field_marks(call: ast.Call) -> list[tuple[str | None, object]]:
                 for k, v in zip(kw.value.keys, kw.value.values)
                 if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)
             )
+        elif kw.arg == "metadata" and isinstance(kw.value, ast.Call) and isinstance(kw.value.func, ast.Name) and kw.value.func.id == "dict":
+            # `metadata=dict(static=True)` (jax-llm-examples' `static_field`)
+            out.extend((k.arg, k.value.value) for k in kw.value.keywords if k.arg and isinstance(k.value, ast.Constant))
     return out
 
 
@@ -292,11 +297,18 @@ def is_static_field_call(value: ast.AST | None, qualify: Callable[[ast.AST], str
 def static_field_helpers(tree: ast.Module, qualify: Callable[[ast.AST], str | None]) -> frozenset[str]:
     """Module-level functions that make a static field, recognised by what they do, not by name:
     every `return` gives a field call marked static (`def static_field(**kw): return
-    dataclasses.field(metadata={"static": True}, **kw)`), or a call of another such helper."""
+    dataclasses.field(metadata={"static": True}, **kw)`, or a module-level lambda of one), or a
+    call of another such helper."""
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    lambdas = {
+        n.targets[0].id: n.value.body
+        for n in tree.body
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Lambda)
+    }
     found: set[str] = set()
     for _ in range(3):
         before = len(found)
+        found.update(name for name, body in lambdas.items() if is_static_field_call(body, qualify, found))
         for name, fn in defs.items():
             returns = [r.value for r in astscan.statements(fn) if isinstance(r, ast.Return)]
             if returns and all(is_static_field_call(v, qualify, found) for v in returns):
@@ -306,14 +318,28 @@ def static_field_helpers(tree: ast.Module, qualify: Callable[[ast.AST], str | No
     return frozenset(found)
 
 
+# Decorators that make every instance of a class static (hashed into the cache key, no leaves):
+# each field of such a class is Python data under any transform (jax-llm-examples' `Config`).
+STATIC_CLASS_DECORATORS = frozenset({"jax.tree_util.register_static"})
+
+
+def is_static_class(decorators: Iterable[str | None]) -> bool:
+    """A class with one of `STATIC_CLASS_DECORATORS` (the qualified names of its decorators)."""
+    return any(d in STATIC_CLASS_DECORATORS for d in decorators)
+
+
 def static_field_names(node: ast.ClassDef, bindings: dict[str, str], helpers: Container[str] = ()) -> tuple[str, ...]:
     """Fields of the class body declared with a non-array annotation (`dense: bool`, `act:
     Callable`) or marked static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`):
     pytree aux data or Python config, not traced leaves (the stdlib-AST twin of
     `JitContexts._class_static_fields`)."""
     out: list[str] = []
+    static_class = is_static_class(qualify(d, bindings) for d in node.decorator_list)
     for stmt in node.body:
         if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+            continue
+        if static_class:
+            out.append(stmt.target.id)
             continue
         ann = _without_none(stmt.annotation)
         ann = ann.value if isinstance(ann, ast.Subscript) else ann

@@ -32,12 +32,13 @@ are looked up in the enclosing function's names traced anywhere (`all_traced`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.static_values import (
     ARRAY_ATTRIBUTES,
     ITEM_METHODS,
@@ -221,6 +222,10 @@ class FunctionFacts:
     static_attrs: frozenset[str] = frozenset()
     # what the module knows about calls the table does not decide (its helpers, its imports)
     calls: CallOracle | None = None
+    # set by the proof only (`proven_traced`): the names whose class this file shows (the receiver,
+    # parameters annotated with a class); a data attribute read off anything else may be Python
+    # aux data of a class the file does not show, so it is not taken as traced
+    known_objects: frozenset[str] | None = None
 
     # -- queries ----------------------------------------------------------
     @property
@@ -263,6 +268,8 @@ class FunctionFacts:
             ):
                 return False
             if isinstance(e.value, cst.Name) and e.attr.value in self.param_fields.get(e.value.value, ()):
+                return False
+            if self.known_objects is not None and not read_off_known(e, self.known_objects):
                 return False
             return t(e.value)
         if isinstance(e, cst.Subscript):
@@ -864,6 +871,18 @@ def _sequence_names(facts: FunctionFacts) -> set[str]:
     return seq | candidates
 
 
+def read_off_known(e: cst.Attribute, known: Container[str]) -> bool:
+    """`e` is an array attribute (`x.T`), or a data attribute of a name in `known` (objects whose
+    class the file shows), or a Variable's `.value` of one (`self.count.value`)."""
+    attr = e.attr.value
+    if attr in ARRAY_ATTRIBUTES:
+        return True
+    inner = e.value
+    if attr in VARIABLE_VALUE_ATTRIBUTES and isinstance(inner, cst.Attribute):
+        inner = inner.value
+    return isinstance(inner, cst.Name) and inner.value in known
+
+
 def analyse_function(
     node: cst.FunctionDef | cst.Lambda,
     names: ImportMap,
@@ -875,8 +894,10 @@ def analyse_function(
     static_attrs: Iterable[str] = (),
     calls: CallOracle | None = None,
     param_fields: Mapping[str, frozenset[str]] | None = None,
+    known_objects: frozenset[str] | None = None,
 ) -> FunctionFacts:
     facts = FunctionFacts(
+        known_objects=known_objects,
         param_fields=param_fields or {},
         node=node,
         names=names,

@@ -1,0 +1,161 @@
+"""The traced-control-flow family reports what the file proves traced (`jaxfix.analysis.proven_traced`,
+issue #29): static facts from the code JAX users write today, each beside its buggy variant,
+which is still reported. The negative programs also run under jit, as written, on real jax."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+
+from fixture_cases import load_as_module
+from fixture_cases import run_jax3 as run
+
+
+def lines(result) -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in result.findings]
+
+
+# jax-ml/jax-llm-examples@8b4b24602e0652100e9835ec6d91fed58bbea472:gemma4/gemma4_jax/model.py:130-337,
+# 755-772: a `register_static` Config passed to a jitted `forward` (every field static), and a
+# QuantArray whose `out_scaling` is a static field made by a module-level lambda helper with
+# `metadata=dict(static=True)`
+LLM_CONFIG = """
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+static_field = lambda val=dataclasses.MISSING: dataclasses.field(default=val, metadata=dict(static=True))
+
+
+@jax.tree_util.register_static
+@dataclasses.dataclass
+class Config:
+    rope_proportion: float | None = None
+    head_dim: int = 8
+    platform: str = "cpu"
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class QuantArray:
+    quant: jax.Array
+    out_scaling: bool = static_field(False)
+
+
+def pos_embeddings(positions, cfg: Config):
+    rope_proportion = cfg.rope_proportion or 1.0
+    rope_angles = int(rope_proportion * cfg.head_dim // 2)
+    return positions[:, None] * jnp.ones(rope_angles)
+
+
+def which_platform(cfg):
+    return cfg.platform
+
+
+def einsum(x, rhs: QuantArray):
+    if rhs.out_scaling:
+        return x @ rhs.quant * 2.0
+    return x @ rhs.quant
+
+
+@jax.jit
+def forward(positions, cfg: Config, rhs: QuantArray):
+    if which_platform(cfg) not in ("cpu", "gpu"):
+        raise ValueError("unsupported")
+    return einsum(pos_embeddings(positions, cfg), rhs)
+"""
+
+
+def test_a_register_static_config_and_a_lambda_static_field_helper_are_static():
+    assert lines(run(LLM_CONFIG)) == []
+    mod = load_as_module(Path("llm_config.py"), LLM_CONFIG)
+    out = mod.forward(jnp.arange(3.0), mod.Config(rope_proportion=0.5), mod.QuantArray(jnp.ones((2, 2)), True))
+    np.testing.assert_allclose(out, np.full((3, 2), 2.0) * np.arange(3.0)[:, None] * 2)
+
+
+def test_without_the_static_marks_the_same_reads_are_reported():
+    # buggy: a Config that is a plain dataclass pytree (its float field a leaf) and a QuantArray
+    # field that is a leaf: the same reads now decide on traced values
+    buggy = LLM_CONFIG.replace("@jax.tree_util.register_static\n", "@jax.tree_util.register_dataclass\n").replace(
+        "out_scaling: bool = static_field(False)", "out_scaling: jax.Array = dataclasses.field(default=False)"
+    )
+    assert lines(run(buggy)) == [
+        ("JAX305", 26),  # `cfg.rope_proportion or 1.0`
+        ("JAX304", 27),  # `int(rope_proportion * ...)`
+        ("JAX301", 36),  # `if rhs.out_scaling:`
+        ("JAX301", 43),  # `if which_platform(cfg) ...`: a helper of a traced config
+    ]
+
+
+# google-research/scenic@4a38d475ee89cb821078c0e2bf2065ee030e1535:scenic/projects/polyvit/trainer.py:54,
+# 542-555: `jax.pmap(functools.partial(train_step, flax_model=..., ...), static_broadcasted_argnums=(0,
+# 1, 2))`: the positions count from the partial's first open parameter (task, dataset, modality)
+POLYVIT = """
+import functools
+
+import jax
+import jax.numpy as jnp
+
+
+def train_step(task, modality, state, batch, *, scale):
+    if modality == "audio":
+        return state + scale * batch
+    return state - batch
+
+
+def train(xs, state):
+    step = jax.pmap(
+        functools.partial(train_step, scale=2.0),
+        axis_name="batch",
+        static_broadcasted_argnums=(0, 1),
+    )
+    for x in xs:
+        state = step("cls", "audio", state, x)
+    return state
+"""
+
+
+def test_pmap_static_broadcasted_argnums_through_a_keyword_partial_are_static():
+    assert lines(run(POLYVIT)) == []
+    mod = load_as_module(Path("polyvit_like.py"), POLYVIT)
+    out = mod.train([jnp.ones((1, 2))], jnp.zeros((1, 2)))
+    np.testing.assert_allclose(out, np.full((1, 2), 2.0))
+    # buggy: the modality is not among the static arguments: a traced string comparison
+    buggy = POLYVIT.replace("static_broadcasted_argnums=(0, 1)", "static_broadcasted_argnums=(0,)")
+    assert lines(run(buggy)) == [("JAX301", 9)]
+
+
+def test_an_attribute_of_an_object_whose_class_the_file_does_not_show_is_not_reported():
+    # google/tunix-style train step: `state.config.use_ema` on an unannotated argument can be a
+    # leaf or static aux data of a class defined elsewhere; annotated with the file's class, the
+    # field is shown to be an array and is reported
+    src = textwrap.dedent(
+        """
+        import flax.struct
+        import jax
+        import jax.numpy as jnp
+
+
+        class State(flax.struct.PyTreeNode):
+            step: jax.Array
+            warmup: int = flax.struct.field(pytree_node=False)
+
+
+        @jax.jit
+        def update(state, x):
+            if state.step > 10:
+                return x * 2.0
+            return x
+        """
+    )
+    assert lines(run(src)) == []
+    assert lines(run(src.replace("def update(state, x):", "def update(state: State, x):"))) == [("JAX301", 14)]
+    # the static field of the shown class stays silent
+    static = src.replace("def update(state, x):", "def update(state: State, x):").replace(
+        "if state.step > 10:", "if state.warmup > 10:"
+    )
+    assert lines(run(static)) == []
