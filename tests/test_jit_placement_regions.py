@@ -25,6 +25,35 @@ def _rows(source: str) -> list[tuple[int, str, str]]:
 
 
 CASES = {
+    # google-research/scenic@4a38d475ee89cb821078c0e2bf2065ee030e1535:
+    # scenic/projects/knowledge_visual_language/trainer.py:88: `init_state` (the trainer's setup,
+    # called once per run) does `jax.jit(tx.init, backend='cpu')(params)`: a jit of an
+    # initialiser builds state once per model (`state_builders`)
+    "jit_of_an_initialiser_in_setup": (
+        """
+        import jax
+
+        def init_state(model, tx, params):
+            opt_state = jax.jit(tx.init, backend="cpu")(params)
+            return model, opt_state
+        """,
+        [],
+    ),
+    # buggy twin: the module calls the setup in a loop (one per evaluation): each call compiles
+    "jit_of_an_initialiser_called_per_step": (
+        """
+        import jax
+
+        def init_state(model, tx, params):
+            opt_state = jax.jit(tx.init, backend="cpu")(params)
+            return model, opt_state
+
+        def evaluate(model, tx, batches):
+            for params in batches:
+                init_state(model, tx, params)
+        """,
+        [(5, "JAX202", "manual")],
+    ),
     # google/brax@0b96d056:brax/training/replay_buffers.py (PmapWrapper): `jax.pmap` of a bound method of
     # the same object per call hits pmap's cache (measured below)
     "pmap_bound_method_of_one_object": (

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
+from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
@@ -688,6 +689,8 @@ class _SiteFinder:
         site.repeats = site.repeats or self._called_repeatedly(site.function)
         if self._drives_a_loop(site.function) and not site.repeats and not self._streams(site.function):
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
+        if not site.repeats and not self._streams(site.function) and self._builds_state(site):
+            return None  # a jit of an initialiser in a setup function (`state_builders`)
         if self._only_called_under_trace(site.function):
             return None  # every call is traced by an outer transform: the inner one is inlined
         if (
@@ -696,6 +699,11 @@ class _SiteFinder:
         ):
             return None
         return site
+
+    def _builds_state(self, site: Site) -> bool:
+        """The transform wraps an initialiser (`state_builders.jits_an_initialiser`)."""
+        target = site.definition if site.definition is not None else site.target
+        return jits_an_initialiser(target, self.qualify)
 
     def _drives_a_loop(self, function: cst.FunctionDef) -> bool:
         """`function`'s own body runs a `for`/`while` loop: a driver (`train`, `evaluate`,

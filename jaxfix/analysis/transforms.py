@@ -159,6 +159,10 @@ LINEN_LIFTED = frozenset(
 # flax.linen's `Module.apply(variables, *args, method=None)` runs the module's `__call__` on `args`
 # (under whatever transform the caller is in); `init` usually runs eagerly, once.
 LINEN_APPLY = frozenset({"apply"})
+# Initialisers of the frameworks' state: flax's `Module.init(rngs, x)`, optax's
+# `GradientTransformation.init(params)` (haiku and equinox spell theirs the same way): they build a
+# model's or an optimizer's state, once per model (`jax.jit(tx.init, backend="cpu")` places it).
+INITIALISER_METHODS = frozenset({"init"})
 # Flax's performance-guide helper: binds graph objects once so an `nnx.jit` step called per batch
 # skips the Python graph traversal (`nnx.cached_partial(train_step, model, optimizer)`).
 CACHED_PARTIAL = "flax.nnx.cached_partial"
