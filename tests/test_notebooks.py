@@ -257,3 +257,26 @@ def test_fix_json_document_carries_cells_and_validates(tmp_path):
     jsonschema.validate(document, SCHEMA)
     assert sorted(f["cell"] for f in document["fixes"]) == [3, 5, 6]
     assert document["files"][0]["diff"].startswith(f"--- {nb}:cell 3\n+++ {nb}:cell 3\n")
+
+
+def test_a_cell_rebinding_a_global_after_the_last_compiled_call_reads_nothing_stale(tmp_path):
+    # google-research/vision_transformer@c6de1e5378c9831a8477feb30994971bdc409e46:vit_jax.ipynb: a
+    # cell calls the jitted function that reads `model`, a later cell rebinds `model` for another
+    # demo, and no later cell calls the compiled function again (nothing runs after a notebook)
+    cells = (
+        IMPORTS + "\n\nmodel = 2.0\n\n\n@jax.jit\ndef predict(x):\n    return x * model",
+        "logits = predict(1.0)",
+        "model = 3.0\nprint(model)",
+    )
+    nb = notebook(tmp_path / "nb.ipynb", *cells)
+    code, out, _ = cli("check", "--no-cache", "--select", "JAX404", str(nb))
+    assert code == 0 and out == ""
+    # buggy: a later cell calls it again and still multiplies by 2.0
+    again = notebook(tmp_path / "again.ipynb", *cells, "again = predict(1.0)")
+    code, out, _ = cli("check", "--no-cache", "--select", "JAX404", str(again))
+    assert code == 1 and "JAX404 module-level `model` is rebound" in out
+    # the same code as a module: its importers may call `predict` after its last line
+    module = tmp_path / "mod.py"
+    module.write_text("\n\n".join(cells) + "\n")
+    code, out, _ = cli("check", "--no-cache", "--select", "JAX404", str(module))
+    assert code == 1 and "JAX404" in out

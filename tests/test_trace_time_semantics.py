@@ -632,6 +632,31 @@ def test_outer_state_read_after_setter_between_calls():
     assert "LIMIT" in findings[0].message
 
 
+def test_a_lambda_jitted_and_called_where_it_is_made_reads_nothing_stale():
+    # the same notebook's cell 25: `variables = jax.jit(lambda: model.init(..., batch[...]),
+    # backend='cpu')()`; `batch` is rebound by the training loop of a later cell, which calls
+    # other compiled functions: nothing can call that lambda's compilation again
+    notebook = """
+        batch = 1.0
+
+        variables = jax.jit(lambda: batch * 2.0)()
+
+        @jax.jit
+        def step(x):
+            return x + 1.0
+
+        for batch in (2.0, 3.0):
+            step(batch)
+        """
+    findings, _ = run(notebook, select="JAX404")
+    assert findings == []
+    # buggy: the compiled lambda is kept and called in the loop after each rebinding
+    kept = notebook.replace("variables = jax.jit(lambda: batch * 2.0)()", "double = jax.jit(lambda: batch * 2.0)")
+    kept = kept.replace("step(batch)", "step(double())")
+    findings, _ = run(kept, select="JAX404")
+    assert [f.code for f in findings] == ["JAX404"] and "`batch`" in findings[0].message
+
+
 RUNTIME_CACHE = """
 _CACHE = {}
 _REGISTRY = {}

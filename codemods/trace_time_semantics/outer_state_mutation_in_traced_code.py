@@ -420,6 +420,8 @@ class OuterStateMutationRule(Rule):
                     continue  # traced only by an eager vmap or grad: every call reads the global again
                 if name in outer.late and not outer.late[name].after(_defined_at(ctx, info)):
                     continue  # every late rebinding runs before the function exists (a notebook's setup cells)
+                if _compiled_once(ctx, info):
+                    continue  # `jax.jit(lambda: ...)()`: the compiled function is never called again
                 reported_reads.add(name)
                 if name not in outer.reassigned:
                     yield self._report(
@@ -444,6 +446,19 @@ class OuterStateMutationRule(Rule):
 
     def _report(self, ctx: RuleContext, info: FuncInfo, node: cst.CSTNode, message: str, advice: str) -> Finding:
         return ctx.finding(self, "JAX404", node, message + info.traced_because(), ctx.manual(advice))
+
+
+def _compiled_once(ctx: RuleContext, info: FuncInfo) -> bool:
+    """`info` is a lambda every transform of which is called where it is made
+    (`variables = jax.jit(lambda: model.init(rng, batch), backend="cpu")()`, vision_transformer's
+    vit_jax.ipynb): nothing keeps the compiled function to call it after a rebinding."""
+    if not isinstance(info.node, cst.Lambda) or not info.jit_sites:
+        return False
+    for site in info.jit_sites:
+        parent = ctx.parent(site.node) if isinstance(site.node, cst.Call) else None
+        if not (isinstance(parent, cst.Call) and parent.func is site.node):
+            return False
+    return True
 
 
 def _defined_at(ctx: RuleContext, info: FuncInfo) -> int:
@@ -583,11 +598,13 @@ class _ModuleState:
 
     @classmethod
     def of(cls, ctx: RuleContext) -> _ModuleState:
-        return cls.of_tree(ctx.tree, ctx.names)
+        return cls.of_tree(ctx.tree, ctx.names, notebook=str(ctx.path).endswith(".ipynb"))
 
     @classmethod
-    def of_tree(cls, tree: ast.Module, names: ImportMap) -> _ModuleState:
-        """From the stdlib AST (a libcst visit of a large module costs about half a second)."""
+    def of_tree(cls, tree: ast.Module, names: ImportMap, notebook: bool = False) -> _ModuleState:
+        """From the stdlib AST (a libcst visit of a large module costs about half a second).
+        `notebook`: nothing runs after the module's last statement (`late_rebound`); without it
+        the screen asks with more rebindings late, never fewer."""
         values: dict[str, list[ast.AST | None]] = {}
         defined: set[str] = set()  # def, class, import: not data
         global_writes: set[str] = set()
@@ -649,7 +666,7 @@ class _ModuleState:
             containers,
             reassigned,
             lambda: _changed_at_run_time(tree, containers),
-            lambda: late_rebound(tree, reassigned, names.qualify_ast),
+            lambda: late_rebound(tree, reassigned, names.qualify_ast, notebook=notebook),
         )
 
 

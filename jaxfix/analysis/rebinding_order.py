@@ -6,7 +6,9 @@ setup (`TABLE = np.array(...)` then `TABLE = jnp.asarray(TABLE)`, `setColors()` 
 module level, `f = jax.jit(f)`) runs before any trace and is harmless.
 
 Read on the stdlib AST in execution order:
-- a statement sequence: a rebinding after a statement that may trace;
+- a statement sequence: a rebinding after a statement that may trace (in a notebook, and before
+  a later statement that may trace again: its last cells may rebind freely; a module's importers
+  may call its compiled functions after its last line);
 - a loop whose body (or header) both may trace and rebinds: iteration k's rebinding precedes
   iteration k+1's call. A call of a function the loop body itself defines or jits is a fresh
   function each iteration (a new trace), and does not count;
@@ -84,22 +86,24 @@ class Late:
 
 
 def late_rebound(
-    tree: ast.Module, candidates: Iterable[str], qualify: Callable[[ast.AST], str | None]
+    tree: ast.Module, candidates: Iterable[str], qualify: Callable[[ast.AST], str | None], notebook: bool = False
 ) -> dict[str, Late]:
     """The `candidates` (module globals bound more than once) that some rebinding can execute
     after a call that may trace: a module-level rebinding after one, in a module-level loop with
     one, or a `global` write in a function of the module whose own order (or whose callers') puts
     it after one. `qualify` names a call's function through the module's imports. Name -> where
-    such rebindings run (`Late`)."""
+    such rebindings run (`Late`). In a `notebook` nothing runs after its last cell (no importer
+    calls the compiled functions later): a rebinding cell counts only before a later call."""
     names = set(candidates)
     if not names:
         return {}
-    return _Order(tree, names, qualify).late()
+    return _Order(tree, names, qualify, notebook).late()
 
 
 class _Order:
-    def __init__(self, tree: ast.Module, names: set[str], qualify) -> None:
+    def __init__(self, tree: ast.Module, names: set[str], qualify, notebook: bool = False) -> None:
         self.tree = tree
+        self.notebook = notebook
         self.names = names
         self.qualify = qualify
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
@@ -115,7 +119,7 @@ class _Order:
         self._summaries: dict[str, _Effects] = {}
 
     def late(self) -> dict[str, Late]:
-        module = self._block(self.tree.body, self.names, frozenset())
+        module = self._notebook_body() if self.notebook else self._block(self.tree.body, self.names, frozenset())
         found = {name: Late(line, module.last_late[name]) for name, line in module.late.items()}
         for fn in self.functions:  # a function's own order counts, whoever calls it
             for name, line in self._summary(fn).late.items():
@@ -124,6 +128,28 @@ class _Order:
                 elif found[name].last is not None:
                     found[name] = Late(found[name].line, None)
         return {name: late for name, late in found.items() if name in self.names}
+
+    def _notebook_body(self) -> _Effects:
+        """A notebook's statements in order, where a rebinding statement after a trace counts only
+        once a later statement calls a compiled function again (a bare call of a setter function
+        counts at once, as in a module): a notebook that rebinds `model` in a cell
+        after its last jitted call has nothing left to read the stale value (vision_transformer's
+        vit_jax.ipynb, scenic's OWL-ViT notebook). Loops and functions keep their own order."""
+        out = _Effects()
+        pending: dict[str, int] = {}
+        for stmt in self.tree.body:
+            effects = self._statement(stmt, self.names, frozenset())
+            if effects.traces and pending:
+                out.add_late(pending)
+                pending = {}
+            if not isinstance(stmt, ast.Expr):
+                if out.traces:
+                    for name, line in effects.writes.items():
+                        pending.setdefault(name, line)
+            else:
+                out.after_trace(effects.writes)  # a setter's writes: importers may call `f` after it
+            out.add(effects)
+        return out
 
     # -- a function's summary ------------------------------------------------------------------
     def _summary(self, name: str) -> _Effects:
