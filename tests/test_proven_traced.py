@@ -159,3 +159,25 @@ def test_an_attribute_of_an_object_whose_class_the_file_does_not_show_is_not_rep
         "if state.step > 10:", "if state.warmup > 10:"
     )
     assert lines(run(static)) == []
+
+
+def test_a_parameter_annotated_with_a_class_of_another_module_shows_no_field():
+    # jax-ml/jax-llm-examples@8b4b24602e0652100e9835ec6d91fed58bbea472:
+    # serving/serving_jax/attention_cache_utils.py:453-458: `cache: PagedKVCache` (a class of another
+    # module, whose `page_size` is a static field there) read in a jitted function: the file does not
+    # show which fields are leaves, so `min(max_seq_len, cache.page_size * ...)` is not reported
+    src = """
+        import jax
+        from serving.cache import PagedKVCache
+
+        @jax.jit
+        def get_sequence(cache: PagedKVCache, max_seq_len):
+            return min(max_seq_len, cache.page_size * 4)
+        """
+    assert lines(run(src.replace(", max_seq_len):", "):").replace("max_seq_len, ", "8, "))) == []
+    # the same class defined in the file, its field an array: reported
+    here = src.replace(
+        "from serving.cache import PagedKVCache",
+        "import flax.struct\n\n\n        class PagedKVCache(flax.struct.PyTreeNode):\n            page_size: jax.Array",
+    ).replace(", max_seq_len):", "):").replace("max_seq_len, ", "8, ")
+    assert [code for code, _ in lines(run(here))] == ["JAX301"]

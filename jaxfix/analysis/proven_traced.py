@@ -14,7 +14,7 @@ file applies a transform to the function itself (`jax.jit(f)`, `@jax.vmap`, a `l
 value proven traced in the caller. Everything an array operation makes inside a traced function
 is traced either way (`jnp.sum(x)`, even on constants). A data attribute is proven traced only
 when read off an object whose class this file shows (the method's receiver, a parameter
-annotated with a class): off anything else (`rhs.out_scaling`, `cfg.rate`) it may be Python aux
+annotated with a class the module defines): off anything else (`rhs.out_scaling`, `cfg.rate`) it may be Python aux
 data or a static config of a class the file does not show. The result never exceeds the full
 analysis: a proven name is one the full analysis also takes as traced.
 """
@@ -73,8 +73,15 @@ class ProvenTraced:
             sequence_params=full.sequence_params,
             static_attrs=full.static_attrs,
             calls=full.calls,
-            known_objects=frozenset(info.class_annotations) | ({full.receiver} if full.receiver else set()),
+            known_objects=self._known_objects(info, full),
         )
+
+    def _known_objects(self, info: FuncInfo, full: FunctionFacts) -> frozenset[str]:
+        """The receiver of a method, and parameters annotated with a class this module defines:
+        objects whose fields this file shows (a class of another module may keep any of them as
+        aux data: jax-llm-examples' `cache: PagedKVCache` with its static `page_size`)."""
+        shown = {p for p, cls in info.class_annotations.items() if cls in self.jc.static_fields}
+        return frozenset(shown | ({full.receiver} if full.receiver else set()))
 
     def _run(self) -> dict[FuncInfo, FunctionFacts]:
         jc = self.jc
