@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
 
-from jaxfix.analysis import filememo
+from jaxfix.analysis import filememo, render
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
 from jaxfix.analysis.trace_screen import admits_entered
 from jaxfix.analysis.walk import children, parent_map
@@ -329,7 +329,7 @@ class RuleContext:
         top = self.top_level_statement(node)
         spans = self.fact(_top_level_spans, _top_level_spans)
         if top is None or not spans:
-            return self.wrapper.resolve(PositionProvider)[node]
+            return self.fact(_module_positions, _module_positions)[node]
         start_line = self.fact(_top_level_lines, _top_level_lines)[top]
         local = self.fact(_StatementPositions, _StatementPositions)(top)[node]
         shift = start_line - 1
@@ -454,9 +454,9 @@ class RuleContext:
             if isinstance(result, cst.RemovalSentinel):
                 new_text = ""
             elif isinstance(result, cst.FlattenSentinel):
-                new_text = "".join(self.module.code_for_node(node) for node in result.nodes)
+                new_text = "".join(render.code_of(self.module, node) for node in result.nodes)
             else:
-                new_text = self.module.code_for_node(result)
+                new_text = render.code_of(self.module, result)
             new_text = self._same_newlines(new_text)
             start, end = spans[top]
             edits.extend(
@@ -511,10 +511,10 @@ def _names_in(nodes: Iterable, seen: set[int]) -> set[str]:
 def _top_level_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | None:
     """Offsets of each top-level statement's text; None when the renderings do not tile the source."""
     module = ctx.module
-    offset = sum(len(module.code_for_node(line)) for line in module.header)
+    offset = sum(len(render.code_of(module, line)) for line in module.header)
     spans = {}
     for statement in module.body:
-        text = module.code_for_node(statement)
+        text = render.code_of(module, statement)
         if ctx.source[offset : offset + len(text)] != text:
             return None
         spans[statement] = (offset, offset + len(text))
@@ -547,14 +547,18 @@ class _StatementPositions:
         return self._done[top]
 
 
+def _module_positions(ctx: RuleContext) -> Mapping[cst.CSTNode, CodeRange]:
+    """Positions of the whole module (`ctx.wrapper.resolve(PositionProvider)`: the same)."""
+    return render.positions(ctx.module)
+
+
 def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     """`MetadataWrapper(module).resolve(PositionProvider)`, without the wrapper's resolver: it
     also runs a batched visit of the whole module for the batchable providers asked for, of
     which there are none here (an empty visit, half the cost of positions: a tenth of `check`
-    on a file with thousands of findings). The provider's own rendering is the same."""
-    provider = PositionProvider()
-    provider._gen_impl(module)  # noqa: SLF001 - what `BaseMetadataProvider._gen` runs (no dependencies)
-    return provider._computed  # noqa: SLF001
+    on a file with thousands of findings). The rendering is `render.positions`, the same
+    positions at about half the provider's cost."""
+    return render.positions(module)
 
 
 class _Rewriter(cst.CSTTransformer):
