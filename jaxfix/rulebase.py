@@ -538,21 +538,21 @@ class _StatementPositions:
 
     def __init__(self, ctx: RuleContext) -> None:
         self._module = ctx.module
-        self._done: dict[cst.CSTNode, Mapping[cst.CSTNode, CodeRange]] = {}
+        self._done: dict[cst.CSTNode, render.Positions] = {}
 
-    def __call__(self, top: cst.CSTNode) -> Mapping[cst.CSTNode, CodeRange]:
+    def __call__(self, top: cst.CSTNode) -> render.Positions:
         if top not in self._done:
             alone = self._module.with_changes(header=(), body=(top,), footer=())
             self._done[top] = _positions(alone)
         return self._done[top]
 
 
-def _module_positions(ctx: RuleContext) -> Mapping[cst.CSTNode, CodeRange]:
+def _module_positions(ctx: RuleContext) -> render.Positions:
     """Positions of the whole module (`ctx.wrapper.resolve(PositionProvider)`: the same)."""
     return render.positions(ctx.module)
 
 
-def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+def _positions(module: cst.Module) -> render.Positions:
     """`MetadataWrapper(module).resolve(PositionProvider)`, without the wrapper's resolver: it
     also runs a batched visit of the whole module for the batchable providers asked for, of
     which there are none here (an empty visit, half the cost of positions: a tenth of `check`

@@ -60,19 +60,27 @@ class _Syntactic:
         return None
 
     def __exit__(self, *exc) -> bool:
-        state, computed = self.state, self.state.computed
-        start = computed[self.start_node].start if self.start_node is not None else CodePosition(self.line, self.column)
-        end = computed[self.end_node].end if self.end_node is not None else CodePosition(state.line, state.column)
-        computed[self.node] = CodeRange(start, end)
+        state = self.state
+        computed = state.computed
+        if self.start_node is not None:
+            line, column = computed[id(self.start_node)][:2]
+        else:
+            line, column = self.line, self.column
+        if self.end_node is not None:
+            end = computed[id(self.end_node)][2:]
+        else:
+            end = (state.line, state.column)
+        computed[id(self.node)] = (line, column, *end)
         return False
 
 
 class _PositionState(PositionProvidingCodegenState):
-    """`PositionProvider`'s state, recording into `computed`: the same positions."""
+    """`PositionProvider`'s state, recording (start line, start column, end line, end column) by
+    the id of each node (a node's own `__hash__` is a Python call): the same positions."""
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline, provider=None)
-        self.computed: dict[cst.CSTNode, CodeRange] = {}
+        self.computed: dict[int, tuple[int, int, int, int]] = {}
         self.starts: list[tuple[int, int]] = []
 
     def add_indent_tokens(self) -> None:
@@ -92,17 +100,39 @@ class _PositionState(PositionProvidingCodegenState):
         self.starts.append((self.line, self.column))
 
     def after_codegen(self, node) -> None:
-        line, column = self.starts.pop()
-        if node not in self.computed:  # a syntactic position recorded inside is kept
-            self.computed[node] = CodeRange(CodePosition(line, column), CodePosition(self.line, self.column))
+        start = self.starts.pop()
+        key = id(node)
+        if key not in self.computed:  # a syntactic position recorded inside is kept
+            self.computed[key] = (*start, self.line, self.column)
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Syntactic(self, node, start_node, end_node)
 
 
-def positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+class Positions:
+    """The positions of a module's nodes, as `PositionProvider` gives them (`positions[node]`).
+    It holds the module, so the ids it is keyed by stay those of its nodes."""
+
+    __slots__ = ("_module", "_computed")
+
+    def __init__(self, module: cst.Module) -> None:
+        state = _PositionState(module)
+        module._codegen(state)  # noqa: SLF001 - what `PositionProvider._gen_impl` runs
+        self._module = module
+        self._computed = state.computed
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        line, column, end_line, end_column = self._computed[id(node)]
+        return CodeRange(CodePosition(line, column), CodePosition(end_line, end_column))
+
+    def __contains__(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._computed
+
+    def __len__(self) -> int:
+        return len(self._computed)
+
+
+def positions(module: cst.Module) -> Positions:
     """`MetadataWrapper(module).resolve(PositionProvider)`: the same positions, also for the
     nodes of a module built around part of another (no copy of the tree is made)."""
-    state = _PositionState(module)
-    module._codegen(state)  # noqa: SLF001 - what `PositionProvider._gen_impl` runs
-    return state.computed
+    return Positions(module)
