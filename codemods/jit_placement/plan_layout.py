@@ -12,6 +12,7 @@ import libcst as cst
 from codemods.jit_placement.captures import ABOVE, FACTORY, Decision, ManualFix
 from codemods.jit_placement.sites import Site
 from jaxfix.analysis.codegen import black_format
+from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.model import Fix, Safety
 
 _Manual = ManualFix  # the planner's name for "the fix must be done by hand"
@@ -47,7 +48,7 @@ class Layout:
         if len(code) + indent > 88:
             # black's layout at the width left, never narrower than 40 columns
             code = black_format(code, max(88 - indent, 40)).rstrip("\n")
-        stmt = cst.parse_statement(code, config=self.ctx.module.config_for_parsing)
+        stmt = cst.parse_statement(code, config=parsing_config(self.ctx.module))
         return stmt.with_changes(leading_lines=list(leading))
 
     def _module_leading(self, where: str, anchor: cst.CSTNode) -> list[cst.EmptyLine]:
@@ -236,7 +237,7 @@ class Layout:
         text = f"@{cache}\ndef {name}({', '.join(keys)}):\n    return {returned}\n"
         if any(len(line) > 88 for line in text.splitlines()):
             text = black_format(text, 88)
-        fdef = cst.parse_statement(text, config=self.ctx.module.config_for_parsing)
+        fdef = cst.parse_statement(text, config=parsing_config(self.ctx.module))
         if prelude:
             ret = fdef.body.body[-1].with_changes(leading_lines=[_BLANK])
             body = [*[s.with_changes(leading_lines=[]) for s in prelude[:1]], *prelude[1:], ret]
