@@ -338,12 +338,25 @@ class RuleContext:
             CodePosition(local.end.line + shift, local.end.column),
         )
 
+    def top_level_index(self, node: cst.CSTNode) -> int:
+        """`list(self.module.body).index(node)` (ValueError when `node` is not a top-level
+        statement), from a table built once per file: a search of the body per finding made a
+        file with thousands of findings quadratic (issue #33 item 1)."""
+        index = self.fact(_body_index, _body_index).get(id(node))
+        if index is None:
+            raise ValueError(f"{type(node).__name__} is not a top-level statement")
+        return index
+
+    def is_top_level(self, node: cst.CSTNode) -> bool:
+        """`node in self.module.body`, from the same table."""
+        return id(node) in self.fact(_body_index, _body_index)
+
     def keyword_line(self, node: cst.ClassDef | cst.FunctionDef) -> int:
         """The line of a top-level definition's `class`/`def` keyword (ast's `lineno`), read from
         the text: `position` renders the whole statement, which on a large class costs more than
         the rest of a rule's check. Nested definitions fall back to `position`."""
         spans = self.fact(_top_level_spans, _top_level_spans)
-        if node not in self.module.body or not spans:
+        if not self.is_top_level(node) or not spans:
             return self.position(node.name).start.line
         start, end = spans[node]
         keyword = "class" if isinstance(node, cst.ClassDef) else "def"
@@ -520,6 +533,15 @@ def _top_level_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | N
         spans[statement] = (offset, offset + len(text))
         offset += len(text)
     return spans
+
+
+def _body_index(ctx: RuleContext) -> dict[int, int]:
+    """id of each top-level statement -> its first index in `module.body` (nodes are equal only
+    when identical; the module holds them, so the ids stay theirs)."""
+    found: dict[int, int] = {}
+    for index, statement in enumerate(ctx.module.body):
+        found.setdefault(id(statement), index)
+    return found
 
 
 def _top_level_lines(ctx: RuleContext) -> dict[cst.CSTNode, int]:

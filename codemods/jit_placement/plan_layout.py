@@ -26,18 +26,18 @@ class Layout:
     def _module_anchor(self, site: Site, hoist_time_names: Iterable[str]) -> tuple[str, cst.CSTNode]:
         """("before"|"after", top-level statement) where a module-level hoist goes."""
         top = self.idx.top_level_statement(site.node)
-        body = list(self.ctx.module.body)
-        index = body.index(top)
+        body = self.ctx.module.body
+        index = self.ctx.top_level_index(top)
         if not site.function:
             # a module-level loop: go before the outermost loop
             top = self.idx.statement_in(site.loops[-1], self.ctx.module) if site.loops else top
-            index = body.index(top)
+            index = self.ctx.top_level_index(top)
         latest = -1
         for name in hoist_time_names:
             if self.idx.resolve(name, top) is not self.ctx.module:
                 continue
             for stmt in self.idx.module_bindings(name):
-                latest = max(latest, body.index(stmt))
+                latest = max(latest, self.ctx.top_level_index(stmt))
         if latest >= index:
             if latest == index or not site.function:
                 raise _Manual("a name the hoisted code needs is bound only at or after this point")
@@ -60,8 +60,8 @@ class Layout:
             if line.comment is not None:
                 break
             blank += 1
-        body = list(self.ctx.module.body)
-        index = body.index(anchor)
+        body = self.ctx.module.body
+        index = self.ctx.top_level_index(anchor)
         if index == 0:
             blank = 0
         else:
