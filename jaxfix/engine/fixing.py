@@ -125,6 +125,7 @@ def scan_raw(
         result.names_asked = ctx.names_asked
         result.undecided = ctx.undecided
         result.quote_used = ctx.quote_used
+        ctx.release()
     return result
 
 
