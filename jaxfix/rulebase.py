@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
 
-from jaxfix.analysis import filememo
+from jaxfix.analysis import filememo, render
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
 from jaxfix.analysis.trace_screen import admits_entered
 from jaxfix.analysis.walk import children, parent_map
@@ -246,6 +246,13 @@ class RuleContext:
         self.names_asked: set[str] = set()
         self.undecided = False
 
+    def release(self) -> None:
+        """Drop the facts, once the rules are done: many hold this context (a cycle), which kept
+        the file's trees alive until the cyclic collector walked them all (seconds on a
+        50,000-line file); dropped here, reference counting frees them at once."""
+        self._facts.clear()
+        self._wrapper = None
+
     # -- parsing (each parser at most once) -------------------------------
     @property
     def module(self) -> cst.Module:
@@ -329,7 +336,7 @@ class RuleContext:
         top = self.top_level_statement(node)
         spans = self.fact(_top_level_spans, _top_level_spans)
         if top is None or not spans:
-            return self.wrapper.resolve(PositionProvider)[node]
+            return self.fact(_module_positions, _module_positions)[node]
         start_line = self.fact(_top_level_lines, _top_level_lines)[top]
         local = self.fact(_StatementPositions, _StatementPositions)(top)[node]
         shift = start_line - 1
@@ -338,12 +345,25 @@ class RuleContext:
             CodePosition(local.end.line + shift, local.end.column),
         )
 
+    def top_level_index(self, node: cst.CSTNode) -> int:
+        """`list(self.module.body).index(node)` (ValueError when `node` is not a top-level
+        statement), from a table built once per file: a search of the body per finding made a
+        file with thousands of findings quadratic (issue #33 item 1)."""
+        index = self.fact(_body_index, _body_index).get(id(node))
+        if index is None:
+            raise ValueError(f"{type(node).__name__} is not a top-level statement")
+        return index
+
+    def is_top_level(self, node: cst.CSTNode) -> bool:
+        """`node in self.module.body`, from the same table."""
+        return id(node) in self.fact(_body_index, _body_index)
+
     def keyword_line(self, node: cst.ClassDef | cst.FunctionDef) -> int:
         """The line of a top-level definition's `class`/`def` keyword (ast's `lineno`), read from
         the text: `position` renders the whole statement, which on a large class costs more than
         the rest of a rule's check. Nested definitions fall back to `position`."""
         spans = self.fact(_top_level_spans, _top_level_spans)
-        if node not in self.module.body or not spans:
+        if not self.is_top_level(node) or not spans:
             return self.position(node.name).start.line
         start, end = spans[node]
         keyword = "class" if isinstance(node, cst.ClassDef) else "def"
@@ -454,9 +474,9 @@ class RuleContext:
             if isinstance(result, cst.RemovalSentinel):
                 new_text = ""
             elif isinstance(result, cst.FlattenSentinel):
-                new_text = "".join(self.module.code_for_node(node) for node in result.nodes)
+                new_text = "".join(render.code_of(self.module, node) for node in result.nodes)
             else:
-                new_text = self.module.code_for_node(result)
+                new_text = render.code_of(self.module, result)
             new_text = self._same_newlines(new_text)
             start, end = spans[top]
             edits.extend(
@@ -511,15 +531,24 @@ def _names_in(nodes: Iterable, seen: set[int]) -> set[str]:
 def _top_level_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | None:
     """Offsets of each top-level statement's text; None when the renderings do not tile the source."""
     module = ctx.module
-    offset = sum(len(module.code_for_node(line)) for line in module.header)
+    offset = sum(len(render.code_of(module, line)) for line in module.header)
     spans = {}
     for statement in module.body:
-        text = module.code_for_node(statement)
+        text = render.code_of(module, statement)
         if ctx.source[offset : offset + len(text)] != text:
             return None
         spans[statement] = (offset, offset + len(text))
         offset += len(text)
     return spans
+
+
+def _body_index(ctx: RuleContext) -> dict[int, int]:
+    """id of each top-level statement -> its first index in `module.body` (nodes are equal only
+    when identical; the module holds them, so the ids stay theirs)."""
+    found: dict[int, int] = {}
+    for index, statement in enumerate(ctx.module.body):
+        found.setdefault(id(statement), index)
+    return found
 
 
 def _top_level_lines(ctx: RuleContext) -> dict[cst.CSTNode, int]:
@@ -538,23 +567,27 @@ class _StatementPositions:
 
     def __init__(self, ctx: RuleContext) -> None:
         self._module = ctx.module
-        self._done: dict[cst.CSTNode, Mapping[cst.CSTNode, CodeRange]] = {}
+        self._done: dict[cst.CSTNode, render.Positions] = {}
 
-    def __call__(self, top: cst.CSTNode) -> Mapping[cst.CSTNode, CodeRange]:
+    def __call__(self, top: cst.CSTNode) -> render.Positions:
         if top not in self._done:
             alone = self._module.with_changes(header=(), body=(top,), footer=())
             self._done[top] = _positions(alone)
         return self._done[top]
 
 
-def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+def _module_positions(ctx: RuleContext) -> render.Positions:
+    """Positions of the whole module (`ctx.wrapper.resolve(PositionProvider)`: the same)."""
+    return render.positions(ctx.module)
+
+
+def _positions(module: cst.Module) -> render.Positions:
     """`MetadataWrapper(module).resolve(PositionProvider)`, without the wrapper's resolver: it
     also runs a batched visit of the whole module for the batchable providers asked for, of
     which there are none here (an empty visit, half the cost of positions: a tenth of `check`
-    on a file with thousands of findings). The provider's own rendering is the same."""
-    provider = PositionProvider()
-    provider._gen_impl(module)  # noqa: SLF001 - what `BaseMetadataProvider._gen` runs (no dependencies)
-    return provider._computed  # noqa: SLF001
+    on a file with thousands of findings). The rendering is `render.positions`, the same
+    positions at about half the provider's cost."""
+    return render.positions(module)
 
 
 class _Rewriter(cst.CSTTransformer):

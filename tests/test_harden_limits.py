@@ -98,3 +98,20 @@ def test_ten_megabyte_file_is_read_and_completes(tmp_path):
     proc = jaxfix("fix", "--write", "--no-cache", "-j", "1", str(tmp_path), timeout=900)
     assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert huge.stat().st_size >= 10_000_000 and JIT_IN_LOOP_FIXED_LINE in good.read_text()
+
+
+def test_parsing_config_equals_the_modules_own():
+    """`cstparse.parsing_config` is `Module.config_for_parsing`, built once per style: equal
+    configs, and the statements parsed with it render the same in the file's style."""
+    import libcst as cst
+
+    from jaxfix.analysis.cstparse import parsing_config
+
+    for source in ("x = 1\n", "def f():\n\treturn 1\r\n", "if x:\n   y = 2\n"):
+        module = cst.parse_module(source)
+        config = parsing_config(module)
+        assert config == module.config_for_parsing and parsing_config(module) is config
+        statement = cst.parse_statement("if a:\n    b = 1\n", config=config)
+        assert module.code_for_node(statement) == module.code_for_node(
+            cst.parse_statement("if a:\n    b = 1\n", config=module.config_for_parsing)
+        )

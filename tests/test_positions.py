@@ -43,3 +43,32 @@ def test_positions_of_every_node_equal_whole_module_positions():
             assert ctx.position(node) == where, (type(node).__name__, where)
             checked += 1
         assert checked > 100
+
+
+def test_render_gives_libcst_positions_and_text_for_every_fixture():
+    """`render.positions` and `render.code_of` are libcst's `PositionProvider` and
+    `code_for_node` at less cost: the same positions for every node, the same text."""
+    from pathlib import Path
+
+    import libcst as cst
+
+    from jaxfix.analysis import render
+
+    root = Path(__file__).resolve().parent.parent
+    sources = [SOURCE, SOURCE.replace("\n", "\r\n"), SOURCE.rstrip("\n")]
+    sources += [p.read_text() for p in sorted((root / "fixtures").rglob("*.py"))]
+    compared = 0
+    for source in sources:
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError:
+            continue
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        found = render.positions(module)
+        assert len(found) == len(expected)
+        assert all(found[node] == where for node, where in expected.items())
+        assert render.code_of(module, module) == module.code
+        for statement in module.body:
+            assert render.code_of(module, statement) == module.code_for_node(statement)
+        compared += 1
+    assert compared > 50

@@ -28,6 +28,7 @@ from codemods.compile_cost.timing_screen import (
     timer_classes_ast,
 )
 from jaxfix.analysis import astscan
+from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.host_sync import (
     BLOCKING_METHODS,
     CONTAINER_METHODS,
@@ -757,7 +758,7 @@ class _TimingChecker:
                 text = self.ctx.module.code_for_node(target).strip()
                 if isinstance(target, cst.Tuple) and not target.lpar:
                     text = f"({text})"
-                new = cst.parse_statement(f"{block}({text})\n", config=self.ctx.module.config_for_parsing)
+                new = cst.parse_statement(f"{block}({text})\n", config=parsing_config(self.ctx.module))
                 return self.ctx.rewrite(
                     f"insert `{block}({text})` before reading the clock",
                     Safety.SAFE,

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from codemods._command import commands_for
+from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.pytrees import NNX, PYTREE_BASES
@@ -205,7 +206,7 @@ class NnxStepWithoutCachedPartialRule(Rule):
             return ctx.manual(f"bind `nnx.cached_partial({step}, ...)` before the loop (`{new_name}` is taken)")
         spelled, imports = ctx.names.reference(CACHED_PARTIAL)
         binding = cst.parse_statement(
-            f"{new_name} = {spelled}({step}, {', '.join(cached)})\n", config=ctx.module.config_for_parsing
+            f"{new_name} = {spelled}({step}, {', '.join(cached)})\n", config=parsing_config(ctx.module)
         )
         new_call = call.with_changes(func=cst.Name(new_name), args=_trimmed(call.args[len(cached) :]))
         why = f"needs flax >= 0.11 in graph mode and the same graph structure of {', '.join(f'`{n}`' for n in cached)} after every call"

@@ -12,6 +12,7 @@ import libcst as cst
 from codemods.jit_placement.captures import ABOVE, FACTORY, Decision, ManualFix
 from codemods.jit_placement.sites import Site
 from jaxfix.analysis.codegen import black_format
+from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.model import Fix, Safety
 
 _Manual = ManualFix  # the planner's name for "the fix must be done by hand"
@@ -25,18 +26,18 @@ class Layout:
     def _module_anchor(self, site: Site, hoist_time_names: Iterable[str]) -> tuple[str, cst.CSTNode]:
         """("before"|"after", top-level statement) where a module-level hoist goes."""
         top = self.idx.top_level_statement(site.node)
-        body = list(self.ctx.module.body)
-        index = body.index(top)
+        body = self.ctx.module.body
+        index = self.ctx.top_level_index(top)
         if not site.function:
             # a module-level loop: go before the outermost loop
             top = self.idx.statement_in(site.loops[-1], self.ctx.module) if site.loops else top
-            index = body.index(top)
+            index = self.ctx.top_level_index(top)
         latest = -1
         for name in hoist_time_names:
             if self.idx.resolve(name, top) is not self.ctx.module:
                 continue
             for stmt in self.idx.module_bindings(name):
-                latest = max(latest, body.index(stmt))
+                latest = max(latest, self.ctx.top_level_index(stmt))
         if latest >= index:
             if latest == index or not site.function:
                 raise _Manual("a name the hoisted code needs is bound only at or after this point")
@@ -47,7 +48,7 @@ class Layout:
         if len(code) + indent > 88:
             # black's layout at the width left, never narrower than 40 columns
             code = black_format(code, max(88 - indent, 40)).rstrip("\n")
-        stmt = cst.parse_statement(code, config=self.ctx.module.config_for_parsing)
+        stmt = cst.parse_statement(code, config=parsing_config(self.ctx.module))
         return stmt.with_changes(leading_lines=list(leading))
 
     def _module_leading(self, where: str, anchor: cst.CSTNode) -> list[cst.EmptyLine]:
@@ -59,8 +60,8 @@ class Layout:
             if line.comment is not None:
                 break
             blank += 1
-        body = list(self.ctx.module.body)
-        index = body.index(anchor)
+        body = self.ctx.module.body
+        index = self.ctx.top_level_index(anchor)
         if index == 0:
             blank = 0
         else:
@@ -236,7 +237,7 @@ class Layout:
         text = f"@{cache}\ndef {name}({', '.join(keys)}):\n    return {returned}\n"
         if any(len(line) > 88 for line in text.splitlines()):
             text = black_format(text, 88)
-        fdef = cst.parse_statement(text, config=self.ctx.module.config_for_parsing)
+        fdef = cst.parse_statement(text, config=parsing_config(self.ctx.module))
         if prelude:
             ret = fdef.body.body[-1].with_changes(leading_lines=[_BLANK])
             body = [*[s.with_changes(leading_lines=[]) for s in prelude[:1]], *prelude[1:], ret]

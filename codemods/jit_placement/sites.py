@@ -766,7 +766,7 @@ class _SiteFinder:
         """A module-level function every call of which in this module is in traced code (a
         jitted function's body, a scan body): its own `jax.jit` is inlined into the outer trace.
         A function referenced other than by those calls (exported, passed on) is not."""
-        if function not in self.ctx.module.body:
+        if not self.ctx.is_top_level(function):
             return False
         name = function.name.value
         uses = [u for u in name_uses(self.ctx.module, name) if u is not function.name]
@@ -780,7 +780,7 @@ class _SiteFinder:
 
     def _script_runs_once(self, function: cst.FunctionDef) -> bool:
         """A module-level function a script calls once (`runs_once.functions_run_once`)."""
-        if function not in self.ctx.module.body:
+        if not self.ctx.is_top_level(function):
             return False
         if len(re.findall(rf"\b{function.name.value}\b", self.ctx.source)) < 2:
             return False  # the text spells it once, in its def: never called, no module walk needed

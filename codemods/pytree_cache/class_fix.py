@@ -109,7 +109,7 @@ class _ClassFix:
         self.unsure = ""
         self.imports: list[ImportRequest] = []
         self.replace: dict[cst.CSTNode, cst.CSTNode] = {}
-        top_level = classdef in ctx.module.body  # column 0: no position render of the class needed
+        top_level = ctx.is_top_level(classdef)  # column 0: no position render of the class needed
         self.indent = (0 if top_level else ctx.position(classdef).start.column) + 4
 
     def ref(self, qualname: str) -> str:

@@ -19,6 +19,7 @@ from codemods.trace_time_semantics.common import (
     traced_functions,
 )
 from jaxfix.analysis import astscan
+from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names, eager_array_names_cst
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
@@ -389,7 +390,7 @@ class InPlaceUpdateRule(Rule):
             else:
                 return ctx.manual(f"`{op}` on an item has no `.at` form")
         text = f"{name} = {call}"
-        new = cst.parse_statement(fits(ctx, node, text), config=ctx.module.config_for_parsing).body[0]
+        new = cst.parse_statement(fits(ctx, node, text), config=parsing_config(ctx.module)).body[0]
         new = new.with_changes(semicolon=node.semicolon)
         safety = Safety.UNSAFE if hazards else Safety.SAFE
         title = f"use `{name} = {name}.at[...].{verb}(...)`" + (f" (unsafe: {'; '.join(hazards)})" if hazards else "")

@@ -22,6 +22,7 @@ from codemods.trace_time_semantics.numpy_table import (
     raises_on_tracer,
 )
 from jaxfix.analysis import astscan
+from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.guards import guarded_in, never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.pytrees import ast_statements
@@ -255,7 +256,7 @@ class NumpyOnTracedValueRule(Rule):
             imports: list[ImportRequest] = []
             spelled, reqs = ctx.names.reference(f"jax.numpy.{fname}")
             imports.extend(reqs)
-            new_func = cst.parse_expression(spelled, config=ctx.module.config_for_parsing)
+            new_func = cst.parse_expression(spelled, config=parsing_config(ctx.module))
             fix = ctx.rewrite(
                 f"make the array with `jax.numpy.{fname}` (unsafe: 64-bit values become 32-bit unless jax_enable_x64)",
                 Safety.UNSAFE,
@@ -302,7 +303,7 @@ class NumpyOnTracedValueRule(Rule):
             imports: list[ImportRequest] = []
             spelled, reqs = ctx.names.reference(f"jax.numpy.{fname}")
             imports.extend(reqs)
-            new_func = cst.parse_expression(spelled, config=ctx.module.config_for_parsing)
+            new_func = cst.parse_expression(spelled, config=parsing_config(ctx.module))
             title = f"use `jax.numpy.{fname}`" + (f" (unsafe: {hazard})" if hazard else "")
             fix = ctx.rewrite(
                 title, Safety.UNSAFE if hazard else Safety.SAFE, replace={call.func: new_func}, imports=imports

@@ -16,6 +16,7 @@ from codemods.trace_time_semantics.common import (
     message,
     traced_functions,
 )
+from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
@@ -442,7 +443,7 @@ class _PrintFix:
         stmt = self.ctx.parent(self.call)
         if isinstance(stmt, cst.Expr) and stmt.value is self.call:
             text = fits(self.ctx, stmt, text)
-        new = cst.parse_expression(text, config=self.ctx.module.config_for_parsing)
+        new = cst.parse_expression(text, config=parsing_config(self.ctx.module))
         new = new.with_changes(lpar=self.call.lpar, rpar=self.call.rpar)
         return self.ctx.rewrite("use `jax.debug.print`", Safety.SAFE, replace={self.call: new}, imports=imports)
 

@@ -18,6 +18,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Iterator
+from operator import attrgetter
 
 import libcst as cst
 
@@ -46,7 +47,6 @@ def is_statement(node: cst.CSTNode) -> bool:
     """`isinstance(node, (BaseStatement, BaseSmallStatement))`, cached per type (hot in walks)."""
     return _IS_STATEMENT[type(node)]
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_PLANS: dict[tuple[type, type], tuple] = {}
 
 
 def child_fields(node_type: type) -> tuple[str, ...]:
@@ -70,10 +70,36 @@ def child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
+def _no_fields(node: cst.CSTNode) -> tuple:
+    return ()
+
+
+class _Getters(dict):
+    """type -> a function from a node to the values of its child fields, in `child_fields`
+    order: one `attrgetter` call per node where a `getattr` per field cost a call each."""
+
+    def __missing__(self, node_type: type):
+        fields = child_fields(node_type)
+        if not fields:
+            get = _no_fields
+        elif len(fields) == 1:
+            one = attrgetter(fields[0])
+
+            def get(node, _one=one):
+                return (_one(node),)
+
+        else:
+            get = attrgetter(*fields)
+        self[node_type] = get
+        return get
+
+
+_GET = _Getters()
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The same nodes as `node.children`, without rebuilding `node`."""
-    for name in child_fields(type(node)):
-        value = getattr(node, name)
+    for value in _GET[type(node)](node):
         if _IS_NODE[type(value)]:
             yield value
         elif type(value) is tuple or type(value) is list:
@@ -91,18 +117,35 @@ def _handler(visitor_type: type, method: str):
     return found
 
 
-def _plan(visitor_type: type, node_type: type) -> tuple:
-    key = (visitor_type, node_type)
-    plan = _PLANS.get(key)
-    if plan is None:
+class _Plans(dict):
+    """node type -> (its `visit_` handler, its `leave_` handler, its child getter) for one
+    visitor type (`walk` looks one up per node)."""
+
+    def __init__(self, visitor_type: type) -> None:
+        super().__init__()
+        self.visitor_type = visitor_type
+
+    def __missing__(self, node_type: type) -> tuple:
         name = node_type.__name__
-        plan = (
-            _handler(visitor_type, "visit_" + name),
-            _handler(visitor_type, "leave_" + name),
-            child_fields(node_type),
+        self[node_type] = plan = (
+            _handler(self.visitor_type, "visit_" + name),
+            _handler(self.visitor_type, "leave_" + name),
+            _GET[node_type],
         )
-        _PLANS[key] = plan
-    return plan
+        return plan
+
+
+class _PlansByVisitor(dict):
+    def __missing__(self, visitor_type: type) -> _Plans:
+        self[visitor_type] = plans = _Plans(visitor_type)
+        return plans
+
+
+_PLANS = _PlansByVisitor()
+
+
+def _plan(visitor_type: type, node_type: type) -> tuple:
+    return _PLANS[visitor_type][node_type]
 
 
 class Visitor(cst.CSTVisitor):
@@ -165,28 +208,26 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if custom:
         _walk_custom(node, visitor)
     else:
-        _walk_dispatch(node, visitor, visitor_type)
+        _walk_dispatch(node, visitor, _PLANS[visitor_type])
 
 
-def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type) -> None:
-    enter, leave, fields = _plan(visitor_type, type(node))
+def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans) -> None:
+    enter, leave, get = plans[type(node)]
     if enter is None or enter(visitor, node) is not False:
-        for name in fields:
-            value = getattr(node, name)
+        for value in get(node):
             if _IS_NODE[type(value)]:
-                _walk_dispatch(value, visitor, visitor_type)
+                _walk_dispatch(value, visitor, plans)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
                     if _IS_NODE[type(item)]:
-                        _walk_dispatch(item, visitor, visitor_type)
+                        _walk_dispatch(item, visitor, plans)
     if leave is not None:
         leave(visitor, node)
 
 
 def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if visitor.on_visit(node):
-        for name in child_fields(type(node)):
-            value = getattr(node, name)
+        for value in _GET[type(node)](node):
             if _IS_NODE[type(value)]:
                 _walk_custom(value, visitor)
             elif type(value) is tuple or type(value) is list:
@@ -200,11 +241,10 @@ def parent_map(root: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
     """Every node under `root` mapped to its parent (what `ParentNodeProvider` gives)."""
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
     stack = [root]
-    pop, push = stack.pop, stack.append
+    pop, push, get = stack.pop, stack.append, _GET
     while stack:
         node = pop()
-        for name in child_fields(type(node)):
-            value = getattr(node, name)
+        for value in get[type(node)](node):
             if _IS_NODE[type(value)]:
                 parents[value] = node
                 push(value)
@@ -264,23 +304,31 @@ def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
             stack += below
 
 
+class _Returns(cst.CSTVisitor):
+    """The `return` statements of `func` itself (one class: a class built per call cost its
+    creation and a fresh dispatch table per call)."""
+
+    def __init__(self, func: cst.FunctionDef) -> None:
+        super().__init__()
+        self.func = func
+        self.returns: list[cst.Return] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.func
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
 def own_returns(func: cst.FunctionDef) -> list[cst.Return]:
     """The `return` statements of `func` itself, in source order: not those of the functions,
     lambdas and classes nested in it."""
-    returns: list[cst.Return] = []
-
-    class Returns(cst.CSTVisitor):
-        def visit_Return(self, node: cst.Return) -> None:
-            returns.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-    walk(func, Returns())
-    return returns
+    found = _Returns(func)
+    walk(func, found)
+    return found.returns

@@ -20,6 +20,7 @@ import libcst as cst
 from jaxfix.analysis.cstparse import parse_module
 from jaxfix.edits import apply_edits
 from jaxfix.engine.imports import apply_import_requests
+from jaxfix.engine import steps
 from jaxfix.engine.linemap import LineMap
 from jaxfix.engine.suppression import is_suppressed
 from jaxfix.model import Finding, Safety
@@ -113,16 +114,18 @@ def scan_raw(
             raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
         except RecursionError:
             raise AnalysisError("expression nested too deeply for the parser") from None
-        for rule in candidates:
+        for done, rule in enumerate(candidates, 1):
             try:
                 result.findings.extend(f for f in rule.check(ctx) if code_filter(f.code))
             except RecursionError:
                 result.errors.append(f"rule {rule.name}: code nested too deeply to analyse")
             except Exception as exc:  # a bug in one rule must not lose the others' results
                 result.errors.append(f"internal error in rule {rule.name}: {type(exc).__name__}: {exc}")
+            steps.rule_done(path, done, len(candidates), len(result.findings))
         result.names_asked = ctx.names_asked
         result.undecided = ctx.undecided
         result.quote_used = ctx.quote_used
+        ctx.release()
     return result
 
 
@@ -357,6 +360,7 @@ def fix_until_stable(
                 remove=[imp for f in chosen for imp in f.fix.unused_imports],
             )
             ast.parse(new_text)
+            steps.fix_round(round_number, len(outcome.applied) + len(chosen))
             next_scan = rescan(new_text)
         except (SyntaxError, AnalysisError, cst.ParserSyntaxError, RecursionError) as exc:
             codes = ", ".join(sorted({f.code for f in chosen}))

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from jaxfix.analysis.cstparse import parse_module
+from jaxfix.analysis.cstparse import parse_module, parsing_config
 from jaxfix.analysis.names import dotted_name
 from jaxfix.model import ImportRequest
 
@@ -141,12 +141,12 @@ def _merge(body: list[cst.BaseStatement], request: ImportRequest, module: cst.Mo
         names.sort(key=_member_key)
         one_line = f"from {request.module} import {', '.join(names)}"
         if node.lpar is None and len(one_line) <= 88:
-            new = cst.parse_statement(one_line + "\n", config=module.config_for_parsing)
+            new = cst.parse_statement(one_line + "\n", config=parsing_config(module))
         else:
             indent = module.default_indent
             rows = "".join(f"{indent}{n},{module.default_newline}" for n in names)
             new = cst.parse_statement(
-                f"from {request.module} import ({module.default_newline}{rows})\n", config=module.config_for_parsing
+                f"from {request.module} import ({module.default_newline}{rows})\n", config=parsing_config(module)
             )
         body[i] = new.with_changes(leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
         return True
@@ -192,7 +192,7 @@ def _leading_block(body: list[cst.BaseStatement]) -> tuple[int, int]:
 
 
 def _insert(body: list[cst.BaseStatement], request: ImportRequest, module: cst.Module) -> None:
-    new = cst.parse_statement(request.render() + "\n", config=module.config_for_parsing)
+    new = cst.parse_statement(request.render() + "\n", config=parsing_config(module))
     node = _simple_import(new)
     section, key = _section(node), _sort_key(node)
     start, end = _leading_block(body)

@@ -18,6 +18,7 @@ import libcst as cst
 
 from jaxfix.analysis.body_facts import assigned_names_in_small, names_read, strip_parens
 from jaxfix.analysis.codegen import black_format, pin_indent
+from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts
 from jaxfix.edits import apply_edits
 from jaxfix.model import Edit, Fix, ImportRequest, Safety
@@ -62,11 +63,11 @@ class FunctionRewrite:
             indent = self.ctx.position(at).start.column
             if any(len(line) + indent > 88 for line in text.splitlines()):
                 text = black_format(text, max(88 - indent, 20))
-        return cst.parse_statement(text, config=self.ctx.module.config_for_parsing)
+        return cst.parse_statement(text, config=parsing_config(self.ctx.module))
 
     def parse_expr(self, text: str) -> cst.BaseExpression:
         """Parse a generated expression in the file's style."""
-        return cst.parse_expression(text, config=self.ctx.module.config_for_parsing)
+        return cst.parse_expression(text, config=parsing_config(self.ctx.module))
 
     def unique(self, base: str) -> str:
         """A name free in this function: not read or bound in it, nor at module level, nor an
@@ -159,7 +160,7 @@ class FunctionRewrite:
         block, _ = self.enclosing_block(n)
         if block is not None and block.indent is not None:
             return block.indent
-        return self.ctx.module.config_for_parsing.default_indent
+        return parsing_config(self.ctx.module).default_indent
 
     def make_def(
         self, name: str, params: list[str], body: list[cst.BaseStatement], ret: str | None, *, at: cst.CSTNode
