@@ -14,7 +14,7 @@ file applies a transform to the function itself (`jax.jit(f)`, `@jax.vmap`, a `l
 value proven traced in the caller. Everything an array operation makes inside a traced function
 is traced either way (`jnp.sum(x)`, even on constants). A data attribute is proven traced only
 when read off an object whose class this file shows (the method's receiver, a parameter
-annotated with a class the module defines): off anything else (`rhs.out_scaling`, `cfg.rate`) it may be Python aux
+annotated with a class the module defines or the project index describes): off anything else (`rhs.out_scaling`, `cfg.rate`) it may be Python aux
 data or a static config of a class the file does not show. The result never exceeds the full
 analysis: a proven name is one the full analysis also takes as traced.
 """
@@ -77,10 +77,12 @@ class ProvenTraced:
         )
 
     def _known_objects(self, info: FuncInfo, full: FunctionFacts) -> frozenset[str]:
-        """The receiver of a method, and parameters annotated with a class this module defines:
-        objects whose fields this file shows (a class of another module may keep any of them as
-        aux data: jax-llm-examples' `cache: PagedKVCache` with its static `page_size`)."""
+        """The receiver of a method, and parameters annotated with a class this module defines or
+        the project index describes (`param_fields`: diffrax's `saveat: SaveAt`): objects whose
+        static fields are known. A class out of sight may keep any field as aux data
+        (jax-llm-examples' `cache: PagedKVCache`, checked alone, with its static `page_size`)."""
         shown = {p for p, cls in info.class_annotations.items() if cls in self.jc.static_fields}
+        shown |= set(full.param_fields)
         return frozenset(shown | ({full.receiver} if full.receiver else set()))
 
     def _run(self) -> dict[FuncInfo, FunctionFacts]:
