@@ -198,8 +198,8 @@ def _guessed_attribute(fn: FunctionRewrite, site) -> str | None:
     env = facts.env_before(site.stmt) if site.stmt is not None else frozenset(facts.all_traced)
     reads: list[str] = []
     direct = False
-    # objects whose class this file shows: the method's receiver, parameters annotated with a class
-    known = set(fn.info.class_annotations) | ({facts.receiver} if facts.receiver else set())
+    # objects whose class is shown (`ProvenTraced.known_objects`): their data attributes are no guess
+    known = fn.ctx.fact(ProvenTraced, proven_traced).known_objects(fn.info)
 
     class V(cst.CSTVisitor):
         def visit_Call(self, n: cst.Call) -> bool:

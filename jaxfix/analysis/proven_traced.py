@@ -13,10 +13,10 @@ file applies a transform to the function itself (`jax.jit(f)`, `@jax.vmap`, a `l
 `DIRECT_REASONS`); a callee's parameter is proven traced when a call in this file passes it a
 value proven traced in the caller. Everything an array operation makes inside a traced function
 is traced either way (`jnp.sum(x)`, even on constants). A data attribute is proven traced only
-when read off an object whose class this file shows (the method's receiver, a parameter
-annotated with a class the module defines or the project index describes): off anything else (`rhs.out_scaling`, `cfg.rate`) it may be Python aux
-data or a static config of a class the file does not show. The result never exceeds the full
-analysis: a proven name is one the full analysis also takes as traced.
+when read off an object whose class is shown (the method's receiver, a parameter annotated with
+a class the module defines or the project index describes: `known_objects`); off anything else
+(`rhs.out_scaling`, `cfg.rate`) it may be Python aux data or a static config. The result never
+exceeds the full analysis: a proven name is one the full analysis also takes as traced.
 """
 
 from __future__ import annotations
@@ -73,14 +73,15 @@ class ProvenTraced:
             sequence_params=full.sequence_params,
             static_attrs=full.static_attrs,
             calls=full.calls,
-            known_objects=self._known_objects(info, full),
+            known_objects=self.known_objects(info),
         )
 
-    def _known_objects(self, info: FuncInfo, full: FunctionFacts) -> frozenset[str]:
+    def known_objects(self, info: FuncInfo) -> frozenset[str]:
         """The receiver of a method, and parameters annotated with a class this module defines or
         the project index describes (`param_fields`: diffrax's `saveat: SaveAt`): objects whose
         static fields are known. A class out of sight may keep any field as aux data
         (jax-llm-examples' `cache: PagedKVCache`, checked alone, with its static `page_size`)."""
+        full = info.facts
         shown = {p for p, cls in info.class_annotations.items() if cls in self.jc.static_fields}
         shown |= set(full.param_fields)
         return frozenset(shown | ({full.receiver} if full.receiver else set()))
