@@ -130,9 +130,8 @@ class _Order:
         return {name: late for name, late in found.items() if name in self.names}
 
     def _notebook_body(self) -> _Effects:
-        """A notebook's statements in order, where a rebinding statement after a trace counts only
-        once a later statement calls a compiled function again (a bare call of a setter function
-        counts at once, as in a module): a notebook that rebinds `model` in a cell
+        """A notebook's statements in order, where a rebinding after a trace counts only once a
+        later statement calls a compiled function again: a notebook that rebinds `model` in a cell
         after its last jitted call has nothing left to read the stale value (vision_transformer's
         vit_jax.ipynb, scenic's OWL-ViT notebook). Loops and functions keep their own order."""
         out = _Effects()
@@ -142,12 +141,9 @@ class _Order:
             if effects.traces and pending:
                 out.add_late(pending)
                 pending = {}
-            if not isinstance(stmt, ast.Expr):
-                if out.traces:
-                    for name, line in effects.writes.items():
-                        pending.setdefault(name, line)
-            else:
-                out.after_trace(effects.writes)  # a setter's writes: importers may call `f` after it
+            if out.traces:
+                for name, line in effects.writes.items():
+                    pending.setdefault(name, line)
             out.add(effects)
         return out
 
