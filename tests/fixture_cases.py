@@ -83,3 +83,24 @@ def run_jax3(source: str, unsafe: bool = False):
     if result.fixed_source is not None:
         ast.parse(result.fixed_source)
     return result
+
+
+def count_compiles(fn) -> int:
+    """How many XLA compiles running `fn()` makes (jax's own compile events, the event the
+    verifier counts: `jaxfix.verify.child.COMPILE_EVENT`)."""
+    import jax.monitoring
+
+    from jaxfix.verify.child import COMPILE_EVENT
+
+    seen: list[str] = []
+
+    def listen(event: str, duration: float, **kwargs) -> None:
+        if event == COMPILE_EVENT:
+            seen.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        fn()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    return len(seen)

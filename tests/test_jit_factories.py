@@ -7,28 +7,15 @@ result not called in the loop, a loop under a trace) stay silent."""
 
 from __future__ import annotations
 
-import collections
 import textwrap
 from pathlib import Path
 
-import jax
-import jax.monitoring
 import jax.numpy as jnp
 import pytest
-from fixture_cases import load_as_module
+from fixture_cases import count_compiles, load_as_module
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
-
-_compiles = collections.Counter()
-
-
-def _listener(name, duration, **kwargs):
-    if name == "/jax/core/compile/backend_compile_duration":
-        _compiles["all"] += 1
-
-
-jax.monitoring.register_event_duration_secs_listener(_listener)
 
 FACTORY = '''
 import functools
@@ -90,15 +77,9 @@ def test_the_message_names_the_factory_and_the_way_out():
 def test_compiles_measured_one_per_trip_against_one_hoisted():
     module = load_as_module(Path("factory.py"), FACTORY)
     x = jnp.ones(3)
-    _compiles.clear()
-    module.run(x, 4)
-    assert _compiles["all"] == 4  # a new closure per trip: a compile per trip
-    _compiles.clear()
-    module.run_inline(x, 4)
-    assert _compiles["all"] == 4
-    _compiles.clear()
-    module.run_hoisted(x, 4)
-    assert _compiles["all"] == 1
+    assert count_compiles(lambda: module.run(x, 4)) == 4  # a new closure per trip: a compile per trip
+    assert count_compiles(lambda: module.run_inline(x, 4)) == 4
+    assert count_compiles(lambda: module.run_hoisted(x, 4)) == 1
     assert jnp.allclose(module.run(x, 3), module.run_hoisted(x, 3))
 
 

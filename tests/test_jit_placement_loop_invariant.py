@@ -5,27 +5,14 @@ measured with the real jax on CPU."""
 
 from __future__ import annotations
 
-import collections
 import textwrap
 from pathlib import Path
 
-import jax
-import jax.monitoring
 import jax.numpy as jnp
-from fixture_cases import load_as_module
+from fixture_cases import count_compiles, load_as_module
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
-
-_compiles = collections.Counter()
-
-
-def _listener(name, duration, **kwargs):
-    if name == "/jax/core/compile/backend_compile_duration":
-        _compiles["all"] += 1
-
-
-jax.monitoring.register_event_duration_secs_listener(_listener)
 
 # Modelled on erfanzar/EasyDeL@090a03b2e0b3606bd38e0e3fcfdc640cd7e6e246:easydel/infra/base_module.py:1938
 # (`def _shard(x): return x` above the loop; `jax.jit(_shard, out_shardings=...)(arr)` per module,
@@ -86,12 +73,6 @@ def test_compiles_measured_same_object_once_fresh_def_every_trip():
     shapes = [jnp.ones(3) for _ in range(4)]
     above = load_as_module(Path("init_above.py"), ABOVE)
     inside = load_as_module(Path("init_inside.py"), INSIDE)
-    _compiles.clear()
-    above.init_all(shapes)
-    assert _compiles["all"] == 1  # one function object, one shape: one compile for 4 trips
-    _compiles.clear()
-    above.init_all_lambda(shapes)
-    assert _compiles["all"] == 1
-    _compiles.clear()
-    inside.init_all(shapes)
-    assert _compiles["all"] == 4  # a new function object per trip: a compile per trip
+    assert count_compiles(lambda: above.init_all(shapes)) == 1  # one function object, one shape: one compile for 4 trips
+    assert count_compiles(lambda: above.init_all_lambda(shapes)) == 1
+    assert count_compiles(lambda: inside.init_all(shapes)) == 4  # a new function object per trip: a compile per trip

@@ -13,6 +13,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import pytest
+from fixture_cases import count_compiles
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -337,21 +338,6 @@ def test_reported_exactly_where_a_compile_repeats(name):
     assert _rows(source) == expected
 
 
-def _compiles(fn) -> int:
-    seen = []
-
-    def listen(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            seen.append(event)
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        fn()
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
-    return len(seen)
-
-
 class _Holder:
     def m(self, x):
         return x * 3 + 1
@@ -371,11 +357,11 @@ def test_which_transforms_cache_a_bound_method():
     holder, x = _Holder(), jnp.arange(3.0)
     y = x.reshape(1, 3)
     jax.pmap(holder.m)(y)
-    assert _compiles(lambda: [jax.pmap(holder.m)(y) for _ in range(3)]) == 0
+    assert count_compiles(lambda: [jax.pmap(holder.m)(y) for _ in range(3)]) == 0
     eqx.filter_jit(holder.m)(x)
-    assert _compiles(lambda: [eqx.filter_jit(holder.m)(x) for _ in range(3)]) == 0
+    assert count_compiles(lambda: [eqx.filter_jit(holder.m)(x) for _ in range(3)]) == 0
     jax.jit(holder.m)(x)
-    assert _compiles(lambda: [jax.jit(holder.m)(x) for _ in range(3)]) == 3
+    assert count_compiles(lambda: [jax.jit(holder.m)(x) for _ in range(3)]) == 3
     modules = [_Module(x + i) for i in range(4)]
     eqx.filter_jit(modules[0].m)(x)
-    assert _compiles(lambda: [eqx.filter_jit(m.m)(x) for m in modules[1:]]) == 0
+    assert count_compiles(lambda: [eqx.filter_jit(m.m)(x) for m in modules[1:]]) == 0
