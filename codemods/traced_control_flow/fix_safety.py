@@ -19,10 +19,9 @@ that works into code that fails:
   scalar array. levanter's `_maybe_flatten(q, axes, name)` (`if axes:` on a list of axes built by
   a project helper from `q.axes`) ran under jit and its `lax.cond` rewrite raised. Unsafe, saying
   which value;
-- the condition is traced only by inference (`jaxfix.analysis.proven_traced`): neither made by an
-  array operation of the function nor passed traced, through calls this file shows, into a
-  function this file transforms itself (a caller in another module, a framework convention, the
-  one pytree class whose `__call__` a traced argument may be). Unsafe, saying why it is traced.
+- a condition traced only by inference (`jaxfix.analysis.proven_traced`: a caller in another
+  module, a framework convention, the one pytree class whose `__call__` a traced argument may be)
+  is not reported at all (`is_proven_traced`), so no fix is decided for it.
 
 The `static_argnames` fix keeps the Python code and makes no value traced: it is left as decided.
 """
@@ -35,9 +34,9 @@ import libcst as cst
 
 from jaxfix.analysis.body_facts import assigned_names_in, names_read
 from jaxfix.analysis.definite_binding import maybe_unbound_before
+from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.static_positions import static_uses
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
-from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.traced import is_staged_call_name, read_off_known
 from jaxfix.analysis.value_kinds import ARRAY, NUMBER, ValueKinds
 from jaxfix.model import Fix, Safety
@@ -77,45 +76,24 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
             "list/tuple/dict passes that test under a trace, and the rewrite needs a scalar array"
         )
         return _unsafe(fix, reason)
-    unproven = _unproven(fn, site)
-    if unproven is not None:
-        return _unsafe(fix, unproven)
     return fix
 
 
 def is_proven_traced(fn: FunctionRewrite, site) -> bool:
-    """This file proves the condition or operand of `site` traced (`_unproven`): the family reports
-    only such sites. On four pools of public code nobody had tuned on, 1 of 208 traced-control-flow
-    findings inferred from a caller in another module, a framework convention or a guessed pytree
-    class was real; where the analysis cannot tell, it does not report (issue #29)."""
-    return _unproven(fn, site) is None
-
-
-def _unproven(fn: FunctionRewrite, site) -> str | None:
-    """Why the condition of `site` is only inferred to be traced, or None when this file proves it
-    (`proven_traced`: made by an array operation, or passed traced into a function this file
-    transforms, through the calls of this file). Held-out2: none of 23 traced-control-flow
-    findings on code nobody tuned on was real; the safe fixes among them broke working code."""
-    info = fn.info
-    proof = fn.ctx.fact(ProvenTraced, proven_traced).facts(info)
+    """This file proves the condition or operand of `site` traced (`proven_traced`: made by an
+    array operation, or passed traced into a function this file transforms, through the calls of
+    this file): the family reports only such sites, so every fix `proven` decides is on one. On
+    four pools of public code nobody had tuned on, 1 of 208 traced-control-flow findings inferred
+    from a caller in another module, a framework convention or a guessed pytree class was real;
+    where the analysis cannot tell, it does not report (issue #29)."""
+    proof = fn.ctx.fact(ProvenTraced, proven_traced).facts(fn.info)
     if proof is None:
-        return _inferred(info)
+        return False
     exprs = site.traced or tuple(e for e in (getattr(site.node, "test", None),) if e is not None)
     if not exprs:
-        return None
+        return True
     stmt = site.stmt if site.stmt is not None else site.node
-    if any(proof.traced(e, stmt) for e in exprs):
-        return None
-    return _inferred(info)
-
-
-def _inferred(info) -> str:
-    why = ", ".join(info.reasons) or "its context"
-    return (
-        f"the condition is traced only as inferred ({why}), not made by an array operation here or "
-        "passed traced into a function this file transforms: if it is a Python value, the rewrite breaks "
-        "code that works"
-    )
+    return any(proof.traced(e, stmt) for e in exprs)
 
 
 def _unsafe(fix: Fix, reason: str) -> Fix:
