@@ -24,7 +24,8 @@ REPOS = HERE / "repos.toml"
 # heldout3: the pool built when heldout2 was spent, labelled at d0d76d7, measured once at the end
 # heldout4: built when heldout3 was spent, labelled at 1760198, measured once at the end
 # heldout5: built alongside heldout4 (pool5), labelled at 1760198, measured once at the end
-POOLS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
+# heldout6, heldout7: built when heldout4/5 were spent (session 15), labelled at 7f15e34, measured once at the end
+POOLS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7")
 # what a snapshot keeps from a mirror: the source and the text that says how it is called
 TEXT_SUFFIXES = (".py", ".ipynb", ".pyi", ".toml", ".cfg", ".ini", ".txt", ".md", ".yaml", ".yml")
 
