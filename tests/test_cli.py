@@ -320,7 +320,8 @@ def test_manual_guidance_behind_a_lead_in_is_not_repeated(tmp_path):
     target.write_text(
         "import jax\n\n\ndef run(xs, backend):\n"
         "    @jax.jit\n    def step(x, b=backend):\n        return x + 1\n\n"
-        "    return step(xs)\n"
+        "    return step(xs)\n\n\ndef run_all(batches, backend):\n"
+        "    return [run(xs, backend) for xs in batches]\n"
     )
     result = CliRunner().invoke(app, ["check", str(target)])
     (line,) = [line for line in result.output.splitlines() if "JAX202" in line]

@@ -74,6 +74,9 @@ def test_bound_partial_whose_value_changes_before_the_call_is_manual():
             g = jax.jit(partial(h, s=s))
             s = s + 1
             return g(x)
+
+        def train(xs, s):
+            return [f(x, s) for x in xs]
         """)
     assert _rows(result) == [(9, "JAX202", "manual")]
     assert "`s` changes between the binding and a call" in result.findings[0].message
@@ -90,6 +93,9 @@ def test_bound_call_from_a_nested_scope_or_shared_line_is_manual():
         def shared(x, k):
             g = jax.jit(lambda v: v * k); y = 1
             return g(x) + y
+
+        def train(xs, k):
+            return [nested(x, k) + shared(x, k) for x in xs]
         """)
     assert _rows(result) == [(5, "JAX202", "manual"), (9, "JAX202", "manual")]
     assert "nested function" in result.findings[0].message

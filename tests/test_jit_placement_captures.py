@@ -96,6 +96,10 @@ def test_a_partial_made_per_call_is_manual_under_jax202():
                 return qtransform(jnp.tanh(x))
 
             return jax.jit(policy)()
+
+
+        def act(xs, cfg):
+            return [run_policy(x, cfg) for x in xs]
         """
     )
     assert finding.code == "JAX202" and finding.fix.safety is Safety.MANUAL
@@ -125,6 +129,10 @@ def test_jax202_with_unknown_values_stays_unsafe_and_says_why():
 
         def apply(x, norm):
             return jax.jit(lambda v: norm(v))(x)
+
+
+        def train(xs, norm):
+            return [apply(x, norm) for x in xs]
         """,
         unsafe=False,
     )

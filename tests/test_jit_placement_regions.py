@@ -114,6 +114,9 @@ CASES = {
 
         def predict(w, x):
             return jax.jit(Model(w).apply)(x)
+
+        def evaluate(w, xs):
+            return [predict(w, x) for x in xs]
         """,
         [(13, "JAX202", "manual")],
     ),
@@ -261,14 +264,27 @@ CASES = {
         [(6, "JAX202", "safe")],
     ),
     # no caller in the file: the hoist is exact but that it saves a compile is a guess
-    "no_caller_shown_is_unsafe": (
+    # a module function no code here runs twice: on the blind pools mostly one-shot set-up code
+    # (brax's pmap helpers, JAXSeq's shard_model, a script's prefill), not reported
+    "no_caller_shown_is_not_reported": (
         """
         import jax
 
         def scaled(x, k):
             return jax.jit(lambda v: v * k)(x)
         """,
-        [(5, "JAX202", "unsafe")],
+        [],
+    ),
+    # a method's callers are elsewhere (an engine, a trainer hook): reported, the hoist unsafe
+    "method_without_a_caller_shown_is_unsafe": (
+        """
+        import jax
+
+        class Scaler:
+            def scaled(self, x, k):
+                return jax.jit(lambda v: v * k)(x)
+        """,
+        [(6, "JAX202", "unsafe")],
     ),
     # issue #29 item 5: a bound method / attribute callee jitted in a `while` loop, as in a `for` loop
     "bound_method_in_a_while_loop": (

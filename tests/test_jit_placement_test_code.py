@@ -21,6 +21,10 @@ HELPER = textwrap.dedent(
         return jax.jit(lambda *a: fn(*a))(*args)
 
 
+    def run_each(fns, x):
+        return [run_inside_jit(fn, x) for fn in fns]
+
+
     def run_all(fns, x):
         for fn in fns:
             x = jax.jit(lambda v: fn(v))(x)

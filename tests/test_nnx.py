@@ -343,6 +343,9 @@ def test_nnx_jit_rewraps_even_a_module_function():
 
         def once(x):
             return nnx.jit(f)(x)
+
+        def each(xs):
+            return [once(x) for x in xs]
         """
     assert codes(source) == [("JAX201", 10), ("JAX202", 14)]
     assert codes(source.replace("nnx.jit(f)", "jax.jit(f)").replace("from flax import nnx", "import jax")) == [

