@@ -181,3 +181,56 @@ def test_a_parameter_annotated_with_a_class_of_another_module_shows_no_field():
         "import flax.struct\n\n\n        class PagedKVCache(flax.struct.PyTreeNode):\n            page_size: jax.Array",
     ).replace(", max_seq_len):", "):").replace("max_seq_len, ", "8, ")
     assert [code for code, _ in lines(run(here))] == ["JAX301"]
+
+
+# ucl-bug/jwave@2bbf4b4:jwave/signal_processing.py:69-76: the comprehension variable `x` shadows
+# the traced parameter `x` and iterates over a static shape: `int(...)` of a dimension
+SHADOWING_COMPREHENSION = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def downsample(x):
+    Fx = jnp.fft.fftn(x)
+    cuts = [int((2 - 1) * x / 2 / 2) for x in Fx.shape]
+    return Fx[tuple(slice(cut, -cut or None) for cut in cuts)]
+"""
+
+
+def test_a_comprehension_variable_shadowing_a_traced_parameter_is_its_own_value():
+    assert lines(run(SHADOWING_COMPREHENSION)) == []
+    module = load_as_module(Path("jwave_downsample.py"), SHADOWING_COMPREHENSION)
+    assert module.downsample(jnp.ones((4, 4))).shape == (2, 2)
+    # the buggy twin: the comprehension reads the traced parameter itself
+    buggy = SHADOWING_COMPREHENSION.replace("for x in Fx.shape", "for d in Fx.shape")
+    assert lines(run(buggy)) == [("JAX304", 9)]
+
+
+# jax-ml/jax-llm-examples@8b4b24602e0652100e9835ec6d91fed58bbea472:serving/serving_jax/
+# attention_cache_utils.py:40-52, 200-201: a helper returns `(tree, max_seq_len)` with the length
+# read off `.shape[time_axis]`; every parameter taken as traced, the element is still a Python int
+TUPLE_WITH_A_SHAPE = """
+import jax
+import jax.numpy as jnp
+
+
+def transpose(kv_list, time_axis: int):
+    max_seq_len = max([kv.shape[time_axis] for kv in kv_list])
+    return tuple(kv_list), max_seq_len
+
+
+@jax.jit
+def insert(kvs, start):
+    kvs, max_seq_len = transpose(kvs, time_axis=1)
+    return jnp.arange(max_seq_len) + start
+"""
+
+
+def test_an_element_read_off_a_shape_by_a_parameter_index_is_static():
+    assert lines(run(TUPLE_WITH_A_SHAPE)) == []
+    module = load_as_module(Path("llm_cache_utils.py"), TUPLE_WITH_A_SHAPE)
+    assert module.insert([jnp.ones((2, 3)), jnp.ones((2, 5))], 1).shape == (5,)
+    # the buggy twin: the second element is an array's value, not its shape
+    buggy = TUPLE_WITH_A_SHAPE.replace("kv.shape[time_axis]", "kv.sum()")
+    assert lines(run(buggy)) == [("JAX301", 7), ("JAX307", 14)]  # `max` compares tracers too

@@ -56,7 +56,7 @@ from jaxfix.analysis.static_values import (
     is_static_method,
     returns_untraced,
 )
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import children, walk
 
 # jax modules whose functions are staged out under a trace even on constant inputs (`jnp.ones(3)`).
 # Other `jax.*` names (utilities, dtype helpers, config, `jax._src` internals) return whatever
@@ -240,7 +240,29 @@ class FunctionFacts:
 
     def traced(self, expr: cst.BaseExpression, stmt: cst.CSTNode | None = None) -> bool:
         env = self.env_before(stmt) if stmt is not None else frozenset(self.all_traced)
+        if stmt is not None:
+            env = self._comprehension_env(stmt, expr, env)
         return self.expr_traced(expr, env)
+
+    def _comprehension_env(self, stmt: cst.CSTNode, expr: cst.BaseExpression, env):
+        """`env` with the targets of the comprehensions around `expr` in `stmt` bound as they
+        iterate: in `[int(x / 2) for x in Fx.shape]` the `x` read is a dimension, not the traced
+        parameter `x` it shadows (ucl-bug/jwave@2bbf4b4 signal_processing.py:73)."""
+        path = _path_to(stmt, expr)
+        if not path:
+            return env
+        inner = set(env)
+        for node in path:
+            if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                comp = node.for_in
+                while comp is not None:
+                    for name, traced in self.loop_bindings(comp.target, comp.iter, inner):
+                        if traced:
+                            inner.add(name)
+                        else:
+                            inner.discard(name)
+                    comp = comp.inner_for_in
+        return inner
 
     def name_traced(self, name: str, env: Iterable[str]) -> bool:
         if name in env:
@@ -275,6 +297,9 @@ class FunctionFacts:
         if isinstance(e, cst.Subscript):
             if t(e.value):
                 return True
+            if isinstance(e.value, cst.Attribute) and is_static_attr(e.value.attr.value):
+                # `x.shape[axis]`: a tuple of ints, which a traced index could not read at all
+                return False
             for el in e.slice:
                 sl = el.slice
                 if isinstance(sl, cst.Index) and t(sl.value):
@@ -911,3 +936,18 @@ def analyse_function(
     )
     _Walker(facts).run()
     return facts
+
+
+def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes from `root` down to `target` (both included), or [] when `target` is not under
+    `root`. Asked only for a reported site's statement, usually one line."""
+    stack: list[tuple[cst.CSTNode, int]] = [(root, 0)]
+    path: list[cst.CSTNode] = []
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        path.append(node)
+        if node is target:
+            return path
+        stack.extend((child, depth + 1) for child in reversed(list(children(node))))
+    return []
