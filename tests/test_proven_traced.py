@@ -234,3 +234,28 @@ def test_an_element_read_off_a_shape_by_a_parameter_index_is_static():
     # the buggy twin: the second element is an array's value, not its shape
     buggy = TUPLE_WITH_A_SHAPE.replace("kv.shape[time_axis]", "kv.sum()")
     assert lines(run(buggy)) == [("JAX301", 7), ("JAX307", 14)]  # `max` compares tracers too
+
+
+# google-research/big_vision@46b2456:big_vision/trainers/proj/paligemma/train.py:214 and
+# google-deepmind/simply model_lib.py:4632: `x or {}` defaults a dict of params: the truth of a
+# container is its emptiness, a Python bool under jit
+CONTAINER_DEFAULT = """
+import jax
+
+
+@jax.jit
+def init(x, partial_params=None):
+    params = partial_params or {}
+    return x * len(params)
+"""
+
+
+def test_or_with_an_empty_container_default_tests_a_container():
+    assert lines(run(CONTAINER_DEFAULT)) == []
+    module = load_as_module(Path("paligemma_init.py"), CONTAINER_DEFAULT)
+    assert float(module.init(jnp.float32(2.0), {"a": jnp.ones(2), "b": jnp.ones(1)})) == 4.0
+    assert float(module.init(jnp.float32(2.0))) == 0.0
+    # the buggy twin: a number default says the operand is a number, traced
+    buggy = CONTAINER_DEFAULT.replace("partial_params or {}", "partial_params or 1.0").replace("len(params)", "params")
+    buggy = buggy.replace("partial_params=None", "partial_params")
+    assert lines(run(buggy)) == [("JAX305", 7)]

@@ -34,6 +34,7 @@ from jaxfix.analysis.jit_contexts import (
     own_packages,
 )
 from jaxfix.analysis.screen_function import ScreenFunction
+from jaxfix.analysis.static_values import defaults_to_a_container
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -300,6 +301,8 @@ class _SiteFinder:
         tested = _TESTED.get(type(n))
         if tested is not None:
             code, kind, condition = tested
+            if kind == "boolop" and defaults_to_a_container(n):
+                return None
             at = n if kind == "while" else stmt  # a loop's condition is read before every trip
             if not self.facts.test_traced(condition(n), at):
                 return None

@@ -19,6 +19,8 @@ attribute of an object whose class it shows (the method's receiver, a parameter 
 the class), or what an array operation makes. A value only a caller in another module, a
 framework convention or a guessed class makes traced is not reported: on public code nobody
 had tuned on, such findings were all wrong. Only the left operand of `and`/`or` decides (the right one is returned as is).
+`x or {}` (an empty dict, list or tuple default) says `x` is a container or None: its truth is
+its emptiness, a Python bool, and it is not reported.
 
 ## Example
 ```python

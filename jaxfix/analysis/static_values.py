@@ -221,6 +221,23 @@ CONTAINER_GENERICS = frozenset(
 )
 
 
+def defaults_to_a_container(op: cst.BooleanOperation) -> bool:
+    """`x or {}` (`[]`, `()`, `dict()`, ...): `x` is a container or None, so its truth is the
+    container's emptiness, a Python bool even when its leaves are traced (google-research/big_vision
+    paligemma `partial_params or {}`, google-deepmind/simply `extra_inputs or {}`)."""
+    if not isinstance(op.operator, cst.Or):
+        return False
+    right = op.right
+    if isinstance(right, (cst.Dict, cst.List, cst.Tuple)):
+        return not right.elements
+    return (
+        isinstance(right, cst.Call)
+        and not right.args
+        and isinstance(right.func, cst.Name)
+        and right.func.value in ("dict", "list", "tuple", "set", "frozenset")
+    )
+
+
 def admits_no_array(annotation: cst.BaseExpression, qualify) -> bool:
     """`annotation` (a parameter's) admits only Python values: `int`, `bool`, `str`, `float`,
     `Callable[...]`, `type[...]`, `Literal[...]`, and tuples, lists, sequences, `Optional`/unions
