@@ -435,8 +435,9 @@ class RuleContext:
         if edits is None:
             edits = edits_between(self.source, self._same_newlines(self.module.visit(rewriter).code))
         new_nodes = [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)]
-        dropped = _dropped_names(replace or {}, new_nodes)
-        unused = tuple(self.names.requests[n] for n in sorted(dropped) if n in self.names.requests)
+        requests = self.names.requests
+        dropped = _dropped_names(replace or {}, new_nodes, requests)
+        unused = tuple(requests[n] for n in sorted(dropped))
         return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports), unused_imports=unused)
 
     def _rewrite_statements(self, rewriter: "_Rewriter", targets: list[cst.CSTNode]):
@@ -500,13 +501,19 @@ def _flat(inserts: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None) -> list
     return [stmt for stmts in (inserts or {}).values() for stmt in stmts]
 
 
-def _dropped_names(old: Iterable, new: Iterable) -> set[str]:
-    """Identifiers the `old` nodes of a fix spell and its `new` ones do not: uses the fix removed,
-    whose imports may now be unused. A subtree the new nodes share with the old (`with_changes`
-    keeps the children it is not given) spells the same names in both, so it is walked once."""
+def _dropped_names(old: Iterable, new: Iterable, wanted: Mapping[str, object]) -> set[str]:
+    """Identifiers in `wanted` (the import-bound names) that the `old` nodes of a fix spell and
+    its `new` ones do not: uses the fix removed, whose imports may now be unused. A subtree the
+    new nodes share with the old (`with_changes` keeps the children it is not given) spells the
+    same names in both, so it is walked once. Most fixes remove no import-bound name at all
+    (a traced `if` spells its operands, a `print` a builtin): the old nodes are walked first
+    alone, and the new ones, often larger, only when that finds one."""
+    old = list(old)
+    if not _names_in(old, set()).intersection(wanted):
+        return set()
     shared: set[int] = set()
     kept = _names_in(new, shared)
-    return _names_in(old, shared) - kept
+    return {name for name in _names_in(old, shared) - kept if name in wanted}
 
 
 def _names_in(nodes: Iterable, seen: set[int]) -> set[str]:

@@ -27,7 +27,7 @@ from codemods.pytree_cache.registration_edits import (
     black,
     replace_in,
 )
-from jaxfix.analysis import filememo
+from jaxfix.analysis import filememo, render
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.codegen import pin_indent
 from jaxfix.model import Fix, ImportRequest, Safety
@@ -318,7 +318,7 @@ class _ClassFix:
     def _field_stmt(self, p: CachedMember, cache: str) -> cst.BaseStatement:
         returns = p.func.returns
         if returns is not None:
-            text = self.ctx.module.code_for_node(returns.annotation)
+            text = render.code_of(self.ctx.module, returns.annotation)
             qual = (
                 self.ctx.names.qualify(returns.annotation.value)
                 if isinstance(returns.annotation, cst.Subscript)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxfix.analysis import filememo
+from jaxfix.analysis import filememo, render
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.transforms import (  # TRANSFORM_TOKENS: the text test of the rules that need no more than a transform's name
@@ -102,7 +102,7 @@ def _traced_by_name(jc: JitContexts) -> dict[str, list[FuncInfo]]:
 
 def code(ctx: RuleContext, node: cst.CSTNode) -> str:
     """`node` as written in the file."""
-    return ctx.module.code_for_node(node)
+    return render.code_of(ctx.module, node)
 
 
 def short(ctx: RuleContext, node: cst.CSTNode) -> str:

@@ -16,6 +16,7 @@ from codemods.trace_time_semantics.common import (
     message,
     traced_functions,
 )
+from jaxfix.analysis import render
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.screen_function import ScreenFunction
@@ -295,7 +296,7 @@ def _log_call(ctx: RuleContext, call: cst.Call, loggers: set[str], local: set[st
         return f"{head.value}.{func.attr.value}"
     qualified = ctx.names.qualify(func) or ""
     if qualified.rpartition(".")[0] in LOGGING_MODULES:
-        return ctx.module.code_for_node(func).strip()
+        return render.code_of(ctx.module, func).strip()
     return None
 
 
@@ -459,10 +460,10 @@ class _PrintFix:
             if not self.traced(e) and (
                 isinstance(e, (cst.Integer, cst.Float)) or (isinstance(e, cst.Name) and e.value in ("True", "False", "None"))
             ):
-                self.fmt.append(_escape(str(ast.literal_eval(self.ctx.module.code_for_node(e)))))
+                self.fmt.append(_escape(str(ast.literal_eval(render.code_of(self.ctx.module, e)))))
                 return
             self.fmt.append("{}")
-            code = self.ctx.module.code_for_node(e).strip()
+            code = render.code_of(self.ctx.module, e).strip()
             self.args.append(code if self.traced(e) else f"str({code})")
             return
         for owner, part in parts:
@@ -486,15 +487,15 @@ class _PrintFix:
         if part.equal is not None:
             self.fmt.append(
                 _escape(
-                    m.code_for_node(part.whitespace_before_expression)
-                    + m.code_for_node(part.expression)
-                    + m.code_for_node(part.whitespace_after_expression)
-                    + m.code_for_node(part.equal)
+                    render.code_of(m, part.whitespace_before_expression)
+                    + render.code_of(m, part.expression)
+                    + render.code_of(m, part.whitespace_after_expression)
+                    + render.code_of(m, part.equal)
                 )
             )
             if conversion is None and not spec:
                 conversion = "r"
-        code = m.code_for_node(part.expression).strip()
+        code = render.code_of(m, part.expression).strip()
         if self.traced(part.expression):
             self.fmt.append("{" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
             self.args.append(code if not isinstance(part.expression, cst.NamedExpr) else f"({code})")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis import filememo
+from jaxfix.analysis import filememo, render
 from jaxfix.analysis.pytrees import dotted, module_imports, qualify
 from jaxfix.analysis.transforms import JIT_NAMES, VMAP_NAMES
 from jaxfix.analysis.walk import statements, walk
@@ -84,7 +84,7 @@ class ImportMap:
         for node in module.body:
             if isinstance(node, cst.FunctionDef) and len(node.body.body) <= 4 and not node.decorators:
                 try:
-                    parsed = ast.parse(textwrap.dedent(module.code_for_node(node))).body[0]
+                    parsed = ast.parse(textwrap.dedent(render.code_of(module, node))).body[0]
                 except SyntaxError:
                     continue
                 target = _wrapper_target(parsed, bindings)

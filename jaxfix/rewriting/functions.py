@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from jaxfix.analysis import render
 from jaxfix.analysis.body_facts import assigned_names_in_small, names_read, strip_parens
 from jaxfix.analysis.codegen import black_format, pin_indent
 from jaxfix.analysis.cstparse import parsing_config
@@ -48,7 +49,7 @@ class FunctionRewrite:
 
     def code(self, node: cst.CSTNode) -> str:
         """`node`'s source, cut to 60 characters, for messages."""
-        text = self.ctx.module.code_for_node(node).strip()
+        text = render.code_of(self.ctx.module, node).strip()
         return text if len(text) <= 60 else text[:57] + "..."
 
     def ref(self, qualname: str, imports: list[ImportRequest]) -> str:
@@ -86,7 +87,7 @@ class FunctionRewrite:
         them (`lambda: (k.quant, k.scale)`, an argument: without them its items would split)."""
         if isinstance(e, cst.BaseExpression) and not (isinstance(e, cst.Tuple) and e.lpar):
             e = strip_parens(e)
-        return self.ctx.module.code_for_node(e)
+        return render.code_of(self.ctx.module, e)
 
     def predicate(self, e: cst.BaseExpression, imports: list[ImportRequest]) -> cst.BaseExpression:
         """The condition as an array expression: `and`/`or`/`not` become `jnp.logical_*`."""
@@ -108,7 +109,7 @@ class FunctionRewrite:
     def has_comments(self, n: cst.CSTNode) -> bool:
         """`n` holds a comment (which only a rewrite that keeps its statements can keep)."""
         own = n.with_changes(leading_lines=[]) if hasattr(n, "leading_lines") else n
-        return "#" in self.ctx.module.code_for_node(own)
+        return "#" in render.code_of(self.ctx.module, own)
 
     def guard_problem(self, test: cst.BaseExpression, stmt) -> str | None:
         """`mask is not None and mask.any()`: the static operand guards code that would fail when
@@ -168,7 +169,7 @@ class FunctionRewrite:
         """`def name(params):` holding `body` (`pass` when empty), ending in `return ret` when given,
         indented like the block of statement `at` that it goes into."""
         indent = self.block_indent(at)
-        text = "".join(self.ctx.module.code_for_node(s) for s in body)
+        text = "".join(render.code_of(self.ctx.module, s) for s in body)
         if ret is not None:
             text += f"return {ret}\n"
         text = text or "pass\n"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from jaxfix.analysis import render
 from jaxfix.analysis.body_facts import (
     assigned_names_in_target,
     block_statements,
@@ -190,7 +191,7 @@ class LoopRewriter:
         self._carry_hazards(n, carried, hazards)
         wl = self.fn.ref("jax.lax.while_loop", imports)
         c_name, b_name = self.fn.unique("loop_cond"), self.fn.unique("loop_body")
-        pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
+        pred = render.code_of(self.fn.ctx.module, self.fn.predicate(n.test, imports))
         body = block_statements(n.body)
         ret_stmt = self.fn.parse_stmt(f"return {pred}\n")
         if len(carried) == 1:
