@@ -907,3 +907,44 @@ def test_eager_store_is_screened_and_negatives_stay_silent():
     ok = (FIXTURES / "trace_time_semantics" / "eager_at_ok.ok.py").read_text()
     assert not InPlaceUpdateRule().could_match(ast.parse(ok))
     assert analyze(ok, "ok.py", Config(select=("JAX403",))).findings == []
+
+
+# kmheckel/spyx@38374e96962ce4bae44a902e78520c0657b6bd86:research/pallas/aot.ipynb (cells 16-18): a
+# Pallas kernel writes its output through a mutable Ref; `o_ref[...] = value` is the Pallas way,
+# not an in-place update of a traced array. The kernel here is run in interpret mode (CPU).
+PALLAS_KERNEL = """
+from jax.experimental import pallas as pl
+
+
+@jax.jit
+def superspike_kernel(x_ref, o_ref):
+    x = x_ref[...]
+    o_ref[...] = 1 / (1 + 25 * jnp.abs(x)) ** 2
+
+
+@jax.jit
+def pallas_superspike(x):
+    return pl.pallas_call(
+        superspike_kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        interpret=True,
+    )(x)
+"""
+
+
+def test_a_pallas_kernel_writing_its_output_ref_is_not_reported(tmp_path):
+    findings, _ = run(PALLAS_KERNEL, "JAX403")
+    assert findings == []
+    module = load(tmp_path, HEADER + PALLAS_KERNEL, "pallas_kernel")
+    x = jnp.arange(4.0)
+    np.testing.assert_allclose(module.pallas_superspike(x), 1 / (1 + 25 * jnp.abs(x)) ** 2, rtol=1e-6)
+
+
+def test_the_same_store_in_a_plain_jitted_function_is_still_reported():
+    # the buggy twin: the same body jitted on arrays, never handed to `pallas_call`
+    twin = PALLAS_KERNEL.replace("superspike_kernel,", "lambda x_ref, o_ref: None,")
+    twin += "\n\nout = superspike_kernel(jnp.ones(3), jnp.zeros(3))\n"
+    findings, _ = run(twin, "JAX403")
+    assert rows(findings) == [("JAX403", "manual")]
+    with pytest.raises(TypeError):
+        jax.jit(lambda x, o: o.__setitem__(Ellipsis, x))(jnp.ones(3), jnp.zeros(3))
