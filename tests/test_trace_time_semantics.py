@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import importlib.util
 import io
+import logging
 import os
 import pickle
 import subprocess
@@ -948,3 +949,59 @@ def test_the_same_store_in_a_plain_jitted_function_is_still_reported():
     assert rows(findings) == [("JAX403", "manual")]
     with pytest.raises(TypeError):
         jax.jit(lambda x, o: o.__setitem__(Ellipsis, x))(jnp.ones(3), jnp.zeros(3))
+
+
+# stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:src/levanter/compat/hf_checkpoints.py
+# (`_to_state_dict_with_dtype`): under `eqx.filter_jit` a parameter the body passes to `.astype` is
+# a dtype, a Python value filter_jit keeps static; logging it logs the dtype's name, not a tracer.
+FILTER_JIT_DTYPE = """
+import logging
+
+import equinox as eqx
+
+logger = logging.getLogger(__name__)
+
+
+@eqx.filter_jit
+def to_dtype(state_dict, dtype):
+    logger.info(f"Converting floating-point arrays in state_dict to {dtype}")
+    return {k: v.astype(dtype) for k, v in state_dict.items()}
+"""
+
+
+def test_logging_a_dtype_parameter_under_filter_jit_is_not_reported(tmp_path, caplog):
+    findings, _ = run(FILTER_JIT_DTYPE, "JAX401")
+    assert findings == []
+    module = load(tmp_path, HEADER + FILTER_JIT_DTYPE, "filter_jit_dtype")
+    with caplog.at_level(logging.INFO):
+        out = module.to_dtype({"w": jnp.ones(2)}, jnp.bfloat16)
+    assert out["w"].dtype == jnp.bfloat16
+    assert "to <class 'jax.numpy.bfloat16'>" in caplog.text and "Tracer" not in caplog.text
+
+
+def test_logging_the_arrays_under_filter_jit_is_still_reported():
+    twin = FILTER_JIT_DTYPE.replace("state_dict to {dtype}", "state_dict to {dtype}: {state_dict}")
+    assert rows(run(twin, "JAX401")[0]) == [("JAX401", "manual")]
+
+
+# google-research/scenic@4a38d475ee89cb821078c0e2bf2065ee030e1535:
+# scenic/projects/knowledge_visual_language/trainer_memory.py:223: `logging.info(variables.keys())`
+# of a dict of traced leaves logs its keys, strings (the pytree's structure), at trace time.
+LOG_KEYS = """
+from absl import logging
+
+
+@jax.jit
+def loss(params, state):
+    variables = {"params": params, **state}
+    logging.info(variables.keys())
+    return jnp.sum(variables["params"])
+"""
+
+
+def test_logging_the_keys_of_a_traced_dict_is_not_reported():
+    assert run(LOG_KEYS, "JAX401")[0] == []
+
+
+def test_logging_the_traced_dict_itself_is_still_reported():
+    assert rows(run(LOG_KEYS.replace("variables.keys()", "variables"), "JAX401")[0]) == [("JAX401", "manual")]
