@@ -1005,3 +1005,35 @@ def test_logging_the_keys_of_a_traced_dict_is_not_reported():
 
 def test_logging_the_traced_dict_itself_is_still_reported():
     assert rows(run(LOG_KEYS.replace("variables.keys()", "variables"), "JAX401")[0]) == [("JAX401", "manual")]
+
+
+# sotetsuk/pgx@079b2d730e3845c25d49d99e0ccf9a374dd04cb9:pgx/_src/games/chess.py:88-129: the table is
+# built as a NumPy array at import, then rebound (with the module's other tables) to a JAX array in
+# one tuple assignment before any function runs: traced code indexes a JAX array.
+TABLE_REBOUND_TO_JAX = """
+CAN_MOVE = np.zeros((7, 64), dtype=np.bool_)
+for p in range(1, 7):
+    CAN_MOVE[p, p:] = True
+BETWEEN = -np.ones((64, 6), dtype=np.int32)
+
+BETWEEN, CAN_MOVE = (jnp.array(x) for x in (BETWEEN, CAN_MOVE))
+
+
+@jax.jit
+def can_move(piece, to):
+    return CAN_MOVE[piece, to]
+"""
+
+
+def test_a_numpy_table_rebound_to_a_jax_array_by_unpacking_is_not_reported(tmp_path):
+    assert run(TABLE_REBOUND_TO_JAX, "JAX402")[0] == []
+    module = load(tmp_path, HEADER + TABLE_REBOUND_TO_JAX, "table_rebound")
+    assert bool(module.can_move(jnp.int32(3), jnp.int32(5)))
+
+
+def test_the_numpy_table_left_as_numpy_is_still_reported(tmp_path):
+    twin = TABLE_REBOUND_TO_JAX.replace("BETWEEN, CAN_MOVE = (jnp.array(x) for x in (BETWEEN, CAN_MOVE))", "")
+    assert [f.code for f in run(twin, "JAX402")[0]] == ["JAX402"]
+    module = load(tmp_path, HEADER + twin, "table_numpy")
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        module.can_move(jnp.int32(3), jnp.int32(5))
