@@ -479,3 +479,130 @@ def test_a_rebinding_after_the_reading_function_traced_is_still_reported():
     namespace: dict = {}
     exec(textwrap.dedent(source), namespace)
     assert float(namespace["experiment"](1.0)[0]) == 1.0
+
+
+def notebook_names(*cells: str) -> list[str]:
+    """`names` of a notebook made of `cells` (read in notebook order: nothing runs after the last)."""
+    import nbformat
+
+    from jaxfix.engine.notebook import analyze_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(textwrap.dedent(c).strip()) for c in cells]
+    result = analyze_notebook(nbformat.writes(nb), "case.ipynb", Config(select=("JAX404",)))
+    assert result.error is None, result.error
+    return [f.message.split("`")[1] for f in result.findings]
+
+
+# google/neural-tangents@c17e770bb74f1771da7be4a69fabfa68b6078960:
+# notebooks/function_space_linearization.ipynb (cells 25-47): each rebinding of the loss comes with a
+# fresh `jit(grad(lambda ...))` bound to `grad_loss` before any later call, so the stale compiled
+# function is never called again and every trace sees the loss of its section.
+LINEARIZATION_CELLS = (
+    """
+    import jax
+    import jax.numpy as jnp
+    from jax import grad, jit
+
+    f = lambda params, x: params * x
+    """,
+    """
+    loss = lambda fx, y_hat: 0.5 * jnp.mean((fx - y_hat) ** 2)
+    grad_loss = jit(grad(lambda params, x, y: loss(f(params, x), y)))
+    """,
+    "for i in range(3):\n    g = grad_loss(1.0, jnp.ones(3), jnp.zeros(3))",
+    """
+    loss = lambda fx, y_hat: -jnp.mean(fx * y_hat)
+    grad_loss = jit(grad(lambda params, x, y: loss(f(params, x), y)))
+    """,
+    "for i in range(3):\n    g = grad_loss(1.0, jnp.ones(3), jnp.ones(3))",
+)
+
+
+def test_a_stale_compiled_function_replaced_before_its_next_call_is_silent():
+    assert notebook_names(*LINEARIZATION_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(textwrap.dedent(c) for c in LINEARIZATION_CELLS), namespace)
+    # the second section's gradient is the new loss's: -mean(x * y) / d params = -1
+    assert float(namespace["g"]) == -1.0
+
+
+def test_the_stale_compiled_function_called_after_the_rebinding_is_reported():
+    # the buggy twin: the loss is rebound but `grad_loss` is not rebuilt, so the old trace runs
+    cells = (*LINEARIZATION_CELLS[:3], "loss = lambda fx, y_hat: -jnp.mean(fx * y_hat)", LINEARIZATION_CELLS[4])
+    assert notebook_names(*cells) == ["loss"]
+    namespace: dict = {}
+    exec("\n".join(textwrap.dedent(c) for c in cells), namespace)
+    assert float(namespace["g"]) != -1.0  # still the first loss's gradient
+
+
+# google-deepmind/mujoco_playground@d5e6b47531328468da1eec33b8b304a00bb0873c:
+# learning/notebooks/vision.ipynb (cells 19-33): `do_rollout` reads `ppo_params.episode_length`;
+# `ppo_params` is rebound for a second section, which redefines `step` and `do_rollout` and jits the
+# methods of new environments before calling them: the first `do_rollout` is never called again.
+ROLLOUT_CELLS = (
+    """
+    import jax
+    import jax.numpy as jnp
+
+    class Env:
+        def reset(self, rng):
+            return jnp.zeros(3)
+
+    ppo_params = {"episode_length": 2}
+    """,
+    """
+    def step(carry, _):
+        return carry + 1, carry
+
+    @jax.jit
+    def do_rollout(state):
+        _, traj = jax.lax.scan(step, state, None, length=ppo_params["episode_length"])
+        return traj
+
+    traj = do_rollout(jnp.zeros(3))
+    """,
+    'ppo_params = {"episode_length": 4}',
+    """
+    wrapped_env = Env()
+    jit_reset = jax.jit(wrapped_env.reset)
+
+    def step(carry, _):
+        return carry + 2, carry
+
+    @jax.jit
+    def do_rollout(state):
+        _, traj = jax.lax.scan(step, state, None, length=ppo_params["episode_length"])
+        return traj
+
+    traj = do_rollout(jit_reset(0))
+    """,
+)
+
+
+def test_a_redefined_rollout_after_the_rebinding_is_silent():
+    assert notebook_names(*ROLLOUT_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(textwrap.dedent(c) for c in ROLLOUT_CELLS), namespace)
+    assert namespace["traj"].shape == (4, 3)
+
+
+def test_calling_the_first_rollout_after_the_rebinding_is_reported():
+    cells = (*ROLLOUT_CELLS[:3], "traj = do_rollout(jnp.zeros(3))")
+    assert notebook_names(*cells) == ["ppo_params"]
+    namespace: dict = {}
+    exec("\n".join(textwrap.dedent(c) for c in cells), namespace)
+    assert namespace["traj"].shape == (2, 3)  # the stale episode length
+
+
+def test_a_new_jit_of_an_old_function_keeps_its_stale_trace():
+    # `jax.jit(update)` of a function defined (and traced) before the rebinding shares its trace
+    cells = (
+        "import jax\nimport jax.numpy as jnp\nscale = 1.0",
+        "def update(x):\n    return x * scale\n\nfast = jax.jit(update)\ny = fast(1.0)",
+        "scale = 2.0\nfast = jax.jit(update)\ny = fast(1.0)",
+    )
+    assert notebook_names(*cells) == ["scale"]
+    namespace: dict = {}
+    exec("\n".join(cells), namespace)
+    assert float(namespace["y"]) == 1.0

@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import importlib.util
 import io
+import logging
 import os
 import pickle
 import subprocess
@@ -907,3 +908,132 @@ def test_eager_store_is_screened_and_negatives_stay_silent():
     ok = (FIXTURES / "trace_time_semantics" / "eager_at_ok.ok.py").read_text()
     assert not InPlaceUpdateRule().could_match(ast.parse(ok))
     assert analyze(ok, "ok.py", Config(select=("JAX403",))).findings == []
+
+
+# kmheckel/spyx@38374e96962ce4bae44a902e78520c0657b6bd86:research/pallas/aot.ipynb (cells 16-18): a
+# Pallas kernel writes its output through a mutable Ref; `o_ref[...] = value` is the Pallas way,
+# not an in-place update of a traced array. The kernel here is run in interpret mode (CPU).
+PALLAS_KERNEL = """
+from jax.experimental import pallas as pl
+
+
+@jax.jit
+def superspike_kernel(x_ref, o_ref):
+    x = x_ref[...]
+    o_ref[...] = 1 / (1 + 25 * jnp.abs(x)) ** 2
+
+
+@jax.jit
+def pallas_superspike(x):
+    return pl.pallas_call(
+        superspike_kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        interpret=True,
+    )(x)
+"""
+
+
+def test_a_pallas_kernel_writing_its_output_ref_is_not_reported(tmp_path):
+    findings, _ = run(PALLAS_KERNEL, "JAX403")
+    assert findings == []
+    module = load(tmp_path, HEADER + PALLAS_KERNEL, "pallas_kernel")
+    x = jnp.arange(4.0)
+    np.testing.assert_allclose(module.pallas_superspike(x), 1 / (1 + 25 * jnp.abs(x)) ** 2, rtol=1e-6)
+
+
+def test_the_same_store_in_a_plain_jitted_function_is_still_reported():
+    # the buggy twin: the same body jitted on arrays, never handed to `pallas_call`
+    twin = PALLAS_KERNEL.replace("superspike_kernel,", "lambda x_ref, o_ref: None,")
+    twin += "\n\nout = superspike_kernel(jnp.ones(3), jnp.zeros(3))\n"
+    findings, _ = run(twin, "JAX403")
+    assert rows(findings) == [("JAX403", "manual")]
+    with pytest.raises(TypeError):
+        jax.jit(lambda x, o: o.__setitem__(Ellipsis, x))(jnp.ones(3), jnp.zeros(3))
+
+
+# stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:src/levanter/compat/hf_checkpoints.py
+# (`_to_state_dict_with_dtype`): under `eqx.filter_jit` a parameter the body passes to `.astype` is
+# a dtype, a Python value filter_jit keeps static; logging it logs the dtype's name, not a tracer.
+FILTER_JIT_DTYPE = """
+import logging
+
+import equinox as eqx
+
+logger = logging.getLogger(__name__)
+
+
+@eqx.filter_jit
+def to_dtype(state_dict, dtype):
+    logger.info(f"Converting floating-point arrays in state_dict to {dtype}")
+    return {k: v.astype(dtype) for k, v in state_dict.items()}
+"""
+
+
+def test_logging_a_dtype_parameter_under_filter_jit_is_not_reported(tmp_path, caplog):
+    findings, _ = run(FILTER_JIT_DTYPE, "JAX401")
+    assert findings == []
+    module = load(tmp_path, HEADER + FILTER_JIT_DTYPE, "filter_jit_dtype")
+    with caplog.at_level(logging.INFO):
+        out = module.to_dtype({"w": jnp.ones(2)}, jnp.bfloat16)
+    assert out["w"].dtype == jnp.bfloat16
+    assert "to <class 'jax.numpy.bfloat16'>" in caplog.text and "Tracer" not in caplog.text
+
+
+def test_logging_the_arrays_under_filter_jit_is_still_reported():
+    twin = FILTER_JIT_DTYPE.replace("state_dict to {dtype}", "state_dict to {dtype}: {state_dict}")
+    assert rows(run(twin, "JAX401")[0]) == [("JAX401", "manual")]
+
+
+# google-research/scenic@4a38d475ee89cb821078c0e2bf2065ee030e1535:
+# scenic/projects/knowledge_visual_language/trainer_memory.py:223: `logging.info(variables.keys())`
+# of a dict of traced leaves logs its keys, strings (the pytree's structure), at trace time.
+LOG_KEYS = """
+from absl import logging
+
+
+@jax.jit
+def loss(params, state):
+    variables = {"params": params, **state}
+    logging.info(variables.keys())
+    return jnp.sum(variables["params"])
+"""
+
+
+def test_logging_the_keys_of_a_traced_dict_is_not_reported():
+    assert run(LOG_KEYS, "JAX401")[0] == []
+
+
+def test_logging_the_traced_dict_itself_is_still_reported():
+    assert rows(run(LOG_KEYS.replace("variables.keys()", "variables"), "JAX401")[0]) == [("JAX401", "manual")]
+
+
+# sotetsuk/pgx@079b2d730e3845c25d49d99e0ccf9a374dd04cb9:pgx/_src/games/chess.py:88-129: the table is
+# built as a NumPy array at import, then rebound (with the module's other tables) to a JAX array in
+# one tuple assignment before any function runs: traced code indexes a JAX array.
+TABLE_REBOUND_TO_JAX = """
+CAN_MOVE = np.zeros((7, 64), dtype=np.bool_)
+for p in range(1, 7):
+    CAN_MOVE[p, p:] = True
+BETWEEN = -np.ones((64, 6), dtype=np.int32)
+
+BETWEEN, CAN_MOVE = (jnp.array(x) for x in (BETWEEN, CAN_MOVE))
+
+
+@jax.jit
+def can_move(piece, to):
+    return CAN_MOVE[piece, to]
+"""
+
+
+def test_a_numpy_table_rebound_to_a_jax_array_by_unpacking_is_not_reported(tmp_path):
+    assert run(TABLE_REBOUND_TO_JAX, "JAX402")[0] == []
+    module = load(tmp_path, HEADER + TABLE_REBOUND_TO_JAX, "table_rebound")
+    assert bool(module.can_move(jnp.int32(3), jnp.int32(5)))
+
+
+def test_the_numpy_table_left_as_numpy_is_still_reported(tmp_path):
+    twin = TABLE_REBOUND_TO_JAX.replace("BETWEEN, CAN_MOVE = (jnp.array(x) for x in (BETWEEN, CAN_MOVE))", "")
+    assert [f.code for f in run(twin, "JAX402")[0]] == ["JAX402"]
+    module = load(tmp_path, HEADER + twin, "table_numpy")
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        module.can_move(jnp.int32(3), jnp.int32(5))

@@ -22,6 +22,7 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names, eager_array_names_cst
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.pallas import kernel_names
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
@@ -86,6 +87,11 @@ class InPlaceUpdateRule(Rule):
     NumPy and is dropped by `.at` (the default `mode`). With repeated indices in an index array,
     NumPy applies an augmented update once and `.at[...].add` applies each (unsafe when the index
     is traced), and which `.set` wins is unspecified in JAX.
+
+    A Pallas kernel (a function the module passes to `pl.pallas_call` or `pl.kernel`, by name:
+    `pallas.kernel_names`) writes its output through its Ref parameters (`o_ref[...] = v`):
+    those stores are not reported. A helper the kernel calls with its Refs is not followed and
+    can still be reported.
 
     ## Example
     ```python
@@ -242,11 +248,16 @@ class InPlaceUpdateRule(Rule):
         """`x[i] = v` / `x[i] += v` on a name that may be traced, in a function that may run under
         a trace, and that may be an array by the function's evidence (`_ArrayScreen`)."""
         arrays: dict[int, _ArrayScreen] = {}  # id of a function -> its evidence, once asked
+        kernels: list[frozenset[str]] = []  # `pallas.kernel_names`, once a store asks
 
         def may_flag(fn: ScreenFunction, n: ast.AST) -> bool:
             root = _traced_store_root(fn, n)
             if root is None:
                 return False
+            if not kernels:
+                kernels.append(kernel_names(tree, fn.screen.names.qualify_ast))
+            if fn.name in kernels[0] and root in fn.params:
+                return False  # a Pallas kernel's Ref
             known = arrays.get(id(fn.node))
             if known is None:
                 known = arrays[id(fn.node)] = _ArrayScreen(fn)
@@ -255,6 +266,7 @@ class InPlaceUpdateRule(Rule):
         return any_site(tree, may_flag, entries) or _eager_store(tree, ImportMap.from_ast(tree).qualify_ast)
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        kernels: frozenset[str] | None = None  # `pallas.kernel_names`, once a store asks
         for info in traced_functions(ctx):
             evidence: ArrayEvidence | None = None
             sites = list(own_sites(info, ctx))
@@ -268,6 +280,10 @@ class InPlaceUpdateRule(Rule):
                 subs = [t for t in targets if isinstance(t, cst.Subscript)]
                 if not subs:
                     continue
+                if kernels is None:
+                    kernels = kernel_names(ctx.tree, ctx.names.qualify_ast)
+                if info.name in kernels and _root_name(subs[0]) in info.params:
+                    continue  # `o_ref[...] = v` in a Pallas kernel: a write into a mutable Ref
                 if evidence is None:
                     evidence = ArrayEvidence(info, ctx.names)
                 finding = self._check(ctx, info, evidence, node, subs, len(targets))
@@ -459,6 +475,13 @@ def _eager_store(tree: ast.Module, qualify) -> bool:
 
 
 # -- the screen: an item store into a name that may hold a traced array, on the stdlib AST -------
+def _root_name(target: cst.BaseExpression) -> str | None:
+    """`x` for `x[i]`, `x[i].a[j]`."""
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
+
+
 def _store_root(target: ast.AST) -> ast.AST:
     while isinstance(target, (ast.Subscript, ast.Attribute)):
         target = target.value

@@ -26,7 +26,7 @@ from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.guards import guarded_in, never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.pytrees import ast_statements
-from jaxfix.analysis.screen_function import ScreenFunction
+from jaxfix.analysis.screen_function import ScreenFunction, target_names
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -62,7 +62,10 @@ class NumpyOnTracedValueRule(Rule):
     semantics in `jax.numpy` are rewritten safely: a function outside the table is left alone.
     Results follow JAX's dtype rules: where NumPy promotes to 64 bits (integer inputs to float64
     in `np.sqrt` or `np.divide`, an explicit `dtype=np.float64`), `jax.numpy` computes in 32 bits
-    unless `jax_enable_x64` is set.
+    unless `jax_enable_x64` is set. A module-level NumPy table is reported indexed only when the
+    module binds its name once (any form: `A, B = (jnp.array(x) for x in (A, B))` rebinds both,
+    and so does an assignment in a module-level `if` or loop): which value a trace reads is then
+    known.
 
     ## Example
     ```python
@@ -341,22 +344,59 @@ def _is_numpy_array_call(ctx: RuleContext, value: cst.BaseExpression) -> bool:
 
 def _module_numpy_arrays(ctx: RuleContext) -> set[str]:
     """Module-level names bound once, to a NumPy array (`TABLE = np.array([...])`), never declared
-    global in a function."""
-    counts: dict[str, int] = {}
+    global in a function. Every module-level binding counts (`_module_binding_counts`): pgx's
+    chess.py builds `CAN_MOVE = np.zeros(...)` and then rebinds it, with its other tables, to
+    `jnp.array`s in one tuple assignment, before any function runs."""
     arrays: set[str] = set()
     for stmt in ctx.module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None and _is_numpy_array_call(ctx, small.value):
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                for t in targets:
-                    if isinstance(t, cst.Name):
-                        counts[t.value] = counts.get(t.value, 0) + 1
-                        if small.value is not None and _is_numpy_array_call(ctx, small.value) and not isinstance(small, cst.AugAssign):
-                            arrays.add(t.value)
+                arrays.update(t.value for t in targets if isinstance(t, cst.Name))
+    if not arrays:
+        return arrays
+    counts = _module_binding_counts(ctx.tree.body)
     declared = {n for n, _ in ctx.names.bindings.items()}
-    return {n for n in arrays if counts[n] == 1 and n not in declared and n not in _global_declared(ctx)}
+    return {n for n in arrays if counts.get(n) == 1 and n not in declared and n not in _global_declared(ctx)}
+
+
+def _module_binding_counts(stmts: list[ast.stmt], counts: dict[str, int] | None = None) -> dict[str, int]:
+    """How many statements in the module's own namespace bind each name: assignments of any target
+    form (`a, b = ...`), augmented ones, loop and `with` targets, defs, classes and imports, in
+    the module's body and in the blocks of its `if`/`for`/`while`/`with`/`try` statements."""
+    counts = {} if counts is None else counts
+
+    def bind(target: ast.AST | None) -> None:
+        for name in target_names(target) if target is not None else ():
+            counts[name] = counts.get(name, 0) + 1
+
+    for stmt in stmts:
+        if isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                bind(t)
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            bind(stmt.target)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            bind(stmt.target)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                bind(item.optional_vars)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            counts[stmt.name] = counts.get(stmt.name, 0) + 1
+            continue
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for a in stmt.names:
+                name = (a.asname or a.name).split(".")[0]
+                counts[name] = counts.get(name, 0) + 1
+        for block in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, block, None)
+            if isinstance(inner, list):
+                _module_binding_counts(inner, counts)
+        for handler in getattr(stmt, "handlers", ()) or ():
+            _module_binding_counts(handler.body, counts)
+    return counts
 
 
 def _global_declared(ctx: RuleContext) -> set[str]:

@@ -79,7 +79,11 @@ class OuterStateMutationRule(Rule):
       call. Rebindings that only run at import, before anything traces (a NumPy table converted
       to `jnp`, `N = jnp.int32(N)`, `f = jax.jit(f)`, `setNightColors()` called at module level,
       a script's setup before it defines the jitted step), are not reported, nor a function
-      the loop itself defines (a new trace each iteration);
+      the loop itself defines (a new trace each iteration). In a notebook, a rebinding counts
+      only if a later cell calls a compiled function bound before it: one rebuilt after it
+      (`grad_loss = jit(grad(lambda ...))` again, a redefined `@jax.jit def do_rollout`, a
+      `jax.jit(env.reset)` of a new object) traces with the new value, and the stale one it
+      replaced is never called again;
     - a traced value stored on an object that outlives the trace: `self.cache[k] = v`,
       `self.last = v`, `self.items.append(v)` in a method of a plain (non-pytree) class that the
       module instantiates at module level (`guide = Guide(...)`, then `jax.jit(lambda k: guide(k))`);
@@ -104,7 +108,9 @@ class OuterStateMutationRule(Rule):
     The analysis is within one module: a global reassigned from another module, or a container
     passed in and mutated through another name, is not seen. A `global` setter that the module
     never calls is not reported: whether it runs before the first trace (setup) or after it is
-    unknown, and precision comes first. A function handed to `jax.debug.callback` (or another
+    unknown, and precision comes first. In a notebook, a compiled function rebuilt after a
+    rebinding counts as fresh without following the plain helpers its body calls: one that calls
+    an older compiled function through a helper is not reported. A function handed to `jax.debug.callback` (or another
     host callback) runs at every call on concrete values and is not traced code. A function that fills a container
     and is called only at module level counts as import-time setup. Test code (`test_*.py`,
     `*_test.py`, `conftest.py`, files under `tests/`) is not reported: there a side effect inside

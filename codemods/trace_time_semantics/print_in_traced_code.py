@@ -47,8 +47,9 @@ class PrintInTracedCodeRule(Rule):
     f-string field with a format spec (`f"{x:.3f}"`) raised `TypeError: unsupported format string
     passed to DynamicJaxprTracer.__format__`.
 
-    `print` of static values only (`print(x.shape)`, a message string, a static argument) is not
-    flagged: printing at trace time is often what was meant.
+    `print` of static values only (`print(x.shape)`, a message string, a static argument, a
+    dict's `keys()`, a dtype parameter of an `eqx.filter_jit` function: one its body passes to
+    `.astype` or as `dtype=`) is not flagged: printing at trace time is often what was meant.
 
     The same holds for `logging.info(x)` (any `logging`/`absl.logging` level function, and the
     methods of a module-level `logging.getLogger(...)` logger) with a traced argument: it logs a

@@ -30,7 +30,7 @@ from jaxfix.analysis import flax_modules, pytrees
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import ModuleCallOracle
-from jaxfix.analysis.static_values import admits_no_array
+from jaxfix.analysis.static_values import admits_no_array, dtype_params
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
     FILTERED_JITS,
@@ -831,7 +831,12 @@ class JitContexts:
 
     def _nonstatic_params(self, info: FuncInfo, statics: set[str], wrapper: str) -> set[str]:
         # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`, `run(x, true=True)`)
-        python = info.python_params | self._literal_at_every_call(info) if wrapper in FILTERED_JITS else set()
+        # and so does a parameter the body passes where a dtype goes (`x.astype(dtype)`)
+        python = set()
+        if wrapper in FILTERED_JITS:
+            python = info.python_params | self._literal_at_every_call(info)
+            if isinstance(info.node, cst.FunctionDef):
+                python |= dtype_params(info.node, self.names.qualify)
         return {p for p in info.params if p not in statics and p not in python}
 
     def _literal_at_every_call(self, info: FuncInfo) -> set[str]:

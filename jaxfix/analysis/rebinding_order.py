@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from jaxfix.analysis import astscan
-from jaxfix.analysis.transforms import JIT_NAMES, LAX_BODIES
+from jaxfix.analysis.transforms import GRAD_NAMES, JIT_NAMES, LAX_BODIES, VMAP_NAMES
 
 # the transforms whose result keeps its trace for later calls (vmap and grad trace at every call)
 TRACING = JIT_NAMES
@@ -136,16 +136,38 @@ class _Order:
         vit_jax.ipynb, scenic's OWL-ViT notebook). Loops and functions keep their own order."""
         out = _Effects()
         pending: dict[str, int] = {}
+        newest: dict[str, int] = {}  # pending name -> the line of its last rebinding so far
+        fresh = _Fresh(self)
         for stmt in self.tree.body:
             effects = self._statement(stmt, self.names, frozenset())
             if effects.traces and pending:
-                out.add_late(pending)
-                pending = {}
+                called = self._compiled_calls(stmt)
+                stale = {
+                    name: line
+                    for name, line in pending.items()
+                    if called is None or any(fresh.since.get(c, 0) <= newest[name] for c in called)
+                }
+                out.add_late(stale)
+                pending = {name: line for name, line in pending.items() if name not in stale}
             if out.traces:
                 for name, line in effects.writes.items():
                     pending.setdefault(name, line)
+                    newest[name] = max(line, newest.get(name, line))
             out.add(effects)
+            fresh.note(stmt)
         return out
+
+    def _compiled_calls(self, stmt: ast.stmt) -> set[str] | None:
+        """The compiled functions (`self.jitted` names) whose calls in `stmt` may trace; None when
+        something else in it may trace (a module function that does, a lax body, `jax.jit(f)(x)`)."""
+        names: set[str] = set()
+        for node in astscan.nodes(stmt):
+            if isinstance(node, ast.Call) and self._call(node, frozenset()).traces:
+                name = _dotted(node.func)
+                if name is None or name not in self.jitted:
+                    return None
+                names.add(name)
+        return names
 
     # -- a function's summary ------------------------------------------------------------------
     def _summary(self, name: str) -> _Effects:
@@ -290,6 +312,102 @@ class _Order:
                 return bool(node.args) and self._is_transform(node.args[0])
             return self._is_transform(node.func)
         return (self.qualify(node) or "") in TRACING
+
+
+class _Fresh:
+    """In a notebook's order, the compiled functions whose every trace runs after some line: a
+    name bound to a new function (`grad_loss = jit(grad(lambda p, x: loss(f(p, x))))`, a
+    redefined `@jax.jit def do_rollout`) after a global's rebinding traces with the new value,
+    and the old compiled function it replaces can no longer be called (neural-tangents'
+    function_space_linearization.ipynb, mujoco_playground's vision.ipynb). A body that calls
+    another compiled function, or a lax body defined earlier, is only as fresh as that one (jit
+    and lax keep their callee's trace); a call of a module function that traces is not followed."""
+
+    def __init__(self, order: _Order) -> None:
+        self.order = order
+        self.since: dict[str, int] = {}  # compiled name -> every trace of it runs after this line
+        self.defined: dict[str, int] = {}  # plain module def -> the line of its last definition
+        self.assigned: dict[str, int] = {}  # name -> the line of the plain assignment that last bound it
+
+    def note(self, stmt: ast.stmt) -> None:
+        """Record the bindings `stmt` (a top-level statement) makes."""
+        order = self.order
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.since.pop(stmt.name, None)
+            self.defined.pop(stmt.name, None)
+            self.assigned.pop(stmt.name, None)
+            if any(order._is_transform(d) for d in stmt.decorator_list):
+                self.since[stmt.name] = self._body(stmt, stmt.lineno)
+            elif not stmt.decorator_list:
+                self.defined[stmt.name] = stmt.lineno
+            return
+        for node in astscan.nodes(stmt):
+            if isinstance(node, (*_DEFS[:2], ast.ClassDef, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.Import, ast.ImportFrom)):
+                for name in _bound_names(node):
+                    self.since.pop(name, None)
+                    self.defined.pop(name, None)
+                    self.assigned.pop(name, None)
+        if isinstance(stmt, ast.Assign) and order._transform_call(stmt.value):
+            value: ast.AST = stmt.value
+            while isinstance(value, ast.Call) and value.args and (order.qualify(value.func) or "") in _WRAPPERS:
+                value = value.args[0]
+            if isinstance(value, ast.Lambda):
+                line = self._body(value, stmt.lineno)
+            elif isinstance(value, ast.Name) and value.id in self.defined:
+                fn = order.functions.get(value.id)
+                line = self._body(fn, self.defined[value.id]) if fn is not None else 0
+            elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.assigned:
+                # `jax.jit(env.reset)` of an object made after the rebinding: a new bound method,
+                # a new cache entry (its body, in another module, is not followed)
+                line = self.assigned[value.value.id]
+            else:
+                line = 0
+            for t in stmt.targets:
+                for name in _targets(t):
+                    self.since[name] = line
+        if isinstance(stmt, ast.Assign):
+            for t in stmt.targets:
+                for name in _targets(t):
+                    self.assigned[name] = stmt.lineno
+
+    def _body(self, fn: ast.AST, line: int) -> int:
+        """`line`, or earlier when `fn`'s body calls an older compiled function or lax body."""
+        order = self.order
+        for node in astscan.nodes(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _dotted(node.func)
+            if name in order.jitted:
+                line = min(line, self.since.get(name, 0))
+            elif name in order.functions and order._summary(name).traces:
+                return 0
+            positions = LAX_BODIES.get(order.qualify(node.func) or "")
+            if positions is not None:
+                for i in positions:
+                    args = node.args if i == -1 else node.args[i : i + 1]
+                    for arg in args:
+                        if isinstance(arg, ast.Name):
+                            line = min(line, self.defined.get(arg.id, 0))
+        return line
+
+
+# what a compiled function is built from: `jit(grad(lambda ...))`
+_WRAPPERS = JIT_NAMES | VMAP_NAMES | GRAD_NAMES
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """The names a binding statement binds (a def's or class's own name)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, ast.Assign):
+        return {n for t in node.targets for n in _targets(t)}
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return _targets(node.target)
+    if isinstance(node, ast.For):
+        return _targets(node.target)
+    if isinstance(node, ast.With):
+        return {n for item in node.items if item.optional_vars is not None for n in _targets(item.optional_vars)}
+    return {(a.asname or a.name).split(".")[0] for a in node.names}
 
 
 def _module_level(stmts: list[ast.stmt]) -> Iterable[ast.stmt]:

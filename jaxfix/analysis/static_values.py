@@ -66,8 +66,10 @@ TREE_KEY_CLASSES = frozenset(
 
 
 def is_static_method(name: str) -> bool:
-    """`x.name(...)` returns a Python value whatever `x` holds (a `str` method no array has)."""
-    return name in STR_METHODS
+    """`x.name(...)` returns a Python value whatever `x` holds: a `str` method no array has, or a
+    mapping's `keys()` (a pytree's structure: `logging.info(variables.keys())` logs strings,
+    google-research/scenic knowledge_visual_language/trainer_memory.py)."""
+    return name in STR_METHODS or name in KEY_METHODS
 
 
 # Methods of a mapping or sequence that hand back what it holds (`params.get("w")`, `d.pop(k)`):
@@ -362,3 +364,34 @@ def is_known_library(module: str) -> bool:
     """`module` (dotted) belongs to an array library or the standard library (see ARRAY_LIBRARIES)."""
     top = module.split(".", 1)[0]
     return top in ARRAY_LIBRARIES or top in sys.stdlib_module_names or top == "__future__"
+
+
+# Where a value must be a dtype: `x.astype(d)`, and the `dtype=` of a jax.numpy/NumPy call. A
+# dtype is never an array (a traced value there raises), so a parameter used there gets a Python
+# value in a working program, as one annotated `DTypeLike`: `eqx.filter_jit` keeps it static
+# (stanford-crfm/levanter compat/hf_checkpoints.py `_to_state_dict_with_dtype(model, dtype, ...)`).
+DTYPE_METHODS = frozenset({"astype"})
+DTYPE_KEYWORD = "dtype"
+DTYPE_CALL_PREFIXES = ("jax.numpy.", "numpy.", "jax.lax.", "jax.random.", "jax.nn.")
+
+
+def dtype_params(fn: cst.FunctionDef, qualify) -> set[str]:
+    """Parameters of `fn` its own body passes where a dtype goes (`DTYPE_METHODS`, the
+    `DTYPE_KEYWORD` of a call `DTYPE_CALL_PREFIXES` name)."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    found: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            method = isinstance(call.func, cst.Attribute) and call.func.attr.value in DTYPE_METHODS
+            for i, arg in enumerate(call.args):
+                if not (isinstance(arg.value, cst.Name) and arg.value.value in params):
+                    continue
+                key = arg.keyword.value if arg.keyword is not None else None
+                if method and (key == DTYPE_KEYWORD or (key is None and i == 0)):
+                    found.add(arg.value.value)
+                elif key == DTYPE_KEYWORD and (qualify(call.func) or "").startswith(DTYPE_CALL_PREFIXES):
+                    found.add(arg.value.value)
+
+    fn.body.visit(V())
+    return found
