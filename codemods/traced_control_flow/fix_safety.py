@@ -89,11 +89,23 @@ def is_proven_traced(fn: FunctionRewrite, site) -> bool:
     proof = fn.ctx.fact(ProvenTraced, proven_traced).facts(fn.info)
     if proof is None:
         return False
-    exprs = site.traced or tuple(e for e in (getattr(site.node, "test", None),) if e is not None)
+    exprs = site.traced or tuple(e for e in (_decided_by(site.node),) if e is not None)
     if not exprs:
         return True
     stmt = site.stmt if site.stmt is not None else site.node
     return any(proof.traced(e, stmt) for e in exprs)
+
+
+def _decided_by(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The value a site without named operands turns into a Python bool or int: an `if`/`while`/
+    `assert` test, the left operand of `and`/`or`, the operand of `not`, a `for`'s `range(...)`."""
+    if isinstance(node, cst.BooleanOperation):
+        return node.left
+    if isinstance(node, cst.UnaryOperation):
+        return node.expression
+    if isinstance(node, cst.For):
+        return node.iter
+    return getattr(node, "test", None)
 
 
 def _unsafe(fix: Fix, reason: str) -> Fix:
