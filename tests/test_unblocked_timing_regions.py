@@ -540,6 +540,34 @@ def train(x):
 """,
         True,
     ),
+    # kmheckel/spyx@38374e96:research/new/parallel_spiking_neurons/run_study.py: an `nnx` step updates
+    # the model in place (its result is discarded), and a helper that converts its own JAX work to
+    # a float reads that model in the loop: the call waits for the state it reads, which the file
+    # does not show to be pending, so the region is taken as waited for
+    "spyx_converting_helper_reads_state_in_the_loop": (
+        """
+def train(x):
+    def test_acc(m):
+        return float(jnp.mean(step(m)))
+    t0 = time.perf_counter()
+    for ep in range(3):
+        step(x)
+        print(f"acc={test_acc(x) * 100:.2f}")
+    return x, time.perf_counter() - t0
+""",
+        False,
+    ),
+    # its buggy twin: nothing converts in the loop
+    "spyx_loop_without_a_converting_helper": (
+        """
+def train(x):
+    t0 = time.perf_counter()
+    for ep in range(3):
+        step(x)
+    return x, time.perf_counter() - t0
+""",
+        True,
+    ),
     # jax-ml/jax-ai-stack@59de2e1f:docs/source/JAX_examples_image_segmentation.ipynb cell 61
     # `evaluate_model`: the results are appended to a history dict's lists, and the history is
     # formatted (`f"{history['iou'][-1]:0.4f}"`) before the clock is read

@@ -95,8 +95,9 @@ class UnblockedTimingRule(Rule):
     leaf (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), out)`), also when they come
     before the clock read in the closing statement. A container a result is stored into
     (`history["iou"].append(iou)`) holds it: formatting or converting the container waits. A
-    function of this file that returns its values converted to the host (`return
-    float(jnp.mean(accs))`) has done its JAX work when it returns. A clock read whose name is bound
+    function of this file that returns its JAX work converted to the host (`return
+    float(jnp.mean(accs))`) waits for it, and for the state it reads: its call is taken as a
+    wait whatever its arguments (an `nnx` model a step updated in place is not seen as pending). A clock read whose name is bound
     again before anything reads it (`end = time()` ... `start = time()` ... `end = time()`;
     `end - start`) times nothing. In a notebook, a cell's last bare expression is displayed, and
     its repr waits for the result. Splitting a PRNG key is not timed work.
@@ -443,16 +444,32 @@ class _TimingChecker:
 
     def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int) -> bool:
         """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`): a plain wrapper,
-        whose call is JAX work too (issue #33). A value returned converted to the host
-        (`return float(jnp.mean(accs))`) is not pending: its JAX work is done on return."""
+        whose call is JAX work too (issue #33)."""
         if depth > 2 or fn.asynchronous is not None:
             return False
         for ret in own_nodes(fn.body, cst.Return):
-            if ret.value is not None and any(
-                self.is_jax_call(c, depth + 1) for c in unconverted_calls(ret.value, self.names.qualify)
-            ):
+            if ret.value is not None and any(self.is_jax_call(c, depth + 1) for c in own_nodes(ret.value, cst.Call)):
                 return True
         return False
+
+    def converting_call(self, call: cst.Call, depth: int = 0) -> bool:
+        """`call` calls a function of this file that returns its JAX work converted to the host
+        (`return float(jnp.mean(accs))`, or a tuple holding such a call's value): the call waits
+        for that work, and for the state it reads, which the file may not show to be pending
+        (an `nnx` model a jitted step updated in place). kmheckel/spyx@38374e96:research/new/
+        quant_aware_evolution/quant_aware_evolution.py `evaluate`, hybrid_evo_surrogate/
+        methods_shd_hyper.py `train_hyper`."""
+        func = call.func
+        defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
+        if len(defs) != 1 or depth > 2 or defs[0].asynchronous is not None:
+            return False
+        returns = [r.value for r in own_nodes(defs[0].body, cst.Return) if r.value is not None]
+        if not returns or not any(self.jax_calls(v) for v in returns):
+            return False
+        converts = lambda c: self.converting_call(c, depth + 1)  # noqa: E731
+        return not any(
+            self.is_jax_call(c, depth + 1) for v in returns for c in unconverted_calls(v, self.names.qualify, converts)
+        )
 
     def is_jax_call(self, call: cst.Call, depth: int = 0) -> bool:
         func = call.func
@@ -499,6 +516,8 @@ class _TimingChecker:
         if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
             return True
         if q == "jax.block_until_ready":
+            return True
+        if self.converting_call(call):
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:
             return self.reads(func.value, results)

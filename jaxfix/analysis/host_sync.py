@@ -87,11 +87,16 @@ def waits_by_name(qualname: str | None) -> bool:
     return q in BLOCKING_CALLS or (q.startswith(BLOCKING_PREFIXES) and q not in NUMPY_METADATA)
 
 
-def unconverted_calls(node: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str | None]) -> list[cst.Call]:
+def unconverted_calls(
+    node: cst.CSTNode,
+    qualify: Callable[[cst.BaseExpression], str | None],
+    converts: Callable[[cst.Call], bool] = lambda call: False,
+) -> list[cst.Call]:
     """The calls in `node` (a returned expression) whose value may still be pending when it is
     evaluated: those not inside a call that waits for its argument (`float(jnp.mean(accs))`,
-    `np.asarray(out)`, `loss.item()`, `out.block_until_ready()`). A function that returns only
-    converted values has finished its JAX work when it returns (kmheckel/spyx's evaluate helpers)."""
+    `np.asarray(out)`, `loss.item()`, `out.block_until_ready()`) nor inside one `converts` says
+    returns host values. A function whose JAX work in its returns is all converted has finished
+    that work when it returns (kmheckel/spyx's evaluate helpers)."""
     out: list[cst.Call] = []
 
     class V(cst.CSTVisitor):
@@ -104,6 +109,8 @@ def unconverted_calls(node: cst.CSTNode, qualify: Callable[[cst.BaseExpression],
                     return False
                 q = None if isinstance(f, cst.Call) else qualify(f)
                 if waits_by_name(q) and q not in ("list", "tuple"):  # `list(outs)` keeps pending arrays
+                    return False
+                if converts(n):
                     return False
                 out.append(n)
             return True
