@@ -190,6 +190,45 @@ def test_unrolled_rewrite_keeps_values_and_gradients(tmp_path):
         np.testing.assert_allclose(g_new, g_old, rtol=1e-5)
 
 
+# google/neural-tangents@c17e770b:notebooks/neural_tangents_cookbook.ipynb cells 56-61: the
+# training loop runs eagerly and under `vmap(train_network)(keys)` at top level, which compiles
+# nothing (each operation is dispatched as it goes); the jitted twins stage the whole loop
+EAGER_VMAP = """
+    import jax
+    import jax.numpy as jnp
+    from jax import jit, random, vmap
+
+    training_steps = 1000
+    grad_loss = jit(lambda p, x: jnp.tanh(p * x))
+
+
+    def train_network(key):
+        p = random.normal(key, (3,))
+        for i in range(training_steps):
+            p = p - 0.01 * grad_loss(p, jnp.float32(i))
+        return p
+
+
+    keys = random.split(random.PRNGKey(0), 4)
+    params = train_network(keys[0])
+    ensemble = vmap(train_network)(keys)
+"""
+
+
+@pytest.mark.parametrize(
+    "twin, reported",
+    [
+        ("", False),
+        ("ensemble_jit = jit(vmap(train_network))(keys)\n", True),  # jit stages the vmapped loop
+        ("batched = vmap(train_network)\n", True),  # a kept mapped callable may be jitted elsewhere
+        ("@jit\ndef run(keys):\n    return vmap(train_network)(keys)\n", True),  # vmap inside jit
+    ],
+)
+def test_unrolled_loop_under_eager_vmap_only_is_not_reported(twin, reported):
+    source = textwrap.dedent(EAGER_VMAP) + twin
+    assert bool(run(source).findings) == reported, codes(run(source))
+
+
 def test_traced_bound_is_jax303_only():
     source = """
         import jax

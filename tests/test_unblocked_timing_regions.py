@@ -510,6 +510,134 @@ def measure(func, *args):
 """,
         False,
     ),
+    # kmheckel/spyx@38374e96:research/new/quant_aware_evolution/quant_aware_evolution.py: the timed
+    # helper returns Python floats (`return float(jnp.mean(accs))`), so its JAX work is done when
+    # it returns, before the clock is read
+    "spyx_helper_returns_floats": (
+        """
+def evaluate(x):
+    accs = step(x)
+    return float(jnp.mean(accs)), float(jnp.max(accs))
+
+def train(x):
+    t0 = time.perf_counter()
+    acc = evaluate(x)
+    return acc, time.perf_counter() - t0
+""",
+        False,
+    ),
+    # its buggy twin: the helper returns the pending array itself
+    "spyx_helper_returns_arrays": (
+        """
+def evaluate(x):
+    accs = step(x)
+    return jnp.mean(accs), jnp.max(accs)
+
+def train(x):
+    t0 = time.perf_counter()
+    acc = evaluate(x)
+    return acc, time.perf_counter() - t0
+""",
+        True,
+    ),
+    # kmheckel/spyx@38374e96:research/new/parallel_spiking_neurons/run_study.py: an `nnx` step updates
+    # the model in place (its result is discarded), and a helper that converts its own JAX work to
+    # a float reads that model in the loop: the call waits for the state it reads, which the file
+    # does not show to be pending, so the region is taken as waited for
+    "spyx_converting_helper_reads_state_in_the_loop": (
+        """
+def train(x):
+    def test_acc(m):
+        return float(jnp.mean(step(m)))
+    t0 = time.perf_counter()
+    for ep in range(3):
+        step(x)
+        print(f"acc={test_acc(x) * 100:.2f}")
+    return x, time.perf_counter() - t0
+""",
+        False,
+    ),
+    # its buggy twin: nothing converts in the loop
+    "spyx_loop_without_a_converting_helper": (
+        """
+def train(x):
+    t0 = time.perf_counter()
+    for ep in range(3):
+        step(x)
+    return x, time.perf_counter() - t0
+""",
+        True,
+    ),
+    # jax-ml/jax-ai-stack@59de2e1f:docs/source/JAX_examples_image_segmentation.ipynb cell 61
+    # `evaluate_model`: the results are appended to a history dict's lists, and the history is
+    # formatted (`f"{history['iou'][-1]:0.4f}"`) before the clock is read
+    "ai_stack_history_formatted_before_clock": (
+        """
+def train(x):
+    history = {"loss": [], "iou": []}
+    start_time = time.time()
+    for _ in range(2):
+        value = step(x)
+        history["iou"].append(jnp.mean(value))
+        history["loss"].append(value)
+    print(f"iou: {history['iou'][-1]:0.4f}")
+    elapsed = time.time() - start_time
+    return history["loss"][-1], elapsed
+""",
+        False,
+    ),
+    # its buggy twin: the history is stored but not read before the clock
+    "ai_stack_history_unread": (
+        """
+def train(x):
+    history = {"loss": [], "iou": []}
+    start_time = time.time()
+    for _ in range(2):
+        value = step(x)
+        history["iou"].append(jnp.mean(value))
+        history["loss"].append(value)
+    elapsed = time.time() - start_time
+    return history["loss"][-1], elapsed
+""",
+        True,
+    ),
+    # ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb cells 41-50 (one module): the
+    # `end = time()` of one timing closes at the `start = time()` of the next, but `end` is bound
+    # again before `print(end - start)` reads it: that stretch times nothing
+    "dl_workshop_end_rebound_before_read": (
+        """
+def train(x):
+    start = time.time()
+    out = step(x).block_until_ready()
+    end = time.time()
+    print(end - start)
+    shown = step(out)
+    start = time.time()
+    out = step(shown).block_until_ready()
+    end = time.time()
+    print(end - start)
+    return out
+""",
+        False,
+    ),
+    # its buggy twin: the stretch is timed (`end` is read before it is bound again)
+    "dl_workshop_end_read_before_rebound": (
+        """
+def train(x):
+    start = time.time()
+    out = step(x).block_until_ready()
+    end = time.time()
+    print(end - start)
+    shown = step(out)
+    start = time.time()
+    print(start - end)
+    out = step(shown).block_until_ready()
+    end = time.time()
+    print(end - start)
+    return out
+""",
+        True,
+    ),
 }
 
 
@@ -685,3 +813,43 @@ def test_a_lap_timer_whose_trip_may_wait_gets_an_unsafe_fix():
     assert twin != LAP
     result = analyze(twin, "trainer.py", Config(select=("JAX501",)), fix=True)
     assert [(f.code, f.fix.safety.value) for f in result.findings] == [("JAX501", "safe")]
+
+
+# A notebook read as one module (cells joined at `# %%` markers, as jaxfix and jupytext write
+# them). ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb displays a pending result
+# (`get_params(final_state)`) as a cell's value: IPython's repr reads it, so it is ready.
+NOTEBOOK = HEAD + """
+x0 = jnp.ones((4, 4))
+
+# %%
+start = time.time()
+out = step(x0)
+
+# %%
+out[0:2]{end}
+
+# %%
+end = time.time()
+print(end - start)
+"""
+
+
+@pytest.mark.parametrize("end, reported", [("", False), (";", True)])
+def test_notebook_cell_value_displayed_before_the_clock_waits(end, reported):
+    """A cell's last bare expression is displayed (its repr waits); `;` suppresses the display."""
+    result = _findings(NOTEBOOK.format(end=end))
+    assert bool(result.findings) == reported, [f.message for f in result.findings]
+
+
+def test_notebook_fix_stays_in_the_timed_cell():
+    """The wait is not inserted before the closing cell's first statement, where it would become
+    the previous cell's last statement and change what that cell displays: the call is wrapped
+    in place, which displays the same value."""
+    source = NOTEBOOK.replace("# %%\nout[0:2]{end}\n\n", "")
+    result = _findings(source)
+    assert [f.fix.safety.value for f in result.findings] == ["safe"]
+    fixed = result.fixed_source
+    assert "out = jax.block_until_ready(step(x0))" in fixed
+    cells = fixed.split("# %%")
+    assert cells[1].strip().endswith("out = jax.block_until_ready(step(x0))")
+    assert cells[2].strip().startswith("end = time.time()")

@@ -6,6 +6,8 @@
   `__enter__` and `__exit__` read the clock (Mava's examples); the region is the `with` body.
 
 - `timeit.timeit(lambda: ...)` (`timeit_findings`).
+- A region counts only when its start's clock value is read after it closes, before the name
+  is bound again (`read_before_rebound`).
 
 The stdlib-AST screen (`timing_screen.region_screen`) admits the same regions.
 """
@@ -18,6 +20,7 @@ import libcst as cst
 
 from codemods.compile_cost.nodes import own_nodes
 from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.traced import assigned_names
 from jaxfix.model import Finding, ImportRequest, Safety
 
 Statements = list[cst.BaseStatement]
@@ -83,6 +86,27 @@ def alias_start(stmts: Statements, i: int, start_clock: Callable[[cst.BaseStatem
     if any(start_clock(s) == small.value.value for s in stmts[:i]):
         return small.targets[0].target.value
     return None
+
+
+def read_before_rebound(stmts: list[cst.BaseStatement], start: str) -> bool:
+    """The start's clock value is read at or after the closing clock read, before `start` is
+    bound again. A clock read whose name is rebound first times nothing: in `end = time()` ...
+    `start = time()` ... `end = time()`; `print(end - start)` the first `end` only closed an
+    earlier region (ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb, cells 41-50)."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            smalls = stmt.body
+            loads = set().union(*(
+                names_read(x.value) if isinstance(x, (cst.Assign, cst.AnnAssign)) and x.value is not None else names_read(x)
+                for x in smalls
+            )) if smalls else set()
+        else:
+            loads = names_read(stmt)  # a compound statement: any mention may read it
+        if start in loads:
+            return True
+        if start in assigned_names(cst.IndentedBlock(body=[stmt])):
+            return False
+    return False
 
 
 def tail_after_last_call(

@@ -13,6 +13,7 @@ from codemods.compile_cost.nodes import all_nodes, own_nodes
 from codemods.compile_cost.timed_regions import (
     alias_start,
     carried_region,
+    read_before_rebound,
     tail_after_last_call,
     timeit_findings,
     timer_classes,
@@ -32,14 +33,18 @@ from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.host_sync import (
     BLOCKING_METHODS,
     CONTAINER_METHODS,
+    STORING_METHODS,
     bool_tests,
+    displayed_statements,
     formatted,
     is_jax_library,
     tree_map_waits,
+    unconverted_calls,
     waits_by_name,
 )
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.runs_once import starts_cell
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
 from jaxfix.analysis.walk import walk
@@ -88,7 +93,14 @@ class UnblockedTimingRule(Rule):
     the last one is taken as blocking (one dispatch usually computes them together), as are a
     Python bool test (`if loss < best:`), an f-string part and a `tree_map` that blocks leaf by
     leaf (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), out)`), also when they come
-    before the clock read in the closing statement. Splitting a PRNG key is not timed work.
+    before the clock read in the closing statement. A container a result is stored into
+    (`history["iou"].append(iou)`) holds it: formatting or converting the container waits. A
+    function of this file that returns its JAX work converted to the host (`return
+    float(jnp.mean(accs))`) waits for it, and for the state it reads: its call is taken as a
+    wait whatever its arguments (an `nnx` model a step updated in place is not seen as pending). A clock read whose name is bound
+    again before anything reads it (`end = time()` ... `start = time()` ... `end = time()`;
+    `end - start`) times nothing. In a notebook, a cell's last bare expression is displayed, and
+    its repr waits for the result. Splitting a PRNG key is not timed work.
     JAX work also includes calls of a function of this file that returns JAX work (a plain
     wrapper), of a callable made by a function of this file that returns a jitted callable,
     and of a name or attribute bound to one of these (`self.train_step = train_step`). Inside a
@@ -117,7 +129,9 @@ class UnblockedTimingRule(Rule):
     on the names the region's last JAX call assigns, just before the closing clock read; where
     that assignment is inside a loop or branch and the name may not exist before it, it wraps
     the call in place (`out = jax.block_until_ready(f(x))`), which waits on every trip; a call
-    whose result is discarded is wrapped in place. A `timeit` lambda's body is wrapped. In a
+    whose result is discarded is wrapped in place. In a notebook whose closing clock read starts
+    a cell, the call is wrapped in place too: a wait inserted there would end the previous cell
+    and change what it displays. A `timeit` lambda's body is wrapped. In a
     timer's `with` body the wait goes after the body's last statement. Unsafe when the wait lands
     on a host-to-device transfer (`jax.device_put` last in the region, as a learner that queues
     new params for actor threads does): transfers are issued asynchronously on purpose, and
@@ -298,6 +312,7 @@ class _TimingChecker:
         self.rule = rule
         self.ctx = ctx
         self.names = ctx.names
+        self.displayed = {id(s) for s in displayed_statements(ctx.module, ctx.source)}
         self._scan()
 
     # which names are jitted functions --------------------------------------------------------------
@@ -437,6 +452,25 @@ class _TimingChecker:
                 return True
         return False
 
+    def converting_call(self, call: cst.Call, depth: int = 0) -> bool:
+        """`call` calls a function of this file that returns its JAX work converted to the host
+        (`return float(jnp.mean(accs))`, or a tuple holding such a call's value): the call waits
+        for that work, and for the state it reads, which the file may not show to be pending
+        (an `nnx` model a jitted step updated in place). kmheckel/spyx@38374e96:research/new/
+        quant_aware_evolution/quant_aware_evolution.py `evaluate`, hybrid_evo_surrogate/
+        methods_shd_hyper.py `train_hyper`."""
+        func = call.func
+        defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
+        if len(defs) != 1 or depth > 2 or defs[0].asynchronous is not None:
+            return False
+        returns = [r.value for r in own_nodes(defs[0].body, cst.Return) if r.value is not None]
+        if not returns or not any(self.jax_calls(v) for v in returns):
+            return False
+        converts = lambda c: self.converting_call(c, depth + 1)  # noqa: E731
+        return not any(
+            self.is_jax_call(c, depth + 1) for v in returns for c in unconverted_calls(v, self.names.qualify, converts)
+        )
+
     def is_jax_call(self, call: cst.Call, depth: int = 0) -> bool:
         func = call.func
         if isinstance(func, cst.Call):  # `jax.jit(f)(x)`, `jax.grad(f)(x)`, `jax.vmap(f)(x)`
@@ -482,6 +516,8 @@ class _TimingChecker:
         if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
             return True
         if q == "jax.block_until_ready":
+            return True
+        if self.converting_call(call):
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:
             return self.reads(func.value, results)
@@ -530,6 +566,8 @@ class _TimingChecker:
         part, or a Python bool test (`if loss < best:`, `assert ok`) that reads one."""
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             return False
+        if id(node) in self.displayed and self.reads(node, results):
+            return True  # a notebook cell's displayed value: its repr reads the result
         if any(self.may_wait(c, results, depth) for c in own_nodes(node, cst.Call)):
             return True
         return any(self.reads(e, results) for e in (*formatted(node), *bool_tests(node)))
@@ -560,7 +598,7 @@ class _TimingChecker:
                     i += 1  # a later start (`last = new_time`) may still carry
                     continue
                 looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
-                if not looped and any(start in names_read(s) for s in stmts[end:]):
+                if not looped and read_before_rebound(stmts[end:], start):
                     found = self.check_region(stmts, i, end)
                     if found is not None:
                         out.append(found)
@@ -688,12 +726,23 @@ class _TimingChecker:
         )
 
     def results(self, region) -> set[str]:
-        """JAX results of the region, and values made from them (`metrics = tree_map(jnp.mean, metrics)`)."""
+        """JAX results of the region, values made from them (`metrics = tree_map(jnp.mean, metrics)`),
+        and containers they are stored in (`history.append(loss)`): a later read of the container
+        (`f"{history[-1]:.4f}"`) reads the result."""
         results: set[str] = set()
         for stmt in region:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            for small in own_nodes(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            for small in own_nodes(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Call)):
+                if isinstance(small, cst.Call):  # `hist[tag].append(compute_iou(value))`: hist holds it
+                    func = small.func
+                    if (
+                        isinstance(func, cst.Attribute)
+                        and func.attr.value in STORING_METHODS
+                        and any(self.reads(a.value, results) for a in small.args)
+                    ):
+                        results |= _bound_by(func.value)
+                    continue
                 if small.value is not None and self.reads(small.value, results):
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                     for t in targets:
@@ -754,7 +803,10 @@ class _TimingChecker:
             bound = self.bound_before(stmts, stmts.index(last_stmt), small)
             names = names_read(target)
             inside = last_stmt is not small and not isinstance(last_stmt, cst.SimpleStatementLine)
-            if not isinstance(small, cst.AugAssign) and (not inside or names <= bound):
+            # a wait inserted before a cell's first statement would end the previous cell and
+            # change what it displays: wrap the call in place instead (the same value is shown)
+            crosses_cell = before is not None and starts_cell(before)
+            if not isinstance(small, cst.AugAssign) and (not inside or names <= bound) and not crosses_cell:
                 text = self.ctx.module.code_for_node(target).strip()
                 if isinstance(target, cst.Tuple) and not target.lpar:
                     text = f"({text})"

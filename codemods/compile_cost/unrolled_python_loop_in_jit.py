@@ -19,6 +19,7 @@ from jaxfix.analysis.shapes import (
     int_value,
     module_int_constants,
 )
+from jaxfix.analysis.staging import runs_eagerly
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -62,7 +63,9 @@ class UnrolledLoopRule(Rule):
 
     ## Known problems
     Bounds that are static arguments (`static_argnames`) or parameter defaults are not known and
-    not reported. A loop nested inside another loop or branch is usually manual: the carry analysis
+    not reported. A function traced only by `jax.vmap` called outside traced code (`vmap(f)(x)`
+    at top level) is not reported: eager `vmap` dispatches each operation as it goes and compiles
+    no program (`jaxfix.analysis.staging`). A loop nested inside another loop or branch is usually manual: the carry analysis
     shared with JAX303 takes every local as read after such a loop, including its index.
 
     ## Example
@@ -253,6 +256,8 @@ class UnrolledLoopRule(Rule):
         for info in list(jc.traced_functions()):
             if not isinstance(info.node, cst.FunctionDef):
                 continue
+            if runs_eagerly(jc, info, ctx.names.qualify, ctx.parent):
+                continue  # traced by an eager `vmap` only: nothing is compiled, nothing unrolled
             facts = info.facts
             own: dict[cst.For, int] = {}
             for loop in own_nodes(info.node, cst.For):

@@ -4,7 +4,8 @@ clock read) needs, in one place.
 JAX dispatches asynchronously; a value is waited for when the host needs its contents: it is
 copied to the host (`np.asarray`, `jax.device_get`, `float`, `.item()`), formatted (`print`, an
 f-string, `str.format`), turned into a Python bool (an `if`/`while`/`assert` test), or waited on
-(`block_until_ready`, also leaf by leaf through `jax.tree_util.tree_map`). Anything else that jax
+(`block_until_ready`, also leaf by leaf through `jax.tree_util.tree_map`), or displayed as a
+notebook cell's value (`displayed_statements`). Anything else that jax
 itself provides only queues more work. A call into code the file does not show (another module's
 helper, a logger) may wait or not: `may_wait` says so, and a rule that must be sure a region is
 *not* blocked treats it as waiting.
@@ -16,6 +17,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from jaxfix.analysis.runs_once import is_notebook_text, starts_cell
 from jaxfix.analysis.walk import walk
 
 # Calls that wait for their argument's value (it is copied to the host or printed).
@@ -83,6 +85,63 @@ def waits_by_name(qualname: str | None) -> bool:
     """`qualname` (a call's qualified name) waits for its arguments' values."""
     q = qualname or ""
     return q in BLOCKING_CALLS or (q.startswith(BLOCKING_PREFIXES) and q not in NUMPY_METADATA)
+
+
+def unconverted_calls(
+    node: cst.CSTNode,
+    qualify: Callable[[cst.BaseExpression], str | None],
+    converts: Callable[[cst.Call], bool] = lambda call: False,
+) -> list[cst.Call]:
+    """The calls in `node` (a returned expression) whose value may still be pending when it is
+    evaluated: those not inside a call that waits for its argument (`float(jnp.mean(accs))`,
+    `np.asarray(out)`, `loss.item()`, `out.block_until_ready()`) nor inside one `converts` says
+    returns host values. A function whose JAX work in its returns is all converted has finished
+    that work when it returns (kmheckel/spyx's evaluate helpers)."""
+    out: list[cst.Call] = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(n, cst.Call):
+                f = n.func
+                if isinstance(f, cst.Attribute) and f.attr.value in BLOCKING_METHODS:
+                    return False
+                q = None if isinstance(f, cst.Call) else qualify(f)
+                if waits_by_name(q) and q not in ("list", "tuple"):  # `list(outs)` keeps pending arrays
+                    return False
+                if converts(n):
+                    return False
+                out.append(n)
+            return True
+
+    walk(node, V())
+    return out
+
+
+# Methods that store their argument in the object they are called on (a list, set, dict): the
+# object then holds the value, and a later read of the object (`f"{hist[-1]:.4f}"`) reads it.
+STORING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
+
+
+def displayed_statements(module: cst.Module, source: str) -> list[cst.SimpleStatementLine]:
+    """In a notebook (`source` read as one module, cells joined at `# %%` markers), the statements
+    IPython displays: each cell's last statement when it is a bare expression not ended by `;`.
+    The display is the value's repr, which reads (waits for) a JAX array
+    (ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb, `get_params(final_state)`)."""
+    if not is_notebook_text(source):
+        return []
+    out = []
+    body = list(module.body)
+    for k, stmt in enumerate(body):
+        if (
+            (k + 1 == len(body) or starts_cell(body[k + 1]))
+            and isinstance(stmt, cst.SimpleStatementLine)
+            and isinstance(stmt.body[-1], cst.Expr)
+            and not isinstance(stmt.body[-1].semicolon, cst.Semicolon)
+        ):
+            out.append(stmt)
+    return out
 
 
 def is_jax_library(qualname: str | None) -> bool:

@@ -73,6 +73,13 @@ def is_notebook_text(source: str) -> bool:
     return bool(_CELL_MARK.search(source))
 
 
+def starts_cell(stmt: cst.CSTNode) -> bool:
+    """`stmt` (a top-level statement of a notebook read as one module) is the first of its cell:
+    a cell marker (`# %%`) is among the comment lines above it."""
+    lines = getattr(stmt, "leading_lines", ())
+    return any(line.comment is not None and _CELL_MARK.match(line.comment.value) for line in lines)
+
+
 def _is_script(module: cst.Module) -> bool:
     for stmt in module.body:
         if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.Comparison):
