@@ -116,8 +116,10 @@ def test_pmap_static_broadcasted_argnums_are_static(tmp_path):
     """
     paths = project(tmp_path, {"pkg/steps.py": body, "pkg/train.py": caller})
     assert project_findings(paths, "pkg/steps.py") == []
+    # buggy: `n` traced, but only by the other module's pmap: a bare parameter is not reported
+    # there (`proven_traced`); the one-module twin above is
     paths = project(tmp_path, {"pkg/steps.py": body, "pkg/train.py": caller.replace("static_broadcasted_argnums", "donate_argnums")})
-    assert [f.code for f in project_findings(paths, "pkg/steps.py")] == ["JAX303"]
+    assert project_findings(paths, "pkg/steps.py") == []
 
 
 def test_dict_keys_are_static_values_of_a_traced_mapping():
