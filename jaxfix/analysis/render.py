@@ -10,8 +10,6 @@ object as the context manager and a newline test before the split.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange

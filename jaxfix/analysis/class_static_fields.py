@@ -1,0 +1,304 @@
+"""Which fields and properties of a module's classes hold Python values even on a traced instance.
+
+The class side of `jit_contexts.JitContexts` (its `static_fields`, `static_classes` and static
+properties): flax/equinox/dataclass static-field marks, the project's own static-field helpers
+(recognised by what they return, `pytrees.marks_static`), flax module config, members a class
+only ever assigns Python values, and properties whose body returns static values. A mixin, so
+the facts stay computed once per module on the same object; the conventions themselves live in
+`pytrees` (read by the stdlib screens too).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from jaxfix.analysis import flax_modules, pytrees
+from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.static_values import admits_no_array
+from jaxfix.analysis.traced import analyse_function
+from jaxfix.analysis.walk import statements, walk
+
+if TYPE_CHECKING:
+    from jaxfix.analysis.jit_contexts import FuncInfo
+
+
+class ClassStaticFields:
+    """Mixed into `JitContexts`, which sets the attributes these methods read (`module`, `names`,
+    `class_nodes`, `pytree_classes`, `flax_classes`, `linen_classes`, `flax_data`, `methods`,
+    `call_oracle`, `_field_helpers`)."""
+
+    def _static_properties(self) -> frozenset[str]:
+        """Properties of the module's pytree classes that return Python values even on a traced
+        instance (`nse = property(lambda self: self.indices.shape[-2])`, a `@property` returning
+        `len(self.shape)`), and fields they mark static (`training: bool =
+        struct.field(pytree_node=False)`, `eqx.field(static=True)`: aux data): reading them on any
+        traced object is static. Names also declared as array fields of a class of the module are
+        left out."""
+        out: set[str] = set()
+        fields: set[str] = set()
+        for cls in self.class_nodes:
+            static = self.static_fields.get(cls.name.value, ())
+            for stmt in cls.body.body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        if small.target.value not in static:
+                            fields.add(small.target.value)
+                        elif self._marked_static(small.value):  # a mark only a pytree reads: aux data
+                            out.add(small.target.value)
+                    elif isinstance(small, cst.Assign) and cls.name.value in self.pytree_classes:
+                        value = small.value
+                        if not (
+                            isinstance(value, cst.Call) and self.names.qualify(value.func) == "property" and value.args
+                        ):
+                            continue
+                        getter = value.args[0].value
+                        if isinstance(getter, cst.Lambda) and getter.params.params:
+                            facts = analyse_function(
+                                getter, self.names, {getter.params.params[0].name.value}, calls=self.call_oracle
+                            )
+                            if not facts.traced(getter.body):
+                                out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+        for cls in self.class_nodes:
+            if cls.name.value in self.flax_classes:
+                # `model.num_layers` read on a module inside `nnx.jit`: its config is static
+                out |= self.static_fields.get(cls.name.value, set())
+        fields |= self.flax_data
+        for name, infos in self.methods.items():
+            props = [m for m in infos if m.is_property and m.class_name in self.pytree_classes]
+            if not props or len(props) != len(infos):
+                continue
+            if all(self._returns_static(m) for m in props):
+                out.add(name)
+        for cls in self.class_nodes:
+            # the aux data a hand-written `tree_flatten` returns: Python values on any instance
+            out |= self._python_members(cls)
+        return frozenset(out - fields)
+
+    def _returns_static(self, info: FuncInfo) -> bool:
+        if not info.positional or not isinstance(info.node, cst.FunctionDef):
+            return False
+        facts = analyse_function(
+            info.node,
+            self.names,
+            {info.positional[0]},
+            receiver=info.positional[0],
+            static_fields=self.static_fields.get(info.class_name or "", ()),
+            calls=self.call_oracle,
+        )
+        returns: list[cst.Return] = []
+
+        class R(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is info.node
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Return(self, node: cst.Return) -> None:
+                returns.append(node)
+
+        walk(info.node, R())
+        values = [r.value for r in returns if r.value is not None]
+        return bool(values) and not any(facts.traced(v, r) for r, v in zip(returns, values))
+
+    def _is_pytree_class(self, node: cst.ClassDef) -> bool:
+        """Registered as a pytree (decorator, a known pytree base, a pytree base class of this module,
+        or `tree_flatten` defined): its instances can be traced `jit` arguments. Instances of other
+        classes cannot cross `jit`; inside a trace they are Python objects built there."""
+        qualify = self.names.qualify
+        return pytrees.is_pytree_like(
+            (qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators),
+            (qualify(base.value) for base in node.bases),
+            (stmt.name.value for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)),
+        ) or any(isinstance(base.value, cst.Name) and base.value.value in self.pytree_classes for base in node.bases)
+
+    def _marked_static(self, value: cst.BaseExpression | None) -> bool:
+        """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`,
+        `dataclasses.field(metadata={"pytree_node": False})`, or a call of one of the module's
+        helpers that return such a field: pytree aux data (`pytrees.is_static_field_call` on the
+        libcst tree, deciding with the same `pytrees.marks_static`)."""
+        if not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Name) and value.func.value in self._static_field_helpers():
+            return True
+        if not (self.names.qualify(value.func) or "").endswith("field"):
+            return False
+        return pytrees.marks_static(_field_marks(value))
+
+    def _static_field_helpers(self) -> frozenset[str]:
+        """Module-level functions every `return` of which makes a static field (`pytrees.static_field_helpers`)."""
+        if self._field_helpers is None:
+            self._field_helpers = frozenset()
+            defs = [s for s in self.module.body if isinstance(s, cst.FunctionDef)]
+            lambdas = {
+                small.targets[0].target.value: small.value.body
+                for stmt in self.module.body
+                if isinstance(stmt, cst.SimpleStatementLine)
+                for small in stmt.body
+                if isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Lambda)
+            }
+            found: set[str] = set()
+            for _ in range(3):
+                before = len(found)
+                for name, body in lambdas.items():
+                    self._field_helpers = frozenset(found)
+                    if self._marked_static(body):
+                        found.add(name)
+                for fn in defs:
+                    returns = [r.value for r in statements(fn) if isinstance(r, cst.Return)]
+                    self._field_helpers = frozenset(found)
+                    if returns and all(self._marked_static(v) for v in returns):
+                        found.add(fn.name.value)
+                if len(found) == before:
+                    break
+            self._field_helpers = frozenset(found)
+        return self._field_helpers
+
+    def _class_static_fields(self, node: cst.ClassDef) -> set[str]:
+        """Fields declared with a non-array annotation (`depth: int`, `act: Callable`) or marked
+        static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`): pytree aux data or
+        Python config, not traced leaves."""
+        out: set[str] = set()
+        static_class = pytrees.is_static_class(self.names.qualify(d.decorator) for d in node.decorators)
+        if static_class:
+            self.static_classes.add(node.name.value)
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+                    continue
+                if static_class:
+                    out.add(small.target.value)
+                    continue
+                ann = _without_none(small.annotation.annotation)
+                if isinstance(ann, cst.Subscript):
+                    ann = ann.value
+                qual = self.names.qualify(ann) or ""
+                if qual.rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES:
+                    out.add(small.target.value)
+                    continue
+                if self._marked_static(small.value):
+                    out.add(small.target.value)
+        return out | self._init_python_fields(node) | self._python_members(node) | self._flax_config(node)
+
+    def _flax_config(self, node: cst.ClassDef) -> set[str]:
+        """The Python config attributes of a flax module class (`flax_modules.config_attributes`),
+        static under `nnx.jit`/`Module.apply`; its data attributes go to `flax_data`, so no object
+        reads them as static."""
+        if not flax_modules.is_flax_module(node, self.names.qualify, self.flax_classes):
+            return set()
+        self.flax_classes.add(node.name.value)
+        linen = flax_modules.is_linen(node, self.names.qualify, self.linen_classes)
+        if linen:
+            self.linen_classes.add(node.name.value)
+        config, data = flax_modules.config_attributes(node, self.names.qualify, linen)
+        self.flax_data |= data
+        return config
+
+    def _python_members(self, node: cst.ClassDef) -> set[str]:
+        """`tree_flatten`'s auxiliary data read from `self` (`pytrees._python_members` on the libcst
+        tree; the module's own properties are decided from their bodies by `_static_properties`)."""
+        out: set[str] = set()
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != "tree_flatten" or not stmt.params.params:
+                continue
+            receiver = stmt.params.params[0].name.value
+            for small in statements(stmt):
+                if not isinstance(small, cst.Return) or not isinstance(small.value, cst.Tuple):
+                    continue
+                if len(small.value.elements) != 2:
+                    continue
+                aux = small.value.elements[1].value
+                parts = (
+                    [el.value for el in aux.elements if isinstance(el, cst.DictElement)] if isinstance(aux, cst.Dict)
+                    else [el.value for el in aux.elements] if isinstance(aux, (cst.Tuple, cst.List)) else []
+                )
+                out.update(
+                    p.attr.value for p in parts
+                    if isinstance(p, cst.Attribute) and isinstance(p.value, cst.Name) and p.value.value == receiver
+                )
+        return out
+
+    def _init_python_fields(self, node: cst.ClassDef) -> set[str]:
+        """`self.num_stages = num_stages` in `__init__` where the parameter is annotated as admitting
+        no array (`num_stages: int`), and no other `self.num_stages = ...` anywhere in the class:
+        the attribute holds that Python value wherever the class's methods read it (jax's pallas
+        `Scheduler` loops `for _ in range(self.num_stages - 1)` under a trace)."""
+        from_params: dict[str, bool] = {}  # attribute -> assigned only from a Python-valued parameter
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.FunctionDef):
+                continue
+            params = [*stmt.params.posonly_params, *stmt.params.params]
+            if not params:
+                continue
+            receiver = params[0].name.value
+            python = {
+                p.name.value
+                for p in (*params, *stmt.params.kwonly_params)
+                if p.annotation is not None and admits_no_array(p.annotation.annotation, self.names.qualify)
+            } if stmt.name.value == "__init__" else set()
+            for small in statements(stmt):
+                if isinstance(small, cst.Assign):
+                    targets = [target.target for target in small.targets]
+                    plain = isinstance(small.value, cst.Name) and small.value.value in python
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    targets, plain = [small.target], False
+                else:
+                    continue
+                while targets:
+                    t = targets.pop()
+                    if isinstance(t, (cst.Tuple, cst.List)):  # `self.a, self.b = ...`: never plain
+                        targets.extend(el.value for el in t.elements)
+                        plain = False
+                    elif isinstance(t, cst.StarredElement):
+                        targets.append(t.value)
+                    elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == receiver:
+                        from_params[t.attr.value] = from_params.get(t.attr.value, True) and plain
+        return {attr for attr, plain in from_params.items() if plain}
+
+
+def _field_marks(call: cst.Call) -> list[tuple[str | None, object]]:
+    """(keyword, literal) of a field call's `True`/`False`/`None`/number/string keywords and of the
+    literal entries of its `metadata={...}` (`pytrees.ast_field_marks` on the libcst tree)."""
+
+    def literal(e: cst.BaseExpression) -> object:
+        if isinstance(e, cst.Name) and e.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[e.value]
+        if isinstance(e, cst.SimpleString):
+            return e.evaluated_value
+        return _NO_LITERAL
+
+    out: list[tuple[str | None, object]] = []
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "metadata" and isinstance(arg.value, cst.Dict):
+            for el in arg.value.elements:
+                if isinstance(el, cst.DictElement) and isinstance(key := literal(el.key), str):
+                    out.append((key, literal(el.value)))
+        elif arg.keyword.value == "metadata" and isinstance(arg.value, cst.Call) and dotted_name(arg.value.func) == "dict":
+            out.extend((a.keyword.value, literal(a.value)) for a in arg.value.args if a.keyword is not None)
+        else:
+            out.append((arg.keyword.value, literal(arg.value)))
+    return out
+
+
+_NO_LITERAL = object()
+
+
+def _without_none(ann: cst.BaseExpression) -> cst.BaseExpression:
+    """`Sequence[int]` for `Sequence[int] | None` (`pytrees._without_none` on the libcst tree)."""
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        if isinstance(ann.right, cst.Name) and ann.right.value == "None":
+            return ann.left
+        if isinstance(ann.left, cst.Name) and ann.left.value == "None":
+            return ann.right
+    return ann
