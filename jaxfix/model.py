@@ -68,6 +68,9 @@ class ImportRequest:
     module: str
     name: str | None = None
     alias: str | None = None
+    # must be bound by the file's leading imports: code at a notebook's top level runs before a
+    # later cell's import (`RuleContext.reference_at`); not part of the request's identity
+    leading: bool = field(default=False, compare=False)
 
     def render(self) -> str:
         if self.name is None:

@@ -170,7 +170,7 @@ def timeit_findings(checker) -> list[Finding]:
         if not any(checker.is_jax_call(c) for c in calls) or any(checker.is_blocking(c, set()) for c in calls):
             continue
         imports: list[ImportRequest] = []
-        block, reqs = checker.names.reference("jax.block_until_ready")
+        block, reqs = checker.ctx.reference_at("jax.block_until_ready", checker.ctx.position(body).start.line)
         imports.extend(reqs)
         new_body = cst.Call(func=cst.parse_expression(block), args=[cst.Arg(body.with_changes(lpar=[], rpar=[]))])
         fix = checker.ctx.rewrite(

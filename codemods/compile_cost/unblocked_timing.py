@@ -795,7 +795,7 @@ class _TimingChecker:
         `before` (the closing clock read) or just after `after` (the last statement of a timer's
         `with` body)."""
         imports: list[ImportRequest] = []
-        block, reqs = self.names.reference("jax.block_until_ready")
+        block, reqs = self.ctx.reference_at("jax.block_until_ready", self.ctx.position(last_stmt).start.line)
         imports.extend(reqs)
         if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and small.value is not None:
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]

@@ -164,7 +164,8 @@ class UnblockedTimingMagicRule(Rule):
                 yield self._finding(ctx, m, item, item.statements[last])
 
     def _finding(self, ctx: RuleContext, m: Magics, item: Timed, stmt: ast.stmt) -> Finding:
-        block, imports = ctx.names.reference("jax.block_until_ready")
+        line = item.line if item.stmt_source is not None else stmt.lineno
+        block, imports = ctx.reference_at("jax.block_until_ready", line)
         value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
         fix = None
         if value is not None:

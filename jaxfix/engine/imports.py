@@ -67,7 +67,10 @@ def _split_head(text: str, tree: ast.Module | None = None) -> tuple[str, str]:
 
 # -- adding ---------------------------------------------------------------------------------
 def add_imports(text: str, requests: Iterable[ImportRequest]) -> str:
-    unique = sorted(set(requests), key=lambda r: (r.module, r.name or "", r.alias or ""))
+    merged: dict[ImportRequest, ImportRequest] = {}
+    for request in requests:  # one per import; `leading` if any asker needs it there
+        merged[request] = request if request.leading else merged.get(request, request)
+    unique = sorted(merged.values(), key=lambda r: (r.module, r.name or "", r.alias or ""))
     if not unique:
         return text
     head, rest = _split_head(text)
@@ -76,7 +79,7 @@ def add_imports(text: str, requests: Iterable[ImportRequest]) -> str:
     module = parse_module(text)
     body = list(module.body)
     for request in unique:
-        if _present(body, request):
+        if _present(body[slice(*_leading_block(body))] if request.leading else body, request):
             continue
         if not _merge(body, request, module):
             _insert(body, request, module)
