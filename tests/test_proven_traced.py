@@ -259,3 +259,32 @@ def test_or_with_an_empty_container_default_tests_a_container():
     buggy = CONTAINER_DEFAULT.replace("partial_params or {}", "partial_params or 1.0").replace("len(params)", "params")
     buggy = buggy.replace("partial_params=None", "partial_params")
     assert lines(run(buggy)) == [("JAX305", 7)]
+
+
+# google-research/long-range-arena@cd31e5c6:lra_benchmarks/image/train.py:142 (heldout6 final
+# review): `if jax.tree_leaves(state):` tests whether the tree has leaves; the safe `lax.cond` fix
+# it used to get raised TypeError (a list is not a predicate)
+LEAF_LIST_TRUTH = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def sync(state, x):
+    if jax.tree_util.tree_leaves(state):
+        x = x + 1
+    leaves = jax.tree.leaves(state)
+    if leaves:
+        x = x * 2
+    return x
+"""
+
+
+def test_the_truth_of_a_leaf_list_is_the_trees_structure():
+    assert lines(run(LEAF_LIST_TRUTH)) == []
+    module = load_as_module(Path("lra_train.py"), LEAF_LIST_TRUTH)
+    assert float(module.sync({"a": jnp.ones(2)}, jnp.float32(1.0))) == 4.0
+    assert float(module.sync({}, jnp.float32(1.0))) == 1.0
+    # the buggy twin: a value of the leaves, not their list
+    buggy = LEAF_LIST_TRUTH.replace("if leaves:", "if jnp.sum(leaves[0]) > 0:")
+    assert lines(run(buggy)) == [("JAX301", 11)]

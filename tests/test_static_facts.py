@@ -686,3 +686,49 @@ def test_a_module_lambda_helper_is_decided_like_a_def():
     assert lines(run(twin)) == [("JAX301", 23)]  # the def decides alike (one line lower)
     rebound = LAMBDA_HELPER.replace("positive = lambda x: x.sum() > 0", "positive = lambda x: x.sum() > 0\nis_type = print")
     assert lines(run(rebound)) == [("JAX301", 16), ("JAX301", 23)]  # bound twice: no longer a helper
+
+
+
+def test_a_value_a_partial_binds_is_proven_traced_only_by_its_caller(tmp_path):
+    """DifferentiableUniverseInitiative/JaxPM@61e5a3a jaxpm/distributed.py:68-82 (heldout7 final
+    review): `shard_map(partial(slice_unpad_impl, pad_width=pad_width))` in a helper that only
+    other modules call. The transform makes `x` traced; `pad_width` is the helper's value, which
+    nothing in this file proves traced (JaxPM passes Python ints a jit keeps static), so the
+    `if` on it is not reported. Called from a jitted function of the same file with a traced
+    value, it is (the twin)."""
+    dist = """
+        from functools import partial
+
+        import jax
+        from jax import shard_map
+        from jax.sharding import PartitionSpec as P
+
+
+        def unpad_impl(x, pad_width):
+            if pad_width > 0:
+                x = x * 2
+            return x
+
+
+        def slice_unpad(x, pad_width, mesh):
+            return shard_map(partial(unpad_impl, pad_width=pad_width), mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
+    """
+    sim = """
+        import jax
+
+        from pkg.dist import slice_unpad
+
+
+        @jax.jit
+        def run(x, pad_width):
+            return slice_unpad(x, pad_width, None)
+    """
+    paths = project(tmp_path, {"pkg/dist.py": dist, "pkg/sim.py": sim})
+    assert project_findings(paths, "pkg/dist.py") == []
+    same_file = dist + """
+
+        @jax.jit
+        def run(x, pad_width):
+            return slice_unpad(x, pad_width, None)
+    """
+    assert lines(run(same_file)) == [("JAX301", 10)]

@@ -100,6 +100,9 @@ class FuncInfo:
     # entered traced from another module of the project (`callgraph`): why, and what it is given
     called_from: str | None = None
     external_traced: set[str] = field(default_factory=set)
+    # what the transforms this module applies to the function make traced, before propagation
+    # (a value a `partial` binds comes from its caller: traced only if proven there)
+    transform_traced: set[str] = field(default_factory=set)
 
     def param_index(self, name: str) -> int | None:
         return self.positional.index(name) if name in self.positional else None
@@ -330,6 +333,8 @@ class JitContexts(ClassStaticFields):
         self.static_attrs: frozenset[str] = self._static_properties()
         self.host_callbacks: set[FuncInfo] = self._host_callbacks()
         self._find_entries()
+        for info in self.functions.values():
+            info.transform_traced = set(info.entry_traced)
         self._sites_by_target = None  # asked while entries were found, before every jitted alias was known
         self._enter_external()
         self._propagate()

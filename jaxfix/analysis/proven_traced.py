@@ -89,7 +89,7 @@ class ProvenTraced:
     def _run(self) -> dict[FuncInfo, FunctionFacts]:
         jc = self.jc
         infos = [i for i in jc.functions.values() if i.in_trace and i.facts is not None]
-        seeds = {i: (set(i.facts.entry_traced) if is_direct(i) else set()) for i in infos}
+        seeds = {i: (set(i.facts.entry_traced) & i.transform_traced if is_direct(i) else set()) for i in infos}
         done: dict[FuncInfo, FunctionFacts] = {}
         children: dict[FuncInfo, list[FuncInfo]] = {}
         for i in infos:

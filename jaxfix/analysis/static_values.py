@@ -197,6 +197,19 @@ TREE_MAP_NAMES = frozenset(
     }
 )
 
+# Functions that return a Python list of a tree's leaves: its length and truth are the tree's
+# structure, Python values under a trace (google-research/long-range-arena image/train.py
+# `if jax.tree_leaves(state):`), though each element may be traced.
+LEAF_LISTS = frozenset(
+    {
+        "jax.tree_util.tree_leaves",
+        "jax.tree.leaves",
+        "jax.tree_leaves",
+        "jax.tree_util.tree_leaves_with_path",
+        "jax.tree.leaves_with_path",
+    }
+)
+
 # Annotations that admit no array (`eqx.filter_jit` traces only array leaves: an argument so
 # annotated is a static Python value there). Names, and generics over such names.
 PYTHON_ANNOTATIONS = frozenset(

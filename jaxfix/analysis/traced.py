@@ -43,6 +43,7 @@ from jaxfix.analysis.static_values import (
     ARRAY_ATTRIBUTES,
     ITEM_METHODS,
     KEY_METHODS,
+    LEAF_LISTS,
     STATIC,
     TREE_KEY_CLASSES,
     TREE_MAP_NAMES,
@@ -572,7 +573,9 @@ class FunctionFacts:
         or a name that only ever holds one of those (see `sequences`)."""
         if isinstance(e, (cst.Tuple, cst.List, cst.ListComp, cst.Dict, cst.Set, cst.DictComp, cst.SetComp)):
             return True
-        if isinstance(e, cst.Call) and self.names.qualify(e.func) in ("tuple", "list", "dict", "set", "frozenset", "sorted"):
+        if isinstance(e, cst.Call) and (
+            self.names.qualify(e.func) in ("tuple", "list", "dict", "set", "frozenset", "sorted", *LEAF_LISTS)
+        ):
             return True
         if isinstance(e, cst.BinaryOperation):
             # `set(subs.keys()) - seen` (penzai's `unseen`), `a + [b]`: a set or sequence again; `+`
