@@ -10,8 +10,6 @@ the facts stay computed once per module on the same object; the conventions them
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from jaxfix.analysis import flax_modules, pytrees
@@ -19,9 +17,6 @@ from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import analyse_function
 from jaxfix.analysis.walk import statements, walk
-
-if TYPE_CHECKING:
-    from jaxfix.analysis.jit_contexts import FuncInfo
 
 
 class ClassStaticFields:
@@ -78,7 +73,7 @@ class ClassStaticFields:
             out |= self._python_members(cls)
         return frozenset(out - fields)
 
-    def _returns_static(self, info: FuncInfo) -> bool:
+    def _returns_static(self, info) -> bool:  # info: jit_contexts.FuncInfo (a property's getter)
         if not info.positional or not isinstance(info.node, cst.FunctionDef):
             return False
         facts = analyse_function(
