@@ -307,3 +307,15 @@ def test_a_cell_rebinding_a_global_after_the_last_compiled_call_reads_nothing_st
     module.write_text("\n\n".join(cells) + "\n")
     code, out, _ = cli("check", "--no-cache", "--select", "JAX404", str(module))
     assert code == 1 and "JAX404" in out
+
+
+def test_a_time_cell_that_plots_or_converts_its_result_already_waits(tmp_path):
+    """jeremiecoullon/SGMCMCJax docs/nbs/gaussian.ipynb cell 6 (heldout7 final review):
+    `samples = my_sampler(...)` then `plt.plot(samples[:, idx])` in the same `%%time` cell: the plot
+    converts the array to NumPy, which waits. Reading only its `.shape` does not (still reported)."""
+    setup = "import jax\nimport jax.numpy as jnp\nimport matplotlib.pyplot as plt\n\n@jax.jit\ndef sampler(x):\n    return jnp.sin(x) * 2"
+    timed = "%%time\nsamples = sampler(jnp.ones((100, 2)))\n"
+    cells = (setup, timed + "plt.plot(samples[:, 0])", timed + "print(float(samples[0, 0]))", timed + "print(samples.shape)")
+    nb = notebook(tmp_path / "gaussian.ipynb", *cells)
+    result = analyze_notebook(nb.read_text(), str(nb), Config(select=("JAX504",)))
+    assert [(f.code, f.cell) for f in result.findings] == [("JAX504", 4)]

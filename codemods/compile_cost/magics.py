@@ -16,6 +16,7 @@ from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.static_values import is_static_attr
 from jaxfix.analysis.traced import is_staged_call_name
 
 # `# %timeit [options] stmt` / `# %time stmt` (a line magic), `# %%timeit [options]` (a cell's header)
@@ -154,21 +155,64 @@ def waiting_helpers(tree: ast.Module) -> set[str]:
     }
 
 
-def blocks(call: ast.Call, names: ImportMap, jitted: set[str], waiting: set[str] = frozenset()) -> bool:
+def blocks(
+    call: ast.Call, names: ImportMap, jitted: set[str], waiting: set[str] = frozenset(), produced: set[str] = frozenset()
+) -> bool:
     """Whether `call` waits for a JAX value: `.block_until_ready()`, `jax.block_until_ready`, a
     function of the text that blocks itself (`waiting`), or a read of the value (`float`, NumPy,
-    `print`, `.item()`) of an argument that is JAX work."""
+    matplotlib, `print`, `.item()`) of an argument that is JAX work or a name the timed code bound
+    to JAX work (`produced`: `samples = sampler(...)` then `plt.plot(samples[:, 0])`)."""
     func = call.func
     if dotted(func) in waiting:
         return True
     if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
-        return func.attr == "block_until_ready" or any(is_jax_call(c, names, jitted) for c in calls(func.value))
+        return (
+            func.attr == "block_until_ready"
+            or any(is_jax_call(c, names, jitted) for c in calls(func.value))
+            or reads_value(func.value, produced)
+        )
     q = names.qualify_ast(func)
     if q == "jax.block_until_ready":
         return True
     if waits_by_name(q):
-        return any(is_jax_call(c, names, jitted) for a in call.args for c in calls(a))
+        return any(is_jax_call(c, names, jitted) for a in call.args for c in calls(a)) or any(
+            reads_value(a, produced) for a in call.args
+        )
     return False
+
+
+def reads_value(expr: ast.AST, produced: set[str]) -> bool:
+    """`expr` reads the value of a name in `produced` (not only its `.shape`, `.dtype`, ...)."""
+    if not produced:
+        return False
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(expr, None)]
+    while stack:
+        node, parent = stack.pop()
+        if (
+            isinstance(node, ast.Name)
+            and node.id in produced
+            and not (isinstance(parent, ast.Attribute) and is_static_attr(parent.attr))
+        ):
+            return True
+        if isinstance(node, (ast.Lambda, ast.FunctionDef)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("len", "type", "isinstance"):
+            continue
+        stack.extend((child, node) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def produced_names(statements: list[ast.stmt], work: list[int]) -> set[str]:
+    """Names the statements at `work` (those with JAX work) bind by plain assignment."""
+    out: set[str] = set()
+    for i in work:
+        stmt = statements[i]
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    out.add(node.id)
+    return out
 
 
 def called_before(call: ast.Call, item: Timed, tree: ast.Module, timed: list[Timed], names: ImportMap) -> bool:

@@ -47,8 +47,8 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.runs_once import starts_cell
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
-from jaxfix.analysis.walk import walk
 from jaxfix.analysis.transforms import STAGE_METHODS, STEP_ANNOTATIONS
+from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 

@@ -14,6 +14,7 @@ from codemods.compile_cost.magics import (
     calls,
     chars,
     is_jax_call,
+    produced_names,
 )
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -160,7 +161,8 @@ class UnblockedTimingMagicRule(Rule):
             if not work:
                 continue
             last = work[-1]
-            if not any(blocks(c, m.names, m.jitted, m.waiting) for s in item.statements[last:] for c in calls(s)):
+            produced = produced_names(item.statements, work)
+            if not any(blocks(c, m.names, m.jitted, m.waiting, produced) for s in item.statements[last:] for c in calls(s)):
                 yield self._finding(ctx, m, item, item.statements[last])
 
     def _finding(self, ctx: RuleContext, m: Magics, item: Timed, stmt: ast.stmt) -> Finding:

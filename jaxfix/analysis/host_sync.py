@@ -43,8 +43,9 @@ BLOCKING_CALLS = frozenset(
 )
 BLOCKING_METHODS = frozenset({"block_until_ready", "item", "tolist", "__array__"})
 # any NumPy function converts a JAX argument to a host array, which waits for it (`np.argmax(logits)`
-# in vision_transformer's evaluation loop), except those that only read its metadata
-BLOCKING_PREFIXES = ("numpy.",)
+# in vision_transformer's evaluation loop), except those that only read its metadata; so do
+# matplotlib's and pandas' (`plt.plot(samples[:, i])` in a `%%time` cell, jeremiecoullon/SGMCMCJax)
+BLOCKING_PREFIXES = ("numpy.", "matplotlib.", "pandas.")
 NUMPY_METADATA = frozenset(
     {"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.iinfo", "numpy.finfo"}
 )
