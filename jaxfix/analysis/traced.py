@@ -255,15 +255,19 @@ class FunctionFacts:
         inner = set(env)
         for node in path:
             if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-                comp = node.for_in
-                while comp is not None:
-                    for name, traced in self.loop_bindings(comp.target, comp.iter, inner):
-                        if traced:
-                            inner.add(name)
-                        else:
-                            inner.discard(name)
-                    comp = comp.inner_for_in
+                self._bind_comprehension(node, inner)
         return inner
+
+    def _bind_comprehension(self, e, inner: set[str]) -> None:
+        """Bind, in `inner`, the targets of each `for` of the comprehension `e` as it iterates."""
+        comp = e.for_in
+        while comp is not None:
+            for name, traced in self.loop_bindings(comp.target, comp.iter, inner):
+                if traced:
+                    inner.add(name)
+                else:
+                    inner.discard(name)
+            comp = comp.inner_for_in
 
     def name_traced(self, name: str, env: Iterable[str]) -> bool:
         if name in env:
@@ -365,14 +369,7 @@ class FunctionFacts:
 
     def _comp_traced(self, e, env) -> bool:
         inner = set(env)
-        comp = e.for_in
-        while comp is not None:
-            for name, traced in self.loop_bindings(comp.target, comp.iter, inner):
-                if traced:
-                    inner.add(name)
-                else:
-                    inner.discard(name)
-            comp = comp.inner_for_in
+        self._bind_comprehension(e, inner)
         parts = [e.key, e.value] if isinstance(e, cst.DictComp) else [e.elt]
         return any(self.expr_traced(p, inner) for p in parts)
 
