@@ -288,3 +288,34 @@ def test_the_truth_of_a_leaf_list_is_the_trees_structure():
     # the buggy twin: a value of the leaves, not their list
     buggy = LEAF_LIST_TRUTH.replace("if leaves:", "if jnp.sum(leaves[0]) > 0:")
     assert lines(run(buggy)) == [("JAX301", 11)]
+
+
+# danielward27/flowjax@3b6a5f5 flowjax/train/losses.py:102-109 (heldout7 final review):
+# `eqx.filter_vmap` maps array leaves only, so the Python ints a caller passes from its own
+# `batch_size: int` parameters reach the body unbatched, as Python values
+FILTER_VMAP_INTS = """
+import equinox as eqx
+import jax.numpy as jnp
+import jax.random as jr
+
+
+def contrastive_idxs(key, batch_size: int, n_contrastive: int):
+    @eqx.filter_vmap
+    def _get_idxs(key, idx, batch_size, n_contrastive):
+        choices = jnp.delete(jnp.arange(batch_size), idx, assume_unique_indices=True)
+        return jr.choice(key, choices, (n_contrastive,), replace=False)
+
+    keys = jr.split(key, batch_size)
+    return _get_idxs(keys, jnp.arange(batch_size), batch_size, n_contrastive)
+"""
+
+
+def test_python_ints_a_caller_passes_through_filter_vmap_stay_static():
+    assert lines(run(FILTER_VMAP_INTS)) == []
+    module = load_as_module(Path("flowjax_losses.py"), FILTER_VMAP_INTS)
+    import jax
+
+    assert module.contrastive_idxs(jax.random.PRNGKey(0), 5, 2).shape == (5, 2)
+    # the buggy twin: the caller's sizes are not known to be Python ints (an array would be mapped)
+    buggy = FILTER_VMAP_INTS.replace("batch_size: int, n_contrastive: int", "batch_size, n_contrastive")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX307", "JAX307"]

@@ -35,6 +35,7 @@ from jaxfix.analysis.static_values import admits_no_array, dtype_params
 from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
     FILTERED_JITS,
+    FILTERED_VMAPS,
     GRAD_NAMES,
     HOST_CALLBACKS,
     JIT_NAMES,
@@ -568,18 +569,23 @@ class JitContexts(ClassStaticFields):
         return {p for p in info.params if p not in statics and p not in python}
 
     def _literal_at_every_call(self, info: FuncInfo) -> set[str]:
-        """Parameters every call of `info` in the module gives a Python literal (passed, or the
-        default): `run(x, true=True)` and `run(x, true=False)` (equinox's tests)."""
+        """Parameters every call of `info` in the module gives a Python value (passed, or the
+        default): a literal (`run(x, true=True)` and `run(x, true=False)`, equinox's tests), or a
+        parameter of the caller annotated as admitting no array (`batch_size: int`,
+        danielward27/flowjax's `_get_contrastive_idxs`)."""
         sites = self.call_sites_of(info)
-        bindings = [self.bind_args(info, site.call) for site in sites]
-        if not bindings or any(b is None for b in bindings):
+        bindings = [(site, self.bind_args(info, site.call)) for site in sites]
+        if not bindings or any(b is None for _, b in bindings):
             return set()
-        out = set()
-        for p in info.params:
-            values = [b.get(p, info.defaults.get(p)) for b in bindings]
-            if all(v is not None and is_hashable_literal(v) for v in values):
-                out.add(p)
-        return out
+
+        def python(value: cst.BaseExpression | None, caller: FuncInfo | None) -> bool:
+            if value is None:
+                return False
+            if is_hashable_literal(value):
+                return True
+            return isinstance(value, cst.Name) and caller is not None and value.value in caller.python_params
+
+        return {p for p in info.params if all(python(b.get(p, info.defaults.get(p)), site.caller) for site, b in bindings)}
 
     def _find_entries(self) -> None:
         for info in list(self.functions.values()):
@@ -598,7 +604,7 @@ class JitContexts(ClassStaticFields):
                     self._apply_jit(info, site)
                 elif qual in VMAP_NAMES:
                     self._mark(info, f"vectorised ({qual})")
-                    info.entry_traced |= set(info.params) - self._vmap_static(info, call)
+                    info.entry_traced |= set(info.params) - self._vmap_static(info, call, wrapper=qual)
                 elif qual in GRAD_NAMES:
                     info.differentiated = True
             if transforms and info.is_method and info.in_trace:
@@ -649,7 +655,9 @@ class JitContexts(ClassStaticFields):
                     self._mark(target, f"vectorised ({qual})")
                     # `jax.vmap(self.twist, in_axes=[0, 0, None])`: a bound method's axes count after `self`
                     bound_method = target.is_method and isinstance(pos[0], cst.Attribute)
-                    target.entry_traced |= set(target.params) - self._vmap_static(target, call, 1 if bound_method else 0)
+                    target.entry_traced |= set(target.params) - self._vmap_static(
+                        target, call, 1 if bound_method else 0, wrapper=qual
+                    )
             if qual in BODY_ARGS and qual not in VMAP_NAMES:
                 for fn_expr in self._body_args(call, BODY_ARGS[qual]):
                     target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
@@ -672,16 +680,22 @@ class JitContexts(ClassStaticFields):
                         if arity is not None:
                             target.external_traced |= {p for p in target.positional[:arity] if p in target.defaults}
 
-    def _vmap_static(self, info: FuncInfo, call: cst.Call | None, offset: int = 0) -> set[str]:
+    def _vmap_static(self, info: FuncInfo, call: cst.Call | None, offset: int = 0, wrapper: str = "") -> set[str]:
+        """Parameters the vmap leaves unmapped and unbatched: `in_axes=None`, and under
+        `eqx.filter_vmap` (its default `in_axes` maps arrays only) the Python values
+        (`_nonstatic_params`' reading: annotated, or a Python value at every call)."""
+        python = set()
+        if wrapper in FILTERED_VMAPS:
+            python = info.python_params | self._literal_at_every_call(info)
         if call is None:
-            return set()
+            return python
         arg = _kwarg(call, "in_axes")
         if arg is None:
             pos = _positional(call)
             arg_value = pos[1] if len(pos) > 1 else None
         else:
             arg_value = arg.value
-        out = set()
+        out = set(python)
         for i, axis in enumerate(_axes(arg_value) or ()):
             if isinstance(axis, cst.Name) and axis.value == "None" and i + offset < len(info.positional):
                 out.add(info.positional[i + offset])

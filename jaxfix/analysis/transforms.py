@@ -27,6 +27,8 @@ JIT_NAMES = frozenset(
 )
 # The jits that keep every non-array argument static by themselves (no static_argnames needed).
 FILTERED_JITS = frozenset({"equinox.filter_jit", "equinox.filter_pmap"})
+# vmaps whose default `in_axes` maps array leaves only: a Python value passes through unbatched
+FILTERED_VMAPS = frozenset({"equinox.filter_vmap"})
 # Compiling transforms whose wrapper is a new cache key even around the same function: measured,
 # `nnx.jit(loss_fn)(model, x)` four times in a loop compiles 4 times (`jax.jit(loss_fn)`: once).
 REWRAPPING_JITS = frozenset({"flax.nnx.jit", "flax.nnx.pmap"})
