@@ -13,14 +13,14 @@ import ast
 import inspect
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
 
-from jaxfix.analysis import filememo, render
+from jaxfix.analysis import astscan, filememo, render
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
 from jaxfix.analysis.trace_screen import admits_entered
 from jaxfix.analysis.walk import children, parent_map
@@ -56,20 +56,6 @@ class _ReducedImportMap(ImportMap):
         return spelled, requests
 
 T = TypeVar("T")
-
-
-def _top_level_import_lines(body: list[ast.stmt], name: str) -> Iterator[int]:
-    """Lines of the `import` statements that bind `name` in code that runs as the module (or a
-    notebook cell) runs: top level, and inside its `if`/`try`/`with` blocks, not in a def."""
-    for stmt in body:
-        if isinstance(stmt, ast.Import):
-            if any((alias.asname or alias.name.split(".", 1)[0]) == name for alias in stmt.names):
-                yield stmt.lineno
-        elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-            for block in ("body", "orelse", "finalbody"):
-                yield from _top_level_import_lines(getattr(stmt, block, []), name)
-            for handler in getattr(stmt, "handlers", []):
-                yield from _top_level_import_lines(handler.body, name)
 
 
 def _example_text(code: str) -> str:
@@ -318,8 +304,13 @@ class RuleContext:
         head = spelled.split(".", 1)[0]
         if not is_notebook_text(self.source) or self.names.bindings.get(head) != head:
             return spelled, tuple(requests)
-        if any(at < line for at in _top_level_import_lines(self.tree.body, head)):
-            return spelled, tuple(requests)
+        for stmt in astscan.module_level(self.tree.body):  # code that runs as a cell runs, not in a def
+            if (
+                stmt.lineno < line
+                and isinstance(stmt, ast.Import)
+                and any((alias.asname or alias.name.split(".", 1)[0]) == head for alias in stmt.names)
+            ):
+                return spelled, tuple(requests)
         return spelled, (ImportRequest(head, leading=True),)
 
     @property

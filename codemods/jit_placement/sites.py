@@ -687,13 +687,12 @@ class _SiteFinder:
         if runs_once(site.function.name.value) or self._script_runs_once(site.function):
             return None  # "compiles again on every call" needs more than one call
         site.repeats = site.repeats or self._called_repeatedly(site.function)
-        if not (site.repeats or self._streams(site.function) or self._in_class(site.function)) and not self._passed_on(
-            site.function
-        ):
+        streams = self._streams(site.function)
+        if not (site.repeats or streams or self._in_class(site.function) or self._passed_on(site.function)):
             return None  # a module function this module never runs twice: whether anyone does is unknown
-        if self._drives_a_loop(site.function) and not site.repeats and not self._streams(site.function):
+        if self._drives_a_loop(site.function) and not site.repeats and not streams:
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
-        if not site.repeats and not self._streams(site.function) and self._builds_state(site):
+        if not site.repeats and not streams and self._builds_state(site):
             return None  # a jit of an initialiser in a setup function (`state_builders`)
         if self._only_called_under_trace(site.function):
             return None  # every call is traced by an outer transform: the inner one is inlined

@@ -197,6 +197,22 @@ def statements(tree: ast.Module) -> Iterator[ast.stmt]:
                 stack.extend(reversed(block))
 
 
+def module_level(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements that run in the module's namespace: its body and the blocks of its `if`,
+    `for`, `while`, `with` and `try` statements (a script's `if __name__ == "__main__":`), not
+    the bodies of defs or classes."""
+    for stmt in stmts:
+        yield stmt
+        if isinstance(
+            stmt,
+            (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try)),
+        ):
+            for block in ("body", "orelse", "finalbody"):
+                yield from module_level(getattr(stmt, block, []))
+            for handler in getattr(stmt, "handlers", []):
+                yield from module_level(handler.body)
+
+
 def imports_jax(node: ast.AST) -> bool:
     """`node` is an import of jax, equinox or flax (or of one of their submodules)."""
     if isinstance(node, ast.Import):

@@ -108,7 +108,7 @@ class _Order:
         self.qualify = qualify
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.jitted: set[str] = set()  # module names bound to a transform's result
-        for stmt in _module_level(tree.body):
+        for stmt in astscan.module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[stmt.name] = stmt
                 if any(self._is_transform(d) for d in stmt.decorator_list):
@@ -408,18 +408,6 @@ def _bound_names(node: ast.AST) -> set[str]:
     if isinstance(node, ast.With):
         return {n for item in node.items if item.optional_vars is not None for n in _targets(item.optional_vars)}
     return {(a.asname or a.name).split(".")[0] for a in node.names}
-
-
-def _module_level(stmts: list[ast.stmt]) -> Iterable[ast.stmt]:
-    """The statements that run in the module's namespace: its body and the blocks of its `if`,
-    `for`, `while`, `with` and `try` statements (a script's `if __name__ == "__main__":`)."""
-    for stmt in stmts:
-        yield stmt
-        if isinstance(stmt, (ast.If, *_LOOPS, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try))):
-            for block in ("body", "orelse", "finalbody"):
-                yield from _module_level(getattr(stmt, block, []))
-            for handler in getattr(stmt, "handlers", []):
-                yield from _module_level(handler.body)
 
 
 def _named_function(args: list[ast.expr], fresh: frozenset[str]) -> bool:
