@@ -235,6 +235,9 @@ def test_bound_method_per_call_is_manual_and_code_under_trace_is_not_flagged():
             def step(self, x):
                 return jax.jit(self.f)(x)
 
+            def run(self, xs):
+                return [self.step(x) for x in xs]
+
 
         def body(c, x):
             return c + jax.jit(lambda v: v)(x), None
@@ -275,8 +278,12 @@ def test_could_match_is_cheap_but_never_rejects_a_site():
     # the screen's admission is only a parse; with a caller per element it is reported, safe
     assert _rows(_fix(aliased)) == []
     assert _rows(_fix(aliased + "\n\ndef run(xs):\n    return [f(x) for x in xs]\n")) == [("JAX202", "safe")]
+    # a method needs the same evidence: one the module never runs twice is mostly set-up code
     method = "import jax\n\nclass Engine:\n    def step(self, x):\n        return jax.jit(lambda v: v)(x)\n"
-    assert _rows(_fix(method)) == [("JAX202", "unsafe")]  # a method: its callers are elsewhere
+    assert _rows(_fix(method)) == []
+    driven = method + "\n    def serve(self, xs):\n        for x in xs:\n            self.step(x)\n"
+    assert _rows(_fix(driven)) == [("JAX202", "safe")]
+    assert _rows(_fix(method + "\n    def __call__(self, x):\n        return jax.jit(lambda v: v)(x)\n")) == [("JAX202", "unsafe")]
 
 
 def test_the_familys_config_table_keeps_its_name():

@@ -147,6 +147,9 @@ POSITIVE = {
         class Model:
             def step(self, x):
                 return jax.jit(lambda v: v * 2)(x)
+
+            def run(self, xs):
+                return [self.step(x) for x in xs]
         """,
     "comprehension_in_function": """
         import jax

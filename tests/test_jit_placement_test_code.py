@@ -117,6 +117,13 @@ TEST_CASE_HELPER = textwrap.dedent(
     class Sampler:
         def run(self, x):
             return jax.jit(lambda v: v * 2)(x)
+
+
+    def drive(test, sampler, dists):
+        for dist in dists:  # each method runs again: a fresh jit per call recompiles
+            test._test_jittable(dist)
+            test.check(dist)
+            sampler.run(dist)
     """
 )
 

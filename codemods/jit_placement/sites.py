@@ -233,6 +233,8 @@ class _SiteFinder:
         self.qualify = ctx.names.qualify
         self._traced_names: dict[str, list[cst.CSTNode]] | None = None
         self._loop_calls: dict[str, str] | None = None  # method name -> who calls it per iteration
+        self._calls_by_name: dict[str, list[cst.Call]] | None = None  # `_calls_of`
+        self._handed_on: frozenset[str] | None = None  # `_handed_on_attributes`
 
     def transform_name(self, expr: cst.BaseExpression) -> str | None:
         return TRANSFORMS.get(self.qualify(expr) or "")
@@ -686,10 +688,10 @@ class _SiteFinder:
             return None  # runs once per instance: the usual place to build jitted callables
         if runs_once(site.function.name.value) or self._script_runs_once(site.function):
             return None  # "compiles again on every call" needs more than one call
-        site.repeats = site.repeats or self._called_repeatedly(site.function)
+        site.repeats = site.repeats or self._runs_again(site.function)
         streams = self._streams(site.function)
-        if not (site.repeats or streams or self._in_class(site.function) or self._passed_on(site.function)):
-            return None  # a module function this module never runs twice: whether anyone does is unknown
+        if not (site.repeats or streams or _per_call_protocol(site.function)):
+            return None  # a function this module never runs twice: whether anyone does is unknown
         if self._drives_a_loop(site.function) and not site.repeats and not streams:
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
         if not site.repeats and not streams and self._builds_state(site):
@@ -703,23 +705,76 @@ class _SiteFinder:
             return None
         return site
 
-    def _in_class(self, function: cst.FunctionDef) -> bool:
-        """`function` is a method or a def nested in one: an entry point that callers this module
-        does not show run per step or per request (an engine's `init_decode_state`, a trainer's
-        `_prepare_inputs` hook, an environment's `step`). A module-level function needs a second
-        run shown here: on the blind pools, 20 of 23 without one were one-shot set-up code
-        (`setup_initial_state`, `shard_params_from_config`, `prefill`, pmap helpers called once)."""
-        return any(isinstance(node, cst.ClassDef) for node in self.idx.ancestors(function))
-
     def _passed_on(self, function: cst.FunctionDef) -> bool:
         """`function` is handed to a call as an argument (`scipy.optimize.minimize(objective, x0)`,
-        a key-press handler): a callback, which whoever receives it calls as often as it likes."""
+        a key-press handler `reg_key_handler(self._handle_input)`), returned, or stored on an
+        object: a callback, which whoever holds it calls as often as it likes."""
+        name = function.name.value
         scope = self.idx.enclosing_scope(function)
-        for use in name_uses(scope if scope is not None else self.ctx.module, function.name.value):
+        if isinstance(scope, cst.ClassDef):
+            return name in self._handed_on_attributes()
+        for use in name_uses(scope if scope is not None else self.ctx.module, name):
             parent = self.idx.parent(use)
-            if isinstance(parent, cst.Arg) and parent.value is use:
+            if isinstance(parent, cst.Arg) and parent.value is use and not self._traces_its_argument(parent):
+                return True
+            if isinstance(parent, cst.Return) and parent.value is use:
+                return True
+            if isinstance(parent, cst.Assign) and parent.value is use:
+                # kept for later calls: `self._broadcast_key_fn = _broadcast_key` (paxml)
+                if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in parent.targets):
+                    return True
+        return False
+
+    def _hook_run_per_step(self, method: cst.FunctionDef) -> bool:
+        """`method` overrides a hook that a base class in another module of the project calls in
+        a loop (google/tunix's `DistillationTrainer._prepare_inputs`, which `PeftTrainer.train`
+        calls per batch). Needs the project index, as a check of the whole tree builds it."""
+        project = self.ctx.project
+        cls = self.idx.enclosing_scope(method)
+        if project is None or not isinstance(cls, cst.ClassDef):
+            return False
+        for base in cls.bases:
+            qualified = self.qualify(base.value) if base.keyword is None else None
+            module = qualified.rpartition(".")[0] if qualified else ""
+            if module and method.name.value in project.called_per_iteration(module):
                 return True
         return False
+
+    def _handed_on_attributes(self) -> frozenset[str]:
+        """Bound methods of `self` passed as call arguments anywhere in the module (`f(self._step)`)."""
+        if self._handed_on is None:
+            found: set[str] = set()
+            finder = self
+
+            class _V(cst.CSTVisitor):
+                def visit_Arg(self, node: cst.Arg) -> None:
+                    value = node.value
+                    if (
+                        isinstance(value, cst.Attribute)
+                        and isinstance(value.value, cst.Name)
+                        and value.value.value == "self"
+                        and not finder._traces_its_argument(node)
+                    ):
+                        found.add(value.attr.value)
+
+            walk(self.ctx.module, _V())
+            self._handed_on = frozenset(found)
+        return self._handed_on
+
+    def _traces_its_argument(self, arg: cst.Arg) -> bool:
+        """`arg` goes to a transform (`jax.jit(f)`, `lax.scan(f, ...)`), directly or through
+        `partial`: the function runs under that trace, where a jit inside it is inlined, and is
+        not a callback run again eagerly (init2winit's `jax.jit(partial(self.initialize_cache))`)."""
+        call = self.idx.parent(arg)
+        if not isinstance(call, cst.Call):
+            return False
+        name = self.qualify(call.func) or ""
+        if name in PARTIALS:
+            outer = self.idx.parent(call)
+            if isinstance(outer, cst.Arg) and outer.value is call:
+                return self._traces_its_argument(outer)
+            return False
+        return name in TRACING_CALLS
 
     def _builds_state(self, site: Site) -> bool:
         """The transform wraps an initialiser (`state_builders.jits_an_initialiser`)."""
@@ -763,25 +818,46 @@ class _SiteFinder:
         return found
 
     def _calls_of(self, name: str) -> list[cst.Call]:
-        """Calls in this module spelled `name(...)` or `<obj>.name(...)`."""
-        calls: list[cst.Call] = []
+        """Calls in this module spelled `name(...)` or `<obj>.name(...)` (one walk answers all names)."""
+        if self._calls_by_name is None:
+            calls: dict[str, list[cst.Call]] = {}
 
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                func = node.func
-                if (isinstance(func, cst.Name) and func.value == name) or (
-                    isinstance(func, cst.Attribute) and func.attr.value == name
-                ):
-                    calls.append(node)
+            class _V(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    func = node.func
+                    if isinstance(func, cst.Name):
+                        calls.setdefault(func.value, []).append(node)
+                    elif isinstance(func, cst.Attribute):
+                        calls.setdefault(func.attr.value, []).append(node)
 
-        walk(self.ctx.module, _V())
-        return calls
+            walk(self.ctx.module, _V())
+            self._calls_by_name = calls
+        return self._calls_by_name.get(name, [])
 
-    def _called_repeatedly(self, function: cst.FunctionDef) -> bool:
+    def _runs_again(self, function: cst.FunctionDef) -> bool:
         """This module shows `function` running more than once: called in a loop (`for step in
-        ...: train_and_eval_step(...)`, Kinetix's `sfl.py`) or from two places."""
+        ...: train_and_eval_step(...)`, Kinetix's `sfl.py`), handed on as a callback, called from
+        a callback (an interactive viewer's `_step`, called by the key handler it registers:
+        JaxMARL), or a hook a base class runs per step. Two call sites, or a caller that merely
+        runs again, are not enough: on the blind pools those were one-shot set-up paths or one
+        configuration per call. Methods need the same evidence: most methods that built a jit
+        without it were set-up code run once per run (`initialize_model`, `from_restart_file`,
+        a trainer's `train`)."""
         calls = self._calls_of(function.name.value)
-        return len(calls) > 1 or any(self.idx.enclosing_loops(c) for c in calls)
+        if isinstance(self.idx.enclosing_scope(function), cst.ClassDef):
+            calls = [c for c in calls if isinstance(c.func, cst.Attribute)]  # `self.m(...)`, `obj.m(...)`
+        else:
+            calls = [c for c in calls if isinstance(c.func, cst.Name)]  # not `Env.render(...)` (evojax)
+        if any(self.idx.enclosing_loops(c) for c in calls) or self._passed_on(function):
+            return True
+        if self._hook_run_per_step(function):
+            return True
+        for call in calls:
+            caller = self.idx.enclosing_function(call)
+            if isinstance(caller, cst.FunctionDef) and caller is not function:
+                if _per_call_protocol(caller) or self._passed_on(caller):
+                    return True
+        return False
 
     def _only_called_under_trace(self, function: cst.FunctionDef) -> bool:
         """A module-level function every call of which in this module is in traced code (a
@@ -877,6 +953,11 @@ class _SiteFinder:
             walk(self.ctx.module, _V())
             self._traced_names = names
         return self._traced_names
+
+
+def _per_call_protocol(function: cst.FunctionDef) -> bool:
+    """`__call__`: Python runs it on every call of the object, which the module never spells."""
+    return function.name.value == "__call__"
 
 
 def _code(node: cst.CSTNode) -> str:
