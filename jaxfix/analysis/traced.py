@@ -40,6 +40,7 @@ import libcst as cst
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.static_values import (
+    ARGUMENT_TYPED_CALLS,
     ARRAY_ATTRIBUTES,
     ITEM_METHODS,
     KEY_METHODS,
@@ -84,7 +85,7 @@ SEQUENCE_TYPES = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "Mutab
 
 def is_staged_call_name(qualname: str | None) -> bool:
     """A jax function that stages an operation out under a trace whatever its inputs."""
-    if qualname is None or is_static_call_name(qualname):
+    if qualname is None or is_static_call_name(qualname) or qualname in ARGUMENT_TYPED_CALLS:
         return False
     return qualname in STAGED_CALLS or qualname.startswith(STAGED_PREFIXES)
 

@@ -1,0 +1,59 @@
+"""Values that stay Python values inside a trace, found wrong on the spent blind pools (issue #29).
+Each case cites the code it was reduced from, and the buggy twin beside it is still reported, so a
+case cannot pass by the rule going quiet."""
+
+from __future__ import annotations
+
+import textwrap
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+
+def codes(source: str, path: str = "lib.py") -> list[tuple[str, int]]:
+    result = analyze(textwrap.dedent(source), path, Config(select=("ALL",)), fix=False)
+    assert result.error is None, result.error
+    return sorted((f.code, f.line) for f in result.findings if f.code.startswith("JAX3"))
+
+
+def test_pallas_cdiv_of_static_shapes_is_a_python_int():
+    """jax-ml/jax-llm-examples@8b4b246 gpt_oss/gpt_oss_jax/decode_ragged_dot.py: the grid of a
+    Pallas call is `(pl.cdiv(rhs.shape[-1], block_out), ...)`; `cdiv` of two dims is
+    `(a + b - 1) // b`, a Python int, so `jnp.arange(grid[-1])` has a static size. `cdiv` of an
+    array is `lax.div`: still traced."""
+    source = """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental import pallas as pl
+
+        @partial(jax.jit, static_argnames=("block_out",))
+        def f(lhs, rhs, sizes, block_out: int = 128):
+            block_out = 128 * pl.cdiv(max(128, min(block_out, rhs.shape[-1])), 128)
+            grid = (pl.cdiv(rhs.shape[-1], block_out), lhs.shape[0])
+            a = jnp.arange(grid[0])
+            b = jnp.arange(pl.cdiv(sizes[0], 8))
+            return a, b
+        """
+    assert codes(source) == [("JAX307", 12)]
+
+
+def test_tpu_info_is_a_python_description_of_the_chip():
+    """google-deepmind/simply@e14c061 simply/kernels/gmm_v2.py: `validate_inputs`, inside the
+    jitted `gmm_v2`, reads `pltpu.get_tpu_info().get_sublane_tiling(lhs.dtype)` and compares it
+    with a size from `.shape` in builtin `min`: both Python ints. A `min` with a traced operand is
+    still reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental.pallas import tpu as pltpu
+
+        @jax.jit
+        def f(lhs, group_sizes):
+            size_m = lhs.shape[0]
+            size_lhs_sublane = pltpu.get_tpu_info().get_sublane_tiling(lhs.dtype)
+            size_lhs_sublane = min(size_lhs_sublane, size_m)
+            total = min(jnp.sum(group_sizes), size_m)
+            return jnp.zeros((size_lhs_sublane,)), total
+        """
+    assert codes(source) == [("JAX301", 11)]
