@@ -57,3 +57,35 @@ def test_tpu_info_is_a_python_description_of_the_chip():
             return jnp.zeros((size_lhs_sublane,)), total
         """
     assert codes(source) == [("JAX301", 11)]
+
+
+def test_a_local_lambda_named_like_the_enclosing_def_is_not_that_def():
+    """probml/rebayes@3b88072 demos/dekf_demos/half_moons_demo.ipynb: inside `def evaluate_sgd(...,
+    regularize=False)`, `evaluate_sgd = lambda p: ...; vmap(evaluate_sgd)(sgd_post)` vectorises the
+    local lambda, not the outer def, so `regularize` (a Python bool its caller's lambda captures)
+    is not made traced. Where the outer def itself is vmapped, it is still reported."""
+    source = """
+        import jax.numpy as jnp
+        from jax import vmap
+
+
+        def evaluate(lr, m, xs, regularize=False):
+            if regularize:
+                scale = lr * 2.0
+            else:
+                scale = m
+            evaluate = lambda p: jnp.sum(p * scale)
+            return vmap(evaluate)(xs).mean()
+
+
+        def grid(lrs, ms, xs, regularize=False):
+            f = lambda lr, m: evaluate(lr, m, xs, regularize)
+            return vmap(vmap(f, (None, 0)), (0, None))(lrs, ms)
+        """
+    twin = """
+
+        def sweep(lrs, ms, xs, flags):
+            return vmap(evaluate, (0, 0, None, 0))(lrs, ms, xs, flags)
+        """
+    assert codes(source) == []
+    assert codes(source + twin) == [("JAX301", 7)]
