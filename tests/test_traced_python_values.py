@@ -89,3 +89,26 @@ def test_a_local_lambda_named_like_the_enclosing_def_is_not_that_def():
         """
     assert codes(source) == []
     assert codes(source + twin) == [("JAX301", 7)]
+
+
+def test_filter_jit_keyword_options_are_undecidable():
+    """jeertmans/DiffeRT@d22adc7 differt/src/differt/geometry/_utils.py: `first_triangle_hit_by_ray`
+    is `eqx.filter_jit` with `**kwargs: Any` forwarded to a helper; `if epsilon :=
+    kwargs.get("epsilon"):` tests a Python float or None (filter_jit keeps non-arrays static), and
+    nothing says a value there is an array. Under `jax.jit` every keyword value is traced."""
+    source = """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+        from typing import Any
+
+        @%s
+        def hit(origins, **kwargs: Any):
+            if epsilon := kwargs.get("epsilon"):
+                epsilon = 10.0 * jnp.asarray(epsilon)
+            else:
+                epsilon = jnp.asarray(1e-6)
+            return origins * epsilon
+        """
+    assert codes(source % "eqx.filter_jit") == []
+    assert codes(source % "jax.jit") == [("JAX301", 9)]
