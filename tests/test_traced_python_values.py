@@ -112,3 +112,45 @@ def test_filter_jit_keyword_options_are_undecidable():
         """
     assert codes(source % "eqx.filter_jit") == []
     assert codes(source % "jax.jit") == [("JAX301", 9)]
+
+
+def test_a_property_reading_static_properties_is_static():
+    """jeertmans/DiffeRT@d22adc7 differt/src/differt/geometry/_mesh.py: `Mesh.shuffle`
+    (`eqx.filter_jit`) calls `jnp.arange(self.num_primitives)`, a property returning
+    `self.num_quads if self.assume_quads else self.num_triangles`: two properties that read
+    `.shape`, chosen by a `bool` field. A property reading one that counts a traced mask is
+    still traced."""
+    source = """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+        from jaxtyping import Array, Bool, Float
+
+
+        class Mesh(eqx.Module):
+            triangles: Float[Array, "n 3"]
+            mask: Bool[Array, " n"]
+            assume_quads: bool = eqx.field(default=False)
+
+            @property
+            def num_triangles(self) -> int:
+                return self.triangles.shape[0]
+
+            @property
+            def num_quads(self) -> int:
+                return self.triangles.shape[0] // 2
+
+            @property
+            def num_active(self):
+                return jnp.sum(self.mask)
+
+            @property
+            def num_primitives(self) -> int:
+                return self.num_quads if self.assume_quads else self.%s
+
+            @eqx.filter_jit
+            def shuffle(self, *, key):
+                return jax.random.permutation(key, jnp.arange(self.num_primitives))
+        """
+    assert codes(source % "num_triangles") == []
+    assert codes(source % "num_active") == [("JAX307", 31)]
