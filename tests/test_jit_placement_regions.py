@@ -335,6 +335,37 @@ CASES = {
         """,
         [(7, "JAX203", "manual")],
     ),
+    # danielward27/flowjax@cabcb42 flowjax/train/loops.py:204: `loss_fn` defaulted above the
+    # epoch loop (`if loss_fn is None: loss_fn = MaximumLikelihoodLoss()`), then
+    # `eqx.filter_jit(loss_fn)(...)` per validation batch: one object on every trip (JAX203)
+    "filter_jit_of_a_parameter_defaulted_above_the_loop": (
+        """
+        import equinox as eqx
+
+        def evaluate(batches, fn=None):
+            if fn is None:
+                fn = make_loss()
+            out = []
+            for b in batches:
+                out.append(eqx.filter_jit(fn)(b))
+            return out
+        """,
+        [(9, "JAX203", "manual")],
+    ),
+    # the buggy twin's opposite: rebound inside the loop, a new object per trip (not a rewrap)
+    "filter_jit_of_a_parameter_rebound_per_trip": (
+        """
+        import equinox as eqx
+
+        def evaluate(batches, fn=None):
+            out = []
+            for b in batches:
+                fn = make_loss(b)
+                out.append(eqx.filter_jit(fn)(b))
+            return out
+        """,
+        [],
+    ),
     "filter_jit_of_a_parameter_wrapped_once": (
         """
         import equinox as eqx

@@ -612,11 +612,17 @@ class _SiteFinder:
                 ):
                     site.kind = "local callable"
                     return self._fresh_per_trip(site, target.value, bindings)
-                if target.value in param_names(scope.params) and not bindings and site.kinds[0].startswith("filter_"):
+                if (
+                    target.value in param_names(scope.params)
+                    and (not bindings or bound_above_loop(self.idx, site.node, bindings))
+                    and site.kinds[0].startswith("filter_")
+                ):
                     # `eqx.filter_jit(fn)(batch)` per batch, `fn` a parameter: the same function on
                     # every trip of a loop (a cache hit, JAX203), but equinox builds its wrapper
                     # anew each time; the wrapper belongs above the loop. (`jax.jit(fn)` of a
                     # parameter is a cheap C++ cache hit: fixtures/jit_placement/reused_callable.ok.py)
+                    # A default filled in above the loop (`if loss_fn is None: loss_fn = Loss()`,
+                    # danielward27/flowjax@cabcb42 flowjax/train/loops.py:204) is one object too.
                     site.kind = MODULE_FUNCTION
                     site.manual = (
                         f"`{target.value}` is a parameter: wrap it once before the loop and call that"
