@@ -366,6 +366,62 @@ CASES = {
         """,
         [],
     ),
+    # sotetsuk/pgx@079b2d7 fig/generate_svgs.py:14: `for game in pgx.available_envs(): env =
+    # pgx.make(game); init = jax.jit(jax.vmap(env.init))`: each trip is a different game (a
+    # different class), compiled once; nothing a hoist could share (`per_configuration`)
+    "bound_method_of_an_object_built_from_the_loop_target": (
+        """
+        import jax
+        import pgx
+
+        for game in pgx.available_envs():
+            env = pgx.make(game)
+            init = jax.jit(jax.vmap(env.init))
+            print(init(keys))
+        """,
+        [],
+    ),
+    # pnkraemer/probdiffeq@d97d3c3 examples/C4_stability.py:72: a partial of a bound method of
+    # the trip's solver, built from the configuration the loop iterates
+    "partial_of_a_method_of_the_trips_configuration": (
+        """
+        import functools
+        import jax
+
+        def plot(solvers, ts):
+            for i, (label, constraint) in enumerate(solvers):
+                solver = make_solver(constraint=constraint)
+                dense = functools.partial(solver.offgrid_marginals, solution=label)
+                print(jax.jit(jax.vmap(dense))(ts))
+        """,
+        [],
+    ),
+    # the twins: an object built per trip of a counter, or from nothing the loop iterates, is a
+    # new cache key for the same compile
+    "bound_method_of_an_object_rebuilt_per_step": (
+        """
+        import jax
+
+        def run(make, config, x, n):
+            for step in range(n):
+                env = make(step)
+                x = jax.jit(env.step)(x)
+            return x
+        """,
+        [(7, "JAX201", "manual")],
+    ),
+    "bound_method_of_an_object_built_from_loop_invariants": (
+        """
+        import jax
+
+        def run(make, config, xs):
+            for x in xs:
+                env = make(config)
+                x = jax.jit(env.step)(x)
+            return x
+        """,
+        [(7, "JAX201", "manual")],
+    ),
     "filter_jit_of_a_parameter_wrapped_once": (
         """
         import equinox as eqx

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
+from codemods.jit_placement.per_configuration import built_per_configuration
 from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
@@ -611,6 +612,8 @@ class _SiteFinder:
                     and target.value not in param_names(scope.params)
                 ):
                     site.kind = "local callable"
+                    if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
+                        return False
                     return self._fresh_per_trip(site, target.value, bindings)
                 if (
                     target.value in param_names(scope.params)
@@ -650,6 +653,8 @@ class _SiteFinder:
             if target.attr.value in FUNCTION_FIELDS and target.value is head:
                 site.kind = MODULE_FUNCTION  # `state.apply_fn` of a flax TrainState: a stored function
                 return True
+            if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
+                return False  # a new configuration per trip, not the same compile again (`per_configuration`)
             site.kind = "bound method"
             return True
         return False
