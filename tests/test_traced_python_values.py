@@ -154,3 +154,41 @@ def test_a_property_reading_static_properties_is_static():
         """
     assert codes(source % "num_triangles") == []
     assert codes(source % "num_active") == [("JAX307", 31)]
+
+
+def test_value_and_grad_aux_keeps_the_python_tuple_its_function_returns():
+    """ACEsuit/mace-jax@9fe59d9 mace_jax/tools/train.py:859: `(loss, (batch_metrics,
+    head_metrics)), grad = jax.value_and_grad(_loss_fn, has_aux=True)(params)` inside a pmapped
+    function, then `if head_metrics:`: `_loss_fn` (two defs, one per branch) returns a Python tuple
+    of per-head metrics (or `()`), and the aux output is exactly what it returned, so the test is
+    its length. An aux that is an array is still reported."""
+    source = """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+
+        def make(head_indices, metrics_enabled, fn):
+            @partial(jax.pmap, axis_name="devices")
+            def grad_fn(params, graph):
+                if metrics_enabled:
+
+                    def _loss_fn(trainable):
+                        loss = jnp.sum(fn(trainable, graph))
+                        per_head = [loss * h for h in head_indices]
+                        return loss, (loss, %s)
+
+                else:
+
+                    def _loss_fn(trainable):
+                        return jnp.sum(fn(trainable, graph)), (None, ())
+
+                (loss, (batch_metrics, head_metrics)), grad = jax.value_and_grad(_loss_fn, has_aux=True)(params)
+                if head_metrics:
+                    loss = loss + 1
+                return loss, grad
+
+            return grad_fn
+        """
+    assert codes(source % "tuple(per_head)") == []
+    assert codes(source % "jnp.stack(per_head)") == [("JAX301", 23)]
