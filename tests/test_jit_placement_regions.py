@@ -422,6 +422,33 @@ CASES = {
         """,
         [(7, "JAX201", "manual")],
     ),
+    # AI-Hypercomputer/maxdiffusion@7cfb880 src/maxdiffusion/pipelines/wan/wan_pipeline.py:278:
+    # `jax.jit(lambda xs: xs, out_shardings=[specs[i] for i in chunk])` per chunk: the options
+    # change with what the loop iterates, a new compile per trip hoisted or not
+    "options_read_the_loop_target": (
+        """
+        import jax
+
+        def put(chunks, specs, arrays):
+            for chunk in chunks:
+                fn = jax.jit(lambda xs: xs, out_shardings=[specs[i] for i in chunk])
+                arrays = fn(arrays)
+            return arrays
+        """,
+        [],
+    ),
+    "options_the_same_on_every_trip": (
+        """
+        import jax
+
+        def put(chunks, sharding, arrays):
+            for chunk in chunks:
+                fn = jax.jit(lambda xs: xs, out_shardings=sharding)
+                arrays = fn(arrays)
+            return arrays
+        """,
+        [(6, "JAX201", "manual")],
+    ),
     "filter_jit_of_a_parameter_wrapped_once": (
         """
         import equinox as eqx

@@ -51,7 +51,9 @@ class JitInLoopRule(Rule):
     from the code in this file only. A method of an object the loop builds from what it iterates
     (`for game in games: env = make(game); jax.jit(env.init)`, or `partial(solver.m, ...)` of such
     an object) is one configuration per trip, compiled once each, and is not reported; built per
-    trip of a `range` counter, or from values the loop does not iterate, it still is.
+    trip of a `range` counter, or from values the loop does not iterate, it still is. Nor is a
+    transform whose options read what the loop iterates (`out_shardings=[specs[i] for i in
+    chunk]`): each trip asks for a different compile either way.
     Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
     methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.

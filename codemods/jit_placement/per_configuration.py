@@ -25,16 +25,8 @@ def built_per_configuration(idx: ScopeIndex, qualify, site_node: cst.CSTNode, ta
     """`target` (what the transform wraps) is `obj.m`, or a local name bound in the loop to
     `partial(obj.m, ...)`, with `obj` bound only inside the innermost loop around `site_node`, by
     calls that take a name the loop's `for` target binds."""
-    loops = idx.enclosing_loops(site_node)
-    if not loops or not isinstance(loops[0], cst.For):
-        return False
-    loop = loops[0]
-    it = loop.iter
-    if isinstance(it, cst.Call) and qualify(it.func) in ("enumerate", "zip"):
-        its = [a.value for a in it.args]
-    else:
-        its = [it]
-    if any(isinstance(i, cst.Call) and qualify(i.func) in _COUNTERS for i in its):
+    loop = _configuration_loop(idx, qualify, site_node)
+    if loop is None:
         return False
     targets = _bound_names(loop.target)
     if isinstance(target, cst.Name):
@@ -48,6 +40,31 @@ def built_per_configuration(idx: ScopeIndex, qualify, site_node: cst.CSTNode, ta
     if not isinstance(value, cst.Call):
         return False
     return any(_reads(a.value, targets) for a in value.args)
+
+
+def options_per_configuration(idx: ScopeIndex, qualify, site_node: cst.CSTNode, transform: cst.Call) -> bool:
+    """An option of the transform (`out_shardings=[specs[i] for i in chunk]`) reads a name the
+    innermost loop's `for` target binds: each trip asks for a different compile (a new
+    `out_shardings` is a new cache key), which a hoisted function would compile too
+    (AI-Hypercomputer/maxdiffusion@7cfb880 src/maxdiffusion/pipelines/wan/wan_pipeline.py:278,
+    one `jax.jit(lambda xs: xs, out_shardings=...)` per chunk of different arrays)."""
+    loop = _configuration_loop(idx, qualify, site_node)
+    if loop is None:
+        return False
+    targets = _bound_names(loop.target)
+    return any(a.keyword is not None and _reads(a.value, targets) for a in transform.args)
+
+
+def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst.For | None:
+    """The innermost loop around `site_node`, a `for` over something other than a `range` counter."""
+    loops = idx.enclosing_loops(site_node)
+    if not loops or not isinstance(loops[0], cst.For):
+        return None
+    it = loops[0].iter
+    its = [a.value for a in it.args] if isinstance(it, cst.Call) and qualify(it.func) in ("enumerate", "zip") else [it]
+    if any(isinstance(i, cst.Call) and qualify(i.func) in _COUNTERS for i in its):
+        return None
+    return loops[0]
 
 
 def _bound_names(target: cst.BaseExpression) -> set[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
-from codemods.jit_placement.per_configuration import built_per_configuration
+from codemods.jit_placement.per_configuration import built_per_configuration, options_per_configuration
 from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
@@ -574,6 +574,8 @@ class _SiteFinder:
         return f"{'eqx' if short.startswith('filter_') else 'jax'}.{short}"
 
     def _classify(self, site: Site, target: cst.BaseExpression) -> bool:
+        if site.chain and options_per_configuration(self.idx, self.qualify, site.node, site.chain[0]):
+            return False  # options that change with what the loop iterates: a compile per trip anyway
         if isinstance(target, cst.Lambda):
             site.kind = "lambda"
             return True
