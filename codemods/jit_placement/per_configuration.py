@@ -21,7 +21,9 @@ from jaxfix.analysis.scopes import ScopeIndex
 _COUNTERS = frozenset({"range"})
 
 
-def built_per_configuration(idx: ScopeIndex, qualify, site_node: cst.CSTNode, target: cst.BaseExpression, partials) -> bool:
+def built_per_configuration(
+    idx: ScopeIndex, qualify, site_node: cst.CSTNode, target: cst.BaseExpression, partials
+) -> bool:
     """`target` (what the transform wraps) is `obj.m`, or a local name bound in the loop to
     `partial(obj.m, ...)`, with `obj` bound only inside the innermost loop around `site_node`, by
     calls that take a name the loop's `for` target binds."""

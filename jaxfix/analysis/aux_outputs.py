@@ -21,7 +21,10 @@ _AUX_PREFIX = {"jax.value_and_grad": (0,), "jax.grad": ()}
 
 def _has_aux(call: cst.Call) -> bool:
     return any(
-        a.keyword is not None and a.keyword.value == "has_aux" and isinstance(a.value, cst.Name) and a.value.value == "True"
+        a.keyword is not None
+        and a.keyword.value == "has_aux"
+        and isinstance(a.value, cst.Name)
+        and a.value.value == "True"
         for a in call.args
     )
 
@@ -29,7 +32,9 @@ def _has_aux(call: cst.Call) -> bool:
 def _paths(target: cst.BaseExpression, prefix: tuple[int, ...] = ()) -> dict[str, tuple[int, ...]]:
     if isinstance(target, cst.Name):
         return {target.value: prefix}
-    if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(el, cst.StarredElement) for el in target.elements):
+    if isinstance(target, (cst.Tuple, cst.List)) and not any(
+        isinstance(el, cst.StarredElement) for el in target.elements
+    ):
         out: dict[str, tuple[int, ...]] = {}
         for i, el in enumerate(target.elements):
             out.update(_paths(el.value, (*prefix, i)))
@@ -75,12 +80,15 @@ def returned_elements(
         return {}
     transform = value.func
     prefix = _AUX_PREFIX.get(qualify(transform.func) or "")
-    if prefix is None or not _has_aux(transform) or not transform.args or not isinstance(transform.args[0].value, cst.Name):
+    if (
+        prefix is None
+        or not _has_aux(transform)
+        or not transform.args
+        or not isinstance(transform.args[0].value, cst.Name)
+    ):
         return {}
     name = transform.args[0].value.value
-    defs = [
-        s for s in walk_defs(scope) if s.name.value == name
-    ]
+    defs = [s for s in walk_defs(scope) if s.name.value == name]
     if not defs:
         return {}
     aux_path = (*prefix, 1)
