@@ -360,6 +360,120 @@ CASES = {
         """,
         [(7, "JAX203", "manual")],
     ),
+    # danielward27/flowjax@cabcb42 flowjax/train/loops.py:204: `loss_fn` defaulted above the
+    # epoch loop (`if loss_fn is None: loss_fn = MaximumLikelihoodLoss()`), then
+    # `eqx.filter_jit(loss_fn)(...)` per validation batch: one object on every trip (JAX203)
+    "filter_jit_of_a_parameter_defaulted_above_the_loop": (
+        """
+        import equinox as eqx
+
+        def evaluate(batches, fn=None):
+            if fn is None:
+                fn = make_loss()
+            out = []
+            for b in batches:
+                out.append(eqx.filter_jit(fn)(b))
+            return out
+        """,
+        [(9, "JAX203", "manual")],
+    ),
+    # the buggy twin's opposite: rebound inside the loop, a new object per trip (not a rewrap)
+    "filter_jit_of_a_parameter_rebound_per_trip": (
+        """
+        import equinox as eqx
+
+        def evaluate(batches, fn=None):
+            out = []
+            for b in batches:
+                fn = make_loss(b)
+                out.append(eqx.filter_jit(fn)(b))
+            return out
+        """,
+        [],
+    ),
+    # sotetsuk/pgx@079b2d7 fig/generate_svgs.py:14: `for game in pgx.available_envs(): env =
+    # pgx.make(game); init = jax.jit(jax.vmap(env.init))`: each trip is a different game (a
+    # different class), compiled once; nothing a hoist could share (`per_configuration`)
+    "bound_method_of_an_object_built_from_the_loop_target": (
+        """
+        import jax
+        import pgx
+
+        for game in pgx.available_envs():
+            env = pgx.make(game)
+            init = jax.jit(jax.vmap(env.init))
+            print(init(keys))
+        """,
+        [],
+    ),
+    # pnkraemer/probdiffeq@d97d3c3 examples/C4_stability.py:72: a partial of a bound method of
+    # the trip's solver, built from the configuration the loop iterates
+    "partial_of_a_method_of_the_trips_configuration": (
+        """
+        import functools
+        import jax
+
+        def plot(solvers, ts):
+            for i, (label, constraint) in enumerate(solvers):
+                solver = make_solver(constraint=constraint)
+                dense = functools.partial(solver.offgrid_marginals, solution=label)
+                print(jax.jit(jax.vmap(dense))(ts))
+        """,
+        [],
+    ),
+    # the twins: an object built per trip of a counter, or from nothing the loop iterates, is a
+    # new cache key for the same compile
+    "bound_method_of_an_object_rebuilt_per_step": (
+        """
+        import jax
+
+        def run(make, config, x, n):
+            for step in range(n):
+                env = make(step)
+                x = jax.jit(env.step)(x)
+            return x
+        """,
+        [(7, "JAX201", "manual")],
+    ),
+    "bound_method_of_an_object_built_from_loop_invariants": (
+        """
+        import jax
+
+        def run(make, config, xs):
+            for x in xs:
+                env = make(config)
+                x = jax.jit(env.step)(x)
+            return x
+        """,
+        [(7, "JAX201", "manual")],
+    ),
+    # AI-Hypercomputer/maxdiffusion@7cfb880 src/maxdiffusion/pipelines/wan/wan_pipeline.py:278:
+    # `jax.jit(lambda xs: xs, out_shardings=[specs[i] for i in chunk])` per chunk: the options
+    # change with what the loop iterates, a new compile per trip hoisted or not
+    "options_read_the_loop_target": (
+        """
+        import jax
+
+        def put(chunks, specs, arrays):
+            for chunk in chunks:
+                fn = jax.jit(lambda xs: xs, out_shardings=[specs[i] for i in chunk])
+                arrays = fn(arrays)
+            return arrays
+        """,
+        [],
+    ),
+    "options_the_same_on_every_trip": (
+        """
+        import jax
+
+        def put(chunks, sharding, arrays):
+            for chunk in chunks:
+                fn = jax.jit(lambda xs: xs, out_shardings=sharding)
+                arrays = fn(arrays)
+            return arrays
+        """,
+        [(6, "JAX201", "manual")],
+    ),
     "filter_jit_of_a_parameter_wrapped_once": (
         """
         import equinox as eqx

@@ -48,7 +48,12 @@ class JitInLoopRule(Rule):
     module-level function (`jax.jit(jax.grad(f))`); equinox's `filter_grad` of a module function
     compares equal and is not new. The same module-level function re-wrapped in a loop is JAX203, a jitted
     callable made once per call of a function is JAX202. Which values a call passes is inferred
-    from the code in this file only.
+    from the code in this file only. A method of an object the loop builds from what it iterates
+    (`for game in games: env = make(game); jax.jit(env.init)`, or `partial(solver.m, ...)` of such
+    an object) is one configuration per trip, compiled once each, and is not reported; built per
+    trip of a `range` counter, or from values the loop does not iterate, it still is. Nor is a
+    transform whose options read what the loop iterates (`out_shardings=[specs[i] for i in
+    chunk]`): each trip asks for a different compile either way.
     Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
     methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.

@@ -24,7 +24,8 @@ class JitRewrapInLoopRule(Rule):
     the same object every time: a function bound once at module level (`jax.jit(f)(x)`) or an attribute of an
     imported module (`jax.jit(jnp.sin)(x)`), called right away or bound to a local name that
     is then only called; also `eqx.filter_jit(fn)(batch)` per batch with `fn` a parameter of the
-    function, which equinox wraps anew on every trip (manual: wrap it once before the loop).
+    function (or one given its default above the loop: `if fn is None: fn = Loss()`), which
+    equinox wraps anew on every trip (manual: wrap it once before the loop).
 
     ## Why is this bad?
     The function is the same object, so jit finds its compiled code in the cache and does not

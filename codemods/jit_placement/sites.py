@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
+from codemods.jit_placement.per_configuration import built_per_configuration, options_per_configuration
 from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
@@ -575,6 +576,8 @@ class _SiteFinder:
         return f"{'eqx' if short.startswith('filter_') else 'jax'}.{short}"
 
     def _classify(self, site: Site, target: cst.BaseExpression) -> bool:
+        if site.chain and options_per_configuration(self.idx, self.qualify, site.node, site.chain[0]):
+            return False  # options that change with what the loop iterates: a compile per trip anyway
         if isinstance(target, cst.Lambda):
             site.kind = "lambda"
             return True
@@ -613,12 +616,20 @@ class _SiteFinder:
                     and target.value not in param_names(scope.params)
                 ):
                     site.kind = "local callable"
+                    if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
+                        return False
                     return self._fresh_per_trip(site, target.value, bindings)
-                if target.value in param_names(scope.params) and not bindings and site.kinds[0].startswith("filter_"):
+                if (
+                    target.value in param_names(scope.params)
+                    and (not bindings or bound_above_loop(self.idx, site.node, bindings))
+                    and site.kinds[0].startswith("filter_")
+                ):
                     # `eqx.filter_jit(fn)(batch)` per batch, `fn` a parameter: the same function on
                     # every trip of a loop (a cache hit, JAX203), but equinox builds its wrapper
                     # anew each time; the wrapper belongs above the loop. (`jax.jit(fn)` of a
                     # parameter is a cheap C++ cache hit: fixtures/jit_placement/reused_callable.ok.py)
+                    # A default filled in above the loop (`if loss_fn is None: loss_fn = Loss()`,
+                    # danielward27/flowjax@cabcb42 flowjax/train/loops.py:204) is one object too.
                     site.kind = MODULE_FUNCTION
                     site.manual = (
                         f"`{target.value}` is a parameter: wrap it once before the loop and call that"
@@ -646,6 +657,8 @@ class _SiteFinder:
             if target.attr.value in FUNCTION_FIELDS and target.value is head:
                 site.kind = MODULE_FUNCTION  # `state.apply_fn` of a flax TrainState: a stored function
                 return True
+            if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
+                return False  # a new configuration per trip, not the same compile again (`per_configuration`)
             site.kind = "bound method"
             return True
         return False

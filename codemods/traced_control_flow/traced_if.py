@@ -26,7 +26,9 @@ had tuned on, such findings were all wrong. A function imported from the project
 has its body elsewhere: whether its result is traced is undecidable here, so a condition on
 it is not reported. A `jnp.where` rewrite broadcasts: if the two original branches returned different
 shapes, the rewrite returns the broadcast shape (the original could never run under jit).
-`self` is traced only in classes the module registers as pytrees.
+`self` is traced only in classes the module registers as pytrees. Under `eqx.filter_jit`, which
+traces array leaves only, a `**kwargs` value not annotated as an array is undecidable and not
+reported.
 
 ## Example
 ```python

@@ -62,18 +62,28 @@ class ClassStaticFields:
                 # `model.num_layers` read on a module inside `nnx.jit`: its config is static
                 out |= self.static_fields.get(cls.name.value, set())
         fields |= self.flax_data
+        pending = {}
         for name, infos in self.methods.items():
             props = [m for m in infos if m.is_property and m.class_name in self.pytree_classes]
-            if not props or len(props) != len(infos):
-                continue
-            if all(self._returns_static(m) for m in props):
-                out.add(name)
+            if props and len(props) == len(infos):
+                pending[name] = props
+        # a property may read others (DiffeRT's `num_primitives` is `self.num_quads if
+        # self.assume_quads else self.num_triangles`): decided until no more become static
+        grew = True
+        while grew:
+            grew = False
+            for name, props in pending.items():
+                if name not in out and all(self._returns_static(m, frozenset(out - fields)) for m in props):
+                    out.add(name)
+                    grew = True
         for cls in self.class_nodes:
             # the aux data a hand-written `tree_flatten` returns: Python values on any instance
             out |= self._python_members(cls)
         return frozenset(out - fields)
 
-    def _returns_static(self, info) -> bool:  # info: jit_contexts.FuncInfo (a property's getter)
+    def _returns_static(self, info, static_attrs: frozenset[str] = frozenset()) -> bool:
+        """`info` (jit_contexts.FuncInfo, a property's getter) returns a Python value on a traced
+        instance; `static_attrs`: the properties and fields already known to."""
         if not info.positional or not isinstance(info.node, cst.FunctionDef):
             return False
         facts = analyse_function(
@@ -82,6 +92,7 @@ class ClassStaticFields:
             {info.positional[0]},
             receiver=info.positional[0],
             static_fields=self.static_fields.get(info.class_name or "", ()),
+            static_attrs=static_attrs,
             calls=self.call_oracle,
         )
         returns: list[cst.Return] = []

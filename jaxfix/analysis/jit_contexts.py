@@ -32,7 +32,7 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.static_values import admits_no_array, dtype_params
-from jaxfix.analysis.traced import FunctionFacts, analyse_function, param_names
+from jaxfix.analysis.traced import FunctionFacts, analyse_function, assigned_names, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
     FILTERED_JITS,
     FILTERED_VMAPS,
@@ -311,6 +311,7 @@ class JitContexts(ClassStaticFields):
         self.module_funcs: dict[str, FuncInfo] = {}
         self.methods: dict[str, list[FuncInfo]] = {}
         self.nested: dict[FuncInfo, dict[str, FuncInfo]] = {}
+        self._bound_locally: dict[FuncInfo, set[str]] = {}  # `_lookup`: names a function's body assigns
         self.calls: list[CallSite] = []
         self.aliases: dict[str, FuncInfo] = {}  # f_jit -> f
         self.module_names: set[str] = set()
@@ -442,6 +443,10 @@ class JitContexts(ClassStaticFields):
                 return found
             if name in s.params:  # `def run(f, y): return f(y)`: the argument, not an outer `f`
                 return None
+            if name in self._locals_of(s):
+                # `evaluate = lambda p: ...; vmap(evaluate)` inside `def evaluate(...)`: the local
+                # value, not the outer def (probml/rebayes@3b88072 demos/dekf_demos/half_moons_demo.ipynb)
+                return None
             s = s.parent
         if name in self.aliases:
             return self.aliases[name]
@@ -450,6 +455,12 @@ class JitContexts(ClassStaticFields):
             found = self._method_of(name, "__init__")  # `Cls(x)` runs `Cls.__init__(self, x)`
         if found is None and name in self.instances and self.instances[name] not in self.module_funcs:
             found = self._method_of(self.instances[name], "__call__")  # `H(t)` on a module-level instance
+        return found
+
+    def _locals_of(self, info: FuncInfo) -> set[str]:
+        found = self._bound_locally.get(info)
+        if found is None:
+            found = self._bound_locally[info] = assigned_names(info.node)
         return found
 
     def _method_of(self, class_name: str, method: str) -> FuncInfo | None:
@@ -566,7 +577,22 @@ class JitContexts(ClassStaticFields):
             python = info.python_params | self._literal_at_every_call(info)
             if isinstance(info.node, cst.FunctionDef):
                 python |= dtype_params(info.node, self.names.qualify)
+            python |= self._untyped_keywords(info)
         return {p for p in info.params if p not in statics and p not in python}
+
+    def _untyped_keywords(self, info: FuncInfo) -> set[str]:
+        """A `**kwargs` not annotated as arrays: under `eqx.filter_jit` each value is traced only if
+        it is an array, and nothing says which are (jeertmans/DiffeRT@d22adc7
+        differt/src/differt/geometry/_utils.py: `if epsilon := kwargs.get("epsilon"):` in a
+        filter_jit function every caller gives a Python float or None), so what they hold is
+        undecidable: never a reason to report."""
+        star = info.node.params.star_kwarg
+        if star is None:
+            return set()
+        ann = star.annotation.annotation if star.annotation is not None else None
+        if ann is None or self.names.qualify(ann) in ("typing.Any", "object") or admits_no_array(ann, self.names.qualify):
+            return {star.name.value}
+        return set()
 
     def _literal_at_every_call(self, info: FuncInfo) -> set[str]:
         """Parameters every call of `info` in the module gives a Python value (passed, or the

@@ -180,6 +180,13 @@ STATIC_CALLS = frozenset(
         "jax.process_index",
         "jax.process_count",
         "jax.local_device_count",
+        # the TPU's hardware description (a Python dataclass of ints: lanes, sublane tiling, VMEM
+        # size), read by Pallas kernels' wrappers to size blocks (google-deepmind/simply@e14c061
+        # `simply/kernels/gmm_v2.py`: `pltpu.get_tpu_info().get_sublane_tiling(lhs.dtype)`)
+        "jax.experimental.pallas.tpu.get_tpu_info",
+        "jax.experimental.pallas.tpu.get_tpu_info_for_chip",
+        "jax.experimental.pallas.tpu.is_tpu_device",
+        "jax._src.pallas.mosaic.tpu_info.get_tpu_info",
     }
 )
 # Modules whose functions only inspect dtypes, shapes or devices: Python values whatever the input.
@@ -289,6 +296,24 @@ UNKNOWN = "unknown"  # undecidable here (a helper whose body is elsewhere): neve
 # the idiom for an axis size, and returns an `int` under vmap/pmap/shard_map (measured, jax 0.10.2:
 # `type(lax.psum(1, "i"))` is `int` inside `jit(vmap(f, axis_name="i"))`). With an array it is traced.
 FOLDED_ON_A_NUMBER = frozenset({"jax.lax.psum"})
+
+
+# Pallas integer helpers that compute in Python when given Python ints (`cdiv(a, b)` is
+# `(a + b - 1) // b` when both are dims, `lax.div` only on arrays): not staged, so traced only when
+# an argument is. Kernel wrappers size grids with them from static shapes
+# (jax-ml/jax-llm-examples@8b4b246 `gpt_oss/gpt_oss_jax/decode_ragged_dot.py`:
+# `grid = (pl.cdiv(rhs.shape[-1], block_out), g // block_g, n // block_n)`).
+ARGUMENT_TYPED_CALLS = frozenset(
+    {
+        "jax.experimental.pallas.cdiv",
+        "jax.experimental.pallas.align_to",
+        "jax.experimental.pallas.next_power_of_2",
+        "jax.experimental.pallas.strides_from_shape",
+        "jax._src.pallas.utils.cdiv",
+        "jax._src.pallas.utils.align_to",
+        "jax._src.pallas.utils.next_power_of_2",
+    }
+)
 
 
 def is_folded_on_a_number(qualname: str | None, first_is_number: bool) -> bool:

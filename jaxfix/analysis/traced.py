@@ -18,7 +18,8 @@ undecidable value is never a reason to flag).
 The truth value of a Python tuple or list is its length: `test_traced` (for `if`,
 `while`, `and`/`or`/`not` operands) treats displays, `tuple(...)`/`list(...)`,
 parameters annotated or always passed as sequences, `*args`, and locals only ever
-assigned sequences as static, even when their elements are traced.
+assigned sequences as static, even when their elements are traced (a sequence a nested `f`
+returns as aux output of `value_and_grad(f, has_aux=True)` stays one: `aux_outputs`).
 
 The walk is flow-sensitive in statement order (an assignment replaces what a
 name held; after `if`/`else` a name is traced if either branch made it so; a
@@ -37,9 +38,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxfix.analysis.aux_outputs import returned_elements
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.static_values import (
+    ARGUMENT_TYPED_CALLS,
     ARRAY_ATTRIBUTES,
     ITEM_METHODS,
     KEY_METHODS,
@@ -84,7 +87,7 @@ SEQUENCE_TYPES = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "Mutab
 
 def is_staged_call_name(qualname: str | None) -> bool:
     """A jax function that stages an operation out under a trace whatever its inputs."""
-    if qualname is None or is_static_call_name(qualname):
+    if qualname is None or is_static_call_name(qualname) or qualname in ARGUMENT_TYPED_CALLS:
         return False
     return qualname in STAGED_CALLS or qualname.startswith(STAGED_PREFIXES)
 
@@ -856,8 +859,9 @@ def _sequence_names(facts: FunctionFacts) -> set[str]:
                 if isinstance(t.target, cst.Name):
                     values.setdefault(t.target.value, []).append(n.value)
                 else:
+                    aux = returned_elements(facts.names.qualify, node, t.target, n.value)
                     for name in _target_names(t.target):
-                        values.setdefault(name, []).append(None)
+                        values.setdefault(name, []).append(cst.Tuple([]) if _all_sequences(facts, aux.get(name)) else None)
 
         def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
             if isinstance(n.target, cst.Name) and n.value is not None:
@@ -894,6 +898,17 @@ def _sequence_names(facts: FunctionFacts) -> set[str]:
         if name in values and any(v is None for v in values[name]):
             seq.discard(name)
     return seq | candidates
+
+
+def _all_sequences(facts: FunctionFacts, found) -> bool:
+    """Every (def, expression) `aux_outputs.returned_elements` found is a sequence in its def."""
+    inner = {}
+    for d, e in found or ():
+        if d not in inner:
+            inner[d] = FunctionFacts(node=d, names=facts.names, entry_traced=frozenset(), outer_traced=lambda _: False)
+        if not inner[d].is_sequence(e):
+            return False
+    return bool(found)
 
 
 def read_off_known(e: cst.Attribute, known: Container[str]) -> bool:

@@ -1,0 +1,117 @@
+"""A bound method of an object the loop builds from its own target: one configuration per trip.
+
+`for game in pgx.available_envs(): env = pgx.make(game); init = jax.jit(jax.vmap(env.init))`
+compiles once per trip, but each trip is a different game: `make` may return a different class,
+so neither a hoisted `jax.jit(Cls.method)` nor anything else shares those compiles. Whether the
+objects could share one (a pytree class, same structure) is not something the loop shows, so a
+fresh jit of such a method (directly, or through `partial(obj.m, ...)`) is not reported as
+compiling "again" (held-out labels: sotetsuk/pgx@079b2d7 fig/generate_svgs.py:14,
+pnkraemer/probdiffeq@d97d3c3 examples/C4_stability.py:72, four solver configurations each
+jitted and called once). An object built above the loop, or from values the loop does not
+iterate (`strategy.ask` per generation), is still one object, and a `range` counter picks no
+configuration.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from jaxfix.analysis.scopes import ScopeIndex
+
+_COUNTERS = frozenset({"range"})
+
+
+def built_per_configuration(
+    idx: ScopeIndex, qualify, site_node: cst.CSTNode, target: cst.BaseExpression, partials
+) -> bool:
+    """`target` (what the transform wraps) is `obj.m`, or a local name bound in the loop to
+    `partial(obj.m, ...)`, with `obj` bound only inside the innermost loop around `site_node`, by
+    calls that take a name the loop's `for` target binds."""
+    loop = _configuration_loop(idx, qualify, site_node)
+    if loop is None:
+        return False
+    targets = _bound_names(loop.target)
+    if isinstance(target, cst.Name):
+        value = _only_value(idx, loop, site_node, target.value)
+        if not (isinstance(value, cst.Call) and qualify(value.func) in partials and value.args):
+            return False
+        target = value.args[0].value
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+        return False
+    value = _only_value(idx, loop, site_node, target.value.value)
+    if not isinstance(value, cst.Call):
+        return False
+    return any(_reads(a.value, targets) for a in value.args)
+
+
+def options_per_configuration(idx: ScopeIndex, qualify, site_node: cst.CSTNode, transform: cst.Call) -> bool:
+    """An option of the transform (`out_shardings=[specs[i] for i in chunk]`) reads a name the
+    innermost loop's `for` target binds: each trip asks for a different compile (a new
+    `out_shardings` is a new cache key), which a hoisted function would compile too
+    (AI-Hypercomputer/maxdiffusion@7cfb880 src/maxdiffusion/pipelines/wan/wan_pipeline.py:278,
+    one `jax.jit(lambda xs: xs, out_shardings=...)` per chunk of different arrays)."""
+    loop = _configuration_loop(idx, qualify, site_node)
+    if loop is None:
+        return False
+    targets = _bound_names(loop.target)
+    return any(a.keyword is not None and _reads(a.value, targets) for a in transform.args)
+
+
+def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst.For | None:
+    """The innermost loop around `site_node`, a `for` over something other than a `range` counter."""
+    loops = idx.enclosing_loops(site_node)
+    if not loops or not isinstance(loops[0], cst.For):
+        return None
+    it = loops[0].iter
+    its = [a.value for a in it.args] if isinstance(it, cst.Call) and qualify(it.func) in ("enumerate", "zip") else [it]
+    if any(isinstance(i, cst.Call) and qualify(i.func) in _COUNTERS for i in its):
+        return None
+    return loops[0]
+
+
+def _bound_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: set[str] = set()
+        for el in target.elements:
+            out |= _bound_names(el.value)
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return set()
+
+
+def _only_value(idx: ScopeIndex, loop: cst.For, site_node: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The value of the one plain assignment of `name` in the scope, made inside `loop`."""
+    scope = idx.resolve(name, site_node)
+    if scope is None:
+        return None
+    bindings = idx.scope_info(scope).bindings.get(name, [])
+    if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign):
+        return None
+    if loop not in idx.enclosing_loops(bindings[0]):
+        return None
+    assign = bindings[0]
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    return assign.value
+
+
+def _reads(e: cst.BaseExpression, names: set[str]) -> bool:
+    return any(n.value in names for n in _names_in(e))
+
+
+def _names_in(e: cst.BaseExpression) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+    e.visit(V())
+    return found

@@ -1,0 +1,194 @@
+"""Values that stay Python values inside a trace, found wrong on the spent blind pools (issue #29).
+Each case cites the code it was reduced from, and the buggy twin beside it is still reported, so a
+case cannot pass by the rule going quiet."""
+
+from __future__ import annotations
+
+import textwrap
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+
+def codes(source: str, path: str = "lib.py") -> list[tuple[str, int]]:
+    result = analyze(textwrap.dedent(source), path, Config(select=("ALL",)), fix=False)
+    assert result.error is None, result.error
+    return sorted((f.code, f.line) for f in result.findings if f.code.startswith("JAX3"))
+
+
+def test_pallas_cdiv_of_static_shapes_is_a_python_int():
+    """jax-ml/jax-llm-examples@8b4b246 gpt_oss/gpt_oss_jax/decode_ragged_dot.py: the grid of a
+    Pallas call is `(pl.cdiv(rhs.shape[-1], block_out), ...)`; `cdiv` of two dims is
+    `(a + b - 1) // b`, a Python int, so `jnp.arange(grid[-1])` has a static size. `cdiv` of an
+    array is `lax.div`: still traced."""
+    source = """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental import pallas as pl
+
+        @partial(jax.jit, static_argnames=("block_out",))
+        def f(lhs, rhs, sizes, block_out: int = 128):
+            block_out = 128 * pl.cdiv(max(128, min(block_out, rhs.shape[-1])), 128)
+            grid = (pl.cdiv(rhs.shape[-1], block_out), lhs.shape[0])
+            a = jnp.arange(grid[0])
+            b = jnp.arange(pl.cdiv(sizes[0], 8))
+            return a, b
+        """
+    assert codes(source) == [("JAX307", 12)]
+
+
+def test_tpu_info_is_a_python_description_of_the_chip():
+    """google-deepmind/simply@e14c061 simply/kernels/gmm_v2.py: `validate_inputs`, inside the
+    jitted `gmm_v2`, reads `pltpu.get_tpu_info().get_sublane_tiling(lhs.dtype)` and compares it
+    with a size from `.shape` in builtin `min`: both Python ints. A `min` with a traced operand is
+    still reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental.pallas import tpu as pltpu
+
+        @jax.jit
+        def f(lhs, group_sizes):
+            size_m = lhs.shape[0]
+            size_lhs_sublane = pltpu.get_tpu_info().get_sublane_tiling(lhs.dtype)
+            size_lhs_sublane = min(size_lhs_sublane, size_m)
+            total = min(jnp.sum(group_sizes), size_m)
+            return jnp.zeros((size_lhs_sublane,)), total
+        """
+    assert codes(source) == [("JAX301", 11)]
+
+
+def test_a_local_lambda_named_like_the_enclosing_def_is_not_that_def():
+    """probml/rebayes@3b88072 demos/dekf_demos/half_moons_demo.ipynb: inside `def evaluate_sgd(...,
+    regularize=False)`, `evaluate_sgd = lambda p: ...; vmap(evaluate_sgd)(sgd_post)` vectorises the
+    local lambda, not the outer def, so `regularize` (a Python bool its caller's lambda captures)
+    is not made traced. Where the outer def itself is vmapped, it is still reported."""
+    source = """
+        import jax.numpy as jnp
+        from jax import vmap
+
+
+        def evaluate(lr, m, xs, regularize=False):
+            if regularize:
+                scale = lr * 2.0
+            else:
+                scale = m
+            evaluate = lambda p: jnp.sum(p * scale)
+            return vmap(evaluate)(xs).mean()
+
+
+        def grid(lrs, ms, xs, regularize=False):
+            f = lambda lr, m: evaluate(lr, m, xs, regularize)
+            return vmap(vmap(f, (None, 0)), (0, None))(lrs, ms)
+        """
+    twin = """
+
+        def sweep(lrs, ms, xs, flags):
+            return vmap(evaluate, (0, 0, None, 0))(lrs, ms, xs, flags)
+        """
+    assert codes(source) == []
+    assert codes(source + twin) == [("JAX301", 7)]
+
+
+def test_filter_jit_keyword_options_are_undecidable():
+    """jeertmans/DiffeRT@d22adc7 differt/src/differt/geometry/_utils.py: `first_triangle_hit_by_ray`
+    is `eqx.filter_jit` with `**kwargs: Any` forwarded to a helper; `if epsilon :=
+    kwargs.get("epsilon"):` tests a Python float or None (filter_jit keeps non-arrays static), and
+    nothing says a value there is an array. Under `jax.jit` every keyword value is traced."""
+    source = """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+        from typing import Any
+
+        @%s
+        def hit(origins, **kwargs: Any):
+            if epsilon := kwargs.get("epsilon"):
+                epsilon = 10.0 * jnp.asarray(epsilon)
+            else:
+                epsilon = jnp.asarray(1e-6)
+            return origins * epsilon
+        """
+    assert codes(source % "eqx.filter_jit") == []
+    assert codes(source % "jax.jit") == [("JAX301", 9)]
+
+
+def test_a_property_reading_static_properties_is_static():
+    """jeertmans/DiffeRT@d22adc7 differt/src/differt/geometry/_mesh.py: `Mesh.shuffle`
+    (`eqx.filter_jit`) calls `jnp.arange(self.num_primitives)`, a property returning
+    `self.num_quads if self.assume_quads else self.num_triangles`: two properties that read
+    `.shape`, chosen by a `bool` field. A property reading one that counts a traced mask is
+    still traced."""
+    source = """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+        from jaxtyping import Array, Bool, Float
+
+
+        class Mesh(eqx.Module):
+            triangles: Float[Array, "n 3"]
+            mask: Bool[Array, " n"]
+            assume_quads: bool = eqx.field(default=False)
+
+            @property
+            def num_triangles(self) -> int:
+                return self.triangles.shape[0]
+
+            @property
+            def num_quads(self) -> int:
+                return self.triangles.shape[0] // 2
+
+            @property
+            def num_active(self):
+                return jnp.sum(self.mask)
+
+            @property
+            def num_primitives(self) -> int:
+                return self.num_quads if self.assume_quads else self.%s
+
+            @eqx.filter_jit
+            def shuffle(self, *, key):
+                return jax.random.permutation(key, jnp.arange(self.num_primitives))
+        """
+    assert codes(source % "num_triangles") == []
+    assert codes(source % "num_active") == [("JAX307", 31)]
+
+
+def test_value_and_grad_aux_keeps_the_python_tuple_its_function_returns():
+    """ACEsuit/mace-jax@9fe59d9 mace_jax/tools/train.py:859: `(loss, (batch_metrics,
+    head_metrics)), grad = jax.value_and_grad(_loss_fn, has_aux=True)(params)` inside a pmapped
+    function, then `if head_metrics:`: `_loss_fn` (two defs, one per branch) returns a Python tuple
+    of per-head metrics (or `()`), and the aux output is exactly what it returned, so the test is
+    its length. An aux that is an array is still reported."""
+    source = """
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+
+        def make(head_indices, metrics_enabled, fn):
+            @partial(jax.pmap, axis_name="devices")
+            def grad_fn(params, graph):
+                if metrics_enabled:
+
+                    def _loss_fn(trainable):
+                        loss = jnp.sum(fn(trainable, graph))
+                        per_head = [loss * h for h in head_indices]
+                        return loss, (loss, %s)
+
+                else:
+
+                    def _loss_fn(trainable):
+                        return jnp.sum(fn(trainable, graph)), (None, ())
+
+                (loss, (batch_metrics, head_metrics)), grad = jax.value_and_grad(_loss_fn, has_aux=True)(params)
+                if head_metrics:
+                    loss = loss + 1
+                return loss, grad
+
+            return grad_fn
+        """
+    assert codes(source % "tuple(per_head)") == []
+    assert codes(source % "jnp.stack(per_head)") == [("JAX301", 23)]
