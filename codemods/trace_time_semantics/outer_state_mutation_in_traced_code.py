@@ -22,6 +22,7 @@ from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements, module_statements
 from jaxfix.analysis.rebinding_order import Late, late_rebound
+from jaxfix.analysis.runs_once import is_notebook_text
 from jaxfix.analysis.screen_function import (
     ScreenFunction,
     function_locals,
@@ -80,7 +81,8 @@ class OuterStateMutationRule(Rule):
       to `jnp`, `N = jnp.int32(N)`, `f = jax.jit(f)`, `setNightColors()` called at module level,
       a script's setup before it defines the jitted step), are not reported, nor a function
       the loop itself defines (a new trace each iteration). In a notebook, a rebinding counts
-      only if a later cell calls a compiled function bound before it: one rebuilt after it
+      only if a later cell calls a compiled function bound before it (a `.py` file under
+      jupytext's `# jupyter:` header, or with `# %%` cells, is a notebook): one rebuilt after it
       (`grad_loss = jit(grad(lambda ...))` again, a redefined `@jax.jit def do_rollout`, a
       `jax.jit(env.reset)` of a new object) traces with the new value, and the stale one it
       replaced is never called again;
@@ -604,7 +606,8 @@ class _ModuleState:
 
     @classmethod
     def of(cls, ctx: RuleContext) -> _ModuleState:
-        return cls.of_tree(ctx.tree, ctx.names, notebook=str(ctx.path).endswith(".ipynb"))
+        notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
+        return cls.of_tree(ctx.tree, ctx.names, notebook=notebook)
 
     @classmethod
     def of_tree(cls, tree: ast.Module, names: ImportMap, notebook: bool = False) -> _ModuleState:
