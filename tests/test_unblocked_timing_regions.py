@@ -853,3 +853,52 @@ def test_notebook_fix_stays_in_the_timed_cell():
     cells = fixed.split("# %%")
     assert cells[1].strip().endswith("out = jax.block_until_ready(step(x0))")
     assert cells[2].strip().startswith("end = time.time()")
+
+
+# novastar53/jaxpt@9105e9f notebooks/train_nope_gpt.ipynb cell 14 (also layernorm_experiment cell 21,
+# sft_smol_lm_135m_chat cell 14): the step's loss is waited on before the clock; what is left is
+# `jnp.float32(avg_loss[0])` of the waited value and an eager learning-rate schedule of the Python
+# step counter. The twins (no wait on the step; the schedule of a jitted function) stay reported.
+SETTLED = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def train_step(w):
+    return jnp.sum(w ** 2), w * 0.9
+
+
+def schedule(step):
+    return jnp.where(step < 10, 1e-3 * step / 10, 1e-3)
+
+
+w = jnp.ones((512, 512))
+step = 0
+while step < 20:
+    start = time.time()
+    avg_loss, w = train_step(w)
+    avg_loss.block_until_ready()
+    avg_loss = jnp.float32(avg_loss)
+    lr = schedule(step)
+    iter_time = time.time() - start
+    print(f"{step} | lr: {lr:0.2e} | loss: {avg_loss:0.4f} | time: {iter_time * 1000:0.2f}ms")
+    step += 1
+"""
+
+
+def findings(source: str) -> list[int]:
+    result = analyze(source, "train.py", Config(select=("JAX501",)))
+    assert result.error is None, result.error
+    return [f.line for f in result.findings]
+
+
+def test_scalar_work_after_the_step_was_waited_on_is_not_timed_work():
+    assert findings(SETTLED) == []
+    assert findings(SETTLED.replace("    avg_loss.block_until_ready()\n", "")) != []
+    jitted = SETTLED.replace("def schedule(step):", "@jax.jit\ndef schedule(step):")
+    assert findings(jitted) != []
+    from_array = SETTLED.replace("lr = schedule(step)", "lr = schedule(w)")
+    assert findings(from_array) != []

@@ -100,7 +100,11 @@ class UnblockedTimingRule(Rule):
     wait whatever its arguments (an `nnx` model a step updated in place is not seen as pending). A clock read whose name is bound
     again before anything reads it (`end = time()` ... `start = time()` ... `end = time()`;
     `end - start`) times nothing. In a notebook, a cell's last bare expression is displayed, and
-    its repr waits for the result. Splitting a PRNG key is not timed work.
+    its repr waits for the result. Splitting a PRNG key is not timed work, nor, once the region
+    waited on a value by name (`loss.block_until_ready()`), an eager call (not of a jitted
+    function, nor of one of this file that reaches one or a lax loop) whose arguments are only
+    Python counters (`for step in range(...)`, `step = 0` ... `step += 1`), literals and values
+    already waited for: `jnp.float32(loss[0])`, a learning-rate schedule of the step number.
     JAX work also includes calls of a function of this file that returns JAX work (a plain
     wrapper), of a callable made by a function of this file that returns a jitted callable,
     and of a name or attribute bound to one of these (`self.train_step = train_step`). Inside a
@@ -709,13 +713,97 @@ class _TimingChecker:
         region has no JAX work, or when all of it is host-to-device transfers (`TRANSFERS`: copies
         issued asynchronously on purpose, not device work a timer is meant to wait for)."""
         calls = [self.jax_calls(stmt) for stmt in region]
-        last = max((k for k, found in enumerate(calls) if found), default=None)
+        waited: set[str] = set()
+        work: list[bool] = []
+        for stmt, found in zip(region, calls):
+            work.append(any(not self.settled(c, waited) for c in found))
+            waited |= self.waited_names(stmt)
+        last = max((k for k, w in enumerate(work) if w), default=None)
         if last is None or all(self.names.qualify(c.func) in TRANSFERS for found in calls for c in found):
             return None
         results = self.results(region)
         if self.waits_after_last(region, last, results):
             return None
         return last, results
+
+    def waited_names(self, stmt: cst.BaseStatement) -> set[str]:
+        """Names `stmt` waits on by name: `x.block_until_ready()`, `jax.block_until_ready(x)`."""
+        out: set[str] = set()
+        for call in own_nodes(stmt, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
+                out.add(dotted_name(func.value) or "")
+            elif self.names.qualify(func) == "jax.block_until_ready" and call.args:
+                out.add(dotted_name(call.args[0].value) or "")
+        out.discard("")
+        return out
+
+    def settled(self, call: cst.Call, waited: set[str]) -> bool:
+        """JAX work left after the region waited for its step (jaxpt's training cells,
+        novastar53/jaxpt@9105e9f notebooks/train_nope_gpt.ipynb cell 14: `avg_loss.block_until_ready()`,
+        then `jnp.float32(avg_loss[0])` and `lr = warmup_with_cosine_decay_schedule(step)`): an
+        eager call, not of a jitted function, whose arguments are only Python loop counters
+        (`for step in range(...)`), literals, and values already waited for. Scalar host work,
+        not the device work a step timer is meant to wait for."""
+        if not waited or not call.args:
+            return False
+        func = call.func
+        if isinstance(func, cst.Call) or dotted_name(func) in self.jitted:
+            return False
+        if isinstance(func, cst.Name) and func.value in self.functions:
+            if any(self._reaches_jitted(fn) for fn in self.functions[func.value]):
+                return False
+        elif not is_jax_library(self.names.qualify(func)):
+            return False
+        counters = self.counters(call)
+        for arg in call.args:
+            for node in all_nodes(arg.value, cst.CSTNode):
+                if isinstance(node, cst.Call):
+                    return False
+                if isinstance(node, cst.Name) and node.value not in waited and node.value not in counters:
+                    return False
+        return True
+
+    def _reaches_jitted(self, fn: cst.FunctionDef) -> bool:
+        """`fn`'s body calls a jitted function of the file, a transform's result or a lax loop."""
+        for c in all_nodes(fn.body, cst.Call):
+            if isinstance(c.func, cst.Call) or dotted_name(c.func) in self.jitted:
+                return True
+            q = self.names.qualify(c.func) or ""
+            if q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in ("scan", "fori_loop", "while_loop", "map"):
+                return True
+        return False
+
+    def counters(self, node: cst.CSTNode) -> frozenset[str]:
+        """Names of the scope holding `node` only ever bound there as the target of
+        `for name in range(...)`, to an int literal or by adding one (`step = 0` ... `step += 1`):
+        Python ints (the scope's parameters are not)."""
+        scope = node
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            scope = self.ctx.parent(scope)
+        if scope is None:
+            return frozenset()
+        cache = self.__dict__.setdefault("_counters", {})
+        found = cache.get(id(scope))
+        if found is None:
+            loops: set[str] = set()
+            other: set[str] = set()
+            if not isinstance(scope, cst.Module):
+                other |= {p.name.value for p in all_nodes(scope.params, cst.Param)}
+            for n in own_nodes(scope if isinstance(scope, cst.Module) else scope.body, cst.CSTNode):
+                if isinstance(n, cst.For):
+                    it = n.iter
+                    is_range = isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+                    (loops if is_range else other).update(_bound_by(n.target))
+                elif isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                    targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+                    counting = isinstance(n.value, cst.Integer) and all(isinstance(t, cst.Name) for t in targets)
+                    for t in targets:
+                        (loops if counting else other).update(_bound_by(t))  # `step = 0`, `step += 1`
+                elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not scope:
+                    other.add(n.name.value)
+            found = cache[id(scope)] = frozenset(loops - other)
+        return found
 
     def before_ready(self, last_stmt: cst.BaseStatement, fix: Fix) -> str:
         """The rest of the message: the timed call whose result is not ready, and the fix."""
