@@ -902,3 +902,45 @@ def test_scalar_work_after_the_step_was_waited_on_is_not_timed_work():
     assert findings(jitted) != []
     from_array = SETTLED.replace("lr = schedule(step)", "lr = schedule(w)")
     assert findings(from_array) != []
+
+
+# google/learned_optimization@32186aa research/univ_nfn/gen_pred/train_pred.py: the epoch's steps are
+# only dispatched, but `evaluate(...)` (a function of main) converts predictions made from the new
+# `theta` (read through its closure) with np.asarray before steps_per_sec reads the clock.
+CLOSURE_EVAL = """
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+@jax.jit
+def step(theta, x):
+    return theta - 0.1 * jnp.tanh(theta @ x)
+
+
+def main(batches):
+    theta = jnp.ones((64, 64))
+
+    def evaluate():
+        preds = []
+        for x in batches:
+            preds.append(np.asarray(jax.nn.sigmoid(theta @ x)))
+        return float(np.mean(np.concatenate(preds)))
+
+    for epoch in range(3):
+        steps = 0
+        start_time = time.time()
+        for x in batches:
+            theta = step(theta, x)
+            steps += 1
+        acc = evaluate()
+        print(epoch, acc, steps / (time.time() - start_time))
+"""
+
+
+def test_a_local_function_that_converts_work_on_the_result_through_its_closure_waits():
+    assert findings(CLOSURE_EVAL) == []
+    unrelated = CLOSURE_EVAL.replace("jax.nn.sigmoid(theta @ x)", "jax.nn.sigmoid(x)")
+    assert findings(unrelated) != []

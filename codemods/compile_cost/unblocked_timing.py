@@ -89,7 +89,8 @@ class UnblockedTimingRule(Rule):
     there. Precision first: a region whose JAX result is handed, after its last JAX call, to
     code the file does not show (another module's helper, a logger, a method of another object)
     is not reported, as that code may read the value back (`jaxfix.analysis.host_sync`); a
-    function of this file is looked into. Blocking on some other JAX value of the region than
+    function of this file is looked into, also one called without the result that reads it
+    through its closure (`evaluate()` converting predictions made from the new `theta`). Blocking on some other JAX value of the region than
     the last one is taken as blocking (one dispatch usually computes them together), as are a
     Python bool test (`if loss < best:`), an f-string part and a `tree_map` that blocks leaf by
     leaf (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), out)`), also when they come
@@ -540,7 +541,7 @@ class _TimingChecker:
         if self.is_blocking(call, results):
             return True
         if not any(self.reads(a.value, results) for a in call.args):
-            return False
+            return self._closure_waits(call, results, depth)
         func = call.func
         if isinstance(func, cst.Call) or self.is_jax_call(call):
             return False
@@ -555,6 +556,19 @@ class _TimingChecker:
             if len(defs) == 1 and depth < 2:
                 return self._body_waits(defs[0], depth + 1)
         return True
+
+    def _closure_waits(self, call: cst.Call, results: set[str], depth: int) -> bool:
+        """`call` calls a function of this file that reads a result through its closure and waits
+        on JAX work in its body (google/learned_optimization@32186aa research/univ_nfn/gen_pred/
+        train_pred.py: `evaluate(train_dset)` runs `np.asarray(sigmoid(get_pred_logits(theta, x)))`
+        on the `theta` the timed steps made, which waits for every step)."""
+        func = call.func
+        if not isinstance(func, cst.Name) or depth >= 2:
+            return False
+        defs = self.functions.get(func.value, ())
+        if len(defs) != 1 or not (names_read(defs[0].body) & results):
+            return False
+        return self.waits_in(defs[0].body, results, depth + 1)
 
     def _body_waits(self, fn: cst.FunctionDef, depth: int) -> bool:
         """A function of this file waits on its parameters (or may, through code not shown)."""
