@@ -944,3 +944,70 @@ def test_a_local_function_that_converts_work_on_the_result_through_its_closure_w
     assert findings(CLOSURE_EVAL) == []
     unrelated = CLOSURE_EVAL.replace("jax.nn.sigmoid(theta @ x)", "jax.nn.sigmoid(x)")
     assert findings(unrelated) != []
+
+
+# probml/rebayes@3b88072 demos/showdown/regression/regression-uci.ipynb cell 52: `eval_agent_multiple`
+# binds `res = peval(...)` (a pmap of a vmap) and returns it after a reshape; the cell reads
+# time() right after calling it with nothing waiting. Its twin returns a host copy: it waits.
+WRAPPER_NAME = """
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def eval_agent_multiple(x):
+    peval = jax.jit(lambda v: jnp.tanh(v @ v))
+    res = peval(x)
+    res = jax.tree_util.tree_map(lambda r: r.reshape(-1), res)
+    return res
+
+
+x = jnp.ones((256, 256))
+time_init = time.time()
+res = eval_agent_multiple(x)
+time_end = time.time()
+print(time_end - time_init)
+"""
+
+
+def test_a_wrapper_returning_a_name_bound_to_jax_work_is_jax_work():
+    assert findings(WRAPPER_NAME) == [19]
+    host = WRAPPER_NAME.replace("    return res\n", "    return np.asarray(res)\n")
+    assert findings(host) == []
+
+
+# novastar53/jaxpt@9105e9f notebooks/train_rope_gpt.ipynb cell 16: the statement after the step reads
+# the clock twice, `start = time.time()` in an `if start is None:` branch and `iter_time =
+# time.time() - start` in its else: the finding is at the read that measures the region.
+TWO_CLOCKS = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def train_step(w):
+    return jnp.sum(w ** 2)
+
+
+w = jnp.ones((256, 256))
+step = 0
+while step < 20:
+    start = time.time()
+    loss = train_step(w)
+    if step % 5 == 0:
+        if start is None:
+            start = time.time()
+            iter_time = 0
+        else:
+            iter_time = time.time() - start
+        print(f"{step} | loss: {loss.item():0.4f} | time: {iter_time * 1000:0.2f}ms")
+    step += 1
+"""
+
+
+def test_the_finding_is_at_the_clock_read_that_measures_the_region():
+    assert findings(TWO_CLOCKS) == [23]

@@ -448,13 +448,27 @@ class _TimingChecker:
         return False
 
     def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int) -> bool:
-        """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`): a plain wrapper,
-        whose call is JAX work too (issue #33)."""
+        """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`, or a name it
+        bound to some: `res = peval(X)` ... `return res`, probml/rebayes@3b88072 demos/showdown/
+        regression/regression-uci.ipynb `eval_agent_multiple`): a plain wrapper, whose call is
+        JAX work too (issue #33)."""
         if depth > 2 or fn.asynchronous is not None:
             return False
+        made: set[str] | None = None  # names the body binds to JAX work (`res = peval(x)`)
         for ret in own_nodes(fn.body, cst.Return):
-            if ret.value is not None and any(self.is_jax_call(c, depth + 1) for c in own_nodes(ret.value, cst.Call)):
+            if ret.value is None:
+                continue
+            if any(self.is_jax_call(c, depth + 1) for c in own_nodes(ret.value, cst.Call)):
                 return True
+            if isinstance(ret.value, cst.Name):
+                if made is None:
+                    made = set()
+                    for a in own_nodes(fn.body, cst.Assign):
+                        if any(self.is_jax_call(c, depth + 1) for c in own_nodes(a.value, cst.Call)):
+                            for t in a.targets:
+                                made |= _bound_by(t.target)
+                if ret.value.value in made:
+                    return True
         return False
 
     def converting_call(self, call: cst.Call, depth: int = 0) -> bool:
@@ -617,7 +631,7 @@ class _TimingChecker:
                     continue
                 looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
                 if not looped and read_before_rebound(stmts[end:], start):
-                    found = self.check_region(stmts, i, end)
+                    found = self.check_region(stmts, i, end, start)
                     if found is not None:
                         out.append(found)
                 i = end
@@ -647,6 +661,23 @@ class _TimingChecker:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return None
         return next((c for c in own_nodes(stmt, cst.Call) if self.is_clock(c)), None)
+
+    def closing_clock(self, stmt: cst.BaseStatement, start: str | None) -> cst.Call | None:
+        """The clock read of `stmt` that measures the region, `now() - start`, where `stmt` reads the
+        clock more than once (novastar53/jaxpt@9105e9f notebooks/train_rope_gpt.ipynb cell 16: an
+        `if start is None: start = time.time()` branch that never runs, then `iter_time =
+        time.time() - start`); None when no read subtracts `start`."""
+        if start is None or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        for op in own_nodes(stmt, cst.BinaryOperation):
+            if (
+                isinstance(op.operator, cst.Subtract)
+                and isinstance(op.left, cst.Call)
+                and self.is_clock(op.left)
+                and start in names_read(op.right)
+            ):
+                return op.left
+        return None
 
     def waits_before_clock(self, stmt: cst.BaseStatement, clock: cst.Call, results: set[str]) -> bool:
         """The closing statement waits for a result before its clock read runs: a call or an
@@ -680,13 +711,13 @@ class _TimingChecker:
                 return True
         return False
 
-    def check_region(self, stmts, i: int, end: int) -> Finding | None:
+    def check_region(self, stmts, i: int, end: int, start: str | None = None) -> Finding | None:
         region = stmts[i + 1 : end]
         unblocked = self.unblocked(region)
         if unblocked is None:
             return None
         last, results = unblocked
-        clock = self.clock_in(stmts[end])
+        clock = self.closing_clock(stmts[end], start) or self.clock_in(stmts[end])
         if self.waits_before_clock(stmts[end], clock, results):
             return None
         fix = self.fix(stmts, region[last], before=stmts[end])
