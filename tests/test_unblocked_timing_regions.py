@@ -1011,3 +1011,36 @@ while step < 20:
 
 def test_the_finding_is_at_the_clock_read_that_measures_the_region():
     assert findings(TWO_CLOCKS) == [23]
+
+
+# ericmjl/dl-workshop@6ef9b7f notebooks/03-stax/01-linear.ipynb cell 34: `dmseloss = grad(mseloss)`
+# and `update = jit(update)`; 1,000 eager steps are timed with nothing waiting. Before, the call of
+# the grad-bound name on the step's params read as a helper that may wait. The twin waits.
+GRAD_BOUND = """
+from time import time
+
+import jax.numpy as np
+from jax import grad, jit
+
+
+def mseloss(params, x, y_true):
+    return np.mean((x @ params - y_true) ** 2)
+
+
+dmseloss = grad(mseloss)
+update = jit(lambda i, g, p: p - 0.01 * g)
+X, y_true, params = np.ones((100, 4)), np.ones(100), np.zeros(4)
+
+start = time()
+for i in range(1000):
+    g = dmseloss(params, X, y_true)
+    params = update(i, g, params)
+end = time()
+print(end - start)
+"""
+
+
+def test_a_name_bound_to_grad_is_jax_work():
+    assert findings(GRAD_BOUND) == [20]
+    waited = GRAD_BOUND.replace("end = time()", "params.block_until_ready()\nend = time()")
+    assert findings(waited) == []

@@ -47,10 +47,16 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.runs_once import starts_cell
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
-from jaxfix.analysis.transforms import STAGE_METHODS, STEP_ANNOTATIONS
+from jaxfix.analysis.transforms import GRAD_NAMES, STAGE_METHODS, STEP_ANNOTATIONS, VMAP_NAMES
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+# `dloss = jax.grad(loss)`, `batched = jax.vmap(f)`: a call of the name runs JAX work, eagerly and
+# dispatched asynchronously like a jitted call's (ericmjl/dl-workshop@6ef9b7f notebooks/03-stax/
+# 01-linear.ipynb cell 34 times 1,000 eager `dmseloss`/`update` steps with nothing waiting)
+EAGER_TRANSFORMS = GRAD_NAMES | VMAP_NAMES
 
 
 class UnblockedTimingRule(Rule):
@@ -64,7 +70,8 @@ class UnblockedTimingRule(Rule):
     - last` ... `last = now()`, or `new = now()` ... `last = new`: a step time). A `with Timer(...):` body is a timed region too when the
     class is defined in this file and its `__enter__` and `__exit__` both read a clock.
     JAX work is a call of a function jitted in this module (`@jax.jit`, `f_jit = jax.jit(f)`,
-    `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place) or of `jax.numpy`, `jax.lax`,
+    `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
+    jax.grad(loss)`) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
     `timeit.Timer` given a `lambda` that calls JAX work.
 
@@ -396,7 +403,10 @@ class _TimingChecker:
         factories = {name for name, defs in self.functions.items() if len(defs) == 1 and self._returns_jitted(defs[0])}
         for node in assigns:
             value = node.value
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in factories:
+            transformed = isinstance(value, cst.Call) and self.names.qualify(value.func) in EAGER_TRANSFORMS
+            if transformed or (
+                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in factories
+            ):
                 for t in node.targets:
                     name = dotted_name(t.target)
                     if name is not None:
