@@ -1044,3 +1044,34 @@ def test_a_name_bound_to_grad_is_jax_work():
     assert findings(GRAD_BOUND) == [20]
     waited = GRAD_BOUND.replace("end = time()", "params.block_until_ready()\nend = time()")
     assert findings(waited) == []
+
+
+# epignatelli/navix@03b056a navix/experiment.py: `train_fn = jax.jit(jax.vmap(train)).lower(rng).compile()`,
+# then `training_time` is read right after `train_fn(rng)`. The compile timing before it is host work;
+# the twin waits on the outputs.
+AOT = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def train(key):
+    return jnp.tanh(jax.random.normal(key, (256, 256)) @ jnp.ones((256, 256))).sum()
+
+
+rng = jax.random.split(jax.random.PRNGKey(0), 4)
+start_time = time.time()
+train_fn = jax.jit(jax.vmap(train)).lower(rng).compile()
+compilation_time = time.time() - start_time
+start_time = time.time()
+logs = train_fn(rng)
+training_time = time.time() - start_time
+print(compilation_time, training_time, logs)
+"""
+
+
+def test_an_ahead_of_time_compiled_call_is_jax_work():
+    assert findings(AOT) == [18]
+    waited = AOT.replace("logs = train_fn(rng)", "logs = jax.block_until_ready(train_fn(rng))")
+    assert findings(waited) == []

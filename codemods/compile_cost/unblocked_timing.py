@@ -71,7 +71,7 @@ class UnblockedTimingRule(Rule):
     class is defined in this file and its `__enter__` and `__exit__` both read a clock.
     JAX work is a call of a function jitted in this module (`@jax.jit`, `f_jit = jax.jit(f)`,
     `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
-    jax.grad(loss)`) or of `jax.numpy`, `jax.lax`,
+    jax.grad(loss)`; an ahead-of-time compiled `jax.jit(f).lower(x).compile()`) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
     `timeit.Timer` given a `lambda` that calls JAX work.
 
@@ -403,7 +403,9 @@ class _TimingChecker:
         factories = {name for name, defs in self.functions.items() if len(defs) == 1 and self._returns_jitted(defs[0])}
         for node in assigns:
             value = node.value
-            transformed = isinstance(value, cst.Call) and self.names.qualify(value.func) in EAGER_TRANSFORMS
+            transformed = isinstance(value, cst.Call) and (
+                self.names.qualify(value.func) in EAGER_TRANSFORMS or self._is_aot_compiled(value)
+            )
             if transformed or (
                 isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in factories
             ):
@@ -422,6 +424,23 @@ class _TimingChecker:
                         if name is not None and name not in self.jitted:
                             self.jitted.add(name)
                             grew = True
+
+    def _is_aot_compiled(self, value: cst.Call) -> bool:
+        """`jax.jit(f).lower(x).compile()` (also of a jitted name): an ahead-of-time compiled
+        executable, whose call dispatches asynchronously like the jitted function's
+        (epignatelli/navix@03b056a navix/experiment.py: `train_fn = jax.jit(jax.vmap(
+        self.agent.train)).lower(rng).compile()`, then `training_time` read right after
+        `train_fn(rng)`)."""
+        func = value.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "compile" and isinstance(func.value, cst.Call)):
+            return False
+        lower = func.value.func
+        if not (isinstance(lower, cst.Attribute) and lower.attr.value == "lower"):
+            return False
+        base = lower.value
+        if isinstance(base, cst.Call):
+            return self._is_jit_expr(base.func)
+        return dotted_name(base) in self.jitted
 
     def _annotated_steps(self, node: cst.With) -> None:
         """`with jax.profiler.StepTraceAnnotation(...): state, m = p_train_step(...)`: the callee of
