@@ -607,6 +607,12 @@ def test_magic_cell_making_arrays_only_is_not_timed_jax_work():
         print(visible.shape)
     """
     assert codes(run(twin)) == ["7 JAX504 safe"]
+    alone = """
+        import jax.numpy as jnp
+
+        # %timeit jnp.ones((1000, 1000))
+    """
+    assert codes(run(alone)) == ["4 JAX504 safe"]
 
 
 def test_magic_cell_reading_a_value_inside_a_with_block_waits():
