@@ -57,6 +57,8 @@ from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 # dispatched asynchronously like a jitted call's (ericmjl/dl-workshop@6ef9b7f notebooks/03-stax/
 # 01-linear.ipynb cell 34 times 1,000 eager `dmseloss`/`update` steps with nothing waiting)
 EAGER_TRANSFORMS = GRAD_NAMES | VMAP_NAMES
+# lax's loops: a call of one compiles its body and runs it on the device
+LAX_LOOPS = frozenset({"scan", "fori_loop", "while_loop", "map", "associative_scan"})
 
 
 class UnblockedTimingRule(Rule):
@@ -478,7 +480,7 @@ class _TimingChecker:
 
     def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int) -> bool:
         """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`, or a name it
-        bound to some: `res = peval(X)` ... `return res`, probml/rebayes@3b88072 demos/showdown/
+        bound to compiled work it does not wait on: `res = peval(X)` ... `return res`, probml/rebayes@3b88072 demos/showdown/
         regression/regression-uci.ipynb `eval_agent_multiple`): a plain wrapper, whose call is
         JAX work too (issue #33)."""
         if depth > 2 or fn.asynchronous is not None:
@@ -493,12 +495,30 @@ class _TimingChecker:
                 if made is None:
                     made = set()
                     for a in own_nodes(fn.body, cst.Assign):
-                        if any(self.is_jax_call(c, depth + 1) for c in own_nodes(a.value, cst.Call)):
+                        if any(self._compiled_work(c) for c in own_nodes(a.value, cst.Call)):
                             for t in a.targets:
                                 made |= _bound_by(t.target)
-                if ret.value.value in made:
-                    return True
+                if ret.value.value in made and not self._certainly_waits(fn.body, made):
+                    return True  # not when the body waits on its own work (`assert err < tol`)
         return False
+
+    def _compiled_work(self, call: cst.Call) -> bool:
+        """A call of a jitted function (`peval(x)` of `peval = jax.pmap(...)`), `jax.jit(f)(x)`, or
+        a lax loop: compiled device work, not an eager `jnp` copy of host data."""
+        func = call.func
+        if isinstance(func, cst.Call):
+            return self.is_jax_call(call)
+        if dotted_name(func) in self.jitted:
+            return True
+        q = self.names.qualify(func) or ""
+        return q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in LAX_LOOPS
+
+    def _certainly_waits(self, body: cst.CSTNode, results: set[str]) -> bool:
+        """`body` certainly waits on one of `results`: a blocking call, a format or a bool test of
+        it (code it hands them to that the file does not show is not counted)."""
+        if any(self.is_blocking(c, results) for c in own_nodes(body, cst.Call)):
+            return True
+        return any(self.reads(e, results) for e in (*formatted(body), *bool_tests(body)))
 
     def converting_call(self, call: cst.Call, depth: int = 0) -> bool:
         """`call` calls a function of this file that returns its JAX work converted to the host
@@ -844,7 +864,7 @@ class _TimingChecker:
             if isinstance(c.func, cst.Call) or dotted_name(c.func) in self.jitted:
                 return True
             q = self.names.qualify(c.func) or ""
-            if q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in ("scan", "fori_loop", "while_loop", "map"):
+            if q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in LAX_LOOPS:
                 return True
         return False
 
