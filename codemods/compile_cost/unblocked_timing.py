@@ -626,12 +626,15 @@ class _TimingChecker:
         train_pred.py: `evaluate(train_dset)` runs `np.asarray(sigmoid(get_pred_logits(theta, x)))`
         on the `theta` the timed steps made, which waits for every step)."""
         func = call.func
-        if not isinstance(func, cst.Name) or depth >= 2:
-            return False
+        if not isinstance(func, cst.Name) or depth >= 2 or self.is_jax_call(call):
+            return False  # a jitted function's body is traced: it never waits
         defs = self.functions.get(func.value, ())
-        if len(defs) != 1 or not (names_read(defs[0].body) & results):
+        if len(defs) != 1:
             return False
-        return self.waits_in(defs[0].body, results, depth + 1)
+        fn = defs[0]
+        own = {p.name.value for p in all_nodes(fn.params, cst.Param)} | assigned_names(fn.body)
+        free = (names_read(fn.body) & results) - own
+        return bool(free) and self.waits_in(fn.body, free, depth + 1)
 
     def _body_waits(self, fn: cst.FunctionDef, depth: int) -> bool:
         """A function of this file waits on its parameters (or may, through code not shown)."""
