@@ -572,3 +572,107 @@ def test_a_long_inner_loop_is_reported_alone():
     result = run(source)
     assert codes(result) == ["11 JAX502 manual"]
     assert "200 times" in result.findings[0].message
+
+
+# -- JAX504 / JAX505 (timing magics, read in their jupytext `.py` form) ---------------------------
+
+def test_magic_cell_making_arrays_only_is_not_timed_jax_work():
+    """probml/rebayes@3b88072 demos/misc/l-rvga-flax.ipynb cell 11: a `%%time` cell that loads
+    MNIST with NumPy and copies it with `jnp.array(X)[:n]` times the loader, not JAX work. Its twin
+    hands a made array straight to a notebook helper, which computes: still reported."""
+    loader = """
+        import numpy as np
+        import jax.numpy as jnp
+
+        def load():
+            return np.ones((500, 784)), np.ones(500)
+
+        # %%time
+        X_train, y_train = load()
+        X_train = jnp.array(X_train)[:100]
+        y_train = jnp.array(y_train)[:100]
+        # %%
+        print(X_train.shape)
+    """
+    assert codes(run(loader)) == []
+    twin = """
+        import jax.numpy as jnp
+
+        def render(x):
+            return jnp.sin(x) * 2
+
+        # %%time
+        visible = render(jnp.ones(1000))
+        # %%
+        print(visible.shape)
+    """
+    assert codes(run(twin)) == ["7 JAX504 safe"]
+    alone = """
+        import jax.numpy as jnp
+
+        # %timeit jnp.ones((1000, 1000))
+    """
+    assert codes(run(alone)) == ["4 JAX504 safe"]
+
+
+def test_magic_cell_reading_a_value_inside_a_with_block_waits():
+    """jeertmans/DiffeRT@fa21453 docs/source/notebooks/coherence.ipynb cell 7: the `%%time` cell
+    computes `G_min` inside `with reuse(figure=fig)` and passes `float(G_min)` to the plot in the
+    same block, which waits for the whole computation. The twin formats nothing: reported."""
+    waited = """
+        import contextlib
+        import jax.numpy as jnp
+
+        x = jnp.ones((200, 200))
+        # %%time
+        with contextlib.nullcontext():
+            G = 10 * jnp.log10(jnp.abs(x) + 1)
+            G_min = G.min()
+            print(float(G_min))
+    """
+    assert codes(run(waited)) == []
+    twin = waited.replace("print(float(G_min))", "label = 'min'")
+    assert codes(run(twin)) == ["6 JAX504 none"]
+
+
+FIRST_CALL = """
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def train(key):
+        return jax.random.normal(key, (100,)).sum()
+
+    keys = jax.random.split(jax.random.PRNGKey(0), 8)
+"""
+
+
+def test_first_call_that_makes_the_notebooks_data_is_not_reported():
+    """probml/rebayes@3b88072 demos/gradually-rotating/damped-rotating-mnist.ipynb cell 18: a
+    `%%time` of the one-off sweep whose `outputs` later cells read; a warm-up call would run the
+    sweep twice. SGMCMCJax@cb90097 docs/nbs/BNN.ipynb cell 5: the first call inside a 2,000-step
+    loop compiles once among the loop's runs. rebayes ensemble-hetdnn-rmnist-trenches.ipynb cell 29:
+    an eager `jax.vmap(f)(x)` compiles no function. The twin (a discarded result) is reported."""
+    used_later = FIRST_CALL + """
+    # %%time
+    outputs = jax.block_until_ready(train(keys[0]))
+    # %%
+    print(outputs)
+    """
+    assert codes(run(used_later, select=("JAX505",))) == []
+    looped = FIRST_CALL + """
+    # %%time
+    for k in keys:
+        total = train(k)
+    """
+    assert codes(run(looped, select=("JAX505",))) == []
+    vmapped = FIRST_CALL.replace("    @jax.jit\n", "") + """
+    # %%time
+    out = jax.vmap(train)(keys).block_until_ready()
+    """
+    assert codes(run(vmapped, select=("JAX505",))) == []
+    twin = FIRST_CALL + """
+    # %%time
+    outputs = jax.block_until_ready(train(keys[0]))
+    """
+    assert codes(run(twin, select=("JAX505",))) == ["11 JAX505 none"]

@@ -606,3 +606,111 @@ def test_a_new_jit_of_an_old_function_keeps_its_stale_trace():
     namespace: dict = {}
     exec("\n".join(cells), namespace)
     assert float(namespace["y"]) == 1.0
+
+
+# google/learned_optimization@32186aa:docs/notebooks/Part1_Introduction.py, the jupytext
+# (light format) copy of Part1_Introduction.ipynb: `update` (@jax.jit) reads `opt` and `task`,
+# bound just before it; `opt` is rebound twice further down, but no later line calls `update`.
+# A jupytext file is a notebook: nothing imports it and calls `update` after its last line.
+JUPYTEXT_PART1 = '''
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,md:myst,py
+#     text_representation:
+#       extension: .py
+#       format_name: light
+# ---
+
+# +
+import jax
+import jax.numpy as jnp
+
+
+class Adam:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def update(self, state, grads):
+        return state - self.lr * grads
+
+
+task_scale = 2.0
+opt = Adam(1e-2)
+
+
+@jax.jit
+def update(state, batch):
+    grads = jax.grad(lambda s: jnp.sum((task_scale * s - batch) ** 2))(state)
+    return opt.update(state, grads)
+
+
+state = jnp.ones(3)
+for i in range(5):
+    state = update(state, jnp.zeros(3))
+
+# +
+opt = Adam(1.0)
+opt.update(state, jnp.ones(3))
+'''
+
+
+def test_jupytext_notebook_rebinding_after_its_last_call_is_not_reported():
+    assert names(JUPYTEXT_PART1) == []
+    # the twin: a later cell calls the stale `update` after `opt` is rebound
+    assert names(JUPYTEXT_PART1 + "\n# +\nstate = update(state, jnp.zeros(3))\n") == ["opt"]
+    # without jupytext's header it is a module: an importer may call `update` after the rebinding
+    plain = JUPYTEXT_PART1.split("# ---\n\n", 1)[1]
+    assert names(plain) == ["opt"]
+
+
+# google/learned_optimization@32186aa:learned_optimization/summary.py: `summary()` is "for use
+# exclusively inside jax functions": it names its oryx tag from the scope stack that
+# `summary_scope` (a @contextmanager) pushes and pops around its `yield`, and dedups names in the
+# module dict `count_per_tags` with Python ints. Trace-time bookkeeping by design.
+SUMMARY = """
+import contextlib
+
+import jax
+import jax.numpy as jnp
+
+_summary_scope_stack = []
+count_per_tags = {}
+
+
+@contextlib.contextmanager
+def summary_scope(val):
+    _summary_scope_stack.append(val)
+    try:
+        yield
+    finally:
+        _summary_scope_stack.pop(-1)
+
+
+def summary(name, val):
+    prefix = "/".join(_summary_scope_stack)
+    if prefix:
+        name = prefix + "/" + name
+    if name in count_per_tags:
+        count_per_tags[name] += 1
+        name += "___%d" % count_per_tags[name]
+    else:
+        count_per_tags[name] = 0
+    return val
+
+
+@jax.jit
+def loss(x):
+    with summary_scope("inner"):
+        return summary("loss", jnp.sum(x))
+"""
+
+
+def test_trace_time_naming_state_of_a_library_is_not_reported():
+    assert findings(SUMMARY) == []
+    # twins: a traced value kept in the module dict (a leaked tracer), and a stack that another
+    # function empties at run time (not a scope around a `yield`)
+    leaked = SUMMARY.replace("count_per_tags[name] = 0", "count_per_tags[name] = val")
+    assert [line for line, _ in findings(leaked)] == [28]
+    emptied = SUMMARY.replace("        yield\n", "        pass\n")
+    assert names(emptied) == ["_summary_scope_stack"]

@@ -1037,3 +1037,26 @@ def test_the_numpy_table_left_as_numpy_is_still_reported(tmp_path):
     module = load(tmp_path, HEADER + twin, "table_numpy")
     with pytest.raises(jax.errors.TracerArrayConversionError):
         module.can_move(jnp.int32(3), jnp.int32(5))
+
+
+# ucl-bug/jwave@9d114ac jwave/acoustics/time_varying.py:157: `np.asarray(u.domain.dx)` in a function
+# traced with `u` a jaxdf FourierSeries (another package): `Domain.dx` is an `eqx.field(static=True)`
+# tuple of floats, so the value is a constant. A field of a field of a class the file does not show
+# is not taken as traced; the twin (the field itself, `u.params`) is still reported.
+NESTED_FIELD = """
+import jax
+import numpy as np
+from jaxdf import FourierSeries
+
+
+@jax.jit
+def momentum(u: FourierSeries, dt):
+    dx = np.asarray(u.domain.dx)
+    return u.params * dt / dx[0]
+"""
+
+
+def test_numpy_on_a_field_of_a_field_of_another_packages_pytree_is_not_reported():
+    assert [f.code for f in run(NESTED_FIELD, select="JAX402")[0]] == []
+    twin = NESTED_FIELD.replace("np.asarray(u.domain.dx)", "np.asarray(u.params)")
+    assert [f.code for f in run(twin, select="JAX402")[0]] == ["JAX402"]

@@ -853,3 +853,232 @@ def test_notebook_fix_stays_in_the_timed_cell():
     cells = fixed.split("# %%")
     assert cells[1].strip().endswith("out = jax.block_until_ready(step(x0))")
     assert cells[2].strip().startswith("end = time.time()")
+
+
+# novastar53/jaxpt@9105e9f notebooks/train_nope_gpt.ipynb cell 14 (also layernorm_experiment cell 21,
+# sft_smol_lm_135m_chat cell 14): the step's loss is waited on before the clock; what is left is
+# `jnp.float32(avg_loss[0])` of the waited value and an eager learning-rate schedule of the Python
+# step counter. The twins (no wait on the step; the schedule of a jitted function) stay reported.
+SETTLED = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def train_step(w):
+    return jnp.sum(w ** 2), w * 0.9
+
+
+def schedule(step):
+    return jnp.where(step < 10, 1e-3 * step / 10, 1e-3)
+
+
+w = jnp.ones((512, 512))
+step = 0
+while step < 20:
+    start = time.time()
+    avg_loss, w = train_step(w)
+    avg_loss.block_until_ready()
+    avg_loss = jnp.float32(avg_loss)
+    lr = schedule(step)
+    iter_time = time.time() - start
+    print(f"{step} | lr: {lr:0.2e} | loss: {avg_loss:0.4f} | time: {iter_time * 1000:0.2f}ms")
+    step += 1
+"""
+
+
+def findings(source: str) -> list[int]:
+    result = analyze(source, "train.py", Config(select=("JAX501",)))
+    assert result.error is None, result.error
+    return [f.line for f in result.findings]
+
+
+def test_scalar_work_after_the_step_was_waited_on_is_not_timed_work():
+    assert findings(SETTLED) == []
+    assert findings(SETTLED.replace("    avg_loss.block_until_ready()\n", "")) != []
+    jitted = SETTLED.replace("def schedule(step):", "@jax.jit\ndef schedule(step):")
+    assert findings(jitted) != []
+    from_array = SETTLED.replace("lr = schedule(step)", "lr = schedule(w)")
+    assert findings(from_array) != []
+
+
+# google/learned_optimization@32186aa research/univ_nfn/gen_pred/train_pred.py: the epoch's steps are
+# only dispatched, but `evaluate(...)` (a function of main) converts predictions made from the new
+# `theta` (read through its closure) with np.asarray before steps_per_sec reads the clock.
+CLOSURE_EVAL = """
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+@jax.jit
+def step(theta, x):
+    return theta - 0.1 * jnp.tanh(theta @ x)
+
+
+def main(batches):
+    theta = jnp.ones((64, 64))
+
+    def evaluate():
+        preds = []
+        for x in batches:
+            preds.append(np.asarray(jax.nn.sigmoid(theta @ x)))
+        return float(np.mean(np.concatenate(preds)))
+
+    for epoch in range(3):
+        steps = 0
+        start_time = time.time()
+        for x in batches:
+            theta = step(theta, x)
+            steps += 1
+        acc = evaluate()
+        print(epoch, acc, steps / (time.time() - start_time))
+"""
+
+
+def test_a_local_function_that_converts_work_on_the_result_through_its_closure_waits():
+    assert findings(CLOSURE_EVAL) == []
+    unrelated = CLOSURE_EVAL.replace("jax.nn.sigmoid(theta @ x)", "jax.nn.sigmoid(x)")
+    assert findings(unrelated) != []
+
+
+# probml/rebayes@3b88072 demos/showdown/regression/regression-uci.ipynb cell 52: `eval_agent_multiple`
+# binds `res = peval(...)` (a pmap of a vmap) and returns it after a reshape; the cell reads
+# time() right after calling it with nothing waiting. Its twin returns a host copy: it waits.
+WRAPPER_NAME = """
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def eval_agent_multiple(x):
+    peval = jax.jit(lambda v: jnp.tanh(v @ v))
+    res = peval(x)
+    res = jax.tree_util.tree_map(lambda r: r.reshape(-1), res)
+    return res
+
+
+x = jnp.ones((256, 256))
+time_init = time.time()
+res = eval_agent_multiple(x)
+time_end = time.time()
+print(time_end - time_init)
+"""
+
+
+def test_a_wrapper_returning_a_name_bound_to_jax_work_is_jax_work():
+    assert findings(WRAPPER_NAME) == [19]
+    host = WRAPPER_NAME.replace("    return res\n", "    return np.asarray(res)\n")
+    assert findings(host) == []
+    # deepmodeling/jax-fem@912632b jax_fem/solver.py `jax_solve`: the body asserts on its own
+    # result's residual (`assert err < 0.1`), which waits; what it returns after is no pending work
+    checked = WRAPPER_NAME.replace("    return res\n", "    assert float(res.sum()) < 1e9\n    return res\n")
+    assert findings(checked) == []
+    # an eager jnp copy bound to the returned name is not compiled work
+    copied = WRAPPER_NAME.replace("    res = peval(x)\n", "    res = jnp.array(x)\n")
+    assert findings(copied) == []
+
+
+# novastar53/jaxpt@9105e9f notebooks/train_rope_gpt.ipynb cell 16: the statement after the step reads
+# the clock twice, `start = time.time()` in an `if start is None:` branch and `iter_time =
+# time.time() - start` in its else: the finding is at the read that measures the region.
+TWO_CLOCKS = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def train_step(w):
+    return jnp.sum(w ** 2)
+
+
+w = jnp.ones((256, 256))
+step = 0
+while step < 20:
+    start = time.time()
+    loss = train_step(w)
+    if step % 5 == 0:
+        if start is None:
+            start = time.time()
+            iter_time = 0
+        else:
+            iter_time = time.time() - start
+        print(f"{step} | loss: {loss.item():0.4f} | time: {iter_time * 1000:0.2f}ms")
+    step += 1
+"""
+
+
+def test_the_finding_is_at_the_clock_read_that_measures_the_region():
+    assert findings(TWO_CLOCKS) == [23]
+
+
+# ericmjl/dl-workshop@6ef9b7f notebooks/03-stax/01-linear.ipynb cell 34: `dmseloss = grad(mseloss)`
+# and `update = jit(update)`; 1,000 eager steps are timed with nothing waiting. Before, the call of
+# the grad-bound name on the step's params read as a helper that may wait. The twin waits.
+GRAD_BOUND = """
+from time import time
+
+import jax.numpy as np
+from jax import grad, jit
+
+
+def mseloss(params, x, y_true):
+    return np.mean((x @ params - y_true) ** 2)
+
+
+dmseloss = grad(mseloss)
+update = jit(lambda i, g, p: p - 0.01 * g)
+X, y_true, params = np.ones((100, 4)), np.ones(100), np.zeros(4)
+
+start = time()
+for i in range(1000):
+    g = dmseloss(params, X, y_true)
+    params = update(i, g, params)
+end = time()
+print(end - start)
+"""
+
+
+def test_a_name_bound_to_grad_is_jax_work():
+    assert findings(GRAD_BOUND) == [20]
+    waited = GRAD_BOUND.replace("end = time()", "params.block_until_ready()\nend = time()")
+    assert findings(waited) == []
+
+
+# epignatelli/navix@03b056a navix/experiment.py: `train_fn = jax.jit(jax.vmap(train)).lower(rng).compile()`,
+# then `training_time` is read right after `train_fn(rng)`. The compile timing before it is host work;
+# the twin waits on the outputs.
+AOT = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def train(key):
+    return jnp.tanh(jax.random.normal(key, (256, 256)) @ jnp.ones((256, 256))).sum()
+
+
+rng = jax.random.split(jax.random.PRNGKey(0), 4)
+start_time = time.time()
+train_fn = jax.jit(jax.vmap(train)).lower(rng).compile()
+compilation_time = time.time() - start_time
+start_time = time.time()
+logs = train_fn(rng)
+training_time = time.time() - start_time
+print(compilation_time, training_time, logs)
+"""
+
+
+def test_an_ahead_of_time_compiled_call_is_jax_work():
+    assert findings(AOT) == [18]
+    waited = AOT.replace("logs = train_fn(rng)", "logs = jax.block_until_ready(train_fn(rng))")
+    assert findings(waited) == []

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from codemods.compile_cost.timing_screen import NOT_COMPUTE
+from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap
@@ -203,16 +203,37 @@ def reads_value(expr: ast.AST, produced: set[str]) -> bool:
 
 
 def produced_names(statements: list[ast.stmt], work: list[int]) -> set[str]:
-    """Names the statements at `work` (those with JAX work) bind by plain assignment."""
+    """Names the statements at `work` (those with JAX work) bind by assignment, also inside their
+    `with`/`for`/`if` blocks (`with reuse(fig): ... G = jnp.log10(P)` then `float(G)` in it)."""
     out: set[str] = set()
-    for i in work:
-        stmt = statements[i]
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+    stack: list[ast.AST] = [statements[i] for i in work]
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        targets = (
+            stmt.targets if isinstance(stmt, ast.Assign)
+            else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
         for target in targets:
             for node in ast.walk(target):
                 if isinstance(node, ast.Name):
                     out.add(node.id)
+        stack.extend(n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.stmt))
     return out
+
+
+def computes(stmt: ast.stmt, names: ImportMap, jitted: set[str]) -> bool:
+    """Whether `stmt` has JAX work that computes: a JAX call that is not only making an array
+    (`CREATION`), or an array made and handed straight to a helper (`render(jnp.ones(n))`)."""
+    for call in calls(stmt):
+        if is_jax_call(call, names, jitted):
+            if names.qualify_ast(call.func) not in CREATION:
+                return True
+        elif any(is_jax_call(c, names, jitted) for a in (*call.args, *call.keywords) for c in calls(a)):
+            return True
+    return False
 
 
 def called_before(call: ast.Call, item: Timed, tree: ast.Module, timed: list[Timed], names: ImportMap) -> bool:
@@ -227,3 +248,31 @@ def called_before(call: ast.Call, item: Timed, tree: ast.Module, timed: list[Tim
     return False
 
 
+
+
+def in_loop(call: ast.Call, item: Timed) -> bool:
+    """Whether `call` sits in a `for`/`while` loop (or a comprehension) of the timed code."""
+    def walk(node: ast.AST, looped: bool) -> bool:
+        if node is call:
+            return looped
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        inner = looped or isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension))
+        return any(walk(child, inner) for child in ast.iter_child_nodes(node))
+
+    return any(walk(s, False) for s in item.statements)
+
+
+def read_after(call: ast.Call, item: Timed, tree: ast.Module) -> bool:
+    """Whether a name the statement holding `call` binds is read after the timed code (a later
+    cell uses what the timed run produced)."""
+    holder = next((s for s in item.statements if any(c is call for c in calls(s))), None)
+    if not isinstance(holder, (ast.Assign, ast.AnnAssign)):
+        return False
+    targets = holder.targets if isinstance(holder, ast.Assign) else [holder.target]
+    bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    end = max(item.line, *(s.end_lineno or s.lineno for s in item.statements)) if item.stmt_source is None else item.line
+    return any(
+        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound and n.lineno > end
+        for n in ast.walk(tree)
+    )

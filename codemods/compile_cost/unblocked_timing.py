@@ -47,10 +47,18 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.runs_once import starts_cell
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
-from jaxfix.analysis.transforms import STAGE_METHODS, STEP_ANNOTATIONS
+from jaxfix.analysis.transforms import GRAD_NAMES, STAGE_METHODS, STEP_ANNOTATIONS, VMAP_NAMES
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+
+
+# `dloss = jax.grad(loss)`, `batched = jax.vmap(f)`: a call of the name runs JAX work, eagerly and
+# dispatched asynchronously like a jitted call's (ericmjl/dl-workshop@6ef9b7f notebooks/03-stax/
+# 01-linear.ipynb cell 34 times 1,000 eager `dmseloss`/`update` steps with nothing waiting)
+EAGER_TRANSFORMS = GRAD_NAMES | VMAP_NAMES
+# lax's loops: a call of one compiles its body and runs it on the device
+LAX_LOOPS = frozenset({"scan", "fori_loop", "while_loop", "map", "associative_scan"})
 
 
 class UnblockedTimingRule(Rule):
@@ -64,7 +72,8 @@ class UnblockedTimingRule(Rule):
     - last` ... `last = now()`, or `new = now()` ... `last = new`: a step time). A `with Timer(...):` body is a timed region too when the
     class is defined in this file and its `__enter__` and `__exit__` both read a clock.
     JAX work is a call of a function jitted in this module (`@jax.jit`, `f_jit = jax.jit(f)`,
-    `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place) or of `jax.numpy`, `jax.lax`,
+    `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
+    jax.grad(loss)`; an ahead-of-time compiled `jax.jit(f).lower(x).compile()`) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
     `timeit.Timer` given a `lambda` that calls JAX work.
 
@@ -89,7 +98,8 @@ class UnblockedTimingRule(Rule):
     there. Precision first: a region whose JAX result is handed, after its last JAX call, to
     code the file does not show (another module's helper, a logger, a method of another object)
     is not reported, as that code may read the value back (`jaxfix.analysis.host_sync`); a
-    function of this file is looked into. Blocking on some other JAX value of the region than
+    function of this file is looked into, also one called without the result that reads it
+    through its closure (`evaluate()` converting predictions made from the new `theta`). Blocking on some other JAX value of the region than
     the last one is taken as blocking (one dispatch usually computes them together), as are a
     Python bool test (`if loss < best:`), an f-string part and a `tree_map` that blocks leaf by
     leaf (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), out)`), also when they come
@@ -100,7 +110,11 @@ class UnblockedTimingRule(Rule):
     wait whatever its arguments (an `nnx` model a step updated in place is not seen as pending). A clock read whose name is bound
     again before anything reads it (`end = time()` ... `start = time()` ... `end = time()`;
     `end - start`) times nothing. In a notebook, a cell's last bare expression is displayed, and
-    its repr waits for the result. Splitting a PRNG key is not timed work.
+    its repr waits for the result. Splitting a PRNG key is not timed work, nor, once the region
+    waited on a value by name (`loss.block_until_ready()`), an eager call (not of a jitted
+    function, nor of one of this file that reaches one or a lax loop) whose arguments are only
+    Python counters (`for step in range(...)`, `step = 0` ... `step += 1`), literals and values
+    already waited for: `jnp.float32(loss[0])`, a learning-rate schedule of the step number.
     JAX work also includes calls of a function of this file that returns JAX work (a plain
     wrapper), of a callable made by a function of this file that returns a jitted callable,
     and of a name or attribute bound to one of these (`self.train_step = train_step`). Inside a
@@ -391,7 +405,12 @@ class _TimingChecker:
         factories = {name for name, defs in self.functions.items() if len(defs) == 1 and self._returns_jitted(defs[0])}
         for node in assigns:
             value = node.value
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in factories:
+            transformed = isinstance(value, cst.Call) and (
+                self.names.qualify(value.func) in EAGER_TRANSFORMS or self._is_aot_compiled(value)
+            )
+            if transformed or (
+                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in factories
+            ):
                 for t in node.targets:
                     name = dotted_name(t.target)
                     if name is not None:
@@ -407,6 +426,23 @@ class _TimingChecker:
                         if name is not None and name not in self.jitted:
                             self.jitted.add(name)
                             grew = True
+
+    def _is_aot_compiled(self, value: cst.Call) -> bool:
+        """`jax.jit(f).lower(x).compile()` (also of a jitted name): an ahead-of-time compiled
+        executable, whose call dispatches asynchronously like the jitted function's
+        (epignatelli/navix@03b056a navix/experiment.py: `train_fn = jax.jit(jax.vmap(
+        self.agent.train)).lower(rng).compile()`, then `training_time` read right after
+        `train_fn(rng)`)."""
+        func = value.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "compile" and isinstance(func.value, cst.Call)):
+            return False
+        lower = func.value.func
+        if not (isinstance(lower, cst.Attribute) and lower.attr.value == "lower"):
+            return False
+        base = lower.value
+        if isinstance(base, cst.Call):
+            return self._is_jit_expr(base.func)
+        return dotted_name(base) in self.jitted
 
     def _annotated_steps(self, node: cst.With) -> None:
         """`with jax.profiler.StepTraceAnnotation(...): state, m = p_train_step(...)`: the callee of
@@ -443,14 +479,46 @@ class _TimingChecker:
         return False
 
     def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int) -> bool:
-        """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`): a plain wrapper,
-        whose call is JAX work too (issue #33)."""
+        """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`, or a name it
+        bound to compiled work it does not wait on: `res = peval(X)` ... `return res`, probml/rebayes@3b88072 demos/showdown/
+        regression/regression-uci.ipynb `eval_agent_multiple`): a plain wrapper, whose call is
+        JAX work too (issue #33)."""
         if depth > 2 or fn.asynchronous is not None:
             return False
+        made: set[str] | None = None  # names the body binds to JAX work (`res = peval(x)`)
         for ret in own_nodes(fn.body, cst.Return):
-            if ret.value is not None and any(self.is_jax_call(c, depth + 1) for c in own_nodes(ret.value, cst.Call)):
+            if ret.value is None:
+                continue
+            if any(self.is_jax_call(c, depth + 1) for c in own_nodes(ret.value, cst.Call)):
                 return True
+            if isinstance(ret.value, cst.Name):
+                if made is None:
+                    made = set()
+                    for a in own_nodes(fn.body, cst.Assign):
+                        if any(self._compiled_work(c) for c in own_nodes(a.value, cst.Call)):
+                            for t in a.targets:
+                                made |= _bound_by(t.target)
+                if ret.value.value in made and not self._certainly_waits(fn.body, made):
+                    return True  # not when the body waits on its own work (`assert err < tol`)
         return False
+
+    def _compiled_work(self, call: cst.Call) -> bool:
+        """A call of a jitted function (`peval(x)` of `peval = jax.pmap(...)`), `jax.jit(f)(x)`, or
+        a lax loop: compiled device work, not an eager `jnp` copy of host data."""
+        func = call.func
+        if isinstance(func, cst.Call):
+            return self.is_jax_call(call)
+        if dotted_name(func) in self.jitted:
+            return True
+        q = self.names.qualify(func) or ""
+        return q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in LAX_LOOPS
+
+    def _certainly_waits(self, body: cst.CSTNode, results: set[str]) -> bool:
+        """`body` certainly waits on one of `results`: a blocking call, a format or a bool test of
+        it (code it hands them to that the file does not show is not counted)."""
+        if any(self.is_blocking(c, results) for c in own_nodes(body, cst.Call)):
+            return True
+        return any(self.reads(e, results) for e in (*formatted(body), *bool_tests(body)))
 
     def converting_call(self, call: cst.Call, depth: int = 0) -> bool:
         """`call` calls a function of this file that returns its JAX work converted to the host
@@ -536,7 +604,7 @@ class _TimingChecker:
         if self.is_blocking(call, results):
             return True
         if not any(self.reads(a.value, results) for a in call.args):
-            return False
+            return self._closure_waits(call, results, depth)
         func = call.func
         if isinstance(func, cst.Call) or self.is_jax_call(call):
             return False
@@ -551,6 +619,22 @@ class _TimingChecker:
             if len(defs) == 1 and depth < 2:
                 return self._body_waits(defs[0], depth + 1)
         return True
+
+    def _closure_waits(self, call: cst.Call, results: set[str], depth: int) -> bool:
+        """`call` calls a function of this file that reads a result through its closure and waits
+        on JAX work in its body (google/learned_optimization@32186aa research/univ_nfn/gen_pred/
+        train_pred.py: `evaluate(train_dset)` runs `np.asarray(sigmoid(get_pred_logits(theta, x)))`
+        on the `theta` the timed steps made, which waits for every step)."""
+        func = call.func
+        if not isinstance(func, cst.Name) or depth >= 2 or self.is_jax_call(call):
+            return False  # a jitted function's body is traced: it never waits
+        defs = self.functions.get(func.value, ())
+        if len(defs) != 1:
+            return False
+        fn = defs[0]
+        own = {p.name.value for p in all_nodes(fn.params, cst.Param)} | assigned_names(fn.body)
+        free = (names_read(fn.body) & results) - own
+        return bool(free) and self.waits_in(fn.body, free, depth + 1)
 
     def _body_waits(self, fn: cst.FunctionDef, depth: int) -> bool:
         """A function of this file waits on its parameters (or may, through code not shown)."""
@@ -599,7 +683,7 @@ class _TimingChecker:
                     continue
                 looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
                 if not looped and read_before_rebound(stmts[end:], start):
-                    found = self.check_region(stmts, i, end)
+                    found = self.check_region(stmts, i, end, start)
                     if found is not None:
                         out.append(found)
                 i = end
@@ -629,6 +713,23 @@ class _TimingChecker:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return None
         return next((c for c in own_nodes(stmt, cst.Call) if self.is_clock(c)), None)
+
+    def closing_clock(self, stmt: cst.BaseStatement, start: str | None) -> cst.Call | None:
+        """The clock read of `stmt` that measures the region, `now() - start`, where `stmt` reads the
+        clock more than once (novastar53/jaxpt@9105e9f notebooks/train_rope_gpt.ipynb cell 16: an
+        `if start is None: start = time.time()` branch that never runs, then `iter_time =
+        time.time() - start`); None when no read subtracts `start`."""
+        if start is None or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        for op in own_nodes(stmt, cst.BinaryOperation):
+            if (
+                isinstance(op.operator, cst.Subtract)
+                and isinstance(op.left, cst.Call)
+                and self.is_clock(op.left)
+                and start in names_read(op.right)
+            ):
+                return op.left
+        return None
 
     def waits_before_clock(self, stmt: cst.BaseStatement, clock: cst.Call, results: set[str]) -> bool:
         """The closing statement waits for a result before its clock read runs: a call or an
@@ -662,13 +763,13 @@ class _TimingChecker:
                 return True
         return False
 
-    def check_region(self, stmts, i: int, end: int) -> Finding | None:
+    def check_region(self, stmts, i: int, end: int, start: str | None = None) -> Finding | None:
         region = stmts[i + 1 : end]
         unblocked = self.unblocked(region)
         if unblocked is None:
             return None
         last, results = unblocked
-        clock = self.clock_in(stmts[end])
+        clock = self.closing_clock(stmts[end], start) or self.clock_in(stmts[end])
         if self.waits_before_clock(stmts[end], clock, results):
             return None
         fix = self.fix(stmts, region[last], before=stmts[end])
@@ -709,13 +810,97 @@ class _TimingChecker:
         region has no JAX work, or when all of it is host-to-device transfers (`TRANSFERS`: copies
         issued asynchronously on purpose, not device work a timer is meant to wait for)."""
         calls = [self.jax_calls(stmt) for stmt in region]
-        last = max((k for k, found in enumerate(calls) if found), default=None)
+        waited: set[str] = set()
+        work: list[bool] = []
+        for stmt, found in zip(region, calls):
+            work.append(any(not self.settled(c, waited) for c in found))
+            waited |= self.waited_names(stmt)
+        last = max((k for k, w in enumerate(work) if w), default=None)
         if last is None or all(self.names.qualify(c.func) in TRANSFERS for found in calls for c in found):
             return None
         results = self.results(region)
         if self.waits_after_last(region, last, results):
             return None
         return last, results
+
+    def waited_names(self, stmt: cst.BaseStatement) -> set[str]:
+        """Names `stmt` waits on by name: `x.block_until_ready()`, `jax.block_until_ready(x)`."""
+        out: set[str] = set()
+        for call in own_nodes(stmt, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
+                out.add(dotted_name(func.value) or "")
+            elif self.names.qualify(func) == "jax.block_until_ready" and call.args:
+                out.add(dotted_name(call.args[0].value) or "")
+        out.discard("")
+        return out
+
+    def settled(self, call: cst.Call, waited: set[str]) -> bool:
+        """JAX work left after the region waited for its step (jaxpt's training cells,
+        novastar53/jaxpt@9105e9f notebooks/train_nope_gpt.ipynb cell 14: `avg_loss.block_until_ready()`,
+        then `jnp.float32(avg_loss[0])` and `lr = warmup_with_cosine_decay_schedule(step)`): an
+        eager call, not of a jitted function, whose arguments are only Python loop counters
+        (`for step in range(...)`), literals, and values already waited for. Scalar host work,
+        not the device work a step timer is meant to wait for."""
+        if not waited or not call.args:
+            return False
+        func = call.func
+        if isinstance(func, cst.Call) or dotted_name(func) in self.jitted:
+            return False
+        if isinstance(func, cst.Name) and func.value in self.functions:
+            if any(self._reaches_jitted(fn) for fn in self.functions[func.value]):
+                return False
+        elif not is_jax_library(self.names.qualify(func)):
+            return False
+        counters = self.counters(call)
+        for arg in call.args:
+            for node in all_nodes(arg.value, cst.CSTNode):
+                if isinstance(node, cst.Call):
+                    return False
+                if isinstance(node, cst.Name) and node.value not in waited and node.value not in counters:
+                    return False
+        return True
+
+    def _reaches_jitted(self, fn: cst.FunctionDef) -> bool:
+        """`fn`'s body calls a jitted function of the file, a transform's result or a lax loop."""
+        for c in all_nodes(fn.body, cst.Call):
+            if isinstance(c.func, cst.Call) or dotted_name(c.func) in self.jitted:
+                return True
+            q = self.names.qualify(c.func) or ""
+            if q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in LAX_LOOPS:
+                return True
+        return False
+
+    def counters(self, node: cst.CSTNode) -> frozenset[str]:
+        """Names of the scope holding `node` only ever bound there as the target of
+        `for name in range(...)`, to an int literal or by adding one (`step = 0` ... `step += 1`):
+        Python ints (the scope's parameters are not)."""
+        scope = node
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            scope = self.ctx.parent(scope)
+        if scope is None:
+            return frozenset()
+        cache = self.__dict__.setdefault("_counters", {})
+        found = cache.get(id(scope))
+        if found is None:
+            loops: set[str] = set()
+            other: set[str] = set()
+            if not isinstance(scope, cst.Module):
+                other |= {p.name.value for p in all_nodes(scope.params, cst.Param)}
+            for n in own_nodes(scope if isinstance(scope, cst.Module) else scope.body, cst.CSTNode):
+                if isinstance(n, cst.For):
+                    it = n.iter
+                    is_range = isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+                    (loops if is_range else other).update(_bound_by(n.target))
+                elif isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                    targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+                    counting = isinstance(n.value, cst.Integer) and all(isinstance(t, cst.Name) for t in targets)
+                    for t in targets:
+                        (loops if counting else other).update(_bound_by(t))  # `step = 0`, `step += 1`
+                elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not scope:
+                    other.add(n.name.value)
+            found = cache[id(scope)] = frozenset(loops - other)
+        return found
 
     def before_ready(self, last_stmt: cst.BaseStatement, fix: Fix) -> str:
         """The rest of the message: the timed call whose result is not ready, and the fix."""

@@ -13,6 +13,7 @@ from codemods.compile_cost.magics import (
     blocks,
     calls,
     chars,
+    computes,
     is_jax_call,
     produced_names,
 )
@@ -40,6 +41,9 @@ class UnblockedTimingMagicRule(Rule):
     times `f(x).block_until_ready()`.
 
     ## Known problems
+    Timed code that runs host code (a data loader, a plot) and whose only JAX work makes arrays
+    (`jnp.array(host_data)`, `jnp.linspace`, `jax.device_put`) is not reported: it times the
+    host code. `%timeit jnp.ones((n, n))` alone is still a timing of JAX work.
     The statement of a line magic must be Python on that line. Functions jitted in another
     module are not looked into; a helper that blocks inside counts as waiting only when it is
     defined in the notebook and calls `block_until_ready` itself.
@@ -158,8 +162,10 @@ class UnblockedTimingMagicRule(Rule):
         m = Magics.of(ctx.source, ctx.tree)
         for item in m.timed:
             work = [i for i, s in enumerate(item.statements) if any(is_jax_call(c, m.names, m.jitted) for c in calls(s))]
-            if not work:
-                continue
+            if not any(computes(item.statements[i], m.names, m.jitted) for i in work) and any(
+                not is_jax_call(c, m.names, m.jitted) for s in item.statements for c in calls(s)
+            ):
+                continue  # host code timed (a loader, a plot) around arrays made (`CREATION`)
             last = work[-1]
             produced = produced_names(item.statements, work)
             if not any(blocks(c, m.names, m.jitted, m.waiting, produced) for s in item.statements[last:] for c in calls(s)):

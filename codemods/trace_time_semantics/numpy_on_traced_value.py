@@ -27,6 +27,7 @@ from jaxfix.analysis.guards import guarded_in, never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.screen_function import ScreenFunction, target_names
+from jaxfix.analysis.static_values import nested_field
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -58,7 +59,9 @@ class NumpyOnTracedValueRule(Rule):
     `scripts/measure_numpy_on_tracers.py` re-measures the table for the installed versions.
 
     ## Known problems
-    Only NumPy functions measured to fail are flagged, and only the measured ones with the same
+    A field of a field of a parameter (`np.asarray(u.domain.dx)`) whose class the file does not
+    show is not taken as traced: another package's pytree may keep it static (jaxdf's
+    `Domain.dx`, an `eqx.field(static=True)`). Only NumPy functions measured to fail are flagged, and only the measured ones with the same
     semantics in `jax.numpy` are rewritten safely: a function outside the table is left alone.
     Results follow JAX's dtype rules: where NumPy promotes to 64 bits (integer inputs to float64
     in `np.sqrt` or `np.divide`, an explicit `dtype=np.float64`), `jax.numpy` computes in 32 bits
@@ -285,7 +288,10 @@ class NumpyOnTracedValueRule(Rule):
         fname = qual[len("numpy.") :]
         if not raises_on_tracer(fname):
             return None
-        traced_args = [a.value for a in call.args if info.facts.traced(a.value, stmt)]
+        shown = frozenset(info.facts.param_fields)
+        traced_args = [
+            a.value for a in call.args if info.facts.traced(a.value, stmt) and not nested_field(a.value, shown)
+        ]
         if not traced_args or all(
             isinstance(a, cst.Name) and never_traced_at(call, a.value, ctx.parent, ctx.names.qualify) for a in traced_args
         ):

@@ -22,6 +22,7 @@ from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements, module_statements
 from jaxfix.analysis.rebinding_order import Late, late_rebound
+from jaxfix.analysis.runs_once import is_notebook_text
 from jaxfix.analysis.screen_function import (
     ScreenFunction,
     function_locals,
@@ -70,7 +71,10 @@ class OuterStateMutationRule(Rule):
     Finds, inside traced code, Python side effects on state that outlives the call:
     - a mutation of a module-level or enclosing-function container (`results.append(x)`,
       `cache[k] = v`, `seen.add(k)`, `log.extend(...)`), where the container is a list, dict,
-      set or deque built by that outer scope;
+      set or deque built by that outer scope. A store of Python values only (literals and the
+      function's own untraced names, in a function whose traced parameters are known:
+      `count_per_tags[name] += 1`) is trace-time bookkeeping, a library's naming scheme, and is
+      not reported;
     - an assignment to a name declared `global` or `nonlocal`;
     - a read of a module-level name that the module can rebind *after* a trace, before a later
       call of the compiled function (`rebinding_order`): a module-level rebinding after a call
@@ -80,7 +84,8 @@ class OuterStateMutationRule(Rule):
       to `jnp`, `N = jnp.int32(N)`, `f = jax.jit(f)`, `setNightColors()` called at module level,
       a script's setup before it defines the jitted step), are not reported, nor a function
       the loop itself defines (a new trace each iteration). In a notebook, a rebinding counts
-      only if a later cell calls a compiled function bound before it: one rebuilt after it
+      only if a later cell calls a compiled function bound before it (a `.py` file under
+      jupytext's `# jupyter:` header, or with `# %%` cells, is a notebook): one rebuilt after it
       (`grad_loss = jit(grad(lambda ...))` again, a redefined `@jax.jit def do_rollout`, a
       `jax.jit(env.reset)` of a new object) traces with the new value, and the stale one it
       replaced is never called again;
@@ -90,7 +95,9 @@ class OuterStateMutationRule(Rule):
     - a read of a module-level container that ordinary code changes at run time: a function of
       the module empties it (`_CACHE.clear()`, `.pop(k)`, `del _CACHE[k]`) or fills it and is
       itself called from another function (`set_step_size(eps)` in a sampling loop). A registry
-      filled at import (by a decorator's wrapper or a module-level call) is not reported.
+      filled at import (by a decorator's wrapper or a module-level call) is not reported, nor a
+      scope stack a `@contextmanager` pushes and pops around its `yield` (read inside the scope,
+      at trace time too, by design), nor a container only the reading function itself changes.
 
     ## Why is this bad?
     A traced function's Python body runs once, when it is traced; the compiled program that runs
@@ -390,7 +397,7 @@ class OuterStateMutationRule(Rule):
                             yield self._report(ctx, info, target, what, advice)
                     if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
                         where = outer_container(target.value.value)
-                        if where is not None:
+                        if where is not None and _stores_traced(facts, stmt, node.value, target.slice):
                             what = f"`{short(ctx, target)} = ...` mutates a container of {where}; it {once}"
                             advice = "return the value and store it outside the traced function"
                             yield self._report(ctx, info, target, what, advice)
@@ -406,7 +413,9 @@ class OuterStateMutationRule(Rule):
                         continue
                 if isinstance(receiver, cst.Name) and node.func.attr.value in CONTAINER_MUTATORS:
                     where = outer_container(receiver.value)
-                    if where is not None:
+                    if where is not None and (
+                        node.func.attr.value in _EMPTYING or _stores_traced(facts, stmt, *(a.value for a in node.args))
+                    ):
                         yield self._report(
                             ctx,
                             info,
@@ -422,6 +431,8 @@ class OuterStateMutationRule(Rule):
                     continue
                 if (name in facts.locals and name not in declared) or _owner(info, name) is not None:
                     continue
+                if name not in outer.reassigned and outer.changed_by[name] == info.name:
+                    continue  # its own trace-time bookkeeping (`count_per_tags`): no other code changes it
                 if name not in outer.changed_by and not kept_trace(jc, info):
                     continue  # traced only by an eager vmap or grad: every call reads the global again
                 if name in outer.late and not outer.late[name].after(_defined_at(ctx, info)):
@@ -452,6 +463,36 @@ class OuterStateMutationRule(Rule):
 
     def _report(self, ctx: RuleContext, info: FuncInfo, node: cst.CSTNode, message: str, advice: str) -> Finding:
         return ctx.finding(self, "JAX404", node, message + info.traced_because(), ctx.manual(advice))
+
+
+def _stores_traced(facts, stmt, *parts) -> bool:
+    """Whether a store into an outer container may put a traced value in it (as a value, or as a
+    key: `parts` are expressions or a subscript's elements): a tracer kept past the trace. Not when
+    the function's traced parameters are known and every part is a literal or built from its own
+    untraced names (`count_per_tags[name] += 1`, a memo keyed by a static name): trace-time
+    bookkeeping, as library naming schemes do it on purpose (google/learned_optimization@32186aa
+    learned_optimization/summary.py dedups oryx tag names). A closure's or a global's value is
+    unknown and counts as traced."""
+    if not facts.entry_traced:
+        return True  # which values are traced here is not known
+    for part in parts:
+        if isinstance(part, (list, tuple)):  # `x[k, j]`'s elements
+            exprs = [e.slice.value for e in part if isinstance(e.slice, cst.Index)]
+        else:
+            exprs = [part] if part is not None else []
+        for e in exprs:
+            if facts.traced(e, stmt):
+                return True
+            stack: list[cst.CSTNode] = [e]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.Name) and node.value not in facts.locals:
+                    return True
+                if not isinstance(node, cst.Attribute):  # `a.b`: only `a` is a name
+                    stack.extend(node.children)
+                else:
+                    stack.append(node.value)
+    return False
 
 
 def _compiled_once(ctx: RuleContext, info: FuncInfo) -> bool:
@@ -604,7 +645,8 @@ class _ModuleState:
 
     @classmethod
     def of(cls, ctx: RuleContext) -> _ModuleState:
-        return cls.of_tree(ctx.tree, ctx.names, notebook=str(ctx.path).endswith(".ipynb"))
+        notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
+        return cls.of_tree(ctx.tree, ctx.names, notebook=notebook)
 
     @classmethod
     def of_tree(cls, tree: ast.Module, names: ImportMap, notebook: bool = False) -> _ModuleState:
@@ -687,7 +729,10 @@ def _changed_at_run_time(tree: ast.Module, containers: set[str]) -> dict[str, st
     (`C.clear()`, `C[k] = v`, `del C[k]`, `C.update(...)`) and that either empties it (`clear`,
     `pop`, `del`, ...) or is called in a loop of a function of the module (`for eps in steps:
     set_step_size(eps)`): not at module level, as a decorator or from one-off setup code, which
-    fill a registry once. Container -> that function's name."""
+    fill a registry once. A generator that pushes onto the container and pops it again around its
+    `yield` (a `@contextmanager` scope stack, learned_optimization's `summary_scope`) is no such
+    function: code that reads the stack inside the scope, at trace time too, reads the scope it
+    runs in, by design. Container -> that function's name."""
     if not containers:
         return {}
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -731,9 +776,13 @@ def _changed_at_run_time(tree: ast.Module, containers: set[str]) -> dict[str, st
                         and _own_statement(fn, n)
                     ):
                         writes.setdefault(t.value.id, []).append((fn.name, kind is ast.Delete))
+    scopes = {fn.name for fn in functions if any(type(n) in (ast.Yield, ast.YieldFrom) for n in astscan.nodes(fn))}
     out: dict[str, str] = {}
     for name, found in writes.items():
+        pushed_and_popped = {f for f, empties in found if empties} & {f for f, empties in found if not empties}
         for function, empties in found:
+            if function in pushed_and_popped and function in scopes:
+                continue  # a scope stack: pushed around a `yield` and popped after it
             if empties or function in called_in_loops:
                 out[name] = function
                 break

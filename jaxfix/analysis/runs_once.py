@@ -64,13 +64,18 @@ def functions_run_once(
 
 
 _CELL_MARK = re.compile(r"^# ?%%", re.MULTILINE)
+# jupytext's header, in any of its `.py` formats (the light format marks cells with `# +` or
+# nothing at all): `# ---` / `# jupyter:` / `#   jupytext:` in the file's leading comments
+_JUPYTEXT_HEADER = re.compile(r"^# jupyter:[ \t]*\r?\n#[ \t]+jupytext:", re.MULTILINE)
 
 
 def is_notebook_text(source: str) -> bool:
     """A notebook, as jaxfix reads one (its code cells joined with `# %%` markers) or as jupytext
-    writes one (`.py` percent format): its top level runs once, cell after cell, and every call
-    of its functions is in it (google/evojax's tutorial notebooks call `render(...)` once)."""
-    return bool(_CELL_MARK.search(source))
+    writes one (`.py` percent format, or any format under jupytext's `# jupyter:` header,
+    google/learned_optimization's docs/notebooks/*.py): its top level runs once, cell after cell,
+    and every call of its functions is in it (google/evojax's tutorial notebooks call
+    `render(...)` once)."""
+    return bool(_CELL_MARK.search(source)) or bool(_JUPYTEXT_HEADER.search(source[:4000]))
 
 
 def starts_cell(stmt: cst.CSTNode) -> bool:

@@ -433,3 +433,18 @@ def dtype_params(fn: cst.FunctionDef, qualify) -> set[str]:
 
     fn.body.visit(V())
     return found
+
+
+def nested_field(expr: cst.BaseExpression, shown: frozenset[str] | set[str] = frozenset()) -> bool:
+    """`expr` is a field of a field of a parameter (`u.domain.dx`), no part of which is an array
+    attribute, and the root's class is not in `shown` (names whose class the file shows). Of a
+    traced pytree of another package such a value is as likely static metadata as an array: jaxdf's
+    `Domain.dx` is an `eqx.field(static=True)` tuple of floats, read off a traced `FourierSeries`
+    (ucl-bug/jwave@9d114ac jwave/acoustics/time_varying.py:157, `np.asarray(u.domain.dx)`)."""
+    depth = 0
+    while isinstance(expr, cst.Attribute):
+        if expr.attr.value in ARRAY_ATTRIBUTES:
+            return False
+        depth += 1
+        expr = expr.value
+    return depth >= 2 and isinstance(expr, cst.Name) and expr.value not in shown and expr.value != "self"
