@@ -424,6 +424,9 @@ def test_a_pjit_of_a_nested_def_does_not_hide_a_method_of_the_same_name():
             def sample(self, keys):
                 return jax.jit(self._buffer.sample)(keys)
 
+            def sample_all(self, batches):
+                return [self.sample(keys) for keys in batches]
+
         class PjitWrapper:
             def __init__(self, buffer):
                 def sample(keys):
