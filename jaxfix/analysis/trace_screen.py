@@ -160,6 +160,7 @@ class TraceScreen:
         self._nested: dict[int, dict[str, list[ast.AST]]] | None = None  # `_nested_defs`, likewise
         self._static_attrs: frozenset[str] | None = None  # `static_attrs`, made when first asked
         self._fields: dict[str | None, frozenset[str]] = {}  # `python_fields`
+        self._by_name: dict[str, list[ast.ClassDef]] | None = None  # `_classes_named`
         self._sure_pytrees: set[str] | None = None  # `_surely_pytrees`
         self._jit_arguments: set[str] | None = None  # `passed_sequences`: names in jit calls' arguments
         self._lambda_params: set[str] | None = None  # `passed_sequences`: every lambda's parameters
@@ -599,11 +600,20 @@ class TraceScreen:
         found = self._fields.get(class_name)
         if found is None:
             found = frozenset()
-            classes = [cls for cls in self.classes if cls.name == class_name]
+            classes = self._classes_named().get(class_name)
             if classes:
                 found = frozenset.intersection(*(self._class_python_fields(cls) for cls in classes))
             self._fields[class_name] = found
         return found
+
+    def _classes_named(self) -> dict[str, list[ast.ClassDef]]:
+        """`self.classes` by name, made when first asked: a search of every class per name asked
+        was quadratic in a file of many classes."""
+        if self._by_name is None:
+            self._by_name = {}
+            for cls in self.classes:
+                self._by_name.setdefault(cls.name, []).append(cls)
+        return self._by_name
 
     def _class_python_fields(self, cls: ast.ClassDef) -> frozenset[str]:
         qualify = self.names.qualify_ast
