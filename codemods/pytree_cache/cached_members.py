@@ -81,6 +81,9 @@ def _find(ctx: RuleContext) -> list[CachedClass]:
     names = Counter(name for name, _ in classes)
     classdefs = [node for node in statements(ctx.module) if isinstance(node, cst.ClassDef)]
     written = Counter(c.name.value for c in classdefs)
+    first: dict[str, pt.PytreeInfo] = {}  # name -> the first class of that name (a search per class was quadratic)
+    for (n, _), info in classes.items():
+        first.setdefault(n, info)
     found = []
     for classdef in classdefs:
         # the position (which class of that name) is looked up last, and only when the name is
@@ -92,7 +95,7 @@ def _find(ctx: RuleContext) -> list[CachedClass]:
         if not properties and not methods:
             continue
         if names[name] == 1 and written[name] == 1:
-            info = next(info for (n, _), info in classes.items() if n == name)
+            info = first[name]
         else:
             info = classes.get((name, ctx.keyword_line(classdef)))
         if info is not None:

@@ -27,7 +27,7 @@ from codemods.pytree_cache.registration_edits import (
     black,
     replace_in,
 )
-from jaxfix.analysis import filememo, render
+from jaxfix.analysis import astscan, filememo, render
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.codegen import pin_indent
 from jaxfix.model import Fix, ImportRequest, Safety
@@ -83,8 +83,10 @@ def _assigned_or_deleted(tree: ast.Module, name: str) -> bool:
 def _written_attributes(tree: ast.Module) -> frozenset[str]:
     """Attribute names the module assigns or deletes (`x.a = ...`, `del x.a`, `setattr(x, "a", ...)`)."""
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+    # `astscan.nodes`: the module's nodes listed once for the screens (`ast.walk` went through a
+    # generator per node: a few % of a check of a file with thousands of pytree classes)
+    for node in astscan.nodes(tree):
+        if type(node) is ast.Attribute and isinstance(node.ctx, (ast.Store, ast.Del)):
             found.add(node.attr)
         elif (
             isinstance(node, ast.Call)

@@ -51,6 +51,7 @@ non-array attribute of is Python's (`FunctionFacts.holds_object`).
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -155,10 +156,11 @@ class TraceScreen:
         self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
         self._top_classes: list[ast.ClassDef] = []
         self._plain_classes: set[int] | None = None  # `plain_method_classes`, made when first asked
-        self._spans: list | None = None  # `_def_spans`, made when first asked
+        self._spans: tuple | None = None  # `_def_spans`, made when first asked
         self._nested: dict[int, dict[str, list[ast.AST]]] | None = None  # `_nested_defs`, likewise
         self._static_attrs: frozenset[str] | None = None  # `static_attrs`, made when first asked
         self._fields: dict[str | None, frozenset[str]] = {}  # `python_fields`
+        self._by_name: dict[str, list[ast.ClassDef]] | None = None  # `_classes_named`
         self._sure_pytrees: set[str] | None = None  # `_surely_pytrees`
         self._jit_arguments: set[str] | None = None  # `passed_sequences`: names in jit calls' arguments
         self._lambda_params: set[str] | None = None  # `passed_sequences`: every lambda's parameters
@@ -315,20 +317,22 @@ class TraceScreen:
         return None
 
     def _enclosing_def(self, node: ast.AST) -> ast.AST | None:
-        """The innermost def whose text (from its first decorator) holds `node`, by position."""
-        spans = self._def_spans()
+        """The innermost def whose text (from its first decorator) holds `node`, by position: of
+        the defs beginning at or before `node`, the last (by beginning) that ends after it. The
+        last def beginning before `node` is found by bisection; when it ends first, the answer
+        is on its chain of previous spans ending no earlier (the spans skipped end before it, so
+        before `node`). A scan of every def per call was quadratic in a file of many defs."""
+        begins, spans, outer = self._def_spans()
         at = (node.lineno, node.col_offset)
-        best = None
-        for begin, end, d in spans:
-            if begin > at:
-                break  # sorted by beginning: no later def holds `node`
-            if at < end:
-                best = d  # a later beginning inside an earlier span is nested in it
-        return best
+        i = bisect.bisect_right(begins, at) - 1
+        while i >= 0 and not at < spans[i][1]:
+            i = outer[i]
+        return spans[i][2] if i >= 0 else None
 
-    def _def_spans(self) -> list[tuple[tuple[int, int], tuple[int, int], ast.AST]]:
-        """(beginning, end, def) of every def, by beginning, made when a nested def's name is first
-        called."""
+    def _def_spans(self) -> tuple[list, list[tuple[tuple[int, int], tuple[int, int], ast.AST]], list[int]]:
+        """The beginnings, the (beginning, end, def) of every def by beginning, and for each the
+        index of the last one before it ending no earlier (-1: none), made when a nested def's
+        name is first called."""
         if self._spans is None:
             spans = []
             for defs in self.defs_by_name.values():
@@ -336,7 +340,13 @@ class TraceScreen:
                     first = d.decorator_list[0] if d.decorator_list else d
                     spans.append(((first.lineno, first.col_offset), (d.end_lineno, d.end_col_offset), d))
             spans.sort(key=lambda span: span[0])
-            self._spans = spans
+            outer, stack = [], []
+            for k, (_, end, _) in enumerate(spans):
+                while stack and spans[stack[-1]][1] < end:
+                    stack.pop()
+                outer.append(stack[-1] if stack else -1)
+                stack.append(k)
+            self._spans = ([span[0] for span in spans], spans, outer)
         return self._spans
 
     def _nested_defs(self) -> dict[int, dict[str, list[ast.AST]]]:
@@ -590,11 +600,20 @@ class TraceScreen:
         found = self._fields.get(class_name)
         if found is None:
             found = frozenset()
-            classes = [cls for cls in self.classes if cls.name == class_name]
+            classes = self._classes_named().get(class_name)
             if classes:
                 found = frozenset.intersection(*(self._class_python_fields(cls) for cls in classes))
             self._fields[class_name] = found
         return found
+
+    def _classes_named(self) -> dict[str, list[ast.ClassDef]]:
+        """`self.classes` by name, made when first asked: a search of every class per name asked
+        was quadratic in a file of many classes."""
+        if self._by_name is None:
+            self._by_name = {}
+            for cls in self.classes:
+                self._by_name.setdefault(cls.name, []).append(cls)
+        return self._by_name
 
     def _class_python_fields(self, cls: ast.ClassDef) -> frozenset[str]:
         qualify = self.names.qualify_ast

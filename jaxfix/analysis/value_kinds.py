@@ -188,8 +188,9 @@ class ValueKinds:
     @classmethod
     def of(cls, ctx) -> "ValueKinds":
         idx = ctx.fact(ScopeIndex, ScopeIndex.of)
-        names = {name for name, _ in pytree_classes(ctx)}
-        return ctx.fact(ValueKinds, lambda c: cls(c.module, idx, c.names.qualify, names))
+        # the names of the pytree classes only when the fact is made: a set of them per call was
+        # quadratic in a file of many pytree classes (one call per rule's question)
+        return ctx.fact(ValueKinds, lambda c: cls(c.module, idx, c.names.qualify, {name for name, _ in pytree_classes(c)}))
 
     # -- names -----------------------------------------------------------------------------
     def of_name(self, name: str, at: cst.CSTNode, depth: int = 0) -> ValueKind:
