@@ -32,17 +32,18 @@ class JitPerCallRule(Rule):
     compile per step.
 
     ## Known problems
-    "Compiles on every call" needs a second call. A function or method is reported only when
-    the code shows it running again: called in a loop (a method through `self.m(...)`/`obj.m(...)`,
-    a function through its own name), handed on as a callback (`scipy.optimize.minimize(objective,
-    x0)`, a key handler; not to a transform, whose trace inlines the inner jit), returned or stored
-    on an object for later calls, called from such a callback, or overriding a hook that a base
-    class in another module of the project calls in a loop (a trainer's `_prepare_inputs`; needs
-    the project index of a whole-tree check). `__call__` runs per call of its object. Without such
-    evidence, whether anyone calls it twice is unknown, and on code nobody tuned on it was mostly
-    one-shot set-up (a `setup_initial_state`, an `initialize_model`, a trainer's `train`): a
-    public helper or engine method that users call per step from other modules is missed
-    (jax-ml/jax#2251's `pandemic_scan`, maxtext's `init_decode_state`, dopamine's `BraxEnv.step`).
+    "Compiles on every call" needs a second call. A function of the module (or a def nested in
+    one) is reported only when the code shows it running again: called in a loop by its own
+    name, handed on as a callback (`scipy.optimize.minimize(objective, x0)`, a key handler; not to
+    a transform, whose trace inlines the inner jit), returned or stored on an object for later
+    calls, or called from such a callback. Without that, whether anyone calls it twice is
+    unknown, and on code nobody tuned on it was mostly one-shot set-up (a `setup_initial_state`,
+    a `shard_params_from_config`, a script's `prefill`): a public helper that users call per step
+    from other modules is missed (jax-ml/jax#2251's `pandemic_scan`). A method, whose callers (an
+    engine, a trainer hook, an environment's `step`, a library's public API) are usually
+    elsewhere, is reported without that evidence, its fix `unsafe`: requiring it lost as many
+    real findings as wrong ones on the blind pools (fortuna's per-call `@jit def _entropy_term`
+    against one-shot `initialize_model`s).
     Two call sites are not evidence (two one-shot set-up paths), nor is a caller that runs
     again (each call was one configuration on the blind pools). Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
     which run once (a loop inside them is still JAX201), nor in a function the module calls

@@ -247,24 +247,3 @@ def bound_names(root: ast.AST) -> set[str]:
         elif kind is ast.Global or kind is ast.Nonlocal:
             found.update(node.names)
     return found
-
-
-_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def names_called_per_iteration(tree: ast.Module) -> frozenset[str]:
-    """Names of the callables this module calls inside a loop or comprehension, by their last
-    part (`self._prepare_inputs(batch)` in a training loop gives `_prepare_inputs`): what another
-    module needs to see that a hook it overrides runs per step."""
-    found: set[str] = set()
-    for loop in ast.walk(tree):  # not `nodes`: this is another module than the one being checked
-        if not isinstance(loop, _LOOPS):
-            continue
-        for node in ast.walk(loop):
-            if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Attribute):
-                    found.add(func.attr)
-                elif isinstance(func, ast.Name):
-                    found.add(func.id)
-    return frozenset(found)

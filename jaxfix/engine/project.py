@@ -22,7 +22,6 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from jaxfix.analysis.astscan import names_called_per_iteration
 from jaxfix.analysis.pytrees import (
     REGISTERED,
     ModuleSummary,
@@ -100,7 +99,6 @@ class ProjectIndex:
     # names `module` was asked about while this is a dict (what a cached result depends on)
     consulted: dict[str, None] | None = None
     _aliases: dict[str, str | None] = field(default_factory=dict)  # `_canonical`'s answers
-    _per_iteration: dict[str, frozenset[str]] = field(default_factory=dict)  # `called_per_iteration`
 
     def module(self, name: str) -> ModuleSummary | None:
         """The summary of module `name`, parsing its file now if the index is lazy."""
@@ -123,22 +121,6 @@ class ProjectIndex:
             if name in self.pending or name in self._uncalled:
                 self._load(name, calls=True)
                 found = self.calls.get(name)
-        return found
-
-    def called_per_iteration(self, name: str) -> frozenset[str]:
-        """What module `name` of the project calls in its loops (`astscan.names_called_per_iteration`),
-        empty for a module the project does not have. Asked through `call_summary`, so a cached
-        result that depends on it is checked against that module's bytes."""
-        summary = self.call_summary(name)
-        if summary is None:
-            return frozenset()
-        found = self._per_iteration.get(summary.path)
-        if found is None:
-            try:
-                tree = ast.parse(Path(summary.path).read_bytes())
-            except (OSError, SyntaxError, ValueError):
-                tree = ast.Module(body=[], type_ignores=[])
-            found = self._per_iteration[summary.path] = names_called_per_iteration(tree)
         return found
 
     def _load(self, name: str, *, calls: bool) -> None:
@@ -234,7 +216,6 @@ class ProjectIndex:
         self.calls.pop(name, None)
         self._uncalled.pop(name, None)
         self._no_entries.discard(name)
-        self._per_iteration.clear()
         self.given.pop(str(path), None)
         if resolved.is_file() and resolved.suffix in (".py", ".pyi"):
             self.paths[str(resolved)] = (name, is_package)
