@@ -16,6 +16,7 @@ from jaxfix.analysis import flax_modules, pytrees
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import analyse_function
+from jaxfix.analysis.transforms import PARTIAL_NAMES
 from jaxfix.analysis.walk import statements, walk
 
 
@@ -131,26 +132,37 @@ class ClassStaticFields:
             return False
         if isinstance(value.func, cst.Name) and value.func.value in self._static_field_helpers():
             return True
+        if isinstance(value.func, cst.Name) and self.field_helper is not None and self.field_helper(value.func.value):
+            return True  # a helper another module of the project defines (`from utils import nonpytree_field`)
         if not (self.names.qualify(value.func) or "").endswith("field"):
             return False
         return pytrees.marks_static(_field_marks(value))
+
+    def _static_field_partial(self, value: cst.BaseExpression) -> bool:
+        """`functools.partial(flax.struct.field, pytree_node=False)` (`pytrees.is_static_field_partial`)."""
+        return (
+            isinstance(value, cst.Call)
+            and self.names.qualify(value.func) in PARTIAL_NAMES
+            and bool(value.args)
+            and value.args[0].keyword is None
+            and (self.names.qualify(value.args[0].value) or "").endswith("field")
+            and pytrees.marks_static(_field_marks(value))
+        )
 
     def _static_field_helpers(self) -> frozenset[str]:
         """Module-level functions every `return` of which makes a static field (`pytrees.static_field_helpers`)."""
         if self._field_helpers is None:
             self._field_helpers = frozenset()
             defs = [s for s in self.module.body if isinstance(s, cst.FunctionDef)]
-            lambdas = {
-                small.targets[0].target.value: small.value.body
+            named = [
+                small
                 for stmt in self.module.body
                 if isinstance(stmt, cst.SimpleStatementLine)
                 for small in stmt.body
-                if isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-                and isinstance(small.value, cst.Lambda)
-            }
-            found: set[str] = set()
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            ]
+            lambdas = {a.targets[0].target.value: a.value.body for a in named if isinstance(a.value, cst.Lambda)}
+            found: set[str] = {a.targets[0].target.value for a in named if self._static_field_partial(a.value)}
             for _ in range(3):
                 before = len(found)
                 for name, body in lambdas.items():

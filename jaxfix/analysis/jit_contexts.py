@@ -298,10 +298,13 @@ class JitContexts(ClassStaticFields):
         class_fields: Callable[[str], frozenset[str]] | None = None,
         known_pytrees: frozenset[str] = frozenset(),
         scopes: Callable[[], ScopeIndex] | None = None,
+        field_helper: Callable[[str], bool] | None = None,
     ) -> None:
         """`class_fields`: the static fields of a class named as written in this module
-        (`SaveAt`, `diffrax.SaveAt`) that another module of the project defines."""
+        (`SaveAt`, `diffrax.SaveAt`) that another module of the project defines; `field_helper`:
+        whether a name this module imports makes a static field there (`nonpytree_field`)."""
         self.class_fields = class_fields
+        self.field_helper = field_helper
         self._fields_memo: dict[str, frozenset[str]] = {}
         self.module = module
         self._field_helpers: frozenset[str] | None = None  # `_static_field_helpers`, made when first asked
@@ -1256,6 +1259,7 @@ def jit_contexts(ctx) -> JitContexts:
         external=cross_entries(ctx),
         own_packages=own_packages(ctx),
         class_fields=project_class_fields(ctx),
+        field_helper=project_field_helper(ctx),
         known_pytrees=frozenset(name for name, _ in pytrees.pytree_classes(ctx)),
         scopes=lambda: ctx.fact(ScopeIndex, ScopeIndex.of),
     )
@@ -1276,14 +1280,45 @@ def _class_annotation(annotation: cst.BaseExpression) -> str | None:
 
 
 def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:
-    """`JitContexts.class_fields` from the project index (None without one): the written name is
-    qualified through this module's imports, relative ones included."""
+    """`JitContexts.class_fields` from the project index (None without one)."""
+    qualify = _project_qualifier(ctx)
+    if qualify is None:
+        return None
+
+    def lookup(written: str) -> frozenset[str]:
+        target = qualify(written)
+        return frozenset() if target is None else ctx.project.static_fields_of(target)
+
+    return lookup
+
+
+def project_field_helper(ctx) -> Callable[[str], bool] | None:
+    """`JitContexts.field_helper` from the project index (None without one): the imported name's
+    module makes a static field with it (`pytrees.ModuleSummary.field_helpers`)."""
+    qualify = _project_qualifier(ctx)
+    if qualify is None:
+        return None
+
+    def lookup(written: str) -> bool:
+        target = qualify(written)
+        if target is None or "." not in target:
+            return False
+        module_name, _, name = target.rpartition(".")
+        summary = ctx.project.module(module_name)
+        return summary is not None and name in summary.field_helpers
+
+    return lookup
+
+
+def _project_qualifier(ctx) -> Callable[[str], str | None] | None:
+    """A name as written in this module -> its qualified name through the module's imports,
+    relative ones included, as the project index names modules; None without a project index."""
     project = getattr(ctx, "project", None)
     if project is None or not hasattr(project, "static_fields_of"):
         return None
     bindings: dict[str, str] | None = None
 
-    def lookup(written: str) -> frozenset[str]:
+    def qualify(written: str) -> str | None:
         nonlocal bindings
         if bindings is None:
             module_name, is_package = project.module_for_path(ctx.path)
@@ -1291,10 +1326,10 @@ def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:
         head, _, rest = written.partition(".")
         target = bindings.get(head)
         if target is None:
-            return frozenset()
-        return project.static_fields_of(f"{target}.{rest}" if rest else target)
+            return None
+        return f"{target}.{rest}" if rest else target
 
-    return lookup
+    return qualify
 
 
 def own_packages(ctx) -> frozenset[str]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
 from jaxfix.analysis import astscan, filememo
+from jaxfix.analysis.transforms import PARTIAL_NAMES
 
 T = TypeVar("T")
 
@@ -294,18 +295,27 @@ def is_static_field_call(value: ast.AST | None, qualify: Callable[[ast.AST], str
     return (qualify(value.func) or "").endswith("field") and marks_static(ast_field_marks(value))
 
 
+def is_static_field_partial(value: ast.AST | None, qualify: Callable[[ast.AST], str | None]) -> bool:
+    """`functools.partial(flax.struct.field, pytree_node=False)`: a field function with the static
+    mark bound (jaxrl_m's and ogbench's `nonpytree_field`)."""
+    return (
+        isinstance(value, ast.Call)
+        and qualify(value.func) in PARTIAL_NAMES
+        and bool(value.args)
+        and (qualify(value.args[0]) or "").endswith("field")
+        and marks_static(ast_field_marks(value))
+    )
+
+
 def static_field_helpers(tree: ast.Module, qualify: Callable[[ast.AST], str | None]) -> frozenset[str]:
     """Module-level functions that make a static field, recognised by what they do, not by name:
     every `return` gives a field call marked static (`def static_field(**kw): return
-    dataclasses.field(metadata={"static": True}, **kw)`, or a module-level lambda of one), or a
-    call of another such helper."""
+    dataclasses.field(metadata={"static": True}, **kw)`, or a module-level lambda of one), a call
+    of another such helper, or a `partial` of a field function with the mark bound."""
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    lambdas = {
-        n.targets[0].id: n.value.body
-        for n in tree.body
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Lambda)
-    }
-    found: set[str] = set()
+    named = [n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    lambdas = {n.targets[0].id: n.value.body for n in named if isinstance(n.value, ast.Lambda)}
+    found: set[str] = {n.targets[0].id for n in named if is_static_field_partial(n.value, qualify)}
     for _ in range(3):
         before = len(found)
         found.update(name for name, body in lambdas.items() if is_static_field_call(body, qualify, found))
@@ -456,6 +466,8 @@ class ModuleSummary:
     classes: dict[str, ClassSummary] = field(default_factory=dict)
     bindings: dict[str, str] = field(default_factory=dict)
     helpers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # its functions that make a static field (`static_field_helpers`), for modules importing them
+    field_helpers: frozenset[str] = frozenset()
 
 
 # Top-level packages whose registering functions are all in the table above: a decorator or call
@@ -527,11 +539,11 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
         elif name is not None:
             called_with.setdefault(call.args[0].id, []).append(name)
     classes: dict[str, ClassSummary] = {}
-    field_helpers = static_field_helpers(tree, lambda n: qualify(n, bindings)) if class_defs else frozenset()
+    field_helpers = static_field_helpers(tree, lambda n: qualify(n, bindings))
     for node in class_defs:
         # A later definition of the same name wins, as at run time.
         classes[node.name] = _summarize_class(node, bindings, registered, called_with, field_helpers)
-    return ModuleSummary(module_name, classes, bindings, helpers)
+    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers)
 
 
 def _summarize_class(
