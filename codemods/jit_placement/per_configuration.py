@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxfix.analysis.scopes import ScopeIndex
+from jaxfix.analysis.scopes import ScopeIndex, names_read
 
 _COUNTERS = frozenset({"range"})
 
@@ -99,19 +99,4 @@ def _only_value(idx: ScopeIndex, loop: cst.For, site_node: cst.CSTNode, name: st
 
 
 def _reads(e: cst.BaseExpression, names: set[str]) -> bool:
-    return any(n.value in names for n in _names_in(e))
-
-
-def _names_in(e: cst.BaseExpression) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-    e.visit(V())
-    return found
+    return not names.isdisjoint(names_read(e))
