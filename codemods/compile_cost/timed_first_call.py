@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 
 from codemods._command import commands_for
-from codemods.compile_cost.magics import Magics, Timed, called_before, callee, in_loop, read_after
+from codemods.compile_cost.magics import Magics, called_before, callee, in_loop, read_after
 from jaxfix.analysis.transforms import JIT_NAMES
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid

@@ -9,6 +9,7 @@ from dataclasses import replace
 import libcst as cst
 
 from codemods._command import commands_for
+from codemods.compile_cost.jax_work import LAX_LOOPS, JaxWork, bound_by
 from codemods.compile_cost.nodes import all_nodes, own_nodes
 from codemods.compile_cost.timed_regions import (
     alias_start,
@@ -16,14 +17,10 @@ from codemods.compile_cost.timed_regions import (
     read_before_rebound,
     tail_after_last_call,
     timeit_findings,
-    timer_classes,
-    timer_with,
 )
 from codemods.compile_cost.timing_screen import (
     CLOCK_IDENTS,
     CLOCKS,
-    NOT_COMPUTE,
-    TIMEIT_CALLS,
     TRANSFERS,
     region_screen,
     timer_classes_ast,
@@ -31,34 +28,17 @@ from codemods.compile_cost.timing_screen import (
 from jaxfix.analysis import astscan
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.host_sync import (
-    BLOCKING_METHODS,
-    CONTAINER_METHODS,
     STORING_METHODS,
-    bool_tests,
     displayed_statements,
-    formatted,
     is_jax_library,
-    tree_map_waits,
-    unconverted_calls,
-    waits_by_name,
 )
-from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.runs_once import starts_cell
 from jaxfix.analysis.scopes import names_read
-from jaxfix.analysis.traced import assigned_names, is_staged_call_name
-from jaxfix.analysis.transforms import GRAD_NAMES, STAGE_METHODS, STEP_ANNOTATIONS, VMAP_NAMES
+from jaxfix.analysis.traced import assigned_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
-
-
-# `dloss = jax.grad(loss)`, `batched = jax.vmap(f)`: a call of the name runs JAX work, eagerly and
-# dispatched asynchronously like a jitted call's (ericmjl/dl-workshop@6ef9b7f notebooks/03-stax/
-# 01-linear.ipynb cell 34 times 1,000 eager `dmseloss`/`update` steps with nothing waiting)
-EAGER_TRANSFORMS = GRAD_NAMES | VMAP_NAMES
-# lax's loops: a call of one compiles its body and runs it on the device
-LAX_LOOPS = frozenset({"scan", "fori_loop", "while_loop", "map", "associative_scan"})
 
 
 class UnblockedTimingRule(Rule):
@@ -304,357 +284,13 @@ class UnblockedTimingRule(Rule):
         return iter(_TimingChecker(self, ctx).run())
 
 
-def _bound_by(target: cst.BaseExpression) -> set[str]:
-    """What an assignment target binds: names (`a, (b, *c)`) and attribute paths (`self._state`);
-    a subscript target (`out[k] = ...`) stores into the container it names."""
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_bound_by(e.value) for e in target.elements)) if target.elements else set()
-    if isinstance(target, cst.StarredElement):
-        return _bound_by(target.value)
-    if isinstance(target, cst.Attribute):
-        name = dotted_name(target)
-        return {name} if name else set()
-    if isinstance(target, cst.Subscript):
-        return _bound_by(target.value)
-    return set()
-
-
-class _TimingChecker:
+class _TimingChecker(JaxWork):
     def __init__(self, rule: UnblockedTimingRule, ctx: RuleContext) -> None:
         self.rule = rule
         self.ctx = ctx
         self.names = ctx.names
         self.displayed = {id(s) for s in displayed_statements(ctx.module, ctx.source)}
         self._scan()
-
-    # which names are jitted functions --------------------------------------------------------------
-    def _is_jit_expr(self, e: cst.BaseExpression) -> bool:
-        """`jax.jit`, `partial(jax.jit, ...)`, `jax.jit(...)` (options only)."""
-        if self.names.qualify(e) in JIT_NAMES:
-            return True
-        if isinstance(e, cst.Call):
-            q = self.names.qualify(e.func)
-            if q in JIT_NAMES:
-                return True
-            if q in PARTIAL_NAMES and e.args and self.names.qualify(e.args[0].value) in JIT_NAMES:
-                return True
-        return False
-
-    def _scan(self) -> None:
-        """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
-        checker = self
-        self.jitted: set[str] = set()
-        self.convention: dict[str, str] = {}  # jitted names taken by a convention -> why (unsafe fixes)
-        self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
-        self.timers = timer_classes(self.ctx.module, self.is_clock)
-        self.timer_withs: list[tuple[cst.With, cst.Call]] = []
-        self.timeit_calls: list[cst.Call] = []
-        self.functions: dict[str, list[cst.FunctionDef]] = {}
-        self.local_classes: set[str] = set()
-        if any(checker.start_clock(s) for s in self.ctx.module.body):
-            self.region_blocks.append((list(self.ctx.module.body), False))
-        assigns: list[cst.Assign] = []
-
-        class V(cst.CSTVisitor):
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                checker.local_classes.add(node.name.value)
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                checker.functions.setdefault(node.name.value, []).append(node)
-                if any(checker._is_jit_expr(d.decorator) for d in node.decorators):
-                    checker.jitted.add(node.name.value)
-
-            def visit_Assign(self, node: cst.Assign) -> None:
-                assigns.append(node)
-                value = node.value
-                if isinstance(value, cst.Call) and checker._is_jit_expr(value.func):
-                    for t in node.targets:
-                        name = dotted_name(t.target)
-                        if name is not None:
-                            checker.jitted.add(name)
-
-            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-                if any(checker.start_clock(s) for s in node.body):
-                    parent = checker.ctx.parent(node)
-                    looped = isinstance(parent, (cst.For, cst.While)) and parent.body is node
-                    checker.region_blocks.append((list(node.body), looped))
-
-            def visit_With(self, node: cst.With) -> None:
-                call = timer_with(node, checker.timers) if checker.timers else None
-                if call is not None and isinstance(node.body, cst.IndentedBlock):
-                    checker.timer_withs.append((node, call))
-                if any(
-                    isinstance(item.item, cst.Call) and checker.names.qualify(item.item.func) in STEP_ANNOTATIONS
-                    for item in node.items
-                ):
-                    checker._annotated_steps(node)
-
-            def visit_Call(self, node: cst.Call) -> None:
-                func = node.func
-                if checker.names.qualify(func) in TIMEIT_CALLS:
-                    checker.timeit_calls.append(node)
-                elif isinstance(func, cst.Attribute) and func.attr.value in STAGE_METHODS:
-                    name = dotted_name(func.value)
-                    if name is not None:
-                        checker.jitted.add(name)  # `func.cost_analysis()`: a compiled JAX function
-
-        walk(self.ctx.module, V())
-        # `step = make_step(...)` where `make_step` returns a jitted callable (issue #33)
-        factories = {name for name, defs in self.functions.items() if len(defs) == 1 and self._returns_jitted(defs[0])}
-        for node in assigns:
-            value = node.value
-            transformed = isinstance(value, cst.Call) and (
-                self.names.qualify(value.func) in EAGER_TRANSFORMS or self._is_aot_compiled(value)
-            )
-            if transformed or (
-                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in factories
-            ):
-                for t in node.targets:
-                    name = dotted_name(t.target)
-                    if name is not None:
-                        self.jitted.add(name)
-        # aliases: `self.train_step = train_step` of a jitted local (EasyDeL's trainers)
-        grew = True
-        while grew:
-            grew = False
-            for node in assigns:
-                if isinstance(node.value, (cst.Name, cst.Attribute)) and dotted_name(node.value) in self.jitted:
-                    for t in node.targets:
-                        name = dotted_name(t.target)
-                        if name is not None and name not in self.jitted:
-                            self.jitted.add(name)
-                            grew = True
-
-    def _is_aot_compiled(self, value: cst.Call) -> bool:
-        """`jax.jit(f).lower(x).compile()` (also of a jitted name): an ahead-of-time compiled
-        executable, whose call dispatches asynchronously like the jitted function's
-        (epignatelli/navix@03b056a navix/experiment.py: `train_fn = jax.jit(jax.vmap(
-        self.agent.train)).lower(rng).compile()`, then `training_time` read right after
-        `train_fn(rng)`)."""
-        func = value.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "compile" and isinstance(func.value, cst.Call)):
-            return False
-        lower = func.value.func
-        if not (isinstance(lower, cst.Attribute) and lower.attr.value == "lower"):
-            return False
-        base = lower.value
-        if isinstance(base, cst.Call):
-            return self._is_jit_expr(base.func)
-        return dotted_name(base) in self.jitted
-
-    def _annotated_steps(self, node: cst.With) -> None:
-        """`with jax.profiler.StepTraceAnnotation(...): state, m = p_train_step(...)`: the callee of
-        an assignment in the body is the project's device step by the profiler's convention
-        (`STEP_ANNOTATIONS`), unless an import says it is a library's function. A guess: a wait
-        added for it is an unsafe fix (`convention`)."""
-        if not isinstance(node.body, cst.IndentedBlock):
-            return
-        for stmt in node.body.body:
-            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                    name = dotted_name(small.value.func)
-                    if name is not None and name.split(".", 1)[0] not in self.names.bindings and name not in self.jitted:
-                        self.jitted.add(name)
-                        self.convention[name] = "called inside `jax.profiler.StepTraceAnnotation`, taken for the device step"
-
-    def _returns_jitted(self, fn: cst.FunctionDef) -> bool:
-        """`fn` returns `jax.jit(...)`, or a name it binds to a jitted callable (a `@jax.jit` nested def,
-        `g = jax.jit(f)`): a factory of jitted callables."""
-        local_jitted: set[str] = set()
-        defs = [s for s in fn.body.body if isinstance(s, cst.FunctionDef)]
-        for node in [*defs, *own_nodes(fn.body, cst.Assign)]:
-            if isinstance(node, cst.FunctionDef):
-                if any(self._is_jit_expr(d.decorator) for d in node.decorators):
-                    local_jitted.add(node.name.value)
-            elif isinstance(node.value, cst.Call) and self._is_jit_expr(node.value.func):
-                local_jitted.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-        for ret in own_nodes(fn.body, cst.Return):
-            value = ret.value
-            if isinstance(value, cst.Call) and self._is_jit_expr(value.func):
-                return True
-            if isinstance(value, cst.Name) and value.value in local_jitted:
-                return True
-        return False
-
-    def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int) -> bool:
-        """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`, or a name it
-        bound to compiled work it does not wait on: `res = peval(X)` ... `return res`, probml/rebayes@3b88072 demos/showdown/
-        regression/regression-uci.ipynb `eval_agent_multiple`): a plain wrapper, whose call is
-        JAX work too (issue #33)."""
-        if depth > 2 or fn.asynchronous is not None:
-            return False
-        made: set[str] | None = None  # names the body binds to JAX work (`res = peval(x)`)
-        for ret in own_nodes(fn.body, cst.Return):
-            if ret.value is None:
-                continue
-            if any(self.is_jax_call(c, depth + 1) for c in own_nodes(ret.value, cst.Call)):
-                return True
-            if isinstance(ret.value, cst.Name):
-                if made is None:
-                    made = set()
-                    for a in own_nodes(fn.body, cst.Assign):
-                        if any(self._compiled_work(c) for c in own_nodes(a.value, cst.Call)):
-                            for t in a.targets:
-                                made |= _bound_by(t.target)
-                if ret.value.value in made and not self._certainly_waits(fn.body, made):
-                    return True  # not when the body waits on its own work (`assert err < tol`)
-        return False
-
-    def _compiled_work(self, call: cst.Call) -> bool:
-        """A call of a jitted function (`peval(x)` of `peval = jax.pmap(...)`), `jax.jit(f)(x)`, or
-        a lax loop: compiled device work, not an eager `jnp` copy of host data."""
-        func = call.func
-        if isinstance(func, cst.Call):
-            return self.is_jax_call(call)
-        if dotted_name(func) in self.jitted:
-            return True
-        q = self.names.qualify(func) or ""
-        return q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in LAX_LOOPS
-
-    def _certainly_waits(self, body: cst.CSTNode, results: set[str]) -> bool:
-        """`body` certainly waits on one of `results`: a blocking call, a format or a bool test of
-        it (code it hands them to that the file does not show is not counted)."""
-        if any(self.is_blocking(c, results) for c in own_nodes(body, cst.Call)):
-            return True
-        return any(self.reads(e, results) for e in (*formatted(body), *bool_tests(body)))
-
-    def converting_call(self, call: cst.Call, depth: int = 0) -> bool:
-        """`call` calls a function of this file that returns its JAX work converted to the host
-        (`return float(jnp.mean(accs))`, or a tuple holding such a call's value): the call waits
-        for that work, and for the state it reads, which the file may not show to be pending
-        (an `nnx` model a jitted step updated in place). kmheckel/spyx@38374e96:research/new/
-        quant_aware_evolution/quant_aware_evolution.py `evaluate`, hybrid_evo_surrogate/
-        methods_shd_hyper.py `train_hyper`."""
-        func = call.func
-        defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
-        if len(defs) != 1 or depth > 2 or defs[0].asynchronous is not None:
-            return False
-        returns = [r.value for r in own_nodes(defs[0].body, cst.Return) if r.value is not None]
-        if not returns or not any(self.jax_calls(v) for v in returns):
-            return False
-        converts = lambda c: self.converting_call(c, depth + 1)  # noqa: E731
-        return not any(
-            self.is_jax_call(c, depth + 1) for v in returns for c in unconverted_calls(v, self.names.qualify, converts)
-        )
-
-    def is_jax_call(self, call: cst.Call, depth: int = 0) -> bool:
-        func = call.func
-        if isinstance(func, cst.Call):  # `jax.jit(f)(x)`, `jax.grad(f)(x)`, `jax.vmap(f)(x)`
-            q = self.names.qualify(func.func) or ""
-            return self._is_jit_expr(func.func) or q.startswith("jax.") or q.startswith("equinox.filter_")
-        name = dotted_name(func)
-        if name is not None and name in self.jitted:
-            return True
-        defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
-        if len(defs) == 1 and self._wraps_jax_work(defs[0], depth):
-            return True
-        q = self.names.qualify(func)
-        if q is None or q in NOT_COMPUTE:
-            return False
-        return is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
-
-    def jax_calls(self, node: cst.CSTNode) -> list[cst.Call]:
-        """JAX calls that run when `node` runs: a def or class statement only defines its body."""
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            return []
-        return [c for c in own_nodes(node, cst.Call) if self.is_jax_call(c)]
-
-    def last_outer_call(self, node: cst.CSTNode) -> cst.Call:
-        """The last JAX call of `node` that is not an argument of another one: the call a message
-        names (`simulate(model, jnp.ones(3))` is `simulate`, not `jnp.ones`)."""
-        calls = self.jax_calls(node)
-        inner = {id(c) for outer in calls for c in all_nodes(outer, cst.Call) if c is not outer}
-        outer = [c for c in calls if id(c) not in inner]
-        return (outer or calls)[-1]
-
-    def reads(self, node: cst.CSTNode, results: set[str]) -> bool:
-        """`node` reads a result of the region's JAX work (a name, or an attribute such as
-        `self._state`), or runs JAX work itself."""
-        if names_read(node) & results or self.jax_calls(node):
-            return True
-        return any(dotted_name(a) in results for a in all_nodes(node, cst.Attribute)) if "." in "".join(results) else False
-
-    def is_blocking(self, call: cst.Call, results: set[str]) -> bool:
-        """`call` certainly waits for a result (`host_sync`: copies, formats, `block_until_ready`,
-        a `tree_map` that blocks leaf by leaf)."""
-        func = call.func
-        q = self.names.qualify(func) if not isinstance(func, cst.Call) else None
-        if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
-            return True
-        if q == "jax.block_until_ready":
-            return True
-        if self.converting_call(call):
-            return True
-        if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:
-            return self.reads(func.value, results)
-        if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.BaseString):
-            return any(self.reads(a.value, results) for a in call.args)
-        if waits_by_name(q) or tree_map_waits(call, self.names.qualify):
-            return any(self.reads(a.value, results) for a in call.args)
-        return False
-
-    def may_wait(self, call: cst.Call, results: set[str], depth: int = 0) -> bool:
-        """`call` waits for a result, or may: it hands one to code this file does not show (another
-        module's helper, a logger), which could read it back. Precision first: a region whose
-        result goes there is not reported. Not waiting: jax's own functions, storing into a
-        container, a method of the array itself, a class of this file, and a function of this file
-        whose body does not wait on its parameters."""
-        if self.is_blocking(call, results):
-            return True
-        if not any(self.reads(a.value, results) for a in call.args):
-            return self._closure_waits(call, results, depth)
-        func = call.func
-        if isinstance(func, cst.Call) or self.is_jax_call(call):
-            return False
-        if isinstance(func, cst.Attribute) and (func.attr.value in CONTAINER_METHODS or self.reads(func.value, results)):
-            return False  # `hist.append(loss)`, `out.sum()` (a JAX value's own method queues work)
-        if is_jax_library(self.names.qualify(func)):
-            return False
-        if isinstance(func, cst.Name):
-            if func.value in self.local_classes:
-                return False
-            defs = self.functions.get(func.value, ())
-            if len(defs) == 1 and depth < 2:
-                return self._body_waits(defs[0], depth + 1)
-        return True
-
-    def _closure_waits(self, call: cst.Call, results: set[str], depth: int) -> bool:
-        """`call` calls a function of this file that reads a result through its closure and waits
-        on JAX work in its body (google/learned_optimization@32186aa research/univ_nfn/gen_pred/
-        train_pred.py: `evaluate(train_dset)` runs `np.asarray(sigmoid(get_pred_logits(theta, x)))`
-        on the `theta` the timed steps made, which waits for every step)."""
-        func = call.func
-        if not isinstance(func, cst.Name) or depth >= 2 or self.is_jax_call(call):
-            return False  # a jitted function's body is traced: it never waits
-        defs = self.functions.get(func.value, ())
-        if len(defs) != 1:
-            return False
-        fn = defs[0]
-        own = {p.name.value for p in all_nodes(fn.params, cst.Param)} | assigned_names(fn.body)
-        free = (names_read(fn.body) & results) - own
-        return bool(free) and self.waits_in(fn.body, free, depth + 1)
-
-    def _body_waits(self, fn: cst.FunctionDef, depth: int) -> bool:
-        """A function of this file waits on its parameters (or may, through code not shown)."""
-        params = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params, *fn.params.posonly_params)}
-        for name in ("star_arg", "star_kwarg"):
-            star = getattr(fn.params, name)
-            if isinstance(star, cst.Param):
-                params.add(star.name.value)
-        return self.waits_in(fn.body, params, depth)
-
-    def waits_in(self, node: cst.CSTNode, results: set[str], depth: int = 0) -> bool:
-        """Code that runs when `node` runs waits (or may wait) for a result: a call, an f-string
-        part, or a Python bool test (`if loss < best:`, `assert ok`) that reads one."""
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            return False
-        if id(node) in self.displayed and self.reads(node, results):
-            return True  # a notebook cell's displayed value: its repr reads the result
-        if any(self.may_wait(c, results, depth) for c in own_nodes(node, cst.Call)):
-            return True
-        return any(self.reads(e, results) for e in (*formatted(node), *bool_tests(node)))
 
     def is_clock(self, call: cst.Call) -> bool:
         return self.names.qualify(call.func) in CLOCKS and not call.args
@@ -891,12 +527,12 @@ class _TimingChecker:
                 if isinstance(n, cst.For):
                     it = n.iter
                     is_range = isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
-                    (loops if is_range else other).update(_bound_by(n.target))
+                    (loops if is_range else other).update(bound_by(n.target))
                 elif isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                     targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
                     counting = isinstance(n.value, cst.Integer) and all(isinstance(t, cst.Name) for t in targets)
                     for t in targets:
-                        (loops if counting else other).update(_bound_by(t))  # `step = 0`, `step += 1`
+                        (loops if counting else other).update(bound_by(t))  # `step = 0`, `step += 1`
                 elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not scope:
                     other.add(n.name.value)
             found = cache[id(scope)] = frozenset(loops - other)
@@ -926,12 +562,12 @@ class _TimingChecker:
                         and func.attr.value in STORING_METHODS
                         and any(self.reads(a.value, results) for a in small.args)
                     ):
-                        results |= _bound_by(func.value)
+                        results |= bound_by(func.value)
                     continue
                 if small.value is not None and self.reads(small.value, results):
                     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                     for t in targets:
-                        results |= _bound_by(t)
+                        results |= bound_by(t)
         return results
 
     def waits_after_last(self, region, last: int, results: set[str]) -> bool:
