@@ -703,7 +703,7 @@ class _SiteFinder:
             return None  # "compiles again on every call" needs more than one call
         site.repeats = site.repeats or self._runs_again(site.function)
         streams = self._streams(site.function)
-        if not (site.repeats or streams or _per_call_protocol(site.function) or self._in_class(site.function)):
+        if not (site.repeats or streams or self._in_class(site.function)):
             return None  # a module function this module never runs twice: whether anyone does is unknown
         if self._drives_a_loop(site.function) and not site.repeats and not streams:
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
