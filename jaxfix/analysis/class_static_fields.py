@@ -16,14 +16,13 @@ from jaxfix.analysis import flax_modules, pytrees
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.traced import analyse_function
-from jaxfix.analysis.transforms import PARTIAL_NAMES
 from jaxfix.analysis.walk import statements, walk
 
 
 class ClassStaticFields:
     """Mixed into `JitContexts`, which sets the attributes these methods read (`module`, `names`,
     `class_nodes`, `pytree_classes`, `flax_classes`, `linen_classes`, `flax_data`, `methods`,
-    `call_oracle`, `_field_helpers`)."""
+    `call_oracle`, `local_field_helpers`, `field_helper`, `_field_helpers`)."""
 
     def _static_properties(self) -> frozenset[str]:
         """Properties of the module's pytree classes that return Python values even on a traced
@@ -138,45 +137,11 @@ class ClassStaticFields:
             return False
         return pytrees.marks_static(_field_marks(value))
 
-    def _static_field_partial(self, value: cst.BaseExpression) -> bool:
-        """`functools.partial(flax.struct.field, pytree_node=False)` (`pytrees.is_static_field_partial`)."""
-        return (
-            isinstance(value, cst.Call)
-            and self.names.qualify(value.func) in PARTIAL_NAMES
-            and bool(value.args)
-            and value.args[0].keyword is None
-            and (self.names.qualify(value.args[0].value) or "").endswith("field")
-            and pytrees.marks_static(_field_marks(value))
-        )
-
     def _static_field_helpers(self) -> frozenset[str]:
-        """Module-level functions every `return` of which makes a static field (`pytrees.static_field_helpers`)."""
+        """Module-level functions that make a static field (`pytrees.static_field_helpers`, read
+        from the module's stdlib tree through `local_field_helpers`, which `jit_contexts` supplies)."""
         if self._field_helpers is None:
-            self._field_helpers = frozenset()
-            defs = [s for s in self.module.body if isinstance(s, cst.FunctionDef)]
-            named = [
-                small
-                for stmt in self.module.body
-                if isinstance(stmt, cst.SimpleStatementLine)
-                for small in stmt.body
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-            ]
-            lambdas = {a.targets[0].target.value: a.value.body for a in named if isinstance(a.value, cst.Lambda)}
-            found: set[str] = {a.targets[0].target.value for a in named if self._static_field_partial(a.value)}
-            for _ in range(3):
-                before = len(found)
-                for name, body in lambdas.items():
-                    self._field_helpers = frozenset(found)
-                    if self._marked_static(body):
-                        found.add(name)
-                for fn in defs:
-                    returns = [r.value for r in statements(fn) if isinstance(r, cst.Return)]
-                    self._field_helpers = frozenset(found)
-                    if returns and all(self._marked_static(v) for v in returns):
-                        found.add(fn.name.value)
-                if len(found) == before:
-                    break
-            self._field_helpers = frozenset(found)
+            self._field_helpers = self.local_field_helpers() if self.local_field_helpers is not None else frozenset()
         return self._field_helpers
 
     def _class_static_fields(self, node: cst.ClassDef) -> set[str]:

@@ -299,12 +299,15 @@ class JitContexts(ClassStaticFields):
         known_pytrees: frozenset[str] = frozenset(),
         scopes: Callable[[], ScopeIndex] | None = None,
         field_helper: Callable[[str], bool] | None = None,
+        local_field_helpers: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         """`class_fields`: the static fields of a class named as written in this module
         (`SaveAt`, `diffrax.SaveAt`) that another module of the project defines; `field_helper`:
-        whether a name this module imports makes a static field there (`nonpytree_field`)."""
+        whether a name this module imports makes a static field there (`nonpytree_field`);
+        `local_field_helpers`: the module's own such functions (`pytrees.static_field_helpers`)."""
         self.class_fields = class_fields
         self.field_helper = field_helper
+        self.local_field_helpers = local_field_helpers
         self._fields_memo: dict[str, frozenset[str]] = {}
         self.module = module
         self._field_helpers: frozenset[str] | None = None  # `_static_field_helpers`, made when first asked
@@ -1253,13 +1256,15 @@ def _nodes_with_env(func_node, facts: FunctionFacts, kind):
 def jit_contexts(ctx) -> JitContexts:
     """The shared fact, for `ctx.fact(JitContexts, jit_contexts)`; with a project index, the
     functions other modules' traced code calls into are entries too."""
+    field_helper = project_field_helper(ctx)
     return JitContexts(
         ctx.module,
         ctx.names,
         external=cross_entries(ctx),
         own_packages=own_packages(ctx),
         class_fields=project_class_fields(ctx),
-        field_helper=project_field_helper(ctx),
+        field_helper=field_helper,
+        local_field_helpers=lambda: pytrees.static_field_helpers(ctx.tree, ctx.names.qualify_ast, field_helper),
         known_pytrees=frozenset(name for name, _ in pytrees.pytree_classes(ctx)),
         scopes=lambda: ctx.fact(ScopeIndex, ScopeIndex.of),
     )

@@ -307,25 +307,42 @@ def is_static_field_partial(value: ast.AST | None, qualify: Callable[[ast.AST], 
     )
 
 
-def static_field_helpers(tree: ast.Module, qualify: Callable[[ast.AST], str | None]) -> frozenset[str]:
+def static_field_helpers(
+    tree: ast.Module, qualify: Callable[[ast.AST], str | None], imported: Callable[[str], bool] | None = None
+) -> frozenset[str]:
     """Module-level functions that make a static field, recognised by what they do, not by name:
     every `return` gives a field call marked static (`def static_field(**kw): return
     dataclasses.field(metadata={"static": True}, **kw)`, or a module-level lambda of one), a call
-    of another such helper, or a `partial` of a field function with the mark bound."""
+    of another such helper (`imported`: whether a name the module imports is one in its own
+    module, through the project index), or a `partial` of a field function with the mark bound.
+    The stdlib screens and the libcst analysis (`ClassStaticFields`) both read this."""
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    named = [n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    named = [
+        n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+    ]
     lambdas = {n.targets[0].id: n.value.body for n in named if isinstance(n.value, ast.Lambda)}
     found: set[str] = {n.targets[0].id for n in named if is_static_field_partial(n.value, qualify)}
+    known = _HelperNames(found, imported)
     for _ in range(3):
         before = len(found)
-        found.update(name for name, body in lambdas.items() if is_static_field_call(body, qualify, found))
+        found.update(name for name, body in lambdas.items() if is_static_field_call(body, qualify, known))
         for name, fn in defs.items():
             returns = [r.value for r in astscan.statements(fn) if isinstance(r, ast.Return)]
-            if returns and all(is_static_field_call(v, qualify, found) for v in returns):
+            if returns and all(is_static_field_call(v, qualify, known) for v in returns):
                 found.add(name)
         if len(found) == before:
             break
     return frozenset(found)
+
+
+class _HelperNames:
+    """The helpers found so far, and the imported names `imported` says are helpers elsewhere."""
+
+    def __init__(self, found: set[str], imported: Callable[[str], bool] | None) -> None:
+        self.found, self.imported = found, imported
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.found or (self.imported is not None and isinstance(name, str) and self.imported(name))
 
 
 # Decorators that make every instance of a class static (hashed into the cache key, no leaves):
