@@ -1060,3 +1060,41 @@ def test_numpy_on_a_field_of_a_field_of_another_packages_pytree_is_not_reported(
     assert [f.code for f in run(NESTED_FIELD, select="JAX402")[0]] == []
     twin = NESTED_FIELD.replace("np.asarray(u.domain.dx)", "np.asarray(u.params)")
     assert [f.code for f in run(twin, select="JAX402")[0]] == ["JAX402"]
+
+
+def test_a_string_key_in_a_store_chain_makes_the_root_a_container():
+    """mlech26l/gigastep@6288d650:third-party-learning/purejax/ippo.py: `state[0]["stacked_obs"]`
+    is a list of observations, and a string key anywhere in the chain means no array (an array
+    indexed by a string raises); the twin stores into rows of a traced array and is reported."""
+    source = """
+        from functools import partial
+
+
+        class FrameStack:
+            def __init__(self, env, n_frames: int):
+                self._env = env
+                self.n_frames = n_frames
+
+            def _get_stacked_obs(self, obs, state):
+                state[0]["stacked_obs"][self.pointer] = obs
+                self.pointer = (self.pointer + 1) % self.n_frames
+                return jnp.concatenate(state[0]["stacked_obs"], axis=-1)
+
+            @partial(jax.jit, static_argnums=(0,))
+            def reset(self, key):
+                obs, state = self._env.reset(key)
+                self.pointer = 0
+                state[0]["stacked_obs"] = [obs] * self.n_frames
+                return self._get_stacked_obs(obs, state), state
+
+
+        @jax.jit
+        def twin(frames, obs):
+            frames = frames * 1.0
+            frames[0][1] = obs
+            return frames
+        """
+    findings, _ = run(source)
+    assert [(f.code, f.line - HEADER.count("\n")) for f in findings] == [("JAX403", 26)]
+    tree = ast.parse(HEADER + textwrap.dedent(source.split("@jax.jit")[0]))
+    assert not InPlaceUpdateRule().could_match(tree)

@@ -38,6 +38,7 @@ from jaxfix.analysis.trace_sites import (
     CONTAINER_METHODS,
     ArrayEvidence,
     own_sites,
+    string_keyed_root_ast,
 )
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.analysis.walk import walk
@@ -76,7 +77,8 @@ class InPlaceUpdateRule(Rule):
     arithmetic on traced values or an array method, and a parameter is annotated with an array
     type. Lists and dicts being built (`out = []`, `d = {}`, `params["w"] = ...` on a dict), a
     store with a string key (`obj.data["params"] = v`: a dict, whatever holds it) and NumPy
-    arrays are never flagged.
+    arrays are never flagged, nor is a store into a chain that indexes with a string anywhere
+    (`state[0]["frames"][i] = v`: an array indexed by a string raises, so `state[0]` holds a dict).
 
     ## Known problems
     The reference for the fix is NumPy semantics, which the original code was written for.
@@ -584,8 +586,9 @@ class _ArrayScreen:
                     elif n.attr in CONTAINER_METHODS:
                         self.used_as_container.add(n.value.id)
             elif kind is ast.Subscript:
-                if type(n.value) is ast.Name and _string(n.slice):
-                    self.used_as_container.add(n.value.id)  # `d["key"]`: a dict
+                keyed = string_keyed_root_ast(n)
+                if keyed is not None:
+                    self.used_as_container.add(keyed)  # `d["key"]`, `state[0]["key"]`: a container
             stack.extend(astscan.children(n))
         args = node.args
         for p in reversed((*args.posonlyargs, *args.args, *args.kwonlyargs)):  # not `*args`, `**kwargs`

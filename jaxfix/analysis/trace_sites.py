@@ -13,6 +13,7 @@ the walks several rules share:
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 import libcst as cst
@@ -80,7 +81,7 @@ class ArrayEvidence:
     Only names bound in the function count (parameters and locals; not globals or closures). A
     name is *not* an array when any binding of it is a list, dict, set, tuple or string display,
     a comprehension, `list(...)`/`dict(...)`, or a NumPy call; when it is used like a list or
-    dict (`x.append`, `x.items()`, `x["key"]`); or when it is a parameter annotated with a
+    dict (`x.append`, `x.items()`, `x["key"]`, `x[0]["key"]`: `string_keyed_root`); or when it is a parameter annotated with a
     non-array type. Otherwise it is one when it is used like an array (`x.shape`, `x.at`,
     `x.astype(...)`), or when every binding is a traced parameter (the analysis treats traced
     parameters as arrays; a list or dict passed to `jit` shows itself by its use) or a JAX-array
@@ -136,12 +137,10 @@ class ArrayEvidence:
                         used.add(n.value.value)
                     elif n.attr.value in CONTAINER_METHODS:
                         container.add(n.value.value)
-                elif isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name):
-                    if any(
-                        isinstance(el.slice, cst.Index) and isinstance(el.slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-                        for el in n.slice
-                    ):
-                        container.add(n.value.value)  # `d["key"]`: a dict
+                elif isinstance(n, cst.Subscript):
+                    keyed = string_keyed_root(n)
+                    if keyed is not None:
+                        container.add(keyed)  # `d["key"]`, `state[0]["key"]`: a dict, or a container of one
                 return True
 
         walk(root, V())
@@ -220,6 +219,37 @@ class ArrayEvidence:
         ):
             return self.array_expr(e.value)  # `m[0]`: part of an array
         return False
+
+
+def string_keyed_root(sub: cst.Subscript) -> str | None:
+    """`x` for `x["k"]`, `x[0]["k"]`, `x[i][j]["k"]`: a subscript chain from a name that indexes
+    with a string somewhere. An array indexed by integers or slices gives an array, and an array
+    indexed by a string raises, so `x` (and every link before the string) is a container: a
+    dict, or a list/tuple/dict holding one (mlech26l/gigastep
+    @6288d650:third-party-learning/purejax/ippo.py `state[0]["stacked_obs"][self.pointer] = obs`,
+    a list of observations). `string_keyed_root_ast` is the same test on the stdlib AST."""
+    keyed = False
+    node: cst.BaseExpression = sub
+    while isinstance(node, cst.Subscript):
+        keyed = keyed or any(isinstance(el.slice, cst.Index) and _is_string(el.slice.value) for el in node.slice)
+        node = node.value
+    return node.value if keyed and isinstance(node, cst.Name) else None
+
+
+def string_keyed_root_ast(sub: ast.Subscript) -> str | None:
+    """`string_keyed_root` on the stdlib AST (a tuple index is one key, as libcst's parenthesized
+    tuple is: only a bare string counts)."""
+    keyed = False
+    node: ast.AST = sub
+    while type(node) is ast.Subscript:
+        key = node.slice
+        keyed = keyed or (type(key) is ast.Constant and isinstance(key.value, (str, bytes))) or type(key) is ast.JoinedStr
+        node = node.value
+    return node.id if keyed and type(node) is ast.Name else None
+
+
+def _is_string(e: cst.BaseExpression) -> bool:
+    return isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 def _is_display(e: cst.BaseExpression) -> bool:
