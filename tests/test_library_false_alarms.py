@@ -625,3 +625,45 @@ def test_an_optimizer_update_whose_result_is_used_is_no_container_mutation():
         """
     assert codes(source % "pass") == []
     assert codes(source % "self.history.append(loss)") == [("JAX404", 16)]
+
+
+def test_a_stub_property_leaves_the_decision_to_its_overrides():
+    """mlprt/feedbax@ff783a62:feedbax/task.py: `AbstractTask.n_validation_trials` is an abstract
+    stub, and the override returns a product of Python int fields, so `jr.split(key,
+    self.n_validation_trials)` in `eval_with_loss` (under `eqx.filter_jit`) gets a Python int.
+    The twin's override returns a traced sum: still reported."""
+    source = """
+        from abc import abstractmethod
+
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+        import jax.random as jr
+
+
+        class AbstractTask(eqx.Module):
+            @property
+            @abstractmethod
+            def n_validation_trials(self) -> int:
+                \"\"\"Number of trials in the validation set.\"\"\"
+                ...
+
+            def eval_with_loss(self, key):
+                return jr.split(key, self.n_validation_trials)
+
+            @eqx.filter_jit
+            def eval(self, key):
+                return self.eval_with_loss(key)
+
+
+        class SimpleReaches(AbstractTask):
+            sizes: jax.Array
+            eval_n_directions: int = 7
+            eval_grid_n: int = 1
+
+            @property
+            def n_validation_trials(self) -> int:
+                return %s
+        """
+    assert codes(source % "self.eval_n_directions * self.eval_grid_n**2") == []
+    assert codes(source % "jnp.sum(self.sizes)") == [("JAX307", 18)]

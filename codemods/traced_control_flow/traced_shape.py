@@ -21,7 +21,9 @@ transforms (and what such a function passes on through calls this module shows),
 attribute of an object whose class it shows (the method's receiver, a parameter annotated with
 the class), or what an array operation makes. A value only a caller in another module, a
 framework convention or a guessed class makes traced is not reported: on public code nobody
-had tuned on, such findings were all wrong.
+had tuned on, such findings were all wrong. A property read on the receiver is decided by the
+getters that can run: an abstract stub (`...`, `raise NotImplementedError`) is left to its
+overrides (`jaxfix.analysis.stubs`).
 
 ## Example
 ```python

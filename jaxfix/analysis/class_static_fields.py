@@ -15,6 +15,7 @@ import libcst as cst
 from jaxfix.analysis import flax_modules, pytrees
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.static_values import admits_no_array
+from jaxfix.analysis.stubs import is_stub
 from jaxfix.analysis.traced import analyse_function
 from jaxfix.analysis.walk import statements, walk
 
@@ -73,7 +74,9 @@ class ClassStaticFields:
         while grew:
             grew = False
             for name, props in pending.items():
-                if name not in out and all(self._returns_static(m, frozenset(out - fields)) for m in props):
+                # a stub (`@abstractmethod ... : ...`) is never what a read runs: the overrides decide
+                concrete = [m for m in props if not is_stub(m.node)]
+                if name not in out and concrete and all(self._returns_static(m, frozenset(out - fields)) for m in concrete):
                     out.add(name)
                     grew = True
         for cls in self.class_nodes:

@@ -69,6 +69,7 @@ from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.static_values import (
     is_known_library,
 )
+from jaxfix.analysis.stubs import is_stub_ast
 from jaxfix.analysis.transforms import (
     CONSTRUCTION_HOOKS,
     LINEN_APPLY,
@@ -569,7 +570,12 @@ class TraceScreen:
             if name in out or name in array_fields:
                 continue
             infos = [self.info_of(d) for d in defs]
-            if all(i.is_property and i.class_name in sure for i in infos) and all(map(screen_facts.returns_python, infos)):
+            concrete = [i for i in infos if not is_stub_ast(i.node)]  # `stubs`: the overrides decide
+            if (
+                concrete
+                and all(i.is_property and i.class_name in sure for i in infos)
+                and all(map(screen_facts.returns_python, concrete))
+            ):
                 out.add(name)
         for cls in self.classes:
             out.update(pytrees.tree_flatten_aux(cls))  # aux data (`JitContexts._static_properties`)
