@@ -667,3 +667,37 @@ def test_a_stub_property_leaves_the_decision_to_its_overrides():
         """
     assert codes(source % "self.eval_n_directions * self.eval_grid_n**2") == []
     assert codes(source % "jnp.sum(self.sizes)") == [("JAX307", 18)]
+
+
+def test_an_unpassed_enum_default_of_a_jitted_method_is_a_python_value():
+    """octo-models/octo@241fb351:octo/model/octo_model.py: `sample_actions` is jitted with
+    `normalization_type: NormalizationType = NormalizationType.NORMAL`, which no call passes: jit
+    leaves it the enum member, and `if normalization_type == NormalizationType.NORMAL:` runs in
+    Python. The twin, a call that passes it (traced there), is reported."""
+    source = """
+        import enum
+        from functools import partial
+
+        import jax
+        import jax.numpy as jnp
+
+
+        class NormalizationType(str, enum.Enum):
+            NORMAL = "normal"
+            BOUNDS = "bounds"
+
+
+        class Model:
+            @partial(jax.jit, static_argnames=("train",))
+            def sample_actions(self, obs, stats=None, normalization_type: NormalizationType = NormalizationType.NORMAL, train=False):
+                action = obs * 2
+                if stats is not None:
+                    if normalization_type == NormalizationType.NORMAL:
+                        action = action * stats["std"] + stats["mean"]
+                return action
+
+            def act(self, obs, stats, kind):
+                return self.sample_actions(obs, stats%s)
+        """
+    assert codes(source % "") == []
+    assert codes(source % ", normalization_type=kind") == [("JAX301", 19)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis.body_facts import names_read
-from jaxfix.analysis.jit_contexts import is_hashable_literal
+from jaxfix.analysis.defaults import is_hashable_literal
 from jaxfix.analysis.traced import analyse_function
 from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rewriting.functions import FunctionRewrite

@@ -28,7 +28,9 @@ it is not reported. A `jnp.where` rewrite broadcasts: if the two original branch
 shapes, the rewrite returns the broadcast shape (the original could never run under jit).
 `self` is traced only in classes the module registers as pytrees. Under `eqx.filter_jit`, which
 traces array leaves only, a `**kwargs` value not annotated as an array is undecidable and not
-reported.
+reported. A parameter no call in the module passes holds its default, which jit never traces:
+a literal, or for a `def` outside functions a dotted name (`Kind.A`) (`jaxfix.analysis.defaults`);
+a caller outside the project that passes it is not seen.
 
 ## Example
 ```python

@@ -28,6 +28,7 @@ import libcst as cst
 
 from jaxfix.analysis import pytrees
 from jaxfix.analysis.class_static_fields import ClassStaticFields
+from jaxfix.analysis.defaults import is_hashable_literal, python_default
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import ModuleCallOracle
@@ -186,19 +187,6 @@ def _defaulted_past(info: "FuncInfo", passed: int | None) -> set[str]:
         return set()
     return {p for p in info.positional[passed:] if p in info.defaults}
 
-
-
-def is_hashable_literal(node: cst.BaseExpression) -> bool:
-    """A literal jax accepts as a static argument (hashable Python value)."""
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.Imaginary)):
-        return True
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        return is_hashable_literal(node.expression)
-    if isinstance(node, cst.Tuple):
-        return all(is_hashable_literal(el.value) for el in node.elements)
-    return False
 
 
 @statement_hooks
@@ -985,8 +973,8 @@ class JitContexts(ClassStaticFields):
             default = info.defaults.get(p)
             if p in info.external_traced:
                 continue  # passed traced by a call in another module
-            if default is not None and is_hashable_literal(default) and not self._passed_explicitly(info, p):
-                entry.discard(p)  # never passed: stays the Python default under jit
+            if default is not None and python_default(default, info.parent is not None) and not self._passed_explicitly(info, p):
+                entry.discard(p)  # never passed: stays the Python default under jit (`defaults`)
         return entry
 
     def _propagate(self) -> None:

@@ -128,17 +128,6 @@ def names_function(expr: ast.AST, names: set[str]) -> bool:
     return type(expr) is ast.Name and expr.id in names
 
 
-def hashable_literal(node: ast.AST) -> bool:
-    """A literal jax accepts as a static argument (as `jit_contexts.is_hashable_literal`)."""
-    if isinstance(node, ast.Constant):
-        return node.value is not Ellipsis
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        return hashable_literal(node.operand)
-    if isinstance(node, ast.Tuple):
-        return all(hashable_literal(el) for el in node.elts)
-    return False
-
-
 def may_pass(call: ast.Call, param: str, index: int | None) -> bool:
     """Could `call` pass `param` (by keyword, at `index` or later positionally, or through `*`/`**`)?"""
     if any(k.arg is None or k.arg == param for k in call.keywords):

@@ -24,7 +24,7 @@ against the jax/flax/optax corpus). The simplifications:
   after `self`, other defs of a class try both alignments);
   every parameter of an entry point is traced except those named by literal
   `static_argnums`/`static_argnames` of a decorator on it and `self` of plain classes and unpassed
-  literal defaults (the analysis also drops `in_axes=None` arguments);
+  Python defaults (`defaults`) (the analysis also drops `in_axes=None` arguments);
 - a function traced code of another module calls (`entries`, from the project's call graph:
   `screen_entries`) is entered with the parameters passed traced, literal defaults included,
   every def its name may mean (the analysis enters the one module-level def or method so named);
@@ -56,6 +56,7 @@ import re
 from collections.abc import Iterator
 
 from jaxfix.analysis import astscan, filememo, pytrees, screen_facts
+from jaxfix.analysis.defaults import python_default_ast
 from jaxfix.analysis.jit_contexts import (
     BODY_ARGS,
     JIT_NAMES,
@@ -491,7 +492,7 @@ class TraceScreen:
 
     def static_params(self, info: ScreenFunction) -> set[str]:
         """Parameters the analysis drops from a traced entry: `self` of a plain class's method, and
-        parameters with a hashable literal default that no call in the module may pass."""
+        parameters with a Python default (`defaults.python_default_ast`) that no call in the module may pass."""
         found = self._static_params.get(info)
         if found is not None:
             return found
@@ -513,7 +514,7 @@ class TraceScreen:
         if info.name in CONSTRUCTION_HOOKS:
             return self._static_params.setdefault(info, out)  # called by the class's name: nothing claimed
         for param, default in defaults.items():
-            if not screen_facts.hashable_literal(default) or param in info.external_traced:
+            if not python_default_ast(default, info.parent is not None) or param in info.external_traced:
                 continue  # (a call in another module passes it traced: `_enter_external`)
             index = info.positional.index(param) if param in info.positional else None
             if not any(screen_facts.may_pass(call, param, index) for call in calls):
