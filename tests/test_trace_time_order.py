@@ -714,3 +714,46 @@ def test_trace_time_naming_state_of_a_library_is_not_reported():
     assert [line for line, _ in findings(leaked)] == [28]
     emptied = SUMMARY.replace("        yield\n", "        pass\n")
     assert names(emptied) == ["_summary_scope_stack"]
+
+
+# lockwo/distreqx@544d83f1:examples/02_mixture_models.ipynb: a later cell redefines
+# `@eqx.filter_jit def step` (reading the global `optimizer`), rebinds `optimizer` below it and
+# only then loops over `step(...)`: the new `step` is traced first by that loop, with the new
+# optimizer, and the old `step` is never called again.
+STEP_CELLS = (
+    """
+    import jax
+    import jax.numpy as jnp
+
+    scale = 1.0
+
+    @jax.jit
+    def step(x):
+        return x * scale
+
+    y = step(1.0)
+    """,
+    """
+    @jax.jit
+    def step(x):
+        return x * scale + 1.0
+
+    scale = 2.0
+    y = step(1.0)
+    """,
+)
+
+
+def test_a_jitted_def_first_called_after_the_rebinding_is_silent():
+    assert notebook_names(*STEP_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(textwrap.dedent(c) for c in STEP_CELLS), namespace)
+    assert float(namespace["y"]) == 3.0  # the new scale
+
+
+def test_a_jitted_def_called_before_the_rebinding_is_reported():
+    cells = (STEP_CELLS[0], STEP_CELLS[1].replace("scale = 2.0", "y = step(1.0)\n    scale = 2.0"))
+    assert notebook_names(*cells) == ["scale", "scale"]  # at each def that reads it
+    namespace: dict = {}
+    exec("\n".join(textwrap.dedent(c) for c in cells), namespace)
+    assert float(namespace["y"]) == 2.0  # the stale scale

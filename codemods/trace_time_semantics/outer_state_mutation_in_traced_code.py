@@ -88,7 +88,8 @@ class OuterStateMutationRule(Rule):
       jupytext's `# jupyter:` header, or with `# %%` cells, is a notebook): one rebuilt after it
       (`grad_loss = jit(grad(lambda ...))` again, a redefined `@jax.jit def do_rollout`, a
       `jax.jit(env.reset)` of a new object) traces with the new value, and the stale one it
-      replaced is never called again;
+      replaced is never called again; so does a jitted def made before the rebinding whose
+      first call comes after it (nothing else may trace in between);
     - a traced value stored on an object that outlives the trace: `self.cache[k] = v`,
       `self.last = v`, `self.items.append(v)` in a method of a plain (non-pytree) class that the
       module instantiates at module level (`guide = Guide(...)`, then `jax.jit(lambda k: guide(k))`);

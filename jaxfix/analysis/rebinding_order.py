@@ -140,8 +140,10 @@ class _Order:
         fresh = _Fresh(self)
         for stmt in self.tree.body:
             effects = self._statement(stmt, self.names, frozenset())
+            called = self._compiled_calls(stmt) if effects.traces else None
+            if effects.traces:
+                fresh.traced_at(stmt, called)
             if effects.traces and pending:
-                called = self._compiled_calls(stmt)
                 stale = {
                     name: line
                     for name, line in pending.items()
@@ -328,6 +330,19 @@ class _Fresh:
         self.since: dict[str, int] = {}  # compiled name -> every trace of it runs after this line
         self.defined: dict[str, int] = {}  # plain module def -> the line of its last definition
         self.assigned: dict[str, int] = {}  # name -> the line of the plain assignment that last bound it
+        self.untraced: set[str] = set()  # compiled defs no statement may have traced since their def
+
+    def traced_at(self, stmt: ast.stmt, called: set[str] | None) -> None:
+        """`stmt`, which may trace, calls the compiled functions `called` (None: unknown). A jitted
+        def is traced first by its first call, so one defined before a global's rebinding and first
+        called after it sees the new value (lockwo/distreqx@544d83f1:examples/02_mixture_models.ipynb
+        redefines `@eqx.filter_jit def step` in a cell, rebinds `optimizer` below it, then loops
+        over `step(...)`). Any other trace may reach a def indirectly: from then on its own line
+        counts again."""
+        for name in called or ():
+            if name in self.untraced:
+                self.since[name] = stmt.lineno
+        self.untraced.clear()
 
     def note(self, stmt: ast.stmt) -> None:
         """Record the bindings `stmt` (a top-level statement) makes."""
@@ -336,14 +351,18 @@ class _Fresh:
             self.since.pop(stmt.name, None)
             self.defined.pop(stmt.name, None)
             self.assigned.pop(stmt.name, None)
+            self.untraced.discard(stmt.name)
             if any(order._is_transform(d) for d in stmt.decorator_list):
                 self.since[stmt.name] = self._body(stmt, stmt.lineno)
+                if self.since[stmt.name] == stmt.lineno:  # its body keeps no older trace
+                    self.untraced.add(stmt.name)
             elif not stmt.decorator_list:
                 self.defined[stmt.name] = stmt.lineno
             return
         for node in astscan.nodes(stmt):
             if isinstance(node, (*_DEFS[:2], ast.ClassDef, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.Import, ast.ImportFrom)):
                 for name in _bound_names(node):
+                    self.untraced.discard(name)
                     self.since.pop(name, None)
                     self.defined.pop(name, None)
                     self.assigned.pop(name, None)
