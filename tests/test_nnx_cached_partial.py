@@ -282,3 +282,13 @@ def test_an_nnx_class_of_another_module_of_the_project_builds_a_graph_object(tmp
     assert "train.py:" in result.output and "JAX204" in result.output, result.output
     alone = CliRunner().invoke(app, ["check", "--select", "JAX204", "--no-cache", str(script)])
     assert "JAX204" not in alone.output  # checked alone, the class's module is out of sight
+
+
+def test_test_code_is_left_alone_unless_asked():
+    """A test's training loop exercises the step (kmheckel/spyx@38374e96962ce4bae44a902e78520c0657b6bd86:
+    tests/test_raven.py:244 runs 400 steps of a nested `@nnx.jit def step`); `include-tests` reports it."""
+    source = textwrap.dedent(NESTED_STEP)
+    skipped = analyze(source, "tests/test_fit.py", Config(select=("JAX204",)))
+    assert skipped.error is None and skipped.findings == []
+    asked = Config(select=("JAX204",)).with_options("jit-placement", **{"include-tests": True})
+    assert [f.code for f in analyze(source, "tests/test_fit.py", asked).findings] == ["JAX204"]

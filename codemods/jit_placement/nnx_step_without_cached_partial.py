@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from codemods._command import commands_for
+from codemods.jit_placement.sites import INCLUDE_TESTS, skips_test_code
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.pytrees import NNX, PYTREE_BASES
@@ -50,7 +51,9 @@ class NnxStepWithoutCachedPartialRule(Rule):
     the project when the whole project is checked), of a `flax.nnx` class (`nnx.Linear`,
     `nnx.Optimizer`), of `nnx.merge`, or of a function of the file each of whose returns builds
     one. Parameters, and names also bound to anything else, are not taken for them: a step
-    whose graph objects come from elsewhere is not reported. The gain is the traversal's share of the step: large for small models and on
+    whose graph objects come from elsewhere is not reported. Test code is not reported (a
+    test's training loop exercises the step): set `include-tests = true` in
+    `[tool.jaxfix.jit-placement]` to report it. The gain is the traversal's share of the step: large for small models and on
     CPU, small for large models on an accelerator.
 
     ## Example
@@ -93,6 +96,8 @@ class NnxStepWithoutCachedPartialRule(Rule):
         ),
     )
     prefilter = ("nnx",)
+    options = (INCLUDE_TESTS,)
+    options_table = "jit-placement"  # the option JAX201-JAX203 share
     uses_project = True  # an NNX class another module of the project defines (`_GraphObjects`)
     valid = (
         Valid(
@@ -173,6 +178,8 @@ class NnxStepWithoutCachedPartialRule(Rule):
         return False
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        if skips_test_code(ctx, self):
+            return  # a test's training loop exercises the step; its speed is not the user's
         steps = _nnx_jitted_steps(ctx)
         if not steps:
             return
