@@ -389,6 +389,74 @@ def train(x):
 """,
         False,
     ),
+    # samuela/git-re-basin@ef40098257ab97243930eba737d6dcb8edd5863e:src/utils.py `timeblock` (heldout4 recall rows): a
+    # `@contextmanager` that reads the clock before and after its `yield` times its `with` body
+    "git_re_basin_contextmanager_timer": (
+        """
+from contextlib import contextmanager
+
+
+@contextmanager
+def timeblock(name):
+    start = time.time()
+    try:
+        yield
+    finally:
+        end = time.time()
+        print(f"{name} took {end - start:.5f} seconds")
+
+
+def train(x):
+    with timeblock("Epoch"):
+        for _ in range(3):
+            x = step(x)
+    return x
+""",
+        True,
+    ),
+    "git_re_basin_contextmanager_timer_blocked": (
+        """
+from contextlib import contextmanager
+
+
+@contextmanager
+def timeblock(name):
+    start = time.time()
+    try:
+        yield
+    finally:
+        end = time.time()
+        print(f"{name} took {end - start:.5f} seconds")
+
+
+def train(x):
+    with timeblock("Epoch"):
+        for _ in range(3):
+            x = step(x)
+        x.block_until_ready()
+    return x
+""",
+        False,
+    ),
+    # a context manager that reads the clock only before its `yield` (a start stamp) times nothing
+    "contextmanager_stamping_only_the_start": (
+        """
+import contextlib
+
+
+@contextlib.contextmanager
+def stamped(log):
+    log.append(time.time())
+    yield
+
+
+def train(x, log):
+    with stamped(log):
+        x = step(x)
+    return x
+""",
+        False,
+    ),
     # a context manager of the file that reads no clock is no timer
     "context_manager_without_a_clock": (
         """
@@ -730,12 +798,15 @@ def test_a_learner_region_that_queues_a_transfer_is_reported_with_an_unsafe_fix(
 def test_the_message_names_the_timed_call_not_an_array_built_for_its_argument():
     # written as a user would (an equinox script): `simulate(model, jnp.ones(3), tol)` was
     # reported as "the result of `jnp.ones(...)`"
-    src = HEAD + """
+    src = (
+        HEAD
+        + """
 def main():
     t = time.perf_counter()
     y = step(jnp.ones((3, 3)))
     return time.perf_counter() - t, y
 """
+    )
     [finding] = _findings(src).findings
     assert "the result of `step(...)`" in finding.message, finding.message
 
@@ -744,7 +815,9 @@ def main():
 # (`training_loop`): the jitted step is a parameter; only the profiler's step annotation around its
 # call says it is the device step (human fix blocks on the loss before the clock). A convention:
 # reported with an unsafe fix.
-ANNOTATED = HEAD + """
+ANNOTATED = (
+    HEAD
+    + """
 import datetime
 
 
@@ -759,6 +832,7 @@ def training_loop(p_train_step, state, batches):
         last_step_completion = new_time
     return state, metric, times
 """
+)
 
 
 def test_a_step_under_the_profilers_step_annotation_is_reported_with_an_unsafe_fix(tmp_path):
@@ -772,7 +846,10 @@ def test_a_step_under_the_profilers_step_annotation_is_reported_with_an_unsafe_f
     old, new = _load(tmp_path, ANNOTATED), _load(tmp_path, fixed)
     two_step = jax.jit(lambda s, b: (s + b, (s * b).sum()))
     batches = [jnp.ones((2, 2)), 2 * jnp.ones((2, 2))]
-    assert jnp.allclose(old.training_loop(two_step, jnp.zeros((2, 2)), batches)[0], new.training_loop(two_step, jnp.zeros((2, 2)), batches)[0])
+    assert jnp.allclose(
+        old.training_loop(two_step, jnp.zeros((2, 2)), batches)[0],
+        new.training_loop(two_step, jnp.zeros((2, 2)), batches)[0],
+    )
     # without the annotation nothing shows `p_train_step` to be JAX work: not reported
     plain = ANNOTATED.replace('with jax.profiler.StepTraceAnnotation("train", step_num=step_num):\n            ', "")
     assert "StepTraceAnnotation" not in plain
@@ -809,7 +886,9 @@ def test_a_lap_timer_whose_trip_may_wait_gets_an_unsafe_fix():
     result = analyze(LAP, "trainer.py", Config(select=("JAX501",), unsafe_fixes=True), fix=True)
     assert [(f.code, f.fix.safety.value) for f in result.findings] == [("JAX501", "unsafe")]
     assert "`write_metrics(...)`, which may wait on it" in result.findings[0].message
-    twin = LAP.replace("        write_metrics(writer, x, new_time - last)\n", "        writer.append(new_time - last)\n")
+    twin = LAP.replace(
+        "        write_metrics(writer, x, new_time - last)\n", "        writer.append(new_time - last)\n"
+    )
     assert twin != LAP
     result = analyze(twin, "trainer.py", Config(select=("JAX501",)), fix=True)
     assert [(f.code, f.fix.safety.value) for f in result.findings] == [("JAX501", "safe")]
@@ -818,7 +897,9 @@ def test_a_lap_timer_whose_trip_may_wait_gets_an_unsafe_fix():
 # A notebook read as one module (cells joined at `# %%` markers, as jaxfix and jupytext write
 # them). ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb displays a pending result
 # (`get_params(final_state)`) as a cell's value: IPython's repr reads it, so it is ready.
-NOTEBOOK = HEAD + """
+NOTEBOOK = (
+    HEAD
+    + """
 x0 = jnp.ones((4, 4))
 
 # %%
@@ -832,6 +913,7 @@ out[0:2]{end}
 end = time.time()
 print(end - start)
 """
+)
 
 
 @pytest.mark.parametrize("end, reported", [("", False), (";", True)])
@@ -1082,3 +1164,31 @@ def test_an_ahead_of_time_compiled_call_is_jax_work():
     assert findings(AOT) == [18]
     waited = AOT.replace("logs = train_fn(rng)", "logs = jax.block_until_ready(train_fn(rng))")
     assert findings(waited) == []
+
+
+def test_a_timer_of_another_module_of_the_project_times_its_with_body(tmp_path):
+    """git-re-basin's training scripts import `timeblock` from the project's `utils`
+    (samuela/git-re-basin@ef40098257ab97243930eba737d6dcb8edd5863e: src/mnist_mlp_train.py:171 `with
+    timeblock("Epoch"):`): the project index tells it is a timer; checked alone, the script's
+    `with` is a context manager of unknown kind and is not reported."""
+    from typer.testing import CliRunner
+
+    from jaxfix.cli import app
+
+    (tmp_path / "utils.py").write_text(
+        textwrap.dedent(REGIONS["git_re_basin_contextmanager_timer"][0].split("def train")[0]).replace(
+            "from contextlib", "import time\nfrom contextlib"
+        )
+    )
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import jax\nimport jax.numpy as jnp\n\nfrom utils import timeblock\n\n\n@jax.jit\ndef step(x):\n"
+        "    return jnp.tanh(x @ x)\n\n\ndef train(x):\n    with timeblock('Epoch'):\n        x = step(x)\n    return x\n"
+    )
+    together = CliRunner().invoke(app, ["check", "--select", "JAX501", "--no-cache", str(tmp_path)])
+    assert "train.py:13:" in together.output and "`timeblock` reads the clock on exit" in together.output, (
+        together.output
+    )
+    alone = CliRunner().invoke(app, ["check", "--select", "JAX501", "--no-cache", str(script)])
+    assert "JAX501" not in alone.output, alone.output
+    assert UnblockedTimingRule().could_match(ast.parse(script.read_text()))  # the screen admits it

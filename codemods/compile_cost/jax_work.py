@@ -8,7 +8,6 @@ import libcst as cst
 
 from codemods.compile_cost.nodes import all_nodes, own_nodes
 from codemods.compile_cost.timed_regions import (
-    timer_classes,
     timer_with,
 )
 from codemods.compile_cost.timing_screen import (
@@ -27,7 +26,9 @@ from jaxfix.analysis.host_sync import (
 )
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.pytrees import NOT_PROJECT_HEADS
 from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
 from jaxfix.analysis.transforms import (
     GRAD_NAMES,
@@ -83,13 +84,29 @@ class JaxWork:
                 return True
         return False
 
+    def is_timer(self, func: cst.BaseExpression) -> bool:
+        """`func` names a timer of this module, or of another module of the project (its summary's
+        `timers`: `from utils import timeblock`)."""
+        if isinstance(func, cst.Name) and func.value in self.timers:
+            return True
+        project = self.ctx.project
+        q = self.names.qualify(func) if project is not None else None
+        if q is None or "." not in q or q.split(".", 1)[0] in NOT_PROJECT_HEADS:
+            return False
+        module_name, _, name = q.rpartition(".")
+        try:
+            summary = project.module(module_name)
+        except Exception:  # noqa: BLE001 - an index that cannot answer decides nothing
+            return False
+        return summary is not None and name in summary.timers
+
     def _scan(self) -> None:
         """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
         checker = self
         self.jitted: set[str] = set()
         self.convention: dict[str, str] = {}  # jitted names taken by a convention -> why (unsafe fixes)
         self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
-        self.timers = timer_classes(self.ctx.module, self.is_clock)
+        self.timers = timer_names(self.ctx.tree, self.names.qualify_ast)
         self.timer_withs: list[tuple[cst.With, cst.Call]] = []
         self.timeit_calls: list[cst.Call] = []
         self.functions: dict[str, list[cst.FunctionDef]] = {}
@@ -123,7 +140,7 @@ class JaxWork:
                     checker.region_blocks.append((list(node.body), looped))
 
             def visit_With(self, node: cst.With) -> None:
-                call = timer_with(node, checker.timers) if checker.timers else None
+                call = timer_with(node, checker.is_timer)
                 if call is not None and isinstance(node.body, cst.IndentedBlock):
                     checker.timer_withs.append((node, call))
                 if any(

@@ -2,8 +2,10 @@
 
 - A loop-carried region: a loop body whose last start (`last = now()`) closes at the top of the
   next trip (`dt = now() - last` before the step): MaxText's step time.
-- A timer class of this module: `with TimeIt("run"): out = learn(x)` where the class's
-  `__enter__` and `__exit__` read the clock (Mava's examples); the region is the `with` body.
+- A timer (`jaxfix.analysis.timers`): `with TimeIt("run"): out = learn(x)` where the class's
+  `__enter__` and `__exit__` read the clock (Mava's examples), or a `@contextmanager` that reads
+  it around its `yield`, of this module or, through the project index, of another; the region
+  is the `with` body.
 
 - `timeit.timeit(lambda: ...)` (`timeit_findings`).
 - A region counts only when its start's clock value is read after it closes, before the name
@@ -26,30 +28,11 @@ from jaxfix.model import Finding, ImportRequest, Safety
 Statements = list[cst.BaseStatement]
 
 
-def timer_classes(module: cst.Module, is_clock: Callable[[cst.Call], bool]) -> set[str]:
-    """Classes of this module whose `__enter__`/`__exit__` (or the async pair) both read a clock."""
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            methods = {
-                s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)
-            } if isinstance(node.body, cst.IndentedBlock) else {}
-            for enter, exit_ in (("__enter__", "__exit__"), ("__aenter__", "__aexit__")):
-                if enter in methods and exit_ in methods and all(
-                    any(is_clock(c) for c in own_nodes(methods[m].body, cst.Call)) for m in (enter, exit_)
-                ):
-                    out.add(node.name.value)
-
-    module.visit(V())
-    return out
-
-
-def timer_with(node: cst.With, timers: set[str]) -> cst.Call | None:
-    """The `Timer(...)` item of `with Timer(...):` when `Timer` is a timer class of this module."""
+def timer_with(node: cst.With, is_timer: Callable[[cst.BaseExpression], bool]) -> cst.Call | None:
+    """The `Timer(...)` item of `with Timer(...):` when `Timer` is a timer (`jaxfix.analysis.timers`)."""
     for item in node.items:
         call = item.item
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in timers:
+        if isinstance(call, cst.Call) and is_timer(call.func):
             return call
     return None
 

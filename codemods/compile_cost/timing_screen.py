@@ -12,25 +12,11 @@ from collections.abc import Iterator
 from jaxfix.analysis import astscan
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.pytrees import NOT_PROJECT_HEADS, dotted
+from jaxfix.analysis.timers import CLOCKS, timer_names
 from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.analysis.transforms import STAGE_METHODS, STEP_ANNOTATIONS
 
-CLOCKS = frozenset(
-    {
-        "time.perf_counter",
-        "time.perf_counter_ns",
-        "time.time",
-        "time.time_ns",
-        "time.monotonic",
-        "time.monotonic_ns",
-        "timeit.default_timer",
-        # a wall-clock timestamp: `datetime.now() - t0` is an elapsed time too (MaxText's step
-        # time, benchmarks/human_fixes maxtext-step-time-datetime-unblocked)
-        "datetime.datetime.now",
-        "datetime.datetime.utcnow",
-    }
-)
 CLOCK_IDENTS = frozenset(q.rsplit(".", 1)[-1] for q in CLOCKS)
 TIMEIT_CALLS = {"timeit.timeit": "stmt", "timeit.repeat": "stmt", "timeit.Timer": "stmt"}
 # jax calls that do not start device work worth waiting for (or that wait themselves).
@@ -104,13 +90,14 @@ def region_screen(tree: ast.Module) -> bool:
         q = names.qualify_ast(func)
         return q not in NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
 
-    timers = timer_classes_ast(tree, is_clock)
-    if timers:  # `with Timer(): ...` where `Timer.__enter__`/`__exit__` read the clock
+    timers = timer_names(tree, names.qualify_ast)
+    imported = imported_names(tree)
+    if timers or imported:  # `with Timer(): ...`: a timer of this module, or maybe one of the project
         for node in astscan.nodes(tree):
             if (
                 type(node) in (ast.With, ast.AsyncWith)
                 and any(
-                    type(item.context_expr) is ast.Call and dotted(item.context_expr.func) in timers
+                    type(item.context_expr) is ast.Call and dotted(item.context_expr.func) in timers | imported
                     for item in node.items
                 )
                 and any(may_be_jax_call(n) for s in node.body for n in astscan.nodes(s) if type(n) is ast.Call)
@@ -159,21 +146,19 @@ def region_screen(tree: ast.Module) -> bool:
     return False
 
 
-def timer_classes_ast(tree: ast.Module, is_clock) -> set[str]:
-    """Classes of this module used as timers: `__enter__` and `__exit__` (or the async pair)
-    both read a clock (`with TimeIt("step"): out = step(x)` times its body, Mava's examples)."""
+def imported_names(tree: ast.Module) -> set[str]:
+    """Names a module imports from modules outside the standard library and JAX's own packages:
+    each may be a timer of the project (`from utils import timeblock`), which only the project
+    index can tell (`timers.timer_names` in its module summary)."""
     out: set[str] = set()
-    for node in astscan.nodes(tree):
-        if type(node) is not ast.ClassDef:
+    for node in astscan.statements(tree):
+        if type(node) is ast.ImportFrom and node.level == 0 and node.module:
+            head = node.module.split(".", 1)[0]
+            if head in NOT_PROJECT_HEADS or head in ("jax", "flax", "optax", "equinox", "numpy"):
+                continue
+        elif type(node) is not ast.ImportFrom:
             continue
-        methods = {
-            m.name: m for m in node.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef)
-        }
-        for enter, exit_ in (("__enter__", "__exit__"), ("__aenter__", "__aexit__")):
-            if enter in methods and exit_ in methods and all(
-                any(type(c) is ast.Call and is_clock(c) for c in ast.walk(methods[m])) for m in (enter, exit_)
-            ):
-                out.add(node.name)
+        out.update(a.asname or a.name for a in node.names if a.name != "*")
     return out
 
 

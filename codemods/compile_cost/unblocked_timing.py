@@ -22,8 +22,8 @@ from codemods.compile_cost.timing_screen import (
     CLOCK_IDENTS,
     CLOCKS,
     TRANSFERS,
+    imported_names,
     region_screen,
-    timer_classes_ast,
 )
 from jaxfix.analysis import astscan
 from jaxfix.analysis.cstparse import parsing_config
@@ -33,8 +33,10 @@ from jaxfix.analysis.host_sync import (
     is_jax_library,
 )
 from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.runs_once import starts_cell
 from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.traced import assigned_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -50,7 +52,9 @@ class UnblockedTimingRule(Rule):
     clock before that work is done. In a loop body, a start taken after the body's last clock
     read closes at the first clock read of the next trip when the trip uses it (`delta = now()
     - last` ... `last = now()`, or `new = now()` ... `last = new`: a step time). A `with Timer(...):` body is a timed region too when the
-    class is defined in this file and its `__enter__` and `__exit__` both read a clock.
+    class's `__enter__` and `__exit__` both read a clock, or a `@contextmanager` reads it before
+    and after its `yield` (`with timeblock("epoch"):`), defined in this file or, when the whole
+    project is checked, in another module of it.
     JAX work is a call of a function jitted in this module (`@jax.jit`, `f_jit = jax.jit(f)`,
     `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
     jax.grad(loss)`; an ahead-of-time compiled `jax.jit(f).lower(x).compile()`) or of `jax.numpy`, `jax.lax`,
@@ -101,7 +105,8 @@ class UnblockedTimingRule(Rule):
     `with`/`if` block, only what runs after the block's last JAX call can wait for it (a call
     before it that reads the previous batch does not); where that call is inside a loop of the
     block, the whole block counts, as the next trip runs the earlier code again. Timers made
-    elsewhere (another module's timer class, `pytest-benchmark`'s fixture) are not seen.
+    outside the checked project (a library's timer, `pytest-benchmark`'s fixture) and timers
+    reached through an object (`self.tracker.record_time(...)`) are not seen.
 
     ## Example
     ```python
@@ -140,7 +145,9 @@ class UnblockedTimingRule(Rule):
     codes = (Code("JAX501", "unblocked-timing", "timed region reads the clock before JAX work is done", "always"),)
     prefilter = (
         "perf_counter", "time.time", "monotonic", "default_timer", "timeit", "import time", "time_ns", "datetime",
+        "with",  # `with timeblock("epoch"):`, a timer another module of the project defines
     )
+    uses_project = True  # the timers of other modules (`jaxfix.analysis.timers`, in their summaries)
     valid = (
         Valid(
             """
@@ -266,8 +273,8 @@ class UnblockedTimingRule(Rule):
                 starts.append(node.value)
         if not jax:
             return False
-        if timer_classes_ast(tree, lambda c: not c.args and ImportMap.from_ast(tree).qualify_ast(c.func) in CLOCKS):
-            return region_screen(tree)
+        if timer_names(tree, ImportMap.from_ast(tree).qualify_ast) or _with_imported_call(tree):
+            return region_screen(tree)  # a timer of this module, or maybe one of the project
         if uses_timeit:  # `timeit.timeit(lambda: ...)`
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.args[0] if node.args else None, ast.Lambda):
@@ -282,6 +289,19 @@ class UnblockedTimingRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         return iter(_TimingChecker(self, ctx).run())
+
+
+def _with_imported_call(tree: ast.Module) -> bool:
+    """A `with f(...):` whose `f` is imported from the project (`timing_screen.imported_names`)."""
+    imported = None
+    for node in astscan.nodes(tree):
+        if type(node) in (ast.With, ast.AsyncWith):
+            imported = imported_names(tree) if imported is None else imported
+            if any(
+                type(i.context_expr) is ast.Call and dotted(i.context_expr.func) in imported for i in node.items
+            ):
+                return True
+    return False
 
 
 class _TimingChecker(JaxWork):

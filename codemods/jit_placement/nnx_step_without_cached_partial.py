@@ -9,12 +9,13 @@ from collections.abc import Iterable
 import libcst as cst
 
 from codemods._command import commands_for
+from codemods.jit_placement.sites import INCLUDE_TESTS, skips_test_code
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.pytrees import NNX, PYTREE_BASES
+from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.transforms import CACHED_PARTIAL, PARTIAL_NAMES
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import own_returns, walk
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -26,10 +27,11 @@ NNX_GRAPH_BASES = frozenset(name for name, kind in PYTREE_BASES.items() if kind 
 class NnxStepWithoutCachedPartialRule(Rule):
     """
     ## What it does
-    Finds a call of an `@nnx.jit` function inside a `for`/`while` loop whose leading arguments
-    are the same NNX graph objects on every trip (a model built from an `nnx.Module` class of the
-    file or an `nnx.*` layer, an `nnx.Optimizer`), the loop passing the batch after them:
-    `loss = train_step(model, optimizer, x, y)`.
+    Finds a call of an `@nnx.jit` function (at module level or nested in the driver that calls
+    it) inside a `for`/`while` loop whose leading arguments are the same NNX graph objects on
+    every trip (a model built from an `nnx.Module` class of the file or of another module of the
+    project, an `nnx.*` layer, an `nnx.Optimizer`, or a function of the file that returns one),
+    the loop passing the batch after them: `loss = train_step(model, optimizer, x, y)`.
 
     ## Why is this bad?
     Every call of an `nnx.jit` function first walks the graph objects it is given in Python
@@ -43,10 +45,15 @@ class NnxStepWithoutCachedPartialRule(Rule):
     (8.8x); width 256: 6.6 ms -> 3.6 ms (1.8x), where the compiled step takes a larger share.
 
     ## Known problems
-    Which objects are NNX graph objects is read from this file: names the loop's scope binds
-    only to a call of an `nnx.Module` subclass of the file or of a `flax.nnx` class
-    (`nnx.Linear`, `nnx.Optimizer`); parameters are not taken for them. A step whose graph objects come from elsewhere is not
-    reported. The gain is the traversal's share of the step: large for small models and on
+    Which objects are NNX graph objects is read from their bindings: names bound, in the scope
+    they resolve to (the loop's function, or the module for a notebook's globals read in a
+    `train_one_epoch` function), only to calls of an `nnx.Module` subclass (of the file, or of
+    the project when the whole project is checked), of a `flax.nnx` class (`nnx.Linear`,
+    `nnx.Optimizer`), of `nnx.merge`, or of a function of the file each of whose returns builds
+    one. Parameters, and names also bound to anything else, are not taken for them: a step
+    whose graph objects come from elsewhere is not reported. Test code is not reported (a
+    test's training loop exercises the step): set `include-tests = true` in
+    `[tool.jaxfix.jit-placement]` to report it. The gain is the traversal's share of the step: large for small models and on
     CPU, small for large models on an accelerator.
 
     ## Example
@@ -89,6 +96,9 @@ class NnxStepWithoutCachedPartialRule(Rule):
         ),
     )
     prefilter = ("nnx",)
+    options = (INCLUDE_TESTS,)
+    options_table = "jit-placement"  # the option JAX201-JAX203 share
+    uses_project = True  # an NNX class another module of the project defines (`_GraphObjects`)
     valid = (
         Valid(
             """
@@ -151,11 +161,11 @@ class NnxStepWithoutCachedPartialRule(Rule):
     )
 
     def could_match(self, tree: ast.Module) -> bool:
-        """A module-level def decorated with `nnx.jit` and a call of it by name inside a loop."""
+        """A def decorated with `nnx.jit` and a call of it by name inside a loop."""
         qualify = ImportMap.from_ast(tree).qualify_ast
         steps = {
             node.name
-            for node in tree.body
+            for node in ast.walk(tree)
             if isinstance(node, ast.FunctionDef) and any(_names_nnx_jit(d, qualify) for d in node.decorator_list)
         }
         if not steps:
@@ -168,18 +178,25 @@ class NnxStepWithoutCachedPartialRule(Rule):
         return False
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        if skips_test_code(ctx, self):
+            return  # a test's training loop exercises the step; its speed is not the user's
         steps = _nnx_jitted_steps(ctx)
         if not steps:
             return
         idx: ScopeIndex = ctx.fact(ScopeIndex, ScopeIndex.of)
-        graph_classes = _graph_classes(ctx)
-        for call in _calls_of(ctx.module, steps):
+        graph = _GraphObjects(ctx, idx)
+        step_ids = {id(step) for step in steps}
+        for call in _calls_of(ctx.module, {step.name.value for step in steps}):
+            defs = _called_defs(idx, call)
+            if not defs or any(id(d) not in step_ids for d in defs):
+                continue  # a local binding of the same name, or a name also bound to something else
             loops = idx.enclosing_loops(call)
             if not loops or not isinstance(loops[0], (cst.For, cst.While)):
                 continue
             loop = loops[0]
-            scope = idx.enclosing_scope(call)
-            cached = _leading_graph_objects(ctx, idx, scope, call, loop, graph_classes)
+            if any(loop in idx.ancestors(d) for d in defs):
+                continue  # a step defined on every trip: a new function each time (JAX201's concern)
+            cached = graph.leading(call, loop)
             if not cached or len(cached) == len(call.args):
                 continue
             step = call.func.value
@@ -255,13 +272,26 @@ def _is_nnx_jit(ctx: RuleContext, expr: cst.BaseExpression) -> bool:
     return True
 
 
-def _nnx_jitted_steps(ctx: RuleContext) -> set[str]:
-    """Module-level functions decorated with `nnx.jit` (graph mode)."""
-    return {
-        stmt.name.value
-        for stmt in ctx.module.body
-        if isinstance(stmt, cst.FunctionDef) and any(_is_nnx_jit(ctx, d.decorator) for d in stmt.decorators)
-    }
+def _nnx_jitted_steps(ctx: RuleContext) -> list[cst.FunctionDef]:
+    """Defs decorated with `nnx.jit` (graph mode), at module level or nested in a driver
+    (`def main(): ... @nnx.jit def train_step(...)`: lbd's `main_mlp.py`)."""
+    found: list[cst.FunctionDef] = []
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if any(_is_nnx_jit(ctx, d.decorator) for d in node.decorators):
+                found.append(node)
+
+    walk(ctx.module, V())
+    return found
+
+
+def _called_defs(idx: ScopeIndex, call: cst.Call) -> list[cst.CSTNode]:
+    """The bindings of the name `call` calls, in the scope it resolves to (a notebook may define
+    the same `@nnx.jit def step` in two cells)."""
+    name = call.func.value
+    scope = idx.resolve(name, call)
+    return [] if scope is None else list(idx.scope_info(scope).bindings.get(name, []))
 
 
 def _calls_of(node: cst.CSTNode, names: set[str]) -> list[cst.Call]:
@@ -274,6 +304,91 @@ def _calls_of(node: cst.CSTNode, names: set[str]) -> list[cst.Call]:
 
     walk(node, V())
     return found
+
+
+class _GraphObjects:
+    """Which names hold NNX graph objects: bound, in the scope the name resolves to (the loop's
+    function, or the module for a notebook's globals read in `def train_one_epoch`), only to
+    calls that build one: a class of the file deriving from an NNX graph base, a capitalised
+    `flax.nnx` class (`nnx.Linear`, `nnx.Optimizer`), an NNX class of another module of the
+    project (through the project index), or a function of the file whose every return builds one
+    (`model = create_model()`)."""
+
+    def __init__(self, ctx: RuleContext, idx: ScopeIndex) -> None:
+        self.ctx = ctx
+        self.idx = idx
+        self.classes = _graph_classes(ctx)
+        self._factories: dict[str, bool] = {}
+
+    def leading(self, call: cst.Call, loop: cst.CSTNode) -> list[str]:
+        """The names of the leading positional arguments of `call` that hold NNX graph objects
+        bound outside `loop` and not rebound in it."""
+        rebound = self.idx.assigned_in(loop)
+        out: list[str] = []
+        for arg in call.args:
+            if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name):
+                break
+            name = arg.value.value
+            if name in rebound or not self.holds_graph_object(name, call):
+                break
+            out.append(name)
+        return out
+
+    def holds_graph_object(self, name: str, at: cst.CSTNode) -> bool:
+        scope = self.idx.resolve(name, at)
+        if scope is None:
+            return False
+        bindings = self.idx.scope_info(scope).bindings.get(name, [])
+        values = [b.value for b in bindings if isinstance(b, cst.Assign) and len(b.targets) == 1]
+        return bool(bindings) and len(values) == len(bindings) and all(self.builds(v) for v in values)
+
+    def builds(self, value: cst.BaseExpression) -> bool:
+        """`value` is a call that builds an NNX graph object."""
+        if not isinstance(value, cst.Call):
+            return False
+        if dotted_name(value.func) in self.classes:
+            return True
+        q = self.ctx.names.qualify(value.func) or ""
+        # `nnx.Linear(...)`, `nnx.Optimizer(...)`: a class of flax.nnx (a capitalised name)
+        if q.startswith("flax.nnx."):
+            return (q.rsplit(".", 1)[-1][:1].isupper() and q not in _NOT_GRAPH) or q in _GRAPH_BUILDERS
+        if isinstance(value.func, cst.Name) and self._factory(value.func.value):
+            return True
+        return "." in q and not q.startswith(("flax.", "jax.")) and self._project_graph_class(q)
+
+    def _project_graph_class(self, qualname: str) -> bool:
+        """An NNX graph class another module of the project defines (`from flaxchat.gpt import GPT`)."""
+        project = self.ctx.project
+        if project is None:
+            return False
+        try:
+            found = project.kind_of(qualname)
+        except Exception:  # noqa: BLE001 - an index that cannot answer decides nothing
+            return False
+        return found is not None and found[0] == NNX
+
+    def _factory(self, name: str) -> bool:
+        """A module-level def of the file each of whose returns builds a graph object, directly
+        or through a name its body binds only to such calls (`model = GPT(cfg); return model`)."""
+        if name not in self._factories:
+            self._factories[name] = False  # a recursive factory decides nothing
+            defs = [s for s in self.ctx.module.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+            ok = len(defs) == 1 and self._returns_graph_objects(defs[0])
+            self._factories[name] = ok
+        return self._factories[name]
+
+    def _returns_graph_objects(self, func: cst.FunctionDef) -> bool:
+        returns = own_returns(func)
+        if not returns:
+            return False
+        for ret in returns:
+            value = ret.value
+            if isinstance(value, cst.Name):
+                if not self.holds_graph_object(value.value, ret):
+                    return False
+            elif value is None or not self.builds(value):
+                return False
+        return True
 
 
 def _graph_classes(ctx: RuleContext) -> set[str]:
@@ -296,40 +411,10 @@ def _graph_classes(ctx: RuleContext) -> set[str]:
     return graph
 
 
-def _is_graph_object_call(ctx: RuleContext, value: cst.BaseExpression, graph_classes: set[str]) -> bool:
-    if not isinstance(value, cst.Call):
-        return False
-    q = ctx.names.qualify(value.func) or ""
-    if dotted_name(value.func) in graph_classes:
-        return True
-    # `nnx.Linear(...)`, `nnx.Optimizer(...)`: a class of flax.nnx (a capitalised name)
-    return q.startswith("flax.nnx.") and q.rsplit(".", 1)[-1][:1].isupper() and q not in _NOT_GRAPH
-
-
 # flax.nnx callables with a capitalised name that build no graph object
 _NOT_GRAPH = frozenset({"flax.nnx.Rngs", "flax.nnx.GraphDef", "flax.nnx.State"})
-
-
-def _leading_graph_objects(ctx, idx: ScopeIndex, scope, call: cst.Call, loop, graph_classes) -> list[str]:
-    """The names of the leading positional arguments of `call` that hold NNX graph objects bound
-    outside `loop` and not rebound in it."""
-    info = idx.scope_info(scope)
-    rebound = idx.assigned_in(loop)
-    out: list[str] = []
-    for arg in call.args:
-        if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name):
-            break
-        name = arg.value.value
-        if name in rebound:
-            break
-        bindings = info.bindings.get(name, [])
-        values = [b.value for b in bindings if isinstance(b, cst.Assign) and len(b.targets) == 1]
-        if not bindings or len(values) != len(bindings):
-            break
-        if not all(_is_graph_object_call(ctx, v, graph_classes) for v in values):
-            break
-        out.append(name)
-    return out
+# flax.nnx functions that return a graph object (`model = nnx.merge(graphdef, state)`)
+_GRAPH_BUILDERS = frozenset({"flax.nnx.merge"})
 
 
 # `NnxStepWithoutCachedPartialCommand`: this rule as a libcst codemod command, made on first access

@@ -164,7 +164,7 @@ def runs_once(function_name: str) -> bool:
     return function_name in ("main", "train_and_evaluate") or function_name.startswith("test")
 
 
-# `[tool.jaxfix.jit-placement] include-tests`, shared by JAX201-JAX203
+# `[tool.jaxfix.jit-placement] include-tests`, shared by JAX201-JAX204
 INCLUDE_TESTS = Option(
     "include-tests",
     False,

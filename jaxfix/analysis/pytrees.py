@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
 from jaxfix.analysis import astscan, filememo
+from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.transforms import PARTIAL_NAMES
 
 T = TypeVar("T")
@@ -485,6 +486,8 @@ class ModuleSummary:
     helpers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # its functions that make a static field (`static_field_helpers`), for modules importing them
     field_helpers: frozenset[str] = frozenset()
+    # its timer classes and context managers (`timers.timer_names`), for JAX501 in modules importing them
+    timers: frozenset[str] = frozenset()
 
 
 # Top-level packages whose registering functions are all in the table above: a decorator or call
@@ -560,7 +563,8 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
     for node in class_defs:
         # A later definition of the same name wins, as at run time.
         classes[node.name] = _summarize_class(node, bindings, registered, called_with, field_helpers)
-    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers)
+    timers = timer_names(tree, lambda n: qualify(n, bindings))
+    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers)
 
 
 def _summarize_class(
