@@ -356,6 +356,19 @@ class JitContexts(ClassStaticFields):
     def info(self, node: cst.CSTNode) -> FuncInfo | None:
         return self.functions.get(node)
 
+    def own_nodes(self, info: FuncInfo, kind: type) -> list:
+        """The attribute expressions or calls (`kind`) of `info`'s own body, not of the functions
+        nested in it."""
+        return [node for node, _ in self._own_nodes.get(info, ()) if isinstance(node, kind)]
+
+    def method_of(self, class_name: str, method: str) -> FuncInfo | None:
+        """The plain method (or property) `method` of the module's one class `class_name`."""
+        return self._method_of(class_name, method)
+
+    def locals_of(self, info: FuncInfo) -> set[str]:
+        """The names `info`'s body binds."""
+        return self._locals_of(info)
+
     def call_sites_of(self, info: FuncInfo) -> list[CallSite]:
         """Calls of `info` by its name or by a jitted alias of it, anywhere in the module."""
         if self._sites_by_target is None:
