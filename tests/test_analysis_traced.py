@@ -213,13 +213,54 @@ def test_methods_properties_and_call_of_traced_objects():
             def apply(self, x):
                 return x + self.w
         @eqx.filter_jit
-        def run(model, x):
+        def run(model: M, x):
             return model(x)
         """
     )
     assert fn(jc, "__call__").entry_traced == {"self", "x"}
     assert fn(jc, "apply").entry_traced == {"self", "x"}
     assert fn(jc, "scale").in_trace
+
+
+def test_calling_a_traced_argument_is_no_call_of_a_class_the_file_does_not_tie_to_it():
+    # sanchit-gandhi/seq2seq-speech (heldout9) run_flax_speech_recognition_ctc.py: in the pmapped steps
+    # `batch.pop("labels")` and `to_dtype(new_opt_state)` were taken for calls of the one pytree
+    # class with a `__call__`, a host-side `@flax.struct.dataclass` data collator; JAX402 then
+    # reported its NumPy padding (6 wrong findings, safe fixes)
+    jc = contexts(
+        """
+        import flax.struct
+        import jax
+        import numpy as np
+        @flax.struct.dataclass
+        class DataCollator:
+            pad_to: int
+            def __call__(self, features):
+                return np.not_equal(features, self.pad_to)
+        def eval_step(params, batch, to_dtype):
+            labels = batch.pop("labels")
+            return to_dtype(params * labels)
+        p_eval_step = jax.pmap(eval_step, "batch")
+        """
+    )
+    assert not fn(jc, "__call__").in_trace
+    # tied by an annotation: `Model.__call__` runs on the traced argument
+    jc = contexts(
+        """
+        import flax.struct
+        import jax
+        import numpy as np
+        @flax.struct.dataclass
+        class DataCollator:
+            pad_to: int
+            def __call__(self, features):
+                return np.not_equal(features, self.pad_to)
+        def eval_step(params, batch, collate: DataCollator):
+            return collate(params * batch)
+        p_eval_step = jax.pmap(eval_step, "batch")
+        """
+    )
+    assert fn(jc, "__call__").entry_traced == {"self", "features"}
 
 
 def test_unpassed_literal_defaults_stay_static_passed_ones_are_traced():
@@ -305,7 +346,7 @@ def test_static_fields_of_pytree_classes_are_static():
                 a = self.w
                 return x
         @jax.jit
-        def run(model, x):
+        def run(model: M, x):
             return model(x)
         """
     )
@@ -524,12 +565,12 @@ def test_calling_a_partial_object_is_not_a_module_call_method():
             g = functools.partial(mask, 0.0, carry)
             return g(carry)
         @jax.jit
-        def apply(model, x):
+        def apply(model: Model, x):
             return model(x)
         out = jax.lax.fori_loop(0, 3, body, 0.0)
         """)
     call = fn(jc, "__call__")
-    assert call.in_trace  # through `model(x)`: a traced parameter
+    assert call.in_trace  # through `model(x)`: a traced parameter annotated `Model`
     assert all("body" not in r for r in call.reasons)
 
 

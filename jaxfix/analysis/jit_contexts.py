@@ -1071,14 +1071,18 @@ class JitContexts(ClassStaticFields):
         return calls[0] if len(calls) == 1 else None
 
     def call_target(
-        self, call: cst.Call, info: FuncInfo, facts: FunctionFacts, env, *, guess: bool = True
+        self, call: cst.Call, info: FuncInfo, facts: FunctionFacts, env, *, guess: bool = False
     ) -> tuple[FuncInfo | None, cst.BaseExpression | None, cst.Call]:
         """(the function `call` runs, the object it runs on as `self` or None, the call as that
         function sees it). Beyond a plain call of a function or method of this module: a linen
         `model.apply(variables, x)` runs `__call__` on `x`; a `partial(f, ...)` built in traced code,
         and a transform applied there (`nnx.value_and_grad(loss_fn)(model, x)`), run `f` in this
-        trace. With `guess`, calling a traced argument (`model(x)`) runs the `__call__` of the one
-        pytree class of the module that defines one (a guess the proof, `proven_traced`, does not make)."""
+        trace. With `guess` (no caller asks for it), calling a traced argument (`model(x)`) runs the
+        `__call__` of the one pytree class of the module that defines one: a guess nothing ties to
+        the argument, which the propagation no longer makes either (sanchit-gandhi/seq2seq-speech: a
+        `to_dtype(...)` cast and `batch.pop(...)` in pmapped steps taken for calls of a host-side
+        `flax.struct.dataclass` data collator, 6 wrong JAX402 with safe fixes). An argument
+        annotated with the class (`model: Model`) is followed."""
         callee = self._resolve_callee(call.func, info)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if callee is None and isinstance(call.func, cst.Name) and call.func.value in info.class_annotations:
