@@ -334,6 +334,7 @@ class JitContexts(ClassStaticFields):
         # what `pytrees.pytree_classes` knows with the project (bases and registration helpers elsewhere)
         self.pytree_classes: set[str] = set(known_pytrees)
         self.class_nodes: list[cst.ClassDef] = []
+        self._models: frozenset[str] | None = None  # `_model_classes`, made when first asked
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         # calls whose result the module's own helpers or out-of-sight imports decide
         self.call_oracle = ModuleCallOracle(module, names, own_packages=own_packages, scopes=scopes)
@@ -1071,30 +1072,36 @@ class JitContexts(ClassStaticFields):
         return calls[0] if len(calls) == 1 else None
 
     def call_target(
-        self, call: cst.Call, info: FuncInfo, facts: FunctionFacts, env, *, guess: bool = False
+        self, call: cst.Call, info: FuncInfo, facts: FunctionFacts, env, *, guess: bool = True
     ) -> tuple[FuncInfo | None, cst.BaseExpression | None, cst.Call]:
         """(the function `call` runs, the object it runs on as `self` or None, the call as that
         function sees it). Beyond a plain call of a function or method of this module: a linen
         `model.apply(variables, x)` runs `__call__` on `x`; a `partial(f, ...)` built in traced code,
         and a transform applied there (`nnx.value_and_grad(loss_fn)(model, x)`), run `f` in this
-        trace. With `guess` (no caller asks for it), calling a traced argument (`model(x)`) runs the
-        `__call__` of the one pytree class of the module that defines one: a guess nothing ties to
-        the argument, which the propagation no longer makes either (sanchit-gandhi/seq2seq-speech: a
-        `to_dtype(...)` cast and `batch.pop(...)` in pmapped steps taken for calls of a host-side
-        `flax.struct.dataclass` data collator, 6 wrong JAX402 with safe fixes). An argument
-        annotated with the class (`model: Model`) is followed."""
+        trace. With `guess`, calling a traced parameter by its name (`model(x)`) runs the `__call__`
+        of the one model class of the module that defines one (a flax or equinox module: a guess
+        the proof, `proven_traced`, does not make). Not a method or attribute of the parameter
+        (`batch.pop("labels")`, `state.apply_fn(x)`), nor a plain pytree's `__call__`: in
+        sanchit-gandhi/seq2seq-speech (heldout9) those guesses ran a host-side
+        `@flax.struct.dataclass` data collator in pmapped steps (`to_dtype(x)`, `batch.pop(...)`):
+        6 wrong JAX402 with safe fixes."""
         callee = self._resolve_callee(call.func, info)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if callee is None and isinstance(call.func, cst.Name) and call.func.value in info.class_annotations:
             # `model(x)` with `model: Model` (a class of this module): `Model.__call__` on `model`
             callee = self._method_of(info.class_annotations[call.func.value], "__call__")
             receiver = call.func if callee is not None else None
-        if callee is None and guess and self._rooted_at_param(call.func, info) and facts.expr_traced(call.func, env):
-            # calling a traced argument (`model(x)`): the `__call__` of the one pytree class of the
+        if (
+            callee is None
+            and guess
+            and isinstance(call.func, cst.Name)
+            and self._rooted_at_param(call.func, info)
+            and facts.expr_traced(call.func, env)
+        ):
+            # calling a traced argument (`model(x)`): the `__call__` of the one model class of the
             # module that defines it. Locals (`partial(...)` objects, closures) are not guessed at.
-            candidates = [
-                m for m in self.methods.get("__call__", []) if m.is_method and m.class_name in self.pytree_classes
-            ]
+            models = self._model_classes()
+            candidates = [m for m in self.methods.get("__call__", []) if m.is_method and m.class_name in models]
             if len(candidates) == 1:
                 callee, receiver = candidates[0], call.func
         if callee is None and (applied := self._linen_applied(call)) is not None:
@@ -1122,6 +1129,31 @@ class JitContexts(ClassStaticFields):
                     callee = target
                     call = call.with_changes(func=pos[0])
         return callee, receiver, call
+
+    def _model_classes(self) -> frozenset[str]:
+        """The module's flax (nnx, linen) and equinox module classes: models, whose `__call__` a
+        traced `model(x)` may run (`call_target`'s guess); a plain pytree (`flax.struct.dataclass`)
+        with a `__call__` is no candidate (memoised: asked at every guessed call)."""
+        if self._models is not None:
+            return self._models
+        found = set(self.flax_classes)
+        grew = True
+        while grew:
+            grew = False
+            for node in self.class_nodes:
+                name = node.name.value
+                if name in found or name not in self.pytree_classes:
+                    continue
+                for base in node.bases:
+                    qual = self.names.qualify(base.value) or ""
+                    if qual.startswith("equinox.") and qual.endswith("Module") or (
+                        isinstance(base.value, cst.Name) and base.value.value in found
+                    ):
+                        found.add(name)
+                        grew = True
+                        break
+        self._models = frozenset(found)
+        return self._models
 
     def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
         woken: list[FuncInfo] = []
