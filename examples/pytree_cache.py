@@ -1,4 +1,5 @@
-"""A flax pytree whose `cached_property` never caches under jit and can leak tracers."""
+"""A flax pytree whose `cached_property` never caches under jit and, read under a trace on an
+instance the jitted function closes over (`scorer`), leaks a tracer into it."""
 
 from functools import cached_property
 
@@ -23,3 +24,8 @@ class Gaussian(struct.PyTreeNode):
 @jax.jit
 def total_log_prob(dist: Gaussian, xs: jax.Array) -> jax.Array:
     return jax.vmap(dist.log_prob)(xs).sum()
+
+
+def scorer(dist: Gaussian):
+    """A jitted scorer closing over `dist`: its first call stores a tracer on `dist`."""
+    return jax.jit(lambda xs: jax.vmap(dist.log_prob)(xs).sum())

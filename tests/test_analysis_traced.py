@@ -222,6 +222,47 @@ def test_methods_properties_and_call_of_traced_objects():
     assert fn(jc, "scale").in_trace
 
 
+def test_calling_a_traced_argument_is_no_call_of_a_class_the_file_does_not_tie_to_it():
+    # sanchit-gandhi/seq2seq-speech (heldout9) run_flax_speech_recognition_ctc.py: in the pmapped steps
+    # `batch.pop("labels")` and `to_dtype(new_opt_state)` were taken for calls of the one pytree
+    # class with a `__call__`, a host-side `@flax.struct.dataclass` data collator; JAX402 then
+    # reported its NumPy padding (6 wrong findings, safe fixes)
+    jc = contexts(
+        """
+        import flax.struct
+        import jax
+        import numpy as np
+        @flax.struct.dataclass
+        class DataCollator:
+            pad_to: int
+            def __call__(self, features):
+                return np.not_equal(features, self.pad_to)
+        def eval_step(params, batch, to_dtype):
+            labels = batch.pop("labels")
+            return to_dtype(params * labels)
+        p_eval_step = jax.pmap(eval_step, "batch")
+        """
+    )
+    assert not fn(jc, "__call__").in_trace
+    # tied by an annotation: `Model.__call__` runs on the traced argument
+    jc = contexts(
+        """
+        import flax.struct
+        import jax
+        import numpy as np
+        @flax.struct.dataclass
+        class DataCollator:
+            pad_to: int
+            def __call__(self, features):
+                return np.not_equal(features, self.pad_to)
+        def eval_step(params, batch, collate: DataCollator):
+            return collate(params * batch)
+        p_eval_step = jax.pmap(eval_step, "batch")
+        """
+    )
+    assert fn(jc, "__call__").entry_traced == {"self", "features"}
+
+
 def test_unpassed_literal_defaults_stay_static_passed_ones_are_traced():
     jc = contexts(
         """

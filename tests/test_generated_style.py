@@ -167,7 +167,9 @@ class Model(struct.PyTreeNode):
   def norm(self) -> jnp.ndarray:
     return jnp.sum(self.w**2)
 """
-    field = Config(select=("JAX101",), unsafe_fixes=True).with_options("pytree-cache", **{"cache-style": "field"})
+    field = Config(select=("JAX101",), unsafe_fixes=True).with_options(
+        "pytree-cache", **{"cache-style": "field", "unproven-pytrees": True}
+    )
     result = analyze(source, "m.py", field, fix=True)
     assert result.error is None, result.error
     assert result.fixed_source.endswith(

@@ -43,6 +43,8 @@ class Base(eqx.Module):
 """
 CHILD = """import functools
 
+import jax
+
 from wf.base import Base
 
 
@@ -50,6 +52,10 @@ class Child(Base):
     @functools.cached_property
     def doubled(self):
         return self.x * 2
+
+
+def doubler(child: Child):
+    return jax.jit(lambda: child.doubled)
 """
 
 STRUCT = """import dataclasses
@@ -64,6 +70,7 @@ def dataclass(cls=None, **kwargs):
 """
 POLICY = """from functools import cached_property
 
+import jax
 import jax.numpy as jnp
 
 from wf.struct import dataclass
@@ -76,6 +83,10 @@ class Policy:
     @cached_property
     def norm(self):
         return jnp.linalg.norm(self.gains)
+
+
+def normalizer(policy: Policy):
+    return jax.jit(lambda x: x / policy.norm)
 """
 
 
@@ -143,7 +154,7 @@ async def test_helper_called_from_another_modules_jit_is_reported(client: Record
 async def test_pytree_base_in_another_file_is_known(client: RecordingClient):
     uri = open_file(client, client.root / "wf" / "child.py")
     diagnostics = await codes_become(client, uri, {"JAX101"})
-    assert diagnostics[0].range.start.line == 6
+    assert diagnostics[0].range.start.line == 8
 
 
 async def test_pytree_registration_helper_in_another_file_is_known(client: RecordingClient):
@@ -152,7 +163,7 @@ async def test_pytree_registration_helper_in_another_file_is_known(client: Recor
     decorates in `wf/policy.py` is a pytree in the editor too."""
     uri = open_file(client, client.root / "wf" / "policy.py")
     diagnostics = await codes_become(client, uri, {"JAX101"})
-    assert diagnostics[0].range.start.line == 11
+    assert diagnostics[0].range.start.line == 12
     assert "wf.struct.dataclass" in diagnostics[0].message
 
 

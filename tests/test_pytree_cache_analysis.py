@@ -138,7 +138,9 @@ def test_project_index_survives_bad_files(tmp_path):
     assert set(index.errors) == {str(bad), str(tmp_path / "missing.py")}
 
 
-FIELD = Config(unsafe_fixes=True).with_options("pytree-cache", **{"cache-style": "field"})
+FIELD = Config(unsafe_fixes=True).with_options(
+    "pytree-cache", **{"cache-style": "field", "unproven-pytrees": True}
+)
 
 
 def test_cross_module_findings_need_the_index():
@@ -229,12 +231,15 @@ def _jaxfix(*args, cwd):
     )
 
 
+UNPROVEN_TOML = "[tool.jaxfix.pytree-cache]\nunproven-pytrees = true\n"
+
+
 @pytest.mark.slow
 def test_cli_builds_the_project_index_and_reads_cache_style(tmp_path):
     """End to end: the CLI sees the base class in another file, and `cache-style` from pyproject.toml."""
     fielded = tmp_path / "fielded"
     shutil.copytree(CROSS / "pkg", fielded / "pkg")
-    (fielded / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "field"\n')
+    (fielded / "pyproject.toml").write_text(UNPROVEN_TOML + 'cache-style = "field"\n')
     proc = _jaxfix(
         "fix", ".", "--unsafe-fixes", "--write", "--allow-dirty", "--no-cache", "-q", "-j", "1", cwd=fielded
     )
@@ -243,14 +248,17 @@ def test_cli_builds_the_project_index_and_reads_cache_style(tmp_path):
 
     other = tmp_path / "styled"
     shutil.copytree(CROSS / "pkg", other / "pkg")
-    proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)  # no config: the property style
-    assert proc.returncode == 1
-    assert proc.stdout.count("JAX101 [*]") == 3 and proc.stdout.count("JAX102 [*]") == 1  # all safe
-    (other / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "property"\n')
+    proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)  # no config: no instance read in a trace
+    assert proc.stdout.count("JAX101") == 0 and proc.stdout.count("JAX102 [*]") == 1
+    (other / "pyproject.toml").write_text(UNPROVEN_TOML)  # every pytree: the property style
     proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)
     assert proc.returncode == 1
     assert proc.stdout.count("JAX101 [*]") == 3 and proc.stdout.count("JAX102 [*]") == 1  # all safe
-    (other / "pyproject.toml").write_text('[tool.jaxfix.pytree-cache]\ncache-style = "cache"\n')
+    (other / "pyproject.toml").write_text(UNPROVEN_TOML + 'cache-style = "property"\n')
+    proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)
+    assert proc.returncode == 1
+    assert proc.stdout.count("JAX101 [*]") == 3 and proc.stdout.count("JAX102 [*]") == 1  # all safe
+    (other / "pyproject.toml").write_text(UNPROVEN_TOML + 'cache-style = "cache"\n')
     proc = _jaxfix("check", ".", "--no-cache", "-j", "1", cwd=other)
     assert proc.returncode == 2 and "cache-style" in proc.stdout + proc.stderr
 

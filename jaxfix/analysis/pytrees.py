@@ -256,6 +256,17 @@ STATIC_FIELD_TYPES = frozenset(
 )
 
 
+# Annotations that mark a field pytree aux data whatever the type inside: jax_dataclasses'
+# `body: Static[tuple[int, ...]]` (jaxsim `ContactParameters.body`, read with `np.array`
+# in jitted code: a Python tuple there, never a tracer; ami-iit/jaxsim@9893904).
+STATIC_ANNOTATIONS = frozenset({"jax_dataclasses.Static", "jax_dataclasses._dataclasses.Static"})
+
+
+def is_static_annotation(qualified: str | None) -> bool:
+    """`qualified` (the subscripted name of an annotation, qualified) marks a static field."""
+    return qualified in STATIC_ANNOTATIONS
+
+
 # How a field is marked pytree aux data (static), by keyword and literal value: `eqx.field(static=True)`,
 # flax's `struct.field(pytree_node=False)`, and the same keys in `dataclasses.field(metadata={...})`
 # (penzai's `NamedArrayView`, flax's own `field`). The stdlib-AST readers (`ast_field_marks`) and the
@@ -371,7 +382,8 @@ def static_field_names(node: ast.ClassDef, bindings: dict[str, str], helpers: Co
             continue
         ann = _without_none(stmt.annotation)
         ann = ann.value if isinstance(ann, ast.Subscript) else ann
-        if (qualify(ann, bindings) or "").rsplit(".", 1)[-1] in STATIC_FIELD_TYPES:
+        qual = qualify(ann, bindings)
+        if (qual or "").rsplit(".", 1)[-1] in STATIC_FIELD_TYPES or is_static_annotation(qual):
             out.append(stmt.target.id)
             continue
         if is_static_field_call(stmt.value, lambda n: qualify(n, bindings), helpers):

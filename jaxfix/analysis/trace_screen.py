@@ -631,7 +631,8 @@ class TraceScreen:
             ann = pytrees._without_none(st.annotation)
             if type(ann) is ast.Subscript:
                 ann = ann.value
-            python = (qualify(ann) or "").rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES
+            qual = qualify(ann)
+            python = (qual or "").rsplit(".", 1)[-1] in pytrees.STATIC_FIELD_TYPES or pytrees.is_static_annotation(qual)
             if python or pytrees.is_static_field_call(st.value, qualify, self.field_helpers()):
                 out.add(st.target.id)
         return frozenset(out | screen_facts.init_python_fields(cls, qualify))

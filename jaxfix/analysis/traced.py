@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.aux_outputs import returned_elements
+from jaxfix.analysis.body_facts import mapping_names
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.static_values import (
@@ -220,6 +221,7 @@ class FunctionFacts:
     sequence_params: frozenset[str] = frozenset()
     _sequences: frozenset[str] | None = None
     _objects: frozenset[str] | None = None
+    _mappings_held: frozenset[str] | None = None
     _callables: frozenset[str] | None = None
     # attribute names that are static on any object (properties of the module's pytree classes
     # that return Python values, see JitContexts.static_attrs)
@@ -232,6 +234,13 @@ class FunctionFacts:
     known_objects: frozenset[str] | None = None
 
     # -- queries ----------------------------------------------------------
+    @property
+    def mappings(self) -> frozenset[str]:
+        """Names that hold a mapping (`body_facts.mapping_names`)."""
+        if self._mappings_held is None:
+            self._mappings_held = mapping_names(self.node, KEY_METHODS | ITEM_METHODS)
+        return self._mappings_held
+
     @property
     def sequences(self) -> frozenset[str]:
         """Names holding a Python tuple/list wherever read (computed on first use: truth tests only)."""
@@ -498,6 +507,8 @@ class FunctionFacts:
                 if not isinstance(key, cst.StarredElement) and not isinstance(value, cst.StarredElement):
                     traced = self.expr_traced(it.func.value, env)
                     return [(n, False) for n in _target_names(key)] + [(n, traced) for n in _target_names(value)]
+        if isinstance(it, cst.Name) and it.value in self.mappings:
+            return [(n, False) for n in _target_names(target)]  # a mapping's keys
         if isinstance(it, cst.Call) and self.names.qualify(it.func) in ("reversed", "list", "tuple", "sorted"):
             if len(it.args) == 1 and it.args[0].keyword is None and not it.args[0].star:
                 return self.loop_bindings(target, it.args[0].value, env)

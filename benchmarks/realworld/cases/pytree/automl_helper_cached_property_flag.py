@@ -1,5 +1,5 @@
 # source: https://github.com/Obs01ete/jax_automl/blob/HEAD/dataclass_jax.py
-# pattern: a same-file helper `register_pytree_node_dataclass` (register_pytree_node over dataclasses.asdict) makes the class a pytree; it carries a functools.cached_property
+# pattern: a same-file helper `register_pytree_node_dataclass` (register_pytree_node over dataclasses.asdict) makes the class a pytree; it carries a functools.cached_property (session 17: passed as an argument, the instance is rebuilt from its leaves inside the trace and its cache dies there; what leaks a tracer is the closed-over instance read under jit at the end, which JAX101 needs on a non-NNX pytree)
 # expect: flag JAX101
 # family: pytree
 # strictness: hard
@@ -31,3 +31,7 @@ class Genome:
 @jax.jit
 def fitness(genome):
     return genome.total / genome.widths.shape[0]
+
+
+BASELINE = Genome(jnp.ones(3))
+relative_fitness = jax.jit(lambda genome: fitness(genome) / BASELINE.total)

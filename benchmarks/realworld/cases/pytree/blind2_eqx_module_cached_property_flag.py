@@ -1,5 +1,5 @@
 # source: https://github.com/patrick-kidger/equinox/issues/539
-# pattern: `functools.cached_property` for a quantity derived from the leaves of an `eqx.Module`: the cache is lost at every flatten/unflatten (each jit/grad/vmap boundary) and filled with a tracer when first read under jit
+# pattern: `functools.cached_property` for a quantity derived from the leaves of an `eqx.Module`: the cache is lost at every flatten/unflatten (each jit/grad/vmap boundary) and filled with a tracer when first read under jit (session 17: passed as an argument, the instance is rebuilt from its leaves inside the trace and its cache dies there; what leaks a tracer is the closed-over instance read under jit at the end, which JAX101 needs on a non-NNX pytree)
 # expect: flag JAX101
 # family: pytree
 # strictness: strict
@@ -26,3 +26,7 @@ class Spring(eqx.Module):
 @eqx.filter_jit
 def energy(spring, x):
     return spring(x)
+
+
+def energy_of(spring: Spring):
+    return eqx.filter_jit(lambda x: spring(x))

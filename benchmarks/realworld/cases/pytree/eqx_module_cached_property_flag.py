@@ -1,5 +1,5 @@
 # source: https://github.com/patrick-kidger/equinox/issues/539
-# pattern: functools.cached_property on an eqx.Module for a quantity derived from its leaves, used inside filter_jit
+# pattern: functools.cached_property on an eqx.Module for a quantity derived from its leaves, used inside filter_jit (session 17: passed as an argument, the instance is rebuilt from its leaves inside the trace and its cache dies there; what leaks a tracer is the closed-over instance read under jit at the end, which JAX101 needs on a non-NNX pytree)
 # expect: flag JAX101
 # family: pytree
 # strictness: strict
@@ -23,3 +23,7 @@ class Orbit(eqx.Module):
 @eqx.filter_jit
 def close_approach(orbit, r):
     return jnp.minimum(orbit.periapsis, r)
+
+
+EARTH = Orbit(jnp.asarray(1.0), jnp.asarray(0.0167))
+earth_approach = eqx.filter_jit(lambda r: jnp.minimum(EARTH.periapsis, r))

@@ -15,3 +15,7 @@ class MCState(SampledState):
 @jax.jit
 def report(state):
     return state.acceptance * jnp.mean(state.samples)
+
+
+def reporter(state: MCState):
+    return jax.jit(lambda scale: scale * state.acceptance)

@@ -22,3 +22,7 @@ class LinearPolicy:
 @jax.jit
 def rollout_action(policy, obs):
     return policy(obs)
+
+
+def controller(policy: LinearPolicy):
+    return jax.jit(lambda obs: policy(obs))
