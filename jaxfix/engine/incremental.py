@@ -136,9 +136,7 @@ class IncrementalAnalyzer:
         known, so every entry would depend on all of them (a search of every chunk per name, and
         a fix writing one of them changes every entry): quadratic on a file with thousands of
         hoists (a generated 50,000-line file: 7,350 names, 45 s of CPU)."""
-        if raw.tree is None or raw.errors or raw.undecided or skips_file(source):
-            return
-        if len(raw.names_asked) > _REMEMBERED_NAMES:
+        if not rememberable(raw) or skips_file(source):
             return
         self._key = (config, path, id(project), getattr(project, "generation", 0))
         plan = _Plan(source, raw.tree, self._memo)
@@ -231,6 +229,11 @@ class IncrementalAnalyzer:
 # At most this many fresh names asked by a scan's fixes for `IncrementalAnalyzer.remember` to keep
 # its findings (each entry depends on every name).
 _REMEMBERED_NAMES = 32
+
+
+def rememberable(raw: RawScan) -> bool:
+    """Whether `IncrementalAnalyzer.remember` keeps anything of `raw` (else its tree need not be kept for it)."""
+    return raw.tree is not None and not raw.errors and not raw.undecided and len(raw.names_asked) <= _REMEMBERED_NAMES
 
 
 @dataclass
