@@ -50,6 +50,7 @@ class RawScan:
     names_asked: set[str] = field(default_factory=set)  # fresh names the fixes considered
     undecided: bool = False  # a fresh name was spelled in code left out of the text (`elsewhere`)
     quote_used: str | None = None  # the file's quote, when a fix wrote a string literal in it
+    tree: ast.Module | None = None  # the stdlib tree of the text, when the scan had one (given or parsed)
 
 
 def scan(
@@ -101,6 +102,7 @@ def scan_raw(
             check_syntax(source, path)
             return result
         tree = parse_ast(source, path)
+    result.tree = tree
     if candidates:
         candidates = [r for r in candidates if (entered and r.follows_calls) or r.could_match(tree)]
     if candidates:
@@ -111,7 +113,9 @@ def scan_raw(
         try:
             ctx.set_module(parse() if parse is not None else parse_module(source))
         except cst.ParserSyntaxError as exc:
-            raise AnalysisError(f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
+            raise AnalysisError(
+                f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}"
+            ) from None
         except RecursionError:
             raise AnalysisError("expression nested too deeply for the parser") from None
         for done, rule in enumerate(candidates, 1):
@@ -170,7 +174,10 @@ def check_syntax(source: str, path: str) -> None:
 
 
 # PEP 695 (Python 3.12): `type Alias = ...`, `def f[T](...)`, `class C[T]:`
-_PEP_695 = re.compile(r"^[ \t]*(?:type[ \t]+\w+[ \t]*(?:\[[^\]\n]*\])?[ \t]*=|(?:async[ \t]+)?def[ \t]+\w+[ \t]*\[|class[ \t]+\w+[ \t]*\[)", re.M)
+_PEP_695 = re.compile(
+    r"^[ \t]*(?:type[ \t]+\w+[ \t]*(?:\[[^\]\n]*\])?[ \t]*=|(?:async[ \t]+)?def[ \t]+\w+[ \t]*\[|class[ \t]+\w+[ \t]*\[)",
+    re.M,
+)
 
 
 def _newer_python(source: str, line: int | None) -> bool:

@@ -116,13 +116,33 @@ def run_job(job: Job) -> FileOutcome:
     enabled = gc.isenabled()
     if enabled and gc.get_count()[0] > _COLLECT_AFTER:
         gc.collect(1)
+    if _deferred:
+        gc.set_threshold(*_deferred.pop())
     gc.disable()
     try:
         return _run_job(job)
     finally:
         filememo.forget()  # the file's tree is freed by reference counting, not walked by a collection
         if enabled:
+            _defer_collection()
             gc.enable()
+
+
+# The collector's thresholds before `_defer_collection` raised them (restored by the next job).
+_deferred: list[tuple[int, int, int]] = []
+
+
+def _defer_collection() -> None:
+    """Keep the collector from running as soon as a job returns: the job allocated far past the
+    threshold with the collector paused, so re-enabled it would collect at the caller's next
+    allocation (1.0 s of CPU on a 50,000-line check, whose process then exits). The next job
+    collects first (`_COLLECT_AFTER`) and restores the thresholds; until then the collector runs
+    only after as many allocations again as the thresholds allow."""
+    thresholds = gc.get_threshold()
+    if not _deferred:
+        _deferred.append(thresholds)
+    base = _deferred[0]
+    gc.set_threshold(gc.get_count()[0] + max(base[0], _COLLECT_AFTER), *base[1:])
 
 
 def _run_job(job: Job) -> FileOutcome:
@@ -137,7 +157,12 @@ def _run_job(job: Job) -> FileOutcome:
         project.consulted = {} if job.cache_dir is not None else None
     try:
         outcome = analyze_bytes(
-            data, job.path, job.config, fix=job.fix, project=project, facts_of=job.module if job.facts else None,
+            data,
+            job.path,
+            job.config,
+            fix=job.fix,
+            project=project,
+            facts_of=job.module if job.facts else None,
             root_text=job.root_text,
         )
     finally:
@@ -163,7 +188,13 @@ def job_key(job: Job, digest: str) -> str:
 
 
 def analyze_bytes(
-    data: bytes, path: str, config: Config, *, fix: bool, project=None, facts_of: tuple[str, bool] | None = None,
+    data: bytes,
+    path: str,
+    config: Config,
+    *,
+    fix: bool,
+    project=None,
+    facts_of: tuple[str, bool] | None = None,
     root_text: tuple[int, bool] | None = None,
 ) -> FileOutcome:
     if path.endswith(".ipynb"):  # a notebook's code cells, as one module (`notebook`); never a project module
@@ -273,7 +304,9 @@ class _Scheduler:
             from jaxfix.engine import pipeline, registry  # noqa: F401 - `analyze`, the parser's helpers
 
             registry.all_rules()
-            self.executor = process_pool(self.workers, initializer=_share_project, initargs=(self.project, self.digests))
+            self.executor = process_pool(
+                self.workers, initializer=_share_project, initargs=(self.project, self.digests)
+            )
         else:
             _share_project(self.project, self.digests)
 
