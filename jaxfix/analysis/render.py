@@ -11,7 +11,6 @@ object as the context manager and a newline test before the split.
 from __future__ import annotations
 
 import libcst as cst
-from libcst._nodes.expression import _BaseParenthesizedNode
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
@@ -135,56 +134,3 @@ def positions(module: cst.Module) -> Positions:
     """`MetadataWrapper(module).resolve(PositionProvider)`: the same positions, also for the
     nodes of a module built around part of another (no copy of the tree is made)."""
     return Positions(module)
-
-
-class _Parenthesized:
-    """What libcst's `_BaseParenthesizedNode._parenthesize` does (the node's parentheses around its
-    syntactic position), as a plain context manager: libcst's is generator-based, and every
-    expression node enters it when rendered (1.3 million times in a check of a 50,000-line file:
-    a third of the time `code_of` took)."""
-
-    __slots__ = ("node", "state", "inner")
-
-    def __init__(self, node, state) -> None:
-        self.node, self.state = node, state
-
-    def __enter__(self) -> None:
-        state = self.state
-        for lpar in self.node.lpar:
-            lpar._codegen(state)  # noqa: SLF001
-        self.inner = state.record_syntactic_position(self.node)
-        self.inner.__enter__()
-
-    def __exit__(self, kind, value, traceback) -> bool:
-        # as the generator: an exception leaves through the position's context, no `)` rendered
-        if self.inner.__exit__(kind, value, traceback) or kind is not None:
-            return False
-        state = self.state
-        for rpar in self.node.rpar:
-            rpar._codegen(state)  # noqa: SLF001
-        return False
-
-
-def _parenthesized(self, state) -> _Parenthesized:
-    return _Parenthesized(self, state)
-
-
-_LIBCST_PARENTHESIZE = _BaseParenthesizedNode.__dict__.get("_parenthesize")
-
-
-def _is_libcst_parenthesize(method) -> bool:
-    """Whether `method` is the generator this module knows (a libcst that renders parentheses
-    otherwise keeps its own)."""
-    code = getattr(getattr(method, "__wrapped__", None), "__code__", None)
-    return code is not None and {"lpar", "rpar", "_codegen", "record_syntactic_position"} <= set(code.co_names)
-
-
-def fast_parentheses(enabled: bool = True) -> None:
-    """Render parentheses with `_Parenthesized` (the same tokens and positions; the test compares
-    both on every fixture), or with libcst's own again."""
-    if not _is_libcst_parenthesize(_LIBCST_PARENTHESIZE):
-        return
-    _BaseParenthesizedNode._parenthesize = _parenthesized if enabled else _LIBCST_PARENTHESIZE  # noqa: SLF001
-
-
-fast_parentheses()
