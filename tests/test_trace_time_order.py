@@ -612,7 +612,7 @@ def test_a_new_jit_of_an_old_function_keeps_its_stale_trace():
 # (light format) copy of Part1_Introduction.ipynb: `update` (@jax.jit) reads `opt` and `task`,
 # bound just before it; `opt` is rebound twice further down, but no later line calls `update`.
 # A jupytext file is a notebook: nothing imports it and calls `update` after its last line.
-JUPYTEXT_PART1 = '''
+JUPYTEXT_PART1 = """
 # ---
 # jupyter:
 #   jupytext:
@@ -652,7 +652,7 @@ for i in range(5):
 # +
 opt = Adam(1.0)
 opt.update(state, jnp.ones(3))
-'''
+"""
 
 
 def test_jupytext_notebook_rebinding_after_its_last_call_is_not_reported():
@@ -757,3 +757,60 @@ def test_a_jitted_def_called_before_the_rebinding_is_reported():
     namespace: dict = {}
     exec("\n".join(textwrap.dedent(c) for c in cells), namespace)
     assert float(namespace["y"]) == 2.0  # the stale scale
+
+
+# google-research/self-organising-systems@3d5547ca48b60ecac459834e2c05c9ff5df87991:
+# notebooks/diffLogic_CA.ipynb (cells 17, 41, 52): each experiment cell rebinds `opt` and defines
+# a new `@jax.jit def train_step` reading it; what runs later with an older trace is another
+# compiled function (`run_sync`, the visualisation) that never reads `opt`: no stale read.
+EXPERIMENT_CELLS = (
+    """
+    import jax
+    import jax.numpy as jnp
+
+    opt = 0.1
+
+    @jax.jit
+    def train_step(p):
+        return p - opt * p
+
+    @jax.jit
+    def run_sync(p):
+        return jnp.tanh(p)
+
+    p = train_step(1.0)
+    """,
+    """
+    opt = 0.5
+
+    @jax.jit
+    def train_step(p):
+        return p - opt * p
+
+    p = train_step(1.0)
+    """,
+    """
+    frames = run_sync(p)
+    """,
+)
+
+
+def test_a_rebinding_matters_only_to_compiled_functions_called_after_it_that_read_it():
+    assert notebook_names(*EXPERIMENT_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(textwrap.dedent(c) for c in EXPERIMENT_CELLS), namespace)
+    assert float(namespace["p"]) == 0.5  # the new train_step saw the new opt
+
+
+def test_an_old_compiled_function_that_reads_the_rebound_global_is_still_reported():
+    """The twin: the second cell rebinds `opt` without redefining `train_step`, and the third
+    calls the old one, whose trace kept the old value."""
+    cells = (
+        EXPERIMENT_CELLS[0],
+        "opt = 0.5\n",
+        "p = train_step(1.0)\nframes = run_sync(p)\n",
+    )
+    assert notebook_names(*cells) == ["opt"]
+    namespace: dict = {}
+    exec("\n".join(textwrap.dedent(c) for c in cells), namespace)
+    assert abs(float(namespace["p"]) - 0.9) < 1e-6  # the stale opt = 0.1

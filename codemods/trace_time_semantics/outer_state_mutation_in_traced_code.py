@@ -41,12 +41,37 @@ from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
 
 CONTAINER_MUTATORS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
-     "appendleft", "extendleft", "sort", "reverse"}
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "setdefault",
+        "popitem",
+        "add",
+        "discard",
+        "appendleft",
+        "extendleft",
+        "sort",
+        "reverse",
+    }
 )
 _CONTAINER_CALLS = frozenset(
-    {"list", "dict", "set", "collections.defaultdict", "collections.OrderedDict", "collections.deque",
-     "collections.Counter", "defaultdict", "OrderedDict", "deque"}
+    {
+        "list",
+        "dict",
+        "set",
+        "collections.defaultdict",
+        "collections.OrderedDict",
+        "collections.deque",
+        "collections.Counter",
+        "defaultdict",
+        "OrderedDict",
+        "deque",
+    }
 )
 
 # Of those, the ones a list, dict, set or deque answers with None: a call of one whose result the
@@ -89,7 +114,10 @@ class OuterStateMutationRule(Rule):
       (`grad_loss = jit(grad(lambda ...))` again, a redefined `@jax.jit def do_rollout`, a
       `jax.jit(env.reset)` of a new object) traces with the new value, and the stale one it
       replaced is never called again; so does a jitted def made before the rebinding whose
-      first call comes after it (nothing else may trace in between);
+      first call comes after it (nothing else may trace in between); and the read is reported
+      only in the functions such a later call runs (its def and the module functions it names):
+      an experiment cell that rebinds `opt` and redefines the `train_step` reading it, followed
+      by calls of an older `render` that never reads `opt`, has no stale read;
     - a traced value stored on an object that outlives the trace: `self.cache[k] = v`,
       `self.last = v`, `self.items.append(v)` in a method of a plain (non-pytree) class that the
       module instantiates at module level (`guide = Guide(...)`, then `jax.jit(lambda k: guide(k))`);
@@ -438,6 +466,8 @@ class OuterStateMutationRule(Rule):
                     continue  # traced only by an eager vmap or grad: every call reads the global again
                 if name in outer.late and not outer.late[name].after(_defined_at(ctx, info)):
                     continue  # every late rebinding runs before the function exists (a notebook's setup cells)
+                if name in outer.late and not outer.late[name].read_by(_top_level_name(info)):
+                    continue  # no compiled function called after the rebinding runs this one (a notebook)
                 if _compiled_once(ctx, info):
                     continue  # `jax.jit(lambda: ...)()`: the compiled function is never called again
                 reported_reads.add(name)
@@ -507,6 +537,14 @@ def _compiled_once(ctx: RuleContext, info: FuncInfo) -> bool:
         if not (isinstance(parent, cst.Call) and parent.func is site.node):
             return False
     return True
+
+
+def _top_level_name(info: FuncInfo) -> str | None:
+    """The name of the module-level def that holds `info` (None for a lambda or a method)."""
+    while info.parent is not None:
+        info = info.parent
+    node = info.node
+    return node.name.value if isinstance(node, cst.FunctionDef) and info.class_name is None else None
 
 
 def _defined_at(ctx: RuleContext, info: FuncInfo) -> int:
@@ -698,11 +736,16 @@ class _ModuleState:
                 if declared:
                     for stmt in stmts:
                         targets = (
-                            stmt.targets if isinstance(stmt, ast.Assign)
-                            else [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+                            stmt.targets
+                            if isinstance(stmt, ast.Assign)
+                            else [stmt.target]
+                            if isinstance(stmt, (ast.AugAssign, ast.AnnAssign))
+                            else []
                         )
                         for t in targets:
-                            global_writes.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in declared)
+                            global_writes.update(
+                                n.id for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in declared
+                            )
         containers = {
             name
             for name, vals in values.items()
@@ -906,7 +949,9 @@ def _inline_in_owner(fn: ScreenFunction, names: list[str], tree: ast.Module) -> 
     if not isinstance(owner, ScreenFunction) or type(owner.node) is ast.Lambda:
         return False
     args = owner.node.args
-    surely = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+    surely = {
+        a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None
+    }
     for stmt in _block_statements(owner.node.body):
         if type(stmt) is ast.Assign:
             surely.update(t.id for t in stmt.targets if type(t) is ast.Name)
@@ -926,9 +971,7 @@ def _inline_in_owner(fn: ScreenFunction, names: list[str], tree: ast.Module) -> 
             for arg in (*call.args, *(k.value for k in call.keywords)):
                 if type(arg) is ast.Name and arg.id == name:
                     inline.add(id(arg))
-    return all(
-        id(other) in inline for other in astscan.nodes(tree) if type(other) is ast.Name and other.id == name
-    )
+    return all(id(other) in inline for other in astscan.nodes(tree) if type(other) is ast.Name and other.id == name)
 
 
 def _plain_self(fn: ScreenFunction) -> str | None:
@@ -998,10 +1041,17 @@ def _lambda_may_see_outer_container(chain: tuple[ast.AST, ...], name: str, state
     when no code in it binds the name at all (`astscan.bound_names`); between: unknown, yes."""
     for scope in chain:
         args = scope.args
-        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+        params = {
+            a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None
+        }
         assigned = type(scope) is not ast.Lambda and any(
             (type(stmt) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in stmt.targets))
-            or (type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.target.id == name and stmt.value is not None)
+            or (
+                type(stmt) is ast.AnnAssign
+                and type(stmt.target) is ast.Name
+                and stmt.target.id == name
+                and stmt.value is not None
+            )
             for stmt in _block_statements(scope.body)
         )
         if name in params or assigned:

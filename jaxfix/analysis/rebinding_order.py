@@ -79,6 +79,14 @@ class Late:
     # makes one); None when a function's own order makes one, whenever that function is called
     last: int | None
 
+    # in a notebook: the module functions a compiled function called after the rebinding (with a
+    # trace kept from before it) runs, so the only ones whose reads can be stale; None: any
+    readers: frozenset[str] | None = None
+
+    def read_by(self, function: str | None) -> bool:
+        """A read of the global in the module-level def `function` (None: elsewhere) can be stale."""
+        return self.readers is None or function is None or function in self.readers
+
     def after(self, line: int) -> bool:
         """Such a rebinding can run after `line` (a traced function defined there can read a value
         its trace did not see). One that only runs before the function exists is harmless."""
@@ -113,14 +121,27 @@ class _Order:
                 self.functions[stmt.name] = stmt
                 if any(self._is_transform(d) for d in stmt.decorator_list):
                     self.jitted.add(stmt.name)
+        # a name bound to a transform's result -> the module functions its argument names (left
+        # out when it is bound so more than once: which one a call runs depends on the order)
+        wrapped: dict[str, set[str] | None] = {}
         for stmt in astscan.statements(tree):
             if isinstance(stmt, ast.Assign) and self._transform_call(stmt.value):
                 self.jitted.update(_dotted(t) for t in stmt.targets if _dotted(t))
+                named = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+                for t in stmt.targets:
+                    target = _dotted(t)
+                    if target is not None:
+                        wrapped[target] = named if target not in wrapped else None
+        self._wrapped = {k: v for k, v in wrapped.items() if v is not None}
         self._summaries: dict[str, _Effects] = {}
 
     def late(self) -> dict[str, Late]:
-        module = self._notebook_body() if self.notebook else self._block(self.tree.body, self.names, frozenset())
-        found = {name: Late(line, module.last_late[name]) for name, line in module.late.items()}
+        readers: dict[str, frozenset[str] | None] = {}
+        if self.notebook:
+            module = self._notebook_body(readers)
+        else:
+            module = self._block(self.tree.body, self.names, frozenset())
+        found = {name: Late(line, module.last_late[name], readers.get(name)) for name, line in module.late.items()}
         for fn in self.functions:  # a function's own order counts, whoever calls it
             for name, line in self._summary(fn).late.items():
                 if name not in found:
@@ -129,20 +150,31 @@ class _Order:
                     found[name] = Late(found[name].line, None)
         return {name: late for name, late in found.items() if name in self.names}
 
-    def _notebook_body(self) -> _Effects:
+    def _notebook_body(self, readers: dict[str, frozenset[str] | None]) -> _Effects:
         """A notebook's statements in order, where a rebinding after a trace counts only once a
         later statement calls a compiled function again: a notebook that rebinds `model` in a cell
         after its last jitted call has nothing left to read the stale value (vision_transformer's
-        vit_jax.ipynb, scenic's OWL-ViT notebook). Loops and functions keep their own order."""
+        vit_jax.ipynb, scenic's OWL-ViT notebook). Loops and functions keep their own order. `readers` gets, per global found late, the module
+        functions the stale calls run (`_reach`): a read elsewhere (a jitted def redefined, and so
+        replaced, in the rebinding's cell: google-research/self-organising-systems' diffLogic_CA.ipynb)
+        sees no stale value."""
         out = _Effects()
         pending: dict[str, int] = {}
-        newest: dict[str, int] = {}  # pending name -> the line of its last rebinding so far
+        newest: dict[str, int] = {}  # rebound name -> the line of its last rebinding so far
         fresh = _Fresh(self)
         for stmt in self.tree.body:
             effects = self._statement(stmt, self.names, frozenset())
             called = self._compiled_calls(stmt) if effects.traces else None
             if effects.traces:
                 fresh.traced_at(stmt, called)
+                for name in [*pending, *(n for n in readers if n not in pending)]:
+                    if name in readers and readers[name] is None:
+                        continue  # any reader already
+                    old = None if called is None else {c for c in called if fresh.since.get(c, 0) <= newest[name]}
+                    if old is None or old:
+                        reach = None if old is None else self._reach(old)
+                        known = readers.get(name, frozenset())
+                        readers[name] = None if reach is None or known is None else known | reach
             if effects.traces and pending:
                 stale = {
                     name: line
@@ -158,6 +190,30 @@ class _Order:
             out.add(effects)
             fresh.note(stmt)
         return out
+
+    def _reach(self, compiled: set[str]) -> frozenset[str] | None:
+        """The module functions the compiled functions `compiled` run: their defs (or what a
+        `name = jax.jit(...)` binding wraps) and every module function named in those bodies, on
+        and on. None when one is bound some other way (its body is not known)."""
+        roots: set[str] = set()
+        for name in compiled:
+            if name in self.functions:
+                roots.add(name)
+                continue
+            wrapped = self._wrapped.get(name)
+            if wrapped is None:
+                return None
+            roots |= wrapped
+        seen: set[str] = set()
+        while roots:
+            name = roots.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            fn = self.functions.get(name)
+            if fn is not None:
+                roots |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in self.functions} - seen
+        return frozenset(seen)
 
     def _compiled_calls(self, stmt: ast.stmt) -> set[str] | None:
         """The compiled functions (`self.jitted` names) whose calls in `stmt` may trace; None when
@@ -360,7 +416,20 @@ class _Fresh:
                 self.defined[stmt.name] = stmt.lineno
             return
         for node in astscan.nodes(stmt):
-            if isinstance(node, (*_DEFS[:2], ast.ClassDef, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.Import, ast.ImportFrom)):
+            if isinstance(
+                node,
+                (
+                    *_DEFS[:2],
+                    ast.ClassDef,
+                    ast.Assign,
+                    ast.AugAssign,
+                    ast.AnnAssign,
+                    ast.For,
+                    ast.With,
+                    ast.Import,
+                    ast.ImportFrom,
+                ),
+            ):
                 for name in _bound_names(node):
                     self.untraced.discard(name)
                     self.since.pop(name, None)
@@ -375,7 +444,11 @@ class _Fresh:
             elif isinstance(value, ast.Name) and value.id in self.defined:
                 fn = order.functions.get(value.id)
                 line = self._body(fn, self.defined[value.id]) if fn is not None else 0
-            elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.assigned:
+            elif (
+                isinstance(value, ast.Attribute)
+                and isinstance(value.value, ast.Name)
+                and value.value.id in self.assigned
+            ):
                 # `jax.jit(env.reset)` of an object made after the rebinding: a new bound method,
                 # a new cache entry (its body, in another module, is not followed)
                 line = self.assigned[value.value.id]
