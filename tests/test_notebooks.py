@@ -142,7 +142,9 @@ def test_write_changes_only_the_fixed_cells_source(tmp_path):
     after = nb.read_text(encoding="utf-8")
     assert _without_sources(after) == _without_sources(before)  # outputs, metadata, counts kept
     changed = [
-        i for i, (a, b) in enumerate(zip(json.loads(before)["cells"], json.loads(after)["cells"])) if a["source"] != b["source"]
+        i
+        for i, (a, b) in enumerate(zip(json.loads(before)["cells"], json.loads(after)["cells"]))
+        if a["source"] != b["source"]
     ]
     assert changed == [2, 4, 5]
     # byte for byte: every changed line of the file is a line of a changed cell's source list
@@ -315,7 +317,29 @@ def test_a_time_cell_that_plots_or_converts_its_result_already_waits(tmp_path):
     converts the array to NumPy, which waits. Reading only its `.shape` does not (still reported)."""
     setup = "import jax\nimport jax.numpy as jnp\nimport matplotlib.pyplot as plt\n\n@jax.jit\ndef sampler(x):\n    return jnp.sin(x) * 2"
     timed = "%%time\nsamples = sampler(jnp.ones((100, 2)))\n"
-    cells = (setup, timed + "plt.plot(samples[:, 0])", timed + "print(float(samples[0, 0]))", timed + "print(samples.shape)")
+    cells = (
+        setup,
+        timed + "plt.plot(samples[:, 0])",
+        timed + "print(float(samples[0, 0]))",
+        timed + "print(samples.shape)",
+    )
     nb = notebook(tmp_path / "gaussian.ipynb", *cells)
     result = analyze_notebook(nb.read_text(), str(nb), Config(select=("JAX504",)))
     assert [(f.code, f.cell) for f in result.findings] == [("JAX504", 4)]
+
+
+def test_a_time_cell_that_plots_data_computed_from_its_result_already_waits(tmp_path):
+    """probml/probml-notebooks@4c0da5e918930e02de5f3e78278c90efe5688b66: notebooks/smc_tempered_1d_bimodal.ipynb
+    cell 11: `initial = hmc_state(...)` (JAX work), `samples = inference_loop(key, kernel, initial, n)`
+    (a function of the notebook), then `plt.hist(samples...)`: the plotted data depends on the JAX
+    result, so converting it waits. Plotting something that does not depend on it is still reported."""
+    setup = (
+        "import jax\nimport jax.numpy as jnp\nimport matplotlib.pyplot as plt\n\n"
+        "def inference_loop(state, n):\n    return [state * i for i in range(n)]\n\n"
+        "@jax.jit\ndef init_state(x):\n    return jnp.sin(x) * 2"
+    )
+    timed = "%%time\ninitial = init_state(jnp.ones(3))\nsamples = inference_loop(initial, 4)\n"
+    cells = (setup, timed + "plt.hist(samples[0])", timed + "plt.hist([1.0, 2.0])")
+    nb = notebook(tmp_path / "smc.ipynb", *cells)
+    result = analyze_notebook(nb.read_text(), str(nb), Config(select=("JAX504",)))
+    assert [(f.code, f.cell) for f in result.findings] == [("JAX504", 3)]

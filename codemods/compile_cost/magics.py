@@ -27,7 +27,6 @@ _CELL_START = re.compile(r"^# %%(\s|$)")  # jupytext's cell marker
 _TIMEIT_OPTIONS = re.compile(r"(\s+-(?:[nrp]\s*\S+|[tcqo]+))*\s*")
 
 
-
 @dataclass
 class Timed:
     """One timed piece of code: a line magic's statement, or a cell magic's body."""
@@ -58,7 +57,14 @@ class Magics:
         for line in lines:
             starts.append(starts[-1] + len(line))
         names = ImportMap.from_ast(tree)
-        return cls(lines, starts, names, jitted_names(tree, names), waiting_helpers(tree), list(timed_code(tree, lines, starts)))
+        return cls(
+            lines,
+            starts,
+            names,
+            jitted_names(tree, names),
+            waiting_helpers(tree),
+            list(timed_code(tree, lines, starts)),
+        )
 
     def jax_calls(self, item: Timed) -> list[ast.Call]:
         return [c for s in item.statements for c in calls(s) if is_jax_call(c, self.names, self.jitted)]
@@ -139,7 +145,12 @@ def is_jax_call(call: ast.Call, names: ImportMap, jitted: set[str]) -> bool:
     if dotted(func) in jitted:
         return True
     q = names.qualify_ast(func)
-    return q is not None and q not in NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
+    return (
+        q is not None
+        and q not in NOT_COMPUTE
+        and is_staged_call_name(q)
+        and not q.startswith(("jax.experimental.", "jax._src."))
+    )
 
 
 def waiting_helpers(tree: ast.Module) -> set[str]:
@@ -149,14 +160,16 @@ def waiting_helpers(tree: ast.Module) -> set[str]:
         node.name
         for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and any(
-            isinstance(n, ast.Attribute) and n.attr == "block_until_ready" for n in ast.walk(node)
-        )
+        and any(isinstance(n, ast.Attribute) and n.attr == "block_until_ready" for n in ast.walk(node))
     }
 
 
 def blocks(
-    call: ast.Call, names: ImportMap, jitted: set[str], waiting: set[str] = frozenset(), produced: set[str] = frozenset()
+    call: ast.Call,
+    names: ImportMap,
+    jitted: set[str],
+    waiting: set[str] = frozenset(),
+    produced: set[str] = frozenset(),
 ) -> bool:
     """Whether `call` waits for a JAX value: `.block_until_ready()`, `jax.block_until_ready`, a
     function of the text that blocks itself (`waiting`), or a read of the value (`float`, NumPy,
@@ -196,7 +209,11 @@ def reads_value(expr: ast.AST, produced: set[str]) -> bool:
             return True
         if isinstance(node, (ast.Lambda, ast.FunctionDef)):
             continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("len", "type", "isinstance"):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("len", "type", "isinstance")
+        ):
             continue
         stack.extend((child, node) for child in ast.iter_child_nodes(node))
     return False
@@ -212,8 +229,10 @@ def produced_names(statements: list[ast.stmt], work: list[int]) -> set[str]:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         targets = (
-            stmt.targets if isinstance(stmt, ast.Assign)
-            else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
+            stmt.targets
+            if isinstance(stmt, ast.Assign)
+            else [stmt.target]
+            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign))
             else []
         )
         for target in targets:
@@ -221,6 +240,21 @@ def produced_names(statements: list[ast.stmt], work: list[int]) -> set[str]:
                 if isinstance(node, ast.Name):
                     out.add(node.id)
         stack.extend(n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.stmt))
+    return out
+
+
+def flowed_names(statements: list[ast.stmt], first: int, produced: set[str]) -> set[str]:
+    """`produced` and the names the statements from `first` on bind from a value that reads one
+    of them, in order (`hmc_samples = inference_loop(key, kernel, initial_state, n)` after
+    `initial_state = hmc_state(...)`): data that depends on the JAX work, so reading it on the host
+    waits for that work (probml/probml-notebooks@4c0da5e9: smc_tempered_1d_bimodal.ipynb cell 11
+    plots `hmc_samples` in the `%%time` cell)."""
+    out = set(produced)
+    for stmt in statements[first:]:
+        if isinstance(stmt, ast.Assign) and reads_value(stmt.value, out):
+            out |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and reads_value(stmt.value, out):
+            out |= {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
     return out
 
 
@@ -240,7 +274,12 @@ def called_before(call: ast.Call, item: Timed, tree: ast.Module, timed: list[Tim
     """Whether the function `call` calls was called earlier in the text (code or a timing magic)."""
     target = ast.dump(call.func)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node is not call and node.lineno < item.line and ast.dump(node.func) == target:
+        if (
+            isinstance(node, ast.Call)
+            and node is not call
+            and node.lineno < item.line
+            and ast.dump(node.func) == target
+        ):
             return True
     for other in timed:
         if other.line < item.line and any(ast.dump(c.func) == target for s in other.statements for c in calls(s)):
@@ -248,10 +287,9 @@ def called_before(call: ast.Call, item: Timed, tree: ast.Module, timed: list[Tim
     return False
 
 
-
-
 def in_loop(call: ast.Call, item: Timed) -> bool:
     """Whether `call` sits in a `for`/`while` loop (or a comprehension) of the timed code."""
+
     def walk(node: ast.AST, looped: bool) -> bool:
         if node is call:
             return looped
@@ -271,7 +309,9 @@ def read_after(call: ast.Call, item: Timed, tree: ast.Module) -> bool:
         return False
     targets = holder.targets if isinstance(holder, ast.Assign) else [holder.target]
     bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    end = max(item.line, *(s.end_lineno or s.lineno for s in item.statements)) if item.stmt_source is None else item.line
+    end = (
+        max(item.line, *(s.end_lineno or s.lineno for s in item.statements)) if item.stmt_source is None else item.line
+    )
     return any(
         isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound and n.lineno > end
         for n in ast.walk(tree)

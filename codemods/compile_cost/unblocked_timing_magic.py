@@ -14,6 +14,7 @@ from codemods.compile_cost.magics import (
     calls,
     chars,
     computes,
+    flowed_names,
     is_jax_call,
     produced_names,
 )
@@ -30,7 +31,8 @@ class UnblockedTimingMagicRule(Rule):
     `jax.jit(f)(x)`) or of `jax.numpy`, `jax.lax`, `jax.random`, `jax.nn` functions, with no
     `.block_until_ready()`, `jax.block_until_ready(...)`, `float(...)`, `np.asarray(...)`,
     `print(...)`, other read of the value, or call of a helper of the notebook that calls
-    `block_until_ready` itself, after it.
+    `block_until_ready` itself, after it. A read counts also for data the cell computes from the
+    JAX results (`samples = inference_loop(key, kernel, state, n)` then `plt.hist(samples[:, 0])`).
 
     jaxfix reads a notebook with its timing magics commented out, as jupytext writes them in a
     `.py` notebook; the rule reads that form in `.py` files too (`# %timeit f(x)`).
@@ -76,7 +78,9 @@ class UnblockedTimingMagicRule(Rule):
     """
 
     name = "unblocked-timing-magic"
-    codes = (Code("JAX504", "unblocked-timing-magic", "`%timeit`/`%time` of JAX work that is not waited for", "sometimes"),)
+    codes = (
+        Code("JAX504", "unblocked-timing-magic", "`%timeit`/`%time` of JAX work that is not waited for", "sometimes"),
+    )
     prefilter = ("%time",)
     valid = (
         Valid(
@@ -161,14 +165,18 @@ class UnblockedTimingMagicRule(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         m = Magics.of(ctx.source, ctx.tree)
         for item in m.timed:
-            work = [i for i, s in enumerate(item.statements) if any(is_jax_call(c, m.names, m.jitted) for c in calls(s))]
+            work = [
+                i for i, s in enumerate(item.statements) if any(is_jax_call(c, m.names, m.jitted) for c in calls(s))
+            ]
             if not any(computes(item.statements[i], m.names, m.jitted) for i in work) and any(
                 not is_jax_call(c, m.names, m.jitted) for s in item.statements for c in calls(s)
             ):
                 continue  # host code timed (a loader, a plot) around arrays made (`CREATION`)
             last = work[-1]
-            produced = produced_names(item.statements, work)
-            if not any(blocks(c, m.names, m.jitted, m.waiting, produced) for s in item.statements[last:] for c in calls(s)):
+            produced = flowed_names(item.statements, work[0], produced_names(item.statements, work))
+            if not any(
+                blocks(c, m.names, m.jitted, m.waiting, produced) for s in item.statements[last:] for c in calls(s)
+            ):
                 yield self._finding(ctx, m, item, item.statements[last])
 
     def _finding(self, ctx: RuleContext, m: Magics, item: Timed, stmt: ast.stmt) -> Finding:
@@ -180,8 +188,10 @@ class UnblockedTimingMagicRule(Rule):
             if item.stmt_source is not None:  # the statement is text in a comment: its own offsets
                 text_lines = item.stmt_source.splitlines(keepends=True)
                 a = item.offset + chars(text_lines[0], value.col_offset)
-                b = item.offset + sum(map(len, text_lines[: value.end_lineno - 1])) + chars(
-                    text_lines[value.end_lineno - 1], value.end_col_offset
+                b = (
+                    item.offset
+                    + sum(map(len, text_lines[: value.end_lineno - 1]))
+                    + chars(text_lines[value.end_lineno - 1], value.end_col_offset)
                 )
             else:
                 a = m.starts[value.lineno - 1] + chars(m.lines[value.lineno - 1], value.col_offset)
