@@ -155,7 +155,11 @@ def test_a_condition_on_an_attribute_the_file_cannot_show_is_not_reported():
     """
     assert run(src).findings == []
     # a value computed with jax from the attribute is traced whatever it holds: still safe
-    [finding] = run(src.replace("if cfg.use_bias:", "if jnp.any(cfg.use_bias):").replace("import jax\n", "import jax\n        import jax.numpy as jnp\n")).findings
+    [finding] = run(
+        src.replace("if cfg.use_bias:", "if jnp.any(cfg.use_bias):").replace(
+            "import jax\n", "import jax\n        import jax.numpy as jnp\n"
+        )
+    ).findings
     assert finding.fix.safety is Safety.SAFE
 
 
@@ -363,3 +367,41 @@ def test_a_helper_given_a_traced_array_by_a_jitted_function_of_the_file_stays_sa
     assert [(f.code, f.fix.safety) for f in result.findings] == [("JAX301", Safety.SAFE)]
     ns = load(result.fixed_source)
     assert float(ns["model"](jnp.float32(1.0))) == 1.0 and abs(float(ns["model"](jnp.float32(0.0))) + 0.01) < 1e-6
+
+
+# probml/probml-notebooks@4c0da5e918930e02de5f3e78278c90efe5688b66: notebooks/jax_intro.ipynb
+# ("Strings"): `jax.jit(f)(42, "add")` fails on the str argument itself; a `jnp.where` on `y == "add"`
+# would not change that (heldout10 had it as a safe fix). The only fix is a static argument.
+TEXT_ARGUMENT = """
+import jax
+
+
+def f(x, y):
+    if y == "add":
+        return x + 1
+    return x - 1
+
+
+f_jit = jax.jit(f)
+"""
+
+
+def test_a_parameter_compared_with_a_string_gets_the_static_argument_advice_not_a_where():
+    result = run(TEXT_ARGUMENT, unsafe=True)
+    [finding] = result.findings
+    assert finding.code == "JAX301" and finding.fix.safety is Safety.MANUAL
+    assert "`y` is compared with a string" in finding.fix.title and "static_argnames" in finding.fix.title
+    assert result.fixed_source is None
+    f_jit = load(TEXT_ARGUMENT)["f_jit"]
+    with pytest.raises(TypeError, match="not marked as static"):
+        f_jit(42, "add")  # the program fails as written, whatever the branch becomes
+    static = jax.jit(load(TEXT_ARGUMENT)["f"], static_argnames=("y",))
+    assert int(static(42, "add")) == 43  # what the advice gives
+
+
+def test_a_string_compared_parameter_made_static_at_every_call_keeps_the_static_argnames_fix():
+    """The twin: every call passes the string literally, so the `static_argnames` fix applies."""
+    source = TEXT_ARGUMENT.replace("f_jit = jax.jit(f)", 'f_jit = jax.jit(f)\nresult = f_jit(42, "add")')
+    result = run(source, unsafe=True)
+    [finding] = result.findings
+    assert "static argument" in finding.fix.title and finding.fix.safety is not Safety.MANUAL, finding.fix.title

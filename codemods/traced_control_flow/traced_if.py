@@ -1,4 +1,4 @@
-'''JAX301 traced-if: an `if`, `elif` or conditional expression whose condition is traced.
+"""JAX301 traced-if: an `if`, `elif` or conditional expression whose condition is traced.
 
 ## What it does
 Finds `if`/`elif` statements and `a if c else b` expressions whose condition is a traced value,
@@ -58,6 +58,8 @@ The fix is decided per site:
   one line), and `if S or T: return A` becomes `if S: return A` then `if T: return A`.
 - **`static_argnames`** when the condition depends only on parameters that every call site in
   the module passes as hashable literals, and the function is jitted here with `jax.jit`.
+  Otherwise a parameter compared with a string literal (`mode == "add"`) gets the manual advice
+  to make it static: a string cannot be a traced argument, so no `jnp.where` would help.
 - **`jnp.where`** when each branch is a single `return`, or a single assignment of one
   variable, of a cheap pure expression; `elif` chains nest. A side with `sqrt`, `log`, a
   division or a power gets the double-where form, which keeps gradients free of NaN.
@@ -86,7 +88,7 @@ the module passing an array would now fail, and each distinct value compiles onc
 - https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError
 - https://docs.jax.dev/en/latest/_autosummary/jax.numpy.where.html
 - https://docs.jax.dev/en/latest/_autosummary/jax.lax.cond.html
-'''
+"""
 
 from __future__ import annotations
 
@@ -114,6 +116,7 @@ from jaxfix.analysis.body_facts import (
     statement_kinds,
 )
 from jaxfix.analysis.screen_function import ScreenFunction
+from jaxfix.analysis.traced import is_str_literal
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, ImportRequest
 from jaxfix.rewriting.functions import FunctionRewrite
@@ -354,7 +357,9 @@ class TracedIfRule(SiteRule, Rule):
     def message(fn: FunctionRewrite, site: Site) -> str:
         if site.kind == "minmax":
             name = site.node.func.value
-            return f"builtin `{name}` compares traced `{fn.code(site.traced[0])}` with `{'>' if name == 'max' else '<'}`"
+            return (
+                f"builtin `{name}` compares traced `{fn.code(site.traced[0])}` with `{'>' if name == 'max' else '<'}`"
+            )
         if site.kind == "ifexp":
             return f"conditional expression on traced `{fn.code(site.node.test)}`"
         if site.traced:  # a condition with static operands too: only these are the problem
@@ -373,11 +378,42 @@ class TracedIfRule(SiteRule, Rule):
         if site.kind == "minmax":
             return _fix_minmax(fn, site.node)
         chain = if_chain(site.node)
-        return (
-            static_argnames_fix(fn, [b.test for b in chain], site.node)
-            or split_fix(fn, site.node)
-            or _BranchRewrite(fn).fix_if(site.node, chain)
-        )
+        static = static_argnames_fix(fn, [b.test for b in chain], site.node)
+        if static is not None:
+            return static
+        compared = _compared_with_text(fn, [b.test for b in chain])
+        if compared:
+            return fn.ctx.manual(_TEXT_ARGUMENT.format(names=", ".join(f"`{p}`" for p in compared)))
+        return split_fix(fn, site.node) or _BranchRewrite(fn).fix_if(site.node, chain)
+
+
+# A parameter compared with a string literal holds a `str`, which jit cannot trace: the call fails
+# on the argument itself (probml/probml-notebooks@4c0da5e9: notebooks/jax_intro.ipynb, `jax.jit(f)(42,
+# "add")`), and a `jnp.where` on the comparison would not help; only a static argument does.
+_TEXT_ARGUMENT = (
+    "{names} is compared with a string, and a string cannot be a traced argument (the jitted call "
+    "fails on it): make it a static argument (`static_argnames`) where the function is jitted"
+)
+
+
+def _compared_with_text(fn: FunctionRewrite, tests: list[cst.BaseExpression]) -> list[str]:
+    """The traced parameters that `tests` compare with a string literal (`mode == "add"`)."""
+    comparisons: list[cst.Comparison] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            comparisons.append(node)
+
+    for test in tests:
+        walk(test, V())
+    found: list[str] = []
+    for node in comparisons:
+        operands = (node.left, *(c.comparator for c in node.comparisons))
+        if any(is_str_literal(x) for x in operands):
+            for x in operands:
+                if isinstance(x, cst.Name) and x.value in fn.facts.entry_traced and x.value not in found:
+                    found.append(x.value)
+    return found
 
 
 class _BranchRewrite:
@@ -398,8 +434,10 @@ class _BranchRewrite:
         block, index = self.fn.enclosing_block(n)
         if block is None:
             return self.fn.ctx.manual("the `if` is not in a plain block")
-        if _always_returns(block_statements(n.body)) or any(_contains_return(block_statements(b.body)) for b in chain) or (
-            _final_else(chain) is not None and _contains_return(_final_else(chain))
+        if (
+            _always_returns(block_statements(n.body))
+            or any(_contains_return(block_statements(b.body)) for b in chain)
+            or (_final_else(chain) is not None and _contains_return(_final_else(chain)))
         ):
             return self.fix_if_return(n, chain, block, index)
         return self.fix_if_assign(n, chain)
@@ -529,7 +567,9 @@ class _BranchRewrite:
                 tests = [b.test for b in chain]
                 where = self.where.where_chain(list(zip(tests, values[:-1])), values[-1], imports, hazards)
                 if where is not None:
-                    new_stmt = self.fn.parse_stmt(f"{var} = {where}\n", at=n).with_changes(leading_lines=n.leading_lines)
+                    new_stmt = self.fn.parse_stmt(f"{var} = {where}\n", at=n).with_changes(
+                        leading_lines=n.leading_lines
+                    )
                     return self.fn.finish(
                         "replace with `jnp.where`", hazards, replace={n: new_stmt}, imports=imports, span=n
                     )
@@ -542,7 +582,9 @@ class _BranchRewrite:
                     continue
                 kinds.add(number_literal(value) or "array")
             if len(kinds) > 1 and kinds != {"float", "array"}:
-                hazards.append(f"`{var}` is a Python number in one branch and an array in another: check the dtypes agree")
+                hazards.append(
+                    f"`{var}` is a Python number in one branch and an array in another: check the dtypes agree"
+                )
         operands = [v for v in assigned if v in bound]
         outs = ", ".join(assigned)
         f_body = [_as_if(n.orelse)] if isinstance(n.orelse, cst.If) else (final or [])
@@ -741,7 +783,9 @@ def _all_returns(stmts) -> list[cst.SimpleStatementLine]:
 def _single_assignment_value(body, var: str):
     """The value assigned to `var` when `body` is exactly one `var = e` / `var op= e` (None: body
     empty or `pass`, meaning `var` keeps its value); False when the body is anything else."""
-    stmts = [s for s in body if not (isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body))]
+    stmts = [
+        s for s in body if not (isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body))
+    ]
     if not stmts:
         return None
     if len(stmts) != 1 or not isinstance(stmts[0], cst.SimpleStatementLine) or len(stmts[0].body) != 1:
@@ -753,14 +797,21 @@ def _single_assignment_value(body, var: str):
     if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name) and s.target.value == var:
         op = s.operator
         binop = {
-            cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
-            cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power, cst.FloorDivideAssign: cst.FloorDivide,
+            cst.AddAssign: cst.Add,
+            cst.SubtractAssign: cst.Subtract,
+            cst.MultiplyAssign: cst.Multiply,
+            cst.DivideAssign: cst.Divide,
+            cst.PowerAssign: cst.Power,
+            cst.FloorDivideAssign: cst.FloorDivide,
             cst.ModuloAssign: cst.Modulo,
         }.get(type(op))
         if binop is None:
             return False
         right = s.value
-        if isinstance(right, (cst.BinaryOperation, cst.IfExp, cst.Lambda, cst.BooleanOperation, cst.Comparison)) and not right.lpar:
+        if (
+            isinstance(right, (cst.BinaryOperation, cst.IfExp, cst.Lambda, cst.BooleanOperation, cst.Comparison))
+            and not right.lpar
+        ):
             right = right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return cst.BinaryOperation(
             left=cst.Name(var),

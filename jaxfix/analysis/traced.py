@@ -364,7 +364,7 @@ class FunctionFacts:
     def _python_operand(self, e: cst.BaseExpression) -> bool:
         """A string literal or a key path entry built here (`GetAttrKey("w")`): what it is compared
         with is a Python value of the same kind."""
-        return _is_str_literal(e) or (isinstance(e, cst.Call) and self.names.qualify(e.func) in TREE_KEY_CLASSES)
+        return is_str_literal(e) or (isinstance(e, cst.Call) and self.names.qualify(e.func) in TREE_KEY_CLASSES)
 
     def _membership_traced(self, e: cst.Comparison, env) -> bool:
         """Identity is Python's; `k in params` looks a key up in a mapping (haiku's
@@ -657,7 +657,8 @@ def _constant_body(lam: cst.Lambda) -> bool:
     )
 
 
-def _is_str_literal(e: cst.BaseExpression) -> bool:
+def is_str_literal(e: cst.BaseExpression) -> bool:
+    """A text literal (not bytes): what it is compared with is a Python `str`, never a tracer."""
     return isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) and not (
         isinstance(e, cst.SimpleString) and "b" in e.prefix.lower()
     )
