@@ -26,7 +26,7 @@ from jaxfix.analysis.host_sync import (
 )
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.pytrees import NOT_PROJECT_HEADS
+from jaxfix.analysis.project_lookups import project_timer
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.traced import assigned_names, is_staged_call_name
@@ -87,18 +87,14 @@ class JaxWork:
     def is_timer(self, func: cst.BaseExpression) -> bool:
         """`func` names a timer of this module, or of another module of the project (its summary's
         `timers`: `from utils import timeblock`)."""
-        if isinstance(func, cst.Name) and func.value in self.timers:
+        written = dotted_name(func)
+        if written is None:
+            return False
+        if written in self.timers:
             return True
-        project = self.ctx.project
-        q = self.names.qualify(func) if project is not None else None
-        if q is None or "." not in q or q.split(".", 1)[0] in NOT_PROJECT_HEADS:
-            return False
-        module_name, _, name = q.rpartition(".")
-        try:
-            summary = project.module(module_name)
-        except Exception:  # noqa: BLE001 - an index that cannot answer decides nothing
-            return False
-        return summary is not None and name in summary.timers
+        if self._project_timer is None:
+            self._project_timer = project_timer(self.ctx) or (lambda name: False)
+        return self._project_timer(written)
 
     def _scan(self) -> None:
         """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
@@ -107,6 +103,7 @@ class JaxWork:
         self.convention: dict[str, str] = {}  # jitted names taken by a convention -> why (unsafe fixes)
         self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
         self.timers = timer_names(self.ctx.tree, self.names.qualify_ast)
+        self._project_timer = None
         self.timer_withs: list[tuple[cst.With, cst.Call]] = []
         self.timeit_calls: list[cst.Call] = []
         self.functions: dict[str, list[cst.FunctionDef]] = {}

@@ -12,6 +12,7 @@ from codemods._command import commands_for
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_test_code
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.project_lookups import project_class_kind
 from jaxfix.analysis.pytrees import NNX, PYTREE_BASES
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.transforms import CACHED_PARTIAL, PARTIAL_NAMES
@@ -319,6 +320,7 @@ class _GraphObjects:
         self.idx = idx
         self.classes = _graph_classes(ctx)
         self._factories: dict[str, bool] = {}
+        self._kind_of = None
 
     def leading(self, call: cst.Call, loop: cst.CSTNode) -> list[str]:
         """The names of the leading positional arguments of `call` that hold NNX graph objects
@@ -354,18 +356,15 @@ class _GraphObjects:
             return (q.rsplit(".", 1)[-1][:1].isupper() and q not in _NOT_GRAPH) or q in _GRAPH_BUILDERS
         if isinstance(value.func, cst.Name) and self._factory(value.func.value):
             return True
-        return "." in q and not q.startswith(("flax.", "jax.")) and self._project_graph_class(q)
+        written = dotted_name(value.func)
+        return written is not None and self._project_kind(written) == NNX
 
-    def _project_graph_class(self, qualname: str) -> bool:
-        """An NNX graph class another module of the project defines (`from flaxchat.gpt import GPT`)."""
-        project = self.ctx.project
-        if project is None:
-            return False
-        try:
-            found = project.kind_of(qualname)
-        except Exception:  # noqa: BLE001 - an index that cannot answer decides nothing
-            return False
-        return found is not None and found[0] == NNX
+    def _project_kind(self, written: str) -> str | None:
+        """The pytree kind of a class another module of the project defines (`from flaxchat.gpt
+        import GPT`: NNX), through the project index (`project_lookups.project_class_kind`)."""
+        if self._kind_of is None:
+            self._kind_of = project_class_kind(self.ctx) or (lambda name: None)
+        return self._kind_of(written)
 
     def _factory(self, name: str) -> bool:
         """A module-level def of the file each of whose returns builds a graph object, directly

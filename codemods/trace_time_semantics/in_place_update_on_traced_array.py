@@ -21,9 +21,9 @@ from codemods.trace_time_semantics.common import (
 from jaxfix.analysis import astscan
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names, eager_array_names_cst
+from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pallas import kernel_names
-from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,

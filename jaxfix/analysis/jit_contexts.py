@@ -30,6 +30,7 @@ from jaxfix.analysis import pytrees
 from jaxfix.analysis.class_static_fields import ClassStaticFields
 from jaxfix.analysis.defaults import is_hashable_literal, python_default
 from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.project_lookups import cross_entries, own_packages, project_class_fields, project_field_helper
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.static_values import admits_no_array, dtype_params
@@ -1319,73 +1320,3 @@ def _class_annotation(annotation: cst.BaseExpression) -> str | None:
         return None
     text = dotted_name(annotation)
     return text if text is not None and text.rsplit(".", 1)[-1].lstrip("_")[:1].isupper() else None
-
-
-def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:
-    """`JitContexts.class_fields` from the project index (None without one)."""
-    qualify = _project_qualifier(ctx)
-    if qualify is None:
-        return None
-
-    def lookup(written: str) -> frozenset[str]:
-        target = qualify(written)
-        return frozenset() if target is None else ctx.project.static_fields_of(target)
-
-    return lookup
-
-
-def project_field_helper(ctx) -> Callable[[str], bool] | None:
-    """`JitContexts.field_helper` from the project index (None without one): the imported name's
-    module makes a static field with it (`pytrees.ModuleSummary.field_helpers`)."""
-    qualify = _project_qualifier(ctx)
-    if qualify is None:
-        return None
-
-    def lookup(written: str) -> bool:
-        target = qualify(written)
-        if target is None or "." not in target:
-            return False
-        module_name, _, name = target.rpartition(".")
-        summary = ctx.project.module(module_name)
-        return summary is not None and name in summary.field_helpers
-
-    return lookup
-
-
-def _project_qualifier(ctx) -> Callable[[str], str | None] | None:
-    """A name as written in this module -> its qualified name through the module's imports,
-    relative ones included, as the project index names modules; None without a project index."""
-    project = getattr(ctx, "project", None)
-    if project is None or not hasattr(project, "static_fields_of"):
-        return None
-    bindings: dict[str, str] | None = None
-
-    def qualify(written: str) -> str | None:
-        nonlocal bindings
-        if bindings is None:
-            module_name, is_package = project.module_for_path(ctx.path)
-            bindings = pytrees.module_bindings(ctx.tree, module_name, is_package)
-        head, _, rest = written.partition(".")
-        target = bindings.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
-
-    return qualify
-
-
-def own_packages(ctx) -> frozenset[str]:
-    """The top-level packages of the checked project (none without a project index)."""
-    project = getattr(ctx, "project", None)
-    if project is None or not hasattr(project, "top_packages"):
-        return frozenset()
-    return project.top_packages()
-
-
-def cross_entries(ctx) -> dict:
-    """What the project's call graph says other modules make traced in this file ({} without one)."""
-    project = getattr(ctx, "project", None)
-    if project is None or not hasattr(project, "cross_entries"):
-        return {}
-    name, _ = project.module_for_path(ctx.path)
-    return project.cross_entries(name)

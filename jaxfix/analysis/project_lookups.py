@@ -1,0 +1,115 @@
+"""What the project index says about the names a module imports: the facts of other modules of
+the checked project that a rule of this one reads (their static fields and static-field helpers,
+their timers, their classes' pytree kinds), the project's own packages, and the call graph's entries
+into this module. Each lookup is None (or empty) without a project index, so a file checked alone
+decides without them.
+
+Names are qualified through the module's imports as the project index names modules (relative
+imports included: `module_bindings`), not through `ImportMap`, which does not know the file's place
+in its package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from jaxfix.analysis import pytrees
+
+
+def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:
+    """`JitContexts.class_fields` from the project index (None without one)."""
+    qualify = _project_qualifier(ctx)
+    if qualify is None:
+        return None
+
+    def lookup(written: str) -> frozenset[str]:
+        target = qualify(written)
+        return frozenset() if target is None else ctx.project.static_fields_of(target)
+
+    return lookup
+
+
+def project_field_helper(ctx) -> Callable[[str], bool] | None:
+    """`JitContexts.field_helper` from the project index (None without one): the imported name's
+    module makes a static field with it (`pytrees.ModuleSummary.field_helpers`)."""
+    return project_member(ctx, "field_helpers")
+
+
+def project_timer(ctx) -> Callable[[str], bool] | None:
+    """JAX501's timers of other modules: the imported name's module defines it as a timer
+    (`pytrees.ModuleSummary.timers`, `timers.timer_names`)."""
+    return project_member(ctx, "timers")
+
+
+def project_member(ctx, member: str) -> Callable[[str], bool] | None:
+    """A name as written here -> whether its module's summary lists it in `member` (a frozenset
+    field of `pytrees.ModuleSummary`); None without a project index."""
+    qualify = _project_qualifier(ctx)
+    if qualify is None:
+        return None
+
+    def lookup(written: str) -> bool:
+        target = qualify(written)
+        if target is None or "." not in target:
+            return False
+        module_name, _, name = target.rpartition(".")
+        summary = ctx.project.module(module_name)
+        return summary is not None and name in getattr(summary, member)
+
+    return lookup
+
+
+def project_class_kind(ctx) -> Callable[[str], str | None] | None:
+    """A class name as written here -> its pytree kind (`pytrees.NNX`, ...) when another module of
+    the project defines it (`ProjectIndex.kind_of`); None without a project index."""
+    qualify = _project_qualifier(ctx)
+    if qualify is None:
+        return None
+
+    def lookup(written: str) -> str | None:
+        target = qualify(written)
+        if target is None or "." not in target:
+            return None
+        found = ctx.project.kind_of(target)
+        return None if found is None else found[0]
+
+    return lookup
+
+
+def _project_qualifier(ctx) -> Callable[[str], str | None] | None:
+    """A name as written in this module -> its qualified name through the module's imports,
+    relative ones included, as the project index names modules; None without a project index."""
+    project = getattr(ctx, "project", None)
+    if project is None or not hasattr(project, "static_fields_of"):
+        return None
+    bindings: dict[str, str] | None = None
+
+    def qualify(written: str) -> str | None:
+        nonlocal bindings
+        if bindings is None:
+            module_name, is_package = project.module_for_path(ctx.path)
+            bindings = pytrees.module_bindings(ctx.tree, module_name, is_package)
+        head, _, rest = written.partition(".")
+        target = bindings.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    return qualify
+
+
+def own_packages(ctx) -> frozenset[str]:
+    """The top-level packages of the checked project (none without a project index)."""
+    project = getattr(ctx, "project", None)
+    if project is None or not hasattr(project, "top_packages"):
+        return frozenset()
+    return project.top_packages()
+
+
+def cross_entries(ctx) -> dict:
+    """What the project's call graph says other modules make traced in this file ({} without one)."""
+    project = getattr(ctx, "project", None)
+    if project is None or not hasattr(project, "cross_entries"):
+        return {}
+    name, _ = project.module_for_path(ctx.path)
+    return project.cross_entries(name)
