@@ -814,3 +814,14 @@ def test_an_old_compiled_function_that_reads_the_rebound_global_is_still_reporte
     namespace: dict = {}
     exec("\n".join(textwrap.dedent(c) for c in cells), namespace)
     assert abs(float(namespace["p"]) - 0.9) < 1e-6  # the stale opt = 0.1
+
+
+def test_a_loop_cell_that_calls_and_rebinds_stays_reported_whatever_runs_later():
+    """A cell whose loop calls `train_step` and then rebinds `opt` is stale within the loop, even
+    when a later cell only calls another old compiled function (`run_sync`)."""
+    cells = (
+        EXPERIMENT_CELLS[0],
+        "for _ in range(2):\n    p = train_step(p)\n    opt = opt * 2\n",
+        "frames = run_sync(p)\n",
+    )
+    assert notebook_names(*cells) == ["opt"]

@@ -188,6 +188,8 @@ class _Order:
                     pending.setdefault(name, line)
                     newest[name] = max(line, newest.get(name, line))
             out.add(effects)
+            for name in effects.late:
+                readers[name] = None  # late within the statement (a loop that calls and rebinds): any reader
             fresh.note(stmt)
         return out
 
