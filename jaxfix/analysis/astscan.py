@@ -184,6 +184,23 @@ def children(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's own body (not nested defs, lambdas, classes; not the
+    expression-context and operator leaves, which `nodes` skips)."""
+    out: list[ast.AST] = []
+    stack = list(func.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _SCOPES):
+            continue
+        out.append(n)
+        stack.extend(children(n))
+    return out
+
+
 def statements(tree: ast.Module) -> Iterator[ast.stmt]:
     """Every statement of the module at any depth, outer before inner (a fifth of the nodes
     `ast.walk` visits)."""

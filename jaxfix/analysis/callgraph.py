@@ -48,7 +48,6 @@ BODIES = LAX_BODIES
 _LAST_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in (*TRACING, *BODIES))
 PARTIAL = PARTIAL_NAMES
 STAGED = "*"  # a dependency: a value a jax function made (traced whenever the caller is)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 @dataclass(frozen=True)
@@ -260,7 +259,7 @@ def _is_literal(node: ast.AST) -> bool:
 def _function_calls(node, cls: str | None, module: str, names: dict[str, str], instances: dict[str, str]) -> FunctionCalls:
     bare = _function(node, cls)
     positional, params, is_method = bare.positional, bare.params, bare.is_method
-    own = _own_nodes(node)
+    own = astscan.own_nodes(node)
     self_name = positional[0] if is_method else None
     external = _external_prefixes(module)
     candidates = [n for n in own if type(n) is ast.Call and _may_reach_project(n.func, names, self_name, external)]
@@ -339,20 +338,6 @@ def _edge(call: ast.Call, cls, module, names, types, instances, self_name, deps:
             return None
         args.append((kw.arg, deps.of(kw.value)))
     return CallEdge(target, receiver, call.lineno, tuple(args), receiver_deps)
-
-
-def _own_nodes(node) -> list[ast.AST]:
-    """The nodes of a function's own body (not nested defs, lambdas, classes; not the
-    expression-context and operator leaves, which `astscan` skips)."""
-    out: list[ast.AST] = []
-    stack = list(node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, _SCOPES):
-            continue
-        out.append(n)
-        stack.extend(astscan.children(n))
-    return out
 
 
 class _Deps:

@@ -59,7 +59,10 @@ def _timer_class(node: ast.ClassDef, qualify: Qualify) -> bool:
     methods = {m.name: m for m in node.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef)}
     for enter, exit_ in (("__enter__", "__exit__"), ("__aenter__", "__aexit__")):
         if enter in methods and exit_ in methods:
-            if all(any(type(c) is ast.Call and is_clock_read(c, qualify) for c in ast.walk(methods[m])) for m in (enter, exit_)):
+            if all(
+                any(type(c) is ast.Call and is_clock_read(c, qualify) for c in ast.walk(methods[m]))
+                for m in (enter, exit_)
+            ):
                 return True
     return False
 
@@ -68,20 +71,10 @@ def _timer_generator(node: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qual
     """A context-manager generator with one `yield` and a clock read on each side of it."""
     if not any(qualify(d) in CONTEXT_MANAGERS for d in node.decorator_list):
         return False
-    yields = [n for n in _own_nodes(node) if type(n) in (ast.Yield, ast.YieldFrom)]
+    own = astscan.own_nodes(node)
+    yields = [n for n in own if type(n) in (ast.Yield, ast.YieldFrom)]
     if len(yields) != 1:
         return False
     at = (yields[0].lineno, yields[0].col_offset)
-    clocks = [(n.lineno, n.col_offset) for n in _own_nodes(node) if type(n) is ast.Call and is_clock_read(n, qualify)]
+    clocks = [(n.lineno, n.col_offset) for n in own if type(n) is ast.Call and is_clock_read(n, qualify)]
     return any(c < at for c in clocks) and any(c > at for c in clocks)
-
-
-def _own_nodes(func: ast.AST):
-    """The nodes of `func`'s body outside nested defs, classes and lambdas."""
-    stack = list(func.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if type(child) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
-                stack.append(child)
