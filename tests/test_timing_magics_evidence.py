@@ -113,3 +113,65 @@ def test_timing_an_inline_jit_times_its_compile():
         # %time cs = fast(jnp.ones(10000))
     """
     assert codes(twin) == ["9 JAX504 safe", "9 JAX505 none"]
+
+
+def test_a_notebook_function_returning_jax_work_is_timed_jax_work():
+    """ucl-bug/jwave@9d114ac docs/notebooks/prerequisites.ipynb cells 10-11: `%timeit complex_fun(x)`
+    of a plain def of eager `jnp` ops on a 10000x10000 array, with nothing waiting (the next cell
+    times the jitted version blocked): reported. Its twins return the value converted to the host
+    (`float(...)`), or only make an array: not JAX work left pending, not reported. A NumPy def of
+    the same name bound later does not hide the earlier binding's work."""
+    eager = """
+        import jax
+        import jax.numpy as jnp
+
+        def complex_fun(x):
+            y = jnp.sqrt((x + 1) ** 2)
+            return jnp.sum(jnp.sin(x * 3) * y + y)
+
+        x = jnp.ones((100, 100))
+        # %timeit complex_fun(x)
+    """
+    assert codes(eager) == ["10 JAX504 safe"]
+    converted = eager.replace("return jnp.sum(", "return float(jnp.sum(").replace("+ y)\n", "+ y))\n")
+    assert "float(" in converted and codes(converted) == []
+    made = eager.replace("return jnp.sum(jnp.sin(x * 3) * y + y)", "return jnp.zeros(3)")
+    assert codes(made) == []
+    rebound_later = eager + """
+        # %%
+        import numpy as np
+
+        def complex_fun(x):
+            return np.sin(x)
+    """
+    assert codes(rebound_later) == ["10 JAX504 safe"]
+
+
+def test_a_helper_slicing_with_a_jax_bound_waits_for_it():
+    """probml/probml-notebooks@4c0da5e9 notebooks/smc_tempered_1d_bimodal.ipynb cell 21: the
+    `%%time` cell's `smc_inference_loop` returns `buffer[:n_iter]`, the `lax.while_loop`'s trip
+    count as a slice bound, which is made a Python int: the call waits for the loop. The twin
+    returns the whole buffer: reported."""
+    sliced = """
+        import jax
+        import jax.numpy as jnp
+
+        # %%time
+        state = jax.random.normal(jax.random.PRNGKey(0), (8,)).mean()
+
+        def inference_loop(initial_state):
+            def cond(carry):
+                return carry[1] < 1.0
+
+            def body(carry):
+                i, s, buf = carry
+                return i + 1, s + 0.1, buf.at[i].set(s)
+
+            n_iter, final, buf = jax.lax.while_loop(cond, body, (0, initial_state, jnp.zeros(100)))
+            return final, buf[:n_iter]
+
+        final, lambdas = inference_loop(state)
+    """
+    assert codes(sliced) == []
+    twin = sliced.replace("return final, buf[:n_iter]", "return final, buf")
+    assert twin != sliced and codes(twin) == ["5 JAX504 none"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
@@ -51,6 +51,8 @@ class Magics:
     timed: list[Timed]
     bindings: dict[str, list[tuple[int, bool]]]  # top-level name -> (line, binds a jitted function)
     reading: dict[str, tuple[list[str], set[str]]]  # helper -> (its positional parameters, those it reads)
+    wrappers: dict[str, set[int]]  # top-level function -> lines of its defs that return pending JAX work
+    wrapping: frozenset[str] = field(default_factory=frozenset)  # `wrappers` bound at the timed code (`at`)
 
     @classmethod
     def of(cls, source: str, tree: ast.Module) -> Magics:
@@ -68,6 +70,7 @@ class Magics:
             list(timed_code(tree, lines, starts)),
             top_bindings(tree, names),
             reading_helpers(tree, names),
+            wrapper_defs(tree, names, jitted_names(tree, names)),
         )
 
     def at(self, item: Timed) -> Magics:
@@ -81,11 +84,14 @@ class Magics:
             else max([item.line, *(s.end_lineno or 0 for s in item.statements)])
         )
         jitted = set(self.jitted)
+        wrapping = set()
         for name, events in self.bindings.items():
-            before = [jit for line, jit in events if line <= end]
-            if before and not before[-1]:
+            before = [(line, jit) for line, jit in events if line <= end]
+            if before and not before[-1][1]:
                 jitted.discard(name)
-        return replace(self, jitted=jitted)
+            if before and before[-1][0] in self.wrappers.get(name, ()):
+                wrapping.add(name)
+        return replace(self, jitted=jitted, wrapping=frozenset(wrapping))
 
     def jax_calls(self, item: Timed) -> list[ast.Call]:
         return [c for s in item.statements for c in calls(s) if is_jax_call(c, self.names, self.jitted)]
@@ -170,6 +176,49 @@ def top_bindings(tree: ast.Module, names: ImportMap) -> dict[str, list[tuple[int
     return out
 
 
+def wrapper_defs(tree: ast.Module, names: ImportMap, jitted: set[str]) -> dict[str, set[int]]:
+    """Top-level functions of the notebook that return JAX work still pending: a return value
+    holds a JAX call that computes (not only `CREATION`) outside any call that waits for it
+    (`def complex_fun(x): return jnp.sin(x) @ jnp.cos(x).T`, or a call of another such function).
+    Calling one is JAX work as much as a jitted call is (ucl-bug/jwave@9d114ac docs/notebooks/
+    prerequisites.ipynb cell 11: `%timeit complex_fun(x)` of eager `jnp` on a 10000x10000 array;
+    JAX501 reads a plain wrapper of this file the same way)."""
+    defs = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name not in jitted]
+    out: dict[str, set[int]] = {}
+
+    def pending(expr: ast.AST) -> bool:
+        stack = [expr]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(n, ast.Call):
+                func = n.func
+                if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
+                    continue
+                q = names.qualify_ast(func)
+                if waits_by_name(q):
+                    continue
+                if isinstance(func, ast.Name) and func.id in out:
+                    return True
+                if is_jax_call(n, names, jitted) and q not in CREATION:
+                    return True
+            stack.extend(ast.iter_child_nodes(n))
+        return False
+
+    grew = True
+    while grew:
+        grew = False
+        for fn in defs:
+            if fn.lineno in out.get(fn.name, ()) or isinstance(fn, ast.AsyncFunctionDef):
+                continue
+            returns = [n.value for n in _own_statements(fn) if isinstance(n, ast.Return) and n.value is not None]
+            if any(pending(r) for r in returns):
+                out.setdefault(fn.name, set()).add(fn.lineno)
+                grew = True
+    return out
+
+
 def _read_names(expr: ast.AST) -> set[str]:
     """Names whose value `expr` reads (not only their `.shape`, `.dtype`, `len(...)`)."""
     out: set[str] = set()
@@ -219,11 +268,18 @@ def reading_helpers(tree: ast.Module, names: ImportMap) -> dict[str, tuple[list[
     """Top-level functions of the notebook that read on the host a value computed from one of their
     parameters: they pass it to a call that waits (`jax.device_get`, `float`, `print`, NumPy), call
     `.item()`/`.block_until_ready()` on it, format it in an f-string, test it in an `if`, or hand it
-    to another such helper. Also when the read is conditional (`if step % print_every == 0:`): the
+    to another such helper, or slice with it (`buffer[:n_iter]` converts the bound to a Python
+    int: probml-notebooks smc_tempered_1d_bimodal.ipynb cell 21 returns the lambdas of a
+    `lax.while_loop` up to its trip count). Also when the read is conditional (`if step % print_every == 0:`): the
     analysis cannot tell which run takes it. A call of one with JAX work in a read parameter waits
     for that work (probml/probml-notebooks@4c0da5e9 notebooks/bnn_mnist_sgld_jaxbayes.ipynb: the
     `%%time` training loop's `callback(step, params, ...)` formats the accuracy of the last params)."""
-    defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defs = {
+        s.name: s
+        for s in tree.body
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and not any(_jit_expr(d, names) for d in s.decorator_list)
+    }  # a jitted body is traced: its prints and formats run at trace time, they wait for nothing
     params: dict[str, list[str]] = {}
     for name, fn in defs.items():
         a = fn.args
@@ -273,6 +329,8 @@ def reading_helpers(tree: ast.Module, names: ImportMap) -> dict[str, tuple[list[
                                 read |= from_(kw.value)
                 elif isinstance(n, ast.FormattedValue):
                     read |= from_(n.value)
+                elif isinstance(n, ast.Slice):  # `out[:n_iter]`: a slice bound is made a Python int
+                    read |= set().union(*(from_(b) for b in (n.lower, n.upper, n.step) if b is not None))
                 elif isinstance(n, (ast.If, ast.While, ast.Assert, ast.IfExp)) and not _identity_test(n.test):
                     read |= from_(n.test)
             if read and (name not in out or out[name][1] != read):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 
 from codemods._command import commands_for
 from codemods.compile_cost.magics import (
@@ -29,13 +30,16 @@ class UnblockedTimingMagicRule(Rule):
     Finds IPython's timing magics in notebooks, `%timeit f(x)`, `%time f(x)` and cells that
     start with `%%timeit` or `%%time`, whose timed code ends in JAX work that nothing waits for:
     a call of a function jitted in the notebook (`@jax.jit`, `f = jax.jit(...)`,
-    `jax.jit(f)(x)`) or of `jax.numpy`, `jax.lax`, `jax.random`, `jax.nn` functions, with no
+    `jax.jit(f)(x)`), of `jax.numpy`, `jax.lax`, `jax.random`, `jax.nn` functions, or of a
+    function of the notebook that returns such work unconverted (`def complex_fun(x): return
+    jnp.sum(jnp.sin(x) * x)`, as the binding in effect at the timed code), with no
     `.block_until_ready()`, `jax.block_until_ready(...)`, `float(...)`, `np.asarray(...)`,
     `print(...)`, other read of the value, or call of a helper of the notebook that calls
     `block_until_ready` itself, after it. A read counts also for data the cell computes from the
     JAX results (`samples = inference_loop(key, kernel, state, n)` then `plt.hist(samples[:, 0])`),
     and for a helper of the notebook handed a JAX result that reads on the host what it computes
-    from that parameter (`callback(step, params)` that formats the accuracy of `params`), also
+    from that parameter (`callback(step, params)` that formats the accuracy of `params`; a
+    `return out[:n_iter]` whose slice bound is made a Python int), also
     when the read is conditional (`if step % 500 == 0:`). A name counts as jitted by its last
     top-level binding before the timed code (`%timeit f()` of a NumPy `def f` that a later cell
     rebinds to a `@jax.jit def f` times NumPy).
@@ -176,6 +180,7 @@ class UnblockedTimingMagicRule(Rule):
             m = notebook.at(item)
             if item.magic == "time" and any(inline_jit(c, m.names) for c in m.jax_calls(item)):
                 continue  # `%time jax.jit(f)(x)`: times the jit's compile, done when the call returns
+            m = replace(m, jitted=m.jitted | m.wrapping)  # a notebook function returning JAX work is JAX work
             work = [
                 i for i, s in enumerate(item.statements) if any(is_jax_call(c, m.names, m.jitted) for c in calls(s))
             ]
