@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
@@ -49,6 +49,10 @@ class Magics:
     jitted: set[str]
     waiting: set[str]
     timed: list[Timed]
+    bindings: dict[str, list[tuple[int, bool]]]  # top-level name -> (line, binds a jitted function)
+    reading: dict[str, tuple[list[str], set[str]]]  # helper -> (its positional parameters, those it reads)
+    wrappers: dict[str, set[int]]  # top-level function -> lines of its defs that return pending JAX work
+    wrapping: frozenset[str] = field(default_factory=frozenset)  # `wrappers` bound at the timed code (`at`)
 
     @classmethod
     def of(cls, source: str, tree: ast.Module) -> Magics:
@@ -64,7 +68,30 @@ class Magics:
             jitted_names(tree, names),
             waiting_helpers(tree),
             list(timed_code(tree, lines, starts)),
+            top_bindings(tree, names),
+            reading_helpers(tree, names),
+            wrapper_defs(tree, names, jitted_names(tree, names)),
         )
+
+    def at(self, item: Timed) -> Magics:
+        """The facts as the timed code sees them: a name whose last top-level binding before the end
+        of the timed code is not a jitted function is not jitted there, whatever a later cell binds
+        to it (probml/probml-notebooks@4c0da5e9 notebooks/jax_intro.ipynb: `%timeit f()` of the NumPy
+        `def f` of cell 12, which cell 129 rebinds to a `@jit def f`)."""
+        end = (
+            item.line
+            if item.stmt_source is not None
+            else max([item.line, *(s.end_lineno or 0 for s in item.statements)])
+        )
+        jitted = set(self.jitted)
+        wrapping = set()
+        for name, events in self.bindings.items():
+            before = [(line, jit) for line, jit in events if line <= end]
+            if before and not before[-1][1]:
+                jitted.discard(name)
+            if before and before[-1][0] in self.wrappers.get(name, ()):
+                wrapping.add(name)
+        return replace(self, jitted=jitted, wrapping=frozenset(wrapping))
 
     def jax_calls(self, item: Timed) -> list[ast.Call]:
         return [c for s in item.statements for c in calls(s) if is_jax_call(c, self.names, self.jitted)]
@@ -101,16 +128,21 @@ def timed_code(tree: ast.Module, lines: list[str], starts: list[int]) -> Iterato
         yield Timed(magic.group(1), n, column, parsed.body, starts[n - 1] + column, stmt)
 
 
+def _jit_expr(e: ast.AST, names: ImportMap) -> bool:
+    """`jax.jit`, `jax.jit(...)` (options), `partial(jax.jit, ...)`: a decorator or wrapper that jits."""
+    if names.qualify_ast(e) in JIT_NAMES:
+        return True
+    if isinstance(e, ast.Call):
+        q = names.qualify_ast(e.func)
+        return q in JIT_NAMES or (q in PARTIAL_NAMES and any(names.qualify_ast(a) in JIT_NAMES for a in e.args))
+    return False
+
+
 def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:
     """Names bound to jitted functions: `@jax.jit def f`, `f = jax.jit(...)`, `partial(jax.jit, ...)`."""
 
     def jit_expr(e: ast.AST) -> bool:
-        if names.qualify_ast(e) in JIT_NAMES:
-            return True
-        if isinstance(e, ast.Call):
-            q = names.qualify_ast(e.func)
-            return q in JIT_NAMES or (q in PARTIAL_NAMES and any(names.qualify_ast(a) in JIT_NAMES for a in e.args))
-        return False
+        return _jit_expr(e, names)
 
     jitted: set[str] = set()
     for node in ast.walk(tree):
@@ -119,6 +151,192 @@ def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and jit_expr(node.value.func):
             jitted.update(filter(None, (dotted(t) for t in node.targets)))
     return jitted
+
+
+def top_bindings(tree: ast.Module, names: ImportMap) -> dict[str, list[tuple[int, bool]]]:
+    """The notebook's top-level bindings of each name in order: (line, whether it binds a jitted
+    function: a def decorated with a jit, `f = jax.jit(...)`, or an alias of such a name)."""
+    out: dict[str, list[tuple[int, bool]]] = {}
+    jit_now: set[str] = set()
+    for stmt in tree.body:
+        bound: list[tuple[str, bool]] = []
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.append((stmt.name, any(_jit_expr(d, names) for d in stmt.decorator_list)))
+        elif isinstance(stmt, ast.ClassDef):
+            bound.append((stmt.name, False))
+        elif isinstance(stmt, ast.Assign):
+            value = stmt.value
+            jit = (isinstance(value, ast.Call) and _jit_expr(value.func, names)) or (
+                isinstance(value, ast.Name) and value.id in jit_now
+            )
+            bound.extend((t.id, jit) for t in stmt.targets if isinstance(t, ast.Name))
+        for name, jit in bound:
+            out.setdefault(name, []).append((stmt.lineno, jit))
+            (jit_now.add if jit else jit_now.discard)(name)
+    return out
+
+
+def wrapper_defs(tree: ast.Module, names: ImportMap, jitted: set[str]) -> dict[str, set[int]]:
+    """Top-level functions of the notebook that return JAX work still pending: a return value
+    holds a JAX call that computes (not only `CREATION`) outside any call that waits for it
+    (`def complex_fun(x): return jnp.sin(x) @ jnp.cos(x).T`, or a call of another such function).
+    Calling one is JAX work as much as a jitted call is (ucl-bug/jwave@9d114ac docs/notebooks/
+    prerequisites.ipynb cell 11: `%timeit complex_fun(x)` of eager `jnp` on a 10000x10000 array;
+    JAX501 reads a plain wrapper of this file the same way)."""
+    defs = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name not in jitted]
+    out: dict[str, set[int]] = {}
+
+    def pending(expr: ast.AST) -> bool:
+        stack = [expr]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(n, ast.Call):
+                func = n.func
+                if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
+                    continue
+                q = names.qualify_ast(func)
+                if waits_by_name(q):
+                    continue
+                if isinstance(func, ast.Name) and func.id in out:
+                    return True
+                if is_jax_call(n, names, jitted) and q not in CREATION:
+                    return True
+            stack.extend(ast.iter_child_nodes(n))
+        return False
+
+    grew = True
+    while grew:
+        grew = False
+        for fn in defs:
+            if fn.lineno in out.get(fn.name, ()) or isinstance(fn, ast.AsyncFunctionDef):
+                continue
+            returns = [n.value for n in _own_statements(fn) if isinstance(n, ast.Return) and n.value is not None]
+            if any(pending(r) for r in returns):
+                out.setdefault(fn.name, set()).add(fn.lineno)
+                grew = True
+    return out
+
+
+def _read_names(expr: ast.AST) -> set[str]:
+    """Names whose value `expr` reads (not only their `.shape`, `.dtype`, `len(...)`)."""
+    out: set[str] = set()
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(expr, None)]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, ast.Name) and not (isinstance(parent, ast.Attribute) and is_static_attr(parent.attr)):
+            out.add(node.id)
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("len", "type", "isinstance")
+        ):
+            continue
+        stack.extend((child, node) for child in ast.iter_child_nodes(node))
+    return out
+
+
+def _identity_test(test: ast.expr) -> bool:
+    """`x is None`, `x is not y`: compares identities, reads no array's value."""
+    return isinstance(test, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops)
+
+
+def inline_jit(call: ast.Call, names: ImportMap) -> bool:
+    """`jax.jit(f)(x)`: a call of a function jitted in the same expression. Under `%time` (one run)
+    the jit's trace and compile are what the line measures (che-shr-cat/JAX-in-Action@34381536
+    Chapter-5/JAX_in_Action_Chapter_5_JIT.ipynb cells 128 and 134 time `jax.jit(cumulative_sum)(x)`
+    to show the compile cost of an unrolled loop against `lax.scan`)."""
+    return isinstance(call.func, ast.Call) and _jit_expr(call.func.func, names)
+
+
+def _own_statements(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of `fn`'s body in source order, not inside nested defs, lambdas or classes."""
+    out, stack = [], list(reversed(fn.body))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        out.append(n)
+        stack.extend(reversed(list(ast.iter_child_nodes(n))))
+    return out
+
+
+def reading_helpers(tree: ast.Module, names: ImportMap) -> dict[str, tuple[list[str], set[str]]]:
+    """Top-level functions of the notebook that read on the host a value computed from one of their
+    parameters: they pass it to a call that waits (`jax.device_get`, `float`, `print`, NumPy), call
+    `.item()`/`.block_until_ready()` on it, format it in an f-string, test it in an `if`, or hand it
+    to another such helper, or slice with it (`buffer[:n_iter]` converts the bound to a Python
+    int: probml-notebooks smc_tempered_1d_bimodal.ipynb cell 21 returns the lambdas of a
+    `lax.while_loop` up to its trip count). Also when the read is conditional (`if step % print_every == 0:`): the
+    analysis cannot tell which run takes it. A call of one with JAX work in a read parameter waits
+    for that work (probml/probml-notebooks@4c0da5e9 notebooks/bnn_mnist_sgld_jaxbayes.ipynb: the
+    `%%time` training loop's `callback(step, params, ...)` formats the accuracy of the last params)."""
+    defs = {
+        s.name: s
+        for s in tree.body
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and not any(_jit_expr(d, names) for d in s.decorator_list)
+    }  # a jitted body is traced: its prints and formats run at trace time, they wait for nothing
+    params: dict[str, list[str]] = {}
+    for name, fn in defs.items():
+        a = fn.args
+        params[name] = [p.arg for p in (*a.posonlyargs, *a.args)]
+    out: dict[str, tuple[list[str], set[str]]] = {}
+    grew = True
+    while grew:
+        grew = False
+        for name, fn in defs.items():
+            a = fn.args
+            every = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+            origin: dict[str, set[str]] = {p: {p} for p in every}
+
+            def from_(expr: ast.AST) -> set[str]:
+                return set().union(*(origin.get(n, set()) for n in _read_names(expr)))
+
+            nodes = _own_statements(fn)
+            for _ in range(2):  # a loop's later statement may feed an earlier one
+                for n in nodes:
+                    if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
+                        src = from_(n.value)
+                        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                        for t in targets:
+                            for leaf in ast.walk(t):
+                                if isinstance(leaf, ast.Name):
+                                    origin[leaf.id] = origin.get(leaf.id, set()) | src
+                    elif isinstance(n, (ast.For, ast.AsyncFor)):
+                        src = from_(n.iter)
+                        for leaf in ast.walk(n.target):
+                            if isinstance(leaf, ast.Name):
+                                origin[leaf.id] = origin.get(leaf.id, set()) | src
+            read: set[str] = set()
+            for n in nodes:
+                if isinstance(n, ast.Call):
+                    func = n.func
+                    if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
+                        read |= from_(func.value)
+                    elif waits_by_name(names.qualify_ast(func)):
+                        read |= set().union(*(from_(x) for x in (*n.args, *(k.value for k in n.keywords))))
+                    elif isinstance(func, ast.Name) and func.id in out:
+                        positional, waited = out[func.id]
+                        for k, arg in enumerate(n.args):
+                            if k < len(positional) and positional[k] in waited:
+                                read |= from_(arg)
+                        for kw in n.keywords:
+                            if kw.arg in waited:
+                                read |= from_(kw.value)
+                elif isinstance(n, ast.FormattedValue):
+                    read |= from_(n.value)
+                elif isinstance(n, ast.Slice):  # `out[:n_iter]`: a slice bound is made a Python int
+                    read |= set().union(*(from_(b) for b in (n.lower, n.upper, n.step) if b is not None))
+                elif isinstance(n, (ast.If, ast.While, ast.Assert, ast.IfExp)) and not _identity_test(n.test):
+                    read |= from_(n.test)
+            if read and (name not in out or out[name][1] != read):
+                out[name] = (params[name], read)
+                grew = True
+    return out
 
 
 def calls(node: ast.AST) -> list[ast.Call]:
@@ -170,6 +388,7 @@ def blocks(
     jitted: set[str],
     waiting: set[str] = frozenset(),
     produced: set[str] = frozenset(),
+    reading: dict[str, tuple[list[str], set[str]]] | None = None,
 ) -> bool:
     """Whether `call` waits for a JAX value: `.block_until_ready()`, `jax.block_until_ready`, a
     function of the text that blocks itself (`waiting`), or a read of the value (`float`, NumPy,
@@ -178,6 +397,12 @@ def blocks(
     func = call.func
     if dotted(func) in waiting:
         return True
+    if reading and isinstance(func, ast.Name) and func.id in reading:
+        positional, read = reading[func.id]
+        args = [a for k, a in enumerate(call.args) if k < len(positional) and positional[k] in read]
+        args += [kw.value for kw in call.keywords if kw.arg in read]
+        if any(reads_value(a, produced) or any(is_jax_call(c, names, jitted) for c in calls(a)) for a in args):
+            return True
     if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
         return (
             func.attr == "block_until_ready"

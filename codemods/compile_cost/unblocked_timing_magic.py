@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 
 from codemods._command import commands_for
 from codemods.compile_cost.magics import (
@@ -15,6 +16,7 @@ from codemods.compile_cost.magics import (
     chars,
     computes,
     flowed_names,
+    inline_jit,
     is_jax_call,
     produced_names,
 )
@@ -28,11 +30,19 @@ class UnblockedTimingMagicRule(Rule):
     Finds IPython's timing magics in notebooks, `%timeit f(x)`, `%time f(x)` and cells that
     start with `%%timeit` or `%%time`, whose timed code ends in JAX work that nothing waits for:
     a call of a function jitted in the notebook (`@jax.jit`, `f = jax.jit(...)`,
-    `jax.jit(f)(x)`) or of `jax.numpy`, `jax.lax`, `jax.random`, `jax.nn` functions, with no
+    `jax.jit(f)(x)`), of `jax.numpy`, `jax.lax`, `jax.random`, `jax.nn` functions, or of a
+    function of the notebook that returns such work unconverted (`def complex_fun(x): return
+    jnp.sum(jnp.sin(x) * x)`, as the binding in effect at the timed code), with no
     `.block_until_ready()`, `jax.block_until_ready(...)`, `float(...)`, `np.asarray(...)`,
     `print(...)`, other read of the value, or call of a helper of the notebook that calls
     `block_until_ready` itself, after it. A read counts also for data the cell computes from the
-    JAX results (`samples = inference_loop(key, kernel, state, n)` then `plt.hist(samples[:, 0])`).
+    JAX results (`samples = inference_loop(key, kernel, state, n)` then `plt.hist(samples[:, 0])`),
+    and for a helper of the notebook handed a JAX result that reads on the host what it computes
+    from that parameter (`callback(step, params)` that formats the accuracy of `params`; a
+    `return out[:n_iter]` whose slice bound is made a Python int), also
+    when the read is conditional (`if step % 500 == 0:`). A name counts as jitted by its last
+    top-level binding before the timed code (`%timeit f()` of a NumPy `def f` that a later cell
+    rebinds to a `@jax.jit def f` times NumPy).
 
     jaxfix reads a notebook with its timing magics commented out, as jupytext writes them in a
     `.py` notebook; the rule reads that form in `.py` files too (`# %timeit f(x)`).
@@ -45,10 +55,12 @@ class UnblockedTimingMagicRule(Rule):
     ## Known problems
     Timed code that runs host code (a data loader, a plot) and whose only JAX work makes arrays
     (`jnp.array(host_data)`, `jnp.linspace`, `jax.device_put`) is not reported: it times the
-    host code. `%timeit jnp.ones((n, n))` alone is still a timing of JAX work.
+    host code. `%timeit jnp.ones((n, n))` alone is still a timing of JAX work. `%time jax.jit(f)(x)`
+    is not reported: the jit is written into the timed line, whose one run measures its trace
+    and compile, finished when the call returns.
     The statement of a line magic must be Python on that line. Functions jitted in another
     module are not looked into; a helper that blocks inside counts as waiting only when it is
-    defined in the notebook and calls `block_until_ready` itself.
+    defined in the notebook (a top-level function) and blocks or reads there itself.
 
     ## Example
     ```python
@@ -163,8 +175,12 @@ class UnblockedTimingMagicRule(Rule):
         return True  # the magics are comments: the text test (`prefilter`) is the screen
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        m = Magics.of(ctx.source, ctx.tree)
-        for item in m.timed:
+        notebook = Magics.of(ctx.source, ctx.tree)
+        for item in notebook.timed:
+            m = notebook.at(item)
+            if item.magic == "time" and any(inline_jit(c, m.names) for c in m.jax_calls(item)):
+                continue  # `%time jax.jit(f)(x)`: times the jit's compile, done when the call returns
+            m = replace(m, jitted=m.jitted | m.wrapping)  # a notebook function returning JAX work is JAX work
             work = [
                 i for i, s in enumerate(item.statements) if any(is_jax_call(c, m.names, m.jitted) for c in calls(s))
             ]
@@ -175,7 +191,9 @@ class UnblockedTimingMagicRule(Rule):
             last = work[-1]
             produced = flowed_names(item.statements, work[0], produced_names(item.statements, work))
             if not any(
-                blocks(c, m.names, m.jitted, m.waiting, produced) for s in item.statements[last:] for c in calls(s)
+                blocks(c, m.names, m.jitted, m.waiting, produced, m.reading)
+                for s in item.statements[last:]
+                for c in calls(s)
             ):
                 yield self._finding(ctx, m, item, item.statements[last])
 

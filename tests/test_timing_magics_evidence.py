@@ -1,0 +1,177 @@
+"""JAX504/JAX505 (timing magics, read in their jupytext `.py` form): what the timed code must show
+before a finding: a name jitted *at* the timed line, JAX work no helper reads back, a compile that
+is not written into the timed line itself. Each case is taken from a notebook labelled on the
+blind pools, beside its buggy twin, which is still reported."""
+
+from __future__ import annotations
+
+import textwrap
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+
+def codes(source: str, select=("JAX5",)) -> list[str]:
+    result = analyze(textwrap.dedent(source), "case.py", Config(select=select), fix=True)
+    assert result.error is None, result.error
+    return [f"{f.line} {f.code} {f.fix.safety.value if f.fix else 'none'}" for f in result.findings]
+
+
+def test_a_name_rebound_to_a_jitted_function_later_is_not_jitted_before():
+    """probml/probml-notebooks@4c0da5e9 notebooks/jax_intro.ipynb cells 12-13: `%timeit f()` of the
+    NumPy `def f` (synchronous, nothing to wait for); cell 129 rebinds `f` to a `@jit def f`. The
+    twin times after the rebinding: reported."""
+    numpy_first = """
+        import numpy as np
+        import jax
+        import jax.numpy as jnp
+
+        def f(x=None):
+            return np.dot(np.ones((100, 100)), np.ones((100, 100)))
+
+        # %timeit f()
+        # %%
+        @jax.jit
+        def f(x):
+            return jnp.sin(x)
+    """
+    assert codes(numpy_first) == []
+    twin = (
+        numpy_first
+        + """
+        # %timeit f(jnp.ones(3))
+    """
+    )
+    assert codes(twin) == ["15 JAX504 safe"]
+
+
+def test_a_helper_that_formats_what_it_is_given_waits_for_it():
+    """probml/probml-notebooks@4c0da5e9 notebooks/bnn_mnist_sgld_jaxbayes.ipynb cells 13-14: the
+    `%%time` training loop ends with `callback(step, params, ...)`, a helper of the notebook that
+    computes the accuracy of the params and formats it (`jax.device_get`, an f-string), so the cell
+    waits for the last step (the read is conditional on `step % print_every`, which the analysis
+    cannot tell). The twin's helper only keeps the accuracy in a list: reported."""
+    waited = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def train_step(params):
+            return params - 0.1 * jnp.tanh(params)
+
+        @jax.jit
+        def accuracy(params):
+            return jnp.mean(params > 0)
+
+        def callback(step, params, print_every=500):
+            if step % print_every == 0:
+                acc = accuracy(params)
+                acc = jax.device_get(acc)
+                print(f"[Step {step}] accuracy {acc:.3f}")
+
+        params = jnp.ones(1000)
+        history = []
+        # %%time
+        for step in range(5001):
+            params = train_step(params)
+            callback(step, params)
+    """
+    assert codes(waited) == []
+    twin = waited.replace(
+        """                acc = jax.device_get(acc)
+                print(f"[Step {step}] accuracy {acc:.3f}")""",
+        """                history.append(acc)
+                print(f"[Step {step}]")""",
+    )
+    assert twin != waited
+    assert codes(twin) == ["21 JAX504 none"]
+
+
+def test_timing_an_inline_jit_times_its_compile():
+    """che-shr-cat/JAX-in-Action@34381536 Chapter-5/JAX_in_Action_Chapter_5_JIT.ipynb cells 128 and
+    134: `%time cs = jax.jit(cumulative_sum)(x)` times the compile of an unrolled loop against a
+    `lax.scan`; the jit is written into the timed line, so its compile is what it measures. The
+    twin jits the function in an earlier cell and times its first call: both rules report."""
+    inline = """
+        import jax
+        import jax.numpy as jnp
+
+        def cumulative_sum(x):
+            return jnp.cumsum(x)
+
+        # %time cs = jax.jit(cumulative_sum)(jnp.ones(10000))
+    """
+    assert codes(inline) == []
+    twin = """
+        import jax
+        import jax.numpy as jnp
+
+        def cumulative_sum(x):
+            return jnp.cumsum(x)
+
+        fast = jax.jit(cumulative_sum)
+        # %time cs = fast(jnp.ones(10000))
+    """
+    assert codes(twin) == ["9 JAX504 safe", "9 JAX505 none"]
+
+
+def test_a_notebook_function_returning_jax_work_is_timed_jax_work():
+    """ucl-bug/jwave@9d114ac docs/notebooks/prerequisites.ipynb cells 10-11: `%timeit complex_fun(x)`
+    of a plain def of eager `jnp` ops on a 10000x10000 array, with nothing waiting (the next cell
+    times the jitted version blocked): reported. Its twins return the value converted to the host
+    (`float(...)`), or only make an array: not JAX work left pending, not reported. A NumPy def of
+    the same name bound later does not hide the earlier binding's work."""
+    eager = """
+        import jax
+        import jax.numpy as jnp
+
+        def complex_fun(x):
+            y = jnp.sqrt((x + 1) ** 2)
+            return jnp.sum(jnp.sin(x * 3) * y + y)
+
+        x = jnp.ones((100, 100))
+        # %timeit complex_fun(x)
+    """
+    assert codes(eager) == ["10 JAX504 safe"]
+    converted = eager.replace("return jnp.sum(", "return float(jnp.sum(").replace("+ y)\n", "+ y))\n")
+    assert "float(" in converted and codes(converted) == []
+    made = eager.replace("return jnp.sum(jnp.sin(x * 3) * y + y)", "return jnp.zeros(3)")
+    assert codes(made) == []
+    rebound_later = eager + """
+        # %%
+        import numpy as np
+
+        def complex_fun(x):
+            return np.sin(x)
+    """
+    assert codes(rebound_later) == ["10 JAX504 safe"]
+
+
+def test_a_helper_slicing_with_a_jax_bound_waits_for_it():
+    """probml/probml-notebooks@4c0da5e9 notebooks/smc_tempered_1d_bimodal.ipynb cell 21: the
+    `%%time` cell's `smc_inference_loop` returns `buffer[:n_iter]`, the `lax.while_loop`'s trip
+    count as a slice bound, which is made a Python int: the call waits for the loop. The twin
+    returns the whole buffer: reported."""
+    sliced = """
+        import jax
+        import jax.numpy as jnp
+
+        # %%time
+        state = jax.random.normal(jax.random.PRNGKey(0), (8,)).mean()
+
+        def inference_loop(initial_state):
+            def cond(carry):
+                return carry[1] < 1.0
+
+            def body(carry):
+                i, s, buf = carry
+                return i + 1, s + 0.1, buf.at[i].set(s)
+
+            n_iter, final, buf = jax.lax.while_loop(cond, body, (0, initial_state, jnp.zeros(100)))
+            return final, buf[:n_iter]
+
+        final, lambdas = inference_loop(state)
+    """
+    assert codes(sliced) == []
+    twin = sliced.replace("return final, buf[:n_iter]", "return final, buf")
+    assert twin != sliced and codes(twin) == ["5 JAX504 none"]
