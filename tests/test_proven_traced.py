@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -176,10 +177,14 @@ def test_a_parameter_annotated_with_a_class_of_another_module_shows_no_field():
         """
     assert lines(run(src.replace(", max_seq_len):", "):").replace("max_seq_len, ", "8, "))) == []
     # the same class defined in the file, its field an array: reported
-    here = src.replace(
-        "from serving.cache import PagedKVCache",
-        "import flax.struct\n\n\n        class PagedKVCache(flax.struct.PyTreeNode):\n            page_size: jax.Array",
-    ).replace(", max_seq_len):", "):").replace("max_seq_len, ", "8, ")
+    here = (
+        src.replace(
+            "from serving.cache import PagedKVCache",
+            "import flax.struct\n\n\n        class PagedKVCache(flax.struct.PyTreeNode):\n            page_size: jax.Array",
+        )
+        .replace(", max_seq_len):", "):")
+        .replace("max_seq_len, ", "8, ")
+    )
     assert [code for code, _ in lines(run(here))] == ["JAX301"]
 
 
@@ -319,3 +324,46 @@ def test_python_ints_a_caller_passes_through_filter_vmap_stay_static():
     # the buggy twin: the caller's sizes are not known to be Python ints (an array would be mapped)
     buggy = FILTER_VMAP_INTS.replace("batch_size: int, n_contrastive: int", "batch_size, n_contrastive")
     assert [code for code, _ in lines(run(buggy))] == ["JAX307", "JAX307"]
+
+
+# The research-script shape `train_step = jax.jit(make_train_step(cfg, ...))` (ten hits for that
+# one spelling in the code corpus: RL, LM and cognitive-model training scripts): the jit compiles
+# the nested def the factory returns, so its parameters are traced however the factory is called.
+FACTORY_STEP = """
+import jax
+import jax.numpy as jnp
+
+
+def make_train_step(lr, clip):
+    def train_step(params, grads):
+        if clip:
+            grads = jnp.clip(grads, -1.0, 1.0)
+        new = params - lr * grads
+        if jnp.any(jnp.isnan(new)):
+            new = params
+        return new
+
+    return train_step
+
+
+train_step = jax.jit(make_train_step(0.1, clip=True))
+"""
+
+
+def test_the_def_a_factory_returns_is_traced_where_its_result_is_jitted():
+    # `clip` is the factory's closed-over Python value; the step's parameters are traced
+    assert lines(run(FACTORY_STEP)) == [("JAX301", 11)]
+    module = load_as_module(Path("factory_step.py"), FACTORY_STEP)
+    try:
+        module.train_step(jnp.ones(2), jnp.ones(2))
+    except jax.errors.TracerBoolConversionError:
+        pass
+    else:
+        raise AssertionError("the reported `if` runs under jit")
+    eager = module.make_train_step(0.1, clip=True)
+    np.testing.assert_allclose(eager(jnp.ones(2), jnp.ones(2)), np.full(2, 0.9))
+    # called eagerly, the same factory's step is not traced: nothing to report
+    assert (
+        lines(run(FACTORY_STEP.replace("jax.jit(make_train_step(0.1, clip=True))", "make_train_step(0.1, clip=True)")))
+        == []
+    )

@@ -51,7 +51,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     VMAP_NAMES,
     lax_body_arity,
 )
-from jaxfix.analysis.walk import Visitor, statement_hooks, walk
+from jaxfix.analysis.walk import Visitor, own_returns, statement_hooks, walk
 
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
 BODY_ARGS: dict[str, tuple[int, ...]] = {
@@ -843,8 +843,22 @@ class JitContexts(ClassStaticFields):
                 chain.append(q)
                 expr = pos[0]
             else:
-                return None, chain
+                return self._made_by(expr, scope), chain
         return self._resolve_callee(expr, scope, allow_attr=False), chain
+
+    def _made_by(self, call: cst.Call, scope: FuncInfo | None) -> FuncInfo | None:
+        """The nested def a factory of this file returns: `jax.jit(make_step(lr))` compiles the
+        `step` that `def make_step(lr): def step(p, x): ...; return step` hands out, when every
+        `return` of the factory names that one def (flax examples' `create_train_step(...)`)."""
+        factory = self._resolve_callee(call.func, scope, allow_attr=False)
+        if factory is None or not isinstance(factory.node, cst.FunctionDef):
+            return None
+        returns = own_returns(factory.node)
+        names = {r.value.value for r in returns if isinstance(r.value, cst.Name)}
+        if not returns or len(names) != 1 or len(returns) != sum(isinstance(r.value, cst.Name) for r in returns):
+            return None
+        made = self.nested.get(factory, {}).get(names.pop())
+        return made if made is not None and isinstance(made.node, cst.FunctionDef) else None
 
     def _assigned_name(self, call: cst.Call) -> str | None:
         """The name a module-level `name = call` binds (the values indexed once: asked per call,

@@ -66,7 +66,7 @@ from jaxfix.analysis.jit_contexts import (
     cross_entries,
 )
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.screen_function import ScreenFunction
+from jaxfix.analysis.screen_function import ScreenFunction, body_facts
 from jaxfix.analysis.static_values import (
     is_known_library,
 )
@@ -300,7 +300,22 @@ class TraceScreen:
             if isinstance(head, ast.Name) and head.id in self.names.bindings:
                 return []  # `jnp.where(...)`: a module's function, not a method
             return [self.info_of(d) for d in self.method_defs.get(expr.attr, ())]
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            return self._made_by(expr.func, call)
         return []
+
+    def _made_by(self, factory: ast.Name, call: ast.Call | None) -> list[ScreenFunction]:
+        """The nested defs a factory named `factory` may return by name (`jax.jit(make_step(lr))`
+        compiles `make_step`'s `step`): the loose side of `JitContexts._made_by`."""
+        made = []
+        for info in self._resolve(factory, allow_attr=False, call=call):
+            if type(info.node) is ast.Lambda:
+                continue
+            nested = self._nested_defs().get(id(info.node), {})
+            for node in body_facts(info.node).own:
+                if type(node) is ast.Return and type(node.value) is ast.Name:
+                    made += [self.info_of(d) for d in nested.get(node.value.id, ())]
+        return made
 
     def _lexical_lookup(self, name: str, call: ast.Call) -> list[ast.AST] | None:
         """The nested defs `name` means in `call`'s scope chain ([] when a parameter of a scope on
