@@ -23,7 +23,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
 from jaxfix.analysis import astscan, filememo, render
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
 from jaxfix.analysis.trace_screen import admits_entered
-from jaxfix.analysis.walk import children, parent_map
+from jaxfix.analysis.walk import names_under, parent_map
 from jaxfix.edits import edits_between
 from jaxfix.model import Code, Edit, Finding, Fix, ImportRequest, Option, Safety  # noqa: F401 (Code, Option: part of the rule API)
 
@@ -54,6 +54,7 @@ class _ReducedImportMap(ImportMap):
                 if preferred is not None and self._ctx._elsewhere(preferred[0]):
                     self._ctx.undecided = True
         return spelled, requests
+
 
 T = TypeVar("T")
 
@@ -389,7 +390,9 @@ class RuleContext:
             return self.position(node.name).start.line
         start, end = spans[node]
         keyword = "class" if isinstance(node, cst.ClassDef) else "def"
-        found = re.compile(rf"^[ \t]*(?:async[ \t]+)?{keyword}[ \t]+{node.name.value}\b", re.M).search(self.source, start, end)
+        found = re.compile(rf"^[ \t]*(?:async[ \t]+)?{keyword}[ \t]+{node.name.value}\b", re.M).search(
+            self.source, start, end
+        )
         if found is None:
             return self.position(node.name).start.line
         return self.fact(_top_level_lines, _top_level_lines)[node] + self.source.count("\n", start, found.start())
@@ -531,30 +534,11 @@ def _dropped_names(old: Iterable, new: Iterable, wanted: Mapping[str, object]) -
     (a traced `if` spells its operands, a `print` a builtin): the old nodes are walked first
     alone, and the new ones, often larger, only when that finds one."""
     old = list(old)
-    if not _names_in(old, set()).intersection(wanted):
+    if not names_under(old, set()).intersection(wanted):
         return set()
     shared: set[int] = set()
-    kept = _names_in(new, shared)
-    return {name for name in _names_in(old, shared) - kept if name in wanted}
-
-
-def _names_in(nodes: Iterable, seen: set[int]) -> set[str]:
-    """Identifiers spelled in `nodes`, but under the nodes in `seen` (ids), which gets the ids of
-    the nodes walked. (`walk.children`, not libcst's `.children`, which rebuilds each node it is
-    asked about: on a class rewritten whole that cost more than the rest of the fix.)"""
-    found: set[str] = set()
-    for node in nodes:
-        parts = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
-        stack = [part for part in parts if isinstance(part, cst.CSTNode)]
-        while stack:
-            item = stack.pop()
-            if id(item) in seen:
-                continue
-            seen.add(id(item))
-            if type(item) is cst.Name:
-                found.add(item.value)
-            stack.extend(children(item))
-    return found
+    kept = names_under(new, shared)
+    return {name for name in names_under(old, shared) - kept if name in wanted}
 
 
 def _top_level_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | None:
