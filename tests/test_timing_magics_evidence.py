@@ -175,3 +175,19 @@ def test_a_helper_slicing_with_a_jax_bound_waits_for_it():
     assert codes(sliced) == []
     twin = sliced.replace("return final, buf[:n_iter]", "return final, buf")
     assert twin != sliced and codes(twin) == ["5 JAX504 none"]
+
+
+def test_a_timed_line_with_no_call_is_no_jax_work():
+    """epignatelli/navix@03b056a docs/examples/getting_started.ipynb cell 13:
+    `%timeit lambda: step(key)[-1].block_until_ready()` times making a lambda, no call: the rule
+    crashed on it (IndexError) and lost the notebook's other JAX5 findings. The twin calls it."""
+    lambda_only = """
+        import jax
+        import jax.numpy as jnp
+
+        step = jax.jit(lambda k: jnp.sin(k))
+        step(1.0)
+        # %timeit lambda: step(2.0).block_until_ready()
+    """
+    assert codes(lambda_only) == []
+    assert codes(lambda_only.replace("lambda: step(2.0).block_until_ready()", "step(2.0)")) == ["7 JAX504 safe"]

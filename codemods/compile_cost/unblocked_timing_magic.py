@@ -184,6 +184,8 @@ class UnblockedTimingMagicRule(Rule):
             work = [
                 i for i, s in enumerate(item.statements) if any(is_jax_call(c, m.names, m.jitted) for c in calls(s))
             ]
+            if not work:
+                continue  # no JAX call timed (`%time x = list(range(n))` beside JAX cells)
             if not any(computes(item.statements[i], m.names, m.jitted) for i in work) and any(
                 not is_jax_call(c, m.names, m.jitted) for s in item.statements for c in calls(s)
             ):
