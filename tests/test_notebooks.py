@@ -274,6 +274,19 @@ def test_magic_lines_keep_their_trailing_blanks(tmp_path):
     assert cells[1].source == timed and "\n%time   \n_loss_grad_jit = " in cells[2].source
 
 
+def test_a_time_cell_with_whitespace_only_lines_is_read_and_kept(tmp_path):
+    # probml/rebayes@3b88072 demos/nonstat-1d-regression.ipynb cell 20: a `%%time` training loop
+    # with indented blank lines ("    "), which black's masking empties: the cell was skipped
+    # ("cannot mask and keep as written") and its timing never checked
+    timed = "%%time\nw = jnp.ones(3)\nfor step in range(3):\n    \n    w = step_jit(w)\n    \nout = step_jit(w)"
+    step = "step_jit = jax.jit(lambda w: w * 0.5)\nstep_jit(jnp.ones(3))"
+    nb = notebook(tmp_path / "nb.ipynb", IMPORTS, step, timed)
+    result = analyze_notebook(nb.read_text(), str(nb), Config(), fix=True)
+    assert result.error is None and [f.code for f in result.findings] == ["JAX504"]
+    fixed = nbformat.reads(result.fixed_source, as_version=4).cells[2].source
+    assert fixed == timed.replace("out = step_jit(w)", "out = jax.block_until_ready(step_jit(w))")
+
+
 def test_fix_json_document_carries_cells_and_validates(tmp_path):
     import jsonschema
 

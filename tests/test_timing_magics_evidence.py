@@ -137,13 +137,16 @@ def test_a_notebook_function_returning_jax_work_is_timed_jax_work():
     assert "float(" in converted and codes(converted) == []
     made = eager.replace("return jnp.sum(jnp.sin(x * 3) * y + y)", "return jnp.zeros(3)")
     assert codes(made) == []
-    rebound_later = eager + """
+    rebound_later = (
+        eager
+        + """
         # %%
         import numpy as np
 
         def complex_fun(x):
             return np.sin(x)
     """
+    )
     assert codes(rebound_later) == ["10 JAX504 safe"]
 
 

@@ -121,7 +121,9 @@ def read(text: str) -> tuple[object, NotebookModule]:
     try:
         nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
     except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and version errors of many kinds
-        raise NotebookError(f"not a readable notebook: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        raise NotebookError(
+            f"not a readable notebook: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from None
     if nb.get("nbformat") != 4:
         raise NotebookError(f"nbformat {nb.get('nbformat')} notebooks are not supported (only version 4)")
     language = _language(nb)
@@ -178,7 +180,9 @@ def _mask(index: int, src: str) -> Cell:
     try:
         masked, replacements = mask_cell(src)
     except NothingChanged:
-        return Cell(index, src, blank, kept=False, problem="an IPython magic over several lines, which jaxfix cannot mask")
+        return Cell(
+            index, src, blank, kept=False, problem="an IPython magic over several lines, which jaxfix cannot mask"
+        )
     except SyntaxError as exc:
         return Cell(index, src, blank, kept=False, problem=f"does not parse: {exc.msg} (line {exc.lineno})")
     except Exception as exc:  # noqa: BLE001 - IPython's transformer on input it does not expect
@@ -198,9 +202,11 @@ def _mask(index: int, src: str) -> Cell:
         back = unmask_cell("\n".join(got), replacements).split("\n") if len(got) == len(core) else []
     except NothingChanged:  # a mask not found again
         back = []
-    for u, o in zip(back, core):
+    for k, (u, o) in enumerate(zip(back, core)):
         if u != o and o.rstrip() == u and u.lstrip().startswith(("%", "!")):
             exact[u] = o
+        elif u == "" and not o.strip():
+            back[k] = got[k] = o  # black's masking empties a whitespace-only line: keep it as written
     if len(back) != len(core) or any(exact.get(u, u) != o for u, o in zip(back, core)):
         return Cell(index, src, blank, kept=False, problem="IPython input that jaxfix cannot mask and keep as written")
     commented = not any(_COMMENTED_TIMING.match(line) for line in lines)
@@ -219,9 +225,7 @@ def _unmask(cell: Cell, text: str) -> str:
     from black.handle_ipynb_magics import unmask_cell
 
     if cell.commented:
-        text = "\n".join(
-            m.group(1) if (m := _COMMENTED_TIMING.match(line)) else line for line in text.split("\n")
-        )
+        text = "\n".join(m.group(1) if (m := _COMMENTED_TIMING.match(line)) else line for line in text.split("\n"))
     from black.report import NothingChanged
 
     try:
@@ -285,7 +289,13 @@ def _render_source(old: str, new: str, ascii_only: bool) -> str:
     else:
         item_sep = old[1:first]
         close_sep = old[_WS_BEFORE(old) : len(old) - 1]
-    return "[" + item_sep + ("," + item_sep).join(json.dumps(line, ensure_ascii=ascii_only) for line in lines) + close_sep + "]"
+    return (
+        "["
+        + item_sep
+        + ("," + item_sep).join(json.dumps(line, ensure_ascii=ascii_only) for line in lines)
+        + close_sep
+        + "]"
+    )
 
 
 def _WS_BEFORE(value: str) -> int:
