@@ -825,3 +825,51 @@ def test_a_loop_cell_that_calls_and_rebinds_stays_reported_whatever_runs_later()
         "frames = run_sync(p)\n",
     )
     assert notebook_names(*cells) == ["opt"]
+
+
+# cgarciae/nnx@b4c31367a42f62360575018a21012c3dbb084131:docs/tiny_nnx.ipynb (cell 6) and
+# nnx/transforms.py:464: a lifted init under an eager `jax.vmap` writes the static module
+# structure to a `nonlocal`; vmap runs the body (and the write) at every call, and the unpacked
+# result is not shown to be traced
+NNX_LIFTED_INIT = """
+import jax
+
+
+def partition(key):
+    return jax.random.normal(key, (3,)), ("Block", 3)
+
+
+def make(keys):
+    moduledef = None
+
+    def init_fn(key):
+        nonlocal moduledef
+        state, moduledef = partition(key)
+        return state
+
+    state = jax.vmap(init_fn)(keys)
+    return moduledef, state
+"""
+
+
+def test_nonlocal_unpacked_under_eager_vmap_is_not_reported():
+    assert findings(NNX_LIFTED_INIT) == []
+    moduledef, state = importlib_module(NNX_LIFTED_INIT).make(jax.random.split(jax.random.key(0), 2))
+    assert moduledef == ("Block", 3) and state.shape == (2, 3)
+
+
+def test_nonlocal_under_jit_or_leaking_a_tracer_under_vmap_is_still_reported():
+    jitted = NNX_LIFTED_INIT.replace("jax.vmap(init_fn)(keys)", "jax.jit(jax.vmap(init_fn))(keys)")
+    assert [m.split(" inside")[0] for _, m in findings(jitted)] == ["assignment to nonlocal `moduledef`"]
+    leak = NNX_LIFTED_INIT.replace(
+        "state, moduledef = partition(key)", "state, _ = partition(key)\n        moduledef = state * 2"
+    )
+    ((line, message),) = findings(leak)
+    assert "leaks" in message
+
+
+def importlib_module(source: str):
+    spec = importlib.util.spec_from_loader("nnx_case", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    exec(textwrap.dedent(source), module.__dict__)
+    return module
