@@ -608,6 +608,34 @@ def test_a_new_jit_of_an_old_function_keeps_its_stale_trace():
     assert float(namespace["y"]) == 1.0
 
 
+# probml/probml-notebooks@4c0da5e918930e02de5f3e78278c90efe5688b66:notebooks/gp_deep_kernel_learning.ipynb
+# (cells 9 and 13): `loss` reads the module-level `model`; the second cell rebinds `model` and
+# builds `loss_grad_fn = jax.jit(jax.value_and_grad(loss))` again: `value_and_grad` makes a new
+# function object, so the new jit has its own cache and traces with the new model (measured,
+# jax 0.10.2), unlike `jax.jit(update)` of the same function above
+GP_CELLS = (
+    "import jax\nimport jax.numpy as jnp\nmodel = 1.0",
+    "def loss(p):\n    return model * p ** 2\n\nloss_grad_fn = jax.jit(jax.value_and_grad(loss))\n"
+    "for i in range(2):\n    val, grad = loss_grad_fn(1.0)",
+    "model = 3.0\nloss_grad_fn = jax.jit(jax.value_and_grad(loss))\nfor i in range(2):\n    val, grad = loss_grad_fn(1.0)",
+)
+
+
+def test_a_new_jit_of_a_new_gradient_function_traces_again():
+    assert notebook_names(*GP_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(GP_CELLS), namespace)
+    assert float(namespace["grad"]) == 6.0  # the new model
+
+
+def test_calling_the_old_gradient_function_after_the_rebinding_is_reported():
+    cells = (*GP_CELLS[:2], "model = 3.0\nval, grad = loss_grad_fn(1.0)")
+    assert notebook_names(*cells) == ["model"]
+    namespace: dict = {}
+    exec("\n".join(cells), namespace)
+    assert float(namespace["grad"]) == 2.0  # the stale model
+
+
 # google/learned_optimization@32186aa:docs/notebooks/Part1_Introduction.py, the jupytext
 # (light format) copy of Part1_Introduction.ipynb: `update` (@jax.jit) reads `opt` and `task`,
 # bound just before it; `opt` is rebound twice further down, but no later line calls `update`.
