@@ -901,3 +901,29 @@ def importlib_module(source: str):
     module = importlib.util.module_from_spec(spec)
     exec(textwrap.dedent(source), module.__dict__)
     return module
+
+
+# probml/probml-notebooks@4c0da5e918930e02de5f3e78278c90efe5688b66:notebooks/smc_tempered_1d_bimodal.ipynb
+# (cells 17 and 19): a cell redefines `cond_fun`, rebinds `buffer_size` below it, and only then
+# hands it to an eager `lax.while_loop`: its first trace sees the new value (an eager lax call
+# keeps its body's trace, as jit does: the old `cond_fun` would have answered with the stale one)
+WHILE_CELLS = (
+    "import jax\nn = 1",
+    "def cond(c):\n    return c < n\n\ndef body(c):\n    return c + 1\n\nout = jax.lax.while_loop(cond, body, 0)",
+    "def cond(c):\n    return c < n\n\nn = 3\nout = jax.lax.while_loop(cond, body, 0)",
+)
+
+
+def test_a_lax_body_redefined_before_the_rebinding_traces_with_the_new_value():
+    assert notebook_names(*WHILE_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(WHILE_CELLS), namespace)
+    assert int(namespace["out"]) == 3
+
+
+def test_the_old_lax_body_after_the_rebinding_is_reported():
+    cells = (*WHILE_CELLS[:2], "n = 3\nout = jax.lax.while_loop(cond, body, 0)")
+    assert notebook_names(*cells) == ["n"]
+    namespace: dict = {}
+    exec("\n".join(cells), namespace)
+    assert int(namespace["out"]) == 1  # the stale bound

@@ -224,10 +224,29 @@ class _Order:
         for node in astscan.nodes(stmt):
             if isinstance(node, ast.Call) and self._call(node, frozenset()).traces:
                 name = _dotted(node.func)
+                bodies = self._lax_bodies(node)
+                if bodies:
+                    names |= bodies
+                    continue
                 if name is None or name not in self.jitted:
                     return None
                 names.add(name)
         return names
+
+    def _lax_bodies(self, call: ast.Call) -> set[str]:
+        """The module functions an eager lax call (`lax.while_loop(cond_fun, body_fun, init)`) is
+        given as bodies: it keeps their traces, like a compiled function's; empty when one is
+        anything else (a lambda or partial is a new function each call, an unknown name)."""
+        positions = LAX_BODIES.get(self.qualify(call.func) or "")
+        if positions is None:
+            return set()
+        found: set[str] = set()
+        for i in positions:
+            for arg in call.args if i == -1 else call.args[i : i + 1]:
+                if not (isinstance(arg, ast.Name) and arg.id in self.functions):
+                    return set()
+                found.add(arg.id)
+        return found
 
     # -- a function's summary ------------------------------------------------------------------
     def _summary(self, name: str) -> _Effects:
@@ -419,6 +438,10 @@ class _Fresh:
                     self.untraced.add(stmt.name)
             elif not stmt.decorator_list:
                 self.defined[stmt.name] = stmt.lineno
+                # given to an eager lax call (`_Order._lax_bodies`), it is traced first by that call
+                self.since[stmt.name] = self._body(stmt, stmt.lineno)
+                if self.since[stmt.name] == stmt.lineno:
+                    self.untraced.add(stmt.name)
             return
         for node in astscan.nodes(stmt):
             if isinstance(
