@@ -927,3 +927,34 @@ def test_the_old_lax_body_after_the_rebinding_is_reported():
     namespace: dict = {}
     exec("\n".join(cells), namespace)
     assert int(namespace["out"]) == 1  # the stale bound
+
+
+# ucl-dark/pax@6ae3d078f006f3f63835575311eab9833e034575:proof_of_concept.ipynb (cells 3, 11 and 13): `rollout` reads the
+# global `env_params` and is scanned once, in its own cell; a later loop scans its own `_rollout`
+# (which takes `env_params` through the carry) and rebinds `env_params` each iteration: the stale
+# calls run `_rollout`, never `rollout`
+PAX_CELLS = (
+    "import jax\nimport jax.numpy as jnp\nenv_params = 1.0",
+    "def rollout(carry, _):\n    return carry + env_params, carry\n\nfinal, traj = jax.lax.scan(rollout, 0.0, None, length=2)",
+    "def _rollout(carry, _):\n    x, p = carry\n    return (x + p, p), x",
+    "for _ in range(3):\n    (x, env_params), traj = jax.lax.scan(_rollout, (0.0, env_params), None, length=2)\n"
+    "    env_params = env_params + 1.0",
+)
+
+
+def test_a_loop_rebinding_reaches_only_what_its_compiled_calls_run():
+    assert notebook_names(*PAX_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(PAX_CELLS), namespace)
+    assert float(namespace["env_params"]) == 4.0
+
+
+def test_a_loop_that_scans_the_reader_again_is_reported():
+    cells = (
+        *PAX_CELLS[:2],
+        PAX_CELLS[3].replace("_rollout, (0.0, env_params)", "rollout, 0.0").replace("(x, env_params), traj", "x, traj"),
+    )
+    assert notebook_names(*cells) == ["env_params"]
+    namespace: dict = {}
+    exec("\n".join(cells), namespace)
+    assert float(namespace["x"]) == 2.0  # the stale env_params of the first trace

@@ -10,7 +10,7 @@ Read on the stdlib AST in execution order:
   a later statement that may trace again: its last cells may rebind freely; a module's importers
   may call its compiled functions after its last line);
 - a loop whose body (or header) both may trace and rebinds: iteration k's rebinding precedes
-  iteration k+1's call. A call of a function the loop body itself defines or jits is a fresh
+  iteration k+1's call (in a notebook the stale read is in what the loop's compiled calls run). A call of a function the loop body itself defines or jits is a fresh
   function each iteration (a new trace), and does not count;
 - a function of the module: its own body read the same way (a global it writes after a trace,
   `global nbr` in a driver loop); a call of it carries its writes and traces to the caller.
@@ -189,7 +189,12 @@ class _Order:
                     newest[name] = max(line, newest.get(name, line))
             out.add(effects)
             for name in effects.late:
-                readers[name] = None  # late within the statement (a loop that calls and rebinds): any reader
+                # late within the statement (a loop that calls and rebinds): what its compiled calls run
+                reach = None if called is None else self._reach(called)
+                known = readers.get(name, frozenset())
+                readers[name] = None if reach is None or known is None else known | reach
+                line = effects.last_late.get(name, effects.late[name])
+                newest[name] = max(line, newest.get(name, line))
             fresh.note(stmt)
         return out
 
