@@ -367,3 +367,80 @@ def test_the_def_a_factory_returns_is_traced_where_its_result_is_jitted():
         lines(run(FACTORY_STEP.replace("jax.jit(make_train_step(0.1, clip=True))", "make_train_step(0.1, clip=True)")))
         == []
     )
+
+
+# AakashKumarNain/TF_JAX_tutorials@ed6f75985f2f3a9e6651b30d6bd3673cc85a0578:
+# src/notebooks/jax_tutorials/chapter_4_just_in_time_compilation.ipynb (cells 24 and 26): the cell
+# that jits `multiply_n_times` (and shows it fail) names the def above it; a later cell redefines
+# it as a plain Python driver around a jitted `multiply` and runs it eagerly (`analysis/def_order`)
+REDEFINED = """
+# %%
+import jax
+
+
+def multiply_n_times(x, n):
+    count = 0
+    res = 1
+    while count < n:
+        res = res * x
+        count += 1
+    return res
+
+
+try:
+    val = jax.jit(multiply_n_times)(2, 5)
+except Exception as ex:
+    print(type(ex).__name__)
+# %%
+multiply_jit = jax.jit(lambda x, i: x * i)
+
+
+def multiply_n_times(x, n):
+    count = 0
+    res = 1
+    while count < n:
+        res = multiply_jit(x, res)
+        count += 1
+    return res
+
+
+result = multiply_n_times(2, 5)
+"""
+
+
+def test_a_later_plain_redefinition_is_not_the_jitted_def():
+    assert lines(run(REDEFINED)) == []
+    assert int(load_as_module(Path("redefined.py"), textwrap.dedent(REDEFINED)).result) == 32
+
+
+def test_the_jitted_def_alone_is_still_reported():
+    single = REDEFINED.split("# %%\nmultiply_jit")[0]
+    assert lines(run(single)) == [("JAX302", 9)]
+
+
+# probml/probml-notebooks@4c0da5e918930e02de5f3e78278c90efe5688b66:notebooks/jax_intro.ipynb
+# (cell 141, "Strings"): every call passes `y` a str, which jit rejects before the body runs; the
+# branch on `y` never sees a tracer
+STRINGS = """
+# %%
+import jax
+
+
+def f(x: int, y: str):
+    if y == "add":
+        return x + 1
+    else:
+        return x - 1
+
+
+print(f(42, "add"))
+fj = jax.jit(f)
+"""
+
+
+def test_a_parameter_only_ever_given_strings_is_not_proven_traced():
+    assert lines(run(STRINGS + 'out = fj(42, "add")\n')) == []
+
+
+def test_a_parameter_given_a_traceable_value_is_still_reported():
+    assert [code for code, _ in lines(run(STRINGS + "out = fj(42, 1)\n"))] == ["JAX301"]

@@ -608,6 +608,34 @@ def test_a_new_jit_of_an_old_function_keeps_its_stale_trace():
     assert float(namespace["y"]) == 1.0
 
 
+# probml/probml-notebooks@4c0da5e918930e02de5f3e78278c90efe5688b66:notebooks/gp_deep_kernel_learning.ipynb
+# (cells 9 and 13): `loss` reads the module-level `model`; the second cell rebinds `model` and
+# builds `loss_grad_fn = jax.jit(jax.value_and_grad(loss))` again: `value_and_grad` makes a new
+# function object, so the new jit has its own cache and traces with the new model (measured,
+# jax 0.10.2), unlike `jax.jit(update)` of the same function above
+GP_CELLS = (
+    "import jax\nimport jax.numpy as jnp\nmodel = 1.0",
+    "def loss(p):\n    return model * p ** 2\n\nloss_grad_fn = jax.jit(jax.value_and_grad(loss))\n"
+    "for i in range(2):\n    val, grad = loss_grad_fn(1.0)",
+    "model = 3.0\nloss_grad_fn = jax.jit(jax.value_and_grad(loss))\nfor i in range(2):\n    val, grad = loss_grad_fn(1.0)",
+)
+
+
+def test_a_new_jit_of_a_new_gradient_function_traces_again():
+    assert notebook_names(*GP_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(GP_CELLS), namespace)
+    assert float(namespace["grad"]) == 6.0  # the new model
+
+
+def test_calling_the_old_gradient_function_after_the_rebinding_is_reported():
+    cells = (*GP_CELLS[:2], "model = 3.0\nval, grad = loss_grad_fn(1.0)")
+    assert notebook_names(*cells) == ["model"]
+    namespace: dict = {}
+    exec("\n".join(cells), namespace)
+    assert float(namespace["grad"]) == 2.0  # the stale model
+
+
 # google/learned_optimization@32186aa:docs/notebooks/Part1_Introduction.py, the jupytext
 # (light format) copy of Part1_Introduction.ipynb: `update` (@jax.jit) reads `opt` and `task`,
 # bound just before it; `opt` is rebound twice further down, but no later line calls `update`.
@@ -825,3 +853,108 @@ def test_a_loop_cell_that_calls_and_rebinds_stays_reported_whatever_runs_later()
         "frames = run_sync(p)\n",
     )
     assert notebook_names(*cells) == ["opt"]
+
+
+# cgarciae/nnx@b4c31367a42f62360575018a21012c3dbb084131:docs/tiny_nnx.ipynb (cell 6) and
+# nnx/transforms.py:464: a lifted init under an eager `jax.vmap` writes the static module
+# structure to a `nonlocal`; vmap runs the body (and the write) at every call, and the unpacked
+# result is not shown to be traced
+NNX_LIFTED_INIT = """
+import jax
+
+
+def partition(key):
+    return jax.random.normal(key, (3,)), ("Block", 3)
+
+
+def make(keys):
+    moduledef = None
+
+    def init_fn(key):
+        nonlocal moduledef
+        state, moduledef = partition(key)
+        return state
+
+    state = jax.vmap(init_fn)(keys)
+    return moduledef, state
+"""
+
+
+def test_nonlocal_unpacked_under_eager_vmap_is_not_reported():
+    assert findings(NNX_LIFTED_INIT) == []
+    moduledef, state = importlib_module(NNX_LIFTED_INIT).make(jax.random.split(jax.random.key(0), 2))
+    assert moduledef == ("Block", 3) and state.shape == (2, 3)
+
+
+def test_nonlocal_under_jit_or_leaking_a_tracer_under_vmap_is_still_reported():
+    jitted = NNX_LIFTED_INIT.replace("jax.vmap(init_fn)(keys)", "jax.jit(jax.vmap(init_fn))(keys)")
+    assert [m.split(" inside")[0] for _, m in findings(jitted)] == ["assignment to nonlocal `moduledef`"]
+    leak = NNX_LIFTED_INIT.replace(
+        "state, moduledef = partition(key)", "state, _ = partition(key)\n        moduledef = state * 2"
+    )
+    ((line, message),) = findings(leak)
+    assert "leaks" in message
+
+
+def importlib_module(source: str):
+    spec = importlib.util.spec_from_loader("nnx_case", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    exec(textwrap.dedent(source), module.__dict__)
+    return module
+
+
+# probml/probml-notebooks@4c0da5e918930e02de5f3e78278c90efe5688b66:notebooks/smc_tempered_1d_bimodal.ipynb
+# (cells 17 and 19): a cell redefines `cond_fun`, rebinds `buffer_size` below it, and only then
+# hands it to an eager `lax.while_loop`: its first trace sees the new value (an eager lax call
+# keeps its body's trace, as jit does: the old `cond_fun` would have answered with the stale one)
+WHILE_CELLS = (
+    "import jax\nn = 1",
+    "def cond(c):\n    return c < n\n\ndef body(c):\n    return c + 1\n\nout = jax.lax.while_loop(cond, body, 0)",
+    "def cond(c):\n    return c < n\n\nn = 3\nout = jax.lax.while_loop(cond, body, 0)",
+)
+
+
+def test_a_lax_body_redefined_before_the_rebinding_traces_with_the_new_value():
+    assert notebook_names(*WHILE_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(WHILE_CELLS), namespace)
+    assert int(namespace["out"]) == 3
+
+
+def test_the_old_lax_body_after_the_rebinding_is_reported():
+    cells = (*WHILE_CELLS[:2], "n = 3\nout = jax.lax.while_loop(cond, body, 0)")
+    assert notebook_names(*cells) == ["n"]
+    namespace: dict = {}
+    exec("\n".join(cells), namespace)
+    assert int(namespace["out"]) == 1  # the stale bound
+
+
+# ucl-dark/pax@6ae3d078f006f3f63835575311eab9833e034575:proof_of_concept.ipynb (cells 3, 11 and 13): `rollout` reads the
+# global `env_params` and is scanned once, in its own cell; a later loop scans its own `_rollout`
+# (which takes `env_params` through the carry) and rebinds `env_params` each iteration: the stale
+# calls run `_rollout`, never `rollout`
+PAX_CELLS = (
+    "import jax\nimport jax.numpy as jnp\nenv_params = 1.0",
+    "def rollout(carry, _):\n    return carry + env_params, carry\n\nfinal, traj = jax.lax.scan(rollout, 0.0, None, length=2)",
+    "def _rollout(carry, _):\n    x, p = carry\n    return (x + p, p), x",
+    "for _ in range(3):\n    (x, env_params), traj = jax.lax.scan(_rollout, (0.0, env_params), None, length=2)\n"
+    "    env_params = env_params + 1.0",
+)
+
+
+def test_a_loop_rebinding_reaches_only_what_its_compiled_calls_run():
+    assert notebook_names(*PAX_CELLS) == []
+    namespace: dict = {}
+    exec("\n".join(PAX_CELLS), namespace)
+    assert float(namespace["env_params"]) == 4.0
+
+
+def test_a_loop_that_scans_the_reader_again_is_reported():
+    cells = (
+        *PAX_CELLS[:2],
+        PAX_CELLS[3].replace("_rollout, (0.0, env_params)", "rollout, 0.0").replace("(x, env_params), traj", "x, traj"),
+    )
+    assert notebook_names(*cells) == ["env_params"]
+    namespace: dict = {}
+    exec("\n".join(cells), namespace)
+    assert float(namespace["x"]) == 2.0  # the stale env_params of the first trace

@@ -1098,3 +1098,41 @@ def test_a_string_key_in_a_store_chain_makes_the_root_a_container():
     assert [(f.code, f.line - HEADER.count("\n")) for f in findings] == [("JAX403", 26)]
     tree = ast.parse(HEADER + textwrap.dedent(source.split("@jax.jit")[0]))
     assert not InPlaceUpdateRule().could_match(tree)
+
+
+# AakashKumarNain/TF_JAX_tutorials@ed6f75985f2f3a9e6651b30d6bd3673cc85a0578 chapter_4 (cells 24, 26) and
+# probml/probml-notebooks@4c0da5e918930e02de5f3e78278c90efe5688b66 jax_intro (a dozen `def f`): a
+# notebook jits a def in one cell and redefines the name as plain Python in a later one; the
+# transform names the def above it (`jaxfix.analysis.def_order`), not the redefinition
+REDEFINED_CELLS = """
+# %%
+import jax
+
+
+def f(x):
+    return x * 2
+
+
+y = jax.jit(f)(1.0)
+# %%
+def f(x):
+    print("x is", x)
+    return x + 1
+
+
+z = f(2)
+"""
+
+
+def test_a_later_plain_redefinition_of_a_jitted_name_is_not_traced():
+    result = analyze(textwrap.dedent(REDEFINED_CELLS), "t.py", Config(select=("JAX4",)))
+    assert result.error is None and result.findings == []
+    namespace: dict = {}
+    exec(textwrap.dedent(REDEFINED_CELLS), namespace)
+    assert namespace["z"] == 3
+
+
+def test_the_redefinition_jitted_itself_is_still_reported():
+    source = textwrap.dedent(REDEFINED_CELLS).replace("z = f(2)", "z = jax.jit(f)(2)")
+    result = analyze(source, "t.py", Config(select=("JAX4",)))
+    assert [(f.code, f.line) for f in result.findings] == [("JAX401", 13)]

@@ -12,6 +12,7 @@ import libcst as cst
 
 from jaxfix.analysis import filememo, render
 from jaxfix.analysis.codegen import black_format
+from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.transforms import (  # TRANSFORM_TOKENS: the text test of the rules that need no more than a transform's name
     JIT_NAMES,
@@ -24,9 +25,28 @@ LINE_LENGTH = 88  # black's default, which the fixes wrap to
 
 
 def traced_functions(ctx: RuleContext) -> list[FuncInfo]:
-    """The functions of the file that run under a trace and whose values are known."""
+    """The functions of the file that run under a trace and whose values are known: not a def that
+    a later def of the same name replaced before the transform that names it ran, nor one nested
+    in such a def (`def_order`: a notebook's plain-Python redefinition of a jitted function)."""
     jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
-    return list(jc.traced_functions())
+    infos = list(jc.traced_functions())
+    order: DefOrder | None = None
+    out = []
+    for info in infos:
+        top = info
+        while top.parent is not None and all(r.startswith("defined inside traced `") for r in top.reasons):
+            top = top.parent
+        if top.parent is None and isinstance(top.node, cst.FunctionDef):
+            if order is None:
+                order = DefOrder(ctx.module, ctx.top_level_statement)
+            if (
+                order.shadowed(top.node)
+                and all(r.startswith(_OWN_ENTRIES) for r in top.reasons)
+                and not any(order.may_mean(top.node, site.node) for site in top.jit_sites)
+            ):
+                continue
+        out.append(info)
+    return out
 
 
 # reasons `jit_contexts` gives a function traced by a transform of this module itself

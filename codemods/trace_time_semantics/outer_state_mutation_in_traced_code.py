@@ -100,7 +100,9 @@ class OuterStateMutationRule(Rule):
       function's own untraced names, in a function whose traced parameters are known:
       `count_per_tags[name] += 1`) is trace-time bookkeeping, a library's naming scheme, and is
       not reported;
-    - an assignment to a name declared `global` or `nonlocal`;
+    - an assignment to a name declared `global` or `nonlocal` (in a function traced only by an eager
+      `vmap` or `grad`, which run the body at every call, only one that stores a traced value in one
+      name, a leaked tracer: nnx's lifted init unpacking its static `moduledef` is not reported);
     - a read of a module-level name that the module can rebind *after* a trace, before a later
       call of the compiled function (`rebinding_order`): a module-level rebinding after a call
       that traces, or in a module-level loop that also calls the traced function; a `global`
@@ -406,8 +408,13 @@ class OuterStateMutationRule(Rule):
                         kind = declared.get(name_node.value)
                         if kind == "nonlocal" and _same_trace(info, _owner(info, name_node.value)):
                             continue
+                        kept = kind is not None and kept_trace(jc, info)
+                        if kind is not None and not kept and not _leaks_tracer(facts, target, node, stmt):
+                            continue  # an eager vmap or grad runs the body, and the write, at every call
                         if kind is not None:
-                            what = f"assignment to {kind} `{name_node.value}` inside traced code {once}"
+                            what = f"assignment to {kind} `{name_node.value}` inside traced code " + (
+                                once if kept else "stores a tracer that outlives the transform (it leaks)"
+                            )
                             advice = "return the new value instead (or carry it through the loop)"
                             yield self._report(ctx, info, target, what, advice)
                     if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute):
@@ -537,6 +544,15 @@ def _compiled_once(ctx: RuleContext, info: FuncInfo) -> bool:
         if not (isinstance(parent, cst.Call) and parent.func is site.node):
             return False
     return True
+
+
+def _leaks_tracer(facts, target: cst.BaseExpression, node: cst.CSTNode, stmt) -> bool:
+    """`aux = loss` (one name) storing a traced value: under an eager `vmap` or `grad`, which run
+    the body at every call, the only harm of a `global`/`nonlocal` write is the tracer it leaks. An
+    unpacked result (`state, moduledef = module.partition()`, nnx's lifted init) may store its
+    static part only, so it is not shown to leak."""
+    value = getattr(node, "value", None)
+    return isinstance(target, cst.Name) and value is not None and facts.traced(value, stmt)
 
 
 def _top_level_name(info: FuncInfo) -> str | None:

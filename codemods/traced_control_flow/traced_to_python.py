@@ -23,7 +23,10 @@ Reported only where a module proves the value traced: a parameter of a function 
 class it shows (the method's receiver, a parameter annotated with the class), or what an array
 operation makes (in another module too). A value only a caller in another module, a framework
 convention or a guessed class makes traced is not reported: on public code nobody had tuned on,
-such findings were all wrong.
+such findings were all wrong. The transformed def is the one last
+bound above the transform (a later plain-Python redefinition of the name is not), and in a
+notebook a parameter that every call gives a str (which jit rejects) or leaves at its default
+is not traced.
 
 ## Example
 ```python

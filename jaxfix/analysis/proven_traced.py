@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.runs_once import is_notebook_text
 from jaxfix.analysis.traced import FunctionFacts, analyse_function
 
 # why a function is traced that this file shows directly: a transform applied to it here
@@ -40,8 +42,10 @@ def is_direct(info: FuncInfo) -> bool:
 class ProvenTraced:
     """Per-function facts computed from proven entries only (see the module docstring)."""
 
-    def __init__(self, jc: JitContexts) -> None:
+    def __init__(self, jc: JitContexts, order: DefOrder, notebook: bool = False) -> None:
         self.jc = jc
+        self.order = order
+        self.notebook = notebook  # every call of its functions is in sight (`runs_once.is_notebook_text`)
         self._facts: dict[FuncInfo, FunctionFacts] | None = None
 
     def facts(self, info: FuncInfo) -> FunctionFacts | None:
@@ -90,6 +94,11 @@ class ProvenTraced:
         jc = self.jc
         infos = [i for i in jc.functions.values() if i.in_trace and i.facts is not None]
         seeds = {i: (set(i.facts.entry_traced) & i.transform_traced if is_direct(i) else set()) for i in infos}
+        for i in infos:
+            if self.order.shadowed(i.node) and not any(self.order.may_mean(i.node, s.node) for s in i.jit_sites):
+                seeds[i] = set()  # the transform names an earlier def of the same name
+            elif self.notebook:
+                seeds[i] -= self._never_given(i)
         done: dict[FuncInfo, FunctionFacts] = {}
         children: dict[FuncInfo, list[FuncInfo]] = {}
         for i in infos:
@@ -134,6 +143,28 @@ class ProvenTraced:
                     work.append(w)
         return done
 
+    def _never_given(self, info: FuncInfo) -> set[str]:
+        """In a notebook, the parameters no call of `info` gives a value jit can trace: one with a
+        default that no call passes stays that Python value (`jax.jit(_render_scene)` called as
+        `render_scene(balls)` keeps `view_size=(640, 400)`, self-organising-systems' jax_raycast),
+        and a str argument is rejected by jit before the body runs (`jax.jit(f)(42, 'add')`,
+        probml's jax_intro). Only when every call seen binds its arguments; a call hidden in a magic
+        (`%timeit render_scene(balls)`) cannot be seen to pass a default either."""
+        sites = [s for s in self.jc.call_sites_of(info) if self.order.may_mean(info.node, s.call)]
+        given: dict[str, list[cst.BaseExpression]] = {}
+        for site in sites:
+            bound = self.jc.bind_args(info, site.call)
+            if bound is None:
+                return set()
+            for param, arg in bound.items():
+                given.setdefault(param, []).append(arg)
+        out = {p for p in info.defaults if p not in given}
+        out |= {p for p, args in given.items() if all(isinstance(a, _STRINGS) for a in args)}
+        return out
+
+
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
 
 def _depth(info: FuncInfo) -> int:
     d, p = 0, info.parent
@@ -144,4 +175,6 @@ def _depth(info: FuncInfo) -> int:
 
 def proven_traced(ctx) -> ProvenTraced:
     """The shared fact, for `ctx.fact(ProvenTraced, proven_traced)`."""
-    return ProvenTraced(ctx.fact(JitContexts, jit_contexts))
+    notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
+    order = DefOrder(ctx.module, ctx.top_level_statement)
+    return ProvenTraced(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook)

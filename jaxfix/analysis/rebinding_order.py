@@ -10,7 +10,7 @@ Read on the stdlib AST in execution order:
   a later statement that may trace again: its last cells may rebind freely; a module's importers
   may call its compiled functions after its last line);
 - a loop whose body (or header) both may trace and rebinds: iteration k's rebinding precedes
-  iteration k+1's call. A call of a function the loop body itself defines or jits is a fresh
+  iteration k+1's call (in a notebook the stale read is in what the loop's compiled calls run). A call of a function the loop body itself defines or jits is a fresh
   function each iteration (a new trace), and does not count;
 - a function of the module: its own body read the same way (a global it writes after a trace,
   `global nbr` in a driver loop); a call of it carries its writes and traces to the caller.
@@ -189,7 +189,12 @@ class _Order:
                     newest[name] = max(line, newest.get(name, line))
             out.add(effects)
             for name in effects.late:
-                readers[name] = None  # late within the statement (a loop that calls and rebinds): any reader
+                # late within the statement (a loop that calls and rebinds): what its compiled calls run
+                reach = None if called is None else self._reach(called)
+                known = readers.get(name, frozenset())
+                readers[name] = None if reach is None or known is None else known | reach
+                line = effects.last_late.get(name, effects.late[name])
+                newest[name] = max(line, newest.get(name, line))
             fresh.note(stmt)
         return out
 
@@ -224,10 +229,29 @@ class _Order:
         for node in astscan.nodes(stmt):
             if isinstance(node, ast.Call) and self._call(node, frozenset()).traces:
                 name = _dotted(node.func)
+                bodies = self._lax_bodies(node)
+                if bodies:
+                    names |= bodies
+                    continue
                 if name is None or name not in self.jitted:
                     return None
                 names.add(name)
         return names
+
+    def _lax_bodies(self, call: ast.Call) -> set[str]:
+        """The module functions an eager lax call (`lax.while_loop(cond_fun, body_fun, init)`) is
+        given as bodies: it keeps their traces, like a compiled function's; empty when one is
+        anything else (a lambda or partial is a new function each call, an unknown name)."""
+        positions = LAX_BODIES.get(self.qualify(call.func) or "")
+        if positions is None:
+            return set()
+        found: set[str] = set()
+        for i in positions:
+            for arg in call.args if i == -1 else call.args[i : i + 1]:
+                if not (isinstance(arg, ast.Name) and arg.id in self.functions):
+                    return set()
+                found.add(arg.id)
+        return found
 
     # -- a function's summary ------------------------------------------------------------------
     def _summary(self, name: str) -> _Effects:
@@ -381,7 +405,10 @@ class _Fresh:
     and the old compiled function it replaces can no longer be called (neural-tangents'
     function_space_linearization.ipynb, mujoco_playground's vision.ipynb). A body that calls
     another compiled function, or a lax body defined earlier, is only as fresh as that one (jit
-    and lax keep their callee's trace); a call of a module function that traces is not followed."""
+    and lax keep their callee's trace); a call of a module function that traces is not followed.
+    jit caches on the function it is given: `jax.jit(update)` of a def traced before keeps that
+    trace, while `jax.jit(jax.value_and_grad(loss))` wraps a new function object each time and
+    traces again (measured, jax 0.10.2; probml-notebooks' gp_deep_kernel_learning.ipynb)."""
 
     def __init__(self, order: _Order) -> None:
         self.order = order
@@ -416,6 +443,10 @@ class _Fresh:
                     self.untraced.add(stmt.name)
             elif not stmt.decorator_list:
                 self.defined[stmt.name] = stmt.lineno
+                # given to an eager lax call (`_Order._lax_bodies`), it is traced first by that call
+                self.since[stmt.name] = self._body(stmt, stmt.lineno)
+                if self.since[stmt.name] == stmt.lineno:
+                    self.untraced.add(stmt.name)
             return
         for node in astscan.nodes(stmt):
             if isinstance(
@@ -439,13 +470,16 @@ class _Fresh:
                     self.assigned.pop(name, None)
         if isinstance(stmt, ast.Assign) and order._transform_call(stmt.value):
             value: ast.AST = stmt.value
+            new_function = False  # `grad(f)`, `vmap(f)`: a new function object, so a new jit cache
             while isinstance(value, ast.Call) and value.args and (order.qualify(value.func) or "") in _WRAPPERS:
+                new_function |= (order.qualify(value.func) or "") not in JIT_NAMES
                 value = value.args[0]
             if isinstance(value, ast.Lambda):
                 line = self._body(value, stmt.lineno)
             elif isinstance(value, ast.Name) and value.id in self.defined:
                 fn = order.functions.get(value.id)
-                line = self._body(fn, self.defined[value.id]) if fn is not None else 0
+                start = stmt.lineno if new_function else self.defined[value.id]
+                line = self._body(fn, start) if fn is not None else 0
             elif (
                 isinstance(value, ast.Attribute)
                 and isinstance(value.value, ast.Name)
