@@ -135,6 +135,7 @@ class JitPerCallRule(Rule):
     """
 
     name = "jit-per-call"
+    uses_project = True  # whether any module of the project calls a method (`ProjectIndex.references`)
     options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
     options = (INCLUDE_TESTS,)
     codes = (

@@ -164,6 +164,23 @@ def runs_once(function_name: str) -> bool:
     return function_name in ("main", "train_and_evaluate") or function_name.startswith("test")
 
 
+# Names of set-up functions: an initialiser (`init`, `init_model_fn`, `initialize_state`,
+# `initialization`), an alternate constructor (`from_restart_file`, `from_pretrained`) or a model
+# or train-state factory (`create_model`, `create_train_state`). Each builds state once per object,
+# model or run, like `__init__`, so a jit made in one compiles once per thing built, as a hoisted
+# jit would, unless the module shows it running again (handed on as a key handler, called in a
+# loop: `Site.repeats`). On the eleven spent blind pools 12 JAX202 findings were in such functions and none
+# was real (algoperf's `init_model_fn`, QDax's `PBTEmitter.init`, JAXFLUIDS's `from_restart_file`
+# and `initialization`, long-range-arena's `create_model`, simply's `init_sampling_state`).
+_SETUP_PREFIXES = ("init_", "initiali", "from_", "create_model", "create_train_state")
+
+
+def initialises(function_name: str) -> bool:
+    """`function_name` names a set-up function by convention (`_SETUP_PREFIXES`)."""
+    name = function_name.lstrip("_")
+    return name == "init" or name.startswith(_SETUP_PREFIXES)
+
+
 # `[tool.jaxfix.jit-placement] include-tests`, shared by JAX201-JAX204
 INCLUDE_TESTS = Option(
     "include-tests",
@@ -705,6 +722,10 @@ class _SiteFinder:
         streams = self._streams(site.function)
         if not (site.repeats or streams or self._in_class(site.function)):
             return None  # a module function this module never runs twice: whether anyone does is unknown
+        if not (site.repeats or streams) and initialises(site.function.name.value):
+            return None  # a set-up function (`init`, `from_*`, `create_model`): once per thing it builds
+        if not (site.repeats or streams) and self._never_called(site.function):
+            return None  # a method the project never calls (an exported one-shot utility)
         if self._drives_a_loop(site.function) and not site.repeats and not streams:
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
         if not site.repeats and not streams and self._builds_state(site):
@@ -726,6 +747,27 @@ class _SiteFinder:
         `@jit def _entropy_term`, gigastep's `jax.jit(self.rollout_map)` per generation), and
         8 real against 11 wrong over all ten pools: no better than a coin flip."""
         return any(isinstance(node, cst.ClassDef) for node in self.idx.ancestors(function))
+
+    def _never_called(self, function: cst.FunctionDef) -> bool:
+        """`function`, a method or a def nested in one, whose method no module of the project calls
+        or passes on outside test code (`ProjectIndex.references`, by name): an exported utility
+        whose second call is only a guess (EasyDeL's `fully_shard`/`fully_gather`, algoperf's
+        unused `sync_batch_stats`; brax's `PmapWrapper.size`, called only by its test). False
+        without a project index (a file checked alone) or when it is not a method."""
+        project = getattr(self.ctx, "project", None)
+        if project is None or not hasattr(project, "references"):
+            return False
+        method = next(
+            (
+                anc
+                for anc in (function, *self.idx.ancestors(function))
+                if isinstance(anc, cst.FunctionDef) and isinstance(self.idx.parent(self.idx.parent(anc)), cst.ClassDef)
+            ),
+            None,
+        )
+        if method is None or method.name.value.startswith("__"):
+            return False  # not a method, or a protocol method Python calls for the code (`__call__`)
+        return not project.references(method.name.value)
 
     def _passed_on(self, function: cst.FunctionDef) -> bool:
         """`function` is handed to a call as an argument (`scipy.optimize.minimize(objective, x0)`,

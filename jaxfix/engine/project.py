@@ -99,6 +99,7 @@ class ProjectIndex:
     # names `module` was asked about while this is a dict (what a cached result depends on)
     consulted: dict[str, None] | None = None
     _aliases: dict[str, str | None] = field(default_factory=dict)  # `_canonical`'s answers
+    _referenced: tuple[int, frozenset[str]] | None = None  # (generation, names): `references`
 
     def module(self, name: str) -> ModuleSummary | None:
         """The summary of module `name`, parsing its file now if the index is lazy."""
@@ -244,6 +245,21 @@ class ProjectIndex:
                 if calls is not None and calls.has_entries:
                     roots.append(name)
         return sorted(roots)
+
+    def references(self, name: str) -> bool:
+        """Whether a module of the project (its tests included: a public method that only tests call
+        is still API) calls `name` (`f(...)`, `obj.name(...)`) or passes it on (`run(self.name)`):
+        `ModuleSummary.referenced`, by the last name only. The answer depends on every module, each
+        recorded as consulted."""
+        self.complete()
+        if self.consulted is not None:
+            self.consulted.update(dict.fromkeys(self.modules))
+        if self._referenced is None or self._referenced[0] != self.generation:
+            names: set[str] = set()
+            for summary in self.modules.values():
+                names.update(summary.referenced)
+            self._referenced = (self.generation, frozenset(names))
+        return name in self._referenced[1]
 
     def _is_pytree(self, qualname: str) -> bool:
         return self.kind_of(qualname) is not None
