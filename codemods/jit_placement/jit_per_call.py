@@ -43,7 +43,13 @@ class JitPerCallRule(Rule):
     engine, a trainer hook, an environment's `step`, a library's public API) are usually
     elsewhere, is reported without that evidence, its fix `unsafe`: requiring it lost as many
     real findings as wrong ones on the blind pools (fortuna's per-call `@jit def _entropy_term`
-    against one-shot `initialize_model`s).
+    against one-shot `initialize_model`s). With a project index (`jaxfix check` over a tree) a
+    method that no module of the project calls or passes on, by its name, tests included, is not
+    reported (an exported one-shot utility: EasyDeL's `fully_shard`); checked alone, it is. Nor
+    is a set-up function without such evidence: `init`, `init_*`, `initialize*`, `from_*`,
+    `create_model`, `create_train_state` build state once per object, model or run, like
+    `__init__` (algoperf's `init_model_fn`, QDax's `PBTEmitter.init`): one that is per step
+    despite its name is missed.
     Two call sites are not evidence (two one-shot set-up paths), nor is a caller that runs
     again (each call was one configuration on the blind pools). Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
     which run once (a loop inside them is still JAX201), nor in a function the module calls
@@ -60,8 +66,9 @@ class JitPerCallRule(Rule):
     that counts its traces on purpose and is not. Code that already runs under a trace is not
     reported: a transform there is inlined; so is a module function every call of which in this
     file is in traced code. Nor is a one-shot driver: a function whose own body runs a
-    `for`/`while` loop (a `train` or `evaluate` that builds its jitted callables once and runs
-    them many times) unless this module calls it in a loop or from two places. A jitted local
+    `for`/`while` loop or a `lax.scan`/`fori_loop`/`while_loop` (a `train` or `evaluate` that
+    builds its jitted callables once and runs them many times) unless this module calls it in a
+    loop or from two places. A jitted local
     called only from a nested def is a closure's (`variable_jit` returning a wrapper): reused,
     not reported. `jax.pmap` and `eqx.filter_jit` cache a bound method of the same object
     (equality, not identity; `jax.jit` does not), and `eqx.filter_jit` the bound method of an

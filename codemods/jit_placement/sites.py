@@ -28,6 +28,7 @@ from jaxfix.analysis.transforms import (
     FUNCTION_CONTAINERS,
     FUNCTION_FIELDS,
     JIT_NAMES,
+    LAX_LOOPS,
     REWRAPPING_JITS,
     display_name,
 )
@@ -831,16 +832,21 @@ class _SiteFinder:
         return jits_an_initialiser(target, self.qualify)
 
     def _drives_a_loop(self, function: cst.FunctionDef) -> bool:
-        """`function`'s own body runs a `for`/`while` loop: a driver (`train`, `evaluate`,
-        `train_mlp_surrogate`) that builds its jitted callables once and runs them many times."""
+        """`function`'s own body runs a `for`/`while` loop or a lax loop (`LAX_LOOPS`): a driver
+        (`train`, `evaluate`, `train_mlp_surrogate`; FLAIROx/jaxirl's `train`, which jits its step
+        once to build the scan's initial carry, then scans it over every generation) that builds
+        its jitted callables once and runs them many times."""
         found = False
+        qualify = self.qualify
 
         class _V(cst.CSTVisitor):
             def on_visit(self, node: cst.CSTNode) -> bool:
                 nonlocal found
                 if found or (node is not function and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
                     return False
-                found = isinstance(node, (cst.For, cst.While))
+                found = isinstance(node, (cst.For, cst.While)) or (
+                    isinstance(node, cst.Call) and qualify(node.func) in LAX_LOOPS
+                )
                 return not found
 
         walk(function, _V())
