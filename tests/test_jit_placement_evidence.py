@@ -150,6 +150,6 @@ def test_a_function_driving_a_lax_loop_runs_once_per_run():
         """
     assert _codes(driver) == []
     # the same jit in a method that runs no loop is reported
-    assert _codes(driver.replace("jax.lax.scan(self.train_step, carry_init, jnp.zeros(self.generations))", "carry_init")) == [
-        (7, "JAX202")
-    ]
+    assert _codes(
+        driver.replace("jax.lax.scan(self.train_step, carry_init, jnp.zeros(self.generations))", "carry_init")
+    ) == [(7, "JAX202")]
