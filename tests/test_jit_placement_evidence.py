@@ -153,3 +153,25 @@ def test_a_function_driving_a_lax_loop_runs_once_per_run():
     assert _codes(
         driver.replace("jax.lax.scan(self.train_step, carry_init, jnp.zeros(self.generations))", "carry_init")
     ) == [(7, "JAX202")]
+
+
+def test_a_loop_over_written_out_configurations_is_not_a_second_run():
+    # kmheckel/spyx@<heldout5>:research/new/hybrid_evo_surrogate/methods_shd_cmaes.py: `run_cma`
+    # jits its ES loop once per variant, and main runs the two variants listed in the code
+    variants = """
+        import jax
+
+        def run_cma(prime):
+            @jax.jit
+            def evolve(state):
+                return state + prime
+
+            return evolve(0.0)
+
+        for name, prime in [("cmaes", False), ("primed_cmaes", True)]:
+            run_cma(prime)
+        """
+    assert _codes(variants) == []
+    # the same function called per step of a run compiles again each step
+    steps = variants.replace('[("cmaes", False), ("primed_cmaes", True)]', "enumerate(range(100))")
+    assert _codes(steps) == [(6, "JAX202")]

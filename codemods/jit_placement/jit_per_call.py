@@ -51,7 +51,9 @@ class JitPerCallRule(Rule):
     `__init__` (algoperf's `init_model_fn`, QDax's `PBTEmitter.init`): one that is per step
     despite its name is missed.
     Two call sites are not evidence (two one-shot set-up paths), nor is a caller that runs
-    again (each call was one configuration on the blind pools). Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
+    again (each call was one configuration on the blind pools), nor a loop over a list or tuple
+    written out in the code that passes each item (`for prime in [False, True]: run(prime)`, one
+    configuration per trip). Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
     which run once (a loop inside them is still JAX201), nor in a function the module calls
     exactly once, outside loops, from one of those or (in a script, a module with a `__main__`
     block) from its top level (`main` -> `train_and_evaluate` -> `initialize_model`), nor in `__init__`, which runs once per instance and is the usual place to

@@ -69,6 +69,27 @@ def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst
     return loops[0]
 
 
+def called_per_configuration(idx: ScopeIndex, qualify, call: cst.Call) -> bool:
+    """`call` runs in a single `for` loop over a literal list or tuple (`for name, prime in
+    [("cmaes", False), ("primed_cmaes", True)]: run_cma(prime)`) and passes a name the loop's target
+    binds: each trip is one configuration written out in the code, as separate call sites would
+    be, not a second run of one (kmheckel/spyx@<heldout5>
+    research/new/hybrid_evo_surrogate/methods_shd_cmaes.py:155, two ES variants, each a different
+    program). A loop around it repeats it."""
+    loops = idx.enclosing_loops(call)
+    if len(loops) != 1 or not isinstance(loops[0], cst.For):
+        return False
+    it = loops[0].iter
+    if isinstance(it, cst.Call) and qualify(it.func) in ("enumerate", "zip"):
+        its = [a.value for a in it.args]
+    else:
+        its = [it]
+    if not all(isinstance(i, (cst.List, cst.Tuple)) for i in its):
+        return False
+    targets = _bound_names(loops[0].target)
+    return any(_reads(a.value, targets) for a in call.args)
+
+
 def _bound_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, cst.Name):
         return {target.value}

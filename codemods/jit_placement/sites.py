@@ -18,7 +18,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
-from codemods.jit_placement.per_configuration import built_per_configuration, options_per_configuration
+from codemods.jit_placement.per_configuration import (
+    built_per_configuration,
+    called_per_configuration,
+    options_per_configuration,
+)
 from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
@@ -901,7 +905,8 @@ class _SiteFinder:
             calls = [c for c in calls if isinstance(c.func, cst.Attribute)]  # `self.m(...)`, `obj.m(...)`
         else:
             calls = [c for c in calls if isinstance(c.func, cst.Name)]  # not `Env.render(...)` (evojax)
-        if any(self.idx.enclosing_loops(c) for c in calls) or self._passed_on(function):
+        looped = [c for c in calls if self.idx.enclosing_loops(c)]
+        if any(not called_per_configuration(self.idx, self.qualify, c) for c in looped) or self._passed_on(function):
             return True
         for call in calls:
             caller = self.idx.enclosing_function(call)
