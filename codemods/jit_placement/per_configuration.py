@@ -53,8 +53,24 @@ def options_per_configuration(idx: ScopeIndex, qualify, site_node: cst.CSTNode, 
     loop = _configuration_loop(idx, qualify, site_node)
     if loop is None:
         return False
-    targets = _bound_names(loop.target)
+    targets = _derived_names(loop, _bound_names(loop.target))
     return any(a.keyword is not None and _reads(a.value, targets) for a in transform.args)
+
+
+def _derived_names(loop: cst.For, names: set[str]) -> set[str]:
+    """`names` and the names the loop body's own statements bind, in order, from values that read
+    them (`mesh = Mesh(devices(mesh_dims)); sharding = NamedSharding(mesh, spec)`: each trip's
+    sharding, rwitten/HighPerfLLMs2024 s04/shardings.py, one `out_shardings` per scheme)."""
+    out = set(names)
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and _reads(small.value, out):
+                for target in small.targets:
+                    out |= _bound_names(target.target)
+    return out
 
 
 def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst.For | None:

@@ -529,6 +529,8 @@ class _SiteFinder:
         if isinstance(scope, cst.Module):
             if not self.idx.enclosing_loops(node):
                 return None
+        if isinstance(dec, cst.Call) and options_per_configuration(self.idx, self.qualify, node, dec):
+            return None  # `@partial(jax.jit, out_shardings=...)` per configuration: a compile per trip anyway
         # every use of the name in its scope must be a call
         uses = self._only_called(node.name.value, scope, exclude=node)
         if uses is None:
