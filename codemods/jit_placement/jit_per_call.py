@@ -46,10 +46,12 @@ class JitPerCallRule(Rule):
     against one-shot `initialize_model`s). With a project index (`jaxfix check` over a tree) a
     method that no module of the project calls or passes on, by its name, tests included, is not
     reported (an exported one-shot utility: EasyDeL's `fully_shard`); checked alone, it is. Nor
-    is a set-up function without such evidence: `init`, `init_*`, `initialize*`, `from_*`,
-    `create_model`, `create_train_state` build state once per object, model or run, like
-    `__init__` (algoperf's `init_model_fn`, QDax's `PBTEmitter.init`): one that is per step
-    despite its name is missed.
+    is a set-up function without such evidence: `init`, `initialize`, `initialization`,
+    `init_model*`, `from_restart*`/`from_checkpoint*`/`from_pretrained*`/`from_config*`/
+    `from_initial*`, `create_model*`, `create_train_state*` build state once per object, model
+    or run, like `__init__` (algoperf's `init_model_fn`, QDax's `PBTEmitter.init`): one that is
+    per step despite its name is missed. Other `init_*` are not set-up by name (maxtext's
+    per-request `init_decode_state`).
     Two call sites are not evidence (two one-shot set-up paths), nor is a caller that runs
     again (each call was one configuration on the blind pools), nor a loop over a list or tuple
     written out in the code that passes each item (`for prime in [False, True]: run(prime)`, one

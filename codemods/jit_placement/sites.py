@@ -169,21 +169,29 @@ def runs_once(function_name: str) -> bool:
     return function_name in ("main", "train_and_evaluate") or function_name.startswith("test")
 
 
-# Names of set-up functions: an initialiser (`init`, `init_model_fn`, `initialize_state`,
-# `initialization`), an alternate constructor (`from_restart_file`, `from_pretrained`) or a model
-# or train-state factory (`create_model`, `create_train_state`). Each builds state once per object,
-# model or run, like `__init__`, so a jit made in one compiles once per thing built, as a hoisted
-# jit would, unless the module shows it running again (handed on as a key handler, called in a
-# loop: `Site.repeats`). On the eleven spent blind pools 12 JAX202 findings were in such functions and none
-# was real (algoperf's `init_model_fn`, QDax's `PBTEmitter.init`, JAXFLUIDS's `from_restart_file`
-# and `initialization`, long-range-arena's `create_model`, simply's `init_sampling_state`).
-_SETUP_PREFIXES = ("init_", "initiali", "from_", "create_model", "create_train_state")
+# Names of set-up functions: an initialiser of an object or a model (`init`, `initialize`,
+# `initialization`, `init_model_fn`), a constructor from a saved or configured source
+# (`from_restart_file`, `from_pretrained`, `from_config`) or a model or train-state factory (`create_model`, `create_train_state`).
+# Each builds state once per object, model or run, like `__init__`, so a jit made in one compiles
+# once per thing built, as a hoisted jit would, unless the module shows it running again (handed
+# on as a key handler, called in a loop: `Site.repeats`). On the eleven spent blind pools 7 JAX202
+# findings were in such functions and none was real (algoperf's `init_model_fn`, QDax's
+# `PBTEmitter.init`, JAXFLUIDS's `from_restart_file` and `initialization`). Not any `init_*`:
+# maxtext's `init_decode_state` runs per request (human fix maxtext-engine-nested-jit-init-per-call);
+# nor any `from_*`, which may be a per-step conversion (`from_flat`).
+_SETUP_NAMES = frozenset({"init", "initialize", "initialise", "initialization", "initialisation"})
+_SETUP_PREFIXES = (
+    "init_model",
+    *(f"from_{source}" for source in ("restart", "checkpoint", "pretrained", "config", "initial")),
+    "create_model",
+    "create_train_state",
+)
 
 
 def initialises(function_name: str) -> bool:
-    """`function_name` names a set-up function by convention (`_SETUP_PREFIXES`)."""
+    """`function_name` names a set-up function by convention (`_SETUP_NAMES`, `_SETUP_PREFIXES`)."""
     name = function_name.lstrip("_")
-    return name == "init" or name.startswith(_SETUP_PREFIXES)
+    return name in _SETUP_NAMES or name.startswith(_SETUP_PREFIXES)
 
 
 # `[tool.jaxfix.jit-placement] include-tests`, shared by JAX201-JAX204
