@@ -175,3 +175,6 @@ def test_a_loop_over_written_out_configurations_is_not_a_second_run():
     # the same function called per step of a run compiles again each step
     steps = variants.replace('[("cmaes", False), ("primed_cmaes", True)]', "enumerate(range(100))")
     assert _codes(steps) == [(6, "JAX202")]
+    # numbers written out in the loop are data the one program takes (jax-ml/jax#2515's fitting loop)
+    numbers = variants.replace('[("cmaes", False), ("primed_cmaes", True)]', "[(5.0, 100.0), (5.5, 101.0)]")
+    assert _codes(numbers) == [(6, "JAX202")]

@@ -54,8 +54,8 @@ class JitPerCallRule(Rule):
     per-request `init_decode_state`).
     Two call sites are not evidence (two one-shot set-up paths), nor is a caller that runs
     again (each call was one configuration on the blind pools), nor a loop over a list or tuple
-    written out in the code that passes each item (`for prime in [False, True]: run(prime)`, one
-    configuration per trip). Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
+    of settings (strings, `True`/`False`/`None`) written out in the code that passes each item
+    (`for prime in [False, True]: run(prime)`, one configuration per trip; numbers are data). Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
     which run once (a loop inside them is still JAX201), nor in a function the module calls
     exactly once, outside loops, from one of those or (in a script, a module with a `__main__`
     block) from its top level (`main` -> `train_and_evaluate` -> `initialize_model`), nor in `__init__`, which runs once per instance and is the usual place to

@@ -86,7 +86,7 @@ def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst
 
 
 def called_per_configuration(idx: ScopeIndex, qualify, call: cst.Call) -> bool:
-    """`call` runs in a single `for` loop over a literal list or tuple (`for name, prime in
+    """`call` runs in a single `for` loop over a literal list or tuple of settings (`for name, prime in
     [("cmaes", False), ("primed_cmaes", True)]: run_cma(prime)`) and passes a name the loop's target
     binds: each trip is one configuration written out in the code, as separate call sites would
     be, not a second run of one (kmheckel/spyx@<heldout5>
@@ -100,10 +100,21 @@ def called_per_configuration(idx: ScopeIndex, qualify, call: cst.Call) -> bool:
         its = [a.value for a in it.args]
     else:
         its = [it]
-    if not all(isinstance(i, (cst.List, cst.Tuple)) for i in its):
+    if not all(isinstance(i, (cst.List, cst.Tuple)) and _settings(i) for i in its):
         return False
     targets = _bound_names(loops[0].target)
     return any(_reads(a.value, targets) for a in call.args)
+
+
+def _settings(e: cst.BaseExpression) -> bool:
+    """`e` is built only of strings, `True`/`False`/`None` and tuples or lists of them: named
+    settings, not numbers a function may take as traced data (`for sigma, mu in [(5.0, 100.0),
+    ...]: loglik_grad((sigma, mu), data)`, jax-ml/jax#2515, is one program called again)."""
+    if isinstance(e, (cst.List, cst.Tuple)):
+        return all(_settings(el.value) for el in e.elements)
+    if isinstance(e, cst.Name):
+        return e.value in ("True", "False", "None")
+    return isinstance(e, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _bound_names(target: cst.BaseExpression) -> set[str]:
