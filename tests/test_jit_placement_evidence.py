@@ -107,7 +107,7 @@ class Workload:
 """
 
 
-def _project_codes(tmp_path, files: dict[str, str], checked: str) -> list[tuple[int, str]]:
+def _project_codes(tmp_path, files: dict[str, str], checked: str, whole_tree: bool = True) -> list[tuple[int, str]]:
     from jaxfix.engine.project import build_project_index
 
     paths = []
@@ -117,7 +117,9 @@ def _project_codes(tmp_path, files: dict[str, str], checked: str) -> list[tuple[
         path.write_text(textwrap.dedent(text))
         paths.append(str(path))
     source = (tmp_path / checked).read_text()
-    result = analyze(source, str(tmp_path / checked), Config(select=("JAX202",)), project=build_project_index(paths))
+    project = build_project_index(paths)
+    project.whole_tree = whole_tree  # what `jaxfix check <folder>` builds
+    result = analyze(source, str(tmp_path / checked), Config(select=("JAX202",)), project=project)
     return [(f.line, f.code) for f in result.findings]
 
 
@@ -132,8 +134,10 @@ def test_a_method_the_project_never_calls_is_not_reported(tmp_path):
     assert _project_codes(tmp_path, {**files, "pkg/runner.py": called}, "pkg/workload.py") == [(7, "JAX202")]
     tested = {**files, "tests/test_workload.py": "def test_sync(w, s):\n    w.sync_batch_stats(s)\n"}
     assert _project_codes(tmp_path, tested, "pkg/workload.py") == [(7, "JAX202")]
-    # without a project index (a file checked alone) the method is reported as before
+    # without a project index (a file checked alone), or with one of a list of files (pre-commit's
+    # changed files, not the whole tree), the method is reported as before
     assert _codes(WORKLOAD) == [(7, "JAX202")]
+    assert _project_codes(tmp_path, files, "pkg/workload.py", whole_tree=False) == [(7, "JAX202")]
 
 
 def test_a_function_driving_a_lax_loop_runs_once_per_run():

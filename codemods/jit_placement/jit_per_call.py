@@ -43,9 +43,11 @@ class JitPerCallRule(Rule):
     engine, a trainer hook, an environment's `step`, a library's public API) are usually
     elsewhere, is reported without that evidence, its fix `unsafe`: requiring it lost as many
     real findings as wrong ones on the blind pools (fortuna's per-call `@jit def _entropy_term`
-    against one-shot `initialize_model`s). With a project index (`jaxfix check` over a tree) a
-    method that no module of the project calls or passes on, by its name, tests included, is not
-    reported (an exported one-shot utility: EasyDeL's `fully_shard`); checked alone, it is. Nor
+    against one-shot `initialize_model`s). When folders are checked (`jaxfix check .`, an
+    editor's workspace) a method that no module of the project calls or passes on, by its name,
+    tests included, is not reported (an exported one-shot utility: EasyDeL's `fully_shard`);
+    checked alone or in a list of files (pre-commit's changed files), it is. A method only
+    notebooks or other projects call is missed. Nor
     is a set-up function without such evidence: `init`, `initialize`, `initialization`,
     `init_model*`, `from_restart*`/`from_checkpoint*`/`from_pretrained*`/`from_config*`/
     `from_initial*`, `create_model*`, `create_train_state*` build state once per object, model

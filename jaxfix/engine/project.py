@@ -100,6 +100,9 @@ class ProjectIndex:
     consulted: dict[str, None] | None = None
     _aliases: dict[str, str | None] = field(default_factory=dict)  # `_canonical`'s answers
     _referenced: tuple[int, frozenset[str]] | None = None  # (generation, names): `references`
+    # built from folders (`jaxfix check .`, an editor's workspace), not from a list of files
+    # (pre-commit's changed files): only then may a name no module references be taken as unused
+    whole_tree: bool = False
 
     def module(self, name: str) -> ModuleSummary | None:
         """The summary of module `name`, parsing its file now if the index is lazy."""
@@ -250,7 +253,9 @@ class ProjectIndex:
         """Whether a module of the project (its tests included: a public method that only tests call
         is still API) calls `name` (`f(...)`, `obj.name(...)`) or passes it on (`run(self.name)`):
         `ModuleSummary.referenced`, by the last name only. The answer depends on every module, each
-        recorded as consulted."""
+        recorded as consulted. Without the whole tree (`whole_tree`), every name may be."""
+        if not self.whole_tree:
+            return True
         self.complete()
         if self.consulted is not None:
             self.consulted.update(dict.fromkeys(self.modules))
