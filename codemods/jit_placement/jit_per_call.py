@@ -46,7 +46,7 @@ class JitPerCallRule(Rule):
     against one-shot `initialize_model`s). When folders are checked (`jaxfix check .`, an
     editor's workspace) a method that no module of the project calls or passes on, by its name,
     tests included, is not reported (an exported one-shot utility: EasyDeL's `fully_shard`);
-    checked alone or in a list of files (pre-commit's changed files), it is. A method only
+    checked alone, in a list of files (pre-commit's changed files) or in a tree of one module, it is. A method only
     notebooks or other projects call is missed. Nor
     is a set-up function without such evidence: `init`, `initialize`, `initialization`,
     `init_model*`, `from_restart*`/`from_checkpoint*`/`from_pretrained*`/`from_config*`/

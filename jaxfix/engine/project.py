@@ -253,10 +253,13 @@ class ProjectIndex:
         """Whether a module of the project (its tests included: a public method that only tests call
         is still API) calls `name` (`f(...)`, `obj.name(...)`) or passes it on (`run(self.name)`):
         `ModuleSummary.referenced`, by the last name only. The answer depends on every module, each
-        recorded as consulted. Without the whole tree (`whole_tree`), every name may be."""
+        recorded as consulted. Without the whole tree (`whole_tree`), or in a tree of one module
+        (an editor's single-file workspace, which shows no other module), every name may be."""
         if not self.whole_tree:
             return True
         self.complete()
+        if len(self.modules) < 2:
+            return True
         if self.consulted is not None:
             self.consulted.update(dict.fromkeys(self.modules))
         if self._referenced is None or self._referenced[0] != self.generation:
