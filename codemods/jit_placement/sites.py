@@ -739,8 +739,6 @@ class _SiteFinder:
             return None  # a module function this module never runs twice: whether anyone does is unknown
         if not (site.repeats or streams) and initialises(site.function.name.value):
             return None  # a set-up function (`init`, `from_*`, `create_model`): once per thing it builds
-        if not (site.repeats or streams) and self._never_called(site.function):
-            return None  # a method the project never calls (an exported one-shot utility)
         if self._drives_a_loop(site.function) and not site.repeats and not streams:
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
         if not site.repeats and not streams and self._builds_state(site):
@@ -752,6 +750,8 @@ class _SiteFinder:
             and self.idx.enclosing_function(site.definition) is not site.function
         ):
             return None
+        if not (site.repeats or streams) and self._never_called(site.function):
+            return None  # a method the project never calls (one-shot utility); asked last: it reads the tree
         return site
 
     def _in_class(self, function: cst.FunctionDef) -> bool:

@@ -500,11 +500,6 @@ class ModuleSummary:
     field_helpers: frozenset[str] = frozenset()
     # its timer classes and context managers (`timers.timer_names`), for JAX501 in modules importing them
     timers: frozenset[str] = frozenset()
-    # the names its calls spell (`f(...)`, `obj.m(...)`) or pass on (`run(self.step)`): whether a
-    # method is called anywhere in the project (`ProjectIndex.references`, JAX202). Not in `repr`,
-    # hence not in `ProjectIndex.fingerprint`: a result that reads it depends on every module
-    # (`references` records them as consulted).
-    referenced: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
 
 # Top-level packages whose registering functions are all in the table above: a decorator or call
@@ -581,22 +576,7 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
         # A later definition of the same name wins, as at run time.
         classes[node.name] = _summarize_class(node, bindings, registered, called_with, field_helpers)
     timers = timer_names(tree, lambda n: qualify(n, bindings))
-    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers, referenced_names(tree))
-
-
-def referenced_names(tree: ast.Module) -> frozenset[str]:
-    """The last names of what the module's calls call (`f(...)`, `obj.m(...)`) and of the names and
-    attributes they pass as arguments (`run(self.step)`, `minimize(objective, x0)`)."""
-    found: set[str] = set()
-    Attribute, Name = ast.Attribute, ast.Name
-    for call in astscan.calls(tree):
-        for expr in (call.func, *call.args, *(k.value for k in call.keywords)):
-            kind = type(expr)
-            if kind is Attribute:
-                found.add(expr.attr)
-            elif kind is Name:
-                found.add(expr.id)
-    return frozenset(found)
+    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers)
 
 
 def _summarize_class(
