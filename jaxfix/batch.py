@@ -109,6 +109,8 @@ def run_paths(
     # the index covers every discovered file, also those outside --changed-since or the shard
     every = found.paths
     project = build_project(every, list(configs.values()), found.real) if configs else None
+    if project is not None:
+        project.whole_tree = all(os.path.isdir(p) for p in paths)
     modules = {path: (name, is_package) for name, (path, is_package) in project.pending.items()} if project else {}
     jobs = []
     for path, config in configs.items():

@@ -74,3 +74,111 @@ def test_a_nested_def_kept_on_an_object_is_called_again():
     assert _codes(stored) == [(9, "JAX202")]
     called_once = stored.replace("state.broadcast_key_fn = _broadcast_key", "state.key = _broadcast_key(key)")
     assert _codes(called_once) == []
+
+
+def test_a_set_up_method_builds_its_jitted_callables_once(tmp_path):
+    # adaptive-intelligent-robotics/QDax@46b8feecae26d79414ce7a1ce731e5cfbeb9837d:
+    # qdax/core/emitters/pbt_me_emitter.py: `PBTEmitter.init` jits `self._env.reset` once per run
+    # (mlcommons/algorithmic-efficiency's `init_model_fn`, tumaer/JAXFLUIDS's `from_restart_file`
+    # alike); the same jit in a per-step method is reported
+    setup = """
+        import jax
+
+        class PBTEmitter:
+            def init(self, key):
+                return jax.jit(self._env.reset)(rng=key)
+        """
+    assert _codes(setup) == []
+    assert _codes(setup.replace("def init(", "def step(")) == [(6, "JAX202")]
+    # in-module evidence of a second run still wins over the name: a set-up method handed on as a
+    # key handler (the registered twin in `test_a_method_handed_to_a_transform_runs_under_its_trace`)
+    handler = setup + "\n            def show(self, window):\n                window.on_key(self.init)\n"
+    assert _codes(handler) == [(6, "JAX202")]
+
+
+WORKLOAD = """
+import jax
+
+
+class Workload:
+    def sync_batch_stats(self, model_state):
+        new_batch_stats = jax.pmap(lambda x: jax.lax.pmean(x, "x"), "x")(model_state["batch_stats"])
+        return {**model_state, "batch_stats": new_batch_stats}
+"""
+
+
+def _project_codes(tmp_path, files: dict[str, str], checked: str, whole_tree: bool = True) -> list[tuple[int, str]]:
+    from jaxfix.engine.project import build_project_index
+
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        paths.append(str(path))
+    source = (tmp_path / checked).read_text()
+    project = build_project_index(paths)
+    project.whole_tree = whole_tree  # what `jaxfix check <folder>` builds
+    result = analyze(source, str(tmp_path / checked), Config(select=("JAX202",)), project=project)
+    return [(f.line, f.code) for f in result.findings]
+
+
+def test_a_method_the_project_never_calls_is_not_reported(tmp_path):
+    # mlcommons/algorithmic-efficiency@<heldout10>:algoperf/workloads/cifar/cifar_jax/workload.py:
+    # `sync_batch_stats` pmaps a fresh lambda per call, but nothing in the project calls it
+    # (erfanzar/EasyDeL@090a03b2e0b3606bd38e0e3fcfdc640cd7e6e246's `fully_shard` alike)
+    files = {"pkg/__init__.py": "", "pkg/workload.py": WORKLOAD, "pkg/runner.py": "def run(w, s):\n    return w\n"}
+    assert _project_codes(tmp_path, files, "pkg/workload.py") == []
+    # a caller in another module, or only in a test (fortuna's `aleatoric_entropy`: public API), is one
+    called = "def run(w, s):\n    return w.sync_batch_stats(s)\n"
+    assert _project_codes(tmp_path, {**files, "pkg/runner.py": called}, "pkg/workload.py") == [(7, "JAX202")]
+    tested = {**files, "tests/test_workload.py": "def test_sync(w, s):\n    w.sync_batch_stats(s)\n"}
+    assert _project_codes(tmp_path, tested, "pkg/workload.py") == [(7, "JAX202")]
+    # without a project index (a file checked alone), or with one of a list of files (pre-commit's
+    # changed files, not the whole tree), the method is reported as before
+    assert _codes(WORKLOAD) == [(7, "JAX202")]
+    assert _project_codes(tmp_path, files, "pkg/workload.py", whole_tree=False) == [(7, "JAX202")]
+
+
+def test_a_function_driving_a_lax_loop_runs_once_per_run():
+    # FLAIROx/jaxirl@<heldout7>:jaxirl/irl/rl.py: `RL.train` jits its step once to build the scan's
+    # initial carry, then scans the step over every generation: one compile per training run
+    driver = """
+        import jax
+        import jax.numpy as jnp
+
+        class RL:
+            def train(self, rng):
+                carry_init, _ = jax.jit(self.train_step)((rng, 0), None)
+                return jax.lax.scan(self.train_step, carry_init, jnp.zeros(self.generations))
+        """
+    assert _codes(driver) == []
+    # the same jit in a method that runs no loop is reported
+    assert _codes(
+        driver.replace("jax.lax.scan(self.train_step, carry_init, jnp.zeros(self.generations))", "carry_init")
+    ) == [(7, "JAX202")]
+
+
+def test_a_loop_over_written_out_configurations_is_not_a_second_run():
+    # kmheckel/spyx@<heldout5>:research/new/hybrid_evo_surrogate/methods_shd_cmaes.py: `run_cma`
+    # jits its ES loop once per variant, and main runs the two variants listed in the code
+    variants = """
+        import jax
+
+        def run_cma(prime):
+            @jax.jit
+            def evolve(state):
+                return state + prime
+
+            return evolve(0.0)
+
+        for name, prime in [("cmaes", False), ("primed_cmaes", True)]:
+            run_cma(prime)
+        """
+    assert _codes(variants) == []
+    # the same function called per step of a run compiles again each step
+    steps = variants.replace('[("cmaes", False), ("primed_cmaes", True)]', "enumerate(range(100))")
+    assert _codes(steps) == [(6, "JAX202")]
+    # numbers written out in the loop are data the one program takes (jax-ml/jax#2515's fitting loop)
+    numbers = variants.replace('[("cmaes", False), ("primed_cmaes", True)]', "[(5.0, 100.0), (5.5, 101.0)]")
+    assert _codes(numbers) == [(6, "JAX202")]

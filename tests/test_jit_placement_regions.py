@@ -473,6 +473,42 @@ CASES = {
         """,
         [(6, "JAX201", "manual")],
     ),
+    # rwitten/HighPerfLLMs2024@183ee74a6c972f3e7524bb3a418a378c6c655013:s04/shardings.py:35: a
+    # jitted def per sharding scheme, its `out_shardings` built in the loop from the scheme: a
+    # compile per trip, hoisted or not
+    "decorator_options_derived_from_the_loop_target": (
+        """
+        from functools import partial
+
+        import jax
+
+        for mesh_dims, wps in schemes:
+            mesh = make_mesh(mesh_dims)
+            weight_sharding = jax.sharding.NamedSharding(mesh, wps)
+
+            @partial(jax.jit, out_shardings=weight_sharding)
+            def weight():
+                return jax.numpy.ones((8, 8))
+
+            weights = [weight() for i in range(4)]
+        """,
+        [],
+    ),
+    "decorator_options_the_same_on_every_trip": (
+        """
+        from functools import partial
+
+        import jax
+
+        for mesh_dims, wps in schemes:
+            @partial(jax.jit, out_shardings=weight_sharding)
+            def weight():
+                return jax.numpy.ones((8, 8))
+
+            weights = [weight() for i in range(4)]
+        """,
+        [(8, "JAX201", "manual")],
+    ),
     "filter_jit_of_a_parameter_wrapped_once": (
         """
         import equinox as eqx

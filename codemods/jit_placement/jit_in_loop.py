@@ -53,7 +53,9 @@ class JitInLoopRule(Rule):
     an object) is one configuration per trip, compiled once each, and is not reported; built per
     trip of a `range` counter, or from values the loop does not iterate, it still is. Nor is a
     transform whose options read what the loop iterates (`out_shardings=[specs[i] for i in
-    chunk]`): each trip asks for a different compile either way.
+    chunk]`), directly or through names the loop body binds from it (`sharding =
+    NamedSharding(mesh, spec)`; also in `@partial(jax.jit, out_shardings=sharding)`): each trip
+    asks for a different compile either way.
     Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
     methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.

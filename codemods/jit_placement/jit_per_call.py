@@ -43,9 +43,21 @@ class JitPerCallRule(Rule):
     engine, a trainer hook, an environment's `step`, a library's public API) are usually
     elsewhere, is reported without that evidence, its fix `unsafe`: requiring it lost as many
     real findings as wrong ones on the blind pools (fortuna's per-call `@jit def _entropy_term`
-    against one-shot `initialize_model`s).
+    against one-shot `initialize_model`s). When folders are checked (`jaxfix check .`, an
+    editor's workspace) a method that no module of the project calls or passes on, by its name,
+    tests included, is not reported (an exported one-shot utility: EasyDeL's `fully_shard`);
+    checked alone, in a list of files (pre-commit's changed files) or in a tree of one module, it is. A method only
+    notebooks or other projects call is missed. Nor
+    is a set-up function without such evidence: `init`, `initialize`, `initialization`,
+    `init_model*`, `from_restart*`/`from_checkpoint*`/`from_pretrained*`/`from_config*`/
+    `from_initial*`, `create_model*`, `create_train_state*` build state once per object, model
+    or run, like `__init__` (algoperf's `init_model_fn`, QDax's `PBTEmitter.init`): one that is
+    per step despite its name is missed. Other `init_*` are not set-up by name (maxtext's
+    per-request `init_decode_state`).
     Two call sites are not evidence (two one-shot set-up paths), nor is a caller that runs
-    again (each call was one configuration on the blind pools). Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
+    again (each call was one configuration on the blind pools), nor a loop over a list or tuple
+    of settings (strings, `True`/`False`/`None`) written out in the code that passes each item
+    (`for prime in [False, True]: run(prime)`, one configuration per trip; numbers are data). Not reported inside pytest tests (`test*`), `main` or `train_and_evaluate` (flax's examples),
     which run once (a loop inside them is still JAX201), nor in a function the module calls
     exactly once, outside loops, from one of those or (in a script, a module with a `__main__`
     block) from its top level (`main` -> `train_and_evaluate` -> `initialize_model`), nor in `__init__`, which runs once per instance and is the usual place to
@@ -60,8 +72,9 @@ class JitPerCallRule(Rule):
     that counts its traces on purpose and is not. Code that already runs under a trace is not
     reported: a transform there is inlined; so is a module function every call of which in this
     file is in traced code. Nor is a one-shot driver: a function whose own body runs a
-    `for`/`while` loop (a `train` or `evaluate` that builds its jitted callables once and runs
-    them many times) unless this module calls it in a loop or from two places. A jitted local
+    `for`/`while` loop or a `lax.scan`/`fori_loop`/`while_loop` (a `train` or `evaluate` that
+    builds its jitted callables once and runs them many times) unless this module calls it in a
+    loop or from two places. A jitted local
     called only from a nested def is a closure's (`variable_jit` returning a wrapper): reused,
     not reported. `jax.pmap` and `eqx.filter_jit` cache a bound method of the same object
     (equality, not identity; `jax.jit` does not), and `eqx.filter_jit` the bound method of an
@@ -135,6 +148,7 @@ class JitPerCallRule(Rule):
     """
 
     name = "jit-per-call"
+    uses_project = True  # whether any module of the project calls a method (`ProjectIndex.references`)
     options_table = "jit-placement"  # the family's table before the split: configs naming it stay valid
     options = (INCLUDE_TESTS,)
     codes = (

@@ -53,8 +53,24 @@ def options_per_configuration(idx: ScopeIndex, qualify, site_node: cst.CSTNode, 
     loop = _configuration_loop(idx, qualify, site_node)
     if loop is None:
         return False
-    targets = _bound_names(loop.target)
+    targets = _derived_names(loop, _bound_names(loop.target))
     return any(a.keyword is not None and _reads(a.value, targets) for a in transform.args)
+
+
+def _derived_names(loop: cst.For, names: set[str]) -> set[str]:
+    """`names` and the names the loop body's own statements bind, in order, from values that read
+    them (`mesh = Mesh(devices(mesh_dims)); sharding = NamedSharding(mesh, spec)`: each trip's
+    sharding, rwitten/HighPerfLLMs2024 s04/shardings.py, one `out_shardings` per scheme)."""
+    out = set(names)
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and _reads(small.value, out):
+                for target in small.targets:
+                    out |= _bound_names(target.target)
+    return out
 
 
 def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst.For | None:
@@ -67,6 +83,38 @@ def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst
     if any(isinstance(i, cst.Call) and qualify(i.func) in _COUNTERS for i in its):
         return None
     return loops[0]
+
+
+def called_per_configuration(idx: ScopeIndex, qualify, call: cst.Call) -> bool:
+    """`call` runs in a single `for` loop over a literal list or tuple of settings (`for name, prime in
+    [("cmaes", False), ("primed_cmaes", True)]: run_cma(prime)`) and passes a name the loop's target
+    binds: each trip is one configuration written out in the code, as separate call sites would
+    be, not a second run of one (kmheckel/spyx@<heldout5>
+    research/new/hybrid_evo_surrogate/methods_shd_cmaes.py:155, two ES variants, each a different
+    program). A loop around it repeats it."""
+    loops = idx.enclosing_loops(call)
+    if len(loops) != 1 or not isinstance(loops[0], cst.For):
+        return False
+    it = loops[0].iter
+    if isinstance(it, cst.Call) and qualify(it.func) in ("enumerate", "zip"):
+        its = [a.value for a in it.args]
+    else:
+        its = [it]
+    if not all(isinstance(i, (cst.List, cst.Tuple)) and _settings(i) for i in its):
+        return False
+    targets = _bound_names(loops[0].target)
+    return any(_reads(a.value, targets) for a in call.args)
+
+
+def _settings(e: cst.BaseExpression) -> bool:
+    """`e` is built only of strings, `True`/`False`/`None` and tuples or lists of them: named
+    settings, not numbers a function may take as traced data (`for sigma, mu in [(5.0, 100.0),
+    ...]: loglik_grad((sigma, mu), data)`, jax-ml/jax#2515, is one program called again)."""
+    if isinstance(e, (cst.List, cst.Tuple)):
+        return all(_settings(el.value) for el in e.elements)
+    if isinstance(e, cst.Name):
+        return e.value in ("True", "False", "None")
+    return isinstance(e, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _bound_names(target: cst.BaseExpression) -> set[str]:

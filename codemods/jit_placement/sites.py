@@ -18,7 +18,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
-from codemods.jit_placement.per_configuration import built_per_configuration, options_per_configuration
+from codemods.jit_placement.per_configuration import (
+    built_per_configuration,
+    called_per_configuration,
+    options_per_configuration,
+)
 from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
@@ -28,6 +32,7 @@ from jaxfix.analysis.transforms import (
     FUNCTION_CONTAINERS,
     FUNCTION_FIELDS,
     JIT_NAMES,
+    LAX_LOOPS,
     REWRAPPING_JITS,
     display_name,
 )
@@ -162,6 +167,31 @@ def runs_once(function_name: str) -> bool:
     `train_and_evaluate` of flax's examples: a transform made in their body compiles once (a loop
     inside them still repeats it)."""
     return function_name in ("main", "train_and_evaluate") or function_name.startswith("test")
+
+
+# Names of set-up functions: an initialiser of an object or a model (`init`, `initialize`,
+# `initialization`, `init_model_fn`), a constructor from a saved or configured source
+# (`from_restart_file`, `from_pretrained`, `from_config`) or a model or train-state factory (`create_model`, `create_train_state`).
+# Each builds state once per object, model or run, like `__init__`, so a jit made in one compiles
+# once per thing built, as a hoisted jit would, unless the module shows it running again (handed
+# on as a key handler, called in a loop: `Site.repeats`). On the eleven spent blind pools 7 JAX202
+# findings were in such functions and none was real (algoperf's `init_model_fn`, QDax's
+# `PBTEmitter.init`, JAXFLUIDS's `from_restart_file` and `initialization`). Not any `init_*`:
+# maxtext's `init_decode_state` runs per request (human fix maxtext-engine-nested-jit-init-per-call);
+# nor any `from_*`, which may be a per-step conversion (`from_flat`).
+_SETUP_NAMES = frozenset({"init", "initialize", "initialise", "initialization", "initialisation"})
+_SETUP_PREFIXES = (
+    "init_model",
+    *(f"from_{source}" for source in ("restart", "checkpoint", "pretrained", "config", "initial")),
+    "create_model",
+    "create_train_state",
+)
+
+
+def initialises(function_name: str) -> bool:
+    """`function_name` names a set-up function by convention (`_SETUP_NAMES`, `_SETUP_PREFIXES`)."""
+    name = function_name.lstrip("_")
+    return name in _SETUP_NAMES or name.startswith(_SETUP_PREFIXES)
 
 
 # `[tool.jaxfix.jit-placement] include-tests`, shared by JAX201-JAX204
@@ -507,6 +537,8 @@ class _SiteFinder:
         if isinstance(scope, cst.Module):
             if not self.idx.enclosing_loops(node):
                 return None
+        if isinstance(dec, cst.Call) and options_per_configuration(self.idx, self.qualify, node, dec):
+            return None  # `@partial(jax.jit, out_shardings=...)` per configuration: a compile per trip anyway
         # every use of the name in its scope must be a call
         uses = self._only_called(node.name.value, scope, exclude=node)
         if uses is None:
@@ -705,6 +737,8 @@ class _SiteFinder:
         streams = self._streams(site.function)
         if not (site.repeats or streams or self._in_class(site.function)):
             return None  # a module function this module never runs twice: whether anyone does is unknown
+        if not (site.repeats or streams) and initialises(site.function.name.value):
+            return None  # a set-up function (`init`, `from_*`, `create_model`): once per thing it builds
         if self._drives_a_loop(site.function) and not site.repeats and not streams:
             return None  # a one-shot driver (a training loop): builds its jitted callables once per run
         if not site.repeats and not streams and self._builds_state(site):
@@ -716,6 +750,8 @@ class _SiteFinder:
             and self.idx.enclosing_function(site.definition) is not site.function
         ):
             return None
+        if not (site.repeats or streams) and self._never_called(site.function):
+            return None  # a method the project never calls (one-shot utility); asked last: it reads the tree
         return site
 
     def _in_class(self, function: cst.FunctionDef) -> bool:
@@ -726,6 +762,27 @@ class _SiteFinder:
         `@jit def _entropy_term`, gigastep's `jax.jit(self.rollout_map)` per generation), and
         8 real against 11 wrong over all ten pools: no better than a coin flip."""
         return any(isinstance(node, cst.ClassDef) for node in self.idx.ancestors(function))
+
+    def _never_called(self, function: cst.FunctionDef) -> bool:
+        """`function`, a method or a def nested in one, whose method no module of the project calls
+        or passes on outside test code (`ProjectIndex.references`, by name): an exported utility
+        whose second call is only a guess (EasyDeL's `fully_shard`/`fully_gather`, algoperf's
+        unused `sync_batch_stats`; brax's `PmapWrapper.size`, called only by its test). False
+        without a project index (a file checked alone) or when it is not a method."""
+        project = getattr(self.ctx, "project", None)
+        if project is None or not hasattr(project, "references"):
+            return False
+        method = next(
+            (
+                anc
+                for anc in (function, *self.idx.ancestors(function))
+                if isinstance(anc, cst.FunctionDef) and isinstance(self.idx.parent(self.idx.parent(anc)), cst.ClassDef)
+            ),
+            None,
+        )
+        if method is None or method.name.value.startswith("__"):
+            return False  # not a method, or a protocol method Python calls for the code (`__call__`)
+        return not project.references(method.name.value)
 
     def _passed_on(self, function: cst.FunctionDef) -> bool:
         """`function` is handed to a call as an argument (`scipy.optimize.minimize(objective, x0)`,
@@ -789,16 +846,21 @@ class _SiteFinder:
         return jits_an_initialiser(target, self.qualify)
 
     def _drives_a_loop(self, function: cst.FunctionDef) -> bool:
-        """`function`'s own body runs a `for`/`while` loop: a driver (`train`, `evaluate`,
-        `train_mlp_surrogate`) that builds its jitted callables once and runs them many times."""
+        """`function`'s own body runs a `for`/`while` loop or a lax loop (`LAX_LOOPS`): a driver
+        (`train`, `evaluate`, `train_mlp_surrogate`; FLAIROx/jaxirl's `train`, which jits its step
+        once to build the scan's initial carry, then scans it over every generation) that builds
+        its jitted callables once and runs them many times."""
         found = False
+        qualify = self.qualify
 
         class _V(cst.CSTVisitor):
             def on_visit(self, node: cst.CSTNode) -> bool:
                 nonlocal found
                 if found or (node is not function and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
                     return False
-                found = isinstance(node, (cst.For, cst.While))
+                found = isinstance(node, (cst.For, cst.While)) or (
+                    isinstance(node, cst.Call) and qualify(node.func) in LAX_LOOPS
+                )
                 return not found
 
         walk(function, _V())
@@ -853,7 +915,8 @@ class _SiteFinder:
             calls = [c for c in calls if isinstance(c.func, cst.Attribute)]  # `self.m(...)`, `obj.m(...)`
         else:
             calls = [c for c in calls if isinstance(c.func, cst.Name)]  # not `Env.render(...)` (evojax)
-        if any(self.idx.enclosing_loops(c) for c in calls) or self._passed_on(function):
+        looped = [c for c in calls if self.idx.enclosing_loops(c)]
+        if any(not called_per_configuration(self.idx, self.qualify, c) for c in looped) or self._passed_on(function):
             return True
         for call in calls:
             caller = self.idx.enclosing_function(call)

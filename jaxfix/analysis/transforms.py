@@ -117,6 +117,8 @@ LAX_BODIES: dict[str, tuple[int, ...]] = {
     "flax.linen.switch": (-1,),
     "flax.linen.while_loop": (0, 1),
 }
+# The lax loops that carry state from one iteration to the next (an iterative driver's loop)
+LAX_LOOPS = frozenset(q for q in LAX_BODIES if q.rpartition(".")[2] in ("scan", "fori_loop", "while_loop"))
 # Calls whose function argument runs on concrete values on the host, never on tracers, even when
 # the call itself sits in traced code: qualified name -> positions of the function arguments.
 # Code inside such a callback is never reported as traced.

@@ -37,6 +37,7 @@ class WorkspaceIndex:
             started = time.perf_counter()
             found = discover([str(r) for r in roots], ConfigResolver())
             index = build_project_index([str(p) for p in found.files], lazy=True)
+            index.whole_tree = True  # the workspace's folders
             index.cross_entries(None)  # the call graph, here rather than in the first analysis
             with self._lock:
                 self.index = index
