@@ -17,7 +17,7 @@ from fixture_cases import count_compiles, load_as_module
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 
-FACTORY = '''
+FACTORY = """
 import functools
 
 import jax
@@ -54,7 +54,7 @@ def run_hoisted(x, n):
     for _ in range(n):
         x = step(x)
     return x
-'''
+"""
 
 
 def _codes(source: str) -> list[tuple[str, int, str]]:
@@ -85,7 +85,7 @@ def test_compiles_measured_one_per_trip_against_one_hoisted():
 
 NEGATIVES = {
     # one compile per configuration is inherent: the argument changes every trip
-    "per_configuration": '''
+    "per_configuration": """
         import jax
 
         def make_step(lr):
@@ -99,9 +99,9 @@ NEGATIVES = {
                 step = make_step(lr)
                 x = step(x)
             return x
-    ''',
+    """,
     # memoised: the same jitted function for the same arguments
-    "memoised": '''
+    "memoised": """
         import functools
         import jax
 
@@ -113,9 +113,9 @@ NEGATIVES = {
             for _ in range(n):
                 x = make_step(2.0)(x)
             return x
-    ''',
+    """,
     # re-wrapping one module function is a cache hit (JAX203's business, not a new function)
-    "module_function": '''
+    "module_function": """
         import jax
 
         def double(x):
@@ -128,9 +128,9 @@ NEGATIVES = {
             for _ in range(n):
                 x = make_step()(x)
             return x
-    ''',
+    """,
     # the result is kept, not called in the loop
-    "stored": '''
+    "stored": """
         import jax
 
         def make_step(scale):
@@ -141,9 +141,9 @@ NEGATIVES = {
             for _ in range(n):
                 steps.append(make_step(2.0))
             return steps
-    ''',
+    """,
     # the loop runs inside a jitted function: the inner jit is inlined into that one trace
-    "under_trace": '''
+    "under_trace": """
         import jax
 
         def make_step(scale):
@@ -154,9 +154,9 @@ NEGATIVES = {
             for _ in range(3):
                 x = make_step(2.0)(x)
             return x
-    ''',
+    """,
     # not a factory: it returns an array
-    "plain_helper": '''
+    "plain_helper": """
         import jax
 
         def apply(x, scale):
@@ -166,7 +166,7 @@ NEGATIVES = {
             for _ in range(n):
                 x = apply(x, 2.0)
             return x
-    ''',
+    """,
 }
 
 
@@ -175,3 +175,65 @@ def test_factories_that_do_not_recompile_needlessly_are_not_reported(name):
     result = analyze(textwrap.dedent(NEGATIVES[name]), "train.py", Config(select=("JAX2",)), fix=False)
     assert result.error is None, result.error
     assert [f.line for f in result.findings if "returns a new jitted function" in f.message] == []
+
+
+# The research-script shape `jax.jit(make_train_step(cfg, lr))(params, batch)` in the step loop: the
+# factory returns a plain nested def (jitted by the caller, not by the factory), new on every call.
+JITTED_BY_CALLER = """
+import functools
+
+import jax
+
+
+def make_step(scale):
+    def step(x):
+        return x * scale
+
+    return step
+
+
+@functools.cache
+def make_cached(scale):
+    def step(x):
+        return x * scale
+
+    return step
+
+
+def run(x, n):
+    for _ in range(n):
+        x = jax.jit(make_step(2.0))(x)
+    return x
+
+
+def sweep(x, scales):
+    for scale in scales:
+        x = jax.jit(make_step(scale))(x)  # one compile per setting: inherent
+    return x
+
+
+def run_cached(x, n):
+    for _ in range(n):
+        x = jax.jit(make_cached(2.0))(x)  # memoised: one function, one compile
+    return x
+
+
+def run_hoisted(x, n):
+    step = jax.jit(make_step(2.0))
+    for _ in range(n):
+        x = step(x)
+    return x
+"""
+
+
+def test_a_factorys_plain_def_jitted_per_trip_by_the_caller_is_reported_manual():
+    assert _codes(JITTED_BY_CALLER) == [("JAX201", 24, "manual")]
+    result = analyze(textwrap.dedent(JITTED_BY_CALLER), "train.py", Config(select=("JAX201",)), fix=False)
+    assert "`make_step(...)` returns a new `step` on every call" in result.findings[0].message
+    module = load_as_module(Path("jitted_by_caller.py"), JITTED_BY_CALLER)
+    x = jnp.ones(3)
+    assert count_compiles(lambda: module.run(x, 4)) == 4  # a new closure per trip: a compile per trip
+    assert count_compiles(lambda: module.run_cached(x, 4)) == 1
+    assert count_compiles(lambda: module.run_hoisted(x, 4)) == 1
+    assert count_compiles(lambda: module.sweep(x, [1.0, 2.0, 3.0])) == 3  # inherent, not reported
+    assert jnp.allclose(module.run(x, 3), module.run_hoisted(x, 3))

@@ -36,7 +36,8 @@ from jaxfix.analysis.transforms import (
     REWRAPPING_JITS,
     display_name,
 )
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.static_helpers import is_memoised
+from jaxfix.analysis.walk import names_under, own_returns, walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
 # Transforms that compile (a fresh callable means a fresh cache key and an XLA compile), with the
@@ -616,6 +617,8 @@ class _SiteFinder:
         if isinstance(target, cst.Call) and self.qualify(target.func) in PARTIALS:
             site.kind = "partial"
             return bool(target.args) and target.args[0].keyword is None and not target.args[0].star
+        if isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
+            return self._factory_result(site, target)
         if isinstance(target, cst.Name):
             scope = self.idx.resolve(target.value, site.node)
             if scope is None:
@@ -694,6 +697,41 @@ class _SiteFinder:
             site.kind = "bound method"
             return True
         return False
+
+    def _factory_result(self, site: Site, target: cst.Call) -> bool:
+        """`jax.jit(make_step(lr))`: a module function of this file whose every `return` names one
+        def nested in it hands out a new function per call, so each evaluation compiles again
+        (unless memoised). Reported with hand-fix advice only; a loop that rebinds a name the
+        factory's arguments read makes a new configuration per trip (one compile each, inherent)."""
+        factory = target.func.value
+        scope = self.idx.resolve(factory, site.node)
+        if not isinstance(scope, cst.Module):
+            return False
+        bindings = self.idx.scope_info(scope).bindings.get(factory, [])
+        if len(bindings) != 1 or not isinstance(bindings[0], cst.FunctionDef):
+            return False
+        fn = bindings[0]
+        if any(is_memoised(d, self.ctx.names) for d in fn.decorators):
+            return False
+        returns = own_returns(fn)
+        names = {r.value.value for r in returns if isinstance(r.value, cst.Name)}
+        if not returns or len(names) != 1 or any(not isinstance(r.value, cst.Name) for r in returns):
+            return False
+        made = names.pop()
+        own = self.idx.scope_info(fn).bindings.get(made, [])
+        if len(own) != 1 or not isinstance(own[0], cst.FunctionDef):
+            return False
+        loops = self.idx.enclosing_loops(site.node)
+        if loops:
+            varying = self.idx.assigned_in(loops[0])
+            if names_under([arg.value for arg in target.args], set()) & varying:
+                return False
+        site.kind = f"function `{made}` made by `{factory}(...)`"
+        site.manual = (
+            f"`{factory}(...)` returns a new `{made}` on every call: call it and wrap the result once, before "
+            "the loop (or memoise the factory with `functools.cache`)"
+        )
+        return True
 
     def _cached_bound_method(self, site: Site, target: cst.BaseExpression) -> bool:
         """A bound method under a transform that caches it by equality, with no wrapper between
