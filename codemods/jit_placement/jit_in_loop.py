@@ -28,7 +28,10 @@ class JitInLoopRule(Rule):
     (`jax.jit(f)(x)`) or bound to a local name that is then only called (`g = jax.jit(f)`,
     `g(x)`). Also a call, inside a loop, of a module function that returns a new jitted function
     every time (a factory: `def make_step(lr):` with a nested `@jax.jit def step` it returns) with
-    arguments the loop does not change, whose result the loop calls.
+    arguments the loop does not change, whose result the loop calls; and the transform of what
+    such a factory returns, a plain nested def the caller jits (`jax.jit(make_step(lr))(x)`),
+    with the same condition on its arguments (hand-fix advice only). A memoised factory
+    (`functools.cache`) hands out one function and is left alone.
 
     ## Why is this bad?
     jit caches compiled code per function object. A fresh lambda, partial or nested def is a
