@@ -237,3 +237,46 @@ def test_a_factorys_plain_def_jitted_per_trip_by_the_caller_is_reported_manual()
     assert count_compiles(lambda: module.run_hoisted(x, 4)) == 1
     assert count_compiles(lambda: module.sweep(x, [1.0, 2.0, 3.0])) == 3  # inherent, not reported
     assert jnp.allclose(module.run(x, 3), module.run_hoisted(x, 3))
+
+
+# FLAIROx/JaxMARL@c793d09 baselines/QLearning/iql_cnn_overcooked.py:563-576 (wandb sweep agent, called
+# once per trial with a new config) and mttga/purejaxql pqn_mujoco_playground.py:842-853 (a loop
+# that stores each setting into `config`): a new configuration per call or trip, one compile each
+SWEEP_AGENT = """
+import copy
+
+import jax
+
+default_config = {"LR": 0.1}
+
+
+def make_train(config):
+    def train(rng):
+        return rng * config["LR"]
+
+    return train
+
+
+def wrapped_make_train(overrides):
+    config = copy.deepcopy(default_config)
+    for k, v in overrides.items():
+        config[k] = v
+        train_vjit = jax.jit(jax.vmap(make_train(config)))
+        train_vjit(jax.numpy.ones(2))
+    train_jit = jax.jit(make_train(config))
+    return train_jit(1.0)
+
+
+def agent(trials):
+    for overrides in trials:
+        wrapped_make_train(overrides)
+"""
+
+
+def test_a_factory_given_a_new_configuration_per_call_or_trip_is_not_reported():
+    assert _codes(SWEEP_AGENT) == []
+    # the twin: the same module-level configuration on every call of the per-trial function
+    twin = SWEEP_AGENT.replace(
+        "train_jit = jax.jit(make_train(config))", "train_jit = jax.jit(make_train(default_config))"
+    )
+    assert _codes(twin) == [("JAX202", 22, "manual")]

@@ -37,7 +37,7 @@ from jaxfix.analysis.transforms import (
     display_name,
 )
 from jaxfix.analysis.static_helpers import is_memoised
-from jaxfix.analysis.walk import names_under, own_returns, walk
+from jaxfix.analysis.walk import own_returns, walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
 # Transforms that compile (a fresh callable means a fresh cache key and an XLA compile), with the
@@ -79,7 +79,9 @@ WRAPPING = {
 # grad, vmap, jacrev, value_and_grad, hessian, checkpoint). equinox's `filter_grad`,
 # `filter_value_and_grad` and `filter_vmap` return modules that compare equal for the same
 # function (1 compile).
-NEW_FUNCTION_WRAPPERS = frozenset({"vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "checkpoint", "remat"})
+NEW_FUNCTION_WRAPPERS = frozenset(
+    {"vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "checkpoint", "remat"}
+)
 TRANSFORMS = {**COMPILING, **WRAPPING}
 # Calls whose function argument runs under a trace: code inside such a function is traced once
 # per compile of the caller, so a transform there is inlined and never compiles on its own.
@@ -327,7 +329,9 @@ class _SiteFinder:
             site.manual = self._wrapper_defined_below(node)
         if "filter_vmap" in kinds and site.kind != MODULE_FUNCTION and site.manual is None:
             # the hoist would pass captured values as new arguments, which filter_vmap maps
-            site.manual = "`eqx.filter_vmap` maps every array argument: hoist by hand, captured arrays with `in_axes=None`"
+            site.manual = (
+                "`eqx.filter_vmap` maps every array argument: hoist by hand, captured arrays with `in_axes=None`"
+            )
         return self._place(site)
 
     def _fresh_per_trip(self, site: Site, name: str, bindings: list[cst.CSTNode]) -> bool:
@@ -351,7 +355,9 @@ class _SiteFinder:
         body = list(self.ctx.module.body)
         here = self.idx.statement_in(node, self.ctx.module)
         where = next((i for i, stmt in enumerate(body) if stmt is here), None)
-        defined = [i for i, stmt in enumerate(body) if isinstance(stmt, cst.FunctionDef) and stmt.name.value == func.value]
+        defined = [
+            i for i, stmt in enumerate(body) if isinstance(stmt, cst.FunctionDef) and stmt.name.value == func.value
+        ]
         if where is None or not defined or min(defined) > where:
             return f"`{func.value}` is defined below this code; hoist by hand below its def"
         return None
@@ -492,7 +498,9 @@ class _SiteFinder:
             self._loop_calls = found
         return self._loop_calls.get(method)
 
-    def _bound_shape_problem(self, stmt: cst.SimpleStatementLine, scope: cst.CSTNode, calls: list[cst.Call]) -> str | None:
+    def _bound_shape_problem(
+        self, stmt: cst.SimpleStatementLine, scope: cst.CSTNode, calls: list[cst.Call]
+    ) -> str | None:
         if len(stmt.body) != 1:
             return "the binding shares its line with other statements"
         if any(line.comment is not None for line in stmt.leading_lines) or stmt.trailing_whitespace.comment:
@@ -533,7 +541,13 @@ class _SiteFinder:
         if isinstance(scope, cst.ClassDef):
             return None
         site = Site(
-            node=node, chain=[], kinds=kinds, target=node, kind="decorated nested def", definition=node, qualified=qualified
+            node=node,
+            chain=[],
+            kinds=kinds,
+            target=node,
+            kind="decorated nested def",
+            definition=node,
+            qualified=qualified,
         )
         if isinstance(scope, cst.Module):
             if not self.idx.enclosing_loops(node):
@@ -666,9 +680,7 @@ class _SiteFinder:
                     # A default filled in above the loop (`if loss_fn is None: loss_fn = Loss()`,
                     # danielward27/flowjax@cabcb42 flowjax/train/loops.py:204) is one object too.
                     site.kind = MODULE_FUNCTION
-                    site.manual = (
-                        f"`{target.value}` is a parameter: wrap it once before the loop and call that"
-                    )
+                    site.manual = f"`{target.value}` is a parameter: wrap it once before the loop and call that"
                     return True
             return False
         if isinstance(target, cst.Attribute):
@@ -721,17 +733,36 @@ class _SiteFinder:
         own = self.idx.scope_info(fn).bindings.get(made, [])
         if len(own) != 1 or not isinstance(own[0], cst.FunctionDef):
             return False
-        loops = self.idx.enclosing_loops(site.node)
-        if loops:
-            varying = self.idx.assigned_in(loops[0])
-            if names_under([arg.value for arg in target.args], set()) & varying:
-                return False
+        if not self._same_arguments_each_time(site, target):
+            return False
         site.kind = f"function `{made}` made by `{factory}(...)`"
         site.manual = (
             f"`{factory}(...)` returns a new `{made}` on every call: call it and wrap the result once, before "
             "the loop (or memoise the factory with `functools.cache`)"
         )
         return True
+
+    def _same_arguments_each_time(self, site: Site, call: cst.Call) -> bool:
+        """`call`'s arguments name the same values every time `site` runs: in a loop, nothing the
+        loop binds or stores into (`config[k] = v`); outside loops, only module-level names (a
+        function's own values may be a new configuration per call: a sweep agent's `config`)."""
+        used: list[cst.Name] = []
+
+        class _Names(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                used.append(node)
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                walk(node.value, self)
+                return False
+
+        for arg in call.args:
+            walk(arg.value, _Names())
+        loops = self.idx.enclosing_loops(site.node)
+        if not loops:
+            return all(isinstance(self.idx.resolve(n.value, site.node), cst.Module) for n in used)
+        changed = self.idx.assigned_in(loops[0]) | _stored_into(loops[0])
+        return not any(n.value in changed for n in used)
 
     def _cached_bound_method(self, site: Site, target: cst.BaseExpression) -> bool:
         """A bound method under a transform that caches it by equality, with no wrapper between
@@ -1000,7 +1031,11 @@ class _SiteFinder:
             if is_test_case_base(self.qualify(base.value)):
                 return True
             local = module_class(self.idx, base.value)
-            if local is not None and local.name.value not in seen and self._is_test_case(local, seen | {cls.name.value}):
+            if (
+                local is not None
+                and local.name.value not in seen
+                and self._is_test_case(local, seen | {cls.name.value})
+            ):
                 return True
         return False
 
@@ -1066,3 +1101,27 @@ def _per_call_protocol(function: cst.FunctionDef) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def _stored_into(node: cst.CSTNode) -> set[str]:
+    """Names whose value `node` changes in place: the roots of subscript and attribute targets
+    (`config[k] = v`, `cfg.lr = 0.1`, augmented too)."""
+    roots: set[str] = set()
+
+    class _Targets(cst.CSTVisitor):
+        def _root(self, target: cst.BaseExpression) -> None:
+            while isinstance(target, (cst.Subscript, cst.Attribute)):
+                target = target.value
+            if isinstance(target, cst.Name):
+                roots.add(target.value)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
+                self._root(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
+                self._root(node.target)
+
+    walk(node, _Targets())
+    return roots
