@@ -194,3 +194,37 @@ def test_a_timed_line_with_no_call_is_no_jax_work():
     """
     assert codes(lambda_only) == []
     assert codes(lambda_only.replace("lambda: step(2.0).block_until_ready()", "step(2.0)")) == ["7 JAX504 safe"]
+
+
+def test_results_collected_in_a_list_then_converted_or_formatted_are_waited_for():
+    """jeremiecoullon/SGMCMCJax@cb90097 docs/nbs/kernel.ipynb cell 7: the `%%time` sampling loop
+    appends every state's params to `samples` and ends with `samples = np.array(samples)`, which
+    waits for all of them; probml/rebayes@3b88072 demos/misc/BBB-rmnist.ipynb cell 13 formats the
+    loss of every epoch in an f-string (`pbar.set_description(f"{loss=:0.4e}")`), a host read.
+    Neither cell was read before (indented blank lines black's masking empties). The twin keeps
+    the list of arrays and formats only the step: reported."""
+    collected = """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        @jax.jit
+        def kernel(state):
+            return state * 0.5 + 1.0
+
+        state = jnp.ones(10)
+        # %%time
+        samples = []
+        for i in range(1000):
+            state = kernel(state)
+            samples.append(state)
+
+        samples = np.array(samples)
+    """
+    assert codes(collected) == []
+    assert codes(collected.replace("samples = np.array(samples)", "n = len(samples)")) == ["11 JAX504 none"]
+    formatted = collected.replace("samples.append(state)", 'pbar.set_description(f"{i}: {state[0]:0.4e}")').replace(
+        "samples = np.array(samples)", ""
+    )
+    assert codes(formatted) == []
+    assert codes(formatted.replace("{state[0]:0.4e}", "{state.shape}")) == ["11 JAX504 none"]

@@ -397,6 +397,8 @@ def blocks(
     func = call.func
     if dotted(func) in waiting:
         return True
+    if any(formats_value(a, produced) for a in (*call.args, *(k.value for k in call.keywords))):
+        return True  # `pbar.set_description(f"{loss=:0.4e}")`: formatting converts on the host
     if reading and isinstance(func, ast.Name) and func.id in reading:
         positional, read = reading[func.id]
         args = [a for k, a in enumerate(call.args) if k < len(positional) and positional[k] in read]
@@ -417,6 +419,16 @@ def blocks(
             reads_value(a, produced) for a in call.args
         )
     return False
+
+
+def formats_value(expr: ast.AST, produced: set[str]) -> bool:
+    """`expr` is or holds an f-string that formats the value of a name in `produced` (a JAX array's
+    `__format__` reads it back to the host; `{x.shape}` does not)."""
+    return any(
+        isinstance(node, ast.FormattedValue) and reads_value(node.value, produced)
+        for node in ast.walk(expr)
+        if isinstance(node, ast.FormattedValue)
+    )
 
 
 def reads_value(expr: ast.AST, produced: set[str]) -> bool:
@@ -473,14 +485,34 @@ def flowed_names(statements: list[ast.stmt], first: int, produced: set[str]) -> 
     of them, in order (`hmc_samples = inference_loop(key, kernel, initial_state, n)` after
     `initial_state = hmc_state(...)`): data that depends on the JAX work, so reading it on the host
     waits for that work (probml/probml-notebooks@4c0da5e9: smc_tempered_1d_bimodal.ipynb cell 11
-    plots `hmc_samples` in the `%%time` cell)."""
+    plots `hmc_samples` in the `%%time` cell). Also inside the loops and blocks of those statements,
+    and a list a result is appended to (`samples.append(get_params(state))` in the sampling loop,
+    then `np.array(samples)`: jeremiecoullon/SGMCMCJax@cb90097 docs/nbs/kernel.ipynb cell 7)."""
     out = set(produced)
-    for stmt in statements[first:]:
+    stack: list[ast.AST] = list(reversed(statements[first:]))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
         if isinstance(stmt, ast.Assign) and reads_value(stmt.value, out):
             out |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and reads_value(stmt.value, out):
             out |= {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+        elif (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)
+            and stmt.value.func.attr in _COLLECTING
+            and isinstance(stmt.value.func.value, ast.Name)
+            and any(reads_value(a, out) for a in stmt.value.args)
+        ):
+            out.add(stmt.value.func.value.id)
+        stack.extend(reversed([n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.stmt)]))
     return out
+
+
+# list/set methods that put a value into the container they are called on
+_COLLECTING = frozenset({"append", "extend", "insert", "add"})
 
 
 def computes(stmt: ast.stmt, names: ImportMap, jitted: set[str]) -> bool:

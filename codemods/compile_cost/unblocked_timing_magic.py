@@ -37,7 +37,8 @@ class UnblockedTimingMagicRule(Rule):
     `print(...)`, other read of the value, or call of a helper of the notebook that calls
     `block_until_ready` itself, after it. A read counts also for data the cell computes from the
     JAX results (`samples = inference_loop(key, kernel, state, n)` then `plt.hist(samples[:, 0])`),
-    and for a helper of the notebook handed a JAX result that reads on the host what it computes
+    or collects them (`samples.append(state)` in the loop, then `np.array(samples)`), for an
+    f-string that formats a result (`pbar.set_description(f"{loss:0.4e}")`), and for a helper of the notebook handed a JAX result that reads on the host what it computes
     from that parameter (`callback(step, params)` that formats the accuracy of `params`; a
     `return out[:n_iter]` whose slice bound is made a Python int), also
     when the read is conditional (`if step % 500 == 0:`). A name counts as jitted by its last
