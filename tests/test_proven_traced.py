@@ -444,3 +444,53 @@ def test_a_parameter_only_ever_given_strings_is_not_proven_traced():
 
 def test_a_parameter_given_a_traceable_value_is_still_reported():
     assert [code for code, _ in lines(run(STRINGS + "out = fj(42, 1)\n"))] == ["JAX301"]
+
+
+# avitai/artifex@5fce040acb8e3089a999a1f5a63bf4c1503efbb1:src/artifex/generative_models/extensions/
+# audio_processing/temporal.py:51-107 (heldout11, after its blind measurement): `jax.vmap(self._m)`
+# is given a bound method of an NNX module, so `self` is closed over, not an argument: its config
+# ints are Python values under the vmap, and `len(audio)` is a static shape
+BOUND_METHOD_VMAP = """
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+
+class Framer(nnx.Module):
+    def __init__(self, config: dict):
+        self.frame_length = config.get("frame_length", 4)
+        self.hop_length = config.get("hop_length", 2)
+
+    def energy(self, audio):
+        return jax.vmap(self._energy_single)(audio)
+
+    def _energy_single(self, audio):
+        n_frames = (len(audio) - self.frame_length) // self.hop_length + 1
+        out = []
+        for i in range(n_frames):
+            start = i * self.hop_length
+            if start + self.frame_length <= len(audio):
+                out.append(jnp.sum(audio[start : start + self.frame_length] ** 2))
+        return jnp.array(out)
+
+    def clipped(self, audio):
+        return jax.vmap(self._clip_single)(audio)
+
+    def _clip_single(self, audio):
+        if audio.max() > 1.0:
+            audio = audio / audio.max()
+        return audio
+"""
+
+
+def test_the_receiver_of_a_bound_method_under_jax_vmap_is_closed_over_not_traced():
+    # the twin in the same class: a value of the mapped argument, still reported
+    assert lines(run(BOUND_METHOD_VMAP)) == [("JAX301", 28)]
+    module = load_as_module(Path("artifex_temporal.py"), BOUND_METHOD_VMAP)
+    np.testing.assert_allclose(module.Framer({}).energy(jnp.ones((2, 10))), np.full((2, 4), 4.0))
+    try:
+        module.Framer({}).clipped(jnp.ones((2, 3)))
+    except jax.errors.TracerBoolConversionError:
+        pass
+    else:
+        raise AssertionError("the reported `if` runs under vmap")

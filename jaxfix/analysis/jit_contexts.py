@@ -46,6 +46,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     LINEN_APPLY,
     PARTIAL_NAMES,
     PASS_THROUGH,
+    RECEIVER_CLOSED_OVER,
     STATIC_ARGNAMES_OPTIONS,
     STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
@@ -578,6 +579,15 @@ class JitContexts(ClassStaticFields):
         self._mark(info, f"jitted ({site.wrapper})")
         info.entry_traced |= self._nonstatic_params(info, statics, site.wrapper)
 
+    def _receiver_closed_over(self, info: FuncInfo, had: set[str]) -> None:
+        """`jax.vmap(self._zcr_single)`: the transform is given a bound method, so the receiver is
+        no argument of it but a value the function closes over; its attributes are the Python
+        values and concrete arrays they were (avitai/artifex@5fce040 temporal.py: `len(audio) -
+        self.frame_length`, a config int). `had`: what was traced on entry before this transform;
+        the receiver stays traced where something else (a decorator, a traced caller) makes it so."""
+        if info.positional and info.positional[0] not in had:
+            info.entry_traced.discard(info.positional[0])
+
     def _nonstatic_params(self, info: FuncInfo, statics: set[str], wrapper: str) -> set[str]:
         # filter_jit keeps Python values static (`n: int`, `levels: tuple[int, int]`, `run(x, true=True)`)
         # and so does a parameter the body passes where a dtype goes (`x.astype(dtype)`)
@@ -674,7 +684,10 @@ class JitContexts(ClassStaticFields):
                     if not chain:
                         # `jax.jit(self.do, static_argnums=1)`: a bound method's positions count after `self`
                         bound_method = target.is_method and isinstance(pos[0], cst.Attribute)
+                        had = set(target.entry_traced)
                         self._apply_jit(target, jsite, offset=1 if bound_method else 0)
+                        if bound_method and qual in RECEIVER_CLOSED_OVER:
+                            self._receiver_closed_over(target, had)
                         if jsite.alias:
                             self.aliases.setdefault(jsite.alias, target)
                     else:
@@ -690,9 +703,12 @@ class JitContexts(ClassStaticFields):
                     self._mark(target, f"vectorised ({qual})")
                     # `jax.vmap(self.twist, in_axes=[0, 0, None])`: a bound method's axes count after `self`
                     bound_method = target.is_method and isinstance(pos[0], cst.Attribute)
+                    had = set(target.entry_traced)
                     target.entry_traced |= set(target.params) - self._vmap_static(
                         target, call, 1 if bound_method else 0, wrapper=qual
                     )
+                    if bound_method and qual in RECEIVER_CLOSED_OVER:
+                        self._receiver_closed_over(target, had)
             if qual in BODY_ARGS and qual not in VMAP_NAMES:
                 for fn_expr in self._body_args(call, BODY_ARGS[qual]):
                     target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)

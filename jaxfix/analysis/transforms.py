@@ -25,6 +25,11 @@ JIT_NAMES = frozenset(
         "jax_dataclasses.jit",
     }
 )
+# Transforms that take their function as an opaque callable: given a bound method `obj.m`, they
+# trace `m`'s other parameters and close over `obj` (its attributes stay Python values and
+# concrete arrays). Not equinox's and flax.nnx's, which split a bound method's receiver (a pytree,
+# a graph node) into traced state.
+RECEIVER_CLOSED_OVER = frozenset({"jax.jit", "jax.pmap", "jax.experimental.pjit.pjit", "jax.vmap", "jax.shard_map"})
 # The jits that keep every non-array argument static by themselves (no static_argnames needed).
 FILTERED_JITS = frozenset({"equinox.filter_jit", "equinox.filter_pmap"})
 # vmaps whose default `in_axes` maps array leaves only: a Python value passes through unbatched
