@@ -103,7 +103,9 @@ def test_side_effects_in_traced_test_code_are_left_alone():
         """
     assert codes(source, path="tests/test_jit.py") == []
     assert codes(source, path="model.py") == [("JAX404", 11), ("JAX404", 12)]
-    reported = codes(source, path="tests/test_jit.py", options={"outer-state-mutation-in-traced-code": {"include-tests": True}})
+    reported = codes(
+        source, path="tests/test_jit.py", options={"outer-state-mutation-in-traced-code": {"include-tests": True}}
+    )
     assert reported == [("JAX404", 11), ("JAX404", 12)]
 
 
@@ -188,10 +190,14 @@ def test_a_script_function_called_once_builds_its_jitted_wrapper_once():
             main()
         """
     assert codes(script % "") == []
-    twice = "\n        def sweep():\n            return [initialize_model(jax.random.PRNGKey(0), (3,)) for _ in range(2)]\n"
+    twice = (
+        "\n        def sweep():\n            return [initialize_model(jax.random.PRNGKey(0), (3,)) for _ in range(2)]\n"
+    )
     assert codes(script % twice) == [("JAX202", 7)]
     # a library's importers may call `fit` again, but nothing here shows a second call: not reported
-    library = (script % "").split("        def main")[0].replace("def train_and_evaluate", "def fit") + "        fit(0)\n"
+    library = (script % "").split("        def main")[0].replace(
+        "def train_and_evaluate", "def fit"
+    ) + "        fit(0)\n"
     assert codes(library) == []
 
 
@@ -221,7 +227,11 @@ def test_a_notebook_function_called_once_builds_its_jitted_wrappers_once():
     assert codes(notebook.replace("CALLS", looped)) == [("JAX202", 11)]
     # the same text without cell markers is a library module: importers may call `render` again,
     # but nothing here shows it, so it is not reported either
-    library = notebook.replace("CALLS", "imgs = render(Task(), jnp.ones(3))").replace("# %% jaxfix: cell 1", "").replace("# %% jaxfix: cell 2", "")
+    library = (
+        notebook.replace("CALLS", "imgs = render(Task(), jnp.ones(3))")
+        .replace("# %% jaxfix: cell 1", "")
+        .replace("# %% jaxfix: cell 2", "")
+    )
     assert codes(library) == []
 
 
@@ -301,7 +311,9 @@ def test_array_attributes_match_the_installed_jax():
 
     from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES
 
-    public = {n for n in dir(jax.Array) if not n.startswith("_")} | {n for n in dir(jnp.ones(2)) if not n.startswith("_")}
+    public = {n for n in dir(jax.Array) if not n.startswith("_")} | {
+        n for n in dir(jnp.ones(2)) if not n.startswith("_")
+    }
     assert public <= ARRAY_ATTRIBUTES, sorted(public - ARRAY_ATTRIBUTES)
 
 
@@ -418,8 +430,9 @@ def test_a_static_property_of_a_class_in_another_module(tmp_path):
     pkg = tmp_path / "ot"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "problem.py").write_text(textwrap.dedent(
-        """
+    (pkg / "problem.py").write_text(
+        textwrap.dedent(
+            """
         import jax
         import jax.numpy as jnp
 
@@ -444,9 +457,11 @@ def test_a_static_property_of_a_class_in_another_module(tmp_path):
             def tree_unflatten(cls, aux, children):
                 return cls(*children, *aux)
         """
-    ))
-    (pkg / "solver.py").write_text(textwrap.dedent(
-        """
+        )
+    )
+    (pkg / "solver.py").write_text(
+        textwrap.dedent(
+            """
         import jax
 
         from ot.problem import Problem
@@ -459,7 +474,8 @@ def test_a_static_property_of_a_class_in_another_module(tmp_path):
                 f = f * 2
             return f
         """
-    ))
+        )
+    )
     result = CliRunner().invoke(app, ["check", "--no-cache", "--output-format", "json", str(tmp_path)])
     import json
 
@@ -510,7 +526,10 @@ def test_a_function_of_a_haiku_transform_is_one_object():
     )
     result = analyze(source, "life.py", Config(select=("JAX2",)), fix=True)
     assert [f.code for f in result.findings] == ["JAX203"]
-    assert "    _apply_jit = jax.jit(net.apply)\n    for _ in range(3):\n        graph = _apply_jit(params, graph)\n" in result.fixed_source
+    assert (
+        "    _apply_jit = jax.jit(net.apply)\n    for _ in range(3):\n        graph = _apply_jit(params, graph)\n"
+        in result.fixed_source
+    )
 
 
 def test_a_nested_helper_reading_its_enclosing_function_stays_traced():
@@ -701,3 +720,39 @@ def test_an_unpassed_enum_default_of_a_jitted_method_is_a_python_value():
         """
     assert codes(source % "") == []
     assert codes(source % ", normalization_type=kind") == [("JAX301", 19)]
+
+
+def test_an_unpassed_default_of_a_def_nested_in_untraced_code_is_a_python_value():
+    """avitai/opifex@9f906dc tests/core/physics/test_advanced_pdes.py:
+    396-405: a test loop defines `@jax.jit def jitted_residual(x, _pde_name=pde_name, _pde_fn=...)`
+    and calls `jitted_residual(x)`; the defaults are evaluated by the (untraced) test function, so
+    jit sees the Python string. The twin nests the same def in a jitted function, where the name
+    holds a tracer: reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        def check(x, names):
+            for name in names:
+                @jax.jit
+                def residual(x, _name=name):
+                    if _name == "maxwell":
+                        return x * 2
+                    return x
+
+                residual(x)
+        """
+    # (the def made on every trip is JAX201's finding, real and beside the point here)
+    assert [c for c in codes(source) if c[0].startswith("JAX3")] == []
+    import jax.numpy as jnp
+    from fixture_cases import load_as_module
+
+    module = load_as_module(Path("pdes.py"), textwrap.dedent(source))
+    module.check(jnp.ones(2), ["maxwell", "heat"])  # runs: the strings are Python values
+    twin = source.replace(
+        "        def check(x, names):\n            for name in names:",
+        "        @jax.jit\n        def check(x, name):\n            if True:",
+    )
+    assert twin != source
+    assert [c for c in codes(twin) if c[0].startswith("JAX3")] == [("JAX301", 11)]

@@ -8,7 +8,8 @@ array default is a concrete one) to every call that leaves the parameter out. Me
 enum member; passing a `str`-enum member as `k` raises `TypeError` at the jit boundary.
 
 A nested `def` evaluates its defaults in the enclosing function, where a name may hold a tracer:
-there only a literal (`is_hashable_literal`) counts. `python_default` reads the libcst tree,
+when that function is traced, only a literal (`is_hashable_literal`) counts (the analysis knows
+which are; the screen, looser, takes every nested def's names as maybe traced). `python_default` reads the libcst tree,
 `python_default_ast` the stdlib one; `jit_contexts` (the analysis) and `trace_screen` (the
 screen) both decide "an unpassed default is static" with them (octo-models/octo
 @241fb351:octo/model/octo_model.py: `sample_actions(..., normalization_type: NormalizationType =

@@ -1018,7 +1018,10 @@ class JitContexts(ClassStaticFields):
             default = info.defaults.get(p)
             if p in info.external_traced:
                 continue  # passed traced by a call in another module
-            if default is not None and python_default(default, info.parent is not None) and not self._passed_explicitly(info, p):
+            # a nested def's defaults are evaluated in its enclosing function: only where that
+            # function is not traced itself can a name there not hold a tracer
+            nested = info.parent is not None and (info.parent.in_trace or bool(info.parent.reasons))
+            if default is not None and python_default(default, nested) and not self._passed_explicitly(info, p):
                 entry.discard(p)  # never passed: stays the Python default under jit (`defaults`)
         return entry
 
