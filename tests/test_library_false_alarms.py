@@ -756,3 +756,35 @@ def test_an_unpassed_default_of_a_def_nested_in_untraced_code_is_a_python_value(
     )
     assert twin != source
     assert [c for c in codes(twin) if c[0].startswith("JAX3")] == [("JAX301", 11)]
+
+
+def test_an_item_store_into_an_nnx_variable_attribute_is_the_nnx_update():
+    """avitai/opifex@9f906dc src/opifex/optimization/control/mpc.py:459, 530: the module keeps
+    `self.warm_start_cache = nnx.Variable(jnp.zeros(n))` and updates it with
+    `self.warm_start_cache[...] = result.solution` in the jitted step: `Variable.__setitem__`
+    replaces the Variable's value (flax >= 0.11), under `nnx.jit` too. The twin keeps a raw array
+    attribute, which is immutable: reported."""
+    source = """
+        import jax.numpy as jnp
+        from flax import nnx
+
+
+        class Controller(nnx.Module):
+            def __init__(self, n: int):
+                self.cache = nnx.Variable(jnp.zeros(n))
+
+            @nnx.jit
+            def step(self, x):
+                self.cache[...] = self.cache[...] + x
+                return self.cache[...]
+        """
+    assert [c for c in codes(source) if c[0] == "JAX403"] == []
+    import jax.numpy as jnp
+    from fixture_cases import load_as_module
+
+    module = load_as_module(Path("mpc.py"), textwrap.dedent(source))
+    controller = module.Controller(3)
+    controller.step(jnp.ones(3))
+    assert float(controller.step(jnp.ones(3))[0]) == 2.0  # the Variable kept the first update
+    twin = source.replace("self.cache = nnx.Variable(jnp.zeros(n))", "self.cache = jnp.zeros(n)")
+    assert [c for c in codes(twin) if c[0] == "JAX403"] == [("JAX403", 12)]

@@ -21,6 +21,7 @@ from codemods.trace_time_semantics.common import (
 from jaxfix.analysis import astscan
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names, eager_array_names_cst
+from jaxfix.analysis.flax_modules import variable_attributes
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pallas import kernel_names
@@ -93,7 +94,10 @@ class InPlaceUpdateRule(Rule):
     A Pallas kernel (a function the module passes to `pl.pallas_call` or `pl.kernel`, by name:
     `pallas.kernel_names`) writes its output through its Ref parameters (`o_ref[...] = v`):
     those stores are not reported. A helper the kernel calls with its Refs is not followed and
-    can still be reported.
+    can still be reported. Nor is `self.cache[...] = v` where the module's class sets `cache` to an
+    NNX Variable (`nnx.Variable(...)`, `nnx.Param(...)`): `Variable.__setitem__` is how NNX
+    replaces a Variable's value. A Variable reached another way (passed in, held in a list) is not
+    recognised.
 
     ## Example
     ```python
@@ -346,6 +350,8 @@ class InPlaceUpdateRule(Rule):
         if not isinstance(root, cst.Name):
             return None
         name = root.value
+        if len(chain) == 1 and isinstance(chain[0], cst.Attribute) and self._variable_attribute(ctx, info, chain[0]):
+            return None  # `self.cache[...] = v` on an `nnx.Variable`: `Variable.__setitem__` replaces its value
         if not facts.traced(root, node) or not evidence.is_array(name) or facts.is_sequence(root):
             if chain and isinstance(chain[-1], cst.Attribute):
                 return None  # `self.x[i] = v`: see below only when the root is a traced array
@@ -361,6 +367,20 @@ class InPlaceUpdateRule(Rule):
         else:
             fix = self._fix(ctx, info, evidence, node, target, name)
         return ctx.finding(self, "JAX403", target, message(what + info.traced_because(), fix), fix)
+
+    @staticmethod
+    def _variable_attribute(ctx: RuleContext, info, attribute: cst.Attribute) -> bool:
+        """`attribute` is `self.X` in a method, and the method's class sets `X` to an NNX Variable
+        only (avitai/opifex@9f906dc mpc.py: `self.warm_start_cache[...] = result.solution`)."""
+        owner = info
+        while owner.parent is not None:
+            owner = owner.parent
+        if not owner.is_method or not owner.positional or not isinstance(attribute.value, cst.Name):
+            return False
+        if attribute.value.value != owner.positional[0]:
+            return False
+        classes = [st for st in ctx.module.body if isinstance(st, cst.ClassDef) and st.name.value == owner.class_name]
+        return len(classes) == 1 and attribute.attr.value in variable_attributes(classes[0], ctx.names.qualify)
 
     def _fix(self, ctx, info, evidence, node, target: cst.Subscript, name: str, eager: bool = False) -> Fix:
         """The rewrite of one item store; `eager`: in code nothing traces, into a name only

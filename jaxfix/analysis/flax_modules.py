@@ -68,6 +68,28 @@ def config_attributes(node: cst.ClassDef, qualify: Qualify, linen: bool) -> tupl
     return {n for n, plain in config.items() if plain}, {n for n, plain in config.items() if not plain}
 
 
+def variable_attributes(node: cst.ClassDef, qualify: Qualify) -> set[str]:
+    """Attributes some method of the class sets to a new NNX Variable (`self.cache =
+    nnx.Variable(jnp.zeros(n))`, `nnx.Param(...)`: `pytrees.NNX_VARIABLE_TYPES`) and to nothing else."""
+    made: dict[str, bool] = {}
+    for stmt in node.body.body:
+        if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
+            continue
+        receiver = stmt.params.params[0].name.value
+        for small in statements(stmt):
+            if isinstance(small, cst.Assign):
+                targets, value = [t.target for t in small.targets], small.value
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                targets, value = [small.target], small.value
+            else:
+                continue
+            variable = isinstance(value, cst.Call) and qualify(value.func) in pytrees.NNX_VARIABLE_TYPES
+            for target in targets:
+                if _on(target, receiver):
+                    made[target.attr.value] = made.get(target.attr.value, True) and variable
+    return {name for name, variable in made.items() if variable}
+
+
 def _on(expr: cst.BaseExpression, receiver: str) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == receiver
 

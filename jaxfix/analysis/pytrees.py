@@ -242,6 +242,11 @@ def decorator_target(node: ast.AST, bindings: dict[str, str]) -> str | None:
 # raw array attribute arrive as tracers, an `int` attribute as the int itself; a linen module's
 # dataclass fields are hashable config and its parameters come from `self.param(...)` calls.
 FLAX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.Pytree", "flax.linen.Module"})
+# NNX Variable types: `var[...] = v` on one is `Variable.__setitem__`, the NNX way to replace its
+# value (flax >= 0.11; also inside `nnx.jit`), not a store into an immutable array
+NNX_VARIABLE_TYPES = frozenset(
+    {"flax.nnx.Variable", "flax.nnx.Param", "flax.nnx.BatchStat", "flax.nnx.Cache", "flax.nnx.Intermediate"}
+)
 # the accessor of a Variable's array (`self.count.value`): reads the Variable's data, not Python config
 VARIABLE_VALUE_ATTRIBUTES = frozenset({"value"})
 # Calls whose value stored on a module is surely Python data (everything else called may make an
