@@ -433,27 +433,7 @@ def formats_value(expr: ast.AST, produced: set[str]) -> bool:
 
 def reads_value(expr: ast.AST, produced: set[str]) -> bool:
     """`expr` reads the value of a name in `produced` (not only its `.shape`, `.dtype`, ...)."""
-    if not produced:
-        return False
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(expr, None)]
-    while stack:
-        node, parent = stack.pop()
-        if (
-            isinstance(node, ast.Name)
-            and node.id in produced
-            and not (isinstance(parent, ast.Attribute) and is_static_attr(parent.attr))
-        ):
-            return True
-        if isinstance(node, (ast.Lambda, ast.FunctionDef)):
-            continue
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("len", "type", "isinstance")
-        ):
-            continue
-        stack.extend((child, node) for child in ast.iter_child_nodes(node))
-    return False
+    return bool(produced) and not _read_names(expr).isdisjoint(produced)
 
 
 def produced_names(statements: list[ast.stmt], work: list[int]) -> set[str]:

@@ -6,7 +6,7 @@ tables' (`pytrees.FLAX_MODULE_BASES`, `pytrees.PYTHON_VALUE_CALLS`, `transforms.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterator
 
 import libcst as cst
 
@@ -47,24 +47,9 @@ def config_attributes(node: cst.ClassDef, qualify: Qualify, linen: bool) -> tupl
             for small in stmt.body:
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                     config[small.target.value] = True
-        if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
-            continue
-        receiver = stmt.params.params[0].name.value
-        for small in statements(stmt):
-            if isinstance(small, cst.Assign):
-                targets, value = [t.target for t in small.targets], small.value
-            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                targets, value = [small.target], small.value
-            else:
-                continue
-            plain = value is not None and python_valued(value, qualify)
-            for target in targets:
-                if _on(target, receiver):
-                    config[target.attr.value] = config.get(target.attr.value, True) and plain
-                elif isinstance(target, (cst.Tuple, cst.List)):
-                    for element in target.elements:
-                        if _on(element.value, receiver):
-                            config[element.value.attr.value] = False
+    for name, value in _receiver_stores(node):
+        plain = value is not None and python_valued(value, qualify)
+        config[name] = config.get(name, True) and plain
     return {n for n, plain in config.items() if plain}, {n for n, plain in config.items() if not plain}
 
 
@@ -72,6 +57,15 @@ def variable_attributes(node: cst.ClassDef, qualify: Qualify) -> set[str]:
     """Attributes some method of the class sets to a new NNX Variable (`self.cache =
     nnx.Variable(jnp.zeros(n))`, `nnx.Param(...)`: `pytrees.NNX_VARIABLE_TYPES`) and to nothing else."""
     made: dict[str, bool] = {}
+    for name, value in _receiver_stores(node):
+        variable = isinstance(value, cst.Call) and qualify(value.func) in pytrees.NNX_VARIABLE_TYPES
+        made[name] = made.get(name, True) and variable
+    return {name for name, variable in made.items() if variable}
+
+
+def _receiver_stores(node: cst.ClassDef) -> Iterator[tuple[str, cst.BaseExpression | None]]:
+    """(attribute, value) for every `self.X = v` (also augmented, annotated) in the class's methods;
+    value None where `X` is one target of an unpacking (`self.a, self.b = f()`)."""
     for stmt in node.body.body:
         if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
             continue
@@ -83,11 +77,13 @@ def variable_attributes(node: cst.ClassDef, qualify: Qualify) -> set[str]:
                 targets, value = [small.target], small.value
             else:
                 continue
-            variable = isinstance(value, cst.Call) and qualify(value.func) in pytrees.NNX_VARIABLE_TYPES
             for target in targets:
                 if _on(target, receiver):
-                    made[target.attr.value] = made.get(target.attr.value, True) and variable
-    return {name for name, variable in made.items() if variable}
+                    yield target.attr.value, value
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    for element in target.elements:
+                        if _on(element.value, receiver):
+                            yield element.value.attr.value, None
 
 
 def _on(expr: cst.BaseExpression, receiver: str) -> bool:
