@@ -865,7 +865,7 @@ class JitContexts(ClassStaticFields):
     def _made_by(self, call: cst.Call, scope: FuncInfo | None) -> FuncInfo | None:
         """The nested def a factory of this file returns: `jax.jit(make_step(lr))` compiles the
         `step` that `def make_step(lr): def step(p, x): ...; return step` hands out, when every
-        `return` of the factory names that one def (flax examples' `create_train_step(...)`)."""
+        `return` of the factory names that one def (research scripts' `jax.jit(make_train_step(cfg))`)."""
         factory = self._resolve_callee(call.func, scope, allow_attr=False)
         if factory is None or not isinstance(factory.node, cst.FunctionDef):
             return None
