@@ -27,7 +27,7 @@ from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
-from jaxfix.analysis.scopes import ScopeIndex, name_uses, param_names
+from jaxfix.analysis.scopes import ScopeIndex, name_uses, names_read, param_names
 from jaxfix.analysis.transforms import (
     FUNCTION_CONTAINERS,
     FUNCTION_FIELDS,
@@ -37,7 +37,7 @@ from jaxfix.analysis.transforms import (
     display_name,
 )
 from jaxfix.analysis.static_helpers import is_memoised
-from jaxfix.analysis.walk import own_returns, walk
+from jaxfix.analysis.walk import returned_name, walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
 # Transforms that compile (a fresh callable means a fresh cache key and an XLA compile), with the
@@ -725,11 +725,9 @@ class _SiteFinder:
         fn = bindings[0]
         if any(is_memoised(d, self.ctx.names) for d in fn.decorators):
             return False
-        returns = own_returns(fn)
-        names = {r.value.value for r in returns if isinstance(r.value, cst.Name)}
-        if not returns or len(names) != 1 or any(not isinstance(r.value, cst.Name) for r in returns):
+        made = returned_name(fn)
+        if made is None:
             return False
-        made = names.pop()
         own = self.idx.scope_info(fn).bindings.get(made, [])
         if len(own) != 1 or not isinstance(own[0], cst.FunctionDef):
             return False
@@ -746,23 +744,11 @@ class _SiteFinder:
         """`call`'s arguments name the same values every time `site` runs: in a loop, nothing the
         loop binds or stores into (`config[k] = v`); outside loops, only module-level names (a
         function's own values may be a new configuration per call: a sweep agent's `config`)."""
-        used: list[cst.Name] = []
-
-        class _Names(cst.CSTVisitor):
-            def visit_Name(self, node: cst.Name) -> None:
-                used.append(node)
-
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                walk(node.value, self)
-                return False
-
-        for arg in call.args:
-            walk(arg.value, _Names())
+        used = set().union(*(names_read(arg.value) for arg in call.args))
         loops = self.idx.enclosing_loops(site.node)
         if not loops:
-            return all(isinstance(self.idx.resolve(n.value, site.node), cst.Module) for n in used)
-        changed = self.idx.assigned_in(loops[0]) | _stored_into(loops[0])
-        return not any(n.value in changed for n in used)
+            return all(isinstance(self.idx.resolve(name, site.node), cst.Module) for name in used)
+        return used.isdisjoint(self.idx.assigned_in(loops[0]) | _stored_into(loops[0]))
 
     def _cached_bound_method(self, site: Site, target: cst.BaseExpression) -> bool:
         """A bound method under a transform that caches it by equality, with no wrapper between

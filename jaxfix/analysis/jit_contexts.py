@@ -52,7 +52,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     VMAP_NAMES,
     lax_body_arity,
 )
-from jaxfix.analysis.walk import Visitor, own_returns, statement_hooks, walk
+from jaxfix.analysis.walk import Visitor, returned_name, statement_hooks, walk
 
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
 BODY_ARGS: dict[str, tuple[int, ...]] = {
@@ -869,11 +869,8 @@ class JitContexts(ClassStaticFields):
         factory = self._resolve_callee(call.func, scope, allow_attr=False)
         if factory is None or not isinstance(factory.node, cst.FunctionDef):
             return None
-        returns = own_returns(factory.node)
-        names = {r.value.value for r in returns if isinstance(r.value, cst.Name)}
-        if not returns or len(names) != 1 or len(returns) != sum(isinstance(r.value, cst.Name) for r in returns):
-            return None
-        made = self.nested.get(factory, {}).get(names.pop())
+        name = returned_name(factory.node)
+        made = self.nested.get(factory, {}).get(name) if name is not None else None
         return made if made is not None and isinstance(made.node, cst.FunctionDef) else None
 
     def _assigned_name(self, call: cst.Call) -> str | None:

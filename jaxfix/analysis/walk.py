@@ -362,3 +362,11 @@ def own_returns(func: cst.FunctionDef) -> list[cst.Return]:
     found = _Returns(func)
     walk(func, found)
     return found.returns
+
+
+def returned_name(func: cst.FunctionDef) -> str | None:
+    """The one name every `return` of `func` itself gives (`def make_step(lr): def step(x): ...;
+    return step`), or None: no `return`, a return of anything but a name, or of two names."""
+    returns = own_returns(func)
+    names = {r.value.value if isinstance(r.value, cst.Name) else None for r in returns}
+    return names.pop() if len(names) == 1 else None
