@@ -683,3 +683,79 @@ def test_a_model_applied_in_a_loss_differentiated_inside_the_jitted_step_is_trac
     loss = fixed.train_step(model, optimizer, jnp.ones((4, 3)))
     jax.effects_barrier()
     assert np.isfinite(float(loss))
+
+
+# google/flax@18f8f311c275d57f46d95e41b15aa97b454754c0:docs_nnx/guides/performance.md (the NNX
+# training step the guide times): `model = Model(...)` at module level, passed to an `@nnx.jit`
+# step whose nested `loss_fn(model)` runs `model(x)` through `nnx.value_and_grad(loss_fn)(model)`.
+# The module's calls show `model` is a `Model`, so `Model.__call__` runs on traced activations:
+# a Python `if` on them there fails under the jit (it was missed: only an annotation `model: Model`
+# named the class). The guide's own `__call__` has no such `if`: nothing is reported on it.
+NNX_GUIDE_STEP = """
+from flax import nnx
+import jax
+import jax.numpy as jnp
+import optax
+
+class Model(nnx.Module):
+  def __init__(self, din, dmid, dout, rngs: nnx.Rngs):
+    self.linear = nnx.Linear(din, dmid, rngs=rngs)
+    self.linear_out = nnx.Linear(dmid, dout, rngs=rngs)
+    self.rescale = False
+
+  def __call__(self, x):
+    x = nnx.relu(self.linear(x))
+    if self.rescale:
+      x = x * 0.5
+    return self.linear_out(x)
+
+model = Model(2, 64, 3, rngs=nnx.Rngs(0))  # eager initialization
+optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+@nnx.jit  # <== currently slow
+def train_step(model, optimizer, x, y):
+  def loss_fn(model):
+    y_pred = model(x)  # call methods directly
+    return ((y_pred - y) ** 2).mean()
+
+  loss, grads = nnx.value_and_grad(loss_fn)(model)
+  optimizer.update(model, grads)  # in-place updates
+
+  return loss
+
+def run(steps):
+  for _ in range(steps):
+    x, y = jnp.ones((32, 2)), jnp.zeros((32, 3))
+    loss = train_step(model, optimizer, x, y)
+  return loss
+"""
+NNX_GUIDE_STEP_BUGGY = NNX_GUIDE_STEP.replace(
+    "    if self.rescale:\n", "    if x.mean() > 0.5:  # a traced activation\n"
+)
+
+
+def test_a_model_instance_passed_to_the_step_runs_its_call_on_traced_activations(tmp_path):
+    # `self.rescale` is static config; JAX204 is the guide's own point (the step is "currently slow")
+    assert codes(NNX_GUIDE_STEP) == [("JAX204", 36)]
+    assert codes(NNX_GUIDE_STEP_BUGGY) == [("JAX204", 36), ("JAX301", 15)]
+    original = load_as_module(tmp_path / "buggy.py", textwrap.dedent(NNX_GUIDE_STEP_BUGGY))
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        original.run(1)
+    result = analyze(textwrap.dedent(NNX_GUIDE_STEP_BUGGY), "fixed.py", Config(select=("ALL",)), fix=True)
+    assert result.error is None and "if x.mean()" not in result.fixed_source
+    fixed = load_as_module(tmp_path / "fixed.py", result.fixed_source)
+    eager = load_as_module(tmp_path / "eager.py", textwrap.dedent(NNX_GUIDE_STEP_BUGGY).replace("@nnx.jit", ""))
+    x = jnp.linspace(-1.0, 1.0, 64).reshape(32, 2)
+    for module in (fixed, eager):
+        module.model = module.Model(2, 64, 3, rngs=module.nnx.Rngs(0))
+    np.testing.assert_allclose(np.asarray(fixed.model(x)), np.asarray(eager.model(x)), rtol=1e-6)
+    assert np.isfinite(float(fixed.run(2)))
+
+
+def test_a_model_whose_loss_function_escapes_is_not_given_a_class():
+    # `loss_fn` handed to a helper the file does not show: which objects reach `model` is not
+    # known, so `model(x)` names no `__call__` and the `if` there is not reported
+    escaped = NNX_GUIDE_STEP_BUGGY.replace(
+        "loss, grads = nnx.value_and_grad(loss_fn)(model)", "loss, grads = helper(loss_fn, model)"
+    )
+    assert [c for c in codes(escaped) if c[0] != "JAX204"] == []

@@ -52,6 +52,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     VMAP_NAMES,
     lax_body_arity,
 )
+from jaxfix.analysis.value_kinds import ValueKinds
 from jaxfix.analysis.walk import Visitor, returned_name, statement_hooks, walk
 
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
@@ -288,6 +289,7 @@ class JitContexts(ClassStaticFields):
         class_fields: Callable[[str], frozenset[str]] | None = None,
         known_pytrees: frozenset[str] = frozenset(),
         scopes: Callable[[], ScopeIndex] | None = None,
+        instance_class: Callable[[cst.BaseExpression, cst.CSTNode], str | None] | None = None,
         field_helper: Callable[[str], bool] | None = None,
         local_field_helpers: Callable[[], frozenset[str]] | None = None,
     ) -> None:
@@ -296,6 +298,7 @@ class JitContexts(ClassStaticFields):
         whether a name this module imports makes a static field there (`nonpytree_field`);
         `local_field_helpers`: the module's own such functions (`pytrees.static_field_helpers`)."""
         self.class_fields = class_fields
+        self.instance_class = instance_class  # `ValueKinds.instance_class`: the class a value is an instance of
         self.field_helper = field_helper
         self.local_field_helpers = local_field_helpers
         self._fields_memo: dict[str, frozenset[str]] = {}
@@ -1110,6 +1113,12 @@ class JitContexts(ClassStaticFields):
             # `model(x)` with `model: Model` (a class of this module): `Model.__call__` on `model`
             callee = self._method_of(info.class_annotations[call.func.value], "__call__")
             receiver = call.func if callee is not None else None
+        if callee is None and isinstance(call.func, cst.Name) and self._rooted_at_param(call.func, info):
+            # `model(x)` where every call this module shows passes `model = MLP(...)` (through
+            # `nnx.value_and_grad(loss_fn)(model)` too): `MLP.__call__` on `model`
+            cls = self.instance_class(call.func, call) if self.instance_class is not None else None
+            callee = self._method_of(cls, "__call__") if cls in self._model_classes() else None
+            receiver = call.func if callee is not None else None
         if (
             callee is None
             and guess
@@ -1335,6 +1344,7 @@ def jit_contexts(ctx) -> JitContexts:
         local_field_helpers=lambda: pytrees.static_field_helpers(ctx.tree, ctx.names.qualify_ast, field_helper),
         known_pytrees=frozenset(name for name, _ in pytrees.pytree_classes(ctx)),
         scopes=lambda: ctx.fact(ScopeIndex, ScopeIndex.of),
+        instance_class=lambda expr, at: ValueKinds.of(ctx).instance_class(expr, at),
     )
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from jaxfix.analysis.local_calls import nested_calls
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import ScopeIndex, param_names
 from jaxfix.analysis.walk import walk
@@ -554,6 +555,13 @@ class ValueKinds:
             return stmts[0]
         return None
 
+    def instance_class(self, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
+        """The name of the class of this file whose instance `expr` holds at `at`, when every binding
+        (and, for a parameter, every call this file shows) says so: `model(x)` in a loss function
+        whose callers pass `model = MLP(...)` runs `MLP.__call__`."""
+        cls = self._instance_class(expr, at, 0)
+        return cls.name.value if cls is not None else None
+
     def _instance_class(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> cst.ClassDef | None:
         """The class of this file whose instance `expr` holds, when its bindings say so."""
         if depth > _MAX_DEPTH:
@@ -603,11 +611,16 @@ class ValueKinds:
         return classes[0] if len(classes) == 1 else None
 
     def _passed_values(self, fdef: cst.FunctionDef, name: str) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
-        if not isinstance(self.idx.enclosing_scope(fdef), cst.Module):
-            return []
+        """What the calls of `fdef` this file shows pass for `name`: of a module-level def, its calls
+        by name; of a def nested in a function, the calls there (`local_calls`); [] when a call
+        passes nothing or unpacks *args/**kwargs for it."""
+        if isinstance(self.idx.enclosing_scope(fdef), cst.Module):
+            calls = self._calls_by_name().get(fdef.name.value, [])
+        else:
+            calls = nested_calls(self.idx, self.qualify, fdef) or []
         positional = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]
         out = []
-        for call in self._calls_by_name().get(fdef.name.value, []):
+        for call in calls:
             passed = argument_for(call, positional, name)
             if passed is None or passed is _STARRED:
                 return []
