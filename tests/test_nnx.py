@@ -759,3 +759,67 @@ def test_a_model_whose_loss_function_escapes_is_not_given_a_class():
         "loss, grads = nnx.value_and_grad(loss_fn)(model)", "loss, grads = helper(loss_fn, model)"
     )
     assert [c for c in codes(escaped) if c[0] != "JAX204"] == []
+
+
+# patrick-kidger/equinox@b49966e2ac637daf6c1b9c154a661b31d1edbfb3:docs/all-of-equinox.md (the first
+# example): `model = MyModule(key)` is passed to a jitted grad of `loss`, which runs
+# `jax.vmap(model)(x)`; afterwards `model` is rebound to a tree_map of it (a class the file cannot
+# name). The first call gets the `MyModule`, so its `__call__` runs under the trace on traced rows.
+EQX_DOCS = """
+import equinox as eqx
+import jax
+
+class MyModule(eqx.Module):
+    layers: list
+    extra_bias: jax.numpy.ndarray
+
+    def __init__(self, key):
+        key1, key2, key3 = jax.random.split(key, 3)
+        self.layers = [eqx.nn.Linear(2, 8, key=key1),
+                       eqx.nn.Linear(8, 8, key=key2),
+                       eqx.nn.Linear(8, 2, key=key3)]
+        # This is a trainable parameter.
+        self.extra_bias = jax.numpy.ones(2)
+
+    def __call__(self, x):
+        for layer in self.layers[:-1]:
+            x = jax.nn.relu(layer(x))
+        return self.layers[-1](x) + self.extra_bias
+
+@jax.jit
+@jax.grad
+def loss(model, x, y):
+    pred_y = jax.vmap(model)(x)
+    return jax.numpy.mean((y - pred_y) ** 2)
+
+x_key, y_key, model_key = jax.random.split(jax.random.PRNGKey(0), 3)
+x = jax.random.normal(x_key, (100, 2))
+y = jax.random.normal(y_key, (100, 2))
+model = MyModule(model_key)
+grads = loss(model, x, y)
+learning_rate = 0.1
+model = jax.tree_util.tree_map(lambda m, g: m - learning_rate * g, model, grads)
+"""
+EQX_DOCS_BUGGY = EQX_DOCS.replace(
+    "        return self.layers[-1](x) + self.extra_bias\n",
+    "        if x.sum() > 0:  # a traced row\n            x = -x\n        return self.layers[-1](x) + self.extra_bias\n",
+)
+
+
+def test_an_equinox_model_vmapped_in_a_jitted_loss_runs_its_call_on_traced_rows(tmp_path):
+    assert codes(EQX_DOCS) == []
+    assert codes(EQX_DOCS_BUGGY) == [("JAX301", 20)]
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        load_as_module(tmp_path / "buggy.py", textwrap.dedent(EQX_DOCS_BUGGY))
+    result = analyze(textwrap.dedent(EQX_DOCS_BUGGY), "fixed.py", Config(select=("ALL",)), fix=True)
+    assert result.error is None and "if x.sum()" not in result.fixed_source
+    fixed = load_as_module(tmp_path / "fixed.py", result.fixed_source)
+    rows = np.asarray(fixed.x)
+    expected = []
+    for row in rows:  # the original `__call__`, eagerly, row by row
+        h = row
+        for layer in fixed.model.layers[:-1]:
+            h = jax.nn.relu(layer(h))
+        h = -h if float(h.sum()) > 0 else h
+        expected.append(np.asarray(fixed.model.layers[-1](h) + fixed.model.extra_bias))
+    np.testing.assert_allclose(np.asarray(jax.vmap(fixed.model)(fixed.x)), np.stack(expected), rtol=1e-5, atol=1e-6)
