@@ -20,7 +20,8 @@ A traced value has no Python truth value: the first trace raises
 Reported only where this module proves the value traced: a parameter of a function it
 transforms (and what such a function passes on through calls this module shows), a data
 attribute of an object whose class it shows (the method's receiver, a parameter annotated with
-the class), or what an array operation makes. A value only a caller in another module, a
+the class or given an instance of it by every call the module shows, through `nnx.value_and_grad(loss_fn)(model)`
+too), or what an array operation makes. A value only a caller in another module, a
 framework convention or a guessed class makes traced is not reported: on public code nobody
 had tuned on, such findings were all wrong. The transformed def is the one last
 bound above the transform (a later plain-Python redefinition of the name is not), and in a

@@ -52,6 +52,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     VMAP_NAMES,
     lax_body_arity,
 )
+from jaxfix.analysis.value_kinds import ValueKinds
 from jaxfix.analysis.walk import Visitor, returned_name, statement_hooks, walk
 
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
@@ -288,6 +289,7 @@ class JitContexts(ClassStaticFields):
         class_fields: Callable[[str], frozenset[str]] | None = None,
         known_pytrees: frozenset[str] = frozenset(),
         scopes: Callable[[], ScopeIndex] | None = None,
+        instance_class: Callable[..., str | None] | None = None,
         field_helper: Callable[[str], bool] | None = None,
         local_field_helpers: Callable[[], frozenset[str]] | None = None,
     ) -> None:
@@ -296,6 +298,7 @@ class JitContexts(ClassStaticFields):
         whether a name this module imports makes a static field there (`nonpytree_field`);
         `local_field_helpers`: the module's own such functions (`pytrees.static_field_helpers`)."""
         self.class_fields = class_fields
+        self.instance_class = instance_class  # `ValueKinds.instance_class`: the class a value is an instance of
         self.field_helper = field_helper
         self.local_field_helpers = local_field_helpers
         self._fields_memo: dict[str, frozenset[str]] = {}
@@ -1110,6 +1113,8 @@ class JitContexts(ClassStaticFields):
             # `model(x)` with `model: Model` (a class of this module): `Model.__call__` on `model`
             callee = self._method_of(info.class_annotations[call.func.value], "__call__")
             receiver = call.func if callee is not None else None
+        if callee is None and (callee := self._passed_model_call(call.func, info)) is not None:
+            receiver = call.func  # `model(x)`, `model` an `MLP(...)` at every call: `MLP.__call__`
         if (
             callee is None
             and guess
@@ -1147,7 +1152,21 @@ class JitContexts(ClassStaticFields):
                 if target is not None and not chain and not target.is_method:
                     callee = target
                     call = call.with_changes(func=pos[0])
+                elif target is None and (model_call := self._passed_model_call(pos[0], info)) is not None:
+                    callee, receiver = model_call, pos[0]  # equinox's `jax.vmap(model)(x)`
+                    call = call.with_changes(func=pos[0])
         return callee, receiver, call
+
+    def _passed_model_call(self, func: cst.BaseExpression, info: FuncInfo) -> FuncInfo | None:
+        """`MLP.__call__` when `func` is a parameter that every call this module shows gives an
+        `MLP(...)` (a flax or equinox model class of the module; `ValueKinds.instance_class`, which
+        follows a nested `loss_fn` through `nnx.value_and_grad(loss_fn)(model)`). A binding whose
+        class is not known (`model, opt = step(model, opt)` in the loop) does not stop it: the first
+        call gets the `MLP`, so its `__call__` runs under the trace."""
+        if self.instance_class is None or not isinstance(func, cst.Name) or not self._rooted_at_param(func, info):
+            return None
+        cls = self.instance_class(func, func, some=True)
+        return self._method_of(cls, "__call__") if cls in self._model_classes() else None
 
     def _model_classes(self) -> frozenset[str]:
         """The module's flax (nnx, linen) and equinox module classes: models, whose `__call__` a
@@ -1335,6 +1354,7 @@ def jit_contexts(ctx) -> JitContexts:
         local_field_helpers=lambda: pytrees.static_field_helpers(ctx.tree, ctx.names.qualify_ast, field_helper),
         known_pytrees=frozenset(name for name, _ in pytrees.pytree_classes(ctx)),
         scopes=lambda: ctx.fact(ScopeIndex, ScopeIndex.of),
+        instance_class=lambda expr, at, some=False: ValueKinds.of(ctx).instance_class(expr, at, some=some),
     )
 
 

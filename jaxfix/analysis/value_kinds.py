@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from jaxfix.analysis.local_calls import nested_calls
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import ScopeIndex, param_names
 from jaxfix.analysis.walk import walk
@@ -554,8 +555,20 @@ class ValueKinds:
             return stmts[0]
         return None
 
-    def _instance_class(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> cst.ClassDef | None:
-        """The class of this file whose instance `expr` holds, when its bindings say so."""
+    def instance_class(self, expr: cst.BaseExpression, at: cst.CSTNode, *, some: bool = False) -> str | None:
+        """The name of the class of this file whose instance `expr` holds at `at`, when every binding
+        (and, for a parameter, every call this file shows) says so: `model(x)` in a loss function
+        whose callers pass `model = MLP(...)` runs `MLP.__call__`. With `some`, bindings whose class
+        is not known are passed over: the one class the known ones name is *an* instance `expr`
+        holds (`model = MLP(...)` before `model, opt = step(model, opt)` in the training loop)."""
+        cls = self._instance_class(expr, at, 0, some)
+        return cls.name.value if cls is not None else None
+
+    def _instance_class(
+        self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int, some: bool = False
+    ) -> cst.ClassDef | None:
+        """The class of this file whose instance `expr` holds, when its bindings say so (`some`:
+        `instance_class`)."""
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
@@ -570,11 +583,16 @@ class ValueKinds:
         classes: list[cst.ClassDef] = []
         sources: list[tuple[cst.BaseExpression | None, cst.CSTNode]] = []
         for binding in info.bindings.get(expr.value, []):
-            if isinstance(binding, (cst.Assign, cst.AnnAssign)) and binding.value is not None:
+            if isinstance(binding, cst.Assign) and not any(
+                isinstance(t.target, cst.Name) and t.target.value == expr.value for t in binding.targets
+            ):
+                if not some:  # `model, opt = ...`: an element of the value, not the value
+                    return None
+            elif isinstance(binding, (cst.Assign, cst.AnnAssign)) and binding.value is not None:
                 sources.append((binding.value, binding))
             elif isinstance(binding, cst.AnnAssign):
                 sources.append((binding.annotation.annotation, None))
-            else:
+            elif not some:
                 return None
         if isinstance(scope, cst.FunctionDef) and expr.value in info.params:
             param = next(
@@ -594,8 +612,10 @@ class ValueKinds:
             if where is None:  # an annotation naming the class
                 cls = self._module_class(value.value, None) if isinstance(value, cst.Name) else None
             else:
-                cls = self._instance_class(value, where, depth + 1)
+                cls = self._instance_class(value, where, depth + 1, some)
             if cls is None:
+                if some:
+                    continue
                 return None
             if id(cls) not in found:
                 found.add(id(cls))
@@ -603,11 +623,16 @@ class ValueKinds:
         return classes[0] if len(classes) == 1 else None
 
     def _passed_values(self, fdef: cst.FunctionDef, name: str) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
-        if not isinstance(self.idx.enclosing_scope(fdef), cst.Module):
-            return []
+        """What the calls of `fdef` this file shows pass for `name`: of a module-level def, its calls
+        by name; of a def nested in a function, the calls there (`local_calls`); [] when a call
+        passes nothing or unpacks *args/**kwargs for it."""
+        if isinstance(self.idx.enclosing_scope(fdef), cst.Module):
+            calls = self._calls_by_name().get(fdef.name.value, [])
+        else:
+            calls = nested_calls(self.idx, self.qualify, fdef) or []
         positional = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]
         out = []
-        for call in self._calls_by_name().get(fdef.name.value, []):
+        for call in calls:
             passed = argument_for(call, positional, name)
             if passed is None or passed is _STARRED:
                 return []
