@@ -171,8 +171,11 @@ class ProvenTraced:
         positional one. A jitted library function whose module never passes its default
         (jax_drb's `Lh`, fedjax's `small_n`, which only a test in another module passes) is not
         reported: a known miss when a caller elsewhere passes it. Outside a notebook, not for a
-        method: `obj.step(x, n)` calls are not followed to their def (`call_sites_of`)."""
+        method: `obj.step(x, n)` calls are not followed to their def (`call_sites_of`); nor for a
+        lax body, which its `lax` call gives operands (`lax.cond(p, smooth, keep, x, k)`)."""
         if not info.defaults or (info.is_method and not self.notebook):
+            return set()
+        if any(r.startswith("body of") for r in info.reasons):
             return set()
         passed: set[str] = set()
         for site in self.jc.call_sites_of(info):
