@@ -10,7 +10,6 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-
 from fixture_cases import load_as_module
 from fixture_cases import run_jax3 as run
 
@@ -494,3 +493,66 @@ def test_the_receiver_of_a_bound_method_under_jax_vmap_is_closed_over_not_traced
         pass
     else:
         raise AssertionError("the reported `if` runs under vmap")
+
+
+# MilesCranmer/lagrangian_nns@2fc26cbf584416628e82ab49f7266a6a8bfe932e:experiment_dblpend/data.py:
+# 23-55 (odeint stands in for the project's solvers; its `partial(jax.jit, backend='cpu')` is a jit): `get_trajectory` is jitted with
+# `use_lagrangian=False`, and its one caller passes `**kwargs` without that key. jit traces only
+# the arguments a call gives: a default no call in sight passes is that Python value, and a
+# `**kwargs` may or may not pass it (the analysis cannot tell: not reported). The twin passes it.
+TRAJECTORY = """
+import jax
+import jax.numpy as jnp
+from jax.experimental.ode import odeint
+
+
+def analytical_fn(y, t):
+    return -y
+
+
+@jax.jit
+def get_trajectory(y0, times, use_lagrangian=False, **kwargs):
+    if use_lagrangian:
+        y = odeint(analytical_fn, 2 * y0, times, **kwargs)
+    else:
+        y = odeint(analytical_fn, y0, times, **kwargs)
+    return y
+
+
+def get_dataset(y0, times, **kwargs):
+    return get_trajectory(y0, times%s, **kwargs)
+"""
+
+
+def test_a_default_no_call_passes_is_a_python_value():
+    assert lines(run(TRAJECTORY % "")) == []
+    module = load_as_module(Path("data.py"), textwrap.dedent(TRAJECTORY % ""))
+    assert module.get_dataset(jnp.ones(2), jnp.linspace(0.0, 1.0, 3)).shape == (3, 2)
+
+
+def test_a_default_a_call_passes_is_still_reported():
+    assert lines(run(TRAJECTORY % ", use_lagrangian=kwargs.pop('lagrangian')")) == [("JAX301", 13)]
+
+
+# uwplasma/jax_drb@d1ad39465493d9f96e5de1e913605715f14a3500:src/jaxdrb/linear/ideal_ballooning.py:8-89: a keyword-only
+# `Lh: float = float(2 * jnp.pi)` of a function the module jits as `ideal_ballooning_gamma_hat_jit`
+# and never calls: `if not (Lh > 0): raise` runs on the Python default
+BALLOONING = """
+import jax
+import jax.numpy as jnp
+
+
+def gamma_hat(*, shat: float, Lh: float = float(2 * jnp.pi)):
+    if not (Lh > 0):
+        raise ValueError("Lh must be > 0.")
+    return jnp.linspace(-0.5 * Lh, 0.5 * Lh, 9) * shat
+
+
+gamma_hat_jit = jax.jit(gamma_hat)
+"""
+
+
+def test_a_keyword_only_default_of_a_jitted_function_never_called_is_not_reported():
+    assert lines(run(BALLOONING)) == []
+    assert lines(run(BALLOONING + "out = gamma_hat_jit(shat=1.0, Lh=3.0)\n")) == [("JAX301", 7)]
+    load_as_module(Path("ballooning.py"), textwrap.dedent(BALLOONING)).gamma_hat_jit(shat=1.0)

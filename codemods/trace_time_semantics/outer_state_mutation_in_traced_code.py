@@ -17,6 +17,7 @@ from codemods.trace_time_semantics.common import (
     traced_functions,
 )
 from jaxfix.analysis import astscan
+from jaxfix.analysis.held_objects import object_uses, read_as_data
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytest_files import is_test_module
@@ -143,7 +144,12 @@ class OuterStateMutationRule(Rule):
     static values stored on `self`, and module constants assigned once are not flagged.
 
     ## Known problems
-    The analysis is within one module: a global reassigned from another module, or a container
+    A rebound module name that traced code only calls or reads attributes of (`opt_update(i, g, s)`,
+    `get_params(s)`, `optimizer.update`, `model.apply`) holds a function or an object, and a stale
+    read of one is not reported: a rebinding of an optimizer or a model comes with arguments of a new
+    structure (a retrace) or with an equal object (`adam(lr)` again), and on the spent pools every
+    such finding was wrong; a rebound function with unchanged arguments goes stale unreported. The
+    analysis is within one module: a global reassigned from another module, or a container
     passed in and mutated through another name, is not seen. A `global` setter that the module
     never calls is not reported: whether it runs before the first trace (setup) or after it is
     unknown, and precision comes first. In a notebook, a compiled function rebuilt after a
@@ -352,6 +358,13 @@ class OuterStateMutationRule(Rule):
             elif isinstance(node, (cst.Global, cst.Nonlocal)):
                 not_reads.update(item.name for item in node.names)
         reported_reads: set[str] = set()
+        object_reads: list[frozenset[cst.Name]] = []
+
+        def objects() -> frozenset[cst.Name]:
+            if not object_reads:
+                object_reads.append(object_uses(info.node))
+            return object_reads[0]
+
         once = "runs once, when the function is traced, not at every call"
         # `self` of a method of a plain (non-pytree) class that the module instantiates at module
         # level (`guide = AutoDelta(2)`): a Python object that outlives the trace. An object built
@@ -477,6 +490,11 @@ class OuterStateMutationRule(Rule):
                     continue  # no compiled function called after the rebinding runs this one (a notebook)
                 if _compiled_once(ctx, info):
                     continue  # `jax.jit(lambda: ...)()`: the compiled function is never called again
+                if name in outer.reassigned and not read_as_data(
+                    [n for n, _ in sites if isinstance(n, cst.Name) and n.value == name and n not in not_reads],
+                    objects(),
+                ):
+                    continue  # only called or used as an object: an optimizer, a model (`held_objects`)
                 reported_reads.add(name)
                 if name not in outer.reassigned:
                     yield self._report(

@@ -24,9 +24,10 @@ the class or given an instance of it by every call the module shows, through `nn
 too), or what an array operation makes. A value only a caller in another module, a
 framework convention or a guessed class makes traced is not reported: on public code nobody
 had tuned on, such findings were all wrong. The transformed def is the one last
-bound above the transform (a later plain-Python redefinition of the name is not), and in a
-notebook a parameter that every call gives a str (which jit rejects) or leaves at its default
-is not traced. A function imported from the project (not from jax, NumPy or another array library)
+bound above the transform (a later plain-Python redefinition of the name is not), a parameter with a default
+that no call in the module passes (a `**kwargs` at a call may not pass it; a caller in another
+module is not seen) is that Python default, and in a notebook a parameter every call gives a str
+(which jit rejects) is not traced. A function imported from the project (not from jax, NumPy or another array library)
 has its body elsewhere: whether its result is traced is undecidable here, so a condition on
 it is not reported. A `jnp.where` rewrite broadcasts: if the two original branches returned different
 shapes, the rewrite returns the broadcast shape (the original could never run under jit).

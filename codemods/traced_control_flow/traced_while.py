@@ -18,9 +18,10 @@ attribute of an object whose class it shows (the method's receiver, a parameter 
 the class), or what an array operation makes. A value only a caller in another module, a
 framework convention or a guessed class makes traced is not reported: on public code nobody
 had tuned on, such findings were all wrong. The transformed def is the one last
-bound above the transform (a later plain-Python redefinition of the name is not), and in a
-notebook a parameter that every call gives a str (which jit rejects) or leaves at its default
-is not traced. `lax.while_loop` is not reverse-differentiable; in a function the module
+bound above the transform (a later plain-Python redefinition of the name is not), a parameter with a default
+that no call in the module passes (a `**kwargs` at a call may not pass it; a caller in another
+module is not seen) is that Python default, and in a notebook a parameter every call gives a str
+(which jit rejects) is not traced. `lax.while_loop` is not reverse-differentiable; in a function the module
 differentiates, a static bound (`static_argnames`) is the fix that keeps gradients working.
 
 ## Example

@@ -10,8 +10,9 @@ the same notebook cell showed), and the safe fixes among the rest broke working 
 
 Here the same walk runs from proof only. A function's parameters are proven traced when this
 file applies a transform to the function itself (`jax.jit(f)`, `@jax.vmap`, a `lax.scan` body:
-`DIRECT_REASONS`); a callee's parameter is proven traced when a call in this file passes it a
-value proven traced in the caller. Everything an array operation makes inside a traced function
+`DIRECT_REASONS`), except a parameter with a default that no call in this file passes (jit
+traces only what a call gives); a callee's parameter is proven traced when a call in this file
+passes it a value proven traced in the caller. Everything an array operation makes inside a traced function
 is traced either way (`jnp.sum(x)`, even on constants). A data attribute is proven traced only
 when read off an object whose class is shown (the method's receiver, a parameter annotated with
 a class the module defines or the project index describes: `known_objects`); off anything else
@@ -97,8 +98,10 @@ class ProvenTraced:
         for i in infos:
             if self.order.shadowed(i.node) and not any(self.order.may_mean(i.node, s.node) for s in i.jit_sites):
                 seeds[i] = set()  # the transform names an earlier def of the same name
-            elif self.notebook:
-                seeds[i] -= self._never_given(i)
+            else:
+                seeds[i] -= self._defaults_never_passed(i)
+                if self.notebook:
+                    seeds[i] -= self._given_only_strings(i)
         done: dict[FuncInfo, FunctionFacts] = {}
         children: dict[FuncInfo, list[FuncInfo]] = {}
         for i in infos:
@@ -143,13 +146,11 @@ class ProvenTraced:
                     work.append(w)
         return done
 
-    def _never_given(self, info: FuncInfo) -> set[str]:
-        """In a notebook, the parameters no call of `info` gives a value jit can trace: one with a
-        default that no call passes stays that Python value (`jax.jit(_render_scene)` called as
-        `render_scene(balls)` keeps `view_size=(640, 400)`, self-organising-systems' jax_raycast),
-        and a str argument is rejected by jit before the body runs (`jax.jit(f)(42, 'add')`,
-        probml's jax_intro). Only when every call seen binds its arguments; a call hidden in a magic
-        (`%timeit render_scene(balls)`) cannot be seen to pass a default either."""
+    def _given_only_strings(self, info: FuncInfo) -> set[str]:
+        """In a notebook, where every call of its functions is in sight, the parameters every call
+        gives a str: jit rejects a str argument before the body runs (`jax.jit(f)(42, 'add')`,
+        probml's jax_intro), so the body never sees one traced. Only when every call seen binds its
+        arguments."""
         sites = [s for s in self.jc.call_sites_of(info) if self.order.may_mean(info.node, s.call)]
         given: dict[str, list[cst.BaseExpression]] = {}
         for site in sites:
@@ -158,9 +159,50 @@ class ProvenTraced:
                 return set()
             for param, arg in bound.items():
                 given.setdefault(param, []).append(arg)
-        out = {p for p in info.defaults if p not in given}
-        out |= {p for p, args in given.items() if all(isinstance(a, _STRINGS) for a in args)}
-        return out
+        return {p for p, args in given.items() if all(isinstance(a, _STRINGS) for a in args)}
+
+    def _defaults_never_passed(self, info: FuncInfo) -> set[str]:
+        """The parameters with a default that no call of `info` in this file passes by position or
+        by name: jit traces only the arguments a call gives, so such a parameter is that Python
+        default at trace time as far as this file shows (issue #29: where the analysis cannot tell,
+        it does not report). A `**kwargs` at a call may or may not pass one, and does not count
+        (lagrangian_nns' `get_trajectory(y0, times, **kwargs)` never passes `use_lagrangian`;
+        self-organising-systems' `render_scene(**s)` leaves `view_size`); a `*args` may pass any
+        positional one. A jitted library function whose module never passes its default
+        (jax_drb's `Lh`, fedjax's `small_n`, which only a test in another module passes) is not
+        reported: a known miss when a caller elsewhere passes it. Outside a notebook, not for a
+        method: `obj.step(x, n)` calls are not followed to their def (`call_sites_of`); nor for a
+        lax body, which its `lax` call gives operands (`lax.cond(p, smooth, keep, x, k)`)."""
+        if not info.defaults or (info.is_method and not self.notebook):
+            return set()
+        if any(r.startswith("body of") for r in info.reasons):
+            return set()
+        passed: set[str] = set()
+        for site in self.jc.call_sites_of(info):
+            if not self.order.may_mean(info.node, site.call):
+                continue
+            params = list(info.positional)
+            if info.is_method and not (
+                isinstance(site.call.func, cst.Attribute)
+                and isinstance(site.call.func.value, cst.Name)
+                and site.call.func.value.value == info.class_name
+            ):
+                params = params[1:]
+            i = 0
+            for arg in site.call.args:
+                if arg.star == "*":
+                    passed |= set(params[i:])
+                elif arg.star:
+                    continue
+                elif arg.keyword is None:
+                    passed |= set(params[i : i + 1])
+                    i += 1
+                else:
+                    passed.add(arg.keyword.value)
+        outer = info.parent.facts if info.parent is not None else None
+        # a default computed from a value the enclosing trace holds is that tracer (`_name=name` in a
+        # def nested in a jitted function)
+        return {p for p, d in info.defaults.items() if p not in passed and not (outer is not None and outer.traced(d))}
 
 
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
