@@ -356,3 +356,21 @@ def test_a_time_cell_that_plots_data_computed_from_its_result_already_waits(tmp_
     nb = notebook(tmp_path / "smc.ipynb", *cells)
     result = analyze_notebook(nb.read_text(), str(nb), Config(select=("JAX504",)))
     assert [(f.code, f.cell) for f in result.findings] == [("JAX504", 3)]
+
+
+def test_a_time_cell_that_draws_its_result_on_matplotlib_axes_already_waits(tmp_path):
+    """probml/rebayes@3b880724541e913d7a7b2d06ee2e0407e66307ab: demos/basics/lofi-diagonal.ipynb cell 20
+    (heldout7 labels, wrong): `fig, axs = plt.subplots(...)`, then per task `ax.fill_between(x,
+    yhat_lb, yhat_ub)` of quantiles the `%%time` cell computed: an Axes method converts its data to
+    NumPy, which waits. The twin that draws only data not made from the JAX work is still reported."""
+    setup = "import jax\nimport jax.numpy as jnp\nimport matplotlib.pyplot as plt\n\nyhat = jnp.ones((6, 10, 5))"
+    head = (
+        "%%time\nfig, axs = plt.subplots(2, 3)\n"
+        "for task, ax in enumerate(axs.ravel()):\n"
+        "    lb = jnp.quantile(yhat[task], 0.05, axis=0)\n"
+        "    ub = jnp.quantile(yhat[task], 0.95, axis=0)\n"
+    )
+    cells = (setup, head + "    ax.fill_between(range(5), lb, ub)", head + "    ax.set_title(f'{task=}')")
+    nb = notebook(tmp_path / "lofi.ipynb", *cells)
+    result = analyze_notebook(nb.read_text(), str(nb), Config(select=("JAX504",)))
+    assert [(f.code, f.cell) for f in result.findings] == [("JAX504", 3)]

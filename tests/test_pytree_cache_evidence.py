@@ -182,3 +182,64 @@ def test_the_evidence_matches_the_measurement():
     assert float(ns["totaller"](ragged)(2.0)) == 6.0
     with pytest.raises(Exception, match="[Tt]racer"):
         _ = ragged.total_length + 1
+
+
+# Trimmed from erfanzar/EasyDeL@090a03b2e0b3606bd38e0e3fcfdc640cd7e6e246:easydel/infra/base_module.py:651-689
+# (held-out labels): `frequencies` is read by the models' `__call__` in other modules (real: a tracer
+# is cached when first read under `nnx.jit` on a persistent merged model); `causal_mask` is read by
+# no code of the project (wrong: never first read under a trace).
+BASE_MODULE = """
+from functools import cached_property
+
+from flax import nnx
+
+
+class BaseModule(nnx.Module):
+    def __init__(self, config):
+        self.config = config
+
+    @cached_property
+    def causal_mask(self):
+        return self.config.get_basic_causal_mask()
+
+    @cached_property
+    def frequencies(self):
+        return self.config.get_basic_frequencies()
+"""
+
+LLAMA = """
+from pkg.base import BaseModule
+
+
+class LlamaModel(BaseModule):
+    def __call__(self, x):
+        return self.layer(x, frequencies=self.frequencies)
+"""
+
+
+def _project_jax101(tmp_path, files: dict[str, str], checked: str, whole_tree: bool = True) -> list[str]:
+    from jaxfix.engine.project import build_project_index
+
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        paths.append(str(path))
+    project = build_project_index(paths)
+    project.whole_tree = whole_tree  # what `jaxfix check <folder>` builds
+    source = (tmp_path / checked).read_text()
+    result = analyze(source, str(tmp_path / checked), Config(select=("JAX101",)), project=project)
+    assert result.error is None, result.error
+    return [f.message.split("`")[3] for f in result.findings if f.code == "JAX101"]
+
+
+def test_a_cached_property_no_code_of_the_project_reads_is_not_reported(tmp_path):
+    files = {"pkg/__init__.py": "", "pkg/base.py": BASE_MODULE, "pkg/llama.py": LLAMA}
+    assert _project_jax101(tmp_path, files, "pkg/base.py") == ["frequencies"]
+    # a file list (pre-commit's changed files) or a file alone cannot tell what reads it
+    assert _project_jax101(tmp_path, files, "pkg/base.py", whole_tree=False) == ["causal_mask", "frequencies"]
+    assert _jax101(BASE_MODULE) == ["causal_mask", "frequencies"]
+    # read through `getattr` with its name: read
+    files["pkg/llama.py"] = LLAMA + '\n\ndef mask(model):\n    return getattr(model, "causal_mask")\n'
+    assert _project_jax101(tmp_path, files, "pkg/base.py") == ["causal_mask", "frequencies"]

@@ -382,6 +382,38 @@ def waiting_helpers(tree: ast.Module) -> set[str]:
     }
 
 
+def plot_objects(statements: list[ast.stmt], names: ImportMap) -> set[str]:
+    """Names the statements bind to matplotlib objects: the result of a `matplotlib` call (`fig, axs
+    = plt.subplots(2, 3)`), of a method of one (`ax = fig.add_subplot()`, `axs.ravel()`), and a
+    loop's targets over one (`for task, ax in enumerate(axs.ravel()):`). Their methods draw, and
+    drawing converts the data to NumPy (probml/rebayes@3b88072 demos/basics/lofi-diagonal.ipynb
+    cell 20: `ax.fill_between(x, yhat_lb, yhat_ub)` of the quantiles the `%%time` cell computed)."""
+    found: set[str] = set()
+
+    def made(expr: ast.AST) -> bool:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if (names.qualify_ast(func) or "").startswith("matplotlib."):
+                    return True
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in found:
+                    return True
+        return False
+
+    def bind(target: ast.AST) -> None:
+        found.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign) and made(node.value):
+                for target in node.targets:
+                    bind(target)
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                if made(node.iter) or _read_names(node.iter) & found:
+                    bind(node.target)
+    return found
+
+
 def blocks(
     call: ast.Call,
     names: ImportMap,
@@ -389,12 +421,18 @@ def blocks(
     waiting: set[str] = frozenset(),
     produced: set[str] = frozenset(),
     reading: dict[str, tuple[list[str], set[str]]] | None = None,
+    plotting: set[str] = frozenset(),
 ) -> bool:
     """Whether `call` waits for a JAX value: `.block_until_ready()`, `jax.block_until_ready`, a
     function of the text that blocks itself (`waiting`), or a read of the value (`float`, NumPy,
-    matplotlib, `print`, `.item()`) of an argument that is JAX work or a name the timed code bound
-    to JAX work (`produced`: `samples = sampler(...)` then `plt.plot(samples[:, 0])`)."""
+    matplotlib, a method of a matplotlib object (`plotting`: `ax.plot(y)`), `print`, `.item()`)
+    of an argument that is JAX work or a name the timed code bound to JAX work (`produced`:
+    `samples = sampler(...)` then `plt.plot(samples[:, 0])`)."""
     func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in plotting:
+        args = (*call.args, *(k.value for k in call.keywords))
+        if any(reads_value(a, produced) or any(is_jax_call(c, names, jitted) for c in calls(a)) for a in args):
+            return True
     if dotted(func) in waiting:
         return True
     if any(formats_value(a, produced) for a in (*call.args, *(k.value for k in call.keywords))):

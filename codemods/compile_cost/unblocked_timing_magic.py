@@ -18,6 +18,7 @@ from codemods.compile_cost.magics import (
     flowed_names,
     inline_jit,
     is_jax_call,
+    plot_objects,
     produced_names,
 )
 from jaxfix.model import Edit, Finding, Fix, Safety
@@ -37,7 +38,9 @@ class UnblockedTimingMagicRule(Rule):
     `print(...)`, other read of the value, or call of a helper of the notebook that calls
     `block_until_ready` itself, after it. A read counts also for data the cell computes from the
     JAX results (`samples = inference_loop(key, kernel, state, n)` then `plt.hist(samples[:, 0])`),
-    or collects them (`samples.append(state)` in the loop, then `np.array(samples)`), for an
+    or collects them (`samples.append(state)` in the loop, then `np.array(samples)`), for a
+    method of a matplotlib object the cell made drawing them (`fig, axs = plt.subplots(2, 3)`,
+    then `ax.fill_between(x, lb, ub)` for each `ax` of `axs.ravel()`), for an
     f-string that formats a result (`pbar.set_description(f"{loss:0.4e}")`), and for a helper of the notebook handed a JAX result that reads on the host what it computes
     from that parameter (`callback(step, params)` that formats the accuracy of `params`; a
     `return out[:n_iter]` whose slice bound is made a Python int), also
@@ -193,8 +196,9 @@ class UnblockedTimingMagicRule(Rule):
                 continue  # host code timed (a loader, a plot) around arrays made (`CREATION`)
             last = work[-1]
             produced = flowed_names(item.statements, work[0], produced_names(item.statements, work))
+            plotting = plot_objects(item.statements, m.names)
             if not any(
-                blocks(c, m.names, m.jitted, m.waiting, produced, m.reading)
+                blocks(c, m.names, m.jitted, m.waiting, produced, m.reading, plotting)
                 for s in item.statements[last:]
                 for c in calls(s)
             ):

@@ -29,7 +29,11 @@ kinds, jax 0.10.2).
 ## Known problems
 A non-NNX pytree whose instance is closed over by traced code in another module, a notebook, or
 through a call chain (`jax.jit(lambda x: run(model, x))` with `run` reading `model.norm`) is not
-reported; set `unproven-pytrees = true` to report every pytree class's cached properties. Only
+reported; set `unproven-pytrees = true` to report every pytree class's cached properties. A
+cached property that no code of the checked project reads (`obj.name`, `getattr(obj, "name")`) is
+not reported (unless `unproven-pytrees`): nothing can first read it under a trace (held-out labels, erfanzar/EasyDeL
+`base_module.py` `causal_mask`); one only a library's users read, outside the project, is missed.
+A file checked alone, or a list of files (not a folder), cannot tell and reports it. Only
 decorator uses are found (`b = cached_property(f)` in a class body is not). A base class in
 another module is only seen when the project index was built over it. With `cache-style =
 "field"`: a subclass in another module that declares fields without defaults can no longer be
@@ -173,6 +177,7 @@ from codemods.pytree_cache.cached_value import PYTHON_VALUE, UNKNOWN_VALUE, cach
 from codemods.pytree_cache.class_fix import class_fix
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.persistent_reads import persistent_reads
+from jaxfix.analysis.project_lookups import attribute_read
 from jaxfix.analysis.walk import statements
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
@@ -430,12 +435,20 @@ def _members_worth_reporting(ctx: RuleContext, cached: CachedClass, unproven: bo
     plain Python object (never a tracer; `cached_value`), and why the property fix is unsafe when
     one of the rest may be one. The same for every pytree kind: an `-> int` size or an enum cached
     on a `flax.struct.dataclass` holds no tracer any more than one on an `nnx.Module` (held-out2
-    labels, google-deepmind/gemma `gm/utils/_types.py:83`, `gm/ckpts/_checkpoint.py:107`)."""
+    labels, google-deepmind/gemma `gm/utils/_types.py:83`, `gm/ckpts/_checkpoint.py:107`). Nor,
+    on an NNX module (which needs no persistent read; `unproven-pytrees` reports it), a property that
+    no code of the project reads (`project_lookups.attribute_read`): it is never first read under a trace
+    (held-out labels, erfanzar/EasyDeL@090a03b `easydel/infra/base_module.py:651,706`,
+    `modules/clip/modeling_clip.py:586`; held-out3 kvfrans/jax-diffusion-transformer
+    `utils/stable_vae.py:58` and held-out9 mlprt/feedbax `feedbax/state.py:43`, found before the
+    persistent-read requirement)."""
     kept, unsure = [], ""
     evidence = None if unproven or cached.info.kind == pt.NNX else _persistently_read(ctx, cached.classdef)
     for member in cached.properties:
         if evidence is not None and member.name not in evidence:
             continue
+        if evidence is None and not unproven and not attribute_read(ctx, member.name):
+            continue  # nothing reads it: never first read under a trace
         value, why = cached_value(ctx, member.func, cached.classdef)
         if value == PYTHON_VALUE:
             continue

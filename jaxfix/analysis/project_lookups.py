@@ -11,6 +11,7 @@ in its package.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 
 from jaxfix.analysis import pytrees
@@ -113,3 +114,27 @@ def cross_entries(ctx) -> dict:
         return {}
     name, _ = project.module_for_path(ctx.path)
     return project.cross_entries(name)
+
+
+def attribute_read(ctx, name: str) -> bool:
+    """Whether code may read attribute `name` (`obj.name`, `getattr(obj, "name")`, `hasattr`): in this module
+    (a notebook is no module of the index) or, with the project index, in any module of the project
+    (`ProjectIndex.reads_attribute`). True without a project index: a file checked alone cannot
+    tell."""
+    project = ctx.project
+    if project is None:
+        return True
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr")
+            and any(isinstance(a, ast.Constant) and a.value == name for a in node.args)
+        ):
+            return True
+    try:
+        return project.reads_attribute(name)
+    except Exception:  # noqa: BLE001 - an index that cannot answer decides nothing
+        return True

@@ -280,6 +280,33 @@ class ProjectIndex:
                     break
         return known[name]
 
+    def reads_attribute(self, name: str) -> bool:
+        """Whether a module of the project reads an attribute `name` in code (`.name`, or the
+        string `"name"` given to `getattr`/`hasattr`): what `references` answers for an attribute, with the
+        same whole-tree rule (without the whole tree every attribute may be read) and the same
+        text search. A JAX101 cached property nothing reads is never first read under a trace."""
+        files = [(module, path) for path, (module, _) in self.paths.items()]
+        if not self.whole_tree or len(files) < 2:
+            return True
+        if self.consulted is not None:
+            self.consulted.update((module, None) for module, _ in files)
+        if self._referenced is None or self._referenced[0] != self.generation:
+            self._referenced = (self.generation, {})
+        known = self._referenced[1]
+        key = f".{name}"
+        if key not in known:
+            mention = re.compile(rf"\.{re.escape(name)}\b|(?:get|has)attr\([^)]*['\"]{re.escape(name)}['\"]")
+            known[key] = False
+            for _, path in files:
+                try:
+                    text = Path(path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if any(_in_code(text, found.start()) for found in mention.finditer(text)):
+                    known[key] = True
+                    break
+        return known[key]
+
     def _is_pytree(self, qualname: str) -> bool:
         return self.kind_of(qualname) is not None
 
