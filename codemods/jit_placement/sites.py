@@ -25,9 +25,11 @@ from codemods.jit_placement.per_configuration import (
 )
 from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
+from jaxfix.analysis.project_lookups import calls_project_code
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
 from jaxfix.analysis.scopes import ScopeIndex, name_uses, names_read, param_names
+from jaxfix.analysis.static_helpers import is_memoised
 from jaxfix.analysis.transforms import (
     FUNCTION_CONTAINERS,
     FUNCTION_FIELDS,
@@ -36,7 +38,6 @@ from jaxfix.analysis.transforms import (
     REWRAPPING_JITS,
     display_name,
 )
-from jaxfix.analysis.static_helpers import is_memoised
 from jaxfix.analysis.walk import returned_name, walk
 from jaxfix.rulebase import Option, Rule, RuleContext
 
@@ -840,18 +841,17 @@ class _SiteFinder:
         return not project.references(method.name.value)
 
     def _passed_on(self, function: cst.FunctionDef) -> bool:
-        """`function` is handed to a call as an argument (`scipy.optimize.minimize(objective, x0)`,
-        a key-press handler `reg_key_handler(self._handle_input)`), returned, or stored on an
-        object: a callback, which whoever holds it calls as often as it likes."""
+        """`function` is handed to a library or an object as an argument (`scipy.optimize.minimize(
+        objective, x0)`, a key-press handler `reg_key_handler(self._handle_input)`) or stored on an
+        object: a callback, which whoever holds it calls as often as it likes. Not one handed to
+        the project's own code or returned (`_callback_arg`): on the blind pools those ran once."""
         name = function.name.value
         scope = self.idx.enclosing_scope(function)
         if isinstance(scope, cst.ClassDef):
             return name in self._handed_on_attributes()
         for use in name_uses(scope if scope is not None else self.ctx.module, name):
             parent = self.idx.parent(use)
-            if isinstance(parent, cst.Arg) and parent.value is use and not self._traces_its_argument(parent):
-                return True
-            if isinstance(parent, cst.Return) and parent.value is use:
+            if isinstance(parent, cst.Arg) and parent.value is use and self._callback_arg(parent):
                 return True
             if isinstance(parent, cst.Assign) and parent.value is use:
                 # kept for later calls: `self._broadcast_key_fn = _broadcast_key` (paxml)
@@ -872,13 +872,25 @@ class _SiteFinder:
                         isinstance(value, cst.Attribute)
                         and isinstance(value.value, cst.Name)
                         and value.value.value == "self"
-                        and not finder._traces_its_argument(node)
+                        and finder._callback_arg(node)
                     ):
                         found.add(value.attr.value)
 
             walk(self.ctx.module, _V())
             self._handed_on = frozenset(found)
         return self._handed_on
+
+    def _callback_arg(self, arg: cst.Arg) -> bool:
+        """`arg` hands a callable to a call that may run it again: not a transform, whose trace
+        inlines it (`_traces_its_argument`), nor the project's own code (`calls_project_code`: on
+        the blind pools a set-up helper taking a model factory, long-range-arena's
+        `get_model(..., create_model, ...)`, artifex's registry of one-shot diagnostics, jaxns's
+        `@deprecated(bruteforce_posterior_samples)`: 0 real of 11 findings on three pools)."""
+        call = self.idx.parent(arg)
+        return not (
+            self._traces_its_argument(arg)
+            or (isinstance(call, cst.Call) and calls_project_code(self.ctx, self.idx, call))
+        )
 
     def _traces_its_argument(self, arg: cst.Arg) -> bool:
         """`arg` goes to a transform (`jax.jit(f)`, `lax.scan(f, ...)`), directly or through
