@@ -22,6 +22,7 @@ from codemods.jit_placement.per_configuration import (
     built_per_configuration,
     called_per_configuration,
     options_per_configuration,
+    same_values_per_trip,
 )
 from codemods.jit_placement.state_builders import jits_an_initialiser
 from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
@@ -749,7 +750,7 @@ class _SiteFinder:
         loops = self.idx.enclosing_loops(site.node)
         if not loops:
             return all(isinstance(self.idx.resolve(name, site.node), cst.Module) for name in used)
-        return used.isdisjoint(self.idx.assigned_in(loops[0]) | _stored_into(loops[0]))
+        return same_values_per_trip(self.idx, call.args, loops[0])
 
     def _cached_bound_method(self, site: Site, target: cst.BaseExpression) -> bool:
         """A bound method under a transform that caches it by equality, with no wrapper between
@@ -1099,27 +1100,3 @@ def _per_call_protocol(function: cst.FunctionDef) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
-
-
-def _stored_into(node: cst.CSTNode) -> set[str]:
-    """Names whose value `node` changes in place: the roots of subscript and attribute targets
-    (`config[k] = v`, `cfg.lr = 0.1`, augmented too)."""
-    roots: set[str] = set()
-
-    class _Targets(cst.CSTVisitor):
-        def _root(self, target: cst.BaseExpression) -> None:
-            while isinstance(target, (cst.Subscript, cst.Attribute)):
-                target = target.value
-            if isinstance(target, cst.Name):
-                roots.add(target.value)
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
-                self._root(node.target)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
-                self._root(node.target)
-
-    walk(node, _Targets())
-    return roots
