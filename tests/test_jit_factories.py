@@ -280,3 +280,24 @@ def test_a_factory_given_a_new_configuration_per_call_or_trip_is_not_reported():
         "train_jit = jax.jit(make_train(config))", "train_jit = jax.jit(make_train(default_config))"
     )
     assert _codes(twin) == [("JAX202", 22, "manual")]
+
+
+def test_a_factory_given_a_configuration_changed_in_place_per_trip_is_not_reported():
+    # one question for `step = make_step(cfg)` in a loop and `jax.jit(make_train(cfg))`
+    # (`per_configuration.same_values_per_trip`): a loop that stores into what the arguments read
+    # (`cfg["scale"] = s`, a sweep over settings) makes a new configuration per trip; reading an
+    # attribute whose name the loop also binds (`cfg.scale` beside a loop variable `scale`) does not
+    sweep = FACTORY + textwrap.dedent(
+        """
+
+        def run_sweep(x, cfg, scales):
+            for scale in scales:
+                cfg["scale"] = scale
+                step = make_step(cfg)
+                x = step(x)
+            return x
+        """
+    )
+    assert ("JAX201", 43) not in [(code, line) for code, line, _ in _codes(sweep)]
+    same = sweep.replace('cfg["scale"] = scale', "print(scale)").replace("make_step(cfg)", "make_step(cfg.scale)")
+    assert ("JAX201", 43, "manual") in _codes(same)

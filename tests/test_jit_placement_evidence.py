@@ -182,3 +182,35 @@ def test_a_loop_over_written_out_configurations_is_not_a_second_run():
     # numbers written out in the loop are data the one program takes (jax-ml/jax#2515's fitting loop)
     numbers = variants.replace('[("cmaes", False), ("primed_cmaes", True)]', "[(5.0, 100.0), (5.5, 101.0)]")
     assert _codes(numbers) == [(6, "JAX202")]
+
+
+def test_a_function_handed_to_the_projects_own_code_is_not_a_callback(tmp_path):
+    # google-research/long-range-arena@cd31e5c6b8e5bceabd28de2d2afb23f7ae5d36d8:
+    # lra_benchmarks/image/train.py:58: `create_model` (a fresh `@partial(jax.jit, backend='cpu')`
+    # nested def) is handed to the project's `train_utils.get_model`, which calls it once per run
+    # (Joshuaalbert/jaxns@2f356d6's `@deprecated(bruteforce_posterior_samples)` alike); handed to a
+    # library that iterates (`scipy.optimize.minimize`), the same function is a callback run again
+    train = """
+        import functools
+        import jax
+        import scipy.optimize
+        from pkg import train_utils
+
+        def create_model(flax_module, key):
+            @functools.partial(jax.jit, backend="cpu")
+            def _create_model(key):
+                return flax_module.init(key)
+            return _create_model(key)
+
+        def main(module, key):
+            return train_utils.get_model(module, create_model, key)
+        """
+    files = {"pkg/__init__.py": "", "pkg/train_utils.py": "def get_model(m, create, key):\n    return create(m, key)\n"}
+    assert _project_codes(tmp_path, {**files, "pkg/train.py": train}, "pkg/train.py") == []
+    library = train.replace(
+        "train_utils.get_model(module, create_model, key)", "scipy.optimize.minimize(create_model, key)"
+    )
+    assert _project_codes(tmp_path, {**files, "pkg/train.py": library}, "pkg/train.py") == [(9, "JAX202")]
+    # nor is a function the module returns (a wrapper factory's result: jaxns's `chunked_pmap`)
+    returned = train.replace("return train_utils.get_model(module, create_model, key)", "return create_model")
+    assert _project_codes(tmp_path, {**files, "pkg/train.py": returned}, "pkg/train.py") == []

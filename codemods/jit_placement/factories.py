@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from codemods.jit_placement.per_configuration import same_values_per_trip
 from codemods.jit_placement.sites import (
     COMPILING,
     NEW_FUNCTION_WRAPPERS,
@@ -151,7 +152,11 @@ def _returns_fresh_jit(fn: cst.FunctionDef, names: ImportMap) -> str | None:
             nested[st.name.value] = st
         elif isinstance(st, cst.SimpleStatementLine):
             for small in st.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                ):
                     bound[small.targets[0].target.value] = small.value
     made = [_fresh_jit(r.value, nested, bound, names) for r in own_returns(fn)]
     return made[0] if made and None not in made else None
@@ -161,7 +166,11 @@ def _fresh_jit(value, nested, bound, names: ImportMap) -> str | None:
     if isinstance(value, cst.Name):
         definition = nested.get(value.value)
         if definition is not None:
-            return f"function `{value.value}`" if any(_compiling_decorator(d.decorator, names) for d in definition.decorators) else None
+            return (
+                f"function `{value.value}`"
+                if any(_compiling_decorator(d.decorator, names) for d in definition.decorators)
+                else None
+            )
         if value.value in bound:
             return f"function `{value.value}`" if _fresh_jit_call(bound[value.value], nested, names) else None
         return None
@@ -202,10 +211,8 @@ def _per_trip_and_unchanged(ctx: RuleContext, idx: ScopeIndex, call: cst.Call) -
     loops = idx.enclosing_loops(call)
     if not loops:
         return False
-    varying = idx.assigned_in(loops[0])
-    for arg in call.args:
-        if any(name in varying for name in _names_in(arg.value)):
-            return False
+    if not same_values_per_trip(idx, call.args, loops[0]):
+        return False
     if not _result_called(idx, call, loops[0]):
         return False
     return not runs_under_trace(ctx, idx, call)
@@ -230,17 +237,6 @@ def _result_called(idx: ScopeIndex, call: cst.Call, loop: cst.CSTNode) -> bool:
     return False
 
 
-def _names_in(expr: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            out.add(node.value)
-
-    walk(expr, _V())
-    return out
-
-
 def _own_statements(fn: cst.FunctionDef):
     """The statements of `fn`'s body, into compound statements but not into nested defs/classes."""
     stack = list(reversed(fn.body.body)) if isinstance(fn.body, cst.IndentedBlock) else []
@@ -261,4 +257,3 @@ def _own_statements(fn: cst.FunctionDef):
                 for handler in inner:
                     if isinstance(getattr(handler, "body", None), cst.IndentedBlock):
                         stack.extend(handler.body.body)
-

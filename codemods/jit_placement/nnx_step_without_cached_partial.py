@@ -51,8 +51,13 @@ class NnxStepWithoutCachedPartialRule(Rule):
     `train_one_epoch` function), only to calls of an `nnx.Module` subclass (of the file, or of
     the project when the whole project is checked), of a `flax.nnx` class (`nnx.Linear`,
     `nnx.Optimizer`), of `nnx.merge`, or of a function of the file each of whose returns builds
-    one. Parameters, and names also bound to anything else, are not taken for them: a step
-    whose graph objects come from elsewhere is not reported. Test code is not reported (a
+    one; or bound only to calls of a capitalised (class) name and handed to `nnx.Optimizer` as its
+    model, which takes only a graph object (a notebook's `model = KAN(...)` from its project's
+    package, which a notebook checked without the project index cannot see). Parameters, and
+    names also bound to anything else, are not taken for them: a step whose graph objects come
+    from elsewhere is not reported. Nor is a loop that calls a method of one of the objects for
+    its effect (`model.update_grids(...)`, `model.eval()`: a statement, its result unused), which
+    may change its graph (a new Variable, a static attribute) under a cached partial. Test code is not reported (a
     test's training loop exercises the step): set `include-tests = true` in
     `[tool.jaxfix.jit-placement]` to report it. The gain is the traversal's share of the step: large for small models and on
     CPU, small for large models on an accelerator.
@@ -321,11 +326,12 @@ class _GraphObjects:
         self.classes = _graph_classes(ctx)
         self._factories: dict[str, bool] = {}
         self._kind_of = None
+        self._optimizers: dict[int, frozenset[str]] = {}  # `_optimized`, per scope
 
     def leading(self, call: cst.Call, loop: cst.CSTNode) -> list[str]:
         """The names of the leading positional arguments of `call` that hold NNX graph objects
         bound outside `loop` and not rebound in it."""
-        rebound = self.idx.assigned_in(loop)
+        rebound = self.idx.assigned_in(loop) | _methods_called_on(loop)
         out: list[str] = []
         for arg in call.args:
             if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name):
@@ -342,7 +348,35 @@ class _GraphObjects:
             return False
         bindings = self.idx.scope_info(scope).bindings.get(name, [])
         values = [b.value for b in bindings if isinstance(b, cst.Assign) and len(b.targets) == 1]
-        return bool(bindings) and len(values) == len(bindings) and all(self.builds(v) for v in values)
+        if not bindings or len(values) != len(bindings):
+            return False
+        if all(self.builds(v) for v in values):
+            return True
+        return all(_constructs(v) for v in values) and name in self._optimized(scope)
+
+    def _optimized(self, scope: cst.CSTNode) -> frozenset[str]:
+        """Names `scope` hands to `nnx.Optimizer` as its model (`nnx.Optimizer(model, tx, wrt=...)`),
+        which takes only an NNX graph object: a model built by a class this file cannot see (a
+        notebook's `model = KAN(...)` from its project's package: srigas/jaxKAN's tutorials)."""
+        key = id(scope)
+        if key not in self._optimizers:
+            names: set[str] = set()
+            qualify = self.ctx.names.qualify
+
+            class _V(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    if qualify(node.func) not in _OPTIMIZERS:
+                        return
+                    for i, arg in enumerate(node.args):
+                        first = arg.keyword is None and i == 0 and not arg.star
+                        if (first or (arg.keyword is not None and arg.keyword.value == "model")) and isinstance(
+                            arg.value, cst.Name
+                        ):
+                            names.add(arg.value.value)
+
+            walk(scope, _V())
+            self._optimizers[key] = frozenset(names)
+        return self._optimizers[key]
 
     def builds(self, value: cst.BaseExpression) -> bool:
         """`value` is a call that builds an NNX graph object."""
@@ -390,6 +424,32 @@ class _GraphObjects:
         return True
 
 
+def _methods_called_on(loop: cst.CSTNode) -> set[str]:
+    """Names `loop` calls a method on for its effect, the result unused (`model.update_grids(x,
+    g)`, `model.eval()`): the call may change the object's graph (a new Variable, a submodule, a
+    static attribute), which a cached partial would not see (srigas/jaxKAN's adaptive grid
+    updates). A method whose result is used (`float(model.compute_continuity_loss())`) reads."""
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Expr(self, node: cst.Expr) -> None:
+            func = node.value.func if isinstance(node.value, cst.Call) else None
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                found.add(func.value.value)
+
+    walk(loop, _V())
+    return found
+
+
+def _constructs(value: cst.BaseExpression) -> bool:
+    """`value` calls a class by its conventional capitalised name (`KAN(...)`, `models.GPT(...)`)."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].isupper()
+
+
 def _graph_classes(ctx: RuleContext) -> set[str]:
     """Classes of this module that derive, directly or through another class of it, from an NNX
     graph base (`nnx.Module`, `nnx.Pytree`, `nnx.Optimizer`)."""
@@ -412,6 +472,8 @@ def _graph_classes(ctx: RuleContext) -> set[str]:
 
 # flax.nnx callables with a capitalised name that build no graph object
 _NOT_GRAPH = frozenset({"flax.nnx.Rngs", "flax.nnx.GraphDef", "flax.nnx.State"})
+# flax.nnx optimizers whose first argument (`model=`) must be an NNX graph object
+_OPTIMIZERS = frozenset({"flax.nnx.Optimizer", "flax.nnx.ModelAndOptimizer", "flax.nnx.optimizer.Optimizer"})
 # flax.nnx functions that return a graph object (`model = nnx.merge(graphdef, state)`)
 _GRAPH_BUILDERS = frozenset({"flax.nnx.merge"})
 

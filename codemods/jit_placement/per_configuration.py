@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis.scopes import ScopeIndex, names_read
+from jaxfix.analysis.walk import walk
 
 _COUNTERS = frozenset({"range"})
 
@@ -148,3 +149,37 @@ def _only_value(idx: ScopeIndex, loop: cst.For, site_node: cst.CSTNode, name: st
 
 def _reads(e: cst.BaseExpression, names: set[str]) -> bool:
     return not names.isdisjoint(names_read(e))
+
+
+def same_values_per_trip(idx: ScopeIndex, args, loop: cst.CSTNode) -> bool:
+    """The call arguments `args` read nothing `loop` binds or changes in place (`config[k] = v`):
+    a factory given them makes the same configuration on every trip, so each trip's fresh
+    function compiles the same program again (JAX201's `step = make_step(lr)` in a loop, and
+    JAX201/202's `jax.jit(make_step(lr))`). One that reads a name the loop rebinds is a new
+    configuration per trip, whose compile is inherent."""
+    used = set().union(*(names_read(arg.value) for arg in args))
+    return used.isdisjoint(idx.assigned_in(loop) | _stored_into(loop))
+
+
+def _stored_into(node: cst.CSTNode) -> set[str]:
+    """Names whose value `node` changes in place: the roots of subscript and attribute targets
+    (`config[k] = v`, `cfg.lr = 0.1`, augmented too)."""
+    roots: set[str] = set()
+
+    class _Targets(cst.CSTVisitor):
+        def _root(self, target: cst.BaseExpression) -> None:
+            while isinstance(target, (cst.Subscript, cst.Attribute)):
+                target = target.value
+            if isinstance(target, cst.Name):
+                roots.add(target.value)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
+                self._root(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
+                self._root(node.target)
+
+    walk(node, _Targets())
+    return roots

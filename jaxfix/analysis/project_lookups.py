@@ -14,7 +14,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+import libcst as cst
+
 from jaxfix.analysis import pytrees
+from jaxfix.analysis.names import dotted_name
 
 
 def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:
@@ -138,3 +141,30 @@ def attribute_read(ctx, name: str) -> bool:
         return project.reads_attribute(name)
     except Exception:  # noqa: BLE001 - an index that cannot answer decides nothing
         return True
+
+
+# builtins that wrap a def for a class body without calling it (`f = staticmethod(f)`)
+_DEF_WRAPPERS = frozenset({"staticmethod", "classmethod", "property"})
+
+
+def calls_project_code(ctx, idx, call) -> bool:
+    """`call` calls code of the checked project: a def or class of this module (`idx`, its
+    `ScopeIndex`, knows them), a name imported from one of the project's modules
+    (`train_utils.get_model`, `jaxns.warnings.deprecated`), or a builtin that wraps a def without
+    calling it. A callable handed to such a call goes to code the project wrote, which on the
+    blind pools called it once (a set-up helper taking a model factory, a registry of one-shot
+    diagnostics, a deprecation alias); one handed to a library (`scipy.optimize.minimize`) or to
+    an object's method (`window.reg_key_handler`) is a driver's callback. Imports are read only
+    with a project index; a module's own defs always."""
+    written = dotted_name(call.func)
+    if written is None:
+        return False
+    head = written.partition(".")[0]
+    own = idx.scope_info(ctx.module).bindings.get(head, [])
+    if written in _DEF_WRAPPERS or any(isinstance(b, (cst.FunctionDef, cst.ClassDef)) for b in own):
+        return True
+    qualify = _project_qualifier(ctx)
+    target = qualify(written) if qualify is not None else None
+    if target is None or "." not in target:
+        return False
+    return target.partition(".")[0] in own_packages(ctx) or ctx.project.module(target.rpartition(".")[0]) is not None
