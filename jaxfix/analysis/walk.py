@@ -34,6 +34,35 @@ class _NodeTypes(dict):
 _IS_NODE = _NodeTypes()
 
 
+def _token_types() -> frozenset[type]:
+    """libcst's whitespace, comment, newline, operator and bracket nodes: more than half the nodes
+    of a module, and their children are only more of them (a test checks that on real files)."""
+    import libcst._nodes.op as op
+    import libcst._nodes.whitespace as whitespace
+
+    found = {
+        value
+        for module in (op, whitespace)
+        for value in vars(module).values()
+        if inspect.isclass(value)
+        and issubclass(value, cst.CSTNode)
+        and value.__module__ == module.__name__
+        and not inspect.isabstract(value)
+    }
+    brackets = (
+        "LeftParen",
+        "RightParen",
+        "LeftSquareBracket",
+        "RightSquareBracket",
+        "LeftCurlyBrace",
+        "RightCurlyBrace",
+    )
+    return frozenset(found | {getattr(cst, name) for name in brackets})
+
+
+TOKEN_TYPES = _token_types()
+
+
 class _StatementTypes(dict):
     def __missing__(self, node_type: type) -> bool:
         self[node_type] = found = issubclass(node_type, (cst.BaseStatement, cst.BaseSmallStatement))
@@ -119,13 +148,33 @@ def _handler(visitor_type: type, method: str):
     return found
 
 
+class _Descend(dict):
+    """value type -> whether a walk enters a value of that type: a node that is not a token (or
+    any node, for a visitor with a handler for some token type)."""
+
+    def __init__(self, skip_tokens: bool) -> None:
+        super().__init__()
+        self.skip_tokens = skip_tokens
+
+    def __missing__(self, value_type: type) -> bool:
+        self[value_type] = enter = _IS_NODE[value_type] and not (self.skip_tokens and value_type in TOKEN_TYPES)
+        return enter
+
+
 class _Plans(dict):
     """node type -> (its `visit_` handler, its `leave_` handler, its child getter) for one
-    visitor type (`walk` looks one up per node)."""
+    visitor type (`walk` looks one up per node). `descend`: a visitor with no handler for a token
+    type is not walked into tokens, which hold only tokens: the same calls, half the nodes."""
 
     def __init__(self, visitor_type: type) -> None:
         super().__init__()
         self.visitor_type = visitor_type
+        handles_tokens = any(
+            _handler(visitor_type, prefix + token.__name__) is not None
+            for token in TOKEN_TYPES
+            for prefix in ("visit_", "leave_")
+        )
+        self.descend = _Descend(skip_tokens=not handles_tokens)
 
     def __missing__(self, node_type: type) -> tuple:
         name = node_type.__name__
@@ -210,19 +259,20 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if custom:
         _walk_custom(node, visitor)
     else:
-        _walk_dispatch(node, visitor, _PLANS[visitor_type])
+        plans = _PLANS[visitor_type]
+        _walk_dispatch(node, visitor, plans, plans.descend)
 
 
-def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans) -> None:
+def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans, descend: _Descend) -> None:
     enter, leave, get = plans[type(node)]
     if enter is None or enter(visitor, node) is not False:
         for value in get(node):
-            if _IS_NODE[type(value)]:
-                _walk_dispatch(value, visitor, plans)
+            if descend[type(value)]:
+                _walk_dispatch(value, visitor, plans, descend)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
-                    if _IS_NODE[type(item)]:
-                        _walk_dispatch(item, visitor, plans)
+                    if descend[type(item)]:
+                        _walk_dispatch(item, visitor, plans, descend)
     if leave is not None:
         leave(visitor, node)
 
