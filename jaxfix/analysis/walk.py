@@ -61,6 +61,7 @@ def _token_types() -> frozenset[type]:
 
 
 TOKEN_TYPES = _token_types()
+_TOKEN_HANDLERS = frozenset(prefix + token.__name__ for token in TOKEN_TYPES for prefix in ("visit_", "leave_"))
 
 
 class _StatementTypes(dict):
@@ -161,6 +162,9 @@ class _Descend(dict):
         return enter
 
 
+NOT_TOKEN = _Descend(skip_tokens=True)  # value type -> a node that is not a token
+
+
 class _Plans(dict):
     """node type -> (its `visit_` handler, its `leave_` handler, its child getter) for one
     visitor type (`walk` looks one up per node). `descend`: a visitor with no handler for a token
@@ -169,10 +173,12 @@ class _Plans(dict):
     def __init__(self, visitor_type: type) -> None:
         super().__init__()
         self.visitor_type = visitor_type
+        # a handler defined outside libcst (whose own are the do-nothing defaults); read from the
+        # classes' own names: a visitor class defined per call pays this per call
         handles_tokens = any(
-            _handler(visitor_type, prefix + token.__name__) is not None
-            for token in TOKEN_TYPES
-            for prefix in ("visit_", "leave_")
+            not _TOKEN_HANDLERS.isdisjoint(vars(klass))
+            for klass in visitor_type.__mro__
+            if not klass.__module__.startswith("libcst")
         )
         self.descend = _Descend(skip_tokens=not handles_tokens)
 
@@ -312,9 +318,10 @@ def names_under(nodes: Iterable, seen: set[int]) -> set[str]:
     """Identifiers spelled in `nodes`, but under the nodes in `seen` (ids), which gets the ids of
     the nodes walked. (The child fields are read as `children` reads them, not with libcst's
     `.children`, which rebuilds each node it is asked about: on a class rewritten whole that cost
-    more than the rest of the fix; and inline, without a generator per node: a quarter less.)"""
+    more than the rest of the fix; and inline, without a generator per node: a quarter less. Tokens,
+    which hold no name, are not entered.)"""
     found: set[str] = set()
-    get, is_node, name_type = _GET, _IS_NODE, cst.Name
+    get, is_node, name_type = _GET, NOT_TOKEN, cst.Name
     for node in nodes:
         parts = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
         stack = [part for part in parts if isinstance(part, cst.CSTNode)]
