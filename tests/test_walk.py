@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from jaxfix.analysis.walk import children, parent_map, statements, walk
+from jaxfix.analysis.walk import TOKEN_TYPES, children, parent_map, statements, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
@@ -120,3 +120,52 @@ def test_statements_yields_every_statement_a_full_walk_finds_in_the_same_order(n
 
     module.visit(All())
     assert [id(n) for n in statements(module)] == [id(n) for n in expected]
+
+
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_tokens_hold_only_tokens(name, module):
+    """What lets a dispatching walk skip tokens: nothing under one is anything else."""
+    stack, tokens = [module], 0
+    while stack:
+        node = stack.pop()
+        if type(node) in TOKEN_TYPES:
+            tokens += 1
+            assert all(type(c) in TOKEN_TYPES for c in node.children), type(node).__name__
+        stack.extend(node.children)
+    assert tokens > 20
+
+
+def _dispatch_events(module: cst.CSTNode, use_walk: bool, with_token_handler: bool) -> list[tuple[str, str, int]]:
+    seen: list[tuple[str, str, int]] = []
+
+    class Dispatch(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            seen.append(("visit", "Name", id(node)))
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            seen.append(("visit", "Lambda", id(node)))
+            return False
+
+        def leave_Call(self, node: cst.Call) -> None:
+            seen.append(("leave", "Call", id(node)))
+
+    class WithToken(Dispatch):
+        def visit_Comma(self, node: cst.Comma) -> None:
+            seen.append(("visit", "Comma", id(node)))
+
+        def leave_SimpleWhitespace(self, node: cst.SimpleWhitespace) -> None:
+            seen.append(("leave", "SimpleWhitespace", id(node)))
+
+    visitor = WithToken() if with_token_handler else Dispatch()
+    if use_walk:
+        walk(module, visitor)
+    else:
+        module.visit(visitor)
+    return seen
+
+
+@pytest.mark.parametrize("with_token_handler", [False, True])
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_dispatching_walk_makes_libcst_calls_with_or_without_token_handlers(name, module, with_token_handler):
+    expected = _dispatch_events(module, use_walk=False, with_token_handler=with_token_handler)
+    assert _dispatch_events(module, use_walk=True, with_token_handler=with_token_handler) == expected

@@ -5,7 +5,8 @@ Built on `jit_contexts` (which functions run under a trace, with which parameter
 the walks several rules share:
 
 - `own_sites(info)`: every node of a traced function's own body (not nested functions, lambdas or
-  classes, which are functions of their own) with the innermost statement holding it, so that
+  classes, which are functions of their own, nor tokens: whitespace, comments, operators, brackets,
+  `walk.TOKEN_TYPES`) with the innermost statement holding it, so that
   `info.facts.traced(expr, stmt)` answers for the state just before that statement;
 - `ArrayEvidence`: whether a local name of a traced function holds a JAX array (not a Python list,
   dict or NumPy array) by the evidence in the function: how it is bound, annotated and used.
@@ -20,12 +21,13 @@ import libcst as cst
 
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import NOT_TOKEN, walk
 
 
 def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
-    """(node, innermost statement holding it) for the function's own body, in source order.
-    With the rule context `ctx`, computed once per function for all the rules of a file."""
+    """(node, innermost statement holding it) for the function's own body, in source order, tokens
+    left out (more than half the nodes; no rule reports one). With the rule context `ctx`,
+    computed once per function for all the rules of a file."""
     if ctx is not None:
         return iter(ctx.fact(("trace_sites.own_sites", id(info.node)), lambda _ctx: list(own_sites(info))))
     facts = info.facts
@@ -39,6 +41,8 @@ def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNo
             self.stmts: list[cst.CSTNode] = []
 
         def on_visit(self, n: cst.CSTNode) -> bool:
+            if not NOT_TOKEN[type(n)]:
+                return False
             if n is not node and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return False
             if n in facts.before:

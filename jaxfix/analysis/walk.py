@@ -34,6 +34,36 @@ class _NodeTypes(dict):
 _IS_NODE = _NodeTypes()
 
 
+def _token_types() -> frozenset[type]:
+    """libcst's whitespace, comment, newline, operator and bracket nodes: more than half the nodes
+    of a module, and their children are only more of them (a test checks that on real files)."""
+    import libcst._nodes.op as op
+    import libcst._nodes.whitespace as whitespace
+
+    found = {
+        value
+        for module in (op, whitespace)
+        for value in vars(module).values()
+        if inspect.isclass(value)
+        and issubclass(value, cst.CSTNode)
+        and value.__module__ == module.__name__
+        and not inspect.isabstract(value)
+    }
+    brackets = (
+        "LeftParen",
+        "RightParen",
+        "LeftSquareBracket",
+        "RightSquareBracket",
+        "LeftCurlyBrace",
+        "RightCurlyBrace",
+    )
+    return frozenset(found | {getattr(cst, name) for name in brackets})
+
+
+TOKEN_TYPES = _token_types()
+_TOKEN_HANDLERS = frozenset(prefix + token.__name__ for token in TOKEN_TYPES for prefix in ("visit_", "leave_"))
+
+
 class _StatementTypes(dict):
     def __missing__(self, node_type: type) -> bool:
         self[node_type] = found = issubclass(node_type, (cst.BaseStatement, cst.BaseSmallStatement))
@@ -119,13 +149,38 @@ def _handler(visitor_type: type, method: str):
     return found
 
 
+class _Descend(dict):
+    """value type -> whether a walk enters a value of that type: a node that is not a token (or
+    any node, for a visitor with a handler for some token type)."""
+
+    def __init__(self, skip_tokens: bool) -> None:
+        super().__init__()
+        self.skip_tokens = skip_tokens
+
+    def __missing__(self, value_type: type) -> bool:
+        self[value_type] = enter = _IS_NODE[value_type] and not (self.skip_tokens and value_type in TOKEN_TYPES)
+        return enter
+
+
+NOT_TOKEN = _Descend(skip_tokens=True)  # value type -> a node that is not a token
+
+
 class _Plans(dict):
     """node type -> (its `visit_` handler, its `leave_` handler, its child getter) for one
-    visitor type (`walk` looks one up per node)."""
+    visitor type (`walk` looks one up per node). `descend`: a visitor with no handler for a token
+    type is not walked into tokens, which hold only tokens: the same calls, half the nodes."""
 
     def __init__(self, visitor_type: type) -> None:
         super().__init__()
         self.visitor_type = visitor_type
+        # a handler defined outside libcst (whose own are the do-nothing defaults); read from the
+        # classes' own names: a visitor class defined per call pays this per call
+        handles_tokens = any(
+            not _TOKEN_HANDLERS.isdisjoint(vars(klass))
+            for klass in visitor_type.__mro__
+            if not klass.__module__.startswith("libcst")
+        )
+        self.descend = _Descend(skip_tokens=not handles_tokens)
 
     def __missing__(self, node_type: type) -> tuple:
         name = node_type.__name__
@@ -210,19 +265,20 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     if custom:
         _walk_custom(node, visitor)
     else:
-        _walk_dispatch(node, visitor, _PLANS[visitor_type])
+        plans = _PLANS[visitor_type]
+        _walk_dispatch(node, visitor, plans, plans.descend)
 
 
-def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans) -> None:
+def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans, descend: _Descend) -> None:
     enter, leave, get = plans[type(node)]
     if enter is None or enter(visitor, node) is not False:
         for value in get(node):
-            if _IS_NODE[type(value)]:
-                _walk_dispatch(value, visitor, plans)
+            if descend[type(value)]:
+                _walk_dispatch(value, visitor, plans, descend)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
-                    if _IS_NODE[type(item)]:
-                        _walk_dispatch(item, visitor, plans)
+                    if descend[type(item)]:
+                        _walk_dispatch(item, visitor, plans, descend)
     if leave is not None:
         leave(visitor, node)
 
@@ -262,9 +318,10 @@ def names_under(nodes: Iterable, seen: set[int]) -> set[str]:
     """Identifiers spelled in `nodes`, but under the nodes in `seen` (ids), which gets the ids of
     the nodes walked. (The child fields are read as `children` reads them, not with libcst's
     `.children`, which rebuilds each node it is asked about: on a class rewritten whole that cost
-    more than the rest of the fix; and inline, without a generator per node: a quarter less.)"""
+    more than the rest of the fix; and inline, without a generator per node: a quarter less. Tokens,
+    which hold no name, are not entered.)"""
     found: set[str] = set()
-    get, is_node, name_type = _GET, _IS_NODE, cst.Name
+    get, is_node, name_type = _GET, NOT_TOKEN, cst.Name
     for node in nodes:
         parts = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
         stack = [part for part in parts if isinstance(part, cst.CSTNode)]
