@@ -706,6 +706,46 @@ def train(x):
 """,
         True,
     ),
+    # LiquidGunay/nano-vllm-jax@a43ef9f9ac4f:benchmarks/benchmark_gdn_prefill_kernel.py:118,1499: every
+    # timed call goes through a helper that looks `block_until_ready` up on each leaf and calls it
+    # (16 wrong JAX501 with safe fixes on heldout12, measured once at 3d2b719)
+    "nano_vllm_looked_up_block_until_ready": (
+        """
+def _block_until_ready(value):
+    for leaf in jax.tree_util.tree_leaves(value):
+        ready = getattr(leaf, "block_until_ready", None)
+        if ready is not None:
+            ready()
+    return value
+
+
+def bench(x):
+    started = time.perf_counter()
+    out = _block_until_ready(step(x))
+    run_ms = 1000.0 * (time.perf_counter() - started)
+    return out, run_ms
+""",
+        False,
+    ),
+    # its buggy twin: the helper looks up an attribute that does not wait
+    "nano_vllm_looked_up_other_method": (
+        """
+def _block_until_ready(value):
+    for leaf in jax.tree_util.tree_leaves(value):
+        ready = getattr(leaf, "copy", None)
+        if ready is not None:
+            ready()
+    return value
+
+
+def bench(x):
+    started = time.perf_counter()
+    out = _block_until_ready(step(x))
+    run_ms = 1000.0 * (time.perf_counter() - started)
+    return out, run_ms
+""",
+        True,
+    ),
 }
 
 

@@ -18,6 +18,7 @@ from jaxfix.analysis.host_sync import (
     BLOCKING_METHODS,
     CONTAINER_METHODS,
     bool_tests,
+    calls_looked_up_blocker,
     formatted,
     is_jax_library,
     tree_map_waits,
@@ -415,7 +416,7 @@ class JaxWork:
             star = getattr(fn.params, name)
             if isinstance(star, cst.Param):
                 params.add(star.name.value)
-        return self.waits_in(fn.body, params, depth)
+        return calls_looked_up_blocker(fn.body) or self.waits_in(fn.body, params, depth)
 
     def waits_in(self, node: cst.CSTNode, results: set[str], depth: int = 0) -> bool:
         """Code that runs when `node` runs waits (or may wait) for a result: a call, an f-string

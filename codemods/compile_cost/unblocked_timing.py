@@ -86,7 +86,8 @@ class UnblockedTimingRule(Rule):
     through its closure (`evaluate()` converting predictions made from the new `theta`). Blocking on some other JAX value of the region than
     the last one is taken as blocking (one dispatch usually computes them together), as are a
     Python bool test (`if loss < best:`), an f-string part and a `tree_map` that blocks leaf by
-    leaf (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), out)`), also when they come
+    leaf (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), out)`; a helper of this file that
+    looks the method up, `getattr(leaf, "block_until_ready", None)()`, too), also when they come
     before the clock read in the closing statement. A container a result is stored into
     (`history["iou"].append(iou)`) holds it: formatting or converting the container waits. A
     function of this file that returns its JAX work converted to the host (`return

@@ -225,3 +225,35 @@ def _reads(node: cst.CSTNode, names: set[str]) -> bool:
 
     walk(node, V())
     return found
+
+
+def calls_looked_up_blocker(body: cst.CSTNode) -> bool:
+    """`body` calls a blocking method it looked up by name: `getattr(leaf, "block_until_ready")()`
+    or `ready = getattr(leaf, "block_until_ready", None)` then `ready()`, the duck-typed wait a
+    benchmark helper runs over every leaf of its argument (LiquidGunay/nano-vllm-jax@a43ef9f9:
+    benchmarks/benchmark_gdn_prefill_kernel.py `_block_until_ready`, whose callers were 16 wrong
+    JAX501 findings with safe fixes)."""
+    looked_up: set[str] = set()
+    called: list[cst.Call] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, n: cst.Assign) -> None:
+            if _is_blocker_lookup(n.value):
+                looked_up.update(t.target.value for t in n.targets if isinstance(t.target, cst.Name))
+
+        def visit_Call(self, n: cst.Call) -> None:
+            called.append(n)
+
+    walk(body, V())
+    return any(
+        _is_blocker_lookup(c.func) or (isinstance(c.func, cst.Name) and c.func.value in looked_up) for c in called
+    )
+
+
+def _is_blocker_lookup(node: cst.BaseExpression) -> bool:
+    """`getattr(x, "block_until_ready"[, default])`."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+        return False
+    if len(node.args) < 2 or not isinstance(node.args[1].value, cst.SimpleString):
+        return False
+    return node.args[1].value.evaluated_value in BLOCKING_METHODS
