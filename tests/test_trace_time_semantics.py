@@ -951,6 +951,28 @@ def test_the_same_store_in_a_plain_jitted_function_is_still_reported():
         jax.jit(lambda x, o: o.__setitem__(Ellipsis, x))(jnp.ones(3), jnp.zeros(3))
 
 
+# sgl-project/sglang-jax@cddbf6f1cc33:python/sgl_jax/srt/kernels/fused_moe/v1/kernel.py:893-915: a def
+# nested in the kernel writes through the Refs it is handed (there scratch from `pltpu.run_scoped`;
+# here the kernel's own output Ref): a Ref store, whose safe `.at[].set` "fix" would drop the write
+NESTED_KERNEL_WRITE = PALLAS_KERNEL.replace(
+    "    o_ref[...] = 1 / (1 + 25 * jnp.abs(x)) ** 2\n",
+    "    def write(out_ref):\n        out_ref[...] = 1 / (1 + 25 * jnp.abs(x)) ** 2\n\n    write(o_ref)\n",
+)
+
+
+def test_a_def_nested_in_a_pallas_kernel_writing_a_ref_is_not_reported(tmp_path):
+    assert "def write(out_ref)" in NESTED_KERNEL_WRITE
+    findings, _ = run(NESTED_KERNEL_WRITE, "JAX403")
+    assert findings == []
+    module = load(tmp_path, HEADER + NESTED_KERNEL_WRITE, "nested_kernel_write")
+    x = jnp.arange(4.0)
+    np.testing.assert_allclose(module.pallas_superspike(x), 1 / (1 + 25 * jnp.abs(x)) ** 2, rtol=1e-6)
+    # the buggy twin: the same nested store in a plain jitted function, on an array
+    twin = NESTED_KERNEL_WRITE.replace("superspike_kernel,", "lambda x_ref, o_ref: None,")
+    twin += "\n\nout = jax.jit(superspike_kernel)(jnp.ones(3), jnp.zeros(3))\n"
+    assert [code for code, _ in rows(run(twin, "JAX403")[0])] == ["JAX403"]
+
+
 # stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:src/levanter/compat/hf_checkpoints.py
 # (`_to_state_dict_with_dtype`): under `eqx.filter_jit` a parameter the body passes to `.astype` is
 # a dtype, a Python value filter_jit keeps static; logging it logs the dtype's name, not a tracer.

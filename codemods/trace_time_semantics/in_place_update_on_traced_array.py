@@ -93,8 +93,9 @@ class InPlaceUpdateRule(Rule):
 
     A Pallas kernel (a function the module passes to `pl.pallas_call` or `pl.kernel`, by name:
     `pallas.kernel_names`) writes its output through its Ref parameters (`o_ref[...] = v`):
-    those stores are not reported. A helper the kernel calls with its Refs is not followed and
-    can still be reported. Nor is `self.cache[...] = v` where the module's class sets `cache` to an
+    those stores are not reported, nor those into a parameter of a def nested in the kernel
+    (`pltpu.run_scoped(body, pltpu.VMEM(...))` hands `body` scratch Refs). A helper outside the
+    kernel that it calls with its Refs is not followed and can still be reported. Nor is `self.cache[...] = v` where the module's class sets `cache` to an
     NNX Variable (`nnx.Variable(...)`, `nnx.Param(...)`): `Variable.__setitem__` is how NNX
     replaces a Variable's value. A Variable reached another way (passed in, held in a list) is not
     recognised.
@@ -288,7 +289,7 @@ class InPlaceUpdateRule(Rule):
                     continue
                 if kernels is None:
                     kernels = kernel_names(ctx.tree, ctx.names.qualify_ast)
-                if info.name in kernels and _root_name(subs[0]) in info.params:
+                if _in_kernel(info, kernels) and _root_name(subs[0]) in info.params:
                     continue  # `o_ref[...] = v` in a Pallas kernel: a write into a mutable Ref
                 if evidence is None:
                     evidence = ArrayEvidence(info, ctx.names)
@@ -784,3 +785,15 @@ def _aliased(info: FuncInfo, evidence: ArrayEvidence, name: str) -> bool:
 
 # `InPlaceUpdateCommand`: the libcst codemod command, made on first access
 __getattr__ = commands_for(InPlaceUpdateRule)
+
+
+def _in_kernel(info: FuncInfo, kernels: frozenset[str]) -> bool:
+    """`info` is a Pallas kernel or a def nested in one, whose parameters the kernel hands Refs
+    (its own, or scratch from `run_scoped`): sgl-project/sglang-jax@cddbf6f1:python/sgl_jax/srt/
+    kernels/fused_moe/v1/kernel.py:915, `d2e_count_vmem[my_id] = sizes` in `_all_reduce_metadata`,
+    a wrong JAX403 whose safe `.at[].set` fix would drop the store."""
+    while info is not None:
+        if info.name in kernels:
+            return True
+        info = info.parent
+    return False
