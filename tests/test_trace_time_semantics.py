@@ -1158,3 +1158,54 @@ def test_the_redefinition_jitted_itself_is_still_reported():
     source = textwrap.dedent(REDEFINED_CELLS).replace("z = f(2)", "z = jax.jit(f)(2)")
     result = analyze(source, "t.py", Config(select=("JAX4",)))
     assert [(f.code, f.line) for f in result.findings] == [("JAX401", 13)]
+
+
+# google-deepmind/graphcast's xarray_jax, as fgiral000/gencast-flax-nnx@297e7c5629d3 vendors it
+# (common/xarray_jax_test.py:44-48): the traced input is wrapped in an object whose
+# `__array_ufunc__` sends NumPy's ufuncs to `jax.numpy`, so `np.abs(wrapped)` stays in JAX under
+# `jax.jit`. The `jnp.abs` rewrite gets an object it rejects: 3 of the test file's 28 tests failed
+# after a safe fix. A value some other code made is not shown to be an array: the fix is unsafe.
+ARRAY_UFUNC_WRAPPER = '''
+import jax.numpy as jnp
+
+
+class Variable:
+    def __init__(self, dims, data):
+        self.dims, self.data = dims, data
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        args = [x.data if isinstance(x, Variable) else x for x in inputs]
+        return Variable(self.dims, getattr(jnp, ufunc.__name__)(*args, **kwargs))
+
+    def __add__(self, other):
+        return Variable(self.dims, self.data + other)
+'''
+WRAPPED_UFUNC = """
+import wrapper
+
+
+@jax.jit
+def ops_via_wrapper(inputs):
+    x = wrapper.Variable(("lat", "lon"), inputs)
+    x = np.abs(x + 2)
+    return x.data
+"""
+
+
+def test_a_numpy_ufunc_on_a_value_other_code_made_gets_no_safe_fix(tmp_path, monkeypatch):
+    (tmp_path / "wrapper.py").write_text(ARRAY_UFUNC_WRAPPER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    findings, fixed = run(WRAPPED_UFUNC, "JAX402")
+    assert rows(findings) == [("JAX402", "unsafe")] and "wrapper.Variable" in findings[0].fix.title
+    assert fixed == textwrap.dedent(WRAPPED_UFUNC)  # a plain fix changes nothing
+    original = load(tmp_path, HEADER + textwrap.dedent(WRAPPED_UFUNC), "wrapped_ufunc")
+    np.testing.assert_allclose(original.ops_via_wrapper(-jnp.ones((2, 3)) * 5), 3 * np.ones((2, 3)))
+    _, rewritten = run(WRAPPED_UFUNC, "JAX402", unsafe=True)
+    broken = load(tmp_path, HEADER + rewritten, "wrapped_ufunc_rewritten")
+    with pytest.raises(TypeError):
+        broken.ops_via_wrapper(-jnp.ones((2, 3)) * 5)
+    # the buggy twin: the traced input itself goes to NumPy, which fails; the jnp fix is safe
+    twin = WRAPPED_UFUNC.replace('x = wrapper.Variable(("lat", "lon"), inputs)', "x = inputs").replace(
+        "return x.data", "return x"
+    )
+    assert rows(run(twin, "JAX402")[0]) == [("JAX402", "safe")]

@@ -25,7 +25,9 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.guards import guarded_in, never_traced_at
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.pytrees import ast_statements
+from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.screen_function import ScreenFunction, target_names
 from jaxfix.analysis.static_values import nested_field
 from jaxfix.analysis.trace_screen import (
@@ -34,7 +36,7 @@ from jaxfix.analysis.trace_screen import (
     ScreenEntries,
     any_site,
 )
-from jaxfix.analysis.trace_sites import own_sites
+from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites
 from jaxfix.model import Finding, ImportRequest, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -63,6 +65,9 @@ class NumpyOnTracedValueRule(Rule):
     show is not taken as traced: another package's pytree may keep it static (jaxdf's
     `Domain.dx`, an `eqx.field(static=True)`). Only NumPy functions measured to fail are flagged, and only the measured ones with the same
     semantics in `jax.numpy` are rewritten safely: a function outside the table is left alone.
+    The rewrite is unsafe when the argument was made by a call outside JAX, NumPy and this module
+    (`x = xarray_jax.Variable(dims, inputs)`): such an object may implement `__array_ufunc__`,
+    keeping NumPy's call in JAX, and `jnp` rejects it.
     Results follow JAX's dtype rules: where NumPy promotes to 64 bits (integer inputs to float64
     in `np.sqrt` or `np.divide`, an explicit `dtype=np.float64`), `jax.numpy` computes in 32 bits
     unless `jax_enable_x64` is set. A module-level NumPy table is reported indexed only when the
@@ -309,6 +314,11 @@ class NumpyOnTracedValueRule(Rule):
             if hazard is None and not certainly_traced(ctx.fact(JitContexts, jit_contexts), info):
                 # where the value is in fact concrete, NumPy works today and `jnp` may not (objects, 64 bits)
                 hazard = "traced only through a call in another module; where the value is concrete, NumPy works today"
+            if hazard is None and (made := _made_by_other_code(ctx, info, traced_args)) is not None:
+                hazard = (
+                    f"the argument is made by `{made}(...)`, which may return an object wrapping the array that "
+                    "implements `__array_ufunc__` (NumPy's call then stays in JAX) and which `jnp` rejects"
+                )
             imports: list[ImportRequest] = []
             spelled, reqs = ctx.names.reference(f"jax.numpy.{fname}")
             imports.extend(reqs)
@@ -320,6 +330,30 @@ class NumpyOnTracedValueRule(Rule):
         return ctx.finding(
             self, "JAX402", call, message(f"NumPy `np.{fname}` on a traced value raises under a trace{info.traced_because()}", fix), fix
         )
+
+
+def _made_by_other_code(ctx: RuleContext, info: FuncInfo, args: list[cst.BaseExpression]) -> str | None:
+    """The callee, as written, of a call outside JAX, NumPy and this module whose result a name
+    in `args` is bound to in the function: what it returns may be an object wrapping the traced
+    array. google-deepmind/graphcast's `xarray_jax.Variable(dims, inputs)` under `jax.jit` sends
+    `np.abs` to `jnp` through `__array_ufunc__`; the `jnp` rewrite broke its tests
+    (fgiral000/gencast-flax-nnx@297e7c56: common/xarray_jax_test.py, 3 of 28 failed after a safe fix)."""
+    bindings = ArrayEvidence(info, ctx.names).bindings
+    for arg in args:
+        for name in names_read(arg):
+            for value in bindings.get(name, ()):
+                value = value[1] if isinstance(value, tuple) else value
+                if not isinstance(value, cst.Call) or isinstance(value.func, cst.Call):
+                    continue
+                qual = ctx.names.qualify(value.func) or ""
+                if qual.startswith(("jax.", "numpy.", "math.", "builtins.", "functools.")):
+                    continue
+                if isinstance(value.func, cst.Name) and not qual:
+                    continue  # a def of this module or a local: the analysis follows it
+                if isinstance(value.func, cst.Attribute) and not qual:
+                    continue  # a method (`x.astype(...)`, `self.layer(x)`)
+                return dotted_name(value.func) or qual
+    return None
 
 
 # NumPy functions that make a new ndarray (what a subscript of their result indexes)
