@@ -259,32 +259,19 @@ class ProjectIndex:
         module, each recorded as consulted. Without the whole tree (`whole_tree`), or in a tree of
         one module (an editor's single-file workspace, which shows no other module), every name may
         be referenced."""
-        files = [(module, path) for path, (module, _) in self.paths.items()]
-        if not self.whole_tree or len(files) < 2:
-            return True
-        if self.consulted is not None:
-            self.consulted.update((module, None) for module, _ in files)
-        if self._referenced is None or self._referenced[0] != self.generation:
-            self._referenced = (self.generation, {})
-        known = self._referenced[1]
-        if name not in known:
-            mention = re.compile(rf"\b{re.escape(name)}\b")
-            known[name] = False
-            for _, path in files:
-                try:
-                    text = Path(path).read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                if any(_in_code(text, found.start()) for found in mention.finditer(text)):
-                    known[name] = True
-                    break
-        return known[name]
+        return self._mentioned(name, rf"\b{re.escape(name)}\b")
 
     def reads_attribute(self, name: str) -> bool:
         """Whether a module of the project reads an attribute `name` in code (`.name`, or the
         string `"name"` given to `getattr`/`hasattr`): what `references` answers for an attribute, with the
         same whole-tree rule (without the whole tree every attribute may be read) and the same
         text search. A JAX101 cached property nothing reads is never first read under a trace."""
+        return self._mentioned(f".{name}", rf"\.{re.escape(name)}\b|(?:get|has)attr\([^)]*['\"]{re.escape(name)}['\"]")
+
+    def _mentioned(self, key: str, pattern: str) -> bool:
+        """Whether `pattern` matches in the code (not a comment or string) of some module of the
+        project, memoised under `key` per index generation; True without the whole tree (a module
+        not checked may mention it)."""
         files = [(module, path) for path, (module, _) in self.paths.items()]
         if not self.whole_tree or len(files) < 2:
             return True
@@ -293,9 +280,8 @@ class ProjectIndex:
         if self._referenced is None or self._referenced[0] != self.generation:
             self._referenced = (self.generation, {})
         known = self._referenced[1]
-        key = f".{name}"
         if key not in known:
-            mention = re.compile(rf"\.{re.escape(name)}\b|(?:get|has)attr\([^)]*['\"]{re.escape(name)}['\"]")
+            mention = re.compile(pattern)
             known[key] = False
             for _, path in files:
                 try:
