@@ -85,6 +85,30 @@ def run_jax3(source: str, unsafe: bool = False):
     return result
 
 
+def analyze_in_project(tmp_path: Path, files: dict[str, str], checked: str, select: str, whole_tree: bool = True):
+    """`files` (name -> dedented text) written under `tmp_path`, indexed as one project, and rule
+    `select` run on `checked` with that index (`whole_tree`: what `jaxfix check <folder>` builds; a
+    list of files is not the whole tree): the result, after checking it analysed without error."""
+    import textwrap
+
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+    from jaxfix.engine.project import build_project_index
+
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        paths.append(str(path))
+    project = build_project_index(paths)
+    project.whole_tree = whole_tree
+    source = (tmp_path / checked).read_text()
+    result = analyze(source, str(tmp_path / checked), Config(select=(select,)), project=project)
+    assert result.error is None, result.error
+    return result
+
+
 def count_compiles(fn) -> int:
     """How many XLA compiles running `fn()` makes (jax's own compile events, the event the
     verifier counts: `jaxfix.verify.child.COMPILE_EVENT`)."""

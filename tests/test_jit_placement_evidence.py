@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
+from fixture_cases import analyze_in_project
+
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 
@@ -108,18 +110,7 @@ class Workload:
 
 
 def _project_codes(tmp_path, files: dict[str, str], checked: str, whole_tree: bool = True) -> list[tuple[int, str]]:
-    from jaxfix.engine.project import build_project_index
-
-    paths = []
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-        paths.append(str(path))
-    source = (tmp_path / checked).read_text()
-    project = build_project_index(paths)
-    project.whole_tree = whole_tree  # what `jaxfix check <folder>` builds
-    result = analyze(source, str(tmp_path / checked), Config(select=("JAX202",)), project=project)
+    result = analyze_in_project(tmp_path, files, checked, "JAX202", whole_tree)
     return [(f.line, f.code) for f in result.findings]
 
 

@@ -13,6 +13,7 @@ import textwrap
 
 import jax.numpy as jnp
 import pytest
+from fixture_cases import analyze_in_project
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -218,19 +219,7 @@ class LlamaModel(BaseModule):
 
 
 def _project_jax101(tmp_path, files: dict[str, str], checked: str, whole_tree: bool = True) -> list[str]:
-    from jaxfix.engine.project import build_project_index
-
-    paths = []
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-        paths.append(str(path))
-    project = build_project_index(paths)
-    project.whole_tree = whole_tree  # what `jaxfix check <folder>` builds
-    source = (tmp_path / checked).read_text()
-    result = analyze(source, str(tmp_path / checked), Config(select=("JAX101",)), project=project)
-    assert result.error is None, result.error
+    result = analyze_in_project(tmp_path, files, checked, "JAX101", whole_tree)
     return [f.message.split("`")[3] for f in result.findings if f.code == "JAX101"]
 
 
