@@ -120,6 +120,10 @@ class Finding:
     message: str
     fix: Fix | None = None
     cell: int | None = None  # a notebook's cell (1-based, markdown cells counted); line and column are in it
+    # Shown only in preview mode (`--preview`, `preview = true`), as Ruff does with its preview
+    # rules: the evidence the rule had is of a kind that was mostly wrong on code nobody prepared
+    # (benchmarks/blind): reported on it by default, the rule could not tell (issue #29).
+    preview: bool = False
 
     def with_fix(self, fix: Fix | None) -> "Finding":
         return replace(self, fix=fix)
