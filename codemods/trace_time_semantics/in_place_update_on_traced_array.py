@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from codemods._command import commands_for
+from codemods.trace_time_semantics import preview
 from codemods.trace_time_semantics.common import (
     certainly_traced,
     code,
@@ -336,7 +337,8 @@ class InPlaceUpdateRule(Rule):
                     if evidence is None:
                         evidence = ArrayEvidence(info, ctx.names)
                     fix = self._fix(ctx, info, evidence, node, target, name, eager=True)
-                yield ctx.finding(self, "JAX403", target, message(what, fix), fix)
+                found = ctx.finding(self, "JAX403", target, message(what, fix), fix)
+                yield preview.in_place_finding(found, constructed=True)
 
     def _check(self, ctx, info, evidence: ArrayEvidence, node, subs, n_targets) -> Finding | None:
         facts = info.facts
@@ -367,7 +369,9 @@ class InPlaceUpdateRule(Rule):
             fix = ctx.manual("several targets: write one `x = x.at[...].set(v)` per target")
         else:
             fix = self._fix(ctx, info, evidence, node, target, name)
-        return ctx.finding(self, "JAX403", target, message(what + info.traced_because(), fix), fix)
+        found = ctx.finding(self, "JAX403", target, message(what + info.traced_because(), fix), fix)
+        made = isinstance(info.node, cst.FunctionDef) and name in eager_array_names_cst(info.node, ctx.names.qualify)
+        return preview.in_place_finding(found, constructed=made)
 
     @staticmethod
     def _variable_attribute(ctx: RuleContext, info, attribute: cst.Attribute) -> bool:

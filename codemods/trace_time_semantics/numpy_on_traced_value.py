@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from codemods._command import commands_for
+from codemods.trace_time_semantics import preview
 from codemods.trace_time_semantics.common import (
     TRANSFORM_TOKENS,
     certainly_traced,
@@ -243,7 +244,7 @@ class NumpyOnTracedValueRule(Rule):
             local_arrays: set[str] | None = None
             for node, stmt in sites:
                 if isinstance(node, cst.Call):
-                    finding = self._check(ctx, info, node, stmt)
+                    finding = preview.numpy_finding(self._check(ctx, info, node, stmt))
                     if finding is not None:
                         yield finding
                 elif isinstance(node, cst.Subscript) and _index_traced(info, node, stmt):
@@ -251,7 +252,7 @@ class NumpyOnTracedValueRule(Rule):
                         module_arrays = _module_numpy_arrays(ctx)
                     if local_arrays is None:
                         local_arrays = _local_numpy_arrays(ctx, sites)
-                    finding = self._check_index(ctx, info, node, module_arrays, local_arrays)
+                    finding = preview.numpy_finding(self._check_index(ctx, info, node, module_arrays, local_arrays))
                     if finding is not None:
                         yield finding
 

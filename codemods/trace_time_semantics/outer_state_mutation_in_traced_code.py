@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from codemods._command import commands_for
+from codemods.trace_time_semantics import preview
 from codemods.trace_time_semantics.common import (
     TRANSFORM_TOKENS,
     kept_trace,
@@ -518,7 +519,8 @@ class OuterStateMutationRule(Rule):
                 )
 
     def _report(self, ctx: RuleContext, info: FuncInfo, node: cst.CSTNode, message: str, advice: str) -> Finding:
-        return ctx.finding(self, "JAX404", node, message + info.traced_because(), ctx.manual(advice))
+        found = ctx.finding(self, "JAX404", node, message + info.traced_because(), ctx.manual(advice))
+        return preview.outer_state_finding(found)
 
 
 def _stores_traced(facts, stmt, *parts) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from codemods._command import commands_for
+from codemods.trace_time_semantics import preview
 from codemods.trace_time_semantics.common import (
     certainly_traced,
     fits,
@@ -246,7 +247,8 @@ class PrintInTracedCodeRule(Rule):
                             "or print it with `jax.debug.print`"
                         )
                         what = f"`{logged}` of a traced value runs once, at trace time, and logs a tracer"
-                        yield ctx.finding(self, "JAX401", node, message(what + info.traced_because(), fix), fix)
+                        found = ctx.finding(self, "JAX401", node, message(what + info.traced_because(), fix), fix)
+                        yield preview.print_finding(found, logged=True)
             # several prints in one function: keep their order (jax.debug.print is unordered by default)
             ordered = len(prints) + debug_calls > 1
             certain = not prints or certainly_traced(ctx.fact(JitContexts, jit_contexts), info)
@@ -260,9 +262,10 @@ class PrintInTracedCodeRule(Rule):
                         "`jax.debug.print` takes only array values)",
                         safety=Safety.UNSAFE,
                     )
-                yield ctx.finding(
+                found = ctx.finding(
                     self, "JAX401", node, message("`print` of a traced value runs once, at trace time" + info.traced_because(), fix), fix
                 )
+                yield preview.print_finding(found, logged=False)
 
 
 # Functions of `logging` (and absl's) that log their arguments, and the same methods of a logger.
