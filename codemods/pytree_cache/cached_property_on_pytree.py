@@ -173,7 +173,6 @@ from codemods.pytree_cache.cached_members import (
     may_hold_cached_pytree,
     may_hold_cached_pytree_in,
 )
-from codemods.pytree_cache import preview
 from codemods.pytree_cache.cached_value import PYTHON_VALUE, UNKNOWN_VALUE, cached_value
 from codemods.pytree_cache.class_fix import class_fix
 from jaxfix.analysis import pytrees as pt
@@ -414,13 +413,13 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
         for cached in cached_classes(ctx):
             if not cached.properties:
                 continue
-            cached, unsure, values = _members_worth_reporting(ctx, cached, ctx.option(self, "unproven-pytrees"))
+            cached, unsure = _members_worth_reporting(ctx, cached, ctx.option(self, "unproven-pytrees"))
             if not cached.properties:
                 continue
             fix = class_fix(ctx, cached, style, unsure)
             name = cached.classdef.name.value
             for member in cached.properties:
-                found = ctx.finding(
+                yield ctx.finding(
                     self,
                     "JAX101",
                     member.decorator,
@@ -429,12 +428,9 @@ class CachedPropertyOnPytreeRule(PytreeCacheFamily, Rule):
                     f"under jit",
                     fix,
                 )
-                yield preview.cached_property_finding(found, values[member.name])
 
 
-def _members_worth_reporting(
-    ctx: RuleContext, cached: CachedClass, unproven: bool
-) -> tuple[CachedClass, str, dict[str, str]]:
+def _members_worth_reporting(ctx: RuleContext, cached: CachedClass, unproven: bool) -> tuple[CachedClass, str]:
     """A pytree class's cached properties worth reporting: not those whose value is certainly a
     plain Python object (never a tracer; `cached_value`), and why the property fix is unsafe when
     one of the rest may be one. The same for every pytree kind: an `-> int` size or an enum cached
@@ -445,8 +441,8 @@ def _members_worth_reporting(
     (held-out labels, erfanzar/EasyDeL@090a03b `easydel/infra/base_module.py:651,706`,
     `modules/clip/modeling_clip.py:586`; held-out3 kvfrans/jax-diffusion-transformer
     `utils/stable_vae.py:58` and held-out9 mlprt/feedbax `feedbax/state.py:43`, found before the
-    persistent-read requirement). Also each kept member's `cached_value` kind, which `preview` reads."""
-    kept, unsure, values = [], "", {}
+    persistent-read requirement)."""
+    kept, unsure = [], ""
     evidence = None if unproven or cached.info.kind == pt.NNX else _persistently_read(ctx, cached.classdef)
     for member in cached.properties:
         if evidence is not None and member.name not in evidence:
@@ -459,8 +455,7 @@ def _members_worth_reporting(
         if value == UNKNOWN_VALUE and not unsure:
             unsure = f"`{member.name}`: {why}"
         kept.append(member)
-        values[member.name] = value
-    return dataclasses.replace(cached, properties=kept), unsure, values
+    return dataclasses.replace(cached, properties=kept), unsure
 
 
 def _persistently_read(ctx: RuleContext, classdef) -> frozenset[str]:
