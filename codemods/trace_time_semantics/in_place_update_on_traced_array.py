@@ -101,6 +101,14 @@ class InPlaceUpdateRule(Rule):
     replaces a Variable's value. A Variable reached another way (passed in, held in a list) is not
     recognised.
 
+    ## Preview
+    A store into a traced parameter, or into a value derived from one, is shown only with
+    `--preview`: on code nobody had prepared (the thirteen blind pools' first-contact labels) 0 of
+    8 were real, on five pools (a NumPy array, a Pallas Ref, a Python list, an `nnx.Variable`). A
+    store into a name every binding of which is a `jax.numpy` constructor in the same function
+    (`x = jnp.zeros(n)` then `x[i] = v`) is reported by default: 28 real of 28 on four pools; it
+    raises whether or not anything traces the function. `codemods/trace_time_semantics/preview.py`.
+
     ## Example
     ```python
     @jax.jit

@@ -163,6 +163,14 @@ class OuterStateMutationRule(Rule):
     `include-tests = true` in `[tool.jaxfix.outer-state-mutation-in-traced-code]` to report it.
     Elsewhere, intentional trace-time bookkeeping is flagged too: silence it with `# noqa: JAX404`.
 
+    ## Preview
+    Shown only with `--preview`, on every path: on code nobody had prepared (the thirteen blind
+    pools' first-contact labels) 8 of 81 findings were real, wrong on eleven pools. Reads of a
+    rebound module global were about 7 real in 70 (notebooks redefine the function with the
+    rebinding, retrace it on a new structure, or rebind an equal value); writes to outer state 1
+    in 9 (a treedef, a graph structure or a tag counter recorded at trace time on purpose).
+    `codemods/trace_time_semantics/preview.py`.
+
     ## Example
     ```python
     SCALE = 2.0
