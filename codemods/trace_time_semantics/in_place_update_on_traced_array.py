@@ -102,12 +102,14 @@ class InPlaceUpdateRule(Rule):
     recognised.
 
     ## Preview
-    A store into a traced parameter, or into a value derived from one, is shown only with
-    `--preview`: on code nobody had prepared (the thirteen blind pools' first-contact labels) 0 of
-    8 were real, on five pools (a NumPy array, a Pallas Ref, a Python list, an `nnx.Variable`). A
-    store into a name every binding of which is a `jax.numpy` constructor in the same function
-    (`x = jnp.zeros(n)` then `x[i] = v`) is reported by default: 28 real of 28 on four pools; it
-    raises whether or not anything traces the function. `codemods/trace_time_semantics/preview.py`.
+    Reported by default where the stored-into name is bound in the function to a `jax.numpy`/`lax`
+    call (`x = jnp.zeros(n)` then `x[i] = v`: it raises whether or not anything traces it), or is
+    a bare parameter of a function that a transform of its own module traces. A store into
+    anything else believed traced (a value derived from a parameter, an element or attribute, a
+    function traced through another module's call) is shown only with `--preview`. On code nobody
+    had prepared (the thirteen blind pools' first-contact labels) the first path was 28 real of 28
+    on four pools, the last 0 of 5 on three (a NumPy copy, a Python list, an `nnx.Variable`).
+    `codemods/trace_time_semantics/preview.py`.
 
     ## Example
     ```python
@@ -378,8 +380,9 @@ class InPlaceUpdateRule(Rule):
         else:
             fix = self._fix(ctx, info, evidence, node, target, name)
         found = ctx.finding(self, "JAX403", target, message(what + info.traced_because(), fix), fix)
-        made = isinstance(info.node, cst.FunctionDef) and name in eager_array_names_cst(info.node, ctx.names.qualify)
-        return preview.in_place_finding(found, constructed=made)
+        made = _made_by_jax(evidence, name, ctx.names.qualify)
+        own = not chain and name in info.params and certainly_traced(ctx.fact(JitContexts, jit_contexts), info)
+        return preview.in_place_finding(found, constructed=made, own_parameter=own)
 
     @staticmethod
     def _variable_attribute(ctx: RuleContext, info, attribute: cst.Attribute) -> bool:
@@ -446,6 +449,17 @@ class InPlaceUpdateRule(Rule):
         safety = Safety.UNSAFE if hazards else Safety.SAFE
         title = f"use `{name} = {name}.at[...].{verb}(...)`" + (f" (unsafe: {'; '.join(hazards)})" if hazards else "")
         return ctx.rewrite(title, safety, replace={node: new})
+
+
+def _made_by_jax(evidence: ArrayEvidence, name: str, qualify) -> bool:
+    """`name` (which `evidence` takes for an array) is no parameter and some binding of it in the
+    function is a `jax.numpy`/`lax` call (`xy = jnp.ones(n)`, `h = jnp.zeros_like(v)`): a JAX array
+    whatever its inputs, so an item store into it raises, traced or not (`preview`: the default path)."""
+    values = evidence.bindings.get(name) or []
+    if any(isinstance(v, cst.Param) for v in values):
+        return False
+    exprs = [v[1] if isinstance(v, tuple) else v for v in values]
+    return any(isinstance(e, cst.Call) and is_staged_call_name(qualify(e.func)) for e in exprs)
 
 
 def _own_item_stores(func: cst.FunctionDef) -> list[tuple[cst.CSTNode, list[cst.Subscript], int]]:
