@@ -168,7 +168,7 @@ class OuterStateMutationRule(Rule):
     (`log.append(x)`, `d[k] = x`, `global g; g = x`, `self.x = x` on a module-level object); a
     write of a value not shown to be traced and every read of a module global that is rebound or
     refilled at run time are shown only with `--preview`. On code nobody had prepared (the thirteen
-    blind pools' first-contact labels) the reads were 7 real of about 75, wrong on eleven pools
+    blind pools' first-contact labels) the reads were 7 real of 76, wrong on ten pools
     (notebooks redefine the function with the rebinding, retrace it on a new structure, or rebind
     an equal value); the untraced writes 0 of 4 on three pools (a treedef, a graph structure, a
     write in a host callback, recorded at trace time on purpose); the traced writes 1 of 1.

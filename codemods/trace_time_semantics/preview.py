@@ -33,8 +33,8 @@ write it, `@jax.jit def f(x): np.sin(x)`; `x[i] = v`; `log.append(x)`).
 - JAX404 a write of a value not shown to be traced (`nonlocal treedef; treedef = ...`, a counter):
   preview (0 real of 4 on dev, heldout10, heldout12: a treedef, a graph structure, a write in a
   host callback, recorded at trace time on purpose).
-- JAX404 a read of a module global rebound or refilled at run time: preview (7 real of about 75
-  on eleven pools: notebooks redefine the function with the rebinding, retrace it on a new
+- JAX404 a read of a module global rebound or refilled at run time: preview (7 real of 76
+  on eleven pools, wrong on ten: notebooks redefine the function with the rebinding, retrace it on a new
   structure, or rebind an equal value; trace-time tag counters read by design).
 """
 
