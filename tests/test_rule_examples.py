@@ -25,7 +25,7 @@ def _cases(kind: str):
 
 
 def _run(select: tuple[str, ...], text: str):
-    result = analyze(text, "example.py", Config(select=select, unsafe_fixes=True), fix=True)
+    result = analyze(text, "example.py", Config(preview=True, select=select, unsafe_fixes=True), fix=True)
     assert result.error is None, result.error
     return result
 
