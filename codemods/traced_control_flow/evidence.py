@@ -33,7 +33,7 @@ from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.proven_traced import ProvenTraced
 from jaxfix.analysis.runs_once import is_notebook_text
-from jaxfix.analysis.static_values import is_object_method
+from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
 
 # the paths shown only with `--preview` (see the module docstring for the figures)
@@ -41,18 +41,20 @@ PREVIEW_PATHS = frozenset({"helper"})
 
 
 class _NoHelperResults(FunctionFacts):
-    """The proof without the results of project helpers and object methods: a call is traced
-    only when it is a jax operation, a method of a traced array (`x.any()`), a builtin or a
-    transformed function (`jax.vmap(f)(x)`)."""
+    """The proof without the results of helpers: a call is traced only when it is a public
+    function of jax or another array library (`jnp.sum`, `nnx.relu`), a method of a traced array
+    (`x.any()`), a builtin, or a transformed function (`jax.vmap(f)(x)`); not a function of the
+    project or a private one of jax's, not a method of another object, not a callable parameter."""
 
     def _call_traced(self, e: cst.Call, env) -> bool:
         if not super()._call_traced(e, env):
             return False
         qual = self.names.qualify(e.func) or ""
-        if qual.startswith("jax.") and not any(part.startswith("_") for part in qual.split(".")):
-            return True  # a public jax function (`jax._src.scipy...._shapes` is a private helper)
         if qual in _BUILTINS:
             return True
+        parts = qual.split(".")
+        if parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts):
+            return True  # public: `jnp.sum`, `nnx.relu`, not jax's private `jax._src...._shapes`
         if isinstance(e.func, cst.Attribute) and self.expr_traced(e.func.value, env):
             return not is_object_method(e.func)
         if isinstance(e.func, cst.Call):
