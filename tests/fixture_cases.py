@@ -69,16 +69,18 @@ def load_as_module(path: Path, source: str | None = None):
     return module
 
 
-def run_jax3(source: str, unsafe: bool = False):
+def run_jax3(source: str, unsafe: bool = False, preview: bool = False):
     """The traced control-flow rules (JAX3xx) on `source` (dedented), fixing: the result, after
-    checking it analysed without error and that any rewritten text parses."""
+    checking it analysed without error and that any rewritten text parses (`preview`: with the
+    findings shown only in preview mode)."""
     import ast
     import textwrap
 
     from jaxfix.engine import analyze
     from jaxfix.engine.config import Config
 
-    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX3",), unsafe_fixes=unsafe), fix=True)
+    config = Config(select=("JAX3",), unsafe_fixes=unsafe, preview=preview)
+    result = analyze(textwrap.dedent(source), "t.py", config, fix=True)
     assert result.error is None, result.error
     if result.fixed_source is not None:
         ast.parse(result.fixed_source)

@@ -164,7 +164,9 @@ def test_project_facts_keep_fields_and_own_helpers_static(tmp_path):
     from jaxfix.engine import analyze
     from jaxfix.engine.config import Config
 
-    alone = analyze(INTEGRATE, str(pkg / "_integrate.py"), Config(select=("ALL",)))
-    # without the project: the helper is out of sight (13), and `saveat`'s class too, so neither
-    # `saveat.dense` (11) nor `saveat.ts` (15) is proven traced
+    alone = analyze(INTEGRATE, str(pkg / "_integrate.py"), Config(select=("ALL",), preview=True))
+    # without the project: the helper is out of sight (13: what it returns is a preview finding,
+    # `traced_control_flow.evidence`), and `saveat`'s class too, so neither `saveat.dense` (11)
+    # nor `saveat.ts` (15) is proven traced
     assert {f.line for f in alone.findings} >= {13} and not {11, 15} & {f.line for f in alone.findings}
+    assert all(f.preview for f in alone.findings if f.line == 13)

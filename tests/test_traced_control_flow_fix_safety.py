@@ -228,16 +228,18 @@ def reshape(q):
 
 
 def test_truthiness_of_a_value_not_shown_to_be_an_array_is_unsafe():
-    result = run(TRUTHY_LIST)
+    # `parts` is what a project helper returns: a preview finding (`traced_control_flow.evidence`)
+    assert run(TRUTHY_LIST).findings == []
+    result = run(TRUTHY_LIST, preview=True)
     [finding] = result.findings
-    assert finding.code == "JAX301"
+    assert finding.code == "JAX301" and finding.preview
     assert finding.fix.safety is Safety.UNSAFE
     assert "`parts` is tested for truthiness" in finding.message
     assert result.fixed_source is None  # a plain `fix --write` leaves the working code alone
     q = jnp.arange(4.0)
     assert load(TRUTHY_LIST)["reshape"](q).shape == (2, 2)
     # the rewrite it is held back from: `lax.cond` on a list raises, under jit and eagerly
-    rewritten = run(TRUTHY_LIST, unsafe=True).fixed_source
+    rewritten = run(TRUTHY_LIST, unsafe=True, preview=True).fixed_source
     assert "lax.cond(parts" in rewritten
     with pytest.raises(TypeError, match="Pred must be a scalar"):
         load(rewritten)["reshape"](q)

@@ -89,11 +89,17 @@ def is_proven_traced(fn: FunctionRewrite, site) -> bool:
     proof = fn.ctx.fact(ProvenTraced, proven_traced).facts(fn.info)
     if proof is None:
         return False
-    exprs = site.traced or tuple(e for e in (_decided_by(site.node),) if e is not None)
+    exprs, stmt = decided_values(site)
     if not exprs:
         return True
-    stmt = site.stmt if site.stmt is not None else site.node
     return any(proof.traced(e, stmt) for e in exprs)
+
+
+def decided_values(site) -> tuple[tuple[cst.BaseExpression, ...], cst.CSTNode]:
+    """The values `site` turns into Python values (its named operands, or the condition it
+    tests), and the statement they are read before."""
+    exprs = site.traced or tuple(e for e in (_decided_by(site.node),) if e is not None)
+    return exprs, site.stmt if site.stmt is not None else site.node
 
 
 def _decided_by(node: cst.CSTNode) -> cst.BaseExpression | None:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import libcst as cst
 
+from codemods.traced_control_flow.evidence import site_in_preview
 from codemods.traced_control_flow.fix_safety import is_proven_traced, proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
@@ -204,7 +205,8 @@ class SiteRule:
                 if fix is not None:
                     message += f"; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"; {fix.title}"
                 at = site.node if site.report is None else site.report
-                yield ctx.finding(self, site.code, at, message, fix)
+                finding = ctx.finding(self, site.code, at, message, fix)
+                yield replace(finding, preview=True) if site_in_preview(fn.rewrite, site) else finding
 
     @classmethod
     def passes_prefilter(cls, source: str) -> bool:
@@ -352,7 +354,12 @@ class _SiteFinder:
 
     def conversion_site(self, n: cst.Call, stmt) -> Site | None:
         q = self.names.qualify(n.func)
-        if q in SCALAR_CONVERSIONS and len(n.args) == 1 and not n.args[0].star and self.facts.traced(n.args[0].value, stmt):
+        if (
+            q in SCALAR_CONVERSIONS
+            and len(n.args) == 1
+            and not n.args[0].star
+            and self.facts.traced(n.args[0].value, stmt)
+        ):
             return None if self.guarded(n, n.args[0].value) else Site("JAX304", "convert", n, stmt, (n.args[0].value,))
         if (
             isinstance(n.func, cst.Attribute)

@@ -26,6 +26,13 @@ module is not seen) is that Python default, and in a notebook a parameter every 
 `x or {}` (an empty dict, list or tuple default) says `x` is a container or None: its truth is
 its emptiness, a Python bool, and it is not reported.
 
+## Preview
+Shown only with `--preview`: a operand traced only as what a call of a project helper or an
+object's method returns, given a traced argument (`not self.inner.contains(p)`). Whether such a helper returns an
+array or a Python value computed from shapes, dtypes and configuration is in a body the proof does
+not read: on the thirteen spent blind pools, 1 of 23 such JAX3xx findings was real, against 25 of
+30 for the rest (`codemods/traced_control_flow/evidence.py`).
+
 ## Example
 ```python
 @jax.jit

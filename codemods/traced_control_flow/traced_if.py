@@ -37,6 +37,13 @@ reported. A parameter no call in the module passes holds its default, which jit 
 a literal, or for a `def` outside functions a dotted name (`Kind.A`) (`jaxfix.analysis.defaults`);
 a caller outside the project that passes it is not seen.
 
+## Preview
+Shown only with `--preview`: a condition traced only as what a call of a project helper or an
+object's method returns, given a traced argument (`if can_use_kernel(x, w):`). Whether such a helper returns an
+array or a Python value computed from shapes, dtypes and configuration is in a body the proof does
+not read: on the thirteen spent blind pools, 1 of 23 such JAX3xx findings was real, against 25 of
+30 for the rest (`codemods/traced_control_flow/evidence.py`).
+
 ## Example
 ```python
 @jax.jit

@@ -25,6 +25,13 @@ module is not seen) is that Python default, and in a notebook a parameter every 
 the module differentiates, a static bound (`static_argnames`) is the fix that keeps gradients
 working.
 
+## Preview
+Shown only with `--preview`: a bound traced only as what a call of a project helper or an
+object's method returns, given a traced argument (`range(steps_for(x))`). Whether such a helper returns an
+array or a Python value computed from shapes, dtypes and configuration is in a body the proof does
+not read: on the thirteen spent blind pools, 1 of 23 such JAX3xx findings was real, against 25 of
+30 for the rest (`codemods/traced_control_flow/evidence.py`).
+
 ## Example
 ```python
 @jax.jit

@@ -29,6 +29,13 @@ that no call in the module passes (a `**kwargs` at a call may not pass it; a cal
 module is not seen) is that Python default, and in a notebook a parameter every call gives a str
 (which jit rejects) is not traced.
 
+## Preview
+Shown only with `--preview`: a value traced only as what a call of a project helper or an
+object's method returns, given a traced argument (`int(count_of(x))`). Whether such a helper returns an
+array or a Python value computed from shapes, dtypes and configuration is in a body the proof does
+not read: on the thirteen spent blind pools, 1 of 23 such JAX3xx findings was real, against 25 of
+30 for the rest (`codemods/traced_control_flow/evidence.py`).
+
 ## Example
 ```python
 @jax.jit

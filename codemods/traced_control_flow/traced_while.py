@@ -24,6 +24,13 @@ module is not seen) is that Python default, and in a notebook a parameter every 
 (which jit rejects) is not traced. `lax.while_loop` is not reverse-differentiable; in a function the module
 differentiates, a static bound (`static_argnames`) is the fix that keeps gradients working.
 
+## Preview
+Shown only with `--preview`: a condition traced only as what a call of a project helper or an
+object's method returns, given a traced argument (`while not done(state, x):`). Whether such a helper returns an
+array or a Python value computed from shapes, dtypes and configuration is in a body the proof does
+not read: on the thirteen spent blind pools, 1 of 23 such JAX3xx findings was real, against 25 of
+30 for the rest (`codemods/traced_control_flow/evidence.py`).
+
 ## Example
 ```python
 @jax.jit

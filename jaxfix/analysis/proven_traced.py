@@ -43,8 +43,12 @@ def is_direct(info: FuncInfo) -> bool:
 class ProvenTraced:
     """Per-function facts computed from proven entries only (see the module docstring)."""
 
-    def __init__(self, jc: JitContexts, order: DefOrder, notebook: bool = False) -> None:
+    def __init__(
+        self, jc: JitContexts, order: DefOrder, notebook: bool = False, facts_type: type[FunctionFacts] | None = None
+    ) -> None:
         self.jc = jc
+        # a FunctionFacts subclass that propagates less: the same proof from weaker evidence only
+        self.facts_type = facts_type
         self.order = order
         self.notebook = notebook  # every call of its functions is in sight (`runs_once.is_notebook_text`)
         self._facts: dict[FuncInfo, FunctionFacts] | None = None
@@ -79,6 +83,7 @@ class ProvenTraced:
             static_attrs=full.static_attrs,
             calls=full.calls,
             known_objects=self.known_objects(info),
+            facts_type=self.facts_type,
         )
 
     def known_objects(self, info: FuncInfo) -> frozenset[str]:

@@ -947,8 +947,11 @@ def analyse_function(
     calls: CallOracle | None = None,
     param_fields: Mapping[str, frozenset[str]] | None = None,
     known_objects: frozenset[str] | None = None,
+    facts_type: type[FunctionFacts] | None = None,
 ) -> FunctionFacts:
-    facts = FunctionFacts(
+    """The facts of one function body; `facts_type`, a subclass of FunctionFacts that propagates
+    less (`codemods.traced_control_flow.evidence`: which evidence a site needs), walks it instead."""
+    facts = (facts_type or FunctionFacts)(
         known_objects=known_objects,
         param_fields=param_fields or {},
         node=node,
