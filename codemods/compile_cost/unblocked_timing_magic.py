@@ -21,6 +21,7 @@ from codemods.compile_cost.magics import (
     plot_objects,
     produced_names,
 )
+from codemods.compile_cost.preview import flag, magic_path
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -232,16 +233,20 @@ class UnblockedTimingMagicRule(Rule):
             f"{what} times JAX work that nothing waits for (JAX dispatches asynchronously, so this times "
             "the dispatch only); " + (fix.title if fix else "block on its result before the cell ends")
         )
-        return Finding(
-            code="JAX504",
-            name=self.name,
-            path=ctx.path,
-            line=item.line,
-            column=item.column + 1,
-            end_line=item.line,
-            end_column=len(m.lines[item.line - 1].rstrip("\r\n")) + 1,
-            message=message,
-            fix=fix,
+        path = magic_path(item.magic, item.stmt_source is not None, item.statements)
+        return flag(
+            Finding(
+                code="JAX504",
+                name=self.name,
+                path=ctx.path,
+                line=item.line,
+                column=item.column + 1,
+                end_line=item.line,
+                end_column=len(m.lines[item.line - 1].rstrip("\r\n")) + 1,
+                message=message,
+                fix=fix,
+            ),
+            path,
         )
 
 

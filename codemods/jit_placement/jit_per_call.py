@@ -9,8 +9,10 @@ from dataclasses import replace
 
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
+from codemods.jit_placement.preview import flag, repeat_path
 from codemods.jit_placement.screen import sites
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
+from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -321,6 +323,7 @@ class JitPerCallRule(Rule):
         """The planner's sites outside loops: the function body makes the callable on each call."""
         if skips_test_code(ctx, self):
             return
+        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
         for hoist in hoists(ctx):
             site = hoist.site
             if skips_site(ctx, self, site):
@@ -334,7 +337,8 @@ class JitPerCallRule(Rule):
                     why = f"this module never calls `{site.function.name.value}` more than once"
                     fix = replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
                     message = f"{message} (unsafe: {why})"
-                yield ctx.finding(self, "JAX202", site.reported_at, message, fix)
+                found = ctx.finding(self, "JAX202", site.reported_at, message, fix)
+                yield flag(found, repeat_path(idx, ctx.module, site.function) if site.repeats else "method")
 
 
 # `JitPerCallCommand`: this rule as a libcst codemod command, made on first access

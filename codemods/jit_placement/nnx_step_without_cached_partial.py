@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from codemods._command import commands_for
+from codemods.jit_placement.preview import flag, loop_path
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_test_code
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.names import ImportMap, dotted_name
@@ -212,7 +213,7 @@ class NnxStepWithoutCachedPartialRule(Rule):
             )
             fix = self._fix(ctx, idx, loop, call, step, cached)
             message = what if fix.safety is Safety.MANUAL else f"{what}; {fix.title}"
-            yield ctx.finding(self, "JAX204", call, message, fix)
+            yield flag(ctx.finding(self, "JAX204", call, message, fix), loop_path(idx, call, loop))
 
     def _fix(self, ctx: RuleContext, idx: ScopeIndex, loop, call: cst.Call, step: str, cached: list[str]) -> Fix:
         calls_in_loop = [c for c in _calls_of(loop, {step}) if c is not call]

@@ -1,0 +1,136 @@
+"""Which JAX2xx/JAX5xx evidence reports by default and which only in preview (issue #29: the
+paths in `codemods/jit_placement/preview.py` and `codemods/compile_cost/preview.py`, decided from
+the blind pools' first-contact labels). Each case is shaped after labelled code: the default side
+is reported with `preview` False, the preview side is reported with `preview` True."""
+
+from __future__ import annotations
+
+import textwrap
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+
+def found(source: str, code: str) -> list[tuple[int, bool]]:
+    """(line, preview) of each finding of `code`, preview findings included."""
+    config = Config(select=(code,))
+    if "preview" in Config.__dataclass_fields__:
+        config = Config(select=(code,), preview=True)
+    result = analyze(textwrap.dedent(source), "case.py", config)
+    assert result.error is None, result.error
+    return [(f.line, f.preview) for f in result.findings if f.code == code]
+
+
+# --- JAX202 -------------------------------------------------------------------------------------
+
+SCENIC = """
+    import jax
+
+
+    def all_gather_and_unreplicate(inputs):
+        return jax.pmap(lambda x: jax.lax.all_gather(x, "batch"), "batch")(inputs)
+
+
+    def evaluate(eval_steps, batches):
+        for step in range(eval_steps):
+            gathered = all_gather_and_unreplicate(next(batches))
+    """
+
+
+def test_jax202_a_function_called_in_a_counted_loop_is_default():
+    """google-research/scenic@4a38d475 scenic/projects/svvit/inference.py:195 (heldout3, real): a
+    fresh `pmap(lambda)` in a helper called once per `for step in range(eval_steps)`."""
+    assert found(SCENIC, "JAX202") == [(6, False)]
+
+
+def test_jax202_a_function_called_once_per_item_of_a_collection_is_preview():
+    """NX-AI/xlstm-jax@0f3ebc2d scripts/speed_benchmark/run_jax_kernel_comparison.py:67 (heldout11,
+    wrong): called once per `.npz` file, each a new configuration that compiles anyway."""
+    per_file = SCENIC.replace("for step in range(eval_steps):", "for step in eval_steps:")
+    assert found(per_file, "JAX202") == [(6, True)]
+
+
+def test_jax202_a_method_without_a_caller_in_the_module_is_preview():
+    """awslabs/fortuna@19c7d9c1 fortuna/prob_model/predictive/classification.py:301 (heldout9,
+    real) beside simply's `init_sampling_state` (heldout5, wrong): a method's callers are elsewhere,
+    and whether they run it per step or once the module does not show."""
+    method = """
+        import jax
+        import jax.numpy as jnp
+
+
+        class Predictive:
+            def aleatoric_entropy(self, outputs):
+                @jax.jit
+                def _entropy_term(i):
+                    return jnp.sum(outputs[i])
+
+                return jax.vmap(_entropy_term)(jnp.arange(3))
+        """
+    assert [preview for _, preview in found(method, "JAX202")] == [True]
+
+
+# --- JAX501 / JAX504 / JAX505 / JAX502 ----------------------------------------------------------
+
+
+def test_jax501_an_unwaited_jitted_step_is_default_and_arrays_made_from_host_data_are_preview():
+    """avitai/opifex@9f906dc9 examples/data/darcy_flow_spectral_analysis.py:203 (heldout11, wrong):
+    the timed region's JAX work is `jnp.asarray` of the NumPy arrays a solver returned; the twin
+    times a jitted step (the README's canonical bug), reported by default."""
+    made = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+
+        def generate(n):
+            return np.ones((n, 8))
+
+
+        start_time = time.time()
+        data = generate(100)
+        train_inputs = jnp.asarray(data)
+        generation_time = time.time() - start_time
+        """
+    assert found(made, "JAX501") == [(16, True)]
+    stepped = made.replace("train_inputs = jnp.asarray(data)", "train_inputs = step(data)").replace(
+        "def generate(n):", "step = jax.jit(lambda x: x * 2)\n\n\n        def generate(n):"
+    )
+    assert found(stepped, "JAX501") == [(19, False)]
+
+
+def test_jax504_a_time_cell_over_a_loop_of_steps_is_preview():
+    """jeremiecoullon/SGMCMCJax@cb900970 docs/nbs/BNN.ipynb cell 5 (heldout7, wrong): `%%time` over
+    2000 dependent jitted kernel steps; only the last in flight escapes the clock. A `%%time` cell of
+    one step stays default."""
+    loop = """
+        import jax
+        import jax.numpy as jnp
+
+        kernel = jax.jit(lambda s: s * 0.5)
+        state = jnp.ones(100)
+        kernel(state).block_until_ready()
+        # %%time
+        for i in range(2000):
+            state = kernel(state)
+        """
+    assert found(loop, "JAX504") == [(8, True)]
+    one = loop.replace("for i in range(2000):\n            state = kernel(state)", "state = kernel(state)")
+    assert found(one, "JAX504") == [(8, False)]
+
+
+def test_jax505_is_preview():
+    """jeremiecoullon/SGMCMCJax@cb900970 docs/nbs/gaussian.ipynb cell 6 (heldout7, debatable): every
+    first-contact JAX505 label was not real (0 of 9)."""
+    first = """
+        import jax
+        import jax.numpy as jnp
+
+        sampler = jax.jit(lambda x: jnp.cumsum(x))
+        x = jnp.ones(10)
+        # %%time
+        samples = sampler(x)
+        """
+    assert found(first, "JAX505") == [(7, True)]
