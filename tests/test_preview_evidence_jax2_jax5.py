@@ -134,3 +134,83 @@ def test_jax505_is_preview():
         samples = sampler(x)
         """
     assert found(first, "JAX505") == [(7, True)]
+
+
+# --- JAX201 / JAX203 / JAX204: how often the loop runs the call -----------------------------------
+
+BRAX = """
+    import jax
+    from brax.positional import pipeline
+
+
+    def rollout(sys, state, act):
+        for i in range(1000):
+            state = jax.jit(pipeline.step)(sys, state, act)
+        return state
+    """
+
+
+def test_jax203_a_long_counted_loop_is_default_and_a_handful_of_trips_is_preview():
+    """google/brax@0b96d056 notebooks/basics.ipynb cell 10 (dev, real): `jax.jit(pipeline.step)`
+    re-wrapped on each of 1000 steps; pierreglaser/jax-tutorial@071c923c tutorial.ipynb cell 70
+    (heldout11, wrong): re-wrapped on 5 repetitions per sample size, nothing measurable to save."""
+    assert found(BRAX, "JAX203") == [(8, False)]
+    assert found(BRAX.replace("range(1000)", "range(5)"), "JAX203") == [(8, True)]
+
+
+def test_jax201_a_fresh_callable_in_a_while_loop_is_preview():
+    """danielward27/flowjax@cabcb42b flowjax/tasks.py:72 (heldout7, wrong): a rejection loop that re-jits a
+    fresh `jax.vmap(...)` per trip and ends after a trip or two; in a `range` loop it is default."""
+    fresh = BRAX.replace("jax.jit(pipeline.step)", "jax.jit(lambda s: pipeline.step(sys, s, act))").replace(
+        "(sys, state, act)", "(state)"
+    )
+    assert found(fresh, "JAX201") == [(8, False)]
+    rejection = fresh.replace("for i in range(1000):", "while state is not None:")
+    assert found(rejection, "JAX201") == [(8, True)]
+
+
+NNX_LOOP = """
+    import optax
+    from flax import nnx
+
+
+    @nnx.jit
+    def train_step(model, optimizer, x, y):
+        return model(x).mean()
+
+
+    def fit(batches, num_iter):
+        model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+        for x, y in batches:
+            loss = train_step(model, optimizer, x, y)
+        return loss
+    """
+
+
+def test_jax204_a_step_on_every_trip_is_default():
+    """The rule's canonical case (a step per batch; jinPrelude/minimal-rl-nnx@c5eced1f ppo.py:165,
+    heldout12, real: `sample_action` on every rollout step)."""
+    assert found(NNX_LOOP, "JAX204") == [(15, False)]
+
+
+def test_jax204_a_step_once_per_outer_trip_few_trips_or_periodic_is_preview():
+    """jinPrelude/minimal-rl-nnx@c5eced1f ppo.py:185 (heldout12, debatable): `bootstrap_value` once
+    per iteration, after a rollout loop of host env steps; avitai/artifex@5fce040a
+    examples/generative_models/loss_examples.py:357 (heldout11, debatable): 5 trips; shayme92/Titans-NNX@2c0a3346
+    training/train_mac.py:156 (heldout12, debatable): an eval every 200 steps."""
+    per_iteration = NNX_LOOP.replace(
+        "        for x, y in batches:\n            loss = train_step(model, optimizer, x, y)",
+        "        for it in range(num_iter):\n"
+        "            for x, y in batches:\n"
+        "                pass\n"
+        "            loss = train_step(model, optimizer, x, y)",
+    )
+    assert found(per_iteration, "JAX204") == [(17, True)]
+    few = NNX_LOOP.replace("for x, y in batches:", "for x in range(5):").replace("x, y)", "x, x)")
+    assert found(few, "JAX204") == [(15, True)]
+    periodic = NNX_LOOP.replace(
+        "            loss = train_step(model, optimizer, x, y)",
+        "            if x % 200 == 0:\n                loss = train_step(model, optimizer, x, y)",
+    )
+    assert found(periodic, "JAX204") == [(16, True)]

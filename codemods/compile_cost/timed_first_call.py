@@ -48,6 +48,10 @@ class TimedFirstCallRule(Rule):
     A name counts as jitted by its last top-level binding before the timed code. An eager
     `jax.vmap(f)(x)` or `jax.grad(f)(x)` is no jitted call.
 
+    ## Preview
+    Reported only with `--preview`: no first-contact finding of it was real (0 of 9 labelled
+    on the blind pools; a first call's compile is usually what the author meant to show).
+
     ## Example
     ```python
     f = jax.jit(lambda x: x @ x)

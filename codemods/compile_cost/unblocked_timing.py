@@ -110,6 +110,11 @@ class UnblockedTimingRule(Rule):
     outside the checked project (a library's timer, `pytest-benchmark`'s fixture) and timers
     reached through an object (`self.tracker.record_time(...)`) are not seen.
 
+    ## Preview
+    Shown only with `--preview` (figures in `compile_cost.preview`): a region whose last JAX work
+    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it), and a
+    lap timer (double-buffered when the trip hands the last step's result to a metrics writer).
+
     ## Example
     ```python
     t0 = time.perf_counter()

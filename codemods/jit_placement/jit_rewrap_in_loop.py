@@ -43,6 +43,13 @@ class JitRewrapInLoopRule(Rule):
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
     Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
+    ## Preview
+    Reported by default in a `while` loop or a `for` over `range(n)` with more than 10 (or a
+    computed number of) trips (3 real, 1 debatable on the blind pools). With `--preview` only: a
+    `range(n)` of at most 10 trips, a loop over another iterable, a re-wrap under an `if` in the
+    loop, and a loop that also runs another loop (1 real of 8 together): a cache hit costs only
+    dispatch, which a short or occasional loop does not repeat enough to matter.
+
     ## Example
     ```python
     def run(x, n):
