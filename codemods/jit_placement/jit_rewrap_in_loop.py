@@ -47,7 +47,7 @@ class JitRewrapInLoopRule(Rule):
     Reported by default in a `while` loop or a `for` over `range(n)` with more than 10 (or a
     computed number of) trips (3 real, 1 debatable on the blind pools). With `--preview` only: a
     `range(n)` of at most 10 trips, a loop over another iterable, a re-wrap under an `if` in the
-    loop, and a loop that also runs another loop (1 real of 8 together): a cache hit costs only
+    loop, and a loop that also runs another loop (3 real of 9 together): a cache hit costs only
     dispatch, which a short or occasional loop does not repeat enough to matter.
 
     ## Example

@@ -64,7 +64,7 @@ class NnxStepWithoutCachedPartialRule(Rule):
     CPU, small for large models on an accelerator.
 
     ## Preview
-    Reported by default when the step runs on every trip of the loop (145 real, 13 debatable,
+    Reported by default when the step runs on every trip of the loop (159 real, 14 debatable,
     0 wrong on the blind pools). With `--preview` only: a `range(n)` of at most 10 trips (0 real of
     4), a step under an `if` in the loop (an eval every k steps), and a step in a loop that also runs
     another loop beside it (an eval per epoch, an update per rollout): the traversal is real but a
