@@ -4,10 +4,12 @@ Pool: benchmarks/blind/repos.toml, public repositories pinned to commits, in two
 (tune and label freely) and `heldout` (measured once, untouched, at the end of the work). The
 snapshots are fetched on demand (benchmarks/blind/snapshots.py) and never committed.
 
-Runs `jaxfix check --select ALL --no-cache --output-format json` as a subprocess over each snapshot
-of a pool and matches the findings to the labels (benchmarks/blind/labels/<pool>.tsv) by
+Runs `jaxfix check --select ALL --preview --no-cache --output-format json` as a subprocess over each
+snapshot of a pool and matches the findings to the labels (benchmarks/blind/labels/<pool>.tsv) by
 (repo, path, line, code). Verdicts: real / wrong / debatable (see benchmarks/blind/README.md).
-Prints, per family (JAX1..JAX5) and per repository: findings, real, wrong, debatable, unlabelled,
+The figures are those of the default tier (what `check --select ALL` shows a user), with the
+whole (`--preview`: also the findings whose evidence was mostly wrong on code nobody prepared)
+beside them. Prints, per family (JAX1..JAX5) and per repository: findings, real, wrong, debatable, unlabelled,
 precision (= real / labelled findings, debatable counted as not real), real/(real+wrong), safe
 fixes offered at wrong findings, findings per 10k lines of Python; the labelled findings that
 vanished (a real one vanishing is lost recall) and the findings that appeared without a label;
@@ -60,6 +62,7 @@ class Finding:
     message: str
     safety: str | None  # the fix's safety, None when no fix is offered
     cell: int | None = None  # a notebook's cell (its `line` counts from the cell's top)
+    preview: bool = False  # reported in preview mode only (`jaxfix check --preview`)
 
     @property
     def where(self) -> str:
@@ -124,12 +127,19 @@ def python_lines(root: Path) -> int:
     return total
 
 
+def has_preview(checkout: Path) -> bool:
+    """Whether the checkout's jaxfix has a preview mode (`--preview`; older commits have none)."""
+    cli = checkout / "jaxfix" / "checkcmd.py"
+    return cli.exists() and '"--preview"' in cli.read_text()
+
+
 def run_jaxfix(pinned: snapshots.Pinned, snapshot: Path, checkout: Path) -> tuple[list[Finding], str]:
-    """The findings of `jaxfix check --select ALL` on one snapshot, and its stderr.
+    """The findings of `jaxfix check --select ALL --preview` on one snapshot, each marked with its
+    tier (`Finding.preview`), and its stderr.
 
     `python -m jaxfix` run in `checkout` imports that checkout's jaxfix, whatever is installed."""
     cmd = [sys.executable, "-m", "jaxfix", "check", "--select", "ALL", "--no-cache",
-           "--output-format", "json", "-q", str(snapshot)]
+           "--output-format", "json", "-q", *(["--preview"] if has_preview(checkout) else []), str(snapshot)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=checkout, check=False)
     if proc.returncode not in (0, 1, 2) or not proc.stdout.strip():
         raise RuntimeError(f"{pinned.repo}: jaxfix exited {proc.returncode}: {proc.stderr[-500:]}")
@@ -138,7 +148,7 @@ def run_jaxfix(pinned: snapshots.Pinned, snapshot: Path, checkout: Path) -> tupl
         path = Path(item["path"]).resolve().relative_to(snapshot.resolve()).as_posix()
         fix = item.get("fix") or {}
         findings.append(Finding(pinned.repo, path, int(item["line"]), item["code"], item["message"],
-                                fix.get("safety"), item.get("cell")))
+                                fix.get("safety"), item.get("cell"), bool(item.get("preview"))))
     return findings, proc.stderr
 
 
@@ -211,19 +221,30 @@ def measure(pool: str, root: Path, mirror: Path | None, only: list[str], checkou
     measured = set(repos)
     reported = {f.key for f in findings}
     lines = sum(r["lines"] for r in repos.values())
-    for entry in repos.values():
+    shown = [f for f in findings if not f.preview]  # the default tier: what a user sees
+    for repo, entry in repos.items():
+        entry.update(tally([f for f in shown if f.repo == repo], labels))
         entry["per_10k_lines"] = 1e4 * entry["findings"] / entry["lines"] if entry["lines"] else None
-    families = {fam: tally([f for f in findings if f.family == fam], labels) for fam in FAMILIES}
-    overall = tally(findings, labels)
-    overall["per_10k_lines"] = 1e4 * overall["findings"] / lines if lines else None
-    overall["lines"] = lines
+
+    def tier(these: list[Finding]) -> tuple[dict, dict]:
+        overall = tally(these, labels)
+        overall["per_10k_lines"] = 1e4 * overall["findings"] / lines if lines else None
+        overall["lines"] = lines
+        return overall, {fam: tally([f for f in these if f.family == fam], labels) for fam in FAMILIES}
+
+    overall, families = tier(shown)
+    whole, whole_families = tier(findings)
     vanished = [row for key, row in sorted(labels.items()) if key[0] in measured and key not in reported]
     appeared = [f for f in findings if f.key not in labels]
+    entries = load_recall(pool)
     return {
         "pool": pool, "jaxfix_commit": jaxfix_commit(checkout), "checkout": str(checkout), "seconds": round(time.monotonic() - started, 1),
         "overall": overall, "families": families, "repos": repos,
+        "with_preview": {"overall": whole, "families": whole_families, "recall": recall(entries, findings, measured)},
+        "preview_only": [{**f.__dict__, "where": f.where, "verdict": (labels.get(f.key) or {}).get("verdict", "unlabelled")}
+                         for f in findings if f.preview],
         "vanished": vanished, "appeared": [{**f.__dict__, "where": f.where} for f in appeared],
-        "recall": recall(load_recall(pool), findings, measured),
+        "recall": recall(entries, shown, measured),
         "findings": [{**f.__dict__, "where": f.where, "verdict": (labels.get(f.key) or {}).get("verdict", "unlabelled")}
                      for f in findings],
     }
@@ -245,9 +266,12 @@ def _table(title: str, rows: dict[str, dict]) -> None:
 
 def print_report(result: dict, listing: bool) -> None:
     print(f"blind pool {result['pool']!r}, jaxfix {result['jaxfix_commit']} ({result['checkout']}), {result['seconds']}s")
+    print("default tier (what `jaxfix check --select ALL` shows; preview findings below):")
     _table("family", result["families"])
     _table("repository", {repo: t for repo, t in result["repos"].items()})
-    _table("overall", {"all": result["overall"]})
+    whole = result["with_preview"]
+    _table("overall", {"default": result["overall"], "with --preview": whole["overall"]})
+    _table("family, with --preview", whole["families"])
     print(f"\n{result['overall']['lines']} lines of Python")
     for repo, t in result["repos"].items():
         if t["stale_label_commits"]:
@@ -255,6 +279,9 @@ def print_report(result: dict, listing: bool) -> None:
     rec = result["recall"]
     print(f"\nrecall on the anti-patterns found by reading: {rec['found']}/{rec['entries']} {_fmt(rec['recall'])}"
           + "".join(f"  {fam} {v['found']}/{v['entries']}" for fam, v in rec["per_family"].items()))
+    rec_all = whole["recall"]
+    print(f"  with --preview: {rec_all['found']}/{rec_all['entries']} {_fmt(rec_all['recall'])}"
+          + "".join(f"  {fam} {v['found']}/{v['entries']}" for fam, v in rec_all["per_family"].items()))
     for row in rec["rows"]:
         if not row["found"] or listing:
             mark = "found " if row["found"] else "MISSED"
@@ -268,7 +295,8 @@ def print_report(result: dict, listing: bool) -> None:
     if listing:
         print("\nall findings:")
         for f in result["findings"]:
-            print(f"  {f['verdict']:<10} {f['code']} {f['safety'] or '-':<6} {f['repo']}:{f['where']}:{f['line']}")
+            tier = " preview" if f["preview"] else ""
+            print(f"  {f['verdict']:<10} {f['code']} {f['safety'] or '-':<6} {f['repo']}:{f['where']}:{f['line']}{tier}")
 
 
 def main(argv: list[str] | None = None) -> int:

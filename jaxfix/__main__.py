@@ -20,7 +20,6 @@ RUFF_SPELLINGS = {
     "--cache-dir": "`--no-cache` (the cache lives in .jaxfix_cache/)",
     "--target-version": "nothing: jaxfix reads any Python 3 the running interpreter parses",
     "--line-length": "nothing: fixes keep the file's style (black-wrapped where new)",
-    "--preview": "nothing: every rule is stable",
 }
 
 

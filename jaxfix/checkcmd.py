@@ -77,8 +77,13 @@ def catalog_from_cache(no_cache: bool) -> None:
         registry.keep_catalog_in(Path.cwd() / CACHE_DIR_NAME)
 
 
-def resolver(select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None) -> ConfigResolver:
-    overrides = {"select": split_codes(select), "extend_ignore": split_codes(ignore), "unsafe_fixes": unsafe_fixes}
+def resolver(
+    select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None, preview: Optional[bool] = None
+) -> ConfigResolver:
+    overrides = {
+        "select": split_codes(select), "extend_ignore": split_codes(ignore), "unsafe_fixes": unsafe_fixes,
+        "preview": preview,
+    }
     explicit = None
     if config is not None:
         from jaxfix.engine.config import Config
@@ -135,13 +140,14 @@ def check(
     shard: Optional[str] = None,
     add_noqa: bool = False,
     show_fixes: bool = False,
+    preview: Optional[bool] = None,
 ) -> int:
     """`jaxfix check`; the exit code (0 nothing found, 1 findings, 2 a file or the config could
     not be handled). Raises `UsageError` for a command line found wrong while running."""
     catalog_from_cache(no_cache)
     try:
         outcome = run(
-            paths, resolver(select, ignore, config), fix=False, jobs=jobs, stdin_filename=stdin_filename,
+            paths, resolver(select, ignore, config, preview=preview), fix=False, jobs=jobs, stdin_filename=stdin_filename,
             quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard, keep_text=add_noqa,
         )
     except ConfigError as exc:
@@ -215,7 +221,7 @@ CHECK_DEFAULTS: dict[str, Any] = {
     "select": None, "ignore": None, "config": None, "output_format": OutputFormat.text, "statistics": False,
     "jobs": None, "stdin_filename": None, "quiet": False, "no_cache": False, "changed_since": None, "shard": None,
     "add_noqa": False, "fix_": False, "unsafe_fixes": None, "diff": False, "show_fixes": False, "watch": False,
-    "allow_dirty": False,
+    "allow_dirty": False, "preview": None,
 }
 CHECK_OPTIONS: dict[str, Option] = {
     "--select": Option("select", str, many=True),
@@ -241,6 +247,8 @@ CHECK_OPTIONS: dict[str, Option] = {
     "--watch": Option("watch", bool),
     "-w": Option("watch", bool),
     "--allow-dirty": Option("allow_dirty", bool),
+    "--preview": Option("preview", bool),
+    "--no-preview": Option("preview", bool, flag_value=False),
 }
 # Options the typer-free path leaves to `jaxfix.cli.check` (they run `fix` or a watch loop).
 FOR_TYPER = ("fix_", "diff", "watch")

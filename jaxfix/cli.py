@@ -103,14 +103,23 @@ RecordTimeoutOpt = Annotated[
 VerifyTimeoutOpt = Annotated[
     float, typer.Option("--verify-timeout", min=1, help="Seconds allowed per verified callable.")
 ]
+PreviewOpt = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--preview/--no-preview",
+        help="Also report what the rules find on evidence that was mostly wrong on code nobody prepared (docs/preview.md).",
+    ),
+]
 NoRunMainOpt = Annotated[
     bool, typer.Option("--no-run-main", help="Never run the files' `if __name__ == \"__main__\":` blocks for inputs.")
 ]
 
 
-def _resolver(select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None) -> ConfigResolver:
+def _resolver(
+    select, ignore, config: Optional[Path], unsafe_fixes: Optional[bool] = None, preview: Optional[bool] = None
+) -> ConfigResolver:
     try:
-        return checkcmd.resolver(select, ignore, config, unsafe_fixes)
+        return checkcmd.resolver(select, ignore, config, unsafe_fixes, preview)
     except checkcmd.UsageError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -161,6 +170,7 @@ def check(
     allow_dirty: Annotated[
         bool, typer.Option("--allow-dirty", help="With --fix: write even into files with uncommitted changes.")
     ] = False,
+    preview: PreviewOpt = None,
 ) -> None:
     """Report problems, one line each: `path:line:col: CODE [*] message` ([*] = safe fix available)."""
     paths = paths or ["."]
@@ -168,18 +178,19 @@ def check(
         _watch(paths, quiet, lambda: check(
             paths, select, ignore, config, output_format, statistics, jobs, stdin_filename, quiet, no_cache,
             changed_since, shard, add_noqa, fix_, unsafe_fixes, diff, show_fixes, watch=False, allow_dirty=allow_dirty,
+            preview=preview,
         ))
     if fix_ or diff:
         _fix_from_check(
             paths, write=fix_ and not diff, unsafe_fixes=unsafe_fixes, select=select, ignore=ignore, config=config,
             jobs=jobs, stdin_filename=stdin_filename, quiet=quiet, no_cache=no_cache, changed_since=changed_since,
-            shard=shard, output_format=output_format, show_fixes=show_fixes, allow_dirty=allow_dirty,
+            shard=shard, output_format=output_format, show_fixes=show_fixes, allow_dirty=allow_dirty, preview=preview,
         )
     try:
         code = checkcmd.check(
             paths, select=select, ignore=ignore, config=config, output_format=output_format, statistics=statistics,
             jobs=jobs, stdin_filename=stdin_filename, quiet=quiet, no_cache=no_cache, changed_since=changed_since,
-            shard=shard, add_noqa=add_noqa, show_fixes=show_fixes,
+            shard=shard, add_noqa=add_noqa, show_fixes=show_fixes, preview=preview,
         )
     except checkcmd.UsageError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -194,7 +205,7 @@ def _fix_from_check(paths: list[str], **options) -> None:
         stdin_filename=options["stdin_filename"], quiet=options["quiet"], no_cache=options["no_cache"],
         changed_since=options["changed_since"], shard=options["shard"], allow_dirty=options["allow_dirty"], report=None,
         verify=False, device="auto", examples=None, record=None, record_timeout=180.0, verify_timeout=60.0,
-        output_format=options["output_format"], show_fixes=options["show_fixes"],
+        output_format=options["output_format"], show_fixes=options["show_fixes"], preview=options["preview"],
     )
 
 
@@ -334,6 +345,7 @@ def fix(
         typer.Option("--output-format", help="text: diffs (and evidence); json: one document (jaxfix.report.fix_schema); sarif; github."),
     ] = OutputFormat.text,
     show_fixes: Annotated[bool, typer.Option("--show-fixes", help="List the fixes applied, per file and rule.")] = False,
+    preview: PreviewOpt = None,
 ) -> None:
     """Show the fixes as unified diffs (a dry run), or apply them with --write."""
     paths = paths or ["."]
@@ -345,7 +357,7 @@ def fix(
         _require_verify_extra()
     _catalog_from_cache(no_cache)
     try:
-        resolver = _resolver(select, ignore, config, unsafe_fixes)
+        resolver = _resolver(select, ignore, config, unsafe_fixes, preview)
         outcome = _run(
             paths, resolver, fix=True, jobs=jobs, stdin_filename=stdin_filename,
             quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard,
@@ -473,6 +485,7 @@ def verify_command(
     config: ConfigOpt = None,
     output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print the evidence.")] = OutputFormat.text,
     quiet: QuietOpt = False,
+    preview: PreviewOpt = None,
 ) -> None:
     """Compute the fixes, run old and new code on the same inputs, and report per fix: verified, mismatch
     or unverifiable. Nothing is written. Exit 1 when any fix mismatches. With --base/--original, verify
@@ -490,7 +503,7 @@ def verify_command(
         ))
     try:
         outcome = _run(
-            paths, _resolver(select, ignore, config, unsafe_fixes), fix=True, jobs=None, stdin_filename=None,
+            paths, _resolver(select, ignore, config, unsafe_fixes, preview), fix=True, jobs=None, stdin_filename=None,
             quiet=True, no_cache=True,
         )
     except ConfigError as exc:

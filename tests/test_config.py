@@ -36,6 +36,7 @@ def test_unknown_key_is_an_error_naming_file_and_key(tmp_path):
     [
         ({"select": "JAX"}, "list of strings"),
         ({"unsafe-fixes": "yes"}, "true or false"),
+        ({"preview": 1}, "`preview` must be true or false"),
         ({"select": ["NOPE1"]}, "unknown rule code"),
         ({"per-file-ignores": ["x"]}, "table"),
     ],
@@ -82,3 +83,16 @@ def test_per_file_ignores_and_exclude(tmp_path):
     assert config.code_selected("JAX201", str(tmp_path / "src" / "t.py"))
     assert config.excluded(str(tmp_path / "generated" / "x.py"))
     assert Config().excluded(".venv/lib/x.py")
+
+
+def test_preview_comes_from_config_and_the_command_line(tmp_path):
+    """`preview = true` in [tool.jaxfix] turns preview mode on; `--preview`/`--no-preview` win over it."""
+    from jaxfix.checkcmd import resolver
+
+    write(tmp_path / "pyproject.toml", "[tool.jaxfix]\npreview = true\n")
+    target = tmp_path / "m.py"
+    write(target, "x = 1\n")
+    assert parse_table({"preview": True}, "pyproject.toml").preview
+    assert resolver(None, None, None).for_path(target).preview
+    assert not resolver(None, None, None, preview=False).for_path(target).preview
+    assert parse_table({}, "pyproject.toml").fingerprint() != parse_table({"preview": True}, "pyproject.toml").fingerprint()

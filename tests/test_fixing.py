@@ -158,3 +158,27 @@ def test_syntax_check_without_a_tree_accepts_what_the_parser_accepts(text):
     ast.parse(text)
     assert scan(text, "t.py", [RenameCalls()]).findings == []
     assert scan(text, "t.py", [RenameCalls()], tree=ast.parse(text)).findings == []
+
+
+class FlagsOnEvidence(Rule):
+    """A rule that reports `sure()` by default and `maybe()` only in preview mode."""
+
+    name = "flags-on-evidence"
+    codes = (Code("TST6", "flags-on-evidence", "a call"),)
+    prefilter = ("sure", "maybe")
+
+    def check(self, ctx):
+        for node in _walk(ctx.module):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("sure", "maybe"):
+                fix = ctx.rewrite("rename", Safety.SAFE, replace={node.func: cst.Name("done")})
+                yield ctx.finding(self, "TST6", node, "call", fix, preview=node.func.value == "maybe")
+
+
+def test_preview_findings_are_kept_only_in_preview_mode():
+    source = "sure()\nmaybe()\n"
+    default = scan(source, "m.py", [FlagsOnEvidence()])
+    assert [(f.line, f.preview) for f in default.findings] == [(1, False)]
+    everything = scan(source, "m.py", [FlagsOnEvidence()], preview=True)
+    assert [(f.line, f.preview) for f in everything.findings] == [(1, False), (2, True)]
+    run = lambda text: scan(text, "m.py", [FlagsOnEvidence()])  # noqa: E731
+    assert fix_until_stable(source, run(source), run).text == "done()\nmaybe()\n"  # a hidden finding's fix is not applied

@@ -53,6 +53,8 @@ class Config:
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     unsafe_fixes: bool = False
+    # also the findings whose evidence was mostly wrong on code nobody prepared (`Finding.preview`)
+    preview: bool = False
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     root: str | None = None  # folder of the pyproject.toml it came from
 
@@ -106,7 +108,9 @@ class Config:
     def fingerprint(self) -> str:
         """A digest of what decides findings (part of every cache key: asked once per file, so
         kept per distinct config; an option holding a list is not hashable, so not kept)."""
-        facts = (self.select, self.ignore, self.exclude, self.per_file_ignores, self.unsafe_fixes, self.rule_options)
+        facts = (
+            self.select, self.ignore, self.exclude, self.per_file_ignores, self.unsafe_fixes, self.preview, self.rule_options
+        )
         try:
             return _fingerprint(*facts)
         except TypeError:
@@ -163,7 +167,7 @@ def _freeze_options(options: dict[str, dict[str, Any]]) -> tuple:
     return tuple(sorted((rule, tuple(sorted(opts.items()))) for rule, opts in options.items()))
 
 
-_TOP_KEYS = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "unsafe-fixes"}
+_TOP_KEYS = {"select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "unsafe-fixes", "preview"}
 
 
 def _string_list(where: str, key: str, value: Any) -> tuple[str, ...]:
@@ -195,10 +199,10 @@ def parse_table(table: dict[str, Any], where: str, root: str | None = None) -> C
             config = replace(config, ignore=_codes(where, key, value))
         elif key in ("exclude", "extend-exclude"):
             exclude.extend(_string_list(where, key, value))
-        elif key == "unsafe-fixes":
+        elif key in ("unsafe-fixes", "preview"):
             if not isinstance(value, bool):
-                raise ConfigError(f"{where}: `unsafe-fixes` must be true or false, got {value!r}")
-            config = replace(config, unsafe_fixes=value)
+                raise ConfigError(f"{where}: `{key}` must be true or false, got {value!r}")
+            config = replace(config, **{key.replace("-", "_"): value})
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")

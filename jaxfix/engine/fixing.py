@@ -62,10 +62,13 @@ def scan(
     options: Mapping[str, Mapping[str, Any]] | None = None,
     project: Any = None,
     tree: ast.Module | None = None,
+    preview: bool = False,
 ) -> Scan:
     """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings.
     A given `tree` must be `ast.parse(source)`."""
-    raw = scan_raw(source, path, rules, code_filter=code_filter, options=options, project=project, tree=tree)
+    raw = scan_raw(
+        source, path, rules, code_filter=code_filter, options=options, project=project, tree=tree, preview=preview
+    )
     return settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter)
 
 
@@ -81,8 +84,10 @@ def scan_raw(
     parse: Callable[[], cst.Module] | None = None,
     elsewhere: Callable[[str], bool] | None = None,
     quote: Callable[[], str] | None = None,
+    preview: bool = False,
 ) -> RawScan:
-    """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`).
+    """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`); a
+    finding a rule marks `preview` only with `preview` (Ruff's preview mode: `Finding.preview`).
 
     `parse`, `elsewhere` and `quote` serve the language server (`jaxfix.engine.incremental`): the
     libcst module of `source` assembled from statements parsed before, whether a name is spelled in
@@ -120,7 +125,7 @@ def scan_raw(
             raise AnalysisError("expression nested too deeply for the parser") from None
         for done, rule in enumerate(candidates, 1):
             try:
-                result.findings.extend(f for f in rule.check(ctx) if code_filter(f.code))
+                result.findings.extend(f for f in rule.check(ctx) if code_filter(f.code) and (preview or not f.preview))
             except RecursionError:
                 result.errors.append(f"rule {rule.name}: code nested too deeply to analyse")
             except Exception as exc:  # a bug in one rule must not lose the others' results

@@ -117,7 +117,7 @@ class IncrementalAnalyzer:
         plan = _Plan(source, tree, self._memo)
         self._memo = plan.memo
         self._last = (source, tree, plan.chunks)
-        run = _Run(plan, path, rules, code_filter, config.options(), project)
+        run = _Run(plan, path, rules, code_filter, config.options(), project, config.preview)
         raw, errors = self._raw_findings(run)
         settled = settle(source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments)
         result.findings = result.remaining = result.remaining_in_source = settled.findings
@@ -369,6 +369,7 @@ class _Run:
     code_filter: Callable[[str], bool]
     options: Mapping[str, Mapping[str, Any]]
     project: Any = None
+    preview: bool = False
 
     def whole(self) -> RawScan:
         plan = self.plan
@@ -377,6 +378,7 @@ class _Run:
             self.path,
             self.rules,
             code_filter=self.code_filter,
+            preview=self.preview,
             options=self.options,
             project=self.project,
             tree=plan.tree,
@@ -483,6 +485,7 @@ class _Run:
                 self.path,
                 self.rules,
                 code_filter=self.code_filter,
+                preview=self.preview,
                 options=self.options,
                 project=self.project,
                 tree=tree,

@@ -39,7 +39,9 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
         return result
     rules = selected_rules(config, path)
     code_filter = functools.partial(config.code_selected, path=path)
-    arguments = dict(path=path, rules=rules, code_filter=code_filter, options=config.options(), project=project)
+    arguments = dict(
+        path=path, rules=rules, code_filter=code_filter, options=config.options(), project=project, preview=config.preview
+    )
     run = functools.partial(scan, **arguments)
     try:
         raw = scan_raw(source, tree=tree, **arguments)  # `scan`, keeping what the fix loop reuses

@@ -54,6 +54,7 @@ def _a_function_is_static(miss) -> bool:
 class Match:
     finding: Finding
     selected: bool  # the file's own config selects this code
+    shown: bool = True  # and shows the finding: not a preview one the config leaves out (`Finding.preview`)
 
 
 @dataclass
@@ -98,7 +99,9 @@ class Joiner:
                 # a notebook: its joined module, whose lines the notebook's run reported
                 source = notebook_source(path) if path.endswith(".ipynb") else Path(path).read_bytes().decode("utf-8")
                 config = self.resolver.for_path(path)
-                every_rule = replace(config, select=("JAX",), ignore=(), per_file_ignores=())
+                # every rule, preview findings too: a recompile seen at run time is the evidence
+                # a preview finding lacked (`Match.shown` says what `check` would show)
+                every_rule = replace(config, select=("JAX",), ignore=(), per_file_ignores=(), preview=True)
                 file_result = analyze(source, path, every_rule, project=self.project)
                 try:
                     tree = ast.parse(source)
@@ -152,7 +155,8 @@ class Joiner:
             for finding in facts.findings:
                 if finding.code.startswith(prefixes) and keep(finding, facts):
                     key = (finding.path, finding.line, finding.column, finding.code)
-                    found.setdefault(key, Match(finding, facts.config.code_selected(finding.code, finding.path)))
+                    selected = facts.config.code_selected(finding.code, finding.path)
+                    found.setdefault(key, Match(finding, selected, facts.config.preview or not finding.preview))
 
         def spans(line: int):
             return lambda f, _facts: f.line <= line <= f.end_line

@@ -33,7 +33,10 @@ def _cause_lines(cause: Cause, cwd: str | None) -> list[str]:
     if cause.matches:
         for match in cause.matches:
             f = match.finding
-            off = "" if match.selected else "; not selected by your config"
+            off = (
+                "; not selected by your config" if not match.selected
+                else "; shown by `check --preview`" if not match.shown else ""
+            )
             lines.append(
                 f"    -> {f.code} {f.name} (fix: {_fix(f)}{off}) at {at(f.path, f.cell, f.line, cwd)}:{f.column}"
             )
@@ -121,6 +124,8 @@ def _finding_dict(match, cwd: str | None) -> dict:
         "message": f.message,
         "fix": None if f.fix is None else f.fix.safety.value,
         "selected": match.selected,
+        "preview": f.preview,  # `check` shows it only with --preview (when `shown` is false)
+        "shown": match.shown,
     }
 
 

@@ -294,6 +294,10 @@ SCHEMA = {
                 "message": {
                     "type": "string"
                 },
+                "preview": {
+                    "description": "reported in preview mode only (--preview): evidence of a kind that was mostly wrong on code nobody prepared",
+                    "type": "boolean"
+                },
                 "fix": {
                     "oneOf": [
                         {

@@ -21,6 +21,7 @@ def finding_to_dict(finding: Finding) -> dict:
         "end_line": finding.end_line,
         "end_column": finding.end_column,
         "message": finding.message,
+        "preview": finding.preview,  # shown in preview mode only (`--preview`)
         "fix": None
         if fix is None
         else {
