@@ -158,17 +158,6 @@ def test_jax203_a_long_counted_loop_is_default_and_a_handful_of_trips_is_preview
     assert found(BRAX.replace("range(1000)", "range(5)"), "JAX203") == [(8, True)]
 
 
-def test_jax201_a_fresh_callable_in_a_while_loop_is_preview():
-    """danielward27/flowjax@cabcb42b flowjax/tasks.py:72 (heldout7, wrong): a rejection loop that re-jits a
-    fresh `jax.vmap(...)` per trip and ends after a trip or two; in a `range` loop it is default."""
-    fresh = BRAX.replace("jax.jit(pipeline.step)", "jax.jit(lambda s: pipeline.step(sys, s, act))").replace(
-        "(sys, state, act)", "(state)"
-    )
-    assert found(fresh, "JAX201") == [(8, False)]
-    rejection = fresh.replace("for i in range(1000):", "while state is not None:")
-    assert found(rejection, "JAX201") == [(8, True)]
-
-
 NNX_LOOP = """
     import optax
     from flax import nnx

@@ -69,10 +69,6 @@ class UnrolledLoopRule(Rule):
     no program (`jaxfix.analysis.staging`). A loop nested inside another loop or branch is usually manual: the carry analysis
     shared with JAX303 takes every local as read after such a loop, including its index.
 
-    ## Preview
-    Reported only with `--preview`: real once in two first-contact findings on the blind
-    pools, not enough to show the evidence holds on code nobody prepared.
-
     ## Example
     ```python
     @jax.jit

@@ -65,12 +65,6 @@ class JitInLoopRule(Rule):
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
     Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
-    ## Preview
-    A fresh callable jitted in a `while` loop (flowjax's rejection sampler, which ends after a
-    trip or two: 0 real of 1 on the blind pools) or in a `range(n)` of at most 10 trips is
-    reported only with `--preview`; every other loop is reported by default (22 real, 0 wrong in
-    `range`, per-epoch and periodic loops over eight pools; 1/1 in loops over other iterables).
-
     ## Example
     ```python
     def run(params, batches):
