@@ -18,11 +18,15 @@ from jaxfix.model import Finding
 
 # (code, path) pairs shown only with `--preview`, with their labels (real/wrong/debatable) per
 # pool. Rule of thumb: below ~0.8 real on two or more pools, or real fewer than twice, is preview.
-# Default paths and their figures: JAX501 `jitted` 109/1/6 on 11 pools (below 0.8 on none),
-# `eager` 23/1/0 (6 pools), `helper` 12/1/0 (5 pools; heldout7 1/1), `timer:*` 17/0/2
-# (heldout, heldout4, heldout9), `timeit` 2/0/0 (heldout5); JAX504 `timeit-*` 13/0/2 (7 pools),
-# `time-cell` 6/1/0 (dev, heldout7, heldout10), `time-line` 2/0/0 (heldout10); JAX502 1/1/0 (heldout12
-# real; the dev wrong was a fact since fixed: an eager `vmap` stages nothing, so nothing unrolls).
+# Default paths and their figures:
+# - JAX501 `jitted` 109/1/6 on 11 pools (below 0.8 on none), `eager` 23/1/0 (6 pools), `helper`
+#   12/1/0 (5 pools; heldout7 1/1), `timer:*` 17/0/2 (heldout, heldout4, heldout9), `timeit` 2/0/0
+#   (heldout5), `lap:*` 0/3/0 (one repository of one pool, maxdiffusion's double-buffered
+#   trainers, whose fix is already unsafe; four cases of benchmarks/human_fixes are lap timers);
+# - JAX504 `timeit-*` 13/0/2 (7 pools), `time-cell` 6/1/0 (dev, heldout7, heldout10), `time-line`
+#   2/0/0 (heldout10);
+# - JAX502 1/1/0 (heldout12 real; the dev wrong was a fact since fixed: an eager `vmap` stages
+#   nothing, so nothing unrolls).
 PREVIEW: frozenset[tuple[str, str]] = frozenset(
     {
         # 5/3/3: heldout 4/0/0, heldout2 1/0/0, heldout11 0/2/0 (opifex: `jnp.asarray` of the NumPy
@@ -30,12 +34,6 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
         # macrogpt's deliberate dispatch-only "schedule time"): when the region's last JAX work only
         # makes arrays, what it times is usually the host code before it
         ("JAX501", "made"),
-        # 0/3/0, heldout2 (maxdiffusion's trainers): a lap timer whose trip hands the previous step's
-        # loss to a metrics writer is double-buffered and measures a device step per lap
-        ("JAX501", "lap:jitted"),
-        ("JAX501", "lap:helper"),
-        ("JAX501", "lap:eager"),
-        ("JAX501", "lap:made"),
         # 2/2/0: heldout7 0/2/0 (SGMCMCJax's 2000 dependent kernel steps: only the last in flight
         # escapes the clock), heldout10 2/0/0: a cell that loops over dependent steps mostly measures them
         ("JAX504", "time-cell-loop"),

@@ -112,8 +112,7 @@ class UnblockedTimingRule(Rule):
 
     ## Preview
     Shown only with `--preview` (figures in `compile_cost.preview`): a region whose last JAX work
-    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it), and a
-    lap timer (double-buffered when the trip hands the last step's result to a metrics writer).
+    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it).
 
     ## Example
     ```python

@@ -17,18 +17,24 @@ from jaxfix.model import Finding
 
 # (code, path) pairs shown only with `--preview`, with their labels (real/wrong/debatable) per
 # pool. Rule of thumb: below ~0.8 real on two or more pools, or real fewer than twice, is preview.
-# Default paths and their figures: JAX201, every path (23/2/0 on nine pools: `range`, `outer-loop`,
-# `periodic` 22/0/0 on eight, `iterable` 1/1/0 and `while` 0/1/0 single findings, not a pattern);
-# JAX202 `counted-loop` 6/1/0 (dev, heldout3/4/7; heldout11 0/1), `callback` 4/1/0 (heldout3
-# 4/0, heldout7 0/1); JAX203 `range`/`while` 3/0/1 (dev 3/0/0, heldout11 0/0/1); JAX204
-# `range` 106/0/10 (heldout12 8/0/10: PPO updates, each an `nnx.scan` over every minibatch),
-# `iterable` 52/0/4 and `while` 1/0/0, on nine pools.
+# Default paths and their figures:
+# - JAX201, every path: 23/2/0 on nine pools (`range`, `outer-loop`, `periodic` 22/0/0 on eight;
+#   `iterable` 1/1/0 and `while` 0/1/0 are single findings, not a pattern);
+# - JAX202 `counted-loop` 6/1/0 (dev, heldout3/4/7; heldout11 0/1), `callback` 4/1/0 (heldout3
+#   4/0, heldout7 0/1), `comprehension` (no labels; the rule's canonical `[step(x) for x in xs]`);
+# - JAX203 `range`/`while` 3/0/1 (dev 3/0/0, heldout11 0/0/1);
+# - JAX204 `range` 106/0/10 (heldout12 8/0/10: PPO updates, each an `nnx.scan` over every
+#   minibatch), `iterable` 52/0/4 and `while` 1/0/0, on nine pools.
 PREVIEW: frozenset[tuple[str, str]] = frozenset(
     {
         # 3/7/2: dev 0/1, heldout3 2/0, heldout5 0/0/1, heldout7 0/1, heldout10 1/0, heldout11 0/1,
         # heldout12 0/4/1: a loop over a collection (files, views, table cells, splits) hands the
         # function one configuration per item, each of which compiles anyway
         ("JAX202", "item-loop"),
+        # 0/3/0 (heldout12: mbirjax's 5 views, deqn-jax's table cells): numbers written out in a list
+        # were settings there too (a sample count is a shape); jax-ml/jax#2515 (the realworld case
+        # placement/blind_jit_grad_per_call_flag.py) is one data point the other way
+        ("JAX202", "listed-values"),
         # 8/4/4: heldout3 3/0/0, heldout9 4/0/0, heldout10 1/1/0; dev 0/0/2, heldout4 0/0/1,
         # heldout5 0/1/0, heldout7 0/1/0, heldout12 0/1/1: a method's callers (an engine, a trainer,
         # an outer jit that inlines it) are elsewhere; per step or once, the module does not show
