@@ -203,3 +203,17 @@ def test_jax204_a_step_once_per_outer_trip_few_trips_or_periodic_is_preview():
         "            if x % 200 == 0:\n                loss = train_step(model, optimizer, x, y)",
     )
     assert found(periodic, "JAX204") == [(16, True)]
+
+
+def test_jax202_written_out_values_are_preview_and_a_comprehension_is_default():
+    """cabouman/mbirjax@851a1ca2 .../minimal_lax_map_repro.py:429 and deqn-jax/deqn-jax@52cba20d
+    scripts/aio_head_to_head.py:213 (heldout12, wrong): a loop over written-out numbers that were
+    settings (views, sample counts); the rule's canonical `[step(x) for x in xs]` over data (no
+    first-contact label) stays default."""
+    listed = SCENIC.replace("for step in range(eval_steps):", "for step in [1, 2, 4]:")
+    assert found(listed, "JAX202") == [(6, True)]
+    comprehension = SCENIC.replace(
+        "for step in range(eval_steps):\n            gathered = all_gather_and_unreplicate(next(batches))",
+        "return [all_gather_and_unreplicate(b) for b in batches]",
+    )
+    assert found(comprehension, "JAX202") == [(6, False)]
