@@ -21,7 +21,7 @@ UPDATE = os.environ.get("JAXFIX_UPDATE_GOLDEN") == "1"
 
 
 def _config(case) -> Config:
-    config = Config(select=("ALL",), unsafe_fixes=case.unsafe)
+    config = Config(select=("ALL",), unsafe_fixes=case.unsafe, preview=True)
     if case.family == "pytree_cache":
         # its goldens: the opt-in field style, every pytree reported (fixtures/pytree_cache/README.md)
         config = config.with_options("pytree-cache", **{"cache-style": "field", "unproven-pytrees": True})
