@@ -488,37 +488,48 @@ class RuleContext:
         spans = self.fact(_top_level_spans, _top_level_spans)
         if not spans or not targets:
             return None
-        tops: dict[cst.CSTNode, None] = {}
+        tops: dict[cst.CSTNode, list[cst.CSTNode]] = {}
         for node in targets:
             top = self.top_level_statement(node)
             if top is None or top not in spans:
                 return None
-            tops[top] = None
-        # Only the targets and the nodes above them are visited: the rest of a statement is
-        # rendered as it is, where visiting it would rebuild every node unchanged.
-        parents, path = self.parents, set()
-        for node in targets:
-            while node is not None and id(node) not in path:
-                path.add(id(node))
-                node = parents.get(node)
-        rewriter.path = path
+            tops.setdefault(top, []).append(node)
+        parents, path = self.parents, None
         edits: list[Edit] = []
-        for top in tops:
-            result = rewriter.whole(top)
-            if result is None:
-                result = top.visit(rewriter)
-            if isinstance(result, cst.RemovalSentinel):
-                new_text = ""
-            elif isinstance(result, cst.FlattenSentinel):
-                new_text = "".join(render.code_of(self.module, node) for node in result.nodes)
-            else:
-                new_text = render.code_of(self.module, result)
-            new_text = self._same_newlines(new_text)
+        for top, inside in tops.items():
             start, end = spans[top]
+            new_text = render.spliced(
+                self.module,
+                top,
+                self.source[start:end],
+                self.fact(_StatementPositions, _StatementPositions)(top),
+                parents,
+                rewriter.replace,
+                rewriter.before,
+                rewriter.after,
+                inside,
+            )
+            if new_text is None:
+                new_text = self._transformed(rewriter, top, path := path or _path_to(targets, parents))
+            new_text = self._same_newlines(new_text)
             edits.extend(
                 Edit(e.start + start, e.end + start, e.text) for e in edits_between(self.source[start:end], new_text)
             )
         return tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+
+    def _transformed(self, rewriter: "_Rewriter", top: cst.CSTNode, path: set[int]) -> str:
+        """The text of `top` transformed by `rewriter`, visiting only the nodes on `path` (the
+        targets and the nodes above them): the rest is rendered as it is, where visiting it would
+        rebuild every node unchanged."""
+        rewriter.path = path
+        result = rewriter.whole(top)
+        if result is None:
+            result = top.visit(rewriter)
+        if isinstance(result, cst.RemovalSentinel):
+            return ""
+        if isinstance(result, cst.FlattenSentinel):
+            return "".join(render.code_of(self.module, node) for node in result.nodes)
+        return render.code_of(self.module, result)
 
     def _same_newlines(self, text: str) -> str:
         """In a CRLF-only file, the CRLF of new text too: a rule that builds a statement from text
@@ -530,6 +541,16 @@ class RuleContext:
 
     def manual(self, title: str) -> Fix:
         return Fix(title=title, safety=Safety.MANUAL)
+
+
+def _path_to(targets: Iterable[cst.CSTNode], parents: Mapping[cst.CSTNode, cst.CSTNode]) -> set[int]:
+    """The ids of `targets` and of the nodes above them."""
+    path: set[int] = set()
+    for node in targets:
+        while node is not None and id(node) not in path:
+            path.add(id(node))
+            node = parents.get(node)
+    return path
 
 
 def _flat(inserts: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None) -> list[cst.CSTNode]:
@@ -616,27 +637,27 @@ def _positions(module: cst.Module) -> render.Positions:
 class _Rewriter(cst.CSTTransformer):
     def __init__(self, replace, insert_before, insert_after) -> None:
         super().__init__()
-        self._replace = replace
-        self._before = insert_before
-        self._after = insert_after
+        self.replace = replace
+        self.before = insert_before
+        self.after = insert_after
         self.path: set[int] | None = None  # ids of the nodes whose children may change (None: all)
 
     def on_visit(self, node) -> bool:
         # a replaced node's children are not visited either: its replacement discards them
-        return (self.path is None or id(node) in self.path) and node not in self._replace
+        return (self.path is None or id(node) in self.path) and node not in self.replace
 
     def whole(self, node: cst.CSTNode):
         """What visiting `node` gives when `node` itself is replaced: the replacement (with its
         insertions), whatever the visit would have rebuilt inside it, which the replacement
         discards; None when `node` is not replaced (visit it)."""
-        if node not in self._replace:
+        if node not in self.replace:
             return None
         return self.on_leave(node, node)
 
     def on_leave(self, original_node, updated_node):
-        result = self._replace.get(original_node, updated_node)
-        before = self._before.get(original_node, ())
-        after = self._after.get(original_node, ())
+        result = self.replace.get(original_node, updated_node)
+        before = self.before.get(original_node, ())
+        after = self.after.get(original_node, ())
         if before or after:
             middle = [] if isinstance(result, cst.RemovalSentinel) else [result]
             return cst.FlattenSentinel([*before, *middle, *after])

@@ -83,7 +83,7 @@ def _project(tmp_path: Path, model: str, call: str = "clip(x)") -> tuple[str, ob
 
 def _bypassed(source: str, path: str, index) -> list[tuple[str, int]]:
     """The findings of every rule with all screens bypassed (what the file holds)."""
-    ctx = RuleContext(source, path, options=Config().options(), project=index, tree=ast.parse(source))
+    ctx = RuleContext(source, path, options=Config(preview=True).options(), project=index, tree=ast.parse(source))
     ctx.set_module(parse_module(source))
     rules = [r() for r in registry.all_rules() if not r.sees_findings]
     return sorted((f.code, f.line) for rule in rules for f in rule.check(ctx))
@@ -106,13 +106,13 @@ def test_an_entered_function_is_still_reported(tmp_path, monkeypatch, case):
     model, call, expected = REPORTED[case]
     path, index = _project(tmp_path, model, call)
     parses = _counting_parses(monkeypatch)
-    found = [(f.code, f.line) for f in analyze(model, path, Config(), project=index).findings]
+    found = [(f.code, f.line) for f in analyze(model, path, Config(preview=True), project=index).findings]
     assert expected in found
     assert sorted(found) == _bypassed(model, path, index)
     assert parses  # some screen admitted the file
     assert screen_misses(model, path, project=index) == []
     # without the project nothing enters `clip`: the screens reject the file, rightly
-    assert analyze(model, path, Config()).findings == []
+    assert analyze(model, path, Config(preview=True)).findings == []
 
 
 def test_a_condition_only_the_callers_module_makes_traced_is_not_reported(tmp_path):
@@ -120,14 +120,14 @@ def test_a_condition_only_the_callers_module_makes_traced_is_not_reported(tmp_pa
     # was wrong (levanter, scenic); the module does not show the value is an array
     model = "def clip(x):\n    if x > 0:\n        return x\n    return -x\n"
     path, index = _project(tmp_path, model, "clip(x)")
-    assert analyze(model, path, Config(), project=index).findings == []
+    assert analyze(model, path, Config(preview=True), project=index).findings == []
 
 
 @pytest.mark.parametrize("case", sorted(CLEAN))
 def test_an_entered_file_nothing_is_reported_in_is_screened_out(tmp_path, monkeypatch, case):
     path, index = _project(tmp_path, CLEAN[case], "clip(x)")
     parses = _counting_parses(monkeypatch)
-    assert analyze(CLEAN[case], path, Config(), project=index).findings == []
+    assert analyze(CLEAN[case], path, Config(preview=True), project=index).findings == []
     assert parses == []  # no screen admitted it: no libcst parse
     assert _bypassed(CLEAN[case], path, index) == []  # the same findings as past the screens
 

@@ -21,7 +21,7 @@ UPDATE = os.environ.get("JAXFIX_UPDATE_GOLDEN") == "1"
 
 
 def _config(case) -> Config:
-    config = Config(select=("ALL",), unsafe_fixes=case.unsafe, preview=True)
+    config = Config(preview=True, select=("ALL",), unsafe_fixes=case.unsafe)
     if case.family == "pytree_cache":
         # its goldens: the opt-in field style, every pytree reported (fixtures/pytree_cache/README.md)
         config = config.with_options("pytree-cache", **{"cache-style": "field", "unproven-pytrees": True})
@@ -71,7 +71,7 @@ def test_positive_case_has_a_driver(case):
 @pytest.mark.parametrize("case", [c for c in CASES if not c.positive], ids=lambda c: c.id)
 def test_negative_case_is_not_flagged(case):
     source = case.input.read_text(encoding="utf-8")
-    result = analyze(source, str(case.input), Config(select=("ALL",)), fix=True)
+    result = analyze(source, str(case.input), Config(preview=True, select=("ALL",)), fix=True)
     assert result.error is None, result.error
     assert result.findings == [], [f"{f.line}:{f.column} {f.code} {f.message}" for f in result.findings]
     assert result.fixed_source is None

@@ -131,3 +131,27 @@ def test_behaviour_and_compile_counts(case, tmp_path, compiles):
     out_after, n_after = _steady_state(drive_module.drive, _load(after_file), compiles)
     _assert_close(out_before, out_after)
     assert (n_before, n_after) == drive_module.EXPECT_COMPILES, dict(compiles.by_name)
+
+
+def test_hoisted_assignment_is_the_tree_a_statement_parse_gives():
+    """`plan_layout._assignment` builds `name = value` from the value parsed once per file: the
+    same tree as `cst.parse_statement`, and None (the statement is parsed) for any other code."""
+    import libcst as cst
+
+    from codemods.jit_placement.plan_layout import _assignment
+    from jaxfix.rulebase import RuleContext
+
+    ctx = RuleContext("import jax\n\n\ndef f(x):\n  return x\n", "m.py")
+    same = [
+        "_f_jit = jax.jit(lambda y: y * 2.0 + 1.0)",
+        "a = jax.jit(functools.partial(f, k=1), static_argnames=('a',))",
+        "b = x, y",
+        "c = (  x  )",
+        "e = lambda x=1: x",
+    ]
+    for code in same:
+        built = _assignment(ctx, code)
+        assert built is not None and built.deep_equals(cst.parse_statement(code, config=ctx.module.config_for_parsing))
+    assert _assignment(ctx, same[0]).body[0].value is _assignment(ctx, same[0]).body[0].value  # parsed once
+    for code in ["g = yield x", "i = a = b", "j = f(  )  ", "k =  x", "d = 'a # b'", "x.y = f(x)", "l = a; m = b"]:
+        assert _assignment(ctx, code) is None, code

@@ -12,7 +12,7 @@ from jaxfix.engine.config import Config
 
 
 def codes(source: str, path: str = "lib.py", options: dict | None = None) -> list[tuple[str, int]]:
-    config = Config(select=("ALL",))
+    config = Config(preview=True, select=("ALL",))
     for table, values in (options or {}).items():
         config = config.with_options(table, **values)
     result = analyze(textwrap.dedent(source), path, config, fix=False)
@@ -524,7 +524,7 @@ def test_a_function_of_a_haiku_transform_is_one_object():
             return graph
         """
     )
-    result = analyze(source, "life.py", Config(select=("JAX2",), preview=True), fix=True)
+    result = analyze(source, "life.py", Config(preview=True, select=("JAX2",)), fix=True)
     assert [f.code for f in result.findings] == ["JAX203"]
     assert (
         "    _apply_jit = jax.jit(net.apply)\n    for _ in range(3):\n        graph = _apply_jit(params, graph)\n"

@@ -761,6 +761,72 @@ def test_a_model_whose_loss_function_escapes_is_not_given_a_class():
     assert [c for c in codes(escaped) if c[0] != "JAX204"] == []
 
 
+# jinPrelude/minimal-rl-nnx@c5eced1f0c904748009be62deddf0e670b444c5e:a2c.py (a spent blind pool,
+# heldout12): a module-level `loss_fn(model, batch)` reaches the `@nnx.jit` step through
+# `grad_fn = nnx.value_and_grad(loss_fn, has_aux=True)` and `grad_fn(model, batch)` (the shape of
+# Flax's MNIST tutorial, there without the annotation `model: CNN`). The model's `__call__` runs
+# under that trace: an `if` on its activations fails there, and was missed (only a call of the
+# def by name, or a nested def, was followed). The repository's own `__call__` has no such `if`.
+A2C_STEP = """
+from flax import nnx
+import jax
+import jax.numpy as jnp
+import optax
+
+class A2C(nnx.Module):
+    def __init__(self, *, rngs: nnx.Rngs):
+        self.fc1 = nnx.Linear(8, 16, rngs=rngs)
+        self.fc_pi = nnx.Linear(16, 4, rngs=rngs)
+        self.fc_v = nnx.Linear(16, 1, rngs=rngs)
+
+    def __call__(self, x):
+        x = nnx.relu(self.fc1(x))
+        return self.fc_pi(x), self.fc_v(x)
+
+def loss_fn(model, batch):
+    obs, returns = batch
+    logits, value = model(obs)
+    critic_loss = optax.huber_loss(value, returns).mean()
+    return critic_loss + 0.0 * logits.mean(), critic_loss
+
+@nnx.jit
+def update_a2c(model, optimizer, batch):
+    grad_fn = nnx.value_and_grad(loss_fn, has_aux=True)
+    (loss, critic_loss), grad = grad_fn(model, batch)
+    optimizer.update(model, grad)
+    return loss
+
+def main():
+    model = A2C(rngs=nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+    batch = (jnp.linspace(-1.0, 1.0, 32).reshape(4, 8), jnp.ones((4, 1)))
+    return update_a2c(model, optimizer, batch)
+"""
+A2C_STEP_BUGGY = A2C_STEP.replace(
+    "        x = nnx.relu(self.fc1(x))\n",
+    "        x = nnx.relu(self.fc1(x))\n        if x.mean() > 0.5:  # a traced activation\n            x = x * 0.5\n",
+)
+# the same loss called through the transform directly (`nnx.value_and_grad(loss_fn)(model, batch)`)
+A2C_STEP_INLINE_BUGGY = A2C_STEP_BUGGY.replace(
+    "    grad_fn = nnx.value_and_grad(loss_fn, has_aux=True)\n    (loss, critic_loss), grad = grad_fn(model, batch)\n",
+    "    (loss, critic_loss), grad = nnx.value_and_grad(loss_fn, has_aux=True)(model, batch)\n",
+)
+
+
+@pytest.mark.parametrize("buggy", [A2C_STEP_BUGGY, A2C_STEP_INLINE_BUGGY], ids=["bound-grad-fn", "inline"])
+def test_a_module_level_loss_runs_the_model_call_under_the_step_trace(tmp_path, buggy):
+    assert [c for c in codes(A2C_STEP) if c[0].startswith("JAX3")] == []
+    assert [c for c in codes(buggy) if c[0].startswith("JAX3")] == [("JAX301", 15)]
+    original = load_as_module(tmp_path / "buggy.py", textwrap.dedent(buggy))
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        original.main()
+    result = analyze(textwrap.dedent(buggy), "fixed.py", Config(select=("JAX3",)), fix=True)
+    assert result.error is None and "if x.mean()" not in result.fixed_source
+    fixed = load_as_module(tmp_path / "fixed.py", result.fixed_source)
+    eager = load_as_module(tmp_path / "eager.py", textwrap.dedent(buggy).replace("@nnx.jit", ""))
+    np.testing.assert_allclose(float(fixed.main()), float(eager.main()), rtol=1e-6)
+
+
 # patrick-kidger/equinox@b49966e2ac637daf6c1b9c154a661b31d1edbfb3:docs/all-of-equinox.md (the first
 # example): `model = MyModule(key)` is passed to a jitted grad of `loss`, which runs
 # `jax.vmap(model)(x)`; afterwards `model` is rebound to a tree_map of it (a class the file cannot

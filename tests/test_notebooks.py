@@ -311,16 +311,16 @@ def test_a_cell_rebinding_a_global_after_the_last_compiled_call_reads_nothing_st
         "model = 3.0\nprint(model)",
     )
     nb = notebook(tmp_path / "nb.ipynb", *cells)
-    code, out, _ = cli("check", "--no-cache", "--select", "JAX404", str(nb))
+    code, out, _ = cli("check", "--no-cache", "--preview", "--select", "JAX404", str(nb))
     assert code == 0 and out == ""
     # buggy: a later cell calls it again and still multiplies by 2.0
     again = notebook(tmp_path / "again.ipynb", *cells, "again = predict(1.0)")
-    code, out, _ = cli("check", "--no-cache", "--select", "JAX404", str(again))
+    code, out, _ = cli("check", "--no-cache", "--preview", "--select", "JAX404", str(again))
     assert code == 1 and "JAX404 module-level `model` is rebound" in out
     # the same code as a module: its importers may call `predict` after its last line
     module = tmp_path / "mod.py"
     module.write_text("\n\n".join(cells) + "\n")
-    code, out, _ = cli("check", "--no-cache", "--select", "JAX404", str(module))
+    code, out, _ = cli("check", "--no-cache", "--preview", "--select", "JAX404", str(module))
     assert code == 1 and "JAX404" in out
 
 

@@ -80,3 +80,102 @@ def test_targets_in_two_statements_and_removal():
     fix = ctx.rewrite("t", Safety.SAFE, **changes)
     assert apply_edits(SOURCE, fix.edits) == whole_module(ctx, **changes)
     assert "def first" not in apply_edits(SOURCE, fix.edits)
+
+
+SPLICED = """import jax
+
+
+def outer(x, flag):
+    # a comment line
+    y = (x +
+         1)  # trailing
+
+    if flag:
+        z = y
+    elif x:
+        z = -y
+    else:
+        for i in range(3):
+            z = i
+        # footer comment of the loop body
+    match flag:
+        case 1:
+            z = jax.numpy.where(x,
+                                y, z)
+        case _:
+            pass
+    while x:
+      x = x - 1
+    return z
+"""
+
+NEW_BLOCK = "if a:\n    b = (1,\n         2)\n"
+
+
+def statement_targets(ctx: RuleContext):
+    return [
+        n for n in nodes(ctx.module, cst.BaseStatement) if isinstance(ctx.parent(n), (cst.IndentedBlock, cst.Module))
+    ]
+
+
+def spliced_and_transformed(ctx: RuleContext, **changes) -> tuple[str | None, str]:
+    from jaxfix.analysis import render
+    from jaxfix.rulebase import _path_to, _StatementPositions
+
+    rewriter = _Rewriter(changes.get("replace", {}), changes.get("insert_before", {}), changes.get("insert_after", {}))
+    targets = [*rewriter.replace, *rewriter.before, *rewriter.after]
+    top = ctx.top_level_statement(targets[0])
+    text = render.code_of(ctx.module, top)
+    positions = _StatementPositions(ctx)(top)
+    new = render.spliced(
+        ctx.module, top, text, positions, ctx.parents, rewriter.replace, rewriter.before, rewriter.after, targets
+    )
+    return new, ctx._transformed(rewriter, top, _path_to(targets, ctx.parents))
+
+
+def test_spliced_text_equals_the_transformed_statement_for_every_statement_and_change():
+    """`render.spliced` renders only the new code into the old text: for each statement of a block
+    (nested blocks, a `match` case, two-space blocks, comments, an `elif`) replaced by a block,
+    removed, or with statements inserted around it, the text equals the transformed statement's."""
+    ctx = RuleContext(SPLICED, "m.py")
+    new = cst.parse_statement(NEW_BLOCK)
+    done = 0
+    for stmt in statement_targets(ctx):
+        for changes in (
+            {"replace": {stmt: new}},
+            {"replace": {stmt: cst.RemovalSentinel.REMOVE}},
+            {"replace": {stmt: cst.FlattenSentinel([new, new])}},
+            {"insert_before": {stmt: [new]}, "insert_after": {stmt: [new, new]}},
+        ):
+            spliced, transformed = spliced_and_transformed(ctx, **changes)
+            if spliced is not None:
+                done += 1
+                assert spliced == transformed, (type(stmt).__name__, changes)
+    assert done >= 40
+
+
+def test_spliced_text_for_expressions_nested_targets_and_neighbours():
+    """Replaced expressions (inside parentheses that continue on indented lines), a target inside a
+    replaced statement (left as the transform leaves it), an insertion after one statement and
+    before the next (one point, in the transform's order), and the cases left to the transform:
+    an `elif` (rendered by its `if`), an emptied block (rendered as `pass`)."""
+    ctx = RuleContext(SPLICED, "m.py")
+    outer = ctx.module.body[1]
+    names = [n for n in nodes(ctx.module, cst.Name) if ctx.top_level_statement(n) is outer and n is not outer.name]
+    new = cst.parse_statement(NEW_BLOCK)
+    assert len(names) > 20
+    for name in names:
+        spliced, transformed = spliced_and_transformed(ctx, replace={name: cst.parse_expression("(a,\n b)")})
+        assert spliced == transformed
+    if_ = next(n for n in outer.body.body if isinstance(n, cst.If))
+    inner = if_.body.body[0]
+    spliced, transformed = spliced_and_transformed(ctx, replace={if_: new, inner: new})
+    assert spliced == transformed
+    first, second = outer.body.body[0], outer.body.body[1]
+    other = cst.parse_statement("c = 3\n")
+    spliced, transformed = spliced_and_transformed(ctx, insert_after={first: [new]}, insert_before={second: [other]})
+    assert spliced == transformed
+    assert spliced.index("b = (1,") < spliced.index("c = 3")
+    assert spliced_and_transformed(ctx, replace={if_.orelse: new})[0] is None
+    only = if_.body.body[0]
+    assert spliced_and_transformed(ctx, replace={only: cst.RemovalSentinel.REMOVE})[0] is None

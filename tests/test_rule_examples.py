@@ -5,8 +5,7 @@ A VALID example gives no finding of the rule's code. An INVALID one gives at lea
 leaves it unchanged when the rule offers no automatic fix there); fixing that text again
 changes nothing. A rule about other rules' findings (`sees_findings`, JAX001) judges only the
 codes selected beside it, and a `# noqa` naming its own code silences its report: its examples
-run with every code selected. Examples run in preview mode: they show what the rule finds,
-preview evidence included (a rule's page says which evidence is preview).
+run with every code selected.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ def _cases(kind: str):
 
 
 def _run(select: tuple[str, ...], text: str):
-    result = analyze(text, "example.py", Config(select=select, unsafe_fixes=True, preview=True), fix=True)
+    result = analyze(text, "example.py", Config(preview=True, select=select, unsafe_fixes=True), fix=True)
     assert result.error is None, result.error
     return result
 

@@ -33,7 +33,7 @@ def project(tmp_path: Path, files: dict[str, str]) -> list[str]:
 def project_findings(paths: list[str], name: str) -> list:
     index = build_project_index(paths, lazy=True)
     path = next(p for p in paths if p.endswith(name))
-    config = Config(select=("JAX3",))
+    config = Config(preview=True, select=("JAX3",))
     return analyze(Path(path).read_text(), path, config, project=index).findings
 
 
@@ -325,7 +325,7 @@ def test_a_jax_dataclasses_static_annotation_marks_aux_data():
             parent_link_indices = np.array(original_contact_params.body)
             return original_contact_params.point * factors[parent_link_indices]
     """
-    config = Config(select=("JAX402",))
+    config = Config(preview=True, select=("JAX402",))
     assert lines(analyze(textwrap.dedent(src), "m.py", config)) == []
     # buggy: the array field under NumPy
     buggy = src.replace("np.array(original_contact_params.body)", "np.array(original_contact_params.point)")
@@ -362,7 +362,7 @@ def test_iterating_a_name_that_holds_a_mapping_yields_its_keys():
             _verify_shapes(observations, "observations", example)
             return observations
     """
-    config = Config(select=("JAX401",))
+    config = Config(preview=True, select=("JAX401",))
     assert lines(analyze(textwrap.dedent(src), "m.py", config)) == []
     # buggy: the leaves themselves are logged
     buggy = src.replace('f"{pytree_flat[k].shape} != {example_pytree_flat[k].shape}"', "pytree_flat[k]")
@@ -552,7 +552,7 @@ def test_printing_the_abstract_type_of_a_traced_value_is_a_trace_time_print():
             return y * 2
         """
     )
-    result = analyze(src, "t.py", Config(select=("JAX4",)), fix=True)
+    result = analyze(src, "t.py", Config(preview=True, select=("JAX4",)), fix=True)
     assert [(f.code, f.line) for f in result.findings] == [("JAX401", 8)]
 
 
@@ -580,11 +580,11 @@ def test_the_body_of_an_isinstance_test_for_a_concrete_class_sees_no_tracer():
                     return x * k
             return x
     """
-    result = analyze(textwrap.dedent(src), "t.py", Config(select=("ALL",)), fix=False)
+    result = analyze(textwrap.dedent(src), "t.py", Config(preview=True, select=("ALL",)), fix=False)
     assert [(f.code, f.line) for f in result.findings] == []
     # buggy: a test for a class tracers do belong to guards nothing
     buggy = src.replace("np.ndarray)", "jax.Array)").replace("(int, float)", "(int, jax.Array)")
-    result = analyze(textwrap.dedent(buggy), "t.py", Config(select=("ALL",)), fix=False)
+    result = analyze(textwrap.dedent(buggy), "t.py", Config(preview=True, select=("ALL",)), fix=False)
     assert sorted(f.code for f in result.findings) == ["JAX301", "JAX402"]
 
 
@@ -657,11 +657,11 @@ def test_what_a_numpy_call_returns_is_never_traced():
             masks_np = np.array(masks)
             return fill_holes(masks_np[0], area)
     """
-    result = analyze(textwrap.dedent(src), "t.py", Config(select=("JAX3", "JAX4")), fix=True)
+    result = analyze(textwrap.dedent(src), "t.py", Config(preview=True, select=("JAX3", "JAX4")), fix=True)
     assert [(f.code, f.line) for f in result.findings] == [("JAX402", 16)]
     # the helper given the traced value itself is still reported
     buggy = src.replace("fill_holes(masks_np[0], area)", "fill_holes(masks[0], area)")
-    result = analyze(textwrap.dedent(buggy), "t.py", Config(select=("JAX3", "JAX4")), fix=True)
+    result = analyze(textwrap.dedent(buggy), "t.py", Config(preview=True, select=("JAX3", "JAX4")), fix=True)
     assert {f.code for f in result.findings} >= {"JAX402", "JAX403"}
 
 

@@ -17,7 +17,7 @@ from jaxfix.engine.project import build_project_index
 
 
 def findings(source: str, path: str = "case.py"):
-    result = analyze(textwrap.dedent(source), path, Config(select=("JAX404",)))
+    result = analyze(textwrap.dedent(source), path, Config(preview=True, select=("JAX404",)))
     assert result.error is None, result.error
     return [(f.line, f.message) for f in result.findings]
 
@@ -277,13 +277,13 @@ out = jax.jit(make_train({}))(jnp.ones(2))
 
 
 def test_host_callback_is_not_traced_code():
-    result = analyze(HOST_CALLBACK, "ppo.py", Config(select=("JAX4",)))
+    result = analyze(HOST_CALLBACK, "ppo.py", Config(preview=True, select=("JAX4",)))
     assert result.error is None and result.findings == []
 
 
 def test_the_same_function_called_in_the_trace_is_reported():
     buggy = HOST_CALLBACK.replace("jax.debug.callback(callback, x)", "callback(x)")
-    result = analyze(buggy, "ppo.py", Config(select=("JAX404",)))
+    result = analyze(buggy, "ppo.py", Config(preview=True, select=("JAX404",)))
     assert [f.message.split(" inside")[0] for f in result.findings] == ["assignment to nonlocal `last_time`"]
 
 
@@ -348,7 +348,7 @@ def _project_findings(tmp_path, files: dict[str, str], name: str, select: str = 
         paths.append(str(path))
     index = build_project_index(paths)
     path = next(p for p in paths if p.endswith(name))
-    return analyze(open(path, encoding="utf-8").read(), path, Config(select=(select,)), project=index).findings
+    return analyze(open(path, encoding="utf-8").read(), path, Config(preview=True, select=(select,)), project=index).findings
 
 
 def test_numpy_fix_traced_only_through_another_module_is_unsafe(tmp_path):
@@ -489,7 +489,7 @@ def notebook_names(*cells: str) -> list[str]:
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(textwrap.dedent(c).strip()) for c in cells]
-    result = analyze_notebook(nbformat.writes(nb), "case.ipynb", Config(select=("JAX404",)))
+    result = analyze_notebook(nbformat.writes(nb), "case.ipynb", Config(preview=True, select=("JAX404",)))
     assert result.error is None, result.error
     return [f.message.split("`")[1] for f in result.findings]
 

@@ -39,7 +39,7 @@ HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax impo
 
 def run(body: str, select: str = "JAX4", unsafe: bool = False):
     source = HEADER + textwrap.dedent(body)
-    result = analyze(source, "case.py", Config(select=(select,), unsafe_fixes=unsafe), fix=True)
+    result = analyze(source, "case.py", Config(preview=True, select=(select,), unsafe_fixes=unsafe), fix=True)
     assert result.error is None, result.error
     fixed = result.fixed_source if result.fixed_source is not None else source
     return result.findings, fixed[len(HEADER) :] if fixed.startswith(HEADER) else fixed
@@ -112,7 +112,7 @@ def test_libcst_tool_runs_an_old_command_name_like_jaxfix_fix(tmp_path):
         cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, capture_output=True, text=True, timeout=300,
     )
     assert "Transformed 1 files successfully" in proc.stderr, proc.stderr
-    assert target.read_text() == analyze(source, str(target), Config(select=("JAX401",)), fix=True).fixed_source
+    assert target.read_text() == analyze(source, str(target), Config(preview=True, select=("JAX401",)), fix=True).fixed_source
 
 
 # -- JAX401 -------------------------------------------------------------------------------
@@ -210,7 +210,7 @@ def test_one_print_is_unordered_several_are_ordered():
 
 def test_print_rewrite_prints_values_on_every_call(tmp_path):
     source = HEADER + "@jax.jit\ndef f(x):\n    print(f'x={x[0]:.1f}', x.sum())\n    return x * 2\n"
-    fixed = analyze(source, "case.py", Config(select=("JAX401",)), fix=True).fixed_source
+    fixed = analyze(source, "case.py", Config(preview=True, select=("JAX401",)), fix=True).fixed_source
     original, rewritten = load(tmp_path, source, "print_orig"), load(tmp_path, fixed, "print_new")
     x = jnp.asarray([1.5, 2.0])
     # under jit the original cannot even format a tracer with a format spec
@@ -226,7 +226,7 @@ def test_print_rewrite_prints_values_on_every_call(tmp_path):
 
 def test_plain_print_of_a_tracer_prints_once(tmp_path):
     source = HEADER + "@jax.jit\ndef f(x):\n    print('x', x)\n    return x * 2\n"
-    fixed = analyze(source, "case.py", Config(select=("JAX401",)), fix=True).fixed_source
+    fixed = analyze(source, "case.py", Config(preview=True, select=("JAX401",)), fix=True).fixed_source
     original, rewritten = load(tmp_path, source, "print_orig2"), load(tmp_path, fixed, "print_new2")
     x = jnp.asarray([1.5, 2.0])
     assert "Tracer" in printed(original.f, x)  # the tracer, at trace time
@@ -275,7 +275,7 @@ def test_numpy_hazards_are_unsafe_and_shapes_manual():
 
 def test_numpy_import_added_when_missing():
     source = "from jax import jit\nimport numpy as onp\n\n\n@jit\ndef f(x):\n    return onp.cos(x)\n"
-    fixed = analyze(source, "case.py", Config(select=("JAX402",)), fix=True).fixed_source
+    fixed = analyze(source, "case.py", Config(preview=True, select=("JAX402",)), fix=True).fixed_source
     assert "import jax.numpy as jnp" in fixed and "return jnp.cos(x)" in fixed
 
 
@@ -429,7 +429,7 @@ def test_squares_fixture_rewrite_matches_numpy(tmp_path):
 )
 def test_could_match_admits_every_file_with_a_finding(case):
     source = case.input.read_text(encoding="utf-8")
-    findings = analyze(source, str(case.input), Config(select=("JAX401", "JAX402", "JAX403")), fix=False).findings
+    findings = analyze(source, str(case.input), Config(preview=True, select=("JAX401", "JAX402", "JAX403")), fix=False).findings
     codes = {f.code for f in findings}
     tree = ast.parse(source)
     for rule in (PrintInTracedCodeRule(), NumpyOnTracedValueRule(), InPlaceUpdateRule()):
@@ -466,7 +466,7 @@ NUMPY_INDEXING = {
 @pytest.mark.parametrize("name", sorted(NUMPY_INDEXING))
 def test_numpy_index_screen_admits_reported_tables_and_rejects_other_subscripts(name):
     source, reported = NUMPY_INDEXING[name]
-    found = analyze(source, "m.py", Config(select=("JAX402",))).findings
+    found = analyze(source, "m.py", Config(preview=True, select=("JAX402",))).findings
     assert bool(found) == reported, found
     assert NumpyOnTracedValueRule().could_match(ast.parse(source)) == reported
 
@@ -498,7 +498,7 @@ ITEM_STORES = {
 @pytest.mark.parametrize("name", sorted(ITEM_STORES))
 def test_item_store_screen_leaves_out_containers(name):
     source, reported = ITEM_STORES[name]
-    found = analyze(source, "m.py", Config(select=("JAX403",))).findings
+    found = analyze(source, "m.py", Config(preview=True, select=("JAX403",))).findings
     assert bool(found) == reported, found
     assert InPlaceUpdateRule().could_match(ast.parse(source)) == reported
 
@@ -581,7 +581,7 @@ LAMBDA_MUTATIONS = {
 @pytest.mark.parametrize("name", sorted(LAMBDA_MUTATIONS))
 def test_outer_state_screen_follows_a_lambdas_enclosing_functions(name):
     source, reported = LAMBDA_MUTATIONS[name]
-    found = analyze(source, "m.py", Config(select=("JAX404",))).findings
+    found = analyze(source, "m.py", Config(preview=True, select=("JAX404",))).findings
     assert bool(found) == reported, found
     assert OuterStateMutationRule().could_match(ast.parse(source)) == reported
 
@@ -904,10 +904,10 @@ def test_eager_store_is_screened_and_negatives_stay_silent():
     (fixtures/trace_time_semantics/eager_at_ok.ok.py, run by test_fixtures too)."""
     source = "import jax.numpy as jnp\n\ndef f(n):\n    out = jnp.ones(n)\n    out[0] = 1.0\n    return out\n"
     assert InPlaceUpdateRule().could_match(ast.parse(source))
-    assert rows(analyze(source, "m.py", Config(select=("JAX403",))).findings) == [("JAX403", "safe")]
+    assert rows(analyze(source, "m.py", Config(preview=True, select=("JAX403",))).findings) == [("JAX403", "safe")]
     ok = (FIXTURES / "trace_time_semantics" / "eager_at_ok.ok.py").read_text()
     assert not InPlaceUpdateRule().could_match(ast.parse(ok))
-    assert analyze(ok, "ok.py", Config(select=("JAX403",))).findings == []
+    assert analyze(ok, "ok.py", Config(preview=True, select=("JAX403",))).findings == []
 
 
 # kmheckel/spyx@38374e96962ce4bae44a902e78520c0657b6bd86:research/pallas/aot.ipynb (cells 16-18): a
@@ -1147,7 +1147,7 @@ z = f(2)
 
 
 def test_a_later_plain_redefinition_of_a_jitted_name_is_not_traced():
-    result = analyze(textwrap.dedent(REDEFINED_CELLS), "t.py", Config(select=("JAX4",)))
+    result = analyze(textwrap.dedent(REDEFINED_CELLS), "t.py", Config(preview=True, select=("JAX4",)))
     assert result.error is None and result.findings == []
     namespace: dict = {}
     exec(textwrap.dedent(REDEFINED_CELLS), namespace)
@@ -1156,7 +1156,7 @@ def test_a_later_plain_redefinition_of_a_jitted_name_is_not_traced():
 
 def test_the_redefinition_jitted_itself_is_still_reported():
     source = textwrap.dedent(REDEFINED_CELLS).replace("z = f(2)", "z = jax.jit(f)(2)")
-    result = analyze(source, "t.py", Config(select=("JAX4",)))
+    result = analyze(source, "t.py", Config(preview=True, select=("JAX4",)))
     assert [(f.code, f.line) for f in result.findings] == [("JAX401", 13)]
 
 

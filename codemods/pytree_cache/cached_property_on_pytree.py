@@ -49,6 +49,13 @@ treedef, and so jit's cache key, change with access); the rewrite removes that. 
 cached property (a descriptor that caches eagerly but never stores a tracer) is not offered as a
 style: it would need a runtime helper in the user's code.
 
+## Preview
+None: every finding is reported by default. Of the 77 first-contact findings of the thirteen
+blind pools (their labels), the 50 on a plain Python value, on a property nothing reads, or on a
+pytree with no persistent read (0 real) are no longer made; what it still reports was 22 real of
+27 on the one pool it occurs in (heldout, EasyDeL's RoPE tables; 3 wrong: loss-type objects whose
+kind the file does not show, as it does not show the tables').
+
 ## Example
 ```python
 class Layer(eqx.Module):

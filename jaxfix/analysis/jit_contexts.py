@@ -331,6 +331,7 @@ class JitContexts(ClassStaticFields):
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         # calls whose result the module's own helpers or out-of-sight imports decide
         self.call_oracle = ModuleCallOracle(module, names, own_packages=own_packages, scopes=scopes)
+        self._scopes = scopes
         self._collect()
         self.static_attrs: frozenset[str] = self._static_properties()
         self.host_callbacks: set[FuncInfo] = self._host_callbacks()
@@ -1155,7 +1156,27 @@ class JitContexts(ClassStaticFields):
                 elif target is None and (model_call := self._passed_model_call(pos[0], info)) is not None:
                     callee, receiver = model_call, pos[0]  # equinox's `jax.vmap(model)(x)`
                     call = call.with_changes(func=pos[0])
+        if callee is None and isinstance(call.func, cst.Name) and (wrapped := self._local_transform(call.func, info)):
+            # `grad_fn = nnx.value_and_grad(loss_fn, has_aux=True)`, then `grad_fn(model, batch)`
+            target, chain = self._unwrap(wrapped, info)
+            if target is not None and not chain and not target.is_method:
+                callee, call = target, call.with_changes(func=wrapped)
         return callee, receiver, call
+
+    def _local_transform(self, name: cst.Name, info: FuncInfo) -> cst.BaseExpression | None:
+        """`f` when `name` is bound once in `info`'s function, to a transform of `f` that passes
+        the arguments through (`grad_fn = nnx.value_and_grad(loss_fn)`: Flax's training steps)."""
+        if self._scopes is None or not isinstance(info.node, cst.FunctionDef):
+            return None
+        bindings = self._scopes().scope_info(info.node).bindings.get(name.value, [])
+        if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or len(bindings[0].targets) != 1:
+            return None
+        value = bindings[0].value
+        if not (isinstance(value, cst.Call) and isinstance(bindings[0].targets[0].target, cst.Name)):
+            return None
+        pos = _positional(value)
+        qual = self.names.qualify(value.func)
+        return pos[0] if pos and (qual in PASS_THROUGH or qual in JIT_NAMES or qual in VMAP_NAMES) else None
 
     def _passed_model_call(self, func: cst.BaseExpression, info: FuncInfo) -> FuncInfo | None:
         """`MLP.__call__` when `func` is a parameter that every call this module shows gives an

@@ -1,8 +1,9 @@
 """Every call of a def nested in a function, when the enclosing function shows them all.
 
-A nested `loss_fn(model)` handed to `nnx.value_and_grad(loss_fn)(model, batch)` takes, for its
-parameters, the values that call passes: the transform passes its arguments through unchanged
-(`transforms.FUNCTION_WRAPPERS`, and jit). `ValueKinds` reads those values to know which class a
+A nested `loss_fn(model)` handed to `nnx.value_and_grad(loss_fn)(model, batch)` (or to
+`grad_fn = nnx.value_and_grad(loss_fn)`, then `grad_fn(model, batch)`) takes, for its
+parameters, the values that call passes (a module-level one too: `wrapped_calls`): the
+transform passes its arguments through unchanged (`transforms.FUNCTION_WRAPPERS`, and jit). `ValueKinds` reads those values to know which class a
 parameter holds (`model(x)` in the loss then runs that class's `__call__`: the Flax NNX training
 step as Flax's guides write it). When the def's name is used any other way (returned, stored,
 handed to `lax.scan` or to a helper), its callers are not all visible and nothing is answered.
@@ -22,35 +23,79 @@ _ARGUMENTS_PASSED_THROUGH = FUNCTION_WRAPPERS | JIT_NAMES
 
 def nested_calls(idx: ScopeIndex, qualify, fdef: cst.FunctionDef) -> list[cst.Call] | None:
     """The calls that run `fdef` (a def nested in a function), each with the arguments `fdef`
-    receives: `loss_fn(m)` or `nnx.grad(loss_fn)(m)`; None when a use of its name is not such a call."""
+    receives: `loss_fn(m)`, `nnx.grad(loss_fn)(m)` or `g = nnx.grad(loss_fn)` and `g(m)`; None
+    when a use of its name is not such a call."""
     outer = idx.enclosing_scope(fdef)
     own = fdef.name.value
     if not isinstance(outer, cst.FunctionDef) or len(idx.scope_info(outer).bindings.get(own, [])) != 1:
         return None
     calls: list[cst.Call] = []
     for name in _names(outer.body, own):
-        if _binding_or_label(idx, name):
-            continue
-        if idx.resolve(own, name) is not outer:
+        if _binding_or_label(idx, name) or idx.resolve(own, name) is not outer:
             continue  # a nested scope's own `loss_fn`
+        running = _running_calls(idx, qualify, name)
+        if running is None:
+            return None
+        calls.extend(running)
+    return calls
+
+
+def wrapped_calls(idx: ScopeIndex, qualify, module: cst.Module, fdef: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of the module-level `fdef` through a transform that passes the arguments on
+    (`nnx.value_and_grad(loss_fn)(model, x, y)`, or `grad_fn = nnx.value_and_grad(loss_fn)` and
+    `grad_fn(model, batch)` in a training step): what a call of it by name says of its parameters,
+    these say too. The module's other uses of the name are not asked about (a module-level
+    function's callers are never all in sight)."""
+    own = fdef.name.value
+    calls: list[cst.Call] = []
+    for name in _names(module, own):
+        if _binding_or_label(idx, name) or idx.resolve(own, name) is not module:
+            continue
         parent = idx.parent(name)
         if isinstance(parent, cst.Call) and parent.func is name:
-            calls.append(parent)
-            continue
-        wrapper = idx.parent(parent) if isinstance(parent, cst.Arg) else None
-        called = idx.parent(wrapper) if wrapper is not None else None
-        if (
-            isinstance(wrapper, cst.Call)
-            and wrapper.args
-            and wrapper.args[0] is parent
-            and parent.keyword is None
-            and qualify(wrapper.func) in _ARGUMENTS_PASSED_THROUGH
-            and isinstance(called, cst.Call)
-            and called.func is wrapper
-        ):
-            calls.append(called)
-            continue
+            continue  # a call by name: the caller has those
+        calls.extend(_running_calls(idx, qualify, name) or ())
+    return calls
+
+
+def _running_calls(idx: ScopeIndex, qualify, name: cst.Name) -> list[cst.Call] | None:
+    """The calls that run the function `name` names with the arguments it receives: `name(...)`
+    itself, `transform(name)(...)` for a transform that passes them through, or the calls of
+    `g = transform(name, ...)` where `g`, bound once, is only ever called; else None."""
+    parent = idx.parent(name)
+    if isinstance(parent, cst.Call) and parent.func is name:
+        return [parent]
+    wrapper = idx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if not (
+        isinstance(wrapper, cst.Call)
+        and wrapper.args
+        and wrapper.args[0] is parent
+        and parent.keyword is None
+        and qualify(wrapper.func) in _ARGUMENTS_PASSED_THROUGH
+    ):
         return None
+    called = idx.parent(wrapper)
+    if isinstance(called, cst.Call) and called.func is wrapper:
+        return [called]
+    if isinstance(called, cst.Assign) and len(called.targets) == 1 and isinstance(called.targets[0].target, cst.Name):
+        return _calls_of_bound(idx, called.targets[0].target)
+    return None
+
+
+def _calls_of_bound(idx: ScopeIndex, target: cst.Name) -> list[cst.Call] | None:
+    """The calls of the name `target` binds, when it is bound once and every use is a call."""
+    scope = idx.enclosing_scope(target)
+    bound = target.value
+    if scope is None or len(idx.scope_info(scope).bindings.get(bound, [])) != 1:
+        return None
+    calls: list[cst.Call] = []
+    for use in _names(scope, bound):
+        if use is target or _binding_or_label(idx, use) or idx.resolve(bound, use) is not scope:
+            continue
+        parent = idx.parent(use)
+        if not (isinstance(parent, cst.Call) and parent.func is use):
+            return None
+        calls.append(parent)
     return calls
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.local_calls import nested_calls
+from jaxfix.analysis.local_calls import nested_calls, wrapped_calls
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import ScopeIndex, param_names
 from jaxfix.analysis.walk import walk
@@ -626,8 +626,9 @@ class ValueKinds:
         """What the calls of `fdef` this file shows pass for `name`: of a module-level def, its calls
         by name; of a def nested in a function, the calls there (`local_calls`); [] when a call
         passes nothing or unpacks *args/**kwargs for it."""
-        if isinstance(self.idx.enclosing_scope(fdef), cst.Module):
-            calls = self._calls_by_name().get(fdef.name.value, [])
+        scope = self.idx.enclosing_scope(fdef)
+        if isinstance(scope, cst.Module):
+            calls = [*self._calls_by_name().get(fdef.name.value, []), *wrapped_calls(self.idx, self.qualify, scope, fdef)]
         else:
             calls = nested_calls(self.idx, self.qualify, fdef) or []
         positional = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]

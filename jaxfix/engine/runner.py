@@ -197,14 +197,15 @@ def analyze_bytes(
     facts_of: tuple[str, bool] | None = None,
     root_text: tuple[int, bool] | None = None,
 ) -> FileOutcome:
-    if path.endswith(".ipynb"):  # a notebook's code cells, as one module (`notebook`); never a project module
-        from jaxfix.engine.notebook import analyze_notebook
+    if path.endswith(".ipynb"):  # a notebook's code cells, as one module (`notebook`); never a project module,
+        from jaxfix.engine.notebook import analyze_notebook  # but it reads the project's (what it imports)
 
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             return FileOutcome(FileResult(path, "", error=f"not valid utf-8 at byte {exc.start}"))
-        outcome = FileOutcome(analyze_notebook(text, path, config, fix=fix), encoding="utf-8", original_bytes=data)
+        result = analyze_notebook(text, path, config, fix=fix, project=project)
+        outcome = FileOutcome(result, encoding="utf-8", original_bytes=data)
         outcome.facts = NO_ENTRIES if facts_of is not None else None
         return outcome
     try:
