@@ -87,10 +87,13 @@ def run_jax3(source: str, unsafe: bool = False, preview: bool = False):
     return result
 
 
-def analyze_in_project(tmp_path: Path, files: dict[str, str], checked: str, select: str, whole_tree: bool = True):
+def analyze_in_project(
+    tmp_path: Path, files: dict[str, str], checked: str, select: str, whole_tree: bool = True, preview: bool = False
+):
     """`files` (name -> dedented text) written under `tmp_path`, indexed as one project, and rule
     `select` run on `checked` with that index (`whole_tree`: what `jaxfix check <folder>` builds; a
-    list of files is not the whole tree): the result, after checking it analysed without error."""
+    list of files is not the whole tree; `preview`: preview findings too): the result, after checking it
+    analysed without error."""
     import textwrap
 
     from jaxfix.engine import analyze
@@ -106,7 +109,7 @@ def analyze_in_project(tmp_path: Path, files: dict[str, str], checked: str, sele
     project = build_project_index(paths)
     project.whole_tree = whole_tree
     source = (tmp_path / checked).read_text()
-    result = analyze(source, str(tmp_path / checked), Config(select=(select,)), project=project)
+    result = analyze(source, str(tmp_path / checked), Config(select=(select,), preview=preview), project=project)
     assert result.error is None, result.error
     return result
 

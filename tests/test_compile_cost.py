@@ -31,7 +31,7 @@ _COUNTER = itertools.count()
 
 
 def run(source: str, select=("JAX5",), unsafe=False, **options):
-    config = Config(select=select, unsafe_fixes=unsafe)
+    config = Config(select=select, unsafe_fixes=unsafe, preview=True)
     for rule, values in options.items():
         config = config.with_options(rule.replace("_", "-"), **{k.replace("_", "-"): v for k, v in values.items()})
     result = analyze(textwrap.dedent(source), "case.py", config, fix=True)
@@ -428,7 +428,7 @@ def test_could_match_admits_every_fixture_with_a_finding(rule, code):
         if case.family != "compile_cost":
             continue
         source = case.input.read_text(encoding="utf-8")
-        result = analyze(source, str(case.input), Config(select=(code,)))
+        result = analyze(source, str(case.input), Config(select=(code,), preview=True))
         if result.findings:
             assert any(p in source for p in rule.prefilter), case.id
             assert rule().could_match(ast.parse(source)), case.id
@@ -483,7 +483,7 @@ TIMED_REGIONS = {
 @pytest.mark.parametrize("name", sorted(TIMED_REGIONS))
 def test_timing_screen_admits_every_reported_region_and_rejects_regions_without_jax_work(name):
     source, reported = TIMED_REGIONS[name]
-    found = analyze(source, "bench.py", Config(select=("JAX501",))).findings
+    found = analyze(source, "bench.py", Config(select=("JAX501",), preview=True)).findings
     assert bool(found) == reported, found
     assert UnblockedTimingRule().could_match(ast.parse(source)) == reported
 

@@ -58,7 +58,7 @@ def run_hoisted(x, n):
 
 
 def _codes(source: str) -> list[tuple[str, int, str]]:
-    result = analyze(textwrap.dedent(source), "train.py", Config(select=("JAX2",)), fix=False)
+    result = analyze(textwrap.dedent(source), "train.py", Config(select=("JAX2",), preview=True), fix=False)
     assert result.error is None, result.error
     return sorted((f.code, f.line, f.fix.safety.value if f.fix else "none") for f in result.findings)
 
@@ -68,7 +68,7 @@ def test_a_factory_called_per_trip_with_unchanged_arguments_is_reported_manual()
 
 
 def test_the_message_names_the_factory_and_the_way_out():
-    result = analyze(textwrap.dedent(FACTORY), "train.py", Config(select=("JAX201",)), fix=False)
+    result = analyze(textwrap.dedent(FACTORY), "train.py", Config(select=("JAX201",), preview=True), fix=False)
     message = result.findings[0].message
     assert "`make_step(...)` returns a new jitted function `step` on every call" in message
     assert "once before the loop" in message and "functools.cache" in message
@@ -172,7 +172,7 @@ NEGATIVES = {
 
 @pytest.mark.parametrize("name", sorted(NEGATIVES))
 def test_factories_that_do_not_recompile_needlessly_are_not_reported(name):
-    result = analyze(textwrap.dedent(NEGATIVES[name]), "train.py", Config(select=("JAX2",)), fix=False)
+    result = analyze(textwrap.dedent(NEGATIVES[name]), "train.py", Config(select=("JAX2",), preview=True), fix=False)
     assert result.error is None, result.error
     assert [f.line for f in result.findings if "returns a new jitted function" in f.message] == []
 
@@ -228,7 +228,7 @@ def run_hoisted(x, n):
 
 def test_a_factorys_plain_def_jitted_per_trip_by_the_caller_is_reported_manual():
     assert _codes(JITTED_BY_CALLER) == [("JAX201", 24, "manual")]
-    result = analyze(textwrap.dedent(JITTED_BY_CALLER), "train.py", Config(select=("JAX201",)), fix=False)
+    result = analyze(textwrap.dedent(JITTED_BY_CALLER), "train.py", Config(select=("JAX201",), preview=True), fix=False)
     assert "`make_step(...)` returns a new `step` on every call" in result.findings[0].message
     module = load_as_module(Path("jitted_by_caller.py"), JITTED_BY_CALLER)
     x = jnp.ones(3)

@@ -32,7 +32,7 @@ _COUNTER = itertools.count()
 
 
 def _config(case: str) -> Config:
-    return Config(select=("JAX2",), unsafe_fixes=case.endswith("_unsafe"))
+    return Config(select=("JAX2",), unsafe_fixes=case.endswith("_unsafe"), preview=True)
 
 
 def _findings(result) -> list[str]:
@@ -115,7 +115,7 @@ def test_golden_text_findings_and_idempotence(case):
 @pytest.mark.parametrize("case", NEGATIVE)
 def test_negative_has_no_findings(case):
     source = (FIXTURES / f"{case}.ok.py").read_text()
-    result = analyze(source, f"{case}.py", Config(), fix=True)
+    result = analyze(source, f"{case}.py", Config(preview=True), fix=True)
     assert result.error is None
     assert _findings(result) == []
     assert result.fixed_source is None

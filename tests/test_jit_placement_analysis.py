@@ -34,7 +34,7 @@ def _find(module: cst.Module, kind, pred=lambda n: True):
 
 
 def _fix(code: str, unsafe: bool = False):
-    return analyze(textwrap.dedent(code), "t.py", Config(select=("JAX2",), unsafe_fixes=unsafe), fix=True)
+    return analyze(textwrap.dedent(code), "t.py", Config(select=("JAX2",), unsafe_fixes=unsafe, preview=True), fix=True)
 
 
 def _rows(result):

@@ -13,7 +13,7 @@ from jaxfix.engine.config import Config
 
 
 def _codes(source: str) -> list[tuple[int, str]]:
-    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX202",)))
+    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX202",), preview=True))
     return [(f.line, f.code) for f in result.findings]
 
 
@@ -110,7 +110,7 @@ class Workload:
 
 
 def _project_codes(tmp_path, files: dict[str, str], checked: str, whole_tree: bool = True) -> list[tuple[int, str]]:
-    result = analyze_in_project(tmp_path, files, checked, "JAX202", whole_tree)
+    result = analyze_in_project(tmp_path, files, checked, "JAX202", whole_tree, preview=True)
     return [(f.line, f.code) for f in result.findings]
 
 

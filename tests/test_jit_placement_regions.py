@@ -20,7 +20,7 @@ from jaxfix.engine.config import Config
 
 
 def _rows(source: str) -> list[tuple[int, str, str]]:
-    result = analyze(textwrap.dedent(source), "train.py", Config(select=("JAX2",)), fix=True)
+    result = analyze(textwrap.dedent(source), "train.py", Config(select=("JAX2",), preview=True), fix=True)
     assert result.error is None, result.error
     return [(f.line, f.code, f.fix.safety.value if f.fix else "none") for f in result.findings]
 

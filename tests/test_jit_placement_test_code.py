@@ -133,11 +133,12 @@ def test_methods_of_test_case_classes_are_test_code_in_any_file(tmp_path):
     by name); its `_test_jittable` builds a fresh jitted function per call on purpose. Methods of
     a class deriving from a `TestCase` (directly or through a class of the module) are test code;
     the class beside them that is no test case is still reported."""
-    result = analyze(TEST_CASE_HELPER, "pkg/utils/equivalence.py", Config(select=("ALL",)))
+    result = analyze(TEST_CASE_HELPER, "pkg/utils/equivalence.py", Config(select=("ALL",), preview=True))
     assert [(f.code, f.line) for f in result.findings] == [("JAX202", 22)]
     (tmp_path / "pyproject.toml").write_text("[tool.jaxfix.jit-placement]\ninclude-tests = true\n", encoding="utf-8")
     options = load_pyproject(tmp_path / "pyproject.toml").rule_options
-    result = analyze(TEST_CASE_HELPER, "pkg/utils/equivalence.py", Config(select=("ALL",), rule_options=options))
+    config = Config(select=("ALL",), rule_options=options, preview=True)
+    result = analyze(TEST_CASE_HELPER, "pkg/utils/equivalence.py", config)
     assert sorted(f.line for f in result.findings) == [9, 17, 22]
 
 

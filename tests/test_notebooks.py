@@ -211,10 +211,10 @@ def test_a_fix_in_a_cell_before_the_first_import_jax_imports_it_first(tmp_path):
 
 def test_first_timed_call_compiles(tmp_path):
     cells = (IMPORTS, "f = jax.jit(lambda x: x @ x)\nx = jnp.ones((50, 50))", "%time f(x).block_until_ready()")
-    result = analyze_notebook(notebook(tmp_path / "a.ipynb", *cells).read_text(), "a.ipynb", Config())
+    result = analyze_notebook(notebook(tmp_path / "a.ipynb", *cells).read_text(), "a.ipynb", Config(preview=True))
     assert [(f.code, f.cell, f.line, f.column) for f in result.findings] == [("JAX505", 3, 1, 7)]
     warmed = (*cells[:2], "f(x).block_until_ready()", cells[2])
-    result = analyze_notebook(notebook(tmp_path / "b.ipynb", *warmed).read_text(), "b.ipynb", Config())
+    result = analyze_notebook(notebook(tmp_path / "b.ipynb", *warmed).read_text(), "b.ipynb", Config(preview=True))
     assert result.findings == []
 
 
@@ -281,7 +281,7 @@ def test_a_time_cell_with_whitespace_only_lines_is_read_and_kept(tmp_path):
     timed = "%%time\nw = jnp.ones(3)\nfor step in range(3):\n    \n    w = step_jit(w)\n    \nout = step_jit(w)"
     step = "step_jit = jax.jit(lambda w: w * 0.5)\nstep_jit(jnp.ones(3))"
     nb = notebook(tmp_path / "nb.ipynb", IMPORTS, step, timed)
-    result = analyze_notebook(nb.read_text(), str(nb), Config(), fix=True)
+    result = analyze_notebook(nb.read_text(), str(nb), Config(preview=True), fix=True)
     assert result.error is None and [f.code for f in result.findings] == ["JAX504"]
     fixed = nbformat.reads(result.fixed_source, as_version=4).cells[2].source
     assert fixed == timed.replace("out = step_jit(w)", "out = jax.block_until_ready(step_jit(w))")
@@ -372,5 +372,5 @@ def test_a_time_cell_that_draws_its_result_on_matplotlib_axes_already_waits(tmp_
     )
     cells = (setup, head + "    ax.fill_between(range(5), lb, ub)", head + "    ax.set_title(f'{task=}')")
     nb = notebook(tmp_path / "lofi.ipynb", *cells)
-    result = analyze_notebook(nb.read_text(), str(nb), Config(select=("JAX504",)))
+    result = analyze_notebook(nb.read_text(), str(nb), Config(select=("JAX504",), preview=True))
     assert [(f.code, f.cell) for f in result.findings] == [("JAX504", 3)]

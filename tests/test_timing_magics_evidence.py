@@ -12,7 +12,7 @@ from jaxfix.engine.config import Config
 
 
 def codes(source: str, select=("JAX5",)) -> list[str]:
-    result = analyze(textwrap.dedent(source), "case.py", Config(select=select), fix=True)
+    result = analyze(textwrap.dedent(source), "case.py", Config(select=select, preview=True), fix=True)
     assert result.error is None, result.error
     return [f"{f.line} {f.code} {f.fix.safety.value if f.fix else 'none'}" for f in result.findings]
 

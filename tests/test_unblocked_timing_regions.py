@@ -819,11 +819,11 @@ def learner(x, params_queue):
 
 
 def test_a_learner_region_that_queues_a_transfer_is_reported_with_an_unsafe_fix(tmp_path):
-    first = analyze(LEARNER, "learner.py", Config(select=("JAX501",), unsafe_fixes=True), fix=True)
+    first = analyze(LEARNER, "learner.py", Config(select=("JAX501",), unsafe_fixes=True, preview=True), fix=True)
     assert [(f.code, f.fix.safety.value) for f in first.findings] == [("JAX501", "unsafe")]
     assert "a transfer" in first.findings[0].fix.title
     fixed = first.fixed_source
-    again = analyze(fixed, "learner.py", Config(select=("JAX501",), unsafe_fixes=True), fix=True)
+    again = analyze(fixed, "learner.py", Config(select=("JAX501",), unsafe_fixes=True, preview=True), fix=True)
     assert again.findings == [] and again.fixed_source in (None, fixed)
     old, new = _load(tmp_path, LEARNER), _load(tmp_path, fixed)
     x = jnp.ones((4, 4)) / 4

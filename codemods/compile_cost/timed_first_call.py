@@ -15,6 +15,7 @@ from codemods.compile_cost.magics import (
     inline_jit,
     read_after,
 )
+from codemods.compile_cost.preview import flag
 from jaxfix.analysis.transforms import JIT_NAMES
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -46,6 +47,10 @@ class TimedFirstCallRule(Rule):
     (its compile is what the line measures: JAX-in-Action's unrolled loop against `lax.scan`).
     A name counts as jitted by its last top-level binding before the timed code. An eager
     `jax.vmap(f)(x)` or `jax.grad(f)(x)` is no jitted call.
+
+    ## Preview
+    Reported only with `--preview`: no first-contact finding of it was real (0 of 9 labelled
+    on the blind pools; a first call's compile is usually what the author meant to show).
 
     ## Example
     ```python
@@ -142,18 +147,21 @@ class TimedFirstCallRule(Rule):
             if in_loop(first, item) or read_after(first, item, ctx.tree):
                 continue  # one compile among many runs, or the run that makes the notebook's data
             what = "`%%time` cell" if item.stmt_source is None else "`%time`"
-            yield Finding(
-                code="JAX505",
-                name=self.name,
-                path=ctx.path,
-                line=item.line,
-                column=item.column + 1,
-                end_line=item.line,
-                end_column=len(m.lines[item.line - 1].rstrip("\r\n")) + 1,
-                message=(
-                    f"{what} of `{callee(first, m.names) or ast.unparse(first.func)}(...)` before it was ever called: "
-                    "its one run includes tracing and compiling it; call it once first, or time it with `%timeit`"
+            yield flag(
+                Finding(
+                    code="JAX505",
+                    name=self.name,
+                    path=ctx.path,
+                    line=item.line,
+                    column=item.column + 1,
+                    end_line=item.line,
+                    end_column=len(m.lines[item.line - 1].rstrip("\r\n")) + 1,
+                    message=(
+                        f"{what} of `{callee(first, m.names) or ast.unparse(first.func)}(...)` before it was ever called: "
+                        "its one run includes tracing and compiling it; call it once first, or time it with `%timeit`"
+                    ),
                 ),
+                "first-call",
             )
 
     @staticmethod

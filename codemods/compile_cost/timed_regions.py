@@ -21,6 +21,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from codemods.compile_cost.nodes import own_nodes
+from codemods.compile_cost.preview import flag
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names
 from jaxfix.model import Finding, ImportRequest, Safety
@@ -79,10 +80,18 @@ def read_before_rebound(stmts: list[cst.BaseStatement], start: str) -> bool:
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             smalls = stmt.body
-            loads = set().union(*(
-                names_read(x.value) if isinstance(x, (cst.Assign, cst.AnnAssign)) and x.value is not None else names_read(x)
-                for x in smalls
-            )) if smalls else set()
+            loads = (
+                set().union(
+                    *(
+                        names_read(x.value)
+                        if isinstance(x, (cst.Assign, cst.AnnAssign)) and x.value is not None
+                        else names_read(x)
+                        for x in smalls
+                    )
+                )
+                if smalls
+                else set()
+            )
         else:
             loads = names_read(stmt)  # a compound statement: any mention may read it
         if start in loads:
@@ -124,7 +133,11 @@ def tail_after_last_call(
 
     stmt.visit(V())
     last = next(
-        (k for k in reversed(range(len(seq))) if isinstance(seq[k][0], cst.BaseSmallStatement) and has_jax_call(seq[k][0])),
+        (
+            k
+            for k in reversed(range(len(seq)))
+            if isinstance(seq[k][0], cst.BaseSmallStatement) and has_jax_call(seq[k][0])
+        ),
         None,
     )
     if last is None or seq[last][1]:
@@ -160,13 +173,16 @@ def timeit_findings(checker) -> list[Finding]:
             f"wrap the lambda's result in `{block}(...)`", Safety.SAFE, replace={body: new_body}, imports=imports
         )
         out.append(
-            checker.ctx.finding(
-                checker.rule,
-                "JAX501",
-                call,
-                f"`{q.rsplit('.', 1)[-1]}` times a lambda that returns before its JAX work is done "
-                f"(asynchronous dispatch); {fix.title}",
-                fix,
+            flag(
+                checker.ctx.finding(
+                    checker.rule,
+                    "JAX501",
+                    call,
+                    f"`{q.rsplit('.', 1)[-1]}` times a lambda that returns before its JAX work is done "
+                    f"(asynchronous dispatch); {fix.title}",
+                    fix,
+                ),
+                "timeit",
             )
         )
     return out

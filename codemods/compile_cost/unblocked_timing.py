@@ -11,6 +11,7 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.compile_cost.jax_work import LAX_LOOPS, JaxWork, bound_by
 from codemods.compile_cost.nodes import all_nodes, own_nodes
+from codemods.compile_cost.preview import flag, work_path
 from codemods.compile_cost.timed_regions import (
     alias_start,
     carried_region,
@@ -109,6 +110,10 @@ class UnblockedTimingRule(Rule):
     outside the checked project (a library's timer, `pytest-benchmark`'s fixture) and timers
     reached through an object (`self.tracker.record_time(...)`) are not seen.
 
+    ## Preview
+    Shown only with `--preview` (figures in `compile_cost.preview`): a region whose last JAX work
+    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it).
+
     ## Example
     ```python
     t0 = time.perf_counter()
@@ -145,7 +150,14 @@ class UnblockedTimingRule(Rule):
     name = "unblocked-timing"
     codes = (Code("JAX501", "unblocked-timing", "timed region reads the clock before JAX work is done", "always"),)
     prefilter = (
-        "perf_counter", "time.time", "monotonic", "default_timer", "timeit", "import time", "time_ns", "datetime",
+        "perf_counter",
+        "time.time",
+        "monotonic",
+        "default_timer",
+        "timeit",
+        "import time",
+        "time_ns",
+        "datetime",
         "with",  # `with timeblock("epoch"):`, a timer another module of the project defines
     )
     uses_project = True  # the timers of other modules (`jaxfix.analysis.timers`, in their summaries)
@@ -298,9 +310,7 @@ def _with_imported_call(tree: ast.Module) -> bool:
     for node in astscan.nodes(tree):
         if type(node) in (ast.With, ast.AsyncWith):
             imported = imported_names(tree) if imported is None else imported
-            if any(
-                type(i.context_expr) is ast.Call and dotted(i.context_expr.func) in imported for i in node.items
-            ):
+            if any(type(i.context_expr) is ast.Call and dotted(i.context_expr.func) in imported for i in node.items):
                 return True
     return False
 
@@ -332,7 +342,7 @@ class _TimingChecker(JaxWork):
                         break
                     carried = carried_region(stmts, i, start, self.clock_in)
                     if carried is not None:  # `last = now()` closing at the top of the next trip
-                        found = self.check_region(carried, 0, len(carried) - 1)
+                        found = self.check_region(carried, 0, len(carried) - 1, shape="lap:")
                         if found is not None:
                             out.append(self.lap_safety(found, stmts))
                         break
@@ -420,7 +430,7 @@ class _TimingChecker(JaxWork):
                 return True
         return False
 
-    def check_region(self, stmts, i: int, end: int, start: str | None = None) -> Finding | None:
+    def check_region(self, stmts, i: int, end: int, start: str | None = None, shape: str = "") -> Finding | None:
         region = stmts[i + 1 : end]
         unblocked = self.unblocked(region)
         if unblocked is None:
@@ -430,9 +440,10 @@ class _TimingChecker(JaxWork):
         if self.waits_before_clock(stmts[end], clock, results):
             return None
         fix = self.fix(stmts, region[last], before=stmts[end])
-        return self.ctx.finding(
+        found = self.ctx.finding(
             self.rule, "JAX501", clock, f"the clock is read {self.before_ready(region[last], fix)}", fix
         )
+        return flag(found, shape + work_path(self, region[last]))
 
     def lap_safety(self, found: Finding, trip: list[cst.BaseStatement]) -> Finding:
         """A lap timer (the clock read once per trip, each lap from the previous read) over a trip
@@ -459,7 +470,9 @@ class _TimingChecker(JaxWork):
             f"spans a device step (double-buffered timing) and the wait only removes the overlap"
         )
         title = f"{fix.title} (unsafe: {why})"
-        return replace(found, message=found.message.replace(fix.title, title), fix=replace(fix, safety=Safety.UNSAFE, title=title))
+        return replace(
+            found, message=found.message.replace(fix.title, title), fix=replace(fix, safety=Safety.UNSAFE, title=title)
+        )
 
     def unblocked(self, region: list[cst.BaseStatement]) -> tuple[int, set[str]] | None:
         """(index of the region's last statement with JAX work, the region's JAX results) when
@@ -612,7 +625,9 @@ class _TimingChecker(JaxWork):
         fix = self.fix(region, region[last], after=region[-1])
         timer_name = self.ctx.module.code_for_node(timer.func).strip()
         message = f"`{timer_name}` reads the clock on exit, {self.before_ready(region[last], fix)}"
-        return self.ctx.finding(self.rule, "JAX501", timer, message, fix)
+        return flag(
+            self.ctx.finding(self.rule, "JAX501", timer, message, fix), "timer:" + work_path(self, region[last])
+        )
 
     def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
         """The last small statement in `stmt` (at any depth, not in nested scopes) with a JAX call."""
@@ -662,7 +677,9 @@ class _TimingChecker(JaxWork):
                 )
             if isinstance(small, cst.Assign):
                 value = small.value
-                wrapped = cst.Call(func=cst.parse_expression(block), args=[cst.Arg(value.with_changes(lpar=[], rpar=[]))])
+                wrapped = cst.Call(
+                    func=cst.parse_expression(block), args=[cst.Arg(value.with_changes(lpar=[], rpar=[]))]
+                )
                 return self.ctx.rewrite(
                     f"wrap the call in `{block}(...)`",
                     Safety.SAFE,

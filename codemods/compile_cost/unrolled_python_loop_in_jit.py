@@ -11,6 +11,7 @@ import libcst as cst
 
 from codemods._command import commands_for
 from codemods.compile_cost.nodes import all_nodes, binds_locally, own_nodes
+from codemods.compile_cost.preview import flag
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.pytrees import module_statements
@@ -109,14 +110,17 @@ class UnrolledLoopRule(Rule):
 
     name = "unrolled-python-loop-in-jit"
     codes = (
-        Code("JAX502", "unrolled-python-loop-in-jit", "Python `for` over a large static `range` in traced code", "sometimes"),
+        Code(
+            "JAX502",
+            "unrolled-python-loop-in-jit",
+            "Python `for` over a large static `range` in traced code",
+            "sometimes",
+        ),
     )
     prefilter = ("range(",)
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     follows_calls = True  # also in a file whose functions traced code elsewhere calls
-    options = (
-        Option("max-unrolled-trips", 100, "Loops with more trips than this are reported (at least 16)."),
-    )
+    options = (Option("max-unrolled-trips", 100, "Loops with more trips than this are reported (at least 16)."),)
     valid = (
         Valid(  # near miss: the long loop runs eagerly and calls a jitted step, compiled once
             """
@@ -201,7 +205,11 @@ class UnrolledLoopRule(Rule):
         screen), nested in enough such loops to make the copies. With `entries` (functions traced
         code of other modules calls), no jax import is needed: they are traced without one."""
         consts = ast_module_int_constants(tree)
-        jax = any(astscan.imports_jax(node) for node in astscan.statements(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
+        jax = any(
+            astscan.imports_jax(node)
+            for node in astscan.statements(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        )
         if not jax and not entries:
             return False
 
@@ -239,7 +247,10 @@ class UnrolledLoopRule(Rule):
             if copies > MIN_UNROLLED_TRIPS and isinstance(node, ast.For):
                 if traced_loops is None:
                     traced_loops = {
-                        id(n) for fn in trace_screen(tree, entries=entries).traced_functions() for n in fn.own if type(n) is ast.For
+                        id(n)
+                        for fn in trace_screen(tree, entries=entries).traced_functions()
+                        for n in fn.own
+                        if type(n) is ast.For
                     }
                 if id(node) in traced_loops:
                     return True
@@ -270,7 +281,11 @@ class UnrolledLoopRule(Rule):
                 if trips > threshold:
                     what = f"this `for` loop runs {trips:,} times"
                     copies = trips
-                elif self.static_parent(ctx, info, loop, own) is None and trips > 1 and inner <= threshold < trips * inner:
+                elif (
+                    self.static_parent(ctx, info, loop, own) is None
+                    and trips > 1
+                    and inner <= threshold < trips * inner
+                ):
                     # a nest of short loops: rolling the outer one leaves `inner` copies
                     what = f"this `for` loop and the loops nested in it run {trips * inner:,} times"
                     copies = trips * inner
@@ -288,7 +303,7 @@ class UnrolledLoopRule(Rule):
                     )
                 if fix.safety is not Safety.MANUAL:
                     message += f"; {fix.title}"
-                yield ctx.finding(self, "JAX502", loop, message, fix)
+                yield flag(ctx.finding(self, "JAX502", loop, message, fix), "unrolled")
 
     @staticmethod
     def static_parent(ctx: RuleContext, info: FuncInfo, loop: cst.For, own: dict) -> cst.For | None:
@@ -398,7 +413,11 @@ class UnrolledLoopRule(Rule):
             if isinstance(parent, cst.Index):
                 element = ctx.parent(parent)
                 sub = ctx.parent(element)
-                if isinstance(sub, cst.Subscript) and facts.traced(sub.value, stmt) and not facts.is_sequence(sub.value):
+                if (
+                    isinstance(sub, cst.Subscript)
+                    and facts.traced(sub.value, stmt)
+                    and not facts.is_sequence(sub.value)
+                ):
                     continue
             if isinstance(parent, cst.Arg) and parent.keyword is None:
                 call = ctx.parent(parent)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from codemods._command import commands_for
 from codemods.jit_placement.factories import factory_calls, screen_admits
 from codemods.jit_placement.planner import hoists
+from codemods.jit_placement.preview import flag, loop_path
 from codemods.jit_placement.screen import sites
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
 from jaxfix.analysis.scopes import ScopeIndex
@@ -293,14 +294,15 @@ class JitInLoopRule(Rule):
         """The planner's sites in a loop whose callable is fresh each time (not a module function)."""
         if skips_test_code(ctx, self):
             return
+        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
         for hoist in hoists(ctx):
             site = hoist.site
             if skips_site(ctx, self, site):
                 continue
             if site.loops and site.fresh:
                 text = f"`{site.spelled}` of a fresh {site.described} inside a loop: each one is a new cache key and compiles again; hoist it"
-                yield ctx.finding(self, "JAX201", site.reported_at, hoist.message(text), hoist.fix)
-        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
+                found = ctx.finding(self, "JAX201", site.reported_at, hoist.message(text), hoist.fix)
+                yield flag(found, loop_path(idx, site.node, site.loops[0]))
         for made in factory_calls(ctx, idx):
             name = made.factory
             fix = ctx.manual(
@@ -311,7 +313,8 @@ class JitInLoopRule(Rule):
                 f"`{name}(...)` returns a new jitted {made.made} on every call, and it is called "
                 "inside a loop with arguments the loop does not change: each trip compiles again"
             )
-            yield ctx.finding(self, "JAX201", made.call, f"{text}; {fix.title}", fix)
+            found = ctx.finding(self, "JAX201", made.call, f"{text}; {fix.title}", fix)
+            yield flag(found, "factory:" + loop_path(idx, made.call, idx.enclosing_loops(made.call)[0]))
 
 
 # `JitInLoopCommand`: this rule as a libcst codemod command, made on first access

@@ -9,8 +9,10 @@ from dataclasses import replace
 
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
+from codemods.jit_placement.preview import flag, repeat_path
 from codemods.jit_placement.screen import sites
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
+from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -88,6 +90,15 @@ class JitPerCallRule(Rule):
     methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
     Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
+
+    ## Preview
+    Reported by default when this module calls the function in a `while` loop, a `for` over
+    `range(...)` or a comprehension (6 real, 1 wrong on the blind pools), or shows it handed on as
+    a callback or stored (4 real, 1 wrong). With `--preview` only: a function called only in `for`
+    loops over other iterables or written-out values (files, views, table cells, splits: one
+    configuration per item, which compiles anyway; 3 real, 10 wrong, 2 debatable on seven pools),
+    and a method without such a caller in the module (its callers are elsewhere, per step or once;
+    8 real, 4 wrong, 4 debatable on eight pools).
 
     ## Example
     ```python
@@ -321,6 +332,7 @@ class JitPerCallRule(Rule):
         """The planner's sites outside loops: the function body makes the callable on each call."""
         if skips_test_code(ctx, self):
             return
+        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
         for hoist in hoists(ctx):
             site = hoist.site
             if skips_site(ctx, self, site):
@@ -334,7 +346,8 @@ class JitPerCallRule(Rule):
                     why = f"this module never calls `{site.function.name.value}` more than once"
                     fix = replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
                     message = f"{message} (unsafe: {why})"
-                yield ctx.finding(self, "JAX202", site.reported_at, message, fix)
+                found = ctx.finding(self, "JAX202", site.reported_at, message, fix)
+                yield flag(found, repeat_path(idx, ctx.module, site.function) if site.repeats else "method")
 
 
 # `JitPerCallCommand`: this rule as a libcst codemod command, made on first access

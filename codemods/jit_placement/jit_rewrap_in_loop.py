@@ -8,8 +8,10 @@ from collections.abc import Iterable
 
 from codemods._command import commands_for
 from codemods.jit_placement.planner import hoists
+from codemods.jit_placement.preview import flag, loop_path
 from codemods.jit_placement.screen import sites
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
+from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -40,6 +42,13 @@ class JitRewrapInLoopRule(Rule):
     methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
     Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
+
+    ## Preview
+    Reported by default in a `while` loop or a `for` over `range(n)` with more than 10 (or a
+    computed number of) trips (3 real, 1 debatable on the blind pools). With `--preview` only: a
+    `range(n)` of at most 10 trips, a loop over another iterable, a re-wrap under an `if` in the
+    loop, and a loop that also runs another loop (3 real of 9 together): a cache hit costs only
+    dispatch, which a short or occasional loop does not repeat enough to matter.
 
     ## Example
     ```python
@@ -177,13 +186,15 @@ class JitRewrapInLoopRule(Rule):
         """The planner's sites in a loop whose callable is a module function: a cache hit per iteration."""
         if skips_test_code(ctx, self):
             return
+        idx = ctx.fact(ScopeIndex, ScopeIndex.of)
         for hoist in hoists(ctx):
             site = hoist.site
             if skips_site(ctx, self, site):
                 continue
             if site.loops and not site.fresh:
                 text = f"`{site.spelled}` re-wraps the same function inside a loop: a cache hit, but it pays dispatch every iteration; hoist it"
-                yield ctx.finding(self, "JAX203", site.reported_at, hoist.message(text), hoist.fix)
+                found = ctx.finding(self, "JAX203", site.reported_at, hoist.message(text), hoist.fix)
+                yield flag(found, loop_path(idx, site.node, site.loops[0]))
 
 
 # `JitRewrapInLoopCommand`: this rule as a libcst codemod command, made on first access

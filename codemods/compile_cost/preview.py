@@ -1,0 +1,75 @@
+"""Which JAX5xx evidence paths report by default and which only in preview (issue #29).
+
+A rule names the path its evidence took (`work_path`, `magic_path`) and `flag` sets
+`Finding.preview` from `PREVIEW`. Figures: first-contact labels (benchmarks/blind/labels, the
+thirteen spent pools) of the findings jaxfix still made at main 5175e5c, real/wrong/debatable.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+import libcst as cst
+
+from codemods.compile_cost.timing_screen import CREATION
+from jaxfix.analysis.names import dotted_name
+from jaxfix.model import Finding
+
+# (code, path) pairs shown only with `--preview`, with their labels (real/wrong/debatable) per
+# pool. Rule of thumb: below ~0.8 real on two or more pools, or real fewer than twice, is preview.
+# Default paths and their figures:
+# - JAX501 `jitted` 109/1/6 on 11 pools (below 0.8 on none), `eager` 23/1/0 (6 pools), `helper`
+#   12/1/0 (5 pools; heldout7 1/1), `timer:*` 17/0/2 (heldout, heldout4, heldout9), `timeit` 2/0/0
+#   (heldout5), `lap:*` 0/3/0 (one repository of one pool, maxdiffusion's double-buffered
+#   trainers, whose fix is already unsafe; four cases of benchmarks/human_fixes are lap timers);
+# - JAX504 `timeit-*` 13/0/2 (7 pools), `time-cell` 6/1/0 (dev, heldout7, heldout10), `time-line`
+#   2/0/0 (heldout10);
+# - JAX502 1/1/0 (heldout12 real; the dev wrong was a fact since fixed: an eager `vmap` stages
+#   nothing, so nothing unrolls).
+PREVIEW: frozenset[tuple[str, str]] = frozenset(
+    {
+        # 5/3/3: heldout 4/0/0, heldout2 1/0/0, heldout11 0/2/0 (opifex: `jnp.asarray` of the NumPy
+        # arrays a solver returned), heldout12 0/1/3 (`jnp.arange` before an uncalled `jax.grad`;
+        # macrogpt's deliberate dispatch-only "schedule time"): when the region's last JAX work only
+        # makes arrays, what it times is usually the host code before it
+        ("JAX501", "made"),
+        # 2/2/0: heldout7 0/2/0 (SGMCMCJax's 2000 dependent kernel steps: only the last in flight
+        # escapes the clock), heldout10 2/0/0: a cell that loops over dependent steps mostly measures them
+        ("JAX504", "time-cell-loop"),
+        ("JAX504", "timeit-cell-loop"),
+        # the current rule 0/0/1 (heldout7); every first-contact label 0 real of 9 (heldout7, heldout10)
+        ("JAX505", "first-call"),
+    }
+)
+
+
+def flag(finding: Finding, path: str) -> Finding:
+    """`finding`, marked preview when its evidence path is one that did not hold on first contact."""
+    return replace(finding, preview=True) if (finding.code, path) in PREVIEW else finding
+
+
+def work_path(checker, stmt: cst.BaseStatement) -> str:
+    """What the unwaited JAX work of a timed region's last working statement is: `jitted` (a call
+    of a jitted name, `jax.jit(f)(x)`, a lax loop), `helper` (a function of this file that wraps
+    JAX work), `made` (only arrays made, not computed: `jnp.asarray(host)`, `jnp.arange`,
+    transfers; `timing_screen.CREATION`) or `eager` (other `jnp`/`jax.*` operations run op by op)."""
+    calls = checker.jax_calls(stmt)
+    if calls and all(checker.names.qualify(c.func) in CREATION for c in calls):
+        return "made"
+    call = checker.last_outer_call(stmt)
+    if checker._compiled_work(call) or isinstance(call.func, cst.Call):
+        return "jitted"
+    name = dotted_name(call.func)
+    if isinstance(call.func, cst.Name) and call.func.value in checker.functions:
+        return "helper"
+    if name is not None and name.startswith("self."):
+        return "helper"
+    return "eager"
+
+
+def magic_path(magic: str, line: bool, statements: list[ast.stmt]) -> str:
+    """`%time`/`%timeit` of one statement (`line`) or a `%%` cell, and whether the cell loops."""
+    shape = "line" if line else "cell"
+    loops = any(isinstance(n, (ast.For, ast.While)) for s in statements for n in ast.walk(s))
+    return f"{magic}-{shape}{'-loop' if loops else ''}"

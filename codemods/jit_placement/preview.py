@@ -1,0 +1,170 @@
+"""Which JAX2xx evidence paths report by default and which only in preview (issue #29).
+
+A rule names the path its evidence took (`loop_path`, `call_path`) and `flag` sets
+`Finding.preview` from `PREVIEW`. Figures: first-contact labels (benchmarks/blind/labels, the
+thirteen spent pools) of the findings jaxfix still made at main 5175e5c, real/wrong/debatable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from jaxfix.analysis.scopes import ScopeIndex
+from jaxfix.analysis.walk import walk
+from jaxfix.model import Finding
+
+# (code, path) pairs shown only with `--preview`, with their labels (real/wrong/debatable) per
+# pool. Rule of thumb: below ~0.8 real on two or more pools, or real fewer than twice, is preview.
+# Default paths and their figures:
+# - JAX201, every path: 23/2/0 on nine pools (`range`, `outer-loop`, `periodic` 22/0/0 on eight;
+#   `iterable` 1/1/0 and `while` 0/1/0 are single findings, not a pattern);
+# - JAX202 `counted-loop` 6/1/0 (dev, heldout3/4/7; heldout11 0/1), `callback` 4/1/0 (heldout3
+#   4/0, heldout7 0/1), `comprehension` (no labels; the rule's canonical `[step(x) for x in xs]`);
+# - JAX203 `range`/`while` 3/0/1 (dev 3/0/0, heldout11 0/0/1);
+# - JAX204 `range` 106/0/10 (heldout12 8/0/10: PPO updates, each an `nnx.scan` over every
+#   minibatch), `iterable` 52/0/4 and `while` 1/0/0, on nine pools.
+PREVIEW: frozenset[tuple[str, str]] = frozenset(
+    {
+        # 3/7/2: dev 0/1, heldout3 2/0, heldout5 0/0/1, heldout7 0/1, heldout10 1/0, heldout11 0/1,
+        # heldout12 0/4/1: a loop over a collection (files, views, table cells, splits) hands the
+        # function one configuration per item, each of which compiles anyway
+        ("JAX202", "item-loop"),
+        # 0/3/0 (heldout12: mbirjax's 5 views, deqn-jax's table cells): numbers written out in a list
+        # were settings there too (a sample count is a shape); jax-ml/jax#2515 (the realworld case
+        # placement/blind_jit_grad_per_call_flag.py) is one data point the other way
+        ("JAX202", "listed-values"),
+        # 8/4/4: heldout3 3/0/0, heldout9 4/0/0, heldout10 1/1/0; dev 0/0/2, heldout4 0/0/1,
+        # heldout5 0/1/0, heldout7 0/1/0, heldout12 0/1/1: a method's callers (an engine, a trainer,
+        # an outer jit that inlines it) are elsewhere; per step or once, the module does not show
+        ("JAX202", "method"),
+        # 0/2/0 (heldout11, jax-tutorial's 5 repetitions per sample size)
+        ("JAX203", "few-trips"),
+        # 1/2/0 (heldout7 1/0, heldout12 0/2): one trip per item of a short list
+        ("JAX203", "iterable"),
+        # 1/1/1 (heldout4): the re-wrap runs on some trips only
+        ("JAX203", "periodic"),
+        # 1/0/0 (heldout7): real once
+        ("JAX203", "outer-loop"),
+        # 0/0/4 (heldout4 0/0/1, heldout11 0/0/3): `range(5)`, the traversal of 5 calls is negligible
+        ("JAX204", "few-trips"),
+        # 4/0/4 (heldout6 3/0/0, heldout11 0/0/2, heldout12 1/0/2): a step run every k-th trip
+        # (an eval every 200 steps, a resampling every 2000 epochs)
+        ("JAX204", "periodic"),
+        # 1/0/12 (heldout5 0/0/1, heldout6 0/0/1, heldout7 1/0/0, heldout11 0/0/2, heldout12 0/0/8): a
+        # step run once per trip of a loop that also runs another loop (the batches of an epoch, the
+        # steps of a rollout): an eval per epoch, an update per rollout, a small share of the trip
+        ("JAX204", "outer-loop"),
+    }
+)
+
+
+def flag(finding: Finding, path: str) -> Finding:
+    """`finding`, marked preview when its evidence path is one that did not hold on first contact."""
+    return replace(finding, preview=True) if (finding.code, path) in PREVIEW else finding
+
+
+# A `range(n)` with a literal n at most this is a handful of trips (a demo's `range(5)`).
+FEW_TRIPS = 10
+
+
+def _literal_range(loop: cst.CSTNode) -> int | None:
+    """n of `for _ in range(n)` / `range(a, n)` with literal integers (also in a comprehension), else None."""
+    call = _iterable(loop)
+    if not isinstance(call, cst.Call):
+        return None
+    if not (isinstance(call.func, cst.Name) and call.func.value == "range") or not 1 <= len(call.args) <= 2:
+        return None
+    values = [a.value for a in call.args]
+    if not all(isinstance(v, cst.Integer) for v in values):
+        return None
+    ints = [int(v.value) for v in values]
+    return ints[-1] - (ints[0] if len(ints) == 2 else 0)
+
+
+def loop_path(idx: ScopeIndex, node: cst.CSTNode, loop: cst.CSTNode) -> str:
+    """How often `node` runs in `loop` (its innermost enclosing loop), as far as the code shows:
+    `few-trips` (a literal `range(n)`, n <= FEW_TRIPS), `periodic` (under an `if` in the loop:
+    every k-th trip), `outer-loop` (the loop also runs another loop that does not hold `node`:
+    once per epoch or rollout next to the per-step work), `while`, `range`, or `iterable`."""
+    trips = _literal_range(loop)
+    if trips is not None and trips <= FEW_TRIPS:
+        return "few-trips"
+    if not isinstance(loop, (cst.For, cst.While)):  # a comprehension: one element per trip
+        return "range" if _iterates_range(loop) else "iterable"
+    for anc in idx.ancestors(node):
+        if anc is loop:
+            break
+        if isinstance(anc, cst.If):
+            return "periodic"
+    holders = {id(a) for a in idx.ancestors(node)} | {id(node)}
+    if _has_other_loop(loop.body, holders):
+        return "outer-loop"
+    if isinstance(loop, cst.While):
+        return "while"
+    if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name):
+        if loop.iter.func.value == "range":
+            return "range"
+    return "iterable"
+
+
+def _has_other_loop(body: cst.CSTNode, holders: set[int]) -> bool:
+    """A `for`/`while` statement directly in `body` that does not hold the node: a sibling of the
+    statement that runs it (a rollout's step loop, an epoch's batch loop), not bookkeeping nested
+    under an `if` (`for idx, finished in enumerate(...)` over finished episodes)."""
+    statements = getattr(body, "body", ())
+    return any(isinstance(s, (cst.For, cst.While)) and id(s) not in holders for s in statements)
+
+
+def repeat_path(idx: ScopeIndex, module: cst.Module, function: cst.FunctionDef) -> str:
+    """Why JAX202 believes `function` runs again: `counted-loop` (this module calls it in a
+    `while` or a `for` over `range(...)`: steps), `listed-values` (a loop over values written out
+    in a list or tuple), `comprehension` (a comprehension over an iterable), `item-loop` (only `for`
+    loops over other iterables: one call per item, often one configuration per item), or
+    `callback` (no looped call: handed on, stored, or called from a callback)."""
+    name = function.name.value
+    loops = []
+    for call in _calls_named(module, name):
+        enclosing = idx.enclosing_loops(call)
+        if enclosing:
+            loops.append(enclosing[0])
+    if not loops:
+        return "callback"
+    if any(isinstance(loop, cst.While) or _iterates_range(loop) for loop in loops):
+        return "counted-loop"
+    if any(isinstance(_iterable(loop), (cst.List, cst.Tuple)) for loop in loops):
+        return "listed-values"  # numbers written out (`per_configuration` left out settings): data
+    if any(not isinstance(loop, cst.For) for loop in loops):
+        return "comprehension"
+    return "item-loop"
+
+
+def _iterates_range(loop: cst.CSTNode) -> bool:
+    """`for _ in range(...)` (also in a comprehension)."""
+    it = _iterable(loop)
+    return isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+
+
+def _iterable(loop: cst.CSTNode) -> cst.BaseExpression | None:
+    """What a `for` loop or a comprehension iterates over; None for a `while`."""
+    if isinstance(loop, cst.For):
+        return loop.iter
+    for_in = getattr(loop, "for_in", None)
+    return for_in.iter if for_in is not None else None
+
+
+def _calls_named(module: cst.Module, name: str) -> list[cst.Call]:
+    """Calls spelled `name(...)` or `<obj>.name(...)`."""
+    found: list[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if (isinstance(func, cst.Name) and func.value == name) or (
+                isinstance(func, cst.Attribute) and func.attr.value == name
+            ):
+                found.append(node)
+
+    walk(module, _V())
+    return found

@@ -1,0 +1,219 @@
+"""Which JAX2xx/JAX5xx evidence reports by default and which only in preview (issue #29: the
+paths in `codemods/jit_placement/preview.py` and `codemods/compile_cost/preview.py`, decided from
+the blind pools' first-contact labels). Each case is shaped after labelled code: the default side
+is reported with `preview` False, the preview side is reported with `preview` True."""
+
+from __future__ import annotations
+
+import textwrap
+
+from jaxfix.engine import analyze
+from jaxfix.engine.config import Config
+
+
+def found(source: str, code: str) -> list[tuple[int, bool]]:
+    """(line, preview) of each finding of `code`, preview findings included."""
+    config = Config(select=(code,))
+    if "preview" in Config.__dataclass_fields__:
+        config = Config(select=(code,), preview=True)
+    result = analyze(textwrap.dedent(source), "case.py", config)
+    assert result.error is None, result.error
+    return [(f.line, f.preview) for f in result.findings if f.code == code]
+
+
+# --- JAX202 -------------------------------------------------------------------------------------
+
+SCENIC = """
+    import jax
+
+
+    def all_gather_and_unreplicate(inputs):
+        return jax.pmap(lambda x: jax.lax.all_gather(x, "batch"), "batch")(inputs)
+
+
+    def evaluate(eval_steps, batches):
+        for step in range(eval_steps):
+            gathered = all_gather_and_unreplicate(next(batches))
+    """
+
+
+def test_jax202_a_function_called_in_a_counted_loop_is_default():
+    """google-research/scenic@4a38d475 scenic/projects/svvit/inference.py:195 (heldout3, real): a
+    fresh `pmap(lambda)` in a helper called once per `for step in range(eval_steps)`."""
+    assert found(SCENIC, "JAX202") == [(6, False)]
+
+
+def test_jax202_a_function_called_once_per_item_of_a_collection_is_preview():
+    """NX-AI/xlstm-jax@0f3ebc2d scripts/speed_benchmark/run_jax_kernel_comparison.py:67 (heldout11,
+    wrong): called once per `.npz` file, each a new configuration that compiles anyway."""
+    per_file = SCENIC.replace("for step in range(eval_steps):", "for step in eval_steps:")
+    assert found(per_file, "JAX202") == [(6, True)]
+
+
+def test_jax202_a_method_without_a_caller_in_the_module_is_preview():
+    """awslabs/fortuna@19c7d9c1 fortuna/prob_model/predictive/classification.py:301 (heldout9,
+    real) beside simply's `init_sampling_state` (heldout5, wrong): a method's callers are elsewhere,
+    and whether they run it per step or once the module does not show."""
+    method = """
+        import jax
+        import jax.numpy as jnp
+
+
+        class Predictive:
+            def aleatoric_entropy(self, outputs):
+                @jax.jit
+                def _entropy_term(i):
+                    return jnp.sum(outputs[i])
+
+                return jax.vmap(_entropy_term)(jnp.arange(3))
+        """
+    assert [preview for _, preview in found(method, "JAX202")] == [True]
+
+
+# --- JAX501 / JAX504 / JAX505 / JAX502 ----------------------------------------------------------
+
+
+def test_jax501_an_unwaited_jitted_step_is_default_and_arrays_made_from_host_data_are_preview():
+    """avitai/opifex@9f906dc9 examples/data/darcy_flow_spectral_analysis.py:203 (heldout11, wrong):
+    the timed region's JAX work is `jnp.asarray` of the NumPy arrays a solver returned; the twin
+    times a jitted step (the README's canonical bug), reported by default."""
+    made = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+
+        def generate(n):
+            return np.ones((n, 8))
+
+
+        start_time = time.time()
+        data = generate(100)
+        train_inputs = jnp.asarray(data)
+        generation_time = time.time() - start_time
+        """
+    assert found(made, "JAX501") == [(16, True)]
+    stepped = made.replace("train_inputs = jnp.asarray(data)", "train_inputs = step(data)").replace(
+        "def generate(n):", "step = jax.jit(lambda x: x * 2)\n\n\n        def generate(n):"
+    )
+    assert found(stepped, "JAX501") == [(19, False)]
+
+
+def test_jax504_a_time_cell_over_a_loop_of_steps_is_preview():
+    """jeremiecoullon/SGMCMCJax@cb900970 docs/nbs/BNN.ipynb cell 5 (heldout7, wrong): `%%time` over
+    2000 dependent jitted kernel steps; only the last in flight escapes the clock. A `%%time` cell of
+    one step stays default."""
+    loop = """
+        import jax
+        import jax.numpy as jnp
+
+        kernel = jax.jit(lambda s: s * 0.5)
+        state = jnp.ones(100)
+        kernel(state).block_until_ready()
+        # %%time
+        for i in range(2000):
+            state = kernel(state)
+        """
+    assert found(loop, "JAX504") == [(8, True)]
+    one = loop.replace("for i in range(2000):\n            state = kernel(state)", "state = kernel(state)")
+    assert found(one, "JAX504") == [(8, False)]
+
+
+def test_jax505_is_preview():
+    """jeremiecoullon/SGMCMCJax@cb900970 docs/nbs/gaussian.ipynb cell 6 (heldout7, debatable): every
+    first-contact JAX505 label was not real (0 of 9)."""
+    first = """
+        import jax
+        import jax.numpy as jnp
+
+        sampler = jax.jit(lambda x: jnp.cumsum(x))
+        x = jnp.ones(10)
+        # %%time
+        samples = sampler(x)
+        """
+    assert found(first, "JAX505") == [(7, True)]
+
+
+# --- JAX201 / JAX203 / JAX204: how often the loop runs the call -----------------------------------
+
+BRAX = """
+    import jax
+    from brax.positional import pipeline
+
+
+    def rollout(sys, state, act):
+        for i in range(1000):
+            state = jax.jit(pipeline.step)(sys, state, act)
+        return state
+    """
+
+
+def test_jax203_a_long_counted_loop_is_default_and_a_handful_of_trips_is_preview():
+    """google/brax@0b96d056 notebooks/basics.ipynb cell 10 (dev, real): `jax.jit(pipeline.step)`
+    re-wrapped on each of 1000 steps; pierreglaser/jax-tutorial@071c923c tutorial.ipynb cell 70
+    (heldout11, wrong): re-wrapped on 5 repetitions per sample size, nothing measurable to save."""
+    assert found(BRAX, "JAX203") == [(8, False)]
+    assert found(BRAX.replace("range(1000)", "range(5)"), "JAX203") == [(8, True)]
+
+
+NNX_LOOP = """
+    import optax
+    from flax import nnx
+
+
+    @nnx.jit
+    def train_step(model, optimizer, x, y):
+        return model(x).mean()
+
+
+    def fit(batches, num_iter):
+        model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+        for x, y in batches:
+            loss = train_step(model, optimizer, x, y)
+        return loss
+    """
+
+
+def test_jax204_a_step_on_every_trip_is_default():
+    """The rule's canonical case (a step per batch; jinPrelude/minimal-rl-nnx@c5eced1f ppo.py:165,
+    heldout12, real: `sample_action` on every rollout step)."""
+    assert found(NNX_LOOP, "JAX204") == [(15, False)]
+
+
+def test_jax204_a_step_once_per_outer_trip_few_trips_or_periodic_is_preview():
+    """jinPrelude/minimal-rl-nnx@c5eced1f ppo.py:185 (heldout12, debatable): `bootstrap_value` once
+    per iteration, after a rollout loop of host env steps; avitai/artifex@5fce040a
+    examples/generative_models/loss_examples.py:357 (heldout11, debatable): 5 trips; shayme92/Titans-NNX@2c0a3346
+    training/train_mac.py:156 (heldout12, debatable): an eval every 200 steps."""
+    per_iteration = NNX_LOOP.replace(
+        "        for x, y in batches:\n            loss = train_step(model, optimizer, x, y)",
+        "        for it in range(num_iter):\n"
+        "            for x, y in batches:\n"
+        "                pass\n"
+        "            loss = train_step(model, optimizer, x, y)",
+    )
+    assert found(per_iteration, "JAX204") == [(17, True)]
+    few = NNX_LOOP.replace("for x, y in batches:", "for x in range(5):").replace("x, y)", "x, x)")
+    assert found(few, "JAX204") == [(15, True)]
+    periodic = NNX_LOOP.replace(
+        "            loss = train_step(model, optimizer, x, y)",
+        "            if x % 200 == 0:\n                loss = train_step(model, optimizer, x, y)",
+    )
+    assert found(periodic, "JAX204") == [(16, True)]
+
+
+def test_jax202_written_out_values_are_preview_and_a_comprehension_is_default():
+    """cabouman/mbirjax@851a1ca2 .../minimal_lax_map_repro.py:429 and deqn-jax/deqn-jax@52cba20d
+    scripts/aio_head_to_head.py:213 (heldout12, wrong): a loop over written-out numbers that were
+    settings (views, sample counts); the rule's canonical `[step(x) for x in xs]` over data (no
+    first-contact label) stays default."""
+    listed = SCENIC.replace("for step in range(eval_steps):", "for step in [1, 2, 4]:")
+    assert found(listed, "JAX202") == [(6, True)]
+    comprehension = SCENIC.replace(
+        "for step in range(eval_steps):\n            gathered = all_gather_and_unreplicate(next(batches))",
+        "return [all_gather_and_unreplicate(b) for b in batches]",
+    )
+    assert found(comprehension, "JAX202") == [(6, False)]
