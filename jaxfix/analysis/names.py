@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis import filememo, render
-from jaxfix.analysis.pytrees import dotted, module_imports, qualify
+from jaxfix.analysis.pytrees import IMPORT_ERRORS, dotted, module_imports, qualify
 from jaxfix.analysis.transforms import JIT_NAMES, VMAP_NAMES
 from jaxfix.analysis.walk import statements, walk
 from jaxfix.model import ImportRequest
@@ -74,7 +74,10 @@ class ImportMap:
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportMap":
         collector = _ImportCollector()
+        fallbacks = _import_fallbacks(module)
         for node in statements(module):  # imports are statements: no need to enter expressions
+            if node in fallbacks:
+                continue
             if isinstance(node, cst.Import):
                 collector.visit_Import(node)
             elif isinstance(node, cst.ImportFrom):
@@ -235,6 +238,40 @@ class _NameCollector(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
+
+
+def _import_fallbacks(module: cst.Module) -> set[cst.CSTNode]:
+    """`pytrees.module_imports`' fallbacks on the libcst tree: the imports of an `except
+    ImportError:` handler that only re-bind what the `try` body's imports bound."""
+    found: set[cst.CSTNode] = set()
+    for node in statements(module):
+        if not isinstance(node, cst.Try):
+            continue
+        bound = _bound_by(n for n in statements(node.body) if isinstance(n, (cst.Import, cst.ImportFrom)))
+        for handler in node.handlers:
+            kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+            kinds = [k.value if isinstance(k, cst.Element) else k for k in kinds]
+            if not any(isinstance(k, cst.Name) and k.value in IMPORT_ERRORS for k in kinds):
+                continue
+            for stmt in statements(handler.body):
+                if isinstance(stmt, (cst.Import, cst.ImportFrom)) and _bound_by([stmt]) <= bound:
+                    found.add(stmt)
+    return found
+
+
+def _bound_by(imports: Iterable[cst.CSTNode]) -> set[str]:
+    """The local names these import statements bind (`*` for a star import)."""
+    names: set[str] = set()
+    for node in imports:
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            names.add("*")
+            continue
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                names.add(alias.asname.name.value)
+            elif (full := _module_name(alias.name)) is not None:
+                names.add(full.split(".")[0] if isinstance(node, cst.Import) else full)
+    return names
 
 
 class _ImportCollector:

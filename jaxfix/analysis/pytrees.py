@@ -139,8 +139,46 @@ def module_imports(tree: ast.Module) -> Sequence[ast.Import | ast.ImportFrom]:
     last = _LAST_STATEMENTS
     if last[3] is None:
         Import, ImportFrom = ast.Import, ast.ImportFrom
-        last[3] = tuple(node for node in statements if type(node) is Import or type(node) is ImportFrom)
+        fallbacks = _import_fallbacks(statements)
+        last[3] = tuple(
+            node for node in statements if (type(node) is Import or type(node) is ImportFrom) and node not in fallbacks
+        )
     return last[3]
+
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _import_fallbacks(statements: Sequence[ast.stmt]) -> set[ast.stmt]:
+    """The imports in an `except ImportError:` handler that only re-bind what the `try` body's
+    imports bound: `try: import jax.numpy as jnp` / `except ImportError: import numpy as jnp`
+    (a library that runs without JAX) binds `jnp` to JAX's NumPy wherever JAX is installed, which
+    is wherever a trace happens (imewei/xpcsjax@b810d85 `core/jax_backend.py`: 19 JAX402 false
+    alarms on `jnp.clip` and friends in jitted code, 16 with safe fixes)."""
+    found: set[ast.stmt] = set()
+    for node in statements:
+        if type(node) is not ast.Try:
+            continue
+        bound = _import_names(n for n in ast_statements(node.body) if type(n) in (ast.Import, ast.ImportFrom))
+        for handler in node.handlers:
+            if _catches_import_error(handler.type):
+                for stmt in ast_statements(handler.body):
+                    if type(stmt) in (ast.Import, ast.ImportFrom) and _import_names([stmt]) <= bound:
+                        found.add(stmt)
+    return found
+
+
+def _import_names(imports) -> set[str]:
+    names: set[str] = set()
+    for node in imports:
+        for alias in node.names:
+            names.add(alias.asname or alias.name.split(".")[0])
+    return names
+
+
+def _catches_import_error(kind: ast.expr | None) -> bool:
+    kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any(isinstance(k, ast.Name) and k.id in IMPORT_ERRORS for k in kinds)
 
 
 def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
