@@ -9,6 +9,9 @@ propagates less): a site no longer proven without the step rests on it.
   a traced argument (`if can_use_kernel(x, w):`, `not self.inner.contains(p)`, jax's private
   `jax._src...._shapes(x)`). Whether the helper returns an array or a Python value computed
   from shapes, dtypes and configuration is in a body the proof does not read;
+- `handled`: the site is in the body of a `try` whose handler catches what the conversion raises
+  (`except Exception:`): the code handles its own trace, an eager-only guard (found after the
+  heldout13 measurement: imewei/xpcsjax's "self-disables during tracing" checks);
 - `direct`: everything else: a parameter of a function this file transforms (or passes a traced
   value to), or computed from one by operators, builtins, public functions of jax and the other
   array libraries (`nnx.relu`), and the layers a module builds from them (`self.fc1 =
@@ -21,7 +24,7 @@ heldout9 1, heldout11 3, heldout12 16), real on one (heldout11: opifex's vmapped
 heldout11 1, heldout12 3). Left out of any one pool, `helper` is still mostly wrong and
 `direct` mostly right. The 320 labelled JAX3xx rows earlier tools made and this one no longer
 does (1 real) were inferred from another module, a framework convention or a guessed class:
-not reported at all since session 16 (`proven_traced`). Preview: `helper` (`PREVIEW_PATHS`).
+not reported at all since session 16 (`proven_traced`). Preview: `helper` and `handled` (`PREVIEW_PATHS`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from jaxfix.analysis.traced import FunctionFacts
 from jaxfix.analysis.walk import children
 
 # the paths shown only with `--preview` (see the module docstring for the figures)
-PREVIEW_PATHS = frozenset({"helper"})
+PREVIEW_PATHS = frozenset({"helper", "handled"})
 
 
 class _NoHelperResults(FunctionFacts):
@@ -107,6 +110,8 @@ def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
 def evidence_path(fn, site) -> str:
     """The path of a site proven traced (`fix_safety.is_proven_traced`)."""
     exprs, stmt = decided_values(site)
+    if _handled(fn.info.node, stmt):
+        return "handled"
     if not exprs:
         return "direct"
     ctx = fn.ctx
@@ -115,6 +120,51 @@ def evidence_path(fn, site) -> str:
         if proof is None or not any(proof.traced(e, stmt) for e in exprs):
             return path
     return "direct"
+
+
+# the errors a Python conversion of a tracer raises (`ConcretizationTypeError` and its kin are
+# TypeErrors) and the builtin classes above them: a handler naming another builtin (`KeyError`,
+# `ValueError`) does not catch them; one naming a class of the project or of jax may
+_CATCHES_TRACER_ERRORS = frozenset({"TypeError", "Exception", "BaseException"})
+_BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
+def _handled(func: cst.CSTNode, stmt: cst.CSTNode) -> bool:
+    """`stmt` runs in the body of a `try` of `func` whose handler catches what a conversion of a
+    tracer raises: the code handles its own trace (`try: extent = float(grid[-1])` / `except
+    Exception: extent = None`, a guard that "self-disables during tracing"; imewei/xpcsjax@b810d85
+    `core/jax_backend.py:518`, and its array-hashing probe at :187)."""
+    todo: list[cst.CSTNode] = [func]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Try) and any(_catches(h) for h in node.handlers) and _contains(node.body, stmt):
+            return True
+        todo.extend(children(node))
+    return False
+
+
+def _catches(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    for kind in kinds:
+        kind = kind.value if isinstance(kind, cst.Element) else kind
+        name = kind.value if isinstance(kind, cst.Name) else None
+        if name is None or name in _CATCHES_TRACER_ERRORS or name not in _BUILTIN_EXCEPTIONS:
+            return True
+    return False
+
+
+def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if node is target:
+            return True
+        todo.extend(children(node))
+    return False
 
 
 def site_in_preview(fn, site) -> bool:
