@@ -86,7 +86,9 @@ def test_fixture_rewrite_is_verified(case: VerifyCase):
     original = case.original.read_text(encoding="utf-8")
     rewritten = case.rewritten.read_text(encoding="utf-8")
     if case.from_rules:
-        result = analyze(original, str(case.original), Config(select=("ALL",), unsafe_fixes=case.unsafe), fix=True)
+        # preview mode: the fixtures' golden outputs are what the rules rewrite, preview findings included
+        config = Config(select=("ALL",), unsafe_fixes=case.unsafe, preview=True)
+        result = analyze(original, str(case.original), config, fix=True)
         result.fixed_source = rewritten  # verify the golden output itself
     else:
         result = FileResult(path=str(case.original), source=original, fixed_source=rewritten)
