@@ -14,7 +14,9 @@ module a cross-file detection needs), and prints:
   two places, e.g. a nested def and the jit call wrapping it); overall and split by `needs` ("file": the file shows everything;
   "project": it takes another module or the framework's conventions);
 - findings of that family at the fixed site of the after-versions (the human's
-  fix must stay silent; target 0).
+  fix must stay silent, preview findings included; target 0).
+
+Recall is given for the default tier (what `check` shows) and with `--preview`.
 
     python benchmarks/human_fixes.py [--json OUT] [--only SLUG ...]
     PYTHONPATH=/path/to/other/checkout python benchmarks/human_fixes.py   # measure another jaxfix
@@ -44,7 +46,8 @@ class Outcome:
     code: str
     needs: str
     fixed_line: int
-    caught: bool
+    caught: bool  # by a finding `check` shows by default
+    caught_in_preview: bool = False  # by any finding, preview ones included (`--preview`)
     before_near: list[str] = field(default_factory=list)
     after_site: list[str] = field(default_factory=list)
     error: str = ""
@@ -65,12 +68,17 @@ def _layout(case: Path, version: str, spec: dict, root: Path) -> Path:
 
 
 def _check(root: Path) -> list[dict]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "jaxfix", "check", "--select", "ALL", "--no-cache",
-         "--output-format", "json", "-q", str(root)],
-        capture_output=True, text=True, check=False,
-        cwd=root.parent,  # not the caller's cwd: `-m` puts it first on sys.path (PYTHONPATH picks the jaxfix)
-    )
+    """The findings of `check --select ALL --preview` (each marked `preview`; a jaxfix from before
+    preview mode is run without the option)."""
+    for preview in (["--preview"], []):
+        proc = subprocess.run(
+            [sys.executable, "-m", "jaxfix", "check", "--select", "ALL", "--no-cache",
+             "--output-format", "json", "-q", *preview, str(root)],
+            capture_output=True, text=True, check=False,
+            cwd=root.parent,  # not the caller's cwd: `-m` puts it first on sys.path (PYTHONPATH picks the jaxfix)
+        )
+        if not (proc.returncode == 2 and "--preview" in proc.stderr):
+            break
     if proc.returncode not in (0, 1):
         raise RuntimeError(proc.stderr.strip()[-400:])
     return json.loads(proc.stdout or "[]")
@@ -109,8 +117,9 @@ def run_case(case: Path) -> Outcome:
     line = spec["fixed_line"]
     sites = [line, *spec.get("site_lines", [])]
     near = [f for f in found_b if any(abs(f["line"] - s) <= WINDOW for s in sites)]
-    out.before_near = [f"{f['code']}@{f['line']}" for f in near]
-    out.caught = any(_family(f["code"]) == fam for f in near)
+    out.before_near = [f"{f['code']}@{f['line']}" + (" (preview)" if f.get("preview") else "") for f in near]
+    out.caught = any(_family(f["code"]) == fam and not f.get("preview") for f in near)
+    out.caught_in_preview = any(_family(f["code"]) == fam for f in near)
     lo, hi = after_site(
         (case / "before.py").read_text().splitlines(),
         (case / "after.py").read_text().splitlines(),
@@ -141,9 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     for label, group in (("all", outcomes),
                          ("needs=file", [o for o in outcomes if o.needs == "file"]),
                          ("needs=project", [o for o in outcomes if o.needs == "project"])):
-        hit = sum(o.caught for o in group)
+        hit, anyway = sum(o.caught for o in group), sum(o.caught_in_preview for o in group)
         rate = f"{hit / len(group):.2f}" if group else "n/a"
-        print(f"recall {label:14} {hit}/{len(group)} = {rate}")
+        print(f"recall {label:14} {hit}/{len(group)} = {rate}   with --preview {anyway}/{len(group)}")
     flagged = [o for o in outcomes if o.after_site]
     print(f"after-versions flagged at the fixed site: {len(flagged)}/{len(outcomes)}"
           + (f" ({', '.join(o.slug for o in flagged)})" if flagged else ""))
