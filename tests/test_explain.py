@@ -537,3 +537,30 @@ def test_compiles_through_eqx_filter_jit_are_charged_to_the_users_function(tmp_p
     [cause] = loss["recompiles"]
     assert (cause["line"], cause["count"], cause["kind"]) == (13, 3, "static")
     assert [(f["code"], f["line"]) for f in cause["findings"]] == [("JAX201", 13)]
+
+
+# JAX202 on a function called from a loop over written-out values is a preview finding (its
+# evidence was mostly wrong on code nobody prepared: `codemods/jit_placement/preview.py`); the
+# recompiles seen at run time are the evidence it lacked, so explain still joins it, marked
+PREVIEW_PLACEMENT = '''\
+import jax
+import jax.numpy as jnp
+
+
+def scale(x, k):
+    return jax.jit(lambda v: v * k)(x)
+
+
+xs = jnp.arange(3.0)
+for k in (0.5, 1.0, 2.0):
+    scale(xs, k)
+'''
+
+
+def test_a_preview_finding_joins_its_recompile_marked_as_preview(tmp_path):
+    _, report, text_report, _ = explained(tmp_path, "listed.py", PREVIEW_PLACEMENT)
+    [cause] = functions_by_name(report)["<lambda>"]["recompiles"]
+    assert [(f["code"], f["line"], f["selected"], f["preview"], f["shown"]) for f in cause["findings"]] == [
+        ("JAX202", 6, True, True, False)
+    ]
+    assert "-> JAX202 jit-per-call (fix: safe; shown by `check --preview`) at listed.py:6:" in text_report
