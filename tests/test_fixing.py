@@ -182,3 +182,30 @@ def test_preview_findings_are_kept_only_in_preview_mode():
     assert [(f.line, f.preview) for f in everything.findings] == [(1, False), (2, True)]
     run = lambda text: scan(text, "m.py", [FlagsOnEvidence()])  # noqa: E731
     assert fix_until_stable(source, run(source), run).text == "done()\nmaybe()\n"  # a hidden finding's fix is not applied
+
+
+def test_a_noqa_for_a_preview_finding_is_not_unused():
+    """Out of preview mode the finding is hidden, but its `# noqa` is not reported unused (whose
+    safe fix would delete the comment a user wrote for it)."""
+    import textwrap
+
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+
+    # JAX202 on a function a loop over written-out values calls: preview (jit_placement/preview.py)
+    source = textwrap.dedent(
+        """\
+        import jax
+        import jax.numpy as jnp
+
+        def scale(x, k):
+            return jax.jit(lambda v: v * k)(x)  # noqa: JAX202
+
+        xs = jnp.arange(3.0)
+        for k in (0.5, 1.0, 2.0):
+            scale(xs, k)
+        """
+    )
+    assert analyze(source, "m.py", Config(select=("ALL",))).findings == []
+    assert analyze(source.replace("  # noqa: JAX202", ""), "m.py", Config(select=("ALL",), preview=True)).findings
+    assert analyze(source, "m.py", Config(select=("ALL",), preview=True)).findings == []

@@ -66,10 +66,8 @@ def scan(
 ) -> Scan:
     """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings.
     A given `tree` must be `ast.parse(source)`."""
-    raw = scan_raw(
-        source, path, rules, code_filter=code_filter, options=options, project=project, tree=tree, preview=preview
-    )
-    return settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter)
+    raw = scan_raw(source, path, rules, code_filter=code_filter, options=options, project=project, tree=tree)
+    return settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter, preview=preview)
 
 
 def scan_raw(
@@ -84,10 +82,9 @@ def scan_raw(
     parse: Callable[[], cst.Module] | None = None,
     elsewhere: Callable[[str], bool] | None = None,
     quote: Callable[[], str] | None = None,
-    preview: bool = False,
 ) -> RawScan:
-    """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`); a
-    finding a rule marks `preview` only with `preview` (Ruff's preview mode: `Finding.preview`).
+    """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`),
+    preview ones included (`settle` keeps them only in preview mode).
 
     `parse`, `elsewhere` and `quote` serve the language server (`jaxfix.engine.incremental`): the
     libcst module of `source` assembled from statements parsed before, whether a name is spelled in
@@ -125,7 +122,7 @@ def scan_raw(
             raise AnalysisError("expression nested too deeply for the parser") from None
         for done, rule in enumerate(candidates, 1):
             try:
-                result.findings.extend(f for f in rule.check(ctx) if code_filter(f.code) and (preview or not f.preview))
+                result.findings.extend(f for f in rule.check(ctx) if code_filter(f.code))
             except RecursionError:
                 result.errors.append(f"rule {rule.name}: code nested too deeply to analyse")
             except Exception as exc:  # a bug in one rule must not lose the others' results
@@ -221,15 +218,19 @@ def settle(
     *,
     code_filter: Callable[[str], bool] = lambda code: True,
     comments: Callable[[], list[tuple[int, int, str]]] | None = None,
+    preview: bool = False,
 ) -> Scan:
-    """Let the rules that read other findings (JAX001) add theirs, then apply noqa and sort."""
+    """Let the rules that read other findings (JAX001) add theirs, then apply noqa and sort. A
+    finding a rule marks `preview` is kept only with `preview` (Ruff's preview mode:
+    `Finding.preview`), but JAX001 sees it: a `# noqa` for it is not unused (a `check --fix`
+    would otherwise delete the comment a user wrote for it)."""
     raw = list(raw)
     for rule in rules:
         if rule.sees_findings and rule.passes_prefilter(source):
             found = rule.check_findings(source, path, list(raw), code_filter, comments=comments)
             raw.extend(f for f in found if code_filter(f.code))
     lines = source.splitlines() if raw else []  # most files have nothing to suppress
-    findings = [f for f in raw if not is_suppressed(f, lines)]
+    findings = [f for f in raw if (preview or not f.preview) and not is_suppressed(f, lines)]
     findings.sort(key=Finding.sort_key)
     return Scan(findings=findings, errors=list(errors))
 

@@ -117,9 +117,11 @@ class IncrementalAnalyzer:
         plan = _Plan(source, tree, self._memo)
         self._memo = plan.memo
         self._last = (source, tree, plan.chunks)
-        run = _Run(plan, path, rules, code_filter, config.options(), project, config.preview)
+        run = _Run(plan, path, rules, code_filter, config.options(), project)
         raw, errors = self._raw_findings(run)
-        settled = settle(source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments)
+        settled = settle(
+            source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments, preview=config.preview
+        )
         result.findings = result.remaining = result.remaining_in_source = settled.findings
         if settled.errors:
             result.error = "; ".join(settled.errors)
@@ -369,7 +371,6 @@ class _Run:
     code_filter: Callable[[str], bool]
     options: Mapping[str, Mapping[str, Any]]
     project: Any = None
-    preview: bool = False
 
     def whole(self) -> RawScan:
         plan = self.plan
@@ -378,7 +379,6 @@ class _Run:
             self.path,
             self.rules,
             code_filter=self.code_filter,
-            preview=self.preview,
             options=self.options,
             project=self.project,
             tree=plan.tree,
@@ -485,8 +485,7 @@ class _Run:
                 self.path,
                 self.rules,
                 code_filter=self.code_filter,
-                preview=self.preview,
-                options=self.options,
+                    options=self.options,
                 project=self.project,
                 tree=tree,
                 parse=lambda: plan.reduced_module(reduced, keep),

@@ -39,13 +39,11 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
         return result
     rules = selected_rules(config, path)
     code_filter = functools.partial(config.code_selected, path=path)
-    arguments = dict(
-        path=path, rules=rules, code_filter=code_filter, options=config.options(), project=project, preview=config.preview
-    )
-    run = functools.partial(scan, **arguments)
+    arguments = dict(path=path, rules=rules, code_filter=code_filter, options=config.options(), project=project)
+    run = functools.partial(scan, preview=config.preview, **arguments)
     try:
         raw = scan_raw(source, tree=tree, **arguments)  # `scan`, keeping what the fix loop reuses
-        first = settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter)
+        first = settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter, preview=config.preview)
     except AnalysisError as exc:
         result.error = str(exc)
         return result
