@@ -128,6 +128,11 @@ class Finding:
     def with_fix(self, fix: Fix | None) -> "Finding":
         return replace(self, fix=fix)
 
+    def in_preview(self, when: bool = True) -> "Finding":
+        """This finding, shown only in preview mode when `when` (the rule's evidence path is one
+        that did not hold on first contact)."""
+        return replace(self, preview=True) if when and not self.preview else self
+
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.line, self.column, self.code)
 

@@ -8,7 +8,6 @@ thirteen spent pools) of the findings jaxfix still made at main 5175e5c, real/wr
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 import libcst as cst
 
@@ -46,7 +45,7 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
 
 def flag(finding: Finding, path: str) -> Finding:
     """`finding`, marked preview when its evidence path is one that did not hold on first contact."""
-    return replace(finding, preview=True) if (finding.code, path) in PREVIEW else finding
+    return finding.in_preview((finding.code, path) in PREVIEW)
 
 
 def work_path(checker, stmt: cst.BaseStatement) -> str:

@@ -7,7 +7,6 @@ thirteen spent pools) of the findings jaxfix still made at main 5175e5c, real/wr
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import libcst as cst
 
@@ -62,7 +61,7 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
 
 def flag(finding: Finding, path: str) -> Finding:
     """`finding`, marked preview when its evidence path is one that did not hold on first contact."""
-    return replace(finding, preview=True) if (finding.code, path) in PREVIEW else finding
+    return finding.in_preview((finding.code, path) in PREVIEW)
 
 
 # A `range(n)` with a literal n at most this is a handful of trips (a demo's `range(5)`).
@@ -103,10 +102,7 @@ def loop_path(idx: ScopeIndex, node: cst.CSTNode, loop: cst.CSTNode) -> str:
         return "outer-loop"
     if isinstance(loop, cst.While):
         return "while"
-    if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name):
-        if loop.iter.func.value == "range":
-            return "range"
-    return "iterable"
+    return "range" if _iterates_range(loop) else "iterable"
 
 
 def _has_other_loop(body: cst.CSTNode, holders: set[int]) -> bool:

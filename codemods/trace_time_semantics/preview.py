@@ -40,7 +40,6 @@ write it, `@jax.jit def f(x): np.sin(x)`; `x[i] = v`; `log.append(x)`).
 
 from __future__ import annotations
 
-import dataclasses
 
 from jaxfix.model import Finding
 
@@ -51,9 +50,7 @@ READS_STATE = "reads outer state"
 
 
 def _preview(finding: Finding | None, preview: bool) -> Finding | None:
-    if finding is None or not preview or finding.preview:
-        return finding
-    return dataclasses.replace(finding, preview=True)
+    return None if finding is None else finding.in_preview(preview)
 
 
 def print_finding(finding: Finding, logged: bool) -> Finding:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 import libcst as cst
@@ -206,7 +206,7 @@ class SiteRule:
                     message += f"; manual: {fix.title}" if fix.safety is Safety.MANUAL else f"; {fix.title}"
                 at = site.node if site.report is None else site.report
                 finding = ctx.finding(self, site.code, at, message, fix)
-                yield replace(finding, preview=True) if site_in_preview(fn.rewrite, site) else finding
+                yield finding.in_preview(site_in_preview(fn.rewrite, site))
 
     @classmethod
     def passes_prefilter(cls, source: str) -> bool:
