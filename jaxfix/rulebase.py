@@ -428,17 +428,8 @@ class RuleContext:
         return False
 
     def finding(
-        self,
-        rule: type[Rule] | Rule,
-        code: str,
-        node: cst.CSTNode,
-        message: str,
-        fix: Fix | None = None,
-        *,
-        preview: bool = False,
+        self, rule: type[Rule] | Rule, code: str, node: cst.CSTNode, message: str, fix: Fix | None = None
     ) -> Finding:
-        """A finding at `node`; `preview` when the evidence behind it is of a kind shown only in
-        preview mode (`Finding.preview`)."""
         rng = self.position(node)
         return Finding(
             code=code,
@@ -450,7 +441,6 @@ class RuleContext:
             end_column=rng.end.column + 1,
             message=message,
             fix=fix,
-            preview=preview,
         )
 
     def rewrite(

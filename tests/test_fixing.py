@@ -171,7 +171,7 @@ class FlagsOnEvidence(Rule):
         for node in _walk(ctx.module):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("sure", "maybe"):
                 fix = ctx.rewrite("rename", Safety.SAFE, replace={node.func: cst.Name("done")})
-                yield ctx.finding(self, "TST6", node, "call", fix, preview=node.func.value == "maybe")
+                yield ctx.finding(self, "TST6", node, "call", fix).in_preview(node.func.value == "maybe")
 
 
 def test_preview_findings_are_kept_only_in_preview_mode():
