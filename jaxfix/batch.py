@@ -29,6 +29,7 @@ class BatchOptions:
 class BatchOutcome:
     files: list[FileOutcome] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # discovery and config errors, one line each
+    warnings: list[str] = field(default_factory=list)  # problems the run went past (a skipped pyproject.toml)
 
     @property
     def findings(self):
@@ -78,7 +79,7 @@ def run_paths(
     on_done: Callable[[FileOutcome], None] | None = None,
 ) -> BatchOutcome:
     found = discover(paths, resolver)
-    outcome = BatchOutcome(errors=list(found.errors))
+    outcome = BatchOutcome(errors=list(found.errors), warnings=resolver.warnings)  # the resolver's list: it grows
     resolved = dict(zip(found.paths, found.real))
     files = found.paths  # strings throughout: a path object per file cost a third of a cached run
     if options.changed_since is not None:

@@ -119,6 +119,9 @@ def run(
 
 
 def report_errors(outcome: BatchOutcome) -> bool:
+    """Prints the run's warnings and errors; whether there were errors (warnings do not count)."""
+    for line in outcome.warnings:
+        echo(f"warning: {line}", err=True)
     errors = [*outcome.errors, *outcome.file_errors]
     for line in errors:
         error(line)

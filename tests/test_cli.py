@@ -432,3 +432,11 @@ def test_check_with_an_unknown_code_reports_it_as_typer_does(tmp_path):
     assert proc.returncode == 2
     assert "unknown rule code or prefix 'NOPE1'" in proc.stderr
     assert "Usage:" in proc.stderr
+
+
+def test_a_broken_pyproject_of_another_tool_warns_and_the_check_goes_on(tree):
+    (tree / "pyproject.toml").write_text("[project\nname = \n")
+    code, out, err = cli("check", str(tree))
+    assert code == 1 and "JAX201" in out
+    assert f"warning: {tree / 'pyproject.toml'}: invalid TOML" in err and "error:" not in err
+    assert err.index("warning:") < err.index("Found 1 problem")

@@ -96,3 +96,19 @@ def test_preview_comes_from_config_and_the_command_line(tmp_path):
     assert resolver(None, None, None).for_path(target).preview
     assert not resolver(None, None, None, preview=False).for_path(target).preview
     assert parse_table({}, "pyproject.toml").fingerprint() != parse_table({"preview": True}, "pyproject.toml").fingerprint()
+
+
+def test_invalid_toml_that_does_not_configure_jaxfix_is_skipped_with_a_warning(tmp_path):
+    """Another tool's broken pyproject.toml (alexisiddiqui/JAX-ENT's, met while building a blind pool) does not stop
+    the run: the resolver looks further up and says which file it skipped; a broken one that names
+    jaxfix stays an error, since ignoring it would run other rules than the user chose."""
+    write(tmp_path / "pyproject.toml", "[tool.jaxfix]\nignore = ['JAX2']\n")
+    write(tmp_path / "vendored" / "pyproject.toml", "[project\nname = \n")
+    resolver = ConfigResolver()
+    assert resolver.for_path(tmp_path / "vendored" / "a.py").ignore == ("JAX2",)
+    [warning] = resolver.warnings
+    assert str(tmp_path / "vendored" / "pyproject.toml") in warning and "invalid TOML" in warning
+
+    write(tmp_path / "mine" / "pyproject.toml", "[tool.jaxfix\nselect = ['JAX1']\n")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        ConfigResolver().for_path(tmp_path / "mine" / "b.py")

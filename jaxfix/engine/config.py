@@ -46,6 +46,15 @@ class ConfigError(Exception):
     """A config problem; the message names the file and the key."""
 
 
+class InvalidToml(ConfigError):
+    """A pyproject.toml that is not TOML. `configures_jaxfix`: its text names jaxfix, so it meant to
+    configure this tool, and ignoring it would run other rules than the user chose."""
+
+    def __init__(self, message: str, configures_jaxfix: bool):
+        super().__init__(message)
+        self.configures_jaxfix = configures_jaxfix
+
+
 @dataclass(frozen=True)
 class Config:
     select: tuple[str, ...] = ("JAX",)
@@ -240,11 +249,13 @@ def load_pyproject(path: Path) -> Config | None:
         import tomli as tomllib
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raise InvalidToml(f"{path}: invalid TOML: {exc}", configures_jaxfix="jaxfix" in text) from None
     table = data.get("tool", {}).get("jaxfix")
     if table is None:
         return None
@@ -261,6 +272,8 @@ class ConfigResolver:
     explicit: Config | None = None  # from --config; disables discovery
     _by_dir: dict[Path, Config] = field(default_factory=dict)
     _applied: dict[int, tuple[Config, Config]] = field(default_factory=dict)  # id(found) -> (found, with overrides)
+    # one line per pyproject.toml skipped on the way (invalid TOML that does not configure jaxfix)
+    warnings: list[str] = field(default_factory=list)
 
     def for_path(self, path: str | Path) -> Config:
         if self.explicit is not None:
@@ -279,7 +292,15 @@ class ConfigResolver:
         if folder in self._by_dir:
             return self._by_dir[folder]
         candidate = folder / "pyproject.toml"
-        config = load_pyproject(candidate) if candidate.is_file() else None
+        try:
+            config = load_pyproject(candidate) if candidate.is_file() else None
+        except InvalidToml as exc:
+            # Another tool's broken file (a vendored project, a template) does not stop the run;
+            # a broken [tool.jaxfix] does (Ruff errors on its own config too).
+            if exc.configures_jaxfix:
+                raise
+            self.warnings.append(f"{exc} (it does not configure jaxfix: read as if absent)")
+            config = None
         if config is None:
             config = Config() if folder.parent == folder else self._lookup(folder.parent)
         self._by_dir[folder] = config
