@@ -1117,3 +1117,59 @@ def test_a_custom_vjp_over_a_jit_with_static_arguments_is_screened_out():
     from jaxfix.engine.config import Config
 
     assert [f.code for f in analyze(traced, "m.py", Config()).findings] == ["JAX301"]
+
+
+# -- JAX501's text test: a timer another module of the project may define ---------------------------
+from codemods.compile_cost.timing_screen import imports_time_module, may_use_imported_timer  # noqa: E402
+from codemods.compile_cost.unblocked_timing import UnblockedTimingRule  # noqa: E402
+
+MAY_USE_AN_IMPORTED_TIMER = [
+    "from utils import timeblock\nwith timeblock('epoch'):\n    pass\n",
+    "import jax; from utils import timeblock\nwith timeblock():\n    pass\n",  # after a `;`
+    "try: from .utils import timeblock\nexcept ImportError: pass\nasync with timeblock():\n    pass\n",
+    "from. import timers\nwith timers.block():\n    pass\n",
+    "from \\\n    utils import timeblock\nwith timeblock():\n    pass\n",
+    "from utils import timeblock\rwith timeblock():\r    pass\r",  # old Mac line ends
+    "with timeblock():\n    pass\nif True:\n    from project.timing import timeblock\n",
+]
+NO_IMPORTED_TIMER = [
+    "from jax._src import core\nfrom flax import nnx\nwith core.eval_context():\n    pass\n",
+    "import utils\nwith utils.timeblock():\n    pass\n",  # `imported_names` lists `from` imports only
+    "from utils import timeblock\n# computed with the values taken from the state\n",  # no `with` statement
+]
+
+
+@pytest.mark.parametrize("source", MAY_USE_AN_IMPORTED_TIMER)
+def test_imported_timer_test_admits_every_with_of_a_from_import(source):
+    assert may_use_imported_timer(source)
+
+
+@pytest.mark.parametrize("source", NO_IMPORTED_TIMER)
+def test_imported_timer_test_rejects_modules_importing_only_from_jax_or_the_stdlib(source):
+    assert not may_use_imported_timer(source)
+
+
+@pytest.mark.parametrize(
+    "source", ["import os, time as clock\n", "from time import (\n    time as now,\n)\n", "import  time\n"]
+)
+def test_time_module_import_test_admits_aliased_imports(source):
+    assert imports_time_module(source)
+
+
+def test_unblocked_timing_text_test_rejects_a_jax_module_with_with_statements():
+    """jax 0.10.2 `jax/_src/lax/control_flow/loops.py` (`with` statements, imports from jax and the
+    stdlib only, no clock) was parsed for JAX501 alone, as were half the jax/flax/optax corpus."""
+    loops = Path(importlib.import_module("jax").__file__).parent / "_src/lax/control_flow/loops.py"
+    assert not UnblockedTimingRule.passes_prefilter(loops.read_text(encoding="utf-8"))
+
+
+def test_a_region_timed_by_an_aliased_time_module_is_reported():
+    """`import os, time as clock` spells no clock's name the text test looked for: such a module
+    was admitted only when it also had a `with` statement (the word "with" was the text test
+    of a project's timer), and its timed regions went unreported otherwise."""
+    from jaxfix.engine.config import Config
+    from jaxfix.engine.pipeline import analyze
+
+    timed = "import jax\nimport os, time as clock\n\nf = jax.jit(lambda x: x @ x)\nt0 = clock.time()\n"
+    timed += "y = f(jax.numpy.ones((3, 3)))\nprint(clock.time() - t0)\n"
+    assert [f.code for f in analyze(timed, "m.py", Config()).findings] == ["JAX501"]

@@ -24,6 +24,8 @@ from codemods.compile_cost.timing_screen import (
     CLOCKS,
     TRANSFERS,
     imported_names,
+    imports_time_module,
+    may_use_imported_timer,
     region_screen,
 )
 from jaxfix.analysis import astscan
@@ -41,7 +43,7 @@ from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.traced import assigned_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
-from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
+from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid, token_found
 
 
 class UnblockedTimingRule(Rule):
@@ -158,7 +160,6 @@ class UnblockedTimingRule(Rule):
         "import time",
         "time_ns",
         "datetime",
-        "with",  # `with timeblock("epoch"):`, a timer another module of the project defines
     )
     uses_project = True  # the timers of other modules (`jaxfix.analysis.timers`, in their summaries)
     valid = (
@@ -262,6 +263,18 @@ class UnblockedTimingRule(Rule):
             """,
         ),
     )
+
+    @classmethod
+    def passes_prefilter(cls, source: str) -> bool:
+        """`could_match`'s tests in the text: a jax import, and a clock's name, an import of the
+        `time` module, or a timer another module of the project may define (`with timeblock():`,
+        `may_use_imported_timer`); a clock read is what a timer or a timed region of this module
+        starts with, and a `timeit` call names its module."""
+        return any(token_found(token, source) for token in ("jax", "flax", "equinox")) and (
+            super().passes_prefilter(source)
+            or imports_time_module(source)
+            or may_use_imported_timer(source)
+        )
 
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and either a `timeit` call of a lambda, or a timed region of some block

@@ -4,6 +4,7 @@ which is immutable."""
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -496,7 +497,8 @@ def _eager_store(tree: ast.Module, qualify) -> bool:
     A file with no call spelled like a constructor (`zeros`, `array`, ...: `astscan`'s list of the
     module's calls) stops there; then a walk of the statements alone (stores and defs are
     statements) finds the item stores, and only the functions holding one are read, each once."""
-    if not astscan.calls_named(tree, _CONSTRUCTOR_NAMES, _CONSTRUCTOR_NAMES):
+    constructed = astscan.calls_named(tree, _CONSTRUCTOR_NAMES, _CONSTRUCTOR_NAMES)
+    if not constructed:
         return False
     stores: list[tuple[int, str]] = []
     functions: list[ast.AST] = []
@@ -520,7 +522,13 @@ def _eager_store(tree: ast.Module, qualify) -> bool:
         if around:
             func = max(around, key=lambda f: f.lineno)
             roots.setdefault(id(func), (func, set()))[1].add(name)
-    return any(names & eager_array_names(func, qualify) for func, names in roots.values())
+    # a function holding no call spelled like a constructor binds no name to one: not read
+    lines = sorted(call.lineno for call in constructed)
+    return any(
+        bisect.bisect_left(lines, func.lineno) < bisect.bisect_right(lines, func.end_lineno)
+        and names & eager_array_names(func, qualify)
+        for func, names in roots.values()
+    )
 
 
 # -- the screen: an item store into a name that may hold a traced array, on the stdlib AST -------

@@ -71,8 +71,9 @@ _last_calls: tuple[ast.AST | None, list[ast.Call]] = (None, [])
 
 @filememo.on_forget
 def _forget() -> None:
-    global _last_module, _last_calls
+    global _last_module, _last_calls, _last_statements
     _last_module = _last_calls = (None, [])
+    _last_statements = (None, None, [])
 
 
 def calls(root: ast.Module) -> list[ast.Call]:
@@ -201,9 +202,24 @@ def own_nodes(func: ast.AST) -> list[ast.AST]:
     return out
 
 
-def statements(tree: ast.Module) -> Iterator[ast.stmt]:
-    """Every statement of the module at any depth, outer before inner (a fifth of the nodes
-    `ast.walk` visits)."""
+_last_statements: tuple[ast.AST | None, list | None, list[ast.stmt]] = (None, None, [])
+
+
+def statements(tree: ast.AST) -> Iterable[ast.stmt]:
+    """Every statement of the module (or of a def's or class's body) at any depth, outer before
+    inner (a fifth of the nodes `ast.walk` visits). A module's are listed once and kept until
+    another module is asked about, as `nodes` keeps its nodes: several screens and the pytree
+    facts walk them in turn (the tree must not change in between; none changes it)."""
+    global _last_statements
+    if type(tree) is not ast.Module:
+        return _statements(tree)
+    last = _last_statements
+    if last[0] is not tree or last[1] is not tree.body:
+        last = _last_statements = (tree, tree.body, list(_statements(tree)))
+    return last[2]
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
     stack: list = list(reversed(tree.body))
     while stack:
         node = stack.pop()
