@@ -9,7 +9,8 @@
 
 - `timeit.timeit(lambda: ...)` (`timeit_findings`).
 - A region counts only when its start's clock value is read after it closes, before the name
-  is bound again (`read_before_rebound`).
+  is bound again (`read_before_rebound`), and, when the closing read is bound to a name, that
+  name is read with the start (`read_with_start`).
 
 The stdlib-AST screen (`timing_screen.region_screen`) admits the same regions.
 """
@@ -72,31 +73,44 @@ def alias_start(stmts: Statements, i: int, start_clock: Callable[[cst.BaseStatem
     return None
 
 
+def _loads(stmt: cst.BaseStatement) -> set[str]:
+    """The names `stmt` reads (an assignment's value, not its targets; any mention in a compound
+    statement)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return names_read(stmt)
+    return set().union(
+        *(
+            names_read(x.value) if isinstance(x, (cst.Assign, cst.AnnAssign)) and x.value is not None else names_read(x)
+            for x in stmt.body
+        )
+    )
+
+
 def read_before_rebound(stmts: list[cst.BaseStatement], start: str) -> bool:
     """The start's clock value is read at or after the closing clock read, before `start` is
     bound again. A clock read whose name is rebound first times nothing: in `end = time()` ...
     `start = time()` ... `end = time()`; `print(end - start)` the first `end` only closed an
     earlier region (ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb, cells 41-50)."""
     for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            smalls = stmt.body
-            loads = (
-                set().union(
-                    *(
-                        names_read(x.value)
-                        if isinstance(x, (cst.Assign, cst.AnnAssign)) and x.value is not None
-                        else names_read(x)
-                        for x in smalls
-                    )
-                )
-                if smalls
-                else set()
-            )
-        else:
-            loads = names_read(stmt)  # a compound statement: any mention may read it
-        if start in loads:
+        if start in _loads(stmt):
             return True
         if start in assigned_names(cst.IndentedBlock(body=[stmt])):
+            return False
+    return False
+
+
+def read_with_start(stmts: list[cst.BaseStatement], start: str, end: str) -> bool:
+    """A closing read bound to a name (`end = now()`, the first of `stmts`) ends the region only
+    when a later statement reads it with the start (`end - start`), before either is bound again.
+    One only ever read with later clocks (`now() - end`) starts the next window instead: the
+    start's own window runs on to the read it is subtracted from, and the work before `end` is
+    timed there or not at all (nyx-ai/stylegan2-flax-tpu@b4b448f training.py:358, `time_d_start =
+    timer()` inside the step whose `iteration_start_time` is read at line 419)."""
+    for stmt in stmts[1:]:
+        loads = _loads(stmt)
+        if start in loads and end in loads:
+            return True
+        if {start, end} & assigned_names(cst.IndentedBlock(body=[stmt])):
             return False
     return False
 
