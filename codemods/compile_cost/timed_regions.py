@@ -22,7 +22,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from codemods.compile_cost.nodes import own_nodes
-from codemods.compile_cost.preview import flag
+from codemods.compile_cost.preview import compile_label, flag
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names
 from jaxfix.model import Finding, ImportRequest, Safety
@@ -196,7 +196,14 @@ def timeit_findings(checker) -> list[Finding]:
                     f"(asynchronous dispatch); {fix.title}",
                     fix,
                 ),
-                "timeit",
+                "compile-label" if compile_label(_line_of(checker.ctx, call)) else "timeit",
             )
         )
     return out
+
+
+def _line_of(ctx, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The simple statement line holding `node` (`compile_time = timeit(...)`), or None."""
+    while node is not None and not isinstance(node, cst.SimpleStatementLine):
+        node = ctx.parent(node)
+    return node

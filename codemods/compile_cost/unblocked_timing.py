@@ -11,7 +11,7 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.compile_cost.jax_work import LAX_LOOPS, JaxWork, bound_by
 from codemods.compile_cost.nodes import all_nodes, own_nodes
-from codemods.compile_cost.preview import flag, work_path
+from codemods.compile_cost.preview import compile_label, flag, work_path
 from codemods.compile_cost.timed_regions import (
     alias_start,
     carried_region,
@@ -115,7 +115,11 @@ class UnblockedTimingRule(Rule):
 
     ## Preview
     Shown only with `--preview` (figures in `compile_cost.preview`): a region whose last JAX work
-    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it).
+    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it), and a
+    timer whose own words say it measures compilation (`print(f"Time to jit: {time.time() - st}")`,
+    `compile_time = timeit(...)`, `TimeIt(tag="COMPILATION")`): the first call compiles
+    synchronously, so the figure includes the compile by construction and misses one run, which
+    the compile usually dominates.
 
     ## Example
     ```python
@@ -451,6 +455,9 @@ class _TimingChecker(JaxWork):
         found = self.ctx.finding(
             self.rule, "JAX501", clock, f"the clock is read {self.before_ready(region[last], fix)}", fix
         )
+        after = stmts[end + 1] if end + 1 < len(stmts) and self.start_clock(stmts[end]) else None
+        if compile_label(stmts[end], after):  # `t1 = now()` then `print("compile took", t1 - t0)`
+            return flag(found, "compile-label")
         return flag(found, shape + work_path(self, region[last]))
 
     def lap_safety(self, found: Finding, trip: list[cst.BaseStatement]) -> Finding:
@@ -633,9 +640,8 @@ class _TimingChecker(JaxWork):
         fix = self.fix(region, region[last], after=region[-1])
         timer_name = self.ctx.module.code_for_node(timer.func).strip()
         message = f"`{timer_name}` reads the clock on exit, {self.before_ready(region[last], fix)}"
-        return flag(
-            self.ctx.finding(self.rule, "JAX501", timer, message, fix), "timer:" + work_path(self, region[last])
-        )
+        path = "compile-label" if compile_label(timer) else "timer:" + work_path(self, region[last])
+        return flag(self.ctx.finding(self.rule, "JAX501", timer, message, fix), path)
 
     def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
         """The last small statement in `stmt` (at any depth, not in nested scopes) with a JAX call."""
