@@ -119,7 +119,8 @@ class UnblockedTimingRule(Rule):
     timer whose own words say it measures compilation (`print(f"Time to jit: {time.time() - st}")`,
     `compile_time = timeit(...)`, `TimeIt(tag="COMPILATION")`): the first call compiles
     synchronously, so the figure includes the compile by construction and misses one run, which
-    the compile usually dominates.
+    the compile usually dominates. Words that name the run too ("training and compilation took")
+    stay default: the run they claim is what is missed.
 
     ## Example
     ```python
