@@ -763,6 +763,22 @@ def train(x):
 """,
         False,
     ),
+    # stanford-crfm/levanter@9263f81 src/levanter/inference/engine.py:1102-1126: the read ends the
+    # window of an earlier start (`submit_start = iter_start`), not of the region's own: reported
+    "levanter_read_with_an_earlier_start": (
+        """
+def train(x):
+    iter_start = time.time()
+    fake_start = time.time()
+    z = len(str(x))
+    fake_done = time.time()
+    submit_start = iter_start
+    out = step(x)
+    submit_done = time.time()
+    return out, submit_done - submit_start, fake_done - fake_start, z
+""",
+        True,
+    ),
     # its buggy twin: the read is subtracted from the start, so it ends a window on pending work
     "stylegan2_start_of_the_next_window_read_with_start": (
         """

@@ -99,20 +99,44 @@ def read_before_rebound(stmts: list[cst.BaseStatement], start: str) -> bool:
     return False
 
 
-def read_with_start(stmts: list[cst.BaseStatement], start: str, end: str) -> bool:
-    """A closing read bound to a name (`end = now()`, the first of `stmts`) ends the region only
-    when a later statement reads it with the start (`end - start`), before either is bound again.
-    One only ever read with later clocks (`now() - end`) starts the next window instead: the
-    start's own window runs on to the read it is subtracted from, and the work before `end` is
-    timed there or not at all (nyx-ai/stylegan2-flax-tpu@b4b448f training.py:358, `time_d_start =
-    timer()` inside the step whose `iteration_start_time` is read at line 419)."""
+def read_with_start(stmts: list[cst.BaseStatement], starts: set[str], end: str) -> bool:
+    """A closing read bound to a name (`end = now()`, the first of `stmts`) ends a window over the
+    region only when a later statement reads it with a clock value taken at or before the region's
+    start (`starts`: the start, earlier clock reads of the block and their aliases; `end - start`),
+    before `end` is bound again. One only ever read with later clocks (`now() - end`, `later - end`)
+    starts the next window instead: the work before it is timed by no window ending there
+    (nyx-ai/stylegan2-flax-tpu@b4b448f training.py:358, `time_d_start = timer()` inside the step
+    whose `iteration_start_time` is read at line 419). stanford-crfm/levanter@9263f81
+    src/levanter/inference/engine.py:1126: `submit_done` ends `submit_start = iter_start`'s window,
+    an earlier start than the region's own (`fake_submit_done`)."""
     for stmt in stmts[1:]:
         loads = _loads(stmt)
-        if start in loads and end in loads:
+        if end in loads and starts & loads:
             return True
-        if {start, end} & assigned_names(cst.IndentedBlock(body=[stmt])):
+        if end in assigned_names(cst.IndentedBlock(body=[stmt])):
             return False
     return False
+
+
+def clock_names(stmts: list[cst.BaseStatement], start_clock: Callable[[cst.BaseStatement], str | None]) -> set[str]:
+    """Names `stmts` bind to a clock read (`t = now()`) or to one of those (`submit_start = iter_start`)."""
+    out: set[str] = set()
+    for stmt in stmts:
+        name = start_clock(stmt)
+        if name is not None:
+            out.add(name)
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            small = stmt.body[0]
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Name)
+                and small.value.value in out
+            ):
+                out.add(small.targets[0].target.value)
+    return out
 
 
 def tail_after_last_call(

@@ -15,6 +15,7 @@ from codemods.compile_cost.preview import compile_label, flag, work_path
 from codemods.compile_cost.timed_regions import (
     alias_start,
     carried_region,
+    clock_names,
     read_before_rebound,
     read_with_start,
     tail_after_last_call,
@@ -96,9 +97,9 @@ class UnblockedTimingRule(Rule):
     float(jnp.mean(accs))`) waits for it, and for the state it reads: its call is taken as a
     wait whatever its arguments (an `nnx` model a step updated in place is not seen as pending). A clock read whose name is bound
     again before anything reads it (`end = time()` ... `start = time()` ... `end = time()`;
-    `end - start`) times nothing, and one bound to a name that is never read with the start
-    (`time_d_start = timer()` inside a step whose `iteration_start` is only read as `timer() -
-    iteration_start` later) starts the next window rather than ending this one. In a notebook, a cell's last bare expression is displayed, and
+    `end - start`) times nothing, and one bound to a name that is never read with the start or
+    an earlier clock value (`time_d_start = timer()` inside a step whose `iteration_start` is only
+    read as `timer() - iteration_start` later) starts the next window rather than ending this one. In a notebook, a cell's last bare expression is displayed, and
     its repr waits for the result. Splitting a PRNG key is not timed work, nor, once the region
     waited on a value by name (`loss.block_until_ready()`), an eager call (not of a jitted
     function, nor of one of this file that reaches one or a lax loop) whose arguments are only
@@ -357,11 +358,12 @@ class _TimingChecker(JaxWork):
                     i += 1  # a later start (`last = new_time`) may still carry
                     continue
                 looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
-                closing = self.start_clock(stmts[end])  # `t1 = now()`: an end only if read with `start`
+                closing = self.start_clock(stmts[end])  # `t1 = now()`: an end only if read with a start
+                starts = clock_names(stmts[:end], self.start_clock) if closing is not None else set()
                 if (
                     not looped
                     and read_before_rebound(stmts[end:], start)
-                    and (closing is None or read_with_start(stmts[end:], start, closing))
+                    and (closing is None or read_with_start(stmts[end:], starts, closing))
                 ):
                     found = self.check_region(stmts, i, end, start)
                     if found is not None:
