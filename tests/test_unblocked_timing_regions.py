@@ -746,6 +746,51 @@ def bench(x):
 """,
         True,
     ),
+    # nyx-ai/stylegan2-flax-tpu@b4b448f training.py:339-422: `time_d_start = timer()` starts the D
+    # step's window inside the iteration; the iteration's own start is read only with a later clock
+    # (`timer() - iteration_start_time`, line 419), so the `jax.random.normal` before `time_d_start`
+    # is not what any window ends on (also xpcsjax hybrid_streaming.py:1211, MJX viewer.py:296)
+    "stylegan2_start_of_the_next_window": (
+        """
+def train(x):
+    iteration_start = time.time()
+    z = jnp.sin(x)
+    time_d_start = time.time()
+    out = step(z).block_until_ready()
+    time_d_end = time.time()
+    per_step = time.time() - iteration_start
+    return out, time_d_end - time_d_start, per_step
+""",
+        False,
+    ),
+    # stanford-crfm/levanter@9263f81 src/levanter/inference/engine.py:1102-1126: the read ends the
+    # window of an earlier start (`submit_start = iter_start`), not of the region's own: reported
+    "levanter_read_with_an_earlier_start": (
+        """
+def train(x):
+    iter_start = time.time()
+    fake_start = time.time()
+    z = len(str(x))
+    fake_done = time.time()
+    submit_start = iter_start
+    out = step(x)
+    submit_done = time.time()
+    return out, submit_done - submit_start, fake_done - fake_start, z
+""",
+        True,
+    ),
+    # its buggy twin: the read is subtracted from the start, so it ends a window on pending work
+    "stylegan2_start_of_the_next_window_read_with_start": (
+        """
+def train(x):
+    iteration_start = time.time()
+    z = jnp.sin(x)
+    z_time = time.time()
+    out = step(z).block_until_ready()
+    return out, z_time - iteration_start, time.time() - z_time
+""",
+        True,
+    ),
 }
 
 

@@ -9,7 +9,8 @@
 
 - `timeit.timeit(lambda: ...)` (`timeit_findings`).
 - A region counts only when its start's clock value is read after it closes, before the name
-  is bound again (`read_before_rebound`).
+  is bound again (`read_before_rebound`), and, when the closing read is bound to a name, that
+  name is read with the start (`read_with_start`).
 
 The stdlib-AST screen (`timing_screen.region_screen`) admits the same regions.
 """
@@ -21,7 +22,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from codemods.compile_cost.nodes import own_nodes
-from codemods.compile_cost.preview import flag
+from codemods.compile_cost.preview import compile_label, flag
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names
 from jaxfix.model import Finding, ImportRequest, Safety
@@ -72,33 +73,70 @@ def alias_start(stmts: Statements, i: int, start_clock: Callable[[cst.BaseStatem
     return None
 
 
+def _loads(stmt: cst.BaseStatement) -> set[str]:
+    """The names `stmt` reads (an assignment's value, not its targets; any mention in a compound
+    statement)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return names_read(stmt)
+    return set().union(
+        *(
+            names_read(x.value) if isinstance(x, (cst.Assign, cst.AnnAssign)) and x.value is not None else names_read(x)
+            for x in stmt.body
+        )
+    )
+
+
 def read_before_rebound(stmts: list[cst.BaseStatement], start: str) -> bool:
     """The start's clock value is read at or after the closing clock read, before `start` is
     bound again. A clock read whose name is rebound first times nothing: in `end = time()` ...
     `start = time()` ... `end = time()`; `print(end - start)` the first `end` only closed an
     earlier region (ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb, cells 41-50)."""
     for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            smalls = stmt.body
-            loads = (
-                set().union(
-                    *(
-                        names_read(x.value)
-                        if isinstance(x, (cst.Assign, cst.AnnAssign)) and x.value is not None
-                        else names_read(x)
-                        for x in smalls
-                    )
-                )
-                if smalls
-                else set()
-            )
-        else:
-            loads = names_read(stmt)  # a compound statement: any mention may read it
-        if start in loads:
+        if start in _loads(stmt):
             return True
         if start in assigned_names(cst.IndentedBlock(body=[stmt])):
             return False
     return False
+
+
+def read_with_start(stmts: list[cst.BaseStatement], starts: set[str], end: str) -> bool:
+    """A closing read bound to a name (`end = now()`, the first of `stmts`) ends a window over the
+    region only when a later statement reads it with a clock value taken at or before the region's
+    start (`starts`: the start, earlier clock reads of the block and their aliases; `end - start`),
+    before `end` is bound again. One only ever read with later clocks (`now() - end`, `later - end`)
+    starts the next window instead: the work before it is timed by no window ending there
+    (nyx-ai/stylegan2-flax-tpu@b4b448f training.py:358, `time_d_start = timer()` inside the step
+    whose `iteration_start_time` is read at line 419). stanford-crfm/levanter@9263f81
+    src/levanter/inference/engine.py:1126: `submit_done` ends `submit_start = iter_start`'s window,
+    an earlier start than the region's own (`fake_submit_done`)."""
+    for stmt in stmts[1:]:
+        loads = _loads(stmt)
+        if end in loads and starts & loads:
+            return True
+        if end in assigned_names(cst.IndentedBlock(body=[stmt])):
+            return False
+    return False
+
+
+def clock_names(stmts: list[cst.BaseStatement], start_clock: Callable[[cst.BaseStatement], str | None]) -> set[str]:
+    """Names `stmts` bind to a clock read (`t = now()`) or to one of those (`submit_start = iter_start`)."""
+    out: set[str] = set()
+    for stmt in stmts:
+        name = start_clock(stmt)
+        if name is not None:
+            out.add(name)
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            small = stmt.body[0]
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Name)
+                and small.value.value in out
+            ):
+                out.add(small.targets[0].target.value)
+    return out
 
 
 def tail_after_last_call(
@@ -182,7 +220,14 @@ def timeit_findings(checker) -> list[Finding]:
                     f"(asynchronous dispatch); {fix.title}",
                     fix,
                 ),
-                "timeit",
+                "compile-label" if compile_label(_line_of(checker.ctx, call)) else "timeit",
             )
         )
     return out
+
+
+def _line_of(ctx, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The simple statement line holding `node` (`compile_time = timeit(...)`), or None."""
+    while node is not None and not isinstance(node, cst.SimpleStatementLine):
+        node = ctx.parent(node)
+    return node

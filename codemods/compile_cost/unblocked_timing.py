@@ -11,11 +11,13 @@ import libcst as cst
 from codemods._command import commands_for
 from codemods.compile_cost.jax_work import LAX_LOOPS, JaxWork, bound_by
 from codemods.compile_cost.nodes import all_nodes, own_nodes
-from codemods.compile_cost.preview import flag, work_path
+from codemods.compile_cost.preview import compile_label, flag, work_path
 from codemods.compile_cost.timed_regions import (
     alias_start,
     carried_region,
+    clock_names,
     read_before_rebound,
+    read_with_start,
     tail_after_last_call,
     timeit_findings,
 )
@@ -97,7 +99,9 @@ class UnblockedTimingRule(Rule):
     float(jnp.mean(accs))`) waits for it, and for the state it reads: its call is taken as a
     wait whatever its arguments (an `nnx` model a step updated in place is not seen as pending). A clock read whose name is bound
     again before anything reads it (`end = time()` ... `start = time()` ... `end = time()`;
-    `end - start`) times nothing. In a notebook, a cell's last bare expression is displayed, and
+    `end - start`) times nothing, and one bound to a name that is never read with the start or
+    an earlier clock value (`time_d_start = timer()` inside a step whose `iteration_start` is only
+    read as `timer() - iteration_start` later) starts the next window rather than ending this one. In a notebook, a cell's last bare expression is displayed, and
     its repr waits for the result. Splitting a PRNG key is not timed work, nor, once the region
     waited on a value by name (`loss.block_until_ready()`), an eager call (not of a jitted
     function, nor of one of this file that reaches one or a lax loop) whose arguments are only
@@ -114,7 +118,12 @@ class UnblockedTimingRule(Rule):
 
     ## Preview
     Shown only with `--preview` (figures in `compile_cost.preview`): a region whose last JAX work
-    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it).
+    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it), and a
+    timer whose own words say it measures compilation (`print(f"Time to jit: {time.time() - st}")`,
+    `compile_time = timeit(...)`, `TimeIt(tag="COMPILATION")`): the first call compiles
+    synchronously, so the figure includes the compile by construction and misses one run, which
+    the compile usually dominates. Words that name the run too ("training and compilation took")
+    stay default: the run they claim is what is missed.
 
     ## Example
     ```python
@@ -362,7 +371,13 @@ class _TimingChecker(JaxWork):
                     i += 1  # a later start (`last = new_time`) may still carry
                     continue
                 looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
-                if not looped and read_before_rebound(stmts[end:], start):
+                closing = self.start_clock(stmts[end])  # `t1 = now()`: an end only if read with a start
+                starts = clock_names(stmts[:end], self.start_clock) if closing is not None else set()
+                if (
+                    not looped
+                    and read_before_rebound(stmts[end:], start)
+                    and (closing is None or read_with_start(stmts[end:], starts, closing))
+                ):
                     found = self.check_region(stmts, i, end, start)
                     if found is not None:
                         out.append(found)
@@ -456,6 +471,9 @@ class _TimingChecker(JaxWork):
         found = self.ctx.finding(
             self.rule, "JAX501", clock, f"the clock is read {self.before_ready(region[last], fix)}", fix
         )
+        after = stmts[end + 1] if end + 1 < len(stmts) and self.start_clock(stmts[end]) else None
+        if compile_label(stmts[end], after):  # `t1 = now()` then `print("compile took", t1 - t0)`
+            return flag(found, "compile-label")
         return flag(found, shape + work_path(self, region[last]))
 
     def lap_safety(self, found: Finding, trip: list[cst.BaseStatement]) -> Finding:
@@ -638,9 +656,8 @@ class _TimingChecker(JaxWork):
         fix = self.fix(region, region[last], after=region[-1])
         timer_name = self.ctx.module.code_for_node(timer.func).strip()
         message = f"`{timer_name}` reads the clock on exit, {self.before_ready(region[last], fix)}"
-        return flag(
-            self.ctx.finding(self.rule, "JAX501", timer, message, fix), "timer:" + work_path(self, region[last])
-        )
+        path = "compile-label" if compile_label(timer) else "timer:" + work_path(self, region[last])
+        return flag(self.ctx.finding(self.rule, "JAX501", timer, message, fix), path)
 
     def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
         """The last small statement in `stmt` (at any depth, not in nested scopes) with a JAX call."""
