@@ -128,6 +128,30 @@ def test_a_conversion_guarded_by_a_tracer_test_is_not_reported():
     assert codes(source) == [("JAX304", 9)]
 
 
+def test_a_tracer_test_in_a_tuple_of_classes_guards_too():
+    """imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:102: the range check of `alpha` runs
+    only where `not isinstance(alpha, (jax.core.Tracer, jnp.ndarray))`, never on a tracer; the
+    same check with no guard (its buggy twin) is still reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def guarded(z, alpha):
+            if not isinstance(alpha, (jax.core.Tracer, jnp.ndarray)):
+                if not (0 < alpha <= 2):
+                    raise ValueError("alpha")
+            return z * alpha
+
+        @jax.jit
+        def unguarded(z, alpha):
+            if not (0 < alpha <= 2):
+                raise ValueError("alpha")
+            return z * alpha
+        """
+    assert codes(source) == [("JAX301", 14)]
+
+
 def test_membership_in_a_mapping_is_a_python_bool():
     """haiku `box_and_fill_missing`: `if k1 in a and k2 in a[k1]` on parameter mappings. Membership
     in a display compares with `==`, which is traced."""
