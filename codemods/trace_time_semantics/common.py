@@ -50,7 +50,8 @@ def traced_functions(ctx: RuleContext) -> list[FuncInfo]:
 
 
 # reasons `jit_contexts` gives a function traced by a transform of this module itself
-_OWN_ENTRIES = ("jitted", "vectorised", "body of ", "of a partial")
+_OWN_ENTRIES = ("jitted", "vectorised", "body of ")
+_OWN_PARTIAL = " of a partial"  # `jax.pmap(partial(step, ...))`: "pmap of a partial"
 # reasons that hand the trace on from another function of the module, named in backquotes
 _HANDED_ON = ("defined inside traced `", "called from traced `", "read on a traced object in `", "runs when traced `")
 # the short names of the transforms that compile, and keep the trace for later calls
@@ -62,7 +63,7 @@ def certainly_traced(jc: JitContexts, info: FuncInfo) -> bool:
     `jit`, `vmap`, lax body...). A function traced only because another module's code calls it
     (`FuncInfo.called_from`, the project call graph's reading of that call) is a guess as far as a
     fix goes: the entry may map only some arguments (`vmap(in_axes=None)`), or be test code."""
-    return _reached(jc, info, lambda reason: reason.startswith(_OWN_ENTRIES))
+    return _reached(jc, info, lambda reason: reason.startswith(_OWN_ENTRIES) or reason.endswith(_OWN_PARTIAL))
 
 
 def kept_trace(jc: JitContexts, info: FuncInfo) -> bool:

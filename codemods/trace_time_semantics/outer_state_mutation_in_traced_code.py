@@ -13,6 +13,7 @@ from codemods._command import commands_for
 from codemods.trace_time_semantics import preview
 from codemods.trace_time_semantics.common import (
     TRANSFORM_TOKENS,
+    certainly_traced,
     kept_trace,
     short,
     traced_functions,
@@ -539,6 +540,8 @@ class OuterStateMutationRule(Rule):
     def _report(self, ctx: RuleContext, info: FuncInfo, node: cst.CSTNode, message: str, advice: str, path: str) -> Finding:
         """The finding, preview or not by its evidence `path` (`preview.STORES_TRACER`, ...)."""
         found = ctx.finding(self, "JAX404", node, message + info.traced_because(), ctx.manual(advice))
+        if path == preview.STORES_TRACER and not certainly_traced(ctx.fact(JitContexts, jit_contexts), info):
+            path = preview.STORES_TRACER_ELSEWHERE
         return preview.outer_state_finding(found, path)
 
 

@@ -12,6 +12,19 @@ propagates less): a site no longer proven without the step rests on it.
 - `handled`: the site is in the body of a `try` whose handler catches what the conversion raises
   (`except Exception:`): the code handles its own trace, an eager-only guard (found after the
   heldout13 measurement: imewei/xpcsjax's "self-disables during tracing" checks);
+- `elsewhere`: the function is under a trace only because another module's transform enters it
+  (`certainly_traced` false: a test script or a benchmark jits the library function, no transform
+  of its own module reaches it), so every value an array operation makes in it counts as traced.
+  How that script calls it (which flags, which defaults) is not how the project runs it: heldout13
+  eightmm/FoldJAX's FK-steering block, traced only from `tests/.../profile_warm_stages.py`, which
+  passes no `steering_args` (the block is dead there; `api.py` runs it eagerly), 5 wrong, and 1
+  real (`template.py:36`, reached from another test script);
+- `filtered`: the value is traced only as an unannotated parameter of a function that only
+  `eqx.filter_jit`/`filter_pmap`/`filter_vmap` transforms here: such a transform traces only the
+  arrays a caller passes and keeps every other argument static, and nothing in the function says
+  which (first contact: 0 real of 10 on heldout, heldout7, heldout9 and heldout13: levanter's
+  axis sizes, flowjax's and mjx_fitted_iteration's `batch_size`, DiffeRT's `epsilon`, feedbax's
+  trial counts);
 - `direct`: everything else: a parameter of a function this file transforms (or passes a traced
   value to), or computed from one by operators, builtins, public functions of jax and the other
   array libraries (`nnx.relu`), and the layers a module builds from them (`self.fc1 =
@@ -24,7 +37,9 @@ heldout9 1, heldout11 3, heldout12 16), real on one (heldout11: opifex's vmapped
 heldout11 1, heldout12 3). Left out of any one pool, `helper` is still mostly wrong and
 `direct` mostly right. The 320 labelled JAX3xx rows earlier tools made and this one no longer
 does (1 real) were inferred from another module, a framework convention or a guessed class:
-not reported at all since session 16 (`proven_traced`). Preview: `helper` and `handled` (`PREVIEW_PATHS`).
+not reported at all since session 16 (`proven_traced`); `elsewhere` is the same evidence, which
+the proof still let through for the values array operations make. Preview: `helper`, `handled`,
+`elsewhere` and `filtered` (`PREVIEW_PATHS`).
 """
 
 from __future__ import annotations
@@ -33,17 +48,19 @@ import builtins
 
 import libcst as cst
 
+from codemods.trace_time_semantics.common import certainly_traced
 from codemods.traced_control_flow.fix_safety import decided_values
 from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
-from jaxfix.analysis.proven_traced import ProvenTraced
+from jaxfix.analysis.proven_traced import DIRECT_REASONS, ProvenTraced
 from jaxfix.analysis.runs_once import is_notebook_text
 from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
+from jaxfix.analysis.transforms import FILTERED_JITS, FILTERED_VMAPS
 from jaxfix.analysis.walk import children
 
 # the paths shown only with `--preview` (see the module docstring for the figures)
-PREVIEW_PATHS = frozenset({"helper", "handled"})
+PREVIEW_PATHS = frozenset({"helper", "handled", "elsewhere", "filtered"})
 
 
 class _NoHelperResults(FunctionFacts):
@@ -79,7 +96,43 @@ class _NoHelperResults(FunctionFacts):
 
 
 _BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("_"))
-_WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResults),)
+
+# the reasons `jit_contexts` gives a function a filtered transform of this file traces
+_FILTERED_REASONS = frozenset(
+    {f"jitted ({name})" for name in FILTERED_JITS} | {f"vectorised ({name})" for name in FILTERED_VMAPS}
+)
+
+
+def _filtered_only(info) -> bool:
+    """Every transform this file applies to `info` itself is a filtered one (`eqx.filter_jit`,
+    `eqx.filter_vmap`): it traces only the arrays a caller passes, every other argument is static."""
+    own = [r for r in info.reasons if r.startswith(DIRECT_REASONS) or r.endswith(" of a partial")]
+    return bool(own) and all(r in _FILTERED_REASONS for r in own)
+
+
+class _NoFilteredEntries(ProvenTraced):
+    """The proof without the unannotated parameters of functions only a filtered transform traces:
+    whether such a parameter is traced is whether its callers pass an array, which nothing in the
+    function says (an annotation does: `x: jax.Array`, `saveat: SaveAt` with an array field)."""
+
+    def entry_seeds(self, info) -> set[str]:
+        seeds = super().entry_seeds(info)
+        return seeds & _annotated(info.node) if _filtered_only(info) else seeds
+
+
+def _annotated(func: cst.CSTNode) -> set[str]:
+    params = getattr(func, "params", None)
+    if params is None:
+        return set()
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    return {p.name.value for p in every if p.annotation is not None}
+
+
+# weaker proofs, tried in turn: (path, FunctionFacts type, ProvenTraced type)
+_WEAKER: tuple[tuple[str, type[FunctionFacts], type[ProvenTraced]], ...] = (
+    ("helper", _NoHelperResults, ProvenTraced),
+    ("filtered", FunctionFacts, _NoFilteredEntries),
+)
 
 
 def _layer_fields(ctx) -> frozenset[str]:
@@ -99,12 +152,12 @@ def _layer_fields(ctx) -> frozenset[str]:
     return frozenset(found)
 
 
-def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
+def _weaker_proof(ctx, facts_type: type[FunctionFacts], proof_type: type[ProvenTraced]) -> ProvenTraced:
     if issubclass(facts_type, _NoHelperResults):
         facts_type = type(facts_type.__name__, (facts_type,), {"layer_fields": _layer_fields(ctx)})
     notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
     order = DefOrder(ctx.module, ctx.top_level_statement)
-    return ProvenTraced(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook, facts_type=facts_type)
+    return proof_type(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook, facts_type=facts_type)
 
 
 def evidence_path(fn, site) -> str:
@@ -112,11 +165,15 @@ def evidence_path(fn, site) -> str:
     exprs, stmt = decided_values(site)
     if _handled(fn.info.node, stmt):
         return "handled"
+    ctx = fn.ctx
+    if not certainly_traced(ctx.fact(JitContexts, jit_contexts), fn.info):
+        return "elsewhere"
     if not exprs:
         return "direct"
-    ctx = fn.ctx
-    for path, facts_type in _WEAKER:
-        proof = ctx.fact((evidence_path, path), lambda c, t=facts_type: _weaker_proof(c, t)).facts(fn.info)
+    for path, facts_type, proof_type in _WEAKER:
+        proof = ctx.fact(
+            (evidence_path, path), lambda c, t=facts_type, p=proof_type: _weaker_proof(c, t, p)
+        ).facts(fn.info)
         if proof is None or not any(proof.traced(e, stmt) for e in exprs):
             return path
     return "direct"

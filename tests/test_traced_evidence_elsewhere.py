@@ -1,0 +1,109 @@
+"""A function only another module's transform traces is a preview finding's home (issue #29).
+
+eightmm/FoldJAX@heldout13 pin, `src/foldjax/models/boltz2/models/trunk_blocks/trunk.py:569-636`:
+`boltz2_sample_forward` is jitted only by `tests/models/boltz2/scripts/profile_warm_stages.py:90`,
+which passes no `steering_args`; the FK-steering block under `if steering_on:` converts array
+results (`bool(noise_var > 0)`) and never runs there (the project runs it eagerly, `api.py`). And
+`src/foldjax/models/_capture.py:84`, a trace-time tap (`_COLLECTED[name] = value`) entered only
+from another test script. Each is still reported with `--preview`, and by default where a
+transform of the function's own module traces it (the buggy twin).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxfix.batch import BatchOptions, run_paths
+from jaxfix.engine.config import ConfigResolver
+
+TRUNK = """
+import jax.numpy as jnp
+
+_COLLECTED = {}
+
+
+def capture(name, value):
+    _COLLECTED[name] = value
+    return value
+
+
+def sample_forward(params, feats, steering_args=None):
+    noise_var = jnp.mean(feats) * 0.0
+    if steering_args is not None:
+        noise_positive = bool(noise_var > 0)
+        feats = feats + noise_positive
+    return capture("out", feats * params)
+"""
+
+SCRIPT = """
+import jax
+
+from pkg.trunk import sample_forward
+
+profile = jax.jit(sample_forward)
+"""
+
+# the buggy twin: the library module jits the function itself
+OWN_JIT = "\nimport jax\n\nfast_forward = jax.jit(sample_forward)\n"
+
+
+def findings(tmp_path: Path, trunk: str, preview: bool) -> list[tuple[str, int, str]]:
+    root = tmp_path / ("preview" if preview else "default")
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests" / "scripts").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(f"[tool.jaxfix]\npreview = {'true' if preview else 'false'}\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "trunk.py").write_text(trunk)
+    (root / "tests" / "scripts" / "profile_stages.py").write_text(SCRIPT)
+    outcome = run_paths([str(root)], ConfigResolver(), BatchOptions(workers=1))
+    return sorted((Path(f.path).name, f.line, f.code) for f in outcome.findings if f.code[:4] in ("JAX3", "JAX4"))
+
+
+def test_a_function_only_another_module_jits_is_reported_only_in_preview(tmp_path):
+    assert findings(tmp_path, TRUNK, preview=False) == []
+    assert findings(tmp_path, TRUNK, preview=True) == [("trunk.py", 8, "JAX404"), ("trunk.py", 15, "JAX304")]
+
+
+def test_the_same_function_jitted_by_its_own_module_is_reported_by_default(tmp_path):
+    expected = [("trunk.py", 8, "JAX404"), ("trunk.py", 15, "JAX304")]
+    assert findings(tmp_path, TRUNK + OWN_JIT, preview=False) == expected
+
+
+# mistry-lab/mjx_fitted_iteration@heldout13 pin, diff_sim/utils/mj_data_manager.py:34-37:
+# `eqx.filter_jit(set_init)`, whose `batch_size` every caller passes as a Python int
+# (`indices_to_reset.size`): filter_jit keeps it static, and nothing in `set_init` says whether a
+# caller passes an array (path `filtered`); under `jax.jit` the same size is traced (the twin)
+FILTERED = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+def create_data_manager():
+    def set_init(ctx, batch_size, key):
+        xs = jnp.zeros((batch_size, 3))
+        subkeys = jax.random.split(key, batch_size)
+        return xs, subkeys
+
+    return eqx.filter_jit(set_init)
+"""
+
+
+def jax3(source: str, preview: bool) -> list[tuple[int, str]]:
+    import textwrap
+
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+
+    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX3",), preview=preview))
+    assert result.error is None, result.error
+    return [(f.line, f.code) for f in result.findings]
+
+
+def test_an_unannotated_parameter_of_a_filter_jit_function_is_a_preview_finding():
+    assert jax3(FILTERED, preview=False) == []
+    assert jax3(FILTERED, preview=True) == [(9, "JAX307"), (10, "JAX307")]
+    twin = FILTERED.replace("eqx.filter_jit(set_init)", "jax.jit(set_init)")
+    assert jax3(twin, preview=False) == [(9, "JAX307"), (10, "JAX307")]
+    annotated = FILTERED.replace("def set_init(ctx, batch_size, key)", "def set_init(ctx, batch_size: jax.Array, key)")
+    assert jax3(annotated, preview=False) == [(9, "JAX307"), (10, "JAX307")]
