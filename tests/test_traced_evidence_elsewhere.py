@@ -107,3 +107,37 @@ def test_an_unannotated_parameter_of_a_filter_jit_function_is_a_preview_finding(
     assert jax3(twin, preview=False) == [(9, "JAX307"), (10, "JAX307")]
     annotated = FILTERED.replace("def set_init(ctx, batch_size, key)", "def set_init(ctx, batch_size: jax.Array, key)")
     assert jax3(annotated, preview=False) == [(9, "JAX307"), (10, "JAX307")]
+
+
+# imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:119: `jax, jnp = safe_import_jax()` (a
+# project helper), so `jnp.isrealobj(z_arr)` reads as what a helper returns (path `helper`,
+# preview); the dtype test is a Python bool, and the `lax.cond` rewrite raised TypeError (branches
+# of different dtypes): the fix is unsafe. A condition on the parameter itself keeps its safe fix.
+HELPER_DTYPE_TEST = """
+import jax
+from rheo.core.jax_config import safe_import_jax
+
+jax, jnp = safe_import_jax()
+
+
+@jax.jit
+def ml(z_arr):
+    return z_arr.astype(float) if jnp.isrealobj(z_arr) else z_arr.astype(complex)
+"""
+
+
+def test_a_safe_fix_of_a_helper_condition_is_unsafe():
+    import textwrap
+
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+    from jaxfix.model import Safety
+
+    def fixes(source: str) -> list[tuple[int, Safety]]:
+        result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX3",), preview=True))
+        assert result.error is None, result.error
+        return [(f.line, f.fix.safety) for f in result.findings]
+
+    assert fixes(HELPER_DTYPE_TEST) == [(10, Safety.UNSAFE)]
+    twin = HELPER_DTYPE_TEST.replace("jnp.isrealobj(z_arr)", "z_arr > 0")
+    assert fixes(twin) == [(10, Safety.SAFE)]

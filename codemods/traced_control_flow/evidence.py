@@ -45,6 +45,7 @@ the proof still let through for the values array operations make. Preview: `help
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 
 import libcst as cst
 
@@ -58,6 +59,7 @@ from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
 from jaxfix.analysis.transforms import FILTERED_JITS, FILTERED_VMAPS
 from jaxfix.analysis.walk import children
+from jaxfix.model import Fix, Safety
 
 # the paths shown only with `--preview` (see the module docstring for the figures)
 PREVIEW_PATHS = frozenset({"helper", "handled", "elsewhere", "filtered"})
@@ -222,6 +224,18 @@ def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
             return True
         todo.extend(children(node))
     return False
+
+
+def fix_by_evidence(fn, site, fix: Fix | None) -> Fix | None:
+    """A safe fix of a `helper` site is unsafe: what the helper returns is in a body the proof does
+    not read, and a rewrite that makes it an array breaks code where it is a Python value
+    (imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:119,146: `jnp` from the project's
+    `safe_import_jax()`, so `jnp.isrealobj(z)` reads as a helper; the dtype test is a Python bool
+    and the `lax.cond` rewrite raised TypeError, branches of different dtypes)."""
+    if fix is None or fix.safety is not Safety.SAFE or evidence_path(fn, site) != "helper":
+        return fix
+    reason = "the condition is what a helper returns, which may be a Python value (a dtype or shape test)"
+    return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
 
 
 def site_in_preview(fn, site) -> bool:

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from codemods.traced_control_flow.evidence import site_in_preview
+from codemods.traced_control_flow.evidence import fix_by_evidence, site_in_preview
 from codemods.traced_control_flow.fix_safety import is_proven_traced, proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
@@ -129,7 +129,7 @@ class FunctionSites:
             for site in self.sites:
                 rule = _RULES.get(site.code)
                 fix = rule.decide(self, site) if rule is not None else None
-                self._fixes[site] = proven(self.rewrite, site, fix)
+                self._fixes[site] = fix_by_evidence(self.rewrite, site, proven(self.rewrite, site, fix))
         return [(site, self._fixes[site]) for site in self.sites if site.code == code]
 
 
