@@ -820,3 +820,30 @@ def test_an_item_store_into_an_nnx_variable_attribute_is_the_nnx_update():
     assert float(controller.step(jnp.ones(3))[0]) == 2.0  # the Variable kept the first update
     twin = source.replace("self.cache = nnx.Variable(jnp.zeros(n))", "self.cache = jnp.zeros(n)")
     assert [c for c in codes(twin) if c[0] == "JAX403"] == [("JAX403", 12)]
+
+
+def test_static_argnames_from_a_module_constant_are_static():
+    """jsw7460/sb3_jax (heldout13 pin) offline_baselines_jax/td3/core.py:11,119,158:
+    `@functools.partial(jax.jit, static_argnames=tuple(STATIC_ARGNAMES))` with the module's
+    constant tuple naming `actor_update_cond`, so `if actor_update_cond:` is on a static bool; the
+    twin, whose constant leaves it out, is still reported."""
+    source = """
+        import functools
+
+        import jax
+
+        STATIC_ARGNAMES = (
+            "gamma",
+            "actor_update_cond",
+        )
+
+
+        @functools.partial(jax.jit, static_argnames=tuple(STATIC_ARGNAMES))
+        def update_td3(x, gamma, actor_update_cond):
+            if actor_update_cond:
+                x = x * gamma
+            return x
+        """
+    assert codes(source) == []
+    twin = source.replace('"actor_update_cond",\n', "")
+    assert codes(twin) == [("JAX301", 13)]
