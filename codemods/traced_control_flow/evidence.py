@@ -12,10 +12,11 @@ propagates less): a site no longer proven without the step rests on it.
 - `handled`: the site is in the body of a `try` whose handler catches what the conversion raises
   (`except Exception:`): the code handles its own trace, an eager-only guard (found after the
   heldout13 measurement: imewei/xpcsjax's "self-disables during tracing" checks);
-- `elsewhere`: the function is under a trace only because another module's transform enters it
-  (`certainly_traced` false: a test script or a benchmark jits the library function, no transform
-  of its own module reaches it), so every value an array operation makes in it counts as traced.
-  How that script calls it (which flags, which defaults) is not how the project runs it: heldout13
+- `tests`: the function is under a trace only because test code of another module enters it
+  (`trace_time_semantics.common.traced_from_tests_only`: a test or a script under `tests/` jits
+  the library function, no transform of its own module and no other module's own code reaches
+  it), so every value an array operation makes in it counts as traced. How that script calls it
+  (which flags, which defaults) is not how the project runs it: heldout13
   eightmm/FoldJAX's FK-steering block, traced only from `tests/.../profile_warm_stages.py`, which
   passes no `steering_args` (the block is dead there; `api.py` runs it eagerly), 5 wrong, and 1
   real (`template.py:36`, reached from another test script);
@@ -37,9 +38,10 @@ heldout9 1, heldout11 3, heldout12 16), real on one (heldout11: opifex's vmapped
 heldout11 1, heldout12 3). Left out of any one pool, `helper` is still mostly wrong and
 `direct` mostly right. The 320 labelled JAX3xx rows earlier tools made and this one no longer
 does (1 real) were inferred from another module, a framework convention or a guessed class:
-not reported at all since session 16 (`proven_traced`); `elsewhere` is the same evidence, which
-the proof still let through for the values array operations make. Preview: `helper`, `handled`,
-`elsewhere` and `filtered` (`PREVIEW_PATHS`).
+not reported at all since session 16 (`proven_traced`); `tests` is that evidence from test code,
+which the proof still let through for the values array operations make (a library helper the
+project's own jitted code of another module calls stays default). Preview: `helper`, `handled`,
+`tests` and `filtered` (`PREVIEW_PATHS`).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from codemods.trace_time_semantics.common import certainly_traced
+from codemods.trace_time_semantics.common import traced_from_tests_only
 from codemods.traced_control_flow.fix_safety import decided_values
 from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
@@ -62,7 +64,7 @@ from jaxfix.analysis.walk import children
 from jaxfix.model import Fix, Safety
 
 # the paths shown only with `--preview` (see the module docstring for the figures)
-PREVIEW_PATHS = frozenset({"helper", "handled", "elsewhere", "filtered"})
+PREVIEW_PATHS = frozenset({"helper", "handled", "tests", "filtered"})
 
 
 class _NoHelperResults(FunctionFacts):
@@ -168,8 +170,8 @@ def evidence_path(fn, site) -> str:
     if _handled(fn.info.node, stmt):
         return "handled"
     ctx = fn.ctx
-    if not certainly_traced(ctx.fact(JitContexts, jit_contexts), fn.info):
-        return "elsewhere"
+    if traced_from_tests_only(ctx.fact(JitContexts, jit_contexts), fn.info):
+        return "tests"
     if not exprs:
         return "direct"
     for path, facts_type, proof_type in _WEAKER:

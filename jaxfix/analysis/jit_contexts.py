@@ -67,6 +67,12 @@ BODY_ARGS: dict[str, tuple[int, ...]] = {
 BODY_KEYWORDS = {"f", "body_fun", "cond_fun", "true_fun", "false_fun", "fun", "branches"}
 
 
+# reasons of a function entered from traced code of another module (`callgraph.CrossEntry`):
+# from test code only (a test or a script under `tests/` jits it), or from the project's own code
+CALLED_FROM_TESTS = "called from another module's test code"
+CALLED_FROM_ELSEWHERE = "called from another module"
+
+
 @dataclass(eq=False)
 class JitSite:
     """One place where a function is jitted: a decorator or a `jax.jit(f, ...)` call."""
@@ -944,7 +950,8 @@ class JitContexts(ClassStaticFields):
             if len(found) != 1:
                 continue
             info = found[0]
-            self._mark(info, f"called from another module: {entry.reason}")
+            kind = CALLED_FROM_TESTS if entry.from_tests else CALLED_FROM_ELSEWHERE
+            self._mark(info, f"{kind}: {entry.reason}")
             info.called_from = entry.reason
             traced = set(entry.traced) & set(info.params)
             info.external_traced |= traced

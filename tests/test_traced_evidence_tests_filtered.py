@@ -1,4 +1,4 @@
-"""A function only another module's transform traces is a preview finding's home (issue #29).
+"""A function only another module's test code traces is a preview finding's home (issue #29).
 
 eightmm/FoldJAX@heldout13 pin, `src/foldjax/models/boltz2/models/trunk_blocks/trunk.py:569-636`:
 `boltz2_sample_forward` is jitted only by `tests/models/boltz2/scripts/profile_warm_stages.py:90`,
@@ -43,11 +43,13 @@ from pkg.trunk import sample_forward
 profile = jax.jit(sample_forward)
 """
 
-# the buggy twin: the library module jits the function itself
+# the buggy twins: the library module jits the function itself, or the project's own code of
+# another module does (`pkg/api.py`, not test code)
 OWN_JIT = "\nimport jax\n\nfast_forward = jax.jit(sample_forward)\n"
+API = "import jax\n\nfrom pkg.trunk import sample_forward\n\nrun = jax.jit(sample_forward)\n"
 
 
-def findings(tmp_path: Path, trunk: str, preview: bool) -> list[tuple[str, int, str]]:
+def findings(tmp_path: Path, trunk: str, preview: bool, api: str | None = None) -> list[tuple[str, int, str]]:
     root = tmp_path / ("preview" if preview else "default")
     (root / "pkg").mkdir(parents=True)
     (root / "tests" / "scripts").mkdir(parents=True)
@@ -55,11 +57,13 @@ def findings(tmp_path: Path, trunk: str, preview: bool) -> list[tuple[str, int, 
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "trunk.py").write_text(trunk)
     (root / "tests" / "scripts" / "profile_stages.py").write_text(SCRIPT)
+    if api is not None:
+        (root / "pkg" / "api.py").write_text(api)
     outcome = run_paths([str(root)], ConfigResolver(), BatchOptions(workers=1))
     return sorted((Path(f.path).name, f.line, f.code) for f in outcome.findings if f.code[:4] in ("JAX3", "JAX4"))
 
 
-def test_a_function_only_another_module_jits_is_reported_only_in_preview(tmp_path):
+def test_a_function_only_a_test_script_jits_is_reported_only_in_preview(tmp_path):
     assert findings(tmp_path, TRUNK, preview=False) == []
     assert findings(tmp_path, TRUNK, preview=True) == [("trunk.py", 8, "JAX404"), ("trunk.py", 15, "JAX304")]
 
@@ -67,6 +71,11 @@ def test_a_function_only_another_module_jits_is_reported_only_in_preview(tmp_pat
 def test_the_same_function_jitted_by_its_own_module_is_reported_by_default(tmp_path):
     expected = [("trunk.py", 8, "JAX404"), ("trunk.py", 15, "JAX304")]
     assert findings(tmp_path, TRUNK + OWN_JIT, preview=False) == expected
+
+
+def test_the_same_function_jitted_by_the_projects_own_code_elsewhere_is_reported_by_default(tmp_path):
+    expected = [("trunk.py", 8, "JAX404"), ("trunk.py", 15, "JAX304")]
+    assert findings(tmp_path, TRUNK, preview=False, api=API) == expected
 
 
 # mistry-lab/mjx_fitted_iteration@heldout13 pin, diff_sim/utils/mj_data_manager.py:34-37:
