@@ -15,7 +15,6 @@ from codemods.trace_time_semantics.common import (
     TRANSFORM_TOKENS,
     kept_trace,
     short,
-    traced_from_tests_only,
     traced_functions,
 )
 from jaxfix.analysis import astscan
@@ -540,8 +539,6 @@ class OuterStateMutationRule(Rule):
     def _report(self, ctx: RuleContext, info: FuncInfo, node: cst.CSTNode, message: str, advice: str, path: str) -> Finding:
         """The finding, preview or not by its evidence `path` (`preview.STORES_TRACER`, ...)."""
         found = ctx.finding(self, "JAX404", node, message + info.traced_because(), ctx.manual(advice))
-        if path == preview.STORES_TRACER and traced_from_tests_only(ctx.fact(JitContexts, jit_contexts), info):
-            path = preview.STORES_TRACER_FROM_TESTS
         return preview.outer_state_finding(found, path)
 
 

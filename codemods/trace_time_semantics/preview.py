@@ -30,10 +30,6 @@ write it, `@jax.jit def f(x): np.sin(x)`; `x[i] = v`; `log.append(x)`).
   on heldout2, heldout9, heldout11: a NumPy copy, a Python list, an `nnx.Variable`).
 - JAX404 a write that stores a traced value outside the trace (`log.append(x)`, `d[k] = x`,
   `global g; g = x`, `self.x = x` on a module-level object): default (1 real of 1, heldout10).
-- JAX404 such a write in a function only another module's test code traces, no transform of
-  its own module (`common.traced_from_tests_only`: a test script jits the library function that
-  calls it): preview (0 real of 1, heldout13 eightmm/FoldJAX `_capture.py:84`, a trace-time tap
-  entered from `tests/.../benchmark_warm_predict.py`; the same evidence as JAX3xx `tests`).
 - JAX404 a write of a value not shown to be traced (`nonlocal treedef; treedef = ...`, a counter):
   preview (0 real of 4 on dev, heldout10, heldout12: a treedef, a graph structure, a write in a
   host callback, recorded at trace time on purpose).
@@ -48,7 +44,6 @@ from jaxfix.model import Finding
 
 # JAX404's evidence paths
 STORES_TRACER = "stores a traced value"
-STORES_TRACER_FROM_TESTS = "stores a traced value in code only test code of another module traces"
 WRITES_STATE = "writes a value not shown to be traced"
 READS_STATE = "reads outer state"
 
