@@ -5,8 +5,9 @@ eightmm/FoldJAX@heldout13 pin, `src/foldjax/models/boltz2/models/trunk_blocks/tr
 which passes no `steering_args`; the FK-steering block under `if steering_on:` converts array
 results (`bool(noise_var > 0)`) and never runs there (the project runs it eagerly, `api.py`).
 sgl-project/sglang-jax@heldout12 pin `python/sgl_jax/srt/layers/sampler.py:245,278` is the same
-path (the samplers are jitted only by `python/sgl_jax/test/test_sampler*.py`). Each is still reported with `--preview`, and by default where a transform of the function's own
-module, or the project's own code of another module, traces it (the buggy twins).
+path (`test_sampler_deterministic_cond.py:89` is the only jit of the sampler). Each is still
+reported with `--preview`, and by default where a transform of the function's own module, or the
+project's own code of another module, traces it (the buggy twins).
 """
 
 from __future__ import annotations
