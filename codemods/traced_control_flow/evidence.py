@@ -19,7 +19,9 @@ propagates less): a site no longer proven without the step rests on it.
   (which flags, which defaults) is not how the project runs it: heldout13
   eightmm/FoldJAX's FK-steering block, traced only from `tests/.../profile_warm_stages.py`, which
   passes no `steering_args` (the block is dead there; `api.py` runs it eagerly), 5 wrong, and 1
-  real (`template.py:36`, reached from another test script);
+  real (`template.py:36`, reached from another test script); heldout12 sgl-project/sglang-jax's
+  `multinomial` (`if not use_probs:`, a literal every caller appends), jitted only by
+  `test/test_sampler_deterministic_cond.py`, 2 wrong: 1 real of 8 on two pools;
 - `filtered`: the value is traced only as an unannotated parameter of a function that only
   `eqx.filter_jit`/`filter_pmap`/`filter_vmap` transforms here: such a transform traces only the
   arrays a caller passes and keeps every other argument static, and nothing in the function says
