@@ -327,12 +327,9 @@ def test_python_ints_a_caller_passes_through_filter_vmap_stay_static():
     import jax
 
     assert module.contrastive_idxs(jax.random.PRNGKey(0), 5, 2).shape == (5, 2)
-    # the twin: the caller's sizes are not known to be Python ints (an array would be mapped); a
-    # filtered transform traces only what a caller passes as an array, so this is a preview
-    # finding (`traced_control_flow.evidence`, path `filtered`)
+    # the buggy twin: the caller's sizes are not known to be Python ints (an array would be mapped)
     buggy = FILTER_VMAP_INTS.replace("batch_size: int, n_contrastive: int", "batch_size, n_contrastive")
-    assert lines(run(buggy)) == []
-    assert [code for code, _ in lines(run(buggy, preview=True))] == ["JAX307", "JAX307"]
+    assert [code for code, _ in lines(run(buggy))] == ["JAX307", "JAX307"]
 
 
 # The research-script shape `train_step = jax.jit(make_train_step(cfg, ...))` (ten hits for that

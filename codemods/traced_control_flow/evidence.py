@@ -22,12 +22,6 @@ propagates less): a site no longer proven without the step rests on it.
   real (`template.py:36`, reached from another test script); heldout12 sgl-project/sglang-jax's
   `multinomial` (`if not use_probs:`, a literal every caller appends), jitted only by
   `test/test_sampler_deterministic_cond.py`, 2 wrong: 1 real of 8 on two pools;
-- `filtered`: the value is traced only as an unannotated parameter of a function that only
-  `eqx.filter_jit`/`filter_pmap`/`filter_vmap` transforms here: such a transform traces only the
-  arrays a caller passes and keeps every other argument static, and nothing in the function says
-  which (first contact: 0 real of 10 on heldout, heldout7, heldout9 and heldout13: levanter's
-  axis sizes, flowjax's and mjx_fitted_iteration's `batch_size`, DiffeRT's `epsilon`, feedbax's
-  trial counts);
 - `direct`: everything else: a parameter of a function this file transforms (or passes a traced
   value to), or computed from one by operators, builtins, public functions of jax and the other
   array libraries (`nnx.relu`), and the layers a module builds from them (`self.fc1 =
@@ -42,8 +36,8 @@ heldout11 1, heldout12 3). Left out of any one pool, `helper` is still mostly wr
 does (1 real) were inferred from another module, a framework convention or a guessed class:
 not reported at all since session 16 (`proven_traced`); `tests` is that evidence from test code,
 which the proof still let through for the values array operations make (a library helper the
-project's own jitted code of another module calls stays default). Preview: `helper`, `handled`,
-`tests` and `filtered` (`PREVIEW_PATHS`).
+project's own jitted code of another module calls stays default). Preview: `helper`, `handled`
+and `tests` (`PREVIEW_PATHS`).
 """
 
 from __future__ import annotations
@@ -57,16 +51,15 @@ from codemods.trace_time_semantics.common import traced_from_tests_only
 from codemods.traced_control_flow.fix_safety import decided_values
 from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
-from jaxfix.analysis.proven_traced import DIRECT_REASONS, ProvenTraced
+from jaxfix.analysis.proven_traced import ProvenTraced
 from jaxfix.analysis.runs_once import is_notebook_text
 from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
-from jaxfix.analysis.transforms import FILTERED_JITS, FILTERED_VMAPS
 from jaxfix.analysis.walk import children
 from jaxfix.model import Fix, Safety
 
 # the paths shown only with `--preview` (see the module docstring for the figures)
-PREVIEW_PATHS = frozenset({"helper", "handled", "tests", "filtered"})
+PREVIEW_PATHS = frozenset({"helper", "handled", "tests"})
 
 
 class _NoHelperResults(FunctionFacts):
@@ -103,42 +96,8 @@ class _NoHelperResults(FunctionFacts):
 
 _BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("_"))
 
-# the reasons `jit_contexts` gives a function a filtered transform of this file traces
-_FILTERED_REASONS = frozenset(
-    {f"jitted ({name})" for name in FILTERED_JITS} | {f"vectorised ({name})" for name in FILTERED_VMAPS}
-)
-
-
-def _filtered_only(info) -> bool:
-    """Every transform this file applies to `info` itself is a filtered one (`eqx.filter_jit`,
-    `eqx.filter_vmap`): it traces only the arrays a caller passes, every other argument is static."""
-    own = [r for r in info.reasons if r.startswith(DIRECT_REASONS) or r.endswith(" of a partial")]
-    return bool(own) and all(r in _FILTERED_REASONS for r in own)
-
-
-class _NoFilteredEntries(ProvenTraced):
-    """The proof without the unannotated parameters of functions only a filtered transform traces:
-    whether such a parameter is traced is whether its callers pass an array, which nothing in the
-    function says (an annotation does: `x: jax.Array`, `saveat: SaveAt` with an array field)."""
-
-    def entry_seeds(self, info) -> set[str]:
-        seeds = super().entry_seeds(info)
-        return seeds & _annotated(info.node) if _filtered_only(info) else seeds
-
-
-def _annotated(func: cst.CSTNode) -> set[str]:
-    params = getattr(func, "params", None)
-    if params is None:
-        return set()
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    return {p.name.value for p in every if p.annotation is not None}
-
-
 # weaker proofs, tried in turn: (path, FunctionFacts type, ProvenTraced type)
-_WEAKER: tuple[tuple[str, type[FunctionFacts], type[ProvenTraced]], ...] = (
-    ("helper", _NoHelperResults, ProvenTraced),
-    ("filtered", FunctionFacts, _NoFilteredEntries),
-)
+_WEAKER: tuple[tuple[str, type[FunctionFacts], type[ProvenTraced]], ...] = (("helper", _NoHelperResults, ProvenTraced),)
 
 
 def _layer_fields(ctx) -> frozenset[str]:

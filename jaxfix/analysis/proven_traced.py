@@ -96,15 +96,10 @@ class ProvenTraced:
         shown |= set(full.param_fields)
         return frozenset(shown | ({full.receiver} if full.receiver else set()))
 
-    def entry_seeds(self, info: FuncInfo) -> set[str]:
-        """The parameters a transform of this file makes traced on entry to `info` (a weaker proof
-        may seed fewer: `traced_control_flow.evidence`)."""
-        return set(info.facts.entry_traced) & info.transform_traced if is_direct(info) else set()
-
     def _run(self) -> dict[FuncInfo, FunctionFacts]:
         jc = self.jc
         infos = [i for i in jc.functions.values() if i.in_trace and i.facts is not None]
-        seeds = {i: self.entry_seeds(i) for i in infos}
+        seeds = {i: (set(i.facts.entry_traced) & i.transform_traced if is_direct(i) else set()) for i in infos}
         for i in infos:
             if self.order.shadowed(i.node) and not any(self.order.may_mean(i.node, s.node) for s in i.jit_sites):
                 seeds[i] = set()  # the transform names an earlier def of the same name

@@ -79,46 +79,6 @@ def test_the_same_function_jitted_by_the_projects_own_code_elsewhere_is_reported
     assert findings(tmp_path, TRUNK, preview=False, api=API) == expected
 
 
-# mistry-lab/mjx_fitted_iteration@heldout13 pin, diff_sim/utils/mj_data_manager.py:34-37:
-# `eqx.filter_jit(set_init)`, whose `batch_size` every caller passes as a Python int
-# (`indices_to_reset.size`): filter_jit keeps it static, and nothing in `set_init` says whether a
-# caller passes an array (path `filtered`); under `jax.jit` the same size is traced (the twin)
-FILTERED = """
-import equinox as eqx
-import jax
-import jax.numpy as jnp
-
-
-def create_data_manager():
-    def set_init(ctx, batch_size, key):
-        xs = jnp.zeros((batch_size, 3))
-        subkeys = jax.random.split(key, batch_size)
-        return xs, subkeys
-
-    return eqx.filter_jit(set_init)
-"""
-
-
-def jax3(source: str, preview: bool) -> list[tuple[int, str]]:
-    import textwrap
-
-    from jaxfix.engine import analyze
-    from jaxfix.engine.config import Config
-
-    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX3",), preview=preview))
-    assert result.error is None, result.error
-    return [(f.line, f.code) for f in result.findings]
-
-
-def test_an_unannotated_parameter_of_a_filter_jit_function_is_a_preview_finding():
-    assert jax3(FILTERED, preview=False) == []
-    assert jax3(FILTERED, preview=True) == [(9, "JAX307"), (10, "JAX307")]
-    twin = FILTERED.replace("eqx.filter_jit(set_init)", "jax.jit(set_init)")
-    assert jax3(twin, preview=False) == [(9, "JAX307"), (10, "JAX307")]
-    annotated = FILTERED.replace("def set_init(ctx, batch_size, key)", "def set_init(ctx, batch_size: jax.Array, key)")
-    assert jax3(annotated, preview=False) == [(9, "JAX307"), (10, "JAX307")]
-
-
 # imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:119: `jax, jnp = safe_import_jax()` (a
 # project helper), so `jnp.isrealobj(z_arr)` reads as what a helper returns (path `helper`,
 # preview); the dtype test is a Python bool, and the `lax.cond` rewrite raised TypeError (branches
