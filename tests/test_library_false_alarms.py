@@ -128,6 +128,30 @@ def test_a_conversion_guarded_by_a_tracer_test_is_not_reported():
     assert codes(source) == [("JAX304", 9)]
 
 
+def test_a_tracer_test_in_a_tuple_of_classes_guards_too():
+    """imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:102: the range check of `alpha` runs
+    only where `not isinstance(alpha, (jax.core.Tracer, jnp.ndarray))`, never on a tracer; the
+    same check with no guard (its buggy twin) is still reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def guarded(z, alpha):
+            if not isinstance(alpha, (jax.core.Tracer, jnp.ndarray)):
+                if not (0 < alpha <= 2):
+                    raise ValueError("alpha")
+            return z * alpha
+
+        @jax.jit
+        def unguarded(z, alpha):
+            if not (0 < alpha <= 2):
+                raise ValueError("alpha")
+            return z * alpha
+        """
+    assert codes(source) == [("JAX301", 14)]
+
+
 def test_membership_in_a_mapping_is_a_python_bool():
     """haiku `box_and_fill_missing`: `if k1 in a and k2 in a[k1]` on parameter mappings. Membership
     in a display compares with `==`, which is traced."""
@@ -796,3 +820,30 @@ def test_an_item_store_into_an_nnx_variable_attribute_is_the_nnx_update():
     assert float(controller.step(jnp.ones(3))[0]) == 2.0  # the Variable kept the first update
     twin = source.replace("self.cache = nnx.Variable(jnp.zeros(n))", "self.cache = jnp.zeros(n)")
     assert [c for c in codes(twin) if c[0] == "JAX403"] == [("JAX403", 12)]
+
+
+def test_static_argnames_from_a_module_constant_are_static():
+    """jsw7460/sb3_jax (heldout13 pin) offline_baselines_jax/td3/core.py:11,119,158:
+    `@functools.partial(jax.jit, static_argnames=tuple(STATIC_ARGNAMES))` with the module's
+    constant tuple naming `actor_update_cond`, so `if actor_update_cond:` is on a static bool; the
+    twin, whose constant leaves it out, is still reported."""
+    source = """
+        import functools
+
+        import jax
+
+        STATIC_ARGNAMES = (
+            "gamma",
+            "actor_update_cond",
+        )
+
+
+        @functools.partial(jax.jit, static_argnames=tuple(STATIC_ARGNAMES))
+        def update_td3(x, gamma, actor_update_cond):
+            if actor_update_cond:
+                x = x * gamma
+            return x
+        """
+    assert codes(source) == []
+    twin = source.replace('"actor_update_cond",\n', "")
+    assert codes(twin) == [("JAX301", 13)]

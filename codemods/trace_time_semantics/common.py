@@ -13,7 +13,7 @@ import libcst as cst
 from jaxfix.analysis import filememo, render
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.def_order import DefOrder
-from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
+from jaxfix.analysis.jit_contexts import CALLED_FROM_ELSEWHERE, CALLED_FROM_TESTS, FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.transforms import (  # TRANSFORM_TOKENS: the text test of the rules that need no more than a transform's name
     JIT_NAMES,
     TRANSFORM_TOKENS,  # noqa: F401
@@ -50,7 +50,8 @@ def traced_functions(ctx: RuleContext) -> list[FuncInfo]:
 
 
 # reasons `jit_contexts` gives a function traced by a transform of this module itself
-_OWN_ENTRIES = ("jitted", "vectorised", "body of ", "of a partial")
+_OWN_ENTRIES = ("jitted", "vectorised", "body of ")
+_OWN_PARTIAL = " of a partial"  # `jax.pmap(partial(step, ...))`: "pmap of a partial"
 # reasons that hand the trace on from another function of the module, named in backquotes
 _HANDED_ON = ("defined inside traced `", "called from traced `", "read on a traced object in `", "runs when traced `")
 # the short names of the transforms that compile, and keep the trace for later calls
@@ -62,7 +63,19 @@ def certainly_traced(jc: JitContexts, info: FuncInfo) -> bool:
     `jit`, `vmap`, lax body...). A function traced only because another module's code calls it
     (`FuncInfo.called_from`, the project call graph's reading of that call) is a guess as far as a
     fix goes: the entry may map only some arguments (`vmap(in_axes=None)`), or be test code."""
-    return _reached(jc, info, lambda reason: reason.startswith(_OWN_ENTRIES))
+    return _reached(jc, info, lambda reason: reason.startswith(_OWN_ENTRIES) or reason.endswith(_OWN_PARTIAL))
+
+
+def traced_from_tests_only(jc: JitContexts, info: FuncInfo) -> bool:
+    """`info` is under a trace only because test code of another module jits what calls it (a
+    test, a script under `tests/`): no transform of this module reaches it, and every other
+    module's entry that does is test code. A test chooses its arguments (which flags, which
+    defaults), so what it traces is not shown to be how the project runs the code."""
+    if certainly_traced(jc, info):
+        return False
+    return _reached(jc, info, lambda r: r.startswith(CALLED_FROM_TESTS)) and not _reached(
+        jc, info, lambda r: r.startswith(CALLED_FROM_ELSEWHERE + ":")
+    )
 
 
 def kept_trace(jc: JitContexts, info: FuncInfo) -> bool:

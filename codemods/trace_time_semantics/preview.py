@@ -40,7 +40,6 @@ write it, `@jax.jit def f(x): np.sin(x)`; `x[i] = v`; `log.append(x)`).
 
 from __future__ import annotations
 
-
 from jaxfix.model import Finding
 
 # JAX404's evidence paths

@@ -12,6 +12,16 @@ propagates less): a site no longer proven without the step rests on it.
 - `handled`: the site is in the body of a `try` whose handler catches what the conversion raises
   (`except Exception:`): the code handles its own trace, an eager-only guard (found after the
   heldout13 measurement: imewei/xpcsjax's "self-disables during tracing" checks);
+- `tests`: the function is under a trace only because test code of another module enters it
+  (`trace_time_semantics.common.traced_from_tests_only`: a test or a script under `tests/` jits
+  the library function, no transform of its own module and no other module's own code reaches
+  it), so every value an array operation makes in it counts as traced. How that script calls it
+  (which flags, which defaults) is not how the project runs it: heldout13
+  eightmm/FoldJAX's FK-steering block, traced only from `tests/.../profile_warm_stages.py`, which
+  passes no `steering_args` (the block is dead there; `api.py` runs it eagerly), 5 wrong, and 1
+  real (`template.py:36`, reached from another test script); heldout12 sgl-project/sglang-jax's
+  `multinomial` (`if not use_probs:`, a literal every caller appends), jitted only by
+  `test/test_sampler_deterministic_cond.py`, 2 wrong: 1 real of 8 on two pools;
 - `direct`: everything else: a parameter of a function this file transforms (or passes a traced
   value to), or computed from one by operators, builtins, public functions of jax and the other
   array libraries (`nnx.relu`), and the layers a module builds from them (`self.fc1 =
@@ -24,15 +34,20 @@ heldout9 1, heldout11 3, heldout12 16), real on one (heldout11: opifex's vmapped
 heldout11 1, heldout12 3). Left out of any one pool, `helper` is still mostly wrong and
 `direct` mostly right. The 320 labelled JAX3xx rows earlier tools made and this one no longer
 does (1 real) were inferred from another module, a framework convention or a guessed class:
-not reported at all since session 16 (`proven_traced`). Preview: `helper` and `handled` (`PREVIEW_PATHS`).
+not reported at all since session 16 (`proven_traced`); `tests` is that evidence from test code,
+which the proof still let through for the values array operations make (a library helper the
+project's own jitted code of another module calls stays default). Preview: `helper`, `handled`
+and `tests` (`PREVIEW_PATHS`).
 """
 
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 
 import libcst as cst
 
+from codemods.trace_time_semantics.common import traced_from_tests_only
 from codemods.traced_control_flow.fix_safety import decided_values
 from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
@@ -41,9 +56,10 @@ from jaxfix.analysis.runs_once import is_notebook_text
 from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
 from jaxfix.analysis.walk import children
+from jaxfix.model import Fix, Safety
 
 # the paths shown only with `--preview` (see the module docstring for the figures)
-PREVIEW_PATHS = frozenset({"helper", "handled"})
+PREVIEW_PATHS = frozenset({"helper", "handled", "tests"})
 
 
 class _NoHelperResults(FunctionFacts):
@@ -79,7 +95,9 @@ class _NoHelperResults(FunctionFacts):
 
 
 _BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("_"))
-_WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResults),)
+
+# weaker proofs, tried in turn: (path, FunctionFacts type, ProvenTraced type)
+_WEAKER: tuple[tuple[str, type[FunctionFacts], type[ProvenTraced]], ...] = (("helper", _NoHelperResults, ProvenTraced),)
 
 
 def _layer_fields(ctx) -> frozenset[str]:
@@ -99,12 +117,12 @@ def _layer_fields(ctx) -> frozenset[str]:
     return frozenset(found)
 
 
-def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
+def _weaker_proof(ctx, facts_type: type[FunctionFacts], proof_type: type[ProvenTraced]) -> ProvenTraced:
     if issubclass(facts_type, _NoHelperResults):
         facts_type = type(facts_type.__name__, (facts_type,), {"layer_fields": _layer_fields(ctx)})
     notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
     order = DefOrder(ctx.module, ctx.top_level_statement)
-    return ProvenTraced(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook, facts_type=facts_type)
+    return proof_type(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook, facts_type=facts_type)
 
 
 def evidence_path(fn, site) -> str:
@@ -112,11 +130,15 @@ def evidence_path(fn, site) -> str:
     exprs, stmt = decided_values(site)
     if _handled(fn.info.node, stmt):
         return "handled"
+    ctx = fn.ctx
+    if traced_from_tests_only(ctx.fact(JitContexts, jit_contexts), fn.info):
+        return "tests"
     if not exprs:
         return "direct"
-    ctx = fn.ctx
-    for path, facts_type in _WEAKER:
-        proof = ctx.fact((evidence_path, path), lambda c, t=facts_type: _weaker_proof(c, t)).facts(fn.info)
+    for path, facts_type, proof_type in _WEAKER:
+        proof = ctx.fact(
+            (evidence_path, path), lambda c, t=facts_type, p=proof_type: _weaker_proof(c, t, p)
+        ).facts(fn.info)
         if proof is None or not any(proof.traced(e, stmt) for e in exprs):
             return path
     return "direct"
@@ -165,6 +187,18 @@ def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
             return True
         todo.extend(children(node))
     return False
+
+
+def fix_by_evidence(fn, site, fix: Fix | None) -> Fix | None:
+    """A safe fix of a `helper` site is unsafe: what the helper returns is in a body the proof does
+    not read, and a rewrite that makes it an array breaks code where it is a Python value
+    (imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:119,146: `jnp` from the project's
+    `safe_import_jax()`, so `jnp.isrealobj(z)` reads as a helper; the dtype test is a Python bool
+    and the `lax.cond` rewrite raised TypeError, branches of different dtypes)."""
+    if fix is None or fix.safety is not Safety.SAFE or evidence_path(fn, site) != "helper":
+        return fix
+    reason = "the condition is what a helper returns, which may be a Python value (a dtype or shape test)"
+    return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
 
 
 def site_in_preview(fn, site) -> bool:

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from codemods.traced_control_flow.evidence import site_in_preview
+from codemods.traced_control_flow.evidence import fix_by_evidence, site_in_preview
 from codemods.traced_control_flow.fix_safety import is_proven_traced, proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
@@ -129,7 +129,7 @@ class FunctionSites:
             for site in self.sites:
                 rule = _RULES.get(site.code)
                 fix = rule.decide(self, site) if rule is not None else None
-                self._fixes[site] = proven(self.rewrite, site, fix)
+                self._fixes[site] = fix_by_evidence(self.rewrite, site, proven(self.rewrite, site, fix))
         return [(site, self._fixes[site]) for site in self.sites if site.code == code]
 
 
@@ -306,7 +306,7 @@ class _SiteFinder:
             if kind == "boolop" and defaults_to_a_container(n):
                 return None
             at = n if kind == "while" else stmt  # a loop's condition is read before every trip
-            if not self.facts.test_traced(condition(n), at):
+            if not self.facts.test_traced(condition(n), at) or self._names_guarded(n, condition(n)):
                 return None
             self.cover(condition(n))
             return Site(code, kind, n, at)
@@ -317,7 +317,8 @@ class _SiteFinder:
                 return Site("JAX303", "for", n, n)
             return None
         if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
-            return Site("JAX305", "not", n, stmt) if self.facts.test_traced(n.expression, stmt) else None
+            traced = self.facts.test_traced(n.expression, stmt) and not self._names_guarded(n, n.expression)
+            return Site("JAX305", "not", n, stmt) if traced else None
         if isinstance(n, cst.Call):
             return self.conversion_site(n, stmt) or self.minmax_site(n, stmt) or self.shape_site(n, stmt)
         if isinstance(n, cst.Subscript):

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from jaxfix.analysis import astscan
+from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import dotted, module_bindings
 from jaxfix.analysis.static_values import is_static_attr, returns_untraced
 from jaxfix.analysis.traced import is_staged_call_name
@@ -559,6 +560,9 @@ class CrossEntry:
 
     traced: frozenset[str]
     reason: str  # "`step` (jitted, train.py:12) calls `update` with `x`"
+    # every transform the entry traces back to is in test code (`pytest_files.is_test_module`: a
+    # test or a script under `tests/` jits the library function with arguments of its choosing)
+    from_tests: bool = False
 
 
 Lookup = Callable[[str], "CallSummary | None"]
@@ -571,6 +575,14 @@ def propagate(
     (modules looked up through `summaries`, which may parse them on demand)."""
     traced: dict[tuple[str, str], set[str]] = {}
     how: dict[tuple[str, str], str] = {}
+    tests: dict[tuple[str, str], bool] = {}  # every origin of the entry is test code
+
+    def origin(key: tuple[str, str], from_tests: bool) -> bool:
+        """Record one more origin of `key`; whether that made it no longer test-only (its callees
+        are then visited again, to pass that on)."""
+        was = tests.get(key)
+        tests[key] = (True if was is None else was) and from_tests
+        return was is True and not tests[key]
     work: list[tuple[str, str]] = []
     out: dict[str, dict[str, CrossEntry]] = {}
     for name in roots:
@@ -581,6 +593,7 @@ def propagate(
             key = (name, fname)
             traced[key] = set(entry.traced)
             how[key] = f"{entry.how}, {summary.path}:{entry.line}"
+            origin(key, is_test_module(summary.path))
             work.append(key)
         for qualname, foreign in summary.foreign.items():
             found = _split(qualname, summaries)
@@ -590,7 +603,11 @@ def propagate(
             key = (found[0], info.name)
             bound = set(info.positional[: foreign.bound_positional]) | foreign.bound_names
             entered = set(info.params) - bound - foreign.statics.of(info) - info.literal_defaults
-            if not entered or entered <= traced.get(key, set()):
+            if not entered:
+                continue
+            if origin(key, is_test_module(summary.path)):
+                work.append(key)
+            if entered <= traced.get(key, set()):
                 continue
             traced.setdefault(key, set()).update(entered)
             how.setdefault(key, f"{foreign.how}, {summary.path}:{foreign.line}")
@@ -616,7 +633,10 @@ def propagate(
                 if not bound:
                     continue
                 old = traced.setdefault(callee_key, set())
+                changed = origin(callee_key, tests.get(key, False))
                 if bound <= old:
+                    if changed:
+                        work.append(callee_key)
                     continue
                 old |= bound
                 work.append(callee_key)
@@ -628,7 +648,10 @@ def propagate(
                     reason = f"`{caller}` ({how[key]}) calls `{callee.name.rsplit('.', 1)[-1]}` with {named} traced"
                     prev = out.setdefault(callee_key[0], {}).get(callee_key[1])
                     out[callee_key[0]][callee_key[1]] = CrossEntry(frozenset(old), prev.reason if prev else reason)
-    return out
+    return {
+        module: {f: replace(entry, from_tests=tests.get((module, f), False)) for f, entry in entries.items()}
+        for module, entries in out.items()
+    }
 
 
 def _split(qualname: str, summaries: Lookup) -> tuple[str, str, CallSummary] | None:

@@ -147,7 +147,9 @@ def _tracer_test_names(test: ast.AST, qualify) -> list[str]:
         return []
     if test.keywords or len(test.args) != 2 or type(test.args[0]) is not ast.Name:
         return []
-    return [test.args[0].id] if qualify(test.args[1]) in TRACER_CLASSES else []
+    what = test.args[1]
+    classes = what.elts if type(what) is ast.Tuple else [what]
+    return [test.args[0].id] if any(qualify(c) in TRACER_CLASSES for c in classes) else []
 
 
 def _mark(branch, name: str, out: dict[int, set[str]]) -> None:
@@ -176,8 +178,10 @@ def _has_array_attr(test: cst.BaseExpression, name: str) -> bool:
 
 
 def _is_tracer_test(test: cst.BaseExpression, name: str, qualify, helpers=frozenset()) -> bool:
-    """`isinstance(name, jax.core.Tracer)` (the base class of every tracer, as jax spells it), or
-    `helper(name)` of one of `helpers`."""
+    """`isinstance(name, jax.core.Tracer)` (the base class of every tracer, as jax spells it), also
+    in a tuple of classes (`isinstance(alpha, (jax.core.Tracer, jnp.ndarray))`: false for a tracer
+    never, so `not` of it holds no tracer; imewei/rheojax@4c2a4c0 rheojax/utils/mittag_leffler.py:102),
+    or `helper(name)` of one of `helpers`."""
     if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)):
         return False
     if test.func.value in helpers:
@@ -186,7 +190,9 @@ def _is_tracer_test(test: cst.BaseExpression, name: str, qualify, helpers=frozen
         return False
     if len(test.args) != 2 or not _is_name(test.args[0].value, name):
         return False
-    return (qualify(test.args[1].value) or "") in TRACER_CLASSES
+    what = test.args[1].value
+    classes = [e.value for e in what.elements] if isinstance(what, cst.Tuple) else [what]
+    return any((qualify(c) or "") in TRACER_CLASSES for c in classes)
 
 
 def _is_concrete_test(test: cst.BaseExpression, name: str, qualify) -> bool:

@@ -53,7 +53,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     lax_body_arity,
 )
 from jaxfix.analysis.value_kinds import ValueKinds
-from jaxfix.analysis.walk import Visitor, returned_name, statement_hooks, walk
+from jaxfix.analysis.walk import Visitor, children, returned_name, statement_hooks, walk
 
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
 BODY_ARGS: dict[str, tuple[int, ...]] = {
@@ -65,6 +65,12 @@ BODY_ARGS: dict[str, tuple[int, ...]] = {
     "jax.remat": (0,),
 }
 BODY_KEYWORDS = {"f", "body_fun", "cond_fun", "true_fun", "false_fun", "fun", "branches"}
+
+
+# reasons of a function entered from traced code of another module (`callgraph.CrossEntry`):
+# from test code only (a test or a script under `tests/` jits it), or from the project's own code
+CALLED_FROM_TESTS = "called from another module's test code"
+CALLED_FROM_ELSEWHERE = "called from another module"
 
 
 @dataclass(eq=False)
@@ -523,6 +529,49 @@ class JitContexts(ClassStaticFields):
                 return fq, expr
         return None
 
+    def _module_constant(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`NAME`, `tuple(NAME)` or `list(NAME)` where the module binds `NAME` once, at its top
+        level, to a literal tuple or list: that literal (jit reads `static_argnames=` when it wraps;
+        jsw7460/sb3_jax@heldout13 pin offline_baselines_jax/td3/core.py:11,119,
+        `static_argnames=tuple(STATIC_ARGNAMES)`); else `value` itself."""
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value in ("tuple", "list")
+            and len(value.args) == 1
+            and not value.args[0].star
+            and value.args[0].keyword is None
+        ):
+            inner = value.args[0].value
+        else:
+            inner = value
+        if not isinstance(inner, cst.Name):
+            return value
+        bound = []  # every store to the name anywhere in the module (nested scopes too: conservative)
+        todo: list[cst.CSTNode] = [self.module]
+        while todo:
+            node = todo.pop()
+            todo.extend(children(node))
+            if isinstance(node, cst.Assign):
+                targets = [t.target for t in node.targets]
+            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+                targets = [node.target]
+            elif isinstance(node, cst.For):
+                targets = [node.target]
+            elif isinstance(node, cst.Global) and any(n.name.value == inner.value for n in node.names):
+                return value  # declared global in a function: it may be rebound at run time
+            elif isinstance(node, cst.Param) and node.name.value == inner.value:
+                return value  # a parameter of that name may shadow the constant where jit is called
+            else:
+                continue
+            if any(isinstance(t, cst.Name) and t.value == inner.value for t in targets):
+                bound.append(node)
+        top = {id(small) for stmt in self.module.body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body}
+        if len(bound) == 1 and id(bound[0]) in top and isinstance(bound[0], cst.Assign):
+            if isinstance(bound[0].value, (cst.Tuple, cst.List)):
+                return bound[0].value
+        return value
+
     def _statics(self, site: JitSite, call: cst.Call | None, skip_first_positional: bool) -> None:
         if call is None:
             return
@@ -530,6 +579,7 @@ class JitContexts(ClassStaticFields):
             arg = _kwarg(call, key)
             if arg is None:
                 continue
+            arg = arg.with_changes(value=self._module_constant(arg.value))
             if key in STATIC_ARGNUMS_OPTIONS:
                 vals = _literal_ints(arg.value)
                 if vals is None:
@@ -900,7 +950,8 @@ class JitContexts(ClassStaticFields):
             if len(found) != 1:
                 continue
             info = found[0]
-            self._mark(info, f"called from another module: {entry.reason}")
+            kind = CALLED_FROM_TESTS if entry.from_tests else CALLED_FROM_ELSEWHERE
+            self._mark(info, f"{kind}: {entry.reason}")
             info.called_from = entry.reason
             traced = set(entry.traced) & set(info.params)
             info.external_traced |= traced
