@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
+import jax.numpy as jnp
+import pytest
+
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 from jaxfix.model import Safety
@@ -158,3 +161,69 @@ def test_a_value_mutated_in_the_loop_does_not_stay_captured():
     # stale afterwards; as an argument its kind is unknown: unsafe, never the stale closure
     assert "stays captured" not in finding.message
     assert finding.fix.safety is not Safety.SAFE
+
+
+MIMIC_STEPS = """
+import jax
+import jax.numpy as jnp
+
+
+def integrate(state, num_steps):
+    if not isinstance(num_steps, int) or num_steps <= 0:
+        raise ValueError("num_steps must be a positive Python integer")
+    for _ in range(num_steps):
+        state = state + 0.1 * jnp.sin(state)
+    return state
+
+
+def sweep(states):
+    def fixed_one(state, num_steps):
+        return integrate(state, num_steps)
+
+    out = []
+    for count in (1, 2, 4):
+        runner = jax.jit(jax.vmap(lambda state: fixed_one(state, count)))
+        out.append(runner(states))
+    return out
+"""
+
+
+def test_a_number_handed_to_code_not_shown_here_becomes_an_unsafe_traced_argument():
+    """yipihey/mimic-jax@e16551b scripts/analyze_mini_millennium_adaptive.py:228: the loop's step
+    count reaches a nested def and then the project's integrator, which needs a Python int. The
+    hoist makes it a traced argument: the fixed script raises where the original ran."""
+    finding, fixed = _one(MIMIC_STEPS)
+    assert finding.fix.safety is Safety.UNSAFE
+    assert "`count` becomes a traced argument (Python number); it is passed on to code" in finding.message
+    assert _one(MIMIC_STEPS, unsafe=False)[1] is None  # a plain `fix --write` leaves it as it is
+    states = jnp.ones((3, 2))
+    original, rewritten = {}, {}
+    exec(compile(MIMIC_STEPS, "m.py", "exec"), original)
+    exec(compile(fixed, "m.py", "exec"), rewritten)
+    assert len(original["sweep"](states)) == 3
+    with pytest.raises(ValueError, match="positive Python integer"):
+        rewritten["sweep"](states)
+
+
+def test_a_number_used_only_as_a_number_stays_a_safe_traced_argument():
+    """The twin: the count is only arithmetic in a def of this file, so a traced copy computes the same."""
+    source = textwrap.dedent(
+        """
+        import jax
+
+
+        def fixed_one(state, num_steps):
+            return state * num_steps
+
+
+        def sweep(states):
+            out = []
+            for count in (1, 2, 4):
+                runner = jax.jit(jax.vmap(lambda state: fixed_one(state, count)))
+                out.append(runner(states))
+            return out
+        """
+    )
+    finding, fixed = _one(source)
+    assert finding.fix.safety is Safety.SAFE
+    assert "`count` becomes a traced argument (Python number)" in finding.message

@@ -102,6 +102,11 @@ def argument_role(value: Captured, per: str) -> tuple[str, str, bool]:
         phrase = f"`{label}` becomes a traced argument ({what})"
         if value.external:
             return TRACED, phrase + "; the wrapped function is not defined in this file, so whether it needs the value static is not known", True
+        if kind.kind == NUMBER and not value.numeric:
+            # A Python number the callable hands to code this file does not show (a nested def, an
+            # import): there it may be a step count, a shape or a `range` bound, which a tracer breaks
+            # (yipihey/mimic-jax@e16551b: `num_steps must be a positive Python integer`).
+            return TRACED, phrase + "; it is passed on to code whose use of it is not visible here, which may need it static", True
         return TRACED, phrase, False
     if kind.kind == UNHASHABLE:
         change = "changes per iteration" if value.variant else "would become an argument"

@@ -112,7 +112,9 @@ class JitInLoopRule(Rule):
     The user's options (`static_argnums`, `donate_argnums`, ...) are kept; new arguments are
     appended, so positions do not move. The fix is `safe` when every value's kind is known
     from this file, `unsafe` when a value passed as an argument could be something jit cannot
-    take (the message names it), a global it reads may be rebound, a callable that changes per
+    take (the message names it), a Python number becomes a traced argument but is handed on to
+    code this file does not show (which may need it static: a step count, a shape), a global it
+    reads may be rebound, a callable that changes per
     iteration becomes a static argument (each distinct one compiles once), or the loop also
     uses the object of a hoisted bound method; and `manual` when a value that changes per
     iteration can be neither traced nor static (a dict of settings, a list, a mutable

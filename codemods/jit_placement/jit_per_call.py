@@ -146,7 +146,8 @@ class JitPerCallRule(Rule):
     `safe` when every captured value's kind is known from this file (literals,
     constructors of this file's classes, annotations, defaults and the values passed at the
     function's call sites in this file), `unsafe` when a value passed as an argument could be
-    something jit cannot take or a global it reads may be rebound (the message says which), and
+    something jit cannot take, a Python number made a traced argument is handed on to code this
+    file does not show, or a global it reads may be rebound (the message says which), and
     `manual` when a captured value can be neither traced nor static (a dict of settings, a list,
     a mutable dataclass), is a function made in the function (a nested def, a lambda, a
     `partial`: as a static argument it would be a new cache key on every call), the callable is
