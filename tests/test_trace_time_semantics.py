@@ -1209,3 +1209,55 @@ def test_a_numpy_ufunc_on_a_value_other_code_made_gets_no_safe_fix(tmp_path, mon
         "return x.data", "return x"
     )
     assert rows(run(twin, "JAX402")[0]) == [("JAX402", "safe")]
+
+
+HEALPIX_MAPS = """
+@jax.jit
+def add_ring(ring_i, alm, maps):
+    if 0 in alm.keys():
+        s = 0
+        maps[s] = maps[s].at[:, ring_i].add(alm[s])
+    return maps
+"""
+
+
+def test_a_store_into_a_parameter_nothing_shows_is_an_array_gets_no_safe_fix(tmp_path):
+    """sukhdeep2/jax_healpix@6e77c6c jax_healpix/SPHT_jax.py:317: `maps` is a dict of maps handed to
+    the jitted function (jit takes any pytree), and `maps[0] = ...` stores into that dict. The
+    `.at` rewrite raises AttributeError there, so it is unsafe: a plain `fix --write` keeps the code."""
+    findings, fixed = run(HEALPIX_MAPS, select="JAX403", unsafe=True)
+    assert rows(findings) == [("JAX403", "unsafe")]
+    assert "rather than a dict or list argument" in findings[0].message
+    _, untouched = run(HEALPIX_MAPS, select="JAX403", unsafe=False)
+    assert untouched == textwrap.dedent(HEALPIX_MAPS)
+    original = load(tmp_path, HEADER + textwrap.dedent(HEALPIX_MAPS), "healpix_before")
+    rewritten = load(tmp_path, HEADER + fixed, "healpix_after")
+    maps = {0: jnp.zeros((2, 3))}
+    assert float(original.add_ring(1, {0: jnp.ones(2)}, maps)[0].sum()) == 2.0
+    with pytest.raises(AttributeError):
+        rewritten.add_ring(1, {0: jnp.ones(2)}, maps)
+
+
+def test_a_store_into_an_annotated_array_or_at_a_traced_index_keeps_its_safe_fix():
+    """The twins: an annotation, or a traced index (a tracer keys no dict or list), says the
+    parameter is an array, and there the store raises and the `.at` rewrite is exact."""
+    annotated, _ = run(
+        """
+        @jax.jit
+        def add_row(maps: jax.Array, row):
+            maps[0] = maps[0] + row
+            return maps
+        """,
+        select="JAX403",
+    )
+    traced_index, _ = run(
+        """
+        @jax.jit
+        def put(maps, i, v):
+            maps[i] = v
+            return maps
+        """,
+        select="JAX403",
+    )
+    assert rows(annotated) == [("JAX403", "safe")]
+    assert rows(traced_index) == [("JAX403", "safe")]

@@ -147,7 +147,8 @@ class InPlaceUpdateRule(Rule):
     augmented update on a traced index (repeated indices accumulate), and for `/=` (on an integer
     array `.divide` returns a float array where NumPy raises), and where the function is traced
     only because another module calls it (there the array may be a NumPy one, which has no
-    `.at`). Differential verification runs the
+    `.at`), and where the array is only a parameter (no annotation, no array use, a static index):
+    jit takes any pytree, and a dict or list argument has no `.at`. Differential verification runs the
     original eagerly on NumPy arrays (its intended semantics; on JAX arrays it always raises) and
     the rewrite under `jit` on JAX arrays.
 
@@ -420,6 +421,14 @@ class InPlaceUpdateRule(Rule):
             and any(p is not None and traced(p, node) for p in (el.slice.lower, el.slice.upper, el.slice.step))
             for el in target.slice
         )
+        if not eager and not index_traced and _only_a_parameter(evidence, name):
+            # jit takes any pytree: a dict or list argument arrives as a dict or list, and a store
+            # into it is fine (sukhdeep2/jax_healpix@6e77c6c SPHT_jax.py:317, `maps[s] = ...` into a
+            # dict of maps). A traced index would rule that out: a tracer keys no dict or list.
+            hazards.append(
+                f"nothing here shows `{name}` is an array rather than a dict or list argument (jit takes any "
+                "pytree), which has no `.at`"
+            )
         index_text = code(ctx, target)[len(name) :]  # `[i, 1:]`, as written
         at = f"{name}.at{index_text}"
         value = code(ctx, node.value).strip()
@@ -450,6 +459,17 @@ class InPlaceUpdateRule(Rule):
         safety = Safety.UNSAFE if hazards else Safety.SAFE
         title = f"use `{name} = {name}.at[...].{verb}(...)`" + (f" (unsafe: {'; '.join(hazards)})" if hazards else "")
         return ctx.rewrite(title, safety, replace={node: new})
+
+
+def _only_a_parameter(evidence: ArrayEvidence, name: str) -> bool:
+    """`name` is an array only because it is a traced parameter: no annotation says so and the
+    function never uses it as one (`x.shape`, `x.at`), so it may be any pytree."""
+    values = evidence.bindings.get(name) or []
+    return (
+        name not in evidence.used_as_array
+        and bool(values)
+        and all(isinstance(v, cst.Param) and v.annotation is None for v in values)
+    )
 
 
 def _made_by_jax(evidence: ArrayEvidence, name: str, qualify) -> bool:
