@@ -1,5 +1,5 @@
 """Which names and calls of a module run JAX work, and which code waits for it: the facts the
-timing checker (`unblocked_timing._TimingChecker`) reads about a module, kept apart from its walk
+timing checker (`timing_checker.TimingChecker`) reads about a module, kept apart from its walk
 over timed regions. A mixin: the checker supplies `ctx` and `names` and calls `_scan` once."""
 
 from __future__ import annotations

@@ -53,9 +53,9 @@ CREATION = TRANSFERS | ARRAY_CONSTRUCTORS
 
 
 def region_screen(tree: ast.Module) -> bool:
-    """`_TimingChecker.run`'s regions on the stdlib AST: whether some block (a module, def, class
+    """`timing_checker.TimingChecker.run`'s regions on the stdlib AST: whether some block (a module, def, class
     or compound statement body) has a start `t0 = <clock>()` followed, before the next statement
-    of the block with a clock read, by a call that may be JAX work (`_TimingChecker.is_jax_call`,
+    of the block with a clock read, by a call that may be JAX work (`TimingChecker.is_jax_call`,
     over-approximated). A clock read is recognised exactly as the checker does (the same import
     map, the same own-nodes walk), so each start's region here holds the checker's region (the
     stdlib AST splits `a; b` into two statements: a start there is a start here, a region here
@@ -184,7 +184,7 @@ _AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _own_calls(root: ast.AST) -> Iterator[ast.Call]:
-    """`_TimingChecker.runs(root)` on the stdlib AST: calls that run when the statement `root` runs,
+    """`TimingChecker.runs(root)` on the stdlib AST: calls that run when the statement `root` runs,
     not inside defs, classes or lambdas (a def statement in a region only defines its body)."""
     stack = [root]
     while stack:

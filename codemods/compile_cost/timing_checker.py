@@ -1,0 +1,438 @@
+"""The walk of JAX501 `unblocked-timing`: timed regions of one module and the JAX work their clock
+does not wait for, with the fix that waits for it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from codemods.compile_cost.jax_work import LAX_LOOPS, JaxWork, bound_by
+from codemods.compile_cost.nodes import all_nodes, own_nodes
+from codemods.compile_cost.preview import compile_label, flag, work_path
+from codemods.compile_cost.timed_regions import (
+    alias_start,
+    carried_region,
+    clock_names,
+    read_before_rebound,
+    read_with_start,
+    tail_after_last_call,
+    timeit_findings,
+)
+from codemods.compile_cost.timing_screen import (
+    CLOCKS,
+    TRANSFERS,
+)
+from jaxfix.analysis.cstparse import parsing_config
+from jaxfix.analysis.host_sync import (
+    STORING_METHODS,
+    displayed_statements,
+    is_jax_library,
+)
+from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.runs_once import starts_cell
+from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.traced import assigned_names
+from jaxfix.analysis.walk import walk
+from jaxfix.model import Finding, Fix, ImportRequest, Safety
+from jaxfix.rulebase import Rule, RuleContext
+
+
+class TimingChecker(JaxWork):
+    """The regions of one module, each timed region read for JAX work the clock does not wait for
+    (JAX501's walk; the rule in `unblocked_timing` keeps its docs and screens)."""
+
+    def __init__(self, rule: Rule, ctx: RuleContext) -> None:
+        self.rule = rule
+        self.ctx = ctx
+        self.names = ctx.names
+        self.displayed = {id(s) for s in displayed_statements(ctx.module, ctx.source)}
+        self._scan()
+
+    def is_clock(self, call: cst.Call) -> bool:
+        return self.names.qualify(call.func) in CLOCKS and not call.args
+
+    # the walk ------------------------------------------------------------------------------------------
+    def run(self) -> list[Finding]:
+        out: list[Finding] = []
+        for stmts, looped in self.region_blocks:
+            i = 0
+            while i < len(stmts):
+                start = self.start_clock(stmts[i]) or (alias_start(stmts, i, self.start_clock) if looped else None)
+                if start is None:
+                    i += 1
+                    continue
+                end = next((j for j in range(i + 1, len(stmts)) if self.clock_in(stmts[j])), None)
+                if end is None:
+                    if not looped:
+                        break
+                    carried = carried_region(stmts, i, start, self.clock_in)
+                    if carried is not None:  # `last = now()` closing at the top of the next trip
+                        found = self.check_region(carried, 0, len(carried) - 1, shape="lap:")
+                        if found is not None:
+                            out.append(self.lap_safety(found, stmts))
+                        break
+                    i += 1  # a later start (`last = new_time`) may still carry
+                    continue
+                looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
+                closing = self.start_clock(stmts[end])  # `t1 = now()`: an end only if read with a start
+                starts = clock_names(stmts[:end], self.start_clock) if closing is not None else set()
+                if (
+                    not looped
+                    and read_before_rebound(stmts[end:], start)
+                    and (closing is None or read_with_start(stmts[end:], starts, closing))
+                ):
+                    found = self.check_region(stmts, i, end, start)
+                    if found is not None:
+                        out.append(found)
+                i = end
+        out.extend(timeit_findings(self))
+        for node, call in self.timer_withs:
+            found = self.check_timer_with(node, call)
+            if found is not None:
+                out.append(found)
+        return out
+
+    def start_clock(self, stmt: cst.BaseStatement) -> str | None:
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        small = stmt.body[0]
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+            and isinstance(small.value, cst.Call)
+            and self.is_clock(small.value)
+        ):
+            return small.targets[0].target.value
+        return None
+
+    def clock_in(self, stmt: cst.BaseStatement) -> cst.Call | None:
+        """The first clock read that runs when `stmt` runs (a def statement only defines its body)."""
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        return next((c for c in own_nodes(stmt, cst.Call) if self.is_clock(c)), None)
+
+    def closing_clock(self, stmt: cst.BaseStatement, start: str | None) -> cst.Call | None:
+        """The clock read of `stmt` that measures the region, `now() - start`, where `stmt` reads the
+        clock more than once (novastar53/jaxpt@9105e9f notebooks/train_rope_gpt.ipynb cell 16: an
+        `if start is None: start = time.time()` branch that never runs, then `iter_time =
+        time.time() - start`); None when no read subtracts `start`."""
+        if start is None or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        for op in own_nodes(stmt, cst.BinaryOperation):
+            if (
+                isinstance(op.operator, cst.Subtract)
+                and isinstance(op.left, cst.Call)
+                and self.is_clock(op.left)
+                and start in names_read(op.right)
+            ):
+                return op.left
+        return None
+
+    def waits_before_clock(self, stmt: cst.BaseStatement, clock: cst.Call, results: set[str]) -> bool:
+        """The closing statement waits for a result before its clock read runs: a call or an
+        f-string part evaluated earlier, left to right (`print(f"{float(loss):.3f} {time.time() - t0}")`,
+        issue #33); `print(out, time.time() - t0)` calls `print` after the clock read."""
+        around: set[int] = set()
+        node: cst.CSTNode | None = clock
+        while node is not None and node is not stmt:
+            around.add(id(node))
+            node = self.ctx.parent(node)
+        earlier: list[cst.CSTNode] = []
+
+        class V(cst.CSTVisitor):
+            done = False
+
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                if self.done or isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    return False
+                if n is clock:
+                    self.done = True
+                    return False
+                if id(n) not in around and isinstance(n, (cst.Call, cst.FormattedStringExpression)):
+                    earlier.append(n)
+                return True
+
+        walk(stmt, V())
+        for n in earlier:
+            if isinstance(n, cst.Call) and self.is_blocking(n, results):
+                return True
+            if isinstance(n, cst.FormattedStringExpression) and self.reads(n.expression, results):
+                return True
+        return False
+
+    def check_region(self, stmts, i: int, end: int, start: str | None = None, shape: str = "") -> Finding | None:
+        region = stmts[i + 1 : end]
+        unblocked = self.unblocked(region)
+        if unblocked is None:
+            return None
+        last, results = unblocked
+        clock = self.closing_clock(stmts[end], start) or self.clock_in(stmts[end])
+        if self.waits_before_clock(stmts[end], clock, results):
+            return None
+        fix = self.fix(stmts, region[last], before=stmts[end])
+        found = self.ctx.finding(
+            self.rule, "JAX501", clock, f"the clock is read {self.before_ready(region[last], fix)}", fix
+        )
+        after = stmts[end + 1] if end + 1 < len(stmts) and self.start_clock(stmts[end]) else None
+        if compile_label(stmts[end], after):  # `t1 = now()` then `print("compile took", t1 - t0)`
+            return flag(found, "compile-label")
+        return flag(found, shape + work_path(self, region[last]))
+
+    def lap_safety(self, found: Finding, trip: list[cst.BaseStatement]) -> Finding:
+        """A lap timer (the clock read once per trip, each lap from the previous read) over a trip
+        that waits, or may wait, on a result of its own JAX work anywhere in the trip (a metrics
+        writer of another module that converts the previous step's loss: MaxText's double-buffered
+        step time) measures a device step per lap in the steady state, a step late. Whether the
+        trip waits the file may not show, so the fix is unsafe, with the reason: it is right only
+        when nothing waits (held-out2 labels, AI-Hypercomputer/maxdiffusion `trainers/
+        stable_diffusion_trainer.py:217`, `flux_trainer.py:441`; its own later fix of the SDXL
+        trainer blocks, benchmarks/human_fixes)."""
+        fix = found.fix
+        if fix is None or fix.safety is not Safety.SAFE:
+            return found
+        results = self.results(trip)
+        first = next((k for k, s in enumerate(trip) if self.clock_in(s) is not None), 0)
+        lap = trip[first + 1 :] + trip[: first + 1]  # from the lap's clock read on, as it runs
+        waiter = next((s for s in lap if self.clock_in(s) is None and self.waits_in(s, results)), None)
+        if waiter is None:
+            return found
+        call = next((c for c in own_nodes(waiter, cst.Call) if self.may_wait(c, results)), None)
+        what = f"`{self.ctx.module.code_for_node(call.func).strip()}(...)`" if call is not None else "a test of it"
+        why = (
+            f"the loop hands a step result to {what}, which may wait on it: then each lap already "
+            f"spans a device step (double-buffered timing) and the wait only removes the overlap"
+        )
+        title = f"{fix.title} (unsafe: {why})"
+        return replace(
+            found, message=found.message.replace(fix.title, title), fix=replace(fix, safety=Safety.UNSAFE, title=title)
+        )
+
+    def unblocked(self, region: list[cst.BaseStatement]) -> tuple[int, set[str]] | None:
+        """(index of the region's last statement with JAX work, the region's JAX results) when
+        nothing in the region waits for them after that work; None when something waits, when the
+        region has no JAX work, or when all of it is host-to-device transfers (`TRANSFERS`: copies
+        issued asynchronously on purpose, not device work a timer is meant to wait for)."""
+        calls = [self.jax_calls(stmt) for stmt in region]
+        waited: set[str] = set()
+        work: list[bool] = []
+        for stmt, found in zip(region, calls):
+            work.append(any(not self.settled(c, waited) for c in found))
+            waited |= self.waited_names(stmt)
+        last = max((k for k, w in enumerate(work) if w), default=None)
+        if last is None or all(self.names.qualify(c.func) in TRANSFERS for found in calls for c in found):
+            return None
+        results = self.results(region)
+        if self.waits_after_last(region, last, results):
+            return None
+        return last, results
+
+    def waited_names(self, stmt: cst.BaseStatement) -> set[str]:
+        """Names `stmt` waits on by name: `x.block_until_ready()`, `jax.block_until_ready(x)`."""
+        out: set[str] = set()
+        for call in own_nodes(stmt, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
+                out.add(dotted_name(func.value) or "")
+            elif self.names.qualify(func) == "jax.block_until_ready" and call.args:
+                out.add(dotted_name(call.args[0].value) or "")
+        out.discard("")
+        return out
+
+    def settled(self, call: cst.Call, waited: set[str]) -> bool:
+        """JAX work left after the region waited for its step (jaxpt's training cells,
+        novastar53/jaxpt@9105e9f notebooks/train_nope_gpt.ipynb cell 14: `avg_loss.block_until_ready()`,
+        then `jnp.float32(avg_loss[0])` and `lr = warmup_with_cosine_decay_schedule(step)`): an
+        eager call, not of a jitted function, whose arguments are only Python loop counters
+        (`for step in range(...)`), literals, and values already waited for. Scalar host work,
+        not the device work a step timer is meant to wait for."""
+        if not waited or not call.args:
+            return False
+        func = call.func
+        if isinstance(func, cst.Call) or dotted_name(func) in self.jitted:
+            return False
+        if isinstance(func, cst.Name) and func.value in self.functions:
+            if any(self._reaches_jitted(fn) for fn in self.functions[func.value]):
+                return False
+        elif not is_jax_library(self.names.qualify(func)):
+            return False
+        counters = self.counters(call)
+        for arg in call.args:
+            for node in all_nodes(arg.value, cst.CSTNode):
+                if isinstance(node, cst.Call):
+                    return False
+                if isinstance(node, cst.Name) and node.value not in waited and node.value not in counters:
+                    return False
+        return True
+
+    def _reaches_jitted(self, fn: cst.FunctionDef) -> bool:
+        """`fn`'s body calls a jitted function of the file, a transform's result or a lax loop."""
+        for c in all_nodes(fn.body, cst.Call):
+            if isinstance(c.func, cst.Call) or dotted_name(c.func) in self.jitted:
+                return True
+            q = self.names.qualify(c.func) or ""
+            if q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in LAX_LOOPS:
+                return True
+        return False
+
+    def counters(self, node: cst.CSTNode) -> frozenset[str]:
+        """Names of the scope holding `node` only ever bound there as the target of
+        `for name in range(...)`, to an int literal or by adding one (`step = 0` ... `step += 1`):
+        Python ints (the scope's parameters are not)."""
+        scope = node
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            scope = self.ctx.parent(scope)
+        if scope is None:
+            return frozenset()
+        cache = self.__dict__.setdefault("_counters", {})
+        found = cache.get(id(scope))
+        if found is None:
+            loops: set[str] = set()
+            other: set[str] = set()
+            if not isinstance(scope, cst.Module):
+                other |= {p.name.value for p in all_nodes(scope.params, cst.Param)}
+            for n in own_nodes(scope if isinstance(scope, cst.Module) else scope.body, cst.CSTNode):
+                if isinstance(n, cst.For):
+                    it = n.iter
+                    is_range = isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+                    (loops if is_range else other).update(bound_by(n.target))
+                elif isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                    targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+                    counting = isinstance(n.value, cst.Integer) and all(isinstance(t, cst.Name) for t in targets)
+                    for t in targets:
+                        (loops if counting else other).update(bound_by(t))  # `step = 0`, `step += 1`
+                elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not scope:
+                    other.add(n.name.value)
+            found = cache[id(scope)] = frozenset(loops - other)
+        return found
+
+    def before_ready(self, last_stmt: cst.BaseStatement, fix: Fix) -> str:
+        """The rest of the message: the timed call whose result is not ready, and the fix."""
+        what = self.ctx.module.code_for_node(self.last_outer_call(last_stmt).func).strip()
+        return (
+            f"before the result of `{what}(...)` is ready (JAX dispatches asynchronously, so this times "
+            f"the dispatch only); {fix.title}"
+        )
+
+    def results(self, region) -> set[str]:
+        """JAX results of the region, values made from them (`metrics = tree_map(jnp.mean, metrics)`),
+        and containers they are stored in (`history.append(loss)`): a later read of the container
+        (`f"{history[-1]:.4f}"`) reads the result."""
+        results: set[str] = set()
+        for stmt in region:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            for small in own_nodes(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Call)):
+                if isinstance(small, cst.Call):  # `hist[tag].append(compute_iou(value))`: hist holds it
+                    func = small.func
+                    if (
+                        isinstance(func, cst.Attribute)
+                        and func.attr.value in STORING_METHODS
+                        and any(self.reads(a.value, results) for a in small.args)
+                    ):
+                        results |= bound_by(func.value)
+                    continue
+                if small.value is not None and self.reads(small.value, results):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    for t in targets:
+                        results |= bound_by(t)
+        return results
+
+    def waits_after_last(self, region, last: int, results: set[str]) -> bool:
+        """The region waits for a result at or after its last JAX call (`tail_after_last_call`:
+        inside a compound statement, only what runs after that call counts)."""
+        tail = tail_after_last_call(region[last], lambda n: bool(self.jax_calls(n)))
+        if tail is None:
+            head = self.waits_in(region[last], results)
+        else:
+            smalls, tests = tail
+            head = any(self.waits_in(n, results) for n in smalls) or any(self.reads(t, results) for t in tests)
+        return head or any(self.waits_in(stmt, results) for stmt in region[last + 1 :])
+
+    def check_timer_with(self, node: cst.With, timer: cst.Call) -> Finding | None:
+        """`with TimeIt(...): out = step(x)`: the timer reads the clock on exit, after the body."""
+        region = list(node.body.body)
+        unblocked = self.unblocked(region)
+        if unblocked is None:
+            return None
+        last, _ = unblocked
+        fix = self.fix(region, region[last], after=region[-1])
+        timer_name = self.ctx.module.code_for_node(timer.func).strip()
+        message = f"`{timer_name}` reads the clock on exit, {self.before_ready(region[last], fix)}"
+        path = "compile-label" if compile_label(timer) else "timer:" + work_path(self, region[last])
+        return flag(self.ctx.finding(self.rule, "JAX501", timer, message, fix), path)
+
+    def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
+        """The last small statement in `stmt` (at any depth, not in nested scopes) with a JAX call."""
+        smalls = [s for s in own_nodes(stmt, cst.BaseSmallStatement) if self.jax_calls(s)]
+        return smalls[-1] if smalls else None
+
+    def fix(self, stmts, last_stmt: cst.BaseStatement, *, before=None, after=None) -> Fix:
+        small = self.last_simple(last_stmt)
+        fix = self._fix(stmts, last_stmt, small, before=before, after=after)
+        calls = self.jax_calls(small if small is not None else last_stmt)
+        if fix.safety is Safety.SAFE and calls and self.names.qualify(calls[-1].func) in TRANSFERS:
+            why = "the wait lands on a transfer, which pipelines issue asynchronously on purpose"
+            return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
+        guessed = dotted_name(calls[-1].func) if calls else None
+        if fix.safety is Safety.SAFE and guessed in self.convention:
+            why = f"`{guessed}` is {self.convention[guessed]}"
+            return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
+        return fix
+
+    def _fix(self, stmts, last_stmt: cst.BaseStatement, small, *, before=None, after=None) -> Fix:
+        """Block on the last JAX call's results (in `small`, `last_simple(last_stmt)`) just before
+        `before` (the closing clock read) or just after `after` (the last statement of a timer's
+        `with` body)."""
+        imports: list[ImportRequest] = []
+        block, reqs = self.ctx.reference_at("jax.block_until_ready", self.ctx.position(last_stmt).start.line)
+        imports.extend(reqs)
+        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and small.value is not None:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            target = targets[-1]
+            bound = self.bound_before(stmts, stmts.index(last_stmt), small)
+            names = names_read(target)
+            inside = last_stmt is not small and not isinstance(last_stmt, cst.SimpleStatementLine)
+            # a wait inserted before a cell's first statement would end the previous cell and
+            # change what it displays: wrap the call in place instead (the same value is shown)
+            crosses_cell = before is not None and starts_cell(before)
+            if not isinstance(small, cst.AugAssign) and (not inside or names <= bound) and not crosses_cell:
+                text = self.ctx.module.code_for_node(target).strip()
+                if isinstance(target, cst.Tuple) and not target.lpar:
+                    text = f"({text})"
+                new = cst.parse_statement(f"{block}({text})\n", config=parsing_config(self.ctx.module))
+                return self.ctx.rewrite(
+                    f"insert `{block}({text})` before reading the clock",
+                    Safety.SAFE,
+                    insert_before={before: [new]} if before is not None else None,
+                    insert_after={after: [new]} if after is not None else None,
+                    imports=imports,
+                )
+            if isinstance(small, cst.Assign):
+                value = small.value
+                wrapped = cst.Call(
+                    func=cst.parse_expression(block), args=[cst.Arg(value.with_changes(lpar=[], rpar=[]))]
+                )
+                return self.ctx.rewrite(
+                    f"wrap the call in `{block}(...)`",
+                    Safety.SAFE,
+                    replace={value: wrapped},
+                    imports=imports,
+                )
+        # a discarded result (or an augmented assignment): wait on the last JAX call in place
+        call = self.jax_calls(small if small is not None else last_stmt)[-1]
+        wrapped = cst.Call(func=cst.parse_expression(block), args=[cst.Arg(call)])
+        return self.ctx.rewrite(
+            f"wrap the call in `{block}(...)`", Safety.SAFE, replace={call: wrapped}, imports=imports
+        )
+
+    def bound_before(self, stmts, index: int, small) -> set[str]:
+        """Names surely bound when the loop/branch at `stmts[index]` starts: assigned earlier in the
+        block, parameters and module names, and names the assignment itself reads (`s = step(s)`)."""
+        bound: set[str] = set()
+        for s in stmts[:index]:
+            bound |= assigned_names(cst.IndentedBlock(body=[s]))
+        bound |= names_read(small.value)
+        return bound
+
