@@ -11,8 +11,8 @@
 - JAX505 `timed-first-call` (timed_first_call.py): `%time` of a jitted function's first call, which
   times its compile.
 
-`timing_screen.py` is JAX501's stdlib screen with the clock facts it shares with the rules (the
-rule module would pass 700 lines); what waits for a value is `jaxfix.analysis.host_sync`, read by
+`timing_checker.py` is JAX501's walk (its regions, what waits, the fix), `timing_screen.py` its stdlib
+screen with the clock facts it shares with the rules, `timed_regions.py` the region shapes; what waits for a value is `jaxfix.analysis.host_sync`, read by
 JAX501 and by `magics.py`, which reads the timing magics (as jupytext writes them, the form
 notebooks are analysed in) for JAX504 and JAX505. `nodes.py` holds the node searches the rules
 share; static integers and array sizes come from
