@@ -139,7 +139,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # --- timing -------------------------------------------------------------------------------
     Mutant(
         "block-after-clock",
-        "codemods/compile_cost/unblocked_timing.py",
+        "codemods/compile_cost/timing_checker.py",
         "insert_before={before: [new]} if before is not None else None,\n"
         "                    insert_after={after: [new]} if after is not None else None,",
         "insert_before={after: [new]} if after is not None else None,\n"
@@ -149,7 +149,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "block-before-start",
-        "codemods/compile_cost/unblocked_timing.py",
+        "codemods/compile_cost/timing_checker.py",
         "insert_before={before: [new]} if before is not None else None,",
         "insert_before={stmts[0]: [new]} if before is not None else None,",
         ("JAX501",),
