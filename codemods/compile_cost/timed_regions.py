@@ -118,6 +118,16 @@ def read_with_start(stmts: list[cst.BaseStatement], starts: set[str], end: str) 
     return False
 
 
+def name_binding(stmt: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
+    """(name, value) when `stmt` is a line of one plain `name = value`, else None."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value, small.value
+    return None
+
+
 def clock_names(stmts: list[cst.BaseStatement], start_clock: Callable[[cst.BaseStatement], str | None]) -> set[str]:
     """Names `stmts` bind to a clock read (`t = now()`) or to one of those (`submit_start = iter_start`)."""
     out: set[str] = set()
@@ -126,16 +136,9 @@ def clock_names(stmts: list[cst.BaseStatement], start_clock: Callable[[cst.BaseS
         if name is not None:
             out.add(name)
             continue
-        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-            small = stmt.body[0]
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-                and isinstance(small.value, cst.Name)
-                and small.value.value in out
-            ):
-                out.add(small.targets[0].target.value)
+        bound = name_binding(stmt)
+        if bound is not None and isinstance(bound[1], cst.Name) and bound[1].value in out:
+            out.add(bound[0])
     return out
 
 

@@ -14,6 +14,7 @@ from codemods.compile_cost.timed_regions import (
     alias_start,
     carried_region,
     clock_names,
+    name_binding,
     read_before_rebound,
     read_with_start,
     tail_after_last_call,
@@ -94,17 +95,9 @@ class TimingChecker(JaxWork):
         return out
 
     def start_clock(self, stmt: cst.BaseStatement) -> str | None:
-        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-            return None
-        small = stmt.body[0]
-        if (
-            isinstance(small, cst.Assign)
-            and len(small.targets) == 1
-            and isinstance(small.targets[0].target, cst.Name)
-            and isinstance(small.value, cst.Call)
-            and self.is_clock(small.value)
-        ):
-            return small.targets[0].target.value
+        bound = name_binding(stmt)
+        if bound is not None and isinstance(bound[1], cst.Call) and self.is_clock(bound[1]):
+            return bound[0]
         return None
 
     def clock_in(self, stmt: cst.BaseStatement) -> cst.Call | None:
