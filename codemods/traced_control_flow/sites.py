@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from codemods.traced_control_flow.evidence import fix_by_evidence, site_in_preview
+from codemods.traced_control_flow.evidence import PREVIEW_DOC, fix_by_evidence, site_in_preview
 from codemods.traced_control_flow.fix_safety import is_proven_traced, proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
@@ -159,6 +159,15 @@ class SiteRule:
 
     # the stdlib-AST node types `may_flag` answers for (it is asked about no other)
     screened: ClassVar[tuple[type[ast.AST], ...]]
+
+    @classmethod
+    def doc(cls) -> str:
+        """The rule's text with its `## Preview` section completed by what the family's rules share
+        (`evidence.PREVIEW_DOC`: why helper, handled and tests paths are preview)."""
+        text = super().doc()  # Rule.doc: next in each rule's MRO (SiteRule, Rule)
+        head, marker, tail = text.partition("## Preview\n")
+        own, gap, rest = tail.partition("\n\n")
+        return f"{head}{marker}{own}\n{PREVIEW_DOC}{gap}{rest}"
 
     @staticmethod
     def may_flag(fn: ScreenFunction, node: ast.AST) -> bool:

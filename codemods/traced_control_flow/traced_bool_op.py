@@ -28,14 +28,7 @@ its emptiness, a Python bool, and it is not reported.
 
 ## Preview
 Shown only with `--preview`: a operand traced only as what a call of a project helper or an
-object's method returns, given a traced argument (`not self.inner.contains(p)`). Whether such a helper returns an
-array or a Python value computed from shapes, dtypes and configuration is in a body the proof does
-not read: on the thirteen spent blind pools, 1 of 23 such JAX3xx findings was real, against 25 of
-30 for the rest (`codemods/traced_control_flow/evidence.py`). Also preview: a site in the body of
-a `try` whose handler catches what the conversion raises (`except Exception:`, `except TypeError:`):
-the code handles its own trace (an eager-only guard; found after the heldout13 measurement).
-Also preview: a site in a function only another module's test code traces (a test or a script
-under `tests/` jits the library function; 1 real of 8 on heldout12 and heldout13).
+object's method returns, given a traced argument (`not self.inner.contains(p)`).
 
 ## Example
 ```python
