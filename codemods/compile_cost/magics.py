@@ -18,6 +18,7 @@ from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.static_values import is_static_attr
 from jaxfix.analysis.traced import is_staged_call_name
+from jaxfix.model import Finding, Fix
 
 # `# %timeit [options] stmt` / `# %time stmt` (a line magic), `# %%timeit [options]` (a cell's header)
 _LINE_MAGIC = re.compile(r"^# %(timeit|time)(?=\s|$)")
@@ -95,6 +96,20 @@ class Magics:
 
     def jax_calls(self, item: Timed) -> list[ast.Call]:
         return [c for s in item.statements for c in calls(s) if is_jax_call(c, self.names, self.jitted)]
+
+    def finding(self, item: Timed, *, code: str, name: str, path: str, message: str, fix: Fix | None = None) -> Finding:
+        """A finding on the magic's line, from its `%` to the line's end (JAX504 and JAX505)."""
+        return Finding(
+            code=code,
+            name=name,
+            path=path,
+            line=item.line,
+            column=item.column + 1,
+            end_line=item.line,
+            end_column=len(self.lines[item.line - 1].rstrip("\r\n")) + 1,
+            message=message,
+            fix=fix,
+        )
 
 
 def chars(line: str, byte_col: int) -> int:

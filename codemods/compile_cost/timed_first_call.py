@@ -148,14 +148,11 @@ class TimedFirstCallRule(Rule):
                 continue  # one compile among many runs, or the run that makes the notebook's data
             what = "`%%time` cell" if item.stmt_source is None else "`%time`"
             yield flag(
-                Finding(
+                m.finding(
+                    item,
                     code="JAX505",
                     name=self.name,
                     path=ctx.path,
-                    line=item.line,
-                    column=item.column + 1,
-                    end_line=item.line,
-                    end_column=len(m.lines[item.line - 1].rstrip("\r\n")) + 1,
                     message=(
                         f"{what} of `{callee(first, m.names) or ast.unparse(first.func)}(...)` before it was ever called: "
                         "its one run includes tracing and compiling it; call it once first, or time it with `%timeit`"

@@ -239,20 +239,7 @@ class UnblockedTimingMagicRule(Rule):
             "the dispatch only); " + (fix.title if fix else "block on its result before the cell ends")
         )
         path = magic_path(item.magic, item.stmt_source is not None, item.statements)
-        return flag(
-            Finding(
-                code="JAX504",
-                name=self.name,
-                path=ctx.path,
-                line=item.line,
-                column=item.column + 1,
-                end_line=item.line,
-                end_column=len(m.lines[item.line - 1].rstrip("\r\n")) + 1,
-                message=message,
-                fix=fix,
-            ),
-            path,
-        )
+        return flag(m.finding(item, code="JAX504", name=self.name, path=ctx.path, message=message, fix=fix), path)
 
 
 # `UnblockedTimingMagicCommand`: the rule as a libcst codemod, made on first access
