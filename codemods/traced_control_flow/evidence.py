@@ -107,9 +107,7 @@ class _NoHelperResults(FunctionFacts):
 
 
 _BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("_"))
-
-# weaker proofs, tried in turn: (path, FunctionFacts type, ProvenTraced type)
-_WEAKER: tuple[tuple[str, type[FunctionFacts], type[ProvenTraced]], ...] = (("helper", _NoHelperResults, ProvenTraced),)
+_WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResults),)
 
 
 def _layer_fields(ctx) -> frozenset[str]:
@@ -129,12 +127,12 @@ def _layer_fields(ctx) -> frozenset[str]:
     return frozenset(found)
 
 
-def _weaker_proof(ctx, facts_type: type[FunctionFacts], proof_type: type[ProvenTraced]) -> ProvenTraced:
+def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
     if issubclass(facts_type, _NoHelperResults):
         facts_type = type(facts_type.__name__, (facts_type,), {"layer_fields": _layer_fields(ctx)})
     notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
     order = DefOrder(ctx.module, ctx.top_level_statement)
-    return proof_type(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook, facts_type=facts_type)
+    return ProvenTraced(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook, facts_type=facts_type)
 
 
 def evidence_path(fn, site) -> str:
@@ -147,10 +145,8 @@ def evidence_path(fn, site) -> str:
         return "tests"
     if not exprs:
         return "direct"
-    for path, facts_type, proof_type in _WEAKER:
-        proof = ctx.fact(
-            (evidence_path, path), lambda c, t=facts_type, p=proof_type: _weaker_proof(c, t, p)
-        ).facts(fn.info)
+    for path, facts_type in _WEAKER:
+        proof = ctx.fact((evidence_path, path), lambda c, t=facts_type: _weaker_proof(c, t)).facts(fn.info)
         if proof is None or not any(proof.traced(e, stmt) for e in exprs):
             return path
     return "direct"
