@@ -182,17 +182,34 @@ def pmap(fn):
     return result_fn
 """
 
+# sukhdeep2/jax_healpix@6e77c6c jax_healpix/SPHT_jax.py:317 (heldout14): `maps` is a dict of arrays
+# handed to the jitted function; a store into a bare parameter was default until session 22
+STORE_INTO_OWN_PARAMETER = """
+import jax
+
+
+@jax.jit
+def add_ring(ring_i, alm, maps):
+    if 0 in alm.keys():
+        s = 0
+        maps[s] = maps[s].at[:, ring_i].add(alm[s])
+    return maps
+"""
+
 # (code, source, the text of the reported line)
 DEFAULT = [
     ("JAX401", PRINT_IN_JIT, 'print("nodes", nodes)'),
-    ("JAX402", NUMPY_ON_OWN_PARAMETER, "np.array(masks)"),
     ("JAX403", STORE_INTO_JNP_ARRAY, "xy[:, :2] ="),
-    ("JAX404", APPEND_TRACER_TO_GLOBAL, "squared_numbers.append(squared)"),
 ]
+# JAX402 and JAX404 are preview as whole rules since session 22 (`preview.PREVIEW_RULES`): their
+# surest paths (a bare parameter, a write that stores a tracer) are here too
 PREVIEW = [
     ("JAX401", LOGGING_IN_PMAP, "logging.info(logits)"),
+    ("JAX402", NUMPY_ON_OWN_PARAMETER, "np.array(masks)"),
     ("JAX402", NUMPY_ON_DERIVED_VALUE, "np.allclose("),
+    ("JAX403", STORE_INTO_OWN_PARAMETER, "maps[s] ="),
     ("JAX403", STORE_INTO_COPY_OF_PARAMETER, "filled[0] = 1"),
+    ("JAX404", APPEND_TRACER_TO_GLOBAL, "squared_numbers.append(squared)"),
     ("JAX404", STALE_GLOBAL_READ, "return x + counter"),
     ("JAX404", NONLOCAL_TREEDEF, "flat_result, output_treedef ="),
 ]

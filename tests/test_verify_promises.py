@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _fixed(path: Path, code: str, **options: str) -> tuple[str, str, list]:
     """`options`: the pytree-cache rules' options (`cache_style="field"`, the opt-in style)."""
     source = path.read_text()
-    config = Config(select=(code,), unsafe_fixes=True)
+    config = Config(select=(code,), unsafe_fixes=True, preview=True)  # the fixes, whatever their tier
     if options:
         config = config.with_options("pytree-cache", **{k.replace("_", "-"): v for k, v in options.items()})
     result = analyze(source, str(path), config, fix=True)

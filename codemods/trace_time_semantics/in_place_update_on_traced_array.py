@@ -104,12 +104,13 @@ class InPlaceUpdateRule(Rule):
 
     ## Preview
     Reported by default where the stored-into name is bound in the function to a `jax.numpy`/`lax`
-    call (`x = jnp.zeros(n)` then `x[i] = v`: it raises whether or not anything traces it), or is
-    a bare parameter of a function that a transform of its own module traces. A store into
-    anything else believed traced (a value derived from a parameter, an element or attribute, a
-    function traced through another module's call) is shown only with `--preview`. On code nobody
-    had prepared (the thirteen blind pools' first-contact labels) the first path was 28 real of 28
-    on four pools, the last 0 of 5 on three (a NumPy copy, a Python list, an `nnx.Variable`).
+    call (`x = jnp.zeros(n)` then `x[i] = v`: it raises whether or not anything traces it). A store
+    into anything else believed traced (a bare parameter of a function a transform of its own module
+    traces, a value derived from one, an element or attribute, a function traced through another
+    module's call) is shown only with `--preview`. On code nobody had prepared (the blind pools'
+    first-contact labels) the first path was 28 real of 28 on four pools (and 1 real, 5 debatable on
+    heldout14), a bare parameter 0 of 6 on two (Pallas kernel Refs; a dict of arrays passed to the
+    jitted function), the rest 0 of 5 on three (a NumPy copy, a Python list, an `nnx.Variable`).
     `codemods/trace_time_semantics/preview.py`.
 
     ## Example
@@ -383,8 +384,7 @@ class InPlaceUpdateRule(Rule):
             fix = self._fix(ctx, info, evidence, node, target, name)
         found = ctx.finding(self, "JAX403", target, message(what + info.traced_because(), fix), fix)
         made = _made_by_jax(evidence, name, ctx.names.qualify)
-        own = not chain and name in info.params and certainly_traced(ctx.fact(JitContexts, jit_contexts), info)
-        return preview.in_place_finding(found, constructed=made, own_parameter=own)
+        return preview.in_place_finding(found, constructed=made)
 
     @staticmethod
     def _variable_attribute(ctx: RuleContext, info, attribute: cst.Attribute) -> bool:

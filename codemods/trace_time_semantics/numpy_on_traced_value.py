@@ -77,15 +77,13 @@ class NumpyOnTracedValueRule(Rule):
     known.
 
     ## Preview
-    Reported by default only on a bare parameter of a function that a transform of its own module
-    traces (`@jax.jit def f(x): np.sin(x)`); every other path (an attribute or element of a
-    parameter, a value derived from one, a function traced through another module's call, a NumPy
-    array indexed with a traced value) is shown only with `--preview`. On code nobody had prepared
-    (the thirteen blind pools' first-contact labels) those paths were 0 real of 24, wrong on seven
-    pools: code that runs cannot reach this crash, so where the rule sees it there, the analysis has
-    usually missed why the value is concrete (a static field, an argument `vmap` does not map, a
-    host-side collator, a guarded check, an `__array_ufunc__` wrapper). The default path: 1 real, 1
-    debatable. `codemods/trace_time_semantics/preview.py`.
+    The whole rule is shown only with `--preview`. On code nobody had prepared (the fifteen blind
+    pools' first-contact labels) it was 1 real of 48, wrong on nine pools: code that runs cannot
+    reach this crash, so where the rule sees it there, the analysis has usually missed why the value
+    is concrete (a static field, an argument `vmap` does not map, a host-side collator, a guarded
+    check, an `__array_ufunc__` wrapper, a `jnp` that is NumPy only where JAX is missing). Its surest
+    path, a bare parameter of a function that a transform of its own module traces (`@jax.jit def
+    f(x): np.sin(x)`), was 1 real, 1 debatable and 12 wrong. `codemods/trace_time_semantics/preview.py`.
 
     ## Example
     ```python
