@@ -69,10 +69,11 @@ def load_as_module(path: Path, source: str | None = None):
     return module
 
 
-def run_jax3(source: str, unsafe: bool = False, preview: bool = False):
+def run_jax3(source: str, unsafe: bool = False, preview: bool = True):
     """The traced control-flow rules (JAX3xx) on `source` (dedented), fixing: the result, after
-    checking it analysed without error and that any rewritten text parses (`preview`: with the
-    findings shown only in preview mode)."""
+    checking it analysed without error and that any rewritten text parses. With the findings shown
+    only in preview mode unless `preview=False` (a test of the default tier): a negative case must
+    hold for every finding the analysis makes, JAX305 (a preview rule) included."""
     import ast
     import textwrap
 

@@ -421,12 +421,12 @@ def test_a_comparison_with_a_key_path_entry_compares_pytree_structure():
 
         go_jit = jax.jit(go, static_argnums=0)
     """
-    assert lines(run(src, preview=True)) == []  # preview too: JAX305 is a preview rule
+    assert lines(run(src)) == []
     # buggy: the asserted value is the traced payload
     buggy = src.replace(
         'assert tell.keypath[-1] == jax.tree_util.GetAttrKey("shape_logger")', "assert jax.numpy.all(tell.value > 0)"
     )
-    assert [code for code, _ in lines(run(buggy, preview=True))] == ["JAX305"]
+    assert [code for code, _ in lines(run(buggy))] == ["JAX305"]
 
 
 def test_a_parameter_annotated_as_a_callable_returning_a_python_value_returns_one():
@@ -752,7 +752,7 @@ def flip(x):
 
 def test_a_module_lambda_helper_is_decided_like_a_def():
     # what a helper returns is shown with --preview (traced_control_flow.evidence)
-    assert lines(run(LAMBDA_HELPER)) == []
+    assert lines(run(LAMBDA_HELPER, preview=False)) == []
     assert lines(run(LAMBDA_HELPER, preview=True)) == [("JAX301", 22)]  # `positive(x)` only
     twin = LAMBDA_HELPER.replace("is_type = lambda x, cls:", "def is_type(x, cls):\n    return")
     assert lines(run(twin, preview=True)) == [("JAX301", 23)]  # the def decides alike (one line lower)
