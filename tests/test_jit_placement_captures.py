@@ -14,7 +14,10 @@ from jaxfix.model import Safety
 
 
 def _one(source: str, unsafe: bool = True):
-    result = analyze(textwrap.dedent(source), "m.py", Config(select=("JAX2",), unsafe_fixes=unsafe), fix=True)
+    # preview too: a loop over written-out values (`for count in (1, 2, 4):`, mimic-jax's shape) is a
+    # preview path of JAX201 (`codemods/jit_placement/preview.py`); the fixes are what is tested here
+    config = Config(select=("JAX2",), unsafe_fixes=unsafe, preview=True)
+    result = analyze(textwrap.dedent(source), "m.py", config, fix=True)
     assert result.error is None
     [finding] = result.findings
     return finding, result.fixed_source

@@ -65,6 +65,12 @@ class JitInLoopRule(Rule):
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
     Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
 
+    ## Preview
+    A transform in a `for` loop over values written out in a list or tuple (`for n_steps in (10,
+    20, 40):`, also a factory called there) is shown only with `--preview`: such values are
+    settings, one compile each whatever the placement (0 real of 4 on two blind pools: a sweep over
+    batch sizes, RK4 step counts, solver tolerances). Every other loop is reported by default.
+
     ## Example
     ```python
     def run(params, batches):

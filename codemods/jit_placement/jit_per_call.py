@@ -93,12 +93,13 @@ class JitPerCallRule(Rule):
 
     ## Preview
     Reported by default when this module calls the function in a `while` loop, a `for` over
-    `range(...)` or a comprehension (6 real, 1 wrong on the blind pools), or shows it handed on as
-    a callback or stored (4 real, 1 wrong). With `--preview` only: a function called only in `for`
-    loops over other iterables or written-out values (files, views, table cells, splits: one
-    configuration per item, which compiles anyway; 3 real, 10 wrong, 2 debatable on seven pools),
-    and a method without such a caller in the module (its callers are elsewhere, per step or once;
-    8 real, 4 wrong, 4 debatable on eight pools).
+    `range(...)` or a comprehension (6 real, 1 wrong on the blind pools). With `--preview` only: a
+    function called only in `for` loops over other iterables or written-out values (files, views,
+    table cells, splits: one configuration per item, which compiles anyway; 3 real, 10 wrong, 2
+    debatable on seven pools), a function the module calls in no loop, only hands on as a callback
+    or stores (4 real, 4 wrong on three pools: a function run only inside a numpyro model, which
+    NUTS traces once, inlines the fresh jit), and a method without such a caller in the module (its
+    callers are elsewhere, per step or once; 8 real, 4 wrong, 4 debatable on eight pools).
 
     ## Example
     ```python
