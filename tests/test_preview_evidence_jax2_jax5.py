@@ -258,3 +258,60 @@ def test_jax202_written_out_values_are_preview_and_a_comprehension_is_default():
         "return [all_gather_and_unreplicate(b) for b in batches]",
     )
     assert found(comprehension, "JAX202") == [(6, False)]
+
+
+def test_jax202_a_function_no_loop_of_the_module_calls_is_preview():
+    """HajimeKawahara/exojax@ef541ef documents/tutorials/Reverse_modeling.ipynb cell 19 (heldout14,
+    wrong): the fresh `jit(vmap(...))` sits in `obyo`, which runs only inside the numpyro model
+    `model_c`, which NUTS traces once: the inner jit is inlined into that trace. No loop calling it
+    is shown (the `callback` path: 4 real, 4 wrong on three pools); a counted loop stays default."""
+    model = """
+        import jax
+        import numpyro
+        import numpyro.distributions as dist
+        from jax import jit, vmap
+
+
+        def model_c(y1, tarr):
+            alpha = numpyro.sample("alpha", dist.Uniform(0.05, 0.2))
+
+            def obyo(y, tag):
+                line = jit(vmap(lambda t: t * alpha))(tarr)
+                numpyro.sample(tag, dist.Normal(line.sum(), 1.0), obs=y)
+
+            obyo(y1, "y1")
+
+
+        kernel = numpyro.infer.NUTS(model_c)
+        """
+    assert found(model, "JAX202") == [(12, True)]
+    counted = model.replace('obyo(y1, "y1")', 'for i in range(100):\n                obyo(y1, "y1")')
+    assert found(counted, "JAX202") == [(12, False)]
+
+
+def test_jax201_a_loop_over_written_out_settings_is_preview():
+    """yipihey/mimic-jax@e16551b scripts/analyze_mini_millennium_adaptive.py:228 (heldout14, wrong):
+    one jitted integrator per step count written out in a tuple, each a configuration compiled once
+    and run once; aod321/allen_v1_chen_2022_jax notebooks/06_forward_pass_demo.ipynb (heldout13,
+    wrong) sweeps written-out batch sizes alike. The same loop over `range` (steps) stays default."""
+    sweep = """
+        import jax
+        import jax.numpy as jnp
+
+
+        def integrate(state, num_steps):
+            for _ in range(num_steps):
+                state = state + 0.1 * jnp.sin(state)
+            return state
+
+
+        def sweep(states):
+            out = []
+            for count in (25, 50, 100, 200):
+                runner = jax.jit(jax.vmap(lambda state: integrate(state, count)))
+                out.append(runner(states))
+            return out
+        """
+    assert found(sweep, "JAX201") == [(15, True)]
+    steps = sweep.replace("for count in (25, 50, 100, 200):", "for count in range(200):")
+    assert found(steps, "JAX201") == [(15, False)]
