@@ -313,5 +313,11 @@ def test_jax201_a_loop_over_written_out_settings_is_preview():
             return out
         """
     assert found(sweep, "JAX201") == [(15, True)]
+    named = sweep.replace("for count in (25, 50, 100, 200):", "for count in step_counts:").replace(
+        "out = []", "step_counts = (25, 50, 100, 200)\n            out = []"
+    )
+    assert found(named, "JAX201") == [(16, True)]  # the script's own spelling: a name bound once to the tuple
     steps = sweep.replace("for count in (25, 50, 100, 200):", "for count in range(200):")
     assert found(steps, "JAX201") == [(15, False)]
+    rebound = named.replace("out = []", "out = []\n            step_counts = load_counts()")
+    assert found(rebound, "JAX201") == [(17, False)]  # bound twice: not known to be written out

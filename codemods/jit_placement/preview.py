@@ -116,7 +116,7 @@ def loop_path(idx: ScopeIndex, node: cst.CSTNode, loop: cst.CSTNode) -> str:
         return "while"
     if _iterates_range(loop):
         return "range"
-    return "listed-values" if isinstance(_iterable(loop), (cst.List, cst.Tuple)) else "iterable"
+    return "listed-values" if _written_out(idx, loop) else "iterable"
 
 
 def _has_other_loop(body: cst.CSTNode, holders: set[int]) -> bool:
@@ -143,11 +143,23 @@ def repeat_path(idx: ScopeIndex, module: cst.Module, function: cst.FunctionDef) 
         return "callback"
     if any(isinstance(loop, cst.While) or _iterates_range(loop) for loop in loops):
         return "counted-loop"
-    if any(isinstance(_iterable(loop), (cst.List, cst.Tuple)) for loop in loops):
+    if any(_written_out(idx, loop) for loop in loops):
         return "listed-values"  # numbers written out (`per_configuration` left out settings): data
     if any(not isinstance(loop, cst.For) for loop in loops):
         return "comprehension"
     return "item-loop"
+
+
+def _written_out(idx: ScopeIndex, loop: cst.CSTNode) -> bool:
+    """The loop iterates over values written out in a list or tuple: in place (`for n in (1, 2, 4):`)
+    or through a name its scope binds once, to such a literal (`counts = (1, 2, 4)`, then
+    `for n in counts:`, mimic-jax's sweep)."""
+    it = _iterable(loop)
+    if isinstance(it, cst.Name) and (scope := idx.resolve(it.value, loop)) is not None:
+        bindings = idx.scope_info(scope).bindings.get(it.value, [])
+        if len(bindings) == 1 and isinstance(bindings[0], cst.Assign) and len(bindings[0].targets) == 1:
+            it = bindings[0].value if isinstance(bindings[0].targets[0].target, cst.Name) else it
+    return isinstance(it, (cst.List, cst.Tuple))
 
 
 def _iterates_range(loop: cst.CSTNode) -> bool:
