@@ -148,13 +148,14 @@ def discover(root: Path = CASES) -> list[Case]:
     return cases
 
 
-def run_case(case: Case) -> dict:
-    """Analyse every file of the case with a project index over them; the codes found and the verdict."""
+def run_case(case: Case, preview: bool = False) -> dict:
+    """Analyse every file of the case with a project index over them; the codes found and the verdict
+    (`preview`: the preview findings too; the pins are the default tier's)."""
     from jaxfix.engine import analyze
     from jaxfix.engine.config import Config
     from jaxfix.engine.project import build_project_index
 
-    config = Config(select=("ALL",))
+    config = Config(select=("ALL",), preview=preview)
     project = build_project_index([str(p) for p in case.files])
     found: list[str] = []
     locations: list[str] = []
@@ -269,8 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--update", action="store_true", help=f"rewrite {PINS.relative_to(HERE.parent)}")
     parser.add_argument("--check", action="store_true", help="exit 1 when a verdict differs from the pins")
     parser.add_argument("--sources", action="store_true", help="list the sources the cases were modelled on")
+    parser.add_argument("--preview", action="store_true", help="also the findings shown only in preview mode")
     parser.add_argument("cases", nargs="*", help="only cases whose name contains one of these")
     args = parser.parse_args(argv)
+    if args.preview and (args.update or args.check):
+        parser.error("the pins are the default tier's: --update and --check run without --preview")
 
     cases = discover()
     if args.cases:
@@ -284,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{len(by_source)} sources, {len(cases)} cases")
         return 0
     start = time.perf_counter()
-    results = {case.name: run_case(case) for case in cases}
+    results = {case.name: run_case(case, args.preview) for case in cases}
     elapsed = time.perf_counter() - start
     summary = summarise(cases, results)
     n_files = sum(len(c.files) for c in cases)
