@@ -407,3 +407,34 @@ def test_a_string_compared_parameter_made_static_at_every_call_keeps_the_static_
     result = run(source, unsafe=True)
     [finding] = result.findings
     assert "static argument" in finding.fix.title and finding.fix.safety is not Safety.MANUAL, finding.fix.title
+
+
+# ASKabalan/jax-fli@659abc6c src/jax_fli/fields/particles.py:142 (heldout15, found after the
+# measurement): the two sides of the conditional expression are strings; the `lax.cond` rewrite,
+# then offered as safe, raised TypeError on every call
+TEXT_SIDES = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def paint(x, relative):
+    mode = "relative" if relative > 0 else "absolute"
+    return x, mode
+"""
+
+
+def test_a_conditional_expression_choosing_between_strings_gets_no_lax_cond():
+    result = run(TEXT_SIDES, unsafe=True)
+    [finding] = result.findings
+    assert finding.code == "JAX301" and finding.fix.safety is Safety.MANUAL
+    assert "a side is a string" in finding.message
+    assert result.fixed_source is None  # nothing rewritten, even with --unsafe-fixes
+    # what the rule offered before raises for any input
+    old = load(TEXT_SIDES.replace('"relative" if relative > 0 else "absolute"',
+                                  'jax.lax.cond(relative > 0, lambda: "relative", lambda: "absolute")'))
+    with pytest.raises(TypeError):
+        old["paint"](jnp.ones(2), 1.0)
+    # the twin with numbers on both sides keeps its rewrite
+    numbers = run(TEXT_SIDES.replace('"relative"', "1.0").replace('"absolute"', "0.0"), unsafe=True)
+    assert [f.fix.safety for f in numbers.findings] == [Safety.SAFE]

@@ -630,6 +630,11 @@ class _BranchRewrite:
         problem = self.fn.guard_problem(n.test, None)
         if problem:
             return self.fn.ctx.manual(problem)
+        if any(isinstance(side, _TEXT) for side in (n.body, n.orelse)):
+            return self.fn.ctx.manual(
+                "a side is a string, which `lax.cond`/`jnp.where` cannot return (only arrays and pytrees "
+                "of them): make the condition static, or select a number and map it to the text outside"
+            )
         if _structure(n.body) != _structure(n.orelse):
             return self.fn.ctx.manual(
                 "the two sides differ in structure (a `None`, or tuples of other lengths), which "
@@ -676,6 +681,11 @@ def _fix_minmax(fn: FunctionRewrite, call: cst.Call) -> Fix:
         hazards.append("a Python number argument becomes an array")
     new = fn.parse_expr(text).with_changes(lpar=call.lpar, rpar=call.rpar)
     return fn.finish(f"replace with `jnp.{name}imum`", hazards, replace={call: new}, imports=imports)
+
+
+# literals of text: no JAX type (ASKabalan/jax-fli@659abc6 src/jax_fli/fields/particles.py:142,
+# `mode = "relative" if self.unit == ... else "absolute"`: its `lax.cond` rewrite raised TypeError)
+_TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 def _structure(e: cst.BaseExpression) -> object:
