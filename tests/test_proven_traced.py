@@ -10,7 +10,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from fixture_cases import load_as_module
+from fixture_cases import analyze_in_project, load_as_module
 from fixture_cases import run_jax3 as run
 
 
@@ -564,3 +564,44 @@ def test_a_keyword_only_default_of_a_jitted_function_never_called_is_not_reporte
     assert lines(run(BALLOONING)) == []
     assert lines(run(BALLOONING + "out = gamma_hat_jit(shat=1.0, Lh=3.0)\n")) == [("JAX301", 7)]
     load_as_module(Path("ballooning.py"), textwrap.dedent(BALLOONING)).gamma_hat_jit(shat=1.0)
+
+
+# ASKabalan/jax-fli@659abc6c src/jax_fli/fields/particles.py:100-200 (heldout15, found after the
+# measurement): `self.unit` is an `eqx.field(static=True)` that `AbstractField`, a base class in
+# another module, declares; the jitted method compares it in Python. 5 wrong JAX301s, two of them
+# with safe `lax.cond` fixes that broke the code.
+FIELD_BASE = """
+import equinox as eqx
+import jax
+
+
+class AbstractField(eqx.Module):
+    array: jax.Array
+    unit: int = eqx.field(static=True, default=0)
+"""
+PARTICLES = """
+import jax
+import jax.numpy as jnp
+
+from pkg.base import AbstractField
+
+
+class ParticleField(AbstractField):
+    @jax.jit
+    def paint(self, weights):
+        if self.unit == 3:
+            raise ValueError("convert to a grid unit first")
+        scale = 2.0 if self.unit == 1 else 1.0
+        return jnp.sum(self.array * weights) * scale
+"""
+
+
+def test_an_attribute_only_a_base_class_out_of_sight_declares_is_not_proven_traced(tmp_path):
+    def found(particles: str) -> list[tuple[str, int]]:
+        files = {"pkg/__init__.py": "", "pkg/base.py": FIELD_BASE, "pkg/particles.py": particles}
+        return lines(analyze_in_project(tmp_path, files, "pkg/particles.py", "JAX3", preview=True))
+
+    assert found(PARTICLES) == []
+    # the twin: the class itself declares `unit` as an array field, so its value is a traced leaf
+    declared = PARTICLES.replace("class ParticleField(AbstractField):\n", "class ParticleField(AbstractField):\n    unit: jax.Array\n\n")
+    assert found(declared) == [("JAX301", 13), ("JAX301", 15)]

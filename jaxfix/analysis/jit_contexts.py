@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis import pytrees
-from jaxfix.analysis.class_static_fields import ClassStaticFields
+from jaxfix.analysis.class_static_fields import ClassStaticFields, ShownAttributes
 from jaxfix.analysis.defaults import is_hashable_literal, python_default
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.project_lookups import cross_entries, own_packages, project_class_fields, project_field_helper
@@ -283,7 +283,7 @@ class _Collector(Visitor):
 
 
 
-class JitContexts(ClassStaticFields):
+class JitContexts(ClassStaticFields, ShownAttributes):
     """The per-module answer: `functions` (every def and analysed lambda) with trace facts."""
 
     def __init__(

@@ -16,7 +16,9 @@ passes it a value proven traced in the caller. Everything an array operation mak
 is traced either way (`jnp.sum(x)`, even on constants). A data attribute is proven traced only
 when read off an object whose class is shown (the method's receiver, a parameter annotated with
 a class the module defines or the project index describes: `known_objects`); off anything else
-(`rhs.out_scaling`, `cfg.rate`) it may be Python aux data or a static config. The result never
+(`rhs.out_scaling`, `cfg.rate`) it may be Python aux data or a static config; nor is an
+attribute of the receiver that only a base class out of sight declares
+(`ShownAttributes.shown_attributes`: it may be that base's static field). The result never
 exceeds the full analysis: a proven name is one the full analysis also takes as traced.
 """
 
@@ -84,6 +86,7 @@ class ProvenTraced:
             calls=full.calls,
             known_objects=self.known_objects(info),
             facts_type=self.facts_type,
+            receiver_attributes=self.jc.shown_attributes(info.class_name) if full.receiver else None,
         )
 
     def known_objects(self, info: FuncInfo) -> frozenset[str]:

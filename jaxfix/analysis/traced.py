@@ -232,6 +232,10 @@ class FunctionFacts:
     # parameters annotated with a class); a data attribute read off anything else may be Python
     # aux data of a class the file does not show, so it is not taken as traced
     known_objects: frozenset[str] | None = None
+    # set by the proof only: the receiver's attributes its class shows, when a base class of it is
+    # out of sight (None: every base is in sight); an attribute such a base declares may be one of
+    # its static fields (`eqx.field(static=True)` in another module), so it is not taken as traced
+    receiver_attributes: frozenset[str] | None = None
 
     # -- queries ----------------------------------------------------------
     @property
@@ -310,6 +314,13 @@ class FunctionFacts:
                 return False
             if self.known_objects is not None and not read_off_known(e, self.known_objects):
                 return False
+            if (
+                self.receiver_attributes is not None
+                and isinstance(e.value, cst.Name)
+                and e.value.value == self.receiver
+                and e.attr.value not in self.receiver_attributes
+            ):
+                return False  # inherited from a base class out of sight: maybe a static field
             return t(e.value)
         if isinstance(e, cst.Subscript):
             if t(e.value):
@@ -948,11 +959,13 @@ def analyse_function(
     param_fields: Mapping[str, frozenset[str]] | None = None,
     known_objects: frozenset[str] | None = None,
     facts_type: type[FunctionFacts] | None = None,
+    receiver_attributes: frozenset[str] | None = None,
 ) -> FunctionFacts:
     """The facts of one function body; `facts_type`, a subclass of FunctionFacts that propagates
     less (`codemods.traced_control_flow.evidence`: which evidence a site needs), walks it instead."""
     facts = (facts_type or FunctionFacts)(
         known_objects=known_objects,
+        receiver_attributes=receiver_attributes,
         param_fields=param_fields or {},
         node=node,
         names=names,
