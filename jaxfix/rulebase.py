@@ -356,6 +356,13 @@ class RuleContext:
         2,000-line file); a finding needs only its own statement's, shifted by the
         line that statement starts on.
         """
+        known = self.fact(RuleContext.position, lambda ctx: {})  # asked again and again per node
+        found = known.get(node)
+        if found is None:
+            found = known[node] = self._position(node)
+        return found
+
+    def _position(self, node: cst.CSTNode) -> CodeRange:
         top = self.top_level_statement(node)
         spans = self.fact(_top_level_spans, _top_level_spans)
         if top is None or not spans:

@@ -42,6 +42,7 @@ and `tests` (`PREVIEW_PATHS`); JAX305, whatever its evidence (`PREVIEW_RULES`).
 
 from __future__ import annotations
 
+import ast
 import builtins
 from dataclasses import replace
 
@@ -49,6 +50,7 @@ import libcst as cst
 
 from codemods.trace_time_semantics.common import traced_from_tests_only
 from codemods.traced_control_flow.fix_safety import decided_values
+from jaxfix.analysis import astscan
 from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.proven_traced import ProvenTraced
@@ -119,7 +121,11 @@ _WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResu
 
 def _layer_fields(ctx) -> frozenset[str]:
     """`X` of every `self.X = f(...)` in the module with `f` a public callable of an array library
-    (`nnx.Linear`, `eqx.nn.MLP`, `hk.Linear`): called on an array, such a layer returns one."""
+    (`nnx.Linear`, `eqx.nn.MLP`, `hk.Linear`): called on an array, such a layer returns one.
+    The libcst walk (a second of `check` on a generated 50,000-line file) runs only where the
+    stdlib tree has such an assignment at all."""
+    if not any(_may_assign_layer(n) for n in astscan.nodes(ctx.tree)):
+        return frozenset()
     found: set[str] = set()
     todo: list[cst.CSTNode] = [ctx.module]
     while todo:
@@ -134,6 +140,15 @@ def _layer_fields(ctx) -> frozenset[str]:
     return frozenset(found)
 
 
+def _may_assign_layer(node: ast.AST) -> bool:
+    """`node` is `... = X.attr = call(...)` (the shape `_layer_fields` reads, on the stdlib AST)."""
+    return (
+        type(node) is ast.Assign
+        and type(node.value) is ast.Call
+        and any(type(t) is ast.Attribute and type(t.value) is ast.Name for t in node.targets)
+    )
+
+
 def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
     if issubclass(facts_type, _NoHelperResults):
         facts_type = type(facts_type.__name__, (facts_type,), {"layer_fields": _layer_fields(ctx)})
@@ -143,9 +158,17 @@ def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
 
 
 def evidence_path(fn, site) -> str:
-    """The path of a site proven traced (`fix_safety.is_proven_traced`)."""
+    """The path of a site proven traced (`fix_safety.is_proven_traced`), decided once per site: its
+    fix (`fix_by_evidence`) and its finding (`site_in_preview`) both ask."""
+    known = fn.ctx.fact(evidence_path, lambda ctx: {})
+    if site not in known:
+        known[site] = _evidence_path(fn, site)
+    return known[site]
+
+
+def _evidence_path(fn, site) -> str:
     exprs, stmt = decided_values(site)
-    if _handled(fn.info.node, stmt):
+    if _handled(fn, stmt):
         return "handled"
     ctx = fn.ctx
     if traced_from_tests_only(ctx.fact(JitContexts, jit_contexts), fn.info):
@@ -168,18 +191,29 @@ _BUILTIN_EXCEPTIONS = frozenset(
 )
 
 
-def _handled(func: cst.CSTNode, stmt: cst.CSTNode) -> bool:
-    """`stmt` runs in the body of a `try` of `func` whose handler catches what a conversion of a
-    tracer raises: the code handles its own trace (`try: extent = float(grid[-1])` / `except
+def _handled(fn, stmt: cst.CSTNode) -> bool:
+    """`stmt` runs in the body of a `try` of the function whose handler catches what a conversion
+    of a tracer raises: the code handles its own trace (`try: extent = float(grid[-1])` / `except
     Exception: extent = None`, a guard that "self-disables during tracing"; imewei/xpcsjax@b810d85
     `core/jax_backend.py:518`, and its array-hashing probe at :187)."""
-    todo: list[cst.CSTNode] = [func]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, cst.Try) and any(_catches(h) for h in node.handlers) and _contains(node.body, stmt):
-            return True
-        todo.extend(children(node))
-    return False
+    return any(_contains(node.body, stmt) for node in _catching_tries(fn))
+
+
+def _catching_tries(fn) -> list[cst.Try]:
+    """The `try` statements of `fn`'s function whose handler catches what a conversion of a tracer
+    raises, found once per function (its sites each ask; most functions have none)."""
+    tries = fn.ctx.fact(_catching_tries, lambda ctx: {})
+    func = fn.info.node
+    if func not in tries:
+        found: list[cst.Try] = []
+        todo: list[cst.CSTNode] = [func]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, cst.Try) and any(_catches(h) for h in node.handlers):
+                found.append(node)
+            todo.extend(children(node))
+        tries[func] = found
+    return tries[func]
 
 
 def _catches(handler: cst.ExceptHandler) -> bool:
