@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from test_trace_time_semantics import HEALPIX_MAPS
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -184,17 +185,7 @@ def pmap(fn):
 
 # sukhdeep2/jax_healpix@6e77c6c jax_healpix/SPHT_jax.py:317 (heldout14): `maps` is a dict of arrays
 # handed to the jitted function; a store into a bare parameter was default until session 22
-STORE_INTO_OWN_PARAMETER = """
-import jax
-
-
-@jax.jit
-def add_ring(ring_i, alm, maps):
-    if 0 in alm.keys():
-        s = 0
-        maps[s] = maps[s].at[:, ring_i].add(alm[s])
-    return maps
-"""
+STORE_INTO_OWN_PARAMETER = "\nimport jax\n\n" + HEALPIX_MAPS
 
 # (code, source, the text of the reported line)
 DEFAULT = [
