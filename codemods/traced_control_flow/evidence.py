@@ -77,9 +77,9 @@ PREVIEW_PATHS = frozenset({"helper", "handled", "tests"})
 
 # the rules shown only with `--preview` whatever the evidence. JAX305 (`assert`/`and`/`or`/`not`
 # on a traced value): 1 real of 23 on first contact (benchmarks/blind/labels, fifteen pools), wrong
-# on eight (dev, heldout2, heldout3, heldout5, heldout9, heldout13, heldout14: asserts under
+# on seven (dev, heldout2, heldout3, heldout5, heldout9, heldout13, heldout14: asserts under
 # `if jax.config.jax_disable_jit:`, `or` defaults, checks that only run eagerly), real on one
-# (heldout11); by default at the end of session 21, 0 real of 10 on heldout13 and heldout14.
+# (heldout11); in the default tier on first contact, 0 real of 6 on heldout13 and heldout14.
 PREVIEW_RULES = frozenset({"JAX305"})
 
 

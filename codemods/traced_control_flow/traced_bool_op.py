@@ -28,7 +28,7 @@ its emptiness, a Python bool, and it is not reported.
 
 ## Preview
 Shown only with `--preview`, whatever the evidence: on public code nobody had prepared, 1 of 23
-first-contact findings was real (fifteen blind pools, wrong on eight: asserts under `if
+first-contact findings was real (fifteen blind pools, wrong on seven: asserts under `if
 jax.config.jax_disable_jit:`, checks that only run eagerly); published code rarely keeps a check
 that fails on every trace. Within preview, like the family's other rules: an operand traced only as
 what a call of a project helper or an object's method returns, given a traced argument
