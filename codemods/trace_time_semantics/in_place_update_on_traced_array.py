@@ -109,7 +109,7 @@ class InPlaceUpdateRule(Rule):
     traces, a value derived from one, an element or attribute, a function traced through another
     module's call) is shown only with `--preview`. On code nobody had prepared (the blind pools'
     first-contact labels) the first path was 28 real of 28 on four pools (and 1 real, 5 debatable on
-    heldout14), a bare parameter 0 of 6 on two (Pallas kernel Refs; a dict of arrays passed to the
+    heldout14), a bare parameter 0 of 6 on three (Pallas kernel Refs; a dict of arrays passed to the
     jitted function), the rest 0 of 5 on three (a NumPy copy, a Python list, an `nnx.Variable`).
     `codemods/trace_time_semantics/preview.py`.
 

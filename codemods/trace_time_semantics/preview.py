@@ -25,7 +25,7 @@ write it, `@jax.jit def f(x): np.sin(x)`; `x[i] = v`; `log.append(x)`).
   parameter (`x = jnp.zeros(n); x[i] = v`), or a `jax.numpy` constructor in code nothing traces:
   default (28 real of 28 on four pools; it raises traced or not; heldout14 1/0/5, the 5 debatable in an
   unimportable `transform3d copy.py`). A store into a bare parameter of a function traced by a transform
-  of its own module: preview since session 22 (0 real of 6 on two pools: heldout's Pallas kernel Refs,
+  of its own module: preview since session 22 (0 real of 6 on three pools: heldout5 and heldout12's Pallas kernel Refs,
   which the rule has skipped since, and heldout14 jax_healpix's dict of maps passed to the jitted function).
 - JAX403 a store into anything else believed traced (a value derived from a parameter, an
   element or attribute, a function traced through another module's call): preview (0 real of 5
@@ -47,7 +47,7 @@ from jaxfix.model import Finding
 
 # The rules shown only with `--preview` whatever their path (session 22: their default paths did
 # not hold on first contact either). JAX402: 1 real of 48 first-contact findings on fifteen pools,
-# wrong on nine; its default path (a bare parameter) 1/1/1 (heldout2) and 0/12 on heldout13
+# wrong on nine; its default path (a bare parameter) 1/0/1 (heldout2) and 0/12 on heldout13
 # (xpcsjax's `jnp` with a NumPy fallback). JAX404: 8 real of 84 on fifteen pools, wrong on twelve;
 # its default path (a write that stores a traced value) 1/0 on heldout10 and 0/2 on heldout13
 # (FoldJAX's deliberate trace-time capture, xpcsjax's LRU cache of concrete keys).
