@@ -292,8 +292,7 @@ def test_jax202_a_function_no_loop_of_the_module_calls_is_preview():
 def test_jax201_a_loop_over_written_out_settings_is_preview():
     """yipihey/mimic-jax@e16551b scripts/analyze_mini_millennium_adaptive.py:228 (heldout14, wrong):
     one jitted integrator per step count written out in a tuple, each a configuration compiled once
-    and run once; aod321/allen_v1_chen_2022_jax notebooks/06_forward_pass_demo.ipynb (heldout13,
-    wrong) sweeps written-out batch sizes alike. The same loop over `range` (steps) stays default."""
+    and run once. The same loop over `range` (steps) stays default."""
     sweep = """
         import jax
         import jax.numpy as jnp

@@ -97,7 +97,7 @@ class JitPerCallRule(Rule):
     function called only in `for` loops over other iterables or written-out values (files, views,
     table cells, splits: one configuration per item, which compiles anyway; 3 real, 10 wrong, 2
     debatable on seven pools), a function the module calls in no loop, only hands on as a callback
-    or stores (4 real, 4 wrong on three pools: a function run only inside a numpyro model, which
+    or stores (5 real, 5 wrong on four pools: a function run only inside a numpyro model, which
     NUTS traces once, inlines the fresh jit), and a method without such a caller in the module (its
     callers are elsewhere, per step or once; 8 real, 4 wrong, 4 debatable on eight pools).
 

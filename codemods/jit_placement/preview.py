@@ -26,16 +26,18 @@ from jaxfix.model import Finding
 #   minibatch), `iterable` 52/0/4 and `while` 1/0/0, on nine pools.
 PREVIEW: frozenset[tuple[str, str]] = frozenset(
     {
-        # 0/4/0 (heldout13 allen_v1's sweep over 4 batch sizes, heldout14 mimic-jax's 7 step counts
-        # and 4 tolerances; sglang-jax's autotuner candidates on heldout12 too): values written out
-        # in the loop are configurations, each of which compiles once anyway (JAX202's
-        # `listed-values` below, the same fact); the real JAX201s loop over steps, batches, epochs
+        # 0/2/0 on heldout14 (mimic-jax's sweeps over 7 RK4 step counts and 4 tolerances), and 0/2/0
+        # on heldout15, measured after the decision (ql-jax's rebalancing frequencies, genjax-chi's
+        # model sizes); no real JAX201 on any pool took this path: values written out for the loop
+        # are configurations, each of which compiles once anyway (JAX202's `listed-values` below,
+        # the same fact); the real JAX201s loop over steps, batches, epochs
         ("JAX201", "listed-values"),
         ("JAX201", "factory:listed-values"),
         ("JAX203", "listed-values"),  # was `iterable` (preview) before the path had its own name
-        # 4/4/0: heldout3 4/0, heldout7 0/1, heldout14 0/3 (exojax: the function holding the fresh
-        # jit runs only inside a numpyro model, which NUTS traces once: the inner jit is inlined):
-        # no call of the function in a loop is shown, so whether it runs per step is a guess
+        # 5/5/0: heldout3 4/0 (JaxMARL's interactive viewers), heldout7 0/1, heldout13 1/1
+        # (unitree-go2's per-policy rollout jits), heldout14 0/3 (exojax: the function holding the
+        # fresh jit runs only inside a numpyro model, which NUTS traces once: the inner jit is
+        # inlined): no call of the function in a loop is shown, so whether it runs per step is a guess
         ("JAX202", "callback"),
         # 3/7/2: dev 0/1, heldout3 2/0, heldout5 0/0/1, heldout7 0/1, heldout10 1/0, heldout11 0/1,
         # heldout12 0/4/1: a loop over a collection (files, views, table cells, splits) hands the
