@@ -262,7 +262,7 @@ class NumpyOnTracedValueRule(Rule):
                     if local_arrays is None:
                         local_arrays = _local_numpy_arrays(ctx, sites)
                     found = self._check_index(ctx, info, node, module_arrays, local_arrays)
-                    finding = preview.numpy_finding(found, own_parameter=False)
+                    finding = preview.numpy_finding(found)
                     if finding is not None:
                         yield finding
 
@@ -341,8 +341,7 @@ class NumpyOnTracedValueRule(Rule):
         found = ctx.finding(
             self, "JAX402", call, message(f"NumPy `np.{fname}` on a traced value raises under a trace{info.traced_because()}", fix), fix
         )
-        own = any(isinstance(a, cst.Name) and a.value in info.params for a in traced_args)
-        return preview.numpy_finding(found, own_parameter=own and certainly_traced(ctx.fact(JitContexts, jit_contexts), info))
+        return preview.numpy_finding(found)
 
 
 def _made_by_other_code(ctx: RuleContext, info: FuncInfo, args: list[cst.BaseExpression]) -> str | None:

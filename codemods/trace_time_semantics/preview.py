@@ -68,10 +68,10 @@ def print_finding(finding: Finding, logged: bool) -> Finding:
     return _preview(finding, logged)
 
 
-def numpy_finding(finding: Finding | None, own_parameter: bool) -> Finding | None:
-    """JAX402: preview (`PREVIEW_RULES`); of its paths, a bare parameter of a function its own
-    module's transform traces was the surer one."""
-    return _preview(finding, not own_parameter)
+def numpy_finding(finding: Finding | None) -> Finding | None:
+    """JAX402: preview on every path (`PREVIEW_RULES`; a bare parameter of a function its own
+    module's transform traces, the surer one, included)."""
+    return _preview(finding, True)
 
 
 def in_place_finding(finding: Finding | None, constructed: bool) -> Finding | None:

@@ -303,9 +303,15 @@ _BASES_IN_SIGHT = frozenset(
 
 
 class ShownAttributes:
-    """Mixed into `JitContexts` beside `ClassStaticFields` (reads `class_nodes`, `names`)."""
+    """Mixed into `JitContexts` beside `ClassStaticFields` (reads `class_nodes`, `names`, and keeps
+    its answers in `_shown_attributes`: the proof asks once per method and evidence path)."""
 
     def shown_attributes(self, class_name: str | None) -> frozenset[str] | None:
+        if class_name not in self._shown_attributes:
+            self._shown_attributes[class_name] = self._find_shown_attributes(class_name)
+        return self._shown_attributes[class_name]
+
+    def _find_shown_attributes(self, class_name: str | None) -> frozenset[str] | None:
         """The attributes of `class_name`'s instances this module shows (the fields, class-level
         names, methods and `self.x = ...` stores of the class and of its bases defined here), when
         some base is out of sight (a project class of another module, a library class); None when
@@ -347,24 +353,33 @@ def _declared_attributes(cls: cst.ClassDef) -> set[str]:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             out.add(stmt.name.value)
         if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                targets = (
-                    [t.target for t in small.targets] if isinstance(small, cst.Assign)
-                    else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
-                )
-                out.update(t.value for t in targets if isinstance(t, cst.Name))
+            out.update(t.value for small in stmt.body for t in _store_targets(small, unpack=False) if isinstance(t, cst.Name))
     for method in cls.body.body:
-        if not isinstance(method, cst.FunctionDef) or not method.params.params:
+        params = [*method.params.posonly_params, *method.params.params] if isinstance(method, cst.FunctionDef) else []
+        if not params:
             continue
-        receiver = method.params.params[0].name.value
+        receiver = params[0].name.value
         for small in statements(method):
-            targets = (
-                [t.target for t in small.targets] if isinstance(small, cst.Assign)
-                else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
-            )
-            for target in targets:
-                for node in [target, *getattr(target, "elements", ())]:
-                    node = getattr(node, "value", node) if isinstance(node, cst.Element) else node
-                    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == receiver:
-                        out.add(node.attr.value)
+            for t in _store_targets(small):
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == receiver:
+                    out.add(t.attr.value)
+    return out
+
+
+def _store_targets(small: cst.CSTNode, unpack: bool = True) -> list[cst.BaseExpression]:
+    """What an assignment statement stores into, tuple and list targets unpacked (`self.a, self.b = ...`)
+    unless `unpack` is False."""
+    if isinstance(small, cst.Assign):
+        todo = [t.target for t in small.targets]
+    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        todo = [small.target]
+    else:
+        return []
+    out: list[cst.BaseExpression] = []
+    while todo:
+        t = todo.pop()
+        if unpack and isinstance(t, (cst.Tuple, cst.List)):
+            todo.extend(el.value for el in t.elements)
+        else:
+            out.append(t)
     return out

@@ -333,6 +333,7 @@ class JitContexts(ClassStaticFields, ShownAttributes):
         # what `pytrees.pytree_classes` knows with the project (bases and registration helpers elsewhere)
         self.pytree_classes: set[str] = set(known_pytrees)
         self.class_nodes: list[cst.ClassDef] = []
+        self._shown_attributes: dict[str | None, frozenset[str] | None] = {}  # `shown_attributes`, per class
         self._models: frozenset[str] | None = None  # `_model_classes`, made when first asked
         self._own_nodes: dict[FuncInfo, list[tuple[cst.CSTNode, cst.CSTNode | None]]] = {}
         # calls whose result the module's own helpers or out-of-sight imports decide
