@@ -445,9 +445,9 @@ def f(x, n):
     return x * n
 
 
-def run(x):
+def run(x, n):
     for i in range(3):
-        x = jax.jit(f, static_argnums=1)(x, i)
+        x = jax.jit(f, static_argnums=1)(x, n)
     return x
 """
 

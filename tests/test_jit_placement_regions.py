@@ -509,6 +509,32 @@ CASES = {
         """,
         [(8, "JAX201", "manual")],
     ),
+    # genjax-dev/genjax-chi@49b6250 docs/cookbook/inactive/update/3_speed_gains.ipynb cell 18: a
+    # bound method jitted per model size with that size as its static argument: one compile per
+    # trip whoever holds the wrapper (`test_a_new_static_argument_per_trip_compiles_anyway`)
+    "static_argument_read_from_the_loop_target": (
+        """
+        import jax
+
+        def sweep(model, key, obs, model_sizes):
+            for model_size in model_sizes:
+                size = (model_size,)
+                tr = jax.jit(model.importance, static_argnums=(2))(key, obs, size)
+            return tr
+        """,
+        [],
+    ),
+    "static_argument_the_same_on_every_trip": (
+        """
+        import jax
+
+        def sweep(model, key, obs, model_sizes, size):
+            for model_size in model_sizes:
+                tr = jax.jit(model.importance, static_argnums=(2))(key, obs, size)
+            return tr
+        """,
+        [(6, "JAX201", "safe")],
+    ),
     "filter_jit_of_a_parameter_wrapped_once": (
         """
         import equinox as eqx
@@ -526,6 +552,30 @@ CASES = {
 def test_reported_exactly_where_a_compile_repeats(name):
     source, expected = CASES[name]
     assert _rows(source) == expected
+
+
+def test_a_new_static_argument_per_trip_compiles_anyway():
+    """The fact behind `per_configuration.static_arguments_per_trip`: a fresh jit per trip and
+    one hoisted wrapper compile equally often when each trip passes a new static value."""
+    x = jax.numpy.ones(3)
+    hoisted = {"n": 0}
+
+    def f_hoisted(x, n):
+        hoisted["n"] += 1
+        return x * n
+
+    once = jax.jit(f_hoisted, static_argnums=1)
+    for n in range(1, 4):
+        once(x, n)
+    fresh = {"n": 0}
+
+    def f_fresh(x, n):
+        fresh["n"] += 1
+        return x * n
+
+    for n in range(1, 4):
+        jax.jit(lambda x, n: f_fresh(x, n), static_argnums=1)(x, n)
+    assert hoisted["n"] == fresh["n"] == 3
 
 
 class _Holder:

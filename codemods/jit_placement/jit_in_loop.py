@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from codemods._command import commands_for
 from codemods.jit_placement.factories import factory_calls, screen_admits
 from codemods.jit_placement.planner import hoists
-from codemods.jit_placement.preview import flag, loop_path
+from codemods.jit_placement.preview import flag, loop_path, module_def_path
 from codemods.jit_placement.screen import sites
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
 from jaxfix.analysis.scopes import ScopeIndex
@@ -59,7 +59,9 @@ class JitInLoopRule(Rule):
     transform whose options read what the loop iterates (`out_shardings=[specs[i] for i in
     chunk]`), directly or through names the loop body binds from it (`sharding =
     NamedSharding(mesh, spec)`; also in `@partial(jax.jit, out_shardings=sharding)`): each trip
-    asks for a different compile either way.
+    asks for a different compile either way. So does a call that gives a static argument
+    (`static_argnums`/`static_argnames`) a value read from a name the loop rebinds
+    (`jax.jit(model.importance, static_argnums=2)(key, obs, (model_size,))` per model size).
     Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
     methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
     helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
@@ -69,8 +71,10 @@ class JitInLoopRule(Rule):
     A transform in a `for` loop over values written out in a list or tuple (`for n_steps in (10,
     20, 40):`, also a factory called there) is shown only with `--preview`: such values are
     settings, one compile each whatever the placement (0 real of 2 on heldout14, a sweep over RK4
-    step counts and one over solver tolerances; 0 of 2 more on heldout15, measured after). Every
-    other loop is reported by default.
+    step counts and one over solver tolerances; 0 of 2 more on heldout15, measured after). So is a
+    jitted `def` that a script's module-level loop defines on every trip (0 real of 2 on two pools:
+    a loop over model configurations, each trip's `@jax.jit def update` closing over its own
+    optimizer and reused by that trip's training loop). Every other loop is reported by default.
 
     ## Example
     ```python
@@ -311,7 +315,7 @@ class JitInLoopRule(Rule):
             if site.loops and site.fresh:
                 text = f"`{site.spelled}` of a fresh {site.described} inside a loop: each one is a new cache key and compiles again; hoist it"
                 found = ctx.finding(self, "JAX201", site.reported_at, hoist.message(text), hoist.fix)
-                yield flag(found, loop_path(idx, site.node, site.loops[0]))
+                yield flag(found, module_def_path(idx, site) or loop_path(idx, site.node, site.loops[0]))
         for made in factory_calls(ctx, idx):
             name = made.factory
             fix = ctx.manual(

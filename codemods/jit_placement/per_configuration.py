@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis.jit_contexts import literal_ints, literal_strs
 from jaxfix.analysis.scopes import ScopeIndex, names_read
+from jaxfix.analysis.transforms import STATIC_ARGNAMES_OPTIONS, STATIC_ARGNUMS_OPTIONS
 from jaxfix.analysis.walk import walk
 
 _COUNTERS = frozenset({"range"})
@@ -84,6 +86,38 @@ def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst
     if any(isinstance(i, cst.Call) and qualify(i.func) in _COUNTERS for i in its):
         return None
     return loops[0]
+
+
+def static_arguments_per_trip(idx: ScopeIndex, site_node: cst.CSTNode, transform: cst.Call, calls: list[cst.Call]) -> bool:
+    """Every call of the jitted callable gives an argument its transform makes static
+    (`static_argnums`/`static_argnames`) a value read from a name the innermost loop rebinds: each
+    trip hands jit a new static value, which compiles once whichever wrapper holds it, so a hoisted
+    wrapper saves no compile (genjax-dev/genjax-chi@49b6250
+    docs/cookbook/inactive/update/3_speed_gains.ipynb cell 18: `for model_size in model_sizes:
+    ... jax.jit(model.importance, static_argnums=(2))(subkey, obs, (model_size,))`, one trace per
+    model size)."""
+    loops = idx.enclosing_loops(site_node)
+    if not loops or not calls:
+        return False
+    positions: set[int] = set()
+    keywords: set[str] = set()
+    for arg in transform.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value in STATIC_ARGNUMS_OPTIONS:
+            positions.update(literal_ints(arg.value) or ())
+        elif arg.keyword.value in STATIC_ARGNAMES_OPTIONS:
+            keywords.update(literal_strs(arg.value) or ())
+    if not positions and not keywords:
+        return False
+    rebound = idx.assigned_in(loops[0])
+    for call in calls:
+        given = [a for a in call.args if a.keyword is None and not a.star]
+        statics = [a.value for i, a in enumerate(given) if i in positions]
+        statics += [a.value for a in call.args if a.keyword is not None and a.keyword.value in keywords]
+        if not any(_reads(value, rebound) for value in statics):
+            return False
+    return True
 
 
 def called_per_configuration(idx: ScopeIndex, qualify, call: cst.Call) -> bool:

@@ -34,6 +34,11 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
         ("JAX201", "listed-values"),
         ("JAX201", "factory:listed-values"),
         ("JAX203", "listed-values"),  # was `iterable` (preview) before the path had its own name
+        # 0/2/0 on two pools (heldout13 allen_v1's notebook, heldout15 multi-bound's
+        # `for c in config:` with `@jax.jit def update` closing over that model's optimizer, then
+        # reused by the whole training loop): a script's loop whose every trip defines its own
+        # jitted function runs one configuration per trip
+        ("JAX201", "module-def"),
         # 5/5/0: heldout3 4/0 (JaxMARL's interactive viewers), heldout7 0/1, heldout13 1/1
         # (unitree-go2's per-policy rollout jits), heldout14 0/3 (exojax: the function holding the
         # fresh jit runs only inside a numpyro model, which NUTS traces once: the inner jit is
@@ -119,6 +124,14 @@ def loop_path(idx: ScopeIndex, node: cst.CSTNode, loop: cst.CSTNode) -> str:
     if _iterates_range(loop):
         return "range"
     return "listed-values" if _written_out(idx, loop) else "iterable"
+
+
+def module_def_path(idx: ScopeIndex, site) -> str | None:
+    """`module-def` for a jitted def a module-level loop defines (a script's loop over
+    configurations, each trip its own program), else None."""
+    if site.definition is None or not isinstance(idx.enclosing_scope(site.definition), cst.Module):
+        return None
+    return "module-def"
 
 
 def _has_other_loop(body: cst.CSTNode, holders: set[int]) -> bool:

@@ -22,6 +22,7 @@ from codemods.jit_placement.per_configuration import (
     built_per_configuration,
     options_per_configuration,
     same_values_per_trip,
+    static_arguments_per_trip,
 )
 from codemods.jit_placement.repetition import RepetitionEvidence
 from codemods.jit_placement.state_builders import jits_an_initialiser
@@ -625,6 +626,8 @@ class _SiteFinder(RepetitionEvidence):
     def _classify(self, site: Site, target: cst.BaseExpression) -> bool:
         if site.chain and options_per_configuration(self.idx, self.qualify, site.node, site.chain[0]):
             return False  # options that change with what the loop iterates: a compile per trip anyway
+        if site.chain and static_arguments_per_trip(self.idx, site.node, site.chain[0], site.calls):
+            return False  # a new static argument per trip: a compile per trip anyway
         if isinstance(target, cst.Lambda):
             site.kind = "lambda"
             return True

@@ -129,7 +129,7 @@ class CallSite:
     caller: FuncInfo | None  # None at module level
 
 
-def _literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:
+def literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:
     if isinstance(node, cst.Integer):
         return (int(node.value),)
     if isinstance(node, (cst.Tuple, cst.List)):
@@ -142,7 +142,7 @@ def _literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:
     return None
 
 
-def _literal_strs(node: cst.BaseExpression) -> tuple[str, ...] | None:
+def literal_strs(node: cst.BaseExpression) -> tuple[str, ...] | None:
     if isinstance(node, cst.SimpleString):
         return (node.evaluated_value,)
     if isinstance(node, (cst.Tuple, cst.List)):
@@ -582,13 +582,13 @@ class JitContexts(ClassStaticFields, ShownAttributes):
                 continue
             arg = arg.with_changes(value=self._module_constant(arg.value))
             if key in STATIC_ARGNUMS_OPTIONS:
-                vals = _literal_ints(arg.value)
+                vals = literal_ints(arg.value)
                 if vals is None:
                     site.options_known = False
                 else:
                     site.static_argnums = tuple(site.static_argnums) + tuple(vals)
             else:
-                vals = _literal_strs(arg.value)
+                vals = literal_strs(arg.value)
                 if vals is None:
                     site.options_known = False
                 else:
