@@ -57,8 +57,10 @@ def compiles(fn, *args, **kwargs):
 
 # -- the table: every spelling is a transform ------------------------------------------------------
 
+# annotated: under `eqx.filter_pmap` an unannotated parameter may be given a Python value, which
+# stays static (`proven_traced._filtered_unshown`)
 TRACED_IF = """
-    def f(x):
+    def f(x: "jax.Array"):
         if x > 0:
             return x
         return -x

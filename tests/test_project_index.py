@@ -134,7 +134,7 @@ from diffrax._misc import is_tuple_of_ints
 
 
 @eqx.filter_jit
-def solve(y0, shape, saveat: SaveAt):
+def solve(y0, shape: jnp.ndarray, saveat: SaveAt):
     if saveat.dense:
         y0 = y0 * 2
     if is_tuple_of_ints(shape):

@@ -328,8 +328,14 @@ def test_python_ints_a_caller_passes_through_filter_vmap_stay_static():
     import jax
 
     assert module.contrastive_idxs(jax.random.PRNGKey(0), 5, 2).shape == (5, 2)
-    # the buggy twin: the caller's sizes are not known to be Python ints (an array would be mapped)
-    buggy = FILTER_VMAP_INTS.replace("batch_size: int, n_contrastive: int", "batch_size, n_contrastive")
+    # the buggy twin: sizes the vmapped function declares arrays (an array would be mapped), from a
+    # caller that does not say they are ints; an unannotated parameter of `filter_vmap` may be
+    # given a Python value, which it leaves static
+    buggy = FILTER_VMAP_INTS.replace(
+        "def _get_idxs(key, idx, batch_size, n_contrastive):",
+        "def _get_idxs(key, idx, batch_size: jnp.ndarray, n_contrastive: jnp.ndarray):",
+    ).replace("batch_size: int, n_contrastive: int", "batch_size, n_contrastive")
+    assert buggy != FILTER_VMAP_INTS
     assert [code for code, _ in lines(run(buggy))] == ["JAX307", "JAX307"]
 
 
@@ -605,3 +611,80 @@ def test_an_attribute_only_a_base_class_out_of_sight_declares_is_not_proven_trac
     # the twin: the class itself declares `unit` as an array field, so its value is a traced leaf
     declared = PARTICLES.replace("class ParticleField(AbstractField):\n", "class ParticleField(AbstractField):\n    unit: jax.Array\n\n")
     assert found(declared) == [("JAX301", 13), ("JAX301", 15)]
+
+
+# uwplasma/JAX-in-Cell@3d43dcc1ba examples/inference_two_stream.py:163-186: the float conversions
+# sit under `if not for_jit:`, and the jitted entry points call the helper with `for_jit=True`
+# (its eager callers pass False): no trace runs that branch
+LITERAL_FLAG = """
+import jax
+import jax.numpy as jnp
+
+
+def energy_gamma(out, *, for_jit: bool = False):
+    gamma = jnp.polyfit(out[:, 0], jnp.log(out[:, 1]), 1)[0]
+    if not for_jit:
+        print(f"gamma = {float(gamma):.6e}")
+    return gamma
+
+
+@jax.jit
+def gamma_from_vd(out):
+    return energy_gamma(out, for_jit=True)
+
+
+def report(out):
+    return energy_gamma(out, for_jit=False)
+"""
+
+
+def test_a_branch_every_traced_call_rules_out_with_a_literal_flag_is_not_traced():
+    assert lines(run(LITERAL_FLAG)) == []
+    module = load_as_module(Path("two_stream.py"), LITERAL_FLAG)
+    out = jnp.stack([jnp.arange(1.0, 5.0), jnp.exp(2.0 * jnp.arange(1.0, 5.0))], axis=1)
+    assert abs(float(module.gamma_from_vd(out)) - 2.0) < 1e-3  # runs under jit as written
+    # the buggy twins: a traced call that passes False, or a flag that is not a literal
+    for twin in (
+        LITERAL_FLAG.replace("return energy_gamma(out, for_jit=True)", "return energy_gamma(out, for_jit=False)"),
+        LITERAL_FLAG.replace("return energy_gamma(out, for_jit=True)", "return energy_gamma(out)"),
+        LITERAL_FLAG.replace("def gamma_from_vd(out):\n    return energy_gamma(out, for_jit=True)",
+                             "def gamma_from_vd(out, flag):\n    return energy_gamma(out, for_jit=flag)"),
+    ):
+        assert twin != LITERAL_FLAG
+        assert [code for code, _ in lines(run(twin))] == ["JAX304"], twin
+
+
+# VLSF/SDC@<heldout15> architectures/SDC_RNN.py:38-42: `M` reaches `__call__` through an
+# `eqx.filter_jit` method, which keeps the Python int every caller gives static (checked: `int`
+# inside), so `jnp.zeros((..., M + 1))` has a concrete size
+FILTER_JIT_INT = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+class Stepper(eqx.Module):
+    scale: jax.Array
+
+    def __call__(self, x, M):
+        H = jnp.zeros((x.shape[0], M + 1))
+        return H.at[:, -1].set(x * self.scale)
+
+    @eqx.filter_jit
+    def call(self, x, M):
+        return self.__call__(x, M)
+"""
+
+
+def test_an_unannotated_filter_jit_parameter_is_not_proven_traced():
+    assert lines(run(FILTER_JIT_INT)) == []
+    module = load_as_module(Path("sdc_rnn.py"), FILTER_JIT_INT)
+    model = module.Stepper(jnp.float32(2.0))
+    assert module.Stepper.call(model, jnp.ones(3), 4).shape == (3, 5)  # runs as written
+    # the twins: declared an array, or used as only an array is (`M.shape`): a traced size
+    for twin in (
+        FILTER_JIT_INT.replace("def call(self, x, M):", "def call(self, x, M: jax.Array):"),
+        FILTER_JIT_INT.replace("return self.__call__(x, M)", "return self.__call__(x, M.shape[0] * M)"),
+    ):
+        assert twin != FILTER_JIT_INT
+        assert [code for code, _ in lines(run(twin))] == ["JAX307"], twin

@@ -592,14 +592,16 @@ def test_the_body_of_an_isinstance_test_for_a_concrete_class_sees_no_tracer():
 
 def test_a_method_no_array_has_called_on_a_traced_object_returns_no_traced_value():
     # stanford-crfm/levanter@9263f81e8b453241332c2c0b2d2001bfb2d2241c:src/levanter/inference/jit_scheduler.py:247
-    # (`tokens.axis_size("position")` on a haliax NamedArray under `eqx.filter_jit`: a static int)
+    # (`tokens.axis_size("position")` on a haliax NamedArray under `eqx.filter_jit`: a static int;
+    # annotated as arrays here, as `filter_jit` traces only the arrays it is given)
     # and src/levanter/inference/page_table.py:329; an array method on the same value is traced
     src = """
         import equinox as eqx
+        import jax
         import jax.numpy as jnp
 
         @eqx.filter_jit
-        def assign(buffer, tokens):
+        def assign(buffer: jax.Array, tokens: jax.Array):
             n = tokens.axis_size("position")
             if n > 4:
                 return buffer[:n]
@@ -804,3 +806,22 @@ def test_a_value_a_partial_binds_is_proven_traced_only_by_its_caller(tmp_path):
             return slice_unpad(x, pad_width, None)
     """
     assert lines(run(same_file)) == [("JAX301", 10)]
+
+
+def test_numpyro_key_check_reads_dtype_and_shape_only():
+    # ASKabalan/jax-fli@659abc6 src/jax_fli/initial.py:90: numpyro's `is_prng_key` compares the
+    # key's dtype and shape, a Python bool under jit; a check of the key's values is traced
+    src = """
+        import jax
+        import jax.numpy as jnp
+        from numpyro.util import is_prng_key
+
+        @jax.jit
+        def noise(key):
+            if not is_prng_key(key):
+                raise ValueError("key must be a jax.random.PRNGKey")
+            return jax.random.normal(key, (3,))
+    """
+    assert lines(run(src)) == []
+    twin = src.replace("if not is_prng_key(key):", "if not jnp.any(key):")
+    assert [code for code, _ in lines(run(twin))] == ["JAX301"]

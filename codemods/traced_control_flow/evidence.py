@@ -51,10 +51,8 @@ import libcst as cst
 from codemods.trace_time_semantics.common import traced_from_tests_only
 from codemods.traced_control_flow.fix_safety import decided_values
 from jaxfix.analysis import astscan
-from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
-from jaxfix.analysis.proven_traced import ProvenTraced
-from jaxfix.analysis.runs_once import is_notebook_text
+from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
 from jaxfix.analysis.walk import children
@@ -152,9 +150,7 @@ def _may_assign_layer(node: ast.AST) -> bool:
 def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
     if issubclass(facts_type, _NoHelperResults):
         facts_type = type(facts_type.__name__, (facts_type,), {"layer_fields": _layer_fields(ctx)})
-    notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
-    order = DefOrder(ctx.module, ctx.top_level_statement)
-    return ProvenTraced(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook, facts_type=facts_type)
+    return proven_traced(ctx, facts_type)
 
 
 def evidence_path(fn, site) -> str:

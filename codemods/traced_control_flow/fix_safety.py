@@ -86,10 +86,13 @@ def is_proven_traced(fn: FunctionRewrite, site) -> bool:
     four pools of public code nobody had tuned on, 1 of 208 traced-control-flow findings inferred
     from a caller in another module, a framework convention or a guessed pytree class was real;
     where the analysis cannot tell, it does not report (issue #29)."""
-    proof = fn.ctx.fact(ProvenTraced, proven_traced).facts(fn.info)
+    proven = fn.ctx.fact(ProvenTraced, proven_traced)
+    proof = proven.facts(fn.info)
     if proof is None:
         return False
     exprs, stmt = decided_values(site)
+    if proven.dead_branch(fn.info, stmt):
+        return False  # a branch a literal flag of every traced call rules out
     if not exprs:
         return True
     return any(proof.traced(e, stmt) for e in exprs)

@@ -31,9 +31,12 @@ module is not seen) is that Python default, and in a notebook a parameter every 
 has its body elsewhere: whether its result is traced is undecidable here, so a condition on
 it is not reported. A `jnp.where` rewrite broadcasts: if the two original branches returned different
 shapes, the rewrite returns the broadcast shape (the original could never run under jit).
-`self` is traced only in classes the module registers as pytrees. Under `eqx.filter_jit`, which
-traces array leaves only, a `**kwargs` value not annotated as an array is undecidable and not
-reported. A parameter no call in the module passes holds its default, which jit never traces:
+`self` is traced only in classes the module registers as pytrees. Under `eqx.filter_jit` (and
+`filter_vmap`), which trace array leaves only, a parameter is undecidable and not reported unless
+it is annotated as an array or a pytree class of the module, used as only an array is (`x.shape`),
+or given an array by a call in the module; so is a `**kwargs` value. A branch that every traced
+call of a helper rules out with a literal flag (`if not for_jit:` where each jitted caller passes
+`for_jit=True`) is not traced. A parameter no call in the module passes holds its default, which jit never traces:
 a literal, or for a `def` outside functions a dotted name (`Kind.A`) (`jaxfix.analysis.defaults`);
 a caller outside the project that passes it is not seen.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis import flax_modules, pytrees
+from jaxfix.analysis.defaults import literal_value
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.stubs import is_stub
@@ -260,29 +261,19 @@ def _field_marks(call: cst.Call) -> list[tuple[str | None, object]]:
     """(keyword, literal) of a field call's `True`/`False`/`None`/number/string keywords and of the
     literal entries of its `metadata={...}` (`pytrees.ast_field_marks` on the libcst tree)."""
 
-    def literal(e: cst.BaseExpression) -> object:
-        if isinstance(e, cst.Name) and e.value in ("True", "False", "None"):
-            return {"True": True, "False": False, "None": None}[e.value]
-        if isinstance(e, cst.SimpleString):
-            return e.evaluated_value
-        return _NO_LITERAL
-
     out: list[tuple[str | None, object]] = []
     for arg in call.args:
         if arg.keyword is None:
             continue
         if arg.keyword.value == "metadata" and isinstance(arg.value, cst.Dict):
             for el in arg.value.elements:
-                if isinstance(el, cst.DictElement) and isinstance(key := literal(el.key), str):
-                    out.append((key, literal(el.value)))
+                if isinstance(el, cst.DictElement) and isinstance(key := literal_value(el.key), str):
+                    out.append((key, literal_value(el.value)))
         elif arg.keyword.value == "metadata" and isinstance(arg.value, cst.Call) and dotted_name(arg.value.func) == "dict":
-            out.extend((a.keyword.value, literal(a.value)) for a in arg.value.args if a.keyword is not None)
+            out.extend((a.keyword.value, literal_value(a.value)) for a in arg.value.args if a.keyword is not None)
         else:
-            out.append((arg.keyword.value, literal(arg.value)))
+            out.append((arg.keyword.value, literal_value(arg.value)))
     return out
-
-
-_NO_LITERAL = object()
 
 
 def _without_none(ann: cst.BaseExpression) -> cst.BaseExpression:

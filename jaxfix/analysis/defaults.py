@@ -36,6 +36,20 @@ def is_hashable_literal(node: cst.BaseExpression) -> bool:
     return False
 
 
+NOT_LITERAL = object()  # what `literal_value` returns for anything but a literal
+
+
+def literal_value(node: cst.BaseExpression) -> object:
+    """The Python value of a literal flag or mark (`True`, `None`, `3`, `"fast"`), else `NOT_LITERAL`."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    return NOT_LITERAL
+
+
 def python_default(node: cst.BaseExpression, nested: bool) -> bool:
     """The default `node` of a parameter is a Python value in every call that leaves it out: a
     literal, or (for a `def` outside any function, `nested` false) a dotted name (`Kind.A`,

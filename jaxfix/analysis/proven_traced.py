@@ -24,15 +24,25 @@ exceeds the full analysis: a proven name is one the full analysis also takes as 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from jaxfix.analysis.def_order import DefOrder
+from jaxfix.analysis.defaults import NOT_LITERAL, literal_value
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.runs_once import is_notebook_text
+from jaxfix.analysis.trace_sites import ArrayEvidence, is_array_annotation
 from jaxfix.analysis.traced import FunctionFacts, analyse_function
+from jaxfix.analysis.transforms import FILTERED_JITS, FILTERED_VMAPS
+from jaxfix.analysis.value_kinds import ARRAY, PYTREE, ValueKind, ValueKinds
 
 # why a function is traced that this file shows directly: a transform applied to it here
 DIRECT_REASONS = ("jitted", "vectorised", "body of")
+# the direct reasons of the transforms that trace only the arrays they are given
+_FILTERED_REASONS = frozenset(
+    {f"jitted ({w})" for w in FILTERED_JITS} | {f"vectorised ({w})" for w in FILTERED_VMAPS}
+)
 
 
 def is_direct(info: FuncInfo) -> bool:
@@ -46,14 +56,25 @@ class ProvenTraced:
     """Per-function facts computed from proven entries only (see the module docstring)."""
 
     def __init__(
-        self, jc: JitContexts, order: DefOrder, notebook: bool = False, facts_type: type[FunctionFacts] | None = None
+        self,
+        jc: JitContexts,
+        order: DefOrder,
+        notebook: bool = False,
+        facts_type: type[FunctionFacts] | None = None,
+        kind_of: Callable[[cst.BaseExpression, cst.CSTNode], ValueKind] | None = None,
     ) -> None:
         self.jc = jc
+        # what kind of value an expression holds (`ValueKinds.of_expr`): a filtered transform's
+        # argument (`_filtered_unshown`)
+        self.kind_of = kind_of
         # a FunctionFacts subclass that propagates less: the same proof from weaker evidence only
         self.facts_type = facts_type
         self.order = order
         self.notebook = notebook  # every call of its functions is in sight (`runs_once.is_notebook_text`)
         self._facts: dict[FuncInfo, FunctionFacts] | None = None
+        # callee -> parameter -> the Python literals the traced calls of this file give it
+        # (`NOT_LITERAL` for anything else): `dead_branch`
+        self._given: dict[FuncInfo, dict[str, set]] = {}
 
     def facts(self, info: FuncInfo) -> FunctionFacts | None:
         """What is proven traced inside `info`, or None when nothing there is (not in a trace)."""
@@ -108,6 +129,7 @@ class ProvenTraced:
                 seeds[i] = set()  # the transform names an earlier def of the same name
             else:
                 seeds[i] -= self._defaults_never_passed(i)
+                seeds[i] -= self._filtered_unshown(i)
                 if self.notebook:
                     seeds[i] -= self._given_only_strings(i)
         done: dict[FuncInfo, FunctionFacts] = {}
@@ -138,6 +160,7 @@ class ProvenTraced:
                 if callee is None or callee is info or callee not in seeds:
                     continue
                 bound = jc.bind_args(callee, call)
+                self._record_given(callee, bound)
                 if bound is None:  # `helper(*carry)`: the parameters from the star on
                     newly = jc._star_traced(callee, call, facts, env)
                 else:
@@ -153,6 +176,64 @@ class ProvenTraced:
                 if w not in work:
                     work.append(w)
         return done
+
+    def dead_branch(self, info: FuncInfo, node: cst.CSTNode) -> bool:
+        """`node` (a statement of `info`) sits in a branch no trace of `info` takes: `info` is
+        traced only as the callee of traced calls in this file, and each gives a Python literal
+        for the flag the branch tests (uwplasma/JAX-in-Cell@3d43dcc examples/inference_two_stream.py:174:
+        `float(...)` under `if not for_jit:` in `energy_gamma_from_output`, which the jitted
+        entry points call with `for_jit=True`; its eager callers pass False)."""
+        if self._facts is None:
+            self._facts = self._run()
+        given = self._given.get(info)
+        if not given or not info.reasons or not all(r.startswith("called from traced") for r in info.reasons):
+            return False
+        for test, in_body in _enclosing_tests(info.node, node):
+            values = _flag_values(test, given)
+            if values is not None and not any(bool(v) == in_body for v in values):
+                return True
+        return False
+
+    def _record_given(self, callee: FuncInfo, bound: dict[str, cst.BaseExpression] | None) -> None:
+        given = self._given.setdefault(callee, {})
+        for param in callee.params:
+            arg = None if bound is None else bound.get(param)
+            if bound is not None and arg is None:
+                arg = callee.defaults.get(param)
+            given.setdefault(param, set()).add(literal_value(arg) if arg is not None else NOT_LITERAL)
+
+    def _filtered_unshown(self, info: FuncInfo) -> set[str]:
+        """Under `eqx.filter_jit` (or `filter_vmap`) alone, a parameter is traced only when its
+        caller gives it an array: a Python value stays static (`FILTERED_JITS`). Unless annotated
+        as an array or a pytree class of this module (or the receiver of one's method), or used as
+        only an array is, it is proven traced only when a call in this file passes it a traced value
+        (VLSF/SDC@<heldout15> architectures/SDC_RNN.py:38: `jnp.zeros((..., M + 1))` in a
+        `filter_jit` method every caller gives an int `M`)."""
+        direct = [r for r in info.reasons if r.startswith(DIRECT_REASONS)]
+        if not direct or not all(r in _FILTERED_REASONS for r in direct):
+            return set()
+        node = info.node
+        shown = {
+            p.name.value
+            for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+            if p.annotation is not None and is_array_annotation(p.annotation.annotation, self.jc.names.qualify)
+        }
+        # a pytree of this module's classes or one the project index describes (`model: Threshold`,
+        # diffrax's `saveat: SaveAt`, the receiver of an `eqx.Module`'s method): its array fields
+        # are the traced leaves
+        shown |= {p for p, cls in info.class_annotations.items() if cls in self.jc.pytree_classes}
+        shown |= set(info.facts.param_fields)
+        if info.is_method and info.positional and info.class_name in self.jc.pytree_classes:
+            shown.add(info.positional[0])
+        # used as only an array is (`x.shape`, `x.at[...]`, `x.astype(...)`): a Python number has none of those
+        shown |= ArrayEvidence(info, self.jc.names).used_as_array & set(info.params)
+        # given an array or a pytree by a call in this file (`eqx.filter_vmap(f)(radii)`, `radii = jnp.linspace(...)`)
+        if self.kind_of is not None:
+            for site in self.jc.call_sites_of(info):
+                for param, arg in (self.jc.bind_args(info, site.call) or {}).items():
+                    if self.kind_of(arg, site.call).kind in (ARRAY, PYTREE):
+                        shown.add(param)
+        return set(info.params) - shown
 
     def _given_only_strings(self, info: FuncInfo) -> set[str]:
         """In a notebook, where every call of its functions is in sight, the parameters every call
@@ -214,6 +295,52 @@ class ProvenTraced:
 
 
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+def _flag_values(test: cst.BaseExpression, given: dict[str, set]) -> list[object] | None:
+    """What `test` evaluates to for each literal a parameter it tests is given (`flag`, `not flag`,
+    `flag is None`, `mode == "fast"`); None when it reads anything else or a value is not a literal."""
+    negate = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        negate, test = not negate, test.expression
+    if isinstance(test, cst.Name):
+        values = given.get(test.value)
+        if not values or NOT_LITERAL in values:
+            return None
+        return [(not v) if negate else bool(v) for v in values]
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        values = given.get(test.left.value)
+        other = literal_value(test.comparisons[0].comparator)
+        op = test.comparisons[0].operator
+        if not values or NOT_LITERAL in values or other is NOT_LITERAL:
+            return None
+        if isinstance(op, (cst.Is, cst.Equal)):
+            out = [v == other and type(v) is type(other) for v in values]
+        elif isinstance(op, (cst.IsNot, cst.NotEqual)):
+            out = [not (v == other and type(v) is type(other)) for v in values]
+        else:
+            return None
+        return [(not v) if negate else v for v in out]
+    return None
+
+
+def _enclosing_tests(root: cst.CSTNode, target: cst.CSTNode) -> list[tuple[cst.BaseExpression, bool]]:
+    """The `if` tests around `target` inside `root` (not inside a nested def), each with whether
+    `target` is in its body (True) or its `else`/`elif` part (False)."""
+    found: list[tuple[cst.BaseExpression, bool]] = []
+
+    def search(node: cst.CSTNode, path: list[tuple[cst.BaseExpression, bool]]) -> bool:
+        if node is target:
+            found.extend(path)
+            return True
+        if node is not root and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, cst.If):
+            if search(node.body, [*path, (node.test, True)]):
+                return True
+            return node.orelse is not None and search(node.orelse, [*path, (node.test, False)])
+        return any(search(child, path) for child in node.children)
+
+    search(root, [])
+    return found
 
 
 def _depth(info: FuncInfo) -> int:
@@ -223,8 +350,15 @@ def _depth(info: FuncInfo) -> int:
     return d
 
 
-def proven_traced(ctx) -> ProvenTraced:
-    """The shared fact, for `ctx.fact(ProvenTraced, proven_traced)`."""
+def proven_traced(ctx, facts_type: type[FunctionFacts] | None = None) -> ProvenTraced:
+    """The shared fact, for `ctx.fact(ProvenTraced, proven_traced)`; with `facts_type`, the same
+    proof from weaker evidence (`traced_control_flow.evidence`)."""
     notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
     order = DefOrder(ctx.module, ctx.top_level_statement)
-    return ProvenTraced(ctx.fact(JitContexts, jit_contexts), order, notebook=notebook)
+    return ProvenTraced(
+        ctx.fact(JitContexts, jit_contexts),
+        order,
+        notebook=notebook,
+        facts_type=facts_type,
+        kind_of=lambda expr, at: ValueKinds.of(ctx).of_expr(expr, at),
+    )

@@ -167,6 +167,9 @@ STATIC_CALLS = frozenset(
         "equinox.is_array_like",
         "equinox.is_inexact_array",
         "equinox.is_inexact_array_like",
+        # numpyro's key check reads the dtype and shape only (ASKabalan/jax-fli@659abc6
+        # src/jax_fli/initial.py:90: `if not is_prng_key(key): raise ValueError(...)` under jit)
+        "numpyro.util.is_prng_key",
         # tree structure (not the leaves)
         "jax.tree.structure",
         "jax.tree_util.tree_structure",

@@ -73,6 +73,18 @@ ARRAY_ANNOTATIONS = ("Array", "ndarray", "ArrayLike", "Float", "Int", "Bool", "S
                      "UInt", "Integer", "Inexact", "Key")
 
 
+
+def is_array_annotation(ann: cst.BaseExpression, qualify) -> bool:
+    """`ann` (a parameter's annotation) names an array type: `jax.Array`, `Float[Array, "n"]`,
+    `"ArrayLike"` (`ARRAY_ANNOTATIONS`, by its last name)."""
+    if isinstance(ann, cst.Subscript):
+        ann = ann.value
+    if isinstance(ann, cst.SimpleString):
+        text = ann.evaluated_value or ""
+    else:
+        text = qualify(ann) or ""
+    return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
+
 CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "keys", "items", "values", "update", "setdefault",
      "get", "popitem", "sort", "reverse"}
@@ -188,13 +200,7 @@ class ArrayEvidence:
         return isinstance(e, cst.Call) and (self.names.qualify(e.func) or "").startswith("numpy.")
 
     def _array_annotation(self, ann: cst.BaseExpression) -> bool:
-        if isinstance(ann, cst.Subscript):
-            ann = ann.value
-        if isinstance(ann, cst.SimpleString):
-            text = ann.evaluated_value or ""
-        else:
-            text = self.names.qualify(ann) or ""
-        return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
+        return is_array_annotation(ann, self.names.qualify)
 
     def array_expr(self, e: cst.BaseExpression) -> bool:
         """Is `e` (anywhere in the function) a JAX array expression?"""
