@@ -779,6 +779,35 @@ def train(x):
 """,
         True,
     ),
+    # HajimeKawahara/exojax@<heldout14> tests/.../erfcx_f64_test.py:39: a timing loop switched off
+    # with `if False:` in the `__main__` block never runs
+    "exojax_timing_under_if_false": (
+        """
+def bench(x):
+    if False:
+        t0 = time.time()
+        for _ in range(100):
+            y = step(x)
+        print(time.time() - t0)
+    return x
+""",
+        False,
+    ),
+    # its buggy twin: the same loop in the `else` part, which runs
+    "exojax_timing_in_the_else_of_if_false": (
+        """
+def bench(x):
+    if False:
+        pass
+    else:
+        t0 = time.time()
+        for _ in range(100):
+            y = step(x)
+        print(time.time() - t0)
+    return x
+""",
+        True,
+    ),
     # its buggy twin: the read is subtracted from the start, so it ends a window on pending work
     "stylegan2_start_of_the_next_window_read_with_start": (
         """

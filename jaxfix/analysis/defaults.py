@@ -50,6 +50,12 @@ def literal_value(node: cst.BaseExpression) -> object:
     return NOT_LITERAL
 
 
+def never_true(test: cst.BaseExpression) -> bool:
+    """`test` is a falsy literal (`if False:`, `if 0:`): the code it guards never runs."""
+    value = literal_value(test)
+    return value is not NOT_LITERAL and not value
+
+
 def python_default(node: cst.BaseExpression, nested: bool) -> bool:
     """The default `node` of a parameter is a Python value in every call that leaves it out: a
     literal, or (for a `def` outside any function, `nested` false) a dotted name (`Kind.A`,
