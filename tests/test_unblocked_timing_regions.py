@@ -808,6 +808,39 @@ def bench(x):
 """,
         True,
     ),
+    # javidanaslanli/jax-dqn@<heldout15> deepqjax.py:201-205: the clock reads sit in a function
+    # only ever run as `jax.jit(jax.vmap(make_train(config)))`: they run once, at trace time
+    "jax_dqn_clock_inside_a_jitted_factory_result": (
+        """
+def make_train(n):
+    def train(x):
+        t0 = time.time()
+        y = step(x) * n
+        print(time.time() - t0)
+        return y
+    return train
+
+
+train = jax.jit(make_train(3))
+""",
+        False,
+    ),
+    # its buggy twin: the factory's function run eagerly times dispatch only
+    "jax_dqn_clock_inside_an_eager_factory_result": (
+        """
+def make_train(n):
+    def train(x):
+        t0 = time.time()
+        y = step(x) * n
+        print(time.time() - t0)
+        return y
+    return train
+
+
+train = make_train(3)
+""",
+        True,
+    ),
     # its buggy twin: the read is subtracted from the start, so it ends a window on pending work
     "stylegan2_start_of_the_next_window_read_with_start": (
         """

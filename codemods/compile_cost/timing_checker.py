@@ -30,7 +30,9 @@ from jaxfix.analysis.host_sync import (
     displayed_statements,
     is_jax_library,
 )
+from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.runs_once import starts_cell
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names
@@ -57,6 +59,8 @@ class TimingChecker(JaxWork):
     def run(self) -> list[Finding]:
         out: list[Finding] = []
         for stmts, looped in self.region_blocks:
+            if self.runs_under_trace(stmts[0]):
+                continue
             i = 0
             while i < len(stmts):
                 start = self.start_clock(stmts[i]) or (alias_start(stmts, i, self.start_clock) if looped else None)
@@ -93,6 +97,18 @@ class TimingChecker(JaxWork):
             if found is not None:
                 out.append(found)
         return out
+
+    def runs_under_trace(self, stmt: cst.CSTNode) -> bool:
+        """`stmt` is in a function this file proves traced (`proven_traced`): its clock reads run
+        once, at trace time, around tracing, not around dispatched work (javidanaslanli/jax-dqn's
+        `train`, only run as `jax.jit(jax.vmap(make_train(config)))`, timing its `lax.scan`)."""
+        node = self.ctx.parent(stmt)
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
+            node = self.ctx.parent(node)
+        if not isinstance(node, cst.FunctionDef):
+            return False
+        info = self.ctx.fact(JitContexts, jit_contexts).info(node)
+        return info is not None and self.ctx.fact(ProvenTraced, proven_traced).facts(info) is not None
 
     def start_clock(self, stmt: cst.BaseStatement) -> str | None:
         bound = name_binding(stmt)
