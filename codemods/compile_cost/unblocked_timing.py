@@ -94,7 +94,7 @@ class UnblockedTimingRule(Rule):
     Shown only with `--preview` (figures in `compile_cost.preview`): a region whose last JAX work
     only makes arrays (`jnp.asarray` of host data: the clock times the host code before it), and a
     timer whose own words say it measures compilation (`print(f"Time to jit: {time.time() - st}")`,
-    `compile_time = timeit(...)`, `TimeIt(tag="COMPILATION")`): the first call compiles
+    `compile_time = timeit(...)`, `TimeIt(tag="COMPILATION")`, a "warmup" block): the first call compiles
     synchronously, so the figure includes the compile by construction and misses one run, which
     the compile usually dominates. Words that name the run too ("training and compilation took")
     stay default: the run they claim is what is missed.
