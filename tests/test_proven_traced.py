@@ -688,3 +688,80 @@ def test_an_unannotated_filter_jit_parameter_is_not_proven_traced():
     ):
         assert twin != FILTER_JIT_INT
         assert [code for code, _ in lines(run(twin))] == ["JAX307"], twin
+
+
+# leleucas/compiler-paper@<heldout16> cases/jax/tblr2bbox.py:43: the jitted alias is called with
+# `*sargs`, a tuple of two arrays, so `normalize_by_wh` keeps its Python default `True`
+STAR_ARGS_DEFAULT = """
+import jax.numpy as jnp
+from jax import jit
+
+
+def decode(priors, tblr, normalizer=4.0, normalize_by_wh=True):
+    out = tblr * normalizer
+    if normalize_by_wh:
+        out = out * (priors[:, 2:4] - priors[:, 0:2]).sum()
+    return out
+
+
+if __name__ == "__main__":
+    priors = jnp.ones((8, 4))
+    tblr = jnp.ones((8, 4))
+    sargs = (priors, tblr)
+    fast = jit(decode)
+    assert jnp.allclose(fast(*sargs), decode(*sargs))
+"""
+
+
+def test_a_default_a_starred_tuple_of_known_length_leaves_unpassed_is_not_traced():
+    assert lines(run(STAR_ARGS_DEFAULT)) == []
+    module = load_as_module(Path("tblr2bbox.py"), STAR_ARGS_DEFAULT)
+    assert jax.jit(module.decode)(jnp.ones((8, 4)), jnp.ones((8, 4))).shape == (8, 4)  # runs as written
+    # the buggy twin: the tuple passes the flag too (an array), so the `if` is on a tracer
+    twin = STAR_ARGS_DEFAULT.replace("sargs = (priors, tblr)", "sargs = (priors, tblr, 4.0, priors)")
+    assert [code for code, _ in lines(run(twin))] == ["JAX301"]
+
+
+# alonfnt/bayex@<heldout16> bayex/optimizer.py:71,146: the scanned suggestion optimiser calls
+# `opt.init(params)` on `opt = optax.lbfgs()`; the module's own `Optimizer.init` (an eager method
+# with `float(jnp.max(ys[mask]))`) is another object's method of the same name
+LIBRARY_OBJECT_METHOD = """
+import jax
+import jax.numpy as jnp
+import optax
+
+
+def optimize_suggestion(params, fun, max_iter: int = 10):
+    opt = optax.sgd(0.1)
+
+    def step(carry, _):
+        p, state = carry
+        updates, state = opt.update(jax.grad(fun)(p), state, p)
+        return (optax.apply_updates(p, updates), state), None
+
+    init_carry = (params, opt.init(params))
+    (final, _), _ = jax.lax.scan(step, init_carry, None, length=max_iter)
+    return final
+
+
+class Optimizer:
+    def init(self, ys):
+        mask = ys > 0
+        best = float(jnp.max(jnp.where(mask, ys, -jnp.inf)))
+        return best
+
+    def suggest(self, points):
+        return jax.vmap(lambda x: optimize_suggestion(x, lambda p: jnp.sum(p**2)))(points)
+"""
+
+
+def test_a_method_of_a_library_object_is_not_the_modules_method_of_that_name():
+    assert lines(run(LIBRARY_OBJECT_METHOD)) == []
+    module = load_as_module(Path("bayex_optimizer.py"), LIBRARY_OBJECT_METHOD)
+    assert module.Optimizer().suggest(jnp.ones((2, 3))).shape == (2, 3)  # runs as written
+    # the buggy twin: the object is this module's own optimiser, whose `init` runs on tracers
+    twin = LIBRARY_OBJECT_METHOD.replace(
+        "    init_carry = (params, opt.init(params))", "    init_carry = (params, Optimizer().init(params))"
+    )
+    assert twin != LIBRARY_OBJECT_METHOD
+    assert "JAX304" in [code for code, _ in lines(run(twin))]

@@ -825,3 +825,72 @@ def test_numpyro_key_check_reads_dtype_and_shape_only():
     assert lines(run(src)) == []
     twin = src.replace("if not is_prng_key(key):", "if not jnp.any(key):")
     assert [code for code, _ in lines(run(twin))] == ["JAX301"]
+
+
+def test_a_jdc_static_annotation_is_a_static_argument_of_jdc_jit():
+    # uynitsuj/jaxmp@<heldout16> scripts/profile_ik.py:139,227: `include_self_coll: jdc.Static[bool]`
+    # on a `@jdc.jit` function, which hashes that argument: a Python bool in the body
+    src = """
+        import jax.numpy as jnp
+        import jax_dataclasses as jdc
+
+        @jdc.jit
+        def solve(x, include_self_coll: jdc.Static[bool] = False):
+            if include_self_coll:
+                x = x + 1.0
+            return jnp.sum(x)
+
+        total = solve(jnp.ones(3), True)
+    """
+    assert lines(run(src)) == []
+    twin = src.replace("include_self_coll: jdc.Static[bool] = False", "include_self_coll: bool = False")
+    assert [code for code, _ in lines(run(twin))] == ["JAX301"]
+
+
+def test_a_property_that_reads_the_same_name_on_a_part_is_static_when_every_definition_is():
+    # matomatical/hijax@<heldout16> solutions08/bsgpt.py:507,541: the model's `max_context_length`
+    # returns its transformer's, which returns `num_inputs`, `self.weights.shape[0]`: an int even on
+    # a traced model, so `jnp.zeros(padding)` has a static size
+    src = """
+        import dataclasses
+        import functools
+
+        import jax
+        import jax.numpy as jnp
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Linear:
+            weights: jax.Array
+
+            @property
+            def num_inputs(self) -> int:
+                return self.weights.shape[0]
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Transformer:
+            embedding: Linear
+
+            @property
+            def max_context_length(self) -> int:
+                return self.embedding.num_inputs
+
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Model:
+            transformer: Transformer
+
+            @property
+            def max_context_length(self) -> int:
+                return self.transformer.max_context_length
+
+            @functools.partial(jax.jit, static_argnames=["num_tokens_out"])
+            def complete(self, prompt, num_tokens_out: int):
+                padding = max(num_tokens_out, self.max_context_length - prompt.shape[0])
+                return jnp.concatenate([prompt, jnp.zeros(padding)])
+    """
+    assert lines(run(src)) == []
+    # the buggy twin: the innermost property returns an array
+    twin = src.replace("return self.weights.shape[0]", "return jnp.sum(self.weights > 0)")
+    assert "JAX307" in [code for code, _ in lines(run(twin))]

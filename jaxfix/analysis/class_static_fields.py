@@ -70,14 +70,19 @@ class ClassStaticFields:
             if props and len(props) == len(infos):
                 pending[name] = props
         # a property may read others (DiffeRT's `num_primitives` is `self.num_quads if
-        # self.assume_quads else self.num_triangles`): decided until no more become static
+        # self.assume_quads else self.num_triangles`): decided until no more become static. One
+        # may read the same name on a part (matomatical/hijax@<heldout16> solutions08/bsgpt.py:507:
+        # the model's `max_context_length` is its transformer's, which is `num_inputs`, a shape):
+        # the name is taken as static while its own definitions are checked, as the part is a
+        # smaller object (a getter that read its own name on `self` would never return)
         grew = True
         while grew:
             grew = False
             for name, props in pending.items():
                 # a stub (`@abstractmethod ... : ...`) is never what a read runs: the overrides decide
                 concrete = [m for m in props if not is_stub(m.node)]
-                if name not in out and concrete and all(self._returns_static(m, frozenset(out - fields)) for m in concrete):
+                assumed = frozenset((out | {name}) - fields)
+                if name not in out and concrete and all(self._returns_static(m, assumed) for m in concrete):
                     out.add(name)
                     grew = True
         for cls in self.class_nodes:

@@ -47,6 +47,7 @@ from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are import
     PARTIAL_NAMES,
     PASS_THROUGH,
     RECEIVER_CLOSED_OVER,
+    STATIC_ANNOTATIONS,
     STATIC_ARGNAMES_OPTIONS,
     STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
@@ -358,6 +359,10 @@ class JitContexts(ClassStaticFields, ShownAttributes):
     def info(self, node: cst.CSTNode) -> FuncInfo | None:
         return self.functions.get(node)
 
+    def scope_index(self) -> ScopeIndex | None:
+        """The file's `ScopeIndex` (None when the analysis was built without one)."""
+        return self._scopes() if self._scopes is not None else None
+
     def own_nodes(self, info: FuncInfo, kind: type) -> list:
         """The attribute expressions or calls (`kind`) of `info`'s own body, not of the functions
         nested in it."""
@@ -508,10 +513,32 @@ class JitContexts(ClassStaticFields, ShownAttributes):
                 head = head.value
             if isinstance(head, cst.Name) and head.value in self.names.bindings:
                 return None  # `jnp.where(...)`, `np.sum(...)`: a module's function, not a method
+            if isinstance(head, cst.Name) and self._made_by_import(head, scope):
+                return None  # `opt = optax.lbfgs()`, then `opt.init(params)`: the library's object
             candidates = [m for m in self.methods.get(func.attr.value, []) if m.is_method and not m.is_property]
             if len(candidates) == 1:
                 return candidates[0]
         return None
+
+    def _made_by_import(self, name: cst.Name, scope: FuncInfo | None) -> bool:
+        """`name` is a local of `scope`'s function bound only to calls of an imported name
+        (`opt = optax.lbfgs()`): an object of that library, whose methods are not this module's
+        methods of the same name (alonfnt/bayex@<heldout16> bayex/optimizer.py:71, `opt.init(params)`
+        taken for `Optimizer.init`, an eager method)."""
+        if self._scopes is None or scope is None or not isinstance(scope.node, cst.FunctionDef):
+            return False
+        bindings = self._scopes().scope_info(scope.node).bindings.get(name.value, [])
+        if not bindings:
+            return False
+        for b in bindings:
+            if not (isinstance(b, cst.Assign) and isinstance(b.value, cst.Call)):
+                return False
+            head = b.value.func
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if not (isinstance(head, cst.Name) and head.value in self.names.bindings):
+                return False
+        return True
 
     # -- entry points -------------------------------------------------------------
     def _transform_of(self, expr: cst.BaseExpression) -> tuple[str, cst.Call | None] | None:
@@ -626,13 +653,27 @@ class JitContexts(ClassStaticFields, ShownAttributes):
     def _apply_jit(self, info: FuncInfo, site: JitSite, offset: int = 0) -> None:
         """`offset`: how many leading parameters the jitted callable has bound (1 for `obj.method`)."""
         info.jit_sites.append(site)
-        statics = set(site.static_argnames)
+        statics = set(site.static_argnames) | self._annotated_static(info, site.wrapper)
         for i in site.static_argnums:
             if 0 <= i + offset < len(info.positional):
                 statics.add(info.positional[i + offset])
         info.static_params |= statics
         self._mark(info, f"jitted ({site.wrapper})")
         info.entry_traced |= self._nonstatic_params(info, statics, site.wrapper)
+
+    def _annotated_static(self, info: FuncInfo, wrapper: str) -> set[str]:
+        """The parameters `wrapper` makes static by their annotation (`STATIC_ANNOTATIONS`)."""
+        generic = STATIC_ANNOTATIONS.get(wrapper)
+        if generic is None or not isinstance(info.node, cst.FunctionDef):
+            return set()
+        params = info.node.params
+        return {
+            p.name.value
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if p.annotation is not None
+            and isinstance(p.annotation.annotation, cst.Subscript)
+            and self.names.qualify(p.annotation.annotation.value) == generic
+        }
 
     def _receiver_closed_over(self, info: FuncInfo, had: set[str]) -> None:
         """`jax.vmap(self._zcr_single)`: the transform is given a bound method, so the receiver is

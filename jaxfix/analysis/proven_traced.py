@@ -235,6 +235,23 @@ class ProvenTraced:
                         shown.add(param)
         return set(info.params) - shown
 
+    def _star_length(self, value: cst.BaseExpression, at: cst.CSTNode) -> int | None:
+        """How many positional arguments `*value` passes when the file shows it: a tuple or list
+        display, or a name its scope binds once to one (leleucas/compiler-paper@<heldout16>
+        cases/jax/tblr2bbox.py:72: `sargs = (priors, tblr)`, then `fast_tblr(*sargs)`, which leaves
+        `normalize_by_wh` its default `True`); None otherwise."""
+        idx = self.jc.scope_index()
+        if isinstance(value, cst.Name) and idx is not None and (scope := idx.resolve(value.value, at)) is not None:
+            bindings = idx.scope_info(scope).bindings.get(value.value, [])
+            if len(bindings) == 1 and isinstance(bindings[0], cst.Assign) and len(bindings[0].targets) == 1:
+                if isinstance(bindings[0].targets[0].target, cst.Name):
+                    value = bindings[0].value
+        if isinstance(value, (cst.Tuple, cst.List)) and not any(
+            isinstance(el, cst.StarredElement) for el in value.elements
+        ):
+            return len(value.elements)
+        return None
+
     def _given_only_strings(self, info: FuncInfo) -> set[str]:
         """In a notebook, where every call of its functions is in sight, the parameters every call
         gives a str: jit rejects a str argument before the body runs (`jax.jit(f)(42, 'add')`,
@@ -280,7 +297,9 @@ class ProvenTraced:
             i = 0
             for arg in site.call.args:
                 if arg.star == "*":
-                    passed |= set(params[i:])
+                    n = self._star_length(arg.value, site.call)
+                    passed |= set(params[i:] if n is None else params[i : i + n])
+                    i += n or 0
                 elif arg.star:
                     continue
                 elif arg.keyword is None:

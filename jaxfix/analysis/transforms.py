@@ -30,6 +30,10 @@ JIT_NAMES = frozenset(
 # concrete arrays). Not equinox's and flax.nnx's, which split a bound method's receiver (a pytree,
 # a graph node) into traced state.
 RECEIVER_CLOSED_OVER = frozenset({"jax.jit", "jax.pmap", "jax.experimental.pjit.pjit", "jax.vmap", "jax.shard_map"})
+# Jits that read a parameter annotation as `static_argnames`: jit -> the annotation's generic
+# (`@jdc.jit def solve(..., include_self_coll: jdc.Static[bool] = False)` hashes that argument,
+# uynitsuj/jaxmp@<heldout16> scripts/profile_ik.py:139).
+STATIC_ANNOTATIONS = {"jax_dataclasses.jit": "jax_dataclasses.Static"}
 # The jits that keep every non-array argument static by themselves (no static_argnames needed).
 FILTERED_JITS = frozenset({"equinox.filter_jit", "equinox.filter_pmap"})
 # vmaps whose default `in_axes` maps array leaves only: a Python value passes through unbatched
