@@ -162,6 +162,9 @@ class Rule:
     # `could_match(tree, entries)` with those functions entered (`trace_screen.admits_entered`);
     # implies `uses_project`
     follows_calls: ClassVar[bool] = False
+    # every finding of the rule is shown only in preview mode (`Finding.preview`): a scan whose
+    # preview findings nobody reads does not run it (`jaxfix.engine.fixing.preview_read`)
+    preview_only: ClassVar[bool] = False
 
     @classmethod
     def passes_prefilter(cls, source: str) -> bool:

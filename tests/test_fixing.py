@@ -6,6 +6,7 @@ fix that never converges) that good rules should never produce.
 """
 
 import ast
+import textwrap
 
 import libcst as cst
 import pytest
@@ -209,3 +210,81 @@ def test_a_noqa_for_a_preview_finding_is_not_unused():
     assert analyze(source, "m.py", Config(select=("ALL",))).findings == []
     assert analyze(source.replace("  # noqa: JAX202", ""), "m.py", Config(select=("ALL",), preview=True)).findings
     assert analyze(source, "m.py", Config(select=("ALL",), preview=True)).findings == []
+
+
+class OnlyInPreview(FlagsOnEvidence):
+    """`FlagsOnEvidence` declared preview-only (`Rule.preview_only`), counting its runs."""
+
+    name = "only-in-preview"
+    preview_only = True
+    runs = 0
+
+    def check(self, ctx):
+        type(self).runs += 1
+        for finding in super().check(ctx):
+            yield finding.in_preview()
+
+
+def test_a_preview_only_rule_runs_only_where_its_findings_are_read():
+    OnlyInPreview.runs = 0
+    assert scan("sure()\n", "m.py", [OnlyInPreview()]).findings == []
+    assert OnlyInPreview.runs == 0  # nothing would read them: not run
+    assert [f.line for f in scan("sure()\n", "m.py", [OnlyInPreview()], preview=True).findings] == [1]
+    assert OnlyInPreview.runs == 1
+
+
+HISTORY = textwrap.dedent(
+    """\
+    import jax
+
+    history = []
+
+
+    @jax.jit
+    def step(x):
+        history.append(x)  # noqa: JAX404
+        return x + 1
+    """
+)  # JAX404's first INVALID example: preview whatever its path (trace_time_semantics/preview.py)
+
+
+def test_a_preview_only_rule_still_runs_for_the_noqa_its_findings_use():
+    """JAX404 is preview-only; in a default check of a text with a `# noqa` it still runs, so that
+    JAX001 sees its finding and does not call the comment unused (its fix would delete it)."""
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+    from jaxfix.engine.fixing import preview_read
+    from jaxfix.engine.pipeline import selected_rules
+
+    rules = selected_rules(Config(select=("ALL",)), "m.py")
+    assert preview_read(rules, HISTORY, False)
+    assert not preview_read(rules, HISTORY.replace("  # noqa: JAX404", ""), False)
+    assert analyze(HISTORY, "m.py", Config(select=("ALL",))).findings == []
+    assert [f.code for f in analyze(HISTORY.replace("  # noqa: JAX404", ""), "m.py", Config(select=("ALL",), preview=True)).findings] == ["JAX404"]
+
+
+def test_the_editor_analysis_keeps_preview_findings_once_a_noqa_appears():
+    """The incremental analysis keeps each group's findings between texts: those of a text no
+    `noqa` is in lack the preview-only rules' findings; once one is typed, JAX001 sees them."""
+    from jaxfix.engine.config import Config
+    from jaxfix.engine.incremental import IncrementalAnalyzer
+
+    analyzer = IncrementalAnalyzer()
+    config = Config(select=("ALL",))
+    without = HISTORY.replace("  # noqa: JAX404", "")
+    assert analyzer.analyze(without, "m.py", config).findings == []
+    assert analyzer.analyze(HISTORY, "m.py", config).findings == []  # JAX001 saw the JAX404 finding
+
+
+def test_every_finding_of_a_preview_only_rule_is_preview():
+    """`Rule.preview_only` holds on the rules' own INVALID examples: a default check that does
+    not run them loses nothing it would show."""
+    from jaxfix.engine import registry
+
+    only = [rule for rule in registry.all_rules() if rule.preview_only]
+    assert {code.code for rule in only for code in rule.codes} == {"JAX305", "JAX402", "JAX404"}
+    for rule in only:
+        codes = {code.code for code in rule.codes}
+        for example in rule.invalid:
+            found = [f for f in scan(example.code, "m.py", [rule()], preview=True).findings if f.code in codes]
+            assert found and all(f.preview for f in found), (rule.name, example.code)

@@ -125,6 +125,7 @@ class NumpyOnTracedValueRule(Rule):
 
     name = "numpy-on-traced-value"
     codes = (Code("JAX402", "numpy-on-traced-value", "NumPy function applied to a traced value", "sometimes"),)
+    preview_only = preview.whole_rule(codes)
     prefilter = TRANSFORM_TOKENS
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     follows_calls = True  # also in a file whose functions traced code elsewhere calls

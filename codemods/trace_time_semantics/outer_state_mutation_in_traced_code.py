@@ -216,6 +216,7 @@ class OuterStateMutationRule(Rule):
             "never",
         ),
     )
+    preview_only = preview.whole_rule(codes)
     prefilter = TRANSFORM_TOKENS
     prefilter_pattern = MAY_NAME_A_TRANSFORM  # the traced code it reports needs a jax transform
     follows_calls = True  # also in a file whose functions traced code elsewhere calls

@@ -43,7 +43,7 @@ write it, `@jax.jit def f(x): np.sin(x)`; `x[i] = v`; `log.append(x)`).
 
 from __future__ import annotations
 
-from jaxfix.model import Finding
+from jaxfix.model import Code, Finding
 
 # The rules shown only with `--preview` whatever their path (session 22: their default paths did
 # not hold on first contact either). JAX402: 1 real of 48 first-contact findings on fifteen pools,
@@ -57,6 +57,11 @@ PREVIEW_RULES = frozenset({"JAX402", "JAX404"})
 STORES_TRACER = "stores a traced value"
 WRITES_STATE = "writes a value not shown to be traced"
 READS_STATE = "reads outer state"
+
+
+def whole_rule(codes: tuple[Code, ...]) -> bool:
+    """A rule of these codes is preview whatever the path (`Rule.preview_only`)."""
+    return all(code.code in PREVIEW_RULES for code in codes)
 
 
 def _preview(finding: Finding | None, preview: bool) -> Finding | None:

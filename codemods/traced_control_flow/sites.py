@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from codemods.traced_control_flow.evidence import PREVIEW_DOC, fix_by_evidence, site_in_preview
+from codemods.traced_control_flow.evidence import PREVIEW_DOC, PREVIEW_RULES, fix_by_evidence, site_in_preview
 from codemods.traced_control_flow.fix_safety import is_proven_traced, proven
 from codemods.traced_control_flow.split_condition import static_and_traced
 from jaxfix.analysis import filememo
@@ -228,6 +228,9 @@ class SiteRule:
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         _RULES[cls.codes[0].code] = cls
+        # JAX305: every site preview (`site_in_preview`); its fixes are still built with the other
+        # sites' (`FunctionSites.fixes_of`, whichever rule asks first), so the names they take stay
+        cls.preview_only = cls.codes[0].code in PREVIEW_RULES
 
 
 _LAST_SCREENED: list = [None, None, frozenset()]  # (tree, (packages, entries), codes): the six rules ask in turn

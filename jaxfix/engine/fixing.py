@@ -19,8 +19,8 @@ import libcst as cst
 
 from jaxfix.analysis.cstparse import parse_module
 from jaxfix.edits import apply_edits
-from jaxfix.engine.imports import apply_import_requests
 from jaxfix.engine import steps
+from jaxfix.engine.imports import apply_import_requests
 from jaxfix.engine.linemap import LineMap
 from jaxfix.engine.suppression import is_suppressed
 from jaxfix.model import Finding, Safety
@@ -51,6 +51,7 @@ class RawScan:
     undecided: bool = False  # a fresh name was spelled in code left out of the text (`elsewhere`)
     quote_used: str | None = None  # the file's quote, when a fix wrote a string literal in it
     tree: ast.Module | None = None  # the stdlib tree of the text, when the scan had one (given or parsed)
+    preview: bool = True  # the rules whose findings are all preview ran (`preview_read`)
 
 
 def scan(
@@ -66,7 +67,16 @@ def scan(
 ) -> Scan:
     """Run `rules` over `source`: prefilter, parse once per parser, collect kept findings.
     A given `tree` must be `ast.parse(source)`."""
-    raw = scan_raw(source, path, rules, code_filter=code_filter, options=options, project=project, tree=tree)
+    raw = scan_raw(
+        source,
+        path,
+        rules,
+        code_filter=code_filter,
+        options=options,
+        project=project,
+        tree=tree,
+        preview=preview_read(rules, source, preview),
+    )
     return settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter, preview=preview)
 
 
@@ -82,9 +92,12 @@ def scan_raw(
     parse: Callable[[], cst.Module] | None = None,
     elsewhere: Callable[[str], bool] | None = None,
     quote: Callable[[], str] | None = None,
+    preview: bool = True,
 ) -> RawScan:
     """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`),
-    preview ones included (`settle` keeps them only in preview mode).
+    preview ones included (`settle` keeps them only in preview mode). With `preview` False (what
+    `preview_read` answers for the whole text) the rules whose every finding is preview
+    (`Rule.preview_only`) are not run: nothing would read their findings.
 
     `parse`, `elsewhere` and `quote` serve the language server (`jaxfix.engine.incremental`): the
     libcst module of `source` assembled from statements parsed before, whether a name is spelled in
@@ -95,9 +108,13 @@ def scan_raw(
     # are screened by `could_match_in` alone, which sees the project's entries (`screens_admit`).
     entered = _entered_from_elsewhere(project, path)
     candidates = [
-        r for r in rules if not r.sees_findings and ((entered and r.follows_calls) or r.passes_prefilter(source))
+        r
+        for r in rules
+        if not r.sees_findings
+        and (preview or not r.preview_only)
+        and ((entered and r.follows_calls) or r.passes_prefilter(source))
     ]
-    result = RawScan()
+    result = RawScan(preview=preview)
     if tree is None:
         # Checked even when no rule's prefilter admits the text: a syntax error is always reported.
         if not candidates:
@@ -133,6 +150,21 @@ def scan_raw(
         result.quote_used = ctx.quote_used
         ctx.release()
     return result
+
+
+def preview_read(rules: Sequence[Rule], source: str, preview: bool) -> bool:
+    """Are the preview findings of a scan of `source` read (`scan_raw`'s `preview`)? In preview
+    mode they are shown; otherwise `settle` drops them all, after a rule that reads the other
+    findings (JAX001: a `# noqa` for a preview finding is not unused) has seen them, which runs on
+    a text its own text test admits. A file with no `noqa` in a default check needs none: JAX402
+    and JAX404 then do not run (on a generated 50,000-line file, the fix loop's rescan no longer
+    runs JAX305's analysis of every traced function, which only it needed)."""
+    return preview or any(_reads_findings(rule, source) for rule in rules)
+
+
+def _reads_findings(rule: Rule, source: str) -> bool:
+    """Does `rule` read the other rules' findings on `source` (`settle` runs it)?"""
+    return rule.sees_findings and rule.passes_prefilter(source)
 
 
 def screens_admit(rule: Rule, ctx: RuleContext) -> bool:
@@ -226,7 +258,7 @@ def settle(
     would otherwise delete the comment a user wrote for it)."""
     raw = list(raw)
     for rule in rules:
-        if rule.sees_findings and rule.passes_prefilter(source):
+        if _reads_findings(rule, source):
             found = rule.check_findings(source, path, list(raw), code_filter, comments=comments)
             raw.extend(f for f in found if code_filter(f.code))
     lines = source.splitlines() if raw else []  # most files have nothing to suppress

@@ -42,12 +42,20 @@ from jaxfix.analysis.chunks import (
 )
 from jaxfix.analysis.codegen import preferred_quote, quote_counts, quote_of, string_token_quotes
 from jaxfix.analysis.comments import Comment, comments_in
-from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.analysis.cstparse import parse_module
+from jaxfix.analysis.pytrees import ast_statements
 from jaxfix.engine import selected_rules
 from jaxfix.engine.chunkparse import ParsedChunk, assemble, parse_chunk
 from jaxfix.engine.config import Config
-from jaxfix.engine.fixing import AnalysisError, RawScan, _entered_from_elsewhere, parse_ast, scan_raw, settle
+from jaxfix.engine.fixing import (
+    AnalysisError,
+    RawScan,
+    _entered_from_elsewhere,
+    parse_ast,
+    preview_read,
+    scan_raw,
+    settle,
+)
 from jaxfix.engine.suppression import skips_file
 from jaxfix.model import Edit, FileResult, Finding
 from jaxfix.rulebase import Rule
@@ -109,15 +117,17 @@ class IncrementalAnalyzer:
         self.parse_error = None
         if skips_file(source):
             return result
-        key = (config, path, id(project), getattr(project, "generation", 0))
+        rules = selected_rules(config, path)
+        # the groups' findings hold preview ones only when the whole text's are read (`preview_read`)
+        preview = preview_read(rules, source, config.preview)
+        key = (config, path, id(project), getattr(project, "generation", 0), preview)
         if self._key != key:
             self._key, self._entries = key, {}
-        rules = selected_rules(config, path)
         code_filter = lambda code: config.code_selected(code, path)  # noqa: E731
         plan = _Plan(source, tree, self._memo)
         self._memo = plan.memo
         self._last = (source, tree, plan.chunks)
-        run = _Run(plan, path, rules, code_filter, config.options(), project)
+        run = _Run(plan, path, rules, code_filter, config.options(), project, preview)
         raw, errors = self._raw_findings(run)
         settled = settle(
             source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments, preview=config.preview
@@ -140,7 +150,10 @@ class IncrementalAnalyzer:
         hoists (a generated 50,000-line file: 7,350 names, 45 s of CPU)."""
         if not rememberable(raw) or skips_file(source):
             return
-        self._key = (config, path, id(project), getattr(project, "generation", 0))
+        preview = preview_read(selected_rules(config, path), source, config.preview)
+        if preview and not raw.preview:
+            return  # its groups lack the preview findings this text's `noqa` comments need
+        self._key = (config, path, id(project), getattr(project, "generation", 0), preview)
         plan = _Plan(source, raw.tree, self._memo)
         self._memo = plan.memo
         self._last = (source, raw.tree, plan.chunks)
@@ -371,6 +384,7 @@ class _Run:
     code_filter: Callable[[str], bool]
     options: Mapping[str, Mapping[str, Any]]
     project: Any = None
+    preview: bool = True  # `scan_raw`'s: are the whole text's preview findings read
 
     def whole(self) -> RawScan:
         plan = self.plan
@@ -383,6 +397,7 @@ class _Run:
             project=self.project,
             tree=plan.tree,
             parse=lambda: plan.module(plan.source, set(range(len(plan.chunks)))),
+            preview=self.preview,
         )
 
     def screened_out(self, todo: set[int]) -> set[int]:
@@ -397,7 +412,11 @@ class _Run:
         plan = self.plan
         if not todo or _entered_from_elsewhere(self.project, self.path):
             return set()
-        rules = [r for r in self.rules if not r.sees_findings and r.passes_prefilter(plan.source)]
+        rules = [
+            r
+            for r in self.rules
+            if not r.sees_findings and (self.preview or not r.preview_only) and r.passes_prefilter(plan.source)
+        ]
         if not rules:
             return set(todo)
         body = plan.tree.body
@@ -491,6 +510,7 @@ class _Run:
                 parse=lambda: plan.reduced_module(reduced, keep),
                 elsewhere=lambda name: _spelling(name).search(outside) is not None,
                 quote=plan.quote,
+                preview=self.preview,
             )
         except AnalysisError:
             return None

@@ -16,6 +16,7 @@ from jaxfix.engine.fixing import (
     RawScan,
     Scan,
     fix_until_stable,
+    preview_read,
     scan,
     scan_raw,
     settle,
@@ -42,7 +43,8 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
     arguments = dict(path=path, rules=rules, code_filter=code_filter, options=config.options(), project=project)
     run = functools.partial(scan, preview=config.preview, **arguments)
     try:
-        raw = scan_raw(source, tree=tree, **arguments)  # `scan`, keeping what the fix loop reuses
+        # `scan`, keeping what the fix loop reuses
+        raw = scan_raw(source, tree=tree, preview=preview_read(rules, source, config.preview), **arguments)
         first = settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter, preview=config.preview)
     except AnalysisError as exc:
         result.error = str(exc)
