@@ -58,7 +58,8 @@ class UnblockedTimingRule(Rule):
     reported. A region whose only JAX work is a host-to-device transfer (`jax.device_put`) is
     not reported: serving and input pipelines issue transfers asynchronously on purpose, to
     overlap with the running step, and time the issue cost. A def or class statement in a region only defines its body: nothing in it runs
-    there. Precision first: a region whose JAX result is handed, after its last JAX call, to
+    there. Nor is a region in the body of `if False:` (code switched off), or in a function the
+    file proves traced (its clock reads run once, at trace time, around tracing). Precision first: a region whose JAX result is handed, after its last JAX call, to
     code the file does not show (another module's helper, a logger, a method of another object)
     is not reported, as that code may read the value back (`jaxfix.analysis.host_sync`); a
     function of this file is looked into, also one called without the result that reads it
