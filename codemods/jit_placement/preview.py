@@ -170,10 +170,8 @@ def _written_out(idx: ScopeIndex, loop: cst.CSTNode) -> bool:
     or through a name its scope binds once, to such a literal (`counts = (1, 2, 4)`, then
     `for n in counts:`, mimic-jax's sweep)."""
     it = _iterable(loop)
-    if isinstance(it, cst.Name) and (scope := idx.resolve(it.value, loop)) is not None:
-        bindings = idx.scope_info(scope).bindings.get(it.value, [])
-        if len(bindings) == 1 and isinstance(bindings[0], cst.Assign) and len(bindings[0].targets) == 1:
-            it = bindings[0].value if isinstance(bindings[0].targets[0].target, cst.Name) else it
+    if isinstance(it, cst.Name):
+        it = idx.sole_value(it.value, loop) or it
     return isinstance(it, (cst.List, cst.Tuple))
 
 

@@ -32,6 +32,7 @@ from jaxfix.analysis.def_order import DefOrder
 from jaxfix.analysis.defaults import NOT_LITERAL, literal_value
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.runs_once import is_notebook_text
+from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.trace_sites import ArrayEvidence, is_array_annotation
 from jaxfix.analysis.traced import FunctionFacts, analyse_function
 from jaxfix.analysis.transforms import FILTERED_JITS, FILTERED_VMAPS
@@ -188,7 +189,10 @@ class ProvenTraced:
         given = self._given.get(info)
         if not given or not info.reasons or not all(r.startswith("called from traced") for r in info.reasons):
             return False
-        for test, in_body in _enclosing_tests(info.node, node):
+        idx = self.jc.scope_index()
+        if idx is None:
+            return False
+        for test, in_body in _enclosing_tests(idx, info.node, node):
             values = _flag_values(test, given)
             if values is not None and not any(bool(v) == in_body for v in values):
                 return True
@@ -241,11 +245,8 @@ class ProvenTraced:
         cases/jax/tblr2bbox.py:72: `sargs = (priors, tblr)`, then `fast_tblr(*sargs)`, which leaves
         `normalize_by_wh` its default `True`); None otherwise."""
         idx = self.jc.scope_index()
-        if isinstance(value, cst.Name) and idx is not None and (scope := idx.resolve(value.value, at)) is not None:
-            bindings = idx.scope_info(scope).bindings.get(value.value, [])
-            if len(bindings) == 1 and isinstance(bindings[0], cst.Assign) and len(bindings[0].targets) == 1:
-                if isinstance(bindings[0].targets[0].target, cst.Name):
-                    value = bindings[0].value
+        if isinstance(value, cst.Name) and idx is not None:
+            value = idx.sole_value(value.value, at) or value
         if isinstance(value, (cst.Tuple, cst.List)) and not any(
             isinstance(el, cst.StarredElement) for el in value.elements
         ):
@@ -341,24 +342,17 @@ def _flag_values(test: cst.BaseExpression, given: dict[str, set]) -> list[object
     return None
 
 
-def _enclosing_tests(root: cst.CSTNode, target: cst.CSTNode) -> list[tuple[cst.BaseExpression, bool]]:
-    """The `if` tests around `target` inside `root` (not inside a nested def), each with whether
-    `target` is in its body (True) or its `else`/`elif` part (False)."""
+def _enclosing_tests(idx: ScopeIndex, root: cst.CSTNode, target: cst.CSTNode) -> list[tuple[cst.BaseExpression, bool]]:
+    """The `if` tests around `target` inside `root`, each with whether `target` is in its body
+    (True) or its `else`/`elif` part (False)."""
     found: list[tuple[cst.BaseExpression, bool]] = []
-
-    def search(node: cst.CSTNode, path: list[tuple[cst.BaseExpression, bool]]) -> bool:
-        if node is target:
-            found.extend(path)
-            return True
-        if node is not root and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return False
-        if isinstance(node, cst.If):
-            if search(node.body, [*path, (node.test, True)]):
-                return True
-            return node.orelse is not None and search(node.orelse, [*path, (node.test, False)])
-        return any(search(child, path) for child in node.children)
-
-    search(root, [])
+    child = target
+    for anc in idx.ancestors(target):
+        if anc is root:
+            break
+        if isinstance(anc, cst.If) and child is not anc.test:
+            found.append((anc.test, child is anc.body))
+        child = anc
     return found
 
 

@@ -181,6 +181,17 @@ class ScopeIndex:
             first = False
             scope = self.enclosing_scope(scope)
 
+    def sole_value(self, name: str, at: cst.CSTNode) -> cst.BaseExpression | None:
+        """The value of `name = value` when that plain assignment is the only binding of `name` in
+        the scope `at` reads it from (`counts = (1, 2, 4)`, then `for n in counts:`); else None."""
+        scope = self.resolve(name, at)
+        if scope is None:
+            return None
+        bindings = self.scope_info(scope).bindings.get(name, [])
+        if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or len(bindings[0].targets) != 1:
+            return None
+        return bindings[0].value if isinstance(bindings[0].targets[0].target, cst.Name) else None
+
     def free_names(self, scope: cst.CSTNode) -> set[str]:
         """Names read in `scope` (or its nested scopes) that `scope` does not bind itself."""
         info = self.scope_info(scope)
