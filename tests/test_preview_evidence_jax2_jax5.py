@@ -147,6 +147,49 @@ def test_jax501_a_timer_that_says_it_measures_compilation_is_preview():
     assert found(warmup, "JAX501") == [(17, True), (22, False), (25, True), (26, False)]
 
 
+def test_jax501_a_setup_timer_whose_last_work_is_eager_is_preview():
+    """koldunovn/fesom_jax@0383a17 scripts/archive/core2_grad_gate.py:112 (heldout13, wrong, and
+    five siblings): "[setup] built mesh+IC+forcing in" times file reading and NumPy; what it leaves
+    in flight is an eager `jnp.sum` of a mask, not the computation. aliang8/varibad_jax@e36a2a7
+    varibad_jax/utils/data_utils.py:474 ("loading data took", wrong) ends in a `random.permutation`.
+    A set-up timer whose last work is a jitted call, or words naming a run, stay default."""
+    source = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+
+        @jax.jit
+        def step(x):
+            return jnp.tanh(x @ x)
+
+
+        def build(n):
+            mesh = np.ones((n, n))
+            return jnp.asarray(mesh), jnp.sum(jnp.asarray(mesh))
+
+
+        t0 = time.time()
+        mesh = np.load("mesh.npy")
+        wet = jnp.asarray(mesh)
+        nwet = jnp.sum(wet)
+        print(f"[setup] built mesh in {time.time() - t0:.1f}s")
+
+        t0 = time.time()
+        mask, total = build(8)
+        print(f"[setup] built in {time.time() - t0:.1f}s")
+
+        t0 = time.time()
+        out = step(wet)
+        print(f"[setup] built in {time.time() - t0:.1f}s")
+        """
+    assert found(source, "JAX501") == [(23, True), (27, True), (31, False)]
+    runs = source.replace("[setup] built mesh in", "loaded and ran the step in")
+    assert found(runs, "JAX501") == [(23, False), (27, True), (31, False)]
+
+
 def test_jax504_a_time_cell_over_a_loop_of_steps_is_preview():
     """jeremiecoullon/SGMCMCJax@cb900970 docs/nbs/BNN.ipynb cell 5 (heldout7, wrong): `%%time` over
     2000 dependent jitted kernel steps; only the last in flight escapes the clock. A `%%time` cell of

@@ -9,7 +9,7 @@ import libcst as cst
 
 from codemods.compile_cost.jax_work import LAX_LOOPS, JaxWork, bound_by
 from codemods.compile_cost.nodes import all_nodes, own_nodes
-from codemods.compile_cost.preview import compile_label, flag, work_path
+from codemods.compile_cost.preview import compile_label, flag, setup_label, work_path
 from codemods.compile_cost.timed_regions import (
     alias_start,
     carried_region,
@@ -187,7 +187,21 @@ class TimingChecker(JaxWork):
         after = stmts[end + 1] if end + 1 < len(stmts) and self.start_clock(stmts[end]) else None
         if compile_label(stmts[end], after):  # `t1 = now()` then `print("compile took", t1 - t0)`
             return flag(found, "compile-label")
-        return flag(found, shape + work_path(self, region[last]))
+        path = work_path(self, region[last])
+        if self.host_work(path, region[last]) and setup_label(stmts[end], after):
+            return flag(found, "setup-label")
+        return flag(found, shape + path)
+
+    def host_work(self, path: str, last_stmt: cst.BaseStatement) -> bool:
+        """The region's last JAX work is eager (`work_path` `eager` or `made`) or a helper of this
+        file that calls no jitted function: what a set-up timer leaves in flight is array work at
+        the end of the set-up, not a compiled computation."""
+        if path in ("eager", "made"):
+            return True
+        func = self.last_outer_call(last_stmt).func
+        if path != "helper" or not isinstance(func, cst.Name):
+            return False
+        return not any(self._reaches_jitted(fn) for fn in self.functions.get(func.value, ()))
 
     def lap_safety(self, found: Finding, trip: list[cst.BaseStatement]) -> Finding:
         """A lap timer (the clock read once per trip, each lap from the previous read) over a trip
@@ -369,7 +383,13 @@ class TimingChecker(JaxWork):
         fix = self.fix(region, region[last], after=region[-1])
         timer_name = self.ctx.module.code_for_node(timer.func).strip()
         message = f"`{timer_name}` reads the clock on exit, {self.before_ready(region[last], fix)}"
-        path = "compile-label" if compile_label(timer) else "timer:" + work_path(self, region[last])
+        path = work_path(self, region[last])
+        if compile_label(timer):
+            path = "compile-label"
+        elif self.host_work(path, region[last]) and setup_label(timer):
+            path = "setup-label"
+        else:
+            path = "timer:" + path
         return flag(self.ctx.finding(self.rule, "JAX501", timer, message, fix), path)
 
     def last_simple(self, stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
