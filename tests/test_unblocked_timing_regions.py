@@ -608,6 +608,56 @@ def train(x):
 """,
         True,
     ),
+    # Sn0wfly/aequus_jax@778d8b8 poker_bot/core/trainer.py:633 (heldout13, wrong): a method of the
+    # class returns its JAX work converted (`return float(jnp.mean(entropies))`) over the state the
+    # jitted step just wrote; calling it before the clock waits for that step
+    "aequus_method_returns_a_float_over_the_state": (
+        """
+class Trainer:
+    def train(self, n):
+        for i in range(n):
+            t0 = time.time()
+            self.strategy = step(self.strategy)
+            magnitude = jnp.sum(jnp.abs(self.strategy))
+            entropy = self._entropy()
+            took = time.time() - t0
+            print(took, entropy, magnitude)
+
+    def _entropy(self):
+        return float(jnp.mean(jnp.log(self.strategy)))
+
+def train(x):
+    trainer = Trainer()
+    trainer.strategy = x
+    trainer.train(2)
+    return trainer.strategy
+""",
+        False,
+    ),
+    # its buggy twin: the method returns the pending array
+    "aequus_method_returns_an_array": (
+        """
+class Trainer:
+    def train(self, n):
+        for i in range(n):
+            t0 = time.time()
+            self.strategy = step(self.strategy)
+            magnitude = jnp.sum(jnp.abs(self.strategy))
+            entropy = self._entropy()
+            took = time.time() - t0
+            print(took, entropy, magnitude)
+
+    def _entropy(self):
+        return jnp.mean(jnp.log(self.strategy))
+
+def train(x):
+    trainer = Trainer()
+    trainer.strategy = x
+    trainer.train(2)
+    return trainer.strategy
+""",
+        True,
+    ),
     # kmheckel/spyx@38374e96:research/new/parallel_spiking_neurons/run_study.py: an `nnx` step updates
     # the model in place (its result is discarded), and a helper that converts its own JAX work to
     # a float reads that model in the loop: the call waits for the state it reads, which the file

@@ -300,6 +300,8 @@ class JaxWork:
         quant_aware_evolution/quant_aware_evolution.py `evaluate`, hybrid_evo_surrogate/
         methods_shd_hyper.py `train_hyper`."""
         func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            func = func.attr  # `self._entropy()`: the one def of that name in the file (Sn0wfly/aequus_jax@778d8b8)
         defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
         if len(defs) != 1 or depth > 2 or defs[0].asynchronous is not None:
             return False
