@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixture_cases import analyze_in_project
 
 from jaxfix.batch import BatchOptions, run_paths
 from jaxfix.engine import analyze
@@ -271,3 +272,43 @@ def test_a_lazy_call_summary_answers_and_pickles_as_the_eager_one():
     back = pickle.loads(pickle.dumps(lazy))
     assert type(back.functions) is dict and list(back.functions.items()) == list(eager.functions.items())
     assert back == eager
+
+
+SAMPLER = """import jax
+
+
+class Sampler:
+    def __init__(self, params):
+        self.params = params
+        self._compiled_sample_fn = jax.jit(self._sample_fn)
+
+    def _sample_fn(self, params, state):
+        i = 0
+        while i < 3:
+            print(state)
+            state = state + params
+            i += 1
+        return state
+
+    def __call__(self, state):
+        return self._sample_fn(self.params, state)
+"""
+
+
+def test_a_jitted_function_stored_where_nothing_reads_it_traces_nothing(tmp_path):
+    """demon2036/MLLM-JAX@8b19c02 deprecated/MLLM_JAX/language/gemma/sampler.py:127 (heldout12,
+    JAX302/JAX401 wrong): `self._compiled_sample_fn = jax.jit(self._sample_fn)`, its calls commented
+    out, `__call__` runs `_sample_fn` eagerly; the print shows concrete values. The twin calls the
+    stored jit: the print runs at trace time. A list of files is not the whole tree: any module
+    not shown may read the attribute."""
+    run = "from pkg.sampler import Sampler\n\nSampler(1.0)(2.0)\n"
+
+    def codes_of(text: str, whole_tree: bool = True) -> list[str]:
+        files = {"pkg/__init__.py": "", "pkg/sampler.py": text, "pkg/run.py": run}
+        result = analyze_in_project(tmp_path, files, "pkg/sampler.py", "ALL", whole_tree)
+        return sorted(f.code for f in result.findings)
+
+    assert codes_of(SAMPLER) == []
+    assert "JAX401" in codes_of(SAMPLER, whole_tree=False)
+    called = SAMPLER.replace("return self._sample_fn(self.params", "return self._compiled_sample_fn(self.params")
+    assert "JAX401" in codes_of(called)

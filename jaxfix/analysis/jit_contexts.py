@@ -30,7 +30,13 @@ from jaxfix.analysis import pytrees
 from jaxfix.analysis.class_static_fields import ClassStaticFields, ShownAttributes
 from jaxfix.analysis.defaults import is_hashable_literal, python_default
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.project_lookups import cross_entries, own_packages, project_class_fields, project_field_helper
+from jaxfix.analysis.project_lookups import (
+    attribute_read,
+    cross_entries,
+    own_packages,
+    project_class_fields,
+    project_field_helper,
+)
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.static_values import admits_no_array, dtype_params
@@ -299,12 +305,15 @@ class JitContexts(ClassStaticFields, ShownAttributes):
         instance_class: Callable[..., str | None] | None = None,
         field_helper: Callable[[str], bool] | None = None,
         local_field_helpers: Callable[[], frozenset[str]] | None = None,
+        attribute_read: Callable[[str], bool] | None = None,
     ) -> None:
         """`class_fields`: the static fields of a class named as written in this module
         (`SaveAt`, `diffrax.SaveAt`) that another module of the project defines; `field_helper`:
         whether a name this module imports makes a static field there (`nonpytree_field`);
-        `local_field_helpers`: the module's own such functions (`pytrees.static_field_helpers`)."""
+        `local_field_helpers`: the module's own such functions (`pytrees.static_field_helpers`);
+        `attribute_read`: whether the project may read an attribute (`project_lookups.attribute_read`)."""
         self.class_fields = class_fields
+        self.attribute_read = attribute_read
         self.instance_class = instance_class  # `ValueKinds.instance_class`: the class a value is an instance of
         self.field_helper = field_helper
         self.local_field_helpers = local_field_helpers
@@ -773,6 +782,8 @@ class JitContexts(ClassStaticFields, ShownAttributes):
                     continue
                 if qual in GRAD_NAMES or any(q in GRAD_NAMES for q in chain):
                     target.differentiated = True
+                if qual in JIT_NAMES and self._unread_wrapper(call):
+                    continue
                 if qual in JIT_NAMES:
                     jsite = JitSite(node=call, wrapper=qual, call=call)
                     self._statics(jsite, call, True)
@@ -968,6 +979,26 @@ class JitContexts(ClassStaticFields, ShownAttributes):
         name = returned_name(factory.node)
         made = self.nested.get(factory, {}).get(name) if name is not None else None
         return made if made is not None and isinstance(made.node, cst.FunctionDef) else None
+
+    def _unread_wrapper(self, call: cst.Call) -> bool:
+        """`self._compiled = jax.jit(self._sample_fn)` where nothing in the project reads
+        `_compiled`: the jitted function is never called, so the jit traces nothing
+        (demon2036/MLLM-JAX@8b19c02 deprecated/MLLM_JAX/language/gemma/sampler.py:127, its calls
+        commented out: `_sample_fn` runs only eagerly, heldout12 JAX302/JAX401 wrong)."""
+        if self.attribute_read is None:
+            return False
+        if getattr(self, "_stored_wrappers", None) is None:
+            stored: dict[int, str] = {}
+
+            class Stores(cst.CSTVisitor):
+                def visit_Assign(self, node: cst.Assign) -> None:
+                    if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
+                        stored[id(node.value)] = node.targets[0].target.attr.value
+
+            walk(self.module, Stores())
+            self._stored_wrappers = stored
+        attr = self._stored_wrappers.get(id(call))
+        return attr is not None and not self.attribute_read(attr)
 
     def _assigned_name(self, call: cst.Call) -> str | None:
         """The name a module-level `name = call` binds (the values indexed once: asked per call,
@@ -1469,6 +1500,7 @@ def jit_contexts(ctx) -> JitContexts:
         known_pytrees=frozenset(name for name, _ in pytrees.pytree_classes(ctx)),
         scopes=lambda: ctx.fact(ScopeIndex, ScopeIndex.of),
         instance_class=lambda expr, at, some=False: ValueKinds.of(ctx).instance_class(expr, at, some=some),
+        attribute_read=lambda name: attribute_read(ctx, name),
     )
 
 

@@ -20,7 +20,6 @@ import pickle
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from jaxfix.analysis.pytrees import (
@@ -265,8 +264,12 @@ class ProjectIndex:
         """Whether a module of the project reads an attribute `name` in code (`.name`, or the
         string `"name"` given to `getattr`/`hasattr`): what `references` answers for an attribute, with the
         same whole-tree rule (without the whole tree every attribute may be read) and the same
-        text search. A JAX101 cached property nothing reads is never first read under a trace."""
-        return self._mentioned(f".{name}", rf"\.{re.escape(name)}\b|(?:get|has)attr\([^)]*['\"]{re.escape(name)}['\"]")
+        text search. A plain store (`self.name = ...`) is no read. A JAX101 cached property nothing
+        reads is never first read under a trace; a jitted function stored where nothing reads it is
+        never called."""
+        return self._mentioned(
+            f".{name}", rf"\.{re.escape(name)}\b(?!\s*=[^=])|(?:get|has)attr\([^)]*['\"]{re.escape(name)}['\"]"
+        )
 
     def _mentioned(self, key: str, pattern: str) -> bool:
         """Whether `pattern` matches in the code (not a comment or string) of some module of the
