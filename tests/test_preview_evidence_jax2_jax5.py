@@ -190,6 +190,33 @@ def test_jax501_a_setup_timer_whose_last_work_is_eager_is_preview():
     assert found(runs, "JAX501") == [(23, False), (27, True), (31, False)]
 
 
+def test_jax501_a_log_in_the_region_that_says_it_compiles_is_preview():
+    """phlippe/jax_trainer@f749d34 jax_trainer/trainer/trainer.py:583 and NX-AI/xlstm-jax
+    trainer.py:868 (heldout10, heldout11, debatable): `logging.info("Testing and compiling
+    eval_step...")` inside the region announces a compile timer."""
+    source = """
+        import logging
+        import time
+
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def eval_step(x):
+            return jnp.tanh(x)
+
+
+        def verify(x):
+            start_time = time.time()
+            logging.info("Testing and compiling eval_step...")
+            _ = eval_step(x)
+            logging.info(f"Successfully completed in {time.time() - start_time:.2f} seconds.")
+        """
+    assert found(source, "JAX501") == [(18, True)]
+    assert found(source.replace("Testing and compiling", "Evaluating"), "JAX501") == [(18, False)]
+
+
 def test_jax504_a_time_cell_over_a_loop_of_steps_is_preview():
     """jeremiecoullon/SGMCMCJax@cb900970 docs/nbs/BNN.ipynb cell 5 (heldout7, wrong): `%%time` over
     2000 dependent jitted kernel steps; only the last in flight escapes the clock. A `%%time` cell of
