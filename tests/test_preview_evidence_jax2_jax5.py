@@ -321,6 +321,27 @@ def test_jax204_a_step_once_per_outer_trip_few_trips_or_periodic_is_preview():
     assert found(periodic, "JAX204") == [(16, True)]
 
 
+def test_jax204_a_step_that_scans_over_its_minibatches_is_preview():
+    """jinPrelude/minimal-rl-nnx@c5eced1f ppo.py:204 (heldout12, debatable, and nine siblings):
+    `update_ppo` (`@nnx.jit`) runs an `@nnx.scan` inner def over every minibatch, so each call does
+    many steps of work and the per-call traversal is a small share of it; the same call of a step
+    that does one batch's work is the rule's canonical case."""
+    scanning = NNX_LOOP.replace(
+        "        return model(x).mean()",
+        "        @nnx.scan(in_axes=(nnx.Carry, 0), out_axes=nnx.Carry)\n"
+        "        def one(carry, batch):\n"
+        "            return carry + model(batch).mean()\n"
+        "\n"
+        "        return one(0.0, x)",
+    )
+    assert found(scanning, "JAX204") == [(19, True)]
+    fori = NNX_LOOP.replace(
+        "        return model(x).mean()", "        return jax.lax.fori_loop(0, 8, lambda i, c: c + model(x).mean(), 0.0)"
+    ).replace("import optax", "import jax\n    import optax")
+    assert found(fori, "JAX204") == [(16, True)]
+    assert found(NNX_LOOP, "JAX204") == [(15, False)]
+
+
 def test_jax202_written_out_values_are_preview_and_a_comprehension_is_default():
     """cabouman/mbirjax@851a1ca2 .../minimal_lax_map_repro.py:429 and deqn-jax/deqn-jax@52cba20d
     scripts/aio_head_to_head.py:213 (heldout12, wrong): a loop over written-out numbers that were
