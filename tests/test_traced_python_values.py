@@ -192,3 +192,27 @@ def test_value_and_grad_aux_keeps_the_python_tuple_its_function_returns():
         """
     assert codes(source % "tuple(per_head)") == []
     assert codes(source % "jnp.stack(per_head)") == [("JAX301", 23)]
+
+
+def test_the_counter_of_a_range_loop_is_a_python_int():
+    """chrischizinski/pradel-jax@d911295 tests/test_optimization_simple.py:97 (heldout14, wrong):
+    `for t in range(first_capture, last_capture)` over traced bounds, then `if t + 1 < n_occasions`.
+    `range` raises on a tracer before the first trip, so the bug is the `range` (JAX303, still
+    reported); in any trip that runs `t` is an int. A test on an element it indexes stays traced."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def f(ch):
+            total = 0.0
+            caps = jnp.where(ch == 1, size=4)[0]
+            for t in range(caps[0], caps[-1]):
+                if t + 1 < 5:
+                    total += 1.0
+                if ch[t] > 0:
+                    total += 2.0
+            return total
+        """
+    assert codes(source) == [("JAX301", 13), ("JAX303", 10)]
