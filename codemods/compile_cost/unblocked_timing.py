@@ -97,8 +97,11 @@ class UnblockedTimingRule(Rule):
     timer whose own words say it measures compilation (`print(f"Time to jit: {time.time() - st}")`,
     `compile_time = timeit(...)`, `TimeIt(tag="COMPILATION")`, a "warmup" block): the first call compiles
     synchronously, so the figure includes the compile by construction and misses one run, which
-    the compile usually dominates. Words that name the run too ("training and compilation took")
-    stay default: the run they claim is what is missed.
+    the compile usually dominates (a log inside the region counts: `logging.info("Testing and
+    compiling eval_step...")`). Words that name the run too ("training and compilation took")
+    stay default: the run they claim is what is missed. Also preview: a set-up or loading timer
+    ("[setup] built mesh in", "loading data took") whose last work is eager array work or a helper
+    of the file that calls no jitted function: what it leaves in flight is the end of the set-up.
 
     ## Example
     ```python

@@ -69,8 +69,9 @@ class NnxStepWithoutCachedPartialRule(Rule):
     Reported by default when the step runs on every trip of the loop (159 real, 14 debatable,
     0 wrong on the blind pools). With `--preview` only: a `range(n)` of at most 10 trips (0 real of
     4), a step under an `if` in the loop (an eval every k steps), and a step in a loop that also runs
-    another loop beside it (an eval per epoch, an update per rollout): the traversal is real but a
-    small share of what the trip does (the figures of these two in `jit_placement.preview`).
+    another loop beside it (an eval per epoch, an update per rollout), and a step whose body runs a
+    lax/nnx loop (an `nnx.scan` over every minibatch): the traversal is real but a small share of
+    what the trip or the call does (the figures in `jit_placement.preview`).
 
     ## Example
     ```python
