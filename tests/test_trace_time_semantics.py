@@ -403,6 +403,31 @@ def test_update_in_a_loop_counts_as_read():
     assert "out = out.at[k].set(x[k] * 2)" in fixed
 
 
+def test_an_item_store_into_the_list_split_returns_is_no_array_update():
+    """dakling/jax-spectral-dns@f35469e jax_spectral_dns/navier_stokes.py:1605 (heldout18, wrong,
+    with a safe `.at[i].set` fix that broke the code): `jnp.split` returns a Python list, and
+    `fields_2d[i] = ...` replaces an element. The same store into a reshaped array is the bug."""
+    findings, fixed = run(
+        """
+        @jax.jit
+        def f(state):
+            fields_2d = jnp.split(state, 2, axis=0)
+            for i in range(len(fields_2d)):
+                fields_2d[i] = jnp.reshape(fields_2d[i], (2, 2)).T
+            return jnp.concatenate(fields_2d)
+
+
+        @jax.jit
+        def g(state):
+            fields_2d = jnp.reshape(state, (2, 4))
+            fields_2d[0] = 1.0
+            return fields_2d
+        """
+    )
+    assert rows(findings) == [("JAX403", "safe")]
+    assert "fields_2d = fields_2d.at[0].set(1.0)" in fixed and "fields_2d[i] = jnp.reshape" in fixed
+
+
 def test_squares_fixture_rewrite_matches_numpy(tmp_path):
     """`squares` builds a JAX array, so its original raises on every input: its rewrite is checked
     against the NumPy meaning of the code here (the fixture's drive can only record the repair)."""

@@ -220,6 +220,24 @@ LEAF_LISTS = frozenset(
     }
 )
 
+# `jax.numpy` functions that return a Python list or tuple of arrays (measured, jax 0.10.2): the
+# container's length and truth are static, an item store replaces an element (dakling/
+# jax-spectral-dns@f35469e navier_stokes.py:1605, `fields_2d = jnp.split(...)` then
+# `fields_2d[i] = ...`: JAX403 wrong, with a safe `.at[i].set` fix that broke the code).
+ARRAY_LISTS = frozenset(
+    {
+        "jax.numpy.split",
+        "jax.numpy.array_split",
+        "jax.numpy.hsplit",
+        "jax.numpy.vsplit",
+        "jax.numpy.dsplit",
+        "jax.numpy.meshgrid",
+        "jax.numpy.broadcast_arrays",
+        "jax.numpy.unstack",
+        "jax.numpy.nonzero",
+    }
+)
+
 # Annotations that admit no array (`eqx.filter_jit` traces only array leaves: an argument so
 # annotated is a static Python value there). Names, and generics over such names.
 PYTHON_ANNOTATIONS = frozenset(

@@ -45,6 +45,7 @@ from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.static_values import (
     ARGUMENT_TYPED_CALLS,
     ARRAY_ATTRIBUTES,
+    ARRAY_LISTS,
     ITEM_METHODS,
     KEY_METHODS,
     LEAF_LISTS,
@@ -602,7 +603,8 @@ class FunctionFacts:
         if isinstance(e, (cst.Tuple, cst.List, cst.ListComp, cst.Dict, cst.Set, cst.DictComp, cst.SetComp)):
             return True
         if isinstance(e, cst.Call) and (
-            self.names.qualify(e.func) in ("tuple", "list", "dict", "set", "frozenset", "sorted", *LEAF_LISTS)
+            self.names.qualify(e.func)
+            in ("tuple", "list", "dict", "set", "frozenset", "sorted", *LEAF_LISTS, *ARRAY_LISTS)
         ):
             return True
         if isinstance(e, cst.BinaryOperation):
