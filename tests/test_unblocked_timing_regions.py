@@ -658,6 +658,33 @@ def train(x):
 """,
         True,
     ),
+    # micropilot/myosuite-mjx@093a7ac notebooks/quat_math.ipynb (heldout18, debatable): the
+    # elapsed time of the first region is stored in a name nothing reads (the prints reuse the other
+    # figures): a measurement nobody sees cannot mislead
+    "myosuite_elapsed_time_never_read": (
+        """
+def bench(x):
+    t0 = time.time()
+    out = step(x)
+    time_fast_jax = time.time() - t0
+    t0 = time.time()
+    out = out + 1
+    return out
+""",
+        False,
+    ),
+    # its twin: the figure is printed
+    "myosuite_elapsed_time_printed": (
+        """
+def bench(x):
+    t0 = time.time()
+    out = step(x)
+    time_fast_jax = time.time() - t0
+    print(time_fast_jax)
+    return out
+""",
+        True,
+    ),
     # kmheckel/spyx@38374e96:research/new/parallel_spiking_neurons/run_study.py: an `nnx` step updates
     # the model in place (its result is discarded), and a helper that converts its own JAX work to
     # a float reads that model in the loop: the call waits for the state it reads, which the file
@@ -1389,3 +1416,36 @@ def test_a_timer_of_another_module_of_the_project_times_its_with_body(tmp_path):
     alone = CliRunner().invoke(app, ["check", "--select", "JAX501", "--no-cache", str(script)])
     assert "JAX501" not in alone.output, alone.output
     assert UnblockedTimingRule().could_match(ast.parse(script.read_text()))  # the screen admits it
+
+
+COUNTS = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def hmf(z):
+    return jnp.exp(-z)
+
+
+class Counts:
+    def get_hmf(self, z):
+        t0 = time.time()
+        self.hmf_matrix = hmf(z)
+        t1 = time.time()
+        self.t_hmf = t1 - t0
+"""
+
+
+def test_a_time_stored_on_an_attribute_the_project_never_reads_is_not_reported(tmp_path):
+    """inigozubeldia/cosmocnc_jax@dc8850c cosmocnc_jax/cnc.py:1475 (heldout18, debatable):
+    `self.t_hmf = t1 - t0`, and no module of the project reads `t_hmf`. The twin reads it."""
+    from fixture_cases import analyze_in_project
+
+    run = "from pkg.cnc import Counts\n\nc = Counts()\nc.get_hmf(1.0)\n"
+    files = {"pkg/__init__.py": "", "pkg/cnc.py": COUNTS, "pkg/run.py": run}
+    assert analyze_in_project(tmp_path, files, "pkg/cnc.py", "JAX501").findings == []
+    files["pkg/run.py"] = run + "print(c.t_hmf)\n"
+    assert [f.line for f in analyze_in_project(tmp_path, files, "pkg/cnc.py", "JAX501").findings] == [17]

@@ -73,7 +73,7 @@ def alias_start(stmts: Statements, i: int, start_clock: Callable[[cst.BaseStatem
     return None
 
 
-def _loads(stmt: cst.BaseStatement) -> set[str]:
+def statement_loads(stmt: cst.BaseStatement) -> set[str]:
     """The names `stmt` reads (an assignment's value, not its targets; any mention in a compound
     statement)."""
     if not isinstance(stmt, cst.SimpleStatementLine):
@@ -92,7 +92,7 @@ def read_before_rebound(stmts: list[cst.BaseStatement], start: str) -> bool:
     `start = time()` ... `end = time()`; `print(end - start)` the first `end` only closed an
     earlier region (ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb, cells 41-50)."""
     for stmt in stmts:
-        if start in _loads(stmt):
+        if start in statement_loads(stmt):
             return True
         if start in assigned_names(cst.IndentedBlock(body=[stmt])):
             return False
@@ -110,7 +110,7 @@ def read_with_start(stmts: list[cst.BaseStatement], starts: set[str], end: str) 
     src/levanter/inference/engine.py:1126: `submit_done` ends `submit_start = iter_start`'s window,
     an earlier start than the region's own (`fake_submit_done`)."""
     for stmt in stmts[1:]:
-        loads = _loads(stmt)
+        loads = statement_loads(stmt)
         if end in loads and starts & loads:
             return True
         if end in assigned_names(cst.IndentedBlock(body=[stmt])):

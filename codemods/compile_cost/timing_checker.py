@@ -3,6 +3,7 @@ does not wait for, with the fix that waits for it."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 
 import libcst as cst
@@ -17,6 +18,7 @@ from codemods.compile_cost.timed_regions import (
     name_binding,
     read_before_rebound,
     read_with_start,
+    statement_loads,
     tail_after_last_call,
     timeit_findings,
 )
@@ -32,9 +34,10 @@ from jaxfix.analysis.host_sync import (
 )
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.project_lookups import attribute_read
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.runs_once import starts_cell
-from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.scopes import name_uses, names_read
 from jaxfix.analysis.traced import assigned_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -180,6 +183,8 @@ class TimingChecker(JaxWork):
         clock = self.closing_clock(stmts[end], start) or self.clock_in(stmts[end])
         if self.waits_before_clock(stmts[end], clock, results):
             return None
+        if start is not None and self.unread_measurement(stmts, end, start):
+            return None
         fix = self.fix(stmts, region[last], before=stmts[end])
         found = self.ctx.finding(
             self.rule, "JAX501", clock, f"the clock is read {self.before_ready(region[last], fix)}", fix
@@ -194,6 +199,56 @@ class TimingChecker(JaxWork):
         if self.host_work(path, region[last]) and setup_label(stmts[end], after):
             return flag(found, "setup-label")
         return flag(found, shape + path)
+
+    def unread_measurement(self, stmts: list[cst.BaseStatement], end: int, start: str) -> bool:
+        """What the clocks measure is only stored where nothing reads it: the start's value (and
+        the closing read's, `t1 = now()`) is read only in this block, from the closing read until
+        the name is bound again, each time by a plain assignment (`self.t_hmf = t1 - t0`,
+        `time_fast_jax = time.time() - t0`) to a name the module never reads or an attribute the
+        project never reads. A figure nobody sees cannot mislead (inigozubeldia/cosmocnc_jax@dc8850c
+        cosmocnc_jax/cnc.py:1475, micropilot/myosuite-mjx notebooks/quat_math.ipynb: heldout18,
+        debatable, 0/0/3). Without a project index every attribute may be read."""
+        scope = self.ctx.parent(stmts[end])
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            scope = self.ctx.parent(scope)
+        if scope is None:
+            return False
+        watched = {start: next((k for k in range(end - 1, -1, -1) if self.start_clock(stmts[k]) == start), None)}
+        closing = self.start_clock(stmts[end])
+        if closing is not None:
+            watched[closing] = end
+        consumers: dict[int, cst.BaseStatement] = {}
+        for name, bound_at in watched.items():
+            if bound_at is None or sum(len(name_uses(st, name)) for st in stmts) != len(name_uses(scope, name)):
+                return False  # used outside this block too
+            for k in range(bound_at + 1, len(stmts)):
+                if name in statement_loads(stmts[k]):
+                    if k < end:
+                        return False  # read inside the region
+                    consumers[k] = stmts[k]
+                if name in assigned_names(cst.IndentedBlock(body=[stmts[k]])):
+                    break
+        if not consumers:
+            return False
+        module_reads = self.__dict__.get("_module_reads")
+        if module_reads is None:
+            module_reads = self._module_reads = _module_loads(self.ctx.tree)
+        for k, stmt in consumers.items():
+            if k == end and closing is not None:
+                continue  # `t1 = now()`: its readers are the consumers after it
+            bound = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if not isinstance(bound, cst.Assign) or len(bound.targets) != 1:
+                return False
+            target = bound.targets[0].target
+            if isinstance(target, cst.Name):
+                if target.value in module_reads:
+                    return False
+            elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+                if target.value.value != "self" or attribute_read(self.ctx, target.attr.value):
+                    return False
+            else:
+                return False
+        return True
 
     def announcements(self, region: list[cst.BaseStatement]) -> list[cst.Call]:
         """The region's statements that only log or print words: `logging.info("compiling...")`."""
@@ -478,3 +533,9 @@ class TimingChecker(JaxWork):
         bound |= names_read(small.value)
         return bound
 
+
+def _module_loads(tree: ast.Module) -> frozenset[str]:
+    """Names the module reads anywhere (loads, and the targets of `x += ...`, which read `x`)."""
+    out = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    out |= {n.target.id for n in ast.walk(tree) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+    return frozenset(out)
