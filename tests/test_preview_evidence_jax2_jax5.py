@@ -93,6 +93,7 @@ def test_jax501_an_unwaited_jitted_step_is_default_and_arrays_made_from_host_dat
         data = generate(100)
         train_inputs = jnp.asarray(data)
         generation_time = time.time() - start_time
+        print(generation_time)
         """
     assert found(made, "JAX501") == [(16, True)]
     stepped = made.replace("train_inputs = jnp.asarray(data)", "train_inputs = step(data)").replace(
