@@ -685,6 +685,35 @@ def bench(x):
 """,
         True,
     ),
+    # instadeepai/mlip@e2f1e73 src/mlip/simulation/jax_md/jax_md_simulation_engine.py:265 (heldout18,
+    # wrong): the clock is read in the body of an `if` whose test is a truth value computed from the
+    # episode's result (`if self._did_neighbor_buffer_overflow(state):`); the test waits first
+    "mlip_clock_in_an_if_testing_the_result": (
+        """
+def overflowed(state):
+    return jnp.any(state > 1e6)
+
+def train(x):
+    start = time.perf_counter()
+    out = step(x)
+    if overflowed(out):
+        print("took", time.perf_counter() - start)
+    return out
+""",
+        False,
+    ),
+    # its twin: the test does not read the result
+    "mlip_clock_in_an_if_testing_a_flag": (
+        """
+def train(x, verbose=True):
+    start = time.perf_counter()
+    out = step(x)
+    if verbose:
+        print("took", time.perf_counter() - start)
+    return out
+""",
+        True,
+    ),
     # kmheckel/spyx@38374e96:research/new/parallel_spiking_neurons/run_study.py: an `nnx` step updates
     # the model in place (its result is discarded), and a helper that converts its own JAX work to
     # a float reads that model in the loop: the call waits for the state it reads, which the file

@@ -148,9 +148,18 @@ class TimingChecker(JaxWork):
         issue #33); `print(out, time.time() - t0)` calls `print` after the clock read."""
         around: set[int] = set()
         node: cst.CSTNode | None = clock
-        while node is not None and node is not stmt:
+        while node is not None:
             around.add(id(node))
+            if isinstance(node, (cst.If, cst.While)) and id(node.test) not in around:
+                if self.reads(node.test, results):
+                    # read in the body of an `if` whose test is a truth value of the results
+                    # (`if self._did_overflow(state):`): the test waits first
+                    # (instadeepai/mlip@e2f1e73 jax_md_simulation_engine.py:265, heldout18 wrong)
+                    return True
+            if node is stmt:
+                break
             node = self.ctx.parent(node)
+        around.discard(id(stmt))
         earlier: list[cst.CSTNode] = []
 
         class V(cst.CSTVisitor):
