@@ -216,3 +216,29 @@ def test_the_counter_of_a_range_loop_is_a_python_int():
             return total
         """
     assert codes(source) == [("JAX301", 13), ("JAX303", 10)]
+
+
+def test_past_a_guard_that_raises_on_a_tracer_the_name_is_concrete():
+    """DBraun/jraphx@c1055f3 src/jraphx/nn/pool/glob.py:46 (heldout17, wrong): `if isinstance(batch,
+    jax.core.Tracer): raise ValueError(...)`, then `int(batch.max())`, which only a concrete batch
+    reaches. Without the guard the conversion is the bug."""
+    source = """
+        import jax
+
+
+        def num_graphs(batch, size=None):
+            if size is not None:
+                return int(size)
+            if isinstance(batch, jax.core.Tracer):
+                raise ValueError("pass size= under jit")
+            return int(batch.max()) + 1
+
+
+        @jax.jit
+        def pool(x, batch):
+            return x * num_graphs(batch)
+        """
+    assert codes(source) == []
+    guard = '            if isinstance(batch, jax.core.Tracer):\n                raise ValueError("pass size= under jit")\n'
+    unguarded = source.replace(guard, "")
+    assert unguarded != source and codes(unguarded) == [("JAX304", 8)]

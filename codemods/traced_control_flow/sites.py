@@ -395,7 +395,10 @@ class _SiteFinder:
         tracer-test helper, `guards.tracer_test_helpers`): the conversion never sees a tracer."""
         ctx = self.rewrite.ctx
         helpers = ctx.fact(tracer_test_helpers, lambda c: tracer_test_helpers(c.module, c.names.qualify))
-        return isinstance(value, cst.Name) and never_traced_at(n, value.value, ctx.parent, self.names.qualify, helpers)
+        root = value
+        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):  # `batch.max()`: `batch`
+            root = root.func if isinstance(root, cst.Call) else root.value
+        return isinstance(root, cst.Name) and never_traced_at(n, root.value, ctx.parent, self.names.qualify, helpers)
 
     def minmax_site(self, n: cst.Call, stmt) -> Site | None:
         """Builtin `max(a, b)` / `min(xs)` on traced values: it compares them with `>`/`<` and takes

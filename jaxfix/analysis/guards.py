@@ -74,9 +74,13 @@ def never_traced_at(
     """`node` runs only where the local `name` holds no tracer: in the `else` of
     `hasattr(name, "shape")` or of `isinstance(name, Tracer)`, or in the body of
     `not isinstance(name, Tracer)` (an `if` statement or a conditional expression, up to the
-    enclosing function); `helpers` (`tracer_test_helpers`) test as `isinstance(name, Tracer)` does."""
+    enclosing function), or after `if isinstance(name, Tracer): raise ...` in the same block;
+    `helpers` (`tracer_test_helpers`) test as `isinstance(name, Tracer)` does. (The stdlib screen,
+    `guarded_in`, does not see the early exit: it admits such a site, and this analysis drops it.)"""
     child, up = node, parent(node)
     while up is not None and not isinstance(up, (cst.FunctionDef, cst.Lambda)):
+        if isinstance(up, cst.IndentedBlock) and _exited_if_traced(up, child, name, qualify, helpers):
+            return True
         if isinstance(up, (cst.If, cst.IfExp)):
             in_else = child is up.orelse
             in_body = child is up.body
@@ -88,6 +92,26 @@ def never_traced_at(
             if in_body and _is_concrete_test(up.test, name, qualify):
                 return True
         child, up = up, parent(up)
+    return False
+
+
+def _exited_if_traced(block: cst.IndentedBlock, child: cst.CSTNode, name: str, qualify, helpers) -> bool:
+    """A statement before `child` in `block` is `if isinstance(name, Tracer): raise ...` (or
+    `return`), with no `else`: past it `name` holds no tracer (DBraun/jraphx@c1055f3
+    src/jraphx/nn/pool/glob.py:46, `int(batch.max())` after such a guard: JAX304 wrong)."""
+    for stmt in block.body:
+        if stmt is child:
+            return False
+        if (
+            isinstance(stmt, cst.If)
+            and stmt.orelse is None
+            and _is_tracer_test(stmt.test, name, qualify, helpers)
+            and isinstance(stmt.body, cst.IndentedBlock)
+            and stmt.body.body
+            and isinstance(stmt.body.body[-1], cst.SimpleStatementLine)
+            and any(isinstance(small, (cst.Raise, cst.Return)) for small in stmt.body.body[-1].body)
+        ):
+            return True
     return False
 
 
