@@ -420,7 +420,11 @@ SCREENED = {
     "static_properties_of_a_pytree": ("numpy-on-traced-value", "m.py", BCOO_LIKE, False),
     "array_property_of_a_pytree": (
         "numpy-on-traced-value", "m.py",
-        BCOO_LIKE.replace("return self.indices.shape[-1]", "return self.indices.sum()"), True,
+        # (an array property read straight into NumPy; `range(arr.n_sparse)` would raise first, and
+        # its counter is then a Python int: `traced.loop_bindings`)
+        BCOO_LIKE.replace("return self.indices.shape[-1]", "return self.indices.sum()").replace(
+            "[i for i in range(arr.n_sparse) if i + arr.n_batch > 0]", "[arr.n_sparse, arr.n_batch]"
+        ), True,
     ),
     # optax/_src/utils.py `check_shapes_equal`: the NumPy call runs only where `a` has no `shape`
     # (`guards.never_traced_at`), which no tracer lacks
