@@ -417,3 +417,9 @@ def test_jax201_a_loop_over_written_out_settings_is_preview():
     assert found(steps, "JAX201") == [(15, False)]
     rebound = named.replace("out = []", "out = []\n            step_counts = load_counts()")
     assert found(rebound, "JAX201") == [(17, False)]  # bound twice: not known to be written out
+    # dfm/tinygp@5302d5a docs/tutorials/transforms.ipynb (heldout18, wrong): through `enumerate(zip(...))`
+    # of lists written out, one model per trip
+    zipped = sweep.replace("for count in (25, 50, 100, 200):", 'for i, (name, count) in enumerate(zip(["a", "b"], [25, 50])):')
+    assert found(zipped, "JAX201") == [(15, True)]
+    with_data = sweep.replace("for count in (25, 50, 100, 200):", "for i, (s, count) in enumerate(zip(states, [25, 50])):")
+    assert found(with_data, "JAX201") == [(15, False)]

@@ -172,10 +172,18 @@ def repeat_path(idx: ScopeIndex, module: cst.Module, function: cst.FunctionDef) 
 def _written_out(idx: ScopeIndex, loop: cst.CSTNode) -> bool:
     """The loop iterates over values written out in a list or tuple: in place (`for n in (1, 2, 4):`)
     or through a name its scope binds once, to such a literal (`counts = (1, 2, 4)`, then
-    `for n in counts:`, mimic-jax's sweep)."""
-    it = _iterable(loop)
+    `for n in counts:`, mimic-jax's sweep), also through `enumerate`/`zip` of such values
+    (`for i, (name, model) in enumerate(zip(["Deep", "Matern32"], [DeepLoss(), Matern32Loss()]))`:
+    dfm/tinygp@5302d5a docs/tutorials/transforms.ipynb, a model per trip, JAX201 wrong)."""
+    return _written_out_value(idx, _iterable(loop), loop)
+
+
+def _written_out_value(idx: ScopeIndex, it: cst.BaseExpression | None, at: cst.CSTNode) -> bool:
     if isinstance(it, cst.Name):
-        it = idx.sole_value(it.value, loop) or it
+        it = idx.sole_value(it.value, at) or it
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip"):
+        args = [a.value for a in it.args if a.keyword is None]
+        return bool(args) and not any(a.star for a in it.args) and all(_written_out_value(idx, a, at) for a in args)
     return isinstance(it, (cst.List, cst.Tuple))
 
 
