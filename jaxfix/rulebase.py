@@ -22,6 +22,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
 
 from jaxfix.analysis import astscan, filememo, render
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
+from jaxfix.analysis.top_spans import spans_from_lines
 from jaxfix.analysis.trace_screen import admits_entered
 from jaxfix.analysis.walk import names_under, parent_map
 from jaxfix.edits import edits_between
@@ -573,8 +574,17 @@ def _dropped_names(old: Iterable, new: Iterable, wanted: Mapping[str, object]) -
 
 
 def _top_level_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | None:
-    """Offsets of each top-level statement's text; None when the renderings do not tile the source."""
+    """Offsets of each top-level statement's text, read from the lines where they can tell
+    (`top_spans`), else measured by rendering; None when the renderings do not tile the source."""
     module = ctx.module
+    found = None
+    if ctx._elsewhere is None:  # a reduced text's tree is the whole text's, not its own parse
+        try:
+            found = spans_from_lines(module, ctx.source, ctx.tree)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # a text only libcst parses
+            pass
+    if found is not None:
+        return found
     offset = sum(len(render.code_of(module, line)) for line in module.header)
     spans = {}
     for statement in module.body:

@@ -327,6 +327,20 @@ def test_assembled_module_is_the_parsed_module(path: Path):
     assert assembled.deep_equals(cst.parse_module(reduced, cst.PartialParserConfig(default_indent=plan.indent)))
 
 
+@pytest.mark.parametrize("path", TEXTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_text_parsed_in_chunks_is_the_parsed_module(path: Path):
+    """`parse_in_chunks` (how `check` parses a large file) gives `cst.parse_module`'s module, or
+    None where a chunk is refused."""
+    from jaxfix.engine.chunkparse import parse_in_chunks
+
+    text = path.read_text(encoding="utf-8")
+    module = parse_in_chunks(text, ast.parse(text))
+    if module is not None:
+        whole = cst.parse_module(text)
+        assert module.code == text and module.deep_equals(whole)
+        assert (module.default_indent, module.default_newline) == (whole.default_indent, whole.default_newline)
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -72,3 +72,68 @@ def test_render_gives_libcst_positions_and_text_for_every_fixture():
             assert render.code_of(module, statement) == module.code_for_node(statement)
         compared += 1
     assert compared > 50
+
+
+def _rendered_spans(module, source):
+    """Each top-level statement's offsets, measured by rendering it (what `top_spans` saves)."""
+    from jaxfix.analysis import render
+
+    offset = sum(len(render.code_of(module, line)) for line in module.header)
+    spans = {}
+    for statement in module.body:
+        text = render.code_of(module, statement)
+        assert source[offset : offset + len(text)] == text
+        spans[statement] = (offset, offset + len(text))
+        offset += len(text)
+    return spans
+
+
+DECORATED_AND_FOOTERS = '''\
+# header
+
+import jax
+@jax.jit
+# between decorators
+@other
+def f(x):
+    return x
+    # kept by the block
+
+
+# before g
+async def g(): pass
+a = 1; b = 2
+class C:
+    x = 1
+  # a comment at another depth
+# footer
+'''
+
+
+def test_spans_read_from_lines_equal_the_rendered_spans():
+    """`top_spans.spans_from_lines` gives each top-level statement the offsets rendering it
+    measures, or None (the caller then renders): on every fixture and on decorators, comment
+    lines a block keeps, statements sharing a line and a header and footer."""
+    import ast
+    from pathlib import Path
+
+    import libcst as cst
+
+    from jaxfix.analysis.top_spans import spans_from_lines
+
+    root = Path(__file__).resolve().parent.parent
+    sources = [SOURCE, DECORATED_AND_FOOTERS, SOURCE.replace("\n", "\r\n"), SOURCE.rstrip("\n")]
+    sources += [p.read_text() for p in sorted((root / "fixtures").rglob("*.py"))]
+    read = 0
+    for source in sources:
+        try:
+            module, tree = cst.parse_module(source), ast.parse(source)
+        except (cst.ParserSyntaxError, SyntaxError):
+            continue
+        found = spans_from_lines(module, source, tree)
+        if found is not None:
+            assert found == _rendered_spans(module, source)
+            read += 1
+    assert spans_from_lines(*(lambda s: (cst.parse_module(s), s, ast.parse(s)))(DECORATED_AND_FOOTERS)) is not None
+    assert spans_from_lines(*(lambda s: (cst.parse_module(s), s, ast.parse(s)))(SOURCE.replace("\n", "\r\n"))) is None
+    assert read > 50

@@ -12,6 +12,7 @@ import libcst as cst
 
 from codemods.jit_placement.captures import ABOVE, FACTORY, Decision, ManualFix
 from codemods.jit_placement.sites import Site
+from jaxfix.analysis import render
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.model import Fix, Safety
@@ -115,7 +116,7 @@ class Layout:
         return call.with_changes(func=cst.Name(func) if isinstance(func, str) else func, args=args)
 
     def _code(self, node: cst.CSTNode) -> str:
-        return self.ctx.module.code_for_node(node)
+        return render.code_of(self.ctx.module, node)
 
     def _merge_static(self, call: cst.Call, rest: list[str], static: list[str]) -> list[str]:
         for i, arg in enumerate(call.args[1:]):

@@ -895,25 +895,34 @@ class _SiteFinder(RepetitionEvidence):
         return any(scope is home or any(a is home for a in self.idx.ancestors(scope)) for scope in scopes)
 
     def traced_names(self) -> dict[str, list[cst.CSTNode]]:
-        """Names passed to a tracing call, each with the scopes of the calls that pass it."""
+        """Names passed to a tracing call, each with the scopes of the calls that pass it (one walk
+        of the module per file and scope index, shared by every finder: `runs_under_trace` keeps
+        one of its own)."""
         if self._traced_names is None:
-            names: dict[str, list[cst.CSTNode]] = {}
-            planner = self
-
-            class _V(cst.CSTVisitor):
-                def visit_Call(self, node: cst.Call) -> None:
-                    if planner.qualify(node.func) in TRACING_CALLS or (
-                        planner.qualify(node.func) in PARTIALS
-                        and node.args
-                        and planner.qualify(node.args[0].value) in TRACING_CALLS
-                    ):
-                        for arg in node.args:
-                            if isinstance(arg.value, cst.Name):
-                                names.setdefault(arg.value.value, []).append(planner.idx.enclosing_scope(node))
-
-            walk(self.ctx.module, _V())
-            self._traced_names = names
+            self._traced_names = self.ctx.fact((_TracedNames, self.idx), lambda ctx: _TracedNames.of(self))
         return self._traced_names
+
+
+class _TracedNames(cst.CSTVisitor):
+    def __init__(self, finder: _SiteFinder) -> None:
+        super().__init__()
+        self.finder = finder
+        self.names: dict[str, list[cst.CSTNode]] = {}
+
+    @classmethod
+    def of(cls, finder: _SiteFinder) -> dict[str, list[cst.CSTNode]]:
+        found = cls(finder)
+        walk(finder.ctx.module, found)
+        return found.names
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualify = self.finder.qualify
+        if qualify(node.func) in TRACING_CALLS or (
+            qualify(node.func) in PARTIALS and node.args and qualify(node.args[0].value) in TRACING_CALLS
+        ):
+            for arg in node.args:
+                if isinstance(arg.value, cst.Name):
+                    self.names.setdefault(arg.value.value, []).append(self.finder.idx.enclosing_scope(node))
 
 
 def _code(node: cst.CSTNode) -> str:

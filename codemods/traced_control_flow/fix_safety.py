@@ -32,6 +32,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from jaxfix.analysis import render
 from jaxfix.analysis.body_facts import assigned_names_in, names_read
 from jaxfix.analysis.definite_binding import maybe_unbound_before
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
@@ -39,6 +40,7 @@ from jaxfix.analysis.static_positions import static_uses
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
 from jaxfix.analysis.traced import is_staged_call_name, read_off_known
 from jaxfix.analysis.value_kinds import ARRAY, NUMBER, ValueKinds
+from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, Safety
 from jaxfix.rewriting.functions import FunctionRewrite
 
@@ -134,7 +136,7 @@ def _truthiness_of_unknown(fn: FunctionRewrite, site) -> str | None:
     kind = ValueKinds.of(fn.ctx).of_expr(test, site.node)
     if kind.kind in (ARRAY, NUMBER):
         return None
-    return fn.ctx.module.code_for_node(test)
+    return render.code_of(fn.ctx.module, test)
 
 
 def _maybe_unbound_read(fn: FunctionRewrite, site) -> str | None:
@@ -195,42 +197,49 @@ def _guessed_attribute(fn: FunctionRewrite, site) -> str | None:
         return None
     facts = fn.facts
     env = facts.env_before(site.stmt) if site.stmt is not None else frozenset(facts.all_traced)
-    reads: list[str] = []
-    direct = False
     # objects whose class is shown (`ProvenTraced.known_objects`): their data attributes are no guess
     known = fn.ctx.fact(ProvenTraced, proven_traced).known_objects(fn.info)
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> bool:
-            nonlocal direct
-            if is_staged_call_name(fn.names.qualify(n.func)):
-                direct = True  # `jnp.sum(state.x)` is traced under the trace whatever `state.x` holds
-                return False
-            # a method called on a traced value computes with it: look at its receiver and arguments
-            for arg in n.args:
-                arg.value.visit(self)
-            (n.func.value if isinstance(n.func, cst.Attribute) else n.func).visit(self)
-            return False
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            attr = n.attr.value
-            if attr in ARRAY_ATTRIBUTES or is_static_attr(attr):
-                return True
-            if facts.expr_traced(n, env) and facts.expr_traced(n.value, env):
-                if read_off_known(n, known):
-                    nonlocal direct
-                    direct = True
-                else:
-                    reads.append(fn.ctx.module.code_for_node(n))
-                return False
-            return True
-
-        def visit_Name(self, n: cst.Name) -> None:
-            nonlocal direct
-            if facts.expr_traced(n, env):
-                direct = True
-
-    test.visit(V())
+    found = _AttributeReads(fn, env, known)
+    walk(test, found)
+    reads, direct = found.reads, found.direct
     if reads and not direct:
         return reads[0]
     return None
+
+
+class _AttributeReads(cst.CSTVisitor):
+    """The data attributes a condition reads off traced objects (`reads`, as written), and whether
+    it reads a traced value directly (`direct`). One class, walked with `walk`: a class per call and
+    libcst's visit, which rebuilt every node it passed, cost more than the rest of the test."""
+
+    def __init__(self, fn: FunctionRewrite, env: frozenset[str], known) -> None:
+        super().__init__()
+        self.fn, self.facts, self.env, self.known = fn, fn.facts, env, known
+        self.reads: list[str] = []
+        self.direct = False
+
+    def visit_Call(self, n: cst.Call) -> bool:
+        if is_staged_call_name(self.fn.names.qualify(n.func)):
+            self.direct = True  # `jnp.sum(state.x)` is traced under the trace whatever `state.x` holds
+            return False
+        # a method called on a traced value computes with it: look at its receiver and arguments
+        for arg in n.args:
+            walk(arg.value, self)
+        walk(n.func.value if isinstance(n.func, cst.Attribute) else n.func, self)
+        return False
+
+    def visit_Attribute(self, n: cst.Attribute) -> bool:
+        attr = n.attr.value
+        if attr in ARRAY_ATTRIBUTES or is_static_attr(attr):
+            return True
+        if self.facts.expr_traced(n, self.env) and self.facts.expr_traced(n.value, self.env):
+            if read_off_known(n, self.known):
+                self.direct = True
+            else:
+                self.reads.append(render.code_of(self.fn.ctx.module, n))
+            return False
+        return True
+
+    def visit_Name(self, n: cst.Name) -> None:
+        if self.facts.expr_traced(n, self.env):
+            self.direct = True

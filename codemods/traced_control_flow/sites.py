@@ -46,6 +46,7 @@ from jaxfix.analysis.trace_screen import (
 )
 from jaxfix.analysis.trace_sites import own_sites
 from jaxfix.analysis.transforms import TRANSFORM_TOKENS
+from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rewriting.functions import FunctionRewrite
 from jaxfix.rewriting.loops import LoopRewriter
@@ -432,18 +433,24 @@ class _SiteFinder:
 
 
 def _names_in(expr: cst.BaseExpression) -> list[cst.Name]:
-    found: list[cst.Name] = []
+    """The names `expr` reads: not an attribute's name, nothing inside a lambda. (A visitor class
+    made once, walked with `walk`: libcst's own visit rebuilt every node it passed.)"""
+    names = _NamesRead()
+    walk(expr, names)
+    return names.found
 
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
 
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
+class _NamesRead(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Name] = []
 
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
+    def visit_Name(self, n: cst.Name) -> None:
+        self.found.append(n)
 
-    expr.visit(V())
-    return found
+    def visit_Attribute(self, n: cst.Attribute) -> bool:
+        walk(n.value, self)
+        return False
+
+    def visit_Lambda(self, n: cst.Lambda) -> bool:
+        return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis import render
 from jaxfix.analysis.body_facts import names_read
 from jaxfix.analysis.defaults import is_hashable_literal
 from jaxfix.analysis.traced import analyse_function
@@ -107,7 +108,7 @@ def _static_edit(fn: FunctionRewrite, jsite, params: list[str], imports) -> dict
         # bare decorator `@jax.jit` -> `@partial(jax.jit, static_argnames=(...))`
         deco = jsite.node
         partial = fn.ref("functools.partial", imports)
-        jit_text = fn.ctx.module.code_for_node(deco.decorator)
+        jit_text = render.code_of(fn.ctx.module, deco.decorator)
         return {deco.decorator: fn.parse_expr(f"{partial}({jit_text}, static_argnames={tuple_text})")}
     value = fn.parse_expr(tuple_text)
     if has_names:

@@ -119,6 +119,7 @@ from codemods.traced_control_flow.sites import (
 from codemods.traced_control_flow.split_condition import split_fix
 from codemods.traced_control_flow.static_args import static_argnames_fix
 from codemods.traced_control_flow.where import WhereBuilder, literal_mismatch
+from jaxfix.analysis import render
 from jaxfix.analysis.body_facts import (
     assigned_names_in,
     assigned_names_in_small,
@@ -621,7 +622,7 @@ class _BranchRewrite:
         t_def = self.fn.make_def(t_name, operands, true_body, ret, at=n)
         f_def = self.fn.make_def(f_name, operands, false_body, ret, at=n)
         cond = self.fn.ref("jax.lax.cond", imports)
-        pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
+        pred = render.code_of(self.fn.ctx.module, self.fn.predicate(n.test, imports))
         call = f"{target}{cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
         return self.fn.layout(n, [t_def, f_def, self.fn.parse_stmt(call, at=n)])
 
@@ -654,7 +655,7 @@ class _BranchRewrite:
         if literal_mismatch([n.body, n.orelse]):
             hazards.append("one side is a Python number: check both sides give the same dtype")
         cond = self.fn.ref("jax.lax.cond", imports)
-        pred = self.fn.ctx.module.code_for_node(self.fn.predicate(n.test, imports))
+        pred = render.code_of(self.fn.ctx.module, self.fn.predicate(n.test, imports))
         text = f"{cond}({pred}, lambda: {self.fn.code_of(n.body)}, lambda: {self.fn.code_of(n.orelse)})"
         new = self.fn.parse_expr(text)
         if n.lpar:

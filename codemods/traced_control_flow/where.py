@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis import render
 from jaxfix.analysis.body_facts import number_literal
 from jaxfix.analysis.walk import walk
 from jaxfix.rewriting.functions import FunctionRewrite
@@ -60,7 +61,7 @@ class WhereBuilder:
         text = self.fn.code_of(last)
         for test, value in reversed(values):
             pred_node = self.fn.predicate(test, imports)
-            pred = self.fn.ctx.module.code_for_node(pred_node)
+            pred = render.code_of(self.fn.ctx.module, pred_node)
             taken = self.double_where(value, pred, True, imports)
             not_taken = self._not_taken(text, last if text == self.fn.code_of(last) else None, pred, imports)
             text = f"{where}({pred}, {taken}, {not_taken})"
@@ -86,7 +87,7 @@ class WhereBuilder:
         walk(e, _NanProneArguments(fn, replacements, guard))
         if not replacements:
             return self.fn.code_of(e)
-        return self.fn.ctx.module.code_for_node(e.visit(_Replace(replacements)))
+        return render.code_of(self.fn.ctx.module, e.visit(_Replace(replacements)))
 
     def is_cheap(self, e: cst.BaseExpression) -> bool:
         """Cheap and pure enough to evaluate when not taken: names, arithmetic, `CHEAP_JNP` calls."""

@@ -53,6 +53,12 @@ def line_starts(source: str) -> list[int]:
     return starts
 
 
+def first_newline(source: str) -> str:
+    """The newline libcst takes for a module's default: its first line break's (`\\n` for none)."""
+    match = re.search(r"\r\n|\r|\n", source)
+    return match.group() if match else "\n"
+
+
 def split_chunks(source: str, tree: ast.Module, starts: list[int] | None = None) -> list[Chunk]:
     """The top-level statements of `tree` as chunks that tile the text up to the last statement;
     statements sharing a line share a chunk."""

@@ -37,6 +37,7 @@ from jaxfix.analysis.chunks import (
     chunk_names,
     components,
     default_indent,
+    first_newline,
     line_starts,
     split_chunks,
 )
@@ -554,7 +555,7 @@ class _Plan:
         self.groups = components(names)
         self.indent = default_indent(source, tree, self.starts)
         imports = tuple(self.chunks[i].text for i in self.import_chunks)
-        self.context = (self.indent, _first_newline(source), imports)
+        self.context = (self.indent, first_newline(source), imports)
         self._lines = [c.line for c in self.chunks]
 
     def comments(self) -> list[Comment]:
@@ -863,11 +864,6 @@ def _distinct(parsed: list[ParsedChunk | None]) -> list[ParsedChunk | None]:
             seen.add(id(chunk))
         out.append(chunk)
     return out
-
-
-def _first_newline(source: str) -> str:
-    match = re.search(r"\r\n|\r|\n", source)
-    return match.group() if match else "\n"
 
 
 @functools.lru_cache(maxsize=256)
