@@ -73,7 +73,7 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
         # step run once per trip of a loop that also runs another loop (the batches of an epoch, the
         # steps of a rollout): an eval per epoch, an update per rollout, a small share of the trip
         ("JAX204", "outer-loop"),
-        # 0/0/10 (heldout12 minimal-rl-nnx: PPO updates, each an `nnx.scan` over every minibatch;
+        # 0/0/7 (heldout12 minimal-rl-nnx: PPO updates, each an `nnx.scan` over every minibatch;
         # flagged `range` before the path had its own name): a step whose body runs a lax/nnx loop
         # does many steps of work per call, of which the traversal is a small share
         ("JAX204", "looping-step"),

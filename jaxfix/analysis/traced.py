@@ -523,7 +523,7 @@ class FunctionFacts:
             return [(n, False) for n in _target_names(target)]  # a mapping's keys
         if isinstance(it, cst.Call) and self.names.qualify(it.func) == "range":
             # `range` takes only Python ints: given a tracer it raises before the first trip (the
-            # bug is the `range` call, JAX307), so in every trip that runs the counter is an int
+            # bug is the `range` call, JAX303), so in every trip that runs the counter is an int
             # (chrischizinski/pradel-jax@d911295 tests/test_optimization_simple.py:97, `for t in range(first,
             # last)` over traced bounds, then `if t + 1 < n_occasions`: wrong)
             return [(n, False) for n in _target_names(target)]
