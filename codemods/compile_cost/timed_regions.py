@@ -17,7 +17,7 @@ The stdlib-AST screen (`timing_screen.region_screen`) admits the same regions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -91,12 +91,17 @@ def read_before_rebound(stmts: list[cst.BaseStatement], start: str) -> bool:
     bound again. A clock read whose name is rebound first times nothing: in `end = time()` ...
     `start = time()` ... `end = time()`; `print(end - start)` the first `end` only closed an
     earlier region (ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb, cells 41-50)."""
-    for stmt in stmts:
-        if start in statement_loads(stmt):
-            return True
-        if start in assigned_names(cst.IndentedBlock(body=[stmt])):
-            return False
-    return False
+    return next(readers_before_rebound(stmts, start), None) is not None
+
+
+def readers_before_rebound(stmts: list[cst.BaseStatement], name: str) -> Iterator[int]:
+    """Indices of the statements of `stmts` that read `name`, in order, until one binds it again
+    (a statement that reads and rebinds it, `t = now() - t`, still reads it)."""
+    for k, stmt in enumerate(stmts):
+        if name in statement_loads(stmt):
+            yield k
+        if name in assigned_names(cst.IndentedBlock(body=[stmt])):
+            return
 
 
 def read_with_start(stmts: list[cst.BaseStatement], starts: set[str], end: str) -> bool:

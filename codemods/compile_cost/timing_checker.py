@@ -3,7 +3,6 @@ does not wait for, with the fix that waits for it."""
 
 from __future__ import annotations
 
-import ast
 from dataclasses import replace
 
 import libcst as cst
@@ -18,7 +17,7 @@ from codemods.compile_cost.timed_regions import (
     name_binding,
     read_before_rebound,
     read_with_start,
-    statement_loads,
+    readers_before_rebound,
     tail_after_last_call,
     timeit_findings,
 )
@@ -26,6 +25,7 @@ from codemods.compile_cost.timing_screen import (
     CLOCKS,
     TRANSFERS,
 )
+from jaxfix.analysis.astscan import loaded_names
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.host_sync import (
     STORING_METHODS,
@@ -230,18 +230,16 @@ class TimingChecker(JaxWork):
         for name, bound_at in watched.items():
             if bound_at is None or sum(len(name_uses(st, name)) for st in stmts) != len(name_uses(scope, name)):
                 return False  # used outside this block too
-            for k in range(bound_at + 1, len(stmts)):
-                if name in statement_loads(stmts[k]):
-                    if k < end:
-                        return False  # read inside the region
-                    consumers[k] = stmts[k]
-                if name in assigned_names(cst.IndentedBlock(body=[stmts[k]])):
-                    break
+            for offset in readers_before_rebound(stmts[bound_at + 1 :], name):
+                k = bound_at + 1 + offset
+                if k < end:
+                    return False  # read inside the region
+                consumers[k] = stmts[k]
         if not consumers:
             return False
         module_reads = self.__dict__.get("_module_reads")
         if module_reads is None:
-            module_reads = self._module_reads = _module_loads(self.ctx.tree)
+            module_reads = self._module_reads = loaded_names(self.ctx.tree)
         for k, stmt in consumers.items():
             if k == end and closing is not None:
                 continue  # `t1 = now()`: its readers are the consumers after it
@@ -541,10 +539,3 @@ class TimingChecker(JaxWork):
             bound |= assigned_names(cst.IndentedBlock(body=[s]))
         bound |= names_read(small.value)
         return bound
-
-
-def _module_loads(tree: ast.Module) -> frozenset[str]:
-    """Names the module reads anywhere (loads, and the targets of `x += ...`, which read `x`)."""
-    out = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    out |= {n.target.id for n in ast.walk(tree) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
-    return frozenset(out)

@@ -255,6 +255,19 @@ def imports_jax(node: ast.AST) -> bool:
     return False
 
 
+def loaded_names(root: ast.AST) -> set[str]:
+    """Every name some code under `root` reads, at any depth: a load, or the target of `x += ...`,
+    which reads `x` (the other side of `bound_names`)."""
+    found: set[str] = set()
+    for node in nodes(root):
+        kind = type(node)
+        if kind is ast.Name and type(node.ctx) is ast.Load:
+            found.add(node.id)
+        elif kind is ast.AugAssign and type(node.target) is ast.Name:
+            found.add(node.target.id)
+    return found
+
+
 def bound_names(root: ast.AST) -> set[str]:
     """Every name some code under `root` binds, at any depth: assigned or deleted, a parameter, a
     def or class, an import, an `except ... as`, a match capture, or declared global or nonlocal.

@@ -278,6 +278,8 @@ class _Collector(Visitor):
         self._own(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
+            self.ctx.stored_on[id(node.value)] = node.targets[0].target.attr.value  # `self._f = jit(...)`
         if not self.stack and not self.classes:
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
@@ -329,6 +331,7 @@ class JitContexts(ClassStaticFields, ShownAttributes):
         self._bound_locally: dict[FuncInfo, set[str]] = {}  # `_lookup`: names a function's body assigns
         self.calls: list[CallSite] = []
         self.aliases: dict[str, FuncInfo] = {}  # f_jit -> f
+        self.stored_on: dict[int, str] = {}  # id of a value stored on an attribute (`self.x = v`) -> `x`
         self.module_names: set[str] = set()
         self.instances: dict[str, str] = {}  # module-level name -> the class it was built from (by name)
         self._sites_by_target: dict[FuncInfo, list[CallSite]] | None = None
@@ -987,17 +990,7 @@ class JitContexts(ClassStaticFields, ShownAttributes):
         commented out: `_sample_fn` runs only eagerly, heldout12 JAX302/JAX401 wrong)."""
         if self.attribute_read is None:
             return False
-        if getattr(self, "_stored_wrappers", None) is None:
-            stored: dict[int, str] = {}
-
-            class Stores(cst.CSTVisitor):
-                def visit_Assign(self, node: cst.Assign) -> None:
-                    if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
-                        stored[id(node.value)] = node.targets[0].target.attr.value
-
-            walk(self.module, Stores())
-            self._stored_wrappers = stored
-        attr = self._stored_wrappers.get(id(call))
+        attr = self.stored_on.get(id(call))
         return attr is not None and not self.attribute_read(attr)
 
     def _assigned_name(self, call: cst.Call) -> str | None:
