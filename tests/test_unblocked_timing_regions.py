@@ -36,6 +36,28 @@ def step(x):
 """
 
 # name: (body, reported)
+# Sn0wfly/aequus_jax@778d8b8 poker_bot/core/trainer.py:633, reduced (see its REGIONS entries)
+AEQUUS = """
+class Trainer:
+    def train(self, n):
+        for i in range(n):
+            t0 = time.time()
+            self.strategy = step(self.strategy)
+            magnitude = jnp.sum(jnp.abs(self.strategy))
+            entropy = self._entropy()
+            took = time.time() - t0
+            print(took, entropy, magnitude)
+
+    def _entropy(self):
+        return float(jnp.mean(jnp.log(self.strategy)))
+
+def train(x):
+    trainer = Trainer()
+    trainer.strategy = x
+    trainer.train(2)
+    return trainer.strategy
+"""
+
 REGIONS = {
     # google/brax@0b96d056:brax/training/agents/ppo/train.py: the timed function is *defined* after
     # the outer clock read; its body (own clock reads, JAX work) does not run in the outer region,
@@ -611,51 +633,10 @@ def train(x):
     # Sn0wfly/aequus_jax@778d8b8 poker_bot/core/trainer.py:633 (heldout13, wrong): a method of the
     # class returns its JAX work converted (`return float(jnp.mean(entropies))`) over the state the
     # jitted step just wrote; calling it before the clock waits for that step
-    "aequus_method_returns_a_float_over_the_state": (
-        """
-class Trainer:
-    def train(self, n):
-        for i in range(n):
-            t0 = time.time()
-            self.strategy = step(self.strategy)
-            magnitude = jnp.sum(jnp.abs(self.strategy))
-            entropy = self._entropy()
-            took = time.time() - t0
-            print(took, entropy, magnitude)
-
-    def _entropy(self):
-        return float(jnp.mean(jnp.log(self.strategy)))
-
-def train(x):
-    trainer = Trainer()
-    trainer.strategy = x
-    trainer.train(2)
-    return trainer.strategy
-""",
-        False,
-    ),
+    "aequus_method_returns_a_float_over_the_state": (AEQUUS, False),
     # its buggy twin: the method returns the pending array
     "aequus_method_returns_an_array": (
-        """
-class Trainer:
-    def train(self, n):
-        for i in range(n):
-            t0 = time.time()
-            self.strategy = step(self.strategy)
-            magnitude = jnp.sum(jnp.abs(self.strategy))
-            entropy = self._entropy()
-            took = time.time() - t0
-            print(took, entropy, magnitude)
-
-    def _entropy(self):
-        return jnp.mean(jnp.log(self.strategy))
-
-def train(x):
-    trainer = Trainer()
-    trainer.strategy = x
-    trainer.train(2)
-    return trainer.strategy
-""",
+        AEQUUS.replace("return float(jnp.mean(jnp.log(self.strategy)))", "return jnp.mean(jnp.log(self.strategy))"),
         True,
     ),
     # micropilot/myosuite-mjx@093a7ac notebooks/quat_math.ipynb (heldout18, debatable): the
