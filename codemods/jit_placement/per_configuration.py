@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis.jit_contexts import literal_ints, literal_strs
+from jaxfix.analysis.names import stored_root_name
 from jaxfix.analysis.scopes import ScopeIndex, names_read
 from jaxfix.analysis.transforms import STATIC_ARGNAMES_OPTIONS, STATIC_ARGNUMS_OPTIONS
 from jaxfix.analysis.walk import walk
@@ -202,10 +203,9 @@ def _stored_into(node: cst.CSTNode) -> set[str]:
 
     class _Targets(cst.CSTVisitor):
         def _root(self, target: cst.BaseExpression) -> None:
-            while isinstance(target, (cst.Subscript, cst.Attribute)):
-                target = target.value
-            if isinstance(target, cst.Name):
-                roots.add(target.value)
+            root = stored_root_name(target)
+            if root is not None:
+                roots.add(root)
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
             if isinstance(node.target, (cst.Subscript, cst.Attribute)):

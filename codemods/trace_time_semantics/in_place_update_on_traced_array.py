@@ -25,7 +25,7 @@ from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names, eager_array_names_cst
 from jaxfix.analysis.flax_modules import variable_attributes
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.names import ImportMap, stored_root_name
 from jaxfix.analysis.pallas import kernel_names
 from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
@@ -303,7 +303,7 @@ class InPlaceUpdateRule(Rule):
                     continue
                 if kernels is None:
                     kernels = kernel_names(ctx.tree, ctx.names.qualify_ast)
-                if _in_kernel(info, kernels) and _root_name(subs[0]) in info.params:
+                if _in_kernel(info, kernels) and stored_root_name(subs[0]) in info.params:
                     continue  # `o_ref[...] = v` in a Pallas kernel: a write into a mutable Ref
                 if evidence is None:
                     evidence = ArrayEvidence(info, ctx.names)
@@ -552,13 +552,6 @@ def _eager_store(tree: ast.Module, qualify) -> bool:
 
 
 # -- the screen: an item store into a name that may hold a traced array, on the stdlib AST -------
-def _root_name(target: cst.BaseExpression) -> str | None:
-    """`x` for `x[i]`, `x[i].a[j]`."""
-    while isinstance(target, (cst.Subscript, cst.Attribute)):
-        target = target.value
-    return target.value if isinstance(target, cst.Name) else None
-
-
 def _store_root(target: ast.AST) -> ast.AST:
     while isinstance(target, (ast.Subscript, ast.Attribute)):
         target = target.value

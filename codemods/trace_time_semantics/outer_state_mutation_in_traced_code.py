@@ -20,7 +20,7 @@ from codemods.trace_time_semantics.common import (
 from jaxfix.analysis import astscan
 from jaxfix.analysis.held_objects import object_uses, read_as_data
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
-from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.names import ImportMap, stored_root_name
 from jaxfix.analysis.pytest_files import is_test_module
 from jaxfix.analysis.pytrees import ast_statements, module_statements
 from jaxfix.analysis.rebinding_order import Late, late_rebound
@@ -396,10 +396,7 @@ class OuterStateMutationRule(Rule):
             """`self.x = v`, `self.d[k] = v`, `self.x += v` storing a traced value on a plain object."""
             if plain_self is None or value is None or not isinstance(target, (cst.Attribute, cst.Subscript)):
                 return None
-            root = target
-            while isinstance(root, (cst.Attribute, cst.Subscript)):
-                root = root.value
-            if not (isinstance(root, cst.Name) and root.value == plain_self and facts.traced(value, stmt)):
+            if not (stored_root_name(target) == plain_self and facts.traced(value, stmt)):
                 return None
             what = (
                 f"`{short(ctx, target)}` stores a traced value on a `{info.class_name}` object, which outlives the "

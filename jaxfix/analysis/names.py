@@ -47,6 +47,13 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def stored_root_name(target: cst.BaseExpression) -> str | None:
+    """`x` for `x[i]`, `x.a.b`, `x[i].a`: the name whose contents a store into `target` mutates."""
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
+
+
 def _module_name(node: cst.BaseExpression | None) -> str | None:
     return None if node is None else dotted_name(node)
 

@@ -40,7 +40,7 @@ import libcst as cst
 
 from jaxfix.analysis.aux_outputs import returned_elements
 from jaxfix.analysis.body_facts import mapping_names
-from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.names import ImportMap, dotted_name, stored_root_name
 from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.static_values import (
     ARGUMENT_TYPED_CALLS,
@@ -106,13 +106,6 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return _target_names(target.value)
     return []
-
-
-def _base_name(target: cst.BaseExpression) -> str | None:
-    """`x` for `x[i]`, `x.a.b`, `x[i].a`: the local whose contents an assignment mutates."""
-    while isinstance(target, (cst.Subscript, cst.Attribute)):
-        target = target.value
-    return target.value if isinstance(target, cst.Name) else None
 
 
 def assigned_names(node: cst.CSTNode) -> set[str]:
@@ -804,7 +797,7 @@ class _Walker:
             else:
                 env.discard(name)
         if not isinstance(target, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and traced:
-            base = _base_name(target)
+            base = stored_root_name(target)
             if base is not None:
                 env.add(base)
 
