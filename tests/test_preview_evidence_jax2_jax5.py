@@ -460,3 +460,38 @@ def test_jax201_written_out_settings_decide_before_an_inner_loop():
     assert found(steps, "JAX201") == [(15, False)]
     with_data = bench.replace("unrolls = UNROLLS + [100]", "unrolls = UNROLLS + load_unrolls()")
     assert found(with_data, "JAX201") == [(15, False)]
+
+
+def test_jax201_a_callable_rebuilt_only_when_a_branch_says_so_is_preview():
+    """google-deepmind/tapnet@<heldout18> tapnet/robotap/tapir_clustering.py:731 (wrong):
+    `if need_compile: update_jit = jax.jit(partial(update, num_cats=num_cats))`, then `update_jit(...)`
+    on every trip: a cache kept across trips, rebuilt when its settings change. A jit built and called
+    inside the branch only (an eval every k steps) stays default (`periodic`)."""
+    on_demand = """
+        import jax
+        from functools import partial
+
+
+        def update(state, batch, num_cats):
+            return state
+
+
+        def train(state, batches, forks):
+            num_cats = 1
+            need_compile = True
+            for step, batch in enumerate(batches):
+                if step in forks:
+                    num_cats += 1
+                    need_compile = True
+                if need_compile:
+                    update_jit = jax.jit(partial(update, num_cats=num_cats))
+                    need_compile = False
+                state = update_jit(state, batch)
+            return state
+        """
+    assert found(on_demand, "JAX201") == [(18, True)]
+    periodic = on_demand.replace(
+        "                    need_compile = False\n                state = update_jit(state, batch)",
+        "                    state = update_jit(state, batch)",
+    )
+    assert found(periodic, "JAX201") == [(18, False)]

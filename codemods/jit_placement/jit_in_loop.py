@@ -71,7 +71,11 @@ class JitInLoopRule(Rule):
     A transform in a `for` loop over values written out in a list or tuple (`for n_steps in (10,
     20, 40):`, also a factory called there) is shown only with `--preview`: such values are
     settings, one compile each whatever the placement (0 real of 2 on heldout14, a sweep over RK4
-    step counts and one over solver tolerances; 0 of 2 more on heldout15, measured after). So is a
+    step counts and one over solver tolerances; 0 of 2 more on heldout15, measured after), also
+    when each trip then runs a loop of steps, and through `UNROLLS + [n]` or `enumerate(zip(...))`
+    of such values. So is a callable bound under an `if` in the loop and called on the trips that
+    do not rebuild it (`if need_compile: update_jit = jax.jit(...)`: a cache rebuilt when its
+    settings change; 0 of 1, heldout18), and a
     jitted `def` that a script's module-level loop defines on every trip (0 real of 2 on two pools:
     a loop over model configurations, each trip's `@jax.jit def update` closing over its own
     optimizer and reused by that trip's training loop). Every other loop is reported by default.
