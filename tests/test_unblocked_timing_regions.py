@@ -1459,3 +1459,31 @@ def test_a_time_stored_on_an_attribute_the_project_never_reads_is_not_reported(t
     assert analyze_in_project(tmp_path, files, "pkg/cnc.py", "JAX501").findings == []
     files["pkg/run.py"] = run + "print(c.t_hmf)\n"
     assert [f.line for f in analyze_in_project(tmp_path, files, "pkg/cnc.py", "JAX501").findings] == [17]
+
+
+# inigozubeldia/cosmocnc_jax@<heldout18> cosmocnc_jax/cnc.py:2365 (recall): the timed call is a method
+# of the class, `self.get_log_lik_unbinned()`, which returns its JAX work unconverted
+SELF_METHOD = """
+import logging
+import time
+
+import jax.numpy as jnp
+
+
+class Likelihood:
+    def unbinned(self, x):
+        return jnp.sum(jnp.log(x))
+
+    def get_log_lik(self, x):
+        t0 = time.time()
+        log_lik = self.unbinned(x)
+        self.t_total = time.time() - t0
+        logging.info("Time: %.5f", self.t_total)
+        return log_lik
+"""
+
+
+def test_a_method_of_the_class_returning_jax_work_is_jax_work():
+    assert findings(SELF_METHOD) == [15]
+    converted = SELF_METHOD.replace("return jnp.sum(jnp.log(x))", "return float(jnp.sum(jnp.log(x)))")
+    assert findings(converted) == []

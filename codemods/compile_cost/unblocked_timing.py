@@ -84,7 +84,7 @@ class UnblockedTimingRule(Rule):
     Python counters (`for step in range(...)`, `step = 0` ... `step += 1`), literals and values
     already waited for: `jnp.float32(loss[0])`, a learning-rate schedule of the step number.
     JAX work also includes calls of a function of this file that returns JAX work (a plain
-    wrapper), of a callable made by a function of this file that returns a jitted callable,
+    wrapper; called on `self`, the one def of that name in the file), of a callable made by a function of this file that returns a jitted callable,
     and of a name or attribute bound to one of these (`self.train_step = train_step`). Inside a
     `with`/`if` block, only what runs after the block's last JAX call can wait for it (a call
     before it that reads the previous batch does not); where that call is inside a loop of the
