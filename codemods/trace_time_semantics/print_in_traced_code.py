@@ -19,6 +19,7 @@ from codemods.trace_time_semantics.common import (
 )
 from jaxfix.analysis import render
 from jaxfix.analysis.cstparse import parsing_config
+from jaxfix.analysis.guards import behind_a_traced_test
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
@@ -62,7 +63,8 @@ class PrintInTracedCodeRule(Rule):
     because ordered effects are rejected under some transforms). A Python number inside a
     printed container of traced values (`print((x, 3))`) is printed as a 0-d array. A static
     value is formatted once, at trace time, which is what the original `print` showed at that
-    time too.
+    time too. A `print` behind an `if`/`while` test on a traced value (in its branches, or after
+    it) is not reported: the test raises first, so only eager calls reach the print.
 
     ## Preview
     A logging call given a traced value is shown only with `--preview`: on code nobody had
@@ -243,6 +245,8 @@ class PrintInTracedCodeRule(Rule):
                     if not builtin_print or "print" in info.facts.locals:
                         continue
                     if any(_value_traced(a.value, traced) for a in node.args if a.keyword is None):
+                        if behind_a_traced_test(stmt, ctx.parent, info.facts.traced):
+                            continue  # a traced `if`/`while` test raises first: only eager calls print
                         prints.append((node, traced))
                 elif (ctx.names.qualify(node.func) or "").startswith("jax.debug."):
                     debug_calls += 1

@@ -95,6 +95,30 @@ def never_traced_at(
     return False
 
 
+def behind_a_traced_test(
+    node: cst.CSTNode,
+    parent: Callable[[cst.CSTNode], cst.CSTNode | None],
+    traced: Callable[[cst.BaseExpression, cst.CSTNode], bool],
+) -> bool:
+    """`node` never runs under a trace because an `if`/`while` test on a traced value raises
+    (`TracerBoolConversionError`) before it: `node` is in a branch of such an `if`, or in a block
+    after such a statement (up to the enclosing function). matomatical/hijax@<heldout16>
+    jit_dojo/lesson7.py:15: the prints in both branches of `if n > 0 and pos0:` run only eagerly
+    (JAX401 wrong twice, with a safe fix)."""
+    child, up = node, parent(node)
+    while up is not None and not isinstance(up, (cst.FunctionDef, cst.Lambda)):
+        if isinstance(up, (cst.If, cst.While)) and child is not up.test and traced(up.test, up):
+            return True
+        if isinstance(up, (cst.IndentedBlock, cst.Module)):
+            for stmt in up.body:
+                if stmt is child:
+                    break
+                if isinstance(stmt, (cst.If, cst.While)) and traced(stmt.test, stmt):
+                    return True
+        child, up = up, parent(up)
+    return False
+
+
 def _exited_if_traced(block: cst.IndentedBlock, child: cst.CSTNode, name: str, qualify, helpers) -> bool:
     """A statement before `child` in `block` is `if isinstance(name, Tracer): raise ...` (or
     `return`), with no `else`: past it `name` holds no tracer (DBraun/jraphx@c1055f3
