@@ -1487,3 +1487,8 @@ def test_a_method_of_the_class_returning_jax_work_is_jax_work():
     assert findings(SELF_METHOD) == [15]
     converted = SELF_METHOD.replace("return jnp.sum(jnp.log(x))", "return float(jnp.sum(jnp.log(x)))")
     assert findings(converted) == []
+    # Beremi/jax_petsc_nonlinear_energies@<heldout14> parallel_assembler.py:560 (`_get_v_local`): the
+    # method builds its value on the host and returns a device copy of it; the clock misses nothing
+    copied = SELF_METHOD.replace("return jnp.sum(jnp.log(x))", "return jnp.array(np.log(x))")
+    copied = copied.replace("import jax.numpy as jnp", "import jax.numpy as jnp\nimport numpy as np")
+    assert findings(copied) == []

@@ -66,6 +66,10 @@ def bound_by(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
+# Copies of host data to the device: the work is the host's, done before the copy is dispatched
+HOST_COPIES = frozenset({"jax.numpy.array", "jax.numpy.asarray"})
+
+
 class JaxWork:
     """The module's jitted names, its functions that wrap or return JAX work, and the calls that
     wait for a result (see the module docstring)."""
@@ -250,18 +254,22 @@ class JaxWork:
                 return True
         return False
 
-    def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int) -> bool:
+    def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int, host_copies: bool = True) -> bool:
         """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`, or a name it
         bound to compiled work it does not wait on: `res = peval(X)` ... `return res`, probml/rebayes@3b88072 demos/showdown/
         regression/regression-uci.ipynb `eval_agent_multiple`): a plain wrapper, whose call is
-        JAX work too (issue #33)."""
+        JAX work too (issue #33). Without `host_copies`, a returned `jnp.array(v)` copy does not
+        count: a method that builds its value on the host and hands back a device copy of it
+        (Beremi/jax_petsc_nonlinear_energies@<heldout14> parallel_assembler.py:560 `_get_v_local`,
+        an MPI ghost exchange in NumPy) leaves nothing a clock would miss."""
         if depth > 2 or fn.asynchronous is not None:
             return False
         made: set[str] | None = None  # names the body binds to JAX work (`res = peval(x)`)
         for ret in own_nodes(fn.body, cst.Return):
             if ret.value is None:
                 continue
-            if any(self.is_jax_call(c, depth + 1) for c in own_nodes(ret.value, cst.Call)):
+            calls = [c for c in own_nodes(ret.value, cst.Call) if host_copies or self.names.qualify(c.func) not in HOST_COPIES]
+            if any(self.is_jax_call(c, depth + 1) for c in calls):
                 return True
             if isinstance(ret.value, cst.Name):
                 if made is None:
@@ -326,7 +334,7 @@ class JaxWork:
         # (inigozubeldia/cosmocnc_jax@<heldout18> cnc.py:2365, a recall entry)
         own = func.attr if method else func
         defs = self.functions.get(own.value, ()) if isinstance(own, cst.Name) else ()
-        if len(defs) == 1 and self._wraps_jax_work(defs[0], depth):
+        if len(defs) == 1 and self._wraps_jax_work(defs[0], depth, host_copies=not method):
             return True
         q = self.names.qualify(func)
         if q is None or q in NOT_COMPUTE:
