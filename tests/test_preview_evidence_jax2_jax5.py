@@ -191,6 +191,39 @@ def test_jax501_a_setup_timer_whose_last_work_is_eager_is_preview():
     assert found(runs, "JAX501") == [(23, False), (27, True), (31, False)]
 
 
+def test_jax501_a_setup_timer_ending_in_a_method_of_the_class_reads_that_method():
+    """pavinpp/MSc-MCM-JAX@<heldout17> src/base.py:403 ("Time to create the grid mask", the timed
+    `self.create_grid_mask(...)` ends in a jitted streaming step: default, labelled debatable). A
+    method reached as `self.m(...)` is read as a helper of the file: eager work only is preview,
+    a jitted call inside keeps the default."""
+    source = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def streaming(g):
+            return jnp.roll(g, 1)
+
+
+        class Lattice:
+            def create_grid_mask(self, n):
+                grid = jnp.ones((n, n), dtype=bool)
+                return jnp.logical_not(grid)
+
+            def setup(self):
+                start = time.time()
+                grid_mask = self.create_grid_mask(8)
+                print("Time to create the grid mask:", time.time() - start)
+                return grid_mask
+        """
+    assert found(source, "JAX501") == [(21, True)]
+    jitted = source.replace("return jnp.logical_not(grid)", "return streaming(jnp.logical_not(grid))")
+    assert found(jitted, "JAX501") == [(21, False)]
+
+
 def test_jax501_a_log_in_the_region_that_says_it_compiles_is_preview():
     """phlippe/jax_trainer@f749d34 jax_trainer/trainer/trainer.py:583 and NX-AI/xlstm-jax
     trainer.py:868 (heldout10, heldout11, debatable): `logging.info("Testing and compiling

