@@ -20,13 +20,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from codemods.jit_placement.per_configuration import same_values_per_trip
-from codemods.jit_placement.sites import (
-    COMPILING,
-    NEW_FUNCTION_WRAPPERS,
-    PARTIALS,
-    WRAPPING,
-    runs_under_trace,
-)
+from codemods.jit_placement.sites import runs_under_trace
+from codemods.jit_placement.transform_kinds import COMPILING, NEW_FUNCTION_WRAPPERS, PARTIALS, WRAPPING
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.scopes import ScopeIndex

@@ -20,7 +20,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from codemods.jit_placement.sites import COMPILING, PARTIALS, WRAPPING, runs_once
+from codemods.jit_placement.sites import runs_once
+from codemods.jit_placement.transform_kinds import COMPILING, PARTIALS, WRAPPING
 from jaxfix.analysis import astscan, filememo
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.names import ImportMap

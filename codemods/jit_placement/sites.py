@@ -18,90 +18,26 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
-from codemods.jit_placement.per_configuration import (
-    built_per_configuration,
-    options_per_configuration,
-    same_values_per_trip,
-    static_arguments_per_trip,
-)
+from codemods.jit_placement.per_configuration import options_per_configuration
 from codemods.jit_placement.repetition import RepetitionEvidence
+from codemods.jit_placement.site_kinds import SiteKinds, module_class
 from codemods.jit_placement.state_builders import jits_an_initialiser
-from jaxfix.analysis.jit_contexts import BODY_ARGS, GRAD_NAMES, PARTIAL_NAMES
+from codemods.jit_placement.trace_reach import TraceReach
+from codemods.jit_placement.transform_kinds import (
+    COMPILING,
+    MODULE_FUNCTION,
+    NEW_FUNCTION_WRAPPERS,
+    PARTIALS,
+    TRACE_BUDGETS,
+    TRANSFORMS,
+    WRAPPING,
+)
 from jaxfix.analysis.pytest_files import is_test_case_base, is_test_module
 from jaxfix.analysis.runs_once import functions_run_once
-from jaxfix.analysis.scopes import ScopeIndex, name_uses, names_read, param_names
-from jaxfix.analysis.static_helpers import is_memoised
-from jaxfix.analysis.transforms import (
-    FUNCTION_CONTAINERS,
-    FUNCTION_FIELDS,
-    JIT_NAMES,
-    MODEL_PRIMITIVES,
-    REWRAPPING_JITS,
-    display_name,
-)
-from jaxfix.analysis.walk import returned_name, walk
+from jaxfix.analysis.scopes import ScopeIndex, name_uses
+from jaxfix.analysis.transforms import REWRAPPING_JITS, display_name
+from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import Option, Rule, RuleContext
-
-# Transforms that compile (a fresh callable means a fresh cache key and an XLA compile), with the
-# kind the planner fixes them as: `nnx.jit` and pjit take `static_argnames` like `jax.jit`;
-# `jax_dataclasses.jit` marks statics by annotation, so captured static values are hoisted by hand.
-COMPILING = {
-    "jax.jit": "jit",
-    "jax.pmap": "pmap",
-    "jax.experimental.pjit.pjit": "jit",
-    "equinox.filter_jit": "filter_jit",
-    "equinox.filter_pmap": "filter_pmap",
-    "flax.nnx.jit": "jit",
-    "flax.nnx.pmap": "pmap",
-    "jax_dataclasses.jit": "jdc_jit",
-}
-assert set(COMPILING) == JIT_NAMES, "the compiling transforms are the table's (jaxfix.analysis.transforms)"
-# Transforms that only wrap: eagerly they retrace on every call whether hoisted or not (measured:
-# 0 compiles per run for a fresh vmap/grad/value_and_grad/checkpoint lambda in a loop), so they
-# matter only under a compiling transform, e.g. `jax.jit(jax.grad(lambda p: ...))`.
-WRAPPING = {
-    "jax.vmap": "vmap",
-    "jax.grad": "grad",
-    "jax.value_and_grad": "value_and_grad",
-    "jax.jacfwd": "jacfwd",
-    "jax.jacrev": "jacrev",
-    "jax.hessian": "hessian",
-    "jax.checkpoint": "checkpoint",
-    "jax.remat": "remat",
-    "equinox.filter_grad": "filter_grad",
-    "equinox.filter_value_and_grad": "filter_value_and_grad",
-    "equinox.filter_vmap": "filter_vmap",
-    "flax.nnx.vmap": "vmap",
-    "flax.nnx.grad": "grad",
-    "flax.nnx.value_and_grad": "value_and_grad",
-    "flax.nnx.remat": "remat",
-}
-# Wrappers that return a new function object on every call, so that `jax.jit(jax.grad(f))` is a
-# new cache key each time even for a module function `f` (measured: 3 compiles in 3 calls for
-# grad, vmap, jacrev, value_and_grad, hessian, checkpoint). equinox's `filter_grad`,
-# `filter_value_and_grad` and `filter_vmap` return modules that compare equal for the same
-# function (1 compile).
-NEW_FUNCTION_WRAPPERS = frozenset(
-    {"vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "checkpoint", "remat"}
-)
-TRANSFORMS = {**COMPILING, **WRAPPING}
-# Calls whose function argument runs under a trace: code inside such a function is traced once
-# per compile of the caller, so a transform there is inlined and never compiles on its own.
-TRACING_CALLS = frozenset(
-    {*TRANSFORMS, *GRAD_NAMES, *BODY_ARGS, "jax.custom_jvp", "jax.custom_vjp", "jax.eval_shape", "jax.make_jaxpr"}
-)
-PARTIALS = PARTIAL_NAMES
-# Decorators that bound how often one function object may be traced: a def carrying one is a
-# harness that compiles each new object on purpose (a benchmark or test timing one closure).
-TRACE_BUDGETS = frozenset({"equinox.debug.assert_max_traces", "chex.assert_max_traces"})
-NEW_OBJECT = "bound method of a new object"  # `M(args).method`: a new object, hence a new cache key
-FRESH = ("lambda", "partial", "nested def", "decorated nested def", "bound method", NEW_OBJECT, "local callable")
-MODULE_FUNCTION = "module function"  # the same function every time: re-wrapping it is a cache hit
-# Transforms whose cache is keyed on the function by equality, so that a bound method of the same
-# object (`jax.pmap(self._buffer.insert)`, `eqx.filter_jit(model.step)`) hits it, unlike `jax.jit`
-# (measured, jax 0.10 on CPU: pmap 1 compile in 4 calls, filter_jit 1 in 3, jit 4 in 4; an
-# `eqx.Module`'s bound method under `filter_jit` is a pytree: 1 compile for 3 new instances).
-CACHES_BOUND_METHODS = frozenset({"pmap", "filter_jit", "filter_pmap"})
 
 
 @dataclass
@@ -244,23 +180,7 @@ def sibling_of(idx: ScopeIndex, node: cst.CSTNode, siblings: list[cst.CSTNode]) 
     return None
 
 
-def module_class(idx: ScopeIndex, func: cst.BaseExpression) -> cst.ClassDef | None:
-    """The class `func` names, when it is a class bound once at module level in this file."""
-    if not isinstance(func, cst.Name) or not isinstance(idx.resolve(func.value, func), cst.Module):
-        return None
-    stmts = idx.module_bindings(func.value)
-    if len(stmts) == 1 and isinstance(stmts[0], cst.ClassDef) and func.value not in idx.global_declarations():
-        return stmts[0]
-    return None
-
-
-def single_module_binding(idx: ScopeIndex, name: str) -> bool:
-    """`name` is bound by one statement at module level and declared global nowhere."""
-    stmts = idx.module_bindings(name)
-    return len(stmts) == 1 and name not in idx.global_declarations()
-
-
-class _SiteFinder(RepetitionEvidence):
+class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
     """One walk of the module for transform calls and decorated defs, each kept when it is a site."""
 
     def __init__(self, ctx: RuleContext, idx: ScopeIndex) -> None:
@@ -625,162 +545,6 @@ class _SiteFinder(RepetitionEvidence):
             return None
         return f"{'eqx' if short.startswith('filter_') else 'jax'}.{short}"
 
-    def _classify(self, site: Site, target: cst.BaseExpression) -> bool:
-        if site.chain and options_per_configuration(self.idx, self.qualify, site.node, site.chain[0]):
-            return False  # options that change with what the loop iterates: a compile per trip anyway
-        if site.chain and static_arguments_per_trip(self.idx, site.node, site.chain[0], site.calls):
-            return False  # a new static argument per trip: a compile per trip anyway
-        if isinstance(target, cst.Lambda):
-            site.kind = "lambda"
-            return True
-        if isinstance(target, cst.Call) and self.qualify(target.func) in PARTIALS:
-            site.kind = "partial"
-            return bool(target.args) and target.args[0].keyword is None and not target.args[0].star
-        if isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
-            return self._factory_result(site, target)
-        if isinstance(target, cst.Name):
-            scope = self.idx.resolve(target.value, site.node)
-            if scope is None:
-                return False
-            if isinstance(scope, cst.Module):
-                if target.value in self.ctx.names.bindings or single_module_binding(self.idx, target.value):
-                    site.kind = MODULE_FUNCTION
-                    return True
-                return False
-            if isinstance(scope, cst.FunctionDef):
-                bindings = self.idx.scope_info(scope).bindings.get(target.value, [])
-                if (
-                    len(bindings) == 1
-                    and isinstance(bindings[0], cst.FunctionDef)
-                    and target.value not in param_names(scope.params)
-                ):
-                    site.kind = "nested def"
-                    site.definition = bindings[0]
-                    return self._fresh_per_trip(site, target.value, bindings)
-                if (
-                    bindings
-                    and all(
-                        isinstance(b, cst.Assign)
-                        and (
-                            isinstance(b.value, cst.Lambda)
-                            or (isinstance(b.value, cst.Call) and self.qualify(b.value.func) in PARTIALS)
-                        )
-                        for b in bindings
-                    )
-                    and target.value not in param_names(scope.params)
-                ):
-                    site.kind = "local callable"
-                    if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
-                        return False
-                    return self._fresh_per_trip(site, target.value, bindings)
-                if (
-                    target.value in param_names(scope.params)
-                    and (not bindings or bound_above_loop(self.idx, site.node, bindings))
-                    and site.kinds[0].startswith("filter_")
-                ):
-                    # `eqx.filter_jit(fn)(batch)` per batch, `fn` a parameter: the same function on
-                    # every trip of a loop (a cache hit, JAX203), but equinox builds its wrapper
-                    # anew each time; the wrapper belongs above the loop. (`jax.jit(fn)` of a
-                    # parameter is a cheap C++ cache hit: fixtures/jit_placement/reused_callable.ok.py)
-                    # A default filled in above the loop (`if loss_fn is None: loss_fn = Loss()`,
-                    # danielward27/flowjax@cabcb42 flowjax/train/loops.py:204) is one object too.
-                    site.kind = MODULE_FUNCTION
-                    site.manual = f"`{target.value}` is a parameter: wrap it once before the loop and call that"
-                    return True
-            return False
-        if isinstance(target, cst.Attribute):
-            head = target
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            if isinstance(target.value, cst.Call) and module_class(self.idx, target.value.func) is not None:
-                site.kind = NEW_OBJECT  # `M(k).apply`
-                return True
-            if not isinstance(head, cst.Name):
-                return False
-            scope = self.idx.resolve(head.value, site.node)
-            if isinstance(scope, cst.Module) and head.value in self.ctx.names.bindings:
-                site.kind = MODULE_FUNCTION  # jnp.sin, mymodule.f
-                return True
-            if scope is None:
-                return False
-            if self._function_container(scope, head):
-                site.kind = MODULE_FUNCTION  # `net.apply` of `net = hk.transform(f)`: one function object
-                return True
-            if target.attr.value in FUNCTION_FIELDS:
-                # `state.apply_fn` of a flax TrainState: a stored function, also read through the
-                # object holding the state (`jit(self.V_state.apply_fn)`: SUMI-lab/VeRecycle@<heldout17>
-                # core/verifier.py:619, JAX202 "fresh bound method" wrong)
-                site.kind = MODULE_FUNCTION
-                return True
-            if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
-                return False  # a new configuration per trip, not the same compile again (`per_configuration`)
-            site.kind = "bound method"
-            return True
-        return False
-
-    def _factory_result(self, site: Site, target: cst.Call) -> bool:
-        """`jax.jit(make_step(lr))`: a module function of this file whose every `return` names one
-        def nested in it hands out a new function per call, so each evaluation compiles again
-        (unless memoised). Reported with hand-fix advice only; a loop that rebinds a name the
-        factory's arguments read makes a new configuration per trip (one compile each, inherent)."""
-        factory = target.func.value
-        scope = self.idx.resolve(factory, site.node)
-        if not isinstance(scope, cst.Module):
-            return False
-        bindings = self.idx.scope_info(scope).bindings.get(factory, [])
-        if len(bindings) != 1 or not isinstance(bindings[0], cst.FunctionDef):
-            return False
-        fn = bindings[0]
-        if any(is_memoised(d, self.ctx.names) for d in fn.decorators):
-            return False
-        made = returned_name(fn)
-        if made is None:
-            return False
-        own = self.idx.scope_info(fn).bindings.get(made, [])
-        if len(own) != 1 or not isinstance(own[0], cst.FunctionDef):
-            return False
-        if not self._same_arguments_each_time(site, target):
-            return False
-        site.kind = f"function `{made}` made by `{factory}(...)`"
-        site.manual = (
-            f"`{factory}(...)` returns a new `{made}` on every call: call it and wrap the result once, before "
-            "the loop (or memoise the factory with `functools.cache`)"
-        )
-        return True
-
-    def _same_arguments_each_time(self, site: Site, call: cst.Call) -> bool:
-        """`call`'s arguments name the same values every time `site` runs: in a loop, nothing the
-        loop binds or stores into (`config[k] = v`); outside loops, only module-level names (a
-        function's own values may be a new configuration per call: a sweep agent's `config`)."""
-        used = set().union(*(names_read(arg.value) for arg in call.args))
-        loops = self.idx.enclosing_loops(site.node)
-        if not loops:
-            return all(isinstance(self.idx.resolve(name, site.node), cst.Module) for name in used)
-        return same_values_per_trip(self.idx, call.args, loops[0])
-
-    def _cached_bound_method(self, site: Site, target: cst.BaseExpression) -> bool:
-        """A bound method under a transform that caches it by equality, with no wrapper between
-        that makes a new function (`jax.pmap(jax.vmap(obj.m))` is new each time); for
-        `eqx.filter_jit(M(k).m)`, `M` an `eqx.Module` of this file (its bound method is a pytree)."""
-        if site.kinds[0] not in CACHES_BOUND_METHODS or any(k in NEW_FUNCTION_WRAPPERS for k in site.kinds[1:]):
-            return False
-        if site.kind == "bound method":
-            return True
-        if site.kind == NEW_OBJECT and site.kinds[0] == "filter_jit" and isinstance(target, cst.Attribute):
-            cls = module_class(self.idx, target.value.func)
-            return cls is not None and any(self.qualify(b.value) == "equinox.Module" for b in cls.bases)
-        return False
-
-    def _function_container(self, scope: cst.CSTNode, head: cst.Name) -> bool:
-        """`head` is bound once, to a call that returns plain functions (`FUNCTION_CONTAINERS`)."""
-        bindings = self.idx.scope_info(scope).bindings.get(head.value, [])
-        return (
-            len(bindings) == 1
-            and isinstance(bindings[0], cst.Assign)
-            and isinstance(bindings[0].value, cst.Call)
-            and self.qualify(bindings[0].value.func) in FUNCTION_CONTAINERS
-        )
-
     def _place(self, site: Site) -> Site | None:
         anchor = site.node
         site.in_test_case = self._in_test_case(anchor)
@@ -817,21 +581,6 @@ class _SiteFinder(RepetitionEvidence):
             return None  # a method the project never calls (one-shot utility); asked last: it reads the tree
         return site
 
-    def _traces_its_argument(self, arg: cst.Arg) -> bool:
-        """`arg` goes to a transform (`jax.jit(f)`, `lax.scan(f, ...)`), directly or through
-        `partial`: the function runs under that trace, where a jit inside it is inlined, and is
-        not a callback run again eagerly (init2winit's `jax.jit(partial(self.initialize_cache))`)."""
-        call = self.idx.parent(arg)
-        if not isinstance(call, cst.Call):
-            return False
-        name = self.qualify(call.func) or ""
-        if name in PARTIALS:
-            outer = self.idx.parent(call)
-            if isinstance(outer, cst.Arg) and outer.value is call:
-                return self._traces_its_argument(outer)
-            return False
-        return name in TRACING_CALLS
-
     def _builds_state(self, site: Site) -> bool:
         """The transform wraps an initialiser (`state_builders.jits_an_initialiser`)."""
         target = site.definition if site.definition is not None else site.target
@@ -865,93 +614,6 @@ class _SiteFinder(RepetitionEvidence):
             ):
                 return True
         return False
-
-    def _under_trace(self, node: cst.CSTNode) -> bool:
-        traced = self.traced_names()
-        for anc in self.idx.ancestors(node):
-            if isinstance(anc, cst.FunctionDef):
-                if anc.name.value in traced and self._named_from(anc, traced[anc.name.value]):
-                    return True
-                if self._is_model(anc):
-                    return True
-                for dec in anc.decorators:
-                    d = dec.decorator
-                    if self.qualify(d) in TRACING_CALLS:
-                        return True
-                    if isinstance(d, cst.Call) and (
-                        self.qualify(d.func) in TRACING_CALLS
-                        or (
-                            self.qualify(d.func) in PARTIALS
-                            and d.args
-                            and self.qualify(d.args[0].value) in TRACING_CALLS
-                        )
-                    ):
-                        return True
-            if isinstance(anc, cst.Lambda):
-                return True  # a lambda body: almost always a traced body (scan/cond/jit) or a key function
-        return False
-
-    def _is_model(self, definition: cst.FunctionDef) -> bool:
-        """`definition`'s own body calls a probabilistic program's primitive (`numpyro.sample`):
-        a model, which the inference library traces (`MODEL_PRIMITIVES`)."""
-        known = self._models.get(id(definition))
-        if known is None:
-            qualify = self.qualify
-            found = False
-
-            class _V(cst.CSTVisitor):
-                def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                    return False  # a nested def is a model of its own, or not
-
-                def visit_Call(self, node: cst.Call) -> None:
-                    nonlocal found
-                    found = found or qualify(node.func) in MODEL_PRIMITIVES
-
-            if "numpyro" in self.ctx.source:
-                walk(definition.body, _V())
-            known = self._models[id(definition)] = found
-        return known
-
-    def _named_from(self, definition: cst.FunctionDef, scopes: list[cst.CSTNode]) -> bool:
-        """A call made in one of `scopes` can name `definition`: a method only from its class body
-        (a class scope is not visible to the functions in it: `pjit.pjit(init)` in `__init__` names
-        a nested `init`, not the class's method `init`, brax's replay_buffers), any other def from
-        its own scope or a scope nested in it."""
-        home = self.idx.enclosing_scope(definition)
-        if isinstance(home, cst.ClassDef):
-            return any(scope is home for scope in scopes)
-        return any(scope is home or any(a is home for a in self.idx.ancestors(scope)) for scope in scopes)
-
-    def traced_names(self) -> dict[str, list[cst.CSTNode]]:
-        """Names passed to a tracing call, each with the scopes of the calls that pass it (one walk
-        of the module per file and scope index, shared by every finder: `runs_under_trace` keeps
-        one of its own)."""
-        if self._traced_names is None:
-            self._traced_names = self.ctx.fact((_TracedNames, self.idx), lambda ctx: _TracedNames.of(self))
-        return self._traced_names
-
-
-class _TracedNames(cst.CSTVisitor):
-    def __init__(self, finder: _SiteFinder) -> None:
-        super().__init__()
-        self.finder = finder
-        self.names: dict[str, list[cst.CSTNode]] = {}
-
-    @classmethod
-    def of(cls, finder: _SiteFinder) -> dict[str, list[cst.CSTNode]]:
-        found = cls(finder)
-        walk(finder.ctx.module, found)
-        return found.names
-
-    def visit_Call(self, node: cst.Call) -> None:
-        qualify = self.finder.qualify
-        if qualify(node.func) in TRACING_CALLS or (
-            qualify(node.func) in PARTIALS and node.args and qualify(node.args[0].value) in TRACING_CALLS
-        ):
-            for arg in node.args:
-                if isinstance(arg.value, cst.Name):
-                    self.names.setdefault(arg.value.value, []).append(self.finder.idx.enclosing_scope(node))
-
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)

@@ -1,0 +1,209 @@
+"""What callable a jit-placement site's transform wraps, and whether it is a new object each time
+it runs (a lambda, a partial, a nested def, a bound method of a new object, a factory's result)
+or the same one (a module function, a function a flax TrainState or a haiku transform stores). A
+mixin of the site finder (`sites._SiteFinder`), which provides `ctx`, `idx` and `qualify`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from codemods.jit_placement.loop_invariant import bound_above_loop
+from codemods.jit_placement.per_configuration import (
+    built_per_configuration,
+    options_per_configuration,
+    same_values_per_trip,
+    static_arguments_per_trip,
+)
+from codemods.jit_placement.transform_kinds import (
+    CACHES_BOUND_METHODS,
+    MODULE_FUNCTION,
+    NEW_FUNCTION_WRAPPERS,
+    NEW_OBJECT,
+    PARTIALS,
+)
+from jaxfix.analysis.scopes import ScopeIndex, names_read, param_names
+from jaxfix.analysis.static_helpers import is_memoised
+from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS
+from jaxfix.analysis.walk import returned_name
+
+if TYPE_CHECKING:
+    from codemods.jit_placement.sites import Site
+
+
+def module_class(idx: ScopeIndex, func: cst.BaseExpression) -> cst.ClassDef | None:
+    """The class `func` names, when it is a class bound once at module level in this file."""
+    if not isinstance(func, cst.Name) or not isinstance(idx.resolve(func.value, func), cst.Module):
+        return None
+    stmts = idx.module_bindings(func.value)
+    if len(stmts) == 1 and isinstance(stmts[0], cst.ClassDef) and func.value not in idx.global_declarations():
+        return stmts[0]
+    return None
+
+
+def single_module_binding(idx: ScopeIndex, name: str) -> bool:
+    """`name` is bound by one statement at module level and declared global nowhere."""
+    stmts = idx.module_bindings(name)
+    return len(stmts) == 1 and name not in idx.global_declarations()
+
+
+class SiteKinds:
+    """`_classify`: what a site's transform wraps (a lambda, a partial, a nested def, a bound method,
+    a module function, a factory's result), which decides whether it is new each time."""
+
+    def _classify(self, site: Site, target: cst.BaseExpression) -> bool:
+        if site.chain and options_per_configuration(self.idx, self.qualify, site.node, site.chain[0]):
+            return False  # options that change with what the loop iterates: a compile per trip anyway
+        if site.chain and static_arguments_per_trip(self.idx, site.node, site.chain[0], site.calls):
+            return False  # a new static argument per trip: a compile per trip anyway
+        if isinstance(target, cst.Lambda):
+            site.kind = "lambda"
+            return True
+        if isinstance(target, cst.Call) and self.qualify(target.func) in PARTIALS:
+            site.kind = "partial"
+            return bool(target.args) and target.args[0].keyword is None and not target.args[0].star
+        if isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
+            return self._factory_result(site, target)
+        if isinstance(target, cst.Name):
+            scope = self.idx.resolve(target.value, site.node)
+            if scope is None:
+                return False
+            if isinstance(scope, cst.Module):
+                if target.value in self.ctx.names.bindings or single_module_binding(self.idx, target.value):
+                    site.kind = MODULE_FUNCTION
+                    return True
+                return False
+            if isinstance(scope, cst.FunctionDef):
+                bindings = self.idx.scope_info(scope).bindings.get(target.value, [])
+                if (
+                    len(bindings) == 1
+                    and isinstance(bindings[0], cst.FunctionDef)
+                    and target.value not in param_names(scope.params)
+                ):
+                    site.kind = "nested def"
+                    site.definition = bindings[0]
+                    return self._fresh_per_trip(site, target.value, bindings)
+                if (
+                    bindings
+                    and all(
+                        isinstance(b, cst.Assign)
+                        and (
+                            isinstance(b.value, cst.Lambda)
+                            or (isinstance(b.value, cst.Call) and self.qualify(b.value.func) in PARTIALS)
+                        )
+                        for b in bindings
+                    )
+                    and target.value not in param_names(scope.params)
+                ):
+                    site.kind = "local callable"
+                    if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
+                        return False
+                    return self._fresh_per_trip(site, target.value, bindings)
+                if (
+                    target.value in param_names(scope.params)
+                    and (not bindings or bound_above_loop(self.idx, site.node, bindings))
+                    and site.kinds[0].startswith("filter_")
+                ):
+                    # `eqx.filter_jit(fn)(batch)` per batch, `fn` a parameter: the same function on
+                    # every trip of a loop (a cache hit, JAX203), but equinox builds its wrapper
+                    # anew each time; the wrapper belongs above the loop. (`jax.jit(fn)` of a
+                    # parameter is a cheap C++ cache hit: fixtures/jit_placement/reused_callable.ok.py)
+                    # A default filled in above the loop (`if loss_fn is None: loss_fn = Loss()`,
+                    # danielward27/flowjax@cabcb42 flowjax/train/loops.py:204) is one object too.
+                    site.kind = MODULE_FUNCTION
+                    site.manual = f"`{target.value}` is a parameter: wrap it once before the loop and call that"
+                    return True
+            return False
+        if isinstance(target, cst.Attribute):
+            head = target
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(target.value, cst.Call) and module_class(self.idx, target.value.func) is not None:
+                site.kind = NEW_OBJECT  # `M(k).apply`
+                return True
+            if not isinstance(head, cst.Name):
+                return False
+            scope = self.idx.resolve(head.value, site.node)
+            if isinstance(scope, cst.Module) and head.value in self.ctx.names.bindings:
+                site.kind = MODULE_FUNCTION  # jnp.sin, mymodule.f
+                return True
+            if scope is None:
+                return False
+            if self._function_container(scope, head):
+                site.kind = MODULE_FUNCTION  # `net.apply` of `net = hk.transform(f)`: one function object
+                return True
+            if target.attr.value in FUNCTION_FIELDS:
+                # `state.apply_fn` of a flax TrainState: a stored function, also read through the
+                # object holding the state (`jit(self.V_state.apply_fn)`: SUMI-lab/VeRecycle@<heldout17>
+                # core/verifier.py:619, JAX202 "fresh bound method" wrong)
+                site.kind = MODULE_FUNCTION
+                return True
+            if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
+                return False  # a new configuration per trip, not the same compile again (`per_configuration`)
+            site.kind = "bound method"
+            return True
+        return False
+
+    def _factory_result(self, site: Site, target: cst.Call) -> bool:
+        """`jax.jit(make_step(lr))`: a module function of this file whose every `return` names one
+        def nested in it hands out a new function per call, so each evaluation compiles again
+        (unless memoised). Reported with hand-fix advice only; a loop that rebinds a name the
+        factory's arguments read makes a new configuration per trip (one compile each, inherent)."""
+        factory = target.func.value
+        scope = self.idx.resolve(factory, site.node)
+        if not isinstance(scope, cst.Module):
+            return False
+        bindings = self.idx.scope_info(scope).bindings.get(factory, [])
+        if len(bindings) != 1 or not isinstance(bindings[0], cst.FunctionDef):
+            return False
+        fn = bindings[0]
+        if any(is_memoised(d, self.ctx.names) for d in fn.decorators):
+            return False
+        made = returned_name(fn)
+        if made is None:
+            return False
+        own = self.idx.scope_info(fn).bindings.get(made, [])
+        if len(own) != 1 or not isinstance(own[0], cst.FunctionDef):
+            return False
+        if not self._same_arguments_each_time(site, target):
+            return False
+        site.kind = f"function `{made}` made by `{factory}(...)`"
+        site.manual = (
+            f"`{factory}(...)` returns a new `{made}` on every call: call it and wrap the result once, before "
+            "the loop (or memoise the factory with `functools.cache`)"
+        )
+        return True
+
+    def _same_arguments_each_time(self, site: Site, call: cst.Call) -> bool:
+        """`call`'s arguments name the same values every time `site` runs: in a loop, nothing the
+        loop binds or stores into (`config[k] = v`); outside loops, only module-level names (a
+        function's own values may be a new configuration per call: a sweep agent's `config`)."""
+        used = set().union(*(names_read(arg.value) for arg in call.args))
+        loops = self.idx.enclosing_loops(site.node)
+        if not loops:
+            return all(isinstance(self.idx.resolve(name, site.node), cst.Module) for name in used)
+        return same_values_per_trip(self.idx, call.args, loops[0])
+
+    def _cached_bound_method(self, site: Site, target: cst.BaseExpression) -> bool:
+        """A bound method under a transform that caches it by equality, with no wrapper between
+        that makes a new function (`jax.pmap(jax.vmap(obj.m))` is new each time); for
+        `eqx.filter_jit(M(k).m)`, `M` an `eqx.Module` of this file (its bound method is a pytree)."""
+        if site.kinds[0] not in CACHES_BOUND_METHODS or any(k in NEW_FUNCTION_WRAPPERS for k in site.kinds[1:]):
+            return False
+        if site.kind == "bound method":
+            return True
+        if site.kind == NEW_OBJECT and site.kinds[0] == "filter_jit" and isinstance(target, cst.Attribute):
+            cls = module_class(self.idx, target.value.func)
+            return cls is not None and any(self.qualify(b.value) == "equinox.Module" for b in cls.bases)
+        return False
+
+    def _function_container(self, scope: cst.CSTNode, head: cst.Name) -> bool:
+        """`head` is bound once, to a call that returns plain functions (`FUNCTION_CONTAINERS`)."""
+        bindings = self.idx.scope_info(scope).bindings.get(head.value, [])
+        return (
+            len(bindings) == 1
+            and isinstance(bindings[0], cst.Assign)
+            and isinstance(bindings[0].value, cst.Call)
+            and self.qualify(bindings[0].value.func) in FUNCTION_CONTAINERS
+        )
