@@ -1492,3 +1492,46 @@ def test_a_method_of_the_class_returning_jax_work_is_jax_work():
     copied = SELF_METHOD.replace("return jnp.sum(jnp.log(x))", "return jnp.array(np.log(x))")
     copied = copied.replace("import jax.numpy as jnp", "import jax.numpy as jnp\nimport numpy as np")
     assert findings(copied) == []
+
+
+# A training loop written the way the equinox and optax docs do: the step returns the carried state
+# and a loss first bound inside the loop. The outputs of one call are ready together, so the fix
+# waits once, after the loop, on the state bound before it (not on every step, which would also
+# stop the host from queueing the next step while the device runs this one).
+CARRIED_STATE = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def step(params, opt_state, x):
+    loss = jnp.sum((params * x) ** 2)
+    return params - 0.01 * x, opt_state + 1, loss
+
+
+def train(params, x, n):
+    opt_state = jnp.zeros(())
+    t0 = time.perf_counter()
+    for _ in range(n):
+        params, opt_state, loss = step(params, opt_state, x)
+    took = time.perf_counter() - t0
+    return params, opt_state, took
+"""
+
+
+def test_the_fix_waits_once_on_the_state_carried_through_the_timed_loop():
+    result = analyze(CARRIED_STATE, "train.py", Config(select=("JAX501",)), fix=True)
+    assert [f.line for f in result.findings] == [19]
+    assert "        params, opt_state, loss = step(params, opt_state, x)\n    jax.block_until_ready((params, opt_state))\n    took" in result.fixed_source
+    namespace: dict = {}
+    exec(compile(result.fixed_source, "train.py", "exec"), namespace)
+    params, opt_state, _ = namespace["train"](jnp.ones(3), jnp.ones(3), 5)
+    assert float(opt_state) == 5.0 and params.shape == (3,)
+    # nothing bound before the loop: the call is wrapped where it is
+    fresh = CARRIED_STATE.replace("    opt_state = jnp.zeros(())\n", "").replace(
+        "params, opt_state, loss = step(params, opt_state, x)", "new_params, opt_state, loss = step(params, jnp.zeros(()), x)"
+    )
+    fixed = analyze(fresh, "train.py", Config(select=("JAX501",)), fix=True).fixed_source
+    assert "= jax.block_until_ready(step(params, jnp.zeros(()), x))" in fixed
