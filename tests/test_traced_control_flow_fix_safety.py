@@ -442,3 +442,60 @@ def test_a_conditional_expression_choosing_between_strings_gets_no_lax_cond():
     # the twin with numbers on both sides keeps its rewrite
     numbers = run(TEXT_SIDES.replace('"relative"', "1.0").replace('"absolute"', "0.0"), unsafe=True)
     assert [f.fix.safety for f in numbers.findings] == [Safety.SAFE]
+
+
+# Ollie-spoon/flax-dae@<heldout19> dae/data_processing.py:243 (reduced; `i` is traced through one call of
+# the project, and the function is meant to run with its Python default too): the safe `lax.cond` fix
+# traced the true branch where the default made the test false, and raised (found by running it)
+DEFAULTED_COUNTER = """
+import jax
+import jax.numpy as jnp
+
+
+def fill(rows, tokens, i=0, max_tokens=0):
+    if i < max_tokens:
+        tokens = tokens.at[i].set(rows[i])
+        return tokens
+    return tokens
+
+
+@jax.jit
+def traced(rows, tokens, i):
+    return fill(rows, tokens, i, 2)
+"""
+
+
+def test_a_condition_on_a_parameter_with_a_python_default_gets_an_unsafe_fix():
+    result = run(DEFAULTED_COUNTER)
+    [finding] = [f for f in result.findings if f.code == "JAX301"]
+    assert finding.fix.safety is Safety.UNSAFE and "Python default `0`" in finding.fix.title
+    assert result.fixed_source is None  # no safe fix applies: the program is left as it works
+    works = load(DEFAULTED_COUNTER)["fill"](jnp.ones((0, 4)), jnp.zeros((0, 4)))
+    assert works.shape == (0, 4)
+
+
+# the same shape recursing on itself (the evident intent of the code above): `lax.cond` would trace
+# the recursion without end
+RECURSIVE = """
+import jax
+import jax.numpy as jnp
+
+
+def fill(rows, tokens, i, max_tokens):
+    if i < max_tokens:
+        tokens = tokens.at[i].set(rows[i])
+        return fill(rows, tokens, i + 1, max_tokens)
+    return tokens
+
+
+@jax.jit
+def traced(rows, tokens, i):
+    return fill(rows, tokens, i, 2)
+"""
+
+
+def test_a_branch_that_recurses_is_a_manual_fix():
+    result = run(RECURSIVE, unsafe=True)
+    [finding] = [f for f in result.findings if f.code == "JAX301"]
+    assert finding.fix.safety is Safety.MANUAL and "calls `fill` again" in finding.message
+    assert result.fixed_source is None

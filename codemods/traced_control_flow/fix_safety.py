@@ -19,6 +19,10 @@ that works into code that fails:
   scalar array. levanter's `_maybe_flatten(q, axes, name)` (`if axes:` on a list of axes built by
   a project helper from `q.axes`) ran under jit and its `lax.cond` rewrite raised. Unsafe, saying
   which value;
+- a branch calls the function again (a recursion the Python test ends, which `lax.cond`, tracing
+  both branches, would never end): manual; the condition reads a parameter with a Python number
+  or bool default (`i=0`): unsafe, a call with the default branches in Python today
+  (Ollie-spoon/flax-dae's `populate_tokens`, whose safe fix raised where the default worked);
 - a condition traced only by inference (`jaxfix.analysis.proven_traced`: a caller in another
   module, a framework convention, the one pytree class whose `__call__` a traced argument may be)
   is not reported at all (`is_proven_traced`), so no fix is decided for it.
@@ -33,7 +37,7 @@ from dataclasses import replace
 import libcst as cst
 
 from jaxfix.analysis import render
-from jaxfix.analysis.body_facts import assigned_names_in, names_read
+from jaxfix.analysis.body_facts import assigned_names_in, names_read, number_literal
 from jaxfix.analysis.definite_binding import maybe_unbound_before
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.static_positions import static_uses
@@ -68,6 +72,20 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
             "(a `NameError` where the original ran)"
         )
         return _unsafe(fix, reason)
+    again = _recursive_branch(fn, site)
+    if again is not None:
+        return fn.ctx.manual(
+            f"a branch calls `{again}` again: `lax.cond` traces both branches, so the recursion the Python "
+            "`if` ends would not end; restructure by hand (a `lax.while_loop` over the recursion's state)"
+        )
+    defaulted = _python_default_read(fn, site)
+    if defaulted is not None:
+        name, default = defaulted
+        reason = (
+            f"`{name}` has the Python default `{default}`: a call that leaves it branches in Python today, "
+            "while `lax.cond` traces both branches, which may only be valid where the test holds"
+        )
+        return _unsafe(fix, reason)
     attr = _guessed_attribute(fn, site)
     if attr is not None:
         return _unsafe(fix, f"`{attr}` may be static aux data of its pytree, which this file does not show")
@@ -79,6 +97,50 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
         )
         return _unsafe(fix, reason)
     return fix
+
+
+def _recursive_branch(fn: FunctionRewrite, site) -> str | None:
+    """The name of the function when a branch of the `if` at `site` calls it again (`f(...)` or
+    `self.f(...)`): a recursion the Python test ends."""
+    func = fn.info.node
+    if not isinstance(func, cst.FunctionDef) or not isinstance(site.node, (cst.If, cst.IfExp)):
+        return None
+    name = func.name.value
+    found = False
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            f = node.func
+            found = found or (isinstance(f, cst.Name) and f.value == name) or (
+                isinstance(f, cst.Attribute) and f.attr.value == name and isinstance(f.value, cst.Name)
+            )
+
+    for branch in (site.node.body, site.node.orelse):
+        if branch is not None:
+            walk(branch, _Calls())
+    return name if found else None
+
+
+def _python_default_read(fn: FunctionRewrite, site) -> tuple[str, str] | None:
+    """(name, default) for a parameter the condition of `site` reads whose default is a Python
+    number or bool (`i=0`, `flag=False`; a `None` default is the static guard a split keeps) and which the function does not rebind: the function is
+    meant to run with that Python value too. Ollie-spoon/flax-dae@<heldout19> dae/data_processing.py:243,
+    `def populate_tokens(self, padded, tokenized, i=0): if i < self.max_tokens:` (a recursion
+    counter): its safe `lax.cond` fix raised where a call with the default worked (found by running
+    the fixed code, session 25)."""
+    func = fn.info.node
+    test = getattr(site.node, "test", None)
+    if not isinstance(func, cst.FunctionDef) or test is None:
+        return None
+    read = names_read(test)
+    rebound = assigned_names_in(list(func.body.body)) if isinstance(func.body, cst.IndentedBlock) else set()
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    for p in params:
+        if p.name.value in read and p.default is not None and p.name.value not in rebound:
+            if number_literal(p.default) is not None:
+                return p.name.value, render.code_of(fn.ctx.module, p.default)
+    return None
 
 
 def is_proven_traced(fn: FunctionRewrite, site) -> bool:

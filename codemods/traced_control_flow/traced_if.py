@@ -91,7 +91,11 @@ it computes the same values, dtypes and gradients for every input the original a
 eagerly. It is unsafe (the message says why) when one branch produces a Python number literal
 and another an array (`jnp.where` promotes the literal, `lax.cond` requires equal types), or
 when a parameter becomes static though it is not annotated `int`/`bool`/`str` (a caller outside
-the module passing an array would now fail, and each distinct value compiles once). The
+the module passing an array would now fail, and each distinct value compiles once), or when the
+condition reads a parameter with a Python number or bool default (`def fill(..., i=0): if i < n:`,
+a recursion counter: a call that leaves the default branches in Python today, and `lax.cond` traces
+both branches). Manual when a branch calls the function itself again (a recursion the Python test
+ends would never end under `lax.cond`). The
 `jnp.maximum`/`jnp.minimum` fix is always unsafe: NaN propagates through it, while Python's
 `max` keeps the earlier argument when a comparison with NaN is false.
 
