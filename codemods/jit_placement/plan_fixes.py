@@ -23,8 +23,8 @@ from codemods.jit_placement.plan_layout import (
     with_commas,
 )
 from codemods.jit_placement.plan_values import in_order, reads_options
+from codemods.jit_placement.site import Site
 from codemods.jit_placement.site_kinds import module_class, single_module_binding
-from codemods.jit_placement.sites import Site
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import COMPREHENSIONS, name_uses, names_read
 from jaxfix.analysis.transforms import FUNCTION_FIELDS

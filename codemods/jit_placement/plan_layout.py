@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 import libcst as cst
 
 from codemods.jit_placement.captures import ABOVE, FACTORY, Decision, ManualFix
-from codemods.jit_placement.sites import Site
+from codemods.jit_placement.site import Site
 from jaxfix.analysis import render
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.cstparse import parsing_config

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable
 import libcst as cst
 
 from codemods.jit_placement.captures import Captured, Decision, ManualFix, above, leave
-from codemods.jit_placement.sites import Site, sibling_of
+from codemods.jit_placement.site import Site
+from codemods.jit_placement.sites import sibling_of
 from codemods.jit_placement.transform_kinds import WRAPPING
 from jaxfix.analysis.scopes import names_read, param_names
 from jaxfix.analysis.static_positions import static_uses, uses_of

@@ -34,7 +34,8 @@ from codemods.jit_placement.captures import ManualFix
 from codemods.jit_placement.plan_fixes import SiteFixes
 from codemods.jit_placement.plan_layout import Layout
 from codemods.jit_placement.plan_values import Values
-from codemods.jit_placement.sites import Site, find_sites
+from codemods.jit_placement.site import Site
+from codemods.jit_placement.sites import find_sites
 from codemods.jit_placement.transform_kinds import MODULE_FUNCTION, NEW_OBJECT
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.value_kinds import ValueKinds

@@ -5,8 +5,6 @@ mixin of the site finder (`sites._SiteFinder`), which provides `ctx`, `idx` and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
@@ -16,6 +14,7 @@ from codemods.jit_placement.per_configuration import (
     same_values_per_trip,
     static_arguments_per_trip,
 )
+from codemods.jit_placement.site import Site
 from codemods.jit_placement.transform_kinds import (
     CACHES_BOUND_METHODS,
     MODULE_FUNCTION,
@@ -27,9 +26,6 @@ from jaxfix.analysis.scopes import ScopeIndex, names_read, param_names
 from jaxfix.analysis.static_helpers import is_memoised
 from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS
 from jaxfix.analysis.walk import returned_name
-
-if TYPE_CHECKING:
-    from codemods.jit_placement.sites import Site
 
 
 def module_class(idx: ScopeIndex, func: cst.BaseExpression) -> cst.ClassDef | None:
