@@ -100,10 +100,19 @@ class Fix:
     # imports whose use the fix removed: the engine drops each one nothing else uses (F401)
     unused_imports: tuple[ImportRequest, ...] = ()
     evidence: Evidence | None = None
+    # False: the rule decided the fix (title, safety, imports) but did not build its edits, in a
+    # run that prints only titles (`RuleContext.rewrite`); such a fix has no edits to apply or show
+    built: bool = True
+
+    @property
+    def changes(self) -> bool:
+        """Does the fix change the text: it has edits, or they were not built (a rewrite always
+        changes its nodes' text: a decided rewrite has edits once built)."""
+        return bool(self.edits) or not self.built
 
     @property
     def applicable(self) -> bool:
-        return self.safety is not Safety.MANUAL and bool(self.edits)
+        return self.safety is not Safety.MANUAL and self.changes
 
 
 @dataclass(frozen=True)
