@@ -11,6 +11,7 @@ from fixture_cases import discover_cases
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
+from jaxfix.engine.notebook import analyze_notebook
 from jaxfix.report import text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,3 +38,12 @@ def test_check_without_edits_prints_what_a_check_with_them_prints(path):
         if finding.fix is not None and finding.fix.safety.value != "manual":
             assert finding.fix.edits, f"{finding.code} at {finding.line}: a fix with no edits"
     assert all(f.fix is None or f.fix.built for f in built.findings)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests" / "data" / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_a_notebook_checked_without_edits_prints_the_same(path):
+    source = path.read_text(encoding="utf-8")
+    config = Config(preview=True, select=("ALL",))
+    built = analyze_notebook(source, str(path), config)
+    titled = analyze_notebook(source, str(path), config, edits=False)
+    assert built.findings and _printed(titled.findings) == _printed(built.findings)

@@ -213,7 +213,7 @@ def analyze_bytes(
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             return FileOutcome(FileResult(path, "", error=f"not valid utf-8 at byte {exc.start}"))
-        result = analyze_notebook(text, path, config, fix=fix, project=project)
+        result = analyze_notebook(text, path, config, fix=fix, project=project, edits=edits)
         outcome = FileOutcome(result, encoding="utf-8", original_bytes=data)
         outcome.facts = NO_ENTRIES if facts_of is not None else None
         return outcome
