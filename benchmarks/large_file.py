@@ -4,8 +4,10 @@ Generated and concatenated files exist in real codebases (a model zoo in one mod
 exported to .py). This script writes one file per size made of a repeated block of realistic
 findings from several families (a `cached_property` on a flax pytree, a jit of a lambda in a loop,
 a Python `if` on a traced value, a `print` of a traced value, a `while` on a traced value), times
-`jaxfix check` and `jaxfix fix --write --unsafe-fixes` on it in a subprocess, and prints wall time,
-peak memory (RSS of the child) and the growth ratio per doubling.
+`jaxfix check` (its text output: what a user runs; the fixes are decided, their edits not built),
+`jaxfix check --output-format json` (which shows every fix's edits, so builds them) and
+`jaxfix fix --write --unsafe-fixes` on it in a subprocess, and prints wall time, CPU time, peak
+memory (RSS of the child) and the growth ratio per doubling.
 
 Targets: growth per doubling <= 2.2x; a 50k-line file with ~8k findings checks in under 10 s and
 fixes in under 30 s on 2 cores.
@@ -25,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent  # the checkout whose jaxfix is timed
 
 HEADER = '''"""A generated module: many small models and steps, as a model zoo concatenated into one file."""
 
@@ -90,8 +94,9 @@ def run_child(argv: list[str], cwd: str) -> tuple[float, float, float, subproces
     machine busy with other work compare CPU seconds: wall time stretches with the load."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's jaxfix, not the installed one
     proc = subprocess.run(
-        [sys.executable, "-m", "jaxfix", *argv], cwd=cwd, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "jaxfix", *argv], cwd=cwd, capture_output=True, text=True, check=False, env=env
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -110,14 +115,21 @@ def main() -> None:
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="jaxfix-large-"))
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
-    print(f"{'lines':>7} {'findings':>8} {'check s':>8} {'cpu s':>7} {'MB':>6} {'fix s':>8} {'cpu s':>7} {'MB':>6} {'fixed':>6}")
+    print(
+        f"{'lines':>7} {'findings':>8} {'check s':>8} {'cpu s':>7} {'MB':>6} {'json s':>8} {'cpu s':>7} "
+        f"{'fix s':>8} {'cpu s':>7} {'MB':>6} {'fixed':>6}"
+    )
     for size in sizes:
         path = folder / f"gen_{size}.py"
         path.write_text(generate(size))
         lines = path.read_text().count("\n")
         common = ["--select", "ALL", "--no-cache", "-q", "-j", "1"]
-        check_s, check_cpu, check_mb, proc = run_child(["check", *common, "--output-format", "json", path.name], str(folder))
+        check_s, check_cpu, check_mb, proc = run_child(["check", *common, path.name], str(folder))
+        shown = sum(1 for line in proc.stdout.splitlines() if line.startswith(f"{path.name}:"))
+        json_s, json_cpu, _, proc = run_child(["check", *common, "--output-format", "json", path.name], str(folder))
         findings = len(json.loads(proc.stdout or "[]"))
+        if shown != findings:
+            raise SystemExit(f"the text check showed {shown} findings, the json check {findings}")
         fix_s = fix_cpu = fix_mb = float("nan")
         fixed = 0
         if not args.no_fix:
@@ -131,9 +143,9 @@ def main() -> None:
                 fixed = sum(f.get("fixes", 0) for f in json.loads(proc.stdout).get("files", []))
             except (ValueError, AttributeError, TypeError):
                 fixed = -1
-        rows.append((lines, check_s, check_cpu, fix_s, fix_cpu))
+        rows.append((lines, check_s, check_cpu, json_s, json_cpu, fix_s, fix_cpu))
         print(
-            f"{lines:>7} {findings:>8} {check_s:>8.2f} {check_cpu:>7.2f} {check_mb:>6.0f} "
+            f"{lines:>7} {findings:>8} {check_s:>8.2f} {check_cpu:>7.2f} {check_mb:>6.0f} {json_s:>8.2f} {json_cpu:>7.2f} "
             f"{fix_s:>8.2f} {fix_cpu:>7.2f} {fix_mb:>6.0f} {fixed:>6}",
             flush=True,
         )
@@ -141,7 +153,10 @@ def main() -> None:
     for (l0, *a), (l1, *b) in zip(rows, rows[1:]):
         doublings = math.log2(l1 / l0)
         ratio = [(y / x) ** (1 / doublings) if x > 0 else float("nan") for x, y in zip(a, b)]
-        print(f"  {l0:>6} -> {l1:>6}: check {ratio[0]:.2f}x (cpu {ratio[1]:.2f}x), fix {ratio[2]:.2f}x (cpu {ratio[3]:.2f}x)")
+        print(
+            f"  {l0:>6} -> {l1:>6}: check {ratio[0]:.2f}x (cpu {ratio[1]:.2f}x), json {ratio[2]:.2f}x "
+            f"(cpu {ratio[3]:.2f}x), fix {ratio[4]:.2f}x (cpu {ratio[5]:.2f}x)"
+        )
     if not args.keep:
         for p in folder.iterdir():
             p.unlink()

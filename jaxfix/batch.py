@@ -23,6 +23,7 @@ class BatchOptions:
     changed_since: str | None = None
     shard: tuple[int, int] | None = None  # (K, N), 1-based K
     keep_text: bool = True  # each outcome keeps its text and bytes (for writing, diffs, --add-noqa)
+    edits: bool = True  # the fixes' edits are built (False: only what they are is printed, `Fix.built`)
 
 
 @dataclass
@@ -119,7 +120,8 @@ def run_paths(
         facts = module is not None  # the file the index has for that module name (not a duplicate)
         if project is not None and module is None:
             module = project.module_for_path(path)
-        jobs.append(Job(path, config, options.fix, options.cache_dir, module, facts, keep_text=options.keep_text))
+        keep, edits = options.keep_text, options.edits
+        jobs.append(Job(path, config, options.fix, options.cache_dir, module, facts, keep_text=keep, edits=edits))
     session = None
     if options.cache_dir is not None:
         from jaxfix.engine.session import CacheSession

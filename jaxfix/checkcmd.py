@@ -93,14 +93,15 @@ def resolver(
 
 
 def run(
-    paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_cache=False, changed=None, shard=None, keep_text=True
+    paths, resolver, *, fix: bool, jobs, stdin_filename, quiet=False, no_cache=False, changed=None, shard=None,
+    keep_text=True, edits=True,
 ) -> BatchOutcome:
     if paths == ["-"]:
         name = stdin_filename or "-"
         config = resolver.for_path(name if stdin_filename else Path.cwd())
         from jaxfix.engine.runner import analyze_bytes
 
-        outcome = analyze_bytes(sys.stdin.buffer.read(), name, config, fix=fix)
+        outcome = analyze_bytes(sys.stdin.buffer.read(), name, config, fix=fix, edits=edits)
         return BatchOutcome(files=[outcome])
     try:
         shard_k_n = parse_shard(shard) if shard else None
@@ -113,6 +114,7 @@ def run(
         changed_since=changed,
         shard=shard_k_n,
         keep_text=keep_text,
+        edits=edits,
     )
     with progress(not quiet) as bar:
         return run_paths(paths, resolver, options, on_total=bar.total, on_done=bar.advance)
@@ -148,10 +150,12 @@ def check(
     """`jaxfix check`; the exit code (0 nothing found, 1 findings, 2 a file or the config could
     not be handled). Raises `UsageError` for a command line found wrong while running."""
     catalog_from_cache(no_cache)
+    # only the json and sarif reports show the fixes' edits; the others print what the fixes are
+    edits = output_format in (OutputFormat.json, OutputFormat.sarif) and not statistics and not add_noqa
     try:
         outcome = run(
             paths, resolver(select, ignore, config, preview=preview), fix=False, jobs=jobs, stdin_filename=stdin_filename,
-            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard, keep_text=add_noqa,
+            quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard, keep_text=add_noqa, edits=edits,
         )
     except ConfigError as exc:
         error(str(exc))

@@ -100,10 +100,20 @@ class Fix:
     # imports whose use the fix removed: the engine drops each one nothing else uses (F401)
     unused_imports: tuple[ImportRequest, ...] = ()
     evidence: Evidence | None = None
+    # False: the rule decided the fix (title, safety, imports) but did not build its edits, in a
+    # run that prints only titles (`RuleContext.rewrite`); such a fix has no edits to apply or show
+    built: bool = True
+
+    @property
+    def changes(self) -> bool:
+        """Does the fix change the text: it has edits, or they were not built (a rule decides a
+        rewrite to change code: built, its edits are never empty; tests/test_titles_only.py
+        holds every golden and real-world case to it)."""
+        return bool(self.edits) or not self.built
 
     @property
     def applicable(self) -> bool:
-        return self.safety is not Safety.MANUAL and bool(self.edits)
+        return self.safety is not Safety.MANUAL and self.changes
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,7 @@ class RuleContext:
         tree: ast.Module | None = None,
         elsewhere: Callable[[str], bool] | None = None,
         quote: Callable[[], str] | None = None,
+        edits: bool = True,
     ) -> None:
         self.source = source
         self.path = path
@@ -250,6 +251,8 @@ class RuleContext:
         self.quote_used: str | None = None  # the quote a fix asked for (its text depends on it)
         self.names_asked: set[str] = set()
         self.undecided = False
+        # build each fix's edits (False: a run that prints only what the fixes are, `rewrite`)
+        self.edits = edits
 
     def release(self) -> None:
         """Drop the facts, once the rules are done: many hold this context (a cycle), which kept
@@ -464,7 +467,14 @@ class RuleContext:
         insert_after: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None = None,
         imports: Iterable[ImportRequest] = (),
     ) -> Fix:
-        """A fix built by replacing nodes of this file's tree, turned into minimal text edits."""
+        """A fix built by replacing nodes of this file's tree, turned into minimal text edits.
+
+        In a run that prints only what the fixes are (`edits` False: a text `check`), the edits
+        are not built (`Fix.built`): rendering the new code and diffing it cost 1.1 s of CPU of the
+        14 s check of a 50,000-line file with 5,880 fixes. The rule's decision (the title, safety and
+        imports, all given here) is the same either way."""
+        if not self.edits:
+            return Fix(title=title, safety=safety, imports=tuple(imports), built=False)
         rewriter = _Rewriter(replace or {}, insert_before or {}, insert_after or {})
         targets = [*(replace or {}), *(insert_before or {}), *(insert_after or {})]
         edits = self._rewrite_statements(rewriter, targets)

@@ -59,6 +59,19 @@ def test_second_run_reads_the_cache(tmp_path):
     assert cli("check", ".", "-q", "--no-cache", cwd=tmp_path)[1] == third[1]
 
 
+def test_a_text_check_and_a_json_one_keep_their_own_results(tmp_path):
+    """A text check builds no edits (`Fix.built`): its cached results do not serve a json check,
+    which shows them, and both stay in the pack."""
+    make_repo(tmp_path)
+    cache = tmp_path / ".jaxfix_cache"
+    fresh = cli("check", ".", "-q", "--no-cache", "--output-format", "json", cwd=tmp_path)
+    assert cli("check", ".", "-q", cwd=tmp_path)[0] == 1
+    cached = cli("check", ".", "-q", "--output-format", "json", cwd=tmp_path)
+    assert cached == fresh and all(f["fix"]["edits"] for f in json.loads(cached[1]))
+    assert packed_files(cache) == sorted(2 * ["m0.py", "m1.py", "m2.py", "m3.py"])
+    assert cli("check", ".", "-q", "--output-format", "json", cwd=tmp_path) == fresh
+
+
 def packed_files(cache):
     from jaxfix.engine.cache import load_for_this_code
 

@@ -376,7 +376,7 @@ class UnrolledLoopRule(Rule):
                 "array; carry it by hand or keep the loop"
             )
         fix = loops.fori_loop(loop)
-        if fix.safety is Safety.MANUAL or not fix.edits:
+        if not fix.applicable:
             return fix
         theirs = []
         if "(unsafe: " in fix.title:

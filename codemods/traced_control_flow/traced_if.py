@@ -621,12 +621,15 @@ class _BranchRewrite:
 
     def cond_statements(self, n: cst.If, operands, true_body, false_body, ret, target, imports) -> list:
         """In place of `n`: `def true_branch(operands)`, `def false_branch(operands)` (each ending in
-        `return ret` when given) and `<target>lax.cond(<n's test>, true_branch, false_branch, ...)`."""
+        `return ret` when given) and `<target>lax.cond(<n's test>, true_branch, false_branch, ...)`;
+        none when the run wants no new code (`RuleContext.edits`), the names and `imports` decided."""
         t_name, f_name = self.fn.unique("true_branch"), self.fn.unique("false_branch")
-        t_def = self.fn.make_def(t_name, operands, true_body, ret, at=n)
-        f_def = self.fn.make_def(f_name, operands, false_body, ret, at=n)
         cond = self.fn.ref("jax.lax.cond", imports)
         pred = render.code_of(self.fn.ctx.module, self.fn.predicate(n.test, imports))
+        if not self.fn.ctx.edits:
+            return []
+        t_def = self.fn.make_def(t_name, operands, true_body, ret, at=n)
+        f_def = self.fn.make_def(f_name, operands, false_body, ret, at=n)
         call = f"{target}{cond}({pred}, {t_name}, {f_name}{''.join(', ' + o for o in operands)})\n"
         return self.fn.layout(n, [t_def, f_def, self.fn.parse_stmt(call, at=n)])
 

@@ -56,11 +56,17 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]  # sha256: hardware-accelerated, twice blake2b's speed
 
 
-def cache_key(content: str, path: str, config_fingerprint: str, fix: bool, module: str) -> str:
-    """The key of a file's result: `content` is `content_digest` of its bytes, `module` its module
-    name in the project index ("" without one)."""
+def result_mode(fix: bool, edits: bool) -> str:
+    """What a result holds: fixes applied, or findings with their fixes' edits built or not
+    (`Fix.built`); part of its key and of its slot in the pack."""
+    return "fix" if fix else "check" if edits else "check-titles"
+
+
+def cache_key(content: str, path: str, config_fingerprint: str, mode: str, module: str) -> str:
+    """The key of a file's result: `content` is `content_digest` of its bytes, `mode` what it holds
+    (`result_mode`), `module` its module name in the project index ("" without one)."""
     digest = hashlib.sha256()
-    for part in (code_fingerprint(), config_fingerprint, module, "fix" if fix else "check", path, content):
+    for part in (code_fingerprint(), config_fingerprint, module, mode, path, content):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
@@ -83,7 +89,7 @@ class ResultCache:
     855 temporary files renamed into 256 folders, a third of its time (issue #33 item 7); a warm
     run reads that one file instead of opening one per checked file.
 
-    The pack holds one entry per slot (a file's path and the mode, check or fix): this run's
+    The pack holds one entry per slot (a file's path and the mode, `result_mode`): this run's
     entries, and those of earlier runs for the files this run did not look at (so checking one
     folder, then another, keeps both), while their files exist."""
 
@@ -91,9 +97,9 @@ class ResultCache:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
-        self._pack: dict[str, tuple[tuple[str, bool], CacheEntry]] | None = None  # read on the first `get`
+        self._pack: dict[str, tuple[tuple[str, str], CacheEntry]] | None = None  # read on the first `get`
 
-    def _packed(self) -> dict[str, tuple[tuple[str, bool], CacheEntry]]:
+    def _packed(self) -> dict[str, tuple[tuple[str, str], CacheEntry]]:
         if self._pack is None:
             pack = load_for_this_code(self.folder / self.PACK)
             self._pack = pack if isinstance(pack, dict) else {}
@@ -105,7 +111,7 @@ class ResultCache:
             return None
         return value[1] if isinstance(value[1].result, FileResult) else None
 
-    def save(self, entries: dict[str, tuple[tuple[str, bool], CacheEntry]]) -> None:
+    def save(self, entries: dict[str, tuple[tuple[str, str], CacheEntry]]) -> None:
         """Keep `entries` (key -> (slot, entry): every result this run used or computed) with the
         earlier entries of the slots this run did not fill; one write, and none when the pack
         would stay as it is (a warm run)."""

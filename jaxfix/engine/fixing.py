@@ -94,6 +94,7 @@ def scan_raw(
     elsewhere: Callable[[str], bool] | None = None,
     quote: Callable[[], str] | None = None,
     preview: bool = True,
+    edits: bool = True,
 ) -> RawScan:
     """The ordinary rules' findings on `source` (a given `tree` must be `ast.parse(source)`),
     preview ones included (`settle` keeps them only in preview mode). With `preview` False (what
@@ -102,7 +103,8 @@ def scan_raw(
 
     `parse`, `elsewhere` and `quote` serve the language server (`jaxfix.engine.incremental`): the
     libcst module of `source` assembled from statements parsed before, whether a name is spelled in
-    code a reduced text left out, and the quote the whole text writes its strings with.
+    code a reduced text left out, and the quote the whole text writes its strings with. With
+    `edits` False the fixes are decided but their edits not built (`RuleContext.rewrite`).
     """
     # In a file traced code of another module calls into, the rules that follow calls skip their
     # text test and `could_match`, which see this file alone (it may not even import jax), and
@@ -127,7 +129,9 @@ def scan_raw(
         candidates = [r for r in candidates if (entered and r.follows_calls) or r.could_match(tree)]
     if candidates:
         # the module is set below, once some rule's last screen (`could_match_in`) admits the file
-        ctx = RuleContext(source, path, options=options, project=project, tree=tree, elsewhere=elsewhere, quote=quote)
+        ctx = RuleContext(
+            source, path, options=options, project=project, tree=tree, elsewhere=elsewhere, quote=quote, edits=edits
+        )
         candidates = [r for r in candidates if _admits(r, ctx)]
     if candidates:
         try:

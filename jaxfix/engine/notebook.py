@@ -355,9 +355,11 @@ def _valid(nb) -> bool:
 # -- the engine's entry --------------------------------------------------------------------
 
 
-def analyze_notebook(text: str, path: str, config, *, fix: bool = False, project=None) -> FileResult:
+def analyze_notebook(
+    text: str, path: str, config, *, fix: bool = False, project=None, edits: bool = True
+) -> FileResult:
     """`pipeline.analyze` on a notebook's JSON text: findings at (cell, line, column), and with
-    `fix`, the rewritten JSON text as `fixed_source`. With the run's `project` index, what the
+    `fix`, the rewritten JSON text as `fixed_source` (`edits`: as `analyze` takes it). With the run's `project` index, what the
     notebook imports from the project is known as a module's imports are (a model class, a
     training loop that jits what it is given)."""
     from jaxfix.engine.pipeline import analyze
@@ -368,7 +370,7 @@ def analyze_notebook(text: str, path: str, config, *, fix: bool = False, project
     except NotebookError as exc:
         result.error = str(exc)
         return result
-    inner = analyze(module.text, path, config, fix=fix, project=project)
+    inner = analyze(module.text, path, config, fix=fix, project=project, edits=edits)
     errors = [*module.errors, *([inner.error] if inner.error else [])]
     result.findings = module.place(inner.findings)
     result.remaining_in_source = module.place(inner.remaining_in_source)

@@ -32,9 +32,13 @@ def selected_rules(config: Config, path: str | None = None) -> list[Rule]:
     ]
 
 
-def analyze(source: str, path: str, config: Config, *, fix: bool = False, project=None, tree=None) -> FileResult:
+def analyze(
+    source: str, path: str, config: Config, *, fix: bool = False, project=None, tree=None, edits: bool = True
+) -> FileResult:
     """Find problems in one file's text and, with `fix=True`, compute the fixed text. A given
-    `tree` (the caller parsed the text already) must be `ast.parse(source)`."""
+    `tree` (the caller parsed the text already) must be `ast.parse(source)`. With `edits` False
+    (a run that prints only what the fixes are; not with `fix`) the findings' fixes have no edits
+    (`Fix.built`)."""
     result = FileResult(path=path, source=source)
     if skips_file(source):
         return result
@@ -44,7 +48,8 @@ def analyze(source: str, path: str, config: Config, *, fix: bool = False, projec
     run = functools.partial(scan, preview=config.preview, **arguments)
     try:
         # `scan`, keeping what the fix loop reuses
-        raw = scan_raw(source, tree=tree, preview=preview_read(rules, source, config.preview), **arguments)
+        preview = preview_read(rules, source, config.preview)
+        raw = scan_raw(source, tree=tree, preview=preview, edits=edits or fix, **arguments)
         first = settle(source, path, rules, raw.findings, raw.errors, code_filter=code_filter, preview=config.preview)
     except AnalysisError as exc:
         result.error = str(exc)

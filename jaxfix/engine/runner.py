@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jaxfix.analysis import filememo
-from jaxfix.engine.cache import CacheEntry, cache_key, content_digest
+from jaxfix.engine.cache import CacheEntry, cache_key, content_digest, result_mode
 from jaxfix.engine.config import Config
 from jaxfix.engine.project import NO_ENTRIES, Entered, entries_digest
 from jaxfix.engine.source import SourceError, decode
@@ -59,6 +59,8 @@ class Job:
     keep_text: bool = True  # return the text and bytes (writing, diffs, --add-noqa need them)
     # (CRC-32 of the bytes tested, the answer) of `_root_test`, when this process tested the file
     root_text: tuple[int, bool] | None = None
+    # build the fixes' edits (False: a check that prints only what the fixes are, `Fix.built`)
+    edits: bool = True
 
 
 # Facts about the whole run (the project index, and the digest of each module's file for cache
@@ -164,6 +166,7 @@ def _run_job(job: Job) -> FileOutcome:
             project=project,
             facts_of=job.module if job.facts else None,
             root_text=job.root_text,
+            edits=job.edits,
         )
     finally:
         consulted = tuple(project.consulted or ()) if project is not None else ()
@@ -184,7 +187,12 @@ def _run_job(job: Job) -> FileOutcome:
 def job_key(job: Job, digest: str) -> str:
     """The cache key of `job` on a file whose bytes have `digest` (`cache.content_digest`)."""
     module = "" if job.module is None else f"{job.module[0]}:{int(job.module[1])}"
-    return cache_key(digest, job.path, job.config.fingerprint(), job.fix, module)
+    return cache_key(digest, job.path, job.config.fingerprint(), result_mode(job.fix, job.edits), module)
+
+
+def job_slot(job: Job) -> tuple[str, str]:
+    """The slot of `job`'s result in the cache's pack (`ResultCache`): its file and mode."""
+    return job.path, result_mode(job.fix, job.edits)
 
 
 def analyze_bytes(
@@ -196,6 +204,7 @@ def analyze_bytes(
     project=None,
     facts_of: tuple[str, bool] | None = None,
     root_text: tuple[int, bool] | None = None,
+    edits: bool = True,
 ) -> FileOutcome:
     if path.endswith(".ipynb"):  # a notebook's code cells, as one module (`notebook`); never a project module,
         from jaxfix.engine.notebook import analyze_notebook  # but it reads the project's (what it imports)
@@ -204,7 +213,7 @@ def analyze_bytes(
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             return FileOutcome(FileResult(path, "", error=f"not valid utf-8 at byte {exc.start}"))
-        result = analyze_notebook(text, path, config, fix=fix, project=project)
+        result = analyze_notebook(text, path, config, fix=fix, project=project, edits=edits)
         outcome = FileOutcome(result, encoding="utf-8", original_bytes=data)
         outcome.facts = NO_ENTRIES if facts_of is not None else None
         return outcome
@@ -230,7 +239,7 @@ def analyze_bytes(
 
     # Without a tree, `analyze` parses the text only if some rule looks into it (else it checks
     # the syntax alone, for less): most files no transform is named in are never parsed.
-    result = analyze(source.text, path, config, fix=fix, project=project, tree=tree)
+    result = analyze(source.text, path, config, fix=fix, project=project, tree=tree, edits=edits)
     outcome = FileOutcome(result, encoding=source.encoding, original_bytes=data)
     if facts_of is not None and not root:
         outcome.facts = NO_ENTRIES

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from jaxfix.engine.cache import RACY_NS, CacheEntry, ResultCache, content_digest, load_for_this_code, store_for_this_code
 from jaxfix.engine.project import Entered, EntriesStore, ProjectIndex, _SummaryStore, summary_key
-from jaxfix.engine.runner import FileOutcome, Job, job_key
+from jaxfix.engine.runner import FileOutcome, Job, job_key, job_slot
 from jaxfix.engine.source import SourceError, decode
 
 
@@ -58,7 +58,7 @@ class CacheSession:
         self._store: _SummaryStore | None = None
         self._learned: dict[str, tuple] = {}
         # key -> (slot, entry): the entries lookups answered from and the results computed, for the pack
-        self._used: dict[str, tuple[tuple[str, bool], CacheEntry]] = {}
+        self._used: dict[str, tuple[tuple[str, str], CacheEntry]] = {}
 
     def size(self, path: str) -> int:
         return self.sizes.get(path, 0)
@@ -101,7 +101,7 @@ class CacheSession:
                 encoding, result = source.encoding, replace(result, source=source.text)
         else:
             data = None
-        self._used[key] = ((job.path, job.fix), entry)
+        self._used[key] = (job_slot(job), entry)
         return FileOutcome(
             result, encoding=encoding, original_bytes=data, cached=True,
             consulted=tuple(name for name, _ in entry.consulted), entries_digest=entry.entries_digest,
@@ -109,7 +109,7 @@ class CacheSession:
 
     def computed(self, job: Job, key: str, entry: CacheEntry) -> None:
         """Keep the result a worker computed for `job` (under `key`) for the pack this run writes."""
-        self._used[key] = ((job.path, job.fix), entry)
+        self._used[key] = (job_slot(job), entry)
 
     def learned(self, module: tuple[str, bool], record: tuple) -> None:
         self._learned[module[0]] = record

@@ -10,7 +10,7 @@ from jaxfix.model import Finding, Safety
 
 def fix_mark(finding: Finding) -> str:
     fix = finding.fix
-    if fix is None or fix.safety is Safety.MANUAL or not fix.edits:
+    if fix is None or not fix.applicable:
         return ""
     return "[*] " if fix.safety is Safety.SAFE else "[-] "
 

@@ -161,19 +161,20 @@ class LoopRewriter:
         self._carry_hazards(n, carried, hazards)
         fori = self.fn.ref("jax.lax.fori_loop", imports)
         name = self.fn.unique("loop_body")
+        carry = self.fn.unique("carry") if len(carried) > 1 else None
+        title = "replace with `lax.fori_loop`"
+        if not self.fn.ctx.edits:  # decided (title, hazards, imports, names): the new code is not wanted
+            return self.fn.finish(title, hazards, imports=imports)
         body = block_statements(n.body)
-        if len(carried) == 1:
+        if carry is None:
             fdef = self.fn.make_def(name, [loop_var, carried[0]], body, carried[0], at=n)
             call = f"{carried[0]} = {fori}({lo}, {hi}, {name}, {carried[0]})\n"
         else:
-            carry = self.fn.unique("carry")
             unpack = self.fn.parse_stmt(f"{', '.join(carried)} = {carry}\n")
             fdef = self.fn.make_def(name, [loop_var, carry], [unpack, *body], ", ".join(carried), at=n)
             call = f"{', '.join(carried)} = {fori}({lo}, {hi}, {name}, ({', '.join(carried)}))\n"
         stmts = self.fn.layout(n, [fdef, self.fn.parse_stmt(call, at=n)])
-        return self.fn.finish(
-            "replace with `lax.fori_loop`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
-        )
+        return self.fn.finish(title, hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n)
 
     def while_loop(self, n: cst.While) -> Fix:
         """`while c: ...` as `carry = lax.while_loop(loop_cond, loop_body, carry)`, or a manual fix
@@ -191,24 +192,25 @@ class LoopRewriter:
         self._carry_hazards(n, carried, hazards)
         wl = self.fn.ref("jax.lax.while_loop", imports)
         c_name, b_name = self.fn.unique("loop_cond"), self.fn.unique("loop_body")
+        carry = self.fn.unique("carry") if len(carried) > 1 else None
         pred = render.code_of(self.fn.ctx.module, self.fn.predicate(n.test, imports))
+        title = "replace with `lax.while_loop`"
+        if not self.fn.ctx.edits:  # decided (title, hazards, imports, names): the new code is not wanted
+            return self.fn.finish(title, hazards, imports=imports)
         body = block_statements(n.body)
         ret_stmt = self.fn.parse_stmt(f"return {pred}\n")
-        if len(carried) == 1:
+        if carry is None:
             v = carried[0]
             cdef = self.fn.make_def(c_name, [v], [ret_stmt], None, at=n)
             bdef = self.fn.make_def(b_name, [v], body, v, at=n)
             call = f"{v} = {wl}({c_name}, {b_name}, {v})\n"
         else:
-            carry = self.fn.unique("carry")
             unpack = self.fn.parse_stmt(f"{', '.join(carried)} = {carry}\n")
             cdef = self.fn.make_def(c_name, [carry], [unpack, ret_stmt], None, at=n)
             bdef = self.fn.make_def(b_name, [carry], [unpack, *body], ", ".join(carried), at=n)
             call = f"{', '.join(carried)} = {wl}({c_name}, {b_name}, ({', '.join(carried)}))\n"
         stmts = self.fn.layout(n, [cdef, bdef, self.fn.parse_stmt(call, at=n)])
-        return self.fn.finish(
-            "replace with `lax.while_loop`", hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n
-        )
+        return self.fn.finish(title, hazards, replace={n: cst.FlattenSentinel(stmts)}, imports=imports, span=n)
 
 
 def _literal_arith_of(e, var: str) -> bool:
