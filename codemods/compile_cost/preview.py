@@ -35,10 +35,6 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
         # macrogpt's deliberate dispatch-only "schedule time"): when the region's last JAX work only
         # makes arrays, what it times is usually the host code before it
         ("JAX501", "made"),
-        # the same fact inside a `with timer(...)` block: yiding/mistral-nnx@<heldout19>
-        # test/test_model_implementation.py:106 (wrong) times a PyTorch forward, then copies its
-        # logits with `jnp.array(...)` (found after the heldout19 measurement)
-        ("JAX501", "timer:made"),
         # 2/2/0: heldout7 0/2/0 (SGMCMCJax's 2000 dependent kernel steps: only the last in flight
         # escapes the clock), heldout10 2/0/0: a cell that loops over dependent steps mostly measures them
         ("JAX504", "time-cell-loop"),

@@ -93,9 +93,8 @@ class UnblockedTimingRule(Rule):
     reached through an object (`self.tracker.record_time(...)`) are not seen.
 
     ## Preview
-    Shown only with `--preview` (figures in `compile_cost.preview`): a region (or a `with` timer's
-    block) whose last JAX work only makes arrays (`jnp.asarray` of host data: the clock times the
-    host code before it), and a
+    Shown only with `--preview` (figures in `compile_cost.preview`): a region whose last JAX work
+    only makes arrays (`jnp.asarray` of host data: the clock times the host code before it), and a
     timer whose own words say it measures compilation (`print(f"Time to jit: {time.time() - st}")`,
     `compile_time = timeit(...)`, `TimeIt(tag="COMPILATION")`, a "warmup" block): the first call compiles
     synchronously, so the figure includes the compile by construction and misses one run, which
