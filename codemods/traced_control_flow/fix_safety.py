@@ -133,7 +133,9 @@ def _python_default_read(fn: FunctionRewrite, site) -> tuple[str, str] | None:
     test = getattr(site.node, "test", None)
     if not isinstance(func, cst.FunctionDef) or test is None:
         return None
-    read = names_read(test)
+    stmt = site.stmt if site.stmt is not None else site.node
+    traced = fn.facts.env_before(stmt)  # only a parameter the condition is traced through counts
+    read = names_read(test) & set(traced)
     rebound = assigned_names_in(list(func.body.body)) if isinstance(func.body, cst.IndentedBlock) else set()
     params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
     for p in params:
