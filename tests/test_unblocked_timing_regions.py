@@ -1535,3 +1535,9 @@ def test_the_fix_waits_once_on_the_state_carried_through_the_timed_loop():
     )
     fixed = analyze(fresh, "train.py", Config(select=("JAX501",)), fix=True).fixed_source
     assert "= jax.block_until_ready(step(params, jnp.zeros(()), x))" in fixed
+    # a Python wrapper may run several programs: its outputs need not be ready together
+    wrapped = CARRIED_STATE.replace(
+        "def train(params, x, n):", "def two_steps(params, opt_state, x):\n    a, b, _ = step(params, opt_state, x)\n    return step(a, b, x)\n\n\ndef train(params, x, n):"
+    ).replace("params, opt_state, loss = step(params, opt_state, x)", "params, opt_state, loss = two_steps(params, opt_state, x)")
+    fixed = analyze(wrapped, "train.py", Config(select=("JAX501",)), fix=True).fixed_source
+    assert "= jax.block_until_ready(two_steps(params, opt_state, x))" in fixed

@@ -503,10 +503,12 @@ class TimingChecker(JaxWork):
             # a wait inserted before a cell's first statement would end the previous cell and
             # change what it displays: wrap the call in place instead (the same value is shown)
             crosses_cell = before is not None and starts_cell(before)
-            if not isinstance(small, cst.AugAssign) and inside and not crosses_cell and not names <= bound:
-                # `model, opt_state, loss = step(...)` in the timed loop, `loss` first bound there:
-                # the outputs of one call are ready together, so waiting on those bound before the
-                # loop (the step's carried state) waits for the last step, once, after the loop
+            one_program = isinstance(small.value, cst.Call) and self._compiled_work(small.value)
+            if not isinstance(small, cst.AugAssign) and inside and not crosses_cell and not names <= bound and one_program:
+                # `model, opt_state, loss = step(...)` of a jitted `step` in the timed loop, `loss`
+                # first bound there: the outputs of one compiled program are ready together, so
+                # waiting on those bound before the loop (the carried state) waits for the last
+                # step, once, after the loop (a Python wrapper may run several programs: not so)
                 kept = _names_bound_of(target, small.value, bound)
                 if kept:
                     target = kept
@@ -552,8 +554,8 @@ class TimingChecker(JaxWork):
 
 
 def _names_bound_of(target: cst.BaseExpression, value: cst.BaseExpression, bound: set[str]) -> cst.BaseExpression | None:
-    """The names of the tuple `target` that `bound` holds, as a name or a tuple, when `value` is one
-    call (whose outputs come from one program and are ready together); None when there are none."""
+    """The names of the tuple `target` that `bound` holds, as a name or a tuple, when `value` is a
+    call (of one compiled program, whose outputs are ready together); None when there are none."""
     if not isinstance(target, cst.Tuple) or not isinstance(value, cst.Call):
         return None
     kept = [el.value for el in target.elements if isinstance(el.value, cst.Name) and el.value.value in bound]
