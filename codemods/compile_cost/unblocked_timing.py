@@ -124,8 +124,9 @@ class UnblockedTimingRule(Rule):
     on the names the region's last JAX call assigns, just before the closing clock read; where
     that assignment is inside a loop or branch and the name may not exist before it, it wraps
     the call in place (`out = jax.block_until_ready(f(x))`), which waits on every trip, unless
-    some of the names it assigns exist before the loop (`params, opt_state, loss = step(...)` with
-    `loss` first bound there): the outputs of one call are ready together, so the fix waits once,
+    the call is one compiled program (a jitted function) and some of the names it assigns exist
+    before the loop (`params, opt_state, loss = step(...)` with `loss` first bound there): the
+    outputs of one program are ready together, so the fix waits once,
     before the clock, on those (`jax.block_until_ready((params, opt_state))`); a call
     whose result is discarded is wrapped in place. In a notebook whose closing clock read starts
     a cell, the call is wrapped in place too: a wait inserted there would end the previous cell
