@@ -66,6 +66,13 @@ def bound_by(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
+def own_callee(func: cst.BaseExpression) -> cst.BaseExpression:
+    """`m` for `self.m` (read as the one def of that name in the file), else `func` itself."""
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        return func.attr
+    return func
+
+
 # Copies of host data to the device: the work is the host's, done before the copy is dispatched
 HOST_COPIES = frozenset({"jax.numpy.array", "jax.numpy.asarray"})
 
@@ -307,9 +314,7 @@ class JaxWork:
         (an `nnx` model a jitted step updated in place). kmheckel/spyx@38374e96:research/new/
         quant_aware_evolution/quant_aware_evolution.py `evaluate`, hybrid_evo_surrogate/
         methods_shd_hyper.py `train_hyper`."""
-        func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            func = func.attr  # `self._entropy()`: the one def of that name in the file (Sn0wfly/aequus_jax@778d8b8)
+        func = own_callee(call.func)  # `self._entropy()`: the one def of that name (Sn0wfly/aequus_jax@778d8b8)
         defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
         if len(defs) != 1 or depth > 2 or defs[0].asynchronous is not None:
             return False
@@ -329,10 +334,10 @@ class JaxWork:
         name = dotted_name(func)
         if name is not None and name in self.jitted:
             return True
-        method = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
-        # `self.unbinned(x)`: the one def of that name in the file, as `converting_call` reads it
-        # (inigozubeldia/cosmocnc_jax@<heldout18> cnc.py:2365, a recall entry)
-        own = func.attr if method else func
+        # `self.unbinned(x)`: the one def of that name in the file (inigozubeldia/cosmocnc_jax@<heldout18>
+        # cnc.py:2365, a recall entry)
+        own = own_callee(func)
+        method = own is not func
         defs = self.functions.get(own.value, ()) if isinstance(own, cst.Name) else ()
         if len(defs) == 1 and self._wraps_jax_work(defs[0], depth, host_copies=not method):
             return True

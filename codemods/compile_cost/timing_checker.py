@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from codemods.compile_cost.jax_work import LAX_LOOPS, JaxWork, bound_by
+from codemods.compile_cost.jax_work import LAX_LOOPS, JaxWork, bound_by, own_callee
 from codemods.compile_cost.nodes import all_nodes, own_nodes
 from codemods.compile_cost.preview import compile_label, flag, setup_label, work_path
 from codemods.compile_cost.timed_regions import (
@@ -273,9 +273,7 @@ class TimingChecker(JaxWork):
         the end of the set-up, not a compiled computation."""
         if path in ("eager", "made"):
             return True
-        func = self.last_outer_call(last_stmt).func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            func = func.attr  # `self.create_grid_mask(...)`: the one def of that name, as `is_jax_call` reads it
+        func = own_callee(self.last_outer_call(last_stmt).func)  # `self.create_grid_mask(...)`
         if path != "helper" or not isinstance(func, cst.Name):
             return False
         return not any(self._reaches_jitted(fn) for fn in self.functions.get(func.value, ()))
