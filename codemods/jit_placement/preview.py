@@ -148,18 +148,10 @@ def _kept_for_later_trips(idx: ScopeIndex, node: cst.CSTNode, branch: cst.If, lo
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
         return False
     name = assign.targets[0].target.value
-    found = False
-
-    class _V(cst.CSTVisitor):
-        def visit_If(self, n: cst.If) -> bool:
-            return n is not branch
-
-        def visit_Call(self, n: cst.Call) -> None:
-            nonlocal found
-            found = found or (isinstance(n.func, cst.Name) and n.func.value == name)
-
-    walk(loop.body, _V())
-    return found
+    return any(
+        isinstance(call.func, cst.Name) and not any(a is branch for a in idx.ancestors(call))
+        for call in _calls_named(loop.body, name)
+    )
 
 
 def module_def_path(idx: ScopeIndex, site) -> str | None:
@@ -237,8 +229,8 @@ def _iterable(loop: cst.CSTNode) -> cst.BaseExpression | None:
     return for_in.iter if for_in is not None else None
 
 
-def _calls_named(module: cst.Module, name: str) -> list[cst.Call]:
-    """Calls spelled `name(...)` or `<obj>.name(...)`."""
+def _calls_named(module: cst.CSTNode, name: str) -> list[cst.Call]:
+    """Calls spelled `name(...)` or `<obj>.name(...)` under `module` (or any node)."""
     found: list[cst.Call] = []
 
     class _V(cst.CSTVisitor):
