@@ -10,8 +10,8 @@ from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 
 
-def codes(source: str, path: str = "lib.py") -> list[tuple[str, int]]:
-    result = analyze(textwrap.dedent(source), path, Config(select=("ALL",)), fix=False)
+def codes(source: str, path: str = "lib.py", *, preview: bool = False) -> list[tuple[str, int]]:
+    result = analyze(textwrap.dedent(source), path, Config(select=("ALL",), preview=preview), fix=False)
     assert result.error is None, result.error
     return sorted((f.code, f.line) for f in result.findings if f.code.startswith("JAX3"))
 
@@ -161,7 +161,8 @@ def test_value_and_grad_aux_keeps_the_python_tuple_its_function_returns():
     head_metrics)), grad = jax.value_and_grad(_loss_fn, has_aux=True)(params)` inside a pmapped
     function, then `if head_metrics:`: `_loss_fn` (two defs, one per branch) returns a Python tuple
     of per-head metrics (or `()`), and the aux output is exactly what it returned, so the test is
-    its length. An aux that is an array is still reported."""
+    its length. An aux that is an array is still reported, with `--preview`: a local the file does
+    not show to be an array, tested for truthiness, is the `truthiness` path."""
     source = """
         from functools import partial
         import jax
@@ -190,8 +191,8 @@ def test_value_and_grad_aux_keeps_the_python_tuple_its_function_returns():
 
             return grad_fn
         """
-    assert codes(source % "tuple(per_head)") == []
-    assert codes(source % "jnp.stack(per_head)") == [("JAX301", 23)]
+    assert codes(source % "tuple(per_head)", preview=True) == []
+    assert codes(source % "jnp.stack(per_head)", preview=True) == [("JAX301", 23)]
 
 
 def test_the_counter_of_a_range_loop_is_a_python_int():
@@ -242,3 +243,63 @@ def test_past_a_guard_that_raises_on_a_tracer_the_name_is_concrete():
     guard = '            if isinstance(batch, jax.core.Tracer):\n                raise ValueError("pass size= under jit")\n'
     unguarded = source.replace(guard, "")
     assert unguarded != source and codes(unguarded) == [("JAX304", 8)]
+
+
+def test_the_truth_of_a_field_is_preview():
+    """sepiosky/simba-nnx@10e1ac0 scale_rl/networks/trainer.py:63 (heldout19, wrong): `if
+    self.dynamic_scale:` in an `@nnx.jit` method tests a field that holds `None` or a DynamicScale
+    object, whose truth is Python's under the trace. The file does not show the field to be an
+    array: the `truthiness` path, shown with `--preview` only. The twin that compares a field
+    annotated `jax.Array` with a number is still reported by default."""
+    source = """
+        from typing import Optional
+
+        import flax
+        from flax import nnx
+        from flax.training import dynamic_scale as dynamic_scale_lib
+        import jax
+
+
+        @flax.struct.dataclass
+        class Trainer:
+            model: nnx.Module = flax.struct.field(pytree_node=False)
+            update_step: jax.Array
+            dynamic_scale: Optional[dynamic_scale_lib.DynamicScale] = None
+
+            @nnx.jit
+            def apply_gradient(self, loss_fn):
+                if %s:
+                    raise NotImplementedError("Dynamic scale is not implemented yet.")
+                grads, info = nnx.grad(loss_fn, has_aux=True)(self.model)
+                return grads, info
+        """
+    assert codes(source % "self.dynamic_scale") == []
+    assert codes(source % "self.dynamic_scale", preview=True) == [("JAX301", 18)]
+    assert codes(source % "self.update_step > 0") == [("JAX301", 18)]
+
+
+def test_the_truth_of_a_local_dict_is_preview():
+    """Ricvalp/icil-jax-rlbench@5910eb3 icil_jax_rlbench/train/step.py:293 (heldout20, wrong):
+    `task_inner = batch.get("inner", {})`, then `if task_inner:` under vmap/jit tests whether the
+    dict of arrays is empty, known at trace time. A local none of whose bindings is a comparison
+    is the `truthiness` path; one bound to a comparison (kngwyu/phyjax2d@067d9ed
+    src/phyjax2d/impl.py:499, `is_a_best = sep_a > sep_b` under vmap: real) stays default, and
+    so does a flag parameter of the jitted function (philipjones77/arbPlusJAX
+    src/arbplusjax/hypgeom.py:6923 `if reciprocal:`: real)."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def one_task(params, batch, reciprocal):
+            task_inner = batch.get("inner", {})
+            is_a_best = params["a"] > params["b"]
+            if %s:
+                params = jax.tree_util.tree_map(lambda p: p * 2, params)
+            return params
+        """
+    assert codes(source % "task_inner") == []
+    assert codes(source % "task_inner", preview=True) == [("JAX301", 10)]
+    assert codes(source % "is_a_best") == [("JAX301", 10)]
+    assert codes(source % "reciprocal") == [("JAX301", 10)]

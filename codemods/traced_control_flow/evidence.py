@@ -22,6 +22,15 @@ propagates less): a site no longer proven without the step rests on it.
   real (`template.py:36`, reached from another test script); heldout12 sgl-project/sglang-jax's
   `multinomial` (`if not use_probs:`, a literal every caller appends), jitted only by
   `test/test_sampler_deterministic_cond.py`, 2 wrong: 1 real of 8 on two pools;
+- `truthiness`: the site is a bare truth test (`if x:`, `while not done:`, `a if flag else b`) of
+  an attribute or item read (`self.dynamic_scale`, `cfg["discrete"]`, `rhs.out_scaling`) or of a
+  local, that this file does not show to hold an array (`fix_safety.truthiness_of_unknown`). Such
+  a value is as often `None`, an object, a config entry or a container of arrays, whose truth
+  under a trace is Python's. A parameter of the traced function stays `direct`: a flag passed
+  without `static_argnames` is an array there. First contact (every JAX301/JAX302 label of the
+  twenty-one spent pools whose condition is a bare truth test, whatever tool made it): attribute
+  or item 0 real of 46, local 1 of 13 (`is_a_best = sep_a > sep_b`, a comparison: still `direct`),
+  parameter 10 of 21;
 - `direct`: everything else: a parameter of a function this file transforms (or passes a traced
   value to), or computed from one by operators, builtins, public functions of jax and the other
   array libraries (`nnx.relu`), and the layers a module builds from them (`self.fc1 =
@@ -36,8 +45,8 @@ heldout11 1, heldout12 3). Left out of any one pool, `helper` is still mostly wr
 does (1 real) were inferred from another module, a framework convention or a guessed class:
 not reported at all since session 16 (`proven_traced`); `tests` is that evidence from test code,
 which the proof still let through for the values array operations make (a library helper the
-project's own jitted code of another module calls stays default). Preview: `helper`, `handled`
-and `tests` (`PREVIEW_PATHS`); JAX305, whatever its evidence (`PREVIEW_RULES`).
+project's own jitted code of another module calls stays default). Preview: `helper`, `handled`,
+`tests` and `truthiness` (`PREVIEW_PATHS`); JAX305, whatever its evidence (`PREVIEW_RULES`).
 """
 
 from __future__ import annotations
@@ -49,10 +58,11 @@ from dataclasses import replace
 import libcst as cst
 
 from codemods.trace_time_semantics.common import traced_from_tests_only
-from codemods.traced_control_flow.fix_safety import decided_values
+from codemods.traced_control_flow.fix_safety import decided_values, truthiness_of_unknown
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
+from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
 from jaxfix.analysis.walk import children
@@ -68,10 +78,15 @@ JAX3xx findings was real, against 25 of 30 for the rest
 handler catches what the conversion raises (`except Exception:`, `except TypeError:`): the code
 handles its own trace (an eager-only guard; found after the heldout13 measurement). Also preview: a
 site in a function only another module's test code traces (a test or a script under `tests/` jits
-the library function; 1 real of 8 on heldout12 and heldout13)."""
+the library function; 1 real of 8 on heldout12 and heldout13). Also preview: a bare truth test
+(`if self.dynamic_scale:`, `if cfg["discrete"]:`, `if inner:`) of an attribute, an item or a
+local that this file does not show to hold an array: it is as often `None`, an object, a config
+entry or a dict of arrays, whose truth under a trace is Python's (0 real of 46 attributes and
+items, 1 of 13 locals on first contact); a parameter of the traced function stays default."""
 
-# the paths shown only with `--preview` (see the module docstring for the figures)
-PREVIEW_PATHS = frozenset({"helper", "handled", "tests"})
+# the paths shown only with `--preview` (see the module docstring for the figures; `truthiness`
+# joined in session 26, from first-contact labels of all twenty-one spent pools)
+PREVIEW_PATHS = frozenset({"helper", "handled", "tests", "truthiness"})
 
 # the rules shown only with `--preview` whatever the evidence. JAX305 (`assert`/`and`/`or`/`not`
 # on a traced value): 1 real of 23 on first contact (benchmarks/blind/labels, fifteen pools), wrong
@@ -175,7 +190,24 @@ def _evidence_path(fn, site) -> str:
         proof = ctx.fact((evidence_path, path), lambda c, t=facts_type: _weaker_proof(c, t)).facts(fn.info)
         if proof is None or not any(proof.traced(e, stmt) for e in exprs):
             return path
+    if _untyped_truth_test(fn, site):
+        return "truthiness"
     return "direct"
+
+
+def _untyped_truth_test(fn, site) -> bool:
+    """The site is a bare truth test of a value this file does not show to hold an array
+    (`fix_safety.truthiness_of_unknown`): an attribute or item read (a field, a config entry) or a
+    local. A parameter stays `direct`: a flag a traced function takes without `static_argnames` is
+    an array there (philipjones77/arbPlusJAX src/arbplusjax/hypgeom.py:6923 `if reciprocal:`)."""
+    tested = truthiness_of_unknown(fn, site)
+    if tested is None:
+        return False
+    if not isinstance(tested, cst.Name):
+        return True
+    idx = fn.ctx.fact(ScopeIndex, ScopeIndex.of)
+    scope = idx.resolve(tested.value, site.node)
+    return not (isinstance(scope, (cst.FunctionDef, cst.Lambda)) and tested.value in idx.scope_info(scope).params)
 
 
 # the errors a Python conversion of a tracer raises (`ConcretizationTypeError` and its kin are

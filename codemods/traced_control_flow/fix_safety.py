@@ -89,10 +89,10 @@ def proven(fn: FunctionRewrite, site, fix: Fix | None) -> Fix | None:
     attr = _guessed_attribute(fn, site)
     if attr is not None:
         return _unsafe(fix, f"`{attr}` may be static aux data of its pytree, which this file does not show")
-    tested = _truthiness_of_unknown(fn, site)
+    tested = truthiness_of_unknown(fn, site)
     if tested is not None:
         reason = (
-            f"`{tested}` is tested for truthiness and this file does not show it is an array: a `None` or a "
+            f"`{render.code_of(fn.ctx.module, tested)}` is tested for truthiness and this file does not show it is an array: a `None` or a "
             "list/tuple/dict passes that test under a trace, and the rewrite needs a scalar array"
         )
         return _unsafe(fix, reason)
@@ -187,9 +187,10 @@ def _unsafe(fix: Fix, reason: str) -> Fix:
     return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
 
 
-def _truthiness_of_unknown(fn: FunctionRewrite, site) -> str | None:
-    """The code of `x` when the condition of `site` is `x` or `not x` with `x` a name, attribute or
-    item read whose value kind is not known to be an array or a number."""
+def truth_tested(site) -> cst.BaseExpression | None:
+    """`x` when the condition of `site` (an `if`, `elif`, conditional expression or `while`) is `x` or
+    `not x` with `x` a name, attribute or item read: a bare truth test, which under a trace fails
+    only when `x` holds an array; `None`, an object or a container pass it there as in Python."""
     if site.kind not in ("if", "elif", "ifexp", "while"):
         return None
     test = getattr(site.node, "test", None)
@@ -197,10 +198,31 @@ def _truthiness_of_unknown(fn: FunctionRewrite, site) -> str | None:
         test = test.expression
     if not isinstance(test, (cst.Name, cst.Attribute, cst.Subscript)):
         return None
-    kind = ValueKinds.of(fn.ctx).of_expr(test, site.node)
-    if kind.kind in (ARRAY, NUMBER):
+    return test
+
+
+def truthiness_of_unknown(fn: FunctionRewrite, site) -> cst.BaseExpression | None:
+    """The value `site` tests for truthiness (`truth_tested`) when this file does not show it to be an
+    array or a number: its kind (`ValueKinds`) is neither, and it is not a local bound only to
+    comparisons (`is_a_best = sep_a > sep_b`: a comparison makes an array or a bool; kngwyu/phyjax2d
+    src/phyjax2d/impl.py:499)."""
+    test = truth_tested(site)
+    if test is None:
         return None
-    return render.code_of(fn.ctx.module, test)
+    kinds = ValueKinds.of(fn.ctx)
+    if kinds.of_expr(test, site.node).kind in (ARRAY, NUMBER):
+        return None
+    if isinstance(test, cst.Name):
+        scope = kinds.idx.resolve(test.value, site.node)
+        info = kinds.idx.scope_info(scope) if scope is not None else None
+        bindings = info.bindings.get(test.value, []) if info is not None else []
+        if (
+            bindings
+            and test.value not in info.params
+            and all(isinstance(b, (cst.Assign, cst.AnnAssign)) and isinstance(b.value, cst.Comparison) for b in bindings)
+        ):
+            return None
+    return test
 
 
 def _maybe_unbound_read(fn: FunctionRewrite, site) -> str | None:
