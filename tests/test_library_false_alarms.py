@@ -301,6 +301,36 @@ def test_a_jitted_callable_memoised_on_the_object_is_built_once():
     assert [code for code, _ in codes(unguarded)] == ["JAX202"]
 
 
+def test_a_jitted_callable_memoised_behind_hasattr_is_built_once():
+    """volodymyr-yelisieiev/ndswin-jax@18db39b src/ndswin/training/trainer.py:469 (heldout19,
+    wrong): `train_epoch` jits `self.mixup_transform` only `if not hasattr(self, "_jitted_mixup")`,
+    stores it and reuses it on every later step and epoch; `fit` calls `train_epoch` per epoch.
+    `getattr(self, "f", None) is None` is the same guard. Without it, each call stores a new
+    jitted callable: reported."""
+    source = """
+        import jax
+
+        class Trainer:
+            def __init__(self, mixup):
+                self.mixup_transform = mixup
+
+            def train_epoch(self, loader, key):
+                for batch in loader:
+                    GUARD
+                        self._jitted_mixup = jax.jit(self.mixup_transform)
+                    batch = self._jitted_mixup(batch, key)
+                return batch
+
+            def fit(self, loader, key, epochs):
+                for _ in range(epochs):
+                    self.train_epoch(loader, key)
+        """
+    assert codes(source.replace("GUARD", 'if not hasattr(self, "_jitted_mixup"):')) == []
+    assert codes(source.replace("GUARD", 'if getattr(self, "_jitted_mixup", None) is None:')) == []
+    assert [code for code, _ in codes(source.replace("GUARD", "if True:"))] == ["JAX201"]
+    assert [code for code, _ in codes(source.replace("GUARD", 'if not hasattr(self, "other"):'))] == ["JAX201"]
+
+
 def test_the_truth_of_an_object_is_a_python_bool():
     """flax examples/imagenet/train.py: `if dynamic_scale:` on a DynamicScale-or-None whose
     `.value_and_grad` the step calls; gemma's `if sampler_state.forbidden_token_ids:` on a

@@ -270,9 +270,11 @@ class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
         return True
 
     def _memoised(self, assign: cst.CSTNode, target: cst.Attribute, method: cst.CSTNode | None) -> bool:
-        """`self.f = T(F)` under `if self.f is None:` (or `if not self.f:`): built on the first call
-        only, then reused (AI-Hypercomputer/maxdiffusion@7cfb8801:src/maxdiffusion/pipelines/
-        z_image/z_image_pipeline.py:122 `_decode_fn`, held-out2 labels)."""
+        """`self.f = T(F)` under `if self.f is None:` (or `if not self.f:`, `if not hasattr(self, "f"):`,
+        `if getattr(self, "f", None) is None:`): built on the first call only, then reused
+        (AI-Hypercomputer/maxdiffusion@7cfb8801:src/maxdiffusion/pipelines/z_image/z_image_pipeline.py:122
+        `_decode_fn`, held-out2 labels; volodymyr-yelisieiev/ndswin-jax@18db39b src/ndswin/training/trainer.py:469
+        `_jitted_mixup` behind `hasattr`, heldout19, wrong)."""
         code = _code(target)
         for anc in self.idx.ancestors(assign):
             if anc is method:
@@ -281,7 +283,7 @@ class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
                 continue
             test = anc.test
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                if _code(test.expression) == code:
+                if _code(test.expression) == code or _attribute_probe(test.expression, target) == "hasattr":
                     return True
             if (
                 isinstance(test, cst.Comparison)
@@ -289,7 +291,7 @@ class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
                 and isinstance(test.comparisons[0].operator, cst.Is)
                 and isinstance(test.comparisons[0].comparator, cst.Name)
                 and test.comparisons[0].comparator.value == "None"
-                and _code(test.left) == code
+                and (_code(test.left) == code or _attribute_probe(test.left, target) == "getattr")
             ):
                 return True
         return False
@@ -553,3 +555,17 @@ class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def _attribute_probe(test: cst.BaseExpression, target: cst.Attribute) -> str | None:
+    """`hasattr` or `getattr` when `test` is `hasattr(obj, "f")` or `getattr(obj, "f", ...)` for the
+    attribute `target` (`obj.f`) names."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value in ("hasattr", "getattr")):
+        return None
+    if len(test.args) < 2 or _code(test.args[0].value) != _code(target.value):
+        return None
+    name = test.args[1].value
+    if isinstance(name, cst.SimpleString) and name.evaluated_value == target.attr.value:
+        return test.func.value
+    return None
+
