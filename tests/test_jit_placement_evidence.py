@@ -256,3 +256,52 @@ def test_a_train_states_apply_fn_read_through_its_holder_is_one_function():
     assert _found(source, "JAX202") == []
     method = source.replace("self.V_state.apply_fn", "self.V_state.evaluate")
     assert _found(method, "JAX202") == [7]
+
+
+def _default_codes(source: str) -> list[tuple[int, str]]:
+    result = analyze(textwrap.dedent(source), "t.py", Config(select=("JAX202",)))
+    return [(f.line, f.code) for f in result.findings]
+
+
+def test_a_fallback_every_call_makes_dead_is_preview():
+    """hachoj/PixelArt-Alpha-Equinox-Grain@<heldout20> train_stage2.py:80 (wrong): the fresh
+    `jax.jit(_encoder_last_hidden, ...)` is the `else` of `if forward_fn is not None:`, and every
+    call in the training loop passes `forward_fn=t5_forward_jit`, a jitted callable built once:
+    the branch never runs (the `unreached` path, preview). A call that leaves `forward_fn` (its
+    default `None`) takes the branch once per step: reported by default. So does a flag the loop
+    passes `True`; one it passes `False` leaves the jit dead."""
+    source = """
+        import jax
+
+        def encode(params, tokens, model=None, forward_fn=None):
+            if forward_fn is not None:
+                return forward_fn(params, tokens)
+            def _last_hidden(params, tokens):
+                return model.apply(params, tokens)
+            forward = jax.jit(_last_hidden)
+            return forward(params, tokens)
+
+        def train(params, batches, model):
+            t5_forward_jit = jax.jit(lambda p, t: model.apply(p, t))
+            for step in range(1000):
+                CALL
+        """
+    passes = source.replace("CALL", "encode(params, batches[step], forward_fn=t5_forward_jit)")
+    assert _default_codes(passes) == []
+    assert _codes(passes) == [(9, "JAX202")]
+    leaves = source.replace("CALL", "encode(params, batches[step], model)")
+    assert _default_codes(leaves) == [(9, "JAX202")]
+    flagged = """
+        import jax
+
+        def check(params, grid, compare=False):
+            if compare:
+                values = jax.jit(lambda p: p * grid)(params)
+                print(values)
+            return params
+
+        for step in range(1000):
+            check(step, 2.0, compare=FLAG)
+        """
+    assert _default_codes(flagged.replace("FLAG", "False")) == []
+    assert _default_codes(flagged.replace("FLAG", "True")) == [(6, "JAX202")]

@@ -14,6 +14,7 @@ from codemods.jit_placement.screen import sites
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.analysis.value_kinds import ValueKinds
 from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -349,7 +350,8 @@ class JitPerCallRule(Rule):
                     fix = replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
                     message = f"{message} (unsafe: {why})"
                 found = ctx.finding(self, "JAX202", site.reported_at, message, fix)
-                yield flag(found, repeat_path(idx, ctx.module, site.function) if site.repeats else "method")
+                path = repeat_path(idx, ctx.module, site.function, site.node, ValueKinds.of(ctx)) if site.repeats else "method"
+                yield flag(found, path)
 
 
 # `JitPerCallCommand`: this rule as a libcst codemod command, made on first access
