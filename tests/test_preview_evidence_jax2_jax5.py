@@ -493,6 +493,30 @@ def test_jax201_a_loop_over_written_out_settings_is_preview():
     assert found(with_data, "JAX201") == [(15, False)]
 
 
+def test_jax201_settings_a_parameter_takes_from_its_default_are_written_out():
+    """bradknox/distillation-jax@<heldout20> examples/purejax_training.py:461 (wrong):
+    `benchmark_throughput(env, n_envs_list=[1, 8, 32, 64, 128])` loops over its parameter and jits a
+    runner per batch size; its one call, `benchmark_throughput(env)`, leaves the default: settings
+    written out. A call that passes data for it keeps the loop a loop over data (default)."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        def benchmark_throughput(step, n_envs_list=[1, 8, 32, 64, 128]):
+            for n_envs in n_envs_list:
+                states = jnp.zeros((n_envs, 3))
+                runner = jax.jit(jax.vmap(lambda s: step(s, n_envs)))
+                runner(states).block_until_ready()
+
+
+        CALL
+        """
+    assert found(source.replace("CALL", "benchmark_throughput(jnp.add)"), "JAX201") == [(9, True)]
+    passed = source.replace("CALL", "benchmark_throughput(jnp.add, load_sizes())")
+    assert found(passed, "JAX201") == [(9, False)]
+
+
 def test_jax201_written_out_settings_decide_before_an_inner_loop():
     """tillahoffmann/jax-mps@<heldout17> benchmarks/bench_rnn_training.py:134 (wrong): one jit per scan
     unroll over `unrolls = UNROLLS + [SEQ_LEN]` (a concatenation of written-out lists), each then

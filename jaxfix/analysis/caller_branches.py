@@ -96,29 +96,49 @@ def _parameters(function: cst.FunctionDef) -> list[str]:
 
 def _passed(idx: ScopeIndex, kinds: ValueKinds, function: cst.FunctionDef, call: cst.Call, name: str):
     """What `call` gives parameter `name`: a Python literal's value, _NOT_NONE or _UNDECIDED."""
+    expr = argument_for(idx, function, call, name)
+    if expr is _UNDECIDED:
+        return _UNDECIDED
+    if expr is None:
+        param = _parameter(function, name)
+        if param is None or param.default is None:
+            return _UNDECIDED
+        return _value(kinds, param.default, function)
+    return _value(kinds, expr, call)
+
+
+def argument_for(idx: ScopeIndex, function: cst.FunctionDef, call: cst.Call, name: str):
+    """The expression `call` (a call of `function`) passes for parameter `name`; None when it leaves
+    the parameter to its default; _UNDECIDED with `*args`/`**kwargs` (which may pass it)."""
     if any(arg.star for arg in call.args):
         return _UNDECIDED
-    p = function.params
-    positional = [q for q in (*p.posonly_params, *p.params)]
+    positional = [*function.params.posonly_params, *function.params.params]
     if isinstance(call.func, cst.Attribute) and _is_method(idx, function):
         positional = positional[1:]  # `obj.m(...)`: the first parameter is the object
-    expr = None
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
-            expr = arg.value
+            return arg.value
     positional_args = [arg for arg in call.args if arg.keyword is None]
     for index, param in enumerate(positional):
         if param.name.value == name and index < len(positional_args):
-            expr = positional_args[index].value
-    if expr is None:
-        param = next((q for q in (*positional, *p.kwonly_params) if q.name.value == name), None)
-        if param is None or param.default is None:
-            return _UNDECIDED
-        expr = param.default
-        at = function
-    else:
-        at = call
-    return _value(kinds, expr, at)
+            return positional_args[index].value
+    return None
+
+
+def default_for_every_call(idx: ScopeIndex, function: cst.FunctionDef, name: str, calls: list[cst.Call]):
+    """The default of parameter `name` when `calls` (at least one) all leave it out: the value the
+    parameter holds in every run this file shows."""
+    param = _parameter(function, name)
+    if not calls or param is None or param.default is None:
+        return None
+    if all(argument_for(idx, function, call, name) is None for call in calls):
+        return param.default
+    return None
+
+
+def _parameter(function: cst.FunctionDef, name: str) -> cst.Param | None:
+    p = function.params
+    return next((q for q in (*p.posonly_params, *p.params, *p.kwonly_params) if q.name.value == name), None)
 
 
 def _value(kinds: ValueKinds, expr: cst.BaseExpression, at: cst.CSTNode):
