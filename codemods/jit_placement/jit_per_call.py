@@ -99,8 +99,12 @@ class JitPerCallRule(Rule):
     table cells, splits: one configuration per item, which compiles anyway; 3 real, 10 wrong, 2
     debatable on seven pools), a function the module calls in no loop, only hands on as a callback
     or stores (5 real, 5 wrong on four pools: a function run only inside a numpyro model, which
-    NUTS traces once, inlines the fresh jit), and a method without such a caller in the module (its
-    callers are elsewhere, per step or once; 8 real, 4 wrong, 4 debatable on eight pools).
+    NUTS traces once, inlines the fresh jit), a method without such a caller in the module (its
+    callers are elsewhere, per step or once; 8 real, 4 wrong, 4 debatable on eight pools), and a
+    jit in a branch that no call of the function in this module takes (the fallback after `if
+    forward_fn is not None: return forward_fn(x)` when every call passes `forward_fn`; a flag every
+    call passes `False`): it runs only for a caller the module does not show (0 real, 1 wrong,
+    heldout20, found after its measurement).
 
     ## Example
     ```python
