@@ -14,6 +14,7 @@ from codemods.jit_placement.preview import flag, loop_path
 from codemods.jit_placement.sites import INCLUDE_TESTS, skips_test_code
 from jaxfix.analysis import astscan
 from jaxfix.analysis.cstparse import parsing_config
+from jaxfix.analysis.local_calls import calls_named
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.project_lookups import project_class_kind
 from jaxfix.analysis.pytrees import NNX, PYTREE_BASES
@@ -205,7 +206,7 @@ class NnxStepWithoutCachedPartialRule(Rule):
         idx: ScopeIndex = ctx.fact(ScopeIndex, ScopeIndex.of)
         graph = _GraphObjects(ctx, idx)
         step_ids = {id(step) for step in steps}
-        for call in _calls_of(ctx.module, {step.name.value for step in steps}):
+        for call in calls_named(ctx.module, {step.name.value for step in steps}, methods=False):
             defs = _called_defs(idx, call)
             if not defs or any(id(d) not in step_ids for d in defs):
                 continue  # a local binding of the same name, or a name also bound to something else
@@ -231,7 +232,7 @@ class NnxStepWithoutCachedPartialRule(Rule):
             yield flag(ctx.finding(self, "JAX204", call, message, fix), path)
 
     def _fix(self, ctx: RuleContext, idx: ScopeIndex, loop, call: cst.Call, step: str, cached: list[str]) -> Fix:
-        calls_in_loop = [c for c in _calls_of(loop, {step}) if c is not call]
+        calls_in_loop = [c for c in calls_named(loop, {step}, methods=False) if c is not call]
         if calls_in_loop:
             return ctx.manual(
                 f"bind `nnx.cached_partial({step}, {', '.join(cached)})` once before the loop and call it "
@@ -334,18 +335,6 @@ def _called_defs(idx: ScopeIndex, call: cst.Call) -> list[cst.CSTNode]:
     name = call.func.value
     scope = idx.resolve(name, call)
     return [] if scope is None else list(idx.scope_info(scope).bindings.get(name, []))
-
-
-def _calls_of(node: cst.CSTNode, names: set[str]) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            if isinstance(n.func, cst.Name) and n.func.value in names:
-                found.append(n)
-
-    walk(node, V())
-    return found
 
 
 class _GraphObjects:

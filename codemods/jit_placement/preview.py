@@ -10,8 +10,8 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis.caller_branches import default_for_every_call, untaken_by_callers
+from jaxfix.analysis.local_calls import calls_named
 from jaxfix.analysis.scopes import ScopeIndex
-from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding
 
 # (code, path) pairs shown only with `--preview`, with their labels (real/wrong/debatable) per
@@ -154,7 +154,7 @@ def _kept_for_later_trips(idx: ScopeIndex, node: cst.CSTNode, branch: cst.If, lo
     name = assign.targets[0].target.value
     return any(
         isinstance(call.func, cst.Name) and not any(a is branch for a in idx.ancestors(call))
-        for call in _calls_named(loop.body, name)
+        for call in calls_named(loop.body, {name})
     )
 
 
@@ -183,7 +183,7 @@ def repeat_path(idx: ScopeIndex, module: cst.Module, function: cst.FunctionDef, 
     when `node` is in a branch that no call of `function` this module shows takes
     (`caller_branches.untaken_by_callers`: a fallback every caller makes dead)."""
     name = function.name.value
-    calls = _calls_named(module, name)
+    calls = calls_named(module, {name})
     if untaken_by_callers(idx, kinds, function, node, calls):
         return "unreached"
     loops = []
@@ -246,20 +246,4 @@ def _unpassed_default(idx: ScopeIndex, name: str, at: cst.CSTNode) -> cst.BaseEx
     scope = idx.resolve(name, at)
     if not isinstance(scope, cst.FunctionDef) or name not in idx.scope_info(scope).params:
         return None
-    return default_for_every_call(idx, scope, name, _calls_named(idx.module, scope.name.value))
-
-
-def _calls_named(module: cst.CSTNode, name: str) -> list[cst.Call]:
-    """Calls spelled `name(...)` or `<obj>.name(...)` under `module` (or any node)."""
-    found: list[cst.Call] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if (isinstance(func, cst.Name) and func.value == name) or (
-                isinstance(func, cst.Attribute) and func.attr.value == name
-            ):
-                found.append(node)
-
-    walk(module, _V())
-    return found
+    return default_for_every_call(idx, scope, name, calls_named(idx.module, {scope.name.value}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemods.jit_placement.per_configuration import called_per_configuration
+from jaxfix.analysis.local_calls import calls_by_name
 from jaxfix.analysis.project_lookups import calls_project_code
 from jaxfix.analysis.scopes import name_uses
 from jaxfix.analysis.transforms import LAX_LOOPS
@@ -145,18 +146,7 @@ class RepetitionEvidence:
     def _calls_of(self, name: str) -> list[cst.Call]:
         """Calls in this module spelled `name(...)` or `<obj>.name(...)` (one walk answers all names)."""
         if self._calls_by_name is None:
-            calls: dict[str, list[cst.Call]] = {}
-
-            class _V(cst.CSTVisitor):
-                def visit_Call(self, node: cst.Call) -> None:
-                    func = node.func
-                    if isinstance(func, cst.Name):
-                        calls.setdefault(func.value, []).append(node)
-                    elif isinstance(func, cst.Attribute):
-                        calls.setdefault(func.attr.value, []).append(node)
-
-            walk(self.ctx.module, _V())
-            self._calls_by_name = calls
+            self._calls_by_name = calls_by_name(self.ctx.module)
         return self._calls_by_name.get(name, [])
 
     def _runs_again(self, function: cst.FunctionDef) -> bool:

@@ -39,6 +39,7 @@ import libcst as cst
 from jaxfix.analysis import render
 from jaxfix.analysis.body_facts import assigned_names_in, names_read, number_literal
 from jaxfix.analysis.definite_binding import maybe_unbound_before
+from jaxfix.analysis.local_calls import calls_named
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.static_positions import static_uses
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
@@ -106,20 +107,8 @@ def _recursive_branch(fn: FunctionRewrite, site) -> str | None:
     if not isinstance(func, cst.FunctionDef) or not isinstance(site.node, (cst.If, cst.IfExp)):
         return None
     name = func.name.value
-    found = False
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            f = node.func
-            found = found or (isinstance(f, cst.Name) and f.value == name) or (
-                isinstance(f, cst.Attribute) and f.attr.value == name and isinstance(f.value, cst.Name)
-            )
-
-    for branch in (site.node.body, site.node.orelse):
-        if branch is not None:
-            walk(branch, _Calls())
-    return name if found else None
+    branches = [b for b in (site.node.body, site.node.orelse) if b is not None]
+    return name if any(calls_named(b, {name}, bare_receiver=True) for b in branches) else None
 
 
 def _python_default_read(fn: FunctionRewrite, site) -> tuple[str, str] | None:

@@ -1,4 +1,8 @@
-"""Every call of a def nested in a function, when the enclosing function shows them all.
+"""The calls of a name: spelled under a node (`calls_named`, `calls_by_name`), and every call of a
+def nested in a function, when the enclosing function shows them all (`nested_calls`).
+
+`calls_named(node, names)` is the syntactic answer: `f(...)` and `<obj>.f(...)` anywhere under
+`node`, nested defs included, whatever `f` resolves to (callers that care ask `ScopeIndex`).
 
 A nested `loss_fn(model)` handed to `nnx.value_and_grad(loss_fn)(model, batch)` (or to
 `grad_fn = nnx.value_and_grad(loss_fn)`, then `grad_fn(model, batch)`) takes, for its
@@ -11,6 +15,8 @@ handed to `lax.scan` or to a helper), its callers are not all visible and nothin
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 import libcst as cst
 
 from jaxfix.analysis.scopes import ScopeIndex
@@ -19,6 +25,45 @@ from jaxfix.analysis.walk import walk
 
 # transforms whose result, called, calls the function on the same arguments
 _ARGUMENTS_PASSED_THROUGH = FUNCTION_WRAPPERS | JIT_NAMES
+
+
+def calls_named(
+    node: cst.CSTNode, names: Container[str], *, methods: bool = True, bare_receiver: bool = False
+) -> list[cst.Call]:
+    """The calls under `node` (itself included), in source order, spelled `f(...)` for an `f` in
+    `names` and, with `methods`, `<obj>.f(...)` too; with `bare_receiver`, only where `<obj>` is a
+    plain name (`self.f(...)`, not `self.inner.f(...)`)."""
+    visitor = _Calls(methods, bare_receiver)
+    walk(node, visitor)
+    return [call for name, call in visitor.found if name in names]
+
+
+def calls_by_name(node: cst.CSTNode, *, methods: bool = True) -> dict[str, list[cst.Call]]:
+    """The calls under `node` (itself included) by the name they call, each list in source order:
+    `f(...)` under `f` and, with `methods`, `<obj>.f(...)` too (one walk answers every name)."""
+    visitor = _Calls(methods, bare_receiver=False)
+    walk(node, visitor)
+    calls: dict[str, list[cst.Call]] = {}
+    for name, call in visitor.found:
+        calls.setdefault(name, []).append(call)
+    return calls
+
+
+class _Calls(cst.CSTVisitor):
+    """(called name, call) for each call spelled `f(...)` or, with `methods`, `<obj>.f(...)`."""
+
+    def __init__(self, methods: bool, bare_receiver: bool) -> None:
+        self.methods = methods
+        self.bare_receiver = bare_receiver
+        self.found: list[tuple[str, cst.Call]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            self.found.append((func.value, node))
+        elif self.methods and isinstance(func, cst.Attribute):
+            if not self.bare_receiver or isinstance(func.value, cst.Name):
+                self.found.append((func.attr.value, node))
 
 
 def nested_calls(idx: ScopeIndex, qualify, fdef: cst.FunctionDef) -> list[cst.Call] | None:

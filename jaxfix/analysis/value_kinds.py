@@ -25,10 +25,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.local_calls import nested_calls, wrapped_calls
+from jaxfix.analysis.local_calls import calls_by_name, nested_calls, wrapped_calls
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import ScopeIndex, param_names
-from jaxfix.analysis.walk import walk
 
 ARRAY = "array"  # a jax/numpy array: traceable, not hashable
 NUMBER = "number"  # a Python int/float/complex: traceable and hashable
@@ -344,15 +343,7 @@ class ValueKinds:
 
     def _calls_by_name(self) -> dict[str, list[cst.Call]]:
         if self._calls is None:
-            calls: dict[str, list[cst.Call]] = {}
-
-            class _V(cst.CSTVisitor):
-                def visit_Call(self, node: cst.Call) -> None:
-                    if isinstance(node.func, cst.Name):
-                        calls.setdefault(node.func.value, []).append(node)
-
-            walk(self.module, _V())
-            self._calls = calls
+            self._calls = calls_by_name(self.module, methods=False)
         return self._calls
 
     # -- expressions -----------------------------------------------------------------------
