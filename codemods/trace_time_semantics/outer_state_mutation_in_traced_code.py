@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import ast
-import weakref
 from collections.abc import Iterator
 
 import libcst as cst
@@ -17,19 +16,20 @@ from codemods.trace_time_semantics.common import (
     short,
     traced_functions,
 )
-from jaxfix.analysis import astscan
+from codemods.trace_time_semantics.outer_state import (
+    CONSTRUCTION,
+    CONTAINER_CALLS,
+    CONTAINER_MUTATORS,
+    EMPTYING,
+    RETURN_NONE,
+    ModuleState,
+)
+from codemods.trace_time_semantics.outer_state_screen import function_parents, may_touch_outer_state
 from jaxfix.analysis.held_objects import object_uses, read_as_data
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap, stored_root_name
 from jaxfix.analysis.pytest_files import is_test_module
-from jaxfix.analysis.pytrees import ast_statements, module_statements
-from jaxfix.analysis.rebinding_order import Late, late_rebound
-from jaxfix.analysis.runs_once import is_notebook_text
-from jaxfix.analysis.screen_function import (
-    ScreenFunction,
-    function_locals,
-    target_names,
-)
+from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -41,47 +41,6 @@ from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid
-
-CONTAINER_MUTATORS = frozenset(
-    {
-        "append",
-        "extend",
-        "insert",
-        "pop",
-        "remove",
-        "clear",
-        "update",
-        "setdefault",
-        "popitem",
-        "add",
-        "discard",
-        "appendleft",
-        "extendleft",
-        "sort",
-        "reverse",
-    }
-)
-_CONTAINER_CALLS = frozenset(
-    {
-        "list",
-        "dict",
-        "set",
-        "collections.defaultdict",
-        "collections.OrderedDict",
-        "collections.deque",
-        "collections.Counter",
-        "defaultdict",
-        "OrderedDict",
-        "deque",
-    }
-)
-
-# Of those, the ones a list, dict, set or deque answers with None: a call of one whose result the
-# code assigns or returns is a method of another kind of object (optax's `updates, state = opt.update(g, state)`).
-_RETURN_NONE = CONTAINER_MUTATORS - {"pop", "setdefault", "popitem"}
-
-# what `_is_container_ast` accepts, read without the imports: the last part of each name
-_CONTAINER_TYPE_NAMES = frozenset(call.rpartition(".")[2] for call in _CONTAINER_CALLS)
 
 
 def _result_used(call: cst.Call, stmt: cst.CSTNode) -> bool:
@@ -313,21 +272,21 @@ class OuterStateMutationRule(Rule):
         store into or a mutator call on a name it does not bind, a store on `self` in a method of a
         class the module builds (not a constructor), or a read of a module name the module
         reassigns."""
-        outer: list[_ModuleState] = []  # built on first need: most traced functions never ask
+        outer: list[ModuleState] = []  # built on first need: most traced functions never ask
 
-        def state() -> _ModuleState:
+        def state() -> ModuleState:
             if not outer:
-                outer.append(_ModuleState.of_tree(tree, ImportMap.from_ast(tree)))
+                outer.append(ModuleState.of_tree(tree, ImportMap.from_ast(tree)))
             return outer[0]
 
-        parents: dict[int, tuple[ast.AST, ...]] = {}  # `_function_parents`, built when a lambda asks
+        parents: dict[int, tuple[ast.AST, ...]] = {}  # `function_parents`, built when a lambda asks
 
         def chain(fn: ScreenFunction) -> tuple[ast.AST, ...]:
             if not parents:
-                parents.update(_function_parents(tree))
+                parents.update(function_parents(tree))
             return parents.get(id(fn.node), ())
 
-        return any_site(tree, lambda fn, n: _may_touch_outer_state(fn, n, state, chain, tree), entries)
+        return any_site(tree, lambda fn, n: may_touch_outer_state(fn, n, state, chain, tree), entries)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
         """Not test code left out by `include-tests` (`check` reports nothing there); then as every
@@ -339,12 +298,12 @@ class OuterStateMutationRule(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if is_test_module(ctx.path) and not ctx.option(self, "include-tests"):
             return
-        outer = ctx.fact(_ModuleState, _ModuleState.of)
+        outer = ctx.fact(ModuleState, ModuleState.of)
         jc: JitContexts = ctx.fact(JitContexts, jit_contexts)
         for info in traced_functions(ctx):
             yield from self._check_function(ctx, jc, outer, info)
 
-    def _check_function(self, ctx, jc: JitContexts, outer: _ModuleState, info: FuncInfo) -> Iterator[Finding]:
+    def _check_function(self, ctx, jc: JitContexts, outer: ModuleState, info: FuncInfo) -> Iterator[Finding]:
         facts = info.facts
         sites = list(own_sites(info, ctx))
         declared: dict[str, str] = {}
@@ -387,7 +346,7 @@ class OuterStateMutationRule(Rule):
             and info.positional
             and info.class_name not in jc.pytree_classes
             and info.class_name in jc.instances.values()
-            and info.name not in _CONSTRUCTION
+            and info.name not in CONSTRUCTION
             and info.positional[0] not in declared
             else None
         )
@@ -466,7 +425,7 @@ class OuterStateMutationRule(Rule):
                             yield self._report(ctx, info, target, what, advice, preview.STORES_TRACER)
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 receiver = node.func.value
-                if node.func.attr.value in _RETURN_NONE and _result_used(node, stmt):
+                if node.func.attr.value in RETURN_NONE and _result_used(node, stmt):
                     continue
                 if isinstance(receiver, (cst.Attribute, cst.Subscript)) and node.func.attr.value in CONTAINER_MUTATORS:
                     traced_arg = next((a.value for a in node.args if facts.traced(a.value, stmt)), None)
@@ -477,7 +436,7 @@ class OuterStateMutationRule(Rule):
                 if isinstance(receiver, cst.Name) and node.func.attr.value in CONTAINER_MUTATORS:
                     where = outer_container(receiver.value)
                     stores = where is not None and _stores_traced(facts, stmt, *(a.value for a in node.args))
-                    if where is not None and (node.func.attr.value in _EMPTYING or stores):
+                    if where is not None and (node.func.attr.value in EMPTYING or stores):
                         yield self._report(
                             ctx,
                             info,
@@ -640,8 +599,6 @@ def _comprehension_locals(comp: cst.BaseComp) -> list[cst.Name]:
 
 
 _INLINE_REASONS = ("defined inside traced", "called from traced", "read on a traced object")
-# methods that build the object: what they store on `self` belongs to a new object
-_CONSTRUCTION = frozenset({"__init__", "__post_init__", "__check_init__", "__new__", "setup"})
 
 
 def _same_trace(info: FuncInfo, owner: FuncInfo | None) -> bool:
@@ -676,7 +633,7 @@ def _locals_of(info: FuncInfo) -> set[str]:
 def _is_container_value(ctx: RuleContext, value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
         return True
-    return isinstance(value, cst.Call) and (ctx.names.qualify(value.func) or "") in _CONTAINER_CALLS
+    return isinstance(value, cst.Call) and (ctx.names.qualify(value.func) or "") in CONTAINER_CALLS
 
 
 def _container_local(ctx: RuleContext, info: FuncInfo, name: str) -> bool:
@@ -700,481 +657,6 @@ def _container_local(ctx: RuleContext, info: FuncInfo, name: str) -> bool:
     walk(info.node, V())
     return bool(values) and all(v is not None and _is_container_value(ctx, v) for v in values)
 
-
-class _ModuleState:
-    """Module-level names: which hold containers, which the module reassigns, and which
-    containers ordinary code changes at run time (`changed_by`: container -> the function)."""
-
-    def __init__(self, containers: set[str], reassigned: set[str], changed_by=None, late=None) -> None:
-        """`changed_by`: the mapping, or a function that makes it when first asked (a walk of every
-        function of the module, which the screen asks for only when traced code reads one of the
-        module's containers). `late`: the reassigned names some rebinding of which can run after a
-        trace (`rebinding_order.late_rebound`), or a function that makes them when first asked."""
-        self.containers = containers
-        self._changed_by = changed_by if changed_by is not None else {}
-        self._late = late if late is not None else {name: Late(0, None) for name in reassigned}
-
-    @property
-    def late(self) -> dict[str, Late]:
-        """Module names rebound after a trace could have read them, and where such rebindings run
-        (`rebinding_order.Late`): a read of one in traced code can see a stale value. Names only
-        set up at import, in whatever order, are not among them."""
-        if callable(self._late):
-            self._late = self._late()
-        return self._late
-
-    @property
-    def reassigned(self) -> dict[str, int]:
-        """`late`'s names -> the line of one such rebinding, or of the call that makes it."""
-        return {name: late.line for name, late in self.late.items()}
-
-    @property
-    def changed_by(self) -> dict[str, str]:
-        if callable(self._changed_by):
-            self._changed_by = self._changed_by()
-        return self._changed_by
-
-    @classmethod
-    def of(cls, ctx: RuleContext) -> _ModuleState:
-        notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
-        return cls.of_tree(ctx.tree, ctx.names, notebook=notebook)
-
-    @classmethod
-    def of_tree(cls, tree: ast.Module, names: ImportMap, notebook: bool = False) -> _ModuleState:
-        """From the stdlib AST (a libcst visit of a large module costs about half a second).
-        `notebook`: nothing runs after the module's last statement (`late_rebound`); without it
-        the screen asks with more rebindings late, never fewer."""
-        values: dict[str, list[ast.AST | None]] = {}
-        defined: set[str] = set()  # def, class, import: not data
-        global_writes: set[str] = set()
-
-        def top(stmts) -> None:
-            for stmt in stmts:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    defined.add(stmt.name)
-                elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                    defined.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-                elif isinstance(stmt, ast.Assign):
-                    for t in stmt.targets:
-                        bind(t, stmt.value)
-                elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                    bind(stmt.target, stmt.value)
-                elif isinstance(stmt, ast.AugAssign):
-                    bind(stmt.target, None)
-                elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
-                    if isinstance(stmt, ast.For):
-                        bind(stmt.target, None)
-                        bind(stmt.target, None)  # bound again at every iteration
-                    for block in ("body", "orelse", "finalbody"):
-                        top(getattr(stmt, block, ()) or ())
-                    for handler in getattr(stmt, "handlers", ()) or ():
-                        top(handler.body)
-
-        def bind(target: ast.AST, value) -> None:
-            """`value` for a plain name; an unpacked name's value is unknown (None)."""
-            if isinstance(target, ast.Name):
-                values.setdefault(target.id, []).append(value)
-            else:
-                for name in target_names(target):
-                    values.setdefault(name, []).append(None)
-
-        top(tree.body)
-        statements = module_statements(tree)  # defs are statements: no need to walk expressions
-        has_global = any(type(stmt) is ast.Global for stmt in statements)  # most modules have none
-        for node in statements if has_global else ():
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                stmts = list(ast_statements(node.body))  # `global` and assignments are statements
-                declared = {n for stmt in stmts if isinstance(stmt, ast.Global) for n in stmt.names}
-                if declared:
-                    for stmt in stmts:
-                        targets = (
-                            stmt.targets
-                            if isinstance(stmt, ast.Assign)
-                            else [stmt.target]
-                            if isinstance(stmt, (ast.AugAssign, ast.AnnAssign))
-                            else []
-                        )
-                        for t in targets:
-                            global_writes.update(
-                                n.id for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in declared
-                            )
-        containers = {
-            name
-            for name, vals in values.items()
-            if name not in defined and all(v is not None and _is_container_ast(v) for v in vals)
-        }
-        reassigned = {name for name, vals in values.items() if len(vals) > 1 and name not in defined}
-        reassigned |= global_writes
-        reassigned -= set(names.bindings)
-        return cls(
-            containers,
-            reassigned,
-            lambda: _changed_at_run_time(tree, containers),
-            lambda: late_rebound(tree, reassigned, names.qualify_ast, notebook=notebook),
-        )
-
-
-# Mutators that take contents out: a container they are called on is run-time state, not a
-# registry filled once at import.
-_EMPTYING = frozenset({"clear", "pop", "popitem", "remove", "discard"})
-
-
-def _changed_at_run_time(tree: ast.Module, containers: set[str]) -> dict[str, str]:
-    """Module containers that ordinary code fills or empties after import: a module-level
-    function (or a method of a module-level class) whose own body mutates the container
-    (`C.clear()`, `C[k] = v`, `del C[k]`, `C.update(...)`) and that either empties it (`clear`,
-    `pop`, `del`, ...) or is called in a loop of a function of the module (`for eps in steps:
-    set_step_size(eps)`): not at module level, as a decorator or from one-off setup code, which
-    fill a registry once. A generator that pushes onto the container and pops it again around its
-    `yield` (a `@contextmanager` scope stack, learned_optimization's `summary_scope`) is no such
-    function: code that reads the stack inside the scope, at trace time too, reads the scope it
-    runs in, by design. Container -> that function's name."""
-    if not containers:
-        return {}
-    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.append(stmt)
-        elif isinstance(stmt, ast.ClassDef):
-            functions.extend(s for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    called_in_loops: set[str] = set()  # names called in a loop of some function body
-    writes: dict[str, list[tuple[str, bool]]] = {}  # container -> (function, empties it)
-    for fn in functions:
-        bound = function_locals(fn)
-        for n in astscan.nodes(fn):
-            kind = type(n)
-            if kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
-                for inner in n.body:
-                    for m in astscan.nodes(inner):
-                        if type(m) is ast.Call:
-                            f = m.func
-                            called_in_loops.add(f.id if type(f) is ast.Name else getattr(f, "attr", ""))
-            elif kind is ast.Call:
-                func = n.func
-                if type(func) is ast.Attribute:
-                    head = func.value
-                    if (
-                        type(head) is ast.Name
-                        and head.id in containers
-                        and head.id not in bound
-                        and func.attr in CONTAINER_MUTATORS
-                        and _own_statement(fn, n)
-                    ):
-                        writes.setdefault(head.id, []).append((fn.name, func.attr in _EMPTYING))
-            elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.Delete:
-                targets = n.targets if kind is not ast.AugAssign else [n.target]
-                for t in targets:
-                    if (
-                        type(t) is ast.Subscript
-                        and type(t.value) is ast.Name
-                        and t.value.id in containers
-                        and t.value.id not in bound
-                        and _own_statement(fn, n)
-                    ):
-                        writes.setdefault(t.value.id, []).append((fn.name, kind is ast.Delete))
-    scopes = {fn.name for fn in functions if any(type(n) in (ast.Yield, ast.YieldFrom) for n in astscan.nodes(fn))}
-    out: dict[str, str] = {}
-    for name, found in writes.items():
-        pushed_and_popped = {f for f, empties in found if empties} & {f for f, empties in found if not empties}
-        for function, empties in found:
-            if function in pushed_and_popped and function in scopes:
-                continue  # a scope stack: pushed around a `yield` and popped after it
-            if empties or function in called_in_loops:
-                out[name] = function
-                break
-    return out
-
-
-def _own_statement(fn: ast.AST, node: ast.AST) -> bool:
-    """`node` (a statement or call of `fn`'s body) is not inside a def nested in `fn`: a nested
-    def is often a decorator's wrapper that runs at import (`register(name)` returning `wrap`)."""
-    stack = list(fn.body)
-    while stack:
-        cur = stack.pop()
-        if cur is node:
-            return True
-        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        stack.extend(astscan.children(cur))
-    return False
-
-
-def _is_container_ast(value: ast.AST) -> bool:
-    if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
-        return True
-    if isinstance(value, ast.Call):
-        func = value.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-        return name in _CONTAINER_TYPE_NAMES
-    return False
-
-
-# -- the screen: what `check` could report, on the stdlib AST ----------------------------------
-def _may_touch_outer_state(fn: ScreenFunction, n: ast.AST, state, chain=None, tree=None) -> bool:
-    """`state()` is the module's `_ModuleState`. A container outside the function is the module's
-    (a container display or constructor at module level) or, for a nested function, maybe an
-    enclosing function's. `chain(fn)`, when given, is a lambda's enclosing functions; `tree`, when
-    given, the module (`_inline_in_owner` reads it)."""
-    kind = type(n)
-    if kind is ast.Global or kind is ast.Nonlocal:
-        # the rule reports an assignment to a declared name; a declared name the function binds
-        # is also looked up outside it (a container's mutation): neither without a binding here,
-        # nor for a `nonlocal` of a function that runs inline in the trace of the name's owner
-        stored = [name for name in n.names if name in fn.stored]
-        if not stored:
-            return False
-        return kind is ast.Global or tree is None or not _inline_in_owner(fn, stored, tree)
-    if kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
-        targets = n.targets if kind is ast.Assign else [n.target]
-        if any(type(t) is ast.Attribute or type(t) is ast.Subscript for t in targets):
-            own_self = _plain_self(fn)
-            if own_self is not None and any(_rooted_at(t, own_self) for t in targets):
-                return True  # `self.x = v` / `self.d[k] = v` in a method (the rule: a plain class, a traced `v`)
-        names = [t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
-        for t in targets:  # `a.dct[k] = ...` on an object the module built (mirrors the rule)
-            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
-                root = t.value
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if isinstance(root, ast.Name) and root.id not in fn.locals and root.id in fn.screen.built_from:
-                    return True
-    elif kind is ast.Call:
-        func = n.func
-        if isinstance(func, ast.Attribute) and func.attr in _RETURN_NONE and id(n) in _used_results(fn):
-            return False  # `updates, state = self._opt.update(...)`: no list, dict, set or deque's method
-        if (
-            isinstance(func, ast.Attribute)
-            and func.attr in CONTAINER_MUTATORS
-            and isinstance(func.value, (ast.Attribute, ast.Subscript))
-        ):
-            own_self = _plain_self(fn)
-            if own_self is not None and _rooted_at(func.value, own_self):
-                return True  # `self.items.append(v)`
-        names = (
-            [func.value.id]
-            if isinstance(func, ast.Attribute) and func.attr in CONTAINER_MUTATORS and isinstance(func.value, ast.Name)
-            else []
-        )
-    elif kind is ast.Name:
-        if not isinstance(n.ctx, ast.Load) or n.id in fn.locals:
-            return False
-        outer = state()
-        return n.id in outer.reassigned or (n.id in outer.containers and n.id in outer.changed_by)
-    else:
-        return False
-    return any(name not in fn.locals and _may_be_outer_container(fn, name, state, chain) for name in names)
-
-
-def _used_results(fn: ScreenFunction) -> frozenset[int]:
-    """ids of the values a statement of `fn` assigns or returns (`_result_used`), among the
-    statements whose place the rule knows (`traced` records the body and the blocks of `if`,
-    loops, `with` and `try`: `_block_statements`; a lambda has none), once per function."""
-    found = _USED.get(fn.node)
-    if found is None:
-        found = frozenset(
-            id(stmt.value)
-            for stmt in ([] if type(fn.node) is ast.Lambda else _block_statements(fn.node.body))
-            if type(stmt) in _RESULT_STATEMENTS and stmt.value is not None
-        )
-        _USED[fn.node] = found
-    return found
-
-
-_RESULT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
-_USED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # def node -> `_used_results`
-
-
-def _inline_in_owner(fn: ScreenFunction, names: list[str], tree: ast.Module) -> bool:
-    """Whether the rule's `_same_trace(info, owner)` surely holds for `fn`, a def declaring
-    `names` nonlocal, when the rule traces it: the def `owner` it is nested in surely binds them
-    (a parameter, or the plain target of an assignment statement of its body: `_block_statements`,
-    which the rule's `_locals_of` reads), so the rule's owner is that def; and `fn` has no
-    decorator and every `Name` spelling it in the module is in `owner`'s own code, as the function
-    of a call or as an argument of a call of a name no import binds (`compute_context(callback)`;
-    a transform, a lax body taker or a partial is reached only through an import). Then the rule
-    can trace `fn` only as defined inside, or called from, `owner` traced: both reasons are inline,
-    and `owner` is in the trace."""
-    node = fn.node
-    if type(node) is ast.Lambda or node.decorator_list:
-        return False
-    owner = fn.screen.enclosing(fn)
-    if not isinstance(owner, ScreenFunction) or type(owner.node) is ast.Lambda:
-        return False
-    args = owner.node.args
-    surely = {
-        a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None
-    }
-    for stmt in _block_statements(owner.node.body):
-        if type(stmt) is ast.Assign:
-            surely.update(t.id for t in stmt.targets if type(t) is ast.Name)
-        elif type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.value is not None:
-            surely.add(stmt.target.id)
-    if not all(name in surely for name in names):
-        return False
-    name, bindings = node.name, fn.screen.names.bindings
-    inline: set[int] = set()  # the Names spelling `fn` that `owner`'s own code calls or passes on
-    for call in owner.own:
-        if type(call) is not ast.Call:
-            continue
-        func = call.func
-        if type(func) is ast.Name and func.id == name:
-            inline.add(id(func))
-        elif type(func) is ast.Name and func.id not in bindings:
-            for arg in (*call.args, *(k.value for k in call.keywords)):
-                if type(arg) is ast.Name and arg.id == name:
-                    inline.add(id(arg))
-    return all(id(other) in inline for other in astscan.nodes(tree) if type(other) is ast.Name and other.id == name)
-
-
-def _plain_self(fn: ScreenFunction) -> str | None:
-    """The rule's `plain_self`, over-approximated: `self` of a method that is no constructor
-    (`_CONSTRUCTION`), of a class some assignment builds (`h = Cls(...)`, `TraceScreen.built_from`:
-    anywhere, where the rule asks for module level); None otherwise."""
-    if not (fn.is_method and fn.positional) or fn.name in _CONSTRUCTION:
-        return None
-    built = _BUILT.get(fn.screen)
-    if built is None:
-        built = _BUILT[fn.screen] = frozenset(c for classes in fn.screen.built_from.values() for c in classes)
-    return fn.positional[0] if fn.class_name in built else None
-
-
-# TraceScreen -> every class name some assignment builds (`_plain_self`), once per screen
-_BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _rooted_at(target: ast.AST, name: str) -> bool:
-    """`name.x`, `name.x[k]`, `name.x.y` (an attribute or item of `name`, not `name` itself)."""
-    if not isinstance(target, (ast.Attribute, ast.Subscript)):
-        return False
-    while isinstance(target, (ast.Attribute, ast.Subscript)):
-        target = target.value
-    return isinstance(target, ast.Name) and target.id == name
-
-
-def _may_be_outer_container(fn: ScreenFunction, name: str, state, chain=None) -> bool:
-    """Mirrors the rule's `outer_container`: the first enclosing def binding `name` must bind only
-    containers to it (a lambda's: `_lambda_may_see_outer_container` when `chain` is given, else
-    yes); without one, a module container."""
-    if chain is not None and isinstance(fn.node, ast.Lambda):
-        return _lambda_may_see_outer_container(chain(fn), name, state, fn.screen.names.qualify_ast)
-    scope = fn.screen.enclosing(fn)
-    while scope is not None:
-        if scope is True:
-            return True
-        if name in scope.locals:
-            return _binds_only_containers(scope, name)
-        scope = scope.screen.enclosing(scope)
-    return name in state().containers
-
-
-def _function_parents(tree: ast.Module) -> dict[int, tuple[ast.AST, ...]]:
-    """id of each lambda -> the functions it is in, innermost first, as `FuncInfo.parent` links
-    them: every def or lambda it is under, in any part of it (a lambda in a default or decorator
-    is the def's); class bodies add nothing."""
-    found: dict[int, tuple[ast.AST, ...]] = {}
-    stack: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(tree, ())]
-    while stack:
-        node, outer = stack.pop()
-        kind = type(node)
-        if kind is ast.Lambda:
-            found[id(node)] = outer
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda:
-            outer = (node, *outer)
-        stack.extend((child, outer) for child in astscan.children(node))
-    return found
-
-
-def _lambda_may_see_outer_container(chain: tuple[ast.AST, ...], name: str, state, qualify) -> bool:
-    """`outer_container` for a lambda (`name` not its own), over its enclosing functions `chain`:
-    the first that binds `name` (`_locals_of`: its parameters and the names its statements
-    assign) decides, by `_container_local`; with none, a module container. On the stdlib AST a
-    function binds `name` surely when it is a parameter or the plain target of an assignment
-    statement of its body (`_block_statements`, the blocks `assigned_names` reads), surely not
-    when no code in it binds the name at all (`astscan.bound_names`); between: unknown, yes."""
-    for scope in chain:
-        args = scope.args
-        params = {
-            a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None
-        }
-        assigned = type(scope) is not ast.Lambda and any(
-            (type(stmt) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in stmt.targets))
-            or (
-                type(stmt) is ast.AnnAssign
-                and type(stmt.target) is ast.Name
-                and stmt.target.id == name
-                and stmt.value is not None
-            )
-            for stmt in _block_statements(scope.body)
-        )
-        if name in params or assigned:
-            return _container_local_ast(scope, name, qualify)
-        if name in astscan.bound_names(scope):
-            return True
-    return name in state().containers
-
-
-_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar)
-
-
-def _block_statements(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of a function body and of the `if`/`for`/`while`/`with`/`try` blocks in it
-    (`traced._bound_in_block` reads those), not of nested defs, classes or `match` cases."""
-    stack = list(stmts)
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, _BLOCKS):
-            stack.extend(stmt.body)
-            stack.extend(getattr(stmt, "orelse", ()))
-            stack.extend(getattr(stmt, "finalbody", ()))
-            for handler in getattr(stmt, "handlers", ()):
-                stack.extend(handler.body)
-
-
-def _container_local_ast(scope: ast.AST, name: str, qualify) -> bool:
-    """`_container_local` on the stdlib AST, for a function found by `_function_parents`: its own
-    code (nested defs, lambdas and classes left out). A lambda has no assignment statement: no."""
-    if type(scope) is ast.Lambda:
-        return False
-    own: list[ast.AST] = []
-    stack: list[ast.AST] = list(scope.body)
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda or kind is ast.ClassDef:
-            continue
-        own.append(node)
-        stack.extend(astscan.children(node))
-    return _only_containers(own, name, qualify)
-
-
-def _binds_only_containers(fn: ScreenFunction, name: str) -> bool:
-    """As `_container_local`: every assignment of `name` in the own body is a container display or
-    constructor, and there is one."""
-    return _only_containers(fn.own, name, fn.screen.names.qualify_ast)
-
-
-def _only_containers(nodes, name: str, qualify) -> bool:
-    """Among `nodes` (a function's own), every assignment of `name` is a container display or
-    constructor, and there is one."""
-    values: list[ast.AST | None] = []
-    for n in nodes:
-        if type(n) is ast.Assign:
-            for t in n.targets:
-                if type(t) is ast.Name and t.id == name:
-                    values.append(n.value)
-                elif isinstance(t, (ast.Tuple, ast.List, ast.Starred)) and name in target_names(t):
-                    values.append(None)
-        elif type(n) is ast.AnnAssign and type(n.target) is ast.Name and n.target.id == name:
-            values.append(n.value)
-    return bool(values) and all(
-        v is not None
-        and (
-            isinstance(v, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
-            or (isinstance(v, ast.Call) and (qualify(v.func) or "") in _CONTAINER_CALLS)
-        )
-        for v in values
-    )
 
 
 # `OuterStateMutationCommand`: the libcst codemod command, made on first access
