@@ -30,7 +30,8 @@ from jaxfix.analysis.chunks import (
 )
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
-from jaxfix.engine.incremental import IncrementalAnalyzer, _placeholder
+from jaxfix.engine.incremental import IncrementalAnalyzer
+from jaxfix.engine.incremental_plan import placeholder_text
 
 TEXTS = sorted({p for c in discover_cases() for p in (c.input, c.expected)})
 LIMIT = None if os.environ.get("JAXFIX_FUZZ") == "long" else len(KINDS)
@@ -289,7 +290,7 @@ def test_default_indent_matches_libcst_on_odd_layouts(text):
 )
 @pytest.mark.parametrize("first", [False, True])
 def test_placeholder_keeps_lines_and_length_and_parses(text, first):
-    placeholder = _placeholder(text, first)
+    placeholder = placeholder_text(text, first)
     assert len(placeholder) == len(text)
     assert [c for c in placeholder if c in "\r\n"] == [c for c in text if c in "\r\n"]
     body = ast.parse(placeholder).body
@@ -302,9 +303,9 @@ def test_placeholder_keeps_lines_and_length_and_parses(text, first):
 
 
 def _plan(text: str):
-    from jaxfix.engine.incremental import _Memo, _Plan
+    from jaxfix.engine.incremental_plan import Memo, Plan
 
-    return _Plan(text, ast.parse(text), _Memo())
+    return Plan(text, ast.parse(text), Memo())
 
 
 @pytest.mark.parametrize("path", TEXTS, ids=lambda p: f"{p.parent.name}/{p.name}")
