@@ -20,6 +20,9 @@ so a subclass of a decorated class is not a pytree unless decorated itself.
 The table of decorators, bases and registering functions below is the only one: the
 traced-value analyses (`jit_contexts`, `trace_screen`) ask `is_pytree_like` and
 `REGISTER_FUNCTIONS`, the pytree-cache rule `pytree_classes` and its screen `PytreeScreen`.
+
+The stdlib-AST readers of a module's statements and imports live in `module_ast`, the static
+fields of a class in `pytree_fields`; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -31,9 +34,38 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
-from jaxfix.analysis import astscan, filememo
+from jaxfix.analysis import astscan
+from jaxfix.analysis.module_ast import (  # noqa: F401 (read through `pytrees` too)
+    IMPORT_ERRORS,
+    ast_statements,
+    bindings_of,
+    dotted,
+    module_bindings,
+    module_imports,
+    module_statements,
+    qualify,
+)
+from jaxfix.analysis.pytree_fields import (  # noqa: F401 (read through `pytrees` too)
+    FLAX_MODULE_BASES,
+    NNX_VARIABLE_TYPES,
+    PYTHON_VALUE_CALLS,
+    STATIC_ANNOTATIONS,
+    STATIC_CLASS_DECORATORS,
+    STATIC_FIELD_MARKS,
+    STATIC_FIELD_TYPES,
+    VARIABLE_VALUE_ATTRIBUTES,
+    _without_none,
+    ast_field_marks,
+    is_static_annotation,
+    is_static_class,
+    is_static_field_call,
+    is_static_field_partial,
+    marks_static,
+    static_field_helpers,
+    static_field_names,
+    tree_flatten_aux,
+)
 from jaxfix.analysis.timers import timer_names
-from jaxfix.analysis.transforms import PARTIAL_NAMES
 
 T = TypeVar("T")
 
@@ -104,166 +136,6 @@ CALL_KINDS = REGISTER_FUNCTIONS
 PARTIAL = {"functools.partial"}
 
 
-def dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = dotted(node.value)
-        return None if head is None else f"{head}.{node.attr}"
-    return None
-
-
-# (tree, its body list, `ast_statements(tree.body)`, the imports among them or None until asked)
-_LAST_STATEMENTS: list = [None, None, (), None]
-
-
-@filememo.on_forget
-def _forget_statements() -> None:
-    _LAST_STATEMENTS[:] = [None, None, (), None]
-
-
-def module_statements(tree: ast.Module) -> Sequence[ast.stmt]:
-    """`ast_statements(tree.body)` as a tuple, kept until another module is asked about: the call
-    graph, the import map, the pytree summary and several screens list a file's statements one
-    after the other (the tree must not change in between; none changes it)."""
-    last = _LAST_STATEMENTS
-    if last[0] is not tree or last[1] is not tree.body:
-        last[:] = [tree, tree.body, tuple(ast_statements(tree.body)), None]
-    return last[2]
-
-
-def module_imports(tree: ast.Module) -> Sequence[ast.Import | ast.ImportFrom]:
-    """The import statements of `module_statements(tree)`, in its order, kept with them: the import
-    map (`ImportMap.from_ast`) and each `module_bindings` read them in turn."""
-    statements = module_statements(tree)
-    last = _LAST_STATEMENTS
-    if last[3] is None:
-        Import, ImportFrom = ast.Import, ast.ImportFrom
-        fallbacks = _import_fallbacks(statements)
-        last[3] = tuple(
-            node for node in statements if (type(node) is Import or type(node) is ImportFrom) and node not in fallbacks
-        )
-    return last[3]
-
-
-IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
-
-
-def _import_fallbacks(statements: Sequence[ast.stmt]) -> set[ast.stmt]:
-    """The imports in an `except ImportError:` handler that only re-bind what the `try` body's
-    imports bound: `try: import jax.numpy as jnp` / `except ImportError: import numpy as jnp`
-    (a library that runs without JAX) binds `jnp` to JAX's NumPy wherever JAX is installed, which
-    is wherever a trace happens (imewei/xpcsjax@b810d85 `core/jax_backend.py`: 19 JAX402 false
-    alarms on `jnp.clip` and friends in jitted code, 16 with safe fixes)."""
-    found: set[ast.stmt] = set()
-    for node in statements:
-        if type(node) is not ast.Try:
-            continue
-        bound = _import_names(n for n in ast_statements(node.body) if type(n) in (ast.Import, ast.ImportFrom))
-        for handler in node.handlers:
-            if _catches_import_error(handler.type):
-                for stmt in ast_statements(handler.body):
-                    if type(stmt) in (ast.Import, ast.ImportFrom) and _import_names([stmt]) <= bound:
-                        found.add(stmt)
-    return found
-
-
-def _import_names(imports) -> set[str]:
-    names: set[str] = set()
-    for node in imports:
-        for alias in node.names:
-            names.add(alias.asname or alias.name.split(".")[0])
-    return names
-
-
-def _catches_import_error(kind: ast.expr | None) -> bool:
-    kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
-    return any(isinstance(k, ast.Name) and k.id in IMPORT_ERRORS for k in kinds)
-
-
-def module_bindings(tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> dict[str, str]:
-    """Local name -> qualified name for every import in the module (relative ones too, given its name)."""
-    return bindings_of(module_imports(tree), module_name, is_package)
-
-
-_BLOCKS = ("cases", "handlers", "finalbody", "orelse", "body")  # reversed: pushed on a stack
-
-
-class _Blocks(dict):
-    """node type -> (whether it is a statement, the fields of `_BLOCKS` it has, in that order)."""
-
-    def __missing__(self, node_type: type) -> tuple[bool, tuple[str, ...]]:
-        fields = getattr(node_type, "_fields", ())
-        self[node_type] = found = (issubclass(node_type, ast.stmt), tuple(f for f in _BLOCKS if f in fields))
-        return found
-
-
-_BLOCKS_OF = _Blocks()
-
-
-def ast_statements(nodes: list) -> list[ast.stmt]:
-    """Every statement in `nodes` and nested in their bodies (`body`, `orelse`, `finalbody`, the
-    handlers' and the cases' bodies), in source order, without entering expressions (a fraction of
-    `ast.walk`'s cost when only statements matter). Iterative, with the block fields and the
-    statement test looked up once per node type (half the time of asking each node for all five)."""
-    found: list[ast.stmt] = []
-    append = found.append
-    stack = list(reversed(nodes))
-    pop, extend, blocks_of = stack.pop, stack.extend, _BLOCKS_OF
-    while stack:
-        node = pop()
-        is_statement, blocks = blocks_of[type(node)]
-        if is_statement:
-            append(node)
-        for name in blocks:
-            inner = getattr(node, name, None)
-            if type(inner) is list and inner:
-                extend(reversed(inner))
-    return found
-
-
-def bindings_of(
-    statements: Sequence[ast.stmt], module_name: str | None = None, is_package: bool = False
-) -> dict[str, str]:
-    """`module_bindings` from the module's statements (`ast_statements`), for a caller that has
-    them already: the imports among them, in order."""
-    bindings: dict[str, str] = {}
-    for node in statements:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    bindings[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    bindings.setdefault(top, top)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                if module_name is None:
-                    continue
-                parts = module_name.split(".")
-                keep = len(parts) - node.level + (1 if is_package else 0)
-                if keep < 0:
-                    continue
-                base = ".".join([*parts[:keep], *([node.module] if node.module else [])])
-            for alias in node.names:
-                if alias.name == "*":
-                    continue
-                bindings[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-    return bindings
-
-
-def qualify(node: ast.AST, bindings: dict[str, str]) -> str | None:
-    text = dotted(node)
-    if text is None:
-        return None
-    head, _, rest = text.partition(".")
-    target = bindings.get(head)
-    if target is None:
-        return text
-    return f"{target}.{rest}" if rest else target
-
-
 def decorator_target(node: ast.AST, bindings: dict[str, str]) -> str | None:
     """What a decorator applies: `@d`, `@d(...)` and `@functools.partial(d, ...)` all give `d`."""
     if isinstance(node, ast.Call):
@@ -272,246 +144,6 @@ def decorator_target(node: ast.AST, bindings: dict[str, str]) -> str | None:
             return qualify(node.args[0], bindings)
         return name
     return qualify(node, bindings)
-
-
-# Field annotations (by their last name) that declare Python data, not array leaves.
-# Flax module classes. Their attributes are Python configuration, static under a transform, unless
-# they hold data: measured under `nnx.jit` (flax 0.12), a `Variable`/`Param` attribute's value and a
-# raw array attribute arrive as tracers, an `int` attribute as the int itself; a linen module's
-# dataclass fields are hashable config and its parameters come from `self.param(...)` calls.
-FLAX_MODULE_BASES = frozenset({"flax.nnx.Module", "flax.nnx.Object", "flax.nnx.Pytree", "flax.linen.Module"})
-# NNX Variable types: `var[...] = v` on one is `Variable.__setitem__`, the NNX way to replace its
-# value (flax >= 0.11; also inside `nnx.jit`), not a store into an immutable array
-NNX_VARIABLE_TYPES = frozenset(
-    {"flax.nnx.Variable", "flax.nnx.Param", "flax.nnx.BatchStat", "flax.nnx.Cache", "flax.nnx.Intermediate"}
-)
-# the accessor of a Variable's array (`self.count.value`): reads the Variable's data, not Python config
-VARIABLE_VALUE_ATTRIBUTES = frozenset({"value"})
-# Calls whose value stored on a module is surely Python data (everything else called may make an
-# array, a Variable or a submodule, and is left traced).
-PYTHON_VALUE_CALLS = frozenset(
-    {"int", "float", "bool", "str", "len", "tuple", "list", "dict", "set", "frozenset", "min", "max", "abs",
-     "round", "sorted", "range", "getattr", "isinstance", "divmod", "sum", "any", "all"}
-)
-
-STATIC_FIELD_TYPES = frozenset(
-    {"int", "bool", "str", "Callable", "type", "Literal", "tuple", "Sequence", "Enum", "Type", "dtype", "DTypeLike"}
-)
-
-
-# Annotations that mark a field pytree aux data whatever the type inside: jax_dataclasses'
-# `body: Static[tuple[int, ...]]` (jaxsim `ContactParameters.body`, read with `np.array`
-# in jitted code: a Python tuple there, never a tracer; ami-iit/jaxsim@9893904).
-STATIC_ANNOTATIONS = frozenset({"jax_dataclasses.Static", "jax_dataclasses._dataclasses.Static"})
-
-
-def is_static_annotation(qualified: str | None) -> bool:
-    """`qualified` (the subscripted name of an annotation, qualified) marks a static field."""
-    return qualified in STATIC_ANNOTATIONS
-
-
-# How a field is marked pytree aux data (static), by keyword and literal value: `eqx.field(static=True)`,
-# flax's `struct.field(pytree_node=False)`, and the same keys in `dataclasses.field(metadata={...})`
-# (penzai's `NamedArrayView`, flax's own `field`). The stdlib-AST readers (`ast_field_marks`) and the
-# libcst analysis (`JitContexts._marked_static`) both decide with `marks_static`.
-STATIC_FIELD_MARKS: dict[str, object] = {"static": True, "pytree_node": False}
-
-
-def marks_static(literals: Iterable[tuple[str | None, object]]) -> bool:
-    """The (keyword, literal) pairs of a field call, its `metadata` entries included, mark it static."""
-    return any(k in STATIC_FIELD_MARKS and v is STATIC_FIELD_MARKS[k] for k, v in literals)
-
-
-def ast_field_marks(call: ast.Call) -> list[tuple[str | None, object]]:
-    """(keyword, literal) of `call`'s literal keywords and of the literal entries of its `metadata={...}`."""
-    out: list[tuple[str | None, object]] = []
-    for kw in call.keywords:
-        if isinstance(kw.value, ast.Constant):
-            out.append((kw.arg, kw.value.value))
-        elif kw.arg == "metadata" and isinstance(kw.value, ast.Dict):
-            out.extend(
-                (k.value, v.value)
-                for k, v in zip(kw.value.keys, kw.value.values)
-                if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)
-            )
-        elif kw.arg == "metadata" and isinstance(kw.value, ast.Call) and isinstance(kw.value.func, ast.Name) and kw.value.func.id == "dict":
-            # `metadata=dict(static=True)` (jax-llm-examples' `static_field`)
-            out.extend((k.arg, k.value.value) for k in kw.value.keywords if k.arg and isinstance(k.value, ast.Constant))
-    return out
-
-
-def is_static_field_call(value: ast.AST | None, qualify: Callable[[ast.AST], str | None], helpers: Container[str] = ()) -> bool:
-    """`value` makes a static field: a `...field(...)` call marked so (`marks_static`), or a call of
-    one of the module's own `helpers` that return one (`static_field_helpers`)."""
-    if not isinstance(value, ast.Call):
-        return False
-    if isinstance(value.func, ast.Name) and value.func.id in helpers:
-        return True
-    return (qualify(value.func) or "").endswith("field") and marks_static(ast_field_marks(value))
-
-
-def is_static_field_partial(value: ast.AST | None, qualify: Callable[[ast.AST], str | None]) -> bool:
-    """`functools.partial(flax.struct.field, pytree_node=False)`: a field function with the static
-    mark bound (jaxrl_m's and ogbench's `nonpytree_field`)."""
-    return (
-        isinstance(value, ast.Call)
-        and qualify(value.func) in PARTIAL_NAMES
-        and bool(value.args)
-        and (qualify(value.args[0]) or "").endswith("field")
-        and marks_static(ast_field_marks(value))
-    )
-
-
-def static_field_helpers(
-    tree: ast.Module, qualify: Callable[[ast.AST], str | None], imported: Callable[[str], bool] | None = None
-) -> frozenset[str]:
-    """Module-level functions that make a static field, recognised by what they do, not by name:
-    every `return` gives a field call marked static (`def static_field(**kw): return
-    dataclasses.field(metadata={"static": True}, **kw)`, or a module-level lambda of one), a call
-    of another such helper (`imported`: whether a name the module imports is one in its own
-    module, through the project index), or a `partial` of a field function with the mark bound.
-    The stdlib screens and the libcst analysis (`ClassStaticFields`) both read this."""
-    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    named = [
-        n for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-    ]
-    lambdas = {n.targets[0].id: n.value.body for n in named if isinstance(n.value, ast.Lambda)}
-    found: set[str] = {n.targets[0].id for n in named if is_static_field_partial(n.value, qualify)}
-    known = _HelperNames(found, imported)
-    for _ in range(3):
-        before = len(found)
-        found.update(name for name, body in lambdas.items() if is_static_field_call(body, qualify, known))
-        for name, fn in defs.items():
-            returns = [r.value for r in astscan.statements(fn) if isinstance(r, ast.Return)]
-            if returns and all(is_static_field_call(v, qualify, known) for v in returns):
-                found.add(name)
-        if len(found) == before:
-            break
-    return frozenset(found)
-
-
-class _HelperNames:
-    """The helpers found so far, and the imported names `imported` says are helpers elsewhere."""
-
-    def __init__(self, found: set[str], imported: Callable[[str], bool] | None) -> None:
-        self.found, self.imported = found, imported
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.found or (self.imported is not None and isinstance(name, str) and self.imported(name))
-
-
-# Decorators that make every instance of a class static (hashed into the cache key, no leaves):
-# each field of such a class is Python data under any transform (jax-llm-examples' `Config`).
-STATIC_CLASS_DECORATORS = frozenset({"jax.tree_util.register_static"})
-
-
-def is_static_class(decorators: Iterable[str | None]) -> bool:
-    """A class with one of `STATIC_CLASS_DECORATORS` (the qualified names of its decorators)."""
-    return any(d in STATIC_CLASS_DECORATORS for d in decorators)
-
-
-def static_field_names(node: ast.ClassDef, bindings: dict[str, str], helpers: Container[str] = ()) -> tuple[str, ...]:
-    """Fields of the class body declared with a non-array annotation (`dense: bool`, `act:
-    Callable`) or marked static (`eqx.field(static=True)`, `struct.field(pytree_node=False)`):
-    pytree aux data or Python config, not traced leaves (the stdlib-AST twin of
-    `JitContexts._class_static_fields`)."""
-    out: list[str] = []
-    static_class = is_static_class(qualify(d, bindings) for d in node.decorator_list)
-    for stmt in node.body:
-        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
-            continue
-        if static_class:
-            out.append(stmt.target.id)
-            continue
-        ann = _without_none(stmt.annotation)
-        ann = ann.value if isinstance(ann, ast.Subscript) else ann
-        qual = qualify(ann, bindings)
-        if (qual or "").rsplit(".", 1)[-1] in STATIC_FIELD_TYPES or is_static_annotation(qual):
-            out.append(stmt.target.id)
-            continue
-        if is_static_field_call(stmt.value, lambda n: qualify(n, bindings), helpers):
-            out.append(stmt.target.id)
-    out.extend(name for name in _python_members(node, out) if name not in out)
-    return tuple(out)
-
-
-def _python_members(node: ast.ClassDef, static: list[str]) -> list[str]:
-    """Attributes of a class that hold Python data beyond its annotated fields (`static`): the
-    auxiliary data `tree_flatten` returns beside the children (`return [self.geom], {"tau_a":
-    self.tau_a}`: OTT's LinearProblem), and properties whose every return combines only those
-    and constants (`is_balanced`: `self.tau_a == 1.0 and self.tau_b == 1.0`; not OTT's
-    `is_symmetric -> bool`, which returns `jnp.all(...)`)."""
-    out: list[str] = tree_flatten_aux(node)
-    properties: list[ast.FunctionDef] = []
-    for stmt in node.body:
-        if not isinstance(stmt, ast.FunctionDef) or not stmt.args.args or stmt.name == "tree_flatten":
-            continue
-        if any(isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
-            properties.append(stmt)
-    known = set(static) | set(out)
-    grew = True
-    while grew:
-        grew = False
-        for prop in properties:
-            if prop.name in known:
-                continue
-            receiver = prop.args.args[0].arg
-            returns = [r.value for r in ast.walk(prop) if isinstance(r, ast.Return)]
-            if returns and all(r is not None and _combines(r, receiver, known) for r in returns):
-                known.add(prop.name)
-                out.append(prop.name)
-                grew = True
-    return out
-
-
-def tree_flatten_aux(node: ast.ClassDef) -> list[str]:
-    """The attributes of `self` a hand-written `tree_flatten` returns as auxiliary data (`return
-    [self.geom], {"tau_a": self.tau_a}`): hashed into the treedef, Python values on every instance
-    (`JitContexts._python_members` on the libcst tree)."""
-    out: list[str] = []
-    for stmt in node.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.args.args and stmt.name == "tree_flatten":
-            receiver = stmt.args.args[0].arg
-            for ret in ast.walk(stmt):
-                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2:
-                    aux = ret.value.elts[1]
-                    parts = aux.values if isinstance(aux, ast.Dict) else aux.elts if isinstance(aux, (ast.Tuple, ast.List)) else []
-                    out.extend(p.attr for p in parts if _on(p, receiver))
-    return out
-
-
-def _on(expr: ast.expr, receiver: str) -> bool:
-    return isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == receiver
-
-
-def _combines(expr: ast.expr, receiver: str, static: set[str]) -> bool:
-    """`expr` is built from constants and the receiver's `static` attributes with comparisons,
-    `and`/`or`/`not` and arithmetic: a Python value whatever the instance's leaves."""
-    if isinstance(expr, ast.Constant):
-        return True
-    if _on(expr, receiver):
-        return expr.attr in static
-    if isinstance(expr, ast.Compare):
-        return _combines(expr.left, receiver, static) and all(_combines(c, receiver, static) for c in expr.comparators)
-    if isinstance(expr, ast.BoolOp):
-        return all(_combines(v, receiver, static) for v in expr.values)
-    if isinstance(expr, ast.UnaryOp):
-        return _combines(expr.operand, receiver, static)
-    if isinstance(expr, ast.BinOp):
-        return _combines(expr.left, receiver, static) and _combines(expr.right, receiver, static)
-    return False
-
-
-def _without_none(ann: ast.expr) -> ast.expr:
-    """`Sequence[int]` for `Sequence[int] | None` and `None | Sequence[int]` (one level): an
-    optional field holds the same kind of value when set (gemma's `forbidden_token_ids`)."""
-    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-        left, right = ann.left, ann.right
-        if isinstance(right, ast.Constant) and right.value is None:
-            return left
-        if isinstance(left, ast.Constant) and left.value is None:
-            return right
-    return ann
 
 
 @dataclass(frozen=True)
