@@ -23,10 +23,11 @@ from codemods.jit_placement.per_configuration import same_values_per_trip
 from codemods.jit_placement.sites import runs_under_trace
 from codemods.jit_placement.transform_kinds import COMPILING, NEW_FUNCTION_WRAPPERS, PARTIALS, WRAPPING
 from jaxfix.analysis import astscan
+from jaxfix.analysis.local_calls import calls_named
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_helpers import is_memoised
-from jaxfix.analysis.walk import own_returns, walk
+from jaxfix.analysis.walk import own_returns
 from jaxfix.rulebase import RuleContext
 
 _COMPILING_LAST = frozenset(name.rpartition(".")[2] for name in COMPILING)
@@ -120,17 +121,11 @@ def factory_calls(ctx: RuleContext, idx: ScopeIndex) -> list[FactoryCall]:
     }
     if not factories:
         return []
-    found: list[FactoryCall] = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if isinstance(func, cst.Name) and func.value in factories:
-                if _per_trip_and_unchanged(ctx, idx, node):
-                    found.append(FactoryCall(node, func.value, factories[func.value]))
-
-    walk(ctx.module, _Calls())
-    return found
+    return [
+        FactoryCall(call, call.func.value, factories[call.func.value])
+        for call in calls_named(ctx.module, factories, methods=False)
+        if _per_trip_and_unchanged(ctx, idx, call)
+    ]
 
 
 def _returns_fresh_jit(fn: cst.FunctionDef, names: ImportMap) -> str | None:
@@ -219,16 +214,7 @@ def _result_called(idx: ScopeIndex, call: cst.Call, loop: cst.CSTNode) -> bool:
     if isinstance(parent, cst.Call) and parent.func is call:
         return True
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-        name = parent.targets[0].target.value
-        calls = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if isinstance(node.func, cst.Name) and node.func.value == name:
-                    calls.append(node)
-
-        walk(loop, _V())
-        return bool(calls)
+        return bool(calls_named(loop, {parent.targets[0].target.value}, methods=False))
     return False
 
 
