@@ -213,13 +213,16 @@ class TimingChecker(JaxWork):
         """The statement after the closing clock read when it says what was timed: after `t1 = now()`
         (the measurement is made there), or one that reads the name the closing read binds
         (`jit_time = time.time() - t0`, then `print(f"JIT compilation done in {jit_time:.1f}s")`:
-        bradknox/distillation-jax@<heldout20> examples/setpoint_tracking.py:88, wrong)."""
+        bradknox/distillation-jax@<heldout20> examples/setpoint_tracking.py:88, wrong), a simple
+        statement: a compound one holds more than the label (sgl-project/sglang-jax@<heldout12>
+        weight_utils.py:1871, whose `if _callback_times:` block logs several timers under "MoE tensor
+        load": real, and its words are not this timer's)."""
         if following is None:
             return None
         if self.start_clock(closing):
             return following
         bound = name_binding(closing)
-        if bound is not None and bound[0] in names_read(following):
+        if bound is not None and isinstance(following, cst.SimpleStatementLine) and bound[0] in names_read(following):
             return following
         return None
 
