@@ -26,6 +26,7 @@ def untaken_by_callers(
 ) -> bool:
     """Every one of `calls` (calls of `function`, at least one) passes a value for a parameter that
     an `if` of `function` tests so that the branch holding `node` does not run."""
+    calls = _own_calls(idx, function, calls)
     if not calls:
         return False
 
@@ -129,11 +130,19 @@ def default_for_every_call(idx: ScopeIndex, function: cst.FunctionDef, name: str
     """The default of parameter `name` when `calls` (at least one) all leave it out: the value the
     parameter holds in every run this file shows."""
     param = _parameter(function, name)
+    calls = _own_calls(idx, function, calls)
     if not calls or param is None or param.default is None:
         return None
     if all(argument_for(idx, function, call, name) is None for call in calls):
         return param.default
     return None
+
+
+def _own_calls(idx: ScopeIndex, function: cst.FunctionDef, calls: list[cst.Call]) -> list[cst.Call]:
+    """The calls spelled as calls of `function` can be: `name(...)` of a function, `obj.name(...)`
+    of a method (an `obj.name(...)` of a module function is another object's method as often)."""
+    method = _is_method(idx, function)
+    return [c for c in calls if isinstance(c.func, cst.Attribute) == method]
 
 
 def _parameter(function: cst.FunctionDef, name: str) -> cst.Param | None:
