@@ -303,3 +303,39 @@ def test_the_truth_of_a_local_dict_is_preview():
     assert codes(source % "task_inner", preview=True) == [("JAX301", 10)]
     assert codes(source % "is_a_best") == [("JAX301", 10)]
     assert codes(source % "reciprocal") == [("JAX301", 10)]
+
+
+def test_a_frozen_settings_dataclass_is_static_under_filter_jit():
+    """josephmargaryan/quantbayes@6514993 quantbayes/stochax/energy_based/train.py:130-132
+    (heldout21, wrong): `cfg: PCDTrainConfig`, a frozen `@dataclass` of floats and ints (no pytree),
+    is a keyword argument of an `@eqx.filter_jit` step, which keeps every non-array argument static:
+    `float(cfg.init_scale)` is a Python float. The twin whose settings class is an `eqx.Module`
+    holding an array field is traced there: still reported."""
+    source = """
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+        import jax.random as jr
+
+
+        @dataclass(frozen=True)
+        class PCDTrainConfig:
+            init_scale: float = 1.0
+            clamp_min: Optional[float] = 0.0
+            sgld_steps: int = 60
+
+
+        class ArrayConfig(eqx.Module):
+            init_scale: jax.Array
+
+
+        @eqx.filter_jit
+        def pcd_train_step(x_real, key, *, cfg: CONFIG):
+            x_rand = jr.normal(key, x_real.shape) * float(cfg.init_scale)
+            return x_rand + x_real
+        """
+    assert codes(source.replace("CONFIG", "PCDTrainConfig"), preview=True) == []
+    assert codes(source.replace("CONFIG", "ArrayConfig")) == [("JAX304", 24)]

@@ -205,7 +205,15 @@ class TraceEntries:
             if isinstance(info.node, cst.FunctionDef):
                 python |= dtype_params(info.node, self.names.qualify)
             python |= self._untyped_keywords(info)
+            python |= self._python_class_params(info)
         return {p for p in info.params if p not in statics and p not in python}
+
+    def _python_class_params(self, info: FuncInfo) -> set[str]:
+        """Parameters annotated with a class of this module whose instances hold no arrays (a frozen
+        dataclass of settings: `cfg: PCDTrainConfig`): `eqx.filter_jit` keeps them static."""
+        if self.python_class is None:
+            return set()
+        return {p for p, cls in info.class_annotations.items() if "." not in cls and self.python_class(cls)}
 
     def _untyped_keywords(self, info: FuncInfo) -> set[str]:
         """A `**kwargs` not annotated as arrays: under `eqx.filter_jit` each value is traced only if

@@ -631,6 +631,15 @@ class ValueKinds:
             out.append((passed, call))
         return out
 
+    def holds_no_array(self, class_name: str) -> bool:
+        """An instance of the class `class_name` names (bound once at module level in this file) is a
+        hashable Python value and no pytree of arrays: a frozen dataclass of numbers, strings and flags,
+        an enum. `eqx.filter_jit` keeps such an argument static (josephmargaryan/quantbayes@6514993
+        quantbayes/stochax/energy_based/train.py:130, `float(cfg.init_scale)` of a frozen
+        `PCDTrainConfig`)."""
+        cls = self._module_class(class_name, None)
+        return cls is not None and self.class_kind(cls).static
+
     def class_kind(self, cls: cst.ClassDef) -> ValueKind:
         """The kind of an instance of `cls` (a class of this file)."""
         name = cls.name.value
