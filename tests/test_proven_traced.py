@@ -765,3 +765,36 @@ def test_a_method_of_a_library_object_is_not_the_modules_method_of_that_name():
     )
     assert twin != LIBRARY_OBJECT_METHOD
     assert "JAX304" in [code for code, _ in lines(run(twin))]
+
+
+def test_a_nested_def_redefined_in_the_same_body_is_not_the_one_a_transform_took():
+    """zjjMaiMai/GumbelAlphaZero@36e9a56 main.py:123 (heldout21, wrong): the jitted training step
+    defines `def body(value, traj)` for `lax.scan`, then a second `def body(p, x)` mapped over the
+    sample's key paths (`jax.tree.map_with_path`), where `p = keystr(p)` is a string. The scan
+    names the first def (the last one above it in the body), not the second: `p == "obs"` is not
+    reported. A key-path callback of its own name keeps the scanned body's traced test reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def train(traj, sample):
+            def body(value, r):
+                if value.sum() > 0:
+                    value = r + 0.9 * value
+                return value, value
+
+            _, value = jax.lax.scan(body, jnp.zeros_like(traj[0]), traj, reverse=True)
+
+            def SECOND(p, x):
+                p = jax.tree_util.keystr(p, simple=True, separator="/")
+                if p == "obs":
+                    return x * 2
+                return x
+
+            sample = jax.tree.map_with_path(SECOND, sample)
+            return value, sample
+        """
+    assert lines(run(source.replace("SECOND", "body"))) == []
+    assert lines(run(source.replace("SECOND", "augment"))) == [("JAX301", 9)]

@@ -367,7 +367,7 @@ def proven_traced(ctx, facts_type: type[FunctionFacts] | None = None) -> ProvenT
     """The shared fact, for `ctx.fact(ProvenTraced, proven_traced)`; with `facts_type`, the same
     proof from weaker evidence (`traced_control_flow.evidence`)."""
     notebook = str(ctx.path).endswith(".ipynb") or is_notebook_text(ctx.source)
-    order = DefOrder(ctx.module, ctx.top_level_statement)
+    order = DefOrder(ctx.module, ctx.top_level_statement, ctx.parent)
     return ProvenTraced(
         ctx.fact(JitContexts, jit_contexts),
         order,
