@@ -115,6 +115,31 @@ def test_timing_an_inline_jit_times_its_compile():
     assert codes(twin) == ["9 JAX504 safe", "9 JAX505 none"]
 
 
+def test_jax504_on_the_first_call_of_a_jitted_function_is_preview():
+    """Harry45/DESEMU@be725f5 sampling.ipynb cells 39/41 and QuantEcon/cef_2024_singapore@e26e069
+    notebooks/jax_intro.ipynb cell 193 (heldout21, debatable): `%time` of a jitted function's first
+    call (JAX505's item) times its compile, which is done when the call returns; the execution it
+    does not wait for is small beside it: JAX504 shows it with `--preview` only. The same `%time`
+    after a warm-up call times the run alone: default."""
+    first = """
+        import jax
+        import jax.numpy as jnp
+
+        fast = jax.jit(lambda x: jnp.cumsum(x) * 2)
+        x = jnp.ones(10000)
+        # %time y = fast(x)
+    """
+
+    def default_codes(source):
+        result = analyze(textwrap.dedent(source), "case.py", Config(select=("JAX504",)), fix=True)
+        return [f"{f.line} {f.code}" for f in result.findings]
+
+    assert codes(first) == ["7 JAX504 safe", "7 JAX505 none"]
+    assert default_codes(first) == []
+    warm = first.replace("# %time y = fast(x)", "fast(x).block_until_ready()\n        # %time y = fast(x)")
+    assert default_codes(warm) == ["8 JAX504"]
+
+
 def test_a_notebook_function_returning_jax_work_is_timed_jax_work():
     """ucl-bug/jwave@9d114ac docs/notebooks/prerequisites.ipynb cells 10-11: `%timeit complex_fun(x)`
     of a plain def of eager `jnp` ops on a 10000x10000 array, with nothing waiting (the next cell

@@ -136,16 +136,10 @@ class TimedFirstCallRule(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         notebook = Magics.of(ctx.source, ctx.tree)
         for item in notebook.timed:
-            if item.magic != "time":
-                continue
             m = notebook.at(item)
-            first = next((c for c in m.jax_calls(item) if self._compiles(c, m)), None)
-            if first is None or called_before(first, item, ctx.tree, m.timed, m.names):
+            first = timed_first_call(item, m, ctx.tree)
+            if first is None:
                 continue
-            if inline_jit(first, m.names):
-                continue  # `%time jax.jit(f)(x)`: the jit is written into the timed code, its compile timed on purpose
-            if in_loop(first, item) or read_after(first, item, ctx.tree):
-                continue  # one compile among many runs, or the run that makes the notebook's data
             what = "`%%time` cell" if item.stmt_source is None else "`%time`"
             yield flag(
                 m.finding(
@@ -161,13 +155,31 @@ class TimedFirstCallRule(Rule):
                 "first-call",
             )
 
-    @staticmethod
-    def _compiles(call: ast.Call, m: Magics) -> bool:
-        """A call of a function jitted in the text, or `jax.jit(f)(x)`: an eager `jax.vmap(f)(x)`
-        or `jax.grad(f)(x)` compiles no function of its own."""
-        if callee(call, m.names) in m.jitted:
-            return True
-        return isinstance(call.func, ast.Call) and m.names.qualify_ast(call.func.func) in JIT_NAMES
+
+def timed_first_call(item, m: Magics, tree: ast.Module) -> ast.Call | None:
+    """The call a `%time`/`%%time` item times that compiles on this run: the first call of a function
+    jitted in the text that nothing called before, not a `jax.jit` written into the timed code (whose
+    compile is timed on purpose), not one compile among many runs of a loop, and not the run that
+    makes the notebook's data (read afterwards). JAX505 reports it; JAX504 keeps such an item in
+    preview, as its one run is mostly the compile (`unblocked_timing_magic`)."""
+    if item.magic != "time":
+        return None
+    first = next((c for c in m.jax_calls(item) if _compiles(c, m)), None)
+    if first is None or called_before(first, item, tree, m.timed, m.names):
+        return None
+    if inline_jit(first, m.names):
+        return None
+    if in_loop(first, item) or read_after(first, item, tree):
+        return None
+    return first
+
+
+def _compiles(call: ast.Call, m: Magics) -> bool:
+    """A call of a function jitted in the text, or `jax.jit(f)(x)`: an eager `jax.vmap(f)(x)`
+    or `jax.grad(f)(x)` compiles no function of its own."""
+    if callee(call, m.names) in m.jitted:
+        return True
+    return isinstance(call.func, ast.Call) and m.names.qualify_ast(call.func.func) in JIT_NAMES
 
 
 # `TimedFirstCallCommand`: the rule as a libcst codemod, made on first access
