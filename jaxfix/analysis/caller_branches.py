@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis.scopes import ScopeIndex
-from jaxfix.analysis.value_kinds import UNKNOWN, ValueKinds
+from jaxfix.analysis.value_kinds import STARRED, UNKNOWN, ValueKinds, argument_for
 
 _UNDECIDED = object()
 _NOT_NONE = object()  # a value known not to be None whose truth is its own
@@ -97,7 +97,7 @@ def _parameters(function: cst.FunctionDef) -> list[str]:
 
 def _passed(idx: ScopeIndex, kinds: ValueKinds, function: cst.FunctionDef, call: cst.Call, name: str):
     """What `call` gives parameter `name`: a Python literal's value, _NOT_NONE or _UNDECIDED."""
-    expr = argument_for(idx, function, call, name)
+    expr = _argument(idx, function, call, name)
     if expr is _UNDECIDED:
         return _UNDECIDED
     if expr is None:
@@ -108,22 +108,15 @@ def _passed(idx: ScopeIndex, kinds: ValueKinds, function: cst.FunctionDef, call:
     return _value(kinds, expr, call)
 
 
-def argument_for(idx: ScopeIndex, function: cst.FunctionDef, call: cst.Call, name: str):
-    """The expression `call` (a call of `function`) passes for parameter `name`; None when it leaves
-    the parameter to its default; _UNDECIDED with `*args`/`**kwargs` (which may pass it)."""
-    if any(arg.star for arg in call.args):
-        return _UNDECIDED
-    positional = [*function.params.posonly_params, *function.params.params]
+def _argument(idx: ScopeIndex, function: cst.FunctionDef, call: cst.Call, name: str):
+    """What `call` (a call of `function`) passes for parameter `name` (`value_kinds.argument_for`;
+    `obj.m(...)` of a method passes its first parameter as the object): None when it leaves it to its
+    default, _UNDECIDED with `*args`/`**kwargs`."""
+    positional = [q.name.value for q in (*function.params.posonly_params, *function.params.params)]
     if isinstance(call.func, cst.Attribute) and _is_method(idx, function):
-        positional = positional[1:]  # `obj.m(...)`: the first parameter is the object
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    positional_args = [arg for arg in call.args if arg.keyword is None]
-    for index, param in enumerate(positional):
-        if param.name.value == name and index < len(positional_args):
-            return positional_args[index].value
-    return None
+        positional = positional[1:]
+    passed = argument_for(call, positional, name)
+    return _UNDECIDED if passed is STARRED else passed
 
 
 def default_for_every_call(idx: ScopeIndex, function: cst.FunctionDef, name: str, calls: list[cst.Call]):
@@ -133,7 +126,7 @@ def default_for_every_call(idx: ScopeIndex, function: cst.FunctionDef, name: str
     calls = _own_calls(idx, function, calls)
     if not calls or param is None or param.default is None:
         return None
-    if all(argument_for(idx, function, call, name) is None for call in calls):
+    if all(_argument(idx, function, call, name) is None for call in calls):
         return param.default
     return None
 

@@ -334,7 +334,7 @@ class ValueKinds:
             if self.idx.resolve(own, call) is not self.module:
                 continue
             passed = argument_for(call, positional, name)
-            if passed is _STARRED:
+            if passed is STARRED:
                 return None  # *args/**kwargs: which value lands on the parameter is not known
             if passed is None:
                 continue  # the default: counted by the caller of this method
@@ -626,7 +626,7 @@ class ValueKinds:
         out = []
         for call in calls:
             passed = argument_for(call, positional, name)
-            if passed is None or passed is _STARRED:
+            if passed is None or passed is STARRED:
                 return []
             out.append((passed, call))
         return out
@@ -796,18 +796,18 @@ _DTYPES = frozenset(
 )
 
 
-_STARRED = cst.Name("_starred_")  # `argument_for`: the call unpacks *args/**kwargs
+STARRED = cst.Name("_starred_")  # `argument_for`: the call unpacks *args/**kwargs
 
 
 def argument_for(call: cst.Call, positional: list[str], name: str) -> cst.BaseExpression | None:
     """The expression `call` passes for parameter `name` (`positional`: the names that take
-    positional arguments, in order); None when it passes none, `_STARRED` when it unpacks
+    positional arguments, in order); None when it passes none, `STARRED` when it unpacks
     *args/**kwargs (then which value lands there is not known)."""
     position = 0
     passed = None
     for arg in call.args:
         if arg.star:
-            return _STARRED
+            return STARRED
         if arg.keyword is None:
             if position < len(positional) and positional[position] == name:
                 passed = arg.value
