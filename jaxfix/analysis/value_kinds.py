@@ -16,56 +16,57 @@ neither traced nor static.
 decides from literals, constructors of this file's classes (dataclasses, enums, named tuples,
 pytree classes), parameter annotations and defaults, and the values passed at the call sites
 of a module-level function in this file. What it cannot tell is UNKNOWN, never a guess.
+
+The kinds themselves are `value_kind`'s records; what an instance of a class of this file is lives
+in `value_classes` (a mixin of `ValueKinds`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-
 import libcst as cst
 
-from jaxfix.analysis.local_calls import calls_by_name, nested_calls, wrapped_calls
+from jaxfix.analysis.local_calls import calls_by_name
 from jaxfix.analysis.pytrees import pytree_classes
 from jaxfix.analysis.scopes import ScopeIndex, param_names
+from jaxfix.analysis.value_classes import ClassKinds
+from jaxfix.analysis.value_kind import (  # the kinds: importers read them from here too
+    ARRAY,
+    ARRAY_VALUE,
+    BOOL_VALUE,
+    FRESH,
+    MAX_DEPTH,
+    NONE_VALUE,
+    NUMBER,
+    NUMBER_VALUE,
+    PYTREE,
+    STARRED,
+    STATIC,
+    STRING_VALUE,
+    TRACEABLE,
+    UNHASHABLE,
+    UNKNOWN,
+    UNKNOWN_KIND,
+    ValueKind,
+    argument_for,
+    combine,
+)
 
-ARRAY = "array"  # a jax/numpy array: traceable, not hashable
-NUMBER = "number"  # a Python int/float/complex: traceable and hashable
-PYTREE = "pytree"  # a container or pytree class of arrays and numbers: traceable
-STATIC = "static"  # hashable, neither an array nor a number: only static or captured
-FRESH = "fresh callable"  # a function object made where it is bound: new on every run of that code
-UNHASHABLE = "unhashable"  # a non-array value that is not hashable: neither traced nor static
-UNKNOWN = "unknown"
-
-TRACEABLE = frozenset({ARRAY, NUMBER, PYTREE})
-
-
-@dataclass(frozen=True)
-class ValueKind:
-    kind: str
-    what: str = ""  # a few words for a message: "array", "frozen dataclass `Config`", ...
-    hashable: bool | None = None
-    callable: bool = False
-
-    @property
-    def traceable(self) -> bool:
-        return self.kind in TRACEABLE
-
-    @property
-    def static(self) -> bool:
-        """Known hashable and not traceable: a static argument or a captured value."""
-        return self.kind == STATIC and self.hashable is True
-
-    def described(self) -> str:
-        return self.what or self.kind
-
-
-UNKNOWN_KIND = ValueKind(UNKNOWN)
-_ARRAY = ValueKind(ARRAY, "array", hashable=False)
-_NUMBER = ValueKind(NUMBER, "Python number", hashable=True)
-_STRING = ValueKind(STATIC, "string", hashable=True)
-_BOOL = ValueKind(STATIC, "bool flag", hashable=True)
-_NONE = ValueKind(STATIC, "None", hashable=True)
+__all__ = [
+    "ARRAY",
+    "FRESH",
+    "NUMBER",
+    "PYTREE",
+    "STARRED",
+    "STATIC",
+    "TRACEABLE",
+    "UNHASHABLE",
+    "UNKNOWN",
+    "UNKNOWN_KIND",
+    "ValueKind",
+    "ValueKinds",
+    "argument_for",
+    "combine",
+]
 
 _ARRAY_MODULES = ("jax.numpy.", "numpy.", "jax.random.", "jax.nn.", "jax.lax.", "jax.scipy.")
 _NOT_ARRAYS = frozenset(
@@ -91,10 +92,10 @@ _JAXTYPING_DTYPES = frozenset(
 )
 _NUMBER_TYPES = frozenset({"int", "float", "complex", "numbers.Number", "numbers.Real"})
 _STATIC_TYPES = {
-    "str": _STRING,
+    "str": STRING_VALUE,
     "bytes": ValueKind(STATIC, "bytes", hashable=True),
-    "bool": _BOOL,
-    "None": _NONE,
+    "bool": BOOL_VALUE,
+    "None": NONE_VALUE,
     "frozenset": ValueKind(STATIC, "frozenset", hashable=True),
     "typing.Literal": ValueKind(STATIC, "literal", hashable=True),
 }
@@ -143,37 +144,11 @@ FRESH_CALLS = frozenset(
     }
 )
 _NUMBER_CALLS = frozenset({"len", "int", "float", "round", "abs", "complex", "math.prod", "math.sqrt", "math.log"})
-_STATIC_CALLS = {"str": _STRING, "bool": _BOOL, "frozenset": ValueKind(STATIC, "frozenset", hashable=True)}
+_STATIC_CALLS = {"str": STRING_VALUE, "bool": BOOL_VALUE, "frozenset": ValueKind(STATIC, "frozenset", hashable=True)}
 _UNHASHABLE_CALLS = frozenset({"list", "dict", "set", "bytearray", "collections.OrderedDict", "collections.defaultdict"})
-_ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
-_DATACLASS = frozenset({"dataclasses.dataclass"})
-_MAX_DEPTH = 4
 
 
-def combine(kinds: Iterable[ValueKind]) -> ValueKind:
-    """One kind for a name bound several ways (or a value from several call sites)."""
-    kinds = list(dict.fromkeys(kinds))
-    if not kinds:
-        return UNKNOWN_KIND
-    if len(kinds) == 1:
-        return kinds[0]
-    names = {k.kind for k in kinds}
-    for worst in (FRESH, UNHASHABLE):
-        if worst in names:
-            return next(k for k in kinds if k.kind == worst)
-    if names == {NUMBER}:
-        return _NUMBER
-    if names <= {ARRAY, NUMBER}:
-        return _ARRAY
-    if names <= TRACEABLE:
-        return ValueKind(PYTREE, "arrays and numbers", hashable=None)
-    if names == {STATIC} and all(k.hashable for k in kinds):
-        whats = sorted({k.what for k in kinds})
-        return ValueKind(STATIC, " or ".join(whats), hashable=True, callable=all(k.callable for k in kinds))
-    return ValueKind(UNKNOWN, hashable=False if any(k.hashable is False for k in kinds) else None)
-
-
-class ValueKinds:
+class ValueKinds(ClassKinds):
     """Kinds of values in one module (see the module docstring)."""
 
     def __init__(self, module: cst.Module, idx: ScopeIndex, qualify, pytree_names: set[str]) -> None:
@@ -197,11 +172,11 @@ class ValueKinds:
         """The kind of the value `name` holds where it is read at `at` (all its bindings in the scope
         it resolves to: a name bound twice is either)."""
         if name in ("True", "False"):
-            return _BOOL
+            return BOOL_VALUE
         if name == "None":
-            return _NONE
+            return NONE_VALUE
         scope = self.idx.resolve(name, at)
-        if scope is None or depth > _MAX_DEPTH:
+        if scope is None or depth > MAX_DEPTH:
             return UNKNOWN_KIND
         key = (name, id(scope))
         if key in self._active:
@@ -238,7 +213,7 @@ class ValueKinds:
             if len(binding.targets) == 1 and isinstance(binding.targets[0].target, cst.Name):
                 return self.of_expr(binding.value, binding, depth + 1)
             if isinstance(binding.value, cst.Attribute) and binding.value.attr.value == "shape":
-                return _NUMBER  # `n, m = x.shape`: each one an int
+                return NUMBER_VALUE  # `n, m = x.shape`: each one an int
             return UNKNOWN_KIND
         if isinstance(binding, cst.AnnAssign):
             ann = self.annotation(binding.annotation.annotation, depth + 1)
@@ -258,20 +233,20 @@ class ValueKinds:
     def element_of(self, iterable: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> ValueKind:
         """The kind of the elements a `for` over `iterable` binds."""
         if isinstance(iterable, cst.Call) and self.qualify(iterable.func) == "range":
-            return _NUMBER
+            return NUMBER_VALUE
         if isinstance(iterable, (cst.Tuple, cst.List, cst.Set)):
             return combine(self.of_expr(e.value, at, depth) for e in iterable.elements if not isinstance(e, cst.StarredElement))
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute):
             if iterable.func.attr.value in ("keys",) and not iterable.args:
                 return UNKNOWN_KIND
-        if isinstance(iterable, cst.Name) and depth <= _MAX_DEPTH:
+        if isinstance(iterable, cst.Name) and depth <= MAX_DEPTH:
             literal = self._literal_binding(iterable.value, at)
             if literal is not None:
                 return self.element_of(literal, literal, depth + 1)
-        if depth <= _MAX_DEPTH:
+        if depth <= MAX_DEPTH:
             container = self.of_expr(iterable, at, depth + 1)
             if container.kind == ARRAY:
-                return _ARRAY  # rows of an array
+                return ARRAY_VALUE  # rows of an array
         return UNKNOWN_KIND
 
     def _literal_binding(self, name: str, at: cst.CSTNode) -> cst.BaseExpression | None:
@@ -316,7 +291,7 @@ class ValueKinds:
         """The kinds of the values the calls of module-level `fdef` in this file pass for parameter
         `name`; None when the function is not a module-level function, is used other than by
         calls, or has no call here (then other modules decide)."""
-        if depth > _MAX_DEPTH or not isinstance(self.idx.enclosing_scope(fdef), cst.Module):
+        if depth > MAX_DEPTH or not isinstance(self.idx.enclosing_scope(fdef), cst.Module):
             return None
         own = fdef.name.value
         if len(self.idx.module_bindings(own)) != 1:
@@ -349,18 +324,18 @@ class ValueKinds:
     # -- expressions -----------------------------------------------------------------------
     def of_expr(self, expr: cst.BaseExpression | None, at: cst.CSTNode, depth: int = 0) -> ValueKind:
         """The kind of the value `expr` evaluates to, read at `at`."""
-        if expr is None or depth > _MAX_DEPTH + 2:
+        if expr is None or depth > MAX_DEPTH + 2:
             return UNKNOWN_KIND
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
-            return _NUMBER
+            return NUMBER_VALUE
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            return _STRING
+            return STRING_VALUE
         if isinstance(expr, cst.Name):
             return self.of_name(expr.value, at, depth)
         if isinstance(expr, cst.UnaryOperation):
             inner = self.of_expr(expr.expression, at, depth + 1)
             if isinstance(expr.operator, cst.Not):
-                return _BOOL if inner.kind in (STATIC, NUMBER) else (_ARRAY if inner.kind == ARRAY else UNKNOWN_KIND)
+                return BOOL_VALUE if inner.kind in (STATIC, NUMBER) else (ARRAY_VALUE if inner.kind == ARRAY else UNKNOWN_KIND)
             return inner if inner.kind in (NUMBER, ARRAY) else UNKNOWN_KIND
         if isinstance(expr, cst.Tuple):
             return self._tuple([e.value for e in expr.elements if not isinstance(e, cst.StarredElement)], at, depth, len(expr.elements))
@@ -387,18 +362,18 @@ class ValueKinds:
         if isinstance(expr, cst.Comparison):
             parts = [self.of_expr(expr.left, at, depth + 1)] + [self.of_expr(c.comparator, at, depth + 1) for c in expr.comparisons]
             if any(p.kind == ARRAY for p in parts):
-                return _ARRAY
+                return ARRAY_VALUE
             if all(p.kind in (NUMBER, STATIC) for p in parts):
-                return _BOOL
+                return BOOL_VALUE
             return UNKNOWN_KIND
         if isinstance(expr, cst.Attribute):
             return self._attribute(expr, at, depth)
         if isinstance(expr, cst.Subscript):
             base = self.of_expr(expr.value, at, depth + 1)
             if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
-                return _NUMBER if not _is_slice(expr) else ValueKind(STATIC, "tuple of ints", hashable=True)
+                return NUMBER_VALUE if not _is_slice(expr) else ValueKind(STATIC, "tuple of ints", hashable=True)
             if base.kind == ARRAY:
-                return _ARRAY
+                return ARRAY_VALUE
             return UNKNOWN_KIND
         if isinstance(expr, cst.Call):
             return self._call(expr, at, depth)
@@ -446,13 +421,13 @@ class ValueKinds:
         left, right = self.of_expr(expr.left, at, depth + 1), self.of_expr(expr.right, at, depth + 1)
         kinds = {left.kind, right.kind}
         if ARRAY in kinds and not kinds & {STATIC, FRESH, UNHASHABLE}:
-            return _ARRAY  # an array combined with anything it accepts is an array
+            return ARRAY_VALUE  # an array combined with anything it accepts is an array
         if kinds == {NUMBER}:
-            return _NUMBER
+            return NUMBER_VALUE
         if left.what == right.what == "string" and isinstance(expr.operator, cst.Add):
-            return _STRING
+            return STRING_VALUE
         if left.what == "string" and isinstance(expr.operator, cst.Modulo):
-            return _STRING
+            return STRING_VALUE
         return UNKNOWN_KIND
 
     def _attribute(self, expr: cst.Attribute, at, depth: int) -> ValueKind:
@@ -460,14 +435,14 @@ class ValueKinds:
         if attr in ("shape",):
             return ValueKind(STATIC, "tuple of ints", hashable=True)
         if attr in ("ndim", "size"):
-            return _NUMBER
+            return NUMBER_VALUE
         if attr == "dtype":
             return ValueKind(STATIC, "dtype", hashable=True)
         if attr == "T":
-            return _ARRAY if self.of_expr(expr.value, at, depth + 1).kind == ARRAY else UNKNOWN_KIND
+            return ARRAY_VALUE if self.of_expr(expr.value, at, depth + 1).kind == ARRAY else UNKNOWN_KIND
         qual = self.qualify(expr)
         if qual is not None and qual in ("math.pi", "math.e", "numpy.pi", "jax.numpy.pi", "numpy.inf", "jax.numpy.inf"):
-            return _NUMBER
+            return NUMBER_VALUE
         if qual is not None and qual.startswith(("jax.numpy.", "numpy.")) and qual.rsplit(".", 1)[-1] in _DTYPES:
             return ValueKind(STATIC, "dtype", hashable=True, callable=True)
         # `Mode.TRAIN` on an enum of this file; `cfg.lr` on an instance of a dataclass of this file
@@ -495,7 +470,7 @@ class ValueKinds:
             made = qual.rsplit(".", 1)[-1]
             return ValueKind(FRESH, f"`{made}(...)` made here", hashable=True, callable=True)
         if qual in _NUMBER_CALLS:
-            return _NUMBER
+            return NUMBER_VALUE
         if qual in _STATIC_CALLS:
             return _STATIC_CALLS[qual]
         if qual == "tuple":
@@ -515,13 +490,13 @@ class ValueKinds:
         if qual in ("min", "max", "sum"):
             parts = [self.of_expr(a.value, at, depth + 1) for a in expr.args if a.keyword is None and not a.star]
             if parts and all(p.kind == NUMBER for p in parts):
-                return _NUMBER
+                return NUMBER_VALUE
             return UNKNOWN_KIND
         if qual is not None and qual.startswith(_ARRAY_MODULES) and qual not in _NOT_ARRAYS:
-            return _ARRAY
+            return ARRAY_VALUE
         if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _ARRAY_RESULT_METHODS:
             if self.of_expr(expr.func.value, at, depth + 1).kind == ARRAY:
-                return _ARRAY
+                return ARRAY_VALUE
         if isinstance(expr.func, cst.Name):
             cls = self._module_class(expr.func.value, at)
             if cls is not None:
@@ -535,194 +510,6 @@ class ValueKinds:
             if owner is not None:
                 return self.class_kind(owner)
         return UNKNOWN_KIND
-
-    # -- classes ---------------------------------------------------------------------------
-    def _module_class(self, name: str, at: cst.CSTNode | None) -> cst.ClassDef | None:
-        """The class bound once at module level that `name` names at `at` (an annotation: None)."""
-        if at is not None and self.idx.resolve(name, at) is not self.module:
-            return None
-        stmts = self.idx.module_bindings(name)
-        if len(stmts) == 1 and isinstance(stmts[0], cst.ClassDef) and name not in self.idx.global_declarations():
-            return stmts[0]
-        return None
-
-    def instance_class(self, expr: cst.BaseExpression, at: cst.CSTNode, *, some: bool = False) -> str | None:
-        """The name of the class of this file whose instance `expr` holds at `at`, when every binding
-        (and, for a parameter, every call this file shows) says so: `model(x)` in a loss function
-        whose callers pass `model = MLP(...)` runs `MLP.__call__`. With `some`, bindings whose class
-        is not known are passed over: the one class the known ones name is *an* instance `expr`
-        holds (`model = MLP(...)` before `model, opt = step(model, opt)` in the training loop)."""
-        cls = self._instance_class(expr, at, 0, some)
-        return cls.name.value if cls is not None else None
-
-    def _instance_class(
-        self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int, some: bool = False
-    ) -> cst.ClassDef | None:
-        """The class of this file whose instance `expr` holds, when its bindings say so (`some`:
-        `instance_class`)."""
-        if depth > _MAX_DEPTH:
-            return None
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
-            return self._module_class(expr.func.value, at)
-        if not isinstance(expr, cst.Name):
-            return None
-        scope = self.idx.resolve(expr.value, at)
-        if scope is None:
-            return None
-        info = self.idx.scope_info(scope)
-        found: set[int] = set()
-        classes: list[cst.ClassDef] = []
-        sources: list[tuple[cst.BaseExpression | None, cst.CSTNode]] = []
-        for binding in info.bindings.get(expr.value, []):
-            if isinstance(binding, cst.Assign) and not any(
-                isinstance(t.target, cst.Name) and t.target.value == expr.value for t in binding.targets
-            ):
-                if not some:  # `model, opt = ...`: an element of the value, not the value
-                    return None
-            elif isinstance(binding, (cst.Assign, cst.AnnAssign)) and binding.value is not None:
-                sources.append((binding.value, binding))
-            elif isinstance(binding, cst.AnnAssign):
-                sources.append((binding.annotation.annotation, None))
-            elif not some:
-                return None
-        if isinstance(scope, cst.FunctionDef) and expr.value in info.params:
-            param = next(
-                (p for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params) if p.name.value == expr.value),
-                None,
-            )
-            if param is None:
-                return None
-            if param.annotation is not None:
-                sources.append((param.annotation.annotation, None))
-            else:
-                passed = self._passed_values(scope, expr.value)
-                if not passed:
-                    return None
-                sources.extend(passed)
-        for value, where in sources:
-            if where is None:  # an annotation naming the class
-                cls = self._module_class(value.value, None) if isinstance(value, cst.Name) else None
-            else:
-                cls = self._instance_class(value, where, depth + 1, some)
-            if cls is None:
-                if some:
-                    continue
-                return None
-            if id(cls) not in found:
-                found.add(id(cls))
-                classes.append(cls)
-        return classes[0] if len(classes) == 1 else None
-
-    def _passed_values(self, fdef: cst.FunctionDef, name: str) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
-        """What the calls of `fdef` this file shows pass for `name`: of a module-level def, its calls
-        by name; of a def nested in a function, the calls there (`local_calls`); [] when a call
-        passes nothing or unpacks *args/**kwargs for it."""
-        scope = self.idx.enclosing_scope(fdef)
-        if isinstance(scope, cst.Module):
-            calls = [*self._calls_by_name().get(fdef.name.value, []), *wrapped_calls(self.idx, self.qualify, scope, fdef)]
-        else:
-            calls = nested_calls(self.idx, self.qualify, fdef) or []
-        positional = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]
-        out = []
-        for call in calls:
-            passed = argument_for(call, positional, name)
-            if passed is None or passed is STARRED:
-                return []
-            out.append((passed, call))
-        return out
-
-    def holds_no_array(self, class_name: str) -> bool:
-        """An instance of the class `class_name` names (bound once at module level in this file) is a
-        hashable Python value and no pytree of arrays: a frozen dataclass of numbers, strings and flags,
-        an enum. `eqx.filter_jit` keeps such an argument static (josephmargaryan/quantbayes@6514993
-        quantbayes/stochax/energy_based/train.py:130, `float(cfg.init_scale)` of a frozen
-        `PCDTrainConfig`)."""
-        cls = self._module_class(class_name, None)
-        return cls is not None and self.class_kind(cls).static
-
-    def class_kind(self, cls: cst.ClassDef) -> ValueKind:
-        """The kind of an instance of `cls` (a class of this file)."""
-        name = cls.name.value
-        key = f"{name}@{id(cls)}"
-        if key in self._classes:
-            return self._classes[key] or UNKNOWN_KIND
-        self._classes[key] = None  # a field typed with its own class: unknown while deciding
-        kind = self._class_kind(cls)
-        self._classes[key] = kind
-        return kind
-
-    def _class_kind(self, cls: cst.ClassDef) -> ValueKind:
-        name = cls.name.value
-        bases = {self.qualify(b.value) for b in cls.bases}
-        if name in self.pytree_names:
-            return ValueKind(PYTREE, f"pytree class `{name}`", hashable=None)
-        if bases & _ENUM_BASES:
-            return ValueKind(STATIC, f"enum `{name}`", hashable=True)
-        if "typing.NamedTuple" in bases:
-            fields = self._fields(cls)
-            if fields and all(k.kind == NUMBER for k in fields.values()):
-                return ValueKind(PYTREE, f"named tuple `{name}` of numbers", hashable=True)
-            if fields and all(k.static or k.kind == NUMBER for k in fields.values()):
-                return ValueKind(STATIC, f"named tuple `{name}`", hashable=True)
-            return ValueKind(UNKNOWN, f"named tuple `{name}`")
-        options = self._dataclass_options(cls)
-        if options is None:
-            return ValueKind(UNKNOWN, f"instance of `{name}`")
-        frozen = options.get("frozen", False)
-        unsafe_hash = options.get("unsafe_hash", False)
-        eq = options.get("eq", True)
-        if not frozen and not unsafe_hash and eq:
-            return ValueKind(UNHASHABLE, f"mutable dataclass `{name}`", hashable=False)
-        if not eq:
-            return ValueKind(UNKNOWN, f"dataclass `{name}` (identity hash)")
-        fields = self._fields(cls)
-        for field_name, kind in fields.items():
-            if kind.kind in (ARRAY, PYTREE) and kind.hashable is not True or kind.kind == UNHASHABLE or kind.hashable is False:
-                return ValueKind(
-                    UNHASHABLE, f"{'frozen ' if frozen else ''}dataclass `{name}` with unhashable field `{field_name}`", hashable=False
-                )
-        label = "frozen dataclass" if frozen else "dataclass"
-        return ValueKind(STATIC, f"{label} `{name}`", hashable=True)
-
-    def _dataclass_options(self, cls: cst.ClassDef) -> dict[str, bool] | None:
-        for dec in cls.decorators:
-            d = dec.decorator
-            func = d.func if isinstance(d, cst.Call) else d
-            if self.qualify(func) not in _DATACLASS:
-                continue
-            options: dict[str, bool] = {}
-            if isinstance(d, cst.Call):
-                for arg in d.args:
-                    if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
-                        options[arg.keyword.value] = arg.value.value == "True"
-            return options
-        return None
-
-    def _fields(self, cls: cst.ClassDef) -> dict[str, ValueKind]:
-        fields: dict[str, ValueKind] = {}
-        for stmt in cls.body.body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    ann = small.annotation.annotation
-                    if self.qualify(ann.value if isinstance(ann, cst.Subscript) else ann) in ("typing.ClassVar", "dataclasses.InitVar"):
-                        continue
-                    kind = self.annotation(ann, 1)
-                    if kind.kind == UNKNOWN and kind.hashable is None and not kind.callable:
-                        # a type this file does not describe (a class from elsewhere): almost always
-                        # a hashable config value, but not known; the field decides nothing
-                        kind = ValueKind(UNKNOWN, hashable=True)
-                    fields[small.target.value] = kind
-        return fields
-
-    def _field_kind(self, cls: cst.ClassDef, attr: str, depth: int) -> ValueKind:
-        if self._dataclass_options(cls) is None and "typing.NamedTuple" not in {self.qualify(b.value) for b in cls.bases}:
-            return UNKNOWN_KIND
-        kind = self._fields(cls).get(attr)
-        if kind is None or (kind.kind == UNKNOWN and not kind.callable):
-            return UNKNOWN_KIND
-        return kind
 
     # -- annotations -----------------------------------------------------------------------
     def annotation(self, ann: cst.BaseExpression, depth: int = 0) -> ValueKind:
@@ -741,7 +528,7 @@ class ValueKinds:
                 return right if right.static else UNKNOWN_KIND
             return combine([left, right])
         if isinstance(ann, cst.Name) and ann.value == "None":
-            return _NONE
+            return NONE_VALUE
         head = ann.value if isinstance(ann, cst.Subscript) else ann
         qual = self.qualify(head) if isinstance(head, (cst.Name, cst.Attribute)) else None
         if qual is None and isinstance(head, cst.Name):
@@ -750,11 +537,11 @@ class ValueKinds:
             return UNKNOWN_KIND
         short = qual.rsplit(".", 1)[-1]
         if qual in _ARRAY_TYPES or short in ("Array", "ArrayLike", "ndarray", "PRNGKeyArray"):
-            return _ARRAY
+            return ARRAY_VALUE
         if (qual.startswith("jaxtyping.") or short in _JAXTYPING_DTYPES) and isinstance(ann, cst.Subscript):
-            return _ARRAY
+            return ARRAY_VALUE
         if qual in _NUMBER_TYPES:
-            return _NUMBER
+            return NUMBER_VALUE
         if qual in _STATIC_TYPES:
             return _STATIC_TYPES[qual]
         if qual in _CONTAINER_TYPES:
@@ -781,7 +568,7 @@ class ValueKinds:
                 kind = self.annotation(inner.value, depth + 1)
                 return kind if kind.static else UNKNOWN_KIND
             return UNKNOWN_KIND
-        if isinstance(head, cst.Name) and depth <= _MAX_DEPTH:
+        if isinstance(head, cst.Name) and depth <= MAX_DEPTH:
             cls = self._module_class(head.value, None)
             if cls is not None:
                 return self.class_kind(cls)
@@ -794,27 +581,6 @@ _ARRAY_RESULT_METHODS = frozenset(
 _DTYPES = frozenset(
     {"float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "bool_", "complex64", "complex128"}
 )
-
-
-STARRED = cst.Name("_starred_")  # `argument_for`: the call unpacks *args/**kwargs
-
-
-def argument_for(call: cst.Call, positional: list[str], name: str) -> cst.BaseExpression | None:
-    """The expression `call` passes for parameter `name` (`positional`: the names that take
-    positional arguments, in order); None when it passes none, `STARRED` when it unpacks
-    *args/**kwargs (then which value lands there is not known)."""
-    position = 0
-    passed = None
-    for arg in call.args:
-        if arg.star:
-            return STARRED
-        if arg.keyword is None:
-            if position < len(positional) and positional[position] == name:
-                passed = arg.value
-            position += 1
-        elif arg.keyword.value == name:
-            passed = arg.value
-    return passed
 
 
 def _is_slice(expr: cst.Subscript) -> bool:
