@@ -1286,3 +1286,27 @@ def test_a_store_into_an_annotated_array_or_at_a_traced_index_keeps_its_safe_fix
     )
     assert rows(annotated) == [("JAX403", "safe")]
     assert rows(traced_index) == [("JAX403", "safe")]
+
+
+def test_jax402_an_alias_imported_as_numpy_and_as_jax_numpy_is_not_known():
+    """ayaka14732/beta-vae-numpyro@5ecfe34 disentanglement-metric/disentanglement_metric.py:121
+    (heldout21, wrong, twelve pasted copies): the notebook-style script imports `jax.numpy as np`
+    in every cell and `numpy as np` in its last one; the import map kept the last, so the jitted
+    `np.hstack((img, img_loc))` read as NumPy's. An alias imports bind to two modules means what
+    the import above it says: not reported. The same call with `np` only NumPy is still reported."""
+    body = """
+        import jax
+        import jax.numpy as np
+
+        @jax.jit
+        def reconstruct(x):
+            img = (x * 255.).astype(np.int32)
+            return np.hstack((img, img))
+
+        import numpy as np
+        """
+    findings, _ = run(body)
+    assert rows(findings) == []
+    numpy_only = body.replace("import jax.numpy as np\n", "import numpy as np\n", 1)
+    findings, _ = run(numpy_only)
+    assert [f.code for f in findings] == ["JAX402"]

@@ -272,7 +272,7 @@ class NumpyOnTracedValueRule(Rule):
         index, which a tracer refuses (jax issue 553)."""
         value = sub.value
         if isinstance(value, cst.Call):
-            qual = ctx.names.qualify(value.func) or ""
+            qual = ctx.names.qualify_unambiguous(value.func) or ""
             if not qual.startswith("numpy.") or qual[len("numpy.") :] not in NUMPY_ARRAY_MAKERS:
                 return None
             fname = qual[len("numpy.") :]
@@ -299,7 +299,7 @@ class NumpyOnTracedValueRule(Rule):
         return ctx.finding(self, "JAX402", sub, message(what + info.traced_because(), fix), fix)
 
     def _check(self, ctx: RuleContext, info: FuncInfo, call: cst.Call, stmt) -> Finding | None:
-        qual = ctx.names.qualify(call.func)
+        qual = ctx.names.qualify_unambiguous(call.func)  # `np` imported as numpy and as jax.numpy: not known
         if qual is None or not qual.startswith("numpy."):
             return None
         fname = qual[len("numpy.") :]

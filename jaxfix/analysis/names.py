@@ -76,6 +76,10 @@ class ImportMap:
     # module functions that return a transform of their first parameter (`def maybe_jit(fn, *a,
     # **k): return jax.jit(fn, *a, **k)`): bound to that transform, never used to spell one
     wrappers: frozenset[str] = frozenset()
+    # local names that imports bind to different modules (`import jax.numpy as np` in one cell,
+    # `import numpy as np` in a later one): `bindings` keeps the last, which a reference above it
+    # does not mean (ayaka14732/beta-vae-numpyro@5ecfe34, heldout21: its `np.hstack` is jax.numpy's)
+    rebound: frozenset[str] = frozenset()
     _used_names: set[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -100,7 +104,13 @@ class ImportMap:
                 target = _wrapper_target(parsed, bindings)
                 if target is not None:
                     wrappers[node.name.value] = target
-        return cls(bindings={**bindings, **wrappers}, requests=collector.requests, _module=module, wrappers=frozenset(wrappers))
+        return cls(
+            bindings={**bindings, **wrappers},
+            requests=collector.requests,
+            _module=module,
+            wrappers=frozenset(wrappers),
+            rebound=frozenset(collector.rebound),
+        )
 
     @classmethod
     def from_ast(cls, tree: ast.Module) -> "ImportMap":
@@ -115,11 +125,18 @@ class ImportMap:
     @classmethod
     def _from_ast(cls, tree: ast.Module) -> "ImportMap":
         bindings: dict[str, str] = {}
+        rebound: set[str] = set()
+
+        def bind(local: str, target: str) -> None:
+            if bindings.get(local, target) != target:
+                rebound.add(local)
+            bindings[local] = target
+
         for node in module_imports(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname is not None:
-                        bindings[alias.asname] = alias.name
+                        bind(alias.asname, alias.name)
                     else:
                         top = alias.name.split(".")[0]
                         bindings.setdefault(top, top)
@@ -127,14 +144,14 @@ class ImportMap:
                 if node.level or node.module is None or any(a.name == "*" for a in node.names):
                     continue
                 for alias in node.names:
-                    bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    bind(alias.asname or alias.name, f"{node.module}.{alias.name}")
         wrappers = {}
         for node in tree.body:
             if type(node) is ast.FunctionDef and len(node.body) <= 4 and not node.decorator_list:
                 target = _wrapper_target(node, bindings)
                 if target is not None:
                     wrappers[node.name] = target
-        return cls(bindings={**bindings, **wrappers}, wrappers=frozenset(wrappers))
+        return cls(bindings={**bindings, **wrappers}, wrappers=frozenset(wrappers), rebound=frozenset(rebound))
 
     def qualify_ast(self, node: ast.AST) -> str | None:
         """`qualify` for a stdlib-AST expression."""
@@ -149,6 +166,14 @@ class ImportMap:
                 walk(self._module, _NameCollector(names))
             self._used_names = names
         return self._used_names
+
+    def qualify_unambiguous(self, node: cst.BaseExpression) -> str | None:
+        """`qualify`, or None when the name `node` starts with is one that imports bind to different
+        modules (`rebound`): which one it means depends on where it is read."""
+        name = dotted_name(node)
+        if name is not None and name.split(".", 1)[0] in self.rebound:
+            return None
+        return self._qualify_text(name)
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The qualified name `node` refers to, through imports; None when unknown.
@@ -285,6 +310,12 @@ class _ImportCollector:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
         self.requests: dict[str, ImportRequest] = {}
+        self.rebound: set[str] = set()  # `ImportMap.rebound`
+
+    def _bind(self, local: str, target: str) -> None:
+        if self.bindings.get(local, target) != target:
+            self.rebound.add(local)
+        self.bindings[local] = target
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -292,7 +323,7 @@ class _ImportCollector:
             if full is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.bindings[alias.asname.name.value] = full
+                self._bind(alias.asname.name.value, full)
                 self.requests[alias.asname.name.value] = ImportRequest(full, alias=alias.asname.name.value)
             else:
                 top = full.split(".")[0]
@@ -312,5 +343,5 @@ class _ImportCollector:
             local, asname = name, None
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = asname = alias.asname.name.value
-            self.bindings[local] = f"{module}.{name}"
+            self._bind(local, f"{module}.{name}")
             self.requests[local] = ImportRequest(module, name, asname)
