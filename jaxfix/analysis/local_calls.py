@@ -3,6 +3,8 @@ def nested in a function, when the enclosing function shows them all (`nested_ca
 
 `calls_named(node, names)` is the syntactic answer: `f(...)` and `<obj>.f(...)` anywhere under
 `node`, nested defs included, whatever `f` resolves to (callers that care ask `ScopeIndex`).
+`module_calls(idx, names)` is the same answer for the whole module, from one walk per file: a
+rule asking it per site must not walk the module per site.
 
 A nested `loss_fn(model)` handed to `nnx.value_and_grad(loss_fn)(model, batch)` (or to
 `grad_fn = nnx.value_and_grad(loss_fn)`, then `grad_fn(model, batch)`) takes, for its
