@@ -312,3 +312,9 @@ def test_a_jitted_function_stored_where_nothing_reads_it_traces_nothing(tmp_path
     assert "JAX401" in codes_of(SAMPLER, whole_tree=False)
     called = SAMPLER.replace("return self._sample_fn(self.params", "return self._compiled_sample_fn(self.params")
     assert "JAX401" in codes_of(called)
+    # read by name through `getattr`/`hasattr`: read too (the module's reads are listed once per file)
+    plain = "return self._sample_fn(self.params"
+    by_name = SAMPLER.replace(plain, 'return getattr(self, "_compiled_sample_fn")(self.params')
+    assert "JAX401" in codes_of(by_name)
+    asked = SAMPLER.replace(plain, 'return hasattr(self, "_compiled_sample_fn") and self._sample_fn(self.params')
+    assert "JAX401" in codes_of(asked)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis.caller_branches import default_for_every_call, untaken_by_callers
-from jaxfix.analysis.local_calls import calls_named
+from jaxfix.analysis.local_calls import calls_named, module_calls
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.model import Finding
 
@@ -183,7 +183,7 @@ def repeat_path(idx: ScopeIndex, module: cst.Module, function: cst.FunctionDef, 
     when `node` is in a branch that no call of `function` this module shows takes
     (`caller_branches.untaken_by_callers`: a fallback every caller makes dead)."""
     name = function.name.value
-    calls = calls_named(module, {name})
+    calls = module_calls(idx, {name})
     if untaken_by_callers(idx, kinds, function, node, calls):
         return "unreached"
     loops = []
@@ -246,4 +246,4 @@ def _unpassed_default(idx: ScopeIndex, name: str, at: cst.CSTNode) -> cst.BaseEx
     scope = idx.resolve(name, at)
     if not isinstance(scope, cst.FunctionDef) or name not in idx.scope_info(scope).params:
         return None
-    return default_for_every_call(idx, scope, name, calls_named(idx.module, {scope.name.value}))
+    return default_for_every_call(idx, scope, name, module_calls(idx, {scope.name.value}))

@@ -17,6 +17,7 @@ class TraceReach:
 
     _traced_names: dict[str, list[cst.CSTNode]] | None
     _models: dict[int, bool]
+    _names_numpyro: bool | None = None  # the file's text names numpyro (`_is_model`: one search per file)
 
     def _traces_its_argument(self, arg: cst.Arg) -> bool:
         """`arg` goes to a transform (`jax.jit(f)`, `lax.scan(f, ...)`), directly or through
@@ -74,7 +75,9 @@ class TraceReach:
                     nonlocal found
                     found = found or qualify(node.func) in MODEL_PRIMITIVES
 
-            if "numpyro" in self.ctx.source:
+            if self._names_numpyro is None:
+                self._names_numpyro = "numpyro" in self.ctx.source
+            if self._names_numpyro:
                 walk(definition.body, _V())
             known = self._models[id(definition)] = found
         return known

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from jaxfix.analysis import pytrees
+from jaxfix.analysis import astscan, pytrees
 from jaxfix.analysis.names import dotted_name
 
 
@@ -127,20 +127,25 @@ def attribute_read(ctx, name: str) -> bool:
     project = ctx.project
     if project is None:
         return True
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load):
-            return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("getattr", "hasattr")
-            and any(isinstance(a, ast.Constant) and a.value == name for a in node.args)
-        ):
-            return True
+    if name in ctx.fact(_attributes_read_here, _attributes_read_here):
+        return True
     try:
         return project.reads_attribute(name)
     except Exception:  # noqa: BLE001 - an index that cannot answer decides nothing
         return True
+
+
+def _attributes_read_here(ctx) -> frozenset[str]:
+    """The attribute names this module reads (`obj.name` loaded, the string given to `getattr` or
+    `hasattr`), listed in one walk per file: `attribute_read` is asked per cached member and per
+    stored jit, and walking the tree per question was quadratic on a large file."""
+    found: set[str] = set()
+    for node in astscan.nodes(ctx.tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            found.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
+            found.update(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return frozenset(found)
 
 
 # builtins that wrap a def for a class body without calling it (`f = staticmethod(f)`)
