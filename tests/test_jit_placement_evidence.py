@@ -305,3 +305,25 @@ def test_a_fallback_every_call_makes_dead_is_preview():
         """
     assert _default_codes(flagged.replace("FLAG", "False")) == []
     assert _default_codes(flagged.replace("FLAG", "True")) == [(6, "JAX202")]
+
+
+def test_a_value_that_may_be_none_decides_no_branch():
+    """`untaken_by_callers` on a name bound to `None` on one path and a string on another: it may be
+    `None`, so the `is None` fallback may run (the finding stays default)."""
+    source = """
+        import jax
+
+        def encode(params, tokens, forward_fn=None):
+            if forward_fn is not None:
+                return params
+            forward = jax.jit(lambda p, t: p * t)
+            return forward(params, tokens)
+
+        def train(params, batches, flag):
+            choice = None
+            if flag:
+                choice = "fast"
+            for step in range(1000):
+                encode(params, batches[step], forward_fn=choice)
+        """
+    assert _default_codes(source) == [(7, "JAX202")]

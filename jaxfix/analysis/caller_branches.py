@@ -151,7 +151,7 @@ def _value(kinds: ValueKinds, expr: cst.BaseExpression, at: cst.CSTNode):
     if isinstance(expr, cst.SimpleString):
         return expr.evaluated_value
     kind = kinds.of_expr(expr, at)
-    if kind.kind != UNKNOWN and kind.what != "None":
+    if kind.kind != UNKNOWN and "None" not in kind.what.split(" or "):  # `combine` joins what a name may be
         return _NOT_NONE
     return _UNDECIDED
 
