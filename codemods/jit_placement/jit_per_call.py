@@ -354,7 +354,7 @@ class JitPerCallRule(Rule):
                     fix = replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
                     message = f"{message} (unsafe: {why})"
                 found = ctx.finding(self, "JAX202", site.reported_at, message, fix)
-                path = repeat_path(idx, ctx.module, site.function, site.node, ValueKinds.of(ctx)) if site.repeats else "method"
+                path = repeat_path(idx, site.function, site.node, ValueKinds.of(ctx)) if site.repeats else "method"
                 yield flag(found, path)
 
 

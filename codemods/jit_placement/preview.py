@@ -12,6 +12,7 @@ import libcst as cst
 from jaxfix.analysis.caller_branches import default_for_every_call, untaken_by_callers
 from jaxfix.analysis.local_calls import calls_named, module_calls
 from jaxfix.analysis.scopes import ScopeIndex
+from jaxfix.analysis.value_kinds import ValueKinds
 from jaxfix.model import Finding
 
 # (code, path) pairs shown only with `--preview`, with their labels (real/wrong/debatable) per
@@ -174,7 +175,7 @@ def _has_other_loop(body: cst.CSTNode, holders: set[int]) -> bool:
     return any(isinstance(s, (cst.For, cst.While)) and id(s) not in holders for s in statements)
 
 
-def repeat_path(idx: ScopeIndex, module: cst.Module, function: cst.FunctionDef, node: cst.CSTNode, kinds) -> str:
+def repeat_path(idx: ScopeIndex, function: cst.FunctionDef, node: cst.CSTNode, kinds: ValueKinds) -> str:
     """Why JAX202 believes `function` runs again: `counted-loop` (this module calls it in a
     `while` or a `for` over `range(...)`: steps), `listed-values` (a loop over values written out
     in a list or tuple), `comprehension` (a comprehension over an iterable), `item-loop` (only `for`
