@@ -225,6 +225,41 @@ def test_jax501_a_setup_timer_whose_last_work_is_eager_is_preview():
     assert found(runs, "JAX501") == [(23, False), (27, True), (31, False)]
 
 
+def test_jax501_an_eager_tail_after_a_wait_on_the_step_is_preview():
+    """JAX_Based_RL_For_multiagent-game-@8bdc096 src/training/train_ppo_flax.py:487 (wrong, and
+    two siblings): each PPO epoch ends with `state.block_until_ready()`, so every `train_batch` is
+    done; what is in flight at the clock is the `jnp.mean(jnp.stack(...))` of metrics that are
+    ready. The twin that never waits (flax's knowledge_distillation.py:358, heldout6 real: the
+    jitted steps and their `jnp.mean` are all in flight) stays default."""
+    source = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def train_batch(state, batch):
+            return state - 0.1 * batch, jnp.sum(batch)
+
+
+        def update(state, batches):
+            t1 = time.time()
+            losses = []
+            for batch in batches:
+                state, loss = train_batch(state, batch)
+                losses.append(loss)
+            state.block_until_ready()
+            mean_loss = jnp.mean(jnp.stack(losses))
+            t_update = time.time() - t1
+            print(f"update took {t_update:.2f}s")
+            return state, mean_loss
+        """
+    assert found(source, "JAX501") == [(21, True)]
+    never_waits = source.replace("            state.block_until_ready()\n", "")
+    assert found(never_waits, "JAX501") == [(20, False)]
+
+
 def test_jax501_a_setup_timer_ending_in_a_method_of_the_class_reads_that_method():
     """pavinpp/MSc-MCM-JAX@<heldout17> src/base.py:403 ("Time to create the grid mask", the timed
     `self.create_grid_mask(...)` ends in a jitted streaming step: default, labelled debatable). A

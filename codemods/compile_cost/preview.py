@@ -55,6 +55,13 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
         # dominates. Words naming the run too stay default: heldout7 1/0/0 ("training and
         # compilation took", the whole PPO run missed), heldout10 1/0/0 ("train_step compilation")
         ("JAX501", "compile-label"),
+        # 0/4/0 on the twenty-two spent pools (session 27, before heldout22): an eager tail after a
+        # statement of the region that certainly waits on its results (`TimingChecker.waits_before`):
+        # heldout19's PPO epochs block on the state, then `jnp.mean(jnp.stack(metrics))` is in flight;
+        # heldout2's maxdiffusion LTX2 pipeline waits, then denormalizes; the timed work was waited for.
+        # Eager regions that never wait stay default (34/12/6: a benchmark of `jnp.dot`, `inv`, epochs
+        # whose jitted steps and their `jnp.mean` are all in flight)
+        ("JAX501", "eager-after-wait"),
         # 0/8/0 on heldout13 (`_SETUP_WORDS`): a set-up or loading timer whose last work is eager
         ("JAX501", "setup-label"),
     }

@@ -207,7 +207,18 @@ class TimingChecker(JaxWork):
         path = work_path(self, region[last])
         if self.host_work(path, region[last]) and setup_label(stmts[end], after):
             return flag(found, "setup-label")
+        if path == "eager" and self.waits_before(region[:last], results):
+            return flag(found, "eager-after-wait")
         return flag(found, shape + path)
+
+    def waits_before(self, head: list[cst.BaseStatement], results: set[str]) -> bool:
+        """A statement of the region before its last JAX work certainly waits on a result of the
+        region (`state.block_until_ready()` at the end of each epoch, `if not v` on a metric): the
+        step work was waited for, and what is left in flight is the eager work after it (a
+        `jnp.mean`/`jnp.stack` of metrics that are ready). A def statement only defines its body."""
+        return any(
+            not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and self._certainly_waits(stmt, results) for stmt in head
+        )
 
     def label_after(self, closing: cst.BaseStatement, following: cst.BaseStatement | None) -> cst.BaseStatement | None:
         """The statement after the closing clock read when it says what was timed: after `t1 = now()`
