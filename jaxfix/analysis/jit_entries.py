@@ -34,6 +34,7 @@ from jaxfix.analysis.transforms import (
     GRAD_NAMES,
     HOST_CALLBACKS,
     JIT_NAMES,
+    OLD_STYLE_COND_BODIES,
     PARTIAL_NAMES,
     PASS_THROUGH,
     RECEIVER_CLOSED_OVER,
@@ -41,6 +42,7 @@ from jaxfix.analysis.transforms import (
     STATIC_ARGNAMES_OPTIONS,
     STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
+    is_old_style_cond,
     lax_body_arity,
 )
 from jaxfix.analysis.walk import children, returned_name
@@ -328,9 +330,13 @@ class TraceEntries:
                     if bound_method and qual in RECEIVER_CLOSED_OVER:
                         self._receiver_closed_over(target, had)
             if qual in BODY_ARGS and qual not in VMAP_NAMES:
-                for fn_expr in self._body_args(call, BODY_ARGS[qual]):
-                    target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
-                    if target is None and (bound := self._partial_body(fn_expr, site.caller)) is not None:
+                old_cond = _old_style_cond(qual, call)
+                for fn_expr in self._body_args(call, OLD_STYLE_COND_BODIES if old_cond else BODY_ARGS[qual]):
+                    # a name the scope rebinds to `partial(body, ...)` (`neighbor_fn = partial(neighbor_fn,
+                    # max_occupancy=nbrs.max_occupancy)`) is that partial, not the def of the same name
+                    bound = self._partial_body(fn_expr, site.caller) if isinstance(fn_expr, cst.Name) else None
+                    target = None if bound is not None else self._resolve_callee(fn_expr, site.caller, allow_attr=False)
+                    if target is None and (bound := bound or self._partial_body(fn_expr, site.caller)) is not None:
                         # `fori_loop(0, n, partial(body, cfg=c), init)`, or a name bound once to
                         # that partial: the lax call passes the parameters the partial leaves
                         # open; the bound ones are traced where the partial's arguments are
@@ -338,12 +344,12 @@ class TraceEntries:
                         target, fixed = bound
                         self._mark(target, f"body of {qual.rsplit('.', 1)[-1]} (through a partial)")
                         open_params = [p for p in target.positional[len(fixed[0]) :] if p not in fixed[1]]
-                        arity = _body_arity(qual, call)
+                        arity = 1 if old_cond else _body_arity(qual, call)
                         target.entry_traced |= set(open_params[:arity] if arity is not None else open_params)
                         continue
                     if target is not None:
                         self._mark(target, f"body of {qual.rsplit('.', 1)[-1]}")
-                        arity = _body_arity(qual, call)
+                        arity = 1 if old_cond else _body_arity(qual, call)
                         target.entry_traced |= set(target.params) - _defaulted_past(target, arity)
                         # operands the call passes reach the body's defaulted parameters too
                         if arity is not None:
@@ -555,6 +561,15 @@ def _axes(expr: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
             if items is not None and isinstance(times, cst.Integer) and int(times.value) <= 64:
                 return items * int(times.value)
     return None
+
+
+def _old_style_cond(qual: str | None, call: cst.Call) -> bool:
+    """`call` is `lax.cond(pred, true_operand, true_fun, false_operand, false_fun)`
+    (`transforms.is_old_style_cond`)."""
+    pos = positional_args(call)
+    plain = not any(a.star or a.keyword is not None for a in call.args)
+    second = pos[1] if len(pos) > 1 else None
+    return is_old_style_cond(qual, len(pos), isinstance(second, (cst.Tuple, cst.List, cst.Integer, cst.Float)), plain)
 
 
 def _body_arity(qual: str, call: cst.Call) -> int | None:

@@ -74,6 +74,8 @@ from jaxfix.analysis.stubs import is_stub_ast
 from jaxfix.analysis.transforms import (
     CONSTRUCTION_HOOKS,
     LINEN_APPLY,
+    OLD_STYLE_COND_BODIES,
+    is_old_style_cond,
     lax_body_arity,
 )
 
@@ -811,7 +813,12 @@ class TraceScreen:
                 if alias is not None:
                     self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False, call=call))
             if qual in BODY_ARGS:
-                for fn_expr in screen_facts.body_args(call, BODY_ARGS[qual]):
+                plain = not call.keywords and not any(type(a) is ast.Starred for a in call.args)
+                second = pos[1] if len(pos) > 1 else None
+                old_cond = is_old_style_cond(
+                    qual, len(pos), isinstance(second, (ast.Tuple, ast.List, ast.Constant)), plain
+                )
+                for fn_expr in screen_facts.body_args(call, OLD_STYLE_COND_BODIES if old_cond else BODY_ARGS[qual]):
                     if isinstance(fn_expr, ast.Name) and not self._resolve(fn_expr, allow_attr=False, call=call):
                         # a name bound to `partial(body, ...)` (`JitContexts._partial_body`): any
                         # partial call assigned to that name, wherever (the screen admits more)
@@ -824,8 +831,7 @@ class TraceScreen:
                                 self._enter(info, set(info.params))
                                 info.external_traced |= set(info.positional)
                     target, _ = self._unwrap(fn_expr)
-                    plain = not call.keywords and not any(type(a) is ast.Starred for a in call.args)
-                    arity = lax_body_arity(qual, len(call.args), plain)
+                    arity = 1 if old_cond else lax_body_arity(qual, len(call.args), plain)
                     for info in self._resolve(target, allow_attr=True, call=call):
                         self._enter(info, set(info.params))
                         # operands reach defaulted parameters (`JitContexts`: the analysis enters so too)

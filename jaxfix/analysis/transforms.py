@@ -171,6 +171,20 @@ LAX_BODY_ARITY: dict[str, int | str] = {
 }
 
 
+# `lax.cond`'s older signature, which JAX still accepts: `cond(pred, true_operand, true_fun,
+# false_operand, false_fun)`, each branch called with its one operand (jax-md's `partition.py`,
+# vendored by jax-sph and apax: `lax.cond(overflow, (position, nbrs.error), neighbor_fn, nbrs,
+# lambda x: x)`). Told from the current one by an operand written in place of `true_fun`.
+OLD_STYLE_COND_BODIES = (2, 4)
+
+
+def is_old_style_cond(qual: str | None, positional: int, second_is_value: bool, plain: bool) -> bool:
+    """The lax call is `cond(pred, true_operand, true_fun, false_operand, false_fun)`: five plain
+    positional arguments, the second a value that cannot be a function (`second_is_value`: a
+    tuple, list or number written out)."""
+    return qual in ("jax.lax.cond", "flax.nnx.cond") and positional == 5 and plain and second_is_value
+
+
 def lax_body_arity(qual: str, positional: int, plain: bool) -> int | None:
     """How many arguments a body of the lax call `qual` gets, from the call's count of positional
     arguments (`plain`: no `*args` and no keywords); None when not known."""
