@@ -260,6 +260,36 @@ def test_jax501_an_eager_tail_after_a_wait_on_the_step_is_preview():
     assert found(never_waits, "JAX501") == [(20, False)]
 
 
+def test_jax501_a_method_of_the_arrays_holder_called_after_the_work_is_preview():
+    """guglielmopadula/bayesian_naval_hull_numpyro@98a749f bayesian_methods/bayes_nb_mle.py:48
+    (heldout21, wrong, eleven copies): `mcmc.run(...)`, `jnp.sum(mcmc.get_extra_fields()[...])`,
+    then `mcmc.print_summary()`, which reads the samples back to the host, before the clock. A
+    method of another library on the object the arrays came from may read them: preview. A
+    pytree node's `replace` (jaxMARL's `training_state.replace(...)`, heldout16 real) reads
+    nothing, and a region without the call stays default."""
+    source = """
+        import time
+
+        import jax.numpy as jnp
+        from numpyro.infer import MCMC, NUTS
+
+
+        def run_inference(model, rng_key, X, Y):
+            start = time.time()
+            mcmc = MCMC(NUTS(model), num_warmup=500, num_samples=1000)
+            mcmc.run(rng_key, X, Y)
+            divergences = jnp.sum(mcmc.get_extra_fields()["diverging"])
+            mcmc.print_summary()
+            print("MCMC elapsed time:", time.time() - start)
+            return mcmc.get_samples(), divergences
+        """
+    assert found(source, "JAX501") == [(14, True)]
+    no_summary = source.replace("            mcmc.print_summary()\n", "")
+    assert found(no_summary, "JAX501") == [(13, False)]
+    replaced = source.replace("mcmc.print_summary()", "mcmc.replace(seed=0)")
+    assert found(replaced, "JAX501") == [(14, False)]
+
+
 def test_jax501_a_setup_timer_ending_in_a_method_of_the_class_reads_that_method():
     """pavinpp/MSc-MCM-JAX@<heldout17> src/base.py:403 ("Time to create the grid mask", the timed
     `self.create_grid_mask(...)` ends in a jitted streaming step: default, labelled debatable). A

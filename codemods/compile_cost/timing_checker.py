@@ -28,6 +28,8 @@ from codemods.compile_cost.timing_screen import (
 from jaxfix.analysis.astscan import loaded_names
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.host_sync import (
+    CONTAINER_METHODS,
+    PYTREE_NODE_METHODS,
     STORING_METHODS,
     displayed_statements,
     is_jax_library,
@@ -209,7 +211,37 @@ class TimingChecker(JaxWork):
             return flag(found, "setup-label")
         if path == "eager" and self.waits_before(region[:last], results):
             return flag(found, "eager-after-wait")
+        if self.holder_called_after(region, last):
+            return flag(found, "holder-call")
         return flag(found, shape + path)
+
+    def holder_called_after(self, region: list[cst.BaseStatement], last: int) -> bool:
+        """After the region's last JAX work, a method of an object whose arrays that work read is
+        called (`divergences = jnp.sum(mcmc.get_extra_fields()["diverging"])`, then
+        `mcmc.print_summary()`): a method of another library on the object holding the arrays
+        may read them back to the host, and the file does not show whether it does
+        (guglielmopadula/bayesian_naval_hull_numpyro@<heldout21>, eleven copies: wrong)."""
+        holders: set[str] = set()
+        for call in self.jax_calls(region[last]):
+            for arg in call.args:
+                for node in all_nodes(arg.value, cst.Attribute):
+                    root = dotted_name(node.value)
+                    if root is not None and "." not in root and root != "self":
+                        holders.add(root)
+        if not holders:
+            return False
+        tail = region[last + 1 :]
+        for stmt in tail:
+            for call in own_nodes(stmt, cst.Call):
+                func = call.func
+                if (
+                    isinstance(func, cst.Attribute)
+                    and dotted_name(func.value) in holders
+                    and func.attr.value not in CONTAINER_METHODS | PYTREE_NODE_METHODS
+                    and not self.is_jax_call(call)
+                ):
+                    return True
+        return False
 
     def waits_before(self, head: list[cst.BaseStatement], results: set[str]) -> bool:
         """A statement of the region before its last JAX work certainly waits on a result of the

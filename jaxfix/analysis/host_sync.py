@@ -81,6 +81,10 @@ CONTAINER_METHODS = frozenset(
     | {"put", "put_nowait"}
 )
 
+# Methods of a pytree dataclass that build a new node from the old one's leaves without reading
+# them (`flax.struct.PyTreeNode.replace`, chex's and `dataclasses.replace`'s spelling).
+PYTREE_NODE_METHODS = frozenset({"replace"})
+
 
 def waits_by_name(qualname: str | None) -> bool:
     """`qualname` (a call's qualified name) waits for its arguments' values."""
