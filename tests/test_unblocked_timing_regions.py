@@ -1535,3 +1535,37 @@ def test_the_fix_waits_once_on_the_state_carried_through_the_timed_loop():
     ).replace("params, opt_state, loss = step(params, opt_state, x)", "params, opt_state, loss = two_steps(params, opt_state, x)")
     fixed = analyze(wrapped, "train.py", Config(select=("JAX501",)), fix=True).fixed_source
     assert "= jax.block_until_ready(two_steps(params, opt_state, x))" in fixed
+
+
+# koldunovn/fesom_jax@0383a17 scripts/paper/core2_paper_calib_gm_eki.py:230 (heldout13, wrong): the
+# timed `spin_up` blocks on its integration and returns `jax.lax.stop_gradient(S0)`, an identity
+# (`timing_screen.IDENTITY_OPS`): the "[spin] ... steps in" figure already waits. Its twin that
+# does not block returns pending work through the same identity and is reported.
+SPIN_UP = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def integrate(state):
+    return jnp.tanh(state @ state)
+
+
+def spin_up(state0):
+    S0 = integrate(state0)
+    S0.block_until_ready()
+    return jax.lax.stop_gradient(S0)
+
+
+t1 = time.time()
+S0 = spin_up(jnp.ones((256, 256)))
+print(f"[spin] done in {time.time() - t1:.1f}s")
+"""
+
+
+def test_a_helper_returning_an_identity_of_what_it_waited_for_has_no_pending_work():
+    assert findings(SPIN_UP) == []
+    pending = SPIN_UP.replace("    S0.block_until_ready()\n", "")
+    assert findings(pending) == [20]

@@ -11,6 +11,7 @@ from codemods.compile_cost.timed_regions import (
     timer_with,
 )
 from codemods.compile_cost.timing_screen import (
+    IDENTITY_OPS,
     NOT_COMPUTE,
     TIMEIT_CALLS,
 )
@@ -273,19 +274,24 @@ class JaxWork:
             return False
         made: set[str] | None = None  # names the body binds to JAX work (`res = peval(x)`)
         for ret in own_nodes(fn.body, cst.Return):
-            if ret.value is None:
+            value = ret.value
+            if value is None:
                 continue
-            calls = [c for c in own_nodes(ret.value, cst.Call) if host_copies or self.names.qualify(c.func) not in HOST_COPIES]
+            # `return jax.lax.stop_gradient(S0)` after `S0.T.block_until_ready()` (koldunovn/fesom_jax@0383a17
+            # scripts/paper/core2_paper_calib_gm_eki.py `spin_up`, heldout13 wrong): the identity returns S0
+            if isinstance(value, cst.Call) and self.names.qualify(value.func) in IDENTITY_OPS and len(value.args) == 1:
+                value = value.args[0].value
+            calls = [c for c in own_nodes(value, cst.Call) if host_copies or self.names.qualify(c.func) not in HOST_COPIES]
             if any(self.is_jax_call(c, depth + 1) for c in calls):
                 return True
-            if isinstance(ret.value, cst.Name):
+            if isinstance(value, cst.Name):
                 if made is None:
                     made = set()
                     for a in own_nodes(fn.body, cst.Assign):
                         if any(self._compiled_work(c) for c in own_nodes(a.value, cst.Call)):
                             for t in a.targets:
                                 made |= bound_by(t.target)
-                if ret.value.value in made and not self._certainly_waits(fn.body, made):
+                if value.value in made and not self._certainly_waits(fn.body, made):
                     return True  # not when the body waits on its own work (`assert err < tol`)
         return False
 

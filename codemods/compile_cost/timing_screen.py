@@ -35,6 +35,10 @@ NOT_COMPUTE = frozenset(
     }
 )
 
+# Identities outside a transform: `jax.lax.stop_gradient(x)` returns `x`'s value; a helper that
+# returns it returns what it was given.
+IDENTITY_OPS = frozenset({"jax.lax.stop_gradient"})
+
 # Host-to-device transfers: a region whose only JAX work is one of these is not reported. A
 # transfer is issued asynchronously on purpose to overlap with a running step (held-out labels,
 # erfanzar/EasyDeL@090a03b `esurge/runners/executors/batch_preparer.py:1121`, a prefetch stored in
