@@ -1569,3 +1569,44 @@ def test_a_helper_returning_an_identity_of_what_it_waited_for_has_no_pending_wor
     assert findings(SPIN_UP) == []
     pending = SPIN_UP.replace("    S0.block_until_ready()\n", "")
     assert findings(pending) == [20]
+
+
+# The loop a Flax NNX training script times (the Flax docs' shape, tried as a new user in
+# session 27): `train_step` updates the model in place, so nothing is carried, and `loss` is first
+# bound in the loop. Printed right after the clock read, `loss` is bound whenever the program works:
+# the fix waits on it once after the loop (the last step's program; steps run in dispatch order)
+# instead of serialising every step. Not read after the clock, the call is wrapped where it is.
+NNX_LOOP = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def train_step(w, x):
+    return jnp.sum((x @ w) ** 2)
+
+
+def train(w, x, n):
+    t0 = time.perf_counter()
+    for step in range(n):
+        loss = train_step(w, x)
+    elapsed = time.perf_counter() - t0
+    print(f"{n} steps in {elapsed:.3f}s, loss {float(loss):.4f}")
+    return float(loss)
+"""
+
+
+def test_the_fix_waits_once_after_the_loop_on_a_result_read_after_the_clock():
+    result = analyze(NNX_LOOP, "train.py", Config(select=("JAX501",)), fix=True)
+    assert [f.line for f in result.findings] == [17]
+    assert "        loss = train_step(w, x)\n    jax.block_until_ready(loss)\n    elapsed" in result.fixed_source
+    ran: dict = {}
+    exec(compile(NNX_LOOP, "train.py", "exec"), ran)
+    fixed: dict = {}
+    exec(compile(result.fixed_source, "train.py", "exec"), fixed)
+    assert fixed["train"](jnp.ones(3), jnp.ones((2, 3)), 3) == ran["train"](jnp.ones(3), jnp.ones((2, 3)), 3)
+    unread = NNX_LOOP.replace(", loss {float(loss):.4f}", "")
+    wrapped = analyze(unread, "train.py", Config(select=("JAX501",)), fix=True).fixed_source
+    assert "loss = jax.block_until_ready(train_step(w, x))" in wrapped

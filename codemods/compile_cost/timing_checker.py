@@ -571,6 +571,12 @@ class TimingChecker(JaxWork):
                 if kept:
                     target = kept
                     names = names_read(target)
+                elif before is not None and self.read_after_clock(stmts, before, names):
+                    # `loss = train_step(model, optimizer, x, y)` in the loop, `loss` printed right
+                    # after the clock read: a program that works binds it by then, so it is bound
+                    # after the loop too; waiting there waits for the last step once, instead of
+                    # serialising every step (NNX steps update the model in place: nothing carried)
+                    bound = bound | names
             if not isinstance(small, cst.AugAssign) and (not inside or names <= bound) and not crosses_cell:
                 text = self.ctx.module.code_for_node(target).strip()
                 if isinstance(target, cst.Tuple) and not target.lpar:
@@ -600,6 +606,21 @@ class TimingChecker(JaxWork):
         return self.ctx.rewrite(
             f"wrap the call in `{block}(...)`", Safety.SAFE, replace={call: wrapped}, imports=imports
         )
+
+    def read_after_clock(self, stmts, closing: cst.BaseStatement, names: set[str]) -> bool:
+        """Every name of `names` is read by the closing clock statement or the simple statement
+        right after it, neither binding it first: whenever those run without a NameError, the
+        names are bound where the closing statement starts."""
+        if not names or not isinstance(closing, cst.SimpleStatementLine) or closing not in stmts:
+            return False
+        k = stmts.index(closing)
+        reading = [closing] + [s for s in stmts[k + 1 : k + 2] if isinstance(s, cst.SimpleStatementLine)]
+        read: set[str] = set()
+        for stmt in reading:
+            if assigned_names(cst.IndentedBlock(body=[stmt])) & names - read:
+                return False  # rebound before it is read
+            read |= names_read(stmt) & names
+        return names <= read
 
     def bound_before(self, stmts, index: int, small) -> set[str]:
         """Names surely bound when the loop/branch at `stmts[index]` starts: assigned earlier in the
