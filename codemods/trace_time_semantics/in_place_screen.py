@@ -18,6 +18,7 @@ from jaxfix.analysis.trace_sites import (
     ARRAY_ATTRS,
     ARRAY_METHODS,
     CONTAINER_METHODS,
+    DISPLAY_CALLS,
     string_keyed_root_ast,
 )
 from jaxfix.analysis.traced import is_staged_call_name
@@ -101,7 +102,6 @@ def _string(e: ast.AST) -> bool:
 
 
 _DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
-_DISPLAY_CALLS = frozenset({"list", "dict", "set", "tuple", "sorted", "defaultdict", "OrderedDict", "bytearray"})
 _PARAM = object()  # a binding by a parameter (its annotation is kept beside it)
 
 
@@ -110,7 +110,7 @@ def _display(e: ast.AST) -> bool:
     return (
         isinstance(e, _DISPLAYS)
         or _string(e)
-        or (type(e) is ast.Call and type(e.func) is ast.Name and e.func.id in _DISPLAY_CALLS)
+        or (type(e) is ast.Call and type(e.func) is ast.Name and e.func.id in DISPLAY_CALLS)
     )
 
 
