@@ -202,7 +202,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "cond-branches-swapped",
-        "codemods/traced_control_flow/traced_if.py",
+        "codemods/traced_control_flow/branch_rewrite.py",
         'call = f"{target}{cond}({pred}, {t_name}, {f_name}',
         'call = f"{target}{cond}({pred}, {f_name}, {t_name}',
         ("JAX301",),

@@ -4,7 +4,7 @@
 - JAX402 `numpy-on-traced-value` (numpy_on_traced_value.py): a NumPy function on a traced value;
   its measured table is numpy_table.py.
 - JAX403 `in-place-update-on-traced-array` (in_place_update_on_traced_array.py): `x[i] = v` on a
-  traced JAX array.
+  traced JAX array; its fast screen on the stdlib AST is in_place_screen.py.
 - JAX404 `outer-state-mutation-in-traced-code` (outer_state_mutation_in_traced_code.py): a side
   effect on state outside the traced function.
 

@@ -4,7 +4,8 @@ JAX301 traced-if (`traced_if.py`), JAX302 traced-while (`traced_while.py`), JAX3
 (`traced_range.py`), JAX304 traced-to-python (`traced_to_python.py`), JAX305 traced-bool-op
 (`traced_bool_op.py`), JAX307 traced-shape (`traced_shape.py`). They share the walk that finds
 their sites (`sites.py`), the `static_argnames` fix (`static_args.py`) and the `jnp.where`
-builder (`where.py`); the loop rewriter is `jaxfix.rewriting.loops` (JAX502 uses it too).
+builder (`where.py`); JAX301's `jnp.where`/`lax.cond` rewrites of an `if` are `branch_rewrite.py`;
+the loop rewriter is `jaxfix.rewriting.loops` (JAX502 uses it too).
 
 `python -m libcst.tool codemod traced_control_flow.TracedControlFlowCommand` runs all six.
 """

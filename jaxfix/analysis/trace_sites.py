@@ -89,6 +89,8 @@ CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "keys", "items", "values", "update", "setdefault",
      "get", "popitem", "sort", "reverse"}
 )
+# Calls that build a Python container: a value they make is never an array (`_is_display`).
+DISPLAY_CALLS = frozenset({"list", "dict", "set", "tuple", "sorted", "defaultdict", "OrderedDict", "bytearray"})
 
 
 class ArrayEvidence:
@@ -266,6 +268,4 @@ def _is_display(e: cst.BaseExpression) -> bool:
     if isinstance(e, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp,
                       cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
         return True
-    return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in (
-        "list", "dict", "set", "tuple", "sorted", "defaultdict", "OrderedDict", "bytearray"
-    )
+    return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in DISPLAY_CALLS
