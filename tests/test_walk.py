@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from jaxfix.analysis.walk import TOKEN_TYPES, children, parent_map, statements, walk
+from jaxfix.analysis.walk import TOKEN_TYPES, TreeIndex, children, parent_map, statements, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
@@ -105,6 +105,27 @@ def test_parent_map_equals_libcst_parent_provider():
     ours = parent_map(module)
     assert len(ours) == len(expected) > 300
     assert all(ours[node] is parent for node, parent in expected.items())
+
+
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_tree_index_has_the_parent_map_and_the_nodes_a_walk_visits_in_its_order(name, module):
+    index = TreeIndex(module)
+    assert index.parents == parent_map(module)
+    visited: list[cst.CSTNode] = []
+
+    class CallsAndDefs(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            visited.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            visited.append(node)
+
+    walk(module, CallsAndDefs())
+    assert visited
+    assert [id(n) for n in index.of_type(cst.Call, cst.FunctionDef)] == [id(n) for n in visited]
+    assert [id(n) for n in index.of_type(cst.Call)] == [id(n) for n in visited if type(n) is cst.Call]
+    with pytest.raises(TypeError):
+        index.of_type(cst.BaseExpression)  # an abstract class: its subclasses' nodes are not listed
 
 
 @pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")

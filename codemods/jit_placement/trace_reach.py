@@ -110,7 +110,8 @@ class _TracedNames(cst.CSTVisitor):
     @classmethod
     def of(cls, finder: TraceReach) -> dict[str, list[cst.CSTNode]]:
         found = cls(finder)
-        walk(finder.ctx.module, found)
+        for call in finder.idx.of_type(cst.Call):  # what a walk of the module visits
+            found.visit_Call(call)
         return found.names
 
     def visit_Call(self, node: cst.Call) -> None:

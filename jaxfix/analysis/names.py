@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -81,9 +81,15 @@ class ImportMap:
     # does not mean (ayaka14732/beta-vae-numpyro@5ecfe34, heldout21: its `np.hstack` is jax.numpy's)
     rebound: frozenset[str] = frozenset()
     _used_names: set[str] | None = field(default=None, repr=False, compare=False)
+    # the module's `Name` nodes, where its owner keeps an index of them (`RuleContext.tree_index`)
+    _name_nodes: Callable[[], Iterable[cst.Name]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_module(cls, module: cst.Module) -> "ImportMap":
+    def from_module(
+        cls, module: cst.Module, name_nodes: Callable[[], Iterable[cst.Name]] | None = None
+    ) -> "ImportMap":
+        """The imports of `module`; `name_nodes`, where the caller keeps an index of the module's
+        nodes, lists its `Name` nodes (what `used_names` reads) without a walk of its own."""
         collector = _ImportCollector()
         fallbacks = _import_fallbacks(module)
         for node in statements(module):  # imports are statements: no need to enter expressions
@@ -108,6 +114,7 @@ class ImportMap:
             bindings={**bindings, **wrappers},
             requests=collector.requests,
             _module=module,
+            _name_nodes=name_nodes,
             wrappers=frozenset(wrappers),
             rebound=frozenset(collector.rebound),
         )
@@ -162,7 +169,9 @@ class ImportMap:
         """Every identifier the module spells; only fixes need it, so it is walked for on demand."""
         if self._used_names is None:
             names: set[str] = set()
-            if self._module is not None:
+            if self._name_nodes is not None:
+                names.update(node.value for node in self._name_nodes())
+            elif self._module is not None:
                 walk(self._module, _NameCollector(names))
             self._used_names = names
         return self._used_names

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis.walk import parent_map, statements, walk
+from jaxfix.analysis.walk import TreeIndex, statements, walk
 
 SCOPE_NODES = (
     cst.Module,
@@ -58,15 +58,20 @@ class ScopeInfo:
 class ScopeIndex:
     """Parents of every node plus lazily computed per-scope facts."""
 
-    def __init__(self, module: cst.Module, parents: dict[cst.CSTNode, cst.CSTNode] | None = None) -> None:
+    def __init__(self, module: cst.Module, index: TreeIndex | None = None) -> None:
         self.module = module
-        self._parents = parent_map(module) if parents is None else parents
+        self._index = TreeIndex(module) if index is None else index
+        self._parents = self._index.parents
         self._scopes: dict[cst.CSTNode, ScopeInfo] = {}
         self._global_decls: set[str] | None = None
 
     @classmethod
     def of(cls, ctx) -> "ScopeIndex":
-        return cls(ctx.module, ctx.parents)
+        return cls(ctx.module, ctx.tree_index)
+
+    def of_type(self, *node_types: type) -> list[cst.CSTNode]:
+        """The module's nodes of these (concrete) types in source order (`TreeIndex.of_type`)."""
+        return self._index.of_type(*node_types)
 
     # -- structure ----------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
