@@ -70,6 +70,33 @@ def test_walk_matches_libcst_visit_order_and_pruning(name, module):
     assert _events(module, use_walk=True) == _events(module, use_walk=False)
 
 
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_walk_of_a_visitor_with_its_own_on_visit_calls_its_leave_methods_as_libcst_does(name, module):
+    def events(use_walk: bool) -> list[tuple[str, int]]:
+        seen: list[tuple[str, int]] = []
+
+        class OwnVisit(cst.CSTVisitor):  # its own `on_visit`, libcst's `on_leave`
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                seen.append(("enter", id(n)))
+                return not isinstance(n, cst.Lambda)
+
+            def leave_Name(self, n: cst.Name) -> None:
+                seen.append(("leave", id(n)))
+
+            def leave_FunctionDef(self, n: cst.FunctionDef) -> None:
+                seen.append(("leave", id(n)))
+
+        if use_walk:
+            walk(module, OwnVisit())
+        else:
+            module.visit(OwnVisit())
+        return seen
+
+    found = events(use_walk=True)
+    assert ("leave", id(next(iter(TreeIndex(module).of_type(cst.Name))))) in found
+    assert found == events(use_walk=False)
+
+
 def test_children_match_libcst_children_for_every_node():
     module = cst.parse_module(ODD_SYNTAX)
     stack = [module]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis.walk import TreeIndex, statements, walk
+from jaxfix.analysis.walk import TreeIndex, walk
 
 SCOPE_NODES = (
     cst.Module,
@@ -221,9 +221,7 @@ class ScopeIndex:
     def global_declarations(self) -> set[str]:
         """Every name some function declares `global` (its module binding may change at run time)."""
         if self._global_decls is None:
-            self._global_decls = {
-                item.name.value for node in statements(self.module) if isinstance(node, cst.Global) for item in node.names
-            }
+            self._global_decls = {item.name.value for node in self.of_type(cst.Global) for item in node.names}
         return self._global_decls
 
     def module_bindings(self, name: str) -> list[cst.CSTNode]:

@@ -261,9 +261,12 @@ def statement_hooks(cls: type) -> type:
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """Visit `node` and its descendants with `visitor`, as `node.visit(visitor)` would."""
     visitor_type = type(visitor)
-    custom = visitor_type.on_visit not in _DISPATCHING_ON_VISIT or visitor_type.on_leave not in _DISPATCHING_ON_LEAVE
-    if custom:
+    if visitor_type.on_leave not in _DISPATCHING_ON_LEAVE:
         _walk_custom(node, visitor)
+    elif visitor_type.on_visit not in _DISPATCHING_ON_VISIT:
+        # its own `on_visit`, libcst's `on_leave`: the `leave_` handlers from the cached plan (libcst's
+        # `on_leave` builds the method's name and looks it up, per node)
+        _walk_custom_visit(node, visitor, _PLANS[visitor_type])
     else:
         plans = _PLANS[visitor_type]
         _walk_dispatch(node, visitor, plans, plans.descend)
@@ -293,6 +296,20 @@ def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                     if _IS_NODE[type(item)]:
                         _walk_custom(item, visitor)
     visitor.on_leave(node)
+
+
+def _walk_custom_visit(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans) -> None:
+    if visitor.on_visit(node):
+        for value in _GET[type(node)](node):
+            if _IS_NODE[type(value)]:
+                _walk_custom_visit(value, visitor, plans)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if _IS_NODE[type(item)]:
+                        _walk_custom_visit(item, visitor, plans)
+    leave = plans[type(node)][1]
+    if leave is not None:
+        leave(visitor, node)
 
 
 def parent_map(root: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
