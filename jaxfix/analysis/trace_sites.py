@@ -23,6 +23,8 @@ from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
 from jaxfix.analysis.walk import NOT_TOKEN, walk
 
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})  # concrete: a type test is `isinstance`
+
 
 def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
     """(node, innermost statement holding it) for the function's own body, in source order, tokens
@@ -41,9 +43,10 @@ def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNo
             self.stmts: list[cst.CSTNode] = []
 
         def on_visit(self, n: cst.CSTNode) -> bool:
-            if not NOT_TOKEN[type(n)]:
+            kind = type(n)
+            if not NOT_TOKEN[kind]:
                 return False
-            if n is not node and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if kind in _NESTED_SCOPES and n is not node:
                 return False
             if n in facts.before:
                 self.stmts.append(n)
