@@ -64,22 +64,12 @@ class TraceReach:
         a model, which the inference library traces (`MODEL_PRIMITIVES`)."""
         known = self._models.get(id(definition))
         if known is None:
-            qualify = self.qualify
-            found = False
-
-            class _V(cst.CSTVisitor):
-                def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                    return False  # a nested def is a model of its own, or not
-
-                def visit_Call(self, node: cst.Call) -> None:
-                    nonlocal found
-                    found = found or qualify(node.func) in MODEL_PRIMITIVES
-
             if self._names_numpyro is None:
                 self._names_numpyro = "numpyro" in self.ctx.source
+            primitives = _ModelPrimitives(self.qualify)
             if self._names_numpyro:
-                walk(definition.body, _V())
-            known = self._models[id(definition)] = found
+                walk(definition.body, primitives)
+            known = self._models[id(definition)] = primitives.found
         return known
 
     def _named_from(self, definition: cst.FunctionDef, scopes: list[cst.CSTNode]) -> bool:
@@ -99,6 +89,21 @@ class TraceReach:
         if self._traced_names is None:
             self._traced_names = self.ctx.fact((_TracedNames, self.idx), lambda ctx: _TracedNames.of(self))
         return self._traced_names
+
+
+class _ModelPrimitives(cst.CSTVisitor):
+    """Whether a body calls a probabilistic program's primitive (`TraceReach._is_model`; one class:
+    a class made per function cost ABCMeta's class creation each time)."""
+
+    def __init__(self, qualify) -> None:
+        self.qualify = qualify
+        self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested def is a model of its own, or not
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found = self.found or self.qualify(node.func) in MODEL_PRIMITIVES
 
 
 class _TracedNames(cst.CSTVisitor):

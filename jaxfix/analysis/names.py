@@ -91,13 +91,22 @@ class ImportMap:
         """The imports of `module`; `name_nodes`, where the caller keeps an index of the module's
         nodes, lists its `Name` nodes (what `used_names` reads) without a walk of its own."""
         collector = _ImportCollector()
-        fallbacks = _import_fallbacks(module)
-        for node in statements(module):  # imports are statements: no need to enter expressions
+        # imports are statements: no need to enter expressions; one pass for the imports and tries
+        imports: list[cst.Import | cst.ImportFrom] = []
+        tries: list[cst.Try] = []
+        for node in statements(module):
+            kind = type(node)  # concrete classes: `isinstance` would run ABCMeta's check per statement
+            if kind is cst.Import or kind is cst.ImportFrom:
+                imports.append(node)
+            elif kind is cst.Try:
+                tries.append(node)
+        fallbacks = _import_fallbacks(tries)
+        for node in imports:
             if node in fallbacks:
                 continue
-            if isinstance(node, cst.Import):
+            if type(node) is cst.Import:
                 collector.visit_Import(node)
-            elif isinstance(node, cst.ImportFrom):
+            else:
                 collector.visit_ImportFrom(node)
         bindings = collector.bindings
         wrappers = {}
@@ -281,13 +290,12 @@ class _NameCollector(cst.CSTVisitor):
         self.names.add(node.value)
 
 
-def _import_fallbacks(module: cst.Module) -> set[cst.CSTNode]:
+def _import_fallbacks(tries: Iterable[cst.Try]) -> set[cst.CSTNode]:
     """`pytrees.module_imports`' fallbacks on the libcst tree: the imports of an `except
-    ImportError:` handler that only re-bind what the `try` body's imports bound."""
+    ImportError:` handler (of one of the module's `tries`) that only re-bind what the `try` body's
+    imports bound."""
     found: set[cst.CSTNode] = set()
-    for node in statements(module):
-        if not isinstance(node, cst.Try):
-            continue
+    for node in tries:
         bound = _bound_by(n for n in statements(node.body) if isinstance(n, (cst.Import, cst.ImportFrom)))
         for handler in node.handlers:
             kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
