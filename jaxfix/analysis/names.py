@@ -39,9 +39,10 @@ PREFERRED_IMPORTS: dict[str, tuple[str, ImportRequest]] = {
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
+    kind = type(node)  # concrete classes: `isinstance` would run ABCMeta's check (hot: every qualify)
+    if kind is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute:
         head = dotted_name(node.value)
         return None if head is None else f"{head}.{node.attr.value}"
     return None

@@ -122,22 +122,25 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
 def _bound_in_block(block, found: set[str]) -> None:
     if block is None:
         return
-    if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+    if type(block) is cst.IndentedBlock or type(block) is cst.SimpleStatementSuite:
         stmts = block.body
     elif isinstance(block, (list, tuple)):
         stmts = block
     else:
         stmts = [block]
     for s in stmts:
-        if isinstance(s, cst.SimpleStatementLine):
+        # `type(s) is`: libcst's statement classes are concrete, and `isinstance` against them runs
+        # ABCMeta's check, a dozen per statement down this chain
+        kind = type(s)
+        if kind is cst.SimpleStatementLine:
             _bound_in_block(list(s.body), found)
-        elif isinstance(s, cst.Assign):
+        elif kind is cst.Assign:
             for t in s.targets:
                 found.update(_target_names(t.target))
-        elif isinstance(s, (cst.AugAssign, cst.AnnAssign)):
-            if not isinstance(s, cst.AnnAssign) or s.value is not None:
+        elif kind is cst.AugAssign or kind is cst.AnnAssign:
+            if kind is not cst.AnnAssign or s.value is not None:
                 found.update(_target_names(s.target))
-        elif isinstance(s, (cst.Import, cst.ImportFrom)):
+        elif kind is cst.Import or kind is cst.ImportFrom:
             if isinstance(s.names, cst.ImportStar):
                 continue
             for alias in s.names:
@@ -149,25 +152,25 @@ def _bound_in_block(block, found: set[str]) -> None:
                         top = top.value
                     if isinstance(top, cst.Name):
                         found.add(top.value)
-        elif isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
             found.add(s.name.value)
-        elif isinstance(s, cst.If):
+        elif kind is cst.If:
             _bound_in_block(s.body, found)
             _bound_in_block(s.orelse, found)
-        elif isinstance(s, cst.Else):
+        elif kind is cst.Else:
             _bound_in_block(s.body, found)
-        elif isinstance(s, (cst.For, cst.While)):
-            if isinstance(s, cst.For):
+        elif kind is cst.For or kind is cst.While:
+            if kind is cst.For:
                 found.update(_target_names(s.target))
             _bound_in_block(s.body, found)
             if s.orelse is not None:
                 _bound_in_block(s.orelse.body, found)
-        elif isinstance(s, cst.With):
+        elif kind is cst.With:
             for item in s.items:
                 if item.asname is not None:
                     found.update(_target_names(item.asname.name))
             _bound_in_block(s.body, found)
-        elif isinstance(s, cst.Try) or type(s).__name__ == "TryStar":
+        elif kind is cst.Try or kind.__name__ == "TryStar":
             _bound_in_block(s.body, found)
             for h in s.handlers:
                 if h.name is not None:
@@ -177,7 +180,7 @@ def _bound_in_block(block, found: set[str]) -> None:
                 _bound_in_block(s.orelse.body, found)
             if s.finalbody is not None:
                 _bound_in_block(s.finalbody.body, found)
-        elif isinstance(s, cst.Match):
+        elif kind is cst.Match:
             for case in s.cases:
                 _bound_in_block(case.body, found)
 
