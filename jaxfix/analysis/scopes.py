@@ -37,6 +37,9 @@ FUNCTION_NODES = (cst.FunctionDef, cst.Lambda)
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 LOOP_NODES = (cst.For, cst.While, *COMPREHENSIONS)
 BUILTIN_NAMES = frozenset(dir(builtins))
+# libcst's node classes are concrete leaves: `type(node) in` these is `isinstance(node, ...)`
+_SCOPE_TYPES = frozenset(SCOPE_NODES)
+_LOOP_OR_SCOPE_TYPES = frozenset({*SCOPE_NODES, *LOOP_NODES})
 
 
 @dataclass
@@ -93,17 +96,16 @@ class ScopeIndex:
     def enclosing_scope(self, node: cst.CSTNode) -> cst.CSTNode:
         """The scope whose code evaluates `node` (a def's decorators and defaults belong to the outer scope)."""
         for anc, child in self._path(node):
-            if isinstance(anc, cst.Module):
+            kind = type(anc)  # concrete classes: a type test is `isinstance` without ABCMeta's check
+            if kind not in _SCOPE_TYPES:
+                continue
+            if kind is cst.Module:
                 return anc
-            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
                 if child is anc.body:
                     return anc
                 continue
-            if isinstance(anc, cst.Lambda):
-                if child is anc.body:
-                    return anc
-                continue
-            if isinstance(anc, COMPREHENSIONS) and not self.in_first_iter(anc, node):
+            if not self.in_first_iter(anc, node):  # a comprehension
                 return anc
         return self.module
 
@@ -122,17 +124,22 @@ class ScopeIndex:
         """
         loops: list[cst.CSTNode] = []
         for anc, child in self._path(node):
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-                if isinstance(anc, (cst.FunctionDef, cst.ClassDef)) and child is not anc.body:
-                    continue  # decorators/defaults run in the outer scope
-                if isinstance(anc, cst.Lambda) and child is not anc.body:
-                    continue
+            kind = type(anc)  # concrete classes: a type test is `isinstance` without ABCMeta's check
+            if kind not in _LOOP_OR_SCOPE_TYPES:
+                continue
+            if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
+                if child is not anc.body:
+                    continue  # decorators/defaults (a lambda's defaults) run in the outer scope
                 break
-            if isinstance(anc, cst.For) and (child is anc.body or child is anc.target):
-                loops.append(anc)
-            elif isinstance(anc, cst.While) and (child is anc.body or child is anc.test):
-                loops.append(anc)
-            elif isinstance(anc, COMPREHENSIONS) and not self.in_first_iter(anc, node):
+            if kind is cst.Module:
+                break
+            if kind is cst.For:
+                if child is anc.body or child is anc.target:
+                    loops.append(anc)
+            elif kind is cst.While:
+                if child is anc.body or child is anc.test:
+                    loops.append(anc)
+            elif not self.in_first_iter(anc, node):  # a comprehension
                 loops.append(anc)
         return loops
 
