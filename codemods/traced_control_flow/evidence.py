@@ -62,8 +62,10 @@ from codemods.traced_control_flow.fix_safety import decided_values, truthiness_o
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
+from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.scopes import ScopeIndex
-from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
+from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, ARRAY_LIBRARIES, is_object_method
+from jaxfix.analysis.trace_sites import names_array_type
 from jaxfix.analysis.traced import FunctionFacts
 from jaxfix.analysis.walk import children, statements
 from jaxfix.model import Fix, Safety
@@ -86,7 +88,7 @@ items, 1 of 13 locals on first contact); a parameter of the traced function stay
 
 # the paths shown only with `--preview` (see the module docstring for the figures; `truthiness`
 # joined in session 26, from first-contact labels of all twenty-one spent pools)
-PREVIEW_PATHS = frozenset({"helper", "handled", "tests", "truthiness"})
+PREVIEW_PATHS = frozenset({"helper", "field", "handled", "tests", "truthiness"})
 
 # the rules shown only with `--preview` whatever the evidence. JAX305 (`assert`/`and`/`or`/`not`
 # on a traced value): 1 real of 23 on first contact (benchmarks/blind/labels, fifteen pools), wrong
@@ -128,8 +130,55 @@ class _NoHelperResults(FunctionFacts):
         return False
 
 
+class _NoFieldReads(FunctionFacts):
+    """The proof without field reads: an attribute of an object (`self.unit`, `cfg.init_scale`,
+    `surface.ydeg`) is not traced unless a class of the module declares a field of that name an
+    array (`update_step: jax.Array`); an array's own attributes (`x.T`, `x.real`, `x.sum()`) and a
+    Variable's `.value` (`self.count.value`) still are."""
+
+    # fields a class of the module annotates with an array type (`trace_sites.is_array_annotation`),
+    # and its properties, whose bodies the proof reads (`num_active = jnp.sum(self.mask)`)
+    array_fields: frozenset[str] = frozenset()
+
+    def expr_traced(self, e: cst.BaseExpression, env) -> bool:
+        if type(e) is cst.Attribute:
+            attr = e.attr.value
+            if not (attr in ARRAY_ATTRIBUTES or attr in VARIABLE_VALUE_ATTRIBUTES or attr in self.array_fields):
+                return False
+        return super().expr_traced(e, env)
+
+
+def _array_fields(ctx) -> frozenset[str]:
+    """`X` of every `X: <array type>` in a class body of the module (`update_step: jax.Array`,
+    `w: Float[Array, "n"]`) and of every property there (`@property def X(self)`)."""
+    found: set[str] = set()
+    for cls in astscan.nodes(ctx.tree):
+        if type(cls) is not ast.ClassDef:
+            continue
+        for stmt in cls.body:
+            if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and _names_array(stmt.annotation):
+                found.add(stmt.target.id)
+            elif type(stmt) is ast.FunctionDef and any(_is_property(d) for d in stmt.decorator_list):
+                found.add(stmt.name)
+    return frozenset(found)
+
+
+def _is_property(decorator: ast.expr) -> bool:
+    name = decorator.attr if type(decorator) is ast.Attribute else getattr(decorator, "id", "")
+    return name in ("property", "cached_property")
+
+
+def _names_array(annotation: ast.expr) -> bool:
+    """A class body's annotation names an array type (`trace_sites.names_array_type`)."""
+    if type(annotation) is ast.Subscript:
+        annotation = annotation.value  # `Float[Array, "n ..."]`
+    if type(annotation) is ast.Constant and isinstance(annotation.value, str):
+        return names_array_type(annotation.value)
+    return names_array_type(ast.unparse(annotation))
+
+
 _BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("_"))
-_WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResults),)
+_WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResults), ("field", _NoFieldReads))
 
 
 def _layer_fields(ctx) -> frozenset[str]:
@@ -165,6 +214,8 @@ def _may_assign_layer(node: ast.AST) -> bool:
 def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
     if issubclass(facts_type, _NoHelperResults):
         facts_type = type(facts_type.__name__, (facts_type,), {"layer_fields": _layer_fields(ctx)})
+    elif issubclass(facts_type, _NoFieldReads):
+        facts_type = type(facts_type.__name__, (facts_type,), {"array_fields": _array_fields(ctx)})
     return proven_traced(ctx, facts_type)
 
 
@@ -263,15 +314,24 @@ def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
 
 
 def fix_by_evidence(fn, site, fix: Fix | None) -> Fix | None:
-    """A safe fix of a `helper` site is unsafe: what the helper returns is in a body the proof does
-    not read, and a rewrite that makes it an array breaks code where it is a Python value
-    (imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:119,146: `jnp` from the project's
+    """A safe fix of a `helper` or `field` site is unsafe (`_UNSAFE_PATHS`): what the helper returns
+    is in a body the proof does not read, a field may be a static Python value, and a rewrite that
+    makes it an array breaks code where it is a Python value (imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:119,146: `jnp` from the project's
     `safe_import_jax()`, so `jnp.isrealobj(z)` reads as a helper; the dtype test is a Python bool
     and the `lax.cond` rewrite raised TypeError, branches of different dtypes)."""
-    if fix is None or fix.safety is not Safety.SAFE or evidence_path(fn, site) != "helper":
+    if fix is None or fix.safety is not Safety.SAFE:
         return fix
-    reason = "the condition is what a helper returns, which may be a Python value (a dtype or shape test)"
+    reason = _UNSAFE_PATHS.get(evidence_path(fn, site))
+    if reason is None:
+        return fix
     return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
+
+
+# why a fix resting on such a path may break code where the value is a Python one
+_UNSAFE_PATHS = {
+    "helper": "the condition is what a helper returns, which may be a Python value (a dtype or shape test)",
+    "field": "the condition reads an object's field, which may be a static Python value",
+}
 
 
 def site_in_preview(fn, site) -> bool:

@@ -91,6 +91,12 @@ def is_array_annotation(ann: cst.BaseExpression, qualify) -> bool:
         text = ann.evaluated_value or ""
     else:
         text = qualify(ann) or ""
+    return names_array_type(text)
+
+
+def names_array_type(text: str) -> bool:
+    """An annotation's text (`jax.Array`, `Float[Array, "n"]`) names an array type, by its last
+    name (`ARRAY_ANNOTATIONS`); the stdlib screens pass `ast.unparse` of theirs."""
     return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
 
 CONTAINER_METHODS = frozenset(
