@@ -346,8 +346,8 @@ def test_a_field_read_is_preview_unless_declared_an_array():
     self.precision_strength != 1:` in a method of an `AgentPolicy` pytree under `eqx.filter_jit`,
     whose `precision_strength: float` is a Python float, static there. A condition proven traced
     only through an object's field is the `field` path, shown with `--preview` only and with an
-    unsafe fix: on first contact 1 real of 44 labelled JAX301/JAX302 conditions reading a field of
-    `self` and 1 of 37 reading one of another object, every spent pool. The twin whose field is
+    unsafe fix: on first contact 2 real of 74 labelled JAX301/JAX302 conditions reading a field (of
+    `self` or another object), every spent pool. The twin whose field is
     annotated an array (`Float[Array, ""]`) is still reported by default, with its safe fix."""
     source = """
         import equinox as eqx

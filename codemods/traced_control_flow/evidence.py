@@ -9,6 +9,14 @@ propagates less): a site no longer proven without the step rests on it.
   a traced argument (`if can_use_kernel(x, w):`, `not self.inner.contains(p)`, jax's private
   `jax._src...._shapes(x)`). Whether the helper returns an array or a Python value computed
   from shapes, dtypes and configuration is in a body the proof does not read;
+- `field`: the value is proven traced only through an attribute read of an object (`if
+  self.precision_strength != 1:`, `float(cfg.init_scale)`, `surface.ydeg == 0`): a field is far
+  more often a static Python value (a float under `eqx.filter_jit`, aux data, a config) than an
+  array. First contact (every JAX301/JAX302 label of the twenty-three spent pools, whatever tool
+  made it): a condition reading a field, of `self` or another object, 2 real of 74. A field
+  a class of the module annotates an array (`update_step: jax.Array`, `Float[Array, "n"]`), a
+  property of one of its classes (the proof reads its body), an array's own attribute (`x.T`)
+  and a Variable's `.value` still count;
 - `handled`: the site is in the body of a `try` whose handler catches what the conversion raises
   (`except Exception:`): the code handles its own trace, an eager-only guard (found after the
   heldout13 measurement: imewei/xpcsjax's "self-disables during tracing" checks);
@@ -45,8 +53,9 @@ heldout11 1, heldout12 3). Left out of any one pool, `helper` is still mostly wr
 does (1 real) were inferred from another module, a framework convention or a guessed class:
 not reported at all since session 16 (`proven_traced`); `tests` is that evidence from test code,
 which the proof still let through for the values array operations make (a library helper the
-project's own jitted code of another module calls stays default). Preview: `helper`, `handled`,
-`tests` and `truthiness` (`PREVIEW_PATHS`); JAX305, whatever its evidence (`PREVIEW_RULES`).
+project's own jitted code of another module calls stays default). Preview: `helper`, `field`,
+`handled`, `tests` and `truthiness` (`PREVIEW_PATHS`); JAX305, whatever its evidence
+(`PREVIEW_RULES`). A safe fix of a `helper` or `field` site is unsafe (`fix_by_evidence`).
 """
 
 from __future__ import annotations
@@ -84,10 +93,14 @@ the library function; 1 real of 8 on heldout12 and heldout13). Also preview: a b
 (`if self.dynamic_scale:`, `if cfg["discrete"]:`, `if inner:`) of an attribute, an item or a
 local that this file does not show to hold an array: it is as often `None`, an object, a config
 entry or a dict of arrays, whose truth under a trace is Python's (0 real of 46 attributes and
-items, 1 of 13 locals on first contact); a parameter of the traced function stays default."""
+items, 1 of 13 locals on first contact); a parameter of the traced function stays default. Also
+preview, with an unsafe fix: a value proven traced only through a field of an object
+(`if self.precision_strength != 1:`, `float(cfg.init_scale)`), more often a static Python value
+(a float under `eqx.filter_jit`, aux data, a config) than not: 2 real of 74 on first contact. A
+field a class of the module annotates an array (`step: jax.Array`) stays default."""
 
 # the paths shown only with `--preview` (see the module docstring for the figures; `truthiness`
-# joined in session 26, from first-contact labels of all twenty-one spent pools)
+# joined in session 26, `field` in session 28, from first-contact labels of the spent pools)
 PREVIEW_PATHS = frozenset({"helper", "field", "handled", "tests", "truthiness"})
 
 # the rules shown only with `--preview` whatever the evidence. JAX305 (`assert`/`and`/`or`/`not`
