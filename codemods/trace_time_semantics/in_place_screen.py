@@ -12,9 +12,9 @@ import bisect
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names
+from jaxfix.analysis.pytree_fields import ast_names_array
 from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_sites import (
-    ARRAY_ANNOTATIONS,
     ARRAY_ATTRS,
     ARRAY_METHODS,
     CONTAINER_METHODS,
@@ -225,13 +225,7 @@ class ArrayScreen:
         return type(e) is ast.Call and (self.qualify(e.func) or "").startswith("numpy.")
 
     def _array_annotation(self, ann: ast.AST) -> bool:
-        if type(ann) is ast.Subscript:
-            ann = ann.value
-        if type(ann) is ast.Constant and isinstance(ann.value, str):
-            text = ann.value
-        else:
-            text = self.qualify(ann) or ""
-        return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
+        return ast_names_array(ann, self.qualify)
 
     def array_expr(self, e: ast.AST) -> bool:
         """`ArrayEvidence.array_expr`: may `e` be a JAX array expression?"""

@@ -70,11 +70,12 @@ from codemods.trace_time_semantics.common import traced_from_tests_only
 from codemods.traced_control_flow.fix_safety import decided_values, truthiness_of_unknown
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
+from jaxfix.analysis.project_lookups import project_array_fields
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
+from jaxfix.analysis.pytree_fields import array_field_names
 from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, ARRAY_LIBRARIES, is_object_method
-from jaxfix.analysis.trace_sites import names_array_type
 from jaxfix.analysis.traced import FunctionFacts
 from jaxfix.analysis.walk import children, statements
 from jaxfix.model import Fix, Safety
@@ -145,49 +146,80 @@ class _NoHelperResults(FunctionFacts):
 
 class _NoFieldReads(FunctionFacts):
     """The proof without field reads: an attribute of an object (`self.unit`, `cfg.init_scale`,
-    `surface.ydeg`) is not traced unless a class of the module declares a field of that name an
-    array (`update_step: jax.Array`); an array's own attributes (`x.T`, `x.real`, `x.sum()`) and a
-    Variable's `.value` (`self.count.value`) still are."""
+    `surface.ydeg`) is not traced unless the module shows a field of that name holds an array
+    (`_array_fields`); an array's own attributes (`x.T`, `x.real`, `x.sum()`) still are, and a
+    Variable's `.value` (`self.count.value`) is what the full proof says of the Variable."""
 
-    # fields a class of the module annotates with an array type (`trace_sites.is_array_annotation`),
-    # and its properties, whose bodies the proof reads (`num_active = jnp.sum(self.mask)`)
+    # fields the module shows to hold arrays (`_array_fields`)
     array_fields: frozenset[str] = frozenset()
 
     def expr_traced(self, e: cst.BaseExpression, env) -> bool:
         if type(e) is cst.Attribute:
             attr = e.attr.value
-            if not (attr in ARRAY_ATTRIBUTES or attr in VARIABLE_VALUE_ATTRIBUTES or attr in self.array_fields):
+            if attr in VARIABLE_VALUE_ATTRIBUTES and type(e.value) is cst.Attribute:
+                return FunctionFacts.expr_traced(self, e.value, env)  # `self.count.value`: an NNX Variable
+            if not (attr in ARRAY_ATTRIBUTES or attr in self.array_fields):
                 return False
         return super().expr_traced(e, env)
 
 
 def _array_fields(ctx) -> frozenset[str]:
-    """`X` of every `X: <array type>` in a class body of the module (`update_step: jax.Array`,
-    `w: Float[Array, "n"]`) and of every property there (`@property def X(self)`)."""
+    """Fields the module shows to hold arrays: `X` of every `X: <array type>` in a class body of
+    the module or of a class of the project a parameter is annotated with (`update_step:
+    jax.Array`, diffrax's `saveat: SaveAt` with `ts: jax.Array | None`; `pytree_fields.
+    array_field_names`), of every property of the module's classes (the proof reads its body:
+    `num_active = jnp.sum(self.mask)`), and of every `obj.X = ...` whose value calls a public
+    function of an array library (`self.kernel = nnx.Param(...)`, `self.factor = 2 **
+    jnp.sum(...)`)."""
     found: set[str] = set()
-    for cls in astscan.nodes(ctx.tree):
-        if type(cls) is not ast.ClassDef:
-            continue
-        for stmt in cls.body:
-            if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and _names_array(stmt.annotation):
-                found.add(stmt.target.id)
-            elif type(stmt) is ast.FunctionDef and any(_is_property(d) for d in stmt.decorator_list):
-                found.add(stmt.name)
+    assigns_field = False
+    for node in astscan.nodes(ctx.tree):
+        if type(node) is ast.ClassDef:
+            found.update(array_field_names(node, {}))
+            found.update(
+                stmt.name for stmt in node.body
+                if type(stmt) is ast.FunctionDef and any(_is_property(d) for d in stmt.decorator_list)
+            )
+        elif type(node) in (ast.Assign, ast.AnnAssign):
+            targets = node.targets if type(node) is ast.Assign else [node.target]
+            assigns_field = assigns_field or any(type(t) is ast.Attribute for t in targets)
+    if assigns_field:
+        found |= _fields_given_arrays(ctx)
+    of_project = project_array_fields(ctx)
+    if of_project is not None:
+        functions = ctx.fact(JitContexts, jit_contexts).functions.values()
+        for cls in {written for info in functions for written in info.class_annotations.values()}:
+            found |= of_project(cls)
     return frozenset(found)
+
+
+def _fields_given_arrays(ctx) -> set[str]:
+    """`X` of every `obj.X = value` of the module whose value calls a public function of an array
+    library."""
+    found: set[str] = set()
+    for node in ctx.tree_index.of_type(cst.Assign, cst.AnnAssign):
+        targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+        fields = [t.attr.value for t in targets if type(t) is cst.Attribute]
+        if fields and node.value is not None and _calls_array_library(ctx, node.value):
+            found.update(fields)
+    return found
+
+
+def _calls_array_library(ctx, value: cst.BaseExpression) -> bool:
+    todo: list[cst.CSTNode] = [value]
+    while todo:
+        node = todo.pop()
+        if type(node) is cst.Call:
+            parts = (ctx.names.qualify(node.func) or "").split(".")
+            if parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts):
+                return True
+        todo.extend(children(node))
+    return False
 
 
 def _is_property(decorator: ast.expr) -> bool:
     name = decorator.attr if type(decorator) is ast.Attribute else getattr(decorator, "id", "")
     return name in ("property", "cached_property")
-
-
-def _names_array(annotation: ast.expr) -> bool:
-    """A class body's annotation names an array type (`trace_sites.names_array_type`)."""
-    if type(annotation) is ast.Subscript:
-        annotation = annotation.value  # `Float[Array, "n ..."]`
-    if type(annotation) is ast.Constant and isinstance(annotation.value, str):
-        return names_array_type(annotation.value)
-    return names_array_type(ast.unparse(annotation))
 
 
 _BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("_"))

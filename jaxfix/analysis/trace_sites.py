@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.pytree_fields import ARRAY_ANNOTATIONS, names_array_type  # noqa: F401 (re-exported)
 from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
 from jaxfix.analysis.walk import NOT_TOKEN, walk
 
@@ -77,9 +78,6 @@ ARRAY_METHODS = frozenset(
      "prod", "cumsum", "conj", "swapaxes", "round", "set", "add", "subtract", "multiply", "divide", "power", "get",
      "apply"}
 )
-ARRAY_ANNOTATIONS = ("Array", "ndarray", "ArrayLike", "Float", "Int", "Bool", "Shaped", "Num", "Real", "Complex",
-                     "UInt", "Integer", "Inexact", "Key")
-
 
 
 def is_array_annotation(ann: cst.BaseExpression, qualify) -> bool:
@@ -93,11 +91,6 @@ def is_array_annotation(ann: cst.BaseExpression, qualify) -> bool:
         text = qualify(ann) or ""
     return names_array_type(text)
 
-
-def names_array_type(text: str) -> bool:
-    """An annotation's text (`jax.Array`, `Float[Array, "n"]`) names an array type, by its last
-    name (`ARRAY_ANNOTATIONS`); the stdlib screens pass `ast.unparse` of theirs."""
-    return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
 
 CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "keys", "items", "values", "update", "setdefault",

@@ -384,6 +384,25 @@ class ProjectIndex:
             out |= self.static_fields_of(base if "." in base else f"{module_name}.{base}", seen)
         return frozenset(out)
 
+    def array_fields_of(self, qualname: str, _seen: frozenset = frozenset()) -> frozenset[str]:
+        """Fields of the project class `qualname` annotated with an array type (`ts: jax.Array |
+        None`), its bases' included; empty for a class the project does not define."""
+        module_name, _, cls_name = qualname.rpartition(".")
+        if (module_name, cls_name) in _seen:
+            return frozenset()
+        seen = _seen | {(module_name, cls_name)}
+        module = self.module(module_name)
+        if module is None:
+            return frozenset()
+        cls = module.classes.get(cls_name)
+        if cls is None:
+            target = module.bindings.get(cls_name)
+            return self.array_fields_of(target, seen) if target is not None and target != qualname else frozenset()
+        out = set(cls.array_fields)
+        for base in cls.bases:
+            out |= self.array_fields_of(base if "." in base else f"{module_name}.{base}", seen)
+        return frozenset(out)
+
     def pytree_classes(self) -> dict[str, tuple[str, str]]:
         """Every pytree class the project defines: qualified name -> (kind, via)."""
         out = {}
