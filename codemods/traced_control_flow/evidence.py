@@ -14,8 +14,9 @@ propagates less): a site no longer proven without the step rests on it.
   more often a static Python value (a float under `eqx.filter_jit`, aux data, a config) than an
   array. First contact (every JAX301/JAX302 label of the twenty-three spent pools, whatever tool
   made it): a condition reading a field, of `self` or another object, 2 real of 74. A field
-  a class of the module annotates an array (`update_step: jax.Array`, `Float[Array, "n"]`), a
-  property of one of its classes (the proof reads its body), an array's own attribute (`x.T`)
+  the module shows to hold arrays (annotated an array in a class of the module or of the project,
+  `update_step: jax.Array`; assigned a call of an array library, `self.kernel = nnx.Param(...)`),
+  a property of one of its classes (the proof reads its body), an array's own attribute (`x.T`)
   and a Variable's `.value` still count;
 - `handled`: the site is in the body of a `try` whose handler catches what the conversion raises
   (`except Exception:`): the code handles its own trace, an eager-only guard (found after the
