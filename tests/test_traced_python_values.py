@@ -373,3 +373,31 @@ def test_a_field_read_is_preview_unless_declared_an_array():
     assert codes(source.replace("STRENGTH", 'Float[Array, ""]')) == [("JAX301", 15)]
     result = analyze(textwrap.dedent(python_field), "lib.py", Config(select=("ALL",), preview=True), fix=False)
     assert [f.fix.safety.value for f in result.findings if f.code == "JAX301"] == ["unsafe"]
+
+
+def test_what_follows_an_array_conversion_is_a_python_value():
+    """neutryx-lab/neutryx-core@heldout23 src/neutryx/data/batch_pricing.py:241-357 (wrong, 15 in
+    the default tier): under the jitted callers, `jnp.unique(...).tolist()` raises first (JAX304,
+    real, still reported); had it returned, `type_idx` and `trade_idx` would be Python ints and
+    every value read with them Python too. An array's `.tolist()`/`.item()` is a Python value
+    (`static_values.CONVERSION_METHODS`), as `int(...)` is. The twin that iterates the traced
+    array itself still reports the conversion behind it."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        RATES = [0.01, 0.02, 0.03]
+
+
+        @jax.jit
+        def price(kinds, notionals):
+            total = 0.0
+            for trade_idx in ITERATED:
+                rate = float(RATES[trade_idx])
+                total = total + rate * notionals[trade_idx]
+            return total
+        """
+    converted = source.replace("ITERATED", "map(int, jnp.unique(kinds).tolist())")
+    assert codes(converted) == [("JAX304", 12)]  # the `.tolist()`
+    assert codes(source.replace("ITERATED", "kinds")) == [("JAX304", 13)]  # `float(RATES[trade_idx])`
