@@ -24,7 +24,7 @@ from jaxfix.analysis import astscan, filememo, render
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
 from jaxfix.analysis.top_spans import spans_from_lines
 from jaxfix.analysis.trace_screen import admits_entered
-from jaxfix.analysis.walk import names_under, parent_map
+from jaxfix.analysis.walk import TreeIndex, names_under
 from jaxfix.edits import edits_between
 from jaxfix.model import Code, Edit, Finding, Fix, ImportRequest, Option, Safety  # noqa: F401 (Code, Option: part of the rule API)
 
@@ -297,7 +297,7 @@ class RuleContext:
     def names(self) -> ImportMap:
         if self._elsewhere is not None:
             return self.fact(ImportMap, lambda ctx: _ReducedImportMap.of(ctx))
-        return self.fact(ImportMap, lambda ctx: ImportMap.from_module(ctx.module))
+        return self.fact(ImportMap, _import_map)
 
     def reference_at(self, qualname: str, line: int) -> tuple[str, tuple[ImportRequest, ...]]:
         """`names.reference` for code a notebook's top level runs at `line`: cells run in order, so
@@ -340,8 +340,13 @@ class RuleContext:
         return string_literal(value, self.quote)
 
     @property
+    def tree_index(self) -> TreeIndex:
+        """Every node's parent and the module's nodes by type, from one pass (`walk.TreeIndex`)."""
+        return self.fact(TreeIndex, lambda ctx: TreeIndex(ctx.module))
+
+    @property
     def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
-        return self.fact(parent_map, lambda ctx: parent_map(ctx.module))
+        return self.tree_index.parents
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
@@ -682,6 +687,11 @@ class _Rewriter(cst.CSTTransformer):
             middle = [] if isinstance(result, cst.RemovalSentinel) else [result]
             return cst.FlattenSentinel([*before, *middle, *after])
         return result
+
+
+def _import_map(ctx: RuleContext) -> ImportMap:
+    """The file's imports, its spelled names read from the context's `tree_index`."""
+    return ImportMap.from_module(ctx.module, name_nodes=lambda: ctx.tree_index.of_type(cst.Name))
 
 
 def _file_quote(ctx: RuleContext) -> str:

@@ -272,6 +272,9 @@ def test_a_lazy_call_summary_answers_and_pickles_as_the_eager_one():
     back = pickle.loads(pickle.dumps(lazy))
     assert type(back.functions) is dict and list(back.functions.items()) == list(eager.functions.items())
     assert back == eager
+    # the project's store record takes the entries of the entries-only summary (`module_facts`)
+    light = summarize_calls(tree, "pkg.mod", "pkg/mod.py", calls=False)
+    assert summarize_calls(tree, "pkg.mod", "pkg/mod.py", entries_of=light) == eager
 
 
 SAMPLER = """import jax

@@ -459,6 +459,57 @@ def test_auxiliary_data_and_python_properties_of_a_registered_class_are_static()
     assert codes(source) == [("JAX301", 28)]  # `if prob.a.sum() > 0:` only
 
 
+def test_auxiliary_data_of_a_flatten_method_beside_its_unflatten_is_static():
+    """lenstronomy/JAXtronomy@565f9a1 jaxtronomy/LensModel/Profiles/sie.py:95 (heldout22, wrong, and
+    seven siblings): `_tree_flatten` builds `aux_data = {"NIE": self._nie}` and the class is
+    registered with `register_pytree_node(SIE, SIE._tree_flatten, SIE._tree_unflatten)`; the jitted
+    method branches on `self._nie`. A child (`self._gamma`) stays traced."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+        from jax import jit, tree_util
+
+
+        class SIE:
+            def __init__(self, s_scale=1e-10, gamma=2.0, NIE=True):
+                self._s_scale = s_scale
+                self._gamma = gamma
+                self._nie = NIE
+
+            def _tree_flatten(self):
+                children = (self._s_scale, self._gamma)
+                aux_data = {"NIE": self._nie}
+                return (children, aux_data)
+
+            @classmethod
+            def _tree_unflatten(cls, aux_data, children):
+                return cls(*children, **aux_data)
+
+            @jit
+            def function(self, x):
+                if self._nie:
+                    return x * 2
+                if self._gamma > 1:
+                    return -x
+                return x
+
+
+        tree_util.register_pytree_node(SIE, SIE._tree_flatten, SIE._tree_unflatten)
+        """
+    assert codes(source) == [("JAX301", 26)]  # `if self._gamma > 1:` only
+    assert SIE_runs(source)
+
+
+def SIE_runs(source: str) -> bool:
+    """The class as written runs under jit with the branch on its auxiliary data (real jax)."""
+    import jax.numpy as jnp
+
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source).replace("        if self._gamma > 1:\n            return -x\n", ""), "sie.py", "exec"), namespace)
+    out = namespace["SIE"](NIE=True).function(jnp.ones(2))
+    return out.tolist() == [2.0, 2.0]
+
+
 def test_a_python_annotated_parameter_reached_through_a_call_is_static():
     """OTT `SinkhornOutput.set_cost(..., use_danskin: bool)`, called from traced code: a working
     program passes a Python bool there; as a jit argument it is traced."""

@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from jaxfix.analysis.walk import TOKEN_TYPES, children, parent_map, statements, walk
+from jaxfix.analysis.walk import TOKEN_TYPES, TreeIndex, children, parent_map, statements, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
@@ -70,6 +70,33 @@ def test_walk_matches_libcst_visit_order_and_pruning(name, module):
     assert _events(module, use_walk=True) == _events(module, use_walk=False)
 
 
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_walk_of_a_visitor_with_its_own_on_visit_calls_its_leave_methods_as_libcst_does(name, module):
+    def events(use_walk: bool) -> list[tuple[str, int]]:
+        seen: list[tuple[str, int]] = []
+
+        class OwnVisit(cst.CSTVisitor):  # its own `on_visit`, libcst's `on_leave`
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                seen.append(("enter", id(n)))
+                return not isinstance(n, cst.Lambda)
+
+            def leave_Name(self, n: cst.Name) -> None:
+                seen.append(("leave", id(n)))
+
+            def leave_FunctionDef(self, n: cst.FunctionDef) -> None:
+                seen.append(("leave", id(n)))
+
+        if use_walk:
+            walk(module, OwnVisit())
+        else:
+            module.visit(OwnVisit())
+        return seen
+
+    found = events(use_walk=True)
+    assert ("leave", id(next(iter(TreeIndex(module).of_type(cst.Name))))) in found
+    assert found == events(use_walk=False)
+
+
 def test_children_match_libcst_children_for_every_node():
     module = cst.parse_module(ODD_SYNTAX)
     stack = [module]
@@ -105,6 +132,27 @@ def test_parent_map_equals_libcst_parent_provider():
     ours = parent_map(module)
     assert len(ours) == len(expected) > 300
     assert all(ours[node] is parent for node, parent in expected.items())
+
+
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_tree_index_has_the_parent_map_and_the_nodes_a_walk_visits_in_its_order(name, module):
+    index = TreeIndex(module)
+    assert index.parents == parent_map(module)
+    visited: list[cst.CSTNode] = []
+
+    class CallsAndDefs(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            visited.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            visited.append(node)
+
+    walk(module, CallsAndDefs())
+    assert visited
+    assert [id(n) for n in index.of_type(cst.Call, cst.FunctionDef)] == [id(n) for n in visited]
+    assert [id(n) for n in index.of_type(cst.Call)] == [id(n) for n in visited if type(n) is cst.Call]
+    with pytest.raises(TypeError):
+        index.of_type(cst.BaseExpression)  # an abstract class: its subclasses' nodes are not listed
 
 
 @pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")

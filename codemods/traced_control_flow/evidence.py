@@ -65,7 +65,7 @@ from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
-from jaxfix.analysis.walk import children
+from jaxfix.analysis.walk import children, statements
 from jaxfix.model import Fix, Safety
 
 # What the six rules' "## Preview" sections share, after each rule's own first sentence
@@ -233,14 +233,10 @@ def _catching_tries(fn) -> list[cst.Try]:
     tries = fn.ctx.fact(_catching_tries, lambda ctx: {})
     func = fn.info.node
     if func not in tries:
-        found: list[cst.Try] = []
-        todo: list[cst.CSTNode] = [func]
-        while todo:
-            node = todo.pop()
-            if isinstance(node, cst.Try) and any(_catches(h) for h in node.handlers):
-                found.append(node)
-            todo.extend(children(node))
-        tries[func] = found
+        # a `try` is a statement: `statements` finds every one without entering expressions
+        tries[func] = [
+            node for node in statements(func) if type(node) is cst.Try and any(_catches(h) for h in node.handlers)
+        ]
     return tries[func]
 
 

@@ -294,6 +294,10 @@ _TESTED = {
 }
 
 
+# the node types `_SiteFinder.visit` may make a site of
+_SITE_TYPES = frozenset({cst.If, *_TESTED, cst.For, cst.UnaryOperation, cst.Call, cst.Subscript})
+
+
 class _SiteFinder:
     """One walk of a traced function's own body; `covered` holds the parts of reported conditions."""
 
@@ -309,11 +313,14 @@ class _SiteFinder:
         return [site for site in found if site is not None]
 
     def visit(self, n: cst.CSTNode, stmt) -> Site | None:
-        if n in self.covered:
+        # `type(n) is` where libcst's classes are concrete: `isinstance` against them goes through
+        # `ABCMeta.__instancecheck__`, and this runs for every node of every traced function
+        kind = type(n)
+        if kind not in _SITE_TYPES or n in self.covered:
             return None
-        if isinstance(n, cst.If):
+        if kind is cst.If:
             return self.if_site(n, stmt)
-        tested = _TESTED.get(type(n))
+        tested = _TESTED.get(kind)
         if tested is not None:
             code, kind, condition = tested
             if kind == "boolop" and defaults_to_a_container(n):
@@ -323,18 +330,18 @@ class _SiteFinder:
                 return None
             self.cover(condition(n))
             return Site(code, kind, n, at)
-        if isinstance(n, cst.For):
+        if kind is cst.For:
             it = n.iter
             if isinstance(it, cst.Call) and self.names.qualify(it.func) == "range" and self.facts.traced(it, n):
                 self.covered.add(it)
                 return Site("JAX303", "for", n, n)
             return None
-        if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+        if kind is cst.UnaryOperation and isinstance(n.operator, cst.Not):
             traced = self.facts.test_traced(n.expression, stmt) and not self._names_guarded(n, n.expression)
             return Site("JAX305", "not", n, stmt) if traced else None
-        if isinstance(n, cst.Call):
+        if kind is cst.Call:
             return self.conversion_site(n, stmt) or self.minmax_site(n, stmt) or self.shape_site(n, stmt)
-        if isinstance(n, cst.Subscript):
+        if kind is cst.Subscript:
             return self.slice_site(n, stmt)
         return None
 

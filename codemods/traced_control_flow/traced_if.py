@@ -406,22 +406,27 @@ _TEXT_ARGUMENT = (
 
 def _compared_with_text(fn: FunctionRewrite, tests: list[cst.BaseExpression]) -> list[str]:
     """The traced parameters that `tests` compare with a string literal (`mode == "add"`)."""
-    comparisons: list[cst.Comparison] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Comparison(self, node: cst.Comparison) -> None:
-            comparisons.append(node)
-
+    comparisons = _Comparisons()
     for test in tests:
-        walk(test, V())
+        walk(test, comparisons)
     found: list[str] = []
-    for node in comparisons:
+    for node in comparisons.found:
         operands = (node.left, *(c.comparator for c in node.comparisons))
         if any(is_str_literal(x) for x in operands):
             for x in operands:
                 if isinstance(x, cst.Name) and x.value in fn.facts.entry_traced and x.value not in found:
                     found.append(x.value)
     return found
+
+
+class _Comparisons(cst.CSTVisitor):
+    """The comparisons under what it walks (one class: one made per call cost ABCMeta's class creation)."""
+
+    def __init__(self) -> None:
+        self.found: list[cst.Comparison] = []
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.found.append(node)
 
 
 # `<Name>Command` for the rule: a libcst codemod command, made on first access

@@ -70,15 +70,19 @@ class _StatementKinds(Visitor):
     def visit_ClassDef(self, node) -> bool:
         return False
 
-    def on_visit(self, node) -> bool:
-        if isinstance(node, (cst.For, cst.While)) and node is not self.n:
+    # loops as `visit_`/`leave_` handlers, not an `on_visit` override: the walk then dispatches per
+    # type from its cached plan and skips the tokens
+    def visit_For(self, node) -> None:
+        if node is not self.n:
             self.loops += 1  # `break`/`continue` inside a nested loop leave only that loop
-        return super().on_visit(node)
 
-    def on_leave(self, original_node) -> None:
-        if isinstance(original_node, (cst.For, cst.While)) and original_node is not self.n:
+    visit_While = visit_For
+
+    def leave_For(self, node) -> None:
+        if node is not self.n:
             self.loops -= 1
-        super().on_leave(original_node)
+
+    leave_While = leave_For
 
     def visit_Break(self, node) -> None:
         if not self.loops:

@@ -126,13 +126,15 @@ class CallSummary:
 
 
 def summarize_calls(
-    tree: ast.Module, module_name: str, path: str, is_package: bool = False, *, calls: bool = True, lazy: bool = False
+    tree: ast.Module, module_name: str, path: str, is_package: bool = False, *, calls: bool = True, lazy: bool = False,
+    entries_of: CallSummary | None = None,
 ) -> CallSummary:
     """The module's functions, calls and entries; with `calls=False`, the same `entries` for a
     fraction of the cost: whether the module is a root of the propagation is all a project needs
     to know about most modules. Its `functions` then hold only what an entry names (none of their
     calls, the others made on first lookup: `_Functions`). With `lazy`, each function's calls are
-    found when the propagation first looks it up (a module it reaches is rarely reached whole)."""
+    found when the propagation first looks it up (a module it reaches is rarely reached whole).
+    `entries_of`: this module's `calls=False` summary, whose entries are taken, not found again."""
     bindings = module_bindings(tree, module_name, is_package)
     local: dict[str, str] = {}  # module-level def / class / instance -> qualified
     instances: dict[str, str] = {}  # module-level `H = Cls(...)` -> the qualified class expression
@@ -165,7 +167,11 @@ def summarize_calls(
         for node, cls in defs:
             info = _function_calls(node, cls, module_name, names, instances)
             summary.functions[info.name] = info
-    _find_entries(tree, module_name, names, summary)
+    if entries_of is not None:
+        summary.entries.update(entries_of.entries)
+        summary.foreign.update(entries_of.foreign)
+    else:
+        _find_entries(tree, module_name, names, summary)
     return summary
 
 

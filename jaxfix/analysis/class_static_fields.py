@@ -15,6 +15,7 @@ import libcst as cst
 from jaxfix.analysis import flax_modules, pytrees
 from jaxfix.analysis.defaults import literal_value
 from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.pytree_fields import flatten_methods
 from jaxfix.analysis.static_values import admits_no_array
 from jaxfix.analysis.stubs import is_stub
 from jaxfix.analysis.traced import analyse_function
@@ -204,16 +205,24 @@ class ClassStaticFields:
         """`tree_flatten`'s auxiliary data read from `self` (`pytrees._python_members` on the libcst
         tree; the module's own properties are decided from their bodies by `_static_properties`)."""
         out: set[str] = set()
+        flatten = flatten_methods([s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)])
         for stmt in node.body.body:
-            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != "tree_flatten" or not stmt.params.params:
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value not in flatten or not stmt.params.params:
                 continue
             receiver = stmt.params.params[0].name.value
+            displays = {
+                small.targets[0].target.value: small.value
+                for small in statements(stmt)
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            }
             for small in statements(stmt):
                 if not isinstance(small, cst.Return) or not isinstance(small.value, cst.Tuple):
                     continue
                 if len(small.value.elements) != 2:
                     continue
                 aux = small.value.elements[1].value
+                if isinstance(aux, cst.Name):  # `aux_data = {"NIE": self._nie}` ... `return (children, aux_data)`
+                    aux = displays.get(aux.value, aux)
                 parts = (
                     [el.value for el in aux.elements if isinstance(el, cst.DictElement)] if isinstance(aux, cst.Dict)
                     else [el.value for el in aux.elements] if isinstance(aux, (cst.Tuple, cst.List)) else []

@@ -6,6 +6,12 @@ nest much deeper for libcst than for `ast` (a chain of 10,000 `and`s is one flat
 stack those overflow it: a segmentation fault, not an exception, that kills `check`, `fix`, a
 pool worker or the LSP server. Larger texts are therefore parsed in a helper thread with a
 large stack (reserved address space, only touched as deep as the parse goes).
+
+A parse also skips libcst's validation of each node it builds (`CSTNode.__post_init__` runs
+`_validate`, which checks what a hand-built node could get wrong: a parser-built one is valid by
+construction; libcst's own comment on `__post_init__` suggests as much). That was a quarter of the
+parse, 4% of a check of a 50,000-line file (issue #33 item 1). Nodes built while a parse runs are
+not validated either (in the thread that waits for the parse, none are built).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import threading
 
 import libcst as cst
+from libcst._nodes.base import CSTNode
 
 BIG_STACK = 512 * 1024 * 1024
 SMALL_TEXT = 4096  # below this no Python text nests deep enough to matter: parse directly
@@ -32,8 +39,32 @@ def parsing_config(module: cst.Module) -> cst.PartialParserConfig:
     return config
 
 
+_VALIDATE = CSTNode.__post_init__
+_parsing = 0  # parses under way (threads of a language server may parse at once)
+_parsing_lock = threading.Lock()
+
+
+def _not_validated(self: CSTNode) -> None:
+    """`CSTNode.__post_init__` while a parse runs: the parser builds valid nodes."""
+
+
 def parse_module(source: str, config: cst.PartialParserConfig | None = None) -> cst.Module:
-    """`cst.parse_module(source)`, run on a big stack for larger texts; raises what it raises."""
+    """`cst.parse_module(source)`, run on a big stack for larger texts, its nodes not validated
+    one by one (the same tree); raises what it raises."""
+    global _parsing
+    with _parsing_lock:
+        _parsing += 1
+        CSTNode.__post_init__ = _not_validated
+    try:
+        return _parse_module(source, config)
+    finally:
+        with _parsing_lock:
+            _parsing -= 1
+            if not _parsing:
+                CSTNode.__post_init__ = _VALIDATE
+
+
+def _parse_module(source: str, config: cst.PartialParserConfig | None) -> cst.Module:
     config = config or _DEFAULT_CONFIG
     if len(source) < SMALL_TEXT:
         return cst.parse_module(source, config)

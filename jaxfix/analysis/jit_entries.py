@@ -334,9 +334,8 @@ class TraceEntries:
                 for fn_expr in self._body_args(call, OLD_STYLE_COND_BODIES if old_cond else BODY_ARGS[qual]):
                     # a name the scope rebinds to `partial(body, ...)` (`neighbor_fn = partial(neighbor_fn,
                     # max_occupancy=nbrs.max_occupancy)`) is that partial, not the def of the same name
-                    bound = self._partial_body(fn_expr, site.caller) if isinstance(fn_expr, cst.Name) else None
-                    target = None if bound is not None else self._resolve_callee(fn_expr, site.caller, allow_attr=False)
-                    if target is None and (bound := bound or self._partial_body(fn_expr, site.caller)) is not None:
+                    bound = self._partial_body(fn_expr, site.caller)
+                    if bound is not None:
                         # `fori_loop(0, n, partial(body, cfg=c), init)`, or a name bound once to
                         # that partial: the lax call passes the parameters the partial leaves
                         # open; the bound ones are traced where the partial's arguments are
@@ -347,6 +346,7 @@ class TraceEntries:
                         arity = 1 if old_cond else _body_arity(qual, call)
                         target.entry_traced |= set(open_params[:arity] if arity is not None else open_params)
                         continue
+                    target = self._resolve_callee(fn_expr, site.caller, allow_attr=False)
                     if target is not None:
                         self._mark(target, f"body of {qual.rsplit('.', 1)[-1]}")
                         arity = 1 if old_cond else _body_arity(qual, call)

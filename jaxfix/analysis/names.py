@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -39,9 +39,10 @@ PREFERRED_IMPORTS: dict[str, tuple[str, ImportRequest]] = {
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
+    kind = type(node)  # concrete classes: `isinstance` would run ABCMeta's check (hot: every qualify)
+    if kind is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute:
         head = dotted_name(node.value)
         return None if head is None else f"{head}.{node.attr.value}"
     return None
@@ -81,17 +82,32 @@ class ImportMap:
     # does not mean (ayaka14732/beta-vae-numpyro@5ecfe34, heldout21: its `np.hstack` is jax.numpy's)
     rebound: frozenset[str] = frozenset()
     _used_names: set[str] | None = field(default=None, repr=False, compare=False)
+    # the module's `Name` nodes, where its owner keeps an index of them (`RuleContext.tree_index`)
+    _name_nodes: Callable[[], Iterable[cst.Name]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_module(cls, module: cst.Module) -> "ImportMap":
+    def from_module(
+        cls, module: cst.Module, name_nodes: Callable[[], Iterable[cst.Name]] | None = None
+    ) -> "ImportMap":
+        """The imports of `module`; `name_nodes`, where the caller keeps an index of the module's
+        nodes, lists its `Name` nodes (what `used_names` reads) without a walk of its own."""
         collector = _ImportCollector()
-        fallbacks = _import_fallbacks(module)
-        for node in statements(module):  # imports are statements: no need to enter expressions
+        # imports are statements: no need to enter expressions; one pass for the imports and tries
+        imports: list[cst.Import | cst.ImportFrom] = []
+        tries: list[cst.Try] = []
+        for node in statements(module):
+            kind = type(node)  # concrete classes: `isinstance` would run ABCMeta's check per statement
+            if kind is cst.Import or kind is cst.ImportFrom:
+                imports.append(node)
+            elif kind is cst.Try:
+                tries.append(node)
+        fallbacks = _import_fallbacks(tries)
+        for node in imports:
             if node in fallbacks:
                 continue
-            if isinstance(node, cst.Import):
+            if type(node) is cst.Import:
                 collector.visit_Import(node)
-            elif isinstance(node, cst.ImportFrom):
+            else:
                 collector.visit_ImportFrom(node)
         bindings = collector.bindings
         wrappers = {}
@@ -108,6 +124,7 @@ class ImportMap:
             bindings={**bindings, **wrappers},
             requests=collector.requests,
             _module=module,
+            _name_nodes=name_nodes,
             wrappers=frozenset(wrappers),
             rebound=frozenset(collector.rebound),
         )
@@ -162,7 +179,9 @@ class ImportMap:
         """Every identifier the module spells; only fixes need it, so it is walked for on demand."""
         if self._used_names is None:
             names: set[str] = set()
-            if self._module is not None:
+            if self._name_nodes is not None:
+                names.update(node.value for node in self._name_nodes())
+            elif self._module is not None:
                 walk(self._module, _NameCollector(names))
             self._used_names = names
         return self._used_names
@@ -272,13 +291,12 @@ class _NameCollector(cst.CSTVisitor):
         self.names.add(node.value)
 
 
-def _import_fallbacks(module: cst.Module) -> set[cst.CSTNode]:
+def _import_fallbacks(tries: Iterable[cst.Try]) -> set[cst.CSTNode]:
     """`pytrees.module_imports`' fallbacks on the libcst tree: the imports of an `except
-    ImportError:` handler that only re-bind what the `try` body's imports bound."""
+    ImportError:` handler (of one of the module's `tries`) that only re-bind what the `try` body's
+    imports bound."""
     found: set[cst.CSTNode] = set()
-    for node in statements(module):
-        if not isinstance(node, cst.Try):
-            continue
+    for node in tries:
         bound = _bound_by(n for n in statements(node.body) if isinstance(n, (cst.Import, cst.ImportFrom)))
         for handler in node.handlers:
             kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]

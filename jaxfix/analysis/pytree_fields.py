@@ -190,7 +190,7 @@ def _python_members(node: ast.ClassDef, static: list[str]) -> list[str]:
     properties: list[ast.FunctionDef] = []
     for stmt in node.body:
         if not isinstance(stmt, ast.FunctionDef) or not stmt.args.args or stmt.name == "tree_flatten":
-            continue
+            continue  # the flatten method itself is no property
         if any(isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
             properties.append(stmt)
     known = set(static) | set(out)
@@ -209,17 +209,35 @@ def _python_members(node: ast.ClassDef, static: list[str]) -> list[str]:
     return out
 
 
+def flatten_methods(method_names: list[str]) -> set[str]:
+    """The methods of a class that flatten it for a pytree registration: `tree_flatten`
+    (`register_pytree_node_class`), and any `<x>flatten` beside its `<x>unflatten` (lenstronomy/
+    JAXtronomy@565f9a1 `_tree_flatten`/`_tree_unflatten`, registered with `register_pytree_node(SIE,
+    SIE._tree_flatten, SIE._tree_unflatten)`). One reading for both trees."""
+    names = set(method_names)
+    return {n for n in names if n == "tree_flatten" or (n.endswith("flatten") and n[: -len("flatten")] + "unflatten" in names)}
+
+
 def tree_flatten_aux(node: ast.ClassDef) -> list[str]:
     """The attributes of `self` a hand-written `tree_flatten` returns as auxiliary data (`return
-    [self.geom], {"tau_a": self.tau_a}`): hashed into the treedef, Python values on every instance
+    [self.geom], {"tau_a": self.tau_a}`, or a local bound to such a display: `aux_data = {"NIE":
+    self._nie}`): hashed into the treedef, Python values on every instance
     (`JitContexts._python_members` on the libcst tree)."""
     out: list[str] = []
+    flatten = flatten_methods([s.name for s in node.body if isinstance(s, ast.FunctionDef)])
     for stmt in node.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.args.args and stmt.name == "tree_flatten":
+        if isinstance(stmt, ast.FunctionDef) and stmt.args.args and stmt.name in flatten:
             receiver = stmt.args.args[0].arg
+            displays = {
+                a.targets[0].id: a.value
+                for a in ast.walk(stmt)
+                if isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+            }
             for ret in ast.walk(stmt):
                 if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2:
                     aux = ret.value.elts[1]
+                    if isinstance(aux, ast.Name):
+                        aux = displays.get(aux.id, aux)
                     parts = aux.values if isinstance(aux, ast.Dict) else aux.elts if isinstance(aux, (ast.Tuple, ast.List)) else []
                     out.extend(p.attr for p in parts if _on(p, receiver))
     return out

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis.walk import parent_map, statements, walk
+from jaxfix.analysis.walk import TreeIndex, walk
 
 SCOPE_NODES = (
     cst.Module,
@@ -37,6 +37,9 @@ FUNCTION_NODES = (cst.FunctionDef, cst.Lambda)
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 LOOP_NODES = (cst.For, cst.While, *COMPREHENSIONS)
 BUILTIN_NAMES = frozenset(dir(builtins))
+# libcst's node classes are concrete leaves: `type(node) in` these is `isinstance(node, ...)`
+_SCOPE_TYPES = frozenset(SCOPE_NODES)
+_LOOP_OR_SCOPE_TYPES = frozenset({*SCOPE_NODES, *LOOP_NODES})
 
 
 @dataclass
@@ -58,15 +61,20 @@ class ScopeInfo:
 class ScopeIndex:
     """Parents of every node plus lazily computed per-scope facts."""
 
-    def __init__(self, module: cst.Module, parents: dict[cst.CSTNode, cst.CSTNode] | None = None) -> None:
+    def __init__(self, module: cst.Module, index: TreeIndex | None = None) -> None:
         self.module = module
-        self._parents = parent_map(module) if parents is None else parents
+        self._index = TreeIndex(module) if index is None else index
+        self._parents = self._index.parents
         self._scopes: dict[cst.CSTNode, ScopeInfo] = {}
         self._global_decls: set[str] | None = None
 
     @classmethod
     def of(cls, ctx) -> "ScopeIndex":
-        return cls(ctx.module, ctx.parents)
+        return cls(ctx.module, ctx.tree_index)
+
+    def of_type(self, *node_types: type) -> list[cst.CSTNode]:
+        """The module's nodes of these (concrete) types in source order (`TreeIndex.of_type`)."""
+        return self._index.of_type(*node_types)
 
     # -- structure ----------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -88,17 +96,16 @@ class ScopeIndex:
     def enclosing_scope(self, node: cst.CSTNode) -> cst.CSTNode:
         """The scope whose code evaluates `node` (a def's decorators and defaults belong to the outer scope)."""
         for anc, child in self._path(node):
-            if isinstance(anc, cst.Module):
+            kind = type(anc)  # concrete classes: a type test is `isinstance` without ABCMeta's check
+            if kind not in _SCOPE_TYPES:
+                continue
+            if kind is cst.Module:
                 return anc
-            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
                 if child is anc.body:
                     return anc
                 continue
-            if isinstance(anc, cst.Lambda):
-                if child is anc.body:
-                    return anc
-                continue
-            if isinstance(anc, COMPREHENSIONS) and not self.in_first_iter(anc, node):
+            if not self.in_first_iter(anc, node):  # a comprehension
                 return anc
         return self.module
 
@@ -117,17 +124,22 @@ class ScopeIndex:
         """
         loops: list[cst.CSTNode] = []
         for anc, child in self._path(node):
-            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-                if isinstance(anc, (cst.FunctionDef, cst.ClassDef)) and child is not anc.body:
-                    continue  # decorators/defaults run in the outer scope
-                if isinstance(anc, cst.Lambda) and child is not anc.body:
-                    continue
+            kind = type(anc)  # concrete classes: a type test is `isinstance` without ABCMeta's check
+            if kind not in _LOOP_OR_SCOPE_TYPES:
+                continue
+            if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
+                if child is not anc.body:
+                    continue  # decorators/defaults (a lambda's defaults) run in the outer scope
                 break
-            if isinstance(anc, cst.For) and (child is anc.body or child is anc.target):
-                loops.append(anc)
-            elif isinstance(anc, cst.While) and (child is anc.body or child is anc.test):
-                loops.append(anc)
-            elif isinstance(anc, COMPREHENSIONS) and not self.in_first_iter(anc, node):
+            if kind is cst.Module:
+                break
+            if kind is cst.For:
+                if child is anc.body or child is anc.target:
+                    loops.append(anc)
+            elif kind is cst.While:
+                if child is anc.body or child is anc.test:
+                    loops.append(anc)
+            elif not self.in_first_iter(anc, node):  # a comprehension
                 loops.append(anc)
         return loops
 
@@ -216,9 +228,7 @@ class ScopeIndex:
     def global_declarations(self) -> set[str]:
         """Every name some function declares `global` (its module binding may change at run time)."""
         if self._global_decls is None:
-            self._global_decls = {
-                item.name.value for node in statements(self.module) if isinstance(node, cst.Global) for item in node.names
-            }
+            self._global_decls = {item.name.value for node in self.of_type(cst.Global) for item in node.names}
         return self._global_decls
 
     def module_bindings(self, name: str) -> list[cst.CSTNode]:

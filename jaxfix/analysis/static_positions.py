@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 import libcst as cst
 
 from jaxfix.analysis.static_values import STATIC_ATTRS
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import Visitor, walk
 
 Qualify = Callable[[cst.BaseExpression], "str | None"]
 
@@ -142,7 +142,7 @@ def static_uses(
     return finder.found
 
 
-class _StaticFinder(cst.CSTVisitor):
+class _StaticFinder(Visitor):  # `Visitor`: its `on_visit` override calls the cached dispatch, not libcst's
     def __init__(self, names: set[str], qualify: Qualify, skip: cst.CSTNode | None = None) -> None:
         super().__init__()
         self.names = names

@@ -23,6 +23,8 @@ from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
 from jaxfix.analysis.walk import NOT_TOKEN, walk
 
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})  # concrete: a type test is `isinstance`
+
 
 def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
     """(node, innermost statement holding it) for the function's own body, in source order, tokens
@@ -34,28 +36,34 @@ def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNo
     node = info.node
     if facts is None:
         return iter(())
-    out: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
+    found = _OwnSites(node, facts.before)
+    walk(node.body, found)
+    return iter(found.out)
 
-    class V(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.stmts: list[cst.CSTNode] = []
 
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if not NOT_TOKEN[type(n)]:
-                return False
-            if n is not node and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                return False
-            if n in facts.before:
-                self.stmts.append(n)
-            out.append((n, self.stmts[-1] if self.stmts else None))
-            return True
+class _OwnSites(cst.CSTVisitor):
+    """`own_sites`' walk (one class: a class made per function cost its creation, ABCMeta's, each time)."""
 
-        def on_leave(self, original_node: cst.CSTNode) -> None:
-            if original_node in facts.before and self.stmts and self.stmts[-1] is original_node:
-                self.stmts.pop()
+    def __init__(self, node: cst.CSTNode, before) -> None:
+        self.node = node
+        self.before = before  # the function's statements (`FunctionFacts.before`)
+        self.stmts: list[cst.CSTNode] = []
+        self.out: list[tuple[cst.CSTNode, cst.CSTNode | None]] = []
 
-    walk(node.body, V())
-    return iter(out)
+    def on_visit(self, n: cst.CSTNode) -> bool:
+        kind = type(n)
+        if not NOT_TOKEN[kind]:
+            return False
+        if kind in _NESTED_SCOPES and n is not self.node:
+            return False
+        if n in self.before:
+            self.stmts.append(n)
+        self.out.append((n, self.stmts[-1] if self.stmts else None))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if original_node in self.before and self.stmts and self.stmts[-1] is original_node:
+            self.stmts.pop()
 
 
 # Methods and attributes that exist on arrays (and are unusual on lists and dicts).

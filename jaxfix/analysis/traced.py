@@ -122,22 +122,25 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
 def _bound_in_block(block, found: set[str]) -> None:
     if block is None:
         return
-    if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+    if type(block) is cst.IndentedBlock or type(block) is cst.SimpleStatementSuite:
         stmts = block.body
     elif isinstance(block, (list, tuple)):
         stmts = block
     else:
         stmts = [block]
     for s in stmts:
-        if isinstance(s, cst.SimpleStatementLine):
+        # `type(s) is`: libcst's statement classes are concrete, and `isinstance` against them runs
+        # ABCMeta's check, a dozen per statement down this chain
+        kind = type(s)
+        if kind is cst.SimpleStatementLine:
             _bound_in_block(list(s.body), found)
-        elif isinstance(s, cst.Assign):
+        elif kind is cst.Assign:
             for t in s.targets:
                 found.update(_target_names(t.target))
-        elif isinstance(s, (cst.AugAssign, cst.AnnAssign)):
-            if not isinstance(s, cst.AnnAssign) or s.value is not None:
+        elif kind is cst.AugAssign or kind is cst.AnnAssign:
+            if kind is not cst.AnnAssign or s.value is not None:
                 found.update(_target_names(s.target))
-        elif isinstance(s, (cst.Import, cst.ImportFrom)):
+        elif kind is cst.Import or kind is cst.ImportFrom:
             if isinstance(s.names, cst.ImportStar):
                 continue
             for alias in s.names:
@@ -149,25 +152,25 @@ def _bound_in_block(block, found: set[str]) -> None:
                         top = top.value
                     if isinstance(top, cst.Name):
                         found.add(top.value)
-        elif isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
             found.add(s.name.value)
-        elif isinstance(s, cst.If):
+        elif kind is cst.If:
             _bound_in_block(s.body, found)
             _bound_in_block(s.orelse, found)
-        elif isinstance(s, cst.Else):
+        elif kind is cst.Else:
             _bound_in_block(s.body, found)
-        elif isinstance(s, (cst.For, cst.While)):
-            if isinstance(s, cst.For):
+        elif kind is cst.For or kind is cst.While:
+            if kind is cst.For:
                 found.update(_target_names(s.target))
             _bound_in_block(s.body, found)
             if s.orelse is not None:
                 _bound_in_block(s.orelse.body, found)
-        elif isinstance(s, cst.With):
+        elif kind is cst.With:
             for item in s.items:
                 if item.asname is not None:
                     found.update(_target_names(item.asname.name))
             _bound_in_block(s.body, found)
-        elif isinstance(s, cst.Try) or type(s).__name__ == "TryStar":
+        elif kind is cst.Try or kind.__name__ == "TryStar":
             _bound_in_block(s.body, found)
             for h in s.handlers:
                 if h.name is not None:
@@ -177,7 +180,7 @@ def _bound_in_block(block, found: set[str]) -> None:
                 _bound_in_block(s.orelse.body, found)
             if s.finalbody is not None:
                 _bound_in_block(s.finalbody.body, found)
-        elif isinstance(s, cst.Match):
+        elif kind is cst.Match:
             for case in s.cases:
                 _bound_in_block(case.body, found)
 
@@ -288,13 +291,16 @@ class FunctionFacts:
 
     def expr_traced(self, e: cst.BaseExpression, env: frozenset[str] | set[str]) -> bool:  # noqa: C901
         t = lambda x: self.expr_traced(x, env)  # noqa: E731
-        if isinstance(e, cst.Name):
+        # `kind is`: libcst's classes are concrete, and each `isinstance` against them runs ABCMeta's
+        # check (a call went through a dozen before its own test)
+        kind = type(e)
+        if kind is cst.Name:
             return self.name_traced(e.value, env)
-        if isinstance(e, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        if kind in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString):
             return False
-        if isinstance(e, cst.FormattedString):
+        if kind is cst.FormattedString:
             return False
-        if isinstance(e, cst.Attribute):
+        if kind is cst.Attribute:
             if is_static_attr(e.attr.value) or e.attr.value in self.static_attrs:
                 return False
             if (
@@ -316,7 +322,7 @@ class FunctionFacts:
             ):
                 return False  # inherited from a base class out of sight: maybe a static field
             return t(e.value)
-        if isinstance(e, cst.Subscript):
+        if kind is cst.Subscript:
             if t(e.value):
                 return True
             if isinstance(e.value, cst.Attribute) and is_static_attr(e.value.attr.value):
@@ -329,15 +335,15 @@ class FunctionFacts:
                 if isinstance(sl, cst.Slice) and any(p is not None and t(p) for p in (sl.lower, sl.upper, sl.step)):
                     return True
             return False
-        if isinstance(e, cst.Call):
+        if kind is cst.Call:
             return self._call_traced(e, env)
-        if isinstance(e, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             return t(e.left) or t(e.right)
-        if isinstance(e, cst.UnaryOperation):
+        if kind is cst.UnaryOperation:
             return t(e.expression)
-        if isinstance(e, cst.BooleanOperation):
+        if kind is cst.BooleanOperation:
             return t(e.left) or t(e.right)
-        if isinstance(e, cst.Comparison):
+        if kind is cst.Comparison:
             operands = (e.left, *(c.comparator for c in e.comparisons))
             if any(self._python_operand(x) for x in operands) and not any(
                 isinstance(x, cst.Name) and x.value in self.entry_traced for x in operands
@@ -348,21 +354,21 @@ class FunctionFacts:
             if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in e.comparisons):
                 return self._membership_traced(e, env)
             return t(e.left) or any(t(c.comparator) for c in e.comparisons)
-        if isinstance(e, cst.IfExp):
+        if kind is cst.IfExp:
             return t(e.test) or t(e.body) or t(e.orelse)
-        if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
+        if kind in (cst.Tuple, cst.List, cst.Set):
             return any(t(el.value) for el in e.elements)
-        if isinstance(e, cst.Dict):
+        if kind is cst.Dict:
             return any(
                 t(el.value) or (isinstance(el, cst.DictElement) and t(el.key)) for el in e.elements
             )
-        if isinstance(e, cst.NamedExpr):
+        if kind is cst.NamedExpr:
             return t(e.value)
-        if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        if kind in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
             return self._comp_traced(e, env)
-        if isinstance(e, cst.StarredElement):
+        if kind is cst.StarredElement:
             return t(e.value)
-        if isinstance(e, cst.Lambda):
+        if kind is cst.Lambda:
             return False
         return False
 

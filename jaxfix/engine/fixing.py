@@ -144,7 +144,10 @@ def scan_raw(
             raise AnalysisError("expression nested too deeply for the parser") from None
         for done, rule in enumerate(candidates, 1):
             try:
-                result.findings.extend(f for f in rule.check(ctx) if code_filter(f.code))
+                # all of a rule's findings or none: one that fails part way (code nested too deeply
+                # for one of its walks) reports the error alone, not what it found before failing
+                found = [f for f in rule.check(ctx) if code_filter(f.code)]
+                result.findings.extend(found)
             except RecursionError:
                 result.errors.append(f"rule {rule.name}: code nested too deeply to analyse")
             except Exception as exc:  # a bug in one rule must not lose the others' results

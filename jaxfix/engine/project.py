@@ -518,9 +518,10 @@ def module_facts(
 
     if not may_be_root(source, path, encoding):
         return NO_ENTRIES
-    if not summarize_calls(tree, name, path, is_package, calls=False).has_entries:
+    entries = summarize_calls(tree, name, path, is_package, calls=False)
+    if not entries.has_entries:
         return NO_ENTRIES
-    return summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package)
+    return summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package, entries_of=entries)
 
 
 def _summarize_one(
