@@ -12,7 +12,9 @@ from typing import Protocol
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.python_values import SEQUENCE_TYPES
 from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import (
     ARRAY_ATTRIBUTES,
     ITEM_METHODS,
@@ -23,7 +25,6 @@ from jaxfix.analysis.static_values import (
     is_static_method,
     returns_untraced,
 )
-from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 
 
 class ModuleScreen(Protocol):

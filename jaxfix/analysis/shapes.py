@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import libcst as cst
 
+from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.names import dotted_name
-from jaxfix.analysis.traced import assigned_names
 from jaxfix.analysis.walk import statements
 
 # -- the evaluator ----------------------------------------------------------------------------------
