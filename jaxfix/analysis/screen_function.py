@@ -137,7 +137,7 @@ class ScreenFunction:
 
     @property
     def locals(self) -> set[str]:
-        """Parameters and every name the body binds by statement (as `traced.assigned_names`)."""
+        """Parameters and every name the body binds by statement (as `body_facts.assigned_names`)."""
         if self._locals is None:
             self._locals = set(self.params) | body_facts(self.node).assigned
         return self._locals
@@ -491,7 +491,7 @@ def function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def _assigned_names(body: list[ast.stmt]) -> set[str]:
-    """Every local a function body binds by statement (as `traced.assigned_names` does)."""
+    """Every local a function body binds by statement (as `body_facts.assigned_names` does)."""
     found: set[str] = set()
     stack = list(body)
     while stack:
