@@ -14,6 +14,7 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names
 from jaxfix.analysis.pytree_fields import ast_names_array
 from jaxfix.analysis.screen_function import ScreenFunction
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.trace_sites import (
     ARRAY_ATTRS,
     ARRAY_METHODS,
@@ -21,7 +22,6 @@ from jaxfix.analysis.trace_sites import (
     DISPLAY_CALLS,
     string_keyed_root_ast,
 )
-from jaxfix.analysis.traced import is_staged_call_name
 
 _CONSTRUCTOR_NAMES = frozenset(name.rpartition(".")[2] for name in ARRAY_CONSTRUCTORS)
 
