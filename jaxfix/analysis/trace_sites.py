@@ -45,6 +45,8 @@ def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNo
 class _OwnSites(cst.CSTVisitor):
     """`own_sites`' walk (one class: a class made per function cost its creation, ABCMeta's, each time)."""
 
+    tokens_unseen = True  # `walk` leaves tokens out: no site is one, and no statement of `before`
+
     def __init__(self, node: cst.CSTNode, before) -> None:
         self.node = node
         self.before = before  # the function's statements (`FunctionFacts.before`)
