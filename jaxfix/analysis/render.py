@@ -5,21 +5,23 @@ manager even where nothing is recorded, and the position-tracking state splits e
 with a regex to count its newlines. On a file with thousands of findings the renderings of
 the statements that hold them (their text, their positions) were a sixth of `check`
 (issue #33 item 1). These states produce the same tokens and the same positions with a plain
-object as the context manager (`_Parens` for each expression's parentheses too), and the
-position state counts tokens, from which the lines and columns of the nodes asked about are
-derived afterwards.
+object as the context manager, and the position state counts tokens, from which the lines and
+columns of the nodes asked about are derived afterwards.
+
+libcst's `_parenthesize` (a generator-based context manager per expression rendered) is left as
+it is: swapping it for a plain object while rendering (as `cstparse` swaps `__post_init__` while
+parsing) saved 0.3% of the instructions of a check of the 5k-line generated file, too little to
+patch the library for.
 """
 
 from __future__ import annotations
 
 import inspect
-import threading
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 
 import libcst as cst
-from libcst._nodes.expression import _BaseParenthesizedNode
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 from libcst.metadata.position_provider import NEWLINE_RE
@@ -40,60 +42,6 @@ class _Nothing:
 _NOTHING = _Nothing()
 
 
-class _Parens:
-    """What `_BaseParenthesizedNode._parenthesize` does (render the node's left parentheses,
-    record its syntactic position around its own tokens, then its right parentheses), as a plain
-    object: libcst's is a generator-based context manager, made for every expression rendered (a
-    tenth of a position rendering)."""
-
-    __slots__ = ("node", "state", "inner")
-
-    def __init__(self, node, state) -> None:
-        self.node, self.state = node, state
-
-    def __enter__(self) -> None:
-        node, state = self.node, self.state
-        for lpar in node.lpar:
-            lpar._codegen(state)  # noqa: SLF001
-        self.inner = state.record_syntactic_position(node)
-        self.inner.__enter__()
-
-    def __exit__(self, *exc) -> bool:
-        if self.inner.__exit__(*exc) or exc[0] is not None:
-            return False  # as the generator: an exception from inside skips the right parentheses
-        state = self.state
-        for rpar in self.node.rpar:
-            rpar._codegen(state)  # noqa: SLF001
-        return False
-
-
-_LIBCST_PARENTHESIZE = _BaseParenthesizedNode._parenthesize  # noqa: SLF001
-_rendering = 0  # renderings under way (threads of a language server may render at once)
-_rendering_lock = threading.Lock()
-
-
-def _parens(self, state) -> _Parens:
-    return _Parens(self, state)
-
-
-def _render(node: cst.CSTNode, state: CodegenState) -> None:
-    """`node._codegen(state)` with `_Parens` for libcst's `_parenthesize` while it runs (the same
-    tokens and the same positions; as `cstparse.parse_module` swaps `__post_init__` while a parse
-    runs, and for the same reason: the library's method is the slow part). The method is swapped
-    back once no rendering is under way, so other code sees libcst unchanged."""
-    global _rendering
-    with _rendering_lock:
-        _rendering += 1
-        _BaseParenthesizedNode._parenthesize = _parens  # noqa: SLF001
-    try:
-        node._codegen(state)  # noqa: SLF001
-    finally:
-        with _rendering_lock:
-            _rendering -= 1
-            if not _rendering:
-                _BaseParenthesizedNode._parenthesize = _LIBCST_PARENTHESIZE  # noqa: SLF001
-
-
 class _PlainState(CodegenState):
     """`CodegenState` (what `code_for_node` renders with), without a generator per node."""
 
@@ -104,7 +52,7 @@ class _PlainState(CodegenState):
 def code_of(module: cst.Module, node: cst.CSTNode) -> str:
     """`module.code_for_node(node)`: the same text."""
     state = _PlainState(default_indent=module.default_indent, default_newline=module.default_newline)
-    _render(node, state)  # what `code_for_node` runs
+    node._codegen(state)  # noqa: SLF001 - what `code_for_node` runs
     return "".join(state.tokens)
 
 
@@ -169,7 +117,7 @@ class Positions:
 
     def __init__(self, module: cst.Module) -> None:
         state = _PositionState(module)
-        _render(module, state)  # what `PositionProvider._gen_impl` runs
+        module._codegen(state)  # noqa: SLF001 - what `PositionProvider._gen_impl` runs
         self._module = module
         self._computed = state.computed
         self._extents = state.extents
@@ -279,7 +227,7 @@ def spliced(
                 return None
             state = _PlainState(default_indent=module.default_indent, default_newline=module.default_newline)
             state.indent_tokens = indents
-            _render(result, state)  # as its parent renders it
+            result._codegen(state)  # noqa: SLF001 - as its parent renders it
             pieces.append(((start, 1, -end), start, end, "".join(state.tokens)))
             continue
         if target in replace:
@@ -326,7 +274,7 @@ def _render_statements(module: cst.Module, nodes: Sequence[cst.CSTNode], indents
     for node in nodes:
         if not isinstance(node, cst.BaseStatement):
             return None
-        _render(node, state)  # as the block holding it renders it
+        node._codegen(state)  # noqa: SLF001 - as the block holding it renders it
     return "".join(state.tokens)
 
 
