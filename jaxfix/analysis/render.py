@@ -124,11 +124,11 @@ class Positions:
         self._offsets = [0, *accumulate(map(len, state.tokens))]  # token count -> characters by then
         self._newlines = _newline_ends(state.tokens, self._offsets)  # the offsets just after each newline
 
-    def _point(self, count: int) -> CodePosition:
-        """Line and column after the first `count` tokens, as libcst's state counts them."""
+    def _point(self, count: int, shift: int) -> CodePosition:
+        """Line (plus `shift`) and column after the first `count` tokens, as libcst's state counts them."""
         offset = self._offsets[count]
         before = bisect_right(self._newlines, offset)
-        return CodePosition(before + 1, offset - self._newlines[before - 1] if before else offset)
+        return CodePosition(before + 1 + shift, offset - self._newlines[before - 1] if before else offset)
 
     def extent(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """Offsets of all of `node`'s text in the rendering (a statement's leading lines and
@@ -137,8 +137,12 @@ class Positions:
         return None if span is None else (self._offsets[span[0]], self._offsets[span[1]])
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        return self.shifted(node, 0)
+
+    def shifted(self, node: cst.CSTNode, lines: int) -> CodeRange:
+        """`self[node]` moved down `lines` lines (the rendering of a statement that starts there)."""
         start, end = self._computed[id(node)]
-        return CodeRange(self._point(start), self._point(end))
+        return CodeRange(self._point(start, lines), self._point(end, lines))
 
     def __contains__(self, node: cst.CSTNode) -> bool:
         return id(node) in self._computed
