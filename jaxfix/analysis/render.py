@@ -153,8 +153,8 @@ class Positions:
 
 def _newline_ends(tokens: list[str], offsets: list[int]) -> list[int]:
     """The offsets just after each newline of the rendering, counted per token as libcst's state
-    counts them (`NEWLINE_RE` split of each token): a `\r` ending one token and a `\n` starting
-    the next are two newlines."""
+    counts them (`NEWLINE_RE` split of each token): a carriage return ending one token and a line
+    feed starting the next are two newlines."""
     text = "".join(tokens)
     ends = []
     boundaries: set[int] | None = None
