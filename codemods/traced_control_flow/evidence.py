@@ -99,7 +99,8 @@ items, 1 of 13 locals on first contact); a parameter of the traced function stay
 preview, with an unsafe fix: a value proven traced only through a field of an object
 (`if self.precision_strength != 1:`, `float(cfg.init_scale)`), more often a static Python value
 (a float under `eqx.filter_jit`, aux data, a config) than not: 2 real of 74 on first contact. A
-field a class of the module annotates an array (`step: jax.Array`) stays default."""
+field the module shows to hold arrays (annotated `step: jax.Array`, assigned `nnx.Param(...)`)
+stays default."""
 
 # the paths shown only with `--preview` (see the module docstring for the figures; `truthiness`
 # joined in session 26, `field` in session 28, from first-contact labels of the spent pools)
@@ -128,8 +129,7 @@ class _NoHelperResults(FunctionFacts):
         qual = self.names.qualify(e.func) or ""
         if qual in _BUILTINS:
             return True
-        parts = qual.split(".")
-        if parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts):
+        if _public_array_function(qual):
             return True  # public: `jnp.sum`, `nnx.relu`, not jax's private `jax._src...._shapes`
         if (
             isinstance(e.func, cst.Attribute)
@@ -210,12 +210,17 @@ def _calls_array_library(ctx, value: cst.BaseExpression) -> bool:
     todo: list[cst.CSTNode] = [value]
     while todo:
         node = todo.pop()
-        if type(node) is cst.Call:
-            parts = (ctx.names.qualify(node.func) or "").split(".")
-            if parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts):
-                return True
+        if type(node) is cst.Call and _public_array_function(ctx.names.qualify(node.func) or ""):
+            return True
         todo.extend(children(node))
     return False
+
+
+def _public_array_function(qual: str) -> bool:
+    """`qual` is a public callable of an array library (`jnp.sum`, `nnx.Param`), not a private one
+    of jax's (`jax._src...._shapes`)."""
+    parts = qual.split(".")
+    return parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts)
 
 
 def _is_property(decorator: ast.expr) -> bool:
@@ -239,8 +244,7 @@ def _layer_fields(ctx) -> frozenset[str]:
     while todo:
         n = todo.pop()
         if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call):
-            parts = (ctx.names.qualify(n.value.func) or "").split(".")
-            if parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts):
+            if _public_array_function(ctx.names.qualify(n.value.func) or ""):
                 for t in n.targets:
                     if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name):
                         found.add(t.target.attr.value)
@@ -362,9 +366,10 @@ def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
 def fix_by_evidence(fn, site, fix: Fix | None) -> Fix | None:
     """A safe fix of a `helper` or `field` site is unsafe (`_UNSAFE_PATHS`): what the helper returns
     is in a body the proof does not read, a field may be a static Python value, and a rewrite that
-    makes it an array breaks code where it is a Python value (imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:119,146: `jnp` from the project's
-    `safe_import_jax()`, so `jnp.isrealobj(z)` reads as a helper; the dtype test is a Python bool
-    and the `lax.cond` rewrite raised TypeError, branches of different dtypes)."""
+    makes it an array breaks code where it is a Python value (imewei/rheojax@b79e79e
+    rheojax/utils/mittag_leffler.py:119,146: `jnp` from the project's `safe_import_jax()`, so
+    `jnp.isrealobj(z)` reads as a helper; the dtype test is a Python bool and the `lax.cond`
+    rewrite raised TypeError, branches of different dtypes)."""
     if fix is None or fix.safety is not Safety.SAFE:
         return fix
     reason = _UNSAFE_PATHS.get(evidence_path(fn, site))
