@@ -376,8 +376,8 @@ def test_a_field_read_is_preview_unless_declared_an_array():
 
 
 def test_what_follows_an_array_conversion_is_a_python_value():
-    """neutryx-lab/neutryx-core@heldout23 src/neutryx/data/batch_pricing.py:241-357 (wrong, 15 in
-    the default tier): under the jitted callers, `jnp.unique(...).tolist()` raises first (JAX304,
+    """neutryx-lab/neutryx-core@46ef385 src/neutryx/data/batch_pricing.py:241-357 (heldout23,
+    wrong, 15 in the default tier): under the jitted callers, `jnp.unique(...).tolist()` raises first (JAX304,
     real, still reported); had it returned, `type_idx` and `trade_idx` would be Python ints and
     every value read with them Python too. An array's `.tolist()`/`.item()` is a Python value
     (`static_values.CONVERSION_METHODS`), as `int(...)` is. The twin that iterates the traced

@@ -67,7 +67,7 @@ TREE_KEY_CLASSES = frozenset(
 
 # An array's conversions to Python values, as `int`/`float` among `STATIC_CALLS`: on a tracer they
 # raise, and JAX304 reports that at the conversion; what follows only ever sees Python values
-# (neutryx-lab/neutryx-core@heldout23 src/neutryx/data/batch_pricing.py:241, `for trade_idx in
+# (neutryx-lab/neutryx-core@46ef385 src/neutryx/data/batch_pricing.py:241, `for trade_idx in
 # map(int, indices.tolist())`: 14 JAX304s on the aux-data floats read with `trade_idx`, all
 # behind the crash at `.tolist()`).
 CONVERSION_METHODS = frozenset({"item", "tolist"})

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from jaxfix.analysis.jit_contexts import FuncInfo
-from jaxfix.analysis.pytree_fields import ARRAY_ANNOTATIONS, names_array_type  # noqa: F401 (re-exported)
+from jaxfix.analysis.pytree_fields import names_array_type
 from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
 from jaxfix.analysis.walk import NOT_TOKEN, walk
 
@@ -84,7 +84,7 @@ ARRAY_METHODS = frozenset(
 
 def is_array_annotation(ann: cst.BaseExpression, qualify) -> bool:
     """`ann` (a parameter's annotation) names an array type: `jax.Array`, `Float[Array, "n"]`,
-    `"ArrayLike"` (`ARRAY_ANNOTATIONS`, by its last name)."""
+    `"ArrayLike"` (`pytree_fields.ARRAY_ANNOTATIONS`, by its last name)."""
     if isinstance(ann, cst.Subscript):
         ann = ann.value
     if isinstance(ann, cst.SimpleString):
