@@ -207,7 +207,7 @@ class ArrayScreen:
             return False
         if name in self.used_as_container:
             return False
-        if not all(self._array_annotation(a) for a in self.annotations.get(name, ())):
+        if not all(ast_names_array(a, self.qualify) for a in self.annotations.get(name, ())):
             return False
         if name in self.used_as_array:
             return True
@@ -223,9 +223,6 @@ class ArrayScreen:
 
     def _numpy_value(self, e: ast.AST) -> bool:
         return type(e) is ast.Call and (self.qualify(e.func) or "").startswith("numpy.")
-
-    def _array_annotation(self, ann: ast.AST) -> bool:
-        return ast_names_array(ann, self.qualify)
 
     def array_expr(self, e: ast.AST) -> bool:
         """`ArrayEvidence.array_expr`: may `e` be a JAX array expression?"""

@@ -235,20 +235,16 @@ _WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResu
 def _layer_fields(ctx) -> frozenset[str]:
     """`X` of every `self.X = f(...)` in the module with `f` a public callable of an array library
     (`nnx.Linear`, `eqx.nn.MLP`, `hk.Linear`): called on an array, such a layer returns one.
-    The libcst walk (a second of `check` on a generated 50,000-line file) runs only where the
-    stdlib tree has such an assignment at all."""
+    The assignments come from the file's node index, read only where the stdlib tree has such an
+    assignment at all."""
     if not any(_may_assign_layer(n) for n in astscan.nodes(ctx.tree)):
         return frozenset()
     found: set[str] = set()
-    todo: list[cst.CSTNode] = [ctx.module]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call):
-            if _public_array_function(ctx.names.qualify(n.value.func) or ""):
-                for t in n.targets:
-                    if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name):
-                        found.add(t.target.attr.value)
-        todo.extend(children(n))
+    for n in ctx.tree_index.of_type(cst.Assign):
+        if isinstance(n.value, cst.Call) and _public_array_function(ctx.names.qualify(n.value.func) or ""):
+            for t in n.targets:
+                if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name):
+                    found.add(t.target.attr.value)
     return frozenset(found)
 
 
