@@ -30,7 +30,7 @@ from jaxfix.analysis.host_sync import (
 )
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.project_lookups import project_timer
+from jaxfix.analysis.project_lookups import project_jitted, project_timer
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import timer_names
@@ -126,6 +126,7 @@ class JaxWork:
         if any(checker.start_clock(s) for s in self.ctx.module.body):
             self.region_blocks.append((list(self.ctx.module.body), False))
         assigns: list[cst.Assign] = []
+        calls: list[cst.Call] = []
 
         class V(cst.CSTVisitor):
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -172,6 +173,7 @@ class JaxWork:
 
             def visit_Call(self, node: cst.Call) -> None:
                 func = node.func
+                calls.append(node)
                 if checker.names.qualify(func) in TIMEIT_CALLS:
                     checker.timeit_calls.append(node)
                 elif isinstance(func, cst.Attribute) and func.attr.value in STAGE_METHODS:
@@ -180,6 +182,7 @@ class JaxWork:
                         checker.jitted.add(name)  # `func.cost_analysis()`: a compiled JAX function
 
         walk(self.ctx.module, V())
+        self._imported_jitted(calls)
         # `step = make_step(...)` where `make_step` returns a jitted callable (issue #33)
         factories = {name for name, defs in self.functions.items() if len(defs) == 1 and self._returns_jitted(defs[0])}
         for node in assigns:
@@ -222,6 +225,23 @@ class JaxWork:
         if isinstance(base, cst.Call):
             return self._is_jit_expr(base.func)
         return dotted_name(base) in self.jitted
+
+    def _imported_jitted(self, calls: list[cst.Call]) -> None:
+        """The callees imported from another module of the project that binds them to a jitted
+        function (`project_lookups.project_jitted`): `from .bfm import backnforth_sqeuclidean_nd`,
+        then `results = backnforth_sqeuclidean_nd(mu=mu, ...)` between two clock reads
+        (ucu-computational-ot/ot-algorithm-comparison@f96b388 playground/bfm_animation.py:627)."""
+        lookup = project_jitted(self.ctx)
+        if lookup is None:
+            return
+        asked: set[str] = set()
+        for call in calls:
+            name = dotted_name(call.func)
+            if name is None or name in asked or name in self.jitted:
+                continue
+            asked.add(name)
+            if lookup(name):  # names the module binds itself qualify to nothing (relative imports do)
+                self.jitted.add(name)
 
     def _annotated_steps(self, node: cst.With) -> None:
         """`with jax.profiler.StepTraceAnnotation(...): state, m = p_train_step(...)`: the callee of

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
-from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
+from jaxfix.analysis.jitted_names import is_jit_expr
+from jaxfix.analysis.jitted_names import jitted_names as shared_jitted_names
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.staged_calls import is_staged_call_name
@@ -145,27 +146,12 @@ def timed_code(tree: ast.Module, lines: list[str], starts: list[int]) -> Iterato
 
 def _jit_expr(e: ast.AST, names: ImportMap) -> bool:
     """`jax.jit`, `jax.jit(...)` (options), `partial(jax.jit, ...)`: a decorator or wrapper that jits."""
-    if names.qualify_ast(e) in JIT_NAMES:
-        return True
-    if isinstance(e, ast.Call):
-        q = names.qualify_ast(e.func)
-        return q in JIT_NAMES or (q in PARTIAL_NAMES and any(names.qualify_ast(a) in JIT_NAMES for a in e.args))
-    return False
+    return is_jit_expr(e, names.qualify_ast)
 
 
 def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:
-    """Names bound to jitted functions: `@jax.jit def f`, `f = jax.jit(...)`, `partial(jax.jit, ...)`."""
-
-    def jit_expr(e: ast.AST) -> bool:
-        return _jit_expr(e, names)
-
-    jitted: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(jit_expr(d) for d in node.decorator_list):
-            jitted.add(node.name)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and jit_expr(node.value.func):
-            jitted.update(filter(None, (dotted(t) for t in node.targets)))
-    return jitted
+    """Names bound to jitted functions anywhere in the notebook (`jaxfix.analysis.jitted_names`)."""
+    return shared_jitted_names(ast.walk(tree), names.qualify_ast)
 
 
 def top_bindings(tree: ast.Module, names: ImportMap) -> dict[str, list[tuple[int, bool]]]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
 from jaxfix.analysis import astscan
+from jaxfix.analysis.jitted_names import module_jitted_names
 from jaxfix.analysis.module_ast import (  # noqa: F401 (read through `pytrees` too)
     IMPORT_ERRORS,
     ast_statements,
@@ -177,6 +178,9 @@ class ModuleSummary:
     field_helpers: frozenset[str] = frozenset()
     # its timer classes and context managers (`timers.timer_names`), for JAX501 in modules importing them
     timers: frozenset[str] = frozenset()
+    # its top-level names bound to a jitted function (`jitted_names.module_jitted_names`): a call of
+    # one imported elsewhere is compiled work dispatched asynchronously (JAX501)
+    jitted: frozenset[str] = frozenset()
 
 
 # Top-level packages whose registering functions are all in the table above: a decorator or call
@@ -253,7 +257,8 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
         # A later definition of the same name wins, as at run time.
         classes[node.name] = _summarize_class(node, bindings, registered, called_with, field_helpers)
     timers = timer_names(tree, lambda n: qualify(n, bindings))
-    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers)
+    jitted = module_jitted_names(tree, lambda n: qualify(n, bindings))
+    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers, jitted)
 
 
 def _summarize_class(
