@@ -40,7 +40,11 @@ class UnblockedTimingRule(Rule):
     jax.grad(loss)`; an ahead-of-time compiled `jax.jit(f).lower(x).compile()`) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
     `timeit.Timer` given a `lambda` that calls JAX work, or a function jitted in this module itself
-    (`timeit(step, number=n)`: the fix times `lambda: jax.block_until_ready(step())`).
+    (`timeit(step, number=n)`: the fix times `lambda: jax.block_until_ready(step())`). A call of a
+    function under `eqx.filter_jit` (and `lineax.linear_solve`, `diffrax.diffeqsolve`, optimistix's
+    `minimise` and kin, each `@eqx.filter_jit`) waits for its work before it returns: equinox >=
+    0.11.8 blocks on a marker output (measured: the output is ready at the return), so it is a wait,
+    not work left in flight (`transforms.BLOCKING_JITS`).
 
     The region counts as blocked when, at or after its last JAX call, it calls
     `.block_until_ready()` or `jax.block_until_ready(...)`, or passes a JAX result to something
