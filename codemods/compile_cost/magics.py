@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
+from jaxfix.analysis.bound_jits import is_jit_expr, jit_of
+from jaxfix.analysis.bound_jits import jitted_names as shared_jitted_names
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
-from jaxfix.analysis.jitted_names import is_jit_expr, jit_of
-from jaxfix.analysis.jitted_names import jitted_names as shared_jitted_names
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.staged_calls import is_staged_call_name
@@ -152,7 +152,7 @@ def _jit_expr(e: ast.AST, names: ImportMap) -> bool:
 
 
 def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:
-    """Names bound to jitted functions anywhere in the notebook (`jaxfix.analysis.jitted_names`)."""
+    """Names bound to jitted functions anywhere in the notebook (`jaxfix.analysis.bound_jits`)."""
     return shared_jitted_names(ast.walk(tree), names.qualify_ast)
 
 

@@ -61,7 +61,7 @@ def project_timer(ctx) -> Callable[[str], bool] | None:
 
 def project_jitted(ctx) -> Callable[[str], bool] | None:
     """JAX501's jitted functions of other modules: the imported name's module binds it to a jitted
-    function at its top level (`pytrees.ModuleSummary.jitted`, `jitted_names.module_jitted_names`)."""
+    function at its top level (`pytrees.ModuleSummary.jitted`, `bound_jits.module_jitted_names`)."""
     return project_member(ctx, "jitted")
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
 from jaxfix.analysis import astscan
-from jaxfix.analysis.jitted_names import module_jitted_names
+from jaxfix.analysis.bound_jits import module_jitted_names
 from jaxfix.analysis.module_ast import (  # noqa: F401 (read through `pytrees` too)
     IMPORT_ERRORS,
     ast_statements,
@@ -178,7 +178,7 @@ class ModuleSummary:
     field_helpers: frozenset[str] = frozenset()
     # its timer classes and context managers (`timers.timer_names`), for JAX501 in modules importing them
     timers: frozenset[str] = frozenset()
-    # its top-level names bound to a jitted function (`jitted_names.module_jitted_names`): a call of
+    # its top-level names bound to a jitted function (`bound_jits.module_jitted_names`): a call of
     # one imported elsewhere is compiled work dispatched asynchronously (JAX501)
     jitted: frozenset[str] = frozenset()
 
