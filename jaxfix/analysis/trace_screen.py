@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from collections.abc import Iterator
 
 from jaxfix.analysis import astscan, filememo, pytrees, screen_facts
@@ -71,6 +70,7 @@ from jaxfix.analysis.static_values import (
     is_known_library,
 )
 from jaxfix.analysis.stubs import is_stub_ast
+from jaxfix.analysis.transform_prefilter import MAY_NAME_A_TRANSFORM as MAY_NAME_A_TRANSFORM
 from jaxfix.analysis.transforms import (
     CONSTRUCTION_HOOKS,
     LINEN_APPLY,
@@ -87,33 +87,6 @@ _ENTRY_NAMES = _TRANSFORMS | frozenset(BODY_ARGS)  # what a call enters a trace 
 _ENTRY_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in _ENTRY_NAMES)
 _JIT_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in JIT_NAMES)
 
-# The text test before the screen (`Rule.prefilter_pattern`): every transform and lax body the
-# analysis follows is named `jax.*`, `equinox.*`, `flax.*` or `jax_dataclasses.*`
-# (`transforms.TRANSFORM_PACKAGES`), so a name qualifies to one only through an import of one of
-# them (`import jax`, `import a, jax.numpy as jnp`, `from jax import jit`, `from flax.nnx import jit`,
-# `from jax.lax import scan`, `from jax.experimental.pjit import pjit`, `from equinox import
-# filter_jit`; `from jax._src.api import jit` qualifies to `jax._src.api.jit`, no transform), or
-# spelled out with `jax`/`equinox` unbound by any import (bound by an assignment or a star import).
-# Any text holding none of those spellings has no trace entry for the rules.
-#
-# Written as below it reads:
-#     \bimport\b[^\n]*\b(?:jax|equinox|flax|jax_dataclasses)\b | \b(?:import|from)\s*\\
-#     | \bfrom\s+(?:jax|equinox|flax|jax_dataclasses)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?|nnx|linen))?\s+import\b
-#     | (?<![\w.])(?:jax|equinox)<TRANSFORM_ATTRIBUTE>
-# Each branch starts with its word and checks what precedes it afterwards (a look-behind), so the
-# regex engine skips ahead to the next i, f, j or e instead of trying every branch at every
-# character: the same matches, 9x faster (tests/test_prefilter_pattern.py checks they agree).
-_TRANSFORM_ATTRIBUTE = (
-    r"(?:\s|#[^\n]*)*\.\s*(?:jit|pmap|vmap|grad|value_and_grad|jacfwd|jacrev|hessian|jvp|vjp"
-    r"|linearize|checkpoint|remat|lax|experimental|filter_\w+)\b"
-)
-MAY_NAME_A_TRANSFORM = re.compile(
-    r"import(?<=(?<!\w)import)\b[^\n]*\b(?:jax|equinox|flax|jax_dataclasses)\b"
-    r"|import(?<=(?<!\w)import)\s*\\"
-    r"|from(?<=(?<!\w)from)\s*\\"
-    r"|from(?<=(?<!\w)from)\s+(?:jax|equinox|flax|jax_dataclasses)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?|nnx|linen))?\s+import\b"
-    r"|jax(?<=(?<![\w.])jax)" + _TRANSFORM_ATTRIBUTE + r"|equinox(?<=(?<![\w.])equinox)" + _TRANSFORM_ATTRIBUTE
-)
 
 class TraceScreen:
     """The screen for one module: which functions may run under a trace. Functions are looked at
