@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from jaxfix.analysis import pytrees, screen_facts
+from jaxfix.analysis import astscan, pytrees, screen_facts
 from jaxfix.analysis.screen_function import ScreenFunction, body_facts
 from jaxfix.analysis.transforms import CONSTRUCTION_HOOKS
 
@@ -182,7 +182,7 @@ class ScreenScopes:
                     value = st.value
                     if type(value) is ast.Call and type(value.func) is ast.Name:
                         found.setdefault(st.targets[0].id, set()).add(value.func.id)
-                for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for name in astscan.STATEMENT_BLOCKS:
                     inner = getattr(st, name, None)
                     if type(inner) is list:
                         stack.extend(inner)
@@ -232,7 +232,7 @@ class ScreenScopes:
                 continue
             if kind is ast.ClassDef and enclosing is None:
                 self._top_classes.append(st)
-            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for name in astscan.STATEMENT_BLOCKS:
                 inner = getattr(st, name, None)
                 if type(inner) is list:
                     stack.extend((x, enclosing) for x in inner)

@@ -187,7 +187,7 @@ class TraceScreen(ScreenEntryPoints, ScreenScopes, ScreenStatics):
                     if type(child) is ast.FunctionDef or type(child) is ast.AsyncFunctionDef:
                         class_of[id(child)] = node
                     elif type(child) is not ast.ClassDef:
-                        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                        for name in astscan.STATEMENT_BLOCKS:
                             inner = getattr(child, name, None)
                             if type(inner) is list:
                                 stack.extend(inner)
