@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codemods.pytree_cache.cached_members import _CACHES, PytreeCacheFamily
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.analysis.transform_prefilter import MAY_NAME_A_TRANSFORM
 from jaxfix.rulebase import Rule
 
 READABLE = re.compile(

@@ -219,12 +219,17 @@ def statements(tree: ast.AST) -> Iterable[ast.stmt]:
     return last[2]
 
 
+# the fields of a statement that hold statements (a `try`'s handlers, a `match`'s cases: each holds a body)
+STATEMENT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+BLOCKS_LAST_FIRST = STATEMENT_BLOCKS[::-1]  # pushed on a stack: popped in order (no statement has both handlers and cases)
+
+
 def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
     stack: list = list(reversed(tree.body))
     while stack:
         node = stack.pop()
         yield node
-        for name in ("handlers", "cases", "finalbody", "orelse", "body"):
+        for name in BLOCKS_LAST_FIRST:
             block = getattr(node, name, None)
             if isinstance(block, list):
                 stack.extend(reversed(block))
