@@ -1770,3 +1770,37 @@ def test_equinox_filter_jit_returns_with_its_result_ready():
     jax.block_until_ready(filtered(x))  # compiled
     for _ in range(3):
         assert filtered(x).is_ready()
+
+
+# mav3ri3k/jax-models@<heldout15> dit/main.py:61-69 (heldout15, found when JAX501 learned another module's
+# jitted functions): an `nnx.jit` step updates the model, optimizer and metrics in place and its result
+# is dropped; the loss read from the metrics and printed before the clock waits for the epoch
+NNX_EPOCH = """
+import time
+
+import jax.numpy as jnp
+from flax import nnx
+
+
+@nnx.jit
+def train_step(model, optimizer, metrics, batch):
+    loss = jnp.mean(model(batch) ** 2)
+    metrics.update(loss=loss)
+
+
+def train(model, optimizer, metrics, batches):
+    start_time = time.time()
+    for batch in batches:
+        train_step(model, optimizer, metrics, batch)
+    m = metrics.compute()
+    print(f"  Loss: {m['loss']}")
+    metrics.reset()
+    end_time = time.time()
+    print(f"  Training took: {end_time - start_time:.4f} seconds")
+"""
+
+
+def test_a_value_read_from_the_state_a_step_updates_in_place_waits_for_it():
+    assert findings(NNX_EPOCH) == []
+    # the twin: nothing read from the updated state before the clock
+    assert findings(NNX_EPOCH.replace("    print(f\"  Loss: {m['loss']}\")\n", "")) == [20]
