@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper
+from libcst.metadata import CodeRange, MetadataWrapper
 
 from jaxfix.analysis import astscan, filememo, render
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
@@ -353,12 +353,12 @@ class RuleContext:
 
     def top_level_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The statement of `module.body` that holds `node` (None for the module and its header)."""
-        parents = self.parents
-        while node in parents:
-            up = parents[node]
-            if up is self.module:
+        parent_of, module = self.parents.get, self.module  # one lookup per level: a parent is never None
+        up = parent_of(node)
+        while up is not None:
+            if up is module:
                 return node if isinstance(node, cst.BaseStatement) else None  # not a header/footer line
-            node = up
+            node, up = up, parent_of(up)
         return None
 
     def position(self, node: cst.CSTNode) -> CodeRange:
@@ -380,12 +380,7 @@ class RuleContext:
         if top is None or not spans:
             return self.fact(_module_positions, _module_positions)[node]
         start_line = self.fact(_top_level_lines, _top_level_lines)[top]
-        local = self.fact(_StatementPositions, _StatementPositions)(top)[node]
-        shift = start_line - 1
-        return CodeRange(
-            CodePosition(local.start.line + shift, local.start.column),
-            CodePosition(local.end.line + shift, local.end.column),
-        )
+        return self.fact(_StatementPositions, _StatementPositions)(top).shifted(node, start_line - 1)
 
     def top_level_index(self, node: cst.CSTNode) -> int:
         """`list(self.module.body).index(node)` (ValueError when `node` is not a top-level

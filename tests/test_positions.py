@@ -74,6 +74,32 @@ def test_render_gives_libcst_positions_and_text_for_every_fixture():
     assert compared > 50
 
 
+def test_render_counts_newlines_per_token_as_libcst_does():
+    """`render.positions` derives lines and columns from the tokens after rendering: old Mac
+    newlines, mixed ones inside strings and brackets, and a built module whose carriage return
+    ends one token and whose line feed starts the next (two newlines to libcst, one `\\r\\n`
+    in the joined text) give libcst's positions."""
+    import libcst as cst
+
+    from jaxfix.analysis import render
+
+    split = cst.Module(
+        body=[
+            cst.SimpleStatementLine(
+                [cst.Expr(cst.Name("a"))], trailing_whitespace=cst.TrailingWhitespace(newline=cst.Newline("\r"))
+            ),
+            cst.SimpleStatementLine([cst.Expr(cst.Name("b"))], leading_lines=[cst.EmptyLine(newline=cst.Newline("\n"))]),
+        ]
+    )
+    mixed = "x = 1\r\ny = (2,\r 3)\nz = '''a\r\nb\rc'''\r\n\r\n# c\r\nw = 4"
+    for module in (cst.parse_module(SOURCE.replace("\n", "\r")), cst.parse_module(mixed), split):
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        found = render.positions(module)
+        assert len(found) == len(expected)
+        assert all(found[node] == where for node, where in expected.items())
+    assert render.positions(split)[split.body[1]].start.line == 3
+
+
 def _rendered_spans(module, source):
     """Each top-level statement's offsets, measured by rendering it (what `top_spans` saves)."""
     from jaxfix.analysis import render

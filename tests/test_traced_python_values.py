@@ -339,3 +339,65 @@ def test_a_frozen_settings_dataclass_is_static_under_filter_jit():
         """
     assert codes(source.replace("CONFIG", "PCDTrainConfig"), preview=True) == []
     assert codes(source.replace("CONFIG", "ArrayConfig")) == [("JAX304", 24)]
+
+
+def test_a_field_read_is_preview_unless_declared_an_array():
+    """jselvaraaj/JaxVMAS@af44071 jaxvmas/scenario/football.py:619 (heldout22, wrong): `if
+    self.precision_strength != 1:` in a method of an `AgentPolicy` pytree under `eqx.filter_jit`,
+    whose `precision_strength: float` is a Python float, static there. A condition proven traced
+    only through an object's field is the `field` path, shown with `--preview` only and with an
+    unsafe fix: on first contact 2 real of 74 labelled JAX301/JAX302 conditions reading a field (of
+    `self` or another object), every spent pool. The twin whose field is
+    annotated an array (`Float[Array, ""]`) is still reported by default, with its safe fix."""
+    source = """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+        from jaxtyping import Array, Float
+
+
+        class AgentPolicy(eqx.Module):
+            speed_strength: float
+            precision_strength: STRENGTH
+
+            @eqx.filter_jit
+            def go_to(self, key, pos, target_pos):
+                diff = jnp.linalg.norm(target_pos - pos, axis=-1)[..., None]
+                if self.precision_strength != 1:
+                    pos = pos + jax.random.normal(key, pos.shape) * (1 - self.precision_strength) * diff
+                return pos
+        """
+    python_field = source.replace("STRENGTH", "float")
+    assert codes(python_field) == []
+    assert codes(python_field, preview=True) == [("JAX301", 15)]
+    assert codes(source.replace("STRENGTH", 'Float[Array, ""]')) == [("JAX301", 15)]
+    result = analyze(textwrap.dedent(python_field), "lib.py", Config(select=("ALL",), preview=True), fix=False)
+    assert [f.fix.safety.value for f in result.findings if f.code == "JAX301"] == ["unsafe"]
+
+
+def test_what_follows_an_array_conversion_is_a_python_value():
+    """neutryx-lab/neutryx-core@46ef385 src/neutryx/data/batch_pricing.py:241-357 (heldout23,
+    wrong, 15 in the default tier): under the jitted callers, `jnp.unique(...).tolist()` raises first (JAX304,
+    real, still reported); had it returned, `type_idx` and `trade_idx` would be Python ints and
+    every value read with them Python too. An array's `.tolist()`/`.item()` is a Python value
+    (`static_values.CONVERSION_METHODS`), as `int(...)` is. The twin that iterates the traced
+    array itself still reports the conversion behind it."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        RATES = [0.01, 0.02, 0.03]
+
+
+        @jax.jit
+        def price(kinds, notionals):
+            total = 0.0
+            for trade_idx in ITERATED:
+                rate = float(RATES[trade_idx])
+                total = total + rate * notionals[trade_idx]
+            return total
+        """
+    converted = source.replace("ITERATED", "map(int, jnp.unique(kinds).tolist())")
+    assert codes(converted) == [("JAX304", 12)]  # the `.tolist()`
+    assert codes(source.replace("ITERATED", "kinds")) == [("JAX304", 13)]  # `float(RATES[trade_idx])`

@@ -97,6 +97,47 @@ def test_walk_of_a_visitor_with_its_own_on_visit_calls_its_leave_methods_as_libc
     assert found == events(use_walk=False)
 
 
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("own_leave", [True, False])
+def test_a_visitor_that_leaves_tokens_unseen_gets_the_other_nodes_as_libcst_hands_them(name, module, own_leave):
+    """`tokens_unseen = True`: the walk leaves the tokens out of an own `on_visit` (and `on_leave`);
+    every other node comes in libcst's order, with its pruning."""
+
+    tokens: list[cst.CSTNode] = []
+
+    def events(use_walk: bool) -> list[tuple[str, int]]:
+        seen: list[tuple[str, int]] = []
+
+        class Visit(cst.CSTVisitor):
+            tokens_unseen = True
+
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                if type(n) not in TOKEN_TYPES:
+                    seen.append(("enter", id(n)))
+                elif use_walk:
+                    tokens.append(n)
+                return not isinstance(n, cst.Lambda)
+
+            def leave_Name(self, n: cst.Name) -> None:
+                seen.append(("leave", id(n)))
+
+        class VisitAndLeave(Visit):
+            def on_leave(self, n: cst.CSTNode) -> None:
+                if type(n) not in TOKEN_TYPES:
+                    seen.append(("leave", id(n)))
+
+        visitor = VisitAndLeave() if own_leave else Visit()
+        if use_walk:
+            walk(module, visitor)
+        else:
+            module.visit(visitor)
+        return seen
+
+    found = events(use_walk=True)
+    assert len(found) > 50 and not tokens
+    assert found == events(use_walk=False)
+
+
 def test_children_match_libcst_children_for_every_node():
     module = cst.parse_module(ODD_SYNTAX)
     stack = [module]

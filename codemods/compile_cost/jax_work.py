@@ -15,6 +15,7 @@ from codemods.compile_cost.timing_screen import (
     NOT_COMPUTE,
     TIMEIT_CALLS,
 )
+from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.defaults import never_true
 from jaxfix.analysis.host_sync import (
     BLOCKING_METHODS,
@@ -31,8 +32,8 @@ from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.project_lookups import project_timer
 from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import timer_names
-from jaxfix.analysis.traced import assigned_names, is_staged_call_name
 from jaxfix.analysis.transforms import (
     GRAD_NAMES,
     STAGE_METHODS,

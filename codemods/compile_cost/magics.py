@@ -16,8 +16,8 @@ from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import is_static_attr
-from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix
 
 # `# %timeit [options] stmt` / `# %time stmt` (a line magic), `# %%timeit [options]` (a cell's header)

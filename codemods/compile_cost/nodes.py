@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.jit_contexts import FuncInfo
-from jaxfix.analysis.traced import assigned_names, param_names
+from jaxfix.analysis.scopes import param_names
 from jaxfix.analysis.walk import walk
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

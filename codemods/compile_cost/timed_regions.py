@@ -23,9 +23,9 @@ import libcst as cst
 
 from codemods.compile_cost.nodes import own_nodes
 from codemods.compile_cost.preview import compile_label, flag
+from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.scopes import names_read
-from jaxfix.analysis.traced import assigned_names
 from jaxfix.model import Finding, ImportRequest, Safety
 
 Statements = list[cst.BaseStatement]

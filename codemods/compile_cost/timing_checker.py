@@ -26,6 +26,7 @@ from codemods.compile_cost.timing_screen import (
     TRANSFERS,
 )
 from jaxfix.analysis.astscan import loaded_names
+from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.host_sync import (
     CONTAINER_METHODS,
@@ -40,7 +41,6 @@ from jaxfix.analysis.project_lookups import attribute_read
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.runs_once import starts_cell
 from jaxfix.analysis.scopes import name_uses, names_read, param_names
-from jaxfix.analysis.traced import assigned_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Rule, RuleContext

@@ -14,8 +14,8 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import NOT_PROJECT_HEADS, dotted
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import CLOCKS, timer_names
-from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.analysis.transforms import STAGE_METHODS, STEP_ANNOTATIONS
 
 CLOCK_IDENTS = frozenset(q.rsplit(".", 1)[-1] for q in CLOCKS)

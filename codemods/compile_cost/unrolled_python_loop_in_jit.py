@@ -20,6 +20,7 @@ from jaxfix.analysis.shapes import (
     int_value,
     module_int_constants,
 )
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.staging import runs_eagerly
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
@@ -27,7 +28,6 @@ from jaxfix.analysis.trace_screen import (
     ScreenEntries,
     trace_screen,
 )
-from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rewriting.loops import LoopRewriter
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid

@@ -21,7 +21,6 @@ import libcst as cst
 from jaxfix.analysis import filememo
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.static_values import FUNCTION_CACHES
-from jaxfix.analysis.walk import statements
 from jaxfix.rulebase import RuleContext
 
 CACHED_PROPERTY = frozenset({"functools.cached_property"})  # (each cache's name is in the text test below)
@@ -79,7 +78,9 @@ def _find(ctx: RuleContext) -> list[CachedClass]:
     if not classes:
         return []
     names = Counter(name for name, _ in classes)
-    classdefs = [node for node in statements(ctx.module) if isinstance(node, cst.ClassDef)]
+    # every class, nested ones too, in source order: what a walk of the module's statements finds
+    # (a class is a statement), from the file's node index, which the rule's check builds anyway
+    classdefs = ctx.tree_index.of_type(cst.ClassDef)
     written = Counter(c.name.value for c in classdefs)
     first: dict[str, pt.PytreeInfo] = {}  # name -> the first class of that name (a search per class was quadratic)
     for (n, _), info in classes.items():

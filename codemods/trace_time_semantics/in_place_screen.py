@@ -12,16 +12,16 @@ import bisect
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS, eager_array_names
+from jaxfix.analysis.pytree_fields import ast_names_array
 from jaxfix.analysis.screen_function import ScreenFunction
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.trace_sites import (
-    ARRAY_ANNOTATIONS,
     ARRAY_ATTRS,
     ARRAY_METHODS,
     CONTAINER_METHODS,
     DISPLAY_CALLS,
     string_keyed_root_ast,
 )
-from jaxfix.analysis.traced import is_staged_call_name
 
 _CONSTRUCTOR_NAMES = frozenset(name.rpartition(".")[2] for name in ARRAY_CONSTRUCTORS)
 
@@ -207,7 +207,7 @@ class ArrayScreen:
             return False
         if name in self.used_as_container:
             return False
-        if not all(self._array_annotation(a) for a in self.annotations.get(name, ())):
+        if not all(ast_names_array(a, self.qualify) for a in self.annotations.get(name, ())):
             return False
         if name in self.used_as_array:
             return True
@@ -223,15 +223,6 @@ class ArrayScreen:
 
     def _numpy_value(self, e: ast.AST) -> bool:
         return type(e) is ast.Call and (self.qualify(e.func) or "").startswith("numpy.")
-
-    def _array_annotation(self, ann: ast.AST) -> bool:
-        if type(ann) is ast.Subscript:
-            ann = ann.value
-        if type(ann) is ast.Constant and isinstance(ann.value, str):
-            text = ann.value
-        else:
-            text = self.qualify(ann) or ""
-        return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
 
     def array_expr(self, e: ast.AST) -> bool:
         """`ArrayEvidence.array_expr`: may `e` be a JAX array expression?"""

@@ -27,6 +27,7 @@ from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap, stored_root_name
 from jaxfix.analysis.pallas import kernel_names
 from jaxfix.analysis.screen_function import ScreenFunction
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
     NO_ENTRIES,
@@ -34,7 +35,6 @@ from jaxfix.analysis.trace_screen import (
     any_site,
 )
 from jaxfix.analysis.trace_sites import ArrayEvidence, own_sites
-from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid, pattern_found

@@ -25,10 +25,12 @@ from codemods.trace_time_semantics.outer_state import (
     ModuleState,
 )
 from codemods.trace_time_semantics.outer_state_screen import function_parents, may_touch_outer_state
+from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.held_objects import object_uses, read_as_data
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts, jit_contexts
 from jaxfix.analysis.names import ImportMap, stored_root_name
 from jaxfix.analysis.pytest_files import is_test_module
+from jaxfix.analysis.scopes import param_names
 from jaxfix.analysis.screen_function import ScreenFunction
 from jaxfix.analysis.trace_screen import (
     MAY_NAME_A_TRANSFORM,
@@ -37,7 +39,6 @@ from jaxfix.analysis.trace_screen import (
     any_site,
 )
 from jaxfix.analysis.trace_sites import own_sites
-from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Option, Rule, RuleContext, Valid

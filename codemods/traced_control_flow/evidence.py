@@ -9,6 +9,15 @@ propagates less): a site no longer proven without the step rests on it.
   a traced argument (`if can_use_kernel(x, w):`, `not self.inner.contains(p)`, jax's private
   `jax._src...._shapes(x)`). Whether the helper returns an array or a Python value computed
   from shapes, dtypes and configuration is in a body the proof does not read;
+- `field`: the value is proven traced only through an attribute read of an object (`if
+  self.precision_strength != 1:`, `float(cfg.init_scale)`, `surface.ydeg == 0`): a field is far
+  more often a static Python value (a float under `eqx.filter_jit`, aux data, a config) than an
+  array. First contact (every JAX301/JAX302 label of the twenty-three spent pools, whatever tool
+  made it): a condition reading a field, of `self` or another object, 2 real of 74. A field
+  the module shows to hold arrays (annotated an array in a class of the module or of the project,
+  `update_step: jax.Array`; assigned a call of an array library, `self.kernel = nnx.Param(...)`),
+  a property of one of its classes (the proof reads its body), an array's own attribute (`x.T`)
+  and a Variable's `.value` still count;
 - `handled`: the site is in the body of a `try` whose handler catches what the conversion raises
   (`except Exception:`): the code handles its own trace, an eager-only guard (found after the
   heldout13 measurement: imewei/xpcsjax's "self-disables during tracing" checks);
@@ -45,8 +54,9 @@ heldout11 1, heldout12 3). Left out of any one pool, `helper` is still mostly wr
 does (1 real) were inferred from another module, a framework convention or a guessed class:
 not reported at all since session 16 (`proven_traced`); `tests` is that evidence from test code,
 which the proof still let through for the values array operations make (a library helper the
-project's own jitted code of another module calls stays default). Preview: `helper`, `handled`,
-`tests` and `truthiness` (`PREVIEW_PATHS`); JAX305, whatever its evidence (`PREVIEW_RULES`).
+project's own jitted code of another module calls stays default). Preview: `helper`, `field`,
+`handled`, `tests` and `truthiness` (`PREVIEW_PATHS`); JAX305, whatever its evidence
+(`PREVIEW_RULES`). A safe fix of a `helper` or `field` site is unsafe (`fix_by_evidence`).
 """
 
 from __future__ import annotations
@@ -61,9 +71,12 @@ from codemods.trace_time_semantics.common import traced_from_tests_only
 from codemods.traced_control_flow.fix_safety import decided_values, truthiness_of_unknown
 from jaxfix.analysis import astscan
 from jaxfix.analysis.jit_contexts import JitContexts, jit_contexts
+from jaxfix.analysis.project_lookups import project_array_fields
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
+from jaxfix.analysis.pytree_fields import array_field_names
+from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
 from jaxfix.analysis.scopes import ScopeIndex
-from jaxfix.analysis.static_values import ARRAY_LIBRARIES, is_object_method
+from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, ARRAY_LIBRARIES, is_object_method
 from jaxfix.analysis.traced import FunctionFacts
 from jaxfix.analysis.walk import children, statements
 from jaxfix.model import Fix, Safety
@@ -82,11 +95,16 @@ the library function; 1 real of 8 on heldout12 and heldout13). Also preview: a b
 (`if self.dynamic_scale:`, `if cfg["discrete"]:`, `if inner:`) of an attribute, an item or a
 local that this file does not show to hold an array: it is as often `None`, an object, a config
 entry or a dict of arrays, whose truth under a trace is Python's (0 real of 46 attributes and
-items, 1 of 13 locals on first contact); a parameter of the traced function stays default."""
+items, 1 of 13 locals on first contact); a parameter of the traced function stays default. Also
+preview, with an unsafe fix: a value proven traced only through a field of an object
+(`if self.precision_strength != 1:`, `float(cfg.init_scale)`), more often a static Python value
+(a float under `eqx.filter_jit`, aux data, a config) than not: 2 real of 74 on first contact. A
+field the module shows to hold arrays (annotated `step: jax.Array`, assigned `nnx.Param(...)`)
+stays default."""
 
 # the paths shown only with `--preview` (see the module docstring for the figures; `truthiness`
-# joined in session 26, from first-contact labels of all twenty-one spent pools)
-PREVIEW_PATHS = frozenset({"helper", "handled", "tests", "truthiness"})
+# joined in session 26, `field` in session 28, from first-contact labels of the spent pools)
+PREVIEW_PATHS = frozenset({"helper", "field", "handled", "tests", "truthiness"})
 
 # the rules shown only with `--preview` whatever the evidence. JAX305 (`assert`/`and`/`or`/`not`
 # on a traced value): 1 real of 23 on first contact (benchmarks/blind/labels, fifteen pools), wrong
@@ -111,8 +129,7 @@ class _NoHelperResults(FunctionFacts):
         qual = self.names.qualify(e.func) or ""
         if qual in _BUILTINS:
             return True
-        parts = qual.split(".")
-        if parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts):
+        if _public_array_function(qual):
             return True  # public: `jnp.sum`, `nnx.relu`, not jax's private `jax._src...._shapes`
         if (
             isinstance(e.func, cst.Attribute)
@@ -128,28 +145,106 @@ class _NoHelperResults(FunctionFacts):
         return False
 
 
+class _NoFieldReads(FunctionFacts):
+    """The proof without field reads: an attribute of an object (`self.unit`, `cfg.init_scale`,
+    `surface.ydeg`) is not traced unless the module shows a field of that name holds an array
+    (`_array_fields`); an array's own attributes (`x.T`, `x.real`, `x.sum()`) still are, and a
+    Variable's `.value` (`self.count.value`) is what the full proof says of the Variable."""
+
+    # fields the module shows to hold arrays (`_array_fields`)
+    array_fields: frozenset[str] = frozenset()
+
+    def expr_traced(self, e: cst.BaseExpression, env) -> bool:
+        if type(e) is cst.Attribute:
+            attr = e.attr.value
+            if attr in VARIABLE_VALUE_ATTRIBUTES and type(e.value) is cst.Attribute:
+                return FunctionFacts.expr_traced(self, e.value, env)  # `self.count.value`: an NNX Variable
+            if not (attr in ARRAY_ATTRIBUTES or attr in self.array_fields):
+                return False
+        return super().expr_traced(e, env)
+
+
+def _array_fields(ctx) -> frozenset[str]:
+    """Fields the module shows to hold arrays: `X` of every `X: <array type>` in a class body of
+    the module or of a class of the project a parameter is annotated with (`update_step:
+    jax.Array`, diffrax's `saveat: SaveAt` with `ts: jax.Array | None`; `pytree_fields.
+    array_field_names`), of every property of the module's classes (the proof reads its body:
+    `num_active = jnp.sum(self.mask)`), and of every `obj.X = ...` whose value calls a public
+    function of an array library (`self.kernel = nnx.Param(...)`, `self.factor = 2 **
+    jnp.sum(...)`)."""
+    found: set[str] = set()
+    assigns_field = False
+    for node in astscan.nodes(ctx.tree):
+        if type(node) is ast.ClassDef:
+            found.update(array_field_names(node, {}))
+            found.update(
+                stmt.name for stmt in node.body
+                if type(stmt) is ast.FunctionDef and any(_is_property(d) for d in stmt.decorator_list)
+            )
+        elif type(node) in (ast.Assign, ast.AnnAssign):
+            targets = node.targets if type(node) is ast.Assign else [node.target]
+            assigns_field = assigns_field or any(type(t) is ast.Attribute for t in targets)
+    if assigns_field:
+        found |= _fields_given_arrays(ctx)
+    of_project = project_array_fields(ctx)
+    if of_project is not None:
+        functions = ctx.fact(JitContexts, jit_contexts).functions.values()
+        for cls in {written for info in functions for written in info.class_annotations.values()}:
+            found |= of_project(cls)
+    return frozenset(found)
+
+
+def _fields_given_arrays(ctx) -> set[str]:
+    """`X` of every `obj.X = value` of the module whose value calls a public function of an array
+    library."""
+    found: set[str] = set()
+    for node in ctx.tree_index.of_type(cst.Assign, cst.AnnAssign):
+        targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+        fields = [t.attr.value for t in targets if type(t) is cst.Attribute]
+        if fields and node.value is not None and _calls_array_library(ctx, node.value):
+            found.update(fields)
+    return found
+
+
+def _calls_array_library(ctx, value: cst.BaseExpression) -> bool:
+    todo: list[cst.CSTNode] = [value]
+    while todo:
+        node = todo.pop()
+        if type(node) is cst.Call and _public_array_function(ctx.names.qualify(node.func) or ""):
+            return True
+        todo.extend(children(node))
+    return False
+
+
+def _public_array_function(qual: str) -> bool:
+    """`qual` is a public callable of an array library (`jnp.sum`, `nnx.Param`), not a private one
+    of jax's (`jax._src...._shapes`)."""
+    parts = qual.split(".")
+    return parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts)
+
+
+def _is_property(decorator: ast.expr) -> bool:
+    name = decorator.attr if type(decorator) is ast.Attribute else getattr(decorator, "id", "")
+    return name in ("property", "cached_property")
+
+
 _BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("_"))
-_WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResults),)
+_WEAKER: tuple[tuple[str, type[FunctionFacts]], ...] = (("helper", _NoHelperResults), ("field", _NoFieldReads))
 
 
 def _layer_fields(ctx) -> frozenset[str]:
     """`X` of every `self.X = f(...)` in the module with `f` a public callable of an array library
     (`nnx.Linear`, `eqx.nn.MLP`, `hk.Linear`): called on an array, such a layer returns one.
-    The libcst walk (a second of `check` on a generated 50,000-line file) runs only where the
-    stdlib tree has such an assignment at all."""
+    The assignments come from the file's node index, read only where the stdlib tree has such an
+    assignment at all."""
     if not any(_may_assign_layer(n) for n in astscan.nodes(ctx.tree)):
         return frozenset()
     found: set[str] = set()
-    todo: list[cst.CSTNode] = [ctx.module]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call):
-            parts = (ctx.names.qualify(n.value.func) or "").split(".")
-            if parts[0] in ARRAY_LIBRARIES and not any(part.startswith("_") for part in parts):
-                for t in n.targets:
-                    if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name):
-                        found.add(t.target.attr.value)
-        todo.extend(children(n))
+    for n in ctx.tree_index.of_type(cst.Assign):
+        if isinstance(n.value, cst.Call) and _public_array_function(ctx.names.qualify(n.value.func) or ""):
+            for t in n.targets:
+                if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name):
+                    found.add(t.target.attr.value)
     return frozenset(found)
 
 
@@ -165,6 +260,8 @@ def _may_assign_layer(node: ast.AST) -> bool:
 def _weaker_proof(ctx, facts_type: type[FunctionFacts]) -> ProvenTraced:
     if issubclass(facts_type, _NoHelperResults):
         facts_type = type(facts_type.__name__, (facts_type,), {"layer_fields": _layer_fields(ctx)})
+    elif issubclass(facts_type, _NoFieldReads):
+        facts_type = type(facts_type.__name__, (facts_type,), {"array_fields": _array_fields(ctx)})
     return proven_traced(ctx, facts_type)
 
 
@@ -263,15 +360,25 @@ def _contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
 
 
 def fix_by_evidence(fn, site, fix: Fix | None) -> Fix | None:
-    """A safe fix of a `helper` site is unsafe: what the helper returns is in a body the proof does
-    not read, and a rewrite that makes it an array breaks code where it is a Python value
-    (imewei/rheojax@b79e79e rheojax/utils/mittag_leffler.py:119,146: `jnp` from the project's
-    `safe_import_jax()`, so `jnp.isrealobj(z)` reads as a helper; the dtype test is a Python bool
-    and the `lax.cond` rewrite raised TypeError, branches of different dtypes)."""
-    if fix is None or fix.safety is not Safety.SAFE or evidence_path(fn, site) != "helper":
+    """A safe fix of a `helper` or `field` site is unsafe (`_UNSAFE_PATHS`): what the helper returns
+    is in a body the proof does not read, a field may be a static Python value, and a rewrite that
+    makes it an array breaks code where it is a Python value (imewei/rheojax@b79e79e
+    rheojax/utils/mittag_leffler.py:119,146: `jnp` from the project's `safe_import_jax()`, so
+    `jnp.isrealobj(z)` reads as a helper; the dtype test is a Python bool and the `lax.cond`
+    rewrite raised TypeError, branches of different dtypes)."""
+    if fix is None or fix.safety is not Safety.SAFE:
         return fix
-    reason = "the condition is what a helper returns, which may be a Python value (a dtype or shape test)"
+    reason = _UNSAFE_PATHS.get(evidence_path(fn, site))
+    if reason is None:
+        return fix
     return replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {reason})")
+
+
+# why a fix resting on such a path may break code where the value is a Python one
+_UNSAFE_PATHS = {
+    "helper": "the condition is what a helper returns, which may be a Python value (a dtype or shape test)",
+    "field": "the condition reads an object's field, which may be a static Python value",
+}
 
 
 def site_in_preview(fn, site) -> bool:

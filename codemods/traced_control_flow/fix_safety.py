@@ -41,9 +41,10 @@ from jaxfix.analysis.body_facts import assigned_names_in, names_read, number_lit
 from jaxfix.analysis.definite_binding import maybe_unbound_before
 from jaxfix.analysis.local_calls import calls_named
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
+from jaxfix.analysis.python_values import read_off_known
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_positions import static_uses
 from jaxfix.analysis.static_values import ARRAY_ATTRIBUTES, is_static_attr
-from jaxfix.analysis.traced import is_staged_call_name, read_off_known
 from jaxfix.analysis.value_kinds import ARRAY, NUMBER, ValueKinds
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix, Safety

@@ -123,8 +123,8 @@ from codemods.traced_control_flow.sites import (
 )
 from codemods.traced_control_flow.split_condition import split_fix
 from codemods.traced_control_flow.static_args import static_argnames_fix
+from jaxfix.analysis.python_values import is_str_literal
 from jaxfix.analysis.screen_function import ScreenFunction
-from jaxfix.analysis.traced import is_str_literal
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Fix
 from jaxfix.rewriting.functions import FunctionRewrite

@@ -1,8 +1,10 @@
-"""Syntactic facts about blocks of statements, for rewrites that move a block into a function.
+"""Syntactic facts about blocks of statements: which names they bind, read, or stop a move on.
 
-Which names a block assigns (in order) or reads, which constructs stop it from becoming a
-`lax.cond` branch or a loop body (`break`, `return`, side effects), and what kind of number
-literal an expression is. Pure libcst syntax: no scopes, no traced-value analysis.
+Which names a block assigns (in order) or reads, which names a function's body binds anywhere
+(`assigned_names`: its locals, for the traced-value walk and the timing rules), which constructs
+stop a block from becoming a `lax.cond` branch or a loop body (`break`, `return`, side effects),
+and what kind of number literal an expression is. Pure libcst syntax: no scopes, no traced-value
+analysis.
 """
 
 from __future__ import annotations
@@ -213,6 +215,83 @@ def target_names(t) -> list[str]:
     if isinstance(t, cst.StarredElement):
         return target_names(t.value)
     return []
+
+
+def assigned_names(node: cst.CSTNode) -> set[str]:
+    """Every local name bound anywhere in a function's body (statements only, not nested scopes;
+    walrus targets inside expressions are not seen)."""
+    found: set[str] = set()
+    if isinstance(node, cst.Lambda):
+        return found
+    body = node.body if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
+    _bound_in_block(body, found)
+    return found
+
+
+def _bound_in_block(block, found: set[str]) -> None:
+    if block is None:
+        return
+    if type(block) is cst.IndentedBlock or type(block) is cst.SimpleStatementSuite:
+        stmts = block.body
+    elif isinstance(block, (list, tuple)):
+        stmts = block
+    else:
+        stmts = [block]
+    for s in stmts:
+        # `type(s) is`: libcst's statement classes are concrete, and `isinstance` against them runs
+        # ABCMeta's check, a dozen per statement down this chain
+        kind = type(s)
+        if kind is cst.SimpleStatementLine:
+            _bound_in_block(list(s.body), found)
+        elif kind is cst.Assign:
+            for t in s.targets:
+                found.update(target_names(t.target))
+        elif kind is cst.AugAssign or kind is cst.AnnAssign:
+            if kind is not cst.AnnAssign or s.value is not None:
+                found.update(target_names(s.target))
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            if isinstance(s.names, cst.ImportStar):
+                continue
+            for alias in s.names:
+                if alias.asname is not None:
+                    found.update(target_names(alias.asname.name))
+                else:
+                    top = alias.name
+                    while isinstance(top, cst.Attribute):
+                        top = top.value
+                    if isinstance(top, cst.Name):
+                        found.add(top.value)
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            found.add(s.name.value)
+        elif kind is cst.If:
+            _bound_in_block(s.body, found)
+            _bound_in_block(s.orelse, found)
+        elif kind is cst.Else:
+            _bound_in_block(s.body, found)
+        elif kind is cst.For or kind is cst.While:
+            if kind is cst.For:
+                found.update(target_names(s.target))
+            _bound_in_block(s.body, found)
+            if s.orelse is not None:
+                _bound_in_block(s.orelse.body, found)
+        elif kind is cst.With:
+            for item in s.items:
+                if item.asname is not None:
+                    found.update(target_names(item.asname.name))
+            _bound_in_block(s.body, found)
+        elif kind is cst.Try or kind.__name__ == "TryStar":
+            _bound_in_block(s.body, found)
+            for h in s.handlers:
+                if h.name is not None:
+                    found.update(target_names(h.name.name))
+                _bound_in_block(h.body, found)
+            if s.orelse is not None:
+                _bound_in_block(s.orelse.body, found)
+            if s.finalbody is not None:
+                _bound_in_block(s.finalbody.body, found)
+        elif kind is cst.Match:
+            for case in s.cases:
+                _bound_in_block(case.body, found)
 
 
 def names_read(node) -> set[str]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.pytrees import dotted, module_bindings
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import is_static_attr, returns_untraced
-from jaxfix.analysis.traced import is_staged_call_name
 from jaxfix.analysis.transforms import (
     FUNCTION_WRAPPERS,
     JIT_NAMES,

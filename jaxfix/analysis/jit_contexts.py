@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from jaxfix.analysis import pytrees
+from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.class_static_fields import ClassStaticFields, ShownAttributes
 from jaxfix.analysis.jit_entries import TraceEntries
 from jaxfix.analysis.jit_propagation import TracePropagation
@@ -52,10 +53,9 @@ from jaxfix.analysis.project_lookups import (
     project_class_fields,
     project_field_helper,
 )
-from jaxfix.analysis.scopes import ScopeIndex
+from jaxfix.analysis.scopes import ScopeIndex, param_names
 from jaxfix.analysis.static_helpers import ModuleCallOracle
 from jaxfix.analysis.static_values import admits_no_array
-from jaxfix.analysis.traced import assigned_names, param_names
 from jaxfix.analysis.transforms import (  # noqa: F401 (JIT_NAMES ... are imported from here too)
     GRAD_NAMES,
     JIT_NAMES,

@@ -33,6 +33,20 @@ def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:
     return lookup
 
 
+def project_array_fields(ctx) -> Callable[[str], frozenset[str]] | None:
+    """The fields a class the module names is annotated to hold arrays, from the project index
+    (None without one): `project.array_fields_of`."""
+    qualify = _project_qualifier(ctx)
+    if qualify is None or not hasattr(ctx.project, "array_fields_of"):
+        return None
+
+    def lookup(written: str) -> frozenset[str]:
+        target = qualify(written)
+        return frozenset() if target is None else ctx.project.array_fields_of(target)
+
+    return lookup
+
+
 def project_field_helper(ctx) -> Callable[[str], bool] | None:
     """`JitContexts.field_helper` from the project index (None without one): the imported name's
     module makes a static field with it (`pytrees.ModuleSummary.field_helpers`)."""

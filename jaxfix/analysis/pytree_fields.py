@@ -50,6 +50,39 @@ STATIC_FIELD_TYPES = frozenset(
 STATIC_ANNOTATIONS = frozenset({"jax_dataclasses.Static", "jax_dataclasses._dataclasses.Static"})
 
 
+# Annotations that name an array type, by their last name: `jax.Array`, `jnp.ndarray`,
+# `"ArrayLike"`, jaxtyping's `Float[Array, "n"]` (read by both trees: `trace_sites.is_array_annotation`
+# on libcst's, `ast_names_array` on the stdlib's).
+ARRAY_ANNOTATIONS = ("Array", "ndarray", "ArrayLike", "Float", "Int", "Bool", "Shaped", "Num", "Real", "Complex",
+                     "UInt", "Integer", "Inexact", "Key")
+
+
+def names_array_type(text: str) -> bool:
+    """An annotation's text (`jax.Array`, `Float`) names an array type (`ARRAY_ANNOTATIONS`)."""
+    return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
+
+
+def ast_names_array(ann: ast.expr, qualify_name: Callable[[ast.expr], str | None]) -> bool:
+    """A stdlib annotation names an array type: `jax.Array`, `Float[Array, "n ..."]`, `"ArrayLike"`."""
+    if type(ann) is ast.Subscript:
+        ann = ann.value
+    if type(ann) is ast.Constant and isinstance(ann.value, str):
+        return names_array_type(ann.value)
+    return names_array_type(qualify_name(ann) or "")
+
+
+def array_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[str, ...]:
+    """Fields of the class body annotated with an array type (`ts: jax.Array | None`,
+    `w: Float[Array, "n"]`): traced leaves of a pytree instance."""
+    return tuple(
+        stmt.target.id
+        for stmt in node.body
+        if isinstance(stmt, ast.AnnAssign)
+        and isinstance(stmt.target, ast.Name)
+        and ast_names_array(_without_none(stmt.annotation), lambda n: qualify(n, bindings) or ast.unparse(n))
+    )
+
+
 def is_static_annotation(qualified: str | None) -> bool:
     """`qualified` (the subscripted name of an annotation, qualified) marks a static field."""
     return qualified in STATIC_ANNOTATIONS

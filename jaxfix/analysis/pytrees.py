@@ -55,6 +55,7 @@ from jaxfix.analysis.pytree_fields import (  # noqa: F401 (read through `pytrees
     STATIC_FIELD_TYPES,
     VARIABLE_VALUE_ATTRIBUTES,
     _without_none,
+    array_field_names,
     ast_field_marks,
     is_static_annotation,
     is_static_class,
@@ -159,6 +160,7 @@ class ClassSummary:
     helpers: tuple[str, ...] = ()
     # `__init_subclass__` passes `cls` to these (as `helpers`): subclasses may be registered
     subclass_hooks: tuple[str, ...] = ()
+    array_fields: tuple[str, ...] = ()  # `array_field_names`: fields annotated with an array type
 
 
 @dataclass(frozen=True)
@@ -279,7 +281,8 @@ def _summarize_class(
             hooks = param_calls(stmt, bindings)
     bases = tuple(b for b in (qualify(base, bindings) for base in node.bases) if b is not None)
     statics = static_field_names(node, bindings, field_helpers)
-    return ClassSummary(node.name, node.lineno, bases, kind, via, statics, tuple(helpers), hooks)
+    arrays = array_field_names(node, bindings)
+    return ClassSummary(node.name, node.lineno, bases, kind, via, statics, tuple(helpers), hooks, arrays)
 
 
 def registrar(

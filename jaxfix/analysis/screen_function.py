@@ -12,7 +12,9 @@ from typing import Protocol
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.python_values import SEQUENCE_TYPES
 from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import (
     ARRAY_ATTRIBUTES,
     ITEM_METHODS,
@@ -23,7 +25,6 @@ from jaxfix.analysis.static_values import (
     is_static_method,
     returns_untraced,
 )
-from jaxfix.analysis.traced import SEQUENCE_TYPES, is_staged_call_name
 
 
 class ModuleScreen(Protocol):
@@ -136,7 +137,7 @@ class ScreenFunction:
 
     @property
     def locals(self) -> set[str]:
-        """Parameters and every name the body binds by statement (as `traced.assigned_names`)."""
+        """Parameters and every name the body binds by statement (as `body_facts.assigned_names`)."""
         if self._locals is None:
             self._locals = set(self.params) | body_facts(self.node).assigned
         return self._locals
@@ -490,7 +491,7 @@ def function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def _assigned_names(body: list[ast.stmt]) -> set[str]:
-    """Every local a function body binds by statement (as `traced.assigned_names` does)."""
+    """Every local a function body binds by statement (as `body_facts.assigned_names` does)."""
     found: set[str] = set()
     stack = list(body)
     while stack:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import libcst as cst
 
+from jaxfix.analysis.body_facts import assigned_names, target_names
 from jaxfix.analysis.names import dotted_name
-from jaxfix.analysis.traced import assigned_names
 from jaxfix.analysis.walk import statements
 
 # -- the evaluator ----------------------------------------------------------------------------------
@@ -161,11 +161,11 @@ def _module_bindings(module: cst.Module) -> list[str]:
         for small in stmt.body:
             if isinstance(small, cst.Assign):
                 for t in small.targets:
-                    out.extend(_target_names(t.target))
+                    out.extend(target_names(t.target))
             elif isinstance(small, cst.AnnAssign):
-                out.extend(_target_names(small.target))
+                out.extend(target_names(small.target))
             elif isinstance(small, cst.AugAssign):  # a rebinding: counted as two
-                out.extend(_target_names(small.target) * 2)
+                out.extend(target_names(small.target) * 2)
             elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
                 for alias in small.names:
                     name = dotted_name(alias.asname.name if alias.asname is not None else alias.name)
@@ -173,16 +173,6 @@ def _module_bindings(module: cst.Module) -> list[str]:
                         out.append(name.split(".")[0])
     out.extend(sorted(globals_))  # a `global` statement means some function may rebind it
     return out
-
-
-def _target_names(t: cst.BaseExpression) -> list[str]:
-    if isinstance(t, cst.Name):
-        return [t.value]
-    if isinstance(t, (cst.Tuple, cst.List)):
-        return [n for el in t.elements for n in _target_names(el.value)]
-    if isinstance(t, cst.StarredElement):
-        return _target_names(t.value)
-    return []
 
 
 # -- the same on the stdlib AST (for screens) -------------------------------------------------------

@@ -22,10 +22,10 @@ from collections.abc import Callable
 import libcst as cst
 
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.scopes import FUNCTION_NODES, ScopeIndex
+from jaxfix.analysis.scopes import FUNCTION_NODES, ScopeIndex, param_names
 from jaxfix.analysis.static_values import FUNCTION_CACHES, STATIC, UNKNOWN
 from jaxfix.analysis.static_values import is_known_library as _known
-from jaxfix.analysis.traced import analyse_function, param_names
+from jaxfix.analysis.traced import analyse_function
 from jaxfix.analysis.walk import children, statements, walk
 
 # qualified name of a function -> STATIC / TRACED / UNKNOWN, or None when not known there

@@ -143,6 +143,8 @@ def static_uses(
 
 
 class _StaticFinder(Visitor):  # `Visitor`: its `on_visit` override calls the cached dispatch, not libcst's
+    tokens_unseen = True  # `walk` leaves tokens out: no handler is a token's, and `skip` is a statement
+
     def __init__(self, names: set[str], qualify: Qualify, skip: cst.CSTNode | None = None) -> None:
         super().__init__()
         self.names = names

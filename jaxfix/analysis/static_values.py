@@ -65,11 +65,20 @@ TREE_KEY_CLASSES = frozenset(
 )
 
 
+# An array's conversions to Python values, as `int`/`float` among `STATIC_CALLS`: on a tracer they
+# raise, and JAX304 reports that at the conversion; what follows only ever sees Python values
+# (neutryx-lab/neutryx-core@46ef385 src/neutryx/data/batch_pricing.py:241, `for trade_idx in
+# map(int, indices.tolist())`: 14 JAX304s on the aux-data floats read with `trade_idx`, all
+# behind the crash at `.tolist()`).
+CONVERSION_METHODS = frozenset({"item", "tolist"})
+
+
 def is_static_method(name: str) -> bool:
-    """`x.name(...)` returns a Python value whatever `x` holds: a `str` method no array has, or a
+    """`x.name(...)` returns a Python value whatever `x` holds: a `str` method no array has, a
     mapping's `keys()` (a pytree's structure: `logging.info(variables.keys())` logs strings,
-    google-research/scenic knowledge_visual_language/trainer_memory.py)."""
-    return name in STR_METHODS or name in KEY_METHODS
+    google-research/scenic knowledge_visual_language/trainer_memory.py), or an array's conversion
+    to Python (`CONVERSION_METHODS`)."""
+    return name in STR_METHODS or name in KEY_METHODS or name in CONVERSION_METHODS
 
 
 # Methods of a mapping or sequence that hand back what it holds (`params.get("w")`, `d.pop(k)`):

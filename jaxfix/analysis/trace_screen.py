@@ -147,6 +147,7 @@ class TraceScreen:
         self.class_of: dict[int, ast.ClassDef] = {}  # id of a def of a class body (under its `if`s too) -> the class
         self.calls: list[ast.Call] = []
         self.aliases: dict[str, list[ScreenFunction]] = {}
+        self._aliases_of: dict[int, set[str]] | None = None  # `static_params`: id of a function -> its aliases
         self.assigned_to: dict[int, str] = {}  # id of a call or lambda -> the one name it is assigned to
         self.classes: list[ast.ClassDef] = []
         self.imports: list[ast.Import | ast.ImportFrom] = []
@@ -520,7 +521,7 @@ class TraceScreen:
         a = info.node.args
         defaults = dict(zip([p.arg for p in (*a.posonlyargs, *a.args)][len(info.positional) - len(a.defaults) :], a.defaults))
         defaults.update((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
-        names = {info.name} | {alias for alias, targets in self.aliases.items() if info in targets}
+        names = {info.name} | self._alias_names(info)
         if id(info.node) in self.assigned_to:
             names.add(self.assigned_to[id(info.node)])
         calls = [c for n in names for c in self.calls_by_name.get(n, ())]
@@ -745,6 +746,16 @@ class TraceScreen:
             self._callees = (by_callee, [c for c in self.calls if type(c.func) is ast.Call])
         return self._callees
 
+    def _alias_names(self, info: ScreenFunction) -> set[str]:
+        """The names `aliases` gives `info` (`f_jit = jax.jit(f)`), from an index made once: a scan
+        of every alias per traced function was quadratic in a module of many jitted functions."""
+        if self._aliases_of is None:
+            self._aliases_of = {}
+            for alias, targets in self.aliases.items():
+                for target in targets:
+                    self._aliases_of.setdefault(id(target), set()).add(alias)
+        return self._aliases_of.get(id(info), set())
+
     def _enter(self, info: ScreenFunction, traced: set[str]) -> bool:
         grew = not info.in_trace or not traced <= info.traced_params
         info.in_trace = True
@@ -812,6 +823,7 @@ class TraceScreen:
                 alias = self.assigned_to.get(id(call))
                 if alias is not None:
                     self.aliases.setdefault(alias, []).extend(self._resolve(target, allow_attr=False, call=call))
+                    self._aliases_of = None
             if qual in BODY_ARGS:
                 plain = not call.keywords and not any(type(a) is ast.Starred for a in call.args)
                 second = pos[1] if len(pos) > 1 else None

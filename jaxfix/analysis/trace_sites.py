@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from jaxfix.analysis.jit_contexts import FuncInfo
+from jaxfix.analysis.pytree_fields import names_array_type
 from jaxfix.analysis.traced import FunctionFacts, is_staged_call_name
 from jaxfix.analysis.walk import NOT_TOKEN, walk
 
@@ -43,6 +44,8 @@ def own_sites(info: FuncInfo, ctx=None) -> Iterator[tuple[cst.CSTNode, cst.CSTNo
 
 class _OwnSites(cst.CSTVisitor):
     """`own_sites`' walk (one class: a class made per function cost its creation, ABCMeta's, each time)."""
+
+    tokens_unseen = True  # `walk` leaves tokens out: no site is one, and no statement of `before`
 
     def __init__(self, node: cst.CSTNode, before) -> None:
         self.node = node
@@ -77,21 +80,19 @@ ARRAY_METHODS = frozenset(
      "prod", "cumsum", "conj", "swapaxes", "round", "set", "add", "subtract", "multiply", "divide", "power", "get",
      "apply"}
 )
-ARRAY_ANNOTATIONS = ("Array", "ndarray", "ArrayLike", "Float", "Int", "Bool", "Shaped", "Num", "Real", "Complex",
-                     "UInt", "Integer", "Inexact", "Key")
-
 
 
 def is_array_annotation(ann: cst.BaseExpression, qualify) -> bool:
     """`ann` (a parameter's annotation) names an array type: `jax.Array`, `Float[Array, "n"]`,
-    `"ArrayLike"` (`ARRAY_ANNOTATIONS`, by its last name)."""
+    `"ArrayLike"` (`pytree_fields.ARRAY_ANNOTATIONS`, by its last name)."""
     if isinstance(ann, cst.Subscript):
         ann = ann.value
     if isinstance(ann, cst.SimpleString):
         text = ann.evaluated_value or ""
     else:
         text = qualify(ann) or ""
-    return text.rsplit(".", 1)[-1].split("[", 1)[0] in ARRAY_ANNOTATIONS
+    return names_array_type(text)
+
 
 CONTAINER_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "keys", "items", "values", "update", "setdefault",

@@ -21,11 +21,12 @@ parameters annotated or always passed as sequences, `*args`, and locals only eve
 assigned sequences as static, even when their elements are traced (a sequence a nested `f`
 returns as aux output of `value_and_grad(f, has_aux=True)` stays one: `aux_outputs`).
 
-The walk is flow-sensitive in statement order (an assignment replaces what a
-name held; after `if`/`else` a name is traced if either branch made it so; a
-loop body is walked until the traced set stops growing, and the result is
-joined with the zero-trip state). It records, for every statement, the set of
-local names traced just before it, so a rule asks `facts.traced(expr, stmt)`.
+The walk is flow-sensitive in statement order (`traced_walk`): it records, for every
+statement, the set of local names traced just before it, so a rule asks
+`facts.traced(expr, stmt)`. This module holds `FunctionFacts` (the per-expression decision,
+`expr_traced` and its call, comparison and truth-test helpers, which a subclass may override)
+and `analyse_function`; the facts it reads off syntax alone are in `python_values`, the jax
+calls staged out on any input in `staged_calls`, and a body's bound names in `body_facts`.
 
 Nested functions and lambdas are separate `FunctionFacts`; their free variables
 are looked up in the enclosing function's names traced anywhere (`all_traced`).
@@ -33,18 +34,24 @@ are looked up in the enclosing function's names traced anywhere (`all_traced`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from jaxfix.analysis.aux_outputs import returned_elements
-from jaxfix.analysis.body_facts import mapping_names
-from jaxfix.analysis.names import ImportMap, dotted_name, stored_root_name
-from jaxfix.analysis.pytrees import VARIABLE_VALUE_ATTRIBUTES
+from jaxfix.analysis.body_facts import assigned_names, mapping_names, target_names
+from jaxfix.analysis.names import ImportMap, dotted_name
+from jaxfix.analysis.python_values import (
+    annotation_is_sequence,
+    is_str_literal,
+    object_expressions,
+    python_callable_params,
+    read_off_known,
+)
+from jaxfix.analysis.scopes import param_names
+from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import (
-    ARGUMENT_TYPED_CALLS,
-    ARRAY_ATTRIBUTES,
     ARRAY_LISTS,
     ITEM_METHODS,
     KEY_METHODS,
@@ -54,145 +61,14 @@ from jaxfix.analysis.static_values import (
     TREE_MAP_NAMES,
     UNKNOWN,
     CallOracle,
-    admits_no_array,
     is_folded_on_a_number,
     is_object_method,
     is_static_attr,
-    is_static_call_name,
     is_static_method,
     returns_untraced,
 )
+from jaxfix.analysis.traced_walk import StatementWalker
 from jaxfix.analysis.walk import children, walk
-
-# jax modules whose functions are staged out under a trace even on constant inputs (`jnp.ones(3)`).
-# Other `jax.*` names (utilities, dtype helpers, config, `jax._src` internals) return whatever
-# their arguments make them: traced only when given a traced argument.
-STAGED_PREFIXES = (
-    "jax.numpy.",
-    "jax.lax.",
-    "jax.random.",
-    "jax.nn.",
-    "jax.scipy.",
-    "jax.ops.",
-    "jax.image.",
-    "jax.experimental.pallas.",
-    "jax._src.numpy.",
-    "jax._src.lax.",
-    "jax._src.random.",
-    "jax._src.nn.",
-    "jax._src.scipy.",
-    "jax._src.pallas.",
-)
-STAGED_CALLS = frozenset({"jax.device_put", "jax.pure_callback", "jax.make_array_from_callback"})
-SEQUENCE_TYPES = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "MutableSequence"})
-
-
-def is_staged_call_name(qualname: str | None) -> bool:
-    """A jax function that stages an operation out under a trace whatever its inputs."""
-    if qualname is None or is_static_call_name(qualname) or qualname in ARGUMENT_TYPED_CALLS:
-        return False
-    return qualname in STAGED_CALLS or qualname.startswith(STAGED_PREFIXES)
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    """Names bound by an assignment target (`a`, `a, (b, *c)`)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        out: list[str] = []
-        for el in target.elements:
-            out.extend(_target_names(el.value))
-        return out
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
-
-
-def assigned_names(node: cst.CSTNode) -> set[str]:
-    """Every local name bound anywhere in a function's body (statements only, not nested scopes;
-    walrus targets inside expressions are not seen)."""
-    found: set[str] = set()
-    if isinstance(node, cst.Lambda):
-        return found
-    body = node.body if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else node
-    _bound_in_block(body, found)
-    return found
-
-
-def _bound_in_block(block, found: set[str]) -> None:
-    if block is None:
-        return
-    if type(block) is cst.IndentedBlock or type(block) is cst.SimpleStatementSuite:
-        stmts = block.body
-    elif isinstance(block, (list, tuple)):
-        stmts = block
-    else:
-        stmts = [block]
-    for s in stmts:
-        # `type(s) is`: libcst's statement classes are concrete, and `isinstance` against them runs
-        # ABCMeta's check, a dozen per statement down this chain
-        kind = type(s)
-        if kind is cst.SimpleStatementLine:
-            _bound_in_block(list(s.body), found)
-        elif kind is cst.Assign:
-            for t in s.targets:
-                found.update(_target_names(t.target))
-        elif kind is cst.AugAssign or kind is cst.AnnAssign:
-            if kind is not cst.AnnAssign or s.value is not None:
-                found.update(_target_names(s.target))
-        elif kind is cst.Import or kind is cst.ImportFrom:
-            if isinstance(s.names, cst.ImportStar):
-                continue
-            for alias in s.names:
-                if alias.asname is not None:
-                    found.update(_target_names(alias.asname.name))
-                else:
-                    top = alias.name
-                    while isinstance(top, cst.Attribute):
-                        top = top.value
-                    if isinstance(top, cst.Name):
-                        found.add(top.value)
-        elif kind is cst.FunctionDef or kind is cst.ClassDef:
-            found.add(s.name.value)
-        elif kind is cst.If:
-            _bound_in_block(s.body, found)
-            _bound_in_block(s.orelse, found)
-        elif kind is cst.Else:
-            _bound_in_block(s.body, found)
-        elif kind is cst.For or kind is cst.While:
-            if kind is cst.For:
-                found.update(_target_names(s.target))
-            _bound_in_block(s.body, found)
-            if s.orelse is not None:
-                _bound_in_block(s.orelse.body, found)
-        elif kind is cst.With:
-            for item in s.items:
-                if item.asname is not None:
-                    found.update(_target_names(item.asname.name))
-            _bound_in_block(s.body, found)
-        elif kind is cst.Try or kind.__name__ == "TryStar":
-            _bound_in_block(s.body, found)
-            for h in s.handlers:
-                if h.name is not None:
-                    found.update(_target_names(h.name.name))
-                _bound_in_block(h.body, found)
-            if s.orelse is not None:
-                _bound_in_block(s.orelse.body, found)
-            if s.finalbody is not None:
-                _bound_in_block(s.finalbody.body, found)
-        elif kind is cst.Match:
-            for case in s.cases:
-                _bound_in_block(case.body, found)
-
-
-def param_names(params: cst.Parameters) -> list[str]:
-    out = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if isinstance(params.star_arg, cst.Param):
-        out.append(params.star_arg.name.value)
-    out.extend(p.name.value for p in params.kwonly_params)
-    if params.star_kwarg is not None:
-        out.append(params.star_kwarg.name.value)
-    return out
 
 
 @dataclass(eq=False)
@@ -442,25 +318,9 @@ class FunctionFacts:
         return False
 
     def _python_callables(self) -> frozenset[str]:
-        """Parameters annotated as callables returning a Python value (`predicate: Callable[[Var],
-        bool]`, penzai's `unbind_variables`), never rebound: what a call of one returns is static."""
+        """Parameters annotated as callables returning a Python value (`python_values`)."""
         if self._callables is None:
-            out: set[str] = set()
-            params = self.node.params
-            if isinstance(self.node, cst.FunctionDef):
-                for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-                    ann = p.annotation.annotation if p.annotation is not None else None
-                    if ann is None:
-                        continue
-                    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
-                        ann = ann.left if isinstance(ann.right, cst.Name) and ann.right.value == "None" else ann
-                    if not isinstance(ann, cst.Subscript) or self.names.qualify(ann.value) not in _CALLABLES:
-                        continue
-                    last = ann.slice[-1].slice
-                    if isinstance(last, cst.Index) and admits_no_array(last.value, self.names.qualify):
-                        out.add(p.name.value)
-                out -= _rebound_but_to_constant_lambdas(self.node, out)
-            self._callables = frozenset(out)
+            self._callables = python_callable_params(self.node, self.names.qualify)
         return self._callables
 
     def _maps_to_static(self, e: cst.Call, env) -> bool:
@@ -502,7 +362,7 @@ class FunctionFacts:
             ):
                 args = []
             if qual == "enumerate" and len(elements) == 2 and len(args) == 1:
-                out = [(n, False) for n in _target_names(elements[0])]
+                out = [(n, False) for n in target_names(elements[0])]
                 return out + self.loop_bindings(elements[1], args[0].value, env)
             if qual == "zip" and args and len(elements) == len(args):
                 out = []
@@ -512,25 +372,25 @@ class FunctionFacts:
         if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args:
             method = it.func.attr.value
             if method in KEY_METHODS:
-                return [(n, False) for n in _target_names(target)]
+                return [(n, False) for n in target_names(target)]
             if method in ITEM_METHODS and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
                 key, value = (el.value for el in target.elements)
                 if not isinstance(key, cst.StarredElement) and not isinstance(value, cst.StarredElement):
                     traced = self.expr_traced(it.func.value, env)
-                    return [(n, False) for n in _target_names(key)] + [(n, traced) for n in _target_names(value)]
+                    return [(n, False) for n in target_names(key)] + [(n, traced) for n in target_names(value)]
         if isinstance(it, cst.Name) and it.value in self.mappings:
-            return [(n, False) for n in _target_names(target)]  # a mapping's keys
+            return [(n, False) for n in target_names(target)]  # a mapping's keys
         if isinstance(it, cst.Call) and self.names.qualify(it.func) == "range":
             # `range` takes only Python ints: given a tracer it raises before the first trip (the
             # bug is the `range` call, JAX303), so in every trip that runs the counter is an int
             # (chrischizinski/pradel-jax@d911295 tests/test_optimization_simple.py:97, `for t in range(first,
             # last)` over traced bounds, then `if t + 1 < n_occasions`: wrong)
-            return [(n, False) for n in _target_names(target)]
+            return [(n, False) for n in target_names(target)]
         if isinstance(it, cst.Call) and self.names.qualify(it.func) in ("reversed", "list", "tuple", "sorted"):
             if len(it.args) == 1 and it.args[0].keyword is None and not it.args[0].star:
                 return self.loop_bindings(target, it.args[0].value, env)
         traced = self.expr_traced(it, env)
-        return [(n, traced) for n in _target_names(target)]
+        return [(n, traced) for n in target_names(target)]
 
     # -- truth tests ----------------------------------------------------------
     def test_traced(self, expr: cst.BaseExpression, stmt: cst.CSTNode | None = None) -> bool:
@@ -560,7 +420,7 @@ class FunctionFacts:
             return False
         if self._objects is None:
             self._objects = frozenset()  # while computing
-            self._objects = frozenset(_object_expressions(self.node) | self._mappings())
+            self._objects = frozenset(object_expressions(self.node) | self._mappings())
         return dotted_name(e) in self._objects
 
     def _mappings(self) -> set[str]:
@@ -619,242 +479,6 @@ class FunctionFacts:
         return False
 
 
-_CALLABLES = frozenset({"typing.Callable", "collections.abc.Callable"})
-
-
-def _rebound_but_to_constant_lambdas(node: cst.FunctionDef, names: set[str]) -> set[str]:
-    """Those of `names` the body binds to anything but a lambda returning a literal (penzai's
-    `if predicate is None: predicate = lambda _: True` keeps `predicate` a bool-valued callable)."""
-    bound = assigned_names(node.body) & names
-    constant_only: dict[str, bool] = {}
-
-    class V(cst.CSTVisitor):
-        def visit_Assign(self, n: cst.Assign) -> None:
-            for t in n.targets:
-                if isinstance(t.target, cst.Name) and t.target.value in bound:
-                    ok = isinstance(n.value, cst.Lambda) and _constant_body(n.value) and len(n.targets) == 1
-                    constant_only[t.target.value] = constant_only.get(t.target.value, True) and ok
-
-        def visit_AugAssign(self, n: cst.AugAssign) -> None:
-            if isinstance(n.target, cst.Name):
-                constant_only[n.target.value] = False
-
-        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
-            if isinstance(n.target, cst.Name):
-                constant_only[n.target.value] = False
-
-    walk(node.body, V())
-    # bound some other way (a loop target, `with ... as`, an import, a walrus) counts as rebound too
-    return {n for n in bound if not constant_only.get(n, False) or _bound_otherwise(node.body, n)}
-
-
-def _bound_otherwise(body: cst.CSTNode, name: str) -> bool:
-    found = False
-
-    class V(cst.CSTVisitor):
-        def visit_For(self, n: cst.For) -> None:
-            nonlocal found
-            found |= name in _target_names(n.target)
-
-        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
-            nonlocal found
-            found |= isinstance(n.target, cst.Name) and n.target.value == name
-
-        def visit_AsName(self, n: cst.AsName) -> None:
-            nonlocal found
-            found |= isinstance(n.name, cst.Name) and n.name.value == name
-
-    walk(body, V())
-    return found
-
-
-def _constant_body(lam: cst.Lambda) -> bool:
-    body = lam.body
-    return isinstance(body, (cst.Integer, cst.Float, cst.SimpleString)) or (
-        isinstance(body, cst.Name) and body.value in ("True", "False", "None")
-    )
-
-
-def is_str_literal(e: cst.BaseExpression) -> bool:
-    """A text literal (not bytes): what it is compared with is a Python `str`, never a tracer."""
-    return isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) and not (
-        isinstance(e, cst.SimpleString) and "b" in e.prefix.lower()
-    )
-
-
-def _object_expressions(node: cst.CSTNode) -> set[str]:
-    """`a.b` for every `a.b.attr` read under `node` where `attr` is public and no array attribute."""
-    found: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Attribute(self, n: cst.Attribute) -> None:
-            attr = n.attr.value
-            if not attr.startswith("_") and attr not in ARRAY_ATTRIBUTES:
-                held = dotted_name(n.value)
-                if held is not None:
-                    found.add(held)
-
-    walk(node, V())
-    return found
-
-
-class _Walker:
-    """Runs the ordered walk of one function body and fills a FunctionFacts."""
-
-    def __init__(self, facts: FunctionFacts) -> None:
-        self.f = facts
-
-    def run(self) -> None:
-        node = self.f.node
-        self.f.locals = assigned_names(node) | set(param_names(node.params))
-        env = set(self.f.entry_traced)
-        self.f.all_traced |= env
-        if isinstance(node, cst.Lambda):
-            self.f.exit_traced = frozenset(env)
-            return
-        env = self.block(node.body, env)
-        self.f.exit_traced = frozenset(env)
-
-    def record(self, stmt: cst.CSTNode, env: set[str]) -> None:
-        prev = self.f.before.get(stmt)
-        self.f.before[stmt] = frozenset(env) if prev is None else prev | frozenset(env)
-        self.f.all_traced |= env
-
-    def block(self, body, env: set[str]) -> set[str]:
-        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
-        if isinstance(body, cst.SimpleStatementSuite):
-            for small in body.body:
-                self.record(small, env)
-                env = self.small(small, env)
-            return env
-        for stmt in stmts:
-            env = self.stmt(stmt, env)
-        return env
-
-    def stmt(self, s: cst.CSTNode, env: set[str]) -> set[str]:
-        self.record(s, env)
-        if isinstance(s, cst.SimpleStatementLine):
-            for small in s.body:
-                self.record(small, env)
-                env = self.small(small, env)
-            return env
-        if isinstance(s, cst.If):
-            a = self.block(s.body, set(env))
-            b = self.orelse(s.orelse, set(env))
-            return a | b
-        if isinstance(s, cst.While):
-            return self.loop(s, env, bind=None)
-        if isinstance(s, cst.For):
-            return self.loop(s, env, bind=s)
-        if isinstance(s, cst.With):
-            env = set(env)
-            for item in s.items:
-                if item.asname is not None:
-                    self.bind(item.asname.name, self.f.expr_traced(item.item, env), env)
-            return self.block(s.body, env)
-        if isinstance(s, (cst.Try, getattr(cst, "TryStar", cst.Try))):
-            out = self.block(s.body, set(env))
-            for h in s.handlers:
-                out |= self.block(h.body, set(env) | out)
-            if s.orelse is not None:
-                out |= self.block(s.orelse.body, set(out))
-            if s.finalbody is not None:
-                out |= self.block(s.finalbody.body, set(out))
-            return out | env
-        if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
-            env = set(env)
-            env.discard(s.name.value)
-            return env
-        return env
-
-    def orelse(self, node, env: set[str]) -> set[str]:
-        if node is None:
-            return env
-        if isinstance(node, cst.If):
-            return self.stmt(node, env)
-        return self.block(node.body, env)
-
-    def loop(self, s, env: set[str], bind) -> set[str]:
-        start = set(env)
-        cur = set(env)
-        for _ in range(20):
-            inner = set(cur)
-            if bind is not None:
-                for name, traced in self.f.loop_bindings(bind.target, bind.iter, start):
-                    if traced:
-                        inner.add(name)
-                    else:
-                        inner.discard(name)
-            out = self.block(s.body, inner)
-            new = cur | out
-            if new == cur:
-                break
-            cur = new
-        # record the loop statement with the fixpoint (its test is evaluated on every trip)
-        self.record(s, cur)
-        if s.orelse is not None:
-            cur = cur | self.block(s.orelse.body, set(cur))
-        return cur | start
-
-    def bind(self, target: cst.BaseExpression, traced: bool, env: set[str]) -> None:
-        for name in _target_names(target):
-            if traced:
-                env.add(name)
-            else:
-                env.discard(name)
-        if not isinstance(target, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and traced:
-            base = stored_root_name(target)
-            if base is not None:
-                env.add(base)
-
-    def small(self, s: cst.BaseSmallStatement, env: set[str]) -> set[str]:
-        env = set(env)
-        if isinstance(s, cst.Assign):
-            traced = self.f.expr_traced(s.value, env)
-            for tgt in s.targets:
-                self._bind_assign(tgt.target, s.value, traced, env)
-        elif isinstance(s, cst.AnnAssign) and s.value is not None:
-            self.bind(s.target, self.f.expr_traced(s.value, env), env)
-        elif isinstance(s, cst.AugAssign):
-            traced = self.f.expr_traced(s.value, env) or self.f.expr_traced(s.target, env)
-            self.bind(s.target, traced, env)
-        return env
-
-    def _bind_assign(self, target, value, traced: bool, env: set[str]) -> None:
-        # `a, b = x.shape`-style: pair tuple targets with tuple values when both are literal tuples
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-            if len(target.elements) == len(value.elements) and not any(
-                isinstance(el, cst.StarredElement) for el in (*target.elements, *value.elements)
-            ):
-                snapshot = set(env)
-                for t_el, v_el in zip(target.elements, value.elements):
-                    self.bind(t_el.value, self.f.expr_traced(v_el.value, snapshot), env)
-                return
-        # `loss, n = helper(x)`: a helper of the module returning a static element beside a traced one
-        calls = self.f.calls
-        if (
-            traced
-            and calls is not None
-            and isinstance(target, (cst.Tuple, cst.List))
-            and isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Name)
-            and value.func.value not in self.f.locals
-            and not any(isinstance(el, cst.StarredElement) for el in target.elements)
-        ):
-            count = len(target.elements)
-            for i, t_el in enumerate(target.elements):
-                self.bind(t_el.value, not calls.element_static(value, i, count), env)
-            return
-        self.bind(target, traced, env)
-
-
-def _annotation_is_sequence(names: ImportMap, ann: cst.BaseExpression) -> bool:
-    if isinstance(ann, cst.Subscript):
-        ann = ann.value
-    qual = names.qualify(ann) or ""
-    return qual.rsplit(".", 1)[-1] in SEQUENCE_TYPES
-
-
 def _sequence_names(facts: FunctionFacts) -> set[str]:
     """Parameters and locals that hold a Python tuple/list (or dict/set) wherever they are read:
     parameters annotated `Sequence[...]`/`tuple[...]`/`list[...]` or known to be passed sequences
@@ -864,7 +488,7 @@ def _sequence_names(facts: FunctionFacts) -> set[str]:
     params = node.params
     seq: set[str] = set(facts.sequence_params)
     for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-        if p.annotation is not None and _annotation_is_sequence(facts.names, p.annotation.annotation):
+        if p.annotation is not None and annotation_is_sequence(facts.names, p.annotation.annotation):
             seq.add(p.name.value)
     if isinstance(params.star_arg, cst.Param):
         seq.add(params.star_arg.name.value)
@@ -890,12 +514,12 @@ def _sequence_names(facts: FunctionFacts) -> set[str]:
                     values.setdefault(t.target.value, []).append(n.value)
                 else:
                     aux = returned_elements(facts.names.qualify, node, t.target, n.value)
-                    for name in _target_names(t.target):
+                    for name in target_names(t.target):
                         values.setdefault(name, []).append(cst.Tuple([]) if _all_sequences(facts, aux.get(name)) else None)
 
         def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
             if isinstance(n.target, cst.Name) and n.value is not None:
-                ok = _annotation_is_sequence(facts.names, n.annotation.annotation)
+                ok = annotation_is_sequence(facts.names, n.annotation.annotation)
                 values.setdefault(n.target.value, []).append(n.value if not ok else cst.Tuple([]))
 
         def visit_AugAssign(self, n: cst.AugAssign) -> None:
@@ -941,18 +565,6 @@ def _all_sequences(facts: FunctionFacts, found) -> bool:
     return bool(found)
 
 
-def read_off_known(e: cst.Attribute, known: Container[str]) -> bool:
-    """`e` is an array attribute (`x.T`), or a data attribute of a name in `known` (objects whose
-    class the file shows), or a Variable's `.value` of one (`self.count.value`)."""
-    attr = e.attr.value
-    if attr in ARRAY_ATTRIBUTES:
-        return True
-    inner = e.value
-    if attr in VARIABLE_VALUE_ATTRIBUTES and isinstance(inner, cst.Attribute):
-        inner = inner.value
-    return isinstance(inner, cst.Name) and inner.value in known
-
-
 def analyse_function(
     node: cst.FunctionDef | cst.Lambda,
     names: ImportMap,
@@ -984,7 +596,7 @@ def analyse_function(
         static_attrs=frozenset(static_attrs),
         calls=calls,
     )
-    _Walker(facts).run()
+    StatementWalker(facts).run()
     return facts
 
 

@@ -259,14 +259,20 @@ def statement_hooks(cls: type) -> type:
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
-    """Visit `node` and its descendants with `visitor`, as `node.visit(visitor)` would."""
+    """Visit `node` and its descendants with `visitor`, as `node.visit(visitor)` would.
+
+    A visitor with its own `on_visit`/`on_leave` sees every node, tokens too, unless its class
+    sets `tokens_unseen = True`: it declares that its `on_visit` and `on_leave` do nothing with a
+    token (and its `visit_`/`leave_` handlers handle none), so the walk leaves the tokens out, more
+    than half the nodes, as it does for a visitor dispatching per type."""
     visitor_type = type(visitor)
     if visitor_type.on_leave not in _DISPATCHING_ON_LEAVE:
-        _walk_custom(node, visitor)
+        _walk_custom(node, visitor, NOT_TOKEN if getattr(visitor_type, "tokens_unseen", False) else _IS_NODE)
     elif visitor_type.on_visit not in _DISPATCHING_ON_VISIT:
         # its own `on_visit`, libcst's `on_leave`: the `leave_` handlers from the cached plan (libcst's
         # `on_leave` builds the method's name and looks it up, per node)
-        _walk_custom_visit(node, visitor, _PLANS[visitor_type])
+        descend = NOT_TOKEN if getattr(visitor_type, "tokens_unseen", False) else _IS_NODE
+        _walk_custom_visit(node, visitor, _PLANS[visitor_type], descend)
     else:
         plans = _PLANS[visitor_type]
         _walk_dispatch(node, visitor, plans, plans.descend)
@@ -286,27 +292,27 @@ def _walk_dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans, de
         leave(visitor, node)
 
 
-def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+def _walk_custom(node: cst.CSTNode, visitor: cst.CSTVisitor, descend: dict) -> None:
     if visitor.on_visit(node):
         for value in _GET[type(node)](node):
-            if _IS_NODE[type(value)]:
-                _walk_custom(value, visitor)
+            if descend[type(value)]:
+                _walk_custom(value, visitor, descend)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
-                    if _IS_NODE[type(item)]:
-                        _walk_custom(item, visitor)
+                    if descend[type(item)]:
+                        _walk_custom(item, visitor, descend)
     visitor.on_leave(node)
 
 
-def _walk_custom_visit(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans) -> None:
+def _walk_custom_visit(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _Plans, descend: dict) -> None:
     if visitor.on_visit(node):
         for value in _GET[type(node)](node):
-            if _IS_NODE[type(value)]:
-                _walk_custom_visit(value, visitor, plans)
+            if descend[type(value)]:
+                _walk_custom_visit(value, visitor, plans, descend)
             elif type(value) is tuple or type(value) is list:
                 for item in value:
-                    if _IS_NODE[type(item)]:
-                        _walk_custom_visit(item, visitor, plans)
+                    if descend[type(item)]:
+                        _walk_custom_visit(item, visitor, plans, descend)
     leave = plans[type(node)][1]
     if leave is not None:
         leave(visitor, node)

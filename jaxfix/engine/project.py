@@ -365,23 +365,32 @@ class ProjectIndex:
             return self.registrar(target, _seen | {(module_name, name)})
         return None
 
-    def static_fields_of(self, qualname: str, _seen: frozenset = frozenset()) -> frozenset[str]:
+    def static_fields_of(self, qualname: str) -> frozenset[str]:
         """Fields of the project class `qualname` that hold Python data (`dense: bool`,
         `eqx.field(static=True)`), its bases' included; empty for a class the project does not define."""
+        return self._fields_of(qualname, "static_fields", frozenset())
+
+    def array_fields_of(self, qualname: str) -> frozenset[str]:
+        """Fields of the project class `qualname` annotated with an array type (`ts: jax.Array |
+        None`), its bases' included; empty for a class the project does not define."""
+        return self._fields_of(qualname, "array_fields", frozenset())
+
+    def _fields_of(self, qualname: str, member: str, seen: frozenset) -> frozenset[str]:
+        """`ClassSummary.<member>` of the class `qualname` and of its bases, through re-exports."""
         module_name, _, cls_name = qualname.rpartition(".")
-        if (module_name, cls_name) in _seen:
+        if (module_name, cls_name) in seen:
             return frozenset()
-        seen = _seen | {(module_name, cls_name)}
+        seen = seen | {(module_name, cls_name)}
         module = self.module(module_name)
         if module is None:
             return frozenset()
         cls = module.classes.get(cls_name)
         if cls is None:
             target = module.bindings.get(cls_name)  # a re-export: `from ._saveat import SaveAt`
-            return self.static_fields_of(target, seen) if target is not None and target != qualname else frozenset()
-        out = set(cls.static_fields)
+            return self._fields_of(target, member, seen) if target is not None and target != qualname else frozenset()
+        out = set(getattr(cls, member))
         for base in cls.bases:
-            out |= self.static_fields_of(base if "." in base else f"{module_name}.{base}", seen)
+            out |= self._fields_of(base if "." in base else f"{module_name}.{base}", member, seen)
         return frozenset(out)
 
     def pytree_classes(self) -> dict[str, tuple[str, str]]:
