@@ -356,8 +356,11 @@ class TreeIndex:
         while stack:
             node = pop()
             add(node)
+            fields = get[type(node)]
+            if fields is _no_fields:  # a whitespace or operator token: a third of the nodes, no children
+                continue
             below = []
-            for value in get[type(node)](node):
+            for value in fields(node):
                 if is_node[type(value)]:
                     parents[value] = node
                     below.append(value)
