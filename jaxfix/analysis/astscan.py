@@ -126,7 +126,7 @@ def _below(statement: ast.AST) -> list[ast.AST]:
 def _walk(root: ast.AST) -> Iterator[ast.AST]:
     stack = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
-    node_type, leaves, fields_of = ast.AST, _LEAVES, _FIELDS
+    fields_of, descends = _FIELDS, _DESCENDS
     while stack:
         node = pop()
         if node is None:  # a `**mapping` entry of a dict display has no key
@@ -136,7 +136,7 @@ def _walk(root: ast.AST) -> Iterator[ast.AST]:
             value = getattr(node, field)
             if type(value) is list:
                 extend(value)
-            elif isinstance(value, node_type) and not isinstance(value, leaves):
+            elif descends[type(value)]:
                 push(value)
 
 
