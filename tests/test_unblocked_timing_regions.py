@@ -1804,3 +1804,17 @@ def test_a_value_read_from_the_state_a_step_updates_in_place_waits_for_it():
     assert findings(NNX_EPOCH) == []
     # the twin: nothing read from the updated state before the clock
     assert findings(NNX_EPOCH.replace("    print(f\"  Loss: {m['loss']}\")\n", "")) == [20]
+    # mikelytaev/wave-propagation-experiments@<heldout10> optimization/node/rwp/awpl/utils.py:120-122
+    # (real): in the dropped call's own statement its arguments are inputs, handed to a profile too
+    forward = HEAD + """
+def loss(values, z_grid):
+    return jnp.sum(step(values) * z_grid)
+
+
+def realtime(profile, z_grid):
+    t = time.time()
+    loss(profile(z_grid), z_grid)
+    fwd_time = time.time() - t
+    print(f"fwd_time: {fwd_time} s")
+"""
+    assert findings(forward) == [20]
