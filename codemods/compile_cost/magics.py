@@ -64,17 +64,18 @@ class Magics:
         for line in lines:
             starts.append(starts[-1] + len(line))
         names = ImportMap.from_ast(tree)
+        jitted = jitted_names(tree, names)
         return cls(
             lines,
             starts,
             names,
-            jitted_names(tree, names),
+            jitted,
             # a function of the text that waits for itself, or jitted by a jit that does (`eqx.filter_jit`)
             waiting_helpers(tree) | shared_jitted_names(ast.walk(tree), names.qualify_ast, waiting=True),
             list(timed_code(tree, lines, starts)),
             top_bindings(tree, names),
             reading_helpers(tree, names),
-            wrapper_defs(tree, names, jitted_names(tree, names)),
+            wrapper_defs(tree, names, jitted),
         )
 
     def at(self, item: Timed) -> Magics:

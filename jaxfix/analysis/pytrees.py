@@ -267,12 +267,13 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
         elif name is not None:
             called_with.setdefault(call.args[0].id, []).append(name)
     classes: dict[str, ClassSummary] = {}
-    field_helpers = static_field_helpers(tree, lambda n: qualify(n, bindings))
+    qualify_here = lambda n: qualify(n, bindings)  # noqa: E731
+    field_helpers = static_field_helpers(tree, qualify_here)
     for node in class_defs:
         # A later definition of the same name wins, as at run time.
         classes[node.name] = _summarize_class(node, bindings, registered, called_with, field_helpers)
-    timers = timer_names(tree, lambda n: qualify(n, bindings))
-    jitted = module_jitted_names(tree, lambda n: qualify(n, bindings))
+    timers = timer_names(tree, qualify_here)
+    jitted = module_jitted_names(tree, qualify_here)
     return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers, jitted)
 
 
