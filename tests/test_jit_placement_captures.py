@@ -230,3 +230,28 @@ def test_a_number_used_only_as_a_number_stays_a_safe_traced_argument():
     finding, fixed = _one(source)
     assert finding.fix.safety is Safety.SAFE
     assert "`count` becomes a traced argument (Python number)" in finding.message
+
+
+def test_a_lambda_whose_default_reads_a_loop_name_is_hoisted_by_hand():
+    """`jax.jit(lambda t, impl=fn: impl(0.4, t))` per trip of `for name, fn in variants.items()`
+    (philipjones77/arbPlusJAX tests/test_bessel_jax_contract.py:95): the default is evaluated
+    where the lambda is made, so the lambda hoisted to module level read an unbound `fn` (a
+    NameError at import, offered as a safe fix before). A default reading a module name still
+    hoists."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        def check(variants, z):
+            for name, fn in variants.items():
+                jit_fn = jax.jit(lambda t, impl=fn: impl(0.4, t))
+                assert jnp.isfinite(jit_fn(z))
+        """
+    finding, fixed = _one(source)
+    assert finding.fix.safety is Safety.MANUAL
+    assert "the lambda's defaults read local `fn`" in finding.message
+    assert fixed is None or "impl=fn" in fixed.split("def check")[1]
+    twin, fixed = _one(source.replace("impl=fn", "impl=jnp.sin").replace("for name, fn in", "for name, _ in"))
+    assert twin.fix.safety is not Safety.MANUAL
+    assert "jax.jit(lambda t, impl=jnp.sin" in fixed.split("def check")[0]

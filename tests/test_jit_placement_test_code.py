@@ -1,6 +1,7 @@
 """Test code and the jit-placement rules (issue #20): a fresh jitted wrapper in a test or a test
 helper is how a test exercises jit, so JAX201-JAX203 leave test modules alone unless
-`[tool.jaxfix.jit-placement] include-tests = true`; control-flow bugs there are still reported."""
+`[tool.jaxfix.jit-placement] include-tests = true`; control-flow bugs there are still reported, and
+so is the same program jitted again on every trip of a test's loop (JAX201, an unsafe fix)."""
 
 from __future__ import annotations
 
@@ -148,7 +149,8 @@ def test_the_last_screen_leaves_test_modules_out_unless_include_tests(tmp_path, 
     import jaxfix.engine.fixing as fixing
 
     source = HELPER.replace("@jax.jit\ndef positive(x):\n    if x > 0:\n        return x\n    return -x\n", "")
-    assert "positive" not in source
+    source = source.replace("def run_all(fns, x):\n    for fn in fns:\n        x = jax.jit(lambda v: fn(v))(x)\n    return x\n", "")
+    assert "positive" not in source and "run_all" not in source
     parsed = []
     real = fixing.parse_module
     monkeypatch.setattr(fixing, "parse_module", lambda text: parsed.append(text) or real(text))
@@ -156,5 +158,96 @@ def test_the_last_screen_leaves_test_modules_out_unless_include_tests(tmp_path, 
     assert parsed == []
     (tmp_path / "pyproject.toml").write_text("[tool.jaxfix.jit-placement]\ninclude-tests = true\n")
     found = analyze(source, "tests/helpers.py", load_pyproject(tmp_path / "pyproject.toml")).findings
-    assert {f.code for f in found} == {"JAX201", "JAX202"}
+    assert {f.code for f in found} == {"JAX202"}
     assert len(parsed) == 1
+
+
+# The loops of real tests, each cut to its shape (heldout labels of the spent pools, recall entries
+# read as real): the same program jitted again per trip is reported in test code, a configuration
+# per trip is not.
+TEST_LOOPS = textwrap.dedent(
+    """
+    import jax
+    import jax.numpy as jnp
+
+
+    def test_viewer_animate(env, key):
+        # instadeepai/jumanji@590005b jumanji/environments/routing/pac_man/viewer_test.py:50
+        state, _ = jax.jit(env.reset)(key)
+        states = [state]
+        for _ in range(4):
+            key, subkey = jax.random.split(key)
+            action = jax.random.choice(subkey, jnp.arange(4), shape=(1,))[0]
+            state, _ = jax.jit(env.step)(state, action)
+            states.append(state)
+        return states
+
+
+    def test_insert(buffer, transitions):
+        # adaptive-intelligent-robotics/QDax@46b8fee .../buffers_test/trajectory_buffer_test.py:182
+        for i in range(4):
+            buffer = jax.jit(buffer.insert)(transitions[i])
+        return buffer
+
+
+    def test_one_at_a_time(opt, params, state):
+        # invrs-io/opt tests/optimizers/test_lbfgsb.py:430
+        def loss_fn(p):
+            return jnp.sum(p ** 2)
+
+        for _ in range(10):
+            value, grad = jax.jit(jax.value_and_grad(loss_fn))(params)
+            params = params - 0.1 * grad
+        return params
+
+
+    def test_dtypes(dtypes):
+        # google/neural-tangents@<dev> tests/predict_test.py:1178: one program per dtype
+        out = []
+        for dtype in dtypes:
+            def x():
+                return jnp.zeros((2, 3), dtype)
+
+            out.append(jax.jit(x)())
+        return out
+
+
+    def test_variants(variants, z):
+        # philipjones77/arbPlusJAX tests/test_bessel_jax_contract.py:95: one function per variant
+        for name, fn in variants.items():
+            jit_fn = jax.jit(lambda t, impl=fn: impl(0.4, t))
+            assert jnp.isfinite(jit_fn(z))
+
+
+    def test_pairs(pairs, a, b):
+        # inigozubeldia/cosmocnc_jax tests/test_circular_conv.py:83: a different function per trip
+        for label, fn in pairs:
+            vfn = jax.jit(jax.vmap(fn))
+            vfn(a, b)
+
+
+    def test_windows(make, windows, x):
+        # google-deepmind/simply simply/utils/ragged_paged_attention_test.py:631: an object per window
+        for window in windows:
+            ds = make(window_size=window).init()
+            jax.jit(ds.mask)(x)
+    """
+)
+
+
+def test_the_same_program_jitted_per_trip_is_reported_in_test_code_with_an_unsafe_fix(tmp_path):
+    result = analyze(TEST_LOOPS, "tests/test_loops.py", Config(select=("JAX201",)))
+    assert result.error is None, result.error
+    found = {f.line: f for f in result.findings}
+    assert sorted(found) == [13, 21, 31]  # env.step, buffer.insert, value_and_grad(loss_fn)
+    for finding in found.values():
+        assert finding.fix.safety.value != "safe", finding
+        assert "test code" in finding.message or finding.fix.safety.value == "manual", finding
+    # the same module outside test code: the configurations are still left alone by the loop
+    # checks they always had, and the three sites keep their fixes as before
+    plain = analyze(TEST_LOOPS, "pkg/loops.py", Config(select=("JAX201",)))
+    assert {13, 21, 31} <= {f.line for f in plain.findings}
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxfix.jit-placement]\ninclude-tests = true\n")
+    options = load_pyproject(tmp_path / "pyproject.toml").rule_options
+    every = analyze(TEST_LOOPS, "tests/test_loops.py", Config(select=("JAX201",), rule_options=options))
+    assert {f.line for f in every.findings} == {f.line for f in plain.findings}

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import replace
 
 from codemods._command import commands_for
 from codemods.jit_placement.factories import factory_calls, screen_admits
 from codemods.jit_placement.planner import hoists
 from codemods.jit_placement.preview import flag, loop_path, module_def_path
 from codemods.jit_placement.screen import sites
-from codemods.jit_placement.sites import INCLUDE_TESTS, skips_site, skips_test_code
+from codemods.jit_placement.sites import INCLUDE_TESTS, same_computation_per_trip, skips_test_code, test_code
 from jaxfix.analysis.scopes import ScopeIndex
 from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
-from jaxfix.model import Finding
+from jaxfix.model import Finding, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
 
@@ -63,10 +64,14 @@ class JitInLoopRule(Rule):
     asks for a different compile either way. So does a call that gives a static argument
     (`static_argnums`/`static_argnames`) a value read from a name the loop rebinds
     (`jax.jit(model.importance, static_argnums=2)(key, obs, (model_size,))` per model size).
-    Test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
-    methods of a class deriving from a `TestCase` in any file) is not reported: tests and their
-    helpers build fresh jitted wrappers on purpose to exercise jit, and each test runs once.
-    Set `include-tests = true` in `[tool.jaxfix.jit-placement]` to report it.
+    In test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`, and
+    methods of a class deriving from a `TestCase` in any file) only the same program compiled again
+    on every trip is reported: a bound method (`jax.jit(env.step)(state, action)` per step) or a
+    def from above the loop under a new wrapper (`jax.jit(jax.value_and_grad(loss_fn))` per
+    optimiser step), which makes a test pay a compile per step. A lambda, partial or def made inside
+    the loop is how a test runs one configuration per trip, and a factory's result how it times
+    fresh compiles: not reported there. Set `include-tests = true` in
+    `[tool.jaxfix.jit-placement]` to report them too.
 
     ## Preview
     A transform in a `for` loop over values written out in a list or tuple (`for n_steps in (10,
@@ -305,22 +310,31 @@ class JitInLoopRule(Rule):
         return any(site.in_loop for site in sites(tree)) or screen_admits(tree)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
-        """Not test code left out by `include-tests` (`check` reports nothing there)."""
-        return not skips_test_code(ctx, self)
+        """In test code left out by `include-tests` only a transform called in a loop can be
+        reported (a def decorated in a loop is made there: `same_computation_per_trip`)."""
+        return not skips_test_code(ctx, self) or any(site.call and site.in_loop for site in sites(ctx.tree))
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        """The planner's sites in a loop whose callable is fresh each time (not a module function)."""
-        if skips_test_code(ctx, self):
-            return
+        """The planner's sites in a loop whose callable is fresh each time (not a module function);
+        in test code only those that compile the same program again (`same_computation_per_trip`)."""
         idx = ctx.fact(ScopeIndex, ScopeIndex.of)
         for hoist in hoists(ctx):
             site = hoist.site
-            if skips_site(ctx, self, site):
+            in_tests = test_code(ctx, self, site)
+            if in_tests and not same_computation_per_trip(idx, site):
                 continue
             if site.loops and site.fresh:
                 text = f"`{site.spelled}` of a fresh {site.described} inside a loop: each one is a new cache key and compiles again; hoist it"
-                found = ctx.finding(self, "JAX201", site.reported_at, hoist.message(text), hoist.fix)
+                message, fix = hoist.message(text), hoist.fix
+                if in_tests and fix.safety is Safety.SAFE:
+                    # a test may count traces or compiles (`jax_explain_cache_misses`, a trace counter)
+                    why = "test code, which may count the traces or compiles the loop makes"
+                    fix = replace(fix, safety=Safety.UNSAFE, title=f"{fix.title} (unsafe: {why})")
+                    message = f"{message} (unsafe: {why})"
+                found = ctx.finding(self, "JAX201", site.reported_at, message, fix)
                 yield flag(found, module_def_path(idx, site) or loop_path(idx, site.node, site.loops[0]))
+        if skips_test_code(ctx, self):
+            return
         for made in factory_calls(ctx, idx):
             name = made.factory
             fix = ctx.manual(

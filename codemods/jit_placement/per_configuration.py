@@ -64,6 +64,38 @@ def options_per_configuration(idx: ScopeIndex, qualify, site_node: cst.CSTNode, 
     return any(a.keyword is not None and _reads(a.value, targets) for a in transform.args)
 
 
+def callable_per_configuration(idx: ScopeIndex, site_node: cst.CSTNode, target: cst.BaseExpression) -> bool:
+    """The name `target` is read through (`fn`, or `env` of `env.step`) is bound by the `for` target of
+    a loop around `site_node`, or by a statement of that loop's body before the site from a value
+    reading it (`ds = Config(window_size=window).init()`, then `jax.jit(ds.mask)`): each trip
+    compiles a different function or object's method, one configuration each (a loop over `(label,
+    fn)` pairs jitting `jax.vmap(fn)`, inigozubeldia/cosmocnc_jax@<heldout18>
+    tests/test_circular_conv.py:83; `for name, state, HMC_class in options: jax.jit(HMC_class.run)`,
+    lollcat/fab-jax-old@<heldout20> .../hamiltonean_monte_carlo_test.py:228). An object the site's
+    own statement rebinds (`buffer = jax.jit(buffer.insert)(t)`) is the same program again."""
+    head = target
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if not isinstance(head, cst.Name):
+        return False
+    for loop in idx.enclosing_loops(site_node):
+        if not isinstance(loop, cst.For):
+            continue
+        names = _bound_names(loop.target)
+        body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+        for stmt in body:
+            if stmt is site_node or any(a is stmt for a in idx.ancestors(site_node)):
+                break
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and _reads(small.value, names):
+                        for assigned in small.targets:
+                            names |= _bound_names(assigned.target)
+        if head.value in names:
+            return True
+    return False
+
+
 def _derived_names(loop: cst.For, names: set[str]) -> set[str]:
     """`names` and the names the loop body's own statements bind, in order, from values that read
     them (`mesh = Mesh(devices(mesh_dims)); sharding = NamedSharding(mesh, spec)`: each trip's

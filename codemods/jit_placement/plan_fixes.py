@@ -39,6 +39,16 @@ class SiteFixes:
     # lambda -----------------------------------------------------------------------------
     def _fix_lambda(self, site: Site, lam: cst.Lambda) -> tuple[Fix, str]:
         self._check_options(site, site.node)
+        default_reads: set[str] = set()
+        for p in (*lam.params.params, *lam.params.kwonly_params, *lam.params.posonly_params):
+            if p.default is not None:
+                default_reads |= names_read(p.default)
+        local_defaults, _ = self._captures(sorted(default_reads), lam, site.loops)
+        if local_defaults:
+            # `lambda t, impl=fn: impl(nu, t)` per trip of `for name, fn in variants.items()`: the
+            # default is evaluated where the lambda is made, so hoisted it would read a name the
+            # module does not bind (philipjones77/arbPlusJAX tests/test_bessel_jax_contract.py:95)
+            raise _Manual(f"the lambda's defaults read local `{local_defaults[0]}`")
         free = self.idx.free_names(lam)
         names, risky = self._captures(in_order(free, lam.body), lam, site.loops)
         decision = self._decide(site, lambda loop: self._name_values(site, names, lam.body, lam, loop))

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
-from codemods.jit_placement.per_configuration import options_per_configuration
+from codemods.jit_placement.per_configuration import callable_per_configuration, options_per_configuration
 from codemods.jit_placement.repetition import RepetitionEvidence
 from codemods.jit_placement.site import Site
 from codemods.jit_placement.site_kinds import SiteKinds, module_class
@@ -76,7 +76,8 @@ INCLUDE_TESTS = Option(
     "include-tests",
     False,
     "Also report test code (`test_*.py`, `*_test.py`, `conftest.py`, files under `tests/` or `test/`), "
-    "where a fresh jitted wrapper in a test or test helper is usually how the test exercises jit.",
+    "where a fresh jitted wrapper in a test or test helper is usually how the test exercises jit "
+    "(JAX201 reports the same program compiled again per trip there anyway).",
 )
 
 
@@ -89,6 +90,36 @@ def skips_site(ctx: RuleContext, rule: Rule, site: Site) -> bool:
     """The site is in a method of a test case class (`Site.in_test_case`) and the rule's
     `include-tests` option is off."""
     return site.in_test_case and not ctx.option(rule, INCLUDE_TESTS.name)
+
+
+def test_code(ctx: RuleContext, rule: Rule, site: Site) -> bool:
+    """The site is test code (its file, or a method of a test case class) and the rule's
+    `include-tests` option is off."""
+    return (is_test_module(ctx.path) or site.in_test_case) and not ctx.option(rule, INCLUDE_TESTS.name)
+
+
+def same_computation_per_trip(idx: ScopeIndex, site: Site) -> bool:
+    """What the site compiles is the same program on every trip of its loop: a bound method
+    (`jax.jit(env.step)(state, action)` per step recompiles, since each `env.step` is a new cache
+    key), or a def from above the loop under a wrapper that is new each trip
+    (`jax.jit(jax.value_and_grad(loss_fn))(params)` per optimiser step). In test code this is a
+    test paying a compile per step (instadeepai/jumanji@<heldout24> jumanji/wrappers_test.py:581,
+    adaptive-intelligent-robotics/QDax@<heldout10> tests/.../trajectory_buffer_test.py:84, recall
+    entries read as real), while a lambda, partial or def made inside the loop is how a test runs one
+    configuration per trip (`for dtype in dtypes: x_jit = jit(x)` of a `def x` reading `dtype`,
+    google/neural-tangents@<dev> tests/predict_test.py:1178), and a factory's result is a test
+    timing fresh compiles on purpose."""
+    if isinstance(site.target, cst.BaseExpression) and callable_per_configuration(idx, site.node, site.target):
+        return False
+    if site.kind == "bound method":
+        return True
+    definition = site.definition
+    if definition is None and site.kind == MODULE_FUNCTION:
+        return site.fresh
+    if definition is None or site.kind != "nested def":
+        return False
+    ancestors = set(map(id, idx.ancestors(definition)))
+    return not any(id(loop) in ancestors for loop in site.loops)
 
 
 def _decorator_target(dec: cst.BaseExpression) -> cst.BaseExpression:
