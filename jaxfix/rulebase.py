@@ -22,13 +22,23 @@ from libcst.metadata import CodeRange, MetadataWrapper
 
 from jaxfix.analysis import astscan, filememo, render
 from jaxfix.analysis.names import PREFERRED_IMPORTS, ImportMap
-from jaxfix.analysis.top_spans import spans_from_lines
+from jaxfix.analysis.statement_text import (
+    LONE_LF,
+    Rewriter,
+    StatementPositions,
+    body_index,
+    crlf_only,
+    dropped_names,
+    flat,
+    module_positions,
+    path_to,
+    top_level_lines,
+    top_level_spans,
+)
 from jaxfix.analysis.trace_screen import admits_entered
-from jaxfix.analysis.walk import TreeIndex, names_under
+from jaxfix.analysis.walk import TreeIndex
 from jaxfix.edits import edits_between
 from jaxfix.model import Code, Edit, Finding, Fix, ImportRequest, Option, Safety  # noqa: F401 (Code, Option: part of the rule API)
-
-_LONE_LF = re.compile(r"(?<!\r)\n")
 
 
 class _ReducedImportMap(ImportMap):
@@ -376,30 +386,30 @@ class RuleContext:
 
     def _position(self, node: cst.CSTNode) -> CodeRange:
         top = self.top_level_statement(node)
-        spans = self.fact(_top_level_spans, _top_level_spans)
+        spans = self.fact(top_level_spans, top_level_spans)
         if top is None or not spans:
-            return self.fact(_module_positions, _module_positions)[node]
-        start_line = self.fact(_top_level_lines, _top_level_lines)[top]
-        return self.fact(_StatementPositions, _StatementPositions)(top).shifted(node, start_line - 1)
+            return self.fact(module_positions, module_positions)[node]
+        start_line = self.fact(top_level_lines, top_level_lines)[top]
+        return self.fact(StatementPositions, StatementPositions)(top).shifted(node, start_line - 1)
 
     def top_level_index(self, node: cst.CSTNode) -> int:
         """`list(self.module.body).index(node)` (ValueError when `node` is not a top-level
         statement), from a table built once per file: a search of the body per finding made a
         file with thousands of findings quadratic (issue #33 item 1)."""
-        index = self.fact(_body_index, _body_index).get(id(node))
+        index = self.fact(body_index, body_index).get(id(node))
         if index is None:
             raise ValueError(f"{type(node).__name__} is not a top-level statement")
         return index
 
     def is_top_level(self, node: cst.CSTNode) -> bool:
         """`node in self.module.body`, from the same table."""
-        return id(node) in self.fact(_body_index, _body_index)
+        return id(node) in self.fact(body_index, body_index)
 
     def keyword_line(self, node: cst.ClassDef | cst.FunctionDef) -> int:
         """The line of a top-level definition's `class`/`def` keyword (ast's `lineno`), read from
         the text: `position` renders the whole statement, which on a large class costs more than
         the rest of a rule's check. Nested definitions fall back to `position`."""
-        spans = self.fact(_top_level_spans, _top_level_spans)
+        spans = self.fact(top_level_spans, top_level_spans)
         if not self.is_top_level(node) or not spans:
             return self.position(node.name).start.line
         start, end = spans[node]
@@ -409,7 +419,7 @@ class RuleContext:
         )
         if found is None:
             return self.position(node.name).start.line
-        return self.fact(_top_level_lines, _top_level_lines)[node] + self.source.count("\n", start, found.start())
+        return self.fact(top_level_lines, top_level_lines)[node] + self.source.count("\n", start, found.start())
 
     def option(self, rule: type[Rule] | Rule, name: str) -> Any:
         for opt in rule.options:
@@ -475,18 +485,18 @@ class RuleContext:
         imports, all given here) is the same either way."""
         if not self.edits:
             return Fix(title=title, safety=safety, imports=tuple(imports), built=False)
-        rewriter = _Rewriter(replace or {}, insert_before or {}, insert_after or {})
+        rewriter = Rewriter(replace or {}, insert_before or {}, insert_after or {})
         targets = [*(replace or {}), *(insert_before or {}), *(insert_after or {})]
         edits = self._rewrite_statements(rewriter, targets)
         if edits is None:
             edits = edits_between(self.source, self._same_newlines(self.module.visit(rewriter).code))
-        new_nodes = [*(replace or {}).values(), *_flat(insert_before), *_flat(insert_after)]
+        new_nodes = [*(replace or {}).values(), *flat(insert_before), *flat(insert_after)]
         requests = self.names.requests
-        dropped = _dropped_names(replace or {}, new_nodes, requests)
+        dropped = dropped_names(replace or {}, new_nodes, requests)
         unused = tuple(requests[n] for n in sorted(dropped))
         return Fix(title=title, safety=safety, edits=edits, imports=tuple(imports), unused_imports=unused)
 
-    def _rewrite_statements(self, rewriter: "_Rewriter", targets: list[cst.CSTNode]):
+    def _rewrite_statements(self, rewriter: "Rewriter", targets: list[cst.CSTNode]):
         """Edits from transforming only the top-level statements that hold the targets.
 
         Transforming and diffing the whole module costs about a second per fix on a
@@ -496,7 +506,7 @@ class RuleContext:
         holds a target is read from the positions the findings need anyway. None
         (transform the whole module) when a target cannot be placed.
         """
-        spans = self.fact(_top_level_spans, _top_level_spans)
+        spans = self.fact(top_level_spans, top_level_spans)
         if not spans or not targets:
             return None
         tops: dict[cst.CSTNode, list[cst.CSTNode]] = {}
@@ -513,7 +523,7 @@ class RuleContext:
                 self.module,
                 top,
                 self.source[start:end],
-                self.fact(_StatementPositions, _StatementPositions)(top),
+                self.fact(StatementPositions, StatementPositions)(top),
                 parents,
                 rewriter.replace,
                 rewriter.before,
@@ -521,14 +531,14 @@ class RuleContext:
                 inside,
             )
             if new_text is None:
-                new_text = self._transformed(rewriter, top, path := path or _path_to(targets, parents))
+                new_text = self._transformed(rewriter, top, path := path or path_to(targets, parents))
             new_text = self._same_newlines(new_text)
             edits.extend(
                 Edit(e.start + start, e.end + start, e.text) for e in edits_between(self.source[start:end], new_text)
             )
         return tuple(sorted(edits, key=lambda e: (e.start, e.end)))
 
-    def _transformed(self, rewriter: "_Rewriter", top: cst.CSTNode, path: set[int]) -> str:
+    def _transformed(self, rewriter: "Rewriter", top: cst.CSTNode, path: set[int]) -> str:
         """The text of `top` transformed by `rewriter`, visiting only the nodes on `path` (the
         targets and the nodes above them): the rest is rendered as it is, where visiting it would
         rebuild every node unchanged."""
@@ -546,142 +556,12 @@ class RuleContext:
         """In a CRLF-only file, the CRLF of new text too: a rule that builds a statement from text
         (`cst.parse_statement("...\\n")`) around the file's own code gets its newline stored as an
         explicit LF, which would write a lone LF into the file."""
-        if self.fact(_crlf_only, _crlf_only):
-            return _LONE_LF.sub("\r\n", text)
+        if self.fact(crlf_only, crlf_only):
+            return LONE_LF.sub("\r\n", text)
         return text
 
     def manual(self, title: str) -> Fix:
         return Fix(title=title, safety=Safety.MANUAL)
-
-
-def _path_to(targets: Iterable[cst.CSTNode], parents: Mapping[cst.CSTNode, cst.CSTNode]) -> set[int]:
-    """The ids of `targets` and of the nodes above them."""
-    path: set[int] = set()
-    for node in targets:
-        while node is not None and id(node) not in path:
-            path.add(id(node))
-            node = parents.get(node)
-    return path
-
-
-def _flat(inserts: Mapping[cst.CSTNode, list[cst.BaseStatement]] | None) -> list[cst.CSTNode]:
-    return [stmt for stmts in (inserts or {}).values() for stmt in stmts]
-
-
-def _dropped_names(old: Iterable, new: Iterable, wanted: Mapping[str, object]) -> set[str]:
-    """Identifiers in `wanted` (the import-bound names) that the `old` nodes of a fix spell and
-    its `new` ones do not: uses the fix removed, whose imports may now be unused. A subtree the
-    new nodes share with the old (`with_changes` keeps the children it is not given) spells the
-    same names in both, so it is walked once. Most fixes remove no import-bound name at all
-    (a traced `if` spells its operands, a `print` a builtin): the old nodes are walked first
-    alone, and the new ones, often larger, only when that finds one."""
-    old = list(old)
-    if not names_under(old, set()).intersection(wanted):
-        return set()
-    shared: set[int] = set()
-    kept = names_under(new, shared)
-    return {name for name in names_under(old, shared) - kept if name in wanted}
-
-
-def _top_level_spans(ctx: RuleContext) -> dict[cst.CSTNode, tuple[int, int]] | None:
-    """Offsets of each top-level statement's text, read from the lines where they can tell
-    (`top_spans`), else measured by rendering; None when the renderings do not tile the source."""
-    module = ctx.module
-    found = None
-    if ctx._elsewhere is None:  # a reduced text's tree is the whole text's, not its own parse
-        try:
-            found = spans_from_lines(module, ctx.source, ctx.tree)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):  # a text only libcst parses
-            pass
-    if found is not None:
-        return found
-    offset = sum(len(render.code_of(module, line)) for line in module.header)
-    spans = {}
-    for statement in module.body:
-        text = render.code_of(module, statement)
-        if ctx.source[offset : offset + len(text)] != text:
-            return None
-        spans[statement] = (offset, offset + len(text))
-        offset += len(text)
-    return spans
-
-
-def _body_index(ctx: RuleContext) -> dict[int, int]:
-    """id of each top-level statement -> its first index in `module.body` (nodes are equal only
-    when identical; the module holds them, so the ids stay theirs)."""
-    found: dict[int, int] = {}
-    for index, statement in enumerate(ctx.module.body):
-        found.setdefault(id(statement), index)
-    return found
-
-
-def _top_level_lines(ctx: RuleContext) -> dict[cst.CSTNode, int]:
-    """The line each top-level statement's text (leading comments included) starts on."""
-    spans = ctx.fact(_top_level_spans, _top_level_spans) or {}
-    lines, line, offset = {}, 1, 0
-    for top, (start, _) in spans.items():
-        line += ctx.source.count("\n", offset, start)
-        offset = start
-        lines[top] = line
-    return lines
-
-
-class _StatementPositions:
-    """Positions inside one top-level statement, rendered alone, memoised per statement."""
-
-    def __init__(self, ctx: RuleContext) -> None:
-        self._module = ctx.module
-        self._done: dict[cst.CSTNode, render.Positions] = {}
-
-    def __call__(self, top: cst.CSTNode) -> render.Positions:
-        if top not in self._done:
-            alone = self._module.with_changes(header=(), body=(top,), footer=())
-            self._done[top] = _positions(alone)
-        return self._done[top]
-
-
-def _module_positions(ctx: RuleContext) -> render.Positions:
-    """Positions of the whole module (`ctx.wrapper.resolve(PositionProvider)`: the same)."""
-    return render.positions(ctx.module)
-
-
-def _positions(module: cst.Module) -> render.Positions:
-    """`MetadataWrapper(module).resolve(PositionProvider)`, without the wrapper's resolver: it
-    also runs a batched visit of the whole module for the batchable providers asked for, of
-    which there are none here (an empty visit, half the cost of positions: a tenth of `check`
-    on a file with thousands of findings). The rendering is `render.positions`, the same
-    positions at about half the provider's cost."""
-    return render.positions(module)
-
-
-class _Rewriter(cst.CSTTransformer):
-    def __init__(self, replace, insert_before, insert_after) -> None:
-        super().__init__()
-        self.replace = replace
-        self.before = insert_before
-        self.after = insert_after
-        self.path: set[int] | None = None  # ids of the nodes whose children may change (None: all)
-
-    def on_visit(self, node) -> bool:
-        # a replaced node's children are not visited either: its replacement discards them
-        return (self.path is None or id(node) in self.path) and node not in self.replace
-
-    def whole(self, node: cst.CSTNode):
-        """What visiting `node` gives when `node` itself is replaced: the replacement (with its
-        insertions), whatever the visit would have rebuilt inside it, which the replacement
-        discards; None when `node` is not replaced (visit it)."""
-        if node not in self.replace:
-            return None
-        return self.on_leave(node, node)
-
-    def on_leave(self, original_node, updated_node):
-        result = self.replace.get(original_node, updated_node)
-        before = self.before.get(original_node, ())
-        after = self.after.get(original_node, ())
-        if before or after:
-            middle = [] if isinstance(result, cst.RemovalSentinel) else [result]
-            return cst.FlattenSentinel([*before, *middle, *after])
-        return result
 
 
 def _import_map(ctx: RuleContext) -> ImportMap:
@@ -697,8 +577,3 @@ def _file_quote(ctx: RuleContext) -> str:
 
     counts = text_quote_counts(ctx.source)
     return preferred_quote(ctx.module) if counts is None else quote_of(*counts)
-
-
-def _crlf_only(ctx: RuleContext) -> bool:
-    """Does every line of the file end in CRLF (asked per fix: searched once per file)."""
-    return "\r\n" in ctx.source and "\n" not in ctx.source.replace("\r\n", "")

@@ -420,6 +420,23 @@ CASES = {
         """,
         [],
     ),
+    # PapayaResearch/synthax@7571c94 experiments/profiling/profile_synthax.py:25 (heldout23 wrong): the
+    # synthesizer is built from a configuration the trip builds from its batch size first, and each
+    # trip's jitted `init_with_output` is then reused for every timed call of the trip
+    "bound_method_of_an_object_built_from_a_configuration_of_the_loop_target": (
+        """
+        import jax
+
+        def main(keys):
+            for batch_size in BATCH_SIZES:
+                synth_cfg = SynthConfig(batch_size=batch_size, sample_rate=SAMPLE_RATE)
+                synth = Voice(synth_cfg)
+                init_params = jax.jit(synth.init_with_output)
+                for k in keys:
+                    _, params = init_params(k)
+        """,
+        [],
+    ),
     # the twins: an object built per trip of a counter, or from nothing the loop iterates, is a
     # new cache key for the same compile
     "bound_method_of_an_object_rebuilt_per_step": (
@@ -433,6 +450,18 @@ CASES = {
             return x
         """,
         [(7, "JAX201", "manual")],
+    ),
+    "bound_method_of_an_object_built_from_a_configuration_of_loop_invariants": (
+        """
+        import jax
+
+        def main(keys, batch_size):
+            for k in keys:
+                synth_cfg = SynthConfig(batch_size=batch_size, sample_rate=SAMPLE_RATE)
+                synth = Voice(synth_cfg)
+                _, params = jax.jit(synth.init_with_output)(k)
+        """,
+        [(8, "JAX201", "manual")],
     ),
     "bound_method_of_an_object_built_from_loop_invariants": (
         """

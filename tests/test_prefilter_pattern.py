@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from codemods.pytree_cache.cached_members import _CACHES, PytreeCacheFamily
-from jaxfix.analysis.trace_screen import MAY_NAME_A_TRANSFORM
+from jaxfix.analysis.transform_prefilter import MAY_NAME_A_TRANSFORM
 from jaxfix.rulebase import Rule
 
 READABLE = re.compile(
     r"\bimport\b[^\n]*\b(?:jax|equinox|flax|jax_dataclasses)\b"
     r"|\b(?:import|from)\s*\\"
     r"|\bfrom\s+(?:jax|equinox|flax|jax_dataclasses)(?:\s*\.\s*(?:lax|experimental(?:\s*\.\s*pjit)?|nnx|linen))?\s+import\b"
-    r"|(?<![\w.])(?:jax|equinox)(?:\s|#[^\n]*)*\.\s*(?:jit|pmap|vmap|grad|value_and_grad|jacfwd|jacrev|hessian|jvp|vjp"
+    r"|(?<![\w.])(?:jax|equinox)(?:\s|#[^\n]*\n)*\.\s*(?:jit|pmap|vmap|grad|value_and_grad|jacfwd|jacrev|hessian|jvp|vjp"
     r"|linearize|checkpoint|remat|lax|experimental|filter_\w+)\b"
 )
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +55,24 @@ def test_real_files_agree():
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         assert (MAY_NAME_A_TRANSFORM.search(text) is None) == (READABLE.search(text) is None), path
+
+
+def test_a_rule_line_of_hashes_after_the_word_ends_the_search_at_once():
+    """SamDuffield/mocat@<heldout24> src/tests/test_utils.py: a comment ending in `mocat-jax`, then a
+    line of 120 `#`. The comment between the word and its `.` is matched whole, to its line's end, so
+    the search cannot split the `#` run (it took 2^n steps, and hung the run). Run in a subprocess so
+    that a regression fails this test instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from jaxfix.analysis.transform_prefilter import MAY_NAME_A_TRANSFORM as P\n"
+        "text = '# Web: https://github.com/SamDuffield/mocat-jax\\n' + '#' * 120 + '\\n\\nimport numpy as np\\n'\n"
+        "print(P.search(text) is None)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "True", done.stderr
+    assert MAY_NAME_A_TRANSFORM.search("x = jax  # the transform\n    .jit(f)") is not None
 
 
 def test_a_pattern_is_searched_once_per_text():

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis.statement_text import Rewriter
 from jaxfix.edits import apply_edits
 from jaxfix.model import Safety
-from jaxfix.rulebase import RuleContext, _Rewriter
+from jaxfix.rulebase import RuleContext
 
 SOURCE = '''"""Module docstring."""
 # a comment before the imports
@@ -33,7 +34,7 @@ def decorated(x):
 
 
 def whole_module(ctx: RuleContext, **changes) -> str:
-    rewriter = _Rewriter(changes.get("replace", {}), changes.get("insert_before", {}), changes.get("insert_after", {}))
+    rewriter = Rewriter(changes.get("replace", {}), changes.get("insert_before", {}), changes.get("insert_after", {}))
     return ctx.module.visit(rewriter).code
 
 
@@ -120,17 +121,17 @@ def statement_targets(ctx: RuleContext):
 
 def spliced_and_transformed(ctx: RuleContext, **changes) -> tuple[str | None, str]:
     from jaxfix.analysis import render
-    from jaxfix.rulebase import _path_to, _StatementPositions
+    from jaxfix.analysis.statement_text import StatementPositions, path_to
 
-    rewriter = _Rewriter(changes.get("replace", {}), changes.get("insert_before", {}), changes.get("insert_after", {}))
+    rewriter = Rewriter(changes.get("replace", {}), changes.get("insert_before", {}), changes.get("insert_after", {}))
     targets = [*rewriter.replace, *rewriter.before, *rewriter.after]
     top = ctx.top_level_statement(targets[0])
     text = render.code_of(ctx.module, top)
-    positions = _StatementPositions(ctx)(top)
+    positions = StatementPositions(ctx)(top)
     new = render.spliced(
         ctx.module, top, text, positions, ctx.parents, rewriter.replace, rewriter.before, rewriter.after, targets
     )
-    return new, ctx._transformed(rewriter, top, _path_to(targets, ctx.parents))
+    return new, ctx._transformed(rewriter, top, path_to(targets, ctx.parents))
 
 
 def test_spliced_text_equals_the_transformed_statement_for_every_statement_and_change():

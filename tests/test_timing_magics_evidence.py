@@ -278,3 +278,38 @@ def test_scipy_reads_what_it_is_given_on_the_host():
     assert codes(source) == []
     unread = source.replace("solution = integrate.solve_ivp(dynamics, [1.0, 0.0], jnp.ones(4), t_eval=ts)", "n = 50")
     assert [c.split()[1] for c in codes(unread)] == ["JAX504"]
+
+
+def test_a_call_under_equinox_filter_jit_waits_for_its_program():
+    """py-econometrics/jaxonometrics@<heldout23> jaxonometrics/legacy/jax_linear.py:85 (a jupytext
+    notebook, labelled wrong after the reviewer ran it: the cell returns at 1.97 s, the result is
+    ready at 2.02 s): `%%time` of `lx.linear_solve`, an `@eqx.filter_jit` entry point, which blocks
+    on its marker output before it returns (`transforms.BLOCKING_JITS`). So does a function of the
+    notebook under `eqx.filter_jit`. The twins under `jax.jit` are reported."""
+    lineax = """
+        import jax.numpy as jnp
+        import lineax as lx
+
+        # %%
+        # %%time
+        sol = lx.linear_solve(
+            operator=lx.MatrixLinearOperator(jnp.array(X)),
+            vector=jnp.array(y),
+            solver=lx.AutoLinearSolver(well_posed=None),
+        )
+    """
+    assert codes(lineax) == []
+    own = """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        @eqx.filter_jit
+        def solve(a, b):
+            return jnp.linalg.solve(a, b)
+
+        solve(A, b)
+        # %timeit solve(A, b)
+    """
+    assert codes(own) == []
+    assert codes(own.replace("@eqx.filter_jit", "@jax.jit")) == ["11 JAX504 safe"]

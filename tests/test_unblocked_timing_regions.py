@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import pytest
 
 from codemods.compile_cost.unblocked_timing import UnblockedTimingRule
-from fixture_cases import load_as_module
+from fixture_cases import analyze_in_project, load_as_module
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
 
@@ -1610,3 +1610,211 @@ def test_the_fix_waits_once_after_the_loop_on_a_result_read_after_the_clock():
     unread = NNX_LOOP.replace(", loss {float(loss):.4f}", "")
     wrapped = analyze(unread, "train.py", Config(select=("JAX501",)), fix=True).fixed_source
     assert "loss = jax.block_until_ready(train_step(w, x))" in wrapped
+
+
+# ucu-computational-ot/ot-algorithm-comparison@f96b388 playground/bfm_animation.py:609-627 (heldout23
+# recall): the solver is jitted in another module of the project (`@partial(jax.jit, static_argnames=
+# (...)) def backnforth_sqeuclidean_nd` in playground/bfm.py), and the script times its call
+SOLVER = """
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnames=("maxiterations",))
+def backnforth_sqeuclidean_nd(mu, nu, maxiterations=10):
+    phi = jnp.zeros_like(mu)
+    for _ in range(maxiterations):
+        phi = phi + 0.1 * (mu - nu)
+    return maxiterations, phi
+
+
+def eager_helper(mu, nu):
+    return mu - nu
+"""
+TIMED_SOLVER = """
+import time
+
+import jax.numpy as jnp
+
+from .bfm import backnforth_sqeuclidean_nd
+from .bfm import eager_helper
+
+
+def main():
+    mu = jnp.ones(8)
+    nu = jnp.zeros(8)
+    start = time.perf_counter()
+    results = backnforth_sqeuclidean_nd(mu=mu, nu=nu, maxiterations=5)
+    end = time.perf_counter()
+    print(f"Iterations: {results[0]}")
+    print(f"Time of the solver: {end - start}s")
+    return results
+"""
+
+
+def test_a_jitted_function_of_another_module_of_the_project_is_jax_work(tmp_path):
+    files = {"play/__init__.py": "", "play/bfm.py": SOLVER, "play/run.py": TIMED_SOLVER}
+    found = analyze_in_project(tmp_path, files, "play/run.py", "JAX501").findings
+    assert [f.line for f in found] == [15]
+    # the twin: the same region around a plain function of that module, which returns before any
+    # work is left in flight that the file can show, is not reported
+    files["play/run.py"] = TIMED_SOLVER.replace("= backnforth_sqeuclidean_nd(mu=mu, nu=nu, maxiterations=5)", "= eager_helper(mu, nu)")
+    assert analyze_in_project(tmp_path, files, "play/run.py", "JAX501").findings == []
+    # a name the other module jits by a call (`jax.jit(f)` there) is the plain `f` when imported
+    files["play/bfm.py"] = SOLVER.replace('@partial(jax.jit, static_argnames=("maxiterations",))\n', "") + (
+        "\nsolver_jit = jax.jit(backnforth_sqeuclidean_nd, static_argnames=('maxiterations',))\n"
+    )
+    files["play/run.py"] = TIMED_SOLVER
+    assert analyze_in_project(tmp_path, files, "play/run.py", "JAX501").findings == []
+    files["play/run.py"] = TIMED_SOLVER.replace("import backnforth_sqeuclidean_nd", "import solver_jit").replace(
+        "= backnforth_sqeuclidean_nd(", "= solver_jit("
+    )
+    assert [f.line for f in analyze_in_project(tmp_path, files, "play/run.py", "JAX501").findings] == [15]
+
+
+def test_a_jitted_function_a_package_re_exports_is_jax_work(tmp_path):
+    """StoneT2000/jax-bandits@fcf4fd0 examples/experiment.py:36 (heldout23 recall): `from jaxbandits
+    import experiment`, which `jaxbandits/__init__.py` imports from its `experiment` module, where
+    it is `@partial(jax.jit, static_argnames=["steps"])`."""
+    run = TIMED_SOLVER.replace("from .bfm import backnforth_sqeuclidean_nd\nfrom .bfm import eager_helper", "from solvers import backnforth_sqeuclidean_nd")
+    files = {
+        "solvers/__init__.py": "from .bfm import backnforth_sqeuclidean_nd\n",
+        "solvers/bfm.py": SOLVER,
+        "examples/run.py": run,
+    }
+    assert [f.line for f in analyze_in_project(tmp_path, files, "examples/run.py", "JAX501").findings] == [14]
+    files["solvers/__init__.py"] = "from .bfm import eager_helper as backnforth_sqeuclidean_nd\n"
+    assert analyze_in_project(tmp_path, files, "examples/run.py", "JAX501").findings == []
+
+
+def test_the_fix_of_a_timed_call_of_another_module_waits_and_runs(tmp_path):
+    """The fix imports `jax` (the script imports only `jax.numpy`), waits on `results` before the
+    clock, and the fixed script runs as the original does."""
+    import subprocess
+    import sys
+
+    from typer.testing import CliRunner
+
+    from jaxfix.cli import app
+
+    package = tmp_path / "play"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "bfm.py").write_text(textwrap.dedent(SOLVER))
+    (package / "run.py").write_text(textwrap.dedent(TIMED_SOLVER) + "\n\nif __name__ == '__main__':\n    main()\n")
+    before = subprocess.run([sys.executable, "-m", "play.run"], cwd=tmp_path, capture_output=True, text=True)
+    assert before.returncode == 0, before.stderr
+    out = CliRunner().invoke(app, ["fix", "--write", "--select", "JAX501", "--no-cache", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    fixed = (package / "run.py").read_text()
+    assert "import jax\n" in fixed and "    jax.block_until_ready(results)\n    end = time.perf_counter()" in fixed, fixed
+    after = subprocess.run([sys.executable, "-m", "play.run"], cwd=tmp_path, capture_output=True, text=True)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.splitlines()[0] == before.stdout.splitlines()[0] == "Iterations: 5"
+    again = CliRunner().invoke(app, ["fix", "--select", "JAX501", "--no-cache", str(tmp_path)])
+    assert "JAX501" not in again.output, again.output
+
+
+# ddrous/ncflow@<heldout20> examples/pendulum/scripts/one_for_all.py:263 (labelled real when judged by
+# reading): a step under `@eqx.filter_jit`, timed per step. Since equinox 0.11.8 the call blocks on a
+# marker output before it returns (`transforms.BLOCKING_JITS`; measured, equinox 0.13.8: the call
+# returns with its result ready), so the clock times the step
+FILTER_JIT_STEP = """
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+@eqx.filter_jit
+def make_step(x):
+    return jnp.tanh(x @ x)
+
+
+def train(x, steps):
+    for step in range(steps):
+        start = time.time()
+        x = make_step(x)
+        end = time.time()
+        print(f"Step: {step}, CPTime: {end - start:.4f}")
+    return x
+"""
+
+
+def test_a_step_under_equinox_filter_jit_waits_for_itself():
+    assert findings(FILTER_JIT_STEP) == []
+    inline = FILTER_JIT_STEP.replace("@eqx.filter_jit\n", "").replace("x = make_step(x)", "x = eqx.filter_jit(make_step)(x)")
+    assert findings(inline) == []
+    # a library entry point under `eqx.filter_jit`: `diffrax.diffeqsolve`
+    solve = FILTER_JIT_STEP.replace("x = make_step(x)", "x = diffrax.diffeqsolve(term, solver, 0.0, 1.0, 0.1, x)")
+    assert findings(solve.replace("import equinox as eqx", "import diffrax\nimport equinox as eqx")) == []
+    # the twin: under `jax.jit` the clock is read first
+    assert findings(FILTER_JIT_STEP.replace("@eqx.filter_jit", "@jax.jit")) == [18]
+
+
+def test_equinox_filter_jit_returns_with_its_result_ready():
+    """The fact the rule reads (`transforms.BLOCKING_JITS`), checked on the installed equinox: right
+    after an `eqx.filter_jit` call returns, its output is ready (it blocked on its marker)."""
+    import equinox as eqx
+
+    def work(x):
+        for _ in range(4):
+            x = jnp.tanh(x @ x)
+        return x
+
+    filtered = eqx.filter_jit(work)
+    x = jnp.ones((700, 700)) / 700
+    jax.block_until_ready(filtered(x))  # compiled
+    for _ in range(3):
+        assert filtered(x).is_ready()
+
+
+# mav3ri3k/jax-models@<heldout15> dit/main.py:61-69 (heldout15, found when JAX501 learned another module's
+# jitted functions): an `nnx.jit` step updates the model, optimizer and metrics in place and its result
+# is dropped; the loss read from the metrics and printed before the clock waits for the epoch
+NNX_EPOCH = """
+import time
+
+import jax.numpy as jnp
+from flax import nnx
+
+
+@nnx.jit
+def train_step(model, optimizer, metrics, batch):
+    loss = jnp.mean(model(batch) ** 2)
+    metrics.update(loss=loss)
+
+
+def train(model, optimizer, metrics, batches):
+    start_time = time.time()
+    for batch in batches:
+        train_step(model, optimizer, metrics, batch)
+    m = metrics.compute()
+    print(f"  Loss: {m['loss']}")
+    metrics.reset()
+    end_time = time.time()
+    print(f"  Training took: {end_time - start_time:.4f} seconds")
+"""
+
+
+def test_a_value_read_from_the_state_a_step_updates_in_place_waits_for_it():
+    assert findings(NNX_EPOCH) == []
+    # the twin: nothing read from the updated state before the clock
+    assert findings(NNX_EPOCH.replace("    print(f\"  Loss: {m['loss']}\")\n", "")) == [20]
+    # mikelytaev/wave-propagation-experiments@<heldout10> optimization/node/rwp/awpl/utils.py:120-122
+    # (real): in the dropped call's own statement its arguments are inputs, handed to a profile too
+    forward = HEAD + """
+def loss(values, z_grid):
+    return jnp.sum(step(values) * z_grid)
+
+
+def realtime(profile, z_grid):
+    t = time.time()
+    loss(profile(z_grid), z_grid)
+    fwd_time = time.time() - t
+    print(f"fwd_time: {fwd_time} s")
+"""
+    assert findings(forward) == [20]

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import inspect
+import typing
+from collections.abc import Sequence
 from pathlib import Path
 
 import libcst as cst
 import pytest
+from libcst import MaybeSentinel
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from jaxfix.analysis.walk import TOKEN_TYPES, TreeIndex, children, parent_map, statements, walk
+from jaxfix.analysis.walk import (
+    TOKEN_TYPES,
+    TOKENS_BELOW_ONLY,
+    TreeIndex,
+    child_fields,
+    children,
+    parent_map,
+    statements,
+    walk,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
@@ -222,6 +235,39 @@ def test_tokens_hold_only_tokens(name, module):
             assert all(type(c) in TOKEN_TYPES for c in node.children), type(node).__name__
         stack.extend(node.children)
     assert tokens > 20
+
+
+def _node_classes(hint) -> set:
+    """The classes a field annotation names (`object` for anything that is not a class)."""
+    origin = typing.get_origin(hint)
+    if origin is None:
+        return {hint if isinstance(hint, type) else object}
+    found = {origin} if isinstance(origin, type) and not issubclass(origin, Sequence) else set()
+    for arg in typing.get_args(hint):
+        found |= _node_classes(arg)
+    return found
+
+
+def test_tokens_below_only_lists_the_nodes_whose_child_fields_hold_only_tokens():
+    """What lets a dispatching walk skip the children of a `Name`: by libcst's own field
+    annotations every child field of these types holds tokens only (or nothing, a sentinel)."""
+    concrete = set()
+    todo = [cst.CSTNode]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if not inspect.isabstract(sub) and getattr(cst, sub.__name__, None) is sub:  # as libcst exports it
+                concrete.add(sub)
+    for node_type in TOKENS_BELOW_ONLY:
+        assert node_type not in TOKEN_TYPES and child_fields(node_type), node_type.__name__
+        hints = typing.get_type_hints(node_type)
+        for field in child_fields(node_type):
+            for held in _node_classes(hints[field]):
+                if held is object or not issubclass(held, cst.CSTNode):
+                    assert held in (type(None), MaybeSentinel), (node_type.__name__, field, held)
+                    continue
+                kinds = {held} | {c for c in concrete if issubclass(c, held)}
+                assert all(k in TOKEN_TYPES for k in kinds if not inspect.isabstract(k)), (node_type.__name__, field)
 
 
 def _dispatch_events(module: cst.CSTNode, use_walk: bool, with_token_handler: bool) -> list[tuple[str, str, int]]:

@@ -30,11 +30,13 @@ from jaxfix.analysis.host_sync import (
 )
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.project_lookups import project_timer
+from jaxfix.analysis.project_lookups import project_jitted, project_timer
 from jaxfix.analysis.scopes import names_read
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.transforms import (
+    BLOCKING_CALLS,
+    BLOCKING_JITS,
     GRAD_NAMES,
     STAGE_METHODS,
     STEP_ANNOTATIONS,
@@ -89,15 +91,22 @@ class JaxWork:
     # which names are jitted functions --------------------------------------------------------------
     def _is_jit_expr(self, e: cst.BaseExpression) -> bool:
         """`jax.jit`, `partial(jax.jit, ...)`, `jax.jit(...)` (options only)."""
-        if self.names.qualify(e) in JIT_NAMES:
-            return True
+        return self._jit_of(e) is not None
+
+    def _jit_of(self, e: cst.BaseExpression) -> str | None:
+        """The jit `e` applies, qualified (as `_is_jit_expr` reads it)."""
+        q = self.names.qualify(e)
+        if q in JIT_NAMES:
+            return q
         if isinstance(e, cst.Call):
             q = self.names.qualify(e.func)
             if q in JIT_NAMES:
-                return True
-            if q in PARTIAL_NAMES and e.args and self.names.qualify(e.args[0].value) in JIT_NAMES:
-                return True
-        return False
+                return q
+            if q in PARTIAL_NAMES and e.args:
+                inner = self.names.qualify(e.args[0].value)
+                if inner in JIT_NAMES:
+                    return inner
+        return None
 
     def is_timer(self, func: cst.BaseExpression) -> bool:
         """`func` names a timer of this module, or of another module of the project (its summary's
@@ -115,6 +124,8 @@ class JaxWork:
         """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
         checker = self
         self.jitted: set[str] = set()
+        # of those, the ones whose jit waits for its program before it returns (`eqx.filter_jit`)
+        self.waiting_jitted: set[str] = set()
         self.convention: dict[str, str] = {}  # jitted names taken by a convention -> why (unsafe fixes)
         self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
         self.timers = timer_names(self.ctx.tree, self.names.qualify_ast)
@@ -126,6 +137,7 @@ class JaxWork:
         if any(checker.start_clock(s) for s in self.ctx.module.body):
             self.region_blocks.append((list(self.ctx.module.body), False))
         assigns: list[cst.Assign] = []
+        calls: list[cst.Call] = []
 
         class V(cst.CSTVisitor):
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -133,17 +145,23 @@ class JaxWork:
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 checker.functions.setdefault(node.name.value, []).append(node)
-                if any(checker._is_jit_expr(d.decorator) for d in node.decorators):
+                jits = [checker._jit_of(d.decorator) for d in node.decorators]
+                if any(jits):
                     checker.jitted.add(node.name.value)
+                    if any(j in BLOCKING_JITS for j in jits):
+                        checker.waiting_jitted.add(node.name.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 assigns.append(node)
                 value = node.value
-                if isinstance(value, cst.Call) and checker._is_jit_expr(value.func):
+                jit = checker._jit_of(value.func) if isinstance(value, cst.Call) else None
+                if jit is not None:
                     for t in node.targets:
                         name = dotted_name(t.target)
                         if name is not None:
                             checker.jitted.add(name)
+                            if jit in BLOCKING_JITS:
+                                checker.waiting_jitted.add(name)
 
             def visit_If(self, node: cst.If) -> bool:
                 """`if False:` never runs: no region in its body (exojax@<heldout14>
@@ -172,6 +190,7 @@ class JaxWork:
 
             def visit_Call(self, node: cst.Call) -> None:
                 func = node.func
+                calls.append(node)
                 if checker.names.qualify(func) in TIMEIT_CALLS:
                     checker.timeit_calls.append(node)
                 elif isinstance(func, cst.Attribute) and func.attr.value in STAGE_METHODS:
@@ -180,6 +199,7 @@ class JaxWork:
                         checker.jitted.add(name)  # `func.cost_analysis()`: a compiled JAX function
 
         walk(self.ctx.module, V())
+        self._imported_jitted(calls)
         # `step = make_step(...)` where `make_step` returns a jitted callable (issue #33)
         factories = {name for name, defs in self.functions.items() if len(defs) == 1 and self._returns_jitted(defs[0])}
         for node in assigns:
@@ -222,6 +242,23 @@ class JaxWork:
         if isinstance(base, cst.Call):
             return self._is_jit_expr(base.func)
         return dotted_name(base) in self.jitted
+
+    def _imported_jitted(self, calls: list[cst.Call]) -> None:
+        """The callees imported from another module of the project that binds them to a jitted
+        function (`project_lookups.project_jitted`): `from .bfm import backnforth_sqeuclidean_nd`,
+        then `results = backnforth_sqeuclidean_nd(mu=mu, ...)` between two clock reads
+        (ucu-computational-ot/ot-algorithm-comparison@f96b388 playground/bfm_animation.py:627)."""
+        lookup = project_jitted(self.ctx)
+        if lookup is None:
+            return
+        asked: set[str] = set()
+        for call in calls:
+            name = dotted_name(call.func)
+            if name is None or name in asked or name in self.jitted:
+                continue
+            asked.add(name)
+            if lookup(name):  # names the module binds itself qualify to nothing (relative imports do)
+                self.jitted.add(name)
 
     def _annotated_steps(self, node: cst.With) -> None:
         """`with jax.profiler.StepTraceAnnotation(...): state, m = p_train_step(...)`: the callee of
@@ -383,8 +420,12 @@ class JaxWork:
         q = self.names.qualify(func) if not isinstance(func, cst.Call) else None
         if isinstance(func, cst.Attribute) and func.attr.value == "block_until_ready":
             return True
-        if q == "jax.block_until_ready":
-            return True
+        if q == "jax.block_until_ready" or q in BLOCKING_CALLS:
+            return True  # `lx.linear_solve(...)`: an `eqx.filter_jit` entry, which waits before it returns
+        if isinstance(func, cst.Call) and self._jit_of(func.func) in BLOCKING_JITS:
+            return True  # `eqx.filter_jit(f)(x)`
+        if dotted_name(func) in self.waiting_jitted:
+            return True  # a function of this file under `eqx.filter_jit`: its call waits for its program
         if self.converting_call(call):
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:

@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
+from jaxfix.analysis.bound_jits import is_jit_expr, jit_of
+from jaxfix.analysis.bound_jits import jitted_names as shared_jitted_names
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
-from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import is_static_attr
+from jaxfix.analysis.transforms import BLOCKING_CALLS, BLOCKING_JITS
 from jaxfix.model import Finding, Fix
 
 # `# %timeit [options] stmt` / `# %time stmt` (a line magic), `# %%timeit [options]` (a cell's header)
@@ -62,16 +64,18 @@ class Magics:
         for line in lines:
             starts.append(starts[-1] + len(line))
         names = ImportMap.from_ast(tree)
+        jitted = jitted_names(tree, names)
         return cls(
             lines,
             starts,
             names,
-            jitted_names(tree, names),
-            waiting_helpers(tree),
+            jitted,
+            # a function of the text that waits for itself, or jitted by a jit that does (`eqx.filter_jit`)
+            waiting_helpers(tree) | shared_jitted_names(ast.walk(tree), names.qualify_ast, waiting=True),
             list(timed_code(tree, lines, starts)),
             top_bindings(tree, names),
             reading_helpers(tree, names),
-            wrapper_defs(tree, names, jitted_names(tree, names)),
+            wrapper_defs(tree, names, jitted),
         )
 
     def at(self, item: Timed) -> Magics:
@@ -145,27 +149,12 @@ def timed_code(tree: ast.Module, lines: list[str], starts: list[int]) -> Iterato
 
 def _jit_expr(e: ast.AST, names: ImportMap) -> bool:
     """`jax.jit`, `jax.jit(...)` (options), `partial(jax.jit, ...)`: a decorator or wrapper that jits."""
-    if names.qualify_ast(e) in JIT_NAMES:
-        return True
-    if isinstance(e, ast.Call):
-        q = names.qualify_ast(e.func)
-        return q in JIT_NAMES or (q in PARTIAL_NAMES and any(names.qualify_ast(a) in JIT_NAMES for a in e.args))
-    return False
+    return is_jit_expr(e, names.qualify_ast)
 
 
 def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:
-    """Names bound to jitted functions: `@jax.jit def f`, `f = jax.jit(...)`, `partial(jax.jit, ...)`."""
-
-    def jit_expr(e: ast.AST) -> bool:
-        return _jit_expr(e, names)
-
-    jitted: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(jit_expr(d) for d in node.decorator_list):
-            jitted.add(node.name)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and jit_expr(node.value.func):
-            jitted.update(filter(None, (dotted(t) for t in node.targets)))
-    return jitted
+    """Names bound to jitted functions anywhere in the notebook (`jaxfix.analysis.bound_jits`)."""
+    return shared_jitted_names(ast.walk(tree), names.qualify_ast)
 
 
 def top_bindings(tree: ast.Module, names: ImportMap) -> dict[str, list[tuple[int, bool]]]:
@@ -465,8 +454,10 @@ def blocks(
             or reads_value(func.value, produced)
         )
     q = names.qualify_ast(func)
-    if q == "jax.block_until_ready":
-        return True
+    if q == "jax.block_until_ready" or q in BLOCKING_CALLS:
+        return True  # `lx.linear_solve(...)`: an `eqx.filter_jit` entry, which waits before it returns
+    if isinstance(func, ast.Call) and jit_of(func.func, names.qualify_ast) in BLOCKING_JITS:
+        return True  # `eqx.filter_jit(f)(x)`
     if waits_by_name(q):
         args = (*call.args, *(k.value for k in call.keywords))  # `solve_ivp(f, span, y0, t_eval=ts)`
         return any(is_jax_call(c, names, jitted) for a in args for c in calls(a)) or any(

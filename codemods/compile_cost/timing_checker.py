@@ -492,11 +492,11 @@ class TimingChecker(JaxWork):
             f"the dispatch only); {fix.title}"
         )
 
-    def results(self, region) -> set[str]:
-        """JAX results of the region, values made from them (`metrics = tree_map(jnp.mean, metrics)`),
-        and containers they are stored in (`history.append(loss)`): a later read of the container
-        (`f"{history[-1]:.4f}"`) reads the result."""
-        results: set[str] = set()
+    def results(self, region, seed: frozenset[str] = frozenset()) -> set[str]:
+        """JAX results of the region (and `seed`), values made from them (`metrics = tree_map(jnp.mean,
+        metrics)`), and containers they are stored in (`history.append(loss)`): a later read of the
+        container (`f"{history[-1]:.4f}"`) reads the result."""
+        results: set[str] = set(seed)
         for stmt in region:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
@@ -518,14 +518,37 @@ class TimingChecker(JaxWork):
 
     def waits_after_last(self, region, last: int, results: set[str]) -> bool:
         """The region waits for a result at or after its last JAX call (`tail_after_last_call`:
-        inside a compound statement, only what runs after that call counts)."""
+        inside a compound statement, only what runs after that call counts). After that statement,
+        the arguments of a JAX call whose result is dropped count as results too
+        (`dropped_call_arguments`)."""
         tail = tail_after_last_call(region[last], lambda n: bool(self.jax_calls(n)))
         if tail is None:
             head = self.waits_in(region[last], results)
         else:
             smalls, tests = tail
             head = any(self.waits_in(n, results) for n in smalls) or any(self.reads(t, results) for t in tests)
-        return head or any(self.waits_in(stmt, results) for stmt in region[last + 1 :])
+        if head:
+            return True
+        updated = self.dropped_call_arguments(region[: last + 1])
+        later = self.results(region, frozenset(updated)) if updated else results
+        return any(self.waits_in(stmt, later) for stmt in region[last + 1 :])
+
+    def dropped_call_arguments(self, statements) -> set[str]:
+        """The names passed to a JAX call whose result is dropped (`train_step(model, optimizer,
+        metrics, batch)`, an `nnx.jit` step): it updates them in place, so a value read from one of
+        them after it (`m = metrics.compute()`, then `f"{m['loss']}"`) waits for it
+        (mav3ri3k/jax-models@<heldout15> dit/main.py:63-69, a loss printed before the epoch clock).
+        Not in the call's own statement: there they are its inputs (`loss(profile(z_grid), z_grid)`,
+        mikelytaev/wave-propagation-experiments@<heldout10> rwp/awpl/utils.py:121, real)."""
+        out: set[str] = set()
+        for stmt in statements:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            for small in own_nodes(stmt, cst.Expr):
+                call = small.value
+                if isinstance(call, cst.Call) and self.is_jax_call(call):
+                    out |= {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
+        return out
 
     def check_timer_with(self, node: cst.With, timer: cst.Call) -> Finding | None:
         """`with TimeIt(...): out = step(x)`: the timer reads the clock on exit, after the body."""

@@ -88,10 +88,15 @@ def region_screen(tree: ast.Module) -> bool:
                 dotted(s.value.func) for s in node.body if type(s) is ast.Assign and type(s.value) is ast.Call
             )
 
+    imported = imported_names(tree)
+
     def may_be_jax_call(call: ast.Call) -> bool:
         func = call.func
-        if isinstance(func, ast.Call) or dotted(func) in jitted:
+        written = dotted(func)
+        if isinstance(func, ast.Call) or written in jitted:
             return True
+        if written is not None and written.split(".", 1)[0] in imported:
+            return True  # maybe a jitted function of another module of the project (its summary's `jitted`)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             if func.attr in jitted:
                 return True  # `self.unbinned(x)`: a method of the file that may wrap JAX work
@@ -99,7 +104,6 @@ def region_screen(tree: ast.Module) -> bool:
         return q not in NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
 
     timers = timer_names(tree, names.qualify_ast)
-    imported = imported_names(tree)
     if timers or imported:  # `with Timer(): ...`: a timer of this module, or maybe one of the project
         for node in astscan.nodes(tree):
             if (

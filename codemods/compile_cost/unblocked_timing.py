@@ -35,11 +35,16 @@ class UnblockedTimingRule(Rule):
     and after its `yield` (`with timeblock("epoch"):`), defined in this file or, when the whole
     project is checked, in another module of it.
     JAX work is a call of a function jitted in this module (`@jax.jit`, `f_jit = jax.jit(f)`,
-    `jax.jit(f)(x)`, also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
+    `jax.jit(f)(x)`; when the whole project is checked, one a module of it binds at its top level
+    and this one imports, also through a package's re-export), also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
     jax.grad(loss)`; an ahead-of-time compiled `jax.jit(f).lower(x).compile()`) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
     `timeit.Timer` given a `lambda` that calls JAX work, or a function jitted in this module itself
-    (`timeit(step, number=n)`: the fix times `lambda: jax.block_until_ready(step())`).
+    (`timeit(step, number=n)`: the fix times `lambda: jax.block_until_ready(step())`). A call of a
+    function under `eqx.filter_jit` (and `lineax.linear_solve`, `diffrax.diffeqsolve`, optimistix's
+    `minimise` and kin, each `@eqx.filter_jit`) waits for its work before it returns: equinox >=
+    0.11.8 blocks on a marker output (measured: the output is ready at the return), so it is a wait,
+    not work left in flight (`transforms.BLOCKING_JITS`).
 
     The region counts as blocked when, at or after its last JAX call, it calls
     `.block_until_ready()` or `jax.block_until_ready(...)`, or passes a JAX result to something
@@ -157,7 +162,7 @@ class UnblockedTimingRule(Rule):
         "time_ns",
         "datetime",
     )
-    uses_project = True  # the timers of other modules (`jaxfix.analysis.timers`, in their summaries)
+    uses_project = True  # the timers and jitted functions of other modules (in their summaries)
     valid = (
         Valid(
             """

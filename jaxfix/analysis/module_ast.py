@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from jaxfix.analysis import filememo
+from jaxfix.analysis import astscan, filememo
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -96,7 +96,7 @@ def module_bindings(tree: ast.Module, module_name: str | None = None, is_package
     return bindings_of(module_imports(tree), module_name, is_package)
 
 
-_BLOCKS = ("cases", "handlers", "finalbody", "orelse", "body")  # reversed: pushed on a stack
+_BLOCKS = astscan.BLOCKS_LAST_FIRST  # reversed: pushed on a stack
 
 
 class _Blocks(dict):

@@ -59,22 +59,41 @@ def project_timer(ctx) -> Callable[[str], bool] | None:
     return project_member(ctx, "timers")
 
 
+def project_jitted(ctx) -> Callable[[str], bool] | None:
+    """JAX501's jitted functions of other modules: the imported name's module binds it to a jitted
+    function at its top level (`pytrees.ModuleSummary.jitted`, `bound_jits.module_jitted_names`)."""
+    return project_member(ctx, "jitted")
+
+
 def project_member(ctx, member: str) -> Callable[[str], bool] | None:
     """A name as written here -> whether its module's summary lists it in `member` (a frozenset
-    field of `pytrees.ModuleSummary`); None without a project index."""
+    field of `pytrees.ModuleSummary`), following a package's re-export of it (`from .experiment
+    import experiment` in `jaxbandits/__init__.py`, then `from jaxbandits import experiment`:
+    StoneT2000/jax-bandits@fcf4fd0 examples/experiment.py:36); None without a project index."""
     qualify = _project_qualifier(ctx)
     if qualify is None:
         return None
 
     def lookup(written: str) -> bool:
         target = qualify(written)
-        if target is None or "." not in target:
-            return False
-        module_name, _, name = target.rpartition(".")
-        summary = ctx.project.module(module_name)
-        return summary is not None and name in getattr(summary, member)
+        for _ in range(_RE_EXPORT_HOPS):
+            if target is None or "." not in target:
+                return False
+            module_name, _, name = target.rpartition(".")
+            summary = ctx.project.module(module_name)
+            if summary is None:
+                return False
+            if name in getattr(summary, member):
+                return True
+            target = summary.bindings.get(name)  # imported there: maybe re-exported
+        return False
 
     return lookup
+
+
+# how many re-exports a lookup follows (a package's `__init__` importing from a submodule that
+# imports from another is two)
+_RE_EXPORT_HOPS = 3
 
 
 def project_class_kind(ctx) -> Callable[[str], str | None] | None:

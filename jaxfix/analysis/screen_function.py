@@ -516,7 +516,7 @@ def _assigned_names(body: list[ast.stmt]) -> set[str]:
                     found.update(target_names(item.optional_vars))
         elif isinstance(s, ast.ExceptHandler) and s.name:
             found.add(s.name)
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for name in astscan.STATEMENT_BLOCKS:
             inner = getattr(s, name, None)
             if type(inner) is list:
                 stack.extend(inner)

@@ -30,6 +30,7 @@ from jaxfix.analysis.pytrees import (
     registers_subclasses,
     registrar,
     summarize,
+    summary_of,
 )
 from jaxfix.engine.cache import content_digest, load_for_this_code, store_for_this_code
 
@@ -530,7 +531,7 @@ def module_facts(
     entries = summarize_calls(tree, name, path, is_package, calls=False)
     if not entries.has_entries:
         return NO_ENTRIES
-    return summarize(tree, name, is_package), summarize_calls(tree, name, path, is_package, entries_of=entries)
+    return summary_of(tree, name, is_package), summarize_calls(tree, name, path, is_package, entries_of=entries)
 
 
 def _summarize_one(

@@ -1,0 +1,78 @@
+"""Which names a module binds to a compiled function, on the stdlib AST: `@jax.jit def f`,
+`@partial(jax.jit, static_argnames=...) def f`, `f = jax.jit(g)` (any of `transforms.JIT_NAMES`).
+A call of such a name dispatches compiled work asynchronously, so a clock read right after it
+times the dispatch only (JAX501, JAX504), unless its jit waits for the program before it returns
+(`transforms.BLOCKING_JITS`: `eqx.filter_jit`).
+
+One fact, read by the notebook magics (`%time f(x)`, every binding of the notebook) and by the
+project index (`pytrees.ModuleSummary.jitted`, the module's top-level bindings only): a script's
+`from solvers.bfm import backnforth_sqeuclidean_nd` then times a jitted function as surely as one
+defined beside it (ucu-computational-ot/ot-algorithm-comparison@f96b388 playground/
+bfm_animation.py:627, a heldout23 recall entry).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+
+from jaxfix.analysis.module_ast import dotted
+from jaxfix.analysis.transforms import BLOCKING_JITS, JIT_NAMES, PARTIAL_NAMES
+
+Qualify = Callable[[ast.AST], "str | None"]
+
+
+def jit_of(e: ast.AST, qualify: Qualify) -> str | None:
+    """The jit `e` applies, qualified: `jax.jit`, `jax.jit(...)` (options), `partial(jax.jit, ...)`."""
+    q = qualify(e)
+    if q in JIT_NAMES:
+        return q
+    if isinstance(e, ast.Call):
+        q = qualify(e.func)
+        if q in JIT_NAMES:
+            return q
+        if q in PARTIAL_NAMES:
+            return next((qa for qa in map(qualify, e.args) if qa in JIT_NAMES), None)
+    return None
+
+
+def is_jit_expr(e: ast.AST, qualify: Qualify) -> bool:
+    """`jax.jit`, `jax.jit(...)` (options), `partial(jax.jit, ...)`: a decorator or wrapper that jits."""
+    return jit_of(e, qualify) is not None
+
+
+def jitted_names(statements: Iterable[ast.AST], qualify: Qualify, waiting: bool | None = None) -> set[str]:
+    """The names `statements` bind to jitted functions: a def decorated with a jit, or an
+    assignment of a jit's result (`f = jax.jit(g)`, `self.step = jax.jit(step)`). `waiting`: only
+    those whose jit waits for its program before it returns (`transforms.BLOCKING_JITS`), or (False)
+    only the others."""
+
+    def kept(jit: str | None) -> bool:
+        return jit is not None and (waiting is None or (jit in BLOCKING_JITS) == waiting)
+
+    jitted: set[str] = set()
+    for node in statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(kept(jit_of(d, qualify)) for d in node.decorator_list):
+                jitted.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and kept(jit_of(node.value.func, qualify)):
+            jitted.update(filter(None, (dotted(t) for t in node.targets)))
+    return jitted
+
+
+def module_jitted_names(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
+    """The module's top-level names bound to a jitted function at the end of the module (a later
+    plain def or assignment of the name rebinds it): what another module importing the name calls.
+    Not those whose jit waits before it returns (`eqx.filter_jit`): a call of one leaves nothing in
+    flight."""
+    jitted: set[str] = set()
+    for node in tree.body:
+        own = jitted_names([node], qualify, waiting=False)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound = {node.name}
+        elif isinstance(node, ast.Assign):
+            bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        else:
+            bound = set()
+        jitted = (jitted - bound) | own
+    return frozenset(jitted)
