@@ -218,6 +218,24 @@ def test_first_timed_call_compiles(tmp_path):
     assert result.findings == []
 
 
+def test_a_users_commented_out_timeit_is_a_comment_not_a_magic(tmp_path):
+    """A cell that parses as Python keeps its `# %timeit force_fn(R)` lines as the user wrote them:
+    comments, not timings to wrap (fabiannagel/gknet-benchmarks misc/JAX-MD Neighbor Lists.ipynb
+    cell 15, heldout25: the safe fix rewrote the comment). The same line as a magic is reported, and
+    a fix elsewhere in the cell gives the comment back byte for byte."""
+    setup = IMPORTS + "\nforce_fn = jax.jit(lambda r: jnp.sum(r ** 2))\nR = jnp.ones(10)"
+    commented = "# print(total_energy)\n# %timeit force_fn(R)\n# no jit: 2.59 ms"
+    path = notebook(tmp_path / "a.ipynb", setup, commented, LOOP + "\n# %timeit force_fn(R)")
+    result = analyze_notebook(path.read_text(), "a.ipynb", Config(select=("ALL",), preview=True), fix=True)
+    assert [(f.code, f.cell) for f in result.findings] == [("JAX201", 3)]
+    fixed = nbformat.reads(result.fixed_source, as_version=4)
+    assert fixed.cells[1].source == commented
+    assert fixed.cells[2].source.endswith("\n# %timeit force_fn(R)") and "_loss_grad_jit(w)" in fixed.cells[2].source
+    magic = notebook(tmp_path / "b.ipynb", setup, "%timeit force_fn(R)")
+    result = analyze_notebook(magic.read_text(), "b.ipynb", Config(select=("JAX504",)))
+    assert [(f.code, f.cell) for f in result.findings] == [("JAX504", 2)]
+
+
 def test_timing_fix_runs_in_ipython_and_waits(tmp_path):
     """Behaviour: the fixed cells run in a real IPython shell with jax, and the timed statement
     now returns only once the value is computed (the wrapped call blocks)."""

@@ -136,7 +136,7 @@ def read(text: str) -> tuple[object, NotebookModule]:
 def module_of(code_cells: list[tuple[int, str]]) -> NotebookModule:
     """The joined module of the code cells `(index in the notebook, source)`, in order (also
     what the language server builds from an editor's notebook document)."""
-    cells = [_mask(index, source) for index, source in code_cells]
+    cells = [_hide_user_magics(_mask(index, source)) for index, source in code_cells]
     if not cells:
         cells.append(Cell(index=0, source="", lines=[""]))
     chunks = []
@@ -221,11 +221,29 @@ def _mask(index: int, src: str) -> Cell:
     return Cell(index, src, [*lines[:lead], *got, *lines[len(lines) - trail :]], replacements, commented, exact=exact)
 
 
+def _hide_user_magics(cell: Cell) -> Cell:
+    """A cell whose timing magics jaxfix did not comment out (it parses as Python, or holds such a
+    comment already) keeps the user's own `# %timeit f(x)` comments (a timing kept for the record,
+    a call commented out): the module spells them `#\u200b %timeit` so that the timing rules, which
+    read `# %timeit` lines as magics, do not take them for one (fabiannagel/gknet-benchmarks
+    misc/JAX-MD Neighbor Lists.ipynb cell 15, heldout25: a safe fix rewrote such a comment).
+    `_unmask` gives them back as written."""
+    if cell.commented or not cell.kept or not any(_COMMENTED_TIMING.match(line) for line in cell.lines):
+        return cell
+    lines = [_HIDDEN + line[2:] if _COMMENTED_TIMING.match(line) else line for line in cell.lines]
+    return replace(cell, lines=lines)
+
+
+_HIDDEN = "#\u200b "  # a user's `# %timeit` comment in the module (`_hide_user_magics`)
+
+
 def _unmask(cell: Cell, text: str) -> str:
     from black.handle_ipynb_magics import unmask_cell
 
     if cell.commented:
         text = "\n".join(m.group(1) if (m := _COMMENTED_TIMING.match(line)) else line for line in text.split("\n"))
+    elif _HIDDEN in text:
+        text = "\n".join("# " + line[len(_HIDDEN) :] if line.startswith(_HIDDEN) else line for line in text.split("\n"))
     from black.report import NothingChanged
 
     try:
@@ -428,11 +446,11 @@ def runnable(module: NotebookModule) -> str:
     input is inert string literals, and each timing magic jaxfix commented out (`# %timeit -n 3
     f(x)`) runs its statement once (`f(x)`), as IPython runs it (more often), so a fix inside the
     magic is run, not skipped. Lines keep their numbers."""
-    lines = module.text.split("\n")
+    lines = ["# " + line[len(_HIDDEN) :] if line.startswith(_HIDDEN) else line for line in module.text.split("\n")]
     starts = module.starts()
     for k, cell in enumerate(module.cells):
         if not cell.commented:
-            continue  # its `# %timeit` lines are the user's own comments
+            continue  # its `# %timeit` lines are the user's own comments (`_hide_user_magics`)
         for i in range(starts[k] - 1, starts[k] - 1 + len(cell.lines)):
             match = _TIMED.match(lines[i])
             if match:
