@@ -889,6 +889,34 @@ def bench(x):
 """,
         True,
     ),
+    # chenyang86/jax-lob-AC@<heldout25> gymnax_exchange/jaxen/arbi_env.py:530-550: the vmap timing
+    # block sits under a switch written as `enable_vmap=False` just above it: it never runs
+    "jax_lob_timing_under_a_switch_set_false": (
+        """
+def bench(x):
+    enable_vmap=False
+    if enable_vmap:
+        start = time.time()
+        y = step(x)
+        print("Time for vmap step", time.time() - start)
+    return x
+""",
+        False,
+    ),
+    # its buggy twin: the switch set True, and a switch rebound after (or read) before the `if`
+    "jax_lob_timing_under_a_switch_set_true": (
+        """
+def bench(x, flags=None):
+    enable_vmap = False
+    enable_vmap = bool(x.size) or enable_vmap
+    if enable_vmap:
+        start = time.time()
+        y = step(x)
+        print("Time for vmap step", time.time() - start)
+    return x
+""",
+        True,
+    ),
     # javidanaslanli/jax-dqn@<heldout15> deepqjax.py:201-205: the clock reads sit in a function
     # only ever run as `jax.jit(jax.vmap(make_train(config)))`: they run once, at trace time
     "jax_dqn_clock_inside_a_jitted_factory_result": (

@@ -16,7 +16,7 @@ from codemods.compile_cost.timing_screen import (
     TIMEIT_CALLS,
 )
 from jaxfix.analysis.body_facts import assigned_names
-from jaxfix.analysis.defaults import never_true
+from jaxfix.analysis.defaults import never_true, switched_off
 from jaxfix.analysis.host_sync import (
     BLOCKING_METHODS,
     CONTAINER_METHODS,
@@ -165,8 +165,9 @@ class JaxWork:
 
             def visit_If(self, node: cst.If) -> bool:
                 """`if False:` never runs: no region in its body (exojax@<heldout14>
-                tests/.../erfcx_f64_test.py:39, a timing loop switched off that way)."""
-                if never_true(node.test):
+                tests/.../erfcx_f64_test.py:39, a timing loop switched off that way), nor does
+                `if enable_vmap:` right after `enable_vmap = False` (`defaults.switched_off`)."""
+                if never_true(node.test) or switched_off(node.test, checker._statements_before(node)):
                     if node.orelse is not None:
                         walk(node.orelse, self)
                     return False
@@ -225,6 +226,15 @@ class JaxWork:
                         if name is not None and name not in self.jitted:
                             self.jitted.add(name)
                             grew = True
+
+    def _statements_before(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """The statements before `stmt` in its block (none for an `elif`)."""
+        parent = self.ctx.parent(stmt)
+        body = parent.body if isinstance(parent, (cst.Module, cst.IndentedBlock)) else ()
+        for i, s in enumerate(body):
+            if s is stmt:
+                return list(body[:i])
+        return []
 
     def _is_aot_compiled(self, value: cst.Call) -> bool:
         """`jax.jit(f).lower(x).compile()` (also of a jitted name): an ahead-of-time compiled

@@ -19,8 +19,11 @@ NormalizationType.NORMAL)`, which no call passes, compared with `==` in a Python
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 import libcst as cst
+
+from jaxfix.analysis.walk import walk
 
 
 def is_hashable_literal(node: cst.BaseExpression) -> bool:
@@ -54,6 +57,40 @@ def never_true(test: cst.BaseExpression) -> bool:
     """`test` is a falsy literal (`if False:`, `if 0:`): the code it guards never runs."""
     value = literal_value(test)
     return value is not NOT_LITERAL and not value
+
+
+def switched_off(test: cst.BaseExpression, before: Sequence[cst.BaseStatement]) -> bool:
+    """`test` is a name that the statements `before` it in its block (in order) last bind to a falsy
+    literal, with no other use of the name after that: `enable_vmap = False` then `if enable_vmap:`,
+    a switch written into the code whose block never runs (jax-lob-AC@<heldout25>
+    gymnax_exchange/jaxen/arbi_env.py:530, a timing block left switched off)."""
+    if not isinstance(test, cst.Name):
+        return False
+    name = test.value
+    for stmt in reversed(before):
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            small = stmt.body[0]
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value == name
+            ):
+                return never_true(small.value)
+        if any(n.value == name for n in _names_in(stmt)):
+            return False
+    return False
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    walk(node, _V())
+    return found
 
 
 def python_default(node: cst.BaseExpression, nested: bool) -> bool:
