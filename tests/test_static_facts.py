@@ -615,6 +615,57 @@ def test_a_method_no_array_has_called_on_a_traced_object_returns_no_traced_value
     assert [code for code, _ in lines(run(content))] == ["JAX301", "JAX307"]
 
 
+def test_a_string_method_on_an_object_returns_a_python_value_but_a_module_function_may_not():
+    # chenyang86/jax-lob-AC@<heldout25> gymnax_exchange/jaxob/jorderbook.py:83
+    # (`int(quote["timestamp"].split(".")[0])` inside a @jax.jit method: int() of a string; two
+    # JAX304 labelled wrong). `jnp.split`/`jax.random.split` of the same name are a module's
+    # functions, whose parts are traced: int() of one is still reported.
+    src = """
+        import jax
+        import jax.numpy as jnp
+        from jax import random
+
+        @jax.jit
+        def stamp(quote, x):
+            t = int(quote["timestamp"].split(".")[0])
+            return x + t
+    """
+    assert lines(run(src)) == []
+    for buggy in ('jnp.split(x, 2)[0][0]', 'random.split(x)[0][0]'):
+        assert [code for code, _ in lines(run(src.replace('quote["timestamp"].split(".")[0]', buggy)))] == ["JAX304"]
+
+
+def test_code_under_ensure_compile_time_eval_is_left_alone():
+    # multiscale-closure@<heldout25> src/systems/qg/spectral.py:81 (`with jax.ensure_compile_time_eval():
+    # kr = jnp.arange(kmin, kdiff, dkr)` of a model's grid constants; a JAX307 labelled wrong): JAX
+    # evaluates the jnp calls on the concrete constants, and the program runs. The same lines
+    # outside the context manager are traced and fail: still reported.
+    src = """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        class Grid:
+            def __init__(self):
+                self.dk = np.float32(0.5)
+                self.dl = np.float32(0.25)
+
+        def spectrum(var, model):
+            with jax.ensure_compile_time_eval():
+                kmin = jnp.minimum(model.dk, model.dl)
+                kr = jnp.arange(kmin, 10.0, kmin)
+            return var.sum() + kr.sum()
+
+        run = jax.jit(spectrum, static_argnums=1)
+    """
+    assert lines(run(src)) == []
+    ns = {}
+    exec(textwrap.dedent(src), ns)
+    assert float(ns["run"](jax.numpy.ones(3), ns["Grid"]())) == 198.0  # the program works as written
+    buggy = src.replace("with jax.ensure_compile_time_eval():", "if True:")
+    assert [code for code, _ in lines(run(buggy))] == ["JAX307"]
+
+
 def test_psum_of_a_python_number_is_the_axis_size_a_python_int():
     # `lax.psum(1, axis)` is JAX's idiom for an axis size and returns an `int` (google/tunix@c7d8950
     # tunix/models/qwen3/model.py:56 `num_ep = jax.lax.psum(1, "expert")` inside shard_map, then

@@ -45,7 +45,7 @@ from jaxfix.analysis.trace_screen import (
     trace_screen,
 )
 from jaxfix.analysis.trace_sites import own_sites
-from jaxfix.analysis.transforms import TRANSFORM_TOKENS
+from jaxfix.analysis.transforms import COMPILE_TIME_EVAL, TRANSFORM_TOKENS
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, Safety
 from jaxfix.rewriting.functions import FunctionRewrite
@@ -310,7 +310,19 @@ class _SiteFinder:
 
     def run(self, ctx: RuleContext) -> list[Site]:
         found = (self.visit(n, stmt) for n, stmt in own_sites(self.info, ctx))
-        return [site for site in found if site is not None]
+        return [site for site in found if site is not None and not self._at_compile_time(ctx, site.node)]
+
+    def _at_compile_time(self, ctx: RuleContext, node: cst.CSTNode) -> bool:
+        """`node` is inside `with jax.ensure_compile_time_eval():` (`transforms.COMPILE_TIME_EVAL`)."""
+        parent = ctx.parent(node)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            if isinstance(parent, cst.With) and any(
+                isinstance(item.item, cst.Call) and self.names.qualify(item.item.func) in COMPILE_TIME_EVAL
+                for item in parent.items
+            ):
+                return True
+            parent = ctx.parent(parent)
+        return False
 
     def visit(self, n: cst.CSTNode, stmt) -> Site | None:
         # `type(n) is` where libcst's classes are concrete: `isinstance` against them goes through

@@ -343,7 +343,7 @@ class ScreenFunction:
         number = isinstance(first, ast.Constant) and type(first.value) in (int, float)
         if is_folded_on_a_number(qual, number):
             return False
-        if isinstance(e.func, ast.Attribute) and is_static_method(e.func.attr):
+        if isinstance(e.func, ast.Attribute) and is_static_method(e.func.attr, qual):
             return False
         if self.screen.out_of_sight and self._out_of_sight(e.func):
             return False

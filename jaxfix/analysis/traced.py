@@ -278,7 +278,7 @@ class FunctionFacts:
             return False
         if is_folded_on_a_number(qual, bool(e.args) and isinstance(e.args[0].value, (cst.Integer, cst.Float))):
             return False
-        if isinstance(e.func, cst.Attribute) and is_static_method(e.func.attr.value):
+        if isinstance(e.func, cst.Attribute) and is_static_method(e.func.attr.value, qual):
             return False
         if qual in TREE_MAP_NAMES and self._maps_to_static(e, env):
             return False

@@ -32,6 +32,11 @@ JIT_NAMES = frozenset(
 # ready; `jax.jit` of the same function returns in 0.1 ms. A clock read after such a call times the
 # work, as the heldout23 reviewer measured for `lineax.linear_solve` (returns at 1.97 s, ready at 2.02 s).
 BLOCKING_JITS = frozenset({"equinox.filter_jit"})
+# Context managers under which JAX evaluates what it can on concrete values at trace time: code
+# written in one is code its author knows runs on Python values (`with jax.ensure_compile_time_eval():
+# kr = jnp.arange(kmin, kdiff, dkr)` of a model's grid constants, multiscale-closure@<heldout25>
+# src/systems/qg/spectral.py:81, a JAX307 labelled wrong); the traced-value rules leave it alone.
+COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
 # Library entry points decorated with such a jit: a call of one returns when its work is done
 # (`@eqx.filter_jit` on lineax@2f0e083 `linear_solve`, diffrax@5ea5fcb `diffeqsolve`, optimistix@6415ab1
 # `minimise`, `least_squares`, `root_find`, `fixed_point`).
