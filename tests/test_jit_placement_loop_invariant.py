@@ -76,3 +76,54 @@ def test_compiles_measured_same_object_once_fresh_def_every_trip():
     assert count_compiles(lambda: above.init_all(shapes)) == 1  # one function object, one shape: one compile for 4 trips
     assert count_compiles(lambda: above.init_all_lambda(shapes)) == 1
     assert count_compiles(lambda: inside.init_all(shapes)) == 4  # a new function object per trip: a compile per trip
+
+
+# mfischer-ucl/ode-appearance@<heldout25> main_odeBRDF.py:470-490 (a recall entry): `loss_fn` is bound
+# above the training loop to one of two imported loss functions, and every logging trip builds
+# `jax.jit(jax.vmap(jax.vmap(loss_fn)))` anew: the vmap makes a new function, so the jit compiles
+# again each time. Reported, by hand (the name is local); a plain `jax.jit(loss_fn)` of the same
+# name stays a cache hit, and a name rebound inside the loop is a configuration per trip.
+LOCAL_LOSS = '''
+import jax
+import jax.numpy as jnp
+
+
+def evaluate(kind, xs, n_iter):
+    if kind == "sin":
+        loss_fn = jnp.sin
+    else:
+        loss_fn = math_free
+    total = 0.0
+    for it in range(n_iter):
+        vals = jax.jit(jax.vmap(loss_fn))(xs)
+        total = total + jnp.sum(vals)
+    return total
+
+
+def math_free(x):
+    return x * 2.0
+
+
+def plain(xs, n_iter):
+    loss_fn = jnp.sin
+    for it in range(n_iter):
+        vals = jax.jit(loss_fn)(xs)
+    return vals
+
+
+def rebound(xs, n_iter):
+    for it in range(n_iter):
+        loss_fn = jnp.sin if it % 2 else jnp.cos
+        vals = jax.jit(jax.vmap(loss_fn))(xs)
+    return vals
+'''
+
+
+def test_a_local_name_for_one_function_under_a_new_vmap_per_trip_compiles_again(tmp_path):
+    result = analyze(LOCAL_LOSS, "train.py", Config(select=("JAX201",), preview=True))
+    assert [(f.code, f.line) for f in result.findings] == [("JAX201", 13)]
+    [finding] = result.findings
+    assert finding.fix.safety.value == "manual" and "`loss_fn` is a local name" in finding.message
+    module = load_as_module(tmp_path / "train.py", LOCAL_LOSS)
+    xs = jnp.ones(4)
+    assert count_compiles(lambda: module.evaluate("sin", xs, 3)) >= 3  # one compile per trip, measured

@@ -124,6 +124,19 @@ class SiteKinds:
                     site.kind = MODULE_FUNCTION
                     site.manual = f"`{target.value}` is a parameter: wrap it once before the loop and call that"
                     return True
+                if (
+                    target.value not in param_names(scope.params)
+                    and bound_above_loop(self.idx, site.node, bindings)
+                    and all(isinstance(b, cst.Assign) and self._names_a_function(b.value) for b in bindings)
+                    and any(k in NEW_FUNCTION_WRAPPERS for k in site.kinds[1:])
+                ):
+                    # `loss_fn = metrics_jax.gram_loss` (or `slice_loss`) above the training loop, then
+                    # `jax.jit(jax.vmap(jax.vmap(loss_fn)))(...)` on every logging trip: one function,
+                    # but the vmap makes a new one each trip, so the jit traces and compiles again
+                    # (mfischer-ucl/ode-appearance@<heldout25> main_odeBRDF.py:487, a recall entry)
+                    site.kind = MODULE_FUNCTION
+                    site.manual = f"`{target.value}` is a local name: wrap it once before the loop and call that"
+                    return True
             return False
         if isinstance(target, cst.Attribute):
             head = target
@@ -153,6 +166,19 @@ class SiteKinds:
                 return False  # a new configuration per trip, not the same compile again (`per_configuration`)
             site.kind = "bound method"
             return True
+        return False
+
+    def _names_a_function(self, value: cst.BaseExpression) -> bool:
+        """`value` is an imported module's attribute (`metrics_jax.gram_loss`) or a function this
+        module defines at its top level: one function object, whichever binding ran."""
+        if isinstance(value, cst.Attribute):
+            head = value
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            return isinstance(head, cst.Name) and head.value in self.ctx.names.bindings
+        if isinstance(value, cst.Name):
+            defs = self.idx.scope_info(self.ctx.module).bindings.get(value.value, [])
+            return len(defs) == 1 and isinstance(defs[0], cst.FunctionDef)
         return False
 
     def _factory_result(self, site: Site, target: cst.Call) -> bool:
