@@ -70,11 +70,15 @@ def top_level_spans(ctx: FileContext) -> dict[cst.CSTNode, tuple[int, int]] | No
     (`top_spans`), else measured by rendering; None when the renderings do not tile the source."""
     module = ctx.module
     found = None
-    if ctx._elsewhere is None:  # a reduced text's tree is the whole text's, not its own parse
-        try:
-            found = spans_from_lines(module, ctx.source, ctx.tree)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):  # a text only libcst parses
-            pass
+    try:
+        # A reduced text's tree is the whole text's statements (their lines the whole text's), not
+        # its own parse: the lines are read against a parse of the reduced text itself, which costs
+        # a tenth of rendering every statement (the fix loop's rescan of a file with thousands of
+        # fixes renders none).
+        tree = ctx.tree if ctx._elsewhere is None else ast.parse(ctx.source)
+        found = spans_from_lines(module, ctx.source, tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a text only libcst parses
+        pass
     if found is not None:
         return found
     offset = sum(len(render.code_of(module, line)) for line in module.header)
