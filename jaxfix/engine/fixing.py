@@ -53,6 +53,9 @@ class RawScan:
     quote_used: str | None = None  # the file's quote, when a fix wrote a string literal in it
     tree: ast.Module | None = None  # the stdlib tree of the text, when the scan had one (given or parsed)
     preview: bool = True  # the rules whose findings are all preview ran (`preview_read`)
+    # (text, parser config, parse) of each top-level chunk when the text was parsed in chunks: the
+    # fix loop's rescans reuse the parses of the chunks a round left as they were (`remember`)
+    chunks: list = field(default_factory=list)
 
 
 def scan(
@@ -135,7 +138,7 @@ def scan_raw(
         candidates = [r for r in candidates if _admits(r, ctx)]
     if candidates:
         try:
-            ctx.set_module(parse() if parse is not None else parse_whole(source, tree))
+            ctx.set_module(parse() if parse is not None else parse_whole(source, tree, result.chunks))
         except cst.ParserSyntaxError as exc:
             raise AnalysisError(
                 f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}"
@@ -237,11 +240,12 @@ def _newer_python(source: str, line: int | None) -> bool:
 CHUNKED_PARSE_SIZE = 64_000
 
 
-def parse_whole(source: str, tree: ast.Module) -> cst.Module:
+def parse_whole(source: str, tree: ast.Module, parsed_out: list | None = None) -> cst.Module:
     """The libcst module of `source` (`tree`: its `ast.parse`), parsed in chunks where that is
-    faster and the chunks allow it; raises what `parse_module` raises."""
+    faster and the chunks allow it (then listed in `parsed_out`, `parse_in_chunks`); raises what
+    `parse_module` raises."""
     if len(source) >= CHUNKED_PARSE_SIZE:
-        module = parse_in_chunks(source, tree)
+        module = parse_in_chunks(source, tree, parsed_out)
         if module is not None:
             return module
     return parse_module(source)

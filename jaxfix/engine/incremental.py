@@ -101,6 +101,11 @@ class IncrementalAnalyzer:
             result.error = "; ".join(settled.errors)
         return result
 
+    def reuse_parses(self, raw: RawScan) -> None:
+        """Take the parses of the chunks a whole-text scan parsed its text in (`RawScan.chunks`)
+        as this document's: the next `analyze` parses only the chunks whose text changed."""
+        self._memo.seed(raw.chunks)
+
     def remember(self, source: str, path: str, config: Config, project, raw: RawScan) -> None:
         """Keep what a whole-text scan of `source` found (`scan_raw`'s `raw`, with its tree), as an
         `analyze` of `source` that analysed every group would have kept: the next `analyze` (the
