@@ -81,7 +81,7 @@ def command_for(*rules: type[Rule], name: str | None = None, module: str | None 
 
         def transform_module_impl(self, tree: cst.Module) -> cst.Module:
             path = self.context.filename or "<module>"
-            run = lambda text: scan(text, path, [rule() for rule in rules])  # noqa: E731
+            run = lambda text, tree=None: scan(text, path, [rule() for rule in rules], tree=tree)  # noqa: E731
             source = tree.code
             outcome = fix_until_stable(source, run(source), run, unsafe_fixes=self.unsafe_fixes)
             if outcome.error:

@@ -390,7 +390,7 @@ class RuleContext:
         if top is None or not spans:
             return self.fact(module_positions, module_positions)[node]
         start_line = self.fact(top_level_lines, top_level_lines)[top]
-        return self.fact(StatementPositions, StatementPositions)(top).shifted(node, start_line - 1)
+        return self.fact(StatementPositions, StatementPositions).shifted(top, node, start_line - 1)
 
     def top_level_index(self, node: cst.CSTNode) -> int:
         """`list(self.module.body).index(node)` (ValueError when `node` is not a top-level

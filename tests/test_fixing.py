@@ -88,7 +88,7 @@ def _walk(node):
 
 
 def run(source, rule, **kwargs):
-    rescan = lambda text: scan(text, "t.py", [rule])  # noqa: E731
+    rescan = lambda text, tree=None: scan(text, "t.py", [rule], tree=tree)  # noqa: E731
     return fix_until_stable(source, rescan(source), rescan, **kwargs)
 
 
@@ -181,7 +181,7 @@ def test_preview_findings_are_kept_only_in_preview_mode():
     assert [(f.line, f.preview) for f in default.findings] == [(1, False)]
     everything = scan(source, "m.py", [FlagsOnEvidence()], preview=True)
     assert [(f.line, f.preview) for f in everything.findings] == [(1, False), (2, True)]
-    run = lambda text: scan(text, "m.py", [FlagsOnEvidence()])  # noqa: E731
+    run = lambda text, tree=None: scan(text, "m.py", [FlagsOnEvidence()], tree=tree)  # noqa: E731
     assert fix_until_stable(source, run(source), run).text == "done()\nmaybe()\n"  # a hidden finding's fix is not applied
 
 

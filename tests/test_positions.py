@@ -45,6 +45,46 @@ def test_positions_of_every_node_equal_whole_module_positions():
         assert checked > 100
 
 
+def test_positions_of_a_text_check_equal_whole_module_positions():
+    """A text `check` (no edits built) renders a statement only up to the first node asked about,
+    then whole for the next one: every node still gets libcst's position, asked in any order."""
+    for source in (SOURCE, SOURCE.replace("\n", "\r\n"), SOURCE.rstrip("\n")):
+        for order in (1, -1):
+            ctx = RuleContext(source, "x.py", edits=False)
+            expected = MetadataWrapper(ctx.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            nodes = [node for node in expected if ctx.top_level_statement(node) is not None]
+            assert len(nodes) > 100
+            for node in nodes[::order]:
+                assert ctx.position(node) == expected[node], (type(node).__name__, expected[node])
+
+
+def test_positions_up_to_a_node_equal_the_whole_rendering_for_every_fixture():
+    """`render.Positions.up_to(module, node)`, the rendering stopped after `node`, gives `node` and
+    every node under it the whole rendering's position."""
+    from pathlib import Path
+
+    import libcst as cst
+
+    from jaxfix.analysis import render
+    from jaxfix.analysis.walk import TreeIndex
+
+    root = Path(__file__).resolve().parent.parent
+    compared = 0
+    for path in sorted((root / "fixtures").rglob("*.py"))[::3]:
+        try:
+            module = cst.parse_module(path.read_text())
+        except cst.ParserSyntaxError:
+            continue
+        whole = render.positions(module)
+        for node in TreeIndex(module)._order[::7]:  # noqa: SLF001 - every node, in source order
+            partial = render.Positions.up_to(module, node)
+            assert partial[node] == whole[node], (path.name, type(node).__name__)
+            for child in node.children[:3]:
+                assert partial[child] == whole[child], (path.name, type(child).__name__)
+            compared += 1
+    assert compared > 1000
+
+
 def test_render_gives_libcst_positions_and_text_for_every_fixture():
     """`render.positions` and `render.code_of` are libcst's `PositionProvider` and
     `code_for_node` at less cost: the same positions for every node, the same text."""

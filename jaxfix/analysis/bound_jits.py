@@ -74,5 +74,6 @@ def module_jitted_names(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
             bound = {t.id for t in node.targets if isinstance(t, ast.Name)}
         else:
             bound = set()
-        jitted = (jitted - bound) | own
+        jitted -= bound  # in place: a new set per statement made a file of many jitted defs quadratic
+        jitted |= own
     return frozenset(jitted)

@@ -118,20 +118,68 @@ class _PositionState(CodegenState):
         from its line and column, so the module ends after it."""
 
 
+class _Done(Exception):
+    """Raised by `_UpToState` once its node is rendered: the rest of the module is not."""
+
+
+class _UpToState(_PositionState):
+    """`_PositionState` that records the nodes of one subtree (`target` and what it holds) and
+    stops the rendering once it is rendered (`_Done`): the tokens before it, counted as the whole
+    rendering counts them, give the same positions for those nodes. The other nodes' hooks do
+    nothing; a record entered while recording is left while recording (the target's codegen
+    holds it), so no pending record is cut short."""
+
+    def __init__(self, module: cst.Module, target: cst.CSTNode) -> None:
+        super().__init__(module)
+        self.target = target
+        self.recording = False
+
+    def before_codegen(self, node) -> None:
+        if node is self.target:
+            self.recording = True
+        if self.recording:
+            self.starts.append(len(self.tokens))
+
+    def after_codegen(self, node) -> None:
+        if self.recording:
+            self.extents[id(node)] = (self.starts.pop(), len(self.tokens))
+            if node is self.target:
+                raise _Done
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+        if self.recording:
+            return super().record_syntactic_position(node, start_node=start_node, end_node=end_node)
+        return _NOTHING
+
+
 class Positions:
     """The positions of a module's nodes, as `PositionProvider` gives them (`positions[node]`).
-    It holds the module, so the ids it is keyed by stay those of its nodes."""
+    It holds the module, so the ids it is keyed by stay those of its nodes. `up_to` gives those
+    of one node's subtree alone, rendering the module only as far as that node."""
 
     __slots__ = ("_module", "_computed", "_extents", "_offsets", "_newlines")
 
-    def __init__(self, module: cst.Module) -> None:
-        state = _PositionState(module)
-        module._codegen(state)  # noqa: SLF001 - what `PositionProvider._gen_impl` runs
+    def __init__(self, module: cst.Module, state: _PositionState | None = None) -> None:
+        if state is None:
+            state = _PositionState(module)
+            module._codegen(state)  # noqa: SLF001 - what `PositionProvider._gen_impl` runs
         self._module = module
         self._computed = state.computed  # syntactic positions; the others are `_extents`
         self._extents = state.extents
         self._offsets = [0, *accumulate(map(len, state.tokens))]  # token count -> characters by then
         self._newlines = _newline_ends(state.tokens, self._offsets)  # the offsets just after each newline
+
+    @classmethod
+    def up_to(cls, module: cst.Module, node: cst.CSTNode) -> "Positions":
+        """The positions of `node` and the nodes under it (the others are not in it), the module
+        rendered up to the end of `node` only: the rendering after it, half of a statement's on
+        average, is not done (a text `check` asks one node's position per statement)."""
+        state = _UpToState(module, node)
+        try:
+            module._codegen(state)  # noqa: SLF001
+        except _Done:
+            pass
+        return cls(module, state)
 
     def _point(self, count: int, shift: int) -> CodePosition:
         """Line (plus `shift`) and column after the first `count` tokens, as libcst's state counts them."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from jaxfix.analysis import render
 from jaxfix.analysis.top_spans import spans_from_lines
@@ -27,6 +28,7 @@ class FileContext(Protocol):
     source: str
     tree: ast.Module
     _elsewhere: Callable[[str], bool] | None
+    edits: bool
 
     def fact(self, key: Any, factory: Callable[[Any], Any]) -> Any: ...
 
@@ -68,11 +70,15 @@ def top_level_spans(ctx: FileContext) -> dict[cst.CSTNode, tuple[int, int]] | No
     (`top_spans`), else measured by rendering; None when the renderings do not tile the source."""
     module = ctx.module
     found = None
-    if ctx._elsewhere is None:  # a reduced text's tree is the whole text's, not its own parse
-        try:
-            found = spans_from_lines(module, ctx.source, ctx.tree)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):  # a text only libcst parses
-            pass
+    try:
+        # A reduced text's tree is the whole text's statements (their lines the whole text's), not
+        # its own parse: the lines are read against a parse of the reduced text itself, which costs
+        # a tenth of rendering every statement (the fix loop's rescan of a file with thousands of
+        # fixes renders none).
+        tree = ctx.tree if ctx._elsewhere is None else ast.parse(ctx.source)
+        found = spans_from_lines(module, ctx.source, tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a text only libcst parses
+        pass
     if found is not None:
         return found
     offset = sum(len(render.code_of(module, line)) for line in module.header)
@@ -107,17 +113,38 @@ def top_level_lines(ctx: FileContext) -> dict[cst.CSTNode, int]:
 
 
 class StatementPositions:
-    """Positions inside one top-level statement, rendered alone, memoised per statement."""
+    """Positions inside one top-level statement, rendered alone, memoised per statement.
+
+    `shifted` answers the first node asked about in a statement from a rendering that stops at
+    the end of that node (`render.Positions.up_to`), and renders the whole statement for the next
+    one: a text `check` asks one position per statement (its finding's), the rest of the statement
+    was a tenth of that check on a file with thousands of findings. Where fixes are built
+    (`edits`), every statement with a fix is rendered whole for them anyway: it is from the first."""
 
     def __init__(self, ctx: FileContext) -> None:
         self._module = ctx.module
         self._done: dict[cst.CSTNode, render.Positions] = {}
+        self._partial: dict[cst.CSTNode, render.Positions] | None = None if ctx.edits else {}
 
     def __call__(self, top: cst.CSTNode) -> render.Positions:
         if top not in self._done:
-            alone = self._module.with_changes(header=(), body=(top,), footer=())
-            self._done[top] = _positions(alone)
+            self._done[top] = _positions(self._alone(top))
         return self._done[top]
+
+    def shifted(self, top: cst.CSTNode, node: cst.CSTNode, lines: int) -> CodeRange:
+        """`node`'s position in statement `top` rendered alone, moved down `lines` lines."""
+        partial = self._partial
+        if partial is None or top in self._done:
+            return self(top).shifted(node, lines)
+        rendered = partial.get(top)
+        if rendered is None:
+            rendered = partial[top] = render.Positions.up_to(self._alone(top), node)
+        elif node not in rendered:
+            return self(top).shifted(node, lines)
+        return rendered.shifted(node, lines)
+
+    def _alone(self, top: cst.CSTNode) -> cst.Module:
+        return self._module.with_changes(header=(), body=(top,), footer=())
 
 
 def module_positions(ctx: FileContext) -> render.Positions:

@@ -97,9 +97,13 @@ def assemble(
     )
 
 
-def parse_in_chunks(source: str, tree: ast.Module) -> cst.Module | None:
+def parse_in_chunks(
+    source: str, tree: ast.Module, parsed_out: list[tuple[str, cst.PartialParserConfig, ParsedChunk]] | None = None
+) -> cst.Module | None:
     """`cst.parse_module(source)` (`tree`: `ast.parse(source)`), assembled from its top-level chunks
     parsed one at a time; None when a chunk or the layout is refused (the caller parses whole).
+    `parsed_out` gets each chunk's text, the config it was parsed with and its parse (what the
+    fix loop's rescans reuse of the chunks a round left as they were).
 
     libcst's native parser takes longer per line the longer its text: a 50,000-line file parsed
     whole took 4.7 s, its 5,885 chunks 3.7 s, and a 10,000-line module of jax 1.02 s against 0.80 s
@@ -118,10 +122,13 @@ def parse_in_chunks(source: str, tree: ast.Module) -> cst.Module | None:
         if one is None:
             return None
         parsed.append(one)
-    return assemble(
+    module = assemble(
         parsed,
         source[chunks[-1].end :],
         indent=indent,
         newline=newline,
         has_trailing_newline=source.endswith(("\n", "\r")),
     )
+    if module is not None and parsed_out is not None:
+        parsed_out.extend((chunk.text, config, one) for chunk, one in zip(chunks, parsed))
+    return module

@@ -53,6 +53,9 @@ class RawScan:
     quote_used: str | None = None  # the file's quote, when a fix wrote a string literal in it
     tree: ast.Module | None = None  # the stdlib tree of the text, when the scan had one (given or parsed)
     preview: bool = True  # the rules whose findings are all preview ran (`preview_read`)
+    # (text, parser config, parse) of each top-level chunk when the text was parsed in chunks: the
+    # fix loop's rescans reuse the parses of the chunks a round left as they were (`remember`)
+    chunks: list = field(default_factory=list)
 
 
 def scan(
@@ -135,7 +138,7 @@ def scan_raw(
         candidates = [r for r in candidates if _admits(r, ctx)]
     if candidates:
         try:
-            ctx.set_module(parse() if parse is not None else parse_whole(source, tree))
+            ctx.set_module(parse() if parse is not None else parse_whole(source, tree, result.chunks))
         except cst.ParserSyntaxError as exc:
             raise AnalysisError(
                 f"syntax error at line {exc.raw_line}, column {exc.raw_column}: {exc.message}"
@@ -237,11 +240,12 @@ def _newer_python(source: str, line: int | None) -> bool:
 CHUNKED_PARSE_SIZE = 64_000
 
 
-def parse_whole(source: str, tree: ast.Module) -> cst.Module:
+def parse_whole(source: str, tree: ast.Module, parsed_out: list | None = None) -> cst.Module:
     """The libcst module of `source` (`tree`: its `ast.parse`), parsed in chunks where that is
-    faster and the chunks allow it; raises what `parse_module` raises."""
+    faster and the chunks allow it (then listed in `parsed_out`, `parse_in_chunks`); raises what
+    `parse_module` raises."""
     if len(source) >= CHUNKED_PARSE_SIZE:
-        module = parse_in_chunks(source, tree)
+        module = parse_in_chunks(source, tree, parsed_out)
         if module is not None:
             return module
     return parse_module(source)
@@ -392,7 +396,7 @@ class FixOutcome:
 def fix_until_stable(
     source: str,
     first: Scan,
-    rescan: Callable[[str], Scan],
+    rescan: Callable[..., Scan],
     *,
     unsafe_fixes: bool = False,
     max_rounds: int = MAX_FIX_ROUNDS,
@@ -401,8 +405,10 @@ def fix_until_stable(
     """Apply non-overlapping wanted fixes, rescan, repeat; fixes that overlapped wait a round.
     A later round fixes no site twice and no finding the first scan had unfixable (`FixedSites`).
     All the non-overlapping fixes of a round are applied in one pass over the text, and `rescan`
-    may reuse what they left alone (`pipeline._rescanner`). `per_round`: apply at most that many
-    fixes a round (the tests check one at a time gives the batched text).
+    may reuse what they left alone (`pipeline._rescanner`); it is called as `rescan(text, tree=...)`,
+    `tree` being `ast.parse(text)`, which the round parsed to check its result (`scan` takes it as is:
+    a second parse of the whole text was 3% of a fix of a file with thousands of fixes). `per_round`:
+    apply at most that many fixes a round (the tests check one at a time gives the batched text).
 
     Every round's result must parse, or the round is discarded and reported: a
     rule bug can cost a fix, never the user's code.
@@ -426,9 +432,9 @@ def fix_until_stable(
                 add=[imp for f in chosen for imp in f.fix.imports],
                 remove=[imp for f in chosen for imp in f.fix.unused_imports],
             )
-            ast.parse(new_text)
+            new_tree = ast.parse(new_text)
             steps.fix_round(round_number, len(outcome.applied) + len(chosen))
-            next_scan = rescan(new_text)
+            next_scan = rescan(new_text, tree=new_tree)
         except (SyntaxError, AnalysisError, cst.ParserSyntaxError, RecursionError) as exc:
             codes = ", ".join(sorted({f.code for f in chosen}))
             outcome.error = f"internal error: fixes for {codes} produced code that does not parse ({exc}); not applied"

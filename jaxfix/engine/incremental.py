@@ -66,12 +66,13 @@ class IncrementalAnalyzer:
     stats: Stats = field(default_factory=Stats)
     parse_error: str | None = None  # why the last text did not parse; None when it did
 
-    def analyze(self, source: str, path: str, config: Config, project=None) -> FileResult:
-        """`project`: the project index (cross-file facts); analyses are reused only under the same one."""
+    def analyze(self, source: str, path: str, config: Config, project=None, tree=None) -> FileResult:
+        """`project`: the project index (cross-file facts); analyses are reused only under the same one.
+        A given `tree` (the caller parsed the text already) must be `ast.parse(source)`."""
         result = FileResult(path=path, source=source)
         self.stats = Stats()
         try:
-            tree = self._spliced(source) or parse_ast(source, path)
+            tree = tree or self._spliced(source) or parse_ast(source, path)
         except AnalysisError as exc:
             self.parse_error = str(exc)
             if not skips_file(source):
@@ -99,6 +100,11 @@ class IncrementalAnalyzer:
         if settled.errors:
             result.error = "; ".join(settled.errors)
         return result
+
+    def reuse_parses(self, raw: RawScan) -> None:
+        """Take the parses of the chunks a whole-text scan parsed its text in (`RawScan.chunks`)
+        as this document's: the next `analyze` parses only the chunks whose text changed."""
+        self._memo.seed(raw.chunks)
 
     def remember(self, source: str, path: str, config: Config, project, raw: RawScan) -> None:
         """Keep what a whole-text scan of `source` found (`scan_raw`'s `raw`, with its tree), as an
@@ -285,6 +291,14 @@ class _Run:
             return []
 
         def split(groups: list[int], rules: list[Rule]) -> None:
+            if len(groups) > _SCREEN_PARTS:
+                # Its parts are screened at once: together they are this set's text, screened for
+                # about the cost of screening it whole, which saves a level wherever some part is
+                # admitted (a fix round's rescan of a file with thousands of fixes screened the
+                # whole text once more). A part a screen rejects holds no finding, whichever
+                # level rejects it: the findings are the same.
+                in_parts(groups, rules)
+                return
             still = admitted(groups, rules)
             if not still:
                 clean.update(groups)

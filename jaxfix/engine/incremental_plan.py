@@ -169,6 +169,14 @@ class Memo:
             self._quotes[text] = counts
         return self._quotes[text]
 
+    def seed(self, parsed: list[tuple[str, cst.PartialParserConfig, ParsedChunk]]) -> None:
+        """Take the chunks a whole text was parsed in (`RawScan.chunks`) as parsed here: each is
+        what `parsed` gives a kept chunk of that text under that config (the same `parse_chunk`).
+        The fix loop's rescans then parse only the chunks a round changed, not their unchanged
+        neighbours and imports (a quarter of what the rescans parsed on the generated files)."""
+        for text, config, chunk in parsed:
+            self._parsed.setdefault((text, True, config.default_indent, config.default_newline, False), chunk)
+
     def parsed(self, plan: "Plan", i: int, kept: bool, config: cst.PartialParserConfig) -> ParsedChunk | None:
         """Chunk `i` parsed alone, as itself or (not `kept`) as its placeholder."""
         chunk = plan.chunks[i]

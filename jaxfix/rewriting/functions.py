@@ -21,6 +21,7 @@ from jaxfix.analysis.body_facts import assigned_names_in_small, names_read, stri
 from jaxfix.analysis.codegen import black_format, pin_indent
 from jaxfix.analysis.cstparse import parsing_config
 from jaxfix.analysis.jit_contexts import FuncInfo, JitContexts
+from jaxfix.analysis.walk import statements
 from jaxfix.edits import apply_edits
 from jaxfix.model import Edit, Fix, ImportRequest, Safety
 
@@ -38,6 +39,7 @@ class FunctionRewrite:
         self.facts = info.facts
         self.names = ctx.names
         self._taken: set[str] | None = None
+        self._order: dict[int, int] | None = None  # `_statement_order`
 
     def traced(self, expr: cst.BaseExpression, stmt) -> bool:
         """`expr`, read before statement `stmt` (None: anywhere in the function), may hold a traced value."""
@@ -155,18 +157,45 @@ class FunctionRewrite:
 
     def bound_before(self, n: cst.CSTNode) -> set[str]:
         """Parameters, plus names assigned in the function textually before `n` (a sound-enough over-approximation
-        of 'definitely bound' for straight-line code; names first bound in an earlier branch count too)."""
+        of 'definitely bound' for straight-line code; names first bound in an earlier branch count too).
+
+        "Textually before" is the order of the function's statements (`walk.statements`, pre-order),
+        which is the order their positions start in: `n`, a compound statement, starts after the
+        statements that hold it and those before it, and before those inside and after it. Asking
+        their positions needed the whole function rendered, where a text `check` now renders only
+        up to its finding (`statement_text.StatementPositions`)."""
         bound = set(self.info.params)
-        pos = self.ctx.position(n).start
-        for stmt, _env in self.facts.before.items():
-            try:
+        order = self._statement_order()
+        at = order.get(id(n))
+        if at is None:  # not a statement of the function: compare where the statements start
+            start = self.ctx.position(n).start
+
+            def earlier(stmt: cst.CSTNode) -> bool:
                 p = self.ctx.position(stmt).start
-            except KeyError:
+                return (p.line, p.column) < (start.line, start.column)
+
+        else:
+
+            def earlier(stmt: cst.CSTNode) -> bool:
+                return order.get(id(stmt), at) < at
+
+        for stmt in self.facts.before:
+            if not isinstance(stmt, cst.BaseSmallStatement):
                 continue
-            if (p.line, p.column) < (pos.line, pos.column) and not _is_inside(stmt, n, self.ctx):
-                if isinstance(stmt, cst.BaseSmallStatement):
-                    bound |= assigned_names_in_small(stmt)
+            try:
+                if not earlier(stmt):
+                    continue
+            except KeyError:  # not in the module
+                continue
+            if not _is_inside(stmt, n, self.ctx):
+                bound |= assigned_names_in_small(stmt)
         return bound
+
+    def _statement_order(self) -> dict[int, int]:
+        """id of each statement of the function (nested ones too) -> its index in source order."""
+        if self._order is None:
+            self._order = {id(stmt): i for i, stmt in enumerate(statements(self.info.node))}
+        return self._order
 
     def block_indent(self, n: cst.CSTNode) -> str:
         """The indentation step of the block holding statement `n`: a 2-space function in a 4-space
