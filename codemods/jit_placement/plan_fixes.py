@@ -39,11 +39,7 @@ class SiteFixes:
     # lambda -----------------------------------------------------------------------------
     def _fix_lambda(self, site: Site, lam: cst.Lambda) -> tuple[Fix, str]:
         self._check_options(site, site.node)
-        default_reads: set[str] = set()
-        for p in (*lam.params.params, *lam.params.kwonly_params, *lam.params.posonly_params):
-            if p.default is not None:
-                default_reads |= names_read(p.default)
-        local_defaults, _ = self._captures(sorted(default_reads), lam, site.loops)
+        local_defaults, _ = self._captures(sorted(_default_reads(lam.params)), lam, site.loops)
         if local_defaults:
             # `lambda t, impl=fn: impl(nu, t)` per trip of `for name, fn in variants.items()`: the
             # default is evaluated where the lambda is made, so hoisted it would read a name the
@@ -337,12 +333,9 @@ class SiteFixes:
         if fdef.asynchronous is not None:
             raise _Manual("async def")
         free = self.idx.free_names(fdef)
-        outer_reads = set()
+        outer_reads = _default_reads(fdef.params)
         for dec in fdef.decorators:
             outer_reads |= names_read(dec.decorator)
-        for p in (*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params):
-            if p.default is not None:
-                outer_reads |= names_read(p.default)
         dec_args, _ = self._captures(sorted(outer_reads), fdef, site.loops)
         if dec_args:
             raise _Manual(f"the def's decorators or defaults read local `{dec_args[0]}`")
@@ -435,3 +428,12 @@ class SiteFixes:
             local_name=local_name,
             remove=fdef if moves else None,
         )
+
+
+def _default_reads(params: cst.Parameters) -> set[str]:
+    """The names the parameters' defaults read: evaluated where the function is made."""
+    reads: set[str] = set()
+    for p in (*params.params, *params.kwonly_params, *params.posonly_params):
+        if p.default is not None:
+            reads |= names_read(p.default)
+    return reads

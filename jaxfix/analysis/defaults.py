@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.scopes import name_uses
 
 
 def is_hashable_literal(node: cst.BaseExpression) -> bool:
@@ -77,20 +77,9 @@ def switched_off(test: cst.BaseExpression, before: Sequence[cst.BaseStatement]) 
                 and small.targets[0].target.value == name
             ):
                 return never_true(small.value)
-        if any(n.value == name for n in _names_in(stmt)):
+        if name_uses(stmt, name):
             return False
     return False
-
-
-def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-    walk(node, _V())
-    return found
 
 
 def python_default(node: cst.BaseExpression, nested: bool) -> bool:
