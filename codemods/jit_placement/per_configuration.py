@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from jaxfix.analysis.jit_contexts import literal_ints, literal_strs
-from jaxfix.analysis.names import stored_root_name
+from jaxfix.analysis.names import dotted_name, stored_root_name
 from jaxfix.analysis.scopes import ScopeIndex, names_read
 from jaxfix.analysis.transforms import STATIC_ARGNAMES_OPTIONS, STATIC_ARGNUMS_OPTIONS
 from jaxfix.analysis.walk import walk
@@ -73,11 +73,10 @@ def callable_per_configuration(idx: ScopeIndex, site_node: cst.CSTNode, target: 
     tests/test_circular_conv.py:83; `for name, state, HMC_class in options: jax.jit(HMC_class.run)`,
     lollcat/fab-jax-old@<heldout20> .../hamiltonean_monte_carlo_test.py:228). An object the site's
     own statement rebinds (`buffer = jax.jit(buffer.insert)(t)`) is the same program again."""
-    head = target
-    while isinstance(head, cst.Attribute):
-        head = head.value
-    if not isinstance(head, cst.Name):
+    dotted = dotted_name(target)
+    if dotted is None:
         return False
+    root = dotted.split(".", 1)[0]
     for loop in idx.enclosing_loops(site_node):
         if not isinstance(loop, cst.For):
             continue
@@ -91,7 +90,7 @@ def callable_per_configuration(idx: ScopeIndex, site_node: cst.CSTNode, target: 
                     if isinstance(small, cst.Assign) and _reads(small.value, names):
                         for assigned in small.targets:
                             names |= _bound_names(assigned.target)
-        if head.value in names:
+        if root in names:
             return True
     return False
 

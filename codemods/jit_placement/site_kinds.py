@@ -22,6 +22,7 @@ from codemods.jit_placement.transform_kinds import (
     NEW_OBJECT,
     PARTIALS,
 )
+from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.scopes import ScopeIndex, names_read, param_names
 from jaxfix.analysis.static_helpers import is_memoised
 from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS
@@ -178,10 +179,8 @@ class SiteKinds:
         """`value` is an imported module's attribute (`metrics_jax.gram_loss`) or a function this
         module defines at its top level: one function object, whichever binding ran."""
         if isinstance(value, cst.Attribute):
-            head = value
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            return isinstance(head, cst.Name) and head.value in self.ctx.names.bindings
+            dotted = dotted_name(value)
+            return dotted is not None and dotted.split(".", 1)[0] in self.ctx.names.bindings
         if isinstance(value, cst.Name):
             defs = self.idx.scope_info(self.ctx.module).bindings.get(value.value, [])
             return len(defs) == 1 and isinstance(defs[0], cst.FunctionDef)

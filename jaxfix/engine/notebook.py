@@ -237,13 +237,18 @@ def _hide_user_magics(cell: Cell) -> Cell:
 _HIDDEN = "#\u200b "  # a user's `# %timeit` comment in the module (`_hide_user_magics`)
 
 
+def _shown(line: str) -> str:
+    """`line` as the user wrote it: a hidden `# %timeit` comment given back."""
+    return "# " + line[len(_HIDDEN) :] if line.startswith(_HIDDEN) else line
+
+
 def _unmask(cell: Cell, text: str) -> str:
     from black.handle_ipynb_magics import unmask_cell
 
     if cell.commented:
         text = "\n".join(m.group(1) if (m := _COMMENTED_TIMING.match(line)) else line for line in text.split("\n"))
     elif _HIDDEN in text:
-        text = "\n".join("# " + line[len(_HIDDEN) :] if line.startswith(_HIDDEN) else line for line in text.split("\n"))
+        text = "\n".join(map(_shown, text.split("\n")))
     from black.report import NothingChanged
 
     try:
@@ -446,7 +451,7 @@ def runnable(module: NotebookModule) -> str:
     input is inert string literals, and each timing magic jaxfix commented out (`# %timeit -n 3
     f(x)`) runs its statement once (`f(x)`), as IPython runs it (more often), so a fix inside the
     magic is run, not skipped. Lines keep their numbers."""
-    lines = ["# " + line[len(_HIDDEN) :] if line.startswith(_HIDDEN) else line for line in module.text.split("\n")]
+    lines = [_shown(line) for line in module.text.split("\n")]
     starts = module.starts()
     for k, cell in enumerate(module.cells):
         if not cell.commented:
