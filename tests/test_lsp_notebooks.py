@@ -150,7 +150,7 @@ async def test_notebook_diagnostics_per_cell_and_quick_fix(client: RecordingClie
 async def test_timing_magic_in_a_cell(client: RecordingClient):
     seen = len(client.publishes)
     cells = [
-        (types.NotebookCellKind.Code, IMPORTS + "f = jax.jit(lambda x: x @ x)\nx = jnp.ones((8, 8))\nf(x)\n"),
+        (types.NotebookCellKind.Code, IMPORTS + "f = jax.jit(lambda x: x @ x)\nx = jnp.ones((100, 100))\nf(x)\n"),
         (types.NotebookCellKind.Code, "%timeit f(x)"),
     ]
     _, cell_uris = open_notebook(client, "timing.ipynb", cells)

@@ -173,12 +173,12 @@ def test_fix_import_goes_to_the_first_import_cell(tmp_path):
     nb = notebook(
         tmp_path / "nb.ipynb",
         "from jax import jit\nimport jax.numpy as jnp",
-        "f = jit(lambda x: x * 2)\nx = jnp.ones(3)\nf(x)",
+        "f = jit(lambda x: x * 2)\nx = jnp.ones(10_000)\nf(x)",
         "%timeit f(x)",
     )
     result = analyze_notebook(nb.read_text(), str(nb), Config(), fix=True)
     cells = nbformat.reads(result.fixed_source, as_version=4).cells
-    assert "import jax\n" in cells[0].source and cells[1].source == "f = jit(lambda x: x * 2)\nx = jnp.ones(3)\nf(x)"
+    assert "import jax\n" in cells[0].source and cells[1].source == "f = jit(lambda x: x * 2)\nx = jnp.ones(10_000)\nf(x)"
     assert cells[2].source == "%timeit jax.block_until_ready(f(x))"
 
 
@@ -192,19 +192,19 @@ def test_a_fix_in_a_cell_before_the_first_import_jax_imports_it_first(tmp_path):
     nb = notebook(
         tmp_path / "paths.ipynb",
         "import jax.numpy as jnp\n\ndef render(x):\n    return jnp.sin(x) * 2",
-        "%%time\nvisible = render(jnp.ones(1000))",
+        "%%time\nvisible = render(jnp.ones(100_000))",
         "import jax\n\nf = jax.jit(render)\ny = f(jnp.ones(3))",
     )
     result = analyze_notebook(nb.read_text(), str(nb), Config(), fix=True)
     cells = nbformat.reads(result.fixed_source, as_version=4).cells
     assert cells[0].source.startswith("import jax\nimport jax.numpy as jnp")
-    assert cells[1].source == "%%time\nvisible = jax.block_until_ready(render(jnp.ones(1000)))"
+    assert cells[1].source == "%%time\nvisible = jax.block_until_ready(render(jnp.ones(100_000)))"
     shell = InteractiveShell.instance()
     try:
         for cell in cells:
             outcome = shell.run_cell(cell.source)
             assert outcome.success, (cell.source, outcome.error_in_exec)
-        assert shell.user_ns["visible"].shape == (1000,)
+        assert shell.user_ns["visible"].shape == (100_000,)
     finally:
         InteractiveShell.clear_instance()
 
@@ -223,7 +223,7 @@ def test_a_users_commented_out_timeit_is_a_comment_not_a_magic(tmp_path):
     comments, not timings to wrap (fabiannagel/gknet-benchmarks misc/JAX-MD Neighbor Lists.ipynb
     cell 15, heldout25: the safe fix rewrote the comment). The same line as a magic is reported, and
     a fix elsewhere in the cell gives the comment back byte for byte."""
-    setup = IMPORTS + "\nforce_fn = jax.jit(lambda r: jnp.sum(r ** 2))\nR = jnp.ones(10)"
+    setup = IMPORTS + "\nforce_fn = jax.jit(lambda r: jnp.sum(r ** 2))\nR = jnp.ones(10_000)"
     commented = "# print(total_energy)\n# %timeit force_fn(R)\n# no jit: 2.59 ms"
     path = notebook(tmp_path / "a.ipynb", setup, commented, LOOP + "\n# %timeit force_fn(R)")
     result = analyze_notebook(path.read_text(), "a.ipynb", Config(select=("ALL",), preview=True), fix=True)

@@ -397,7 +397,7 @@ def test_jax504_a_time_cell_over_a_loop_of_steps_is_preview():
         import jax.numpy as jnp
 
         kernel = jax.jit(lambda s: s * 0.5)
-        state = jnp.ones(100)
+        state = jnp.ones(100_000)
         kernel(state).block_until_ready()
         # %%time
         for i in range(2000):

@@ -47,6 +47,12 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
         # compile, done when the call returns; the missing execution is small beside it (after the
         # heldout21 measurement)
         ("JAX504", "time-first-call"),
+        # 0/0/6 on the spent pools (session 31, before heldout26): straight-line JAX code on data of at
+        # most ~1k elements the notebook writes out from literals (`tiny_work`: heldout10's jacrev of a
+        # 3-vector, heldout20's diffuse of `jnp.eye(3).flatten()`, heldout25's pmap of `x + 3` on 2x4 and
+        # grad of `x + y` at two scalars): the dispatch timed is about the work, so the unwaited figure is
+        # close to the blocked one
+        ("JAX504", "tiny-work"),
         # 0/1/7 (and 0/0/8 for "warmup" words, `_COMPILE_WORDS`): heldout9 0/0/1 (gymnax
         # `TimeIt(tag="COMPILATION")`), heldout13 0/1/6 ("Time to jit",
         # `compile_time = timeit(...)`; the wrong one's print also says the next call compiles): a
