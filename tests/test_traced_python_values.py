@@ -401,3 +401,45 @@ def test_what_follows_an_array_conversion_is_a_python_value():
     converted = source.replace("ITERATED", "map(int, jnp.unique(kinds).tolist())")
     assert codes(converted) == [("JAX304", 12)]  # the `.tolist()`
     assert codes(source.replace("ITERATED", "kinds")) == [("JAX304", 13)]  # `float(RATES[trade_idx])`
+
+
+def test_equinox_and_nnx_transforms_return_traced_values_and_keep_their_aux():
+    """What a JAX user writes today (the lead's new-user run, session 31, an equinox training step):
+    `l, g = eqx.filter_value_and_grad(loss)(model)` under `eqx.filter_jit`, then `if l > 10:` crashes
+    with TracerBoolConversionError as `jax.value_and_grad` does, and was missed (only jax's own
+    transforms were known to return traced values; `transforms.TRACED_RESULT_TRANSFORMS`). The same
+    with `nnx.value_and_grad` under `nnx.jit`. The aux output a `has_aux=True` loss returns as a
+    Python tuple stays one through equinox's transform too (`transforms.AUX_RESULT_PREFIX`)."""
+    eqx_step = """
+        import equinox as eqx
+        import jax.numpy as jnp
+
+
+        @eqx.filter_jit
+        def step(model, x):
+            def loss(m):
+                return jnp.mean(m(x) ** 2), (jnp.mean(x), ())
+
+            (l, (mean, extras)), g = eqx.filter_value_and_grad(loss, has_aux=True)(model)
+            if %s:
+                l = l * 0
+            return l, g
+        """
+    assert codes(eqx_step % "l > 10") == [("JAX301", 12)]
+    assert codes(eqx_step % "extras", preview=True) == []
+    nnx_step = """
+        import jax.numpy as jnp
+        from flax import nnx
+
+
+        @nnx.jit
+        def step(model, x):
+            def loss_fn(m):
+                return jnp.mean(m(x) ** 2)
+
+            loss, grads = nnx.value_and_grad(loss_fn)(model)
+            if loss > 10:
+                loss = loss * 0
+            return loss
+        """
+    assert codes(nnx_step) == [("JAX301", 12)]

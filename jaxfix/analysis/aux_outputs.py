@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis.transforms import AUX_RESULT_PREFIX
 from jaxfix.analysis.walk import walk
-
-# transform -> where `f`'s return sits in the result: value_and_grad gives ((value, aux), grad),
-# grad gives (grad, aux) and `f` returns (value, aux)
-_AUX_PREFIX = {"jax.value_and_grad": (0,), "jax.grad": ()}
 
 
 def _has_aux(call: cst.Call) -> bool:
@@ -79,7 +76,7 @@ def returned_elements(
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Call)):
         return {}
     transform = value.func
-    prefix = _AUX_PREFIX.get(qualify(transform.func) or "")
+    prefix = AUX_RESULT_PREFIX.get(qualify(transform.func) or "")
     if (
         prefix is None
         or not _has_aux(transform)

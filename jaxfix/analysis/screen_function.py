@@ -25,6 +25,7 @@ from jaxfix.analysis.static_values import (
     is_static_method,
     returns_untraced,
 )
+from jaxfix.analysis.transforms import TRACED_RESULT_TRANSFORMS
 
 
 class ModuleScreen(Protocol):
@@ -42,15 +43,6 @@ class ModuleScreen(Protocol):
     def python_fields(self, class_name: str | None) -> frozenset[str]: ...
     def passed_sequences(self, info: "ScreenFunction") -> set[str]: ...
 
-_TRANSFORMED_CALL_PREFIXES = (
-    "jax.vmap",
-    "jax.grad",
-    "jax.value_and_grad",
-    "jax.jacfwd",
-    "jax.jacrev",
-    "jax.hessian",
-    "jax.checkpoint",
-)
 _SEQUENCE_CALLS = frozenset({"tuple", "list", "dict", "set", "sorted"})
 _ITERATING_CALLS = frozenset({"reversed", "list", "tuple", "sorted"})  # iterate their one argument
 
@@ -362,7 +354,7 @@ class ScreenFunction:
             return True
         if isinstance(e.func, ast.Call):
             inner = qualify(e.func.func)
-            return is_staged_call_name(inner) or (inner or "").startswith(_TRANSFORMED_CALL_PREFIXES)
+            return is_staged_call_name(inner) or inner in TRACED_RESULT_TRANSFORMS
         return False
 
     def _out_of_sight(self, func: ast.AST) -> bool:

@@ -68,6 +68,7 @@ from jaxfix.analysis.static_values import (
     returns_untraced,
 )
 from jaxfix.analysis.traced_walk import StatementWalker
+from jaxfix.analysis.transforms import TRACED_RESULT_TRANSFORMS
 from jaxfix.analysis.walk import children, walk
 
 
@@ -311,10 +312,8 @@ class FunctionFacts:
             return True
         if isinstance(e.func, cst.Call) and is_staged_call_name(self.names.qualify(e.func.func)):
             return True
-        if isinstance(e.func, cst.Call) and (self.names.qualify(e.func.func) or "").startswith(
-            ("jax.vmap", "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian", "jax.checkpoint")
-        ):
-            return True  # `jax.vmap(f)(...)`: a transformed function, staged out
+        if isinstance(e.func, cst.Call) and self.names.qualify(e.func.func) in TRACED_RESULT_TRANSFORMS:
+            return True  # `jax.vmap(f)(...)`, `eqx.filter_value_and_grad(loss)(model)`: a transformed function, staged out
         return False
 
     def _python_callables(self) -> frozenset[str]:

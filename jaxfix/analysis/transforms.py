@@ -124,6 +124,23 @@ PASS_THROUGH = GRAD_NAMES | frozenset(
 )
 # Those of them that return a new function (`jvp`, `vjp`, `linearize` call theirs at once).
 FUNCTION_WRAPPERS = PASS_THROUGH - {"jax.jvp", "jax.vjp", "jax.linearize", "flax.nnx.jvp", "flax.nnx.vjp"}
+# Transforms whose wrapped function, called in traced code (`jax.vmap(f)(x)`,
+# `eqx.filter_value_and_grad(loss)(model)`, `nnx.grad(loss_fn)(model, x)`), returns traced arrays
+# (read by `traced` and the stdlib screen `screen_function` alike). `equinox.filter_vmap`/
+# `filter_pmap` are not among them: their non-array outputs come back as the Python values `f` made.
+TRACED_RESULT_TRANSFORMS = (VMAP_NAMES - {"equinox.filter_vmap", "equinox.filter_pmap"}) | GRAD_NAMES | frozenset(
+    {"jax.checkpoint", "jax.remat", "equinox.filter_checkpoint", "flax.nnx.remat"}
+)
+# value_and_grad / grad with `has_aux=True`: where `f`'s own (value, aux) return sits in the result
+# (value_and_grad gives ((value, aux), grad), grad gives (grad, aux)), for `aux_outputs`.
+AUX_RESULT_PREFIX: dict[str, tuple[int, ...]] = {
+    "jax.value_and_grad": (0,),
+    "jax.grad": (),
+    "equinox.filter_value_and_grad": (0,),
+    "equinox.filter_grad": (),
+    "flax.nnx.value_and_grad": (0,),
+    "flax.nnx.grad": (),
+}
 PARTIAL_NAMES = frozenset({"functools.partial"})
 # Options of a transform whose literal values name the arguments it passes through as Python values
 # (hashed into the cache key, never traced): `static_argnums`/`static_argnames` of jit, pjit and
