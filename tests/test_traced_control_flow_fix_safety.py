@@ -499,3 +499,45 @@ def test_a_branch_that_recurses_is_a_manual_fix():
     [finding] = [f for f in result.findings if f.code == "JAX301"]
     assert finding.fix.safety is Safety.MANUAL and "calls `fill` again" in finding.message
     assert result.fixed_source is None
+
+
+GUESS = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def checked_guess(x0_guess):
+    if not jnp.all(jnp.isfinite(x0_guess)):
+        return None
+    return x0_guess
+"""
+
+
+def test_a_branch_that_gives_none_is_never_rewritten_into_jnp_where():
+    """heldout26 (after its measurement), sfincs_jax v3_driver.py:9929: `if not
+    jnp.all(jnp.isfinite(x0_guess)): return None` then `return x0_guess` was rewritten by a "safe"
+    fix into `return jnp.where(jnp.logical_not(...), None, x0_guess)`, which raises TypeError at
+    every call (the driver's restart path then failed where the original solved). Neither
+    `jnp.where` nor `lax.cond` can give `None` on one path and an array on the other: manual, the
+    file unchanged. The same for an assignment of `None` in one branch; an array on both paths
+    keeps its safe `jnp.where`, which runs."""
+    result = run(GUESS)
+    [finding] = result.findings
+    assert finding.fix is None or finding.fix.safety is Safety.MANUAL
+    assert "structure" in finding.message
+    assert result.fixed_source is None or result.fixed_source == textwrap.dedent(GUESS)
+    finite = jnp.ones(3)
+    assert load(GUESS)["checked_guess"].__wrapped__(finite) is finite  # eager: the working path
+    with pytest.raises(TypeError):  # the rewrite it is held back for
+        jnp.where(jnp.logical_not(jnp.all(jnp.isfinite(finite))), None, finite)
+    assigned = GUESS.replace("        return None\n    return x0_guess", "        x0_guess = None\n    return x0_guess")
+    [finding] = run(assigned).findings
+    assert finding.fix is None or finding.fix.safety is Safety.MANUAL
+    zeros = GUESS.replace("return None", "return jnp.zeros_like(x0_guess)")
+    result = run(zeros)
+    [finding] = result.findings
+    assert finding.fix.safety is Safety.SAFE and "jnp.where" in result.fixed_source
+    fixed = load(result.fixed_source)["checked_guess"]
+    np.testing.assert_allclose(fixed(jnp.array([1.0, jnp.inf])), [0.0, 0.0])
+    np.testing.assert_allclose(fixed(finite), finite)

@@ -82,6 +82,9 @@ class BranchRewrite:
                 "not every path after the traced `if` ends in `return`: make both branches return, then use `lax.cond`"
             )
         true_path, false_path = paths
+        problem = _structure_problem([_ret_value(s) for s in _all_returns(true_path + false_path)])
+        if problem:
+            return self.fn.ctx.manual(problem)
         imports: list[ImportRequest] = []
         hazards: list[str] = []
         removals = {s: cst.RemoveFromParent() for s in rest}
@@ -159,6 +162,12 @@ class BranchRewrite:
                     f"`{name}` is assigned in only some branches and not before the `if`: "
                     "give it a value before the `if`, then use `lax.cond`"
                 )
+        for var in assigned:
+            problem = _structure_problem(
+                [_single_assignment_value(_assignments_of(body, var), var) or cst.Name(var) for body in branches]
+            )
+            if problem:
+                return self.fn.ctx.manual(problem)
         imports: list[ImportRequest] = []
         hazards: list[str] = []
         # jnp.where: one variable, each branch one simple assignment (comments survive only in lax.cond)
@@ -299,6 +308,26 @@ def _structure(e: cst.BaseExpression) -> object:
     if isinstance(e, cst.Tuple):
         return tuple(_structure(el.value) for el in e.elements if not isinstance(el, cst.StarredElement))
     return "value"
+
+
+def _structure_problem(values: list[cst.BaseExpression | None]) -> str | None:
+    """Why no `lax.cond`/`jnp.where` can select between the values the branches give (a bare
+    `return` gives None): one is text, or they differ in what `_structure` shows. A `jnp.where`
+    of `None` raises TypeError at every call (heldout26, sfincs_jax v3_driver.py: `if not
+    jnp.all(jnp.isfinite(x0_guess)): return None` then `return x0_guess`, rewritten to
+    `jnp.where(..., None, x0_guess)` by a "safe" fix)."""
+    shown = [cst.Name("None") if v is None else v for v in values]
+    if any(isinstance(v, _TEXT) for v in shown):
+        return (
+            "a branch gives a string, which `lax.cond`/`jnp.where` cannot return (only arrays and pytrees "
+            "of them): make the condition static, or select a number and map it to the text outside"
+        )
+    if len({repr(_structure(v)) for v in shown}) > 1:
+        return (
+            "the branches give values of different structure (a `None`, or tuples of other lengths), which "
+            "`lax.cond`/`jnp.where` reject: make the condition static, or give every branch the same shape"
+        )
+    return None
 
 
 def _final_else(chain: list[cst.If]) -> list[cst.BaseStatement] | None:
