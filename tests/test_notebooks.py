@@ -392,3 +392,34 @@ def test_a_time_cell_that_draws_its_result_on_matplotlib_axes_already_waits(tmp_
     nb = notebook(tmp_path / "lofi.ipynb", *cells)
     result = analyze_notebook(nb.read_text(), str(nb), Config(select=("JAX504",), preview=True))
     assert [(f.code, f.cell) for f in result.findings] == [("JAX504", 3)]
+
+
+def test_a_hoist_goes_after_the_import_in_effect_not_after_a_later_cells_repeat_of_it(tmp_path):
+    """Juno-T/jax-rl learn_jax/in_depth.ipynb (heldout26, after its measurement): cell 11's
+    `jax.jit(partial(unjitted_loop_body))` per trip was hoisted after cell 64's repeated `import jax`,
+    so cell 11, which calls the hoisted name at once, raised NameError run top to bottom. A later cell
+    that imports the same module again binds nothing new: the hoist goes after the def in cell 2,
+    and the fixed notebook runs in order in a real IPython shell, with the original's output."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    body = (
+        "from functools import partial\n\ndef unjitted_loop_body(prev_i):\n    return prev_i + 1\n\n"
+        "def g_inner_jitted_partial(x, n):\n    i = 0\n    while i < n:\n"
+        "        i = jax.jit(partial(unjitted_loop_body))(i)\n    return x + i\n\n"
+        "result = g_inner_jitted_partial(10, 20)"
+    )
+    nb = notebook(tmp_path / "in_depth.ipynb", "import jax\nimport jax.numpy as jnp", body,
+                  "import jax\nimport jax.numpy as jnp\n\nlater = jnp.arange(3)")
+    result = analyze_notebook(nb.read_text(), str(nb), Config(unsafe_fixes=True), fix=True)
+    assert [(f.code, f.cell) for f in result.findings] == [("JAX201", 2)]
+    cells = nbformat.reads(result.fixed_source, as_version=4).cells
+    assert "_unjitted_loop_body_jit = jax.jit(unjitted_loop_body)" in cells[1].source
+    assert cells[2].source == "import jax\nimport jax.numpy as jnp\n\nlater = jnp.arange(3)"
+    shell = InteractiveShell.instance()
+    try:
+        for cell in cells:
+            outcome = shell.run_cell(cell.source)
+            assert outcome.success, (cell.source, outcome.error_in_exec)
+        assert int(shell.user_ns["result"]) == 30
+    finally:
+        InteractiveShell.clear_instance()
