@@ -49,6 +49,7 @@ from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.project_lookups import (
     attribute_read,
     cross_entries,
+    name_used,
     own_packages,
     project_class_fields,
     project_field_helper,
@@ -170,6 +171,7 @@ class JitContexts(TraceEntries, TracePropagation, ClassStaticFields, ShownAttrib
         field_helper: Callable[[str], bool] | None = None,
         local_field_helpers: Callable[[], frozenset[str]] | None = None,
         attribute_read: Callable[[str], bool] | None = None,
+        name_used: Callable[[str], bool] | None = None,
         python_class: Callable[[str], bool] | None = None,
     ) -> None:
         """`class_fields`: the static fields of a class named as written in this module
@@ -177,10 +179,12 @@ class JitContexts(TraceEntries, TracePropagation, ClassStaticFields, ShownAttrib
         whether a name this module imports makes a static field there (`nonpytree_field`);
         `local_field_helpers`: the module's own such functions (`pytrees.static_field_helpers`);
         `attribute_read`: whether the project may read an attribute (`project_lookups.attribute_read`);
+        `name_used`: whether code may use a module-level name beyond its binding (`project_lookups.name_used`);
         `python_class`: whether a class of this module holds no arrays (`ValueKinds.holds_no_array`)."""
         self.python_class = python_class
         self.class_fields = class_fields
         self.attribute_read = attribute_read
+        self.name_used = name_used
         self.instance_class = instance_class  # `ValueKinds.instance_class`: the class a value is an instance of
         self.field_helper = field_helper
         self.local_field_helpers = local_field_helpers
@@ -434,6 +438,7 @@ def jit_contexts(ctx) -> JitContexts:
         scopes=lambda: ctx.fact(ScopeIndex, ScopeIndex.of),
         instance_class=lambda expr, at, some=False: ValueKinds.of(ctx).instance_class(expr, at, some=some),
         attribute_read=lambda name: attribute_read(ctx, name),
+        name_used=lambda name: name_used(ctx, name),
         python_class=lambda name: ValueKinds.of(ctx).holds_no_array(name),
     )
 

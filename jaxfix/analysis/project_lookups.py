@@ -168,6 +168,33 @@ def attribute_read(ctx, name: str) -> bool:
         return True
 
 
+def name_used(ctx, name: str) -> bool:
+    """Whether code may use the module-level name `name` other than where it is bound: this
+    module loads it (or names it in a string, as `__all__` does), or, with the project index and
+    the whole tree, another module of the project mentions it (`ProjectIndex.references_outside`).
+    True without a project index: a file checked alone cannot tell who imports it."""
+    if name in ctx.fact(_names_used_here, _names_used_here):
+        return True
+    project = ctx.project
+    if project is None or not hasattr(project, "references_outside"):
+        return True
+    try:
+        return project.references_outside(name, ctx.path)
+    except Exception:  # noqa: BLE001 - an index that cannot answer decides nothing
+        return True
+
+
+def _names_used_here(ctx) -> frozenset[str]:
+    """The names this module loads, and the identifiers its string constants spell (`__all__`)."""
+    found: set[str] = set()
+    for node in astscan.nodes(ctx.tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            found.add(node.value)
+    return frozenset(found)
+
+
 def _attributes_read_here(ctx) -> frozenset[str]:
     """The attribute names this module reads (`obj.name` loaded, the string given to `getattr` or
     `hasattr`), listed in one walk per file: `attribute_read` is asked per cached member and per

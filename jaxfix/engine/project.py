@@ -261,6 +261,11 @@ class ProjectIndex:
         be referenced."""
         return self._mentioned(name, rf"\b{re.escape(name)}\b")
 
+    def references_outside(self, name: str, path: str) -> bool:
+        """`references`, in the modules of the project other than the one at `path` (whose own uses
+        its caller reads from its tree): whether another module may use a name that module binds."""
+        return self._mentioned(f"{name}@{path}", rf"\b{re.escape(name)}\b", skip=path)
+
     def reads_attribute(self, name: str) -> bool:
         """Whether a module of the project reads an attribute `name` in code (`.name`, or the
         string `"name"` given to `getattr`/`hasattr`): what `references` answers for an attribute, with the
@@ -272,13 +277,16 @@ class ProjectIndex:
             f".{name}", rf"\.{re.escape(name)}\b(?!\s*=[^=])|(?:get|has)attr\([^)]*['\"]{re.escape(name)}['\"]"
         )
 
-    def _mentioned(self, key: str, pattern: str) -> bool:
+    def _mentioned(self, key: str, pattern: str, skip: str | None = None) -> bool:
         """Whether `pattern` matches in the code (not a comment or string) of some module of the
-        project, memoised under `key` per index generation; True without the whole tree (a module
-        not checked may mention it)."""
+        project (but the one at `skip`), memoised under `key` per index generation; True without
+        the whole tree (a module not checked may mention it)."""
         files = [(module, path) for path, (module, _) in self.paths.items()]
         if not self.whole_tree or len(files) < 2:
             return True
+        if skip is not None:
+            skipped = str(Path(skip).resolve())  # `paths` is keyed by resolved path
+            files = [(module, path) for module, path in files if path != skipped]
         if self.consulted is not None:
             self.consulted.update((module, None) for module, _ in files)
         if self._referenced is None or self._referenced[0] != self.generation:
