@@ -395,3 +395,66 @@ def test_tiny_work_takes_transforms_and_notebook_helpers_but_not_other_libraries
     big_global = diffusion.replace("cov = var * jnp.eye(9)", "cov = var * BIG[:9, :9]").replace(
         "key = random.PRNGKey(0)", "BIG = jnp.ones((2000, 2000))\n        key = random.PRNGKey(0)")
     assert _default_codes(big_global) == ["15 JAX504"]
+
+
+def test_a_cell_that_only_defines_functions_and_makes_arrays_times_no_computation():
+    """IPL-UV/rbig_jax (heldout26, after its measurement, wrong): `rbig_jax_scan_walkthrough.ipynb`
+    cells 34 and 40 time a cell that builds `jax.jit(jax.vmap(...))` wrappers and a `def f_2d` whose
+    body calls them: a def runs its decorators and defaults, not its body, so nothing is computed.
+    `RBIG_multiscale.ipynb` cell 21 times `aux = jnp.array(x_train_M_C)` alone: arrays made, shown
+    with `--preview` only (JAX501's `made` path). The twin that calls the eager function on the
+    array is still reported by default."""
+    defines = """
+        import jax
+        import jax.numpy as jnp
+
+        def histogram_transform(x, nbins):
+            return jnp.sort(x) * nbins
+
+        x_samples = jnp.ones((1000, 2))
+        # %%time
+        hist_vectorized = jax.jit(jax.vmap(lambda v: histogram_transform(v, 100)))
+
+        def f_2d(carry, inputs):
+            carry = hist_vectorized(carry.T).T
+            return carry, 0
+
+        init = x_samples
+    """
+    assert codes(defines) == []
+    calls_it = defines.replace("init = x_samples\n", "init = x_samples\n        out = histogram_transform(init, 100)\n")
+    assert _default_codes(calls_it) == ["9 JAX504"]
+    made = """
+        import jax.numpy as jnp
+        import numpy as np
+
+        x_train = np.ones((50_000, 10))
+        # %%time
+        aux = jnp.array(x_train)
+    """
+    assert codes(made) == ["6 JAX504 safe"]
+    assert _default_codes(made) == []
+
+
+def test_no_wait_is_offered_before_a_later_call_that_may_queue_the_work():
+    """IPL-UV/rbig_jax (heldout26, after its measurement): in `gf_demo_plane.ipynb` cell 36 and four
+    more, the `%%time` cell makes a grid with `jnp.concatenate` and then calls
+    `model.score_samples(xyinput)`, a method of a model made earlier, which does the work: the safe
+    fix wrapped the grid in `jax.block_until_ready`, waiting for nothing that matters. The finding
+    stays, without a fix. A method of a value the cell computed (`yhat.ravel()`, probml/rebayes
+    `ensemble-hetdnn-rmnist-trenches.ipynb` cell 22, real) keeps the safe fix."""
+    grid = """
+        import jax.numpy as jnp
+        from rbig_jax.models import GaussFlow
+
+        gf_model = GaussFlow()
+        X_init = jnp.ones((1000, 2))
+        # %%time
+        xline = jnp.linspace(X_init[:, 0].min(), X_init[:, 0].max(), 500)
+        xgrid, ygrid = jnp.meshgrid(xline, xline)
+        xyinput = jnp.concatenate([xgrid.reshape(-1, 1), ygrid.reshape(-1, 1)], axis=1)
+        X_log_prob = gf_model.score_samples(xyinput)
+    """
+    assert codes(grid) == ["7 JAX504 none"]
+    own = grid.replace("X_log_prob = gf_model.score_samples(xyinput)", "flat = xyinput.ravel()")
+    assert codes(own) == ["7 JAX504 safe"]

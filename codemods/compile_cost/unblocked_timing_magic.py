@@ -79,7 +79,10 @@ class UnblockedTimingMagicRule(Rule):
     function) on data of at most 1,024 elements that the notebook writes out from literals
     (`%timeit jax.jacrev(f)(jnp.array([3.0, 4.0, 5.0]))`, a pmap of `x + 3` over a 2x4 array:
     0 real, 0 wrong, 6 debatable on the spent pools): its device work is about what the dispatch
-    costs, so the unwaited figure is close to the blocked one.
+    costs, so the unwaited figure is close to the blocked one. So is timed code whose only JAX
+    work makes arrays (`%%time aux = jnp.array(x_train)`, a host-to-device copy; JAX501's `made`
+    path). A `def` in the timed code runs its decorators and defaults, not its body: a cell that
+    only builds jitted wrappers and defs times no JAX work.
 
     ## Example
     ```python
@@ -99,7 +102,10 @@ class UnblockedTimingMagicRule(Rule):
     Safe: it wraps the timed statement's value in `jax.block_until_ready(...)`, which returns
     its argument unchanged (any pytree, where `.block_until_ready()` needs an array) and only
     waits; in a cell magic, the last statement with JAX work is wrapped. JAX work that is not
-    the value of an expression or assignment (a loop's body) is reported without a fix. A fix
+    the value of an expression or assignment (a loop's body) is reported without a fix, and so
+    is a cell that calls, after that statement, a function of the notebook or a method of an
+    object made before the cell (`model.score_samples(grid)`): it may queue work the wait would
+    miss. A fix
     that needs `import jax` adds it to the notebook's first import cell.
 
     ## References
@@ -206,9 +212,8 @@ class UnblockedTimingMagicRule(Rule):
             ]
             if not work:
                 continue  # no JAX call timed (`%time x = list(range(n))` beside JAX cells)
-            if not any(computes(item.statements[i], m.names, m.jitted) for i in work) and any(
-                not is_jax_call(c, m.names, m.jitted) for s in item.statements for c in calls(s)
-            ):
+            made = not any(computes(item.statements[i], m.names, m.jitted) for i in work)
+            if made and any(not is_jax_call(c, m.names, m.jitted) for s in item.statements for c in calls(s)):
                 continue  # host code timed (a loader, a plot) around arrays made (`CREATION`)
             last = work[-1]
             produced = flowed_names(item.statements, work[0], produced_names(item.statements, work))
@@ -219,16 +224,25 @@ class UnblockedTimingMagicRule(Rule):
                 for c in calls(s)
             ):
                 tiny = tiny_timed_work(item.statements, ctx.tree, m.names, item.line)
-                yield self._finding(ctx, m, item, item.statements[last], first_call, tiny)
+                later = _may_run_jax_work(item.statements, last, m)
+                yield self._finding(ctx, m, item, item.statements[last], first_call, tiny, made, later)
 
     def _finding(
-        self, ctx: RuleContext, m: Magics, item: Timed, stmt: ast.stmt, first_call: bool, tiny: bool
+        self,
+        ctx: RuleContext,
+        m: Magics,
+        item: Timed,
+        stmt: ast.stmt,
+        first_call: bool,
+        tiny: bool,
+        made: bool,
+        later: bool,
     ) -> Finding:
         line = item.line if item.stmt_source is not None else stmt.lineno
         block, imports = ctx.reference_at("jax.block_until_ready", line)
         value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
         fix = None
-        if value is not None:
+        if value is not None and not later:
             if item.stmt_source is not None:  # the statement is text in a comment: its own offsets
                 text_lines = item.stmt_source.splitlines(keepends=True)
                 a = item.offset + chars(text_lines[0], value.col_offset)
@@ -255,11 +269,36 @@ class UnblockedTimingMagicRule(Rule):
         # straight-line work on a handful of numbers (`tiny_work`): the dispatch is about the work
         if first_call:
             path = "time-first-call"
+        elif made:
+            path = "made"  # only arrays made (`jnp.array(host_data)`): JAX501's preview path of the same name
         elif tiny:
             path = "tiny-work"
         else:
             path = magic_path(item.magic, item.stmt_source is not None, item.statements)
         return flag(m.finding(item, code="JAX504", name=self.name, path=ctx.path, message=message, fix=fix), path)
+
+
+def _may_run_jax_work(statements: list[ast.stmt], last: int, m: Magics) -> bool:
+    """Whether the timed `statements` after `last` (its last known JAX work) call something that may
+    queue JAX work the rule cannot see: a function of the notebook, or a method of an object made
+    before the timed code (`model.score_samples(grid)`; not `yhat.ravel()` of a value the timed code
+    computed, whose wait the fix's dependencies already cover or which is an array method). The wait
+    the fix would add then lands before that work, not after it (heldout26, after its measurement:
+    rbig_jax cells whose wait wrapped the grid made before the `score_samples` call that does the
+    work): the finding stays, without a fix."""
+    bound_here = {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for call in (c for s in statements[last + 1 :] for c in calls(s)):
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in m.bindings:
+            return True
+        head = func
+        while isinstance(head, (ast.Attribute, ast.Subscript, ast.Call)):
+            head = head.func if isinstance(head, ast.Call) else head.value
+        if isinstance(func, ast.Attribute) and not (
+            isinstance(head, ast.Name) and (head.id in m.names.bindings or head.id in bound_here)
+        ):
+            return True
+    return False
 
 
 # `UnblockedTimingMagicCommand`: the rule as a libcst codemod, made on first access
