@@ -12,6 +12,11 @@ A parse also skips libcst's validation of each node it builds (`CSTNode.__post_i
 construction; libcst's own comment on `__post_init__` suggests as much). That was a quarter of the
 parse, 4% of a check of a 50,000-line file (issue #33 item 1). Nodes built while a parse runs are
 not validated either (in the thread that waits for the parse, none are built).
+
+Nodes also hash by identity at C speed (`_hash_by_identity`): libcst gives every node class a
+Python `__hash__` returning `id(self)` (its `__eq__` is identity), and the rules key dicts and
+sets by node: the parent map of a 50,000-line module alone hashed a million nodes, each a
+Python call.
 """
 
 from __future__ import annotations
@@ -28,6 +33,26 @@ _stack_lock = threading.Lock()
 # thousands (`Module.config_for_parsing` builds one per call). They are immutable: one per value.
 _CONFIGS: dict[tuple[str, str, str], cst.PartialParserConfig] = {}
 _DEFAULT_CONFIG = cst.PartialParserConfig()
+
+
+def _hash_by_identity() -> None:
+    """Give every libcst node class `object.__hash__` where libcst gave it `CSTNode.__hash__`
+    (`id(self)`, a Python call per hash): the same equality (identity, libcst's `__eq__`), a hash
+    computed in C. Node classes made later inherit it (`CSTNode.__init_subclass__` copies
+    `CSTNode.__hash__`). Nothing reads a node's hash as its id; a set of nodes is iterated in an
+    order that depends on the nodes' addresses either way."""
+    python_hash = CSTNode.__dict__["__hash__"]
+    if python_hash is object.__hash__:
+        return
+    stack: list[type] = [CSTNode]
+    while stack:
+        cls = stack.pop()
+        if cls.__dict__.get("__hash__") is python_hash:
+            cls.__hash__ = object.__hash__  # type: ignore[method-assign]
+        stack.extend(cls.__subclasses__())
+
+
+_hash_by_identity()
 
 
 def parsing_config(module: cst.Module) -> cst.PartialParserConfig:

@@ -22,6 +22,8 @@ from operator import attrgetter
 
 import libcst as cst
 
+from jaxfix.analysis import cstparse  # noqa: F401 - nodes hash at C speed (`cstparse._hash_by_identity`)
+
 
 class _NodeTypes(dict):
     """type -> whether it is a CSTNode; `isinstance` against libcst's ABCs is the slow part of a walk."""
