@@ -22,7 +22,7 @@ from operator import attrgetter
 
 import libcst as cst
 
-from jaxfix.analysis import cstparse  # noqa: F401 - nodes hash at C speed (`cstparse._hash_by_identity`)
+from jaxfix.analysis import cstparse  # noqa: F401 - node classes hash and type-test in C (`cstparse._fast_node_classes`)
 
 
 class _NodeTypes(dict):
