@@ -127,14 +127,15 @@ class CallSummary:
 
 def summarize_calls(
     tree: ast.Module, module_name: str, path: str, is_package: bool = False, *, calls: bool = True, lazy: bool = False,
-    entries_of: CallSummary | None = None,
+    entries_of: CallSummary | None = None, text: bytes | str | None = None,
 ) -> CallSummary:
     """The module's functions, calls and entries; with `calls=False`, the same `entries` for a
     fraction of the cost: whether the module is a root of the propagation is all a project needs
     to know about most modules. Its `functions` then hold only what an entry names (none of their
     calls, the others made on first lookup: `_Functions`). With `lazy`, each function's calls are
     found when the propagation first looks it up (a module it reaches is rarely reached whole).
-    `entries_of`: this module's `calls=False` summary, whose entries are taken, not found again."""
+    `entries_of`: this module's `calls=False` summary, whose entries are taken, not found again.
+    `text` (with `lazy`): what `tree` was parsed from, so the summary is pickled lazy too (`_Unparsed`)."""
     bindings = module_bindings(tree, module_name, is_package)
     local: dict[str, str] = {}  # module-level def / class / instance -> qualified
     instances: dict[str, str] = {}  # module-level `H = Cls(...)` -> the qualified class expression
@@ -160,7 +161,8 @@ def summarize_calls(
                 if ctor is not None:
                     instances[node.targets[0].id] = ctor
     if lazy:
-        made = _Functions(defs, lambda node, cls: _function_calls(node, cls, module_name, names, instances))
+        remake = None if text is None else (text, module_name, path, is_package)
+        made = _Functions(defs, lambda node, cls: _function_calls(node, cls, module_name, names, instances), remake)
         summary = CallSummary(module=module_name, path=path, functions=made, classes=classes)
     else:
         summary = CallSummary(module=module_name, path=path, classes=classes)
@@ -185,10 +187,12 @@ class _Functions(dict):
         self,
         defs: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]],
         make: Callable[[ast.AST, str | None], FunctionCalls] | None = None,
+        remake: tuple[bytes | str, str, str, bool] | None = None,
     ) -> None:
         super().__init__()
         self._defs = {(node.name if cls is None else f"{cls}.{node.name}"): (node, cls) for node, cls in defs}
         self._make = make or _function  # or `_function_calls`, for a lazy full summary
+        self._remake = remake  # a lazy full summary's (text, module, path, is_package): `__reduce__`
 
     def __missing__(self, name: str) -> FunctionCalls:
         node, cls = self._defs[name]  # KeyError, as a plain dict raises, for a name with no def
@@ -210,8 +214,36 @@ class _Functions(dict):
 
     def __reduce__(self):
         """Pickled whole, as the plain dict the eager summary holds (the same order, the last def
-        of a name winning): a summary store keeps no tree."""
+        of a name winning): a summary store keeps no tree. A lazy full summary made with its
+        module's text is pickled lazy (`_Unparsed`): the functions found so far, and the text."""
+        if self._remake is not None:
+            return _Unparsed, (list(self._defs), dict(self), self._remake)
         return dict, ({name: self[name] for name in self._defs},)
+
+
+class _Unparsed(_Functions):
+    """A lazy full summary's `_Functions` read back from a pickle (the summary store): the
+    functions looked up before it was pickled, and the module's text, parsed on the first lookup
+    of another (its calls found as `summarize_calls(lazy=True)` finds them in the same text). Made
+    whole only to be pickled, the summaries of the modules a first check of the jax/flax/optax
+    corpus reached cost 0.17 s after the run, in the main process (issue #33 item 7)."""
+
+    def __init__(self, names: list[str], found: dict[str, FunctionCalls], remake: tuple[bytes | str, str, str, bool]) -> None:
+        dict.__init__(self, found)
+        self._defs = dict.fromkeys(names)
+        self._remake = remake
+        self._fresh: _Functions | None = None
+
+    def __missing__(self, name: str) -> FunctionCalls:
+        if name not in self._defs:
+            raise KeyError(name)
+        if self._fresh is None:
+            text, module, path, is_package = self._remake
+            tree = ast.parse(text, filename=path)
+            self._fresh = summarize_calls(tree, module, path, is_package, lazy=True, text=text).functions
+        info = self._fresh[name]  # KeyError for a def nested too deeply, as `_Functions` raises it
+        self[name] = info
+        return info
 
 
 def _qualify(node: ast.AST, names: dict[str, str], types: dict[str, str]) -> str | None:

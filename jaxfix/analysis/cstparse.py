@@ -12,11 +12,20 @@ A parse also skips libcst's validation of each node it builds (`CSTNode.__post_i
 construction; libcst's own comment on `__post_init__` suggests as much). That was a quarter of the
 parse, 4% of a check of a 50,000-line file (issue #33 item 1). Nodes built while a parse runs are
 not validated either (in the thread that waits for the parse, none are built).
+
+Node classes also answer the two questions the rules ask of every node in C
+(`_fast_node_classes`): its hash (libcst gives every node class a Python `__hash__` returning
+`id(self)`, and the rules key dicts and sets by node: the parent map of a 50,000-line module
+alone hashed a million nodes, each a Python call) and `isinstance` against a node class (each
+an `ABCMeta`, whose `__instancecheck__` is a Python function: a million and a half calls in a
+check of that file).
 """
 
 from __future__ import annotations
 
+import abc
 import threading
+from abc import ABCMeta
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
@@ -28,6 +37,46 @@ _stack_lock = threading.Lock()
 # thousands (`Module.config_for_parsing` builds one per call). They are immutable: one per value.
 _CONFIGS: dict[tuple[str, str, str], cst.PartialParserConfig] = {}
 _DEFAULT_CONFIG = cst.PartialParserConfig()
+
+
+class _NodeMeta(ABCMeta):
+    """`ABCMeta` with `type`'s own instance and subclass checks (in C, through the MRO), which
+    answer as `ABCMeta`'s for a class with no virtual subclass (`register`) and no
+    `__subclasshook__`: libcst's node classes have neither."""
+
+    __instancecheck__ = type.__instancecheck__
+    __subclasscheck__ = type.__subclasscheck__
+
+
+def _fast_node_classes() -> None:
+    """Make libcst's node classes hash and type-test in C, with the same answers:
+
+    - `object.__hash__` where libcst gave a class `CSTNode.__hash__` (`id(self)`, a Python call
+      per hash): equality stays libcst's (identity). Nothing reads a node's hash as its id; a set
+      of nodes iterates in an order that depends on the nodes' addresses either way.
+    - `_NodeMeta` as the metaclass of a class whose metaclass is `ABCMeta`, when no class was
+      registered with it and it has no `__subclasshook__` (checked here, class by class).
+
+    Node classes made later inherit both (`CSTNode.__init_subclass__` copies `CSTNode.__hash__`;
+    a subclass's metaclass is its bases')."""
+    python_hash = CSTNode.__dict__["__hash__"]
+    registered = getattr(abc, "_get_dump", None)  # (registry, cache, negative cache, version)
+    stack: list[type] = [CSTNode]
+    while stack:
+        cls = stack.pop()
+        if cls.__dict__.get("__hash__") is python_hash:
+            cls.__hash__ = object.__hash__  # type: ignore[method-assign]
+        if (
+            type(cls) is ABCMeta
+            and registered is not None
+            and not registered(cls)[0]
+            and "__subclasshook__" not in cls.__dict__
+        ):
+            cls.__class__ = _NodeMeta
+        stack.extend(cls.__subclasses__())
+
+
+_fast_node_classes()
 
 
 def parsing_config(module: cst.Module) -> cst.PartialParserConfig:

@@ -22,6 +22,8 @@ from operator import attrgetter
 
 import libcst as cst
 
+from jaxfix.analysis import cstparse  # noqa: F401 - node classes hash and type-test in C (`cstparse._fast_node_classes`)
+
 
 class _NodeTypes(dict):
     """type -> whether it is a CSTNode; `isinstance` against libcst's ABCs is the slow part of a walk."""

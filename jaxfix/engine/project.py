@@ -551,8 +551,9 @@ def _summarize_one(
 
     path, name, is_package, data, _ = item
     try:
-        tree = ast.parse(Path(path).read_bytes() if data is None else data, filename=path)
-        made = summarize_calls(tree, name, path, is_package, lazy=lazy) if calls else None
+        text = Path(path).read_bytes() if data is None else data
+        tree = ast.parse(text, filename=path)
+        made = summarize_calls(tree, name, path, is_package, lazy=lazy, text=text if lazy else None) if calls else None
         return (summarize(tree, name, is_package), made), ""
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
