@@ -20,6 +20,7 @@ from codemods.compile_cost.magics import (
     is_jax_call,
     plot_objects,
     produced_names,
+    waits_for_inputs_only,
 )
 from codemods.compile_cost.preview import flag, magic_path
 from codemods.compile_cost.timed_first_call import timed_first_call
@@ -39,7 +40,8 @@ class UnblockedTimingMagicRule(Rule):
     jnp.sum(jnp.sin(x) * x)`, as the binding in effect at the timed code), with no
     `.block_until_ready()`, `jax.block_until_ready(...)`, `float(...)`, `np.asarray(...)`,
     `print(...)`, other read of the value, or call of a helper of the notebook that calls
-    `block_until_ready` itself, after it. A read counts also for data the cell computes from the
+    `block_until_ready` itself, after it (a wait inside the arguments of the JAX call waits for
+    its input only: `%timeit f(X.block_until_ready())` is reported). A read counts also for data the cell computes from the
     JAX results (`samples = inference_loop(key, kernel, state, n)` then `plt.hist(samples[:, 0])`),
     or collects them (`samples.append(state)` in the loop, then `np.array(samples)`), for a
     method of a matplotlib object the cell made drawing them (`fig, axs = plt.subplots(2, 3)`,
@@ -218,10 +220,12 @@ class UnblockedTimingMagicRule(Rule):
             last = work[-1]
             produced = flowed_names(item.statements, work[0], produced_names(item.statements, work))
             plotting = plot_objects(item.statements, m.names)
+            inputs = waits_for_inputs_only(item.statements, m.names, m.jitted)
             if not any(
                 blocks(c, m.names, m.jitted, m.waiting, produced, m.reading, plotting)
                 for s in item.statements[last:]
                 for c in calls(s)
+                if id(c) not in inputs
             ):
                 tiny = tiny_timed_work(item.statements, ctx.tree, m.names, item.line)
                 later = _may_run_jax_work(item.statements, last, m)
