@@ -45,8 +45,12 @@ profile = jax.jit(sample_forward)
 """
 
 # the buggy twins: the library module jits the function itself, or the project's own code of
-# another module does (`pkg/api.py`, not test code)
-OWN_JIT = "\nimport jax\n\nfast_forward = jax.jit(sample_forward)\n"
+# another module does (`pkg/api.py`, not test code); the module's own jit is used (a jit alias
+# nothing uses traces nothing: `project_lookups.name_used`, heldout26's sfincs_jax driver)
+OWN_JIT = (
+    "\nimport jax\n\nfast_forward = jax.jit(sample_forward)\n\n\n"
+    "def run(params, feats):\n    return fast_forward(params, feats)\n"
+)
 API = "import jax\n\nfrom pkg.trunk import sample_forward\n\nrun = jax.jit(sample_forward)\n"
 
 
