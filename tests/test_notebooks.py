@@ -27,6 +27,21 @@ LOSS = "def loss(w, x):\n    return jnp.sum((w * x) ** 2)"
 LOOP = "w = jnp.ones(3)\nfor step in range(3):\n    g = jax.jit(jax.grad(partial(loss, x=jnp.ones(3))))(w)\n    w = w - 0.1 * g"
 
 
+def run_in_order(cells) -> dict:
+    """Run the code cells top to bottom in a real IPython shell (magics included), each one
+    succeeding: the user namespace at the end."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        for cell in cells:
+            outcome = shell.run_cell(cell.source)
+            assert outcome.success, (cell.source, outcome.error_in_exec)
+        return dict(shell.user_ns)
+    finally:
+        InteractiveShell.clear_instance()
+
+
 def cli(*args):
     result = CliRunner().invoke(app, list(args))
     return result.exit_code, result.stdout, result.stderr
@@ -187,7 +202,6 @@ def test_a_fix_in_a_cell_before_the_first_import_jax_imports_it_first(tmp_path):
     review): `import jax` first appears in cell 37, and the safe `jax.block_until_ready(...)` the
     JAX504 fix wrote in cell 29 raised NameError when the notebook ran top to bottom. The import
     goes to the first import cell; the fixed notebook runs in order in a real IPython shell."""
-    from IPython.core.interactiveshell import InteractiveShell
 
     nb = notebook(
         tmp_path / "paths.ipynb",
@@ -199,14 +213,7 @@ def test_a_fix_in_a_cell_before_the_first_import_jax_imports_it_first(tmp_path):
     cells = nbformat.reads(result.fixed_source, as_version=4).cells
     assert cells[0].source.startswith("import jax\nimport jax.numpy as jnp")
     assert cells[1].source == "%%time\nvisible = jax.block_until_ready(render(jnp.ones(100_000)))"
-    shell = InteractiveShell.instance()
-    try:
-        for cell in cells:
-            outcome = shell.run_cell(cell.source)
-            assert outcome.success, (cell.source, outcome.error_in_exec)
-        assert shell.user_ns["visible"].shape == (100_000,)
-    finally:
-        InteractiveShell.clear_instance()
+    assert run_in_order(cells)["visible"].shape == (100_000,)
 
 
 def test_first_timed_call_compiles(tmp_path):
@@ -400,7 +407,6 @@ def test_a_hoist_goes_after_the_import_in_effect_not_after_a_later_cells_repeat_
     so cell 11, which calls the hoisted name at once, raised NameError run top to bottom. A later cell
     that imports the same module again binds nothing new: the hoist goes after the def in cell 2,
     and the fixed notebook runs in order in a real IPython shell, with the original's output."""
-    from IPython.core.interactiveshell import InteractiveShell
 
     body = (
         "from functools import partial\n\ndef unjitted_loop_body(prev_i):\n    return prev_i + 1\n\n"
@@ -415,11 +421,4 @@ def test_a_hoist_goes_after_the_import_in_effect_not_after_a_later_cells_repeat_
     cells = nbformat.reads(result.fixed_source, as_version=4).cells
     assert "_unjitted_loop_body_jit = jax.jit(unjitted_loop_body)" in cells[1].source
     assert cells[2].source == "import jax\nimport jax.numpy as jnp\n\nlater = jnp.arange(3)"
-    shell = InteractiveShell.instance()
-    try:
-        for cell in cells:
-            outcome = shell.run_cell(cell.source)
-            assert outcome.success, (cell.source, outcome.error_in_exec)
-        assert int(shell.user_ns["result"]) == 30
-    finally:
-        InteractiveShell.clear_instance()
+    assert int(run_in_order(cells)["result"]) == 30
