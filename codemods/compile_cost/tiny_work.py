@@ -152,7 +152,7 @@ class TinyWork:
             ends = [self._int(a, before, depth) for a in args]
             if None in ends or (len(ends) > 2 and ends[2] == 0):
                 return None
-            start, stop, step = (0, ends[0], 1) if len(ends) == 1 else (ends[0], ends[1], ends[2] if len(ends) > 2 else 1)
+            start, stop, step = (0, ends[0], 1) if len(ends) == 1 else (*ends[:2], ends[2] if len(ends) > 2 else 1)
             return max(0, -(-(stop - start) // step))
         if q == "jax.numpy.linspace" and len(args) >= 2:
             num = args[2] if len(args) > 2 else kw.get("num")
@@ -185,9 +185,11 @@ class TinyWork:
                 made = self.call_size(call, before, depth)
                 if made is None or made > TINY_ELEMENTS:
                     return False
-            if q in _FUNCTION_TAKING or q in LAX_BODIES:
-                fns = call.args[:1] if q in _FUNCTION_TAKING else [call.args[i] for i in LAX_BODIES[q] if -len(call.args) <= i < len(call.args)]
-                return all(self._function(f, before, depth + 1) for f in fns)
+            if q in _FUNCTION_TAKING:
+                return all(self._function(f, before, depth + 1) for f in call.args[:1])
+            if q in LAX_BODIES:  # `lax.cond(pred, f, g, x)`: its branches
+                n = len(call.args)
+                return all(self._function(call.args[i], before, depth + 1) for i in LAX_BODIES[q] if -n <= i < n)
             return True
         if isinstance(func, ast.Name):
             if func.id in _PLAIN_BUILTINS and self.binding(func.id, before) is None:

@@ -41,7 +41,8 @@ class UnblockedTimingMagicRule(Rule):
     `.block_until_ready()`, `jax.block_until_ready(...)`, `float(...)`, `np.asarray(...)`,
     `print(...)`, other read of the value, or call of a helper of the notebook that calls
     `block_until_ready` itself, after it (a wait inside the arguments of the JAX call waits for
-    its input only: `%timeit f(X.block_until_ready())` is reported). A read counts also for data the cell computes from the
+    its input only: `%timeit f(X.block_until_ready())` is reported). A read counts also for data
+    the cell computes from the
     JAX results (`samples = inference_loop(key, kernel, state, n)` then `plt.hist(samples[:, 0])`),
     or collects them (`samples.append(state)` in the loop, then `np.array(samples)`), for a
     method of a matplotlib object the cell made drawing them (`fig, axs = plt.subplots(2, 3)`,
@@ -290,7 +291,9 @@ def _may_run_jax_work(statements: list[ast.stmt], last: int, m: Magics) -> bool:
     the fix would add then lands before that work, not after it (heldout26, after its measurement:
     rbig_jax cells whose wait wrapped the grid made before the `score_samples` call that does the
     work): the finding stays, without a fix."""
-    bound_here = {n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound_here = {
+        n.id for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
     for call in (c for s in statements[last + 1 :] for c in calls(s)):
         func = call.func
         if isinstance(func, ast.Name) and func.id in m.bindings:
