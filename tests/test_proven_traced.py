@@ -837,3 +837,7 @@ def test_a_jit_alias_nothing_uses_does_not_make_its_function_traced(tmp_path):
         tmp_path / "d", {"driver.py": _DRIVER, "cli.py": cli}, "driver.py", "JAX3", whole_tree=False
     )
     assert [(f.code, f.line) for f in alone.findings] == [("JAX301", 8)]
+    # a notebook's magic calls it: jaxfix hands the rules `%timeit solve_jit(x, 0.1)` commented out
+    timed = _DRIVER + "\n    # %timeit solve_jit(jnp.ones(3), 0.1)\n"
+    loud = analyze_in_project(tmp_path / "e", {"driver.py": timed, "cli.py": cli}, "driver.py", "JAX3")
+    assert [(f.code, f.line) for f in loud.findings] == [("JAX301", 8)]

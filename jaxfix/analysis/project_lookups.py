@@ -12,6 +12,7 @@ in its package.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -185,14 +186,22 @@ def name_used(ctx, name: str) -> bool:
 
 
 def _names_used_here(ctx) -> frozenset[str]:
-    """The names this module loads, and the identifiers its string constants spell (`__all__`)."""
+    """The names this module loads, the identifiers its string constants spell (`__all__`), and the
+    words of its IPython magics, which a notebook hands the rules commented out (`# %timeit
+    f_jit(x)` calls `f_jit`)."""
     found: set[str] = set()
     for node in astscan.nodes(ctx.tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             found.add(node.id)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
             found.add(node.value)
+    for line in _MAGIC_LINE.findall(ctx.source):
+        found.update(_IDENTIFIER.findall(line))
     return frozenset(found)
+
+
+_MAGIC_LINE = re.compile(r"^[ \t]*#[^\S\n]?%.*$", re.MULTILINE)  # `# %timeit f(x)`, `# %%time`: jupytext's magics
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 def _attributes_read_here(ctx) -> frozenset[str]:
