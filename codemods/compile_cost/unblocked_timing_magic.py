@@ -65,9 +65,9 @@ class UnblockedTimingMagicRule(Rule):
     ## Known problems
     Timed code that runs host code (a data loader, a plot) and whose only JAX work makes arrays
     (`jnp.array(host_data)`, `jnp.linspace`, `jax.device_put`) is not reported: it times the
-    host code. `%timeit jnp.ones((n, n))` alone is still a timing of JAX work. `%time jax.jit(f)(x)`
-    is not reported: the jit is written into the timed line, whose one run measures its trace
-    and compile, finished when the call returns.
+    host code. `%timeit jnp.ones((n, n))` alone is still a timing of JAX work, shown with
+    `--preview` (see Preview). `%time jax.jit(f)(x)` is not reported: the jit is written into the
+    timed line, whose one run measures its trace and compile, finished when the call returns.
     The statement of a line magic must be Python on that line. Functions jitted in another
     module are not looked into; a helper that blocks inside counts as waiting only when it is
     defined in the notebook (a top-level function) and blocks or reads there itself.
