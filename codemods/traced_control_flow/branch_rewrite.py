@@ -242,16 +242,9 @@ class BranchRewrite:
         problem = self.fn.guard_problem(n.test, None)
         if problem:
             return self.fn.ctx.manual(problem)
-        if any(isinstance(side, _TEXT) for side in (n.body, n.orelse)):
-            return self.fn.ctx.manual(
-                "a side is a string, which `lax.cond`/`jnp.where` cannot return (only arrays and pytrees "
-                "of them): make the condition static, or select a number and map it to the text outside"
-            )
-        if _structure(n.body) != _structure(n.orelse):
-            return self.fn.ctx.manual(
-                "the two sides differ in structure (a `None`, or tuples of other lengths), which "
-                "`lax.cond`/`jnp.where` reject: make the condition static, or give both sides the same shape"
-            )
+        problem = _structure_problem([n.body, n.orelse], noun="side")
+        if problem:
+            return self.fn.ctx.manual(problem)
         imports: list[ImportRequest] = []
         hazards: list[str] = []
         where = self.where.where_chain([(n.test, n.body)], n.orelse, imports, hazards)
@@ -310,22 +303,22 @@ def _structure(e: cst.BaseExpression) -> object:
     return "value"
 
 
-def _structure_problem(values: list[cst.BaseExpression | None]) -> str | None:
-    """Why no `lax.cond`/`jnp.where` can select between the values the branches give (a bare
-    `return` gives None): one is text, or they differ in what `_structure` shows. A `jnp.where`
-    of `None` raises TypeError at every call (heldout26, sfincs_jax v3_driver.py: `if not
+def _structure_problem(values: list[cst.BaseExpression | None], noun: str = "branch") -> str | None:
+    """Why no `lax.cond`/`jnp.where` can select between the values the branches (the `noun`s) give
+    (a bare `return` gives None): one is text, or they differ in what `_structure` shows. A
+    `jnp.where` of `None` raises TypeError at every call (heldout26, sfincs_jax v3_driver.py: `if not
     jnp.all(jnp.isfinite(x0_guess)): return None` then `return x0_guess`, rewritten to
     `jnp.where(..., None, x0_guess)` by a "safe" fix)."""
     shown = [cst.Name("None") if v is None else v for v in values]
     if any(isinstance(v, _TEXT) for v in shown):
         return (
-            "a branch gives a string, which `lax.cond`/`jnp.where` cannot return (only arrays and pytrees "
+            f"a {noun} is a string, which `lax.cond`/`jnp.where` cannot return (only arrays and pytrees "
             "of them): make the condition static, or select a number and map it to the text outside"
         )
     if len({repr(_structure(v)) for v in shown}) > 1:
         return (
-            "the branches give values of different structure (a `None`, or tuples of other lengths), which "
-            "`lax.cond`/`jnp.where` reject: make the condition static, or give every branch the same shape"
+            f"the {noun}s differ in structure (a `None`, or tuples of other lengths), which "
+            f"`lax.cond`/`jnp.where` reject: make the condition static, or give every {noun} the same shape"
         )
     return None
 
