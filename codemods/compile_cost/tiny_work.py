@@ -42,12 +42,12 @@ _PLAIN_BUILTINS = frozenset({"abs", "len", "min", "max", "float", "int", "range"
 
 
 class TinyWork:
-    """The notebook's top-level bindings as code at one line sees them: sizes of the values it
-    writes out, and whether its functions run straight-line code on small data."""
+    """The notebook's top-level bindings, indexed once per notebook: sizes of the values it writes
+    out, and whether its functions run straight-line code on small data (`timed`)."""
 
-    def __init__(self, tree: ast.Module, names: ImportMap, at: int) -> None:
+    def __init__(self, tree: ast.Module, names: ImportMap) -> None:
         self.names = names
-        self.at = at  # the timed line: a function body runs then, reading the bindings in effect there
+        self.at = 0  # the timed line `timed` asks about: a function body runs then, reading the bindings there
         # name -> (line, kind, node): kind "assign" (node: the value), "def" (node: the def), "import", "other"
         self.bound: dict[str, list[tuple[int, str, ast.AST | None]]] = {}
         for stmt in tree.body:
@@ -247,23 +247,24 @@ class TinyWork:
         return True
 
 
-def tiny_timed_work(statements: list[ast.stmt], tree: ast.Module, names: ImportMap, line: int) -> bool:
-    """The timed code runs no loop, and each call it makes runs straight-line JAX code on data of at
-    most TINY_ELEMENTS elements that the notebook writes out from literals (a call of another
-    library, a `tfp` sampler on the notebook's small arrays, is no evidence of small work)."""
-    nodes = [n for s in statements for n in ast.walk(s)]
-    if any(isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.Lambda)) for n in nodes):
-        return False
-    tiny = TinyWork(tree, names, line)
-    for call in (n for n in nodes if isinstance(n, ast.Call)):
-        values = [*call.args, *(k.value for k in call.keywords)]
-        if any(isinstance(v, ast.Starred) for v in values):
+    def timed(self, statements: list[ast.stmt], line: int) -> bool:
+        """The timed code at `line` runs no loop, and each call it makes runs straight-line JAX code
+        on data of at most TINY_ELEMENTS elements that the notebook writes out from literals (a call
+        of another library, a `tfp` sampler on the notebook's small arrays, is no evidence of small
+        work)."""
+        nodes = [n for s in statements for n in ast.walk(s)]
+        if any(isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.Lambda)) for n in nodes):
             return False
-        if tiny.qualified(call.func) in _FUNCTION_TAKING:
-            values = values[1:]  # `jax.jacrev(f)`: `f` is code, which `straight_line_call` reads
-        sizes = [tiny.size(v, line) for v in values]
-        if any(s is None or s > TINY_ELEMENTS for s in sizes):
-            return False
-        if not tiny.straight_line_call(call, line):
-            return False
-    return True
+        self.at = line
+        for call in (n for n in nodes if isinstance(n, ast.Call)):
+            values = [*call.args, *(k.value for k in call.keywords)]
+            if any(isinstance(v, ast.Starred) for v in values):
+                return False
+            if self.qualified(call.func) in _FUNCTION_TAKING:
+                values = values[1:]  # `jax.jacrev(f)`: `f` is code, which `straight_line_call` reads
+            sizes = [self.size(v, line) for v in values]
+            if any(size is None or size > TINY_ELEMENTS for size in sizes):
+                return False
+            if not self.straight_line_call(call, line):
+                return False
+        return True

@@ -24,7 +24,7 @@ from codemods.compile_cost.magics import (
 )
 from codemods.compile_cost.preview import flag, magic_path
 from codemods.compile_cost.timed_first_call import timed_first_call
-from codemods.compile_cost.tiny_work import tiny_timed_work
+from codemods.compile_cost.tiny_work import TinyWork
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -204,6 +204,7 @@ class UnblockedTimingMagicRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         notebook = Magics.of(ctx.source, ctx.tree)
+        tiny_work: TinyWork | None = None  # the bindings indexed once, when a finding first asks
         for item in notebook.timed:
             m = notebook.at(item)
             first_call = timed_first_call(item, m, ctx.tree) is not None
@@ -228,7 +229,8 @@ class UnblockedTimingMagicRule(Rule):
                 for c in calls(s)
                 if id(c) not in inputs
             ):
-                tiny = tiny_timed_work(item.statements, ctx.tree, m.names, item.line)
+                tiny_work = tiny_work or TinyWork(ctx.tree, m.names)
+                tiny = tiny_work.timed(item.statements, item.line)
                 later = _may_run_jax_work(item.statements, last, m)
                 yield self._finding(ctx, m, item, item.statements[last], first_call, tiny, made, later)
 
