@@ -15,7 +15,7 @@ from codemods.jit_placement.site import Site
 from jaxfix.analysis import render
 from jaxfix.analysis.codegen import black_format
 from jaxfix.analysis.cstparse import parsing_config
-from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.names import imported_by
 from jaxfix.model import Fix, Safety
 from jaxfix.rulebase import RuleContext
 
@@ -336,33 +336,10 @@ class Layout:
         return dec.with_changes(decorator=cst.parse_expression(text))
 
 
-def _imported_as(stmt: cst.CSTNode, name: str) -> str | None:
-    """What the top-level `import`/`from ... import` statement `stmt` binds `name` to (`jax.numpy` for
-    `import jax.numpy as jnp`), or None when it is no import of `name`."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return None
-    for small in stmt.body:
-        if isinstance(small, cst.Import):
-            for alias in small.names:
-                full = dotted_name(alias.name) or ""
-                bound = alias.asname.name.value if alias.asname else full.split(".")[0]
-                if bound == name:
-                    return full if alias.asname else full.split(".")[0]
-        elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-            if isinstance(small.names, cst.ImportStar):
-                continue
-            for alias in small.names:
-                imported = dotted_name(alias.name)
-                bound = alias.asname.name.value if alias.asname else imported
-                if bound == name:
-                    return f"{dotted_name(small.module)}.{imported}"
-    return None
-
-
 def _same_import(stmt: cst.CSTNode, earlier: cst.CSTNode, name: str) -> bool:
     """`stmt` binds `name` to the same module or module member as the import `earlier` does."""
-    target = _imported_as(stmt, name)
-    return target is not None and target == _imported_as(earlier, name)
+    target = imported_by(stmt).get(name)
+    return target is not None and target == imported_by(earlier).get(name)
 
 
 def callee_name_expr(expr: cst.BaseExpression) -> str | None:

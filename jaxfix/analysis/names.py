@@ -324,6 +324,19 @@ def _bound_by(imports: Iterable[cst.CSTNode]) -> set[str]:
     return names
 
 
+def imported_by(stmt: cst.CSTNode) -> dict[str, str]:
+    """Local name -> qualified name for what the import statements of the simple statement line
+    `stmt` bind (`import jax.numpy as jnp`: jnp -> jax.numpy), as the module's `ImportMap` takes
+    them; {} for any other statement."""
+    collector = _ImportCollector()
+    for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+        if isinstance(small, cst.Import):
+            collector.visit_Import(small)
+        elif isinstance(small, cst.ImportFrom):
+            collector.visit_ImportFrom(small)
+    return collector.bindings
+
+
 class _ImportCollector:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
