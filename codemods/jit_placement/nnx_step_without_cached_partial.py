@@ -57,7 +57,8 @@ class NnxStepWithoutCachedPartialRule(Rule):
     `nnx.Optimizer`), of `nnx.merge`, or of a function of the file each of whose returns builds
     one; or bound only to calls of a capitalised (class) name and handed to `nnx.Optimizer` as its
     model, which takes only a graph object (a notebook's `model = KAN(...)` from its project's
-    package, which a notebook checked without the project index cannot see). Parameters, and
+    package, which a notebook checked without the project index cannot see). Parameters (unless
+    annotated with such a class: `def train(model: VAE, optimizer: nnx.Optimizer, ...)`), and
     names also bound to anything else, are not taken for them: a step whose graph objects come
     from elsewhere is not reported. Nor is a loop that calls a method of one of the objects for
     its effect (`model.update_grids(...)`, `model.eval()`: a statement, its result unused), which
@@ -371,7 +372,10 @@ class _GraphObjects:
         scope = self.idx.resolve(name, at)
         if scope is None:
             return False
-        bindings = self.idx.scope_info(scope).bindings.get(name, [])
+        info = self.idx.scope_info(scope)
+        bindings = info.bindings.get(name, [])
+        if not bindings and name in info.params:
+            return self._annotated_graph_object(scope, name)
         values = [b.value for b in bindings if isinstance(b, cst.Assign) and len(b.targets) == 1]
         if not bindings or len(values) != len(bindings):
             return False
@@ -403,20 +407,39 @@ class _GraphObjects:
             self._optimizers[key] = frozenset(names)
         return self._optimizers[key]
 
+    def _annotated_graph_object(self, func: cst.CSTNode, name: str) -> bool:
+        """A parameter (never rebound in `func`) annotated with an NNX graph class: `def train(model:
+        VAE, optimizer: nnx.Optimizer, ...)` (heldout26 vae-jax's driver); an unannotated parameter
+        may be handed anything."""
+        if not isinstance(func, cst.FunctionDef):
+            return False
+        params = func.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name:
+                return param.annotation is not None and self.graph_class(param.annotation.annotation)
+        return False
+
+    def graph_class(self, expr: cst.BaseExpression) -> bool:
+        """`expr` names a class whose instances are NNX graph objects: a graph class of the file, a
+        capitalised `flax.nnx` class (`nnx.Linear`, `nnx.Optimizer`), or an NNX class of another
+        module of the project."""
+        written = dotted_name(expr)
+        if written is not None and written in self.classes:
+            return True
+        q = self.ctx.names.qualify(expr) or ""
+        if q.startswith("flax.nnx."):
+            return q.rsplit(".", 1)[-1][:1].isupper() and q not in _NOT_GRAPH
+        return written is not None and self._project_kind(written) == NNX
+
     def builds(self, value: cst.BaseExpression) -> bool:
         """`value` is a call that builds an NNX graph object."""
         if not isinstance(value, cst.Call):
             return False
-        if dotted_name(value.func) in self.classes:
-            return True
-        q = self.ctx.names.qualify(value.func) or ""
-        # `nnx.Linear(...)`, `nnx.Optimizer(...)`: a class of flax.nnx (a capitalised name)
-        if q.startswith("flax.nnx."):
-            return (q.rsplit(".", 1)[-1][:1].isupper() and q not in _NOT_GRAPH) or q in _GRAPH_BUILDERS
+        if self.ctx.names.qualify(value.func) in _GRAPH_BUILDERS:
+            return True  # `nnx.merge(graphdef, state)`
         if isinstance(value.func, cst.Name) and self._factory(value.func.value):
             return True
-        written = dotted_name(value.func)
-        return written is not None and self._project_kind(written) == NNX
+        return self.graph_class(value.func)
 
     def _project_kind(self, written: str) -> str | None:
         """The pytree kind of a class another module of the project defines (`from flaxchat.gpt
