@@ -950,6 +950,58 @@ train = make_train(3)
 """,
         True,
     ),
+    # a partial that binds leading arguments of the jitted step calls it: `functools.partial`, and
+    # `nnx.cached_partial`, which JAX204's own fix binds before a timed loop (a new user's NNX
+    # script: after `fix --unsafe-fixes` applied JAX204, its JAX501 on the same loop vanished)
+    "partial_of_the_jitted_step": (
+        """
+import functools
+
+
+def train(x):
+    stepper = functools.partial(step)
+    start = time.perf_counter()
+    for _ in range(3):
+        x = stepper(x)
+    return x, time.perf_counter() - start
+""",
+        True,
+    ),
+    "partial_of_the_jitted_step_blocked": (
+        """
+import functools
+
+
+def train(x):
+    stepper = functools.partial(step)
+    start = time.perf_counter()
+    for _ in range(3):
+        x = stepper(x)
+    x.block_until_ready()
+    return x, time.perf_counter() - start
+""",
+        False,
+    ),
+    "nnx_cached_partial_of_the_jitted_step": (
+        """
+from flax import nnx
+
+
+@nnx.jit
+def scaled_step(model, x):
+    return model(x)
+
+
+def train(x):
+    model = nnx.Linear(8, 8, rngs=nnx.Rngs(0))
+    start = time.perf_counter()
+    scaled_step_cached = nnx.cached_partial(scaled_step, model)
+    for _ in range(3):
+        x = scaled_step_cached(x)
+    return x, time.perf_counter() - start
+""",
+        True,
+    ),
     # its buggy twin: the read is subtracted from the start, so it ends a window on pending work
     "stylegan2_start_of_the_next_window_read_with_start": (
         """

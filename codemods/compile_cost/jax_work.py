@@ -37,6 +37,7 @@ from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.transforms import (
     BLOCKING_CALLS,
     BLOCKING_JITS,
+    CACHED_PARTIAL,
     GRAD_NAMES,
     STAGE_METHODS,
     STEP_ANNOTATIONS,
@@ -215,17 +216,31 @@ class JaxWork:
                     name = dotted_name(t.target)
                     if name is not None:
                         self.jitted.add(name)
-        # aliases: `self.train_step = train_step` of a jitted local (EasyDeL's trainers)
+        # aliases: `self.train_step = train_step` of a jitted local (EasyDeL's trainers), and the
+        # partials that bind its leading arguments (`nnx.cached_partial(train_step, model, opt)`,
+        # JAX204's own fix, or `functools.partial`): calling one calls the jitted function
         grew = True
         while grew:
             grew = False
             for node in assigns:
-                if isinstance(node.value, (cst.Name, cst.Attribute)) and dotted_name(node.value) in self.jitted:
-                    for t in node.targets:
-                        name = dotted_name(t.target)
-                        if name is not None and name not in self.jitted:
-                            self.jitted.add(name)
-                            grew = True
+                source = self._aliased(node.value)
+                if source is None or source not in self.jitted:
+                    continue
+                for t in node.targets:
+                    name = dotted_name(t.target)
+                    if name is not None and name not in self.jitted:
+                        self.jitted.add(name)
+                        if source in self.waiting_jitted:
+                            self.waiting_jitted.add(name)
+                        grew = True
+
+    def _aliased(self, value: cst.BaseExpression) -> str | None:
+        """The name `value` spells (`train_step`, `self.step`) or binds arguments of
+        (`partial(train_step, model)`, `nnx.cached_partial(train_step, model)`)."""
+        if isinstance(value, cst.Call) and value.args and value.args[0].keyword is None:
+            if self.names.qualify(value.func) in PARTIAL_NAMES | {CACHED_PARTIAL}:
+                value = value.args[0].value
+        return dotted_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
 
     def _statements_before(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
         """The statements before `stmt` in its block (none for an `elif`)."""
