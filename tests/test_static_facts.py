@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 
 import jax
+import numpy as np
+import pytest
 
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -718,6 +720,39 @@ def test_what_a_numpy_call_returns_is_never_traced():
     buggy = src.replace("fill_holes(masks_np[0], area)", "fill_holes(masks[0], area)")
     result = analyze(textwrap.dedent(buggy), "t.py", Config(preview=True, select=("JAX3", "JAX4")), fix=True)
     assert {f.code for f in result.findings} >= {"JAX402", "JAX403"}
+
+
+def test_a_numpy_reduction_of_a_tracer_is_traced():
+    """`np.sum(x)` is `x.sum()` (NumPy hands its argument to the array's own method: measured, the
+    `static_values.NUMPY_DELEGATING` table JAX402's `NP_WORKS` reads too), so under `jax.jit` it
+    returns a tracer and a Python `if` on it raises TracerBoolConversionError (run here). The same
+    reduction of a NumPy array stays a Python value and is not reported."""
+    src = """
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+
+        @jax.jit
+        def normalise(x):
+            e = np.sum(x ** 2)
+            if e > 1.0:
+                return x / e
+            return x
+    """
+    result = analyze(textwrap.dedent(src), "t.py", Config(select=("ALL",)), fix=True)
+    assert [(f.code, f.line) for f in result.findings] == [("JAX301", 10)]
+    ns: dict = {}
+    exec(textwrap.dedent(src), ns)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        ns["normalise"](jax.numpy.ones(3))
+    fixed: dict = {}
+    exec(result.fixed_source, fixed)
+    x = jax.numpy.array([0.5, 1.0, 2.0])
+    assert np.allclose(fixed["normalise"](x), x / np.sum(np.asarray(x) ** 2))
+    # on a NumPy array made from a static shape, the reduction is a Python value
+    static = src.replace("e = np.sum(x ** 2)", "e = np.sum(np.asarray(x.shape))")
+    assert analyze(textwrap.dedent(static), "t.py", Config(select=("ALL",))).findings == []
 
 
 def test_a_memoised_helper_never_receives_a_tracer():

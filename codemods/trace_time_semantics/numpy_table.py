@@ -7,6 +7,8 @@ the table for the installed jax and NumPy.
 
 from __future__ import annotations
 
+from jaxfix.analysis.static_values import NUMPY_DELEGATING
+
 # Measured with jax 0.10.2 / numpy 2.4 on CPU (float32 inputs, under `jax.jit`): these NumPy
 # functions raise on a tracer (`TracerArrayConversionError`; `np.argsort` a `TypeError`), and the
 # `jax.numpy` function of the same name returned the same values and dtype as NumPy on the same
@@ -45,11 +47,10 @@ NP_MANUAL = {
     "histogram": "jax.numpy's histogram differs (float counts, bin edges): check `jnp.histogram` by hand",
     "ascontiguousarray": "jax arrays have no memory layout: use `jnp.asarray`",
 }
-# Measured to work on a tracer (they call the array's own method) or to take no array: never flagged.
-NP_WORKS = frozenset(
-    """sum mean prod max min amax amin any all std var argmax argmin cumsum cumprod round around reshape
-    transpose swapaxes squeeze repeat flip searchsorted moveaxis take_along_axis real imag array_equal""".split()
-)
+# Measured to work on a tracer: never flagged. Those that call the array's own method return a
+# tracer (the analysis's one table, `static_values.NUMPY_DELEGATING`); `np.array_equal` returns a
+# Python bool.
+NP_WORKS = NUMPY_DELEGATING | {"array_equal"}
 
 
 

@@ -364,8 +364,16 @@ def is_folded_on_a_number(qualname: str | None, first_is_number: bool) -> bool:
 # NumPy functions return NumPy values: given a tracer they raise (`TracerArrayConversionError`,
 # which JAX402 reports at that call), so nothing after such a call runs under the trace and what
 # they return is never traced (jax-ml/bonsai@3628425 `bonsai/models/sam2/model_sam2_transforms.py`:
-# `masks_np = np.array(masks)` in a jitted method, then a NumPy helper on `masks_np[b, m]`).
+# `masks_np = np.array(masks)` in a jitted method, then a NumPy helper on `masks_np[b, m]`)...
 CONCRETE_PREFIXES = ("numpy.",)
+# ...except these, which hand their argument to its own method (`np.sum(x)` is `x.sum()`): given a
+# tracer they return a tracer (measured under `jax.jit`, jax 0.10.2 / numpy 2.4, by
+# `scripts/measure_numpy_on_tracers.py`; JAX402's table, `numpy_table.NP_WORKS`, never reports them),
+# so `e = np.sum(x ** 2)` then `if e > 1.0:` in a jitted function raises TracerBoolConversionError.
+NUMPY_DELEGATING = frozenset(
+    """sum mean prod max min amax amin any all std var argmax argmin cumsum cumprod round around reshape
+    transpose swapaxes squeeze repeat flip searchsorted moveaxis take_along_axis real imag""".split()
+)
 
 
 def is_static_call_name(qualname: str | None) -> bool:
@@ -376,9 +384,15 @@ def is_static_call_name(qualname: str | None) -> bool:
 
 def returns_untraced(qualname: str | None) -> bool:
     """`qualname` returns a value that is never traced whatever its arguments: a Python value
-    (`is_static_call_name`), or a NumPy one (`CONCRETE_PREFIXES`; not side-effect free:
-    `np.random.*`)."""
-    return is_static_call_name(qualname) or (qualname is not None and qualname.startswith(CONCRETE_PREFIXES))
+    (`is_static_call_name`), or a NumPy one (`CONCRETE_PREFIXES`, but not `NUMPY_DELEGATING`; not
+    side-effect free: `np.random.*`)."""
+    if is_static_call_name(qualname):
+        return True
+    return (
+        qualname is not None
+        and qualname.startswith(CONCRETE_PREFIXES)
+        and qualname.removeprefix("numpy.") not in NUMPY_DELEGATING
+    )
 
 
 class CallOracle(Protocol):
