@@ -1002,6 +1002,36 @@ def train(x):
 """,
         True,
     ),
+    # SatvikPraveen/JAX-NSL@<heldout27> notebooks/capstone_projects/21_large_scale_training.ipynb
+    # cell 12 (wrong): every tenth step stores `step_time` inside the logging block and prints other
+    # figures; nothing reads it, so the unwaited figure misleads nobody
+    "jax_nsl_step_time_stored_unread_in_a_logging_block": (
+        """
+def train(x):
+    for i in range(3):
+        step_start_time = time.time()
+        x = step(x)
+        if i % 10 == 0:
+            step_time = time.time() - step_start_time
+            print(f"{i:5d} | loss {float(x.sum()):.4f}")
+    return x
+""",
+        False,
+    ),
+    # its twin prints the figure
+    "jax_nsl_step_time_printed_in_a_logging_block": (
+        """
+def train(x):
+    for i in range(3):
+        step_start_time = time.time()
+        x = step(x)
+        if i % 10 == 0:
+            step_time = time.time() - step_start_time
+            print(f"{i:5d} | loss {float(x.sum()):.4f} | {step_time:.3f}s")
+    return x
+""",
+        True,
+    ),
     # its buggy twin: the read is subtracted from the start, so it ends a window on pending work
     "stylegan2_start_of_the_next_window_read_with_start": (
         """
