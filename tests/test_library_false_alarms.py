@@ -934,3 +934,42 @@ def test_static_argnames_from_a_module_constant_are_static():
     assert codes(source) == []
     twin = source.replace('"actor_update_cond",\n', "")
     assert codes(twin) == [("JAX301", 13)]
+
+
+def test_a_rebuild_per_command_of_an_interactive_loop_is_not_reported():
+    """arriemeijer-creator/JAX-differentiable-CFD@<heldout27> baseline_clean.py:600 (wrong):
+    `set_fixed_dt` re-jits the solver's step when a person types `f 0.001` at the `input()` prompt
+    of `run_interactive`: one rebuild per command, not per step of a hot loop. The same loop fed
+    by an iterator of commands is a loop the program drives, and is reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        class Solver:
+            def __init__(self, dt):
+                self.dt = dt
+                self._step_jit = jax.jit(self._step)
+
+            def _step(self, u):
+                return u + self.dt * jnp.sin(u)
+
+            def set_fixed_dt(self, dt):
+                self.dt = dt
+                self._step_jit = jax.jit(self._step)
+
+            def run_interactive(self, u):
+                while True:
+                    cmd = input("Command: ").strip()
+                    if cmd.startswith("f"):
+                        self.set_fixed_dt(float(cmd.split()[1]))
+                    elif cmd == "q":
+                        break
+                    u = self._step_jit(u)
+                return u
+        """
+    assert codes(source) == []
+    driven = source.replace('cmd = input("Command: ").strip()', "cmd = next(commands)").replace(
+        "def run_interactive(self, u):", "def run_interactive(self, u, commands):"
+    )
+    assert codes(driven) == [("JAX202", 16)]

@@ -176,6 +176,27 @@ def called_per_configuration(idx: ScopeIndex, qualify, call: cst.Call) -> bool:
     return any(_reads(a.value, targets) for a in call.args)
 
 
+def waits_for_a_person(loop: cst.CSTNode, qualify) -> bool:
+    """`loop`'s own body asks a person for the next command (`cmd = input("Command: ")`): each trip
+    runs when someone types, one command per trip, as a menu's separate call sites would (a
+    solver's interactive `set_fixed_dt` re-jitting its step on an `f 0.001` command:
+    arriemeijer-creator/JAX-differentiable-CFD@<heldout27> baseline_clean.py:600, wrong). A
+    recompile there costs nothing a person waits for in a hot loop."""
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            if found or isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and qualify(node.func) == "input":
+                found = True
+            return not found
+
+    walk(loop, _V())
+    return found
+
+
 def _settings(e: cst.BaseExpression) -> bool:
     """`e` is built only of strings, `True`/`False`/`None` and tuples or lists of them: named
     settings, not numbers a function may take as traced data (`for sigma, mu in [(5.0, 100.0),

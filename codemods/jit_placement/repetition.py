@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods.jit_placement.per_configuration import called_per_configuration
+from codemods.jit_placement.per_configuration import called_per_configuration, waits_for_a_person
 from jaxfix.analysis.local_calls import calls_by_name
 from jaxfix.analysis.project_lookups import calls_project_code
 from jaxfix.analysis.scopes import name_uses
@@ -162,6 +162,7 @@ class RepetitionEvidence:
         else:
             calls = [c for c in calls if isinstance(c.func, cst.Name)]  # not `Env.render(...)` (evojax)
         looped = [c for c in calls if self.idx.enclosing_loops(c)]
+        looped = [c for c in looped if not waits_for_a_person(self.idx.enclosing_loops(c)[0], self.qualify)]
         if any(not called_per_configuration(self.idx, self.qualify, c) for c in looped) or self._passed_on(function):
             return True
         for call in calls:

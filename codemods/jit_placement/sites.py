@@ -17,7 +17,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from codemods.jit_placement.loop_invariant import bound_above_loop
-from codemods.jit_placement.per_configuration import callable_per_configuration, options_per_configuration
+from codemods.jit_placement.per_configuration import (
+    callable_per_configuration,
+    options_per_configuration,
+    waits_for_a_person,
+)
 from codemods.jit_placement.repetition import RepetitionEvidence
 from codemods.jit_placement.site import Site
 from codemods.jit_placement.site_kinds import SiteKinds, module_class
@@ -364,6 +368,7 @@ class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
         if self._loop_calls is None:
             found: dict[str, str] = {}
             idx = self.idx
+            qualify = self.qualify
 
             class _V(cst.CSTVisitor):
                 def visit_Call(self, node: cst.Call) -> None:
@@ -373,7 +378,11 @@ class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
                     if func.attr.value in found:
                         return
                     loops = idx.enclosing_loops(node)
-                    if loops and func.value.value not in idx.assigned_in(loops[0]):
+                    if (
+                        loops
+                        and func.value.value not in idx.assigned_in(loops[0])
+                        and not waits_for_a_person(loops[0], qualify)
+                    ):
                         where = idx.enclosing_function(node)
                         found[func.attr.value] = where.name.value if isinstance(where, cst.FunctionDef) else "<module>"
 
