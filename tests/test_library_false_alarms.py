@@ -973,3 +973,46 @@ def test_a_rebuild_per_command_of_an_interactive_loop_is_not_reported():
         "def run_interactive(self, u):", "def run_interactive(self, u, commands):"
     )
     assert codes(driven) == [("JAX202", 16)]
+
+
+def test_jit_of_an_object_the_constructor_stored_is_one_function():
+    """lkhromykh/jax-peract@<heldout27> peract/utils/clip.py:51 (wrong): `encode` calls
+    `jax.jit(self._model)(**tokens)`, where `__init__` stored the model on the instance: the same
+    object every call, which jit's cache finds again (run here: 3 calls, 1 trace). A method of that
+    name is a fresh bound method per call (reported), and so is an attribute a method stores anew
+    on each call."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        class Model:
+            traces = 0
+
+            def __call__(self, x):
+                Model.traces += 1
+                return jnp.tanh(x)
+
+
+        class Encoder:
+            def __init__(self):
+                self._model = Model()
+
+            def encode(self, x):
+                return jax.jit(self._model)(x)
+        """
+    assert codes(source) == []
+    ns: dict = {}
+    exec(textwrap.dedent(source), ns)
+    encoder = ns["Encoder"]()
+    for _ in range(3):
+        encoder.encode(ns["jnp"].ones(3))
+    assert ns["Model"].traces == 1
+    method = source.replace("                self._model = Model()\n", "                self.inner = Model()\n").replace(
+        "            def encode(self, x):", "            def _model(self, x):\n                return self.inner(x)\n\n            def encode(self, x):"
+    )
+    assert [code for code, _ in codes(method)] == ["JAX202"]
+    per_call = source.replace(
+        "            def encode(self, x):\n", "            def encode(self, x):\n                self._model = Model()\n"
+    )
+    assert [code for code, _ in codes(per_call)] == ["JAX202"]

@@ -72,3 +72,8 @@ class Site:
         """The node a finding points at: the call `T(F)(x)`, the binding's `T(F)`, or the def's name."""
         node = self.node if self.call is None or self.binding is not None else self.call
         return node.name if isinstance(node, cst.FunctionDef) else node
+
+
+# methods that build an object once (`setup`: flax linen's): what they store on `self` is one
+# object per instance, and a jitted callable they build is built once
+CONSTRUCTORS = frozenset({"__init__", "__post_init__", "setup"})

@@ -23,7 +23,7 @@ from codemods.jit_placement.per_configuration import (
     waits_for_a_person,
 )
 from codemods.jit_placement.repetition import RepetitionEvidence
-from codemods.jit_placement.site import Site
+from codemods.jit_placement.site import CONSTRUCTORS, Site
 from codemods.jit_placement.site_kinds import SiteKinds, module_class
 from codemods.jit_placement.state_builders import jits_an_initialiser
 from codemods.jit_placement.trace_reach import TraceReach
@@ -345,7 +345,7 @@ class _SiteFinder(RepetitionEvidence, TraceReach, SiteKinds):
         method = self.idx.enclosing_function(assign)
         if self._memoised(assign, target, method):
             return False
-        if not isinstance(method, cst.FunctionDef) or method.name.value in ("__init__", "__post_init__", "setup"):
+        if not isinstance(method, cst.FunctionDef) or method.name.value in CONSTRUCTORS:
             return False
         params = method.params.params
         if not params or params[0].name.value != target.value.value:

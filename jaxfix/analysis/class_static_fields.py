@@ -10,6 +10,8 @@ the facts stay computed once per module on the same object; the conventions them
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from jaxfix.analysis import flax_modules, pytrees
@@ -359,9 +361,16 @@ def _declared_attributes(cls: cst.ClassDef) -> set[str]:
             out.add(stmt.name.value)
         if isinstance(stmt, cst.SimpleStatementLine):
             out.update(t.value for small in stmt.body for t in _store_targets(small, unpack=False) if isinstance(t, cst.Name))
+    return out | instance_attributes(cls)
+
+
+def instance_attributes(cls: cst.ClassDef, methods: Callable[[str], bool] = lambda name: True) -> set[str]:
+    """The attributes the class's methods (those whose name `methods` accepts) store on their first
+    parameter (`self.x = ...`, `self.x: T = ...`, `self.x += ...`)."""
+    out: set[str] = set()
     for method in cls.body.body:
         params = [*method.params.posonly_params, *method.params.params] if isinstance(method, cst.FunctionDef) else []
-        if not params:
+        if not params or not methods(method.name.value):
             continue
         receiver = params[0].name.value
         for small in statements(method):
