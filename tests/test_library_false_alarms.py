@@ -305,8 +305,9 @@ def test_a_jitted_callable_memoised_behind_hasattr_is_built_once():
     """volodymyr-yelisieiev/ndswin-jax@18db39b src/ndswin/training/trainer.py:469 (heldout19,
     wrong): `train_epoch` jits `self.mixup_transform` only `if not hasattr(self, "_jitted_mixup")`,
     stores it and reuses it on every later step and epoch; `fit` calls `train_epoch` per epoch.
-    `getattr(self, "f", None) is None` is the same guard. Without it, each call stores a new
-    jitted callable: reported."""
+    `getattr(self, "f", None) is None` is the same guard. Without it, each trip re-wraps the one
+    function the constructor stored (a cache hit, measured: 1 trace over 4 trips, also for a
+    stored bound method): reported as a re-wrap (JAX203), not as a recompile."""
     source = """
         import jax
 
@@ -327,8 +328,8 @@ def test_a_jitted_callable_memoised_behind_hasattr_is_built_once():
         """
     assert codes(source.replace("GUARD", 'if not hasattr(self, "_jitted_mixup"):')) == []
     assert codes(source.replace("GUARD", 'if getattr(self, "_jitted_mixup", None) is None:')) == []
-    assert [code for code, _ in codes(source.replace("GUARD", "if True:"))] == ["JAX201"]
-    assert [code for code, _ in codes(source.replace("GUARD", 'if not hasattr(self, "other"):'))] == ["JAX201"]
+    assert [code for code, _ in codes(source.replace("GUARD", "if True:"))] == ["JAX203"]
+    assert [code for code, _ in codes(source.replace("GUARD", 'if not hasattr(self, "other"):'))] == ["JAX203"]
 
 
 def test_the_truth_of_an_object_is_a_python_bool():
