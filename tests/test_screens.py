@@ -1123,6 +1123,48 @@ def test_a_custom_vjp_over_a_jit_with_static_arguments_is_screened_out():
     assert [f.code for f in analyze(traced, "m.py", Config()).findings] == ["JAX301"]
 
 
+PARTIAL_BODY = '''\
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+@jax.jit
+def attend(x, n):
+    def body(i, acc, causal=False):
+        if causal:
+            acc = jnp.tril(acc)
+        return acc + i
+
+    acc = lax.fori_loop(0, 4, body, x)
+    masked = functools.partial(body, causal=True)
+    return lax.fori_loop(0, 4, masked, acc)
+'''
+
+
+def test_a_lax_body_given_as_a_partial_enters_only_the_parameters_it_leaves_open():
+    """`fori_loop(lo, hi, partial(body, causal=True), init)` passes the loop index and the carry;
+    `causal` is the partial's Python bool (jax's Pallas `attention_mgpu.py`, admitted to the libcst
+    analysis for nothing, issue #33 item 7). A partial binding a traced value still admits."""
+    from codemods.traced_control_flow.traced_if import TracedIfRule
+    from jaxfix.engine import analyze
+    from jaxfix.engine.config import Config
+
+    assert not TracedIfRule().could_match(ast.parse(PARTIAL_BODY))
+    assert analyze(PARTIAL_BODY, "m.py", Config()).findings == []
+    # the carry tested, or a traced value the partial binds (to a parameter with no default): a
+    # traced `if` the analysis reports, and the screen admits
+    bound_traced = PARTIAL_BODY.replace("causal=True)", "causal=x.sum() > 0)").replace("causal=False", "causal")
+    bound_traced = bound_traced.replace("lax.fori_loop(0, 4, body, x)", "x")
+    for traced in (PARTIAL_BODY.replace("if causal:", "if acc.sum() > 0:"), bound_traced):
+        assert TracedIfRule().could_match(ast.parse(traced))
+        assert [f.code for f in analyze(traced, "m.py", Config()).findings] == ["JAX301"]
+        assert screen_misses(traced) == []
+    assert screen_misses(PARTIAL_BODY) == []
+
+
 # -- JAX501's text test: a timer another module of the project may define ---------------------------
 from codemods.compile_cost.timing_screen import imports_time_module, may_use_imported_timer  # noqa: E402
 from codemods.compile_cost.unblocked_timing import UnblockedTimingRule  # noqa: E402

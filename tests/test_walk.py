@@ -180,6 +180,32 @@ def test_dispatching_visitor_gets_visit_and_leave_methods_and_can_prune():
     assert leaves == ["f"]
 
 
+def test_a_visitor_class_made_per_call_and_what_its_handlers_hold_are_not_kept_by_the_walk():
+    """The walk's per-class plans of a class defined in a function must not outlive the class: kept
+    in the module-level table, every such class (and the trees its handlers close over) lived until
+    the process ended."""
+    import gc
+    import weakref
+
+    def names_in(module: cst.Module) -> tuple[list[str], weakref.ref]:
+        found: list[str] = []
+
+        class Names(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                found.append(node.value)
+                held.append(module)  # a handler closing over the tree, as the rules' visitors do
+
+        held: list = []
+        walk(module, Names())
+        walk(module, Names())  # the plans the first walk made serve the second (kept on the class)
+        return found, weakref.ref(Names)
+
+    found, made = names_in(cst.parse_module("a = b(c)\n"))
+    assert found == ["a", "b", "c", "a", "b", "c"]
+    gc.collect()
+    assert made() is None
+
+
 def test_parent_map_equals_libcst_parent_provider():
     module = cst.parse_module(ODD_SYNTAX)
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentNodeProvider)

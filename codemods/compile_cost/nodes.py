@@ -8,7 +8,7 @@ import libcst as cst
 from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.jit_contexts import FuncInfo
 from jaxfix.analysis.scopes import param_names
-from jaxfix.analysis.walk import walk
+from jaxfix.analysis.walk import TOKEN_TYPES, walk
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
@@ -25,18 +25,46 @@ def all_nodes(node: cst.CSTNode, kind) -> list:
 
 
 def _collect(node: cst.CSTNode, kind, *, enter_scopes: bool) -> list:
-    out = []
+    collector = (_Collector if _may_be_token(kind) else _CollectorAboveTokens)(node, kind, enter_scopes)
+    walk(node, collector)
+    return collector.found
 
-    class V(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if not enter_scopes and n is not node and isinstance(n, _SCOPES):
-                return False
-            if isinstance(n, kind):
-                out.append(n)
-            return True
 
-    walk(node, V())
-    return out
+class _Collector(cst.CSTVisitor):
+    """The nodes of `kind` under `root` in walk order, nested scopes entered or not. One class for
+    every search, not a class made per call: a class is a reference cycle, and one made per call
+    kept its search's nodes (and the file's tree through them) until the cyclic collector ran."""
+
+    def __init__(self, root: cst.CSTNode, kind, enter_scopes: bool) -> None:
+        self.root, self.kind, self.enter_scopes = root, kind, enter_scopes
+        self.found: list = []
+
+    def on_visit(self, n: cst.CSTNode) -> bool:
+        if not self.enter_scopes and n is not self.root and isinstance(n, _SCOPES):
+            return False
+        if isinstance(n, self.kind):
+            self.found.append(n)
+        return True
+
+
+class _CollectorAboveTokens(_Collector):
+    """`_Collector` for a `kind` no token is (the calls, assignments, returns the rules look for):
+    the walk leaves out the whitespace, comma and bracket nodes, more than half of them (the
+    same nodes found, in the same order)."""
+
+    tokens_unseen = True
+
+
+def _may_be_token(kind) -> bool:
+    """Whether a token node (`walk.TOKEN_TYPES`: whitespace, operators, brackets) may be of `kind`
+    (a class or a tuple of classes, as `isinstance` takes them): `cst.CSTNode` is; `cst.Call` is not."""
+    answer = _TOKEN_KINDS.get(kind)
+    if answer is None:
+        answer = _TOKEN_KINDS[kind] = any(issubclass(token, kind) for token in TOKEN_TYPES)
+    return answer
+
+
+_TOKEN_KINDS: dict = {}  # kind -> `_may_be_token(kind)`
 
 
 def binds_locally(info: FuncInfo | None, name: str) -> bool:

@@ -124,6 +124,7 @@ class ScreenEntryPoints:
                 old_cond = is_old_style_cond(
                     qual, len(pos), isinstance(second, (ast.Tuple, ast.List, ast.Constant)), plain
                 )
+                arity = 1 if old_cond else lax_body_arity(qual, len(call.args), plain)
                 for fn_expr in screen_facts.body_args(call, OLD_STYLE_COND_BODIES if old_cond else BODY_ARGS[qual]):
                     if isinstance(fn_expr, ast.Name) and not self._resolve(fn_expr, allow_attr=False, call=call):
                         # a name bound to `partial(body, ...)` (`JitContexts._partial_body`): any
@@ -134,10 +135,11 @@ class ScreenEntryPoints:
                         ]
                         for c in bound:
                             for info in self._resolve(self._unwrap(c)[0], allow_attr=False, call=c):
-                                self._enter(info, set(info.params))
-                                info.external_traced |= set(info.positional)
+                                passed = None if qual in VMAP_NAMES else _left_open(c, info, arity)
+                                passed = set(info.params if passed is None else passed)
+                                self._enter(info, passed)
+                                info.external_traced |= set(info.positional) if passed == set(info.params) else passed
                     target, _ = self._unwrap(fn_expr)
-                    arity = 1 if old_cond else lax_body_arity(qual, len(call.args), plain)
                     for info in self._resolve(target, allow_attr=True, call=call):
                         self._enter(info, set(info.params))
                         # operands reach defaulted parameters (`JitContexts`: the analysis enters so too)
@@ -164,3 +166,24 @@ class ScreenEntryPoints:
                     passed = traced & set(info.params)
                     info.external_traced |= passed
                     self._enter(info, passed)
+
+
+def _left_open(partial: ast.Call, info: ScreenFunction, arity: int | None) -> list[str] | None:
+    """The parameters of `info` a lax call passes its operands to when its body is `partial(f, ...)`
+    (`f` is `info`), as `JitContexts` enters such a body: the positional parameters the partial
+    leaves open, the first `arity` of them when the lax call's arity is known. Those the partial
+    binds are traced only where its arguments are, which the propagation sees as a call
+    (`TraceScreen._propagate_calls`). `fori_loop(lo, hi, partial(kv_loop, causal=True), init)` in
+    jax's `attention_mgpu.py`: `causal` is a Python bool, and entering it traced admitted the file
+    to the libcst analysis for nothing (0.17 s; issue #33 item 7). None where the partial cannot be
+    read so (a `*` or `**` argument, or a function not named directly): every parameter, as before."""
+    if (
+        not partial.args
+        or type(partial.args[0]) is not ast.Name
+        or any(type(a) is ast.Starred for a in partial.args)
+        or any(k.arg is None for k in partial.keywords)
+    ):
+        return None
+    bound = {k.arg for k in partial.keywords}
+    open_params = [p for p in info.positional[len(partial.args) - 1 :] if p not in bound]
+    return open_params if arity is None else open_params[:arity]

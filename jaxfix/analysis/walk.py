@@ -228,9 +228,25 @@ class _Plans(dict):
 
 
 class _PlansByVisitor(dict):
+    """visitor type -> its `_Plans`, for the classes defined at module level. A class defined in a
+    function is a new class on every call, and its handlers close over that call's locals (the
+    rule's context, the file's trees): kept here, every such class of every file checked stayed
+    reachable until the process ended (3 libcst modules, 180,000 objects, alive through the first
+    collection of a corpus check; in the language server, every document's trees, for good). Its
+    plans are kept on the class itself, and go with it."""
+
     def __missing__(self, visitor_type: type) -> _Plans:
+        if "<locals>" in visitor_type.__qualname__:
+            plans = vars(visitor_type).get(_OWN_PLANS)
+            if plans is None:
+                plans = _Plans(visitor_type)
+                setattr(visitor_type, _OWN_PLANS, plans)
+            return plans
         self[visitor_type] = plans = _Plans(visitor_type)
         return plans
+
+
+_OWN_PLANS = "_jaxfix_walk_plans"  # where a class defined in a function keeps its `_Plans`
 
 
 _PLANS = _PlansByVisitor()
