@@ -322,8 +322,7 @@ class TimingChecker(JaxWork):
         for k, stmt in consumers.items():
             if k == end and closing is not None:
                 continue  # `t1 = now()`: its readers are the consumers after it
-            names = [n for n, at in watched.items() if at is not None]
-            if not all(self._stored_unread(stmt, name, module_reads) for name in names):
+            if not all(self._stored_unread(stmt, name, module_reads) for name in watched):
                 return False
         return True
 

@@ -161,8 +161,10 @@ class RepetitionEvidence:
             calls = [c for c in calls if isinstance(c.func, cst.Attribute)]  # `self.m(...)`, `obj.m(...)`
         else:
             calls = [c for c in calls if isinstance(c.func, cst.Name)]  # not `Env.render(...)` (evojax)
-        looped = [c for c in calls if self.idx.enclosing_loops(c)]
-        looped = [c for c in looped if not waits_for_a_person(self.idx.enclosing_loops(c)[0], self.qualify)]
+        # a call in a loop, unless the loop waits for a person each trip (an interactive prompt)
+        looped = [
+            c for c in calls if (loops := self.idx.enclosing_loops(c)) and not waits_for_a_person(loops[0], self.qualify)
+        ]
         if any(not called_per_configuration(self.idx, self.qualify, c) for c in looped) or self._passed_on(function):
             return True
         for call in calls:
