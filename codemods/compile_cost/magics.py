@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
@@ -58,13 +58,20 @@ class Magics:
     wrapping: frozenset[str] = field(default_factory=frozenset)  # `wrappers` bound at the timed code (`at`)
 
     @classmethod
-    def of(cls, source: str, tree: ast.Module) -> Magics:
+    def of(cls, source: str, tree: ast.Module, imported_jitted: Callable[[str], bool] | None = None) -> Magics:
+        """`imported_jitted`: whether a name imported from another module of the checked project is
+        jitted there (`project_lookups.project_jitted`, as JAX501 reads it): a notebook's `%timeit
+        flatten_pairs(L)` of its package's `@jax.jit def flatten_pairs` (IonMich/jax-gw@<heldout27>
+        orbits.ipynb cell 15, a recall miss)."""
         lines = source.splitlines(keepends=True)
         starts = [0]
         for line in lines:
             starts.append(starts[-1] + len(line))
         names = ImportMap.from_ast(tree)
         jitted = jitted_names(tree, names)
+        timed = list(timed_code(tree, lines, starts))
+        if imported_jitted is not None:
+            jitted |= _imported(timed, jitted, imported_jitted)
         return cls(
             lines,
             starts,
@@ -72,7 +79,7 @@ class Magics:
             jitted,
             # a function of the text that waits for itself, or jitted by a jit that does (`eqx.filter_jit`)
             waiting_helpers(tree) | shared_jitted_names(ast.walk(tree), names.qualify_ast, waiting=True),
-            list(timed_code(tree, lines, starts)),
+            timed,
             top_bindings(tree, names),
             reading_helpers(tree, names),
             wrapper_defs(tree, names, jitted),
@@ -150,6 +157,23 @@ def timed_code(tree: ast.Module, lines: list[str], starts: list[int]) -> Iterato
 def _jit_expr(e: ast.AST, names: ImportMap) -> bool:
     """`jax.jit`, `jax.jit(...)` (options), `partial(jax.jit, ...)`: a decorator or wrapper that jits."""
     return is_jit_expr(e, names.qualify_ast)
+
+
+def _imported(timed: list[Timed], jitted: set[str], imported_jitted: Callable[[str], bool]) -> set[str]:
+    """The callees of the timed code that `imported_jitted` says another module jits (a name this
+    text binds itself qualifies to nothing there, so it is never taken from another module)."""
+    asked: set[str] = set()
+    found: set[str] = set()
+    for item in timed:
+        for stmt in item.statements:
+            for call in calls(stmt):
+                name = dotted(call.func)
+                if name is None or name in jitted or name in asked:
+                    continue
+                asked.add(name)
+                if imported_jitted(name):
+                    found.add(name)
+    return found
 
 
 def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:

@@ -25,6 +25,7 @@ from codemods.compile_cost.magics import (
 from codemods.compile_cost.preview import flag, magic_path
 from codemods.compile_cost.timed_first_call import timed_first_call
 from codemods.compile_cost.tiny_work import TinyWork
+from jaxfix.analysis.project_lookups import project_jitted
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -203,7 +204,7 @@ class UnblockedTimingMagicRule(Rule):
         return True  # the magics are comments: the text test (`prefilter`) is the screen
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        notebook = Magics.of(ctx.source, ctx.tree)
+        notebook = Magics.of(ctx.source, ctx.tree, project_jitted(ctx))
         tiny_work: TinyWork | None = None  # the bindings indexed once, when a finding first asks
         for item in notebook.timed:
             m = notebook.at(item)
