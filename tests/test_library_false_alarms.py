@@ -1017,3 +1017,49 @@ def test_jit_of_an_object_the_constructor_stored_is_one_function():
         "            def encode(self, x):\n", "            def encode(self, x):\n                self._model = Model()\n"
     )
     assert [code for code, _ in codes(per_call)] == ["JAX202"]
+
+
+def test_jit_of_a_static_method_read_off_its_class_is_one_function():
+    """i-m-iron-man/Foragax@<heldout28> examples/basic/wolf_sheep_grass/sim.ipynb cell 8:150-151
+    (JAX202, wrong: "fresh bound method"): `jax.jit(Ecosystem.add_animals)(...)` on every step reads
+    a `@staticmethod` off the class, the same function object each time (run here: 20 re-wraps, 1
+    trace): a re-wrap (JAX203), not a recompile. A `@classmethod` read off the class is a fresh
+    bound method on every access and traces again each trip (run here: 20 traces): JAX201."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        class Ecosystem:
+            traces = 0
+
+            @staticmethod
+            def add_animals(x):
+                Ecosystem.traces += 1
+                return x + 1
+
+            @classmethod
+            def spawn(cls, x):
+                cls.traces += 1
+                return x * 2
+
+
+        def run(x, method):
+            for step in range(20):
+                x = jax.jit(getattr(Ecosystem, method))(x)
+            return x
+
+
+        def simulate(x):
+            for step in range(20):
+                x = jax.jit(Ecosystem.add_animals)(x)
+            return x
+        """
+    assert codes(source) == [("JAX203", 28)]
+    assert codes(source.replace("Ecosystem.add_animals)(x)", "Ecosystem.spawn)(x)")) == [("JAX201", 28)]
+    ns: dict = {}
+    exec(textwrap.dedent(source), ns)
+    for method, traces in (("add_animals", 1), ("spawn", 20)):
+        ns["Ecosystem"].traces = 0
+        ns["run"](ns["jnp"].ones(3), method)
+        assert ns["Ecosystem"].traces == traces, method

@@ -155,7 +155,9 @@ class SiteKinds:
                 return True
             if built_per_configuration(self.idx, self.qualify, site.node, target, PARTIALS):
                 return False  # a new configuration per trip, not the same compile again (`per_configuration`)
-            if self._stored_on_the_instance(scope, head, target.attr.value):
+            if self._stored_on_the_instance(scope, head, target.attr.value) or self._function_of_a_class(
+                scope, head, target
+            ):
                 site.kind = MODULE_FUNCTION
                 return True
             site.kind = "bound method"
@@ -181,6 +183,23 @@ class SiteKinds:
         # every call, `self._f = partial(g, x)`, makes a fresh object each time)
         once = instance_attributes(cls, lambda name: name in CONSTRUCTORS)
         return attr in once and attr not in instance_attributes(cls, lambda name: name not in CONSTRUCTORS)
+
+    def _function_of_a_class(self, scope: cst.CSTNode, head: cst.Name, target: cst.Attribute) -> bool:
+        """`Class.f` of a class this module defines once, `f` a def of its body that is a plain
+        function or a `@staticmethod`: read off the class it is the same function object every time
+        (a cache hit: 4 re-wraps, 1 trace), not a fresh bound method; a `@classmethod` is one
+        (i-m-iron-man/Foragax@<heldout28> sim.ipynb cell 8 `jax.jit(Ecosystem.add_animals)` per
+        step, JAX202 wrong)."""
+        if target.value is not head or not isinstance(scope, cst.Module):
+            return False
+        bindings = self.idx.scope_info(scope).bindings.get(head.value, [])
+        if len(bindings) != 1 or not isinstance(bindings[0], cst.ClassDef):
+            return False
+        defs = [s for s in bindings[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == target.attr.value]
+        return len(defs) == 1 and not any(
+            dotted_name(d.decorator) in ("classmethod", "property", "functools.cached_property", "cached_property")
+            for d in defs[0].decorators
+        )
 
     def _named_function_rewrapped(self, site: Site, target: cst.Name, bindings: list[cst.CSTNode]) -> bool:
         """`loss_fn = metrics_jax.gram_loss` (or `slice_loss`) above the training loop, then
