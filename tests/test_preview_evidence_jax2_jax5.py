@@ -689,3 +689,41 @@ def test_jax201_a_callable_rebuilt_only_when_a_branch_says_so_is_preview():
         "                    state = update_jit(state, batch)",
     )
     assert found(periodic, "JAX201") == [(18, False)]
+
+
+def test_jax501_a_helper_that_waits_on_each_step_and_returns_an_eager_tail_is_preview():
+    """hershkumar/summer2022@<heldout28> neural/fermions/fermi_nn.ipynb cell 20 (wrong): the timed
+    `sample(params, ...)` runs a jitted Metropolis step per trip and tests `if accepted:` on each
+    result (a wait), then returns `jnp.array(outputs)`: only that eager stacking is left in flight,
+    as in a region that waited on its step (`eager-after-wait`). The twin, a loop that never waits
+    on its steps, leaves them all in flight: default."""
+    source = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def sample_body(x):
+            return x + 1.0, jnp.sum(x) > 0
+
+
+        def sample(x, n):
+            outputs = []
+            accepted_count = 0
+            for step in range(n):
+                x, accepted = sample_body(x)
+                if accepted:
+                    accepted_count += 1
+                outputs.append(x)
+            return jnp.array(outputs), accepted_count / n
+
+
+        start = time.time()
+        samples, _ = sample(jnp.ones(3), 100)
+        print(time.time() - start)
+        """
+    assert found(source, "JAX501") == [(26, True)]
+    unwaited = source.replace("                if accepted:\n                    accepted_count += 1\n", "")
+    assert found(unwaited, "JAX501") == [(24, False)]

@@ -358,6 +358,27 @@ class JaxWork:
                     return True  # not when the body waits on its own work (`assert err < tol`)
         return False
 
+    def waits_then_returns_eager(self, call: cst.Call) -> bool:
+        """`call` calls the one function of this file of that name, whose body certainly waits on
+        the compiled work it runs (`if accepted:` on each jitted Metropolis step) and returns only
+        eager JAX work (`return jnp.array(outputs), ...`): what its caller's clock misses is that
+        eager tail, as in a region that waited on its step (JAX501's `eager-after-wait`;
+        hershkumar/summer2022@<heldout28> neural/fermions/fermi_nn.ipynb cell 20, wrong)."""
+        func = own_callee(call.func)
+        defs = self.functions.get(func.value, ()) if isinstance(func, cst.Name) else ()
+        if len(defs) != 1:
+            return False
+        body = defs[0].body
+        made: set[str] = set()
+        for node in own_nodes(body, (cst.Assign, cst.Return)):
+            calls = own_nodes(node.value, cst.Call) if node.value is not None else []
+            if any(self._compiled_work(c) or isinstance(c.func, cst.Name) and c.func.value in self.functions for c in calls):
+                if isinstance(node, cst.Return):
+                    return False  # returns compiled work (or a helper's) itself
+                for t in node.targets:
+                    made |= bound_by(t.target)
+        return bool(made) and self._certainly_waits(body, made)
+
     def _compiled_work(self, call: cst.Call) -> bool:
         """A call of a jitted function (`peval(x)` of `peval = jax.pmap(...)`), `jax.jit(f)(x)`, or
         a lax loop: compiled device work, not an eager `jnp` copy of host data."""

@@ -209,8 +209,10 @@ class TimingChecker(JaxWork):
         path = work_path(self, region[last])
         if self.host_work(path, region[last]) and setup_label(stmts[end], after):
             return flag(found, "setup-label")
-        if (path == "eager" and self.waits_before(region[:last], results)) or (
-            self.host_work(path, region[last]) and any(self.host_synchronous(s) for s in region[: last + 1])
+        if (
+            (path == "eager" and self.waits_before(region[:last], results))
+            or (self.host_work(path, region[last]) and any(self.host_synchronous(s) for s in region[: last + 1]))
+            or (path == "helper" and self.waits_then_returns_eager(self.last_outer_call(region[last])))
         ):
             return flag(found, "eager-after-wait")
         if self.holder_called_after(region, last):
