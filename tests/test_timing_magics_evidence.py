@@ -526,3 +526,49 @@ def test_a_function_the_project_jits_in_another_module_is_jax_work(tmp_path):
     assert found("arm_lengths") == []
     assert found("eager_copy") == []
     assert codes(TIMED_ORBITS.replace("CALL", "flatten_pairs"), select=("JAX504",)) == []
+
+
+def test_debug_nans_makes_every_call_wait():
+    """IanQS/numpy_to_jax@<heldout28> case_studies/gaussian_mixture_model/jax_implementation.ipynb
+    cell 13 (JAX501, wrong): the cell turns on `jax_debug_nans`, under which a call checks its
+    outputs for NaNs before it returns (run here: the call itself takes the whole matmul, not its
+    dispatch). The twin turns it off again: reported."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    source = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_debug_nans", True)
+
+
+        @jax.jit
+        def step(x):
+            return jnp.tanh(x @ x)
+
+
+        x = jnp.ones((500, 500))
+        start = time.perf_counter()
+        y = step(x)
+        print(time.perf_counter() - start)
+        # %%
+        # %timeit step(x)
+        """
+    assert codes(source, select=("JAX501", "JAX504")) == []
+    off = source.replace('True)', 'True)\n        jax.config.update("jax_debug_nans", False)')
+    assert [c.split()[1] for c in codes(off, select=("JAX501", "JAX504"))] == ["JAX501", "JAX504"]
+    f = jax.jit(lambda x: jnp.tanh(x @ x) @ x)
+    x = jnp.ones((1000, 1000))
+    f(x).block_until_ready()
+    with jax.debug_nans(True):
+        f(x).block_until_ready()
+        start = time.perf_counter()
+        y = f(x)
+        returned = time.perf_counter() - start
+        assert y.is_ready()  # the call itself waited for the result
+    assert returned > 0

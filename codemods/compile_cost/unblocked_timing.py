@@ -17,6 +17,7 @@ from codemods.compile_cost.timing_screen import (
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import dotted
+from jaxfix.analysis.sync_dispatch import dispatch_is_synchronous
 from jaxfix.analysis.timers import timer_names
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid, token_found
@@ -59,6 +60,9 @@ class UnblockedTimingRule(Rule):
     `jax.block_until_ready`.
 
     ## Known problems
+    A module whose top-level code turns on `jax_debug_nans` or `jax_debug_infs`
+    (`jax.config.update("jax_debug_nans", True)`) is not checked: each call then checks its outputs,
+    so it returns only when they are ready (`jaxfix.analysis.sync_dispatch`).
     Only regions whose start and end clock reads are in the same block are seen; a closing clock
     read inside a loop (`for ...: log(time.time() - t0)`, an elapsed-since-start log) is not
     reported. A region whose only JAX work is a host-to-device transfer (`jax.device_put`) is
@@ -322,6 +326,8 @@ class UnblockedTimingRule(Rule):
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        if dispatch_is_synchronous(ctx.tree, ctx.names.qualify_ast):
+            return iter(())  # `jax_debug_nans` on: every call waits for its result
         return iter(TimingChecker(self, ctx).run())
 
 

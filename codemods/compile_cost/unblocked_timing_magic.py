@@ -26,6 +26,7 @@ from codemods.compile_cost.preview import flag, magic_path
 from codemods.compile_cost.timed_first_call import timed_first_call
 from codemods.compile_cost.tiny_work import TinyWork
 from jaxfix.analysis.project_lookups import project_jitted
+from jaxfix.analysis.sync_dispatch import dispatch_is_synchronous
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -64,6 +65,8 @@ class UnblockedTimingMagicRule(Rule):
     times `f(x).block_until_ready()`.
 
     ## Known problems
+    A notebook whose top-level code turns on `jax_debug_nans` or `jax_debug_infs` is not checked:
+    each call then returns only when its outputs are ready (`jaxfix.analysis.sync_dispatch`).
     Timed code that runs host code (a data loader, a plot) and whose only JAX work makes arrays
     (`jnp.array(host_data)`, `jnp.linspace`, `jax.device_put`) is not reported: it times the
     host code. `%timeit jnp.ones((n, n))` alone is still a timing of JAX work, shown with
@@ -204,6 +207,8 @@ class UnblockedTimingMagicRule(Rule):
         return True  # the magics are comments: the text test (`prefilter`) is the screen
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        if dispatch_is_synchronous(ctx.tree, ctx.names.qualify_ast):
+            return  # `jax_debug_nans` on: every call waits for its result
         notebook = Magics.of(ctx.source, ctx.tree, project_jitted(ctx))
         tiny_work: TinyWork | None = None  # the bindings indexed once, when a finding first asks
         for item in notebook.timed:
