@@ -1928,3 +1928,40 @@ def realtime(profile, z_grid):
     print(f"fwd_time: {fwd_time} s")
 """
     assert findings(forward) == [20]
+
+
+# Confirm-Solutions/confirmasaurus@<heldout28> tests/test_outlaw.py:341-371 (wrong): `my_timeit(N, f)`
+# times `f()`, its parameter; another test binds `f = jax.jit(...)` in its own body, and the module's
+# set of jitted names took the parameter for that function. Every caller passes a lambda that blocks.
+# The twin times the module's own jitted `f` by that name: reported.
+TIMED_PARAMETER = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def test_laplace():
+    f = jax.jit(jnp.tanh)
+    assert f(jnp.ones(3)).shape == (3,)
+
+
+def my_timeit(f, iter=5):
+    runtimes = []
+    for i in range(iter):
+        start = time.time()
+        f()
+        runtimes.append(time.time() - start)
+    return runtimes
+
+
+def benchmark(x):
+    db = jax.jit(jnp.tanh)
+    return my_timeit(lambda: db(x).block_until_ready())
+"""
+
+
+def test_a_parameter_is_not_a_jitted_function_another_scope_binds_to_its_name():
+    assert findings(TIMED_PARAMETER) == []
+    module_f = TIMED_PARAMETER.replace("def my_timeit(f, iter=5):", "f = jax.jit(lambda: jnp.ones(3) * 2)\n\n\ndef my_timeit(iter=5):")
+    assert findings(module_f) == [21]

@@ -31,7 +31,7 @@ from jaxfix.analysis.host_sync import (
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.project_lookups import project_jitted, project_timer
-from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.scopes import ScopeIndex, names_read, param_names
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import timer_names
 from jaxfix.analysis.transforms import (
@@ -128,6 +128,9 @@ class JaxWork:
         # of those, the ones whose jit waits for its program before it returns (`eqx.filter_jit`)
         self.waiting_jitted: set[str] = set()
         self.convention: dict[str, str] = {}  # jitted names taken by a convention -> why (unsafe fixes)
+        # jitted names shown to be so where they are used (`func.cost_analysis()`, a step annotation),
+        # not by a binding: there a parameter of that name is the jitted function (`_a_parameter`)
+        self.shown_at: dict[str, list[cst.CSTNode]] = {}
         self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
         self.timers = timer_names(self.ctx.tree, self.names.qualify_ast)
         self._project_timer = None
@@ -199,6 +202,7 @@ class JaxWork:
                     name = dotted_name(func.value)
                     if name is not None:
                         checker.jitted.add(name)  # `func.cost_analysis()`: a compiled JAX function
+                        checker.shown_at.setdefault(name, []).append(node)
 
         walk(self.ctx.module, V())
         self._imported_jitted(calls)
@@ -302,6 +306,7 @@ class JaxWork:
                         and name not in self.jitted
                     ):
                         self.jitted.add(name)
+                        self.shown_at.setdefault(name, []).append(node)
                         self.convention[name] = (
                             "called inside `jax.profiler.StepTraceAnnotation`, taken for the device step"
                         )
@@ -379,6 +384,21 @@ class JaxWork:
                     made |= bound_by(t.target)
         return bool(made) and self._certainly_waits(body, made)
 
+    def _a_parameter(self, func: cst.BaseExpression) -> bool:
+        """`func` is a bare name that, where it is called, is a parameter of the enclosing function:
+        whatever its caller passes, not the jitted function another scope of the module binds to
+        the same name (`self.jitted` is one set per module): Confirm-Solutions/confirmasaurus@<heldout28>
+        tests/test_outlaw.py `my_timeit(N, f)` timing `f()`, a name another test binds to `jax.jit(...)`
+        (JAX501, wrong: every caller's lambda blocks). A parameter the function itself shows to be
+        compiled (`func.cost_analysis()`, a call under a step annotation) stays jitted."""
+        if not isinstance(func, cst.Name):
+            return False
+        idx = self.ctx.fact(ScopeIndex, ScopeIndex.of)
+        scope = idx.resolve(func.value, func)
+        if not (isinstance(scope, cst.FunctionDef) and func.value in param_names(scope.params)):
+            return False
+        return not any(idx.enclosing_function(n) is scope for n in self.shown_at.get(func.value, ()))
+
     def _compiled_work(self, call: cst.Call) -> bool:
         """A call of a jitted function (`peval(x)` of `peval = jax.pmap(...)`), `jax.jit(f)(x)`, or
         a lax loop: compiled device work, not an eager `jnp` copy of host data."""
@@ -386,7 +406,7 @@ class JaxWork:
         if isinstance(func, cst.Call):
             return self.is_jax_call(call)
         if dotted_name(func) in self.jitted:
-            return True
+            return not self._a_parameter(func)
         q = self.names.qualify(func) or ""
         return q.startswith("jax.lax.") and q.rsplit(".", 1)[-1] in LAX_LOOPS
 
@@ -423,7 +443,7 @@ class JaxWork:
             return self._is_jit_expr(func.func) or q.startswith("jax.") or q.startswith("equinox.filter_")
         name = dotted_name(func)
         if name is not None and name in self.jitted:
-            return True
+            return not self._a_parameter(func)
         # `self.unbinned(x)`: the one def of that name in the file (inigozubeldia/cosmocnc_jax@<heldout18>
         # cnc.py:2365, a recall entry)
         own = own_callee(func)
