@@ -1963,7 +1963,9 @@ def benchmark(x):
 
 def test_a_parameter_is_not_a_jitted_function_another_scope_binds_to_its_name():
     assert findings(TIMED_PARAMETER) == []
-    module_f = TIMED_PARAMETER.replace("def my_timeit(f, iter=5):", "f = jax.jit(lambda: jnp.ones(3) * 2)\n\n\ndef my_timeit(iter=5):")
+    module_f = TIMED_PARAMETER.replace(
+        "def my_timeit(f, iter=5):", "f = jax.jit(lambda: jnp.ones(3) * 2)\n\n\ndef my_timeit(iter=5):"
+    )
     assert findings(module_f) == [21]
     # aghilanai/jax-course@<heldout25> ep04/solution.ipynb cell 5 (real): `time_once(f, 3)` hands the
     # module's `@jit def f` to the timing helper's parameter: reported

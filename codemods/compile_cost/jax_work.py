@@ -377,12 +377,15 @@ class JaxWork:
         made: set[str] = set()
         for node in own_nodes(body, (cst.Assign, cst.Return)):
             calls = own_nodes(node.value, cst.Call) if node.value is not None else []
-            if any(self._compiled_work(c) or isinstance(c.func, cst.Name) and c.func.value in self.functions for c in calls):
+            if any(self._compiled_work(c) or self._own_function(c) for c in calls):
                 if isinstance(node, cst.Return):
                     return False  # returns compiled work (or a helper's) itself
                 for t in node.targets:
                     made |= bound_by(t.target)
         return bool(made) and self._certainly_waits(body, made)
+
+    def _own_function(self, call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Name) and call.func.value in self.functions
 
     def _a_parameter(self, func: cst.BaseExpression) -> bool:
         """`func` is a bare name that, where it is called, is a parameter of the enclosing function:

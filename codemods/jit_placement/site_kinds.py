@@ -195,7 +195,8 @@ class SiteKinds:
         bindings = self.idx.scope_info(scope).bindings.get(head.value, [])
         if len(bindings) != 1 or not isinstance(bindings[0], cst.ClassDef):
             return False
-        defs = [s for s in bindings[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == target.attr.value]
+        attr = target.attr.value
+        defs = [s for s in bindings[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == attr]
         return len(defs) == 1 and not any(
             dotted_name(d.decorator) in ("classmethod", "property", "functools.cached_property", "cached_property")
             for d in defs[0].decorators
