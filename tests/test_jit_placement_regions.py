@@ -523,6 +523,47 @@ CASES = {
         """,
         [],
     ),
+    # aakashrkumar/Imagen@<heldout28> imagen_main.py:300-301 (wrong): one `pjit(init_params)` per unet
+    # of the config (`for i in range(len(config.unets))`, `unet_config = config.unets[i]`), its
+    # `out_axis_resources` read off that unet's own parameter shapes: a compile per unet, hoisted or
+    # not. The twin counts steps (`range(steps)`): the same program each trip, reported.
+    "options_per_item_of_a_counted_collection": (
+        """
+        import jax
+        from jax.experimental.pjit import pjit
+
+        def build(config, key):
+            states = []
+            for i in range(len(config.unets)):
+                unet_config = config.unets[i]
+
+                def init_params(key):
+                    return jax.numpy.ones((unet_config.size, unet_config.size))
+
+                params_spec = spec_of(jax.eval_shape(init_params, key))
+                params = pjit(init_params, in_axis_resources=(None,), out_axis_resources=params_spec)(key)
+                states.append(params)
+            return states
+        """,
+        [],
+    ),
+    "options_per_step_of_a_counter": (
+        """
+        import jax
+        from jax.experimental.pjit import pjit
+
+        def build(config, key, steps):
+            states = []
+            for i in range(steps):
+                def init_params(key):
+                    return jax.numpy.ones((4, 4))
+
+                params = pjit(init_params, in_axis_resources=(None,), out_axis_resources=spec)(key)
+                states.append(params)
+            return states
+        """,
+        [(11, "JAX201", "safe")],
+    ),
     "decorator_options_the_same_on_every_trip": (
         """
         from functools import partial

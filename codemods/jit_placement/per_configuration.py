@@ -102,6 +102,9 @@ def _derived_names(loop: cst.For, names: set[str]) -> set[str]:
     out = set(names)
     body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
     for stmt in body:
+        if isinstance(stmt, cst.FunctionDef) and names_read(stmt.body) & out:
+            out.add(stmt.name.value)  # a def closing over this trip's values is this trip's function
+            continue
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
@@ -112,15 +115,26 @@ def _derived_names(loop: cst.For, names: set[str]) -> set[str]:
 
 
 def _configuration_loop(idx: ScopeIndex, qualify, site_node: cst.CSTNode) -> cst.For | None:
-    """The innermost loop around `site_node`, a `for` over something other than a `range` counter."""
+    """The innermost loop around `site_node`, a `for` over something other than a `range` counter;
+    `range(len(configs))` counts the items of a collection, as `for cfg in configs` walks them
+    (aakashrkumar/Imagen@<heldout28> imagen_main.py:241, `unet_config = config.unets[i]` and one
+    `pjit(init_params)` per unet of its own size: JAX201 wrong)."""
     loops = idx.enclosing_loops(site_node)
     if not loops or not isinstance(loops[0], cst.For):
         return None
     it = loops[0].iter
     its = [a.value for a in it.args] if isinstance(it, cst.Call) and qualify(it.func) in ("enumerate", "zip") else [it]
-    if any(isinstance(i, cst.Call) and qualify(i.func) in _COUNTERS for i in its):
+    if any(isinstance(i, cst.Call) and qualify(i.func) in _COUNTERS and not _counts_items(i, qualify) for i in its):
         return None
     return loops[0]
+
+
+def _counts_items(counter: cst.Call, qualify) -> bool:
+    """`range(len(xs))`: the indices of a collection."""
+    if len(counter.args) != 1:
+        return False
+    arg = counter.args[0].value
+    return isinstance(arg, cst.Call) and qualify(arg.func) == "len" and len(arg.args) == 1
 
 
 def static_arguments_per_trip(idx: ScopeIndex, site_node: cst.CSTNode, transform: cst.Call, calls: list[cst.Call]) -> bool:
