@@ -277,10 +277,20 @@ class TraceScreen(ScreenEntryPoints, ScreenScopes, ScreenStatics):
                 pos = screen_facts.positional(node)
                 if pos and self.names.qualify_ast(node.func) in PARTIAL_NAMES:
                     # `partial(f, cfg=v)` built in traced code: a deferred call of `f` in this
-                    # trace (`JitContexts._propagate_calls`); every parameter may be given
+                    # trace, which the analysis reads as the call `f(cfg=v)` (`JitPropagation.
+                    # call_target`), binding what the partial passes; so does the screen, but for
+                    # a method or a starred function (the analysis takes no such partial): every
+                    # parameter. Entering every parameter of `_apply_mask_and_soft_cap` (jax's
+                    # splash attention) and of `store`/`get` (Pallas' interpreter) admitted both
+                    # files to the libcst analysis for nothing (issue #33 item 7).
+                    deferred = ast.Call(func=pos[0], args=node.args[1:], keywords=node.keywords)
                     for callee in self._resolve(pos[0], allow_attr=False, call=node):
                         if callee is not info and any(info.traced(a) for a in (*pos[1:], *(k.value for k in node.keywords))):
-                            if self._enter(callee, set(callee.params)):
+                            if callee.is_method or type(node.args[0]) is ast.Starred:
+                                passed = set(callee.params)
+                            else:
+                                passed = self._bound_traced(info, callee, deferred) - self._python_params(callee)
+                            if passed and self._enter(callee, passed):
                                 woken.append(callee)
                 for callee in callees:
                     if callee is info:
