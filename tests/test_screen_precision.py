@@ -13,6 +13,7 @@ import ast
 import pytest
 from screen_support import screen_misses
 
+from codemods.compile_cost.unblocked_timing import UnblockedTimingRule
 from codemods.traced_control_flow.traced_if import TracedIfRule
 from jaxfix.engine import analyze
 from jaxfix.engine.config import Config
@@ -111,3 +112,107 @@ TRACED_CASES = [
 @pytest.mark.parametrize(("source", "code"), TRACED_CASES)
 def test_the_trace_screen_enters_what_a_partial_passes_as_the_analysis_does(source, code):
     _screened_and_reported(source, TracedIfRule(), code)
+
+
+# -- JAX501 (timing_screen.region_screen) ----------------------------------------------------------
+
+# jax's compiler.py: a region around a def of the module that returns work the checker does not
+# count as JAX's (`backend.compile(...)` of a parameter); every def was taken for JAX work
+TIMED_PLAIN_WRAPPER = """\
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def compile_it(backend, module):
+    return backend.compile(module)
+
+
+def run(backend, module):
+    t0 = time.monotonic()
+    exe = compile_it(backend, module)
+    took = time.monotonic() - t0
+    return exe, took
+"""
+
+# jax's serialization.py: `self._on_commit_callback = on_commit_callback` made the name jitted
+TIMED_STORED_CALLBACK = """\
+import time
+
+import jax
+
+
+class Manager:
+    def __init__(self, on_commit):
+        self._on_commit = on_commit
+
+    def commit(self):
+        t0 = time.time()
+        out = self._on_commit()
+        print(time.time() - t0)
+        return out
+"""
+
+# flax's checkpoints.py: `logging.info` of `from absl import logging`, which only a project could
+# show to be a jitted function of another module (no project here: none is)
+TIMED_IMPORTED_CALL = """\
+import time
+
+import jax
+from absl import logging
+
+
+def save(path):
+    t0 = time.time()
+    out = logging.info("saving %s", path)
+    print(time.time() - t0)
+    return out
+"""
+
+TIMING_CASES = [
+    (TIMED_PLAIN_WRAPPER, None),
+    (TIMED_PLAIN_WRAPPER.replace("return backend.compile(module)", "return jnp.sin(module)"), "JAX501"),
+    # two levels of plain wrappers, the inner one returning a name bound to JAX work
+    (
+        TIMED_PLAIN_WRAPPER.replace(
+            "return backend.compile(module)", "return inner(module)\n\n\ndef inner(m):\n    y = jax.jit(jnp.cos)(m)\n    return y"
+        ),
+        "JAX501",
+    ),
+    (TIMED_STORED_CALLBACK, None),
+    (
+        TIMED_STORED_CALLBACK.replace("self._on_commit = on_commit", "self._on_commit = step").replace(
+            "class Manager:", "step = jax.jit(lambda: jax.numpy.ones(3))\n\n\nclass Manager:"
+        ),
+        "JAX501",
+    ),
+    (TIMED_IMPORTED_CALL, None),
+]
+
+
+@pytest.mark.parametrize(("source", "code"), TIMING_CASES)
+def test_the_timing_screen_counts_as_jax_work_what_the_checker_counts(source, code):
+    _screened_and_reported(source, UnblockedTimingRule(), code)
+
+
+def test_a_name_imported_from_the_project_is_jax_work_where_the_project_says_it_is_jitted(tmp_path):
+    """With a project, `could_match_in` asks what the checker asks (`project_jitted`): a jitted
+    function of another module admits the file, a plain one does not."""
+    from fixture_cases import analyze_in_project
+
+    solver = "import jax\n\n\n@jax.jit\ndef solve(x):\n    return x * 2\n\n\ndef plain(x):\n    return x\n"
+    timed = TIMED_IMPORTED_CALL.replace("from absl import logging", "from .solvers import solve, plain")
+    timed = timed.replace('logging.info("saving %s", path)', "solve(path)")
+    rule = UnblockedTimingRule()
+    for callee, code in (("solve", "JAX501"), ("plain", None)):
+        files = {"pkg/__init__.py": "", "pkg/solvers.py": solver, "pkg/run.py": timed.replace("solve(path)", f"{callee}(path)")}
+        result = analyze_in_project(tmp_path, files, "pkg/run.py", "JAX501")
+        assert [f.code for f in result.findings] == ([] if code is None else [code])
+        from jaxfix.engine.project import build_project_index
+
+        project = build_project_index([str(tmp_path / name) for name in files])
+        source = (tmp_path / "pkg/run.py").read_text()
+        ctx = RuleContext(source, str(tmp_path / "pkg/run.py"), options=Config().options(), project=project, tree=ast.parse(source))
+        assert rule.could_match(ctx.tree)  # the text alone cannot tell
+        assert rule.could_match_in(ctx) == (code is not None)
