@@ -216,3 +216,56 @@ def test_a_name_imported_from_the_project_is_jax_work_where_the_project_says_it_
         ctx = RuleContext(source, str(tmp_path / "pkg/run.py"), options=Config().options(), project=project, tree=ast.parse(source))
         assert rule.could_match(ctx.tree)  # the text alone cannot tell
         assert rule.could_match_in(ctx) == (code is not None)
+
+
+# -- JAX201 in test code (jit_placement.screen) ------------------------------------------------------
+
+# optax's tests: in test code JAX201 reports only a site that compiles the same program on every
+# trip (`same_computation_per_trip`), which a factory's result per configuration, a lambda, or a
+# def bound above the loop under a plain `jax.jit` never is
+TEST_LOOPS = """\
+import jax
+import jax.numpy as jnp
+
+from mylib import schedules
+
+
+def test_schedules():
+    for steps in [1, 2]:
+        fn = jax.jit(schedules.polynomial(steps))
+        assert fn(0) == 0
+
+
+def test_steps():
+    def train_step(x):
+        return x * 2
+
+    for _ in range(3):
+        y = jax.jit(train_step)(jnp.ones(2))
+    for k in range(3):
+        z = jax.jit(lambda x: x * k)(jnp.ones(2))
+    return y, z
+"""
+
+# the twin: a bound method, a new cache key each trip (optax's `_adding_test.py`, reported)
+TEST_BOUND_METHOD = TEST_LOOPS.replace("jax.jit(train_step)(jnp.ones(2))", "jax.jit(noise.update)(jnp.ones(2))").replace(
+    "    for _ in range(3):", "    noise = schedules.add_noise(0.3)\n    for _ in range(3):"
+)
+
+JIT_IN_LOOP_CASES = [(TEST_LOOPS, None), (TEST_BOUND_METHOD, "JAX201")]
+
+
+@pytest.mark.parametrize(("source", "code"), JIT_IN_LOOP_CASES)
+def test_the_jit_in_loop_screen_of_test_code_admits_only_a_program_compiled_again(source, code):
+    from codemods.jit_placement.jit_in_loop import JitInLoopRule
+
+    path = "tests/schedule_test.py"
+    tree = ast.parse(source)
+    ctx = RuleContext(source, path, options=Config().options(), tree=tree)
+    rule = JitInLoopRule()
+    assert (rule.could_match(tree) and rule.could_match_in(ctx)) == (code is not None)
+    found = [f.code for f in analyze(source, path, Config()).findings if f.code.startswith("JAX2")]
+    assert found == ([] if code is None else [code])
+    assert screen_misses(source, path) == []
+    # outside test code the same sites are screened as before: the screen admits them all
+    assert rule.could_match_in(RuleContext(source, "m.py", options=Config().options(), tree=tree))
