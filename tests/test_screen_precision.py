@@ -99,7 +99,39 @@ def run(x):
     return lax.fori_loop(0, 4, functools.partial(body, 3), x)
 """
 
+# jax's splash attention: `q.astype(...)` in traced code, a method of a traced value, ran the
+# `__call__` of every pytree class of the module (there `SplashAttentionKernel.__call__`); the
+# analysis runs a `__call__` for a call of a plain name only (`model(x)`)
+METHOD_OF_A_TRACED_VALUE = """\
+import jax
+import jax.numpy as jnp
+
+
+@jax.tree_util.register_pytree_node_class
+class Kernel:
+    def __init__(self, info):
+        self.info = info
+
+    def __call__(self, q):
+        if self.info.sum() > 0:
+            q = q * 2
+        return q
+
+    def tree_flatten(self):
+        return (self.info,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+@jax.jit
+def reference(q):
+    return q.astype(jnp.float32)
+"""
+
 TRACED_CASES = [
+    (METHOD_OF_A_TRACED_VALUE, None),
     (PARTIAL_IN_TRACE, None),
     (PARTIAL_IN_TRACE.replace('flag="out"', "flag=x.sum() > 0"), "JAX301"),  # binds a traced value
     (VMAP_OF_A_LOCAL_PARTIAL, None),
@@ -110,8 +142,18 @@ TRACED_CASES = [
 
 
 @pytest.mark.parametrize(("source", "code"), TRACED_CASES)
-def test_the_trace_screen_enters_what_a_partial_passes_as_the_analysis_does(source, code):
+def test_the_trace_screen_enters_what_the_analysis_enters(source, code):
     _screened_and_reported(source, TracedIfRule(), code)
+
+
+def test_a_traced_argument_called_by_its_name_still_runs_the_pytree_classes_call():
+    """`kernel(q)` of a traced parameter: the screen still enters the `__call__` of the module's
+    pytree classes (the analysis may, through the annotation or its guess of a model class)."""
+    called = METHOD_OF_A_TRACED_VALUE.replace(
+        "def reference(q):\n    return q.astype(jnp.float32)", "def reference(q, kernel: Kernel):\n    return kernel(q)"
+    )
+    assert TracedIfRule().could_match(ast.parse(called))
+    assert screen_misses(called) == []
 
 
 # -- JAX501 (timing_screen.region_screen) ----------------------------------------------------------

@@ -262,9 +262,12 @@ class TraceScreen(ScreenEntryPoints, ScreenScopes, ScreenStatics):
                 else:
                     callees = self._resolve(node.func, allow_attr=True, call=node)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
-                if screen_facts.rooted_at_param(node.func, info) and info.traced(node.func):
-                    # calling a traced argument (`model(x)`, `self.net(x)`): the `__call__` of a
-                    # class that may be a pytree (the analysis: of the one pytree class defining it)
+                if type(node.func) is ast.Name and screen_facts.rooted_at_param(node.func, info) and info.traced(node.func):
+                    # calling a traced argument by its name (`model(x)`): the `__call__` of a class
+                    # that may be a pytree (the analysis: of the one model class defining it, or
+                    # the class its annotation names; `JitPropagation.call_target` guesses for a
+                    # plain name only). A method of a traced value (`q.astype(...)` in jax's splash
+                    # attention) ran every pytree class's `__call__` here (issue #33 item 7)
                     callees = [*callees, *self._pytree_methods("__call__")]
                     receiver_traced = True
                 if type(node.func) is ast.Attribute and node.func.attr in LINEN_APPLY and node.args:
