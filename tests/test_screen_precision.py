@@ -311,3 +311,46 @@ def test_the_jit_in_loop_screen_of_test_code_admits_only_a_program_compiled_agai
     assert screen_misses(source, path) == []
     # outside test code the same sites are screened as before: the screen admits them all
     assert rule.could_match_in(RuleContext(source, "m.py", options=Config().options(), tree=tree))
+
+
+# -- JAX201's factory screen (jit_placement.factories.screen_admits) ------------------------------
+
+# flax's nnx/summary.py: `_save_call_info` jits inside and is called in a loop, but returns its
+# `@wraps(f)` wrapper, no jitted function (`_returns_fresh_jit`); the screen took any module
+# function with a jit inside for a factory
+NOT_A_FACTORY = """\
+import functools
+
+import jax
+
+
+def wrap(f):
+    @jax.jit
+    def jit_f(x):
+        return f(x)
+
+    @functools.wraps(f)
+    def wrapper(x):
+        return jit_f(x)
+
+    return wrapper
+
+
+def run(fs, x):
+    for f in fs:
+        x = wrap(f)(x)
+    return x
+"""
+
+FACTORY_CASES = [
+    (NOT_A_FACTORY, None),
+    # the twin: it returns the jitted def, a new one per call, called with the same argument each trip
+    (NOT_A_FACTORY.replace("    return wrapper\n", "    return jit_f\n").replace("wrap(f)(x)", "wrap(abs)(x)"), "JAX201"),
+]
+
+
+@pytest.mark.parametrize(("source", "code"), FACTORY_CASES)
+def test_the_factory_screen_admits_only_a_def_returning_what_may_be_a_new_jitted_function(source, code):
+    from codemods.jit_placement.jit_in_loop import JitInLoopRule
+
+    _screened_and_reported(source, JitInLoopRule(), code)
