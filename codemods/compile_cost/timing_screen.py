@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.eager_arrays import ARRAY_CONSTRUCTORS
+from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.pytrees import NOT_PROJECT_HEADS, dotted
+from jaxfix.analysis.screen_function import body_facts
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import CLOCKS, timer_names
 from jaxfix.analysis.transforms import STAGE_METHODS, STEP_ANNOTATIONS
@@ -56,27 +58,36 @@ TRANSFERS = frozenset(
 CREATION = TRANSFERS | ARRAY_CONSTRUCTORS
 
 
-def region_screen(tree: ast.Module) -> bool:
+def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | None = None) -> bool:
     """`timing_checker.TimingChecker.run`'s regions on the stdlib AST: whether some block (a module, def, class
     or compound statement body) has a start `t0 = <clock>()` followed, before the next statement
     of the block with a clock read, by a call that may be JAX work (`TimingChecker.is_jax_call`,
     over-approximated). A clock read is recognised exactly as the checker does (the same import
     map, the same own-nodes walk), so each start's region here holds the checker's region (the
     stdlib AST splits `a; b` into two statements: a start there is a start here, a region here
-    may be longer); every start is tried, as a start the checker passes over may be one here."""
+    may be longer); every start is tried, as a start the checker passes over may be one here.
+
+    `jitted_elsewhere`: whether a name as written here is a jitted function of another module of
+    the project (`project_lookups.project_jitted`, which the checker asks); without it, any name
+    imported from outside the standard library and JAX may be one (`imported_names`)."""
     names = ImportMap.from_ast(tree)
 
     def is_clock(call: ast.Call) -> bool:
         return not call.args and not call.keywords and names.qualify_ast(call.func) in CLOCKS
 
     jitted: set[str | None] = set()
+    aliases: list[ast.Assign] = []
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}  # the checker's `functions`
     for node in astscan.nodes(tree):
         kind = type(node)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            jitted.add(node.name)  # jitted, or a plain wrapper of JAX work the checker looks into
-        elif kind is ast.Assign and isinstance(node.value, (ast.Call, ast.Name, ast.Attribute)):
-            # `f = jax.jit(g)`, `step = make_step()`, and aliases (`self.step = step`)
-            jitted.update(dotted(t) for t in node.targets)
+            defs.setdefault(node.name, []).append(node)
+            if any(_applies_jit(d, names.qualify_ast) for d in node.decorator_list):
+                jitted.add(node.name)
+        elif kind is ast.Assign and type(node.value) is ast.Call:
+            jitted.update(dotted(t) for t in node.targets)  # `f = jax.jit(g)`, `step = make_step()`
+        elif kind is ast.Assign and isinstance(node.value, (ast.Name, ast.Attribute)):
+            aliases.append(node)  # `self.step = step`: jitted if `step` is
         elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in STAGE_METHODS:
             jitted.add(dotted(node.func.value))  # `func.cost_analysis()`: a compiled function
         elif kind is ast.With and any(
@@ -89,19 +100,79 @@ def region_screen(tree: ast.Module) -> bool:
             )
 
     imported = imported_names(tree)
+    if jitted_elsewhere is None:
 
-    def may_be_jax_call(call: ast.Call) -> bool:
+        def jitted_elsewhere(written: str) -> bool:
+            return written.split(".", 1)[0] in imported  # maybe: the text alone cannot tell
+    grew = True
+    while grew:  # the checker's aliases of jitted names, to a fixpoint
+        grew = False
+        for node in aliases:
+            source = dotted(node.value)
+            if source is not None and (source in jitted or jitted_elsewhere(source)):
+                for t in node.targets:
+                    if (name := dotted(t)) is not None and name not in jitted:
+                        jitted.add(name)
+                        grew = True
+
+    wrapping: dict[tuple[int, int], bool] = {}
+
+    def may_be_jax_call(call: ast.Call, depth: int = 0) -> bool:
+        """`JaxWork.is_jax_call`, loosened: every def of a name is looked into where the checker
+        looks into the one def, and every assignment may bind a jitted name."""
         func = call.func
         written = dotted(func)
         if isinstance(func, ast.Call) or written in jitted:
             return True
-        if written is not None and written.split(".", 1)[0] in imported:
-            return True  # maybe a jitted function of another module of the project (its summary's `jitted`)
+        if written is not None and jitted_elsewhere(written):
+            return True  # a jitted function of another module of the project (its summary's `jitted`)
+        own = None  # `own_callee`: `m` for `self.m`
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             if func.attr in jitted:
-                return True  # `self.unbinned(x)`: a method of the file that may wrap JAX work
+                return True  # `self.step(x)` of a jitted method
+            own = func.attr
+        elif type(func) is ast.Name:
+            own = func.id
+        if own is not None and any(wraps_jax_work(fn, depth) for fn in defs.get(own, ())):
+            return True  # a plain wrapper of JAX work (`def run(x): return step_jit(x)`)
         q = names.qualify_ast(func)
         return q not in NOT_COMPUTE and is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
+
+    def wraps_jax_work(fn: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> bool:
+        """`JaxWork._wraps_jax_work`, loosened: a def (not async, at most three calls deep) with a
+        `return` of a value whose calls may be JAX work, or of a name while some assignment of the
+        def calls what may be compiled work. `jax/_src/compiler.py` times
+        `backend_compile_and_load`, a def of its own that returns `backend.compile_and_load(...)`:
+        taking every def for JAX work admitted it and two more files to the libcst check for
+        nothing (issue #33 item 7)."""
+        if depth > 2 or type(fn) is ast.AsyncFunctionDef:
+            return False
+        key = (id(fn), depth)
+        found = wrapping.get(key)
+        if found is None:
+            wrapping[key] = False  # a def reached again through its own calls adds nothing
+            own = body_facts(fn).own
+            found = False
+            for ret in own:
+                if type(ret) is not ast.Return or ret.value is None:
+                    continue
+                value = ret.value
+                if any(may_be_jax_call(c, depth + 1) for c in ast.walk(value) if type(c) is ast.Call):
+                    found = True
+                    break
+                if type(value) is ast.Call and names.qualify_ast(value.func) in IDENTITY_OPS and len(value.args) == 1:
+                    value = value.args[0]  # `return jax.lax.stop_gradient(s)`: returns `s`
+                if type(value) is ast.Name and any(
+                    may_be_jax_call(c, 3) or (names.qualify_ast(c.func) or "").startswith("jax.lax.")
+                    for a in own
+                    if type(a) is ast.Assign
+                    for c in ast.walk(a.value)
+                    if type(c) is ast.Call
+                ):
+                    found = True  # `res = peval(x)` ... `return res` (the checker's `_compiled_work`)
+                    break
+            wrapping[key] = found
+        return found
 
     timers = timer_names(tree, names.qualify_ast)
     if timers or imported:  # `with Timer(): ...`: a timer of this module, or maybe one of the project
@@ -155,6 +226,16 @@ def region_screen(tree: ast.Module) -> bool:
                 region = block[i + 1 :] + block[:first]
             if any(may_be_jax_call(n) for s in region for n in astscan.nodes(s) if type(n) is ast.Call):
                 return True
+    return False
+
+
+def _applies_jit(expr: ast.AST, qualify) -> bool:
+    """`JaxWork._jit_of` on the stdlib AST: `jax.jit`, `jax.jit(...)`, `partial(jax.jit, ...)`."""
+    if qualify(expr) in JIT_NAMES:
+        return True
+    if type(expr) is ast.Call:
+        q = qualify(expr.func)
+        return q in JIT_NAMES or (q in PARTIAL_NAMES and bool(expr.args) and qualify(expr.args[0]) in JIT_NAMES)
     return False
 
 

@@ -16,6 +16,7 @@ from codemods.compile_cost.timing_screen import (
 )
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.project_lookups import project_jitted
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.sync_dispatch import dispatch_is_synchronous
 from jaxfix.analysis.timers import timer_names
@@ -284,6 +285,18 @@ class UnblockedTimingRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and either a `timeit` call of a lambda, or a timed region of some block
         (`region_screen`) with a call in it that may be JAX work."""
+        return self._could_match(tree, None)
+
+    def could_match_in(self, ctx: RuleContext) -> bool:
+        """`could_match` again, where a name imported from another module is JAX work only if the
+        project says that module binds it to a jitted function (`project_jitted`, as the checker
+        asks; nothing without a project). flax's `checkpoints.py` times `logging.info` of
+        `from absl import logging`, which the text alone cannot tell from a jitted step of the
+        project: admitted to the libcst check for nothing (issue #33 item 7)."""
+        lookup = project_jitted(ctx)
+        return self._could_match(ctx.tree, lookup if lookup is not None else _nothing_elsewhere)
+
+    def _could_match(self, tree: ast.Module, jitted_elsewhere) -> bool:
         idents = set(CLOCK_IDENTS)
         jax = uses_timeit = False
         starts: list[ast.Call] = []
@@ -305,7 +318,7 @@ class UnblockedTimingRule(Rule):
         if not jax:
             return False
         if timer_names(tree, ImportMap.from_ast(tree).qualify_ast) or _with_imported_call(tree):
-            return region_screen(tree)  # a timer of this module, or maybe one of the project
+            return region_screen(tree, jitted_elsewhere)  # a timer of this module, or maybe one of the project
         if uses_timeit:  # `timeit.timeit(lambda: ...)`, `timeit(step, number=n)` of a jitted `step`
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.args[0] if node.args else None, ast.Lambda):
@@ -322,13 +335,18 @@ class UnblockedTimingRule(Rule):
         for call in starts:  # `t0 = time.perf_counter()`: a timed region can start here
             func = call.func
             if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in idents:
-                return region_screen(tree)
+                return region_screen(tree, jitted_elsewhere)
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if dispatch_is_synchronous(ctx.tree, ctx.names.qualify_ast):
             return iter(())  # `jax_debug_nans` on: every call waits for its result
         return iter(TimingChecker(self, ctx).run())
+
+
+def _nothing_elsewhere(written: str) -> bool:
+    """No project: no name of another module is known to be jitted (`project_jitted` is None)."""
+    return False
 
 
 def _with_imported_call(tree: ast.Module) -> bool:

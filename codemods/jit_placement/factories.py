@@ -26,6 +26,7 @@ from jaxfix.analysis import astscan
 from jaxfix.analysis.local_calls import calls_named
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.scopes import ScopeIndex
+from jaxfix.analysis.screen_function import body_facts
 from jaxfix.analysis.static_helpers import is_memoised
 from jaxfix.analysis.walk import own_returns
 from jaxfix.rulebase import RuleContext
@@ -50,8 +51,8 @@ def screen_admits(tree: ast.Module) -> bool:
     factory), and a call of that function by name on the lines of a loop. Every file `factory_calls` finds something in passes. Reads the
     lists `astscan` keeps of the module's nodes: no walk of its own (most files stop at the first
     test, a jit call inside a module function being rare)."""
-    spans = {st.name: (st.body[0].lineno, st.end_lineno) for st in tree.body if type(st) is ast.FunctionDef}
-    if not spans:
+    defs = [st for st in tree.body if type(st) is ast.FunctionDef]
+    if not defs:
         return False
     jits: list[ast.AST] = list(astscan.calls_named(tree, _COMPILING_LAST, _COMPILING_LAST))
     jits += [d for d in _nested_jit_decorated(tree)]
@@ -61,7 +62,11 @@ def screen_admits(tree: ast.Module) -> bool:
     # jax's own internals, no transform)
     qualify = ImportMap.from_ast(tree).qualify_ast
     lines = [n.lineno for n in jits if _jit_named(n, qualify)]
-    factories = {name for name, (first, last) in spans.items() if any(first <= line <= last for line in lines)}
+    factories = {
+        st.name
+        for st in defs  # each def of a name (the rule takes the factory among them)
+        if any(st.body[0].lineno <= line <= st.end_lineno for line in lines) and _may_return_fresh_jits(st, qualify)
+    }
     if not factories:
         return False
     calls = [c.lineno for c in astscan.calls(tree) if type(c.func) is ast.Name and c.func.id in factories]
@@ -73,6 +78,34 @@ def screen_admits(tree: ast.Module) -> bool:
         if type(n) in (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
     ]
     return any(first <= line <= last for line in calls for first, last in loops)
+
+
+def _may_return_fresh_jits(fn: ast.FunctionDef, qualify) -> bool:
+    """`_returns_fresh_jit`, loosely: `fn` has a `return` of its own, and each gives a call or a
+    name that a def nested in `fn` decorated with a compiling transform has, or that `fn` binds
+    anywhere. flax's `nnx/summary.py` jits inside `_save_call_info`, called in a loop, which
+    returns its `@wraps(f)` wrapper: admitted to the libcst check for a factory it is not (#33)."""
+    returns = [n for n in body_facts(fn).own if type(n) is ast.Return]
+    if not returns:
+        return False
+    names: set[str] | None = None  # made when a return gives a name
+    for ret in returns:
+        value = ret.value
+        if type(value) is ast.Call:
+            continue
+        if type(value) is not ast.Name:
+            return False
+        if names is None:
+            names = set()
+            for n in ast.walk(fn):
+                kind = type(n)
+                if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef) and n is not fn and _jit_named(n, qualify):
+                    names.add(n.name)
+                elif kind is ast.Name and type(n.ctx) is ast.Store:
+                    names.add(n.id)
+        if value.id not in names:
+            return False
+    return True
 
 
 def _nested_jit_decorated(tree: ast.Module) -> list[ast.AST]:

@@ -311,8 +311,11 @@ class JitInLoopRule(Rule):
 
     def could_match_in(self, ctx: RuleContext) -> bool:
         """In test code left out by `include-tests` only a transform called in a loop can be
-        reported (a def decorated in a loop is made there: `same_computation_per_trip`)."""
-        return not skips_test_code(ctx, self) or any(site.call and site.in_loop for site in sites(ctx.tree))
+        reported, of what may be the same program each trip (a def decorated in a loop is made
+        there, a lambda or partial is one configuration per trip: `same_computation_per_trip`)."""
+        return not skips_test_code(ctx, self) or any(
+            site.call and site.in_loop and site.same_per_trip for site in sites(ctx.tree)
+        )
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         """The planner's sites in a loop whose callable is fresh each time (not a module function);

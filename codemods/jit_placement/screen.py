@@ -21,7 +21,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from codemods.jit_placement.sites import runs_once
-from codemods.jit_placement.transform_kinds import COMPILING, PARTIALS, WRAPPING
+from codemods.jit_placement.transform_kinds import (
+    COMPILING,
+    PARTIALS,
+    TRANSFORMS,
+    WRAPPING,
+)
 from jaxfix.analysis import astscan, filememo
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.names import ImportMap
@@ -52,6 +57,10 @@ class ScreenSite:
 
     call: bool
     where: Where
+    # what it compiles may be the same program on every trip of its loop (`sites.
+    # same_computation_per_trip`, which test code needs): not a lambda, a partial, or a call of
+    # anything but a plain name, whose site the planner makes per configuration or not at all
+    same_per_trip: bool = True
 
     @property
     def in_loop(self) -> bool:
@@ -124,7 +133,33 @@ def _sites(tree: ast.Module) -> Iterator[ScreenSite]:
                     bound = astscan.bound_names(body[index]) if bound is None else bound
                     if node.args[0].id not in bound:
                         continue  # outside loops only a fresh callable is a site: a local one (see below)
-                yield ScreenSite(True, where)
+                yield ScreenSite(True, where, _may_compile_the_same(node, names))
+
+
+def _may_compile_the_same(call: ast.Call, names: ImportMap) -> bool:
+    """Can `sites.same_computation_per_trip` hold, with `Site.fresh`, for the site of transform
+    call `call` (what JAX201 reports in test code)? Not when its target, through the transforms
+    around it (`_SiteFinder._site_for_call`), is a lambda or a partial (`SiteKinds._classify`:
+    one configuration per trip) or a call of anything but a plain name (no site); nor for a plain
+    name under the one transform, not a rewrapping one (`jax.jit(step)`): a module function there
+    is no fresh callable, a nested def is one bound in the loop (made per trip) or above it (no
+    site), a local lambda or partial is one configuration per trip. optax's tests jit
+    `_schedule.polynomial_schedule(...)` per configuration and a `train_step` defined above the
+    loop, admitted to the libcst check for test code that reports nothing (issue #33 item 7)."""
+    if not call.args or type(call.args[0]) is ast.Starred:
+        return True  # no site there: any answer is sound
+    if type(call.args[0]) is ast.Name:
+        return _rewraps(call.func, names)
+    target: ast.AST = call.args[0]
+    while type(target) is ast.Call and names.qualify_ast(target.func) in TRANSFORMS:
+        if not target.args or type(target.args[0]) is ast.Starred:
+            return True
+        target = target.args[0]
+    if type(target) is ast.Lambda:
+        return False
+    if type(target) is ast.Call:
+        return type(target.func) is ast.Name and names.qualify_ast(target.func) not in PARTIALS
+    return True
 
 
 def _rewraps(expr: ast.AST, names: ImportMap) -> bool:

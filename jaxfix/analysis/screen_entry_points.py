@@ -126,21 +126,33 @@ class ScreenEntryPoints:
                 )
                 arity = 1 if old_cond else lax_body_arity(qual, len(call.args), plain)
                 for fn_expr in screen_facts.body_args(call, OLD_STYLE_COND_BODIES if old_cond else BODY_ARGS[qual]):
-                    if isinstance(fn_expr, ast.Name) and not self._resolve(fn_expr, allow_attr=False, call=call):
+                    if qual not in VMAP_NAMES and isinstance(fn_expr, ast.Name) and not self._resolve(fn_expr, allow_attr=False, call=call):
                         # a name bound to `partial(body, ...)` (`JitContexts._partial_body`): any
-                        # partial call assigned to that name, wherever (the screen admits more)
+                        # partial call assigned to that name, wherever (the screen admits more).
+                        # Not for a vmap, which the analysis enters only through a name that means
+                        # a def (`_unwrap`, `_resolve_callee`), as the transform branch above does:
+                        # `jax.vmap(inner)` with `inner = partial(decode_attn_unbatched, ...)` in
+                        # jax's decode and paged attention admitted both files for nothing (#33)
                         bound = [
                             c for c in self.calls
                             if self.assigned_to.get(id(c)) == fn_expr.id and self.names.qualify_ast(c.func) in PARTIAL_NAMES
                         ]
                         for c in bound:
                             for info in self._resolve(self._unwrap(c)[0], allow_attr=False, call=c):
-                                passed = None if qual in VMAP_NAMES else _left_open(c, info, arity)
+                                passed = _left_open(c, info, arity)
                                 passed = set(info.params if passed is None else passed)
                                 self._enter(info, passed)
                                 info.external_traced |= set(info.positional) if passed == set(info.params) else passed
                     target, _ = self._unwrap(fn_expr)
+                    inline = qual not in VMAP_NAMES and type(fn_expr) is ast.Call and self.names.qualify_ast(fn_expr.func) in PARTIAL_NAMES
                     for info in self._resolve(target, allow_attr=True, call=call):
+                        passed = _left_open(fn_expr, info, arity) if inline else None
+                        if passed is not None:
+                            # `cond(p, partial(body, j, var), ...)`: as for a name bound so, above
+                            # (jax's Pallas interpreter binds a Python index `j` so)
+                            self._enter(info, set(passed))
+                            info.external_traced |= set(passed)
+                            continue
                         self._enter(info, set(info.params))
                         # operands reach defaulted parameters (`JitContexts`: the analysis enters so too)
                         passed = info.positional if arity is None else info.positional[:arity]

@@ -262,9 +262,12 @@ class TraceScreen(ScreenEntryPoints, ScreenScopes, ScreenStatics):
                 else:
                     callees = self._resolve(node.func, allow_attr=True, call=node)
                 receiver_traced = isinstance(node.func, ast.Attribute) and info.traced(node.func.value)
-                if screen_facts.rooted_at_param(node.func, info) and info.traced(node.func):
-                    # calling a traced argument (`model(x)`, `self.net(x)`): the `__call__` of a
-                    # class that may be a pytree (the analysis: of the one pytree class defining it)
+                if type(node.func) is ast.Name and screen_facts.rooted_at_param(node.func, info) and info.traced(node.func):
+                    # calling a traced argument by its name (`model(x)`): the `__call__` of a class
+                    # that may be a pytree (the analysis: of the one model class defining it, or
+                    # the class its annotation names; `JitPropagation.call_target` guesses for a
+                    # plain name only). A method of a traced value (`q.astype(...)` in jax's splash
+                    # attention) ran every pytree class's `__call__` here (issue #33 item 7)
                     callees = [*callees, *self._pytree_methods("__call__")]
                     receiver_traced = True
                 if type(node.func) is ast.Attribute and node.func.attr in LINEN_APPLY and node.args:
@@ -277,10 +280,20 @@ class TraceScreen(ScreenEntryPoints, ScreenScopes, ScreenStatics):
                 pos = screen_facts.positional(node)
                 if pos and self.names.qualify_ast(node.func) in PARTIAL_NAMES:
                     # `partial(f, cfg=v)` built in traced code: a deferred call of `f` in this
-                    # trace (`JitContexts._propagate_calls`); every parameter may be given
+                    # trace, which the analysis reads as the call `f(cfg=v)` (`JitPropagation.
+                    # call_target`), binding what the partial passes; so does the screen, but for
+                    # a method or a starred function (the analysis takes no such partial): every
+                    # parameter. Entering every parameter of `_apply_mask_and_soft_cap` (jax's
+                    # splash attention) and of `store`/`get` (Pallas' interpreter) admitted both
+                    # files to the libcst analysis for nothing (issue #33 item 7).
+                    deferred = ast.Call(func=pos[0], args=node.args[1:], keywords=node.keywords)
                     for callee in self._resolve(pos[0], allow_attr=False, call=node):
                         if callee is not info and any(info.traced(a) for a in (*pos[1:], *(k.value for k in node.keywords))):
-                            if self._enter(callee, set(callee.params)):
+                            if callee.is_method or type(node.args[0]) is ast.Starred:
+                                passed = set(callee.params)
+                            else:
+                                passed = self._bound_traced(info, callee, deferred) - self._python_params(callee)
+                            if passed and self._enter(callee, passed):
                                 woken.append(callee)
                 for callee in callees:
                     if callee is info:
