@@ -260,6 +260,29 @@ def test_a_name_imported_from_the_project_is_jax_work_where_the_project_says_it_
         assert rule.could_match_in(ctx) == (code is not None)
 
 
+def test_a_module_imported_whole_from_the_project_may_hold_a_jitted_function(tmp_path):
+    """liangyy/transethnic_prs@<heldout28> transethnic_prs/model1/Model1GenoHelper.bak.py:63: `import
+    transethnic_prs.util.math_jax as mj`, then `mj.mean_center_col_2d_jax(...)` (`@jit` there) timed;
+    the checker reports it with the project, and the screens must admit the file, with the text
+    alone and with the project (after the screens stopped taking every def and assignment for JAX
+    work, only the `from x import y` names were kept as maybe-jitted)."""
+    from fixture_cases import analyze_in_project
+    from jaxfix.engine.project import build_project_index
+
+    math_jax = "import jax\n\n\n@jax.jit\ndef center(x):\n    return x - x.mean()\n"
+    timed = (
+        "import time\n\nimport jax\n\nimport pkg.math_jax as mj\n\n\ndef load(x):\n    t0 = time.time()\n"
+        "    y = mj.center(x)\n    t1 = time.time()\n    print('IO takes', t1 - t0)\n    return y\n"
+    )
+    files = {"pkg/__init__.py": "", "pkg/math_jax.py": math_jax, "pkg/run.py": timed}
+    assert [f.line for f in analyze_in_project(tmp_path, files, "pkg/run.py", "JAX501").findings] == [11]
+    rule = UnblockedTimingRule()
+    project = build_project_index([str(tmp_path / name) for name in files])
+    source = (tmp_path / "pkg/run.py").read_text()
+    ctx = RuleContext(source, str(tmp_path / "pkg/run.py"), options=Config().options(), project=project, tree=ast.parse(source))
+    assert rule.could_match(ctx.tree) and rule.could_match_in(ctx)
+
+
 # -- JAX201 in test code (jit_placement.screen) ------------------------------------------------------
 
 # optax's tests: in test code JAX201 reports only a site that compiles the same program on every

@@ -244,11 +244,18 @@ _NOT_TIMER_HEADS = NOT_PROJECT_HEADS | {"jax", "flax", "optax", "equinox", "nump
 
 
 def imported_names(tree: ast.Module) -> set[str]:
-    """Names a module imports from modules outside the standard library and JAX's own packages:
-    each may be a timer of the project (`from utils import timeblock`), which only the project
-    index can tell (`timers.timer_names` in its module summary)."""
+    """Names a module imports from modules outside the standard library and JAX's own packages,
+    and the names it binds to such modules (`import pkg.math_jax as mj`): each may be a timer or a
+    jitted function of the project (`from utils import timeblock`, `mj.calc_covx_jax`), which only
+    the project index can tell (`timers.timer_names`, `jitted` in its module summary)."""
     out: set[str] = set()
     for node in astscan.statements(tree):
+        if type(node) is ast.Import:  # `import pkg.math_jax as mj`, then `mj.calc_covx_jax(x)`
+            for a in node.names:
+                head = a.name.split(".", 1)[0]
+                if head not in _NOT_TIMER_HEADS:
+                    out.add(a.asname or head)
+            continue
         if type(node) is ast.ImportFrom and node.level == 0 and node.module:
             head = node.module.split(".", 1)[0]
             if head in _NOT_TIMER_HEADS:
