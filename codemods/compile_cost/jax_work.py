@@ -30,7 +30,7 @@ from jaxfix.analysis.host_sync import (
 )
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.project_lookups import project_jitted, project_timer
+from jaxfix.analysis.project_lookups import project_jitted, project_jitted_among, project_timer
 from jaxfix.analysis.scopes import ScopeIndex, names_read, param_names
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import timer_names
@@ -43,6 +43,7 @@ from jaxfix.analysis.transforms import (
     STEP_ANNOTATIONS,
     VMAP_NAMES,
 )
+from jaxfix.analysis.value_kind import STARRED, argument_for
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import RuleContext
 
@@ -278,16 +279,8 @@ class JaxWork:
         then `results = backnforth_sqeuclidean_nd(mu=mu, ...)` between two clock reads
         (ucu-computational-ot/ot-algorithm-comparison@f96b388 playground/bfm_animation.py:627)."""
         lookup = project_jitted(self.ctx)
-        if lookup is None:
-            return
-        asked: set[str] = set()
-        for call in calls:
-            name = dotted_name(call.func)
-            if name is None or name in asked or name in self.jitted:
-                continue
-            asked.add(name)
-            if lookup(name):  # names the module binds itself qualify to nothing (relative imports do)
-                self.jitted.add(name)
+        if lookup is not None:
+            self.jitted |= project_jitted_among(lookup, (dotted_name(c.func) for c in calls), self.jitted)
 
     def _annotated_steps(self, node: cst.With) -> None:
         """`with jax.profiler.StepTraceAnnotation(...): state, m = p_train_step(...)`: the callee of
@@ -408,16 +401,14 @@ class JaxWork:
         """A call of `fn` in this module passes, for `param`, a name the module binds to a jitted
         function (aghilanai/jax-course@<heldout25> ep04/solution.ipynb cell 5: `time_once(f, 3)` of
         the notebook's `@jit def f`, timing `f(*args)` unwaited: real)."""
-        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
         for call in idx.of_type(cst.Call):
             if not (isinstance(call.func, cst.Name) and call.func.value == fn.name.value):
                 continue
-            for k, arg in enumerate(call.args):
-                at = arg.keyword.value if arg.keyword is not None else (params[k] if k < len(params) else None)
-                value = arg.value
-                if at == param and isinstance(value, cst.Name) and value.value in self.jitted:
-                    if isinstance(idx.resolve(value.value, value), cst.Module):
-                        return True
+            passed = argument_for(call, positional, param)
+            if passed is not STARRED and isinstance(passed, cst.Name) and passed.value in self.jitted:
+                if isinstance(idx.resolve(passed.value, passed), cst.Module):
+                    return True
         return False
 
     def _compiled_work(self, call: cst.Call) -> bool:

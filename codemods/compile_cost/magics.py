@@ -16,6 +16,7 @@ from jaxfix.analysis.bound_jits import is_jit_expr, jit_of
 from jaxfix.analysis.bound_jits import jitted_names as shared_jitted_names
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
 from jaxfix.analysis.names import ImportMap
+from jaxfix.analysis.project_lookups import project_jitted_among
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import is_static_attr
@@ -71,7 +72,8 @@ class Magics:
         jitted = jitted_names(tree, names)
         timed = list(timed_code(tree, lines, starts))
         if imported_jitted is not None:
-            jitted |= _imported(timed, jitted, imported_jitted)
+            callees = (dotted(c.func) for item in timed for stmt in item.statements for c in calls(stmt))
+            jitted |= project_jitted_among(imported_jitted, callees, jitted)
         return cls(
             lines,
             starts,
@@ -157,23 +159,6 @@ def timed_code(tree: ast.Module, lines: list[str], starts: list[int]) -> Iterato
 def _jit_expr(e: ast.AST, names: ImportMap) -> bool:
     """`jax.jit`, `jax.jit(...)` (options), `partial(jax.jit, ...)`: a decorator or wrapper that jits."""
     return is_jit_expr(e, names.qualify_ast)
-
-
-def _imported(timed: list[Timed], jitted: set[str], imported_jitted: Callable[[str], bool]) -> set[str]:
-    """The callees of the timed code that `imported_jitted` says another module jits (a name this
-    text binds itself qualifies to nothing there, so it is never taken from another module)."""
-    asked: set[str] = set()
-    found: set[str] = set()
-    for item in timed:
-        for stmt in item.statements:
-            for call in calls(stmt):
-                name = dotted(call.func)
-                if name is None or name in jitted or name in asked:
-                    continue
-                asked.add(name)
-                if imported_jitted(name):
-                    found.add(name)
-    return found
 
 
 def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:

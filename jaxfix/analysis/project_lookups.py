@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 
@@ -64,6 +64,22 @@ def project_jitted(ctx) -> Callable[[str], bool] | None:
     """JAX501's jitted functions of other modules: the imported name's module binds it to a jitted
     function at its top level (`pytrees.ModuleSummary.jitted`, `bound_jits.module_jitted_names`)."""
     return project_member(ctx, "jitted")
+
+
+def project_jitted_among(lookup: Callable[[str], bool], written: Iterable[str | None], known: set[str]) -> set[str]:
+    """The names among `written` (callees as written: `solve`, `mj.center`), not already `known`,
+    that `lookup` (`project_jitted`) says another module of the project jits; each asked once. A
+    name the module binds itself qualifies to nothing there (relative imports do), so it is never
+    taken from another module."""
+    found: set[str] = set()
+    asked: set[str] = set()
+    for name in written:
+        if name is None or name in known or name in asked:
+            continue
+        asked.add(name)
+        if lookup(name):
+            found.add(name)
+    return found
 
 
 def project_member(ctx, member: str) -> Callable[[str], bool] | None:
