@@ -347,11 +347,7 @@ class JaxWork:
                 return True
             if isinstance(value, cst.Name):
                 if made is None:
-                    made = set()
-                    for a in own_nodes(fn.body, cst.Assign):
-                        if any(self._compiled_work(c) for c in own_nodes(a.value, cst.Call)):
-                            for t in a.targets:
-                                made |= bound_by(t.target)
+                    made = self._bound_to(fn.body, self._compiled_work)
                 if value.value in made and not self._certainly_waits(fn.body, made):
                     return True  # not when the body waits on its own work (`assert err < tol`)
         return False
@@ -367,18 +363,24 @@ class JaxWork:
         if len(defs) != 1:
             return False
         body = defs[0].body
-        made: set[str] = set()
-        for node in own_nodes(body, (cst.Assign, cst.Return)):
-            calls = own_nodes(node.value, cst.Call) if node.value is not None else []
-            if any(self._compiled_work(c) or self._own_function(c) for c in calls):
-                if isinstance(node, cst.Return):
-                    return False  # returns compiled work (or a helper's) itself
-                for t in node.targets:
-                    made |= bound_by(t.target)
+
+        def stepped(c: cst.Call) -> bool:  # compiled work, or a helper of the file that may run some
+            return self._compiled_work(c) or (isinstance(c.func, cst.Name) and c.func.value in self.functions)
+
+        returned = (r.value for r in own_nodes(body, cst.Return) if r.value is not None)
+        if any(stepped(c) for value in returned for c in own_nodes(value, cst.Call)):
+            return False  # returns compiled work (or a helper's) itself
+        made = self._bound_to(body, stepped)
         return bool(made) and self._certainly_waits(body, made)
 
-    def _own_function(self, call: cst.Call) -> bool:
-        return isinstance(call.func, cst.Name) and call.func.value in self.functions
+    def _bound_to(self, body: cst.CSTNode, work) -> set[str]:
+        """Names `body` assigns from a value with a call `work` accepts (`res = peval(x)`)."""
+        made: set[str] = set()
+        for a in own_nodes(body, cst.Assign):
+            if any(work(c) for c in own_nodes(a.value, cst.Call)):
+                for t in a.targets:
+                    made |= bound_by(t.target)
+        return made
 
     def _a_parameter(self, func: cst.BaseExpression) -> bool:
         """`func` is a bare name that, where it is called, is a parameter of the enclosing function:
