@@ -132,6 +132,7 @@ class JaxWork:
         # jitted names shown to be so where they are used (`func.cost_analysis()`, a step annotation),
         # not by a binding: there a parameter of that name is the jitted function (`_a_parameter`)
         self.shown_at: dict[str, list[cst.CSTNode]] = {}
+        self._handed: dict[tuple[int, str], bool] = {}  # `_a_parameter`: (function, parameter) -> handed a jit
         self.region_blocks: list[tuple[list[cst.BaseStatement], bool]] = []  # (block, a loop's body)
         self.timers = timer_names(self.ctx.tree, self.names.qualify_ast)
         self._project_timer = None
@@ -397,7 +398,11 @@ class JaxWork:
             return False
         if any(idx.enclosing_function(n) is scope for n in self.shown_at.get(func.value, ())):
             return False
-        return not self._handed_a_jitted_function(idx, scope, func.value)
+        key = (id(scope), func.value)  # asked for every call of the name, on each pass over the region
+        handed = self._handed.get(key)
+        if handed is None:
+            handed = self._handed[key] = self._handed_a_jitted_function(idx, scope, func.value)
+        return not handed
 
     def _handed_a_jitted_function(self, idx: ScopeIndex, fn: cst.FunctionDef, param: str) -> bool:
         """A call of `fn` in this module passes, for `param`, a name the module binds to a jitted
