@@ -179,7 +179,8 @@ def test_a_helper_slicing_with_a_jax_bound_waits_for_it():
     """probml/probml-notebooks@4c0da5e9 notebooks/smc_tempered_1d_bimodal.ipynb cell 21: the
     `%%time` cell's `smc_inference_loop` returns `buffer[:n_iter]`, the `lax.while_loop`'s trip
     count as a slice bound, which is made a Python int: the call waits for the loop. The twin
-    returns the whole buffer: reported."""
+    returns the whole buffer: reported, with the wait around the helper's call (the helper returns
+    names bound to the loop's work, so its call is the cell's last JAX work)."""
     sliced = """
         import jax
         import jax.numpy as jnp
@@ -202,7 +203,7 @@ def test_a_helper_slicing_with_a_jax_bound_waits_for_it():
     """
     assert codes(sliced) == []
     twin = sliced.replace("return final, buf[:n_iter]", "return final, buf")
-    assert twin != sliced and codes(twin) == ["5 JAX504 none"]
+    assert twin != sliced and codes(twin) == ["5 JAX504 safe"]
 
 
 def test_a_timed_line_with_no_call_is_no_jax_work():
@@ -572,3 +573,36 @@ def test_debug_nans_makes_every_call_wait():
         returned = time.perf_counter() - start
         assert y.is_ready()  # the call itself waited for the result
     assert returned > 0
+
+
+def test_a_helper_returning_names_bound_to_jax_work_is_jax_work():
+    """IanQS/numpy_to_jax@efe090d solutions/exe_02_jit.ipynb cell 9 (heldout28 recall): `%timeit
+    func_jax(input_arr_j)` of an eager `def func_jax(m)` that rebinds `m = jnp.where(...)` and
+    returns `m @ m`; romilly/spiking-jax@79270ea notebooks/lif-jax.ipynb cell 3 returns the names
+    `next_v, next_tr, spikes` it bound to `jax.numpy` (imported as `np`). The twins wait in the
+    helper, return a static shape, or hand the value to a host function: not reported."""
+    source = """
+        import jax.numpy as np
+
+        def step(v, tr):
+            spikes = v > 0.5
+            next_v = np.where(spikes, v * 2, v + 1)
+            next_tr = np.where(spikes, 3, tr)
+            return next_v, next_tr, spikes
+
+        def func_jax(m):
+            m = np.where(m > 0.5, m ** 2, np.sqrt(m))
+            return m @ m
+
+        x = np.ones((1000, 1000))
+        # %timeit step(x, x)
+        # %timeit func_jax(x)
+    """
+    assert codes(source) == ["15 JAX504 safe", "16 JAX504 safe"]
+    waits = source.replace("            return m @ m", "            print(float(m.sum()))\n            return m @ m")
+    shape = source.replace("return next_v, next_tr, spikes", "return next_v.shape")
+    host = source.replace("return next_v, next_tr, spikes", "return plot(next_v)")
+    rebound = source.replace("return next_v, next_tr, spikes", "next_v = 3\n            return next_v")
+    assert codes(waits) == ["16 JAX504 safe"]  # step's line only (15, one line down)
+    assert codes(shape) == codes(host) == ["16 JAX504 safe"]  # func_jax's line only
+    assert codes(rebound) == ["17 JAX504 safe"]  # func_jax's line only, one line down

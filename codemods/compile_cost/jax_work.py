@@ -4,6 +4,8 @@ over timed regions. A mixin: the checker supplies `ctx` and `names` and calls `_
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from codemods.compile_cost.nodes import all_nodes, own_nodes
@@ -16,6 +18,7 @@ from codemods.compile_cost.timing_screen import (
     TIMEIT_CALLS,
 )
 from jaxfix.analysis.body_facts import assigned_names
+from jaxfix.analysis.bound_jits import assigned_callees, factory_bound_names, returns_jitted
 from jaxfix.analysis.defaults import never_true, switched_off
 from jaxfix.analysis.host_sync import (
     BLOCKING_METHODS,
@@ -30,7 +33,12 @@ from jaxfix.analysis.host_sync import (
 )
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
-from jaxfix.analysis.project_lookups import project_jitted, project_jitted_among, project_timer
+from jaxfix.analysis.project_lookups import (
+    project_jit_factory,
+    project_jitted,
+    project_jitted_among,
+    project_timer,
+)
 from jaxfix.analysis.scopes import ScopeIndex, names_read, param_names
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import timer_names
@@ -209,14 +217,11 @@ class JaxWork:
         walk(self.ctx.module, V())
         self._imported_jitted(calls)
         # `step = make_step(...)` where `make_step` returns a jitted callable (issue #33)
-        factories = {name for name, defs in self.functions.items() if len(defs) == 1 and self._returns_jitted(defs[0])}
+        self.jitted |= factory_bound_names(self.ctx.tree, self._jit_factories())
         for node in assigns:
             value = node.value
-            transformed = isinstance(value, cst.Call) and (
+            if isinstance(value, cst.Call) and (
                 self.names.qualify(value.func) in EAGER_TRANSFORMS or self._is_aot_compiled(value)
-            )
-            if transformed or (
-                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in factories
             ):
                 for t in node.targets:
                     name = dotted_name(t.target)
@@ -305,24 +310,24 @@ class JaxWork:
                             "called inside `jax.profiler.StepTraceAnnotation`, taken for the device step"
                         )
 
-    def _returns_jitted(self, fn: cst.FunctionDef) -> bool:
-        """`fn` returns `jax.jit(...)`, or a name it binds to a jitted callable (a `@jax.jit` nested def,
-        `g = jax.jit(f)`): a factory of jitted callables."""
-        local_jitted: set[str] = set()
-        defs = [s for s in fn.body.body if isinstance(s, cst.FunctionDef)]
-        for node in [*defs, *own_nodes(fn.body, cst.Assign)]:
-            if isinstance(node, cst.FunctionDef):
-                if any(self._is_jit_expr(d.decorator) for d in node.decorators):
-                    local_jitted.add(node.name.value)
-            elif isinstance(node.value, cst.Call) and self._is_jit_expr(node.value.func):
-                local_jitted.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-        for ret in own_nodes(fn.body, cst.Return):
-            value = ret.value
-            if isinstance(value, cst.Call) and self._is_jit_expr(value.func):
-                return True
-            if isinstance(value, cst.Name) and value.value in local_jitted:
-                return True
-        return False
+    def _jit_factories(self) -> set[str]:
+        """The callees of `assigns` that return a jitted function (`bound_jits.returns_jitted`): the
+        one def of that name in this file, or a function another module of the project defines
+        (`project_lookups.project_jit_factory`: `hf = make_solver(..., use_jit=True)` of
+        `hqc.gto.solver`, timed in ZihangL/hqc@<heldout28> test/test_gto_performance.py:90)."""
+        qualify = self.names.qualify_ast
+        here = {
+            fn.name
+            for fn in ast.walk(self.ctx.tree)
+            if isinstance(fn, ast.FunctionDef)
+            and len(self.functions.get(fn.name, ())) == 1
+            and returns_jitted(fn, qualify)
+        }
+        lookup = project_jit_factory(self.ctx)
+        if lookup is None:
+            return here
+        written = sorted(assigned_callees(self.ctx.tree))
+        return here | project_jitted_among(lookup, written, here | set(self.functions))
 
     def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int, host_copies: bool = True) -> bool:
         """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`, or a name it

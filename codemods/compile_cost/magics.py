@@ -12,7 +12,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
-from jaxfix.analysis.bound_jits import is_jit_expr, jit_of
+from jaxfix.analysis.bound_jits import (
+    assigned_callees,
+    factory_bound_names,
+    is_jit_expr,
+    jit_of,
+    returns_jitted,
+)
 from jaxfix.analysis.bound_jits import jitted_names as shared_jitted_names
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
 from jaxfix.analysis.names import ImportMap
@@ -59,11 +65,18 @@ class Magics:
     wrapping: frozenset[str] = field(default_factory=frozenset)  # `wrappers` bound at the timed code (`at`)
 
     @classmethod
-    def of(cls, source: str, tree: ast.Module, imported_jitted: Callable[[str], bool] | None = None) -> Magics:
+    def of(
+        cls,
+        source: str,
+        tree: ast.Module,
+        imported_jitted: Callable[[str], bool] | None = None,
+        imported_factory: Callable[[str], bool] | None = None,
+    ) -> Magics:
         """`imported_jitted`: whether a name imported from another module of the checked project is
         jitted there (`project_lookups.project_jitted`, as JAX501 reads it): a notebook's `%timeit
         flatten_pairs(L)` of its package's `@jax.jit def flatten_pairs` (IonMich/jax-gw@<heldout27>
-        orbits.ipynb cell 15, a recall miss)."""
+        orbits.ipynb cell 15, a recall miss). `imported_factory`: whether such a name returns a
+        jitted function (`project_lookups.project_jit_factory`): `hf = make_solver(...)` binds one."""
         lines = source.splitlines(keepends=True)
         starts = [0]
         for line in lines:
@@ -74,6 +87,8 @@ class Magics:
         if imported_jitted is not None:
             callees = (dotted(c.func) for item in timed for stmt in item.statements for c in calls(stmt))
             jitted |= project_jitted_among(imported_jitted, callees, jitted)
+        factories = jit_factories(tree, names, imported_factory)
+        jitted |= factory_bound_names(tree, factories)
         return cls(
             lines,
             starts,
@@ -82,7 +97,7 @@ class Magics:
             # a function of the text that waits for itself, or jitted by a jit that does (`eqx.filter_jit`)
             waiting_helpers(tree) | shared_jitted_names(ast.walk(tree), names.qualify_ast, waiting=True),
             timed,
-            top_bindings(tree, names),
+            top_bindings(tree, names, factories),
             reading_helpers(tree, names),
             wrapper_defs(tree, names, jitted),
         )
@@ -166,9 +181,32 @@ def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:
     return shared_jitted_names(ast.walk(tree), names.qualify_ast)
 
 
-def top_bindings(tree: ast.Module, names: ImportMap) -> dict[str, list[tuple[int, bool]]]:
+def jit_factories(tree: ast.Module, names: ImportMap, imported: Callable[[str], bool] | None) -> set[str]:
+    """The functions whose call returns a jitted function (`bound_jits.returns_jitted`): a
+    top-level def of the notebook, or one `imported` from another module of the project."""
+    here = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and returns_jitted(node, names.qualify_ast)
+    }
+    if imported is None:
+        return here
+    written = sorted(assigned_callees(tree))
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return here | project_jitted_among(imported, written, here | defined)
+
+
+def _called(value: ast.AST) -> str | None:
+    """The dotted callee of `value` when it is a call (`make_solver` of `make_solver(...)`)."""
+    return dotted(value.func) if isinstance(value, ast.Call) else None
+
+
+def top_bindings(
+    tree: ast.Module, names: ImportMap, factories: set[str] = frozenset()
+) -> dict[str, list[tuple[int, bool]]]:
     """The notebook's top-level bindings of each name in order: (line, whether it binds a jitted
-    function: a def decorated with a jit, `f = jax.jit(...)`, or an alias of such a name)."""
+    function: a def decorated with a jit, `f = jax.jit(...)`, a call of one of `factories`, or an
+    alias of such a name)."""
     out: dict[str, list[tuple[int, bool]]] = {}
     jit_now: set[str] = set()
     for stmt in tree.body:
@@ -179,8 +217,10 @@ def top_bindings(tree: ast.Module, names: ImportMap) -> dict[str, list[tuple[int
             bound.append((stmt.name, False))
         elif isinstance(stmt, ast.Assign):
             value = stmt.value
-            jit = (isinstance(value, ast.Call) and _jit_expr(value.func, names)) or (
-                isinstance(value, ast.Name) and value.id in jit_now
+            jit = (
+                (isinstance(value, ast.Call) and _jit_expr(value.func, names))
+                or (_called(value) in factories and bool(factory_bound_names(stmt, factories)))
+                or (isinstance(value, ast.Name) and value.id in jit_now)
             )
             bound.extend((t.id, jit) for t in stmt.targets if isinstance(t, ast.Name))
         for name, jit in bound:
@@ -195,16 +235,27 @@ def wrapper_defs(tree: ast.Module, names: ImportMap, jitted: set[str]) -> dict[s
     (`def complex_fun(x): return jnp.sin(x) @ jnp.cos(x).T`, or a call of another such function).
     Calling one is JAX work as much as a jitted call is (ucl-bug/jwave@9d114ac docs/notebooks/
     prerequisites.ipynb cell 11: `%timeit complex_fun(x)` of eager `jnp` on a 10000x10000 array;
-    JAX501 reads a plain wrapper of this file the same way)."""
+    JAX501 reads a plain wrapper of this file the same way). A returned name the body bound to
+    such work counts as well, and so does arithmetic on one (`m = jnp.where(mask, m**2, jnp.sqrt(m))`
+    then `return m @ m`; `next_v = np.where(...)` then `return next_v, next_tr, spikes` with `np` for
+    `jax.numpy`: IanQS/numpy_to_jax@<heldout28> solutions/exe_02_jit.ipynb cell 9,
+    romilly/spiking-jax@<heldout28> notebooks/lif-jax.ipynb cell 3, recall entries), unless the body
+    waits on one of those names itself (`float(loss)`, `loss.block_until_ready()`)."""
     defs = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name not in jitted]
     out: dict[str, set[int]] = {}
 
-    def pending(expr: ast.AST) -> bool:
-        stack = [expr]
+    def pending(expr: ast.AST, local: set[str] = frozenset()) -> bool:
+        """`expr` holds JAX work not waited for, or reads a name of `local` outside the arguments
+        of a call that is not JAX work (`plot(x)` may read `x` back on the host)."""
+        stack: list[tuple[ast.AST, bool]] = [(expr, False)]
         while stack:
-            n = stack.pop()
+            n, opaque = stack.pop()
             if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
+            if isinstance(n, ast.Attribute) and is_static_attr(n.attr):
+                continue  # `m.shape`: static, no value read
+            if isinstance(n, ast.Name) and n.id in local and not opaque:
+                return True
             if isinstance(n, ast.Call):
                 func = n.func
                 if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
@@ -216,7 +267,11 @@ def wrapper_defs(tree: ast.Module, names: ImportMap, jitted: set[str]) -> dict[s
                     return True
                 if is_jax_call(n, names, jitted) and q not in CREATION:
                     return True
-            stack.extend(ast.iter_child_nodes(n))
+                own_method = isinstance(func, ast.Attribute) and _read_names(func.value) & local  # `x.sum()`
+                stack.append((func, opaque))
+                stack.extend((a, opaque or not own_method) for a in (*n.args, *(k.value for k in n.keywords)))
+                continue
+            stack.extend((c, opaque) for c in ast.iter_child_nodes(n))
         return False
 
     grew = True
@@ -225,11 +280,49 @@ def wrapper_defs(tree: ast.Module, names: ImportMap, jitted: set[str]) -> dict[s
         for fn in defs:
             if fn.lineno in out.get(fn.name, ()) or isinstance(fn, ast.AsyncFunctionDef):
                 continue
-            returns = [n.value for n in _own_statements(fn) if isinstance(n, ast.Return) and n.value is not None]
-            if any(pending(r) for r in returns):
+            own = _own_statements(fn)
+            local = _bound_to_pending(own, pending, names)
+            returns = [n.value for n in own if isinstance(n, ast.Return) and n.value is not None]
+            if any(pending(r, local) for r in returns):
                 out.setdefault(fn.name, set()).add(fn.lineno)
                 grew = True
     return out
+
+
+def _bound_to_pending(own: list[ast.AST], pending: Callable[[ast.AST, set[str]], bool], names: ImportMap) -> set[str]:
+    """The local names that a function's own statements (`own`, in source order) bind last to pending
+    JAX work, or to arithmetic on such a name; empty when the body waits on one of them (a call
+    that waits by name or a blocking method reads it, or a test of its value), which finishes the work."""
+    local: set[str] = set()
+    for node in own:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound = {t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+            if pending(node.value, local) or (isinstance(node, ast.AugAssign) and bound & local):
+                local |= bound
+            else:
+                local -= bound
+    if local and any(_waits_on(node, local, names) for node in own):
+        return set()
+    return local
+
+
+def _waits_on(node: ast.AST, local: set[str], names: ImportMap) -> bool:
+    """`node` waits for one of `local`'s values: `float(x)`, `x.block_until_ready()`, `if x > 0:`,
+    a format or a slice bound."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
+            return bool(_read_names(func.value) & local)
+        if waits_by_name(names.qualify_ast(func)):
+            return any(_read_names(a) & local for a in node.args)
+    if isinstance(node, (ast.If, ast.While, ast.Assert)) and not _identity_test(node.test):
+        return bool(_read_names(node.test) & local)
+    if isinstance(node, ast.FormattedValue):  # `f"{loss:.3f}"`
+        return bool(_read_names(node.value) & local)
+    if isinstance(node, ast.Slice):  # `buf[:n_iter]`: a slice bound is made a Python int
+        return any(_read_names(b) & local for b in (node.lower, node.upper, node.step) if b is not None)
+    return False
 
 
 def _read_names(expr: ast.AST) -> set[str]:

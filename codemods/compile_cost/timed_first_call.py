@@ -16,7 +16,7 @@ from codemods.compile_cost.magics import (
     read_after,
 )
 from codemods.compile_cost.preview import flag
-from jaxfix.analysis.project_lookups import project_jitted
+from jaxfix.analysis.project_lookups import project_jit_factory, project_jitted
 from jaxfix.analysis.transforms import JIT_NAMES
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -135,7 +135,7 @@ class TimedFirstCallRule(Rule):
         return True  # the magics are comments: the text test (`prefilter`) is the screen
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        notebook = Magics.of(ctx.source, ctx.tree, project_jitted(ctx))
+        notebook = Magics.of(ctx.source, ctx.tree, project_jitted(ctx), project_jit_factory(ctx))
         for item in notebook.timed:
             m = notebook.at(item)
             first = timed_first_call(item, m, ctx.tree)

@@ -25,7 +25,7 @@ from codemods.compile_cost.magics import (
 from codemods.compile_cost.preview import flag, magic_path
 from codemods.compile_cost.timed_first_call import timed_first_call
 from codemods.compile_cost.tiny_work import TinyWork
-from jaxfix.analysis.project_lookups import project_jitted
+from jaxfix.analysis.project_lookups import project_jit_factory, project_jitted
 from jaxfix.analysis.sync_dispatch import dispatch_is_synchronous
 from jaxfix.model import Edit, Finding, Fix, Safety
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
@@ -39,7 +39,8 @@ class UnblockedTimingMagicRule(Rule):
     a call of a function jitted in the notebook (`@jax.jit`, `f = jax.jit(...)`,
     `jax.jit(f)(x)`), of `jax.numpy`, `jax.lax`, `jax.random`, `jax.nn` functions, or of a
     function of the notebook that returns such work unconverted (`def complex_fun(x): return
-    jnp.sum(jnp.sin(x) * x)`, as the binding in effect at the timed code), with no
+    jnp.sum(jnp.sin(x) * x)`, or names it bound to such work: `m = jnp.where(...)` then
+    `return m @ m`, as the binding in effect at the timed code), with no
     `.block_until_ready()`, `jax.block_until_ready(...)`, `float(...)`, `np.asarray(...)`,
     `print(...)`, other read of the value, or call of a helper of the notebook that calls
     `block_until_ready` itself, after it (a wait inside the arguments of the JAX call waits for
@@ -209,7 +210,7 @@ class UnblockedTimingMagicRule(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         if dispatch_is_synchronous(ctx.tree, ctx.names.qualify_ast):
             return  # `jax_debug_nans` on: every call waits for its result
-        notebook = Magics.of(ctx.source, ctx.tree, project_jitted(ctx))
+        notebook = Magics.of(ctx.source, ctx.tree, project_jitted(ctx), project_jit_factory(ctx))
         tiny_work: TinyWork | None = None  # the bindings indexed once, when a finding first asks
         for item in notebook.timed:
             m = notebook.at(item)

@@ -77,3 +77,83 @@ def module_jitted_names(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
         jitted -= bound  # in place: a new set per statement made a file of many jitted defs quadratic
         jitted |= own
     return frozenset(jitted)
+
+
+def returns_jitted(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify) -> bool:
+    """`fn` is a factory of jitted functions: a return of its own (not of a nested def) gives
+    `jax.jit(...)`, a name its body binds to one (a `@jax.jit` nested def, `g = jax.jit(f)`), or
+    either in a conditional expression (`return jax.jit(hf) if use_jit else hf`). A call of what
+    it returns dispatches compiled work (ZihangL/hqc@<heldout28> hqc/gto/solver.py `make_solver`,
+    timed in test/test_gto_performance.py, a recall entry). Not a jit that waits for its program
+    (`eqx.filter_jit`)."""
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return False
+    own = _own_nodes(fn)
+    local = jitted_names(own, qualify, waiting=False)
+
+    def jitted(value: ast.AST | None) -> bool:
+        if isinstance(value, ast.IfExp):
+            return jitted(value.body) or jitted(value.orelse)
+        if isinstance(value, ast.Call):
+            jit = jit_of(value.func, qualify)
+            return jit is not None and jit not in BLOCKING_JITS
+        return isinstance(value, ast.Name) and value.id in local
+
+    return any(jitted(node.value) for node in own if isinstance(node, ast.Return))
+
+
+def module_jit_factories(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
+    """The module's top-level functions that return jitted functions (`returns_jitted`), by the
+    binding in effect at the end of the module: what another module importing the name calls."""
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.discard(node.name)
+            if returns_jitted(node, qualify):
+                found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found -= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return frozenset(found)
+
+
+def _own_nodes(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of `fn`'s body, not inside nested defs, lambdas or classes (their statements
+    themselves included: a nested `@jax.jit def` is a binding of `fn`)."""
+    out: list[ast.AST] = []
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def assigned_callees(tree: ast.AST) -> set[str]:
+    """The dotted callees whose result an assignment of `tree` binds (`hf = make_solver(...)`):
+    the candidates to ask the project about (`project_lookups.project_jit_factory`)."""
+    return {
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        for name in [dotted(node.value.func)]
+        if name is not None
+    }
+
+
+def factory_bound_names(tree: ast.AST, factories: set[str]) -> set[str]:
+    """The names `tree` binds to the result of a call of one of `factories` (`returns_jitted`),
+    unless the call passes a literal `False`: `make_solver(..., use_jit=False)` returns the plain
+    function (ZihangL/hqc@<heldout28> test/test_gto_performance.py:72, its non-jit baseline)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        if dotted(call.func) not in factories:
+            continue
+        passed = (*call.args, *(k.value for k in call.keywords))
+        if any(isinstance(a, ast.Constant) and a.value is False for a in passed):
+            continue
+        out.update(filter(None, (dotted(t) for t in node.targets)))
+    return out

@@ -66,6 +66,13 @@ def project_jitted(ctx) -> Callable[[str], bool] | None:
     return project_member(ctx, "jitted")
 
 
+def project_jit_factory(ctx) -> Callable[[str], bool] | None:
+    """JAX501's factories of jitted functions in other modules: the imported name's module defines
+    it as a top-level function returning one (`pytrees.ModuleSummary.jit_factories`,
+    `bound_jits.returns_jitted`)."""
+    return project_member(ctx, "jit_factories")
+
+
 def project_jitted_among(lookup: Callable[[str], bool], written: Iterable[str | None], known: set[str]) -> set[str]:
     """The names among `written` (callees as written: `solve`, `mj.center`), not already `known`,
     that `lookup` (`project_jitted`) says another module of the project jits; each asked once. A

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
 from jaxfix.analysis import astscan
-from jaxfix.analysis.bound_jits import module_jitted_names
+from jaxfix.analysis.bound_jits import module_jit_factories, module_jitted_names
 from jaxfix.analysis.module_ast import (  # noqa: F401 (read through `pytrees` too)
     IMPORT_ERRORS,
     ast_statements,
@@ -181,6 +181,9 @@ class ModuleSummary:
     # its top-level names bound to a jitted function (`bound_jits.module_jitted_names`): a call of
     # one imported elsewhere is compiled work dispatched asynchronously (JAX501)
     jitted: frozenset[str] = frozenset()
+    # its top-level functions that return a jitted function (`bound_jits.module_jit_factories`):
+    # `hf = make_solver(...)` imported elsewhere binds compiled work (JAX501)
+    jit_factories: frozenset[str] = frozenset()
 
 
 # Top-level packages whose registering functions are all in the table above: a decorator or call
@@ -274,7 +277,8 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
         classes[node.name] = _summarize_class(node, bindings, registered, called_with, field_helpers)
     timers = timer_names(tree, qualify_here)
     jitted = module_jitted_names(tree, qualify_here)
-    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers, jitted)
+    factories = module_jit_factories(tree, qualify_here)
+    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers, jitted, factories)
 
 
 def _summarize_class(
