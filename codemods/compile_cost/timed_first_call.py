@@ -157,12 +157,13 @@ class TimedFirstCallRule(Rule):
             )
 
 
-def timed_first_call(item, m: Magics, tree: ast.Module) -> ast.Call | None:
+def timed_first_call(item, m: Magics, tree: ast.Module, *, data_runs: bool = False) -> ast.Call | None:
     """The call a `%time`/`%%time` item times that compiles on this run: the first call of a function
     jitted in the text that nothing called before, not a `jax.jit` written into the timed code (whose
     compile is timed on purpose), not one compile among many runs of a loop, and not the run that
-    makes the notebook's data (read afterwards). JAX505 reports it; JAX504 keeps such an item in
-    preview, as its one run is mostly the compile (`unblocked_timing_magic`)."""
+    makes the notebook's data (read afterwards) unless `data_runs`. JAX505 reports it (a warm-up
+    would run the data-making run twice: not those); JAX504 keeps such an item in preview, data
+    runs included, as its one run is mostly the compile (`unblocked_timing_magic`)."""
     if item.magic != "time":
         return None
     first = next((c for c in m.jax_calls(item) if _compiles(c, m)), None)
@@ -170,7 +171,7 @@ def timed_first_call(item, m: Magics, tree: ast.Module) -> ast.Call | None:
         return None
     if inline_jit(first, m.names):
         return None
-    if in_loop(first, item) or read_after(first, item, tree):
+    if in_loop(first, item) or (not data_runs and read_after(first, item, tree)):
         return None
     return first
 

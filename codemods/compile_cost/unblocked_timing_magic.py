@@ -82,7 +82,8 @@ class UnblockedTimingMagicRule(Rule):
     2 wrong on the blind pools: with dependent steps only the last one in flight escapes the clock);
     line magics and cells without a loop are reported by default (21 real, 1 wrong, 2 debatable).
     So is a `%time` of a jitted function's first call (JAX505's item, 0 real, 2 wrong, 6 debatable
-    on first contact): its one run is mostly the compile, which is done when the call returns. So
+    on first contact), also when a later cell reads its result, which JAX505 leaves alone: its one
+    run is mostly the compile, which is done when the call returns. So
     is timed code that runs only straight-line JAX code (no loop, no `lax` loop, no other library's
     function) on data of at most 1,024 elements that the notebook writes out from literals
     (`%timeit jax.jacrev(f)(jnp.array([3.0, 4.0, 5.0]))`, a pmap of `x + 3` over a 2x4 array:
@@ -214,7 +215,7 @@ class UnblockedTimingMagicRule(Rule):
         tiny_work: TinyWork | None = None  # the bindings indexed once, when a finding first asks
         for item in notebook.timed:
             m = notebook.at(item)
-            first_call = timed_first_call(item, m, ctx.tree) is not None
+            first_call = timed_first_call(item, m, ctx.tree, data_runs=True) is not None
             if item.magic == "time" and any(inline_jit(c, m.names) for c in m.jax_calls(item)):
                 continue  # `%time jax.jit(f)(x)`: times the jit's compile, done when the call returns
             m = replace(m, jitted=m.jitted | m.wrapping)  # a notebook function returning JAX work is JAX work
