@@ -613,3 +613,66 @@ def test_a_helper_returning_names_bound_to_jax_work_is_jax_work():
     assert codes(waits) == ["16 JAX504 safe"]  # step's line only (15, one line down)
     assert codes(shape) == codes(host) == ["16 JAX504 safe"]  # func_jax's line only
     assert codes(rebound) == ["17 JAX504 safe"]  # func_jax's line only, one line down
+
+
+def test_a_helper_storing_into_a_numpy_array_returns_host_data():
+    """pierreglaser/jax-tutorial@<heldout11> tutorial.ipynb cell 31: `gram_matrix[i, j] = kij` stores
+    each JAX kernel value into a NumPy array (a host copy, which waits), then returns the NumPy array:
+    timing it times host work. The twin returns the JAX value itself: reported."""
+    source = """
+        import jax.numpy as jnp
+        import numpy as np
+
+        def gaussian_kernel(x, y):
+            return jnp.exp(-jnp.sum((x - y) ** 2))
+
+        def gram(X, Y):
+            out = np.empty((X.shape[0], Y.shape[0]))
+            for i in range(X.shape[0]):
+                for j in range(Y.shape[0]):
+                    kij = gaussian_kernel(X[i], Y[j])
+                    out[i, j] = kij
+            return out
+
+        X = np.ones((100, 2))
+        # %timeit gram(X, X)
+    """
+    assert codes(source) == []
+    twin = source.replace("            return out", "            return kij")
+    assert twin != source and codes(twin) == ["17 JAX504 safe"]
+
+
+def test_a_helper_that_loops_over_its_steps_is_a_looping_timing():
+    """probml/probml-notebooks@4c0da5e9 notebooks/Practical_JAX_Tips.ipynb cell 24-26: `%timeit -n 1
+    -r 1 training_loop(n_iters, params)` of a Python loop of 10,000 tiny dependent jitted steps
+    (debatable: dispatch-bound); jax_intro.ipynb cell 166's `sum_slow` loops over eager 10x10 dots:
+    preview, as a `%%time` cell that loops is. The same helper without its loop: default."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+        value_and_grad_fun = jax.jit(jax.value_and_grad(lambda x: jnp.sum(x**2)))
+
+        def training_loop(n_iters, params):
+            for i in range(n_iters):
+                value, grad = value_and_grad_fun(params)
+                params = params - 0.1 * grad
+            return value
+
+        params = jnp.ones(1000)
+        training_loop(1, params)
+        # %timeit -n 1 -r 1 training_loop(10000, params)
+    """
+
+    def default_codes(text):
+        result = analyze(textwrap.dedent(text), "case.py", Config(select=("JAX504",)), fix=True)
+        return [f"{f.line} {f.code}" for f in result.findings]
+
+    assert codes(source) == ["15 JAX504 safe"]
+    assert default_codes(source) == []
+    straight = source.replace(
+        "            for i in range(n_iters):\n                value, grad = value_and_grad_fun(params)\n"
+        "                params = params - 0.1 * grad\n",
+        "            value, grad = value_and_grad_fun(params)\n",
+    )
+    assert straight != source and default_codes(straight) == ["13 JAX504"]

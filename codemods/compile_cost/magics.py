@@ -62,7 +62,9 @@ class Magics:
     bindings: dict[str, list[tuple[int, bool]]]  # top-level name -> (line, binds a jitted function)
     reading: dict[str, tuple[list[str], set[str]]]  # helper -> (its positional parameters, those it reads)
     wrappers: dict[str, set[int]]  # top-level function -> lines of its defs that return pending JAX work
+    loops: dict[str, set[int]]  # top-level function -> lines of its defs whose own body runs a Python loop
     wrapping: frozenset[str] = field(default_factory=frozenset)  # `wrappers` bound at the timed code (`at`)
+    looping: frozenset[str] = field(default_factory=frozenset)  # of `wrapping`, those whose def runs a loop
 
     @classmethod
     def of(
@@ -100,6 +102,7 @@ class Magics:
             top_bindings(tree, names, factories),
             reading_helpers(tree, names),
             wrapper_defs(tree, names, jitted),
+            looping_defs(tree),
         )
 
     def at(self, item: Timed) -> Magics:
@@ -113,14 +116,16 @@ class Magics:
             else max([item.line, *(s.end_lineno or 0 for s in item.statements)])
         )
         jitted = set(self.jitted)
-        wrapping = set()
+        wrapping, looping = set(), set()
         for name, events in self.bindings.items():
             before = [(line, jit) for line, jit in events if line <= end]
             if before and not before[-1][1]:
                 jitted.discard(name)
             if before and before[-1][0] in self.wrappers.get(name, ()):
                 wrapping.add(name)
-        return replace(self, jitted=jitted, wrapping=frozenset(wrapping))
+                if before[-1][0] in self.loops.get(name, ()):
+                    looping.add(name)
+        return replace(self, jitted=jitted, wrapping=frozenset(wrapping), looping=frozenset(looping))
 
     def jax_calls(self, item: Timed) -> list[ast.Call]:
         return [c for s in item.statements for c in calls(s) if is_jax_call(c, self.names, self.jitted)]
@@ -289,6 +294,18 @@ def wrapper_defs(tree: ast.Module, names: ImportMap, jitted: set[str]) -> dict[s
     return out
 
 
+def looping_defs(tree: ast.Module) -> dict[str, set[int]]:
+    """Top-level functions of the notebook whose own body runs a Python `for`/`while` loop: a timed
+    call of one that returns JAX work times a loop of steps, as a `%%time` cell with a loop does
+    (`magic_path`; probml/probml-notebooks@4c0da5e9 Practical_JAX_Tips.ipynb cell 24
+    `training_loop`, jax_intro.ipynb cell 166 `sum_slow`: dispatch-bound loops of tiny steps)."""
+    out: dict[str, set[int]] = {}
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and any(isinstance(n, (ast.For, ast.While)) for n in _own_statements(fn)):
+            out.setdefault(fn.name, set()).add(fn.lineno)
+    return out
+
+
 def _bound_to_pending(own: list[ast.AST], pending: Callable[[ast.AST, set[str]], bool], names: ImportMap) -> set[str]:
     """The local names that a function's own statements (`own`, in source order) bind last to pending
     JAX work, or to arithmetic on such a name; empty when the body waits on one of them (a call
@@ -297,7 +314,7 @@ def _bound_to_pending(own: list[ast.AST], pending: Callable[[ast.AST, set[str]],
     for node in own:
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            bound = {t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+            bound = {name for target in targets for name in _plain_names(target)}
             if pending(node.value, local) or (isinstance(node, ast.AugAssign) and bound & local):
                 local |= bound
             else:
@@ -305,6 +322,19 @@ def _bound_to_pending(own: list[ast.AST], pending: Callable[[ast.AST, set[str]],
     if local and any(_waits_on(node, local, names) for node in own):
         return set()
     return local
+
+
+def _plain_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds itself (`a`, `a, (b, *c)`), not the container an item
+    or attribute target stores into: `gram[i, j] = kij` into a NumPy array copies `kij` to the host
+    (pierreglaser/jax-tutorial@<heldout11> tutorial.ipynb cell 31)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _plain_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _plain_names(element)]
+    return []
 
 
 def _waits_on(node: ast.AST, local: set[str], names: ImportMap) -> bool:

@@ -39,6 +39,11 @@ PREVIEW: frozenset[tuple[str, str]] = frozenset(
         # escapes the clock), heldout10 2/0/0: a cell that loops over dependent steps mostly measures them
         ("JAX504", "time-cell-loop"),
         ("JAX504", "timeit-cell-loop"),
+        # the same for a line magic whose call runs the notebook function's own loop (`looping_defs`):
+        # 0/0/4 on the spent pools after session 34 (probml's `training_loop` of 10,000 tiny dependent
+        # steps and jax_intro's `sum_slow`, TF_JAX_tutorials' `multiply_n_times(2, 5)`: dispatch-bound)
+        ("JAX504", "time-line-loop"),
+        ("JAX504", "timeit-line-loop"),
         # the current rule 0/0/1 (heldout7); every first-contact label 0 real of 9 (heldout7, heldout10)
         ("JAX505", "first-call"),
         # JAX504 on the same item (`timed_first_call`: `%time` of a jitted function's first call):
@@ -108,10 +113,11 @@ def work_path(checker, stmt: cst.BaseStatement) -> str:
     return "eager"
 
 
-def magic_path(magic: str, line: bool, statements: list[ast.stmt]) -> str:
-    """`%time`/`%timeit` of one statement (`line`) or a `%%` cell, and whether the cell loops."""
+def magic_path(magic: str, line: bool, statements: list[ast.stmt], calls_a_loop: bool = False) -> str:
+    """`%time`/`%timeit` of one statement (`line`) or a `%%` cell, and whether the cell loops, or
+    calls a function of the notebook that loops over the JAX work it returns (`calls_a_loop`)."""
     shape = "line" if line else "cell"
-    loops = any(isinstance(n, (ast.For, ast.While)) for s in statements for n in ast.walk(s))
+    loops = calls_a_loop or any(isinstance(n, (ast.For, ast.While)) for s in statements for n in ast.walk(s))
     return f"{magic}-{shape}{'-loop' if loops else ''}"
 
 

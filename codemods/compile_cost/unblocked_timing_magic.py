@@ -12,6 +12,7 @@ from codemods.compile_cost.magics import (
     Magics,
     Timed,
     blocks,
+    callee,
     calls,
     chars,
     computes,
@@ -289,7 +290,8 @@ class UnblockedTimingMagicRule(Rule):
         elif tiny:
             path = "tiny-work"
         else:
-            path = magic_path(item.magic, item.stmt_source is not None, item.statements)
+            looping = any(callee(c, m.names) in m.looping for s in item.statements for c in calls(s))
+            path = magic_path(item.magic, item.stmt_source is not None, item.statements, looping)
         return flag(m.finding(item, code="JAX504", name=self.name, path=ctx.path, message=message, fix=fix), path)
 
 
