@@ -94,6 +94,7 @@ def test_cell_that_does_not_parse_is_one_error_the_rest_is_checked(tmp_path):
     assert "cell 3:3:9: JAX201" in out
     assert f"{nb}: cell 2: does not parse" in err
     assert "All checks passed" not in err
+    assert "Found 1 problem; 1 file could not be checked in full (errors above)." in err  # not "not checked"
 
 
 def test_not_python_and_not_a_notebook_are_errors_not_passes(tmp_path):

@@ -64,9 +64,10 @@ def statistics(findings: Iterable[Finding]) -> str:
 
 
 def summary(findings: list[Finding], errors: int = 0) -> str:
-    """The closing line; never "passed" when a file could not be checked."""
+    """The closing line; never "passed" when a file could not be checked. "In full": a notebook
+    with a cell that does not parse is still checked in its other cells, and its findings are shown."""
     if errors:
-        unchecked = f"{errors} file{'s' if errors != 1 else ''} could not be checked"
+        unchecked = f"{errors} file{'s' if errors != 1 else ''} could not be checked in full"
         return f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}; {unchecked} (errors above).\n"
     if not findings:
         return "All checks passed!\n"
