@@ -676,3 +676,27 @@ def test_a_helper_that_loops_over_its_steps_is_a_looping_timing():
         "            value, grad = value_and_grad_fun(params)\n",
     )
     assert straight != source and default_codes(straight) == ["13 JAX504"]
+
+
+def test_a_name_bound_to_a_transform_is_jax_work():
+    """Orcuslc/Seismic_wave_inversion_PINN@<heldout29> 11_test_jax/jax_gradient_profiling.ipynb cell 4
+    (recall entries): `batched = vmap(first_order_grad)` of a `@jit` gradient, then `%timeit
+    batched(params, x)` with nothing waiting. The twin waits: not reported."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+        from jax import jit, vmap
+
+        @jit
+        def first_order_grad(params, x):
+            return jax.grad(lambda p: jnp.sum(jnp.tanh(p * x)))(params)
+
+        batched = vmap(first_order_grad, in_axes=(None, 0))
+        params = jnp.ones(100)
+        x = jnp.ones((1000, 100))
+        batched(params, x).block_until_ready()
+        # %timeit batched(params, x)
+    """
+    assert codes(source) == ["14 JAX504 safe"]
+    waited = source.replace("# %timeit batched(params, x)", "# %timeit batched(params, x).block_until_ready()")
+    assert waited != source and codes(waited) == []

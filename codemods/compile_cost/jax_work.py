@@ -46,19 +46,14 @@ from jaxfix.analysis.transforms import (
     BLOCKING_CALLS,
     BLOCKING_JITS,
     CACHED_PARTIAL,
-    GRAD_NAMES,
+    EAGER_TRANSFORMS,
     STAGE_METHODS,
     STEP_ANNOTATIONS,
-    VMAP_NAMES,
 )
 from jaxfix.analysis.value_kind import STARRED, argument_for
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import RuleContext
 
-# `dloss = jax.grad(loss)`, `batched = jax.vmap(f)`: a call of the name runs JAX work, eagerly and
-# dispatched asynchronously like a jitted call's (ericmjl/dl-workshop@6ef9b7f notebooks/03-stax/
-# 01-linear.ipynb cell 34 times 1,000 eager `dmseloss`/`update` steps with nothing waiting)
-EAGER_TRANSFORMS = GRAD_NAMES | VMAP_NAMES
 # lax's loops: a call of one compiles its body and runs it on the device
 LAX_LOOPS = frozenset({"scan", "fori_loop", "while_loop", "map", "associative_scan"})
 

