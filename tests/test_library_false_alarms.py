@@ -1063,3 +1063,40 @@ def test_jit_of_a_static_method_read_off_its_class_is_one_function():
         ns["Ecosystem"].traces = 0
         ns["run"](ns["jnp"].ones(3), method)
         assert ns["Ecosystem"].traces == traces, method
+
+
+def test_jit_of_a_static_method_read_off_self_is_one_function():
+    """WiseLabCMU/pitot@<heldout29> pitot/linear_scaling.py:117 (JAX201, wrong: "fresh bound
+    method"): `jax.jit(self.iter)(problem, soln)` on every iteration of `fit`, `iter` a
+    `@staticmethod` of the class: read off the instance it is the plain function (run here: 20
+    re-wraps, 1 trace), a re-wrap (JAX203). A plain method read off `self` is a fresh bound method
+    each access and traces again each trip (run here: 20 traces): JAX201."""
+    source = """
+        import jax
+        import jax.numpy as jnp
+
+
+        class Solver:
+            traces = 0
+
+            @staticmethod
+            def iter(x):
+                Solver.traces += 1
+                return x + 1
+
+            def step(self, x):
+                Solver.traces += 1
+                return x * 2
+
+            def fit(self, x):
+                for _ in range(20):
+                    x = jax.jit(self.iter)(x)
+                return x
+        """
+    assert codes(source) == [("JAX203", 20)]
+    assert codes(source.replace("jax.jit(self.iter)(x)", "jax.jit(self.step)(x)")) == [("JAX201", 20)]
+    for method, traces in (("iter", 1), ("step", 20)):
+        ns: dict = {}
+        exec(textwrap.dedent(source.replace("jax.jit(self.iter)(x)", f"jax.jit(self.{method})(x)")), ns)
+        ns["Solver"]().fit(ns["jnp"].ones(3))
+        assert ns["Solver"].traces == traces, method

@@ -51,7 +51,8 @@ class JitInLoopRule(Rule):
     compiling transform retrace on every call whether hoisted or not, so they are not reported
     on their own, but under `jax.jit` they make a new cache key each time even for a
     module-level function (`jax.jit(jax.grad(f))`); equinox's `filter_grad` of a module function
-    compares equal and is not new. The same module-level function re-wrapped in a loop is JAX203, a jitted
+    compares equal and is not new. A `@staticmethod` read off its class or off `self` is the plain
+    function, one object (JAX203). The same module-level function re-wrapped in a loop is JAX203, a jitted
     callable made once per call of a function is JAX202. Which values a call passes is inferred
     from the code in this file only. A method of an object the loop builds from what it iterates
     (`for game in games: env = make(game); jax.jit(env.init)`, also from a configuration the body
