@@ -1232,6 +1232,16 @@ def test_a_lap_timer_whose_trip_may_wait_gets_an_unsafe_fix():
     assert [(f.code, f.fix.safety.value) for f in result.findings] == [("JAX501", "safe")]
 
 
+def test_a_lap_timer_whose_trip_certainly_waits_times_a_step_per_lap():
+    """minyoungpark1/swin_transformer_v2_jax@<heldout29> core/function.py:161 (JAX501, wrong): the
+    trip reads the clock after dispatching its step, then `ave_loss.update(loss.item())` waits for
+    that step, so the next lap spans one device step: the lap figure is right within a step. Not
+    reported; the twin that converts nothing is."""
+    certain = LAP.replace("        write_metrics(writer, x, new_time - last)\n", "        writer.append(float(x.sum()))\n")
+    assert certain != LAP
+    assert analyze(certain, "trainer.py", Config(select=("JAX501",)), fix=True).findings == []
+
+
 # A notebook read as one module (cells joined at `# %%` markers, as jaxfix and jupytext write
 # them). ericmjl/dl-workshop@6ef9b7fe:notebooks/03-stax/01-linear.ipynb displays a pending result
 # (`get_params(final_state)`) as a cell's value: IPython's repr reads it, so it is ready.

