@@ -92,12 +92,18 @@ def returns_jitted(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify)
     local = jitted_names(own, qualify, waiting=False)
 
     def jitted(value: ast.AST | None) -> bool:
-        if isinstance(value, ast.IfExp):
-            return jitted(value.body) or jitted(value.orelse)
-        if isinstance(value, ast.Call):
-            jit = jit_of(value.func, qualify)
-            return jit is not None and jit not in BLOCKING_JITS
-        return isinstance(value, ast.Name) and value.id in local
+        branches = [value]  # a conditional expression's branches, without recursion (a deep chain of them)
+        while branches:
+            value = branches.pop()
+            if isinstance(value, ast.IfExp):
+                branches += (value.body, value.orelse)
+            elif isinstance(value, ast.Call):
+                jit = jit_of(value.func, qualify)
+                if jit is not None and jit not in BLOCKING_JITS:
+                    return True
+            elif isinstance(value, ast.Name) and value.id in local:
+                return True
+        return False
 
     return any(jitted(node.value) for node in own if isinstance(node, ast.Return))
 
