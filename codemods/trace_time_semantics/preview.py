@@ -39,6 +39,11 @@ write it, `@jax.jit def f(x): np.sin(x)`; `x[i] = v`; `log.append(x)`).
 - JAX404 a read of a module global rebound or refilled at run time: preview (7 real of 76
   on eleven pools, wrong on ten: notebooks redefine the function with the rebinding, retrace it on a new
   structure, or rebind an equal value; trace-time tag counters read by design).
+- JAX405 a clock read in a function whose trace is kept: default (new in session 34, from the recall
+  entries of heldout5, heldout17 and heldout28: a `PRNGKey(int(time.time()))` inside `@jax.jit`, an
+  elapsed time around a `lax.scan` under jit).
+- JAX405 a draw from the host's global random state (`random.<fn>`, legacy `np.random.<fn>`):
+  preview (new in session 34: no recall entry yet; a jitted initialiser called once draws once anyway).
 """
 
 from __future__ import annotations
@@ -88,3 +93,8 @@ def outer_state_finding(finding: Finding | None, path: str) -> Finding | None:
     """JAX404: preview (`PREVIEW_RULES`); of its paths, a write that stores a traced value
     (`STORES_TRACER`) was the surer one."""
     return _preview(finding, path != STORES_TRACER)
+
+
+def host_read_finding(finding: Finding, random: bool) -> Finding:
+    """JAX405: a clock read is default, a draw from the host's random state preview."""
+    return _preview(finding, random)
