@@ -228,6 +228,47 @@ def test_clock_in_jitted_step():
     assert found(CLOCK_IN_EAGER_VMAP, preview=True) == []
 
 
+# FLAIROx/Kinetix@dev experiments/ppo.py:79 (dev, labelled wrong): the read seeds Python state that a host
+# callback reads and updates at run time (`nonlocal last_time`); nothing traced reads it, so no constant is
+# baked in. leleucas/compiler-paper cases/jax/tblr2bbox.py:36 (heldout16, wrong): `start_time` is never read.
+CLOCK_FOR_A_HOST_CALLBACK = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def make_train(num_updates):
+    def train(state):
+        last_time = time.time()
+        start_time = time.time()
+
+        def update(state, _):
+            def callback(step):
+                nonlocal last_time
+                time_now = time.time()
+                print(step, time_now - last_time)
+                last_time = time_now
+
+            jax.debug.callback(callback, state)
+            return state + 1.0, None
+
+        return jax.lax.scan(update, state, None, length=num_updates)[0]
+
+    return train
+
+
+train_jit = jax.jit(make_train(10))
+"""
+
+
+def test_a_read_only_host_code_uses_is_not_reported():
+    assert found(CLOCK_FOR_A_HOST_CALLBACK, preview=True) == []
+    # the same read, also used by the traced body: the trace-time value is baked in
+    baked = CLOCK_FOR_A_HOST_CALLBACK.replace("return state + 1.0, None", "return state + last_time, None")
+    assert found(baked) == [(10, False)]
+
+
 # -- host random state: preview ---------------------------------------------------------------
 
 HOST_RANDOM_UNDER_JIT = """
