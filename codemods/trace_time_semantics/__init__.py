@@ -7,6 +7,8 @@
   traced JAX array; its fast screen on the stdlib AST is in_place_screen.py.
 - JAX404 `outer-state-mutation-in-traced-code` (outer_state_mutation_in_traced_code.py): a side
   effect on state outside the traced function.
+- JAX405 `host-read-in-traced-code` (host_read_in_traced_code.py): a read of the host's clock or
+  global random state, baked into the compiled program at trace time.
 
 `common.py` holds what they share: the traced functions of a file, and the wording and layout of
 findings and fixes.

@@ -1,4 +1,4 @@
-"""What the trace-time rules (JAX401-JAX404) share: the functions they look into, and how they
+"""What the trace-time rules (JAX401-JAX405) share: the functions they look into, and how they
 word a finding and lay out the one statement a fix writes.
 
 The traced functions come from the file's `jit_contexts` fact (computed once per file for all

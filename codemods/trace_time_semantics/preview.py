@@ -39,6 +39,15 @@ write it, `@jax.jit def f(x): np.sin(x)`; `x[i] = v`; `log.append(x)`).
 - JAX404 a read of a module global rebound or refilled at run time: preview (7 real of 76
   on eleven pools, wrong on ten: notebooks redefine the function with the rebinding, retrace it on a new
   structure, or rebind an equal value; trace-time tag counters read by design).
+- JAX405 a clock read in a function whose trace is kept: default (new in session 34; first contact
+  on the spent pools 6 real of 9 on four pools: heldout28 dnbt777's time-seeded keys, the recall
+  entries, and heldout11 opifex's `nnx.jit` solver returning its trace-time duration; the 3 wrong,
+  on dev, heldout16 and heldout28, were a dead `start_time` read twice and a read only a host
+  callback's `nonlocal` uses, which the rule has skipped since).
+- JAX405 a draw from the host's global random state (`random.<fn>`, legacy `np.random.<fn>`):
+  preview (2 real of 4: two jitted dropouts seeding from `np.random`, heldout12 and heldout27;
+  wrong on heldout24, a jitted test helper called once, debatable on heldout28, a script that
+  cannot run under jit at all).
 """
 
 from __future__ import annotations
@@ -88,3 +97,8 @@ def outer_state_finding(finding: Finding | None, path: str) -> Finding | None:
     """JAX404: preview (`PREVIEW_RULES`); of its paths, a write that stores a traced value
     (`STORES_TRACER`) was the surer one."""
     return _preview(finding, path != STORES_TRACER)
+
+
+def host_read_finding(finding: Finding, random: bool) -> Finding:
+    """JAX405: a clock read is default, a draw from the host's random state preview."""
+    return _preview(finding, random)
