@@ -85,13 +85,15 @@ def returns_jitted(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify)
     either in a conditional expression (`return jax.jit(hf) if use_jit else hf`). A call of what
     it returns dispatches compiled work (ZihangL/hqc@<heldout28> hqc/gto/solver.py `make_solver`,
     timed in test/test_gto_performance.py, a recall entry). Not a jit that waits for its program
-    (`eqx.filter_jit`)."""
+    (`eqx.filter_jit`). Only statements are walked: a return and a binding are statements."""
     if isinstance(fn, ast.AsyncFunctionDef):
         return False
-    own = _own_nodes(fn)
-    local = jitted_names(own, qualify, waiting=False)
+    own = _own_statements(fn)
+    values = [n.value for n in own if isinstance(n, ast.Return) and isinstance(n.value, (ast.Call, ast.IfExp, ast.Name))]
+    local: set[str] | None = None  # the names the body binds to a jit, made only when a name is returned
 
     def jitted(value: ast.AST | None) -> bool:
+        nonlocal local
         branches = [value]  # a conditional expression's branches, without recursion (a deep chain of them)
         while branches:
             value = branches.pop()
@@ -101,11 +103,14 @@ def returns_jitted(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify)
                 jit = jit_of(value.func, qualify)
                 if jit is not None and jit not in BLOCKING_JITS:
                     return True
-            elif isinstance(value, ast.Name) and value.id in local:
-                return True
+            elif isinstance(value, ast.Name):
+                if local is None:
+                    local = jitted_names(own, qualify, waiting=False)
+                if value.id in local:
+                    return True
         return False
 
-    return any(jitted(node.value) for node in own if isinstance(node, ast.Return))
+    return any(jitted(value) for value in values)
 
 
 def module_jit_factories(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
@@ -122,16 +127,20 @@ def module_jit_factories(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
     return frozenset(found)
 
 
-def _own_nodes(fn: ast.AST) -> list[ast.AST]:
-    """The nodes of `fn`'s body, not inside nested defs, lambdas or classes (their statements
-    themselves included: a nested `@jax.jit def` is a binding of `fn`)."""
-    out: list[ast.AST] = []
-    stack = list(fn.body)
+def _own_statements(fn: ast.FunctionDef) -> list[ast.stmt]:
+    """The statements of `fn`'s body at any depth of its compound statements, not inside nested
+    defs or classes (a nested def statement itself is one: it binds its name in `fn`)."""
+    out: list[ast.stmt] = []
+    stack: list[ast.stmt] = list(fn.body)
     while stack:
         node = stack.pop()
         out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, name, ()))
+        for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            stack.extend(part.body)
     return out
 
 
