@@ -18,7 +18,7 @@ from codemods.compile_cost.timing_screen import (
     TIMEIT_CALLS,
 )
 from jaxfix.analysis.body_facts import assigned_names
-from jaxfix.analysis.bound_jits import assigned_callees, factory_bound_names, returns_jitted
+from jaxfix.analysis.bound_jits import factory_bound_names
 from jaxfix.analysis.defaults import never_true, switched_off
 from jaxfix.analysis.host_sync import (
     BLOCKING_METHODS,
@@ -34,6 +34,7 @@ from jaxfix.analysis.host_sync import (
 from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.project_lookups import (
+    jit_factories,
     project_jit_factory,
     project_jitted,
     project_jitted_among,
@@ -306,23 +307,17 @@ class JaxWork:
                         )
 
     def _jit_factories(self) -> set[str]:
-        """The callees of `assigns` that return a jitted function (`bound_jits.returns_jitted`): the
+        """The functions whose call returns a jitted function (`project_lookups.jit_factories`): the
         one def of that name in this file, or a function another module of the project defines
-        (`project_lookups.project_jit_factory`: `hf = make_solver(..., use_jit=True)` of
-        `hqc.gto.solver`, timed in ZihangL/hqc@<heldout28> test/test_gto_performance.py:90)."""
-        qualify = self.names.qualify_ast
-        here = {
-            fn.name
+        (`hf = make_solver(..., use_jit=True)` of `hqc.gto.solver`, timed in ZihangL/hqc@<heldout28>
+        test/test_gto_performance.py:90)."""
+        candidates = (
+            fn
             for fn in ast.walk(self.ctx.tree)
-            if isinstance(fn, ast.FunctionDef)
-            and len(self.functions.get(fn.name, ())) == 1
-            and returns_jitted(fn, qualify)
-        }
+            if isinstance(fn, ast.FunctionDef) and len(self.functions.get(fn.name, ())) == 1
+        )
         lookup = project_jit_factory(self.ctx)
-        if lookup is None:
-            return here
-        written = sorted(assigned_callees(self.ctx.tree))
-        return here | project_jitted_among(lookup, written, here | set(self.functions))
+        return jit_factories(candidates, self.ctx.tree, self.names.qualify_ast, lookup, set(self.functions))
 
     def _wraps_jax_work(self, fn: cst.FunctionDef, depth: int, host_copies: bool = True) -> bool:
         """`fn` returns the result of JAX work (`def run(x): return step_jit(x)`, or a name it

@@ -13,16 +13,14 @@ from dataclasses import dataclass, field, replace
 
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
 from jaxfix.analysis.bound_jits import (
-    assigned_callees,
     factory_bound_names,
     is_jit_expr,
     jit_of,
-    returns_jitted,
 )
 from jaxfix.analysis.bound_jits import jitted_names as shared_jitted_names
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.project_lookups import project_jitted_among
+from jaxfix.analysis.project_lookups import jit_factories, project_jitted_among
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.static_values import is_static_attr
@@ -89,7 +87,14 @@ class Magics:
         if imported_jitted is not None:
             callees = (dotted(c.func) for item in timed for stmt in item.statements for c in calls(stmt))
             jitted |= project_jitted_among(imported_jitted, callees, jitted)
-        factories = jit_factories(tree, names, imported_factory)
+        top = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        factories = jit_factories(
+            (n for n in top if isinstance(n, ast.FunctionDef)),
+            tree,
+            names.qualify_ast,
+            imported_factory,
+            {n.name for n in top},
+        )
         jitted |= factory_bound_names(tree, factories) | transformed_names(tree, names)
         return cls(
             lines,
@@ -201,21 +206,6 @@ def transformed_names(tree: ast.Module, names: ImportMap) -> set[str]:
         for t in node.targets
         if isinstance(t, ast.Name)
     }
-
-
-def jit_factories(tree: ast.Module, names: ImportMap, imported: Callable[[str], bool] | None) -> set[str]:
-    """The functions whose call returns a jitted function (`bound_jits.returns_jitted`): a
-    top-level def of the notebook, or one `imported` from another module of the project."""
-    here = {
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef) and returns_jitted(node, names.qualify_ast)
-    }
-    if imported is None:
-        return here
-    written = sorted(assigned_callees(tree))
-    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    return here | project_jitted_among(imported, written, here | defined)
 
 
 def _called(value: ast.AST) -> str | None:

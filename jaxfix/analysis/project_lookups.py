@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 import libcst as cst
 
 from jaxfix.analysis import astscan, pytrees
+from jaxfix.analysis.bound_jits import assigned_callees, returns_jitted
 from jaxfix.analysis.names import dotted_name
 
 
@@ -87,6 +88,24 @@ def project_jitted_among(lookup: Callable[[str], bool], written: Iterable[str | 
         if lookup(name):
             found.add(name)
     return found
+
+
+def jit_factories(
+    candidates: Iterable[ast.FunctionDef | ast.AsyncFunctionDef],
+    tree: ast.Module,
+    qualify: Callable[[ast.AST], str | None],
+    imported: Callable[[str], bool] | None,
+    defined: set[str],
+) -> set[str]:
+    """The functions whose call returns a jitted function (`bound_jits.returns_jitted`): those of
+    `candidates` (the module's own defs the caller trusts), and the callees of the module's
+    assignments (`hf = make_solver(...)`) that `imported` (`project_jit_factory`) says another module
+    of the project defines as one; a name of `defined` (bound here) is never taken from elsewhere.
+    JAX501's `JaxWork` and JAX504's notebook magics both ask this."""
+    here = {fn.name for fn in candidates if returns_jitted(fn, qualify)}
+    if imported is None:
+        return here
+    return here | project_jitted_among(imported, sorted(assigned_callees(tree)), here | defined)
 
 
 def project_member(ctx, member: str) -> Callable[[str], bool] | None:
