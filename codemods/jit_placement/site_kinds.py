@@ -171,13 +171,8 @@ class SiteKinds:
         FlaxCLIPModel...` in `__init__`) and no method of that name: the same object on every call,
         which jit's cache finds again (measured: 3 calls, 1 trace), not a fresh bound method
         (lkhromykh/jax-peract@<heldout27> peract/utils/clip.py:51 `jax.jit(self._model)`, wrong)."""
-        if not isinstance(method, cst.FunctionDef):
-            return False
-        params = [*method.params.posonly_params, *method.params.params]
-        if not params or params[0].name.value != head.value:
-            return False
-        cls = self.idx.enclosing_scope(method)
-        if not isinstance(cls, cst.ClassDef):
+        cls = self._class_of_method(method, head)
+        if cls is None:
             return False
         if any(isinstance(s, cst.FunctionDef) and s.name.value == attr for s in cls.body.body):
             return False
@@ -186,18 +181,23 @@ class SiteKinds:
         once = instance_attributes(cls, lambda name: name in CONSTRUCTORS)
         return attr in once and attr not in instance_attributes(cls, lambda name: name not in CONSTRUCTORS)
 
+    def _class_of_method(self, method: cst.CSTNode, head: cst.Name) -> cst.ClassDef | None:
+        """The class whose method `method` is, when `head` names its first parameter (`self`)."""
+        if not isinstance(method, cst.FunctionDef):
+            return None
+        params = [*method.params.posonly_params, *method.params.params]
+        if not params or params[0].name.value != head.value:
+            return None
+        cls = self.idx.enclosing_scope(method)
+        return cls if isinstance(cls, cst.ClassDef) else None
+
     def _static_method_on_self(self, method: cst.CSTNode, head: cst.Name, target: cst.Attribute) -> bool:
         """`self.<attr>` of a method whose class defines `attr` once, as a `@staticmethod`: read off the
         instance it is the plain function, the same object on every trip (measured: 30 re-wraps, 1
         trace), not a fresh bound method (WiseLabCMU/pitot@<heldout29> pitot/linear_scaling.py:117
         `jax.jit(self.iter)` per iteration, JAX201 wrong)."""
-        if target.value is not head or not isinstance(method, cst.FunctionDef):
-            return False
-        params = [*method.params.posonly_params, *method.params.params]
-        if not params or params[0].name.value != head.value:
-            return False
-        cls = self.idx.enclosing_scope(method)
-        if not isinstance(cls, cst.ClassDef):
+        cls = self._class_of_method(method, head) if target.value is head else None
+        if cls is None:
             return False
         defs = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == target.attr.value]
         return len(defs) == 1 and any(dotted_name(d.decorator) == "staticmethod" for d in defs[0].decorators)
