@@ -346,21 +346,31 @@ def _plain_names(target: ast.AST) -> list[str]:
 
 
 def _waits_on(node: ast.AST, local: set[str], names: ImportMap) -> bool:
-    """`node` waits for one of `local`'s values: `float(x)`, `x.block_until_ready()`, `if x > 0:`,
-    a format or a slice bound."""
+    """`node` waits for one of `local`'s values (`_awaited`)."""
+    awaited = _awaited(node, names)
+    return awaited is not None and any(_read_names(e) & local for e in awaited)
+
+
+def _awaited(node: ast.AST, names: ImportMap) -> list[ast.AST] | None:
+    """The expressions whose values `node` waits for on the host, or None when it waits for none:
+    a blocking method's object (`x.block_until_ready()`, `loss.item()`), the arguments of a call
+    that waits by name (`float(x)`, `np.asarray(x)`, `print(x)`), a formatted value (`f"{loss:.3f}"`),
+    a slice bound (`buf[:n_iter]` makes it a Python int), the test of an `if`/`while`/`assert` or
+    conditional expression (not an identity test, `x is None`)."""
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
-            return bool(_read_names(func.value) & local)
+            return [func.value]
         if waits_by_name(names.qualify_ast(func)):
-            return any(_read_names(a) & local for a in node.args)
-    if isinstance(node, (ast.If, ast.While, ast.Assert)) and not _identity_test(node.test):
-        return bool(_read_names(node.test) & local)
-    if isinstance(node, ast.FormattedValue):  # `f"{loss:.3f}"`
-        return bool(_read_names(node.value) & local)
-    if isinstance(node, ast.Slice):  # `buf[:n_iter]`: a slice bound is made a Python int
-        return any(_read_names(b) & local for b in (node.lower, node.upper, node.step) if b is not None)
-    return False
+            return [*node.args, *(k.value for k in node.keywords)]
+        return None
+    if isinstance(node, ast.FormattedValue):
+        return [node.value]
+    if isinstance(node, ast.Slice):
+        return [b for b in (node.lower, node.upper, node.step) if b is not None]
+    if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)) and not _identity_test(node.test):
+        return [node.test]
+    return None
 
 
 def _read_names(expr: ast.AST) -> set[str]:
@@ -457,26 +467,17 @@ def reading_helpers(tree: ast.Module, names: ImportMap) -> dict[str, tuple[list[
                                 origin[leaf.id] = origin.get(leaf.id, set()) | src
             read: set[str] = set()
             for n in nodes:
-                if isinstance(n, ast.Call):
-                    func = n.func
-                    if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
-                        read |= from_(func.value)
-                    elif waits_by_name(names.qualify_ast(func)):
-                        read |= set().union(*(from_(x) for x in (*n.args, *(k.value for k in n.keywords))))
-                    elif isinstance(func, ast.Name) and func.id in out:
-                        positional, waited = out[func.id]
-                        for k, arg in enumerate(n.args):
-                            if k < len(positional) and positional[k] in waited:
-                                read |= from_(arg)
-                        for kw in n.keywords:
-                            if kw.arg in waited:
-                                read |= from_(kw.value)
-                elif isinstance(n, ast.FormattedValue):
-                    read |= from_(n.value)
-                elif isinstance(n, ast.Slice):  # `out[:n_iter]`: a slice bound is made a Python int
-                    read |= set().union(*(from_(b) for b in (n.lower, n.upper, n.step) if b is not None))
-                elif isinstance(n, (ast.If, ast.While, ast.Assert, ast.IfExp)) and not _identity_test(n.test):
-                    read |= from_(n.test)
+                awaited = _awaited(n, names)
+                if awaited is not None:
+                    read |= set().union(*(from_(e) for e in awaited))
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in out:
+                    positional, waited = out[n.func.id]
+                    for k, arg in enumerate(n.args):
+                        if k < len(positional) and positional[k] in waited:
+                            read |= from_(arg)
+                    for kw in n.keywords:
+                        if kw.arg in waited:
+                            read |= from_(kw.value)
             if read and (name not in out or out[name][1] != read):
                 out[name] = (params[name], read)
                 grew = True
