@@ -23,10 +23,13 @@ from codemods.jit_placement.transform_kinds import (
     PARTIALS,
 )
 from jaxfix.analysis.class_static_fields import instance_attributes
+from jaxfix.analysis.jit_contexts import class_annotation
 from jaxfix.analysis.names import dotted_name
+from jaxfix.analysis.project_lookups import project_callable_fields
+from jaxfix.analysis.pytrees import module_summary
 from jaxfix.analysis.scopes import ScopeIndex, names_read, param_names
 from jaxfix.analysis.static_helpers import is_memoised
-from jaxfix.analysis.transforms import FUNCTION_CONTAINERS, FUNCTION_FIELDS
+from jaxfix.analysis.transforms import FUNCTION_FIELDS, returns_function_container
 from jaxfix.analysis.walk import returned_name
 
 
@@ -144,7 +147,7 @@ class SiteKinds:
                 return True
             if scope is None:
                 return False
-            if self._function_container(scope, head):
+            if self._function_container(scope, head, target) or self._function_field(scope, head, target):
                 site.kind = MODULE_FUNCTION  # `net.apply` of `net = hk.transform(f)`: one function object
                 return True
             if target.attr.value in FUNCTION_FIELDS:
@@ -219,6 +222,21 @@ class SiteKinds:
             dotted_name(d.decorator) in ("classmethod", "property", "functools.cached_property", "cached_property")
             for d in defs[0].decorators
         )
+
+    def _annotated_class(self, scope: cst.CSTNode, name: str) -> str | None:
+        """The class (as written) `name` is annotated with in `scope`: its one binding there is an
+        annotated assignment (`engine: AevbEngine = Aevb(...)`), or it is a parameter annotated with
+        one and never rebound."""
+        bindings = self.idx.scope_info(scope).bindings.get(name, [])
+        if len(bindings) == 1 and isinstance(bindings[0], cst.AnnAssign):
+            return class_annotation(bindings[0].annotation.annotation)
+        if bindings or not isinstance(scope, cst.FunctionDef):
+            return None
+        params = scope.params
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.name.value == name and p.annotation is not None:
+                return class_annotation(p.annotation.annotation)
+        return None
 
     def _named_function_rewrapped(self, site: Site, target: cst.Name, bindings: list[cst.CSTNode]) -> bool:
         """`loss_fn = metrics_jax.gram_loss` (or `slice_loss`) above the training loop, then
@@ -301,12 +319,29 @@ class SiteKinds:
             return cls is not None and any(self.qualify(b.value) == "equinox.Module" for b in cls.bases)
         return False
 
-    def _function_container(self, scope: cst.CSTNode, head: cst.Name) -> bool:
-        """`head` is bound once, to a call that returns plain functions (`FUNCTION_CONTAINERS`)."""
+    def _function_container(self, scope: cst.CSTNode, head: cst.Name, target: cst.Attribute) -> bool:
+        """`head` is bound once, to a call that returns plain functions (`transforms.
+        returns_function_container`: `net = hk.transform(f)`, `opt = optax.adam(1e-3)`)."""
         bindings = self.idx.scope_info(scope).bindings.get(head.value, [])
         return (
-            len(bindings) == 1
+            target.value is head
+            and len(bindings) == 1
             and isinstance(bindings[0], cst.Assign)
             and isinstance(bindings[0].value, cst.Call)
-            and self.qualify(bindings[0].value.func) in FUNCTION_CONTAINERS
+            and returns_function_container(self.qualify(bindings[0].value.func), target.attr.value)
         )
+
+    def _function_field(self, scope: cst.CSTNode, head: cst.Name, target: cst.Attribute) -> bool:
+        """`engine.step` of a name annotated with a class of this module or of the project whose
+        `step` is a field holding a plain function (`pytree_fields.callable_field_names`): the same
+        function on every read, a cache hit (PaulScemama/aevb@<heldout29> examples/jax/mnist.py:131
+        `jax.jit(engine.step)` per step of `engine: AevbEngine = Aevb(...)`, a NamedTuple of
+        functions: 50 re-wraps, 1 trace; JAX201 wrong)."""
+        written = self._annotated_class(scope, head.value) if target.value is head else None
+        if written is None:
+            return False
+        local = module_summary(self.ctx).classes.get(written)
+        if local is not None:
+            return target.attr.value in local.callable_fields
+        of_project = project_callable_fields(self.ctx)
+        return of_project is not None and target.attr.value in of_project(written)

@@ -311,7 +311,7 @@ class JitContexts(TraceEntries, TracePropagation, ClassStaticFields, ShownAttrib
             if p.annotation is not None:
                 if admits_no_array(p.annotation.annotation, self.names.qualify):
                     python_params.add(p.name.value)
-                written = _class_annotation(p.annotation.annotation)
+                written = class_annotation(p.annotation.annotation)
                 if written is not None:
                     class_annotations[p.name.value] = written
                 ann = self.names.qualify(p.annotation.annotation)
@@ -443,15 +443,15 @@ def jit_contexts(ctx) -> JitContexts:
     )
 
 
-def _class_annotation(annotation: cst.BaseExpression) -> str | None:
+def class_annotation(annotation: cst.BaseExpression) -> str | None:
     """`Cls`, `mod.Cls`, `Cls | None` or `Optional[Cls]` as written: the dotted class name."""
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
         sides = [annotation.left, annotation.right]
         named = [s for s in sides if not (isinstance(s, cst.Name) and s.value == "None")]
-        return _class_annotation(named[0]) if len(named) == 1 else None
+        return class_annotation(named[0]) if len(named) == 1 else None
     if isinstance(annotation, cst.Subscript) and dotted_name(annotation.value) in ("Optional", "typing.Optional"):
         if len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
-            return _class_annotation(annotation.slice[0].slice.value)
+            return class_annotation(annotation.slice[0].slice.value)
         return None
     text = dotted_name(annotation)
     return text if text is not None and text.rsplit(".", 1)[-1].lstrip("_")[:1].isupper() else None

@@ -38,13 +38,25 @@ def project_class_fields(ctx) -> Callable[[str], frozenset[str]] | None:
 def project_array_fields(ctx) -> Callable[[str], frozenset[str]] | None:
     """The fields a class the module names is annotated to hold arrays, from the project index
     (None without one): `project.array_fields_of`."""
+    return _project_fields(ctx, "array_fields_of")
+
+
+def project_callable_fields(ctx) -> Callable[[str], frozenset[str]] | None:
+    """The fields a class the module names is annotated to hold plain functions, from the project
+    index (None without one): `project.callable_fields_of`."""
+    return _project_fields(ctx, "callable_fields_of")
+
+
+def _project_fields(ctx, method: str) -> Callable[[str], frozenset[str]] | None:
+    """`ctx.project.<method>` of the class a written name qualifies to (None without an index)."""
     qualify = _project_qualifier(ctx)
-    if qualify is None or not hasattr(ctx.project, "array_fields_of"):
+    if qualify is None or not hasattr(ctx.project, method):
         return None
+    fields_of = getattr(ctx.project, method)
 
     def lookup(written: str) -> frozenset[str]:
         target = qualify(written)
-        return frozenset() if target is None else ctx.project.array_fields_of(target)
+        return frozenset() if target is None else fields_of(target)
 
     return lookup
 

@@ -83,6 +83,30 @@ def array_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[str
     )
 
 
+# Annotations of a field that holds a plain function (`step: Callable[[State], State]`): read off
+# an instance, it is the same function object every time, not a new bound method.
+CALLABLE_ANNOTATIONS = frozenset({"Callable", "typing.Callable", "collections.abc.Callable"})
+
+
+def callable_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[str, ...]:
+    """Fields of the class body annotated as callables and not defined as methods of it: a
+    NamedTuple or dataclass of functions (aevb's `AevbEngine(init=..., step=...)`, optax's
+    `GradientTransformation(init, update)`), whose `engine.step` is a stored function."""
+    methods = {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    out = []
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)) or stmt.target.id in methods:
+            continue
+        ann = _without_none(stmt.annotation)
+        if type(ann) is ast.Subscript:
+            ann = ann.value
+        written = ann.value if type(ann) is ast.Constant and isinstance(ann.value, str) else None
+        name = (written.split("[", 1)[0] if written else qualify(ann, bindings) or ast.unparse(ann))
+        if name in CALLABLE_ANNOTATIONS:
+            out.append(stmt.target.id)
+    return tuple(out)
+
+
 def is_static_annotation(qualified: str | None) -> bool:
     """`qualified` (the subscripted name of an annotation, qualified) marks a static field."""
     return qualified in STATIC_ANNOTATIONS

@@ -58,6 +58,7 @@ from jaxfix.analysis.pytree_fields import (  # noqa: F401 (read through `pytrees
     _without_none,
     array_field_names,
     ast_field_marks,
+    callable_field_names,
     is_static_annotation,
     is_static_class,
     is_static_field_call,
@@ -162,6 +163,7 @@ class ClassSummary:
     # `__init_subclass__` passes `cls` to these (as `helpers`): subclasses may be registered
     subclass_hooks: tuple[str, ...] = ()
     array_fields: tuple[str, ...] = ()  # `array_field_names`: fields annotated with an array type
+    callable_fields: tuple[str, ...] = ()  # `callable_field_names`: fields holding a plain function
 
 
 @dataclass(frozen=True)
@@ -307,7 +309,8 @@ def _summarize_class(
     bases = tuple(b for b in (qualify(base, bindings) for base in node.bases) if b is not None)
     statics = static_field_names(node, bindings, field_helpers)
     arrays = array_field_names(node, bindings)
-    return ClassSummary(node.name, node.lineno, bases, kind, via, statics, tuple(helpers), hooks, arrays)
+    functions = callable_field_names(node, bindings)
+    return ClassSummary(node.name, node.lineno, bases, kind, via, statics, tuple(helpers), hooks, arrays, functions)
 
 
 def registrar(
@@ -414,7 +417,7 @@ def _compute(ctx: FileFacts) -> dict[tuple[str, int], PytreeInfo]:
 
 def _pytree_infos(ctx: FileFacts, names: Container[str] | None = None) -> Iterator[PytreeInfo]:
     """The pytree classes of ctx's file in source order (those named in `names`, when given)."""
-    summary = ctx.fact(("jaxfix.analysis.pytrees", "summary"), _module_summary)
+    summary = module_summary(ctx)
     project = ctx.project
     for node in module_statements(ctx.tree):
         if isinstance(node, ast.ClassDef) and (names is None or node.name in names):
@@ -424,6 +427,11 @@ def _pytree_infos(ctx: FileFacts, names: Container[str] | None = None) -> Iterat
             found = class_kind(summary, cls, project)
             if found is not None:
                 yield PytreeInfo(node.name, node.lineno, found[0], found[1])
+
+
+def module_summary(ctx: FileFacts) -> ModuleSummary:
+    """What this module tells others (`summarize`), computed once per file."""
+    return ctx.fact(("jaxfix.analysis.pytrees", "summary"), _module_summary)
 
 
 def _module_summary(ctx: FileFacts) -> ModuleSummary:

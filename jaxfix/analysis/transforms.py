@@ -292,6 +292,26 @@ FUNCTION_CONTAINERS = frozenset(
     }
 )
 
+# Libraries whose public functions return a container of plain functions, by the attributes that
+# hold them: optax's transformations are `GradientTransformation(init, update)` NamedTuples, so
+# `opt.update` of `opt = optax.adam(1e-3)` is the same function on every read (optax's own
+# `_adding_test.py` re-wraps `jax.jit(noise.update)` per step: 1 trace). A class of the library
+# (`optax.MultiSteps(...)`, capitalised) has real methods and is not one.
+FUNCTION_CONTAINER_LIBRARIES = {"optax": frozenset({"init", "update"})}
+
+
+def returns_function_container(qualified: str | None, attr: str) -> bool:
+    """`qualified(...).attr` is a plain function a library's container holds (`FUNCTION_CONTAINERS`,
+    `FUNCTION_CONTAINER_LIBRARIES`)."""
+    if qualified is None:
+        return False
+    if qualified in FUNCTION_CONTAINERS:
+        return True
+    package, _, rest = qualified.partition(".")
+    last = rest.rsplit(".", 1)[-1]
+    return attr in FUNCTION_CONTAINER_LIBRARIES.get(package, ()) and bool(last) and last[0].islower()
+
+
 # Attributes through which a framework's jit wrapper holds the user's function: `functools.wraps`'
 # `__wrapped__`, flax.nnx's `JitFn.f` and `JitWrapped.fun`, equinox's `_JitWrapper._fun`.
 # `jaxfix explain` follows them to charge a compile made through `nnx.jit`/`eqx.filter_jit` to the

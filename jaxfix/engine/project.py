@@ -384,6 +384,11 @@ class ProjectIndex:
         None`), its bases' included; empty for a class the project does not define."""
         return self._fields_of(qualname, "array_fields", frozenset())
 
+    def callable_fields_of(self, qualname: str) -> frozenset[str]:
+        """Fields of the project class `qualname` annotated to hold a plain function (`step:
+        Callable[...]`), its bases' included; empty for a class the project does not define."""
+        return self._fields_of(qualname, "callable_fields", frozenset())
+
     def _fields_of(self, qualname: str, member: str, seen: frozenset) -> frozenset[str]:
         """`ClassSummary.<member>` of the class `qualname` and of its bases, through re-exports."""
         module_name, _, cls_name = qualname.rpartition(".")
