@@ -52,6 +52,7 @@ from jaxfix.analysis.transforms import (
     STEP_ANNOTATIONS,
 )
 from jaxfix.analysis.value_kind import STARRED, argument_for
+from jaxfix.analysis.value_kinds import ValueKinds
 from jaxfix.analysis.walk import walk
 from jaxfix.rulebase import RuleContext
 
@@ -81,6 +82,15 @@ def own_callee(func: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         return func.attr
     return func
+
+
+def _returned_names(value: cst.BaseExpression) -> set[str]:
+    """The names and attribute paths a `return` hands back: `res`, `self.state`, or the elements of
+    a tuple of them (`return state, rng, metrics`: forhaoliu/jax_sac@<heldout29> sac.py `SAC.train`)."""
+    if isinstance(value, cst.Tuple):
+        return set().union(*(_returned_names(e.value) for e in value.elements if not isinstance(e, cst.StarredElement)))
+    name = dotted_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+    return {name} if name else set()
 
 
 # Copies of host data to the device: the work is the host's, done before the copy is dispatched
@@ -341,12 +351,26 @@ class JaxWork:
             calls = [c for c in own_nodes(value, cst.Call) if host_copies or self.names.qualify(c.func) not in HOST_COPIES]
             if any(self.is_jax_call(c, depth + 1) for c in calls):
                 return True
-            if isinstance(value, cst.Name):
+            returned = _returned_names(value)
+            if returned:
                 if made is None:
                     made = self._bound_to(fn.body, self._compiled_work)
-                if value.value in made and not self._certainly_waits(fn.body, made):
+                if returned & made and not self._certainly_waits(fn.body, made):
                     return True  # not when the body waits on its own work (`assert err < tol`)
         return False
+
+    def _method_of_local_object(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
+        """The def `obj.m` calls, where `obj` holds an instance of a class this file defines
+        (`ValueKinds.instance_class`: `agent = Agent(...)`, then `agent.train(batch)` between two
+        clock reads), and `m` is one undecorated def of that class's body."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        name = ValueKinds.of(self.ctx).instance_class(func.value, func)
+        stmts = self.ctx.fact(ScopeIndex, ScopeIndex.of).module_bindings(name) if name else []
+        if not (len(stmts) == 1 and isinstance(stmts[0], cst.ClassDef)):
+            return None
+        defs = [s for s in stmts[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
+        return defs[0] if len(defs) == 1 and not defs[0].decorators else None
 
     def waits_then_returns_eager(self, call: cst.Call) -> bool:
         """`call` calls the one function of this file of that name, whose body certainly waits on
@@ -465,6 +489,10 @@ class JaxWork:
         defs = self.functions.get(own.value, ()) if isinstance(own, cst.Name) else ()
         if len(defs) == 1 and self._wraps_jax_work(defs[0], depth, host_copies=not method):
             return True
+        if not method:
+            of_object = self._method_of_local_object(func)
+            if of_object is not None and self._wraps_jax_work(of_object, depth, host_copies=False):
+                return True
         q = self.names.qualify(func)
         if q is None or q in NOT_COMPUTE:
             return False

@@ -126,9 +126,9 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
             return True
         if written is not None and jitted_elsewhere(written):
             return True  # a jitted function of another module of the project (its summary's `jitted`)
-        own = None  # `own_callee`: `m` for `self.m`
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            if func.attr in jitted:
+        own = None  # `own_callee`: `m` for `self.m`; also `agent.m` (`JaxWork._method_of_local_object`)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id == "self" and func.attr in jitted:
                 return True  # `self.step(x)` of a jitted method
             own = func.attr
         elif type(func) is ast.Name:
@@ -162,7 +162,7 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
                     break
                 if type(value) is ast.Call and names.qualify_ast(value.func) in IDENTITY_OPS and len(value.args) == 1:
                     value = value.args[0]  # `return jax.lax.stop_gradient(s)`: returns `s`
-                if type(value) is ast.Name and any(
+                if _returns_names(value) and any(
                     may_be_jax_call(c, 3) or (names.qualify_ast(c.func) or "").startswith("jax.lax.")
                     for a in own
                     if type(a) is ast.Assign
@@ -227,6 +227,13 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
             if any(may_be_jax_call(n) for s in region for n in astscan.nodes(s) if type(n) is ast.Call):
                 return True
     return False
+
+
+def _returns_names(value: ast.expr) -> bool:
+    """`return res`, `return self.state`, `return state, rng, metrics` (`jax_work._returned_names`)."""
+    if type(value) is ast.Tuple:
+        return any(_returns_names(e) for e in value.elts)
+    return type(value) in (ast.Name, ast.Attribute)
 
 
 def _applies_jit(expr: ast.AST, qualify) -> bool:
