@@ -127,3 +127,99 @@ def test_a_factory_of_the_same_file_and_of_a_notebook():
     assert [(f.code, f.line) for f in result.findings] == [("JAX504", 12)]
     plain = notebook.replace("hf = make_solver(3)", "hf = make_solver(3, use_jit=False)")
     assert analyze(plain, "case.py", Config(select=("JAX504",)), fix=False).findings == []
+
+
+# samuela/git-re-basin@<heldout4> src/mnist_mlp_train.py:171 (six recall entries of this shape): a
+# factory returns its jitted step in a dict display, and `with timeblock("Epoch"):` (a
+# contextmanager reading the clock on exit) times `stuff["step"](...)` calls nothing waits on; the
+# same with a factory returning a tuple of functions unpacked by position.
+PARTS = """\
+import time
+from contextlib import contextmanager
+
+import jax
+import jax.numpy as jnp
+from jax import jit
+
+
+@contextmanager
+def timeblock(name):
+    start = time.time()
+    try:
+        yield
+    finally:
+        print(f"{name} took {time.time() - start:.5f} seconds")
+
+
+def make_stuff(scale):
+    @jit
+    def step(state, x):
+        return state + scale * x.sum(), {"loss": x.mean()}
+
+    def evaluate(state):
+        return state * 2
+
+    return {"step": step, "evaluate": evaluate}
+
+
+def make_pair(scale):
+    @jit
+    def train_step(state, x):
+        return state + scale * x.sum()
+
+    def host_step(state, x):
+        return state + scale * x.sum()
+
+    return train_step, host_step
+
+
+def epoch(n):
+    stuff = make_stuff(2.0)
+    state = jnp.zeros(())
+    infos = []
+    with timeblock("Epoch"):
+        for _ in range(n):
+            state, info = stuff["step"](state, jnp.ones(4))
+            infos.append(info)
+    return state
+
+
+def pair(n):
+    train_step, host_step = make_pair(1.0)
+    state = jnp.zeros(())
+    t0 = time.time()
+    for _ in range(n):
+        state = train_step(state, jnp.ones(4))
+    elapsed = time.time() - t0
+    return state, elapsed
+"""
+
+
+def test_the_jitted_parts_of_a_returned_dict_or_tuple(tmp_path):
+    from fixture_cases import load_as_module
+
+    from jaxfix.analysis.bound_jits import returned_jitted_parts
+
+    tree = ast.parse(PARTS)
+    qualify = ImportMap.from_ast(tree).qualify_ast
+    parts = {fn.name: returned_jitted_parts(fn, qualify) for fn in tree.body if isinstance(fn, ast.FunctionDef)}
+    assert parts["make_stuff"].keys == {"step"} and parts["make_pair"].positions == {0}
+    assert parts["epoch"] is None and parts["timeblock"] is None
+
+    def found(source):
+        result = analyze(source, "train.py", Config(select=("JAX501",)), fix=True)
+        assert result.error is None, result.error
+        return [f.line for f in result.findings], result.fixed_source
+
+    lines, fixed = found(PARTS)
+    text = PARTS.splitlines()
+    assert [text[n - 1].strip() for n in lines] == ['with timeblock("Epoch"):', "elapsed = time.time() - t0"]
+    assert found(fixed)[0] == []
+    # the host parts are no JAX work of their own: timing them is not reported
+    host = PARTS.replace('stuff["step"](state', 'stuff["evaluate"](state')
+    host = host.replace("= train_step(state", "= host_step(state")
+    host = host.replace("state, info = stuff", "state = stuff").replace("            infos.append(info)\n", "")
+    assert found(host)[0] == []
+    before, after = load_as_module(tmp_path / "before.py", PARTS), load_as_module(tmp_path / "after.py", fixed)
+    assert float(before.epoch(3)) == float(after.epoch(3)) == 24.0
+    assert float(before.pair(3)[0]) == float(after.pair(3)[0]) == 12.0

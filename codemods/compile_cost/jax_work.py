@@ -18,7 +18,7 @@ from codemods.compile_cost.timing_screen import (
     TIMEIT_CALLS,
 )
 from jaxfix.analysis.body_facts import assigned_names
-from jaxfix.analysis.bound_jits import factory_bound_names
+from jaxfix.analysis.bound_jits import factory_bound_names, factory_bound_parts, returned_jitted_parts
 from jaxfix.analysis.defaults import never_true, switched_off
 from jaxfix.analysis.host_sync import (
     BLOCKING_METHODS,
@@ -222,8 +222,17 @@ class JaxWork:
 
         walk(self.ctx.module, V())
         self._imported_jitted(calls)
-        # `step = make_step(...)` where `make_step` returns a jitted callable (issue #33)
-        self.jitted |= factory_bound_names(self.ctx.tree, self._jit_factories())
+        # `step = make_step(...)` where `make_step` returns a jitted callable (issue #33), and the
+        # jitted parts of a factory's returned tuple or dict (`stuff = make_stuff(model)`)
+        candidates = [
+            fn
+            for fn in ast.walk(self.ctx.tree)
+            if isinstance(fn, ast.FunctionDef) and len(self.functions.get(fn.name, ())) == 1
+        ]
+        self.jitted |= factory_bound_names(self.ctx.tree, self._jit_factories(candidates))
+        parts = {fn.name: p for fn in candidates if (p := returned_jitted_parts(fn, self.names.qualify_ast))}
+        unpacked, self.jitted_items = factory_bound_parts(self.ctx.tree, parts) if parts else (set(), {})
+        self.jitted |= unpacked
         for node in assigns:
             value = node.value
             if isinstance(value, cst.Call) and (
@@ -316,16 +325,11 @@ class JaxWork:
                             "called inside `jax.profiler.StepTraceAnnotation`, taken for the device step"
                         )
 
-    def _jit_factories(self) -> set[str]:
+    def _jit_factories(self, candidates: list[ast.FunctionDef]) -> set[str]:
         """The functions whose call returns a jitted function (`project_lookups.jit_factories`): the
-        one def of that name in this file, or a function another module of the project defines
-        (`hf = make_solver(..., use_jit=True)` of `hqc.gto.solver`, timed in ZihangL/hqc@<heldout28>
-        test/test_gto_performance.py:90)."""
-        candidates = (
-            fn
-            for fn in ast.walk(self.ctx.tree)
-            if isinstance(fn, ast.FunctionDef) and len(self.functions.get(fn.name, ())) == 1
-        )
+        one def of that name in this file (`candidates`), or a function another module of the
+        project defines (`hf = make_solver(..., use_jit=True)` of `hqc.gto.solver`, timed in
+        ZihangL/hqc@<heldout28> test/test_gto_performance.py:90)."""
         lookup = project_jit_factory(self.ctx)
         return jit_factories(candidates, self.ctx.tree, self.names.qualify_ast, lookup, set(self.functions))
 
@@ -437,12 +441,28 @@ class JaxWork:
                     return True
         return False
 
+    def _jitted_item(self, func: cst.BaseExpression) -> bool:
+        """`stuff["step"]` of a name bound to a factory's dict of jitted functions
+        (`bound_jits.factory_bound_parts`)."""
+        if not (isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) and len(func.slice) == 1):
+            return False
+        keys = self.jitted_items.get(func.value.value)
+        index = func.slice[0].slice
+        return (
+            bool(keys)
+            and isinstance(index, cst.Index)
+            and isinstance(index.value, cst.SimpleString)
+            and index.value.evaluated_value in keys
+        )
+
     def _compiled_work(self, call: cst.Call) -> bool:
         """A call of a jitted function (`peval(x)` of `peval = jax.pmap(...)`), `jax.jit(f)(x)`, or
         a lax loop: compiled device work, not an eager `jnp` copy of host data."""
         func = call.func
         if isinstance(func, cst.Call):
             return self.is_jax_call(call)
+        if self._jitted_item(func):
+            return True
         if dotted_name(func) in self.jitted:
             return not self._a_parameter(func)
         q = self.names.qualify(func) or ""
@@ -482,6 +502,8 @@ class JaxWork:
         name = dotted_name(func)
         if name is not None and name in self.jitted:
             return not self._a_parameter(func)
+        if self._jitted_item(func):
+            return True
         # `self.unbinned(x)`: the one def of that name in the file (inigozubeldia/cosmocnc_jax@<heldout18>
         # cnc.py:2365, a recall entry)
         own = own_callee(func)

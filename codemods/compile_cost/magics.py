@@ -14,8 +14,10 @@ from dataclasses import dataclass, field, replace
 from codemods.compile_cost.timing_screen import CREATION, NOT_COMPUTE
 from jaxfix.analysis.bound_jits import (
     factory_bound_names,
+    factory_bound_parts,
     is_jit_expr,
     jit_of,
+    returned_jitted_parts,
 )
 from jaxfix.analysis.bound_jits import jitted_names as shared_jitted_names
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
@@ -96,6 +98,10 @@ class Magics:
             {n.name for n in top},
         )
         jitted |= factory_bound_names(tree, factories) | transformed_names(tree, names)
+        # `train_step, eval_step = make_fns(cfg)`: the jitted positions of a factory's returned tuple
+        defs = (n for n in top if isinstance(n, ast.FunctionDef))
+        parts = {n.name: p for n in defs if (p := returned_jitted_parts(n, names.qualify_ast))}
+        jitted |= factory_bound_parts(tree, parts)[0] if parts else set()
         return cls(
             lines,
             starts,

@@ -86,6 +86,7 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
                 jitted.add(node.name)
         elif kind is ast.Assign and type(node.value) is ast.Call:
             jitted.update(dotted(t) for t in node.targets)  # `f = jax.jit(g)`, `step = make_step()`
+            jitted.update(dotted(e) for t in node.targets if type(t) is ast.Tuple for e in t.elts)  # `a, b = make()`
         elif kind is ast.Assign and isinstance(node.value, (ast.Name, ast.Attribute)):
             aliases.append(node)  # `self.step = step`: jitted if `step` is
         elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in STAGE_METHODS:
@@ -124,6 +125,8 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
         written = dotted(func)
         if isinstance(func, ast.Call) or written in jitted:
             return True
+        if type(func) is ast.Subscript and dotted(func.value) in jitted:
+            return True  # `stuff["step"](...)` of `stuff = make_stuff(model)` (`JaxWork._jitted_item`)
         if written is not None and jitted_elsewhere(written):
             return True  # a jitted function of another module of the project (its summary's `jitted`)
         own = None  # `own_callee`: `m` for `self.m`; also `agent.m` (`JaxWork._method_of_local_object`)

