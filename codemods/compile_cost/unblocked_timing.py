@@ -41,7 +41,8 @@ class UnblockedTimingRule(Rule):
     and this one imports, also through a package's re-export), also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
     jax.grad(loss)`; an ahead-of-time compiled `jax.jit(f).lower(x).compile()`) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
-    `timeit.Timer` given a `lambda` that calls JAX work, or a function jitted in this module itself
+    `timeit.Timer` given a `lambda` that calls JAX work (or a def that is one `return` of it: `def
+    time_fn(): return train(keys)`), or a function jitted in this module itself
     (`timeit(step, number=n)`: the fix times `lambda: jax.block_until_ready(step())`). A call of a
     function under `eqx.filter_jit` (and `lineax.linear_solve`, `diffrax.diffeqsolve`, optimistix's
     `minimise` and kin, each `@eqx.filter_jit`) waits for its work before it returns: equinox >=

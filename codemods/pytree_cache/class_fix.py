@@ -30,6 +30,7 @@ from codemods.pytree_cache.registration_edits import (
 from jaxfix.analysis import astscan, filememo, render
 from jaxfix.analysis import pytrees as pt
 from jaxfix.analysis.codegen import pin_indent
+from jaxfix.analysis.stubs import is_docstring
 from jaxfix.model import Fix, ImportRequest, Safety
 from jaxfix.rulebase import RuleContext
 
@@ -263,7 +264,7 @@ class _ClassFix:
             raise NotAutomatic("`__init__` is a one-liner or takes no `self`; set the cache fields to None by hand")
         me = init.params.params[0].name.value
         body = list(init.body.body)
-        at = 1 if body and _is_docstring(body[0]) else 0
+        at = 1 if body and is_docstring(body[0]) else 0
         body[at:at] = [cst.parse_statement(f"{me}.{c} = None\n") for c in caches]
         self.replace[init] = init.with_changes(body=init.body.with_changes(body=body))
 
@@ -411,11 +412,3 @@ class _ClassFix:
                 f"return type(self).tree_unflatten(aux_data, (*children[: -{len(cache)}], {values}))"
             )
         return _stmt(f"def {fill}(self):\n    {doc}\n    {ret}\n", self.indent, _step(self.cls.body, self.ctx.module))
-
-
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )

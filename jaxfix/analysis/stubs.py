@@ -26,6 +26,16 @@ def is_stub(node: cst.CSTNode) -> bool:
     )
 
 
+def is_docstring(stmt: cst.BaseStatement) -> bool:
+    """`stmt` is a statement line of one string expression: a body's docstring when it comes first."""
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
 def _stub_small(s: cst.BaseSmallStatement) -> bool:
     if isinstance(s, cst.Pass):
         return True
