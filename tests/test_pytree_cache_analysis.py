@@ -112,6 +112,19 @@ def test_module_names_follow_packages(tmp_path):
     assert module_name_for(tmp_path / "script.py") == ("script", False)
 
 
+def test_a_folder_no_import_can_name_is_no_package(tmp_path):
+    """JAX-DIPS/JAX-DIPS@<heldout27>: the checkout folder `JAX-DIPS` has an `__init__.py`, but
+    `import JAX-DIPS` cannot be written: `jax_dips/utils/inspect.py` is `jax_dips.utils.inspect`,
+    as the project's own imports name it."""
+    pkg = tmp_path / "JAX-DIPS" / "jax_dips" / "utils"
+    pkg.mkdir(parents=True)
+    for folder in (tmp_path / "JAX-DIPS", tmp_path / "JAX-DIPS" / "jax_dips", pkg):
+        (folder / "__init__.py").write_text("")
+    (pkg / "inspect.py").write_text("")
+    assert module_name_for(pkg / "inspect.py") == ("jax_dips.utils.inspect", False)
+    assert module_name_for(tmp_path / "JAX-DIPS" / "__init__.py") == ("__init__", True)
+
+
 def test_project_index_resolves_bases_across_modules_and_pickles():
     files = sorted(str(p) for p in (CROSS / "pkg").rglob("*.py"))
     index = build_project_index(files)

@@ -64,3 +64,107 @@ def test_a_def_that_waits_or_does_more_is_not_reported():
     assert analysed(more).findings == []
     decorated = TIMED.replace("    def time_fn():", "    @staticmethod\n    def time_fn():")
     assert analysed(decorated).findings == []
+
+
+# kmheckel/spyx@<heldout5> research/scaling_experiments/*.ipynb: `gd(...)` runs an eager scan of the
+# training epochs under jax_tqdm's `scan_tqdm` progress bar and returns its outputs; a clock read
+# right after it is not reported, as the program calls back to the host and returns only when done.
+CALLS_BACK = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+def gd(x, n):
+    def epoch(c, i):
+        c = c @ jnp.ones((64, 64)) / 64.0 + 1.0
+        jax.debug.callback(lambda i: None, i)
+        return c, c.sum()
+
+    final, metrics = jax.lax.scan(epoch, x, jnp.arange(n))
+    return final, metrics
+
+
+@jax.jit
+def step(x):
+    jax.debug.print("step {}", x.sum())
+    return x @ x
+
+
+def bench(x, n):
+    start = time.time()
+    final, metrics = gd(x, n)
+    elapsed = time.time() - start
+    t0 = time.time()
+    y = step(x)
+    took = time.time() - t0
+    return final, metrics, y, elapsed, took
+"""
+
+
+def test_work_that_calls_back_to_the_host_is_done_when_the_call_returns():
+    assert analysed(CALLS_BACK).findings == []
+    plain = CALLS_BACK.replace("        jax.debug.callback(lambda i: None, i)\n", "")
+    plain = plain.replace('    jax.debug.print("step {}", x.sum())\n', "")
+    assert len(analysed(plain).findings) == 2
+    # the fact the rule reads (`transforms.HOST_CALLBACKS`), measured on the real jax: a program
+    # with a host callback is ready when its call returns
+    import jax
+    import jax.numpy as jnp
+
+    def with_callback(c, i):
+        jax.debug.callback(lambda i: None, i)
+        return c @ jnp.ones((200, 200)) / 200.0 + 1.0, None
+
+    out, _ = jax.lax.scan(with_callback, jnp.ones((200, 200)), jnp.arange(50))
+    assert out.is_ready()
+
+
+def test_a_helper_of_another_module_that_calls_back(tmp_path):
+    """JAX-DIPS/JAX-DIPS@<heldout27> jax_dips/solvers/poisson/trainer.py:467: the scanned training
+    run calls `progress_bar` of `jax_dips/utils/inspect.py`, which taps each epoch through a host
+    callback (`host_callbacks.host_callers`, in the project's summary): the run is done when its
+    call returns. The same trainer without the progress bar is reported."""
+    from fixture_cases import analyze_in_project
+
+    helper = """
+        import jax
+
+
+        def progress_bar(i, result):
+            return jax.lax.cond(
+                i % 10 == 0,
+                lambda _: jax.debug.callback(print, i) or result,
+                lambda _: result,
+                operand=None,
+            )
+        """
+    trainer = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+
+        from pkg.inspect_utils import progress_bar
+
+
+        class Trainer:
+            def train(self, params):
+                def epoch(carry, i):
+                    carry = carry * 2.0 + 1.0
+                    return carry, progress_bar(i, carry.sum())
+
+                params, losses = jax.lax.scan(epoch, params, jnp.arange(10))
+                return params, losses
+
+            def solve(self, params):
+                start = time.time()
+                params, losses = self.train(params)
+                print(time.time() - start)
+                return params, losses
+        """
+    files = {"pkg/__init__.py": "", "pkg/inspect_utils.py": helper, "pkg/trainer.py": trainer}
+    assert analyze_in_project(tmp_path, files, "pkg/trainer.py", "JAX501").findings == []
+    files["pkg/trainer.py"] = trainer.replace("progress_bar(i, carry.sum())", "carry.sum()")
+    assert [f.line for f in analyze_in_project(tmp_path, files, "pkg/trainer.py", "JAX501").findings] == [22]

@@ -35,11 +35,13 @@ from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.project_lookups import (
     jit_factories,
+    project_host_caller,
     project_jit_factory,
     project_jitted,
     project_jitted_among,
     project_timer,
 )
+from jaxfix.analysis.pytrees import module_summary
 from jaxfix.analysis.scopes import ScopeIndex, names_read, param_names
 from jaxfix.analysis.staged_calls import is_staged_call_name
 from jaxfix.analysis.timers import timer_names
@@ -50,6 +52,7 @@ from jaxfix.analysis.transforms import (
     EAGER_TRANSFORMS,
     STAGE_METHODS,
     STEP_ANNOTATIONS,
+    SYNCHRONOUS_CALLBACKS,
 )
 from jaxfix.analysis.value_kind import STARRED, argument_for
 from jaxfix.analysis.value_kinds import ValueKinds
@@ -153,6 +156,8 @@ class JaxWork:
         self.timer_withs: list[tuple[cst.With, cst.Call]] = []
         self.timeit_calls: list[cst.Call] = []
         self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self._calls_back: dict[int, bool] = {}  # `calls_back`, per def
+        self._project_host_caller = None
         self.local_classes: set[str] = set()
         if any(checker.start_clock(s) for s in self.ctx.module.body):
             self.region_blocks.append((list(self.ctx.module.body), False))
@@ -168,7 +173,7 @@ class JaxWork:
                 jits = [checker._jit_of(d.decorator) for d in node.decorators]
                 if any(jits):
                     checker.jitted.add(node.name.value)
-                    if any(j in BLOCKING_JITS for j in jits):
+                    if any(j in BLOCKING_JITS for j in jits) or checker.calls_back(node):
                         checker.waiting_jitted.add(node.name.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
@@ -341,7 +346,7 @@ class JaxWork:
         count: a method that builds its value on the host and hands back a device copy of it
         (Beremi/jax_petsc_nonlinear_energies@<heldout14> parallel_assembler.py:560 `_get_v_local`,
         an MPI ghost exchange in NumPy) leaves nothing a clock would miss."""
-        if depth > 2 or fn.asynchronous is not None:
+        if depth > 2 or fn.asynchronous is not None or self.calls_back(fn):
             return False
         made: set[str] | None = None  # names the body binds to JAX work (`res = peval(x)`)
         for ret in own_nodes(fn.body, cst.Return):
@@ -375,6 +380,30 @@ class JaxWork:
             return None
         defs = [s for s in stmts[0].body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
         return defs[0] if len(defs) == 1 and not defs[0].decorators else None
+
+    def calls_back(self, fn: cst.FunctionDef) -> bool:
+        """`fn`, its nested defs or their decorators call a host callback (`transforms.
+        SYNCHRONOUS_CALLBACKS`: `@scan_tqdm(epochs)` on the scanned epoch, a `jax.debug.print`): the
+        compiled program it runs returns only when it is done, so its result is no work in flight."""
+        key = id(fn)
+        found = self._calls_back.get(key)
+        if found is None:
+            found = self._calls_back[key] = any(self._host_caller(c.func) for c in all_nodes(fn, cst.Call))
+        return found
+
+    def _host_caller(self, func: cst.BaseExpression) -> bool:
+        """`func` is a host callback, or a function of this module or (imported) of another module of
+        the project that calls one (`host_callbacks.host_callers`: JAX-DIPS's `progress_bar`)."""
+        if self.names.qualify(func) in SYNCHRONOUS_CALLBACKS:
+            return True
+        written = dotted_name(func)
+        if written is None:
+            return False
+        if written in module_summary(self.ctx).host_callers:
+            return True
+        if self._project_host_caller is None:
+            self._project_host_caller = project_host_caller(self.ctx) or (lambda name: False)
+        return self._project_host_caller(written)
 
     def waits_then_returns_eager(self, call: cst.Call) -> bool:
         """`call` calls the one function of this file of that name, whose body certainly waits on

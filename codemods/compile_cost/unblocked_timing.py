@@ -47,7 +47,10 @@ class UnblockedTimingRule(Rule):
     function under `eqx.filter_jit` (and `lineax.linear_solve`, `diffrax.diffeqsolve`, optimistix's
     `minimise` and kin, each `@eqx.filter_jit`) waits for its work before it returns: equinox >=
     0.11.8 blocks on a marker output (measured: the output is ready at the return), so it is a wait,
-    not work left in flight (`transforms.BLOCKING_JITS`).
+    not work left in flight (`transforms.BLOCKING_JITS`). So does a program that calls back to the
+    host (`jax.debug.print`, `jax.debug.callback`, `host_callback.id_tap`, a jax_tqdm progress bar,
+    in the jitted function or the helper timed, or through a function of the project that calls
+    one): measured on CPU, it is ready when its call returns (`transforms.SYNCHRONOUS_CALLBACKS`).
 
     The region counts as blocked when, at or after its last JAX call, it calls
     `.block_until_ready()` or `jax.block_until_ready(...)`, or passes a JAX result to something

@@ -86,6 +86,13 @@ def project_jit_factory(ctx) -> Callable[[str], bool] | None:
     return project_member(ctx, "jit_factories")
 
 
+def project_host_caller(ctx) -> Callable[[str], bool] | None:
+    """JAX501's host callbacks of other modules: the imported name's module defines it as a
+    top-level function that calls back to the host from compiled code (`pytrees.ModuleSummary.
+    host_callers`, `host_callbacks.host_callers`)."""
+    return project_member(ctx, "host_callers")
+
+
 def project_jitted_among(lookup: Callable[[str], bool], written: Iterable[str | None], known: set[str]) -> set[str]:
     """The names among `written` (callees as written: `solve`, `mj.center`), not already `known`,
     that `lookup` (`project_jitted`) says another module of the project jits; each asked once. A

@@ -36,6 +36,7 @@ from typing import Any, Callable, Protocol, TypeVar
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.bound_jits import module_jit_factories, module_jitted_names
+from jaxfix.analysis.host_callbacks import host_callers
 from jaxfix.analysis.module_ast import (  # noqa: F401 (read through `pytrees` too)
     IMPORT_ERRORS,
     ast_statements,
@@ -186,6 +187,9 @@ class ModuleSummary:
     # its top-level functions that return a jitted function (`bound_jits.module_jit_factories`):
     # `hf = make_solver(...)` imported elsewhere binds compiled work (JAX501)
     jit_factories: frozenset[str] = frozenset()
+    # its top-level functions that call back to the host from compiled code (`host_callbacks.
+    # host_callers`): a program that calls one returns when it is done (JAX501)
+    host_callers: frozenset[str] = frozenset()
 
 
 # Top-level packages whose registering functions are all in the table above: a decorator or call
@@ -280,7 +284,8 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
     timers = timer_names(tree, qualify_here)
     jitted = module_jitted_names(tree, qualify_here)
     factories = module_jit_factories(tree, qualify_here)
-    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers, jitted, factories)
+    callers = host_callers(tree, qualify_here)
+    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers, jitted, factories, callers)
 
 
 def _summarize_class(

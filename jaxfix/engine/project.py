@@ -63,9 +63,14 @@ def _module_name(real: str, packages: dict[str, list[str]]) -> tuple[str, bool]:
 
 
 def _package_parts(folder: str, packages: dict[str, list[str]]) -> list[str]:
+    """The dotted parts of the package `folder` is, walking up while each folder has an
+    `__init__.py` and a name an import can spell: a checkout folder named `JAX-DIPS` with an
+    `__init__.py` of its own is no package (`import JAX-DIPS` is a syntax error), so its
+    `jax_dips/utils/inspect.py` is `jax_dips.utils.inspect`, as the project's own imports name it
+    (JAX-DIPS/JAX-DIPS@<heldout27>, whose trainers import `progress_bar` from it)."""
     found = packages.get(folder)
     if found is None:
-        if os.path.isfile(os.path.join(folder, "__init__.py")):
+        if os.path.basename(folder).isidentifier() and os.path.isfile(os.path.join(folder, "__init__.py")):
             parent = os.path.dirname(folder)
             found = ([] if parent == folder else _package_parts(parent, packages)) + [os.path.basename(folder)]
         else:
