@@ -156,6 +156,7 @@ class JaxWork:
         self.timer_withs: list[tuple[cst.With, cst.Call]] = []
         self.timeit_calls: list[cst.Call] = []
         self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self.jitted_defs: dict[str, list[cst.FunctionDef]] = {}  # the jit-decorated defs, by name
         self._calls_back: dict[int, bool] = {}  # `calls_back`, per def
         self._project_host_caller = None
         self.local_classes: set[str] = set()
@@ -173,7 +174,8 @@ class JaxWork:
                 jits = [checker._jit_of(d.decorator) for d in node.decorators]
                 if any(jits):
                     checker.jitted.add(node.name.value)
-                    if any(j in BLOCKING_JITS for j in jits) or checker.calls_back(node):
+                    checker.jitted_defs.setdefault(node.name.value, []).append(node)
+                    if any(j in BLOCKING_JITS for j in jits):
                         checker.waiting_jitted.add(node.name.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
@@ -583,8 +585,12 @@ class JaxWork:
             return True  # `lx.linear_solve(...)`: an `eqx.filter_jit` entry, which waits before it returns
         if isinstance(func, cst.Call) and self._jit_of(func.func) in BLOCKING_JITS:
             return True  # `eqx.filter_jit(f)(x)`
-        if dotted_name(func) in self.waiting_jitted:
+        name = dotted_name(func)
+        if name in self.waiting_jitted:
             return True  # a function of this file under `eqx.filter_jit`: its call waits for its program
+        defs = self.jitted_defs.get(name or "", ())
+        if len(defs) == 1 and self.calls_back(defs[0]):
+            return True  # a jitted def of this file whose program calls back to the host
         if self.converting_call(call):
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in BLOCKING_METHODS:
