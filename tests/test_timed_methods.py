@@ -102,3 +102,64 @@ def test_a_method_that_waits_or_is_not_shown_is_not_timed_work():
     # the class's method runs no compiled work
     host = AGENT.replace("        self.state, loss = train_step(self.state, batch)\n", "        loss = 0\n", 1)
     assert lines(host) == [_line(host, "agent.train_pair(batch)")]
+
+
+# A new user's DQN-style script (written for this session's new-user run): the agent keeps a
+# factory's dict of jitted functions on itself (`self.fns = make_fns(lr)`) and its `train` returns
+# the loss of `self.fns["update"](...)`; `with Timer() as t:` times 200 such steps.
+DICT_ON_SELF = """
+import time
+
+import jax
+import jax.numpy as jnp
+
+
+class Timer:
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.elapsed = time.perf_counter() - self.start
+
+
+def make_fns(scale):
+    @jax.jit
+    def update(params, batch):
+        return params - scale * batch.mean(0), jnp.mean(batch @ params)
+
+    return {"update": update}
+
+
+class Agent:
+    def __init__(self, dim):
+        self.fns = make_fns(0.1)
+        self.params = jnp.ones((dim,))
+
+    def train(self, batch):
+        self.params, loss = self.fns["update"](self.params, batch)
+        return loss
+
+
+def main(n):
+    agent = Agent(4)
+    losses = []
+    with Timer() as t:
+        for _ in range(n):
+            losses.append(agent.train(jnp.ones((8, 4))))
+    return float(losses[-1]), t.elapsed
+"""
+
+
+def test_a_method_returning_a_jitted_item_of_an_attribute(tmp_path):
+    assert lines_at(DICT_ON_SELF) == ["with Timer() as t:"]
+    fixed = analysed(DICT_ON_SELF, fix=True).fixed_source
+    assert "losses.append(jax.block_until_ready(agent.train(jnp.ones((8, 4)))))" in fixed
+    before = load_as_module(tmp_path / "before.py", textwrap.dedent(DICT_ON_SELF))
+    after = load_as_module(tmp_path / "after.py", fixed)
+    assert before.main(3)[0] == after.main(3)[0]
+
+
+def lines_at(source: str) -> list[str]:
+    text = textwrap.dedent(source).splitlines()
+    return [text[n - 1].strip() for n in lines(source)]

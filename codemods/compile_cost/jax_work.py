@@ -473,11 +473,11 @@ class JaxWork:
         return False
 
     def _jitted_item(self, func: cst.BaseExpression) -> bool:
-        """`stuff["step"]` of a name bound to a factory's dict of jitted functions
-        (`bound_jits.factory_bound_parts`)."""
-        if not (isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) and len(func.slice) == 1):
+        """`stuff["step"]` (or `self.fns["update"]`) of a name bound to a factory's dict of jitted
+        functions (`bound_jits.factory_bound_parts`)."""
+        if not (isinstance(func, cst.Subscript) and len(func.slice) == 1):
             return False
-        keys = self.jitted_items.get(func.value.value)
+        keys = self.jitted_items.get(dotted_name(func.value) or "")
         index = func.slice[0].slice
         return (
             bool(keys)

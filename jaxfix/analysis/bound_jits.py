@@ -166,8 +166,8 @@ def factory_bound_parts(
 ) -> tuple[set[str], dict[str, frozenset[str]]]:
     """What `tree` binds to the jitted parts of a call of one of `factories`
     (`returned_jitted_parts`): the names a tuple target unpacks at jitted positions
-    (`train_step, eval_step = make_fns(cfg)`), and for a name bound to a returned dict, its jitted
-    keys (`stuff = make_stuff(model)`, then `stuff["step"](...)`)."""
+    (`train_step, eval_step = make_fns(cfg)`), and for a name or attribute path bound to a returned
+    dict, its jitted keys (`stuff = make_stuff(model)`, then `stuff["step"](...)`)."""
     names: set[str] = set()
     items: dict[str, frozenset[str]] = {}
     for node in ast.walk(tree):
@@ -181,8 +181,8 @@ def factory_bound_parts(
             if any(isinstance(e, ast.Starred) for e in target.elts):
                 continue
             names.update(filter(None, (dotted(e) for i, e in enumerate(target.elts) if i in parts.positions)))
-        elif isinstance(target, ast.Name) and parts.keys:
-            items[target.id] = parts.keys
+        elif isinstance(target, (ast.Name, ast.Attribute)) and parts.keys and (name := dotted(target)):
+            items[name] = parts.keys  # `stuff = make_stuff(...)`, `self.fns = make_fns(...)`
     return names, items
 
 
