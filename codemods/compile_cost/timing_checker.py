@@ -662,8 +662,9 @@ class TimingChecker(JaxWork):
                     replace={value: wrapped},
                     imports=imports,
                 )
-        # a discarded result (or an augmented assignment): wait on the last JAX call in place
-        call = self.jax_calls(small if small is not None else last_stmt)[-1]
+        # a discarded result (or an augmented assignment): wait on the last JAX call in place, the
+        # outer one (`losses.append(agent.train(jnp.ones(...)))` waits on `agent.train`, not its input)
+        call = self.last_outer_call(small if small is not None else last_stmt)
         wrapped = cst.Call(func=cst.parse_expression(block), args=[cst.Arg(call)])
         return self.ctx.rewrite(
             f"wrap the call in `{block}(...)`", Safety.SAFE, replace={call: wrapped}, imports=imports
