@@ -24,6 +24,7 @@ from jaxfix.analysis.transforms import (
     FUNCTION_WRAPPERS,
     JIT_NAMES,
     LAX_BODIES,
+    OPTION_DISPLAYS,
     PARTIAL_NAMES,
     STATIC_ARGNAMES_OPTIONS,
     STATIC_ARGNUMS_OPTIONS,
@@ -561,7 +562,7 @@ def _static_spec(options: ast.Call | None, vmap: bool = False) -> StaticSpec:
     for kw in options.keywords:
         if kw.arg not in STATIC_ARGNAMES_OPTIONS and kw.arg not in STATIC_ARGNUMS_OPTIONS:
             continue
-        values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
+        values = kw.value.elts if type(kw.value).__name__ in OPTION_DISPLAYS else [kw.value]
         if not all(isinstance(v, ast.Constant) for v in values):
             return StaticSpec(unknown=True)
         if kw.arg in STATIC_ARGNAMES_OPTIONS:

@@ -35,6 +35,7 @@ from jaxfix.analysis.transforms import (
     HOST_CALLBACKS,
     JIT_NAMES,
     OLD_STYLE_COND_BODIES,
+    OPTION_DISPLAYS,
     PARTIAL_NAMES,
     PASS_THROUGH,
     RECEIVER_CLOSED_OVER,
@@ -110,7 +111,7 @@ class TraceEntries:
                 bound.append(node)
         top = {id(small) for stmt in self.module.body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body}
         if len(bound) == 1 and id(bound[0]) in top and isinstance(bound[0], cst.Assign):
-            if isinstance(bound[0].value, (cst.Tuple, cst.List)):
+            if type(bound[0].value).__name__ in OPTION_DISPLAYS:
                 return bound[0].value
         return value
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.traced import FunctionFacts
-from jaxfix.analysis.transforms import LAX_BODIES
+from jaxfix.analysis.transforms import LAX_BODIES, OPTION_DISPLAYS
 
 # lax (and friends) bodies: qualified name -> positions of function arguments (-1: a list of them)
 BODY_ARGS: dict[str, tuple[int, ...]] = {
@@ -88,10 +88,14 @@ class CallSite:
     caller: FuncInfo | None  # None at module level
 
 
+# the displays a static option's values may be written in (`transforms.OPTION_DISPLAYS`)
+_DISPLAYS = tuple(getattr(cst, name) for name in OPTION_DISPLAYS)
+
+
 def literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:
     if isinstance(node, cst.Integer):
         return (int(node.value),)
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if isinstance(node, _DISPLAYS):
         out = []
         for el in node.elements:
             if not isinstance(el.value, cst.Integer):
@@ -104,7 +108,7 @@ def literal_ints(node: cst.BaseExpression) -> tuple[int, ...] | None:
 def literal_strs(node: cst.BaseExpression) -> tuple[str, ...] | None:
     if isinstance(node, cst.SimpleString):
         return (node.evaluated_value,)
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if isinstance(node, _DISPLAYS):
         out = []
         for el in node.elements:
             if not isinstance(el.value, cst.SimpleString):

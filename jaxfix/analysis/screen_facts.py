@@ -15,7 +15,7 @@ from jaxfix.analysis.static_values import (
     CONTAINER_GENERICS,
     PYTHON_ANNOTATIONS,
 )
-from jaxfix.analysis.transforms import STATIC_ARGNAMES_OPTIONS, STATIC_ARGNUMS_OPTIONS
+from jaxfix.analysis.transforms import OPTION_DISPLAYS, STATIC_ARGNAMES_OPTIONS, STATIC_ARGNUMS_OPTIONS
 
 
 def init_python_fields(cls: ast.ClassDef, qualify) -> set[str]:
@@ -162,7 +162,7 @@ def statics(call: ast.Call | None, info: ScreenFunction, offset: int = 0) -> set
         return set()
     out: set[str] = set()
     for kw in call.keywords:
-        values = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
+        values = kw.value.elts if type(kw.value).__name__ in OPTION_DISPLAYS else [kw.value]
         if not all(isinstance(v, ast.Constant) for v in values):
             continue
         if kw.arg in STATIC_ARGNAMES_OPTIONS:
