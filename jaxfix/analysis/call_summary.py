@@ -29,6 +29,7 @@ from jaxfix.analysis.transforms import (
     STATIC_ARGNAMES_OPTIONS,
     STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
+    keeps_parameters,
 )
 
 # transforms whose function runs on tracers (each parameter traced but the static ones)
@@ -477,9 +478,13 @@ def _find_entries(tree: ast.Module, module: str, names: dict[str, str], summary:
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for deco in node.decorator_list:
+            for k, deco in enumerate(node.decorator_list):
                 found = _transform(deco, qual)
-                if found is not None:
+                below = node.decorator_list[k + 1 :]
+                if found is not None and all(
+                    _transform(d, qual) is not None or keeps_parameters(qual(d.func if isinstance(d, ast.Call) else d))
+                    for d in below
+                ):
                     tr, options = found
                     info = summary.functions[node.name]
                     untraced = _static_spec(options).of(info) | info.literal_defaults

