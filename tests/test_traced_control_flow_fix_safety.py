@@ -541,3 +541,38 @@ def test_a_branch_that_gives_none_is_never_rewritten_into_jnp_where():
     fixed = load(result.fixed_source)["checked_guess"]
     np.testing.assert_allclose(fixed(jnp.array([1.0, jnp.inf])), [0.0, 0.0])
     np.testing.assert_allclose(fixed(finite), finite)
+
+
+# FynnSu/transformer-from-scratch@<heldout30> src/model.py:376: a layer loop `for i in range(n)`
+# over `params[i]`, a Python list of per-layer weights. Its safe `fori_loop` fix made `i` traced, and
+# indexing the list with it raised `TracerIntegerConversionError` where the loop had run. The rewrite
+# is unsafe now; indexing an array with the counter works either way (run below).
+LAYERS = """
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def encode(params, x, n):
+    for i in range(n):
+        x = jnp.tanh(x @ params[i])
+    return x
+"""
+
+
+def test_a_loop_counter_that_indexes_a_value_makes_the_fori_loop_unsafe():
+    [finding] = run(LAYERS).findings
+    assert finding.code == "JAX303" and finding.fix.safety is Safety.UNSAFE
+    assert "`params[i]` indexes with the loop counter" in finding.fix.title
+    assert run(LAYERS).fixed_source is None  # not applied by a plain `fix`
+    fixed = run(LAYERS, unsafe=True).fixed_source
+    params, x = [jnp.eye(2), jnp.eye(2)], jnp.ones((1, 2))
+    # the original, with `n` a Python int closed over; the rewrite, given the list, fails
+    ok = load(LAYERS.replace("@jax.jit\n", ""))["encode"](params, x, 2)
+    assert ok.shape == (1, 2)
+    rewritten = load(fixed)["encode"]
+    with pytest.raises(jax.errors.TracerIntegerConversionError):
+        rewritten(params, x, 2)
+    # an array of layers takes the traced index: the same rewrite works there
+    stacked = jnp.stack(params)
+    np.testing.assert_allclose(rewritten(stacked, x, 2), ok)

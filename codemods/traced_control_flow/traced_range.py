@@ -69,8 +69,9 @@ The reference behaviour is the original run eagerly (`jax.disable_jit()`). The r
 unsafe (the message says why) when a carried variable starts as a Python number literal and
 the body changes it with traced values (a zero-trip loop then returns it with the body's
 dtype), when the function is differentiated in the module (reverse mode fails on a
-`fori_loop` with traced bounds), or when a parameter becomes static though it is not annotated
-`int`/`bool`/`str`.
+`fori_loop` with traced bounds), when the body indexes a value with the loop counter (`params[i]`:
+a Python list of layer parameters cannot take the traced counter of a `fori_loop`), or when a
+parameter becomes static though it is not annotated `int`/`bool`/`str`.
 
 ## References
 - https://docs.jax.dev/en/latest/control-flow.html

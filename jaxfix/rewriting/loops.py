@@ -97,6 +97,21 @@ class LoopRewriter:
         if self.fn.info.differentiated:
             hazards.append("this function is differentiated in this module and the loop is not reverse-differentiable")
 
+    def _indexed_by(self, n: cst.For, loop_var: str) -> str | None:
+        """The first value the body of `n` subscripts with its loop variable (`params[i]`), as
+        written: under `lax.fori_loop` the counter is traced, which an array takes and a Python
+        list does not (FynnSu/transformer-from-scratch@<heldout30> src/model.py:376, whose
+        `params[i]` over a list of layers raised `TracerIntegerConversionError` after a safe fix)."""
+        found: list[str] = []
+
+        class V(cst.CSTVisitor):
+            def visit_Subscript(self, sub: cst.Subscript) -> None:
+                if not found and any(loop_var in names_read(el.slice) for el in sub.slice):
+                    found.append(sub.value)
+
+        walk(n.body, V())
+        return self.fn.code_of(found[0]) if found else None
+
     def _literal_inits(self, n) -> set[str]:
         """Variables whose last assignment before loop `n` in its block is a Python number literal."""
         block, index = self.fn.enclosing_block(n)
@@ -159,6 +174,12 @@ class LoopRewriter:
         imports: list[ImportRequest] = []
         hazards: list[str] = []
         self._carry_hazards(n, carried, hazards)
+        indexed = self._indexed_by(n, loop_var)
+        if indexed is not None:
+            hazards.append(
+                f"`{indexed}[{loop_var}]` indexes with the loop counter, which `lax.fori_loop` traces: a Python "
+                "list or tuple there (a list of layer parameters) cannot take a traced index"
+            )
         fori = self.fn.ref("jax.lax.fori_loop", imports)
         name = self.fn.unique("loop_body")
         carry = self.fn.unique("carry") if len(carried) > 1 else None
