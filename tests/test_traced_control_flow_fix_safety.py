@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fixture_cases import run_jax3 as run
 
 from jaxfix.model import Safety
-from fixture_cases import run_jax3 as run
 
 
 def load(source: str) -> dict:
