@@ -57,3 +57,42 @@ def test_the_lesson_raises_at_the_test_before_the_branch_prints(capsys):
         namespace["f_jit"](jnp.array([5, 5]))
     printed = capsys.readouterr().out
     assert "trace a:" in printed and "->" not in printed
+
+
+# Guanghan/ngp_jax@<heldout30> notebook_basic_JAX.ipynb cell 24 (the trace-time print demo, real):
+# `print("    x = {}".format(x))` in a jitted function. The fix used to pass the whole `.format(...)`
+# call to `jax.debug.print`, formatted at trace time, so every call printed the tracer; the
+# literal's fields now take the values, as an f-string's do.
+FORMATTED = """
+import jax
+import jax.numpy as jnp
+
+
+def step(x):
+    print("    x = {}".format(x))
+    print("sum = {:.2f}, n = {}".format(x.sum(), 3))
+    return x * 2
+"""
+
+
+def test_a_format_call_becomes_the_format_string_and_its_values(capsys):
+    source = FORMATTED.replace("def step", "@jax.jit\ndef step")
+    result = analyze(textwrap.dedent(source), "demo.py", Config(select=("JAX401",)), fix=True)
+    assert result.error is None, result.error
+    fixed = result.fixed_source
+    assert 'jax.debug.print("    x = {}", x, ordered=True)' in fixed
+    assert 'jax.debug.print("sum = {:.2f}, n = {}", x.sum(), str(3), ordered=True)' in fixed
+    eager: dict = {}
+    exec(textwrap.dedent(FORMATTED), eager)
+    with jax.disable_jit():
+        eager["step"](jnp.arange(3.0))
+    expected = capsys.readouterr().out
+    rewritten: dict = {}
+    exec(fixed, rewritten)
+    for _ in range(2):  # the second call hits the cache and prints the values again
+        rewritten["step"](jnp.arange(3.0))
+    jax.effects_barrier()
+    assert capsys.readouterr().out == expected * 2
+    percent = source.replace('"    x = {}".format(x)', '"x = %s" % x')
+    [finding, _] = analyze(textwrap.dedent(percent), "demo.py", Config(select=("JAX401",)), fix=True).findings
+    assert finding.fix.safety.value == "manual"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import string
 from collections.abc import Iterator
 
 import libcst as cst
@@ -96,6 +97,9 @@ class PrintInTracedCodeRule(Rule):
       positional `{}` placeholder that keeps the conversion and format spec (`{x:.3f}` becomes
       `{:.3f}`, `{x!r}` becomes `{!r}`, which prints `Array(1., dtype=float32)` exactly as an eager
       `repr` does; `{x=}` becomes the text `x=` and `{!r}`);
+    - a `"...".format(...)` call on a string literal is split the same way: its text goes into the
+      format string and each `{}` field takes its argument (a numbered or named field, keywords
+      or `*args`: manual); a `%` format of a traced value is manual (it runs at trace time);
     - a traced argument becomes a `{}` placeholder with the value as argument;
     - a static (non-traced) value is formatted at trace time as the original did: `str(v)`, or
       `format(repr(v), spec)` for an f-string field. `jax.debug.print` would otherwise turn a
@@ -470,6 +474,10 @@ class _PrintFix:
         return None
 
     def _add(self, e: cst.BaseExpression) -> None:
+        if self._add_format_call(e):
+            return
+        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Modulo) and self.traced(e):
+            raise _NoFix("a `%` format of a traced value runs at trace time: write the format string by hand")
         parts = _fstring_parts(e)
         if parts is None:
             if not self.traced(e) and (
@@ -491,6 +499,45 @@ class _PrintFix:
                 self.fmt.append(_fstring_text(owner, part.value))
             else:
                 self._add_field(owner, part)
+
+    def _add_format_call(self, e: cst.BaseExpression) -> bool:
+        """`"x = {}".format(x)`: the literal's text goes into the format string and each field takes
+        its argument, as an f-string's do (Guanghan/ngp_jax@<heldout30> notebook_basic_JAX.ipynb cell
+        24: the fix used to pass the whole `.format(...)` call, formatted at trace time, so every call
+        printed `x = JitTracer(...)`). False when `e` is no such call."""
+        if not (
+            isinstance(e, cst.Call)
+            and isinstance(e.func, cst.Attribute)
+            and e.func.attr.value == "format"
+            and isinstance(e.func.value, cst.SimpleString)
+        ):
+            return False
+        template = e.func.value.evaluated_value
+        if not isinstance(template, str) or any(a.keyword is not None or a.star for a in e.args):
+            raise _NoFix("a `.format` call with keywords or `*args`: write the format string by hand")
+        values = [a.value for a in e.args]
+        try:
+            fields = list(string.Formatter().parse(template))
+        except ValueError as error:
+            raise _NoFix(f"format string not understood: {error}") from None
+        for text, field, spec, conversion in fields:
+            self.fmt.append(_escape(text))
+            if field is None:
+                continue
+            if field != "" or not values or (spec and "{" in spec):
+                raise _NoFix("a `.format` field that is numbered, named or nested: write the format string by hand")
+            value = values.pop(0)
+            code = render.code_of(self.ctx.module, value).strip()
+            if self.traced(value):
+                self.fmt.append("{" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
+                self.args.append(code)
+            else:  # formatted at trace time, as the original did
+                shown = {"r": "repr", "s": "str", "a": "ascii"}[conversion] + f"({code})" if conversion else code
+                self.fmt.append("{}")
+                self.args.append(f"format({shown}, {self.ctx.literal(spec)})" if spec else f"str({shown})")
+        if values:
+            raise _NoFix("a `.format` call with more arguments than fields")
+        return True
 
     def _add_field(self, owner: cst.FormattedString, part: cst.FormattedStringExpression) -> None:
         m = self.ctx.module
