@@ -48,10 +48,11 @@ def test_a_loop_check_calls_manual_is_not_rewritten_after_another_fix():
     assert [(f.line, f.code) for f in fixed.fixes_applied] == [(9, "JAX403")]
     assert fixed.fixed_source == MANUAL_LOOP.replace("out[i] = xs[i] * 2.0", "out = out.at[i].set(xs[i] * 2.0)")
     assert "fori_loop" not in fixed.fixed_source
-    # the loop is left for the next run, where `check` shows the fix it now has
+    # the loop is left for the next run, where `check` shows the fix it now has: unsafe, as its body
+    # indexes the parameter `xs` with the counter (a Python list there could not take a traced index)
     again = analyze(fixed.fixed_source, "m.py", CONFIG)
-    assert _fixes(again) == [(8, "JAX303", "safe")]
-    assert "fori_loop" in again.findings[0].fix.title
+    assert _fixes(again) == [(8, "JAX303", "unsafe")]
+    assert "fori_loop" in again.findings[0].fix.title and "`xs[i]`" in again.findings[0].fix.title
     final = analyze(fixed.fixed_source, "m.py", CONFIG, fix=True)
     assert analyze(final.fixed_source, "m.py", CONFIG, fix=True).fixed_source is None  # idempotent
     # behaviour: the twice-fixed program runs under jit with a traced bound

@@ -17,6 +17,7 @@ import libcst as cst
 
 from jaxfix.analysis import render
 from jaxfix.analysis.body_facts import (
+    assigned_names,
     assigned_names_in_target,
     block_statements,
     names_read,
@@ -102,15 +103,28 @@ class LoopRewriter:
         written: under `lax.fori_loop` the counter is traced, which an array takes and a Python
         list does not (FynnSu/transformer-from-scratch@<heldout30> src/model.py:376, whose
         `params[i]` over a list of layers raised `TracerIntegerConversionError` after a safe fix)."""
-        found: list[str] = []
+        found: list[cst.BaseExpression] = []
+        built = self._built_here()
 
         class V(cst.CSTVisitor):
             def visit_Subscript(self, sub: cst.Subscript) -> None:
-                if not found and any(loop_var in names_read(el.slice) for el in sub.slice):
-                    found.append(sub.value)
+                value = sub.value
+                if found or not any(loop_var in names_read(el.slice) for el in sub.slice):
+                    return
+                if isinstance(value, cst.Attribute) and value.attr.value == "at":
+                    return  # `out.at[i]`: an array's indexed update
+                if isinstance(value, cst.Name) and value.value in built:
+                    return  # a value the function builds itself (`out = jnp.zeros(n)`), not one handed in
+                found.append(value)
 
         walk(n.body, V())
         return self.fn.code_of(found[0]) if found else None
+
+    def _built_here(self) -> set[str]:
+        """Names the function binds by assignment and never takes as a parameter: what it builds
+        itself. A parameter, a global or a closure may hold a Python list (FynnSu's `params`)."""
+        node = self.fn.info.node
+        return assigned_names(node.body) - set(self.fn.info.params) if isinstance(node, cst.FunctionDef) else set()
 
     def _literal_inits(self, n) -> set[str]:
         """Variables whose last assignment before loop `n` in its block is a Python number literal."""
