@@ -320,7 +320,8 @@ class RuleContext:
         from jaxfix.analysis.runs_once import is_notebook_text
 
         head = spelled.split(".", 1)[0]
-        if not is_notebook_text(self.source) or self.names.bindings.get(head) != head:
+        # asked per fix: searching the whole text each time was quadratic in a script of many
+        if not self.fact(is_notebook_text, lambda ctx: is_notebook_text(ctx.source)) or self.names.bindings.get(head) != head:
             return spelled, tuple(requests)
         for stmt in astscan.module_level(self.tree.body):  # code that runs as a cell runs, not in a def
             if (
