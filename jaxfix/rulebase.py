@@ -152,7 +152,7 @@ class Rule:
     # A file must contain at least one of these substrings for the rule to run at all,
     prefilter: ClassVar[tuple[str, ...]]
     # and, when set, match this pattern (for what a substring cannot pin down, like an import).
-    prefilter_pattern: ClassVar[re.Pattern[str] | None] = None
+    prefilter_pattern: ClassVar[re.Pattern[str] | None] = None  # or what has `search` (`transform_prefilter.WordLed`)
     options: ClassVar[tuple[Option, ...]] = ()
     # The `[tool.jaxfix.<table>]` the options are read from; rules of a family that share an
     # option share the table (default: the rule's name).
