@@ -152,7 +152,7 @@ class Rule:
     # A file must contain at least one of these substrings for the rule to run at all,
     prefilter: ClassVar[tuple[str, ...]]
     # and, when set, match this pattern (for what a substring cannot pin down, like an import).
-    prefilter_pattern: ClassVar[re.Pattern[str] | None] = None
+    prefilter_pattern: ClassVar[re.Pattern[str] | None] = None  # or what has `search` (`transform_prefilter.WordLed`)
     options: ClassVar[tuple[Option, ...]] = ()
     # The `[tool.jaxfix.<table>]` the options are read from; rules of a family that share an
     # option share the table (default: the rule's name).
@@ -320,7 +320,8 @@ class RuleContext:
         from jaxfix.analysis.runs_once import is_notebook_text
 
         head = spelled.split(".", 1)[0]
-        if not is_notebook_text(self.source) or self.names.bindings.get(head) != head:
+        # asked per fix: searching the whole text each time was quadratic in a script of many
+        if not self.fact(is_notebook_text, lambda ctx: is_notebook_text(ctx.source)) or self.names.bindings.get(head) != head:
             return spelled, tuple(requests)
         for stmt in astscan.module_level(self.tree.body):  # code that runs as a cell runs, not in a def
             if (

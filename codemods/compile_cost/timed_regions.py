@@ -135,9 +135,12 @@ def name_binding(stmt: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | No
     return None
 
 
-def clock_names(stmts: list[cst.BaseStatement], start_clock: Callable[[cst.BaseStatement], str | None]) -> set[str]:
-    """Names `stmts` bind to a clock read (`t = now()`) or to one of those (`submit_start = iter_start`)."""
-    out: set[str] = set()
+def clock_names(
+    stmts: list[cst.BaseStatement], start_clock: Callable[[cst.BaseStatement], str | None], before: set[str] = frozenset()
+) -> set[str]:
+    """Names `stmts` bind to a clock read (`t = now()`) or to one of those (`submit_start = iter_start`);
+    `before`: those of the statements before `stmts` (the names they give go on from there)."""
+    out: set[str] = set(before)
     for stmt in stmts:
         name = start_clock(stmt)
         if name is not None:

@@ -3,6 +3,7 @@ does not wait for, with the fix that waits for it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import libcst as cst
@@ -40,7 +41,7 @@ from jaxfix.analysis.names import dotted_name
 from jaxfix.analysis.project_lookups import attribute_read
 from jaxfix.analysis.proven_traced import ProvenTraced, proven_traced
 from jaxfix.analysis.runs_once import starts_cell
-from jaxfix.analysis.scopes import name_uses, names_read, param_names
+from jaxfix.analysis.scopes import name_counts, name_uses, names_read, param_names
 from jaxfix.analysis.walk import walk
 from jaxfix.model import Finding, Fix, ImportRequest, Safety
 from jaxfix.rulebase import Rule, RuleContext
@@ -55,6 +56,9 @@ class TimingChecker(JaxWork):
         self.ctx = ctx
         self.names = ctx.names
         self.displayed = {id(s) for s in displayed_statements(ctx.module, ctx.source)}
+        self._names_in: dict[cst.CSTNode, Counter[str]] = {}  # `names_in`
+        self._names_in_block: dict[int, tuple[list, Counter[str]]] = {}  # id of a block -> (it, `names_in` of all)
+        self._gathered: dict[tuple, list] = {}  # `gathered_before`
         self._scan()
 
     def is_clock(self, call: cst.Call) -> bool:
@@ -88,7 +92,7 @@ class TimingChecker(JaxWork):
                     continue
                 looped = isinstance(stmts[end], (cst.For, cst.While))  # `for ..: log(time.time() - t0)`
                 closing = self.start_clock(stmts[end])  # `t1 = now()`: an end only if read with a start
-                starts = clock_names(stmts[:end], self.start_clock) if closing is not None else set()
+                starts = self.gathered_before(stmts, end, self._clock_names) if closing is not None else set()
                 if (
                     not looped
                     and read_before_rebound(stmts[end:], start)
@@ -311,7 +315,7 @@ class TimingChecker(JaxWork):
             watched[closing] = end
         consumers: dict[int, cst.BaseStatement] = {}
         for name, bound_at in watched.items():
-            if bound_at is None or sum(len(name_uses(st, name)) for st in stmts) != len(name_uses(scope, name)):
+            if bound_at is None or self.names_in_block(stmts)[name] != self.names_in(scope)[name]:
                 return False  # used outside this block too
             for offset in readers_before_rebound(stmts[bound_at + 1 :], name):
                 k = bound_at + 1 + offset
@@ -329,6 +333,46 @@ class TimingChecker(JaxWork):
             if not all(self._stored_unread(stmt, name, module_reads) for name in watched):
                 return False
         return True
+
+    def gathered_before(self, stmts: list[cst.BaseStatement], end: int, gather) -> set[str]:
+        """What `gather(found, part)` adds to `found` over `stmts[:end]`, a block of `region_blocks`
+        (never changed), gathered once per block: its timed regions are asked about in order, each
+        going on from where the last one stopped instead of from the block's start (quadratic in
+        a script of many regions). A copy, which the caller may change."""
+        key = (gather.__name__, id(stmts))
+        kept = self._gathered.get(key)
+        if kept is None or kept[0] is not stmts or kept[1] > end:
+            kept = self._gathered[key] = [stmts, 0, set()]
+        gather(kept[2], stmts[kept[1] : end])
+        kept[1] = end
+        return set(kept[2])
+
+    def _clock_names(self, found: set[str], part: list[cst.BaseStatement]) -> None:
+        found |= clock_names(part, self.start_clock, found)
+
+    @staticmethod
+    def _assigned(found: set[str], part: list[cst.BaseStatement]) -> None:
+        found |= assigned_names(cst.IndentedBlock(body=part))
+
+    def names_in(self, node: cst.CSTNode) -> Counter[str]:
+        """`name_counts(node)`, counted once per node: every timed region of a block asks about its
+        block and its scope (a script of a thousand timed regions walked its module a thousand
+        times: 80 s for 5,000 lines)."""
+        found = self._names_in.get(node)
+        if found is None:
+            found = self._names_in[node] = name_counts(node)
+        return found
+
+    def names_in_block(self, stmts: list[cst.BaseStatement]) -> Counter[str]:
+        """`names_in` summed over the statements of a block (a list `region_blocks` holds, never
+        changed), once per block."""
+        kept = self._names_in_block.get(id(stmts))
+        if kept is None or kept[0] is not stmts:
+            total: Counter[str] = Counter()
+            for stmt in stmts:
+                total.update(self.names_in(stmt))
+            kept = self._names_in_block[id(stmts)] = (stmts, total)
+        return kept[1]
 
     def _stored_unread(self, stmt: cst.BaseStatement, name: str, module_reads: set[str]) -> bool:
         """Every read of `name` in `stmt` is a plain assignment to a name the module never reads or
@@ -617,9 +661,10 @@ class TimingChecker(JaxWork):
         if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and small.value is not None:
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
             target = targets[-1]
-            bound = self.bound_before(stmts, stmts.index(last_stmt), small)
             names = names_read(target)
             inside = last_stmt is not small and not isinstance(last_stmt, cst.SimpleStatementLine)
+            # read only for a call inside a compound statement (a loop): each timed region asked
+            bound = self.bound_before(stmts, stmts.index(last_stmt), small) if inside else set()
             # a wait inserted before a cell's first statement would end the previous cell and
             # change what it displays: wrap the call in place instead (the same value is shown)
             crosses_cell = before is not None and starts_cell(before)
@@ -688,11 +733,7 @@ class TimingChecker(JaxWork):
     def bound_before(self, stmts, index: int, small) -> set[str]:
         """Names surely bound when the loop/branch at `stmts[index]` starts: assigned earlier in the
         block, parameters and module names, and names the assignment itself reads (`s = step(s)`)."""
-        bound: set[str] = set()
-        for s in stmts[:index]:
-            bound |= assigned_names(cst.IndentedBlock(body=[s]))
-        bound |= names_read(small.value)
-        return bound
+        return self.gathered_before(stmts, index, self._assigned) | names_read(small.value)
 
 
 def _names_bound_of(target: cst.BaseExpression, value: cst.BaseExpression, bound: set[str]) -> cst.BaseExpression | None:

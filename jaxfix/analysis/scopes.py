@@ -16,6 +16,7 @@ the enclosing function, as in Python.
 from __future__ import annotations
 
 import builtins
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -483,3 +484,11 @@ def name_uses(node: cst.CSTNode, name: str) -> list[cst.Name]:
     found: list[cst.Name] = []
     walk(node, _NameVisitor(lambda n: found.append(n) if n.value == name else None, params=False))
     return found
+
+
+def name_counts(node: cst.CSTNode) -> Counter[str]:
+    """`len(name_uses(node, name))` for every name at once, in one walk (for a caller that asks
+    about many names, or about the same node many times)."""
+    found: list[str] = []
+    walk(node, _NameVisitor(lambda n: found.append(n.value), params=False))
+    return Counter(found)

@@ -282,6 +282,7 @@ class _Scheduler:
         self.digests = digests
         self.queue: list[list[int]] = []  # batches of job indices, the next one first
         self.executor: ProcessPoolExecutor | None = None
+        self.frozen = False  # whether `start` moved this process's objects out of the collector's reach
         self.running: dict = {}  # future -> its batch
         self.target = 1
 
@@ -314,6 +315,11 @@ class _Scheduler:
             from jaxfix.engine import pipeline, registry  # noqa: F401 - `analyze`, the parser's helpers
 
             registry.all_rules()
+            # what exists now (the rules, libcst, the run's index) lives through the run: out of the
+            # collector's reach until `close` (it walked it again here, 0.04 s of a corpus check,
+            # and would write into the workers' copies of its pages)
+            gc.freeze()
+            self.frozen = True
             self.executor = process_pool(
                 self.workers, initializer=_share_project, initargs=(self.project, self.digests)
             )
@@ -354,6 +360,8 @@ class _Scheduler:
     def close(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(cancel_futures=True)
+        if self.frozen:
+            gc.unfreeze()  # a process that runs again (`--watch`, the editor) collects them as before
 
 
 def run_jobs(
