@@ -49,8 +49,10 @@ import jax.numpy as jnp
 # block: JAX101 (cached_property on a pytree), JAX201 (jit of a lambda in a loop), JAX301 (traced
 # if), JAX401 (print of a traced value), JAX305 (assert on a traced value), JAX302 (traced while).
 # The rules have grown more careful since: today the default tier reports three of them (JAX201,
-# JAX301, JAX302; 4,410 findings in the 50k-line file, 5,880 with `--preview`), so the issue's
-# "8k findings" is no longer what this file holds (session 35; a denser block is future work).
+# JAX301, JAX302; 4,410 findings in the 50k-line file, 5,880 with `--preview`): the `print` sits
+# after a traced `if`, which raises first under jit, and JAX101 stays silent on this frozen
+# dataclass's `cached_property`. So the issue's "8k findings" is no longer what this file holds
+# (session 35; a denser block is future work).
 BLOCK = '''
 
 @flax.struct.dataclass
