@@ -168,3 +168,25 @@ def test_a_helper_of_another_module_that_calls_back(tmp_path):
     assert analyze_in_project(tmp_path, files, "pkg/trainer.py", "JAX501").findings == []
     files["pkg/trainer.py"] = trainer.replace("progress_bar(i, carry.sum())", "carry.sum()")
     assert [f.line for f in analyze_in_project(tmp_path, files, "pkg/trainer.py", "JAX501").findings] == [22]
+
+
+def test_a_timeit_magic_of_a_function_that_calls_back(tmp_path):
+    """JAX504 reads the same fact: `%timeit step(x)` of a jitted `step` with a `jax.debug.print`
+    times work that is done when the call returns; the plain twin in the next cell is reported."""
+    import nbformat
+
+    from jaxfix.batch import BatchOptions, run_paths
+    from jaxfix.engine.config import ConfigResolver
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef step(x):\n    jax.debug.print('sum {}', x.sum())\n"
+            "    return x @ x\n\n@jax.jit\ndef plain(x):\n    return x @ x\n\nx = jnp.ones((200, 200))"
+        ),
+        nbformat.v4.new_code_cell("%timeit step(x)"),
+        nbformat.v4.new_code_cell("%timeit plain(x)"),
+    ]
+    nbformat.write(nb, tmp_path / "bench.ipynb")
+    outcome = run_paths([str(tmp_path / "bench.ipynb")], ConfigResolver(), BatchOptions(workers=1))
+    assert [(f.code, f.cell) for f in outcome.findings] == [("JAX504", 3)]

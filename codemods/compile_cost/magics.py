@@ -20,6 +20,7 @@ from jaxfix.analysis.bound_jits import (
     returned_jitted_parts,
 )
 from jaxfix.analysis.bound_jits import jitted_names as shared_jitted_names
+from jaxfix.analysis.host_callbacks import host_callers
 from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
 from jaxfix.analysis.names import ImportMap
 from jaxfix.analysis.project_lookups import jit_factories, project_jitted_among
@@ -107,8 +108,11 @@ class Magics:
             starts,
             names,
             jitted,
-            # a function of the text that waits for itself, or jitted by a jit that does (`eqx.filter_jit`)
-            waiting_helpers(tree) | shared_jitted_names(ast.walk(tree), names.qualify_ast, waiting=True),
+            # a function of the text that waits for itself, jitted by a jit that does (`eqx.filter_jit`), or
+            # whose program calls back to the host (`host_callbacks.host_callers`: ready when it returns)
+            waiting_helpers(tree)
+            | shared_jitted_names(ast.walk(tree), names.qualify_ast, waiting=True)
+            | host_callers(tree, names.qualify_ast),
             timed,
             top_bindings(tree, names, factories),
             reading_helpers(tree, names),

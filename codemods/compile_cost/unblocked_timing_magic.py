@@ -56,7 +56,9 @@ class UnblockedTimingMagicRule(Rule):
     `return out[:n_iter]` whose slice bound is made a Python int), also
     when the read is conditional (`if step % 500 == 0:`). A name counts as jitted by its last
     top-level binding before the timed code (`%timeit f()` of a NumPy `def f` that a later cell
-    rebinds to a `@jax.jit def f` times NumPy).
+    rebinds to a `@jax.jit def f` times NumPy). A function of the notebook whose program calls back
+    to the host (`jax.debug.print`, `jax.debug.callback`, a jax_tqdm progress bar) is ready when its
+    call returns (measured on CPU; `transforms.SYNCHRONOUS_CALLBACKS`): timing it is not reported.
 
     jaxfix reads a notebook with its timing magics commented out, as jupytext writes them in a
     `.py` notebook; the rule reads that form in `.py` files too (`# %timeit f(x)`).
