@@ -143,6 +143,7 @@ class JaxWork:
         """One pass over the module: jitted names, the blocks that start a timed region, `timeit` calls."""
         checker = self
         self.jitted: set[str] = set()
+        self.jitted_items: dict[str, frozenset[str]] = {}  # `stuff["step"]`: name -> jitted keys (`_jitted_item`)
         # of those, the ones whose jit waits for its program before it returns (`eqx.filter_jit`)
         self.waiting_jitted: set[str] = set()
         self.convention: dict[str, str] = {}  # jitted names taken by a convention -> why (unsafe fixes)
