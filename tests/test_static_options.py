@@ -51,3 +51,15 @@ def test_a_set_of_static_argnames_is_read_like_a_tuple(tmp_path):
 def test_a_set_of_static_argnums_too():
     source = SOURCE.split("@jax.jit")[0].replace('static_argnames={"N", "axis"}', "static_argnums={1, 2}")
     assert findings(source) == []
+
+
+def test_static_options_not_written_out_claim_nothing():
+    """`static_argnames=frozenset({"N"})` or `NAMES + ("M",)`: which arguments are
+    static is not written out, and any parameter may be among them, so the jit proves none traced
+    (the call summaries' `StaticSpec.unknown` says the same for other modules)."""
+    head = SOURCE.split("@jax.jit")[0]
+    constant = 'import jax.numpy as jnp\n\nNAMES = ("N",)\n'
+    for spelled in ('frozenset({"N", "axis"})', 'NAMES + ("axis",)'):
+        source = head.replace('{"N", "axis"}', spelled).replace("import jax.numpy as jnp\n", constant)
+        assert findings(source) == [], spelled
+    assert findings(head.replace('{"N", "axis"}', '{"axis"}')) != []

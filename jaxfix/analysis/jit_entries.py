@@ -182,6 +182,10 @@ class TraceEntries:
                 statics.add(info.positional[i + offset])
         info.static_params |= statics
         self._mark(info, f"jitted ({site.wrapper})")
+        if not site.options_known:
+            # `static_argnames=frozenset({"N"})`, `NAMES + ("M",)`, a parameter: the static ones are
+            # not written out, and any parameter may be among them (the call summaries' `unknown`)
+            return
         info.entry_traced |= self._nonstatic_params(info, statics, site.wrapper)
 
     def _annotated_static(self, info: FuncInfo, wrapper: str) -> set[str]:
