@@ -91,8 +91,9 @@ class Magics:
             callees = (dotted(c.func) for item in timed for stmt in item.statements for c in calls(stmt))
             jitted |= project_jitted_among(imported_jitted, callees, jitted)
         top = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        defs = [n for n in top if isinstance(n, ast.FunctionDef)]
         factories = jit_factories(
-            (n for n in top if isinstance(n, ast.FunctionDef)),
+            defs,
             tree,
             names.qualify_ast,
             imported_factory,
@@ -100,7 +101,6 @@ class Magics:
         )
         jitted |= factory_bound_names(tree, factories) | transformed_names(tree, names)
         # `train_step, eval_step = make_fns(cfg)`: the jitted positions of a factory's returned tuple
-        defs = (n for n in top if isinstance(n, ast.FunctionDef))
         parts = {n.name: p for n in defs if (p := returned_jitted_parts(n, names.qualify_ast))}
         jitted |= factory_bound_parts(tree, parts)[0] if parts else set()
         return cls(

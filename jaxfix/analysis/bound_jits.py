@@ -93,25 +93,13 @@ def returns_jitted(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify)
     values = [n.value for n in own if isinstance(n, ast.Return) and isinstance(n.value, (ast.Call, ast.IfExp, ast.Name))]
     local: set[str] | None = None  # the names the body binds to a jit, made only when a name is returned
 
-    def jitted(value: ast.AST | None) -> bool:
+    def bound_to_jits() -> set[str]:
         nonlocal local
-        branches = [value]  # a conditional expression's branches, without recursion (a deep chain of them)
-        while branches:
-            value = branches.pop()
-            if isinstance(value, ast.IfExp):
-                branches += (value.body, value.orelse)
-            elif isinstance(value, ast.Call):
-                jit = jit_of(value.func, qualify)
-                if jit is not None and jit not in BLOCKING_JITS:
-                    return True
-            elif isinstance(value, ast.Name):
-                if local is None:
-                    local = jitted_names(own, qualify, waiting=False)
-                if value.id in local:
-                    return True
-        return False
+        if local is None:
+            local = jitted_names(own, qualify, waiting=False)
+        return local
 
-    return any(jitted(value) for value in values)
+    return any(_jitted_value(value, qualify, bound_to_jits) for value in values)
 
 
 @dataclass(frozen=True)
@@ -138,13 +126,8 @@ def returned_jitted_parts(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Q
     value = returns[0].value
     local = jitted_names(own, qualify, waiting=False)
 
-    def jitted(part: ast.AST | None) -> bool:
-        if isinstance(part, ast.Name):
-            return part.id in local
-        if isinstance(part, ast.Call):
-            jit = jit_of(part.func, qualify)
-            return jit is not None and jit not in BLOCKING_JITS
-        return False
+    def jitted(part: ast.AST | None) -> bool:  # as a returned value is (`returns_jitted`)
+        return _jitted_value(part, qualify, lambda: local)
 
     if isinstance(value, ast.Tuple):
         if any(isinstance(e, ast.Starred) for e in value.elts):
@@ -198,6 +181,25 @@ def module_jit_factories(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
         elif isinstance(node, ast.Assign):
             found -= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return frozenset(found)
+
+
+def _jitted_value(value: ast.AST | None, qualify: Qualify, bound_to_jits: Callable[[], set[str]]) -> bool:
+    """A returned value (or part of one) is a jitted function: `jax.jit(...)` (not a jit that waits
+    for its program, `eqx.filter_jit`), a name of `bound_to_jits()` (what the body binds to one), or
+    either in a conditional expression (`jax.jit(hf) if use_jit else hf`), whose branches are
+    walked without recursion (a deep chain of them)."""
+    branches = [value]
+    while branches:
+        value = branches.pop()
+        if isinstance(value, ast.IfExp):
+            branches += (value.body, value.orelse)
+        elif isinstance(value, ast.Call):
+            jit = jit_of(value.func, qualify)
+            if jit is not None and jit not in BLOCKING_JITS:
+                return True
+        elif isinstance(value, ast.Name) and value.id in bound_to_jits():
+            return True
+    return False
 
 
 def _own_statements(fn: ast.FunctionDef) -> list[ast.stmt]:
