@@ -64,11 +64,18 @@ def names_array_type(text: str) -> bool:
 
 def ast_names_array(ann: ast.expr, qualify_name: Callable[[ast.expr], str | None]) -> bool:
     """A stdlib annotation names an array type: `jax.Array`, `Float[Array, "n ..."]`, `"ArrayLike"`."""
+    return names_array_type(_annotated_name(ann, qualify_name))
+
+
+def _annotated_name(ann: ast.expr, qualify_name: Callable[[ast.expr], str | None]) -> str:
+    """The name a stdlib annotation spells, its subscript left out: qualified (`jax.Array` for
+    `Array` imported from jax, `typing.Callable` of `Callable[[S], S]`), or a string annotation's
+    text as written (`"Callable[[S], S]"`, whose reader drops the subscript)."""
     if type(ann) is ast.Subscript:
         ann = ann.value
     if type(ann) is ast.Constant and isinstance(ann.value, str):
-        return names_array_type(ann.value)
-    return names_array_type(qualify_name(ann) or "")
+        return ann.value
+    return qualify_name(ann) or ""
 
 
 def array_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[str, ...]:
@@ -97,12 +104,8 @@ def callable_field_names(node: ast.ClassDef, bindings: dict[str, str]) -> tuple[
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)) or stmt.target.id in methods:
             continue
-        ann = _without_none(stmt.annotation)
-        if type(ann) is ast.Subscript:
-            ann = ann.value
-        written = ann.value if type(ann) is ast.Constant and isinstance(ann.value, str) else None
-        name = (written.split("[", 1)[0] if written else qualify(ann, bindings) or ast.unparse(ann))
-        if name in CALLABLE_ANNOTATIONS:
+        name = _annotated_name(_without_none(stmt.annotation), lambda n: qualify(n, bindings) or ast.unparse(n))
+        if name.split("[", 1)[0] in CALLABLE_ANNOTATIONS:
             out.append(stmt.target.id)
     return tuple(out)
 
