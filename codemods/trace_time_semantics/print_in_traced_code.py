@@ -526,15 +526,7 @@ class _PrintFix:
                 continue
             if field != "" or not values or (spec and "{" in spec):
                 raise _NoFix("a `.format` field that is numbered, named or nested: write the format string by hand")
-            value = values.pop(0)
-            code = render.code_of(self.ctx.module, value).strip()
-            if self.traced(value):
-                self.fmt.append("{" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
-                self.args.append(code)
-            else:  # formatted at trace time, as the original did
-                shown = {"r": "repr", "s": "str", "a": "ascii"}[conversion] + f"({code})" if conversion else code
-                self.fmt.append("{}")
-                self.args.append(f"format({shown}, {self.ctx.literal(spec)})" if spec else f"str({shown})")
+            self._add_replacement(values.pop(0), conversion, spec)
         if values:
             raise _NoFix("a `.format` call with more arguments than fields")
         return True
@@ -557,10 +549,16 @@ class _PrintFix:
             )
             if conversion is None and not spec:
                 conversion = "r"
-        code = render.code_of(m, part.expression).strip()
-        if self.traced(part.expression):
+        self._add_replacement(part.expression, conversion, spec)
+
+    def _add_replacement(self, expression: cst.BaseExpression, conversion: str | None, spec: str) -> None:
+        """One replacement field of an f-string or a `.format` call: a traced value becomes a
+        placeholder that keeps its conversion and spec; a static one is formatted at trace time, as
+        the original did."""
+        code = render.code_of(self.ctx.module, expression).strip()
+        if self.traced(expression):
             self.fmt.append("{" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
-            self.args.append(code if not isinstance(part.expression, cst.NamedExpr) else f"({code})")
+            self.args.append(code if not isinstance(expression, cst.NamedExpr) else f"({code})")
             return
         value = code
         if conversion:
