@@ -38,7 +38,9 @@ class UnblockedTimingRule(Rule):
     project is checked, in another module of it.
     JAX work is a call of a function jitted in this module (`@jax.jit`, `f_jit = jax.jit(f)`,
     `jax.jit(f)(x)`; when the whole project is checked, one a module of it binds at its top level
-    and this one imports, also through a package's re-export), also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
+    and this one imports, also through a package's re-export, or a function or a method of a
+    class it defines that returns a jitted call's result or an eager lax loop's without waiting:
+    `run(x)`, `solver.run(x)`, `s.solve(x)` after `s = Solver(...)`), also `jax.grad`/`jax.vmap` applied in place or bound to a name: `dloss =
     jax.grad(loss)`; an ahead-of-time compiled `jax.jit(f).lower(x).compile()`) or of `jax.numpy`, `jax.lax`,
     `jax.random`, `jax.nn` and `jax.scipy` functions. Also `timeit.timeit`/`timeit.repeat`/
     `timeit.Timer` given a `lambda` that calls JAX work (or a def that is one `return` of it: `def

@@ -13,18 +13,21 @@ whose last step returns the jitted `self.ds2(s1, s2)` unwaited. Read by the proj
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from jaxfix.analysis import astscan
 from jaxfix.analysis.bound_jits import _own_statements, jit_of, jitted_names, module_jitted_names
 from jaxfix.analysis.host_callbacks import host_callers
-from jaxfix.analysis.host_sync import BLOCKING_METHODS, waits_by_name
+from jaxfix.analysis.host_waits import BLOCKING_METHODS, waits_by_name
 from jaxfix.analysis.module_ast import dotted
-from jaxfix.analysis.transforms import BLOCKING_JITS, SYNCHRONOUS_CALLBACKS
+from jaxfix.analysis.transforms import BLOCKING_JITS, JIT_NAMES, PARTIAL_NAMES, SYNCHRONOUS_CALLBACKS
 
 Qualify = Callable[[ast.AST], "str | None"]
 
 # lax's loops called outside a trace compile their body and dispatch it like a jitted call
 EAGER_LAX_LOOPS = frozenset({"jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.map"})
+# the last names of the jits, `partial` and the loops: the calls worth qualifying
+_LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*JIT_NAMES, *PARTIAL_NAMES, *EAGER_LAX_LOOPS))
 # how many rounds a function returning another's result is followed within the module
 _ROUNDS = 3
 
@@ -44,7 +47,7 @@ def async_returners(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
         elif isinstance(node, ast.ClassDef):
             classes[node.name] = node
             functions.pop(node.name, None)
-    if not jitted and not _mentions_jit_or_loop(tree, qualify):
+    if not jitted and not _mentions_jit_or_loop(tree, classes.values(), qualify):
         return frozenset()
     found: set[str] = set()
     for name, cls in classes.items():
@@ -67,15 +70,20 @@ def async_returners(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
     return frozenset(found)
 
 
-def _mentions_jit_or_loop(tree: ast.Module, qualify: Qualify) -> bool:
-    """A jit or an eager lax loop is called somewhere in the module (else nothing returns work)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            if jit_of(node.func, qualify) is not None or qualify(node.func) in EAGER_LAX_LOOPS:
-                return True
-        elif isinstance(node, ast.FunctionDef) and any(jit_of(d, qualify) for d in node.decorator_list):
-            return True
-    return False
+def _mentions_jit_or_loop(tree: ast.Module, classes: Iterable[ast.ClassDef], qualify: Qualify) -> bool:
+    """A jit or an eager lax loop is called somewhere in the module, or decorates a method of one
+    of its `classes` (else nothing returns work): the module's calls are listed once per tree
+    (`astscan.calls_named`), as every module of a project is summarised."""
+    named = astscan.calls_named(tree, _LAST_NAMES, _LAST_NAMES)
+    if any(jit_of(c.func, qualify) is not None or qualify(c.func) in EAGER_LAX_LOOPS for c in named):
+        return True
+    return any(
+        jit_of(d, qualify) is not None
+        for cls in classes
+        for method in cls.body
+        if isinstance(method, ast.FunctionDef)
+        for d in method.decorator_list
+    )
 
 
 def _jitted_methods(cls: ast.ClassDef, qualify: Qualify) -> set[str]:
@@ -116,7 +124,9 @@ def _returns_work(
             jit = jit_of(call.func.func, qualify)
             return jit is not None and jit not in BLOCKING_JITS
         name = dotted(call.func)
-        return (name is not None and name in async_names) or async_method(call.func) or qualify(call.func) in EAGER_LAX_LOOPS
+        if name is not None and name in async_names:
+            return True
+        return async_method(call.func) or qualify(call.func) in EAGER_LAX_LOOPS
 
     made: set[str] = set()
     for stmt in own:

@@ -17,42 +17,16 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from jaxfix.analysis.host_waits import (  # noqa: F401 (read through `host_sync` too)
+    BLOCKING_CALLS,
+    BLOCKING_METHODS,
+    BLOCKING_PREFIXES,
+    NUMPY_METADATA,
+    waits_by_name,
+)
 from jaxfix.analysis.runs_once import is_notebook_text, starts_cell
 from jaxfix.analysis.walk import walk
 
-# Calls that wait for their argument's value (it is copied to the host or printed).
-BLOCKING_CALLS = frozenset(
-    {
-        "jax.block_until_ready",
-        "jax.device_get",
-        "numpy.asarray",
-        "numpy.array",
-        "numpy.asanyarray",
-        "float",
-        "int",
-        "bool",
-        "complex",
-        "print",
-        "repr",
-        "str",
-        "format",
-        "round",
-        "list",
-        "tuple",
-    }
-)
-BLOCKING_METHODS = frozenset({"block_until_ready", "item", "tolist", "__array__"})
-# any NumPy function converts a JAX argument to a host array, which waits for it (`np.argmax(logits)`
-# in vision_transformer's evaluation loop), except those that only read its metadata; so do
-# matplotlib's and pandas' (`plt.plot(samples[:, i])` in a `%%time` cell, jeremiecoullon/SGMCMCJax)
-# SciPy converts its array arguments with `np.asarray` and calls the functions it is given on the
-# host, converting what they return (`integrate.solve_ivp(jitted_rhs, ..., t_eval=ts)`,
-# `optimize.root`/`minimize`): a JAX value handed to it is read (CosmoStat/jax-lensing@81da742
-# papers/Remy2021/Gaussian-ODE.ipynb cell 18, heldout22 wrong)
-BLOCKING_PREFIXES = ("numpy.", "matplotlib.", "pandas.", "scipy.")
-NUMPY_METADATA = frozenset(
-    {"numpy.shape", "numpy.ndim", "numpy.size", "numpy.result_type", "numpy.dtype", "numpy.iinfo", "numpy.finfo"}
-)
 # `tree_map(f, *trees)`: waits leaf by leaf when `f` waits on its argument
 # (`jax.tree_util.tree_map(lambda x: x.block_until_ready(), metrics)`, brax's training loops)
 TREE_MAPS = frozenset(
@@ -88,12 +62,6 @@ CONTAINER_METHODS = frozenset(
 # Methods of a pytree dataclass that build a new node from the old one's leaves without reading
 # them (`flax.struct.PyTreeNode.replace`, chex's and `dataclasses.replace`'s spelling).
 PYTREE_NODE_METHODS = frozenset({"replace"})
-
-
-def waits_by_name(qualname: str | None) -> bool:
-    """`qualname` (a call's qualified name) waits for its arguments' values."""
-    q = qualname or ""
-    return q in BLOCKING_CALLS or (q.startswith(BLOCKING_PREFIXES) and q not in NUMPY_METADATA)
 
 
 def unconverted_calls(

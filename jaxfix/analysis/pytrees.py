@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypeVar
 
 from jaxfix.analysis import astscan
-from jaxfix.analysis.bound_jits import module_jit_factories, module_jitted_names
 from jaxfix.analysis.async_returns import async_returners
+from jaxfix.analysis.bound_jits import module_jit_factories, module_jitted_names
 from jaxfix.analysis.host_callbacks import host_callers
 from jaxfix.analysis.module_ast import (  # noqa: F401 (read through `pytrees` too)
     IMPORT_ERRORS,
