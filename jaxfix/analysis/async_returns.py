@@ -32,12 +32,18 @@ _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*JIT_NAMES, *PARTIA
 _ROUNDS = 3
 
 
-def async_returners(tree: ast.Module, qualify: Qualify) -> frozenset[str]:
+def async_returners(
+    tree: ast.Module,
+    qualify: Qualify,
+    jitted: frozenset[str] | None = None,
+    callers: frozenset[str] | None = None,
+) -> frozenset[str]:
     """The module's top-level functions (`run`) and methods of its top-level classes
     (`Solver.solve`) whose call returns compiled work it does not wait for, and its classes' jitted
-    methods (`Solver.direct`), by the definitions in effect at the end of the module."""
-    jitted = module_jitted_names(tree, qualify)
-    callers = host_callers(tree, qualify)
+    methods (`Solver.direct`), by the definitions in effect at the end of the module. `jitted`
+    and `callers`: the module's `module_jitted_names` and `host_callers`, when the caller has them."""
+    jitted = module_jitted_names(tree, qualify) if jitted is None else jitted
+    callers = host_callers(tree, qualify) if callers is None else callers
     functions: dict[str, ast.FunctionDef] = {}
     classes: dict[str, ast.ClassDef] = {}
     for node in tree.body:

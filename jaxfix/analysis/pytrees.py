@@ -289,7 +289,7 @@ def summarize(tree: ast.Module, module_name: str | None = None, is_package: bool
     jitted = module_jitted_names(tree, qualify_here)
     factories = module_jit_factories(tree, qualify_here)
     callers = host_callers(tree, qualify_here)
-    returners = async_returners(tree, qualify_here)
+    returners = async_returners(tree, qualify_here, jitted, callers)
     return ModuleSummary(
         module_name, classes, bindings, helpers, field_helpers, timers, jitted, factories, callers, returners
     )
