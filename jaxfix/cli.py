@@ -168,7 +168,7 @@ def check(
         bool, typer.Option("--watch", "-w", help="Check again whenever a file under the paths changes.")
     ] = False,
     allow_dirty: Annotated[
-        bool, typer.Option("--allow-dirty", help="With --fix: write even into files with uncommitted changes.")
+        bool, typer.Option("--allow-dirty", help="With --fix: also write files with unstaged changes or untracked by git.")
     ] = False,
     preview: PreviewOpt = None,
 ) -> None:
@@ -326,7 +326,7 @@ def fix(
     changed_since: ChangedSinceOpt = None,
     shard: ShardOpt = None,
     allow_dirty: Annotated[
-        bool, typer.Option("--allow-dirty", help="Write even into files with uncommitted changes.")
+        bool, typer.Option("--allow-dirty", help="Also write files with unstaged changes or untracked by git.")
     ] = False,
     report: Annotated[
         Optional[Path], typer.Option("--report", help="Write a migration report (.md or .json) to this path.")
