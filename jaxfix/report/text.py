@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from jaxfix.model import Finding, Safety
 
@@ -63,19 +63,25 @@ def statistics(findings: Iterable[Finding]) -> str:
     )
 
 
-def summary(findings: list[Finding], errors: int = 0) -> str:
+def summary(
+    findings: list[Finding], errors: int = 0, unsafe_enabled: Callable[[Finding], bool] = lambda finding: False
+) -> str:
     """The closing line; never "passed" when a file could not be checked. "In full": a notebook
-    with a cell that does not parse is still checked in its other cells, and its findings are shown."""
+    with a cell that does not parse is still checked in its other cells, and its findings are shown.
+    The fixes, in Ruff's words: those `check --fix` applies, and the unsafe ones it leaves
+    (`unsafe_enabled` is False for their file) as hidden fixes `--unsafe-fixes` enables."""
     if errors:
         unchecked = f"{errors} file{'s' if errors != 1 else ''} could not be checked in full"
         return f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}; {unchecked} (errors above).\n"
     if not findings:
         return "All checks passed!\n"
-    safe = sum(1 for f in findings if fix_mark(f) == "[*] ")
-    unsafe = sum(1 for f in findings if fix_mark(f) == "[-] ")
+    unsafe = [f for f in findings if fix_mark(f) == "[-] "]
+    hidden = sum(1 for f in unsafe if not unsafe_enabled(f))
+    fixable = sum(1 for f in findings if fix_mark(f) == "[*] ") + len(unsafe) - hidden
     text = f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}."
-    if safe:
-        text += f" [*] {safe} fixable with `jaxfix check --fix`."
-    if unsafe:
-        text += f" [-] {unsafe} more with `--unsafe-fixes`."
+    enable = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+    if fixable:
+        text += f" [*] {fixable} fixable with `jaxfix check --fix`" + (f" ({enable})." if hidden else ".")
+    elif hidden:
+        text += f" No fixes available ({enable})."
     return text + "\n"
