@@ -16,9 +16,16 @@ def fix_mark(finding: Finding) -> str:
 
 
 def format_finding(finding: Finding) -> str:
+    """The finding's line. A manual fix (no automatic one: no `[*]`/`[-]`) is said to be manual
+    once: its guidance behind "manual:" when the message does not carry it, else the one word
+    "(manual)" after a message that reads like a fix ("...; hoist it (...)") without saying so."""
     line = f"{where(finding)}: {finding.code} {fix_mark(finding)}{finding.message}"
-    if finding.fix is not None and finding.fix.safety is Safety.MANUAL and not _said(finding.fix.title, finding.message):
-        line += f" (manual: {finding.fix.title})"
+    fix = finding.fix
+    if fix is not None and fix.safety is Safety.MANUAL:
+        if not _said(fix.title, finding.message):
+            line += f" (manual: {fix.title})"
+        elif "manual" not in finding.message.lower():
+            line += " (manual)"
     return line
 
 
