@@ -180,7 +180,10 @@ def check(
         def unsafe_enabled(finding) -> bool:  # asked only of findings with an unsafe fix
             return unsafe_fixes if unsafe_fixes is not None else configs.for_path(finding.path).unsafe_fixes
 
-        echo(text.summary(findings, errors=len(outcome.file_errors), unsafe_enabled=unsafe_enabled), nl=False, err=True)
+        hidden = sum(item.result.hidden_preview for item in outcome.files)
+        echo(text.summary(
+            findings, errors=len(outcome.file_errors), unsafe_enabled=unsafe_enabled, hidden_preview=hidden,
+        ), nl=False, err=True)
     return 2 if had_errors else (1 if findings else 0)
 
 

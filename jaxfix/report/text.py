@@ -71,12 +71,24 @@ def statistics(findings: Iterable[Finding]) -> str:
 
 
 def summary(
-    findings: list[Finding], errors: int = 0, unsafe_enabled: Callable[[Finding], bool] = lambda finding: False
+    findings: list[Finding],
+    errors: int = 0,
+    unsafe_enabled: Callable[[Finding], bool] = lambda finding: False,
+    hidden_preview: int = 0,
 ) -> str:
     """The closing line; never "passed" when a file could not be checked. "In full": a notebook
     with a cell that does not parse is still checked in its other cells, and its findings are shown.
     The fixes, in Ruff's words: those `check --fix` applies, and the unsafe ones it leaves
-    (`unsafe_enabled` is False for their file) as hidden fixes `--unsafe-fixes` enables."""
+    (`unsafe_enabled` is False for their file) as hidden fixes `--unsafe-fixes` enables. Then, in
+    the same words, the preview findings the run left out (`FileResult.hidden_preview`), if any."""
+    return _found(findings, errors, unsafe_enabled) + (
+        f"{hidden_preview} hidden finding{'s' if hidden_preview != 1 else ''} can be shown with the "
+        "`--preview` option (docs/preview.md).\n"
+        if hidden_preview else ""
+    )
+
+
+def _found(findings: list[Finding], errors: int, unsafe_enabled: Callable[[Finding], bool]) -> str:
     if errors:
         unchecked = f"{errors} file{'s' if errors != 1 else ''} could not be checked in full"
         return f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}; {unchecked} (errors above).\n"
