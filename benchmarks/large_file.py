@@ -2,8 +2,9 @@
 
 Generated and concatenated files exist in real codebases (a model zoo in one module, a notebook
 exported to .py). This script writes one file per size made of a repeated block of realistic
-findings from several families (a `cached_property` on a flax pytree, a jit of a lambda in a loop,
-a Python `if` on a traced value, a `print` of a traced value, a `while` on a traced value), times
+findings from several families (an `lru_cache` on a flax pytree's method, a jit of a lambda in a
+loop, a Python `if` on a traced value, a `print` of a traced value, a `while` on a traced value, the
+clock read under jit, `float()` of a traced loss, a timed call not waited for: `BLOCK`), times
 `jaxfix check` (its text output: what a user runs; the fixes are decided, their edits not built),
 `jaxfix check --output-format json` (which shows every fix's edits, so builds them) and
 `jaxfix fix --write --unsafe-fixes` on it in a subprocess, and prints wall time, CPU time, peak
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent  # the checkout whose jaxfix is ti
 HEADER = '''"""A generated module: many small models and steps, as a model zoo concatenated into one file."""
 
 import functools
+import time
 
 import flax.struct
 import jax
@@ -45,14 +47,17 @@ import jax.numpy as jnp
 
 '''
 
-# One block of realistic findings, `{i}` making each name unique. Written for six findings per
-# block: JAX101 (cached_property on a pytree), JAX201 (jit of a lambda in a loop), JAX301 (traced
-# if), JAX401 (print of a traced value), JAX305 (assert on a traced value), JAX302 (traced while).
-# The rules have grown more careful since: today the default tier reports three of them (JAX201,
-# JAX301, JAX302; 4,410 findings in the 50k-line file, 5,880 with `--preview`): the `print` sits
-# after a traced `if`, which raises first under jit, and JAX101 stays silent on this frozen
-# dataclass's `cached_property`. So the issue's "8k findings" is no longer what this file holds
-# (session 35; a denser block is future work).
+# One block of realistic findings, `{i}` making each name unique: a model zoo's pieces as users
+# write them, each a real finding of the default tier (17 per block of 94 lines): JAX102 (an
+# `lru_cache` on a method of a frozen pytree: it hashes the arrays), JAX201 twice (a jit of a
+# lambda built in a loop), JAX401 three times (a `print` of a traced value, before anything that
+# raises), JAX301 three times (a traced `if`, and two conditional expressions, all with their
+# `jnp.where` fix), JAX302 (a traced `while`), JAX405 three times (the clock read under jit: a
+# step's timing, a dropout key seeded from it), JAX304 twice (`float()` of the loss for logging,
+# `bool()` of a traced test), JAX303 (a traced `range` bound) and JAX501 (a timed call read
+# before its result is ready). Findings (`--select ALL`, default tier) in the file of each size:
+# 5k lines 901, 10k 1,802, 20k 3,604, 50k 9,027 (the issue's 50k-line file held 8,333). Until
+# session 36 the block held 3 default findings in 34 lines (4,410 in 50k lines).
 BLOCK = '''
 
 @flax.struct.dataclass
@@ -60,7 +65,7 @@ class Params{i}:
     w: jax.Array
     b: jax.Array
 
-    @functools.cached_property
+    @functools.lru_cache
     def norm(self):
         return jnp.sqrt(jnp.sum(self.w**2) + jnp.sum(self.b**2))
 
@@ -75,10 +80,9 @@ def sweep{i}(xs):
 
 @jax.jit
 def clip{i}(x, limit):
+    print("clip", x)
     if x.sum() > limit:
         x = x / limit
-    print("clip", x)
-    assert limit > 0
     return x
 
 
@@ -87,9 +91,70 @@ def halve{i}(x):
     while x > 1.0:
         x = x / 2.0
     return x
+
+
+@jax.jit
+def loss{i}(params, x, y):
+    pred = x @ params.w + params.b
+    loss = jnp.mean((pred - y) ** 2)
+    print("loss", loss)
+    return loss
+
+
+@jax.jit
+def step{i}(params, x, y):
+    start = time.time()
+    loss, grads = jax.value_and_grad(loss{i})(params, x, y)
+    new = jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)
+    print("step", loss, time.time() - start)
+    return new, float(loss)
+
+
+@jax.jit
+def power{i}(x, n):
+    for _ in range(n):
+        x = x * x
+    return x
+
+
+def predict{i}(xs):
+    outs = []
+    for x in xs:
+        act = jax.jit(lambda y: jnp.tanh(y) + 1.0)
+        outs.append(act(x))
+    return outs
+
+
+@jax.jit
+def relu{i}(x):
+    return x if x > 0 else 0.0 * x
+
+
+@jax.jit
+def dropout{i}(x):
+    key = jax.random.PRNGKey(int(time.time()))
+    keep = jax.random.bernoulli(key, 0.9, x.shape)
+    return jnp.where(keep, x / 0.9, 0.0)
+
+
+@jax.jit
+def positive{i}(x):
+    return bool(x.min() > 0)
+
+
+def bench{i}(x):
+    t0 = time.perf_counter()
+    y = halve{i}(x)
+    print("halve{i}", time.perf_counter() - t0)
+    return y
+
+
+@jax.jit
+def schedule{i}(step):
+    return 1e-3 if step < 1000 else 1e-4
 '''
 
-FINDINGS_PER_BLOCK = 6
+FINDINGS_PER_BLOCK = 17
 
 TIMING_HEADER = '''"""A generated benchmark script: one timed call after another."""
 

@@ -59,8 +59,9 @@ def test_positions_of_a_text_check_equal_whole_module_positions():
 
 
 def test_positions_up_to_a_node_equal_the_whole_rendering_for_every_fixture():
-    """`render.Positions.up_to(module, node)`, the rendering stopped after `node`, gives `node` and
-    every node under it the whole rendering's position."""
+    """`render.Positions.up_to(module, node)`, the rendering stopped after `node`, gives `node`,
+    every node under it and every node rendered whole before it the whole rendering's position,
+    and holds no other node (those still open around `node`, those after it)."""
     from pathlib import Path
 
     import libcst as cst
@@ -76,11 +77,23 @@ def test_positions_up_to_a_node_equal_the_whole_rendering_for_every_fixture():
         except cst.ParserSyntaxError:
             continue
         whole = render.positions(module)
-        for node in TreeIndex(module)._order[::7]:  # noqa: SLF001 - every node, in source order
+        index = TreeIndex(module)
+        order = index._order  # noqa: SLF001 - every node, in source order
+        for at, node in list(enumerate(order))[::7]:
             partial = render.Positions.up_to(module, node)
             assert partial[node] == whole[node], (path.name, type(node).__name__)
             for child in node.children[:3]:
                 assert partial[child] == whole[child], (path.name, type(child).__name__)
+            open_around = set()
+            up = index.parents.get(node)
+            while up is not None:
+                open_around.add(id(up))
+                up = index.parents.get(up)
+            for other in order[: at + 1 : 5]:  # before `node` in source order: whole unless around it
+                if id(other) in open_around:
+                    assert other not in partial, (path.name, type(other).__name__)
+                elif other in whole:
+                    assert partial[other] == whole[other], (path.name, type(other).__name__)
             compared += 1
     assert compared > 1000
 

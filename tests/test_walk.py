@@ -18,6 +18,7 @@ from jaxfix.analysis.walk import (
     TreeIndex,
     child_fields,
     children,
+    of_type_under,
     parent_map,
     statements,
     walk,
@@ -233,6 +234,22 @@ def test_tree_index_has_the_parent_map_and_the_nodes_a_walk_visits_in_its_order(
     assert [id(n) for n in index.of_type(cst.Call)] == [id(n) for n in visited if type(n) is cst.Call]
     with pytest.raises(TypeError):
         index.of_type(cst.BaseExpression)  # an abstract class: its subclasses' nodes are not listed
+
+
+@pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_of_type_under_a_node_lists_what_the_tree_index_lists_below_it(name, module):
+    index = TreeIndex(module)
+
+    def below(node: cst.CSTNode, root: cst.CSTNode) -> bool:
+        while node is not None and node is not root:
+            node = index.parents.get(node)
+        return node is root
+
+    roots = [module, *index.of_type(cst.FunctionDef), *index.of_type(cst.Lambda), *index.of_type(cst.Call)[:20]]
+    for root in roots:
+        for kind in (cst.Name, cst.Call, cst.FunctionDef):
+            expected = [id(n) for n in index.of_type(kind) if below(n, root)]
+            assert [id(n) for n in of_type_under(root, kind)] == expected
 
 
 @pytest.mark.parametrize("name,module", list(_modules()), ids=lambda v: v if isinstance(v, str) else "")

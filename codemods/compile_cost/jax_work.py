@@ -17,6 +17,7 @@ from codemods.compile_cost.timing_screen import (
     NOT_COMPUTE,
     TIMEIT_CALLS,
 )
+from jaxfix.analysis import astscan
 from jaxfix.analysis.body_facts import assigned_names
 from jaxfix.analysis.bound_jits import factory_bound_names, factory_bound_parts, returned_jitted_parts
 from jaxfix.analysis.defaults import never_true, switched_off
@@ -236,7 +237,7 @@ class JaxWork:
         # jitted parts of a factory's returned tuple or dict (`stuff = make_stuff(model)`)
         candidates = [
             fn
-            for fn in ast.walk(self.ctx.tree)
+            for fn in astscan.walked_statements(self.ctx.tree)
             if isinstance(fn, ast.FunctionDef) and len(self.functions.get(fn.name, ())) == 1
         ]
         self.jitted |= factory_bound_names(self.ctx.tree, self._jit_factories(candidates))

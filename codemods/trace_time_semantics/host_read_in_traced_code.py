@@ -21,6 +21,7 @@ from jaxfix.analysis.trace_screen import (
     any_site,
 )
 from jaxfix.analysis.trace_sites import own_sites
+from jaxfix.analysis.walk import of_type_under
 from jaxfix.model import Finding
 from jaxfix.rulebase import Code, Invalid, Rule, RuleContext, Valid
 
@@ -273,7 +274,7 @@ def _value_used_under_trace(ctx: RuleContext, jc: JitContexts, info: FuncInfo, s
         return True
     target = line.targets[0].target
     name = target.value
-    for other in ctx.tree_index.of_type(cst.Name):
+    for other in of_type_under(info.node, cst.Name):  # a read elsewhere has no `scope` below
         if other is target or other.value != name or not _is_load(ctx, other):
             continue
         scope = _enclosing_function(ctx, other, info.node)

@@ -71,9 +71,9 @@ _last_calls: tuple[ast.AST | None, list[ast.Call]] = (None, [])
 
 @filememo.on_forget
 def _forget() -> None:
-    global _last_module, _last_calls, _last_statements
+    global _last_module, _last_calls, _last_statements, _last_walked
     _last_module = _last_calls = (None, [])
-    _last_statements = (None, None, [])
+    _last_statements = _last_walked = (None, None, [])
 
 
 def calls(root: ast.Module) -> list[ast.Call]:
@@ -233,6 +233,39 @@ def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
             block = getattr(node, name, None)
             if isinstance(block, list):
                 stack.extend(reversed(block))
+
+
+_last_walked: tuple[ast.AST | None, list | None, list[ast.AST]] = (None, None, [])
+# the fields of a statement, an `except` handler or a `match` case that hold statements, handlers or cases
+_BLOCK_FIELDS = frozenset(STATEMENT_BLOCKS)
+
+
+def walked_statements(tree: ast.AST) -> list[ast.AST]:
+    """The statements under `tree` (itself included), with the `except` handlers and `match`
+    cases that hold some, in the order `ast.walk(tree)` yields them (breadth first), without the
+    expressions, four nodes in five: what a question about assignments or definitions that keeps
+    `ast.walk`'s order needs (the last binding of a name wins). A module's are listed once and
+    kept until another module is asked about, as `statements` keeps its statements."""
+    global _last_walked
+    if type(tree) is ast.Module:
+        last = _last_walked
+        if last[0] is not tree or last[1] is not tree.body:
+            last = _last_walked = (tree, tree.body, _breadth_first(tree))
+        return last[2]
+    return _breadth_first(tree)
+
+
+def _breadth_first(tree: ast.AST) -> list[ast.AST]:
+    # A level-by-level walk over the nodes that hold statements visits them in `ast.walk`'s
+    # order: no expression holds a statement, and each node's blocks are taken in its field order.
+    found = [tree]
+    for node in found:  # grows as it goes: a queue
+        for name in node._fields:
+            if name in _BLOCK_FIELDS:
+                block = getattr(node, name)
+                if type(block) is list:
+                    found += block
+    return found
 
 
 def module_level(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:

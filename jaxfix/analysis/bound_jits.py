@@ -17,6 +17,7 @@ import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from jaxfix.analysis import astscan
 from jaxfix.analysis.module_ast import dotted
 from jaxfix.analysis.transforms import BLOCKING_JITS, JIT_NAMES, PARTIAL_NAMES
 
@@ -153,7 +154,7 @@ def factory_bound_parts(
     dict, its jitted keys (`stuff = make_stuff(model)`, then `stuff["step"](...)`)."""
     names: set[str] = set()
     items: dict[str, frozenset[str]] = {}
-    for node in ast.walk(tree):
+    for node in astscan.walked_statements(tree):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1):
             continue
         parts = factories.get(dotted(node.value.func) or "")
@@ -224,7 +225,7 @@ def assigned_callees(tree: ast.AST) -> set[str]:
     the candidates to ask the project about (`project_lookups.project_jit_factory`)."""
     return {
         name
-        for node in ast.walk(tree)
+        for node in astscan.walked_statements(tree)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
         for name in [dotted(node.value.func)]
         if name is not None
@@ -236,7 +237,7 @@ def factory_bound_names(tree: ast.AST, factories: set[str]) -> set[str]:
     unless the call passes a literal `False`: `make_solver(..., use_jit=False)` returns the plain
     function (ZihangL/hqc@<heldout28> test/test_gto_performance.py:72, its non-jit baseline)."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in astscan.walked_statements(tree):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
         call = node.value

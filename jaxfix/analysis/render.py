@@ -73,8 +73,10 @@ class _Syntactic:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, exc_type, *exc) -> bool:
         node, start_node, end_node, start = self.pending.pop()
+        if exc_type is not None:  # a rendering stopped part way (`_UpToState`): the node is not whole
+            return False
         computed = self.computed
         if start_node is not None:
             start = (computed.get(id(start_node)) or self.extents[id(start_node)])[0]
@@ -123,33 +125,21 @@ class _Done(Exception):
 
 
 class _UpToState(_PositionState):
-    """`_PositionState` that records the nodes of one subtree (`target` and what it holds) and
-    stops the rendering once it is rendered (`_Done`): the tokens before it, counted as the whole
-    rendering counts them, give the same positions for those nodes. The other nodes' hooks do
-    nothing; a record entered while recording is left while recording (the target's codegen
-    holds it), so no pending record is cut short."""
+    """`_PositionState` that stops the rendering once `target` is rendered (`_Done`): the nodes
+    rendered whole by then (`target`, what it holds and everything before it) have the positions
+    the whole rendering gives them, counted from the same tokens; the nodes still open around
+    `target` and those after it have none. A text `check` asks a statement about one node per
+    finding, in the order the rules run: a later finding before the first one asked (a `print`
+    before a traced `if`) is then answered without rendering the statement again."""
 
     def __init__(self, module: cst.Module, target: cst.CSTNode) -> None:
         super().__init__(module)
         self.target = target
-        self.recording = False
-
-    def before_codegen(self, node) -> None:
-        if node is self.target:
-            self.recording = True
-        if self.recording:
-            self.starts.append(len(self.tokens))
 
     def after_codegen(self, node) -> None:
-        if self.recording:
-            self.extents[id(node)] = (self.starts.pop(), len(self.tokens))
-            if node is self.target:
-                raise _Done
-
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        if self.recording:
-            return super().record_syntactic_position(node, start_node=start_node, end_node=end_node)
-        return _NOTHING
+        self.extents[id(node)] = (self.starts.pop(), len(self.tokens))
+        if node is self.target:
+            raise _Done
 
 
 class Positions:

@@ -124,10 +124,6 @@ def admits_no_array(annotation: ast.AST, qualify) -> bool:
     return kind is ast.Constant and annotation.value is None
 
 
-def names_function(expr: ast.AST, names: set[str]) -> bool:
-    return type(expr) is ast.Name and expr.id in names
-
-
 def may_pass(call: ast.Call, param: str, index: int | None) -> bool:
     """Could `call` pass `param` (by keyword, at `index` or later positionally, or through `*`/`**`)?"""
     if any(k.arg is None or k.arg == param for k in call.keywords):

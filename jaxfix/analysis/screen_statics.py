@@ -46,10 +46,10 @@ class ScreenStatics:
         if id(info.node) in self.assigned_to:
             names.add(self.assigned_to[id(info.node)])
         calls = [c for n in names for c in self.calls_by_name.get(n, ())]
-        by_callee, of_calls = self._calls_by_callee()
+        by_callee, of_calls_by_name, _ = self._calls_by_callee()
         calls += by_callee.get(id(info.node), [])
         # `jax.jit(jax.jacrev(f))(r, 0)` passes arguments to `f` too
-        calls += [c for c in of_calls if screen_facts.names_function(self._unwrap(c.func)[0], names)]
+        calls += [c for n in names for c in of_calls_by_name.get(n, ())]
         if info.name in CONSTRUCTION_HOOKS:
             return self._static_params.setdefault(info, out)  # called by the class's name: nothing claimed
         for param, default in defaults.items():
@@ -208,8 +208,7 @@ class ScreenStatics:
             return set()
         if name in self._jit_argument_names() or name in self.assigned_to.values():
             return set()
-        _, of_calls = self._calls_by_callee()
-        if any(type(n) is ast.Name and n.id == name for c in of_calls for n in ast.walk(c.func)):
+        if name in self._calls_by_callee()[2]:
             return set()
         calls = [c for c in self.calls_by_name.get(name, ()) if type(c.func) is ast.Name]
         if name in self._lambda_parameter_names():
@@ -270,15 +269,24 @@ class ScreenStatics:
             }
         return self._lambda_params
 
-    def _calls_by_callee(self) -> tuple[dict[int, list[ast.Call]], list[ast.Call]]:
-        """(id of a called expression -> the calls of it, the calls of a call's result), made once:
-        `static_params` asks per traced function, and scanning every call each time is quadratic
-        in a module of many jitted functions."""
+    def _calls_by_callee(self) -> tuple[dict[int, list[ast.Call]], dict[str, list[ast.Call]], set[str]]:
+        """(id of a called expression -> the calls of it; the calls of a call's result by the name
+        of the function `_unwrap` finds in the called call, `jax.jit(jax.jacrev(f))(r, 0)` under
+        `f`; every name spelled in such a called call), made once: `static_params` and
+        `passed_sequences` ask per function, and scanning every call each time was quadratic in a
+        module of many jitted functions (a tenth of `check` on the 50k-line generated file)."""
         if self._callees is None:
             by_callee: dict[int, list[ast.Call]] = {}
             for call in self.calls:
                 by_callee.setdefault(id(call.func), []).append(call)
-            self._callees = (by_callee, [c for c in self.calls if type(c.func) is ast.Call])
+            of_calls = [c for c in self.calls if type(c.func) is ast.Call]
+            by_function: dict[str, list[ast.Call]] = {}
+            for call in of_calls:
+                function = self._unwrap(call.func)[0]
+                if type(function) is ast.Name:
+                    by_function.setdefault(function.id, []).append(call)
+            spelled = {n.id for c in of_calls for n in ast.walk(c.func) if type(n) is ast.Name}
+            self._callees = (by_callee, by_function, spelled)
         return self._callees
 
     def _alias_names(self, info: ScreenFunction) -> set[str]:

@@ -116,7 +116,7 @@ class TraceScreen(ScreenEntryPoints, ScreenScopes, ScreenStatics):
         self._built_from: dict[str, set[str]] | None = None  # `built_from`, made when first asked
         self._static_params: dict[ScreenFunction, set[str]] = {}
         self._python: dict[ScreenFunction, set[str]] = {}  # `_python_params`
-        self._callees: tuple[dict[int, list[ast.Call]], list[ast.Call]] | None = None
+        self._callees: tuple[dict[int, list[ast.Call]], dict[str, list[ast.Call]], set[str]] | None = None
         self._tree = tree
         self._field_helpers: frozenset[str] | None = None
         self._def_parent: dict[int, ast.AST | None] | None = None  # `def_parent`, made when first asked
