@@ -282,6 +282,23 @@ def _verify_changed(
         item.result.fixes_applied = verification.findings
 
 
+def _verified_part(result, resolver):
+    """The file with only its verified fixes applied (`verify.apart.verified_part`), or None."""
+    from jaxfix.verify.apart import verified_part
+
+    try:
+        return verified_part(result, resolver.for_path(result.path))
+    except ConfigError:
+        return None
+
+
+def _left_in(path: str, text: str, resolver) -> list:
+    """The findings of `text` (the file as it is written) under the file's own settings."""
+    from jaxfix.verify.apart import findings_in
+
+    return findings_in(path, text, resolver.for_path(path))
+
+
 def _fixes_shown(changed: list[FileOutcome], write: bool) -> str:
     """Ruff's `--show-fixes` listing: per file, how many fixes of each rule were (or would be) applied."""
     from collections import Counter
@@ -382,13 +399,18 @@ def fix(
     for item in changed:
         result = item.result
         if verify and write and not write_policy.all_verified(result.fixes_applied):
-            held.append(write_policy.held_back(result.path, result.fixes_applied))
-            held_paths.add(result.path)
+            part = _verified_part(result, resolver)
+            held.append(write_policy.held_back(result.path, result.fixes_applied, written=part is not None))
             if text_out:
                 typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False, err=True)
-            if paths == ["-"]:
-                sys.stdout.write(result.source)
-            continue
+            if part is None:
+                held_paths.add(result.path)
+                if paths == ["-"]:
+                    sys.stdout.write(result.source)
+                continue
+            # the verified fixes alone (they apply without the held-back ones): written as a file of its own
+            result.fixed_source, result.fixes_applied = part.fixed_source, part.fixes_applied
+            result.remaining = result.remaining_in_source = _left_in(result.path, part.fixed_source, resolver)
         if paths == ["-"] and write:
             sys.stdout.write(result.fixed_source)
         elif write:
