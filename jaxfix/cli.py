@@ -292,11 +292,17 @@ def _verified_part(result, resolver):
         return None
 
 
-def _left_in(path: str, text: str, resolver) -> list:
-    """The findings of `text` (the file as it is written) under the file's own settings."""
+def _left_in(path: str, text: str, resolver, held_codes: set[str]) -> list:
+    """The findings of `text` (the file as it is written) under the file's own settings, less the
+    held-back fixes (the held-back line names them): what remains is what `fix` leaves alone."""
+    from jaxfix.engine.fixing import fix_is_wanted
     from jaxfix.verify.apart import findings_in
 
-    return findings_in(path, text, resolver.for_path(path))
+    config = resolver.for_path(path)
+    return [
+        f for f in findings_in(path, text, config)
+        if not (f.code in held_codes and fix_is_wanted(f, config.unsafe_fixes))
+    ]
 
 
 def _fixes_shown(changed: list[FileOutcome], write: bool) -> str:
@@ -390,6 +396,7 @@ def fix(
         not_written.update(o.result.path for o in changed if o not in allowed)
         changed = allowed
     held: list[str] = []
+    judged: list = []  # the fixes of files written with only their verified fixes, as verified
     held_paths: set[str] = set()
     written: set[str] = set()
     if verify:
@@ -409,8 +416,10 @@ def fix(
                     sys.stdout.write(result.source)
                 continue
             # the verified fixes alone (they apply without the held-back ones): written as a file of its own
+            judged.extend(result.fixes_applied)  # the summary counts every verdict, the held-back ones too
+            held_codes = {f.code for f in result.fixes_applied} - {f.code for f in part.fixes_applied}
             result.fixed_source, result.fixes_applied = part.fixed_source, part.fixes_applied
-            result.remaining = result.remaining_in_source = _left_in(result.path, part.fixed_source, resolver)
+            result.remaining = result.remaining_in_source = _left_in(result.path, part.fixed_source, resolver, held_codes)
         if paths == ["-"] and write:
             sys.stdout.write(result.fixed_source)
         elif write:
@@ -452,7 +461,7 @@ def fix(
     if not quiet:  # the summary closes the output, after the `error:` lines (as Ruff's does)
         typer.echo(_fix_summary(changed, remaining, write), err=True)
     if verify and not quiet:
-        typer.echo(verify_report.summary(f for o in outcome.files for f in o.result.fixes_applied), nl=False, err=True)
+        typer.echo(verify_report.summary([*judged, *(f for o in outcome.files for f in o.result.fixes_applied)]), nl=False, err=True)
     if had_errors:
         raise typer.Exit(2)
     raise typer.Exit(1 if remaining or held or (changed and not write) else 0)

@@ -456,9 +456,14 @@ def _verify_apart(result: FileResult, parts: list[apart.Part], options: dict[str
     notes: list[str] = []
     notebook = result.path.endswith(".ipynb")
     if notebook:
+        from jaxfix.engine.notebook import NotebookError, read
         from jaxfix.verify.notebook import verify_notebook, watched_in
 
         options["watch"] = watched_in(result)  # every part watches the same functions: one original run
+        try:
+            options["original_nb"] = read(result.source)[1]  # read once: its masks are random tokens
+        except NotebookError:
+            pass
     elif options.get("recording") is None and not options.get("examples"):
         recording, notes = _inputs_once(result, parts, options)
         options["recording"], options["gather"] = recording, False

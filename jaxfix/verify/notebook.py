@@ -209,12 +209,14 @@ def verify_notebook(
     cwd: str | None = None,
     runs: dict[bytes, bytes] | None = None,
     watch: list[str] | None = None,
+    original_nb: Any = None,
     **ignored: Any,
 ) -> Any:
     """Verify the fixes applied to a notebook (`result.source` and `fixed_source` are its JSON
     text) by running both versions' cells; the answer is `api.verify_result`'s. Where a notebook's
     fixes are verified one rule at a time (`api._verify_apart`), each gets the functions all of
-    them changed as `watch`, so the original's run is the same job each time and runs once (`runs`)."""
+    them changed as `watch`, and the original read once (`original_nb`: reading masks IPython input
+    with fresh random tokens), so the original's run is the same job each time and runs once (`runs`)."""
     from jaxfix.engine.notebook import (  # the engine is below this front end
         NotebookError,
         read,
@@ -238,7 +240,7 @@ def verify_notebook(
 
     try:
         (_, before_nb), (_, after_nb) = (
-            read(result.source),
+            (None, original_nb) if original_nb is not None else read(result.source),
             read(result.fixed_source or ""),
         )
     except NotebookError as exc:

@@ -149,7 +149,8 @@ def run_pair(
     if runs is None:
         return run_versions(jobs, device, timeout=timeout, parallel=parallel, cwd=cwd)
     original, rewritten = jobs
-    key = hashlib.sha256(pickle.dumps((original, device.platforms, cwd))).digest()
+    # by value: a pickle of equal jobs may differ in its memo (a string shared or not)
+    key = hashlib.sha256(repr((original, device.platforms, cwd)).encode()).digest()
     if key in runs:
         before = pickle.loads(runs[key])
         [after] = run_versions([rewritten], device, timeout=hang_limit(before, timeout), parallel=parallel, cwd=cwd)
