@@ -481,6 +481,7 @@ def _verify_apart(result: FileResult, parts: list[apart.Part], options: dict[str
             for f in verification.findings
         ]
         done.append(verification)
+    _on_the_others(result, parts, done, options, runs)
     judged = {apart.site(f): f for v in done for f in v.findings}
     findings = [judged.get(apart.site(f), f) for f in result.fixes_applied]
     ran = next((v for v in done if v.original is not None), done[0])
@@ -503,6 +504,44 @@ def _verify_apart(result: FileResult, parts: list[apart.Part], options: dict[str
         f"{'' if alone == len(parts) else ', the rest with every fix applied'})",
     ]))
     return merged
+
+
+def _on_the_others(
+    result: FileResult, parts: list[apart.Part], done: list[FileVerification], options: dict[str, Any], runs: dict
+) -> None:
+    """A part that ran but could not be judged alone (the original fails before it reaches the
+    fix's code, or raises where the fix runs: a traced `if` beside a hoisted jit, which the
+    other fix repairs) is judged again on the file with the other parts' fixes applied, against the
+    file with every fix; its verdict says so. Kept only where that gives a verdict."""
+    for part, verification in zip(parts, done):
+        evidences = [f.fix.evidence for f in verification.findings if f.fix is not None and f.fix.evidence is not None]
+        if part.together or not evidences or any(e.verdict != "unverifiable" for e in evidences):
+            continue
+        if any(": no inputs" in e.detail or e.data.get("signature_changed") for e in evidences):
+            continue  # nothing ran: the other fixes give it no inputs either
+        others = [f for p in parts if p is not part for f in p.findings]
+        base = apart.fixed_with(result, others)
+        if base is None or base.fixed_source is None or result.fixed_source is None:
+            continue
+        one = replace(result, source=base.fixed_source, fixes_applied=list(part.findings))
+        if result.path.endswith(".ipynb"):
+            from jaxfix.verify.notebook import verify_notebook
+
+            again = verify_notebook(one, runs=runs, **{k: v for k, v in options.items() if k != "original_nb"})
+        else:
+            again = verify_change(base.fixed_source, result.fixed_source, result.path, findings=list(part.findings), runs=runs, **options)
+        if any(f.fix is not None and f.fix.evidence is not None and f.fix.evidence.verdict == "unverifiable" for f in again.findings):
+            continue
+        codes = ", ".join(sorted({f.code for f in others}))
+        alone = evidences[0].detail.splitlines()[0]
+        why = f"judged on the file with its other fixes applied ({codes}): alone, it could not be judged ({alone})"
+        verification.findings = [
+            f.with_fix(replace(f.fix, evidence=apart.said_together(f.fix.evidence, why)))
+            if f.fix is not None and f.fix.evidence is not None else f
+            for f in again.findings
+        ]
+        verification.units, verification.notes = again.units, [*verification.notes, *again.notes]
+        verification.notes.append(f"{', '.join(sorted({f.code for f in part.findings}))}: {why}")
 
 
 def _inputs_once(result: FileResult, parts: list[apart.Part], options: dict[str, Any]) -> tuple[inputs_mod.Recording | None, list[str]]:
