@@ -432,10 +432,13 @@ def verify_change(
 def verify_result(result: FileResult, **options: Any) -> FileVerification:
     """Verify the fixes `analyze(..., fix=True)` applied to one file (see `verify_change`). Where
     they come from two rules or more, each rule's fixes are judged on the original with only them
-    applied (`apart.split`), so a verdict and its figures belong to that fix alone."""
+    applied (`apart.split`), so a verdict and its figures belong to that fix alone; `apart=False`
+    judges them together, on the one text with every fix (what a fixture's golden output promises
+    as a whole)."""
+    separately = options.pop("apart", True)
     if result.fixed_source is None or not result.changed:
         return FileVerification(path=result.path, evidence=unverifiable("nothing was rewritten"), findings=list(result.fixes_applied))
-    parts = apart.split(result)
+    parts = apart.split(result) if separately else None
     if parts is not None:
         return _verify_apart(result, parts, options)
     if result.path.endswith(".ipynb"):  # its text is the notebook's JSON: its cells, run in order, are the inputs
@@ -509,13 +512,16 @@ def _verify_apart(result: FileResult, parts: list[apart.Part], options: dict[str
 def _on_the_others(
     result: FileResult, parts: list[apart.Part], done: list[FileVerification], options: dict[str, Any], runs: dict
 ) -> None:
-    """A part that ran but could not be judged alone (the original fails before it reaches the
-    fix's code, or raises where the fix runs: a traced `if` beside a hoisted jit, which the
-    other fix repairs) is judged again on the file with the other parts' fixes applied, against the
-    file with every fix; its verdict says so. Kept only where that gives a verdict."""
+    """A part that ran but was not verified alone is judged again on the file with the other
+    parts' fixes applied, against the file with every fix (the difference is still only its own
+    fixes); its verdict says so. Alone, the original may fail before it reaches the fix's code, or
+    raise where the fix runs (a traced `if` beside a hoisted jit, which the other fix repairs); or
+    the rewrite with only this fix still holds another control-flow site that raises under jit
+    where the eager original ran (a `while` beside a fixed `if`). The second verdict is kept only
+    where it is `verified` (a fix that is wrong stays wrong on top of the others)."""
     for part, verification in zip(parts, done):
         evidences = [f.fix.evidence for f in verification.findings if f.fix is not None and f.fix.evidence is not None]
-        if part.together or not evidences or any(e.verdict != "unverifiable" for e in evidences):
+        if part.together or not evidences or all(e.verdict in ("verified", "ineffective") for e in evidences):
             continue
         if any(": no inputs" in e.detail or e.data.get("signature_changed") for e in evidences):
             continue  # nothing ran: the other fixes give it no inputs either
@@ -530,11 +536,12 @@ def _on_the_others(
             again = verify_notebook(one, runs=runs, **{k: v for k, v in options.items() if k != "original_nb"})
         else:
             again = verify_change(base.fixed_source, result.fixed_source, result.path, findings=list(part.findings), runs=runs, **options)
-        if any(f.fix is not None and f.fix.evidence is not None and f.fix.evidence.verdict == "unverifiable" for f in again.findings):
+        if not all(f.fix.evidence is not None and f.fix.evidence.verdict == "verified" for f in again.findings if f.fix is not None):
             continue
         codes = ", ".join(sorted({f.code for f in others}))
-        alone = evidences[0].detail.splitlines()[0]
-        why = f"judged on the file with its other fixes applied ({codes}): alone, it could not be judged ({alone})"
+        first = next(e for e in evidences if e.verdict not in ("verified", "ineffective"))
+        alone = f"{first.verdict}: {first.detail.splitlines()[0]}"
+        why = f"judged on the file with its other fixes applied ({codes}): alone, {alone}"
         verification.findings = [
             f.with_fix(replace(f.fix, evidence=apart.said_together(f.fix.evidence, why)))
             if f.fix is not None and f.fix.evidence is not None else f
