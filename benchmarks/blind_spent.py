@@ -9,7 +9,7 @@ fixes at wrong findings, recall over the recall entries of the measured reposito
 `--save DIR` keeps one JSON per pool; `--compare DIR_A DIR_B` prints the findings that appeared,
 vanished or changed tier between two saved runs (with their verdicts), which is how a change is
 read before it lands. The pool being measured blind this session is never among them: pass the
-spent pools only (`--pools`, default every pool but the last in `snapshots.POOLS`).
+spent pools only (`--pools`, default every pool but those of `snapshots.UNMEASURED`, which it refuses).
 
     python benchmarks/blind_spent.py --root /work/blind --checkout . --save /tmp/spent_new
     python benchmarks/blind_spent.py --compare /tmp/spent_base /tmp/spent_new
@@ -29,7 +29,7 @@ import snapshots
 COUNTS = ("findings", "real", "wrong", "debatable", "unlabelled", "safe_at_wrong")
 
 
-def measure_pools(root: Path, pools: list[str], checkout: Path, save: Path | None) -> list[dict]:
+def measure_pools(root: Path, pools: list[str], checkout: Path, save: Path | None, select: str = "ALL") -> list[dict]:
     """`blind.measure` of each pool, over the repositories whose snapshot exists under `root/<pool>`."""
     results = []
     for pool in pools:
@@ -38,7 +38,7 @@ def measure_pools(root: Path, pools: list[str], checkout: Path, save: Path | Non
         repos = [p.repo for p in snapshots.load(pool) if p.dirname in present]
         if not repos:
             continue
-        result = blind.measure(pool, here, None, repos, checkout)
+        result = blind.measure(pool, here, None, repos, checkout, select)
         results.append(result)
         if save is not None:
             save.mkdir(parents=True, exist_ok=True)
@@ -104,7 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, help="the pools' snapshots, <root>/<pool>/<owner>__<name>/")
     parser.add_argument("--checkout", type=Path, default=blind.HERE.parent, help="the jaxfix checkout to measure")
-    parser.add_argument("--pools", nargs="*", default=list(snapshots.POOLS[:-1]), help="the spent pools to measure")
+    parser.add_argument(
+        "--pools",
+        nargs="*",
+        default=[p for p in snapshots.POOLS if p not in snapshots.UNMEASURED],
+        help="the spent pools to measure (default: every pool but `snapshots.UNMEASURED`)",
+    )
+    parser.add_argument("--select", default="ALL", help="only these rules (a quick look: `JAX501,JAX504`)")
     parser.add_argument("--save", type=Path, help="write one JSON per pool here")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"), help="two --save folders")
     args = parser.parse_args(argv)
@@ -113,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.root is None:
         parser.error("--root is required unless --compare is given")
-    print(summary(measure_pools(args.root, args.pools, args.checkout.resolve(), args.save)))
+    unmeasured = sorted(set(args.pools) & set(snapshots.UNMEASURED))
+    if unmeasured:
+        parser.error(f"not spent yet (snapshots.UNMEASURED): {', '.join(unmeasured)}")
+    print(summary(measure_pools(args.root, args.pools, args.checkout.resolve(), args.save, args.select)))
     return 0
 
 

@@ -1,6 +1,7 @@
 """A Flax NNX module whose `cached_property` breaks under `nnx.jit` (measured, flax 0.12.8): first
 read inside the jitted function, the cache stores a tracer on the real module and the next call
-raises UnexpectedTracerError; filled eagerly, `nnx.jit` rejects the cached array as static metadata."""
+raises UnexpectedTracerError; filled eagerly, the cached array is static metadata: it stays stale when
+the parameters change, and `nnx.jit` raises ValueError once a second instance reaches the function."""
 
 from functools import cached_property
 

@@ -146,15 +146,18 @@ def check(
     add_noqa: bool = False,
     show_fixes: bool = False,
     preview: Optional[bool] = None,
+    unsafe_fixes: Optional[bool] = None,
 ) -> int:
     """`jaxfix check`; the exit code (0 nothing found, 1 findings, 2 a file or the config could
-    not be handled). Raises `UsageError` for a command line found wrong while running."""
+    not be handled). Raises `UsageError` for a command line found wrong while running.
+    `unsafe_fixes` (else each file's config) tells the summary which fixes `--fix` would apply."""
     catalog_from_cache(no_cache)
     # only the json and sarif reports show the fixes' edits; the others print what the fixes are
     edits = output_format in (OutputFormat.json, OutputFormat.sarif) and not statistics and not add_noqa
+    configs = resolver(select, ignore, config, preview=preview)
     try:
         outcome = run(
-            paths, resolver(select, ignore, config, preview=preview), fix=False, jobs=jobs, stdin_filename=stdin_filename,
+            paths, configs, fix=False, jobs=jobs, stdin_filename=stdin_filename,
             quiet=quiet, no_cache=no_cache, changed=changed_since, shard=shard, keep_text=add_noqa, edits=edits,
         )
     except ConfigError as exc:
@@ -174,7 +177,13 @@ def check(
         echo(renderer.render(findings), nl=False)
     had_errors = report_errors(outcome)
     if output_format is OutputFormat.text and not statistics and not quiet:
-        echo(text.summary(findings, errors=len(outcome.file_errors)), nl=False, err=True)
+        def unsafe_enabled(finding) -> bool:  # asked only of findings with an unsafe fix
+            return unsafe_fixes if unsafe_fixes is not None else configs.for_path(finding.path).unsafe_fixes
+
+        hidden = sum(item.result.hidden_preview for item in outcome.files)
+        echo(text.summary(
+            findings, errors=len(outcome.file_errors), unsafe_enabled=unsafe_enabled, hidden_preview=hidden,
+        ), nl=False, err=True)
     return 2 if had_errors else (1 if findings else 0)
 
 
@@ -325,7 +334,7 @@ def main_plain(args: list[str]) -> None:
     kwargs = parse_check_line(args)
     if kwargs is None or any(kwargs[name] for name in FOR_TYPER):
         return
-    kwargs = {k: v for k, v in kwargs.items() if k not in ("unsafe_fixes", "allow_dirty", *FOR_TYPER)}
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("allow_dirty", *FOR_TYPER)}
     try:
         code = check(**kwargs)
     except UsageError:

@@ -156,7 +156,10 @@ def check(
     ] = False,
     unsafe_fixes: Annotated[
         Optional[bool],
-        typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="With --fix or --diff: also the fixes marked unsafe."),
+        typer.Option(
+            "--unsafe-fixes/--no-unsafe-fixes",
+            help="Also the fixes marked unsafe: applied by --fix, shown by --diff, counted as fixable in the summary.",
+        ),
     ] = None,
     diff: Annotated[
         bool, typer.Option("--diff", help="Print the fixes as unified diffs, change nothing (as `jaxfix fix`).")
@@ -168,7 +171,7 @@ def check(
         bool, typer.Option("--watch", "-w", help="Check again whenever a file under the paths changes.")
     ] = False,
     allow_dirty: Annotated[
-        bool, typer.Option("--allow-dirty", help="With --fix: write even into files with uncommitted changes.")
+        bool, typer.Option("--allow-dirty", help="With --fix: also write files with unstaged changes or untracked by git.")
     ] = False,
     preview: PreviewOpt = None,
 ) -> None:
@@ -190,7 +193,7 @@ def check(
         code = checkcmd.check(
             paths, select=select, ignore=ignore, config=config, output_format=output_format, statistics=statistics,
             jobs=jobs, stdin_filename=stdin_filename, quiet=quiet, no_cache=no_cache, changed_since=changed_since,
-            shard=shard, add_noqa=add_noqa, show_fixes=show_fixes, preview=preview,
+            shard=shard, add_noqa=add_noqa, show_fixes=show_fixes, preview=preview, unsafe_fixes=unsafe_fixes,
         )
     except checkcmd.UsageError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -349,7 +352,7 @@ def fix(
     changed_since: ChangedSinceOpt = None,
     shard: ShardOpt = None,
     allow_dirty: Annotated[
-        bool, typer.Option("--allow-dirty", help="Write even into files with uncommitted changes.")
+        bool, typer.Option("--allow-dirty", help="Also write files with unstaged changes or untracked by git.")
     ] = False,
     report: Annotated[
         Optional[Path], typer.Option("--report", help="Write a migration report (.md or .json) to this path.")

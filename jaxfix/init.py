@@ -18,6 +18,8 @@ def config_section() -> str:
         "exclude = []",
         "# Apply fixes marked unsafe with `jaxfix fix` (each says which hazard it cannot rule out).",
         "unsafe-fixes = false",
+        "# Also report what rules find on evidence that was mostly wrong on code nobody prepared (docs/preview.md).",
+        "preview = false",
         "",
         "# Codes to ignore per file pattern.",
         "[tool.jaxfix.per-file-ignores]",

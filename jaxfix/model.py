@@ -160,6 +160,7 @@ class FileResult:
     remaining: list[Finding] = field(default_factory=list)  # findings left in the fixed text
     remaining_in_source: list[Finding] = field(default_factory=list)  # the same, at their lines in `source`
     rounds: int = 0
+    hidden_preview: int = 0  # preview findings left out of `findings` (`fixing.Scan.hidden_preview`)
 
     @property
     def changed(self) -> bool:

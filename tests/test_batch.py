@@ -120,7 +120,7 @@ def test_dirty_files_are_refused_unless_allowed(tmp_path):
     dirty = tmp_path / "m2.py"
     dirty.write_text(JIT_IN_LOOP + "\n# local edit\n")
     code, _, err = cli("fix", ".", "--write", "--no-cache", cwd=tmp_path)
-    assert code == 2 and "m2.py: has uncommitted changes" in err
+    assert code == 2 and "m2.py: has changes not staged for commit" in err
     in_loop = "jax.jit(lambda v: v * 2.0)(x)"
     assert dirty.read_text().endswith("# local edit\n") and in_loop in dirty.read_text()
     assert in_loop not in (tmp_path / "m0.py").read_text()  # the clean file was fixed

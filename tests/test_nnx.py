@@ -382,7 +382,14 @@ def test_nnx_cached_property_breaks_under_nnx_jit_and_the_property_fix_does_not(
     eager = before.Gaussian(jnp.zeros(2), jnp.array([0.0, -0.5]))
     _ = eager.precision  # filled outside jit: an array in a static attribute
     with pytest.raises(ValueError, match="metadata"):
-        before.total_log_prob(eager, xs)
+        before.total_log_prob(eager, xs)  # a second instance reaches the function
+    alone = load(path)  # a fresh jit cache: one instance, filled eagerly, is accepted and goes stale
+    stale = alone.Gaussian(jnp.zeros(2), jnp.array([0.0, -0.5]))
+    _ = stale.precision
+    np.testing.assert_allclose(alone.total_log_prob(stale, xs), first, rtol=1e-6)
+    stale.log_std[...] = jnp.array([0.5, 0.5])  # an update the cached precision does not follow
+    fresh = after.Gaussian(jnp.zeros(2), jnp.array([0.5, 0.5]))
+    assert not np.allclose(alone.total_log_prob(stale, xs), after.total_log_prob(fresh, xs))
     fixed_dist = after.Gaussian(jnp.zeros(2), jnp.array([0.0, -0.5]))
     np.testing.assert_allclose(after.total_log_prob(fixed_dist, xs), first, rtol=1e-6)
     np.testing.assert_allclose(after.total_log_prob(fixed_dist, xs), first, rtol=1e-6)

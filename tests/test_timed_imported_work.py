@@ -43,6 +43,28 @@ def run_waits(x):
     return y
 
 
+def checked_run(x, verbose=False):
+    if jnp.any(x < 0):  # waits for the input, before the work is dispatched (SPECTER's spectralEMD)
+        raise ValueError("negative input")
+    y = _step(x)
+    if verbose:
+        print("dispatched")
+    return y
+
+
+def printed_run(x):
+    y = _step(x)
+    print(y)
+    return y
+
+
+def tested_run(x):
+    y = _step(x)
+    if y.sum() > 0:
+        return y
+    return -y
+
+
 def scanned(xs):
     return jax.lax.scan(lambda c, x: (c + x, c), 0.0, xs)
 
@@ -76,7 +98,7 @@ import time
 import jax.numpy as jnp
 
 from pkg import solver
-from pkg.solver import Solver, run, run_waits
+from pkg.solver import Solver, checked_run, printed_run, run, run_waits
 
 x = jnp.ones((64, 64))
 s = Solver(3)
@@ -91,6 +113,7 @@ def test_the_functions_and_methods_a_module_summarises():
     assert async_returners(tree, ImportMap.from_ast(tree).qualify_ast) == {
         "run",
         "run_twice",
+        "checked_run",
         "scanned",
         "Solver.solve",
         "Solver.solve_twice",
@@ -105,7 +128,17 @@ def test_a_module_without_jax_work_summarises_nothing():
 
 def test_a_timed_call_of_imported_work(tmp_path):
     found = {}
-    calls = ("run(x)", "solver.run(x)", "s.solve(x)", "s.direct(x)", "run_waits(x)", "s.eager(x)", "jnp.sum(x).item()")
+    calls = (
+        "run(x)",
+        "solver.run(x)",
+        "checked_run(x)",
+        "s.solve(x)",
+        "s.direct(x)",
+        "run_waits(x)",
+        "printed_run(x)",
+        "s.eager(x)",
+        "jnp.sum(x).item()",
+    )
     for call in calls:
         files = {"pkg/__init__.py": "", "pkg/solver.py": SOLVER, "main.py": MAIN.format(call=call)}
         result = analyze_in_project(tmp_path / call.replace("(", "_").replace(")", ""), files, "main.py", "JAX501")
@@ -114,9 +147,11 @@ def test_a_timed_call_of_imported_work(tmp_path):
     assert found == {
         "run(x)": reported,
         "solver.run(x)": reported,
+        "checked_run(x)": reported,
         "s.solve(x)": reported,
         "s.direct(x)": reported,
         "run_waits(x)": [],
+        "printed_run(x)": [],
         "s.eager(x)": [],
         "jnp.sum(x).item()": [],
     }

@@ -149,7 +149,9 @@ A Flax NNX module (`nnx.Module`, `nnx.Pytree`, `nnx.Object` subclass) is always 
 property fix, whatever the style (measured, flax 0.12.8): read first inside `nnx.jit`, the
 `cached_property` stores a tracer on the real module and the next call raises
 `UnexpectedTracerError`; filled eagerly, the cached array is a plain attribute, which NNX holds
-as static metadata, and `nnx.jit` raises `ValueError` (arrays cannot be metadata). There is no
+as static metadata: the compiled program keeps that first value when an optimizer updates the
+parameters (a stale value, silently), and `nnx.jit` raises `ValueError` (arrays cannot be
+metadata) once a second instance with its own cached array reaches the same function. There is no
 registered cache field to fill in a module; the property keeps its `Variable`s the only state.
 See docs/frameworks.md. On every pytree kind the finding depends on the cached value
 (`cached_value.py`): a plain Python object (an `int` size, a string, an enum, a config or quantizer

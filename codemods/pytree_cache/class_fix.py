@@ -43,10 +43,12 @@ STATIC_RETURNS = frozenset(
     | {f"typing.{n}" for n in ("Tuple", "List", "Dict", "Set", "FrozenSet", "Sequence", "Mapping", "Literal")}
 )
 # measured (flax 0.12.8): an nnx.Module has no registered cache field to fill; a plain attribute is
-# static metadata there (an array in it makes `nnx.jit` raise), so the property is the one fix
+# static metadata there (an array in it goes stale, and makes `nnx.jit` raise once a second instance
+# reaches the same function), so the property is the one fix
 NNX_NOTE = (
     " (an `nnx.Module` keeps no cache across `nnx.jit`: read first under it, the cache holds a tracer"
-    " and the next call raises `UnexpectedTracerError`; filled eagerly, `nnx.jit` rejects the array as static metadata)"
+    " and the next call raises `UnexpectedTracerError`; filled eagerly, the array is static metadata: it keeps its"
+    " first value when the parameters change, and `nnx.jit` raises `ValueError` once another instance reaches it)"
 )
 STATIC_NOTE = " (its value is static Python data, which a cache leaf would turn into a tracer under jit)"
 

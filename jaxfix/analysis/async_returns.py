@@ -2,7 +2,8 @@
 the stdlib AST: a return of a call of a jitted function (a top-level jitted name, a jitted method
 of the class: `@jax.jit def ds2(self, ...)`, `self._fast = jax.jit(...)`), of a lax loop run
 eagerly, or of another such function, or of a name the body binds to one, in a function that
-nowhere waits (no `block_until_ready`, no host conversion, no callback to the host).
+does not wait for that work (no `block_until_ready`, host conversion or test of it) nor calls back
+to the host.
 
 A module that imports one and reads the clock right after calling it times the dispatch only
 (JAX501): rikab/SPECTER@<heldout29> `Studies/timing_tests.py` times `specter.spectralEMD(...)`,
@@ -147,18 +148,28 @@ def _returns_work(
             parts = value.elts if isinstance(value, ast.Tuple) else [value]
             if any(work(p) or (isinstance(p, ast.Name) and p.id in made) for p in parts):
                 returned = True
-    return returned and not _waits(fn, qualify, callers)
+    return returned and not _waits(fn, made, qualify, callers)
 
 
-def _waits(fn: ast.FunctionDef, qualify: Qualify, callers: frozenset[str]) -> bool:
-    """Any call in `fn` (nested defs included) that waits for a value or calls back to the host."""
+def _waits(fn: ast.FunctionDef, made: set[str], qualify: Qualify, callers: frozenset[str]) -> bool:
+    """`fn` (nested defs included) calls back to the host, or waits for a name it bound to compiled
+    work (`made`): a blocking call or method reading it (`print(out)`, `out.item()`), or a Python
+    test of it (`if out > 0`). A wait on something else (an input check, `if jnp.any(...)`, before
+    the work is dispatched: SPECTER's `spectralEMD`) leaves the returned work in flight."""
+
+    def reads_made(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in made for n in ast.walk(node))
+
     for node in ast.walk(fn):
+        if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)) and made and reads_made(node.test):
+            return True
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS:
-            return True
         q = qualify(func)
-        if waits_by_name(q) or q in SYNCHRONOUS_CALLBACKS or (isinstance(func, ast.Name) and func.id in callers):
+        if q in SYNCHRONOUS_CALLBACKS or (isinstance(func, ast.Name) and func.id in callers):
+            return True
+        blocking = (isinstance(func, ast.Attribute) and func.attr in BLOCKING_METHODS) or waits_by_name(q)
+        if blocking and made and reads_made(node):
             return True
     return False

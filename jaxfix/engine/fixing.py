@@ -40,6 +40,9 @@ class Scan:
 
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # preview findings left out (not in preview mode, not suppressed) of rules that run in every
+    # mode: computed anyway, so counted at no cost (`settle`); a preview-only rule's are not
+    hidden_preview: int = 0
 
 
 @dataclass
@@ -290,7 +293,12 @@ def settle(
     lines = source.splitlines() if raw else []  # most files have nothing to suppress
     findings = [f for f in raw if (preview or not f.preview) and not is_suppressed(f, lines)]
     findings.sort(key=Finding.sort_key)
-    return Scan(findings=findings, errors=list(errors))
+    hidden = 0
+    if not preview and len(findings) < len(raw):
+        # a preview-only rule runs in this mode only beside a `noqa` (`preview_read`): not counted
+        only = {info.code for rule in rules if rule.preview_only for info in rule.codes}
+        hidden = sum(1 for f in raw if f.preview and f.code not in only and not is_suppressed(f, lines))
+    return Scan(findings=findings, errors=list(errors), hidden_preview=hidden)
 
 
 def fix_is_wanted(finding: Finding, unsafe_fixes: bool) -> bool:

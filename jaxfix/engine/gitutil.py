@@ -1,4 +1,5 @@
-"""The few git questions batch migration asks: what changed since REF, what is dirty."""
+"""The few git questions batch migration asks: where the repository is, what changed since REF
+(what a file's write policy asks of git is in `write_policy`)."""
 
 from __future__ import annotations
 
@@ -36,19 +37,3 @@ def changed_since(ref: str, cwd: Path) -> set[Path]:
     names = _git(root, "diff", "--name-only", ref, "--").splitlines()
     names += _git(root, "ls-files", "--others", "--exclude-standard").splitlines()
     return {(root / name).resolve() for name in names if name}
-
-
-def dirty_files(paths: list[Path]) -> set[Path]:
-    """Those of `paths` inside a git repository with uncommitted (or untracked) changes."""
-    dirty: set[Path] = set()
-    by_root: dict[Path, list[Path]] = {}
-    for path in paths:
-        root = repo_root(path.resolve())
-        if root is not None:
-            by_root.setdefault(root, []).append(path.resolve())
-    for root, files in by_root.items():
-        out = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *map(str, files))
-        for entry in out.split("\0"):
-            if len(entry) > 3:
-                dirty.add((root / entry[3:]).resolve())
-    return dirty

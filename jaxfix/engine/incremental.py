@@ -97,6 +97,7 @@ class IncrementalAnalyzer:
             source, path, rules, raw, errors, code_filter=code_filter, comments=plan.comments, preview=config.preview
         )
         result.findings = result.remaining = result.remaining_in_source = settled.findings
+        result.hidden_preview = settled.hidden_preview
         if settled.errors:
             result.error = "; ".join(settled.errors)
         return result

@@ -396,6 +396,7 @@ def analyze_notebook(
     inner = analyze(module.text, path, config, fix=fix, project=project, edits=edits)
     errors = [*module.errors, *([inner.error] if inner.error else [])]
     result.findings = module.place(inner.findings)
+    result.hidden_preview = inner.hidden_preview
     result.remaining_in_source = module.place(inner.remaining_in_source)
     result.fixes_applied = module.place(inner.fixes_applied)
     result.rounds = inner.rounds

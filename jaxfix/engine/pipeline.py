@@ -56,6 +56,7 @@ def analyze(
         result.error = str(exc)
         return result
     result.findings = first.findings
+    result.hidden_preview = first.hidden_preview
     result.remaining = result.remaining_in_source = first.findings
     if first.errors:
         result.error = "; ".join(first.errors)

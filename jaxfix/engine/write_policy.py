@@ -1,7 +1,11 @@
 """Which fixed files may be written, and writing them: the policy every front end shares.
 
-- A file with uncommitted changes is refused unless the user allows it: the user's own edits and
-  the fix would be mixed in one change that `git checkout` can no longer take apart.
+- In a git repository a file is written only when git holds what is in it now, committed or
+  staged: the fix is then the file's only unstaged change, `git diff` shows it alone and
+  `git restore FILE` takes it back. Refused unless the user allows it (`--allow-dirty`): a file
+  with changes not staged for commit (the user's edits and the fix would be mixed in one change
+  that git can no longer take apart), and an untracked file (git holds no copy of it: nothing
+  would show the fix or take it back). Ruff has no such check; `cargo fix` has this one.
 - With verification, a fix is written only when it was verified. Each rule's fixes in a file are
   verified on their own (`jaxfix.verify.apart`); where some are not verified, the file is written
   with only the verified ones, when they apply without the others, else the whole file is held back.
@@ -14,21 +18,55 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from jaxfix.engine.gitutil import GitError, dirty_files
+from jaxfix.engine.gitutil import GitError, _git, repo_root
 from jaxfix.engine.runner import FileOutcome
 from jaxfix.engine.writer import WriteError, write_atomic
 from jaxfix.model import Finding
 
 
 def refuse_dirty(changed: list[FileOutcome]) -> tuple[list[FileOutcome], list[str]]:
-    """The files that may be written, and one error line per file with uncommitted changes."""
+    """The files that may be written, and one error line per file refused (`unwritable`)."""
     try:
-        dirty = dirty_files([Path(o.result.path) for o in changed])
+        refused = unwritable([Path(o.result.path) for o in changed])
     except GitError as exc:
         return changed, [f"cannot ask git which files are dirty: {exc}"]
-    refused = [o for o in changed if Path(o.result.path).resolve() in dirty]
-    errors = [f"{o.result.path}: has uncommitted changes; not written (use --allow-dirty)" for o in refused]
-    return [o for o in changed if Path(o.result.path).resolve() not in dirty], errors
+    why = {o.result.path: refused.get(Path(o.result.path).resolve()) for o in changed}
+    errors = [f"{path}: {WHY[reason]}" for path, reason in why.items() if reason is not None]
+    return [o for o in changed if why[o.result.path] is None], errors
+
+
+# Why a file is not written, as the error line says it.
+WHY = {
+    "untracked": "is not tracked by git, so nothing could show or undo the fix; not written "
+    "(`git add` it first, or use --allow-dirty)",
+    "unstaged": "has changes not staged for commit; not written (`git add` or commit them first, or use --allow-dirty)",
+}
+
+
+def unwritable(paths: list[Path]) -> dict[Path, str]:
+    """Those of `paths` inside a git repository that a fix may not be written into (resolved
+    path -> "untracked" or "unstaged"): the ones whose text git does not hold, committed or
+    staged. A staged file whose working copy matches the index is writable."""
+    refused: dict[Path, str] = {}
+    by_root: dict[Path, list[Path]] = {}
+    for path in paths:
+        root = repo_root(path.resolve())
+        if root is not None:
+            by_root.setdefault(root, []).append(path.resolve())
+    for root, files in by_root.items():
+        out = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *map(str, files))
+        entries = iter(out.split("\0"))
+        for entry in entries:
+            if len(entry) < 4:
+                continue
+            staged, unstaged, name = entry[0], entry[1], entry[3:]
+            if staged in "RC":
+                next(entries, None)  # a rename or copy: the entry after it is the old name
+            if entry.startswith("??"):
+                refused[(root / name).resolve()] = "untracked"
+            elif unstaged != " ":  # the working copy differs from the index (unmerged entries too)
+                refused[(root / name).resolve()] = "unstaged"
+    return refused
 
 
 def all_verified(findings: Iterable[Finding]) -> bool:

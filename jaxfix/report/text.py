@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from jaxfix.model import Finding, Safety
 
@@ -16,9 +16,16 @@ def fix_mark(finding: Finding) -> str:
 
 
 def format_finding(finding: Finding) -> str:
+    """The finding's line. A manual fix (no automatic one: no `[*]`/`[-]`) is said to be manual
+    once: its guidance behind "manual:" when the message does not carry it, else the one word
+    "(manual)" after a message that reads like a fix ("...; hoist it (...)") without saying so."""
     line = f"{where(finding)}: {finding.code} {fix_mark(finding)}{finding.message}"
-    if finding.fix is not None and finding.fix.safety is Safety.MANUAL and not _said(finding.fix.title, finding.message):
-        line += f" (manual: {finding.fix.title})"
+    fix = finding.fix
+    if fix is not None and fix.safety is Safety.MANUAL:
+        if not _said(fix.title, finding.message):
+            line += f" (manual: {fix.title})"
+        elif "manual" not in finding.message.lower():
+            line += " (manual)"
     return line
 
 
@@ -63,19 +70,37 @@ def statistics(findings: Iterable[Finding]) -> str:
     )
 
 
-def summary(findings: list[Finding], errors: int = 0) -> str:
+def summary(
+    findings: list[Finding],
+    errors: int = 0,
+    unsafe_enabled: Callable[[Finding], bool] = lambda finding: False,
+    hidden_preview: int = 0,
+) -> str:
     """The closing line; never "passed" when a file could not be checked. "In full": a notebook
-    with a cell that does not parse is still checked in its other cells, and its findings are shown."""
+    with a cell that does not parse is still checked in its other cells, and its findings are shown.
+    The fixes, in Ruff's words: those `check --fix` applies, and the unsafe ones it leaves
+    (`unsafe_enabled` is False for their file) as hidden fixes `--unsafe-fixes` enables. Then, in
+    the same words, the preview findings the run left out (`FileResult.hidden_preview`), if any."""
+    return _found(findings, errors, unsafe_enabled) + (
+        f"{hidden_preview} hidden finding{'s' if hidden_preview != 1 else ''} can be shown with the "
+        "`--preview` option (docs/preview.md).\n"
+        if hidden_preview else ""
+    )
+
+
+def _found(findings: list[Finding], errors: int, unsafe_enabled: Callable[[Finding], bool]) -> str:
     if errors:
         unchecked = f"{errors} file{'s' if errors != 1 else ''} could not be checked in full"
         return f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}; {unchecked} (errors above).\n"
     if not findings:
         return "All checks passed!\n"
-    safe = sum(1 for f in findings if fix_mark(f) == "[*] ")
-    unsafe = sum(1 for f in findings if fix_mark(f) == "[-] ")
+    unsafe = [f for f in findings if fix_mark(f) == "[-] "]
+    hidden = sum(1 for f in unsafe if not unsafe_enabled(f))
+    fixable = sum(1 for f in findings if fix_mark(f) == "[*] ") + len(unsafe) - hidden
     text = f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''}."
-    if safe:
-        text += f" [*] {safe} fixable with `jaxfix check --fix`."
-    if unsafe:
-        text += f" [-] {unsafe} more with `--unsafe-fixes`."
+    enable = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+    if fixable:
+        text += f" [*] {fixable} fixable with `jaxfix check --fix`" + (f" ({enable})." if hidden else ".")
+    elif hidden:
+        text += f" No fixes available ({enable})."
     return text + "\n"
