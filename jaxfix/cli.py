@@ -285,6 +285,29 @@ def _verify_changed(
         item.result.fixes_applied = verification.findings
 
 
+def _verified_part(result, resolver):
+    """The file with only its verified fixes applied (`verify.apart.verified_part`), or None."""
+    from jaxfix.verify.apart import verified_part
+
+    try:
+        return verified_part(result, resolver.for_path(result.path))
+    except ConfigError:
+        return None
+
+
+def _left_in(path: str, text: str, resolver, held_codes: set[str]) -> list:
+    """The findings of `text` (the file as it is written) under the file's own settings, less the
+    held-back fixes (the held-back line names them): what remains is what `fix` leaves alone."""
+    from jaxfix.engine.fixing import fix_is_wanted
+    from jaxfix.verify.apart import findings_in
+
+    config = resolver.for_path(path)
+    return [
+        f for f in findings_in(path, text, config)
+        if not (f.code in held_codes and fix_is_wanted(f, config.unsafe_fixes))
+    ]
+
+
 def _fixes_shown(changed: list[FileOutcome], write: bool) -> str:
     """Ruff's `--show-fixes` listing: per file, how many fixes of each rule were (or would be) applied."""
     from collections import Counter
@@ -376,6 +399,7 @@ def fix(
         not_written.update(o.result.path for o in changed if o not in allowed)
         changed = allowed
     held: list[str] = []
+    judged: list = []  # the fixes of files written with only their verified fixes, as verified
     held_paths: set[str] = set()
     written: set[str] = set()
     if verify:
@@ -385,13 +409,20 @@ def fix(
     for item in changed:
         result = item.result
         if verify and write and not write_policy.all_verified(result.fixes_applied):
-            held.append(write_policy.held_back(result.path, result.fixes_applied))
-            held_paths.add(result.path)
+            part = _verified_part(result, resolver)
+            held.append(write_policy.held_back(result.path, result.fixes_applied, written=part is not None))
             if text_out:
                 typer.echo(verify_report.evidence_lines(result.fixes_applied), nl=False, err=True)
-            if paths == ["-"]:
-                sys.stdout.write(result.source)
-            continue
+            if part is None:
+                held_paths.add(result.path)
+                if paths == ["-"]:
+                    sys.stdout.write(result.source)
+                continue
+            # the verified fixes alone (they apply without the held-back ones): written as a file of its own
+            judged.extend(result.fixes_applied)  # the summary counts every verdict, the held-back ones too
+            held_codes = {f.code for f in result.fixes_applied} - {f.code for f in part.fixes_applied}
+            result.fixed_source, result.fixes_applied = part.fixed_source, part.fixes_applied
+            result.remaining = result.remaining_in_source = _left_in(result.path, part.fixed_source, resolver, held_codes)
         if paths == ["-"] and write:
             sys.stdout.write(result.fixed_source)
         elif write:
@@ -433,7 +464,7 @@ def fix(
     if not quiet:  # the summary closes the output, after the `error:` lines (as Ruff's does)
         typer.echo(_fix_summary(changed, remaining, write), err=True)
     if verify and not quiet:
-        typer.echo(verify_report.summary(f for o in outcome.files for f in o.result.fixes_applied), nl=False, err=True)
+        typer.echo(verify_report.summary([*judged, *(f for o in outcome.files for f in o.result.fixes_applied)]), nl=False, err=True)
     if had_errors:
         raise typer.Exit(2)
     raise typer.Exit(1 if remaining or held or (changed and not write) else 0)

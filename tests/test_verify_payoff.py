@@ -236,4 +236,6 @@ def test_jit_placement_beside_a_control_flow_fix_gets_compile_counts(tmp_path):
     assert hoist.verdict == "verified", hoist.detail
     before, after = hoist.data["compiles"]
     assert before > after == 0, hoist.detail
-    assert any("both run under jit" in note for note in verification.notes)
+    # alone, the traced `if` raises in both versions: the hoist is judged beside the control-flow fix
+    assert any(note.startswith("JAX201: judged on the file with its other fixes applied (JAX301)") for note in verification.notes)
+    assert "judged on the file with its other fixes applied (JAX301): alone, unverifiable:" in hoist.detail.splitlines()[1]

@@ -6,8 +6,9 @@
   with changes not staged for commit (the user's edits and the fix would be mixed in one change
   that git can no longer take apart), and an untracked file (git holds no copy of it: nothing
   would show the fix or take it back). Ruff has no such check; `cargo fix` has this one.
-- With verification, a file is written only when every fix applied to it was verified. A file's
-  fixes are verified together, so they are written (or held back) together.
+- With verification, a fix is written only when it was verified. Each rule's fixes in a file are
+  verified on their own (`jaxfix.verify.apart`); where some are not verified, the file is written
+  with only the verified ones, when they apply without the others, else the whole file is held back.
 - Writing is atomic, in the file's own encoding, and never over a file that changed since it was
   read (`writer.write_atomic`).
 """
@@ -74,12 +75,27 @@ def all_verified(findings: Iterable[Finding]) -> bool:
     return bool(applied) and all(f.fix.evidence is not None and f.fix.evidence.verdict == "verified" for f in applied)
 
 
-def held_back(path: str, findings: Iterable[Finding]) -> str:
-    """Why a file's fixes were not written (they were verified together, so they stay together)."""
-    findings = list(findings)
-    bad = [f for f in findings if f.fix is not None and (f.fix.evidence is None or f.fix.evidence.verdict != "verified")]
-    codes = ", ".join(f"{f.code} at {f'cell {f.cell} ' if f.cell is not None else ''}line {f.line} ({f.fix.evidence.verdict if f.fix.evidence else 'not verified'})" for f in bad)
-    return f"{path}: held back {len(findings)} fix(es), not written: {codes or 'nothing was verified'}"
+def held_back(path: str, findings: Iterable[Finding], written: bool = False) -> str:
+    """Which of a file's fixes were not written, each named with its verdict. `written`: the
+    verified ones were written without them; else every fix is held back, the verified ones too
+    (they do not apply without a held-back one), and each is named."""
+    applied = [f for f in findings if f.fix is not None]
+
+    def verdict(f: Finding) -> str:
+        return f.fix.evidence.verdict if f.fix.evidence else "not verified"
+
+    def at(f: Finding) -> str:
+        return f"{f.code} at {f'cell {f.cell} ' if f.cell is not None else ''}line {f.line}"
+
+    bad = [f for f in applied if verdict(f) != "verified"]
+    good = [f for f in applied if verdict(f) == "verified"]
+    named = ", ".join(f"{at(f)} ({verdict(f)})" for f in bad) or "nothing was verified"
+    if written:
+        return (f"{path}: held back {len(bad)} fix(es), not written: {named}; "
+                f"wrote the {len(good)} verified: {', '.join(at(f) for f in good)}")
+    if good:
+        named += ", " + ", ".join(f"{at(f)} (verified, but it does not apply without a fix held back)" for f in good)
+    return f"{path}: held back {len(applied)} fix(es), not written: {named}"
 
 
 def write_fixed(outcome: FileOutcome, new_text: str | None = None) -> str | None:

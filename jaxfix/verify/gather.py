@@ -93,7 +93,7 @@ def gather_inputs(
     timeout: float = DEFAULT_RECORD_TIMEOUT,
     announce: Callable[[str], None] | None = None,
     run_main: bool = True,
-    eager: bool = False,
+    eager: bool | list[str] = False,
     suite_run: SuiteRun | None = None,
 ) -> Gathered:
     """Record calls of `targets` (qualname -> kind) of the file at `path` (text `source`) from
@@ -104,9 +104,11 @@ def gather_inputs(
     if not targets:
         return gathered
     deadline = time.monotonic() + timeout
-    # eager: the original of a control-flow fix raises under jit; the changed callables run
-    # eagerly while recording, so the program goes on past the first such call
-    common = dict(path=path, limit=limit, module_name=module_name, sys_path=sys_path, eager=list(targets) if eager else ())
+    # eager: the original of a control-flow fix raises under jit; the changed callables (True),
+    # or those named (the ones a control-flow fix changed), run eagerly while recording, so the
+    # program goes on past the first such call
+    eager_names = list(targets) if eager is True else [n for n in (eager or ()) if n in targets]
+    common = dict(path=path, limit=limit, module_name=module_name, sys_path=sys_path, eager=eager_names)
 
     if suite_run is not None:  # the suite already ran once for all changed files
         root, why, tests = Path(path).parent, suite_run.why, []

@@ -189,6 +189,17 @@ def _drop(task, keys: set[str]) -> None:
             task.inputs.pop(key + suffix, None)
 
 
+def watched_in(result: FileResult) -> list[str]:
+    """`watched` for a notebook result (its JSON texts): the functions every fix together changed."""
+    from jaxfix.engine.notebook import NotebookError, read
+
+    try:
+        (_, before_nb), (_, after_nb) = read(result.source), read(result.fixed_source or "")
+        return watched(before_nb.text, after_nb.text)
+    except (NotebookError, SyntaxError):
+        return []
+
+
 def verify_notebook(
     result: FileResult,
     *,
@@ -196,10 +207,16 @@ def verify_notebook(
     timeout: float | None = None,
     parallel: bool = True,
     cwd: str | None = None,
+    runs: dict[bytes, bytes] | None = None,
+    watch: list[str] | None = None,
+    original_nb: Any = None,
     **ignored: Any,
 ) -> Any:
     """Verify the fixes applied to a notebook (`result.source` and `fixed_source` are its JSON
-    text) by running both versions' cells; the answer is `api.verify_result`'s."""
+    text) by running both versions' cells; the answer is `api.verify_result`'s. Where a notebook's
+    fixes are verified one rule at a time (`api._verify_apart`), each gets the functions all of
+    them changed as `watch`, and the original read once (`original_nb`: reading masks IPython input
+    with fresh random tokens), so the original's run is the same job each time and runs once (`runs`)."""
     from jaxfix.engine.notebook import (  # the engine is below this front end
         NotebookError,
         read,
@@ -213,7 +230,7 @@ def verify_notebook(
     )
     from jaxfix.verify.device import DeviceChoice, choose_device
     from jaxfix.verify.protocol import Job, Task
-    from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_versions
+    from jaxfix.verify.runner import STARTUP_ALLOWANCE, run_pair
 
     findings = list(result.fixes_applied)
 
@@ -223,7 +240,7 @@ def verify_notebook(
 
     try:
         (_, before_nb), (_, after_nb) = (
-            read(result.source),
+            (None, original_nb) if original_nb is not None else read(result.source),
             read(result.fixed_source or ""),
         )
     except NotebookError as exc:
@@ -248,7 +265,7 @@ def verify_notebook(
     path = Path(result.path).resolve()
     filename = str(Path(result.path))
     cell_of = cell_of_names(before_nb)
-    watch = watched(before_nb.text, after_nb.text)
+    watch = watched(before_nb.text, after_nb.text) if watch is None else list(watch)
     task = Task(id=NAME, kind="drive", script_path=f"{filename} (cells)", script_source=DRIVE)
     module_name = "_jaxfix_notebook_" + re.sub(r"\W", "_", path.stem)
     common: dict[str, Any] = {
@@ -275,12 +292,13 @@ def verify_notebook(
             **common,
         ),
     ]
-    before, after = run_versions(
+    before, after = run_pair(
         jobs,
         choice,
         timeout=STARTUP_ALLOWANCE + 2 * timeout,
         parallel=parallel,
         cwd=cwd or str(path.parent),
+        runs=runs,
     )
     verification = FileVerification(
         path=result.path,

@@ -8,6 +8,7 @@ the tail is kept.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import subprocess
@@ -135,3 +136,29 @@ def _say_limit(result: VersionResult, original: VersionResult | None, limit: flo
         return result
     result.error = f"{result.error} (the limit: {HANG_FACTOR:g}x the original's {original.wall:.1f} s, at least {HANG_FLOOR:g} s)"
     return result
+
+
+def run_pair(
+    jobs: list[Job], device: DeviceChoice, *, timeout: float, parallel: bool = True, cwd: str | None = None,
+    runs: dict[bytes, bytes] | None = None,
+) -> list[VersionResult]:
+    """`run_versions` of (original, rewritten), reusing the original's run from `runs` where the
+    very same original job already ran (the fixes of one file verified one by one: each part's
+    rewrite runs, the original once). `runs` maps a job's pickle to its pickled result; each use
+    gets its own copy (judging may change a result)."""
+    if runs is None:
+        return run_versions(jobs, device, timeout=timeout, parallel=parallel, cwd=cwd)
+    original, rewritten = jobs
+    # by value: a pickle of equal jobs may differ in its memo (a string shared or not)
+    key = hashlib.sha256(repr((original, device.platforms, cwd)).encode()).digest()
+    if key in runs:
+        before = pickle.loads(runs[key])
+        [after] = run_versions([rewritten], device, timeout=hang_limit(before, timeout), parallel=parallel, cwd=cwd)
+        return [before, _say_limit(after, before, hang_limit(before, timeout), timeout)]
+    before, after = run_versions(jobs, device, timeout=timeout, parallel=parallel, cwd=cwd)
+    if before.ok:
+        try:
+            runs[key] = pickle.dumps(before)
+        except Exception:  # noqa: BLE001 - a result that cannot be kept is run again next time
+            pass
+    return [before, after]
