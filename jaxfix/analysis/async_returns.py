@@ -63,17 +63,24 @@ def async_returners(
         found |= {f"{name}.{m}" for m in own_jitted if m in methods}
         for _ in range(_ROUNDS):
             async_here = own_jitted | {m for m in methods if f"{name}.{m}" in found}
-            for m, fn in methods.items():
-                if f"{name}.{m}" in found or fn.decorator_list:
-                    continue
-                if _returns_work(fn, qualify, jitted, lambda f: _self_method(f) in async_here, callers):
-                    found.add(f"{name}.{m}")
+            grew = {
+                f"{name}.{m}"
+                for m, fn in methods.items()
+                if f"{name}.{m}" not in found
+                and not fn.decorator_list
+                and _returns_work(fn, qualify, jitted, lambda f: _self_method(f) in async_here, callers)
+            }
+            if not grew:
+                break  # a round that finds nothing new: the next would ask the same again
+            found |= grew
     for _ in range(_ROUNDS):
-        for name, fn in functions.items():
-            if name in found or fn.decorator_list:
-                continue
-            if _returns_work(fn, qualify, jitted | found, lambda f: False, callers):
-                found.add(name)
+        before = len(found)
+        for name, fn in functions.items():  # in order: a function found here counts for the next ones
+            if name not in found and not fn.decorator_list:
+                if _returns_work(fn, qualify, jitted | found, lambda f: False, callers):
+                    found.add(name)
+        if len(found) == before:
+            break
     return frozenset(found)
 
 
