@@ -338,13 +338,8 @@ def verify_change(
             )
         if recording.module_name:
             module_name = recording.module_name
-        recorded = sum(len(v) for v in recording.calls.values())
-        stopped = f", stopped at the time limit ({record_timeout:g} s)" if recording.timed_out else ""
         once = ", one run for all changed files" if shared else ""
-        verification.notes.append(
-            f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode}{stopped}{once})"
-        )
-        verification.notes.extend(f"recorder: {e}" for e in recording.errors)
+        verification.notes.extend(_recording_notes(recording, record_cmd, record_timeout, once))
     elif gather and recording is None and examples_file is None and targets:
         gathered = gather_inputs(
             path, original, targets, module_name=module_name, sys_path=sys_path, limit=record_limit, timeout=record_timeout,
@@ -478,11 +473,7 @@ def _verify_apart(result: FileResult, parts: list[apart.Part], options: dict[str
         else:
             verification = verify_change(result.source, part.text, result.path, findings=list(part.findings), runs=runs, **options)
             verification = _count_jit_placement_past_eager_fixes(one, verification, options)
-        verification.findings = [
-            f.with_fix(replace(f.fix, evidence=apart.said_together(f.fix.evidence, part.together)))
-            if f.fix is not None and f.fix.evidence is not None else f
-            for f in verification.findings
-        ]
+        verification.findings = _said_together(verification.findings, part.together)
         done.append(verification)
     _on_the_others(result, parts, done, options, runs)
     judged = {apart.site(f): f for v in done for f in v.findings}
@@ -542,13 +533,28 @@ def _on_the_others(
         first = next(e for e in evidences if e.verdict not in ("verified", "ineffective"))
         alone = f"{first.verdict}: {first.detail.splitlines()[0]}"
         why = f"judged on the file with its other fixes applied ({codes}): alone, {alone}"
-        verification.findings = [
-            f.with_fix(replace(f.fix, evidence=apart.said_together(f.fix.evidence, why)))
-            if f.fix is not None and f.fix.evidence is not None else f
-            for f in again.findings
-        ]
+        verification.findings = _said_together(again.findings, why)
         verification.units, verification.notes = again.units, [*verification.notes, *again.notes]
         verification.notes.append(f"{', '.join(sorted({f.code for f in part.findings}))}: {why}")
+
+
+def _said_together(findings: list[Finding], why: str) -> list[Finding]:
+    """`findings` whose fix evidence says `why` it was judged with other fixes (`apart.said_together`)."""
+    return [
+        f.with_fix(replace(f.fix, evidence=apart.said_together(f.fix.evidence, why)))
+        if f.fix is not None and f.fix.evidence is not None else f
+        for f in findings
+    ]
+
+
+def _recording_notes(recording: inputs_mod.Recording, record_cmd: str, record_timeout: float, once: str = "") -> list[str]:
+    """What a run of `--record CMD` recorded, for the verdict's notes."""
+    recorded = sum(len(v) for v in recording.calls.values())
+    stopped = f", stopped at the time limit ({record_timeout:g} s)" if recording.timed_out else ""
+    return [
+        f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode}{stopped}{once})",
+        *(f"recorder: {e}" for e in recording.errors),
+    ]
 
 
 def _inputs_once(result: FileResult, parts: list[apart.Part], options: dict[str, Any]) -> tuple[inputs_mod.Recording | None, list[str]]:
@@ -573,12 +579,7 @@ def _inputs_once(result: FileResult, parts: list[apart.Part], options: dict[str,
             module_name=module_name, sys_path=sys_path, progress=f"recording inputs: {record_cmd}", eager=sorted(eager),
         )
         options["record_cmd"] = None  # the parts use this recording: CMD runs once
-        recorded = sum(len(v) for v in recording.calls.values())
-        stopped = f", stopped at the time limit ({record_timeout:g} s)" if recording.timed_out else ""
-        return recording, [
-            f"recorded {recorded} call(s) while running {record_cmd!r} (exit status {recording.returncode}{stopped})",
-            *(f"recorder: {e}" for e in recording.errors),
-        ]
+        return recording, _recording_notes(recording, record_cmd, record_timeout)
     if not options.get("gather", True):
         return None, []
     common = dict(module_name=module_name, sys_path=sys_path, limit=limit, timeout=record_timeout,
